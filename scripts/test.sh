@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The whole test suite, on a fresh machine or a warm one:
+#   1. a Python venv (.venv) with what the independent fixture writers need,
+#   2. fixtures generated into target/fixtures/ (never committed, never written by Rust),
+#   3. formatting, lints and every Rust test of the workspace.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+venv="${NPGX_VENV:-.venv}"
+if [ ! -x "$venv/bin/python" ]; then
+  python3 -m venv "$venv"
+fi
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r scripts/requirements-test.txt
+export NPGX_PYTHON="$PWD/$venv/bin/python"
+
+for gen in scripts/gen_*_fixtures.py; do
+  [ -e "$gen" ] || continue
+  echo "== $gen"
+  "$NPGX_PYTHON" "$gen" --out "target/fixtures/$(basename "$gen" .py | sed 's/^gen_//; s/_fixtures$//')"
+done
+
+echo "== cargo fmt --check"
+cargo fmt --all -- --check
+echo "== cargo clippy"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+echo "== cargo test"
+cargo test --workspace --locked

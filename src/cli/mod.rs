@@ -1,0 +1,49 @@
+//! The command line: argument definitions (clap derive) and dispatch.
+//!
+//! Each subcommand lives in its own file with its `Args` struct and a `run` function that calls
+//! one engine and one renderer. Nothing here computes results.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod dump_scan;
+
+/// Exit code for a run that could not be carried out at all (bad usage, unreadable root).
+pub const EXIT_FAILURE: u8 = 2;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "npgx",
+    version,
+    about = "Triage toolkit for PyTorch graph mode (torch.compile) on Ascend NPUs",
+    long_about = "npgx reads what a failing Ascend graph-mode run leaves behind — operator dumps, \
+plogs, error reports, GE graphs — and tells you which operator, which step and which error came \
+first.\n\nEvery command prints a human summary by default and `--format json` for scripts and agents.",
+    propagate_version = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Scan a CANN / torchair / npugraph_ex dump tree for NaN, Inf and low-precision overflow.
+    DumpScan(dump_scan::Args),
+}
+
+/// Runs the chosen subcommand and maps its outcome to the process exit code.
+/// Errors that stop the whole run are printed once, here, and give exit code 2.
+pub fn run(cli: Cli) -> ExitCode {
+    let outcome = match cli.command {
+        Command::DumpScan(args) => dump_scan::run(args),
+    };
+    match outcome {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("npgx: error: {err:#}");
+            ExitCode::from(EXIT_FAILURE)
+        }
+    }
+}

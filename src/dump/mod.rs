@@ -1,0 +1,1 @@
+//! Dump scanning: walk a dump tree, decode every file, find NaN / Inf / overflow.

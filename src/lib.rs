@@ -1,0 +1,10 @@
+//! npgx: find out why a PyTorch graph-mode model on an Ascend NPU crashes, computes wrong numbers
+//! or runs slow.
+//!
+//! Data flows one way: input files → [`npgx_parsers`] (pure grammars and decoders) → records
+//! produced by an engine module (`dump`, …) → [`report`] renderers. Engines never print; the
+//! [`cli`] layer parses arguments, calls one engine function and hands its result to a renderer.
+
+pub mod cli;
+pub mod dump;
+pub mod report;

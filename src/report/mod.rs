@@ -1,0 +1,1 @@
+//! Renderers: turn engine records into tables, JSON, CSV. No scanning or analysis here.

@@ -1,0 +1,5 @@
+//! Integration tests: run the `npgx` binary on real samples (`../shared/samples/`) and on
+//! fixtures written by the independent Python writers (`target/fixtures/`, made by
+//! `scripts/test.sh`), and assert exact fields.
+
+mod common;
