@@ -7,4 +7,11 @@
 pub mod dtype;
 pub mod format;
 pub mod header;
+pub mod layout;
+pub mod mapping;
+pub mod name;
+pub mod opdebug;
+pub mod path;
 pub mod proto;
+pub mod stats_csv;
+pub mod scalar;

@@ -1,0 +1,311 @@
+//! Dump file names (`dump-data.md` §1.6, §2, §7).
+//!
+//! ```text
+//! op dump     : {op_type}.{op_name}.{task_id}.{stream_id}.{timestamp16}
+//! FFTS+       : {op_type}.{op_name}.{task_id}.{stream_id}.{timestamp16}.{task_type}.{context_id}.{thread_id}.{device_id}
+//! exception   : {op_type}.{op_name}.{task_id}.{YYYYMMDDhhmmssmmm}          (no stream id)
+//! args excep. : exception_info.{stream_id}.{task_id}.{YYYYMMDDhhmmssmmm}
+//! overflow    : Opdebug.Node_OpDebug.{task_id}.{stream_id}.{timestamp}[.4.{ctx}.{thread}.{dev}]
+//! stats       : <op dump name>.csv
+//! npy         : <anything>.npy, msaccucmp convert output <op dump name>.{input|output}.{i}.npy
+//! npugraph_ex : {fx_node}_device_{dev}_{count}.pt
+//! hashed      : all digits (resolved through mapping.csv)
+//! ```
+//!
+//! Writers replace `.`, `/`, `\` and space in type and name by `_`, so a name splits cleanly on
+//! dots: the first token is the type, the maximal all-digit tail (2, 3 or 7 tokens) holds the ids,
+//! and whatever stands between is the name (joined back with `.` should an unsanitised writer
+//! ever leave a dot in it).
+
+use nom::bytes::complete::take_while1;
+use nom::character::complete::char;
+use nom::combinator::all_consuming;
+use nom::multi::separated_list1;
+use nom::Parser;
+use serde::Serialize;
+
+use super::header::Io;
+
+/// The parsed name of an operator dump (also of its stats CSV).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct OpDumpName {
+    pub op_type: String,
+    /// The sanitised name from the file name; the real name is in the header.
+    pub op_name: String,
+    pub task_id: u64,
+    /// Absent in exception dumps.
+    pub stream_id: Option<u64>,
+    /// 16 digits: µs since the epoch; 17 digits: local `YYYYMMDDhhmmssmmm` (exception dumps).
+    pub timestamp: u64,
+    pub timestamp_digits: usize,
+    pub ffts: Option<FftsIds>,
+}
+
+/// The FFTS+ suffix of a sub-task dump name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct FftsIds {
+    pub task_type: u64,
+    pub context_id: u64,
+    pub thread_id: u64,
+    pub device_id: u64,
+}
+
+impl OpDumpName {
+    /// Whether this is an overflow-detection payload (`Opdebug.Node_OpDebug.*`).
+    pub fn is_opdebug(&self) -> bool {
+        self.op_type == "Opdebug" && self.op_name == "Node_OpDebug"
+    }
+}
+
+/// What a file is, judged by its name alone.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub enum FileName {
+    /// A binary operator dump (including `Opdebug` payloads and args-exception dumps).
+    Dump(OpDumpName),
+    /// A stats CSV written instead of tensor data.
+    Stats(OpDumpName),
+    /// A NumPy file; `origin` is set for msaccucmp `convert` output names.
+    Npy {
+        origin: Option<OpDumpName>,
+        io: Option<Io>,
+        index: Option<usize>,
+    },
+    /// An npugraph_ex `dump_tensor_data` file.
+    Pt {
+        fx_node: String,
+        device: Option<u32>,
+        count: Option<u64>,
+    },
+    /// An all-digit name: a dump whose real name was too long, listed in `mapping.csv`.
+    Hashed,
+    /// The `mapping.csv` that resolves hashed names.
+    Mapping,
+    Other,
+}
+
+fn tokens(name: &str) -> Option<Vec<&str>> {
+    let token = take_while1::<_, &str, nom::error::Error<&str>>(|c| c != '.');
+    all_consuming(separated_list1(char('.'), token))
+        .parse(name)
+        .ok()
+        .map(|(_, t)| t)
+}
+
+fn is_digits(t: &str) -> bool {
+    !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// Parses `{op_type}.{op_name}.{ids…}` (the op-dump grammar above).
+pub fn parse_op_dump_name(name: &str) -> Option<OpDumpName> {
+    let t = tokens(name)?;
+    if t.len() >= 4 && t[0] == "exception_info" && t[1..4].iter().all(|x| is_digits(x)) {
+        return Some(OpDumpName {
+            op_type: "exception_info".into(),
+            op_name: "exception_info".into(),
+            stream_id: Some(t[1].parse().ok()?),
+            task_id: t[2].parse().ok()?,
+            timestamp: t[3].parse().ok()?,
+            timestamp_digits: t[3].len(),
+            ffts: None,
+        });
+    }
+    let digit_tail = t.iter().rev().take_while(|x| is_digits(x)).count();
+    // Type and at least one name token must remain before the ids.
+    let room = t.len().saturating_sub(2);
+    let n = [7, 3, 2]
+        .into_iter()
+        .find(|&n| n <= digit_tail && n <= room)?;
+    let ids: Vec<u64> = t[t.len() - n..]
+        .iter()
+        .map(|x| x.parse().ok())
+        .collect::<Option<_>>()?;
+    let ts_token = t[t.len() - n + if n == 2 { 1 } else { 2 }];
+    let (stream_id, timestamp) = match n {
+        2 => (None, ids[1]),
+        _ => (Some(ids[1]), ids[2]),
+    };
+    Some(OpDumpName {
+        op_type: t[0].to_string(),
+        op_name: t[1..t.len() - n].join("."),
+        task_id: ids[0],
+        stream_id,
+        timestamp,
+        timestamp_digits: ts_token.len(),
+        ffts: (n == 7).then(|| FftsIds {
+            task_type: ids[3],
+            context_id: ids[4],
+            thread_id: ids[5],
+            device_id: ids[6],
+        }),
+    })
+}
+
+fn parse_pt(stem: &str) -> FileName {
+    // {fx_node}_device_{dev}_{count}
+    let parsed = stem.rsplit_once("_device_").and_then(|(node, rest)| {
+        let (dev, count) = rest.split_once('_')?;
+        (is_digits(dev) && is_digits(count) && !node.is_empty())
+            .then(|| (node, dev.parse().ok(), count.parse().ok()))
+    });
+    match parsed {
+        Some((node, device, count)) => FileName::Pt {
+            fx_node: node.to_string(),
+            device,
+            count,
+        },
+        None => FileName::Pt {
+            fx_node: stem.to_string(),
+            device: None,
+            count: None,
+        },
+    }
+}
+
+fn parse_npy(stem: &str) -> FileName {
+    // {dump name}.{input|output}.{i}[.{shape}]
+    let t: Vec<&str> = stem.split('.').collect();
+    let io_at = t
+        .iter()
+        .rposition(|x| *x == "input" || *x == "output")
+        .filter(|&i| i + 1 < t.len() && is_digits(t[i + 1]));
+    match io_at {
+        Some(i) => FileName::Npy {
+            origin: parse_op_dump_name(&t[..i].join(".")),
+            io: Some(if t[i] == "input" {
+                Io::Input
+            } else {
+                Io::Output
+            }),
+            index: t[i + 1].parse().ok(),
+        },
+        None => FileName::Npy {
+            origin: None,
+            io: None,
+            index: None,
+        },
+    }
+}
+
+/// Classifies a file by its name (no directory part).
+pub fn classify(name: &str) -> FileName {
+    if name == "mapping.csv" {
+        return FileName::Mapping;
+    }
+    if is_digits(name) {
+        return FileName::Hashed;
+    }
+    if let Some(stem) = name.strip_suffix(".npy") {
+        return parse_npy(stem);
+    }
+    if let Some(stem) = name.strip_suffix(".pt") {
+        return parse_pt(stem);
+    }
+    if let Some(stem) = name.strip_suffix(".csv") {
+        return parse_op_dump_name(stem).map_or(FileName::Other, FileName::Stats);
+    }
+    parse_op_dump_name(name).map_or(FileName::Other, FileName::Dump)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn op(name: &str) -> OpDumpName {
+        match classify(name) {
+            FileName::Dump(d) => d,
+            other => panic!("{name}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn normal_dump() {
+        let d = op("Add.Add_1.3.2.1700000000123456");
+        assert_eq!(d.op_type, "Add");
+        assert_eq!(d.op_name, "Add_1");
+        assert_eq!((d.task_id, d.stream_id), (3, Some(2)));
+        assert_eq!(
+            (d.timestamp, d.timestamp_digits),
+            (1_700_000_000_123_456, 16)
+        );
+        assert_eq!(d.ffts, None);
+    }
+
+    #[test]
+    fn ffts_plus_dump() {
+        let d =
+            op("Add.partition0_rank1_new_sub_graph1_sgt_graph_0_Add.0.3.1673383728093446.4.1.0.0");
+        assert_eq!(d.op_name, "partition0_rank1_new_sub_graph1_sgt_graph_0_Add");
+        assert_eq!(
+            (d.task_id, d.stream_id, d.timestamp),
+            (0, Some(3), 1_673_383_728_093_446)
+        );
+        let f = d.ffts.unwrap();
+        assert_eq!(
+            (f.task_type, f.context_id, f.thread_id, f.device_id),
+            (4, 1, 0, 0)
+        );
+    }
+
+    #[test]
+    fn exception_dump_has_no_stream() {
+        let d = op("aclnnIndexSelect_0_L0.GatherV3AiCore.1.20250508095618530");
+        assert_eq!(d.op_type, "aclnnIndexSelect_0_L0");
+        assert_eq!(d.op_name, "GatherV3AiCore");
+        assert_eq!((d.task_id, d.stream_id), (1, None));
+        assert_eq!(
+            (d.timestamp, d.timestamp_digits),
+            (20_250_508_095_618_530, 17)
+        );
+    }
+
+    #[test]
+    fn args_exception_puts_stream_first() {
+        let d = op("exception_info.47.102521368.20260910085237489");
+        assert_eq!((d.stream_id, d.task_id), (Some(47), 102_521_368));
+    }
+
+    #[test]
+    fn opdebug() {
+        assert!(op("Opdebug.Node_OpDebug.5.2.1700000000000001").is_opdebug());
+        assert!(!op("Add.Add.5.2.1700000000000001").is_opdebug());
+    }
+
+    #[test]
+    fn stats_npy_pt_and_others() {
+        assert!(matches!(
+            classify("Add.Add_1.3.2.1700000000123456.csv"),
+            FileName::Stats(_)
+        ));
+        assert_eq!(classify("statistic.csv"), FileName::Other);
+        assert_eq!(classify("mapping.csv"), FileName::Mapping);
+        assert_eq!(classify("12345678901234567890"), FileName::Hashed);
+        match classify("Add.Add_1.3.2.1700000000123456.output.0.npy") {
+            FileName::Npy { origin, io, index } => {
+                assert_eq!(origin.unwrap().op_name, "Add_1");
+                assert_eq!((io, index), (Some(Io::Output), Some(0)));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            classify("x.npy"),
+            FileName::Npy {
+                origin: None,
+                io: None,
+                index: None
+            }
+        );
+        assert_eq!(
+            classify("npu_rms_norm_device_0_3.pt"),
+            FileName::Pt {
+                fx_node: "npu_rms_norm".into(),
+                device: Some(0),
+                count: Some(3)
+            }
+        );
+        assert_eq!(classify("README.md"), FileName::Other);
+        assert_eq!(classify("a.b.c"), FileName::Other);
+        assert_eq!(classify("Add.1.2"), FileName::Other);
+        assert_eq!(classify(""), FileName::Other);
+        assert_eq!(classify("..."), FileName::Other);
+    }
+}

@@ -1,0 +1,250 @@
+//! Stats dumps (`"dump_data": "stats"`, `dump-data.md` §2.1–2.3): one CSV per op execution.
+//!
+//! ```text
+//! compatible : Input/Output,Index,Data Size,Data Type,Format,Shape,Max Value,Min Value,Avg Value,Count,Nan Count,Negative Inf Count,Positive Inf Count
+//! selected   : Input/Output,Index,Data Size,Data Type,Format,Shape,Count[,Max Value][,Min Value][,Avg Value][,Nan Count][,Negative Inf Count][,Positive Inf Count][,l2norm]
+//! row        : Input|Output,<i>,<bytes>,DT_…|-|UNKNOW,<FORMAT>|-,<d0>x<d1>…|-|NA,<values…>
+//! ```
+//!
+//! Columns are found by header name, so any selection and order reads. Values are C++ `ostream`
+//! output: placeholders `-`, empty, `NA`, `UNKNOW` mean "not computed" (`None`); `nan`, `-nan`,
+//! `inf`, `-inf` are real values. A header repeated later in the file (several device chunks) is
+//! skipped.
+
+use serde::Serialize;
+
+use super::dtype::DType;
+use super::header::Io;
+
+/// One tensor row of a stats CSV.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct StatsRow {
+    /// 1-based line number in the file.
+    pub line: usize,
+    pub io: Io,
+    pub index: usize,
+    pub data_size: Option<u64>,
+    /// The type name as written (`DT_FLOAT16`, `-`, `UNKNOW`).
+    pub dtype_name: String,
+    pub dtype: Option<DType>,
+    pub format: String,
+    /// Device dims; `None` when written as `-` or `NA`.
+    pub shape: Option<Vec<u64>>,
+    pub max: Option<f64>,
+    pub min: Option<f64>,
+    pub avg: Option<f64>,
+    pub count: Option<u64>,
+    pub nan: Option<u64>,
+    pub neg_inf: Option<u64>,
+    pub pos_inf: Option<u64>,
+    pub l2norm: Option<f64>,
+}
+
+/// A parsed stats CSV: its rows and the lines that could not be read.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct StatsCsv {
+    pub rows: Vec<StatsRow>,
+    /// `(line, reason)` for each row that was skipped.
+    pub problems: Vec<(usize, String)>,
+}
+
+#[derive(Default)]
+struct Columns {
+    io: usize,
+    index: usize,
+    size: Option<usize>,
+    dtype: Option<usize>,
+    format: Option<usize>,
+    shape: Option<usize>,
+    max: Option<usize>,
+    min: Option<usize>,
+    avg: Option<usize>,
+    count: Option<usize>,
+    nan: Option<usize>,
+    neg_inf: Option<usize>,
+    pos_inf: Option<usize>,
+    l2norm: Option<usize>,
+}
+
+fn columns(header: &[&str]) -> Option<Columns> {
+    let find = |name: &str| {
+        header
+            .iter()
+            .position(|h| h.trim().eq_ignore_ascii_case(name))
+    };
+    Some(Columns {
+        io: find("Input/Output")?,
+        index: find("Index")?,
+        size: find("Data Size"),
+        dtype: find("Data Type"),
+        format: find("Format"),
+        shape: find("Shape"),
+        max: find("Max Value"),
+        min: find("Min Value"),
+        avg: find("Avg Value"),
+        count: find("Count"),
+        nan: find("Nan Count"),
+        neg_inf: find("Negative Inf Count"),
+        pos_inf: find("Positive Inf Count"),
+        l2norm: find("l2norm"),
+    })
+}
+
+fn placeholder(v: &str) -> bool {
+    matches!(v, "" | "-" | "NA" | "UNKNOW")
+}
+
+/// Parses a value as C++ `ostream` prints it; placeholders give `None`.
+pub fn parse_value(v: &str) -> Result<Option<f64>, String> {
+    let v = v.trim();
+    if placeholder(v) {
+        return Ok(None);
+    }
+    match v {
+        "nan" | "-nan" | "NaN" | "-NaN" => Ok(Some(f64::NAN)),
+        "inf" | "+inf" => Ok(Some(f64::INFINITY)),
+        "-inf" => Ok(Some(f64::NEG_INFINITY)),
+        _ => v
+            .parse::<f64>()
+            .map(Some)
+            .map_err(|_| format!("'{v}' is not a number")),
+    }
+}
+
+fn parse_count(v: &str) -> Result<Option<u64>, String> {
+    let v = v.trim();
+    if placeholder(v) {
+        return Ok(None);
+    }
+    v.parse::<u64>()
+        .map(Some)
+        .map_err(|_| format!("'{v}' is not a count"))
+}
+
+fn parse_shape(v: &str) -> Option<Vec<u64>> {
+    let v = v.trim();
+    if placeholder(v) {
+        return None;
+    }
+    v.split('x').map(|d| d.trim().parse().ok()).collect()
+}
+
+fn row(cols: &Columns, f: &[&str], line: usize) -> Result<StatsRow, String> {
+    let get = |i: Option<usize>| i.and_then(|i| f.get(i)).map_or("", |s| s.trim());
+    let io = match get(Some(cols.io)) {
+        "Input" => Io::Input,
+        "Output" => Io::Output,
+        other => return Err(format!("'{other}' is neither Input nor Output")),
+    };
+    let index = get(Some(cols.index))
+        .parse()
+        .map_err(|_| format!("index '{}' is not a number", get(Some(cols.index))))?;
+    let value = |i, what: &str| parse_value(get(i)).map_err(|e| format!("{what}: {e}"));
+    let count = |i, what: &str| parse_count(get(i)).map_err(|e| format!("{what}: {e}"));
+    let dtype_name = get(cols.dtype).to_string();
+    Ok(StatsRow {
+        line,
+        io,
+        index,
+        data_size: count(cols.size, "Data Size")?,
+        dtype: DType::from_name(&dtype_name),
+        dtype_name,
+        format: get(cols.format).to_string(),
+        shape: parse_shape(get(cols.shape)),
+        max: value(cols.max, "Max Value")?,
+        min: value(cols.min, "Min Value")?,
+        avg: value(cols.avg, "Avg Value")?,
+        count: count(cols.count, "Count")?,
+        nan: count(cols.nan, "Nan Count")?,
+        neg_inf: count(cols.neg_inf, "Negative Inf Count")?,
+        pos_inf: count(cols.pos_inf, "Positive Inf Count")?,
+        l2norm: value(cols.l2norm, "l2norm")?,
+    })
+}
+
+/// Parses a whole stats CSV. Fails only when there is no recognisable header line.
+pub fn parse(text: &str) -> Result<StatsCsv, String> {
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty());
+    let (_, header_line) = lines.next().ok_or("empty file")?;
+    let header: Vec<&str> = header_line.split(',').collect();
+    let cols = columns(&header).ok_or_else(|| {
+        format!("line 1 is not a stats header (no Input/Output and Index columns): '{header_line}'")
+    })?;
+    let mut out = StatsCsv::default();
+    for (i, l) in lines {
+        if l == header_line {
+            continue;
+        }
+        let fields: Vec<&str> = l.split(',').collect();
+        match row(&cols, &fields, i + 1) {
+            Ok(r) => out.rows.push(r),
+            Err(e) => out.problems.push((i + 1, e)),
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const COMPAT: &str = "Input/Output,Index,Data Size,Data Type,Format,Shape,Max Value,Min Value,Avg Value,Count,Nan Count,Negative Inf Count,Positive Inf Count";
+
+    #[test]
+    fn compatible_header_rows_from_the_writer_tests() {
+        let text = format!(
+            "{COMPAT}\nOutput,0,640000,DT_FLOAT,NHWC,4x50x50x16,1.99999,1,1.50004,160000,0,0,0\nInput,0,12,DT_FLOAT,NCHW,3,3,-2,0.666667,3,0,0,0\n"
+        );
+        let csv = parse(&text).unwrap();
+        assert!(csv.problems.is_empty());
+        let r = &csv.rows[0];
+        assert_eq!((r.io, r.index, r.line), (Io::Output, 0, 2));
+        assert_eq!(r.dtype, Some(DType::Float));
+        assert_eq!(r.shape, Some(vec![4, 50, 50, 16]));
+        assert_eq!(
+            (r.max, r.min, r.avg),
+            (Some(1.99999), Some(1.0), Some(1.50004))
+        );
+        assert_eq!(
+            (r.count, r.nan, r.neg_inf, r.pos_inf),
+            (Some(160000), Some(0), Some(0), Some(0))
+        );
+        assert_eq!(csv.rows[1].shape, Some(vec![3]));
+    }
+
+    #[test]
+    fn selected_header_and_placeholders() {
+        let text = "Input/Output,Index,Data Size,Data Type,Format,Shape,Count,Max Value,Nan Count,l2norm\n\
+                    Input,0,268435456,DT_INT64,ND,100x20x40,80000,100,400,3.5\n\
+                    Output,1,8,DT_BF16,ND,NA,NA,NA,NA,NA\n\
+                    Output,2,8,UNKNOW,UNKNOW,-,,,,\n";
+        let csv = parse(text).unwrap();
+        assert!(csv.problems.is_empty(), "{:?}", csv.problems);
+        assert_eq!(csv.rows[0].count, Some(80000));
+        assert_eq!(csv.rows[0].nan, Some(400));
+        assert_eq!(csv.rows[0].min, None);
+        assert_eq!(csv.rows[0].l2norm, Some(3.5));
+        assert_eq!(csv.rows[1].shape, None);
+        assert_eq!(csv.rows[1].max, None);
+        assert_eq!(csv.rows[2].dtype, None);
+    }
+
+    #[test]
+    fn glibc_special_values_and_bad_rows() {
+        let text = format!(
+            "{COMPAT}\nOutput,0,4,DT_FLOAT16,ND,2,inf,-nan,-inf,2,1,0,1\n{COMPAT}\nSideways,0\nOutput,x,4\n"
+        );
+        let csv = parse(&text).unwrap();
+        let r = &csv.rows[0];
+        assert_eq!(r.max, Some(f64::INFINITY));
+        assert!(r.min.unwrap().is_nan());
+        assert_eq!(r.avg, Some(f64::NEG_INFINITY));
+        assert_eq!(csv.problems.len(), 2);
+        assert_eq!(csv.problems[0].0, 4);
+        assert!(parse("a,b\n1,2").is_err());
+        assert!(parse("").is_err());
+    }
+}
