@@ -1,13 +1,124 @@
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// Arguments of `npgx dump-scan`.
+use anyhow::Context;
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::dump::{self, Progress, ScanOptions};
+use crate::report::dump_scan as render;
+
+/// Output formats of `npgx dump-scan`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Human summary: groups, first anomaly per group, problems.
+    Table,
+    /// The JSON document of docs/dump-scan.md (schema version 1).
+    Json,
+    /// One row per anomalous tensor (per tensor with --all).
+    Csv,
+    /// The same table as Parquet (needs -o).
+    Parquet,
+}
+
+/// Scan a dump tree for NaN, Inf and low-precision overflow, and name the first operator that
+/// went wrong — in execution order, per rank, device, model and step.
+///
+/// Reads CANN binary dumps (v2 protobuf header, v1, TLV), stats CSVs, Opdebug overflow payloads,
+/// .npy files and npugraph_ex .pt files, in torchair, GE model, single-op and exception layouts.
+/// Files that cannot be read are listed and the scan goes on.
+///
+/// Exit status: 0 no anomaly, 1 anomalies found, 2 the scan could not run.
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  npgx dump-scan /home/dump\n  npgx dump-scan /home/dump --format json > scan.json\n  npgx dump-scan /home/dump --format csv --all -o tensors.csv\n\nJSON schema and layouts: docs/dump-scan.md"
+)]
 pub struct Args {
-    /// Dump directory (or a single dump file) to scan.
+    /// Dump directory (any level of the tree) or a single dump file.
     pub path: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// Write the output to FILE instead of stdout.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// List every tensor, not only anomalous ones (json: a `tensors` array; csv/parquet: all rows).
+    #[arg(long)]
+    pub all: bool,
+    /// Worker threads (default: one per core).
+    #[arg(short = 'j', long, value_name = "N")]
+    pub threads: Option<usize>,
+    /// Do not draw a progress bar on stderr.
+    #[arg(long)]
+    pub no_progress: bool,
+}
+
+fn progress_bar(enabled: bool) -> Option<ProgressBar> {
+    if !enabled || !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = ProgressBar::new(0);
+    let style = ProgressStyle::with_template("{spinner} {pos}/{len} files {wide_bar} {elapsed}")
+        .unwrap_or_else(|_| ProgressStyle::default_bar());
+    bar.set_style(style);
+    Some(bar)
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("dump-scan of {} is being built", args.path.display())
+    if args.format == Format::Parquet && args.output.is_none() {
+        anyhow::bail!("--format parquet writes a binary file: give it with -o FILE");
+    }
+    let bar = progress_bar(!args.no_progress);
+    let on_progress = |p: Progress| {
+        if let Some(b) = &bar {
+            match p {
+                Progress::Found(n) => b.set_length(n),
+                Progress::FileDone => b.inc(1),
+            }
+        }
+    };
+    let opts = ScanOptions {
+        threads: args.threads,
+    };
+    let report = dump::scan(&args.path, &opts, &on_progress)?;
+    if let Some(b) = &bar {
+        b.finish_and_clear();
+    }
+    match (&args.output, args.format) {
+        (Some(path), Format::Parquet) => {
+            let f = std::fs::File::create(path)
+                .with_context(|| format!("cannot create {}", path.display()))?;
+            render::parquet(&report, args.all, f)?;
+        }
+        (Some(path), format) => {
+            let mut f = std::io::BufWriter::new(
+                std::fs::File::create(path)
+                    .with_context(|| format!("cannot create {}", path.display()))?,
+            );
+            write_to(&mut f, &report, format, args.all)?;
+            f.flush()?;
+        }
+        (None, format) => {
+            let mut out = std::io::stdout().lock();
+            write_to(&mut out, &report, format, args.all)?;
+        }
+    }
+    Ok(ExitCode::from(u8::from(
+        report.summary.anomalous_tensors > 0,
+    )))
+}
+
+fn write_to(
+    out: &mut dyn Write,
+    report: &dump::ScanReport,
+    format: Format,
+    all: bool,
+) -> anyhow::Result<()> {
+    match format {
+        Format::Table => out.write_all(render::text(report).as_bytes())?,
+        Format::Json => writeln!(out, "{}", render::json(report, all)?)?,
+        Format::Csv => render::csv(report, all, out)?,
+        Format::Parquet => anyhow::bail!("--format parquet needs -o FILE"),
+    }
+    Ok(())
 }

@@ -1,1 +1,2 @@
 //! Renderers: turn engine records into tables, JSON, CSV. No scanning or analysis here.
+pub mod dump_scan;

@@ -9,6 +9,7 @@ pub fn repo() -> &'static Path {
 }
 
 /// `../shared/samples/<rel>` beside the repository.
+#[allow(dead_code)] // used by the log-parsing tests
 pub fn sample(rel: &str) -> PathBuf {
     let p = repo().join("../shared/samples").join(rel);
     assert!(p.exists(), "missing shared sample {}", p.display());
@@ -16,6 +17,7 @@ pub fn sample(rel: &str) -> PathBuf {
 }
 
 /// `target/fixtures/<rel>`, written by `scripts/test.sh` through the Python fixture writers.
+#[allow(dead_code)] // used by the fixture-driven tests
 pub fn fixture(rel: &str) -> PathBuf {
     let p = repo().join("target/fixtures").join(rel);
     assert!(
@@ -39,6 +41,7 @@ where
 }
 
 /// Runs npgx, expects `code`, and parses stdout as JSON.
+#[allow(dead_code)] // used by the JSON-output tests
 pub fn npgx_json<I, S>(args: I, code: i32) -> serde_json::Value
 where
     I: IntoIterator<Item = S>,

@@ -2,4 +2,5 @@
 //! fixtures written by the independent Python writers (`target/fixtures/`, made by
 //! `scripts/test.sh`), and assert exact fields.
 
+mod cli;
 mod common;

@@ -13,5 +13,5 @@ pub mod name;
 pub mod opdebug;
 pub mod path;
 pub mod proto;
-pub mod stats_csv;
 pub mod scalar;
+pub mod stats_csv;

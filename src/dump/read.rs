@@ -1,0 +1,596 @@
+//! Reading one file of a dump tree into tensor records.
+//!
+//! Files are never loaded whole (except v1 whole-file protobufs, which are old and small): the
+//! header is read at its offset, then each tensor block is streamed through a per-thread buffer
+//! with positional reads, so memory stays flat whatever the file size. Every offset and length
+//! comes from [`DumpHeader::blocks`], which has already clipped them to the file size.
+
+use std::cell::RefCell;
+use std::fs::File;
+use std::io::Read;
+use std::os::unix::fs::FileExt;
+
+use npgx_parsers::dump::dtype::{DType, Element};
+use npgx_parsers::dump::header::{self, DumpHeader, Io, Probe, TensorDesc};
+use npgx_parsers::dump::layout::PaddedView;
+use npgx_parsers::dump::name::{FileName, OpDumpName};
+use npgx_parsers::dump::{opdebug, stats_csv};
+
+use super::records::{OpRef, OpdebugRecord, ScanError, Source, TensorRecord};
+use super::stats::{chunk_unit, Acc};
+use super::walk::Candidate;
+
+/// Streaming buffer per worker thread.
+const BUF_LEN: usize = 4 << 20;
+/// Whole-file v1 protobufs larger than this are refused.
+const MAX_V1_LEN: u64 = 256 << 20;
+/// Stats CSVs larger than this are refused (real ones hold a few rows).
+const MAX_CSV_LEN: u64 = 64 << 20;
+/// Bytes read to parse an `.npy` header.
+const NPY_HEADER_PROBE: usize = 64 << 10;
+
+thread_local! {
+    static BUF: RefCell<Vec<u8>> = RefCell::new(vec![0; BUF_LEN]);
+}
+
+/// What one file yielded.
+#[derive(Default)]
+pub struct FileOutcome {
+    pub tensors: Vec<TensorRecord>,
+    pub opdebug: Option<OpdebugRecord>,
+    pub errors: Vec<ScanError>,
+    /// Tensor bytes read.
+    pub bytes: u64,
+    /// Whether the file was a dump of some kind (binary, stats, npy, pt) that decoded.
+    pub decoded: bool,
+}
+
+impl FileOutcome {
+    fn error(c: &Candidate, message: impl Into<String>, offset: Option<u64>) -> FileOutcome {
+        FileOutcome {
+            errors: vec![ScanError {
+                path: c.rel.clone(),
+                message: message.into(),
+                offset,
+            }],
+            ..FileOutcome::default()
+        }
+    }
+
+    fn push_error(&mut self, c: &Candidate, message: String, offset: Option<u64>) {
+        self.errors.push(ScanError {
+            path: c.rel.clone(),
+            message,
+            offset,
+        });
+    }
+}
+
+/// Reads one candidate file.
+pub fn read(c: &Candidate) -> FileOutcome {
+    let file = match File::open(&c.path) {
+        Ok(f) => f,
+        Err(e) => return FileOutcome::error(c, format!("cannot open: {e}"), None),
+    };
+    let len = match file.metadata() {
+        Ok(m) => m.len(),
+        Err(e) => return FileOutcome::error(c, format!("cannot stat: {e}"), None),
+    };
+    match &c.name {
+        FileName::Dump(name) => read_dump(c, &file, len, Some(name)),
+        FileName::Hashed => read_dump(c, &file, len, None),
+        FileName::Stats(name) => read_stats(c, &file, len, name),
+        FileName::Npy { .. } => read_npy(c, &file, len),
+        FileName::Pt { .. } => super::pt::read(c, &file, len),
+        FileName::Mapping | FileName::Other => FileOutcome::default(),
+    }
+}
+
+/// The operator a file belongs to, from its name and (when decoded) its header.
+pub fn op_ref(c: &Candidate, name: Option<&OpDumpName>, header: Option<&DumpHeader>) -> OpRef {
+    let fallback = || c.rel.rsplit('/').next().unwrap_or(&c.rel).to_string();
+    OpRef {
+        location: c.location.clone(),
+        layout: c.layout,
+        op_name: header
+            .and_then(|h| h.op_name.clone())
+            .or_else(|| name.map(|n| n.op_name.clone()))
+            .unwrap_or_else(fallback),
+        op_type: name.map(|n| n.op_type.clone()),
+        task_id: name.map(|n| n.task_id),
+        stream_id: name.and_then(|n| n.stream_id),
+        timestamp: header
+            .and_then(|h| h.dump_time)
+            .or_else(|| name.map(|n| n.timestamp)),
+        counter: None,
+        path: c.rel.clone(),
+    }
+}
+
+fn read_exact(file: &File, offset: u64, len: u64) -> Result<Vec<u8>, String> {
+    let n = usize::try_from(len).map_err(|_| format!("{len} bytes do not fit in memory"))?;
+    let mut v = vec![0u8; n];
+    file.read_exact_at(&mut v, offset)
+        .map_err(|e| format!("read of {len} bytes at offset {offset} failed: {e}"))?;
+    Ok(v)
+}
+
+/// Streams `len` bytes at `offset` in element-aligned chunks; `f` gets the byte position of the
+/// chunk within the block and the chunk.
+fn stream(
+    file: &File,
+    offset: u64,
+    len: u64,
+    unit: usize,
+    mut f: impl FnMut(u64, &[u8]),
+) -> Result<(), String> {
+    BUF.with(|buf| {
+        let mut buf = buf.borrow_mut();
+        let cap = (BUF_LEN / unit * unit) as u64;
+        let mut done = 0u64;
+        while done < len {
+            let want = (len - done).min(cap) as usize;
+            let chunk = &mut buf[..want];
+            file.read_exact_at(chunk, offset + done)
+                .map_err(|e| format!("read at offset {} failed: {e}", offset + done))?;
+            f(done, chunk);
+            done += want as u64;
+        }
+        Ok(())
+    })
+}
+
+/// Feeds a block's bytes to an accumulator, skipping device padding when a view is known.
+fn accumulate(el: Element, view: Option<&PaddedView>, acc: &mut Acc, pos: u64, chunk: &[u8]) {
+    let Some(view) = view else {
+        acc.update(el, chunk);
+        return;
+    };
+    let size = el.size().unwrap_or(1) as u64;
+    let first = pos / size;
+    let count = chunk.len() as u64 / size;
+    let mut e = first;
+    while e < first + count {
+        let row = e / view.row_len;
+        let col = e % view.row_len;
+        let row_end = (row + 1) * view.row_len;
+        let real_end = row * view.row_len + view.real_in_row(row);
+        let stop = real_end.min(first + count);
+        if col < view.real_in_row(row) && e < stop {
+            let a = ((e - first) * size) as usize;
+            let b = ((stop - first) * size) as usize;
+            acc.update(el, &chunk[a..b]);
+        }
+        e = row_end.min(first + count).max(e + 1);
+    }
+}
+
+fn tensor_record(
+    op: &OpRef,
+    t: &TensorDesc,
+    acc: Acc,
+    el: Element,
+    source: Source,
+) -> TensorRecord {
+    let acc = acc.finish(el);
+    TensorRecord {
+        op: op.clone(),
+        io: t.io,
+        index: t.index,
+        dtype: t.dtype.to_string(),
+        format: Some(t.format.name()),
+        shape: if t.original_shape.is_empty() {
+            t.shape.clone()
+        } else {
+            t.original_shape.clone()
+        },
+        elements: acc.elements,
+        nan: acc.nan,
+        pos_inf: acc.pos_inf,
+        neg_inf: acc.neg_inf,
+        overflow: Some(acc.overflow),
+        min: acc.min(),
+        max: acc.max(),
+        mean: acc.mean(),
+        source,
+    }
+}
+
+/// Whether a header entry is data npgx checks (inputs and outputs, not tiling data).
+fn is_checked(t: &TensorDesc) -> bool {
+    matches!(t.io, Io::Input | Io::Output) && t.input_type != Some(7) && t.dtype != DType::Undefined
+}
+
+/// Tensor bytes held inline by a v1 file, in header order.
+type InlineData = Vec<Vec<u8>>;
+
+enum Data<'a> {
+    File(&'a File),
+    Inline(&'a [Vec<u8>]),
+}
+
+fn decode_header(
+    c: &Candidate,
+    file: &File,
+    len: u64,
+) -> Result<(DumpHeader, Option<InlineData>), ScanError> {
+    let err = |message: String, offset: Option<u64>| ScanError {
+        path: c.rel.clone(),
+        message,
+        offset,
+    };
+    let mut prefix = [0u8; header::PROBE_LEN];
+    let n = (header::PROBE_LEN as u64).min(len) as usize;
+    file.read_exact_at(&mut prefix[..n], 0)
+        .map_err(|e| err(format!("cannot read: {e}"), Some(0)))?;
+    let probe = header::probe(&prefix[..n], len).map_err(|e| err(e.to_string(), Some(0)))?;
+    match probe {
+        Probe::V2 { header_len } => {
+            let bytes = read_exact(file, 8, header_len).map_err(|e| err(e, Some(8)))?;
+            let h = header::decode_v2(&bytes).map_err(|e| err(e.to_string(), Some(8)))?;
+            Ok((h, None))
+        }
+        Probe::Tlv { head_len } => {
+            let bytes = read_exact(file, 8, head_len).map_err(|e| err(e, Some(8)))?;
+            let h = header::decode_tlv(&bytes).map_err(|e| err(e.to_string(), Some(8)))?;
+            Ok((h, None))
+        }
+        Probe::V1Candidate { claimed_header_len } => {
+            if len > MAX_V1_LEN {
+                return Err(err(
+                    format!("header length {claimed_header_len} at offset 0 is larger than the file ({len} bytes)"),
+                    Some(0),
+                ));
+            }
+            let bytes = read_exact(file, 0, len).map_err(|e| err(e, Some(0)))?;
+            let v1 = header::decode_v1(&bytes, claimed_header_len)
+                .map_err(|e| err(e.to_string(), Some(0)))?;
+            Ok((v1.header, Some(v1.data)))
+        }
+    }
+}
+
+fn read_dump(c: &Candidate, file: &File, len: u64, name: Option<&OpDumpName>) -> FileOutcome {
+    let (h, inline) = match decode_header(c, file, len) {
+        Ok(x) => x,
+        Err(e) => {
+            return FileOutcome {
+                errors: vec![e],
+                ..FileOutcome::default()
+            }
+        }
+    };
+    if !h
+        .tensors
+        .iter()
+        .any(|t| matches!(t.io, Io::Input | Io::Output))
+    {
+        return FileOutcome::error(
+            c,
+            format!(
+                "the {} header declares no inputs or outputs (not a dump file?)",
+                h.framing
+            ),
+            Some(8),
+        );
+    }
+    let op = op_ref(c, name, Some(&h));
+    if name.is_some_and(OpDumpName::is_opdebug) {
+        return read_opdebug(c, file, len, &h, &op);
+    }
+    let data = match &inline {
+        Some(d) => Data::Inline(d),
+        None => Data::File(file),
+    };
+    let blocks = h.blocks(len);
+    let mut out = FileOutcome {
+        decoded: true,
+        ..FileOutcome::default()
+    };
+    for (i, (t, span)) in h.tensors.iter().zip(&blocks).enumerate() {
+        if !is_checked(t) || t.size == 0 {
+            continue;
+        }
+        let Some(el) = t.dtype.element() else {
+            out.push_error(
+                c,
+                format!(
+                    "{} {} has data type {}, which npgx does not decode: not checked",
+                    t.io, t.index, t.dtype
+                ),
+                None,
+            );
+            continue;
+        };
+        let (offset, available) = match data {
+            Data::File(_) => (span.offset, span.available),
+            Data::Inline(d) => (0, d.get(i).map_or(0, |b| b.len() as u64)),
+        };
+        if available < t.size {
+            out.push_error(
+                c,
+                format!(
+                    "{} {} declares {} bytes at offset {} but the file holds {}: truncated block",
+                    t.io, t.index, t.size, span.offset, available
+                ),
+                Some(span.offset),
+            );
+        }
+        let unit = chunk_unit(el) as u64;
+        let usable = available / unit * unit;
+        if usable == 0 {
+            continue;
+        }
+        let view = if available == t.size {
+            PaddedView::new(t.format, &t.shape, &t.original_shape)
+        } else {
+            None
+        };
+        let mut acc = Acc::default();
+        let result = match data {
+            Data::File(f) => stream(f, offset, usable, unit as usize, |pos, chunk| {
+                accumulate(el, view.as_ref(), &mut acc, pos, chunk)
+            }),
+            Data::Inline(d) => {
+                let bytes = d.get(i).map_or(&[][..], |b| &b[..usable as usize]);
+                accumulate(el, view.as_ref(), &mut acc, 0, bytes);
+                Ok(())
+            }
+        };
+        if let Err(e) = result {
+            out.push_error(c, e, Some(offset));
+            continue;
+        }
+        out.bytes += usable;
+        out.tensors
+            .push(tensor_record(&op, t, acc, el, Source::Dump));
+    }
+    out
+}
+
+fn read_opdebug(c: &Candidate, file: &File, len: u64, h: &DumpHeader, op: &OpRef) -> FileOutcome {
+    let blocks = h.blocks(len);
+    let Some((t, span)) = h
+        .tensors
+        .iter()
+        .zip(&blocks)
+        .find(|(t, _)| t.io == Io::Output)
+    else {
+        return FileOutcome::error(c, "Opdebug file has no output payload", None);
+    };
+    if span.available < t.size || t.size > 1 << 20 {
+        return FileOutcome::error(
+            c,
+            format!(
+                "Opdebug payload declares {} bytes, the file holds {}",
+                t.size, span.available
+            ),
+            Some(span.offset),
+        );
+    }
+    let bytes = match read_exact(file, span.offset, span.available) {
+        Ok(b) => b,
+        Err(e) => return FileOutcome::error(c, e, Some(span.offset)),
+    };
+    match opdebug::parse(&bytes) {
+        Ok(d) => FileOutcome {
+            opdebug: Some(OpdebugRecord {
+                path: c.rel.clone(),
+                layout: d.layout,
+                task_id: op.task_id,
+                stream_id: op.stream_id,
+                units: d.units,
+                paired_dump: None,
+                dir: c.dir.clone(),
+            }),
+            decoded: true,
+            ..FileOutcome::default()
+        },
+        Err(e) => FileOutcome::error(c, format!("Opdebug payload: {e}"), Some(span.offset)),
+    }
+}
+
+fn read_stats(c: &Candidate, file: &File, len: u64, name: &OpDumpName) -> FileOutcome {
+    if len > MAX_CSV_LEN {
+        return FileOutcome::error(c, format!("{len} bytes is too large for a stats CSV"), None);
+    }
+    let text = match read_exact(file, 0, len) {
+        Ok(b) => String::from_utf8_lossy(&b).into_owned(),
+        Err(e) => return FileOutcome::error(c, e, None),
+    };
+    let csv = match stats_csv::parse(&text) {
+        Ok(csv) => csv,
+        Err(e) => return FileOutcome::error(c, format!("not a stats CSV: {e}"), None),
+    };
+    let op = op_ref(c, Some(name), None);
+    let mut out = FileOutcome {
+        decoded: true,
+        ..FileOutcome::default()
+    };
+    for (line, problem) in csv.problems {
+        out.push_error(c, format!("line {line}: {problem}"), None);
+    }
+    for r in csv.rows {
+        out.tensors.push(stats_record(&op, r));
+    }
+    out
+}
+
+fn stats_record(op: &OpRef, r: stats_csv::StatsRow) -> TensorRecord {
+    let finite = |v: Option<f64>| v.filter(|x| x.is_finite());
+    let limit = r
+        .dtype
+        .and_then(DType::element)
+        .and_then(Element::saturation_limit);
+    let saturated = limit.is_some_and(|l| {
+        [r.max, r.min]
+            .iter()
+            .flatten()
+            .any(|v| v.is_finite() && v.abs() >= l)
+    });
+    // A selection may leave a count column out: a NaN or infinite max/min still proves one.
+    let any = |p: fn(f64) -> bool| u64::from([r.max, r.min, r.avg].iter().flatten().any(|&x| p(x)));
+    TensorRecord {
+        op: op.clone(),
+        io: r.io,
+        index: r.index,
+        dtype: r
+            .dtype
+            .map_or_else(|| r.dtype_name.clone(), |d| d.to_string()),
+        format: (!r.format.is_empty()).then(|| r.format.clone()),
+        shape: r.shape.clone().unwrap_or_default(),
+        elements: r.count.unwrap_or(0),
+        nan: r.nan.unwrap_or_else(|| any(f64::is_nan)),
+        pos_inf: r.pos_inf.unwrap_or_else(|| any(|x| x == f64::INFINITY)),
+        neg_inf: r.neg_inf.unwrap_or_else(|| any(|x| x == f64::NEG_INFINITY)),
+        overflow: if saturated { None } else { Some(0) },
+        min: finite(r.min),
+        max: finite(r.max),
+        mean: finite(r.avg),
+        source: Source::Stats,
+    }
+}
+
+fn npy_element(t: &npyz::TypeStr) -> Option<Element> {
+    use npyz::TypeChar as T;
+    if t.endianness() == npyz::Endianness::Big && t.size_field() > 1 {
+        return None;
+    }
+    Some(match (t.type_char(), t.size_field()) {
+        (T::Float, 2) => Element::F16,
+        (T::Float, 4) => Element::F32,
+        (T::Float, 8) => Element::F64,
+        (T::Int, 1) => Element::I8,
+        (T::Int, 2) => Element::I16,
+        (T::Int, 4) => Element::I32,
+        (T::Int, 8) => Element::I64,
+        (T::Uint, 1) => Element::U8,
+        (T::Uint, 2) => Element::U16,
+        (T::Uint, 4) => Element::U32,
+        (T::Uint, 8) => Element::U64,
+        (T::Bool, 1) => Element::Bool,
+        (T::Complex, 8) => Element::C64,
+        (T::Complex, 16) => Element::C128,
+        _ => return None,
+    })
+}
+
+pub fn npy_dtype_name(el: Element) -> &'static str {
+    match el {
+        Element::F16 => "DT_FLOAT16",
+        Element::F32 => "DT_FLOAT",
+        Element::F64 => "DT_DOUBLE",
+        Element::I8 => "DT_INT8",
+        Element::I16 => "DT_INT16",
+        Element::I32 => "DT_INT32",
+        Element::I64 => "DT_INT64",
+        Element::U8 => "DT_UINT8",
+        Element::U16 => "DT_UINT16",
+        Element::U32 => "DT_UINT32",
+        Element::U64 => "DT_UINT64",
+        Element::Bool => "DT_BOOL",
+        Element::C64 => "DT_COMPLEX64",
+        Element::C128 => "DT_COMPLEX128",
+        Element::Bf16 => "DT_BF16",
+        Element::F8E4m3fn => "DT_FLOAT8_E4M3FN",
+        Element::F8E5m2 => "DT_FLOAT8_E5M2",
+        Element::I4 => "DT_INT4",
+    }
+}
+
+/// A tensor stored as raw little-endian elements at a known place in a file (`.npy`, `.pt`).
+pub struct RawTensor {
+    pub io: Io,
+    pub index: usize,
+    pub element: Element,
+    pub shape: Vec<u64>,
+    pub offset: u64,
+    pub nbytes: u64,
+}
+
+/// Checks a [`RawTensor`].
+pub fn check_raw(
+    file: &File,
+    op: &OpRef,
+    t: RawTensor,
+    source: Source,
+) -> Result<TensorRecord, String> {
+    let el = t.element;
+    let mut acc = Acc::default();
+    stream(file, t.offset, t.nbytes, chunk_unit(el), |_, chunk| {
+        acc.update(el, chunk)
+    })?;
+    let acc = acc.finish(el);
+    Ok(TensorRecord {
+        op: op.clone(),
+        io: t.io,
+        index: t.index,
+        dtype: npy_dtype_name(el).to_string(),
+        format: None,
+        shape: t.shape,
+        elements: acc.elements,
+        nan: acc.nan,
+        pos_inf: acc.pos_inf,
+        neg_inf: acc.neg_inf,
+        overflow: Some(acc.overflow),
+        min: acc.min(),
+        max: acc.max(),
+        mean: acc.mean(),
+        source,
+    })
+}
+
+fn read_npy(c: &Candidate, file: &File, len: u64) -> FileOutcome {
+    let mut head = vec![0u8; NPY_HEADER_PROBE.min(len as usize)];
+    if let Err(e) = file.read_exact_at(&mut head, 0) {
+        return FileOutcome::error(c, format!("cannot read: {e}"), Some(0));
+    }
+    let header = match npyz::NpyHeader::from_reader((&head[..]).chain(std::io::empty())) {
+        Ok(h) => h,
+        Err(e) => return FileOutcome::error(c, format!("not a .npy file: {e}"), Some(0)),
+    };
+    let npyz::DType::Plain(ts) = header.dtype() else {
+        return FileOutcome::error(c, "structured .npy arrays are not checked", Some(0));
+    };
+    let Some(el) = npy_element(&ts) else {
+        return FileOutcome::error(
+            c,
+            format!("npy dtype '{ts}' is not checked (bf16/fp8 saved as raw void or big-endian data cannot be told apart)"),
+            Some(0),
+        );
+    };
+    let shape = header.shape().to_vec();
+    let elements = shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d));
+    let nbytes = elements.and_then(|n| n.checked_mul(ts.size_field()));
+    let Some(nbytes) = nbytes.filter(|&n| n <= len) else {
+        return FileOutcome::error(
+            c,
+            format!(
+                "npy header declares shape {shape:?} of {ts}, more than the file's {len} bytes"
+            ),
+            Some(0),
+        );
+    };
+    let (origin, io, index) = match &c.name {
+        FileName::Npy { origin, io, index } => (origin.as_ref(), *io, *index),
+        _ => (None, None, None),
+    };
+    let op = op_ref(c, origin, None);
+    let raw = RawTensor {
+        io: io.unwrap_or(Io::Output),
+        index: index.unwrap_or(0),
+        element: el,
+        shape,
+        offset: len - nbytes,
+        nbytes,
+    };
+    match check_raw(file, &op, raw, Source::Npy) {
+        Ok(t) => FileOutcome {
+            bytes: nbytes,
+            tensors: vec![t],
+            decoded: true,
+            ..FileOutcome::default()
+        },
+        Err(e) => FileOutcome::error(c, e, None),
+    }
+}

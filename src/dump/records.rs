@@ -1,0 +1,170 @@
+//! The records a dump scan produces. Renderers in `report::dump_scan` turn them into text,
+//! JSON, CSV or Parquet; the JSON field names are the stable schema of `docs/dump-scan.md`.
+
+use npgx_parsers::dump::header::Io;
+use npgx_parsers::dump::path::{Layout, Location};
+use serde::Serialize;
+
+/// What a tensor verdict was read from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Source {
+    Dump,
+    Stats,
+    Npy,
+    Pt,
+}
+
+/// The anomaly classes, most severe first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    Nan,
+    Inf,
+    Overflow,
+}
+
+/// Which operator execution a tensor belongs to, and where it sits in execution order.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct OpRef {
+    #[serde(flatten)]
+    pub location: Location,
+    #[serde(skip)]
+    pub layout: Layout,
+    pub op_name: String,
+    pub op_type: Option<String>,
+    pub task_id: Option<u64>,
+    pub stream_id: Option<u64>,
+    pub timestamp: Option<u64>,
+    /// Order key for files without a timestamp (the `.pt` call counter).
+    #[serde(skip)]
+    pub counter: Option<u64>,
+    /// File path relative to the scan root, `/`-separated.
+    pub path: String,
+}
+
+/// One checked tensor.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TensorRecord {
+    #[serde(flatten)]
+    pub op: OpRef,
+    pub io: Io,
+    pub index: usize,
+    pub dtype: String,
+    pub format: Option<String>,
+    pub shape: Vec<u64>,
+    pub elements: u64,
+    pub nan: u64,
+    pub pos_inf: u64,
+    pub neg_inf: u64,
+    /// `None` when only a stats max/min proves saturation (the count is unknown).
+    pub overflow: Option<u64>,
+    pub min: Option<f64>,
+    pub max: Option<f64>,
+    pub mean: Option<f64>,
+    pub source: Source,
+}
+
+impl TensorRecord {
+    /// All anomaly kinds present, most severe first.
+    pub fn kinds(&self) -> Vec<Kind> {
+        let mut k = Vec::new();
+        if self.nan > 0 {
+            k.push(Kind::Nan);
+        }
+        if self.pos_inf > 0 || self.neg_inf > 0 {
+            k.push(Kind::Inf);
+        }
+        if self.overflow != Some(0) {
+            k.push(Kind::Overflow);
+        }
+        k
+    }
+
+    pub fn is_anomalous(&self) -> bool {
+        !self.kinds().is_empty()
+    }
+}
+
+/// A tensor with at least one anomaly, as reported.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Anomaly {
+    pub kind: Kind,
+    pub kinds: Vec<Kind>,
+    #[serde(flatten)]
+    pub tensor: TensorRecord,
+}
+
+impl Anomaly {
+    /// `None` when the tensor is clean.
+    pub fn of(tensor: &TensorRecord) -> Option<Anomaly> {
+        let kinds = tensor.kinds();
+        Some(Anomaly {
+            kind: *kinds.first()?,
+            kinds,
+            tensor: tensor.clone(),
+        })
+    }
+}
+
+/// A file (or part of one) that could not be read.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ScanError {
+    pub path: String,
+    pub message: String,
+    pub offset: Option<u64>,
+}
+
+/// A decoded `Opdebug.Node_OpDebug.*` overflow payload and the op dump it belongs to.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct OpdebugRecord {
+    pub path: String,
+    pub layout: &'static str,
+    pub task_id: Option<u64>,
+    pub stream_id: Option<u64>,
+    pub units: Vec<npgx_parsers::dump::opdebug::OverflowUnit>,
+    pub paired_dump: Option<String>,
+    #[serde(skip)]
+    pub dir: String,
+}
+
+/// One group of files: a (rank, time, device, model, model id, step) of the tree.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Group {
+    #[serde(flatten)]
+    pub location: Location,
+    pub layout: Layout,
+    pub files: u64,
+    pub tensors: u64,
+    pub bytes: u64,
+    pub anomalous_tensors: u64,
+    pub first_anomaly: Option<Anomaly>,
+    pub first_born: Option<Anomaly>,
+}
+
+/// Totals over the whole scan.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Summary {
+    pub files_seen: u64,
+    pub dump_files: u64,
+    pub tensors: u64,
+    pub bytes: u64,
+    pub anomalous_tensors: u64,
+    pub groups: u64,
+    pub errors: u64,
+}
+
+/// Everything a scan found.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ScanReport {
+    pub schema_version: u32,
+    pub root: String,
+    pub summary: Summary,
+    pub groups: Vec<Group>,
+    pub anomalies: Vec<Anomaly>,
+    pub opdebug: Vec<OpdebugRecord>,
+    pub errors: Vec<ScanError>,
+    /// Every checked tensor, in execution order; rendered only on request (`--all`).
+    #[serde(skip)]
+    pub tensors: Vec<TensorRecord>,
+}

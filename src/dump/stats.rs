@@ -1,0 +1,296 @@
+//! Per-tensor statistics accumulated over raw little-endian bytes, chunk by chunk.
+//!
+//! Every element type is widened block-wise into a small f32 (or f64) buffer and run through one
+//! branch-light kernel that keeps eight independent lanes, so the compiler vectorises the common
+//! case (all values finite) and the rare non-finite values are classified in a second pass over
+//! the same block only when the first pass saw one. Saturation (overflow) is counted on the raw
+//! bit patterns: a finite value at the largest magnitude of its type.
+
+use npgx_parsers::dump::dtype::Element;
+use npgx_parsers::dump::scalar;
+
+/// Running verdict for one tensor.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Acc {
+    pub elements: u64,
+    pub nan: u64,
+    pub pos_inf: u64,
+    pub neg_inf: u64,
+    pub overflow: u64,
+    finite: u64,
+    sum: f64,
+    min: f64,
+    max: f64,
+}
+
+impl Default for Acc {
+    fn default() -> Self {
+        Acc {
+            elements: 0,
+            nan: 0,
+            pos_inf: 0,
+            neg_inf: 0,
+            overflow: 0,
+            finite: 0,
+            sum: 0.0,
+            min: f64::INFINITY,
+            max: f64::NEG_INFINITY,
+        }
+    }
+}
+
+const BLOCK: usize = 2048;
+const LANES: usize = 8;
+
+trait Lane: Copy + PartialOrd + Into<f64> {
+    const ZERO: Self;
+    const POS: Self;
+    const NEG: Self;
+    fn finite(self) -> bool;
+}
+
+impl Lane for f32 {
+    const ZERO: Self = 0.0;
+    const POS: Self = f32::INFINITY;
+    const NEG: Self = f32::NEG_INFINITY;
+    fn finite(self) -> bool {
+        self.to_bits() & 0x7F80_0000 != 0x7F80_0000
+    }
+}
+
+impl Lane for f64 {
+    const ZERO: Self = 0.0;
+    const POS: Self = f64::INFINITY;
+    const NEG: Self = f64::NEG_INFINITY;
+    fn finite(self) -> bool {
+        self.to_bits() & 0x7FF0_0000_0000_0000 != 0x7FF0_0000_0000_0000
+    }
+}
+
+impl Acc {
+    /// Minimum over finite values, if any.
+    pub fn min(&self) -> Option<f64> {
+        (self.finite > 0).then_some(self.min)
+    }
+    pub fn max(&self) -> Option<f64> {
+        (self.finite > 0).then_some(self.max)
+    }
+    /// Mean over finite values, if any.
+    pub fn mean(&self) -> Option<f64> {
+        (self.finite > 0).then(|| self.sum / self.finite as f64)
+    }
+
+    fn floats<T: Lane>(&mut self, xs: &[T]) {
+        let mut mn = [T::POS; LANES];
+        let mut mx = [T::NEG; LANES];
+        let mut sum = [0f64; LANES];
+        let mut special = [0u32; LANES];
+        let chunks = xs.chunks_exact(LANES);
+        let tail = chunks.remainder();
+        for c in chunks {
+            for l in 0..LANES {
+                let x = c[l];
+                let fin = x.finite();
+                special[l] += u32::from(!fin);
+                let v = if fin { x } else { T::ZERO };
+                sum[l] += v.into();
+                mn[l] = if fin && x < mn[l] { x } else { mn[l] };
+                mx[l] = if fin && x > mx[l] { x } else { mx[l] };
+            }
+        }
+        for &x in tail {
+            let fin = x.finite();
+            special[0] += u32::from(!fin);
+            if fin {
+                sum[0] += x.into();
+                mn[0] = if x < mn[0] { x } else { mn[0] };
+                mx[0] = if x > mx[0] { x } else { mx[0] };
+            }
+        }
+        let specials: u64 = special.iter().map(|&s| u64::from(s)).sum();
+        self.elements += xs.len() as u64;
+        self.finite += xs.len() as u64 - specials;
+        self.sum += sum.iter().sum::<f64>();
+        for l in 0..LANES {
+            self.min = self.min.min(mn[l].into());
+            self.max = self.max.max(mx[l].into());
+        }
+        if specials > 0 {
+            for &x in xs {
+                let v: f64 = x.into();
+                if v.is_nan() {
+                    self.nan += 1;
+                } else if v == f64::INFINITY {
+                    self.pos_inf += 1;
+                } else if v == f64::NEG_INFINITY {
+                    self.neg_inf += 1;
+                }
+            }
+        }
+    }
+
+    fn widen<const W: usize>(&mut self, bytes: &[u8], f: impl Fn([u8; W]) -> f32) {
+        let mut buf = [0f32; BLOCK];
+        for block in bytes.chunks(BLOCK * W) {
+            let n = block.len() / W;
+            for (dst, src) in buf.iter_mut().zip(block.chunks_exact(W)) {
+                let mut a = [0u8; W];
+                a.copy_from_slice(src);
+                *dst = f(a);
+            }
+            self.floats(&buf[..n]);
+        }
+    }
+
+    fn ints<const W: usize>(&mut self, bytes: &[u8], f: impl Fn([u8; W]) -> f64) {
+        let mut buf = [0f64; BLOCK];
+        for block in bytes.chunks(BLOCK * W) {
+            let n = block.len() / W;
+            for (dst, src) in buf.iter_mut().zip(block.chunks_exact(W)) {
+                let mut a = [0u8; W];
+                a.copy_from_slice(src);
+                *dst = f(a);
+            }
+            self.floats(&buf[..n]);
+        }
+    }
+
+    fn count_saturated_u16(&mut self, bytes: &[u8], pattern: u16) {
+        self.overflow += bytes
+            .chunks_exact(2)
+            .filter(|c| u16::from_le_bytes([c[0], c[1]]) & 0x7FFF == pattern)
+            .count() as u64;
+    }
+
+    /// Adds whole elements of type `el` from `bytes` (a trailing partial element is ignored;
+    /// callers pass element-aligned chunks). For `I4` every byte holds two elements.
+    pub fn update(&mut self, el: Element, bytes: &[u8]) {
+        match el {
+            Element::F32 | Element::C64 => self.widen::<4>(bytes, f32::from_le_bytes),
+            Element::F64 | Element::C128 => self.ints::<8>(bytes, f64::from_le_bytes),
+            Element::F16 => {
+                self.count_saturated_u16(bytes, 0x7BFF);
+                let mut src = [half::f16::ZERO; BLOCK];
+                let mut buf = [0f32; BLOCK];
+                for block in bytes.chunks(BLOCK * 2) {
+                    let n = block.len() / 2;
+                    for (dst, c) in src.iter_mut().zip(block.chunks_exact(2)) {
+                        *dst = half::f16::from_bits(u16::from_le_bytes([c[0], c[1]]));
+                    }
+                    half::slice::HalfFloatSliceExt::convert_to_f32_slice(&src[..n], &mut buf[..n]);
+                    self.floats(&buf[..n]);
+                }
+            }
+            Element::Bf16 => {
+                self.count_saturated_u16(bytes, 0x7F7F);
+                self.widen::<2>(bytes, |b| scalar::bf16_to_f32(u16::from_le_bytes(b)));
+            }
+            Element::F8E4m3fn | Element::F8E5m2 => {
+                let (decode, max): (fn(u8) -> f32, u8) = if el == Element::F8E4m3fn {
+                    (scalar::e4m3fn_to_f32, 0x7E)
+                } else {
+                    (scalar::e5m2_to_f32, 0x7B)
+                };
+                let table = scalar::table(decode);
+                self.overflow += bytes.iter().filter(|&&b| b & 0x7F == max).count() as u64;
+                self.widen::<1>(bytes, |[b]| table[usize::from(b)]);
+            }
+            Element::I8 => self.ints::<1>(bytes, |b| f64::from(i8::from_le_bytes(b))),
+            Element::U8 => self.ints::<1>(bytes, |[b]| f64::from(b)),
+            Element::Bool => self.ints::<1>(bytes, |[b]| f64::from(u8::from(b != 0))),
+            Element::I16 => self.ints::<2>(bytes, |b| f64::from(i16::from_le_bytes(b))),
+            Element::U16 => self.ints::<2>(bytes, |b| f64::from(u16::from_le_bytes(b))),
+            Element::I32 => self.ints::<4>(bytes, |b| f64::from(i32::from_le_bytes(b))),
+            Element::U32 => self.ints::<4>(bytes, |b| f64::from(u32::from_le_bytes(b))),
+            Element::I64 => self.ints::<8>(bytes, |b| i64::from_le_bytes(b) as f64),
+            Element::U64 => self.ints::<8>(bytes, |b| u64::from_le_bytes(b) as f64),
+            Element::I4 => {
+                let mut buf = [0f64; BLOCK];
+                for block in bytes.chunks(BLOCK / 2) {
+                    for (i, &b) in block.iter().enumerate() {
+                        // low nibble first, sign-extended
+                        buf[2 * i] = f64::from(((b << 4) as i8) >> 4);
+                        buf[2 * i + 1] = f64::from((b as i8) >> 4);
+                    }
+                    self.floats(&buf[..block.len() * 2]);
+                }
+            }
+        }
+    }
+
+    /// Folds complex parts back into element counts: each complex number is two parts.
+    pub fn finish(mut self, el: Element) -> Acc {
+        if matches!(el, Element::C64 | Element::C128) {
+            self.elements /= 2;
+        }
+        self
+    }
+}
+
+/// Bytes per element for chunk alignment (sub-byte types: 1 byte = 2 elements).
+pub fn chunk_unit(el: Element) -> usize {
+    el.size().unwrap_or(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f32s(v: &[f32]) -> Vec<u8> {
+        v.iter().flat_map(|x| x.to_le_bytes()).collect()
+    }
+
+    #[test]
+    fn f32_counts_and_finite_stats() {
+        let mut v: Vec<f32> = (0..100).map(|i| i as f32).collect();
+        v[3] = f32::NAN;
+        v[50] = f32::INFINITY;
+        v[99] = f32::NEG_INFINITY;
+        let mut a = Acc::default();
+        a.update(Element::F32, &f32s(&v));
+        assert_eq!(
+            (a.elements, a.nan, a.pos_inf, a.neg_inf, a.overflow),
+            (100, 1, 1, 1, 0)
+        );
+        assert_eq!(a.min(), Some(0.0));
+        assert_eq!(a.max(), Some(98.0));
+        let expect = (0..99).filter(|&i| i != 3 && i != 50).sum::<i32>() as f64 / 97.0;
+        assert!((a.mean().unwrap() - expect).abs() < 1e-9);
+    }
+
+    #[test]
+    fn f16_saturation_and_inf() {
+        let vals = [0x3C00u16, 0x7BFF, 0xFBFF, 0x7C00, 0x7E00, 0x0000];
+        let bytes: Vec<u8> = vals.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let mut a = Acc::default();
+        a.update(Element::F16, &bytes);
+        assert_eq!((a.nan, a.pos_inf, a.neg_inf, a.overflow), (1, 1, 0, 2));
+        assert_eq!((a.min(), a.max()), (Some(-65504.0), Some(65504.0)));
+    }
+
+    #[test]
+    fn int4_and_bool_and_all_nan() {
+        let mut a = Acc::default();
+        a.update(Element::I4, &[0xF1, 0x7F]); // 1, -1, -1, 7
+        assert_eq!((a.elements, a.min(), a.max()), (4, Some(-1.0), Some(7.0)));
+        let mut b = Acc::default();
+        b.update(Element::Bool, &[0, 2, 1]);
+        assert_eq!((b.min(), b.max()), (Some(0.0), Some(1.0)));
+        let mut c = Acc::default();
+        c.update(Element::F32, &f32s(&[f32::NAN; 20]));
+        assert_eq!((c.nan, c.min(), c.mean()), (20, None, None));
+    }
+
+    #[test]
+    fn fp8_and_bf16() {
+        let mut a = Acc::default();
+        a.update(Element::F8E4m3fn, &[0x7E, 0x7F, 0x38, 0xFE]);
+        assert_eq!((a.nan, a.overflow, a.max()), (1, 2, Some(448.0)));
+        let mut b = Acc::default();
+        b.update(Element::F8E5m2, &[0x7C, 0xFC, 0x7D, 0x7B]);
+        assert_eq!((b.pos_inf, b.neg_inf, b.nan, b.overflow), (1, 1, 1, 1));
+        let mut c = Acc::default();
+        c.update(Element::Bf16, &[0x80, 0x3F, 0x7F, 0x7F, 0x80, 0x7F]);
+        assert_eq!((c.overflow, c.pos_inf, c.min()), (1, 1, Some(1.0)));
+    }
+}

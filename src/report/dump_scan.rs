@@ -1,0 +1,363 @@
+//! Rendering a [`ScanReport`]: a human summary, the JSON document of `docs/dump-scan.md`, and
+//! one-row-per-tensor tables (CSV, Parquet) assembled with polars.
+
+use std::fmt::Write as _;
+use std::io::Write;
+
+use anyhow::Context as _;
+use npgx_parsers::dump::path::Location;
+use polars::prelude::{Column, CsvWriter, DataFrame, ParquetWriter, PlSmallStr, SerWriter};
+
+use crate::dump::{Anomaly, Group, ScanReport, TensorRecord};
+
+/// The JSON document (schema version 1). With `all`, a `tensors` array lists every tensor.
+pub fn json(report: &ScanReport, all: bool) -> anyhow::Result<String> {
+    let mut v = serde_json::to_value(report)?;
+    if all {
+        if let Some(obj) = v.as_object_mut() {
+            obj.insert("tensors".into(), serde_json::to_value(&report.tensors)?);
+        }
+    }
+    Ok(serde_json::to_string_pretty(&v)?)
+}
+
+/// One row per anomalous tensor (or per tensor with `all`), in execution order.
+pub fn table(report: &ScanReport, all: bool) -> anyhow::Result<DataFrame> {
+    let rows: Vec<(Option<&Anomaly>, &TensorRecord)> = if all {
+        report.tensors.iter().map(|t| (None, t)).collect()
+    } else {
+        report
+            .anomalies
+            .iter()
+            .map(|a| (Some(a), &a.tensor))
+            .collect()
+    };
+    let col = |name: &str| PlSmallStr::from(name);
+    let loc = |f: fn(&Location) -> Option<u64>| -> Vec<Option<u64>> {
+        rows.iter().map(|(_, t)| f(&t.op.location)).collect()
+    };
+    let kinds = |t: &TensorRecord| {
+        t.kinds()
+            .iter()
+            .map(|k| {
+                serde_json::to_value(k)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default()
+            })
+            .collect::<Vec<_>>()
+    };
+    let columns = vec![
+        Column::new(col("rank"), loc(|l| l.rank.map(u64::from))),
+        Column::new(col("world_size"), loc(|l| l.world_size.map(u64::from))),
+        Column::new(
+            col("time"),
+            rows.iter()
+                .map(|(_, t)| t.op.location.time.clone())
+                .collect::<Vec<_>>(),
+        ),
+        Column::new(col("device"), loc(|l| l.device.map(u64::from))),
+        Column::new(
+            col("model"),
+            rows.iter()
+                .map(|(_, t)| t.op.location.model.clone())
+                .collect::<Vec<_>>(),
+        ),
+        Column::new(col("model_id"), loc(|l| l.model_id)),
+        Column::new(col("step"), loc(|l| l.step)),
+        Column::new(
+            col("op_name"),
+            rows.iter()
+                .map(|(_, t)| t.op.op_name.clone())
+                .collect::<Vec<_>>(),
+        ),
+        Column::new(
+            col("op_type"),
+            rows.iter()
+                .map(|(_, t)| t.op.op_type.clone())
+                .collect::<Vec<_>>(),
+        ),
+        Column::new(
+            col("task_id"),
+            rows.iter().map(|(_, t)| t.op.task_id).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            col("stream_id"),
+            rows.iter().map(|(_, t)| t.op.stream_id).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            col("timestamp"),
+            rows.iter().map(|(_, t)| t.op.timestamp).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            col("io"),
+            rows.iter()
+                .map(|(_, t)| t.io.to_string())
+                .collect::<Vec<_>>(),
+        ),
+        Column::new(
+            col("index"),
+            rows.iter().map(|(_, t)| t.index as u64).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            col("kind"),
+            rows.iter()
+                .map(|(_, t)| kinds(t).first().cloned())
+                .collect::<Vec<_>>(),
+        ),
+        Column::new(
+            col("kinds"),
+            rows.iter()
+                .map(|(_, t)| kinds(t).join("|"))
+                .collect::<Vec<_>>(),
+        ),
+        Column::new(
+            col("dtype"),
+            rows.iter()
+                .map(|(_, t)| t.dtype.clone())
+                .collect::<Vec<_>>(),
+        ),
+        Column::new(
+            col("format"),
+            rows.iter()
+                .map(|(_, t)| t.format.clone())
+                .collect::<Vec<_>>(),
+        ),
+        Column::new(
+            col("shape"),
+            rows.iter()
+                .map(|(_, t)| {
+                    t.shape
+                        .iter()
+                        .map(u64::to_string)
+                        .collect::<Vec<_>>()
+                        .join("x")
+                })
+                .collect::<Vec<_>>(),
+        ),
+        Column::new(
+            col("elements"),
+            rows.iter().map(|(_, t)| t.elements).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            col("nan"),
+            rows.iter().map(|(_, t)| t.nan).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            col("pos_inf"),
+            rows.iter().map(|(_, t)| t.pos_inf).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            col("neg_inf"),
+            rows.iter().map(|(_, t)| t.neg_inf).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            col("overflow"),
+            rows.iter().map(|(_, t)| t.overflow).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            col("min"),
+            rows.iter().map(|(_, t)| t.min).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            col("max"),
+            rows.iter().map(|(_, t)| t.max).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            col("mean"),
+            rows.iter().map(|(_, t)| t.mean).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            col("source"),
+            rows.iter()
+                .map(|(_, t)| {
+                    serde_json::to_value(t.source)
+                        .ok()
+                        .and_then(|v| v.as_str().map(str::to_string))
+                        .unwrap_or_default()
+                })
+                .collect::<Vec<_>>(),
+        ),
+        Column::new(
+            col("path"),
+            rows.iter()
+                .map(|(_, t)| t.op.path.clone())
+                .collect::<Vec<_>>(),
+        ),
+    ];
+    DataFrame::new(rows.len(), columns).context("cannot assemble the tensor table")
+}
+
+/// Writes the table as CSV.
+pub fn csv(report: &ScanReport, all: bool, out: &mut dyn Write) -> anyhow::Result<()> {
+    let mut df = table(report, all)?;
+    CsvWriter::new(out)
+        .finish(&mut df)
+        .context("cannot write CSV")
+}
+
+/// Writes the table as Parquet.
+pub fn parquet(report: &ScanReport, all: bool, out: std::fs::File) -> anyhow::Result<()> {
+    let mut df = table(report, all)?;
+    ParquetWriter::new(out)
+        .finish(&mut df)
+        .context("cannot write Parquet")?;
+    Ok(())
+}
+
+fn human_bytes(n: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = n as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{n} B")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
+fn group_title(g: &Group) -> String {
+    let l = &g.location;
+    let mut parts = Vec::new();
+    if let Some(r) = l.rank {
+        parts.push(format!("rank {r}"));
+    }
+    if let Some(t) = &l.time {
+        parts.push(t.clone());
+    }
+    if let Some(d) = l.device {
+        parts.push(format!("device {d}"));
+    }
+    if let Some(m) = &l.model {
+        parts.push(format!("model {m}"));
+    }
+    if let Some(i) = l.model_id {
+        parts.push(format!("id {i}"));
+    }
+    if let Some(s) = l.step {
+        parts.push(format!("step {s}"));
+    }
+    if parts.is_empty() {
+        parts.push("(no layout)".into());
+    }
+    let layout = serde_json::to_value(g.layout)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default();
+    format!("{}  [{layout}]", parts.join(" · "))
+}
+
+fn describe(a: &Anomaly) -> String {
+    let t = &a.tensor;
+    let mut ids = String::new();
+    if let Some(task) = t.op.task_id {
+        let _ = write!(ids, " task {task}");
+    }
+    if let Some(s) = t.op.stream_id {
+        let _ = write!(ids, " stream {s}");
+    }
+    let mut counts = Vec::new();
+    if t.nan > 0 {
+        counts.push(format!("{} NaN", t.nan));
+    }
+    if t.pos_inf > 0 {
+        counts.push(format!("{} +Inf", t.pos_inf));
+    }
+    if t.neg_inf > 0 {
+        counts.push(format!("{} -Inf", t.neg_inf));
+    }
+    match t.overflow {
+        Some(0) => {}
+        Some(n) => counts.push(format!("{n} saturated")),
+        None => counts.push("saturated".into()),
+    }
+    format!(
+        "{} {} of {}{}{} — {} of {} {} — {}",
+        t.io,
+        t.index,
+        t.op.op_name,
+        t.op.op_type
+            .as_ref()
+            .map_or(String::new(), |ty| format!(" ({ty})")),
+        ids,
+        counts.join(", "),
+        t.elements,
+        t.dtype,
+        t.op.path
+    )
+}
+
+/// The human summary.
+pub fn text(report: &ScanReport) -> String {
+    let s = &report.summary;
+    let mut o = String::new();
+    let _ = writeln!(o, "dump-scan {}", report.root);
+    let _ = writeln!(
+        o,
+        "  {} files seen, {} read as dumps, {} tensors, {} checked, {} groups",
+        s.files_seen,
+        s.dump_files,
+        s.tensors,
+        human_bytes(s.bytes),
+        s.groups
+    );
+    let _ = writeln!(
+        o,
+        "  {} anomalous tensors, {} problems reading files",
+        s.anomalous_tensors, s.errors
+    );
+    for g in &report.groups {
+        let _ = writeln!(o, "\n{}", group_title(g));
+        let _ = writeln!(
+            o,
+            "  {} files, {} tensors, {} anomalous",
+            g.files, g.tensors, g.anomalous_tensors
+        );
+        if let Some(a) = &g.first_anomaly {
+            let _ = writeln!(o, "  first anomaly : {}", describe(a));
+        }
+        if let Some(a) = &g.first_born {
+            let _ = writeln!(o, "  born at       : {}", describe(a));
+        } else if g.first_anomaly.is_some() {
+            let _ = writeln!(
+                o,
+                "  born at       : not found (every anomalous output has an anomalous input)"
+            );
+        }
+    }
+    let overflowed: Vec<_> = report
+        .opdebug
+        .iter()
+        .filter(|d| d.units.iter().any(|u| u.status != 0))
+        .collect();
+    if !overflowed.is_empty() {
+        let _ = writeln!(o, "\noverflow reports (Opdebug):");
+        for d in overflowed {
+            for u in d.units.iter().filter(|u| u.status != 0) {
+                let _ = writeln!(
+                    o,
+                    "  {} task {} stream {} status 0x{:x} — {} → {}",
+                    u.unit,
+                    u.task_id,
+                    u.stream_id,
+                    u.status,
+                    d.path,
+                    d.paired_dump
+                        .as_deref()
+                        .unwrap_or("(no op dump with that task/stream)")
+                );
+            }
+        }
+    }
+    if !report.errors.is_empty() {
+        let _ = writeln!(o, "\nproblems:");
+        for e in &report.errors {
+            let _ = writeln!(o, "  {}: {}", e.path, e.message);
+        }
+    }
+    o
+}
