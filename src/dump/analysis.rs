@@ -147,3 +147,95 @@ pub fn pair_opdebug(opdebug: &mut [OpdebugRecord], tensors: &[TensorRecord]) {
             .map(|t| t.op.path.clone());
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dump::records::{OpRef, Source};
+
+    fn t(op: &str, ts: u64, io: Io, index: usize, nan: u64) -> TensorRecord {
+        TensorRecord {
+            op: OpRef {
+                location: Location::default(),
+                layout: Layout::Model,
+                op_name: op.into(),
+                op_type: Some("T".into()),
+                task_id: Some(ts),
+                stream_id: Some(1),
+                timestamp: Some(ts),
+                counter: None,
+                path: format!("{op}.{ts}"),
+            },
+            io,
+            index,
+            dtype: "DT_FLOAT".into(),
+            format: None,
+            shape: vec![4],
+            elements: 4,
+            nan,
+            pos_inf: 0,
+            neg_inf: 0,
+            overflow: Some(0),
+            min: None,
+            max: None,
+            mean: None,
+            source: Source::Dump,
+        }
+    }
+
+    #[test]
+    fn first_anomaly_follows_time_and_birth_needs_clean_inputs() {
+        // C (t=3) has a NaN input and output; B (t=2) is born with clean inputs; A (t=1) clean.
+        // Records arrive out of order, as they do from parallel readers.
+        let tensors = vec![
+            t("C", 3, Io::Output, 0, 1),
+            t("C", 3, Io::Input, 0, 1),
+            t("B", 2, Io::Output, 1, 2),
+            t("B", 2, Io::Input, 0, 0),
+            t("A", 1, Io::Output, 0, 0),
+        ];
+        let mut files = BTreeMap::new();
+        files.insert((Location::default(), Layout::Model), (3, 60));
+        let a = analyse(tensors, &files);
+        assert_eq!(a.groups.len(), 1);
+        let g = &a.groups[0];
+        assert_eq!(
+            (g.files, g.tensors, g.anomalous_tensors, g.bytes),
+            (3, 5, 3, 60)
+        );
+        let first = g.first_anomaly.as_ref().unwrap();
+        assert_eq!(
+            (
+                first.tensor.op.op_name.as_str(),
+                first.tensor.io,
+                first.tensor.index
+            ),
+            ("B", Io::Output, 1)
+        );
+        let born = g.first_born.as_ref().unwrap();
+        assert_eq!(born.tensor.op.op_name, "B");
+        let order: Vec<_> = a
+            .tensors
+            .iter()
+            .map(|t| (t.op.op_name.as_str(), t.io))
+            .collect();
+        assert_eq!(
+            order,
+            [
+                ("A", Io::Output),
+                ("B", Io::Input),
+                ("B", Io::Output),
+                ("C", Io::Input),
+                ("C", Io::Output)
+            ]
+        );
+    }
+
+    #[test]
+    fn propagated_only_has_no_birth() {
+        let tensors = vec![t("C", 3, Io::Input, 0, 1), t("C", 3, Io::Output, 0, 1)];
+        let a = analyse(tensors, &BTreeMap::new());
+        assert!(a.groups[0].first_anomaly.is_some());
+        assert!(a.groups[0].first_born.is_none());
+    }
+}

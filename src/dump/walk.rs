@@ -146,7 +146,14 @@ pub fn walk(root: &Path) -> Walk {
                     .chain(dir.split('/').filter(|s| !s.is_empty()).map(str::to_string))
                     .collect()
             };
-            let (layout, location) = layout_path::locate(&comps);
+            let (layout, mut location) = layout_path::locate(&comps);
+            // npugraph_ex names carry the device the directory does not.
+            if let FileName::Pt {
+                device: Some(d), ..
+            } = name
+            {
+                location.device = location.device.or(Some(d));
+            }
             Some(Candidate {
                 rel: rel_string(root, &path),
                 path,
