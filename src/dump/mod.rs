@@ -52,7 +52,7 @@ pub fn scan(
         .num_threads(opts.threads.unwrap_or(0))
         .build()
         .context("cannot start worker threads")?;
-    let walked = walk::walk(root);
+    let walked = pool.install(|| walk::walk(root));
     progress(Progress::Found(walked.candidates.len() as u64));
     let outcomes: Vec<(walk::Candidate, read::FileOutcome)> = pool.install(|| {
         walked

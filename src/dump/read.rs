@@ -475,29 +475,6 @@ fn npy_element(t: &npyz::TypeStr) -> Option<Element> {
     })
 }
 
-pub fn npy_dtype_name(el: Element) -> &'static str {
-    match el {
-        Element::F16 => "DT_FLOAT16",
-        Element::F32 => "DT_FLOAT",
-        Element::F64 => "DT_DOUBLE",
-        Element::I8 => "DT_INT8",
-        Element::I16 => "DT_INT16",
-        Element::I32 => "DT_INT32",
-        Element::I64 => "DT_INT64",
-        Element::U8 => "DT_UINT8",
-        Element::U16 => "DT_UINT16",
-        Element::U32 => "DT_UINT32",
-        Element::U64 => "DT_UINT64",
-        Element::Bool => "DT_BOOL",
-        Element::C64 => "DT_COMPLEX64",
-        Element::C128 => "DT_COMPLEX128",
-        Element::Bf16 => "DT_BF16",
-        Element::F8E4m3fn => "DT_FLOAT8_E4M3FN",
-        Element::F8E5m2 => "DT_FLOAT8_E5M2",
-        Element::I4 => "DT_INT4",
-    }
-}
-
 /// A tensor stored as raw little-endian elements at a known place in a file (`.npy`, `.pt`).
 pub struct RawTensor {
     pub io: Io,
@@ -525,7 +502,7 @@ pub fn check_raw(
         op: op.clone(),
         io: t.io,
         index: t.index,
-        dtype: npy_dtype_name(el).to_string(),
+        dtype: el.dtype().to_string(),
         format: None,
         shape: t.shape,
         elements: acc.elements,

@@ -51,36 +51,90 @@ fn rel_string(root: &Path, p: &Path) -> String {
     }
 }
 
-/// Walks `root` (a directory or a single file).
-pub fn walk(root: &Path) -> Walk {
+/// Lists the files below `dir` in parallel (one task per directory), following symbolic links.
+/// `ancestors` holds the (device, inode) of every directory on the way down, so a link back to
+/// one of them is reported as a loop instead of being followed forever.
+fn list(root: &Path, dir: &Path, ancestors: &[(u64, u64)]) -> (Vec<PathBuf>, Vec<ScanError>) {
+    use rayon::prelude::*;
+    use std::os::unix::fs::MetadataExt;
+
+    let error = |p: &Path, message: String| ScanError {
+        path: rel_string(root, p),
+        message,
+        offset: None,
+    };
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) => {
+            return (
+                Vec::new(),
+                vec![error(dir, format!("cannot read directory: {e}"))],
+            )
+        }
+    };
     let mut files = Vec::new();
     let mut errors = Vec::new();
-    for entry in walkdir::WalkDir::new(root)
-        .follow_links(true)
-        .sort_by_file_name()
-    {
-        match entry {
-            Ok(e) if e.file_type().is_file() => files.push(e.into_path()),
-            Ok(_) => {}
-            Err(err) => {
-                let path = err.path().map(|p| rel_string(root, p)).unwrap_or_default();
-                let message = match err.loop_ancestor() {
-                    Some(a) => format!(
-                        "symbolic link loop back to {} — not followed",
-                        rel_string(root, a)
-                    ),
-                    None => err
-                        .io_error()
-                        .map_or_else(|| err.to_string(), |io| format!("cannot read: {io}")),
-                };
-                errors.push(ScanError {
-                    path,
-                    message,
-                    offset: None,
-                });
+    let mut subdirs = Vec::new();
+    for entry in entries {
+        let entry = match entry {
+            Ok(e) => e,
+            Err(e) => {
+                errors.push(error(dir, format!("cannot read directory: {e}")));
+                continue;
             }
+        };
+        let path = entry.path();
+        // Follows symbolic links; a dangling link is an error, not a file.
+        match std::fs::metadata(&path) {
+            Ok(m) if m.is_dir() => {
+                let id = (m.dev(), m.ino());
+                if ancestors.contains(&id) {
+                    errors.push(error(
+                        &path,
+                        "symbolic link loop back to an enclosing directory: not followed".into(),
+                    ));
+                } else {
+                    subdirs.push((path, id));
+                }
+            }
+            Ok(m) if m.is_file() => files.push(path),
+            Ok(_) => {}
+            Err(e) => errors.push(error(&path, format!("cannot read: {e}"))),
         }
     }
+    let below: Vec<(Vec<PathBuf>, Vec<ScanError>)> = subdirs
+        .par_iter()
+        .map(|(p, id)| {
+            let mut chain = ancestors.to_vec();
+            chain.push(*id);
+            list(root, p, &chain)
+        })
+        .collect();
+    for (f, e) in below {
+        files.extend(f);
+        errors.extend(e);
+    }
+    (files, errors)
+}
+
+/// Walks `root` (a directory or a single file). Runs on the current rayon pool.
+pub fn walk(root: &Path) -> Walk {
+    use std::os::unix::fs::MetadataExt;
+
+    let (mut files, mut errors) = match std::fs::metadata(root) {
+        Ok(m) if m.is_dir() => list(root, root, &[(m.dev(), m.ino())]),
+        Ok(_) => (vec![root.to_path_buf()], Vec::new()),
+        Err(e) => (
+            Vec::new(),
+            vec![ScanError {
+                path: root.display().to_string(),
+                message: format!("cannot read: {e}"),
+                offset: None,
+            }],
+        ),
+    };
+    files.sort();
+    errors.sort_by(|a, b| a.path.cmp(&b.path));
     // mapping.csv per directory
     let mut mappings: HashMap<PathBuf, HashMap<String, String>> = HashMap::new();
     for f in files

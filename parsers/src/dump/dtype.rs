@@ -201,6 +201,31 @@ impl Element {
         })
     }
 
+    /// The dump data type this layout belongs to (for files that name types their own way,
+    /// such as `.npy` and `.pt`).
+    pub fn dtype(self) -> DType {
+        match self {
+            Element::F16 => DType::Float16,
+            Element::Bf16 => DType::Bf16,
+            Element::F32 => DType::Float,
+            Element::F64 => DType::Double,
+            Element::F8E4m3fn => DType::Float8E4m3fn,
+            Element::F8E5m2 => DType::Float8E5m2,
+            Element::I8 => DType::Int8,
+            Element::U8 => DType::Uint8,
+            Element::I16 => DType::Int16,
+            Element::U16 => DType::Uint16,
+            Element::I32 => DType::Int32,
+            Element::U32 => DType::Uint32,
+            Element::I64 => DType::Int64,
+            Element::U64 => DType::Uint64,
+            Element::Bool => DType::Bool,
+            Element::I4 => DType::Int4,
+            Element::C64 => DType::Complex64,
+            Element::C128 => DType::Complex128,
+        }
+    }
+
     /// Whether the type can hold NaN or infinity at all.
     pub fn is_float(self) -> bool {
         matches!(
@@ -379,6 +404,16 @@ mod tests {
         }
         assert_eq!(DType::from_name("FLOAT16"), Some(DType::Float16));
         assert_eq!(DType::from_name("-"), None);
+    }
+
+    #[test]
+    fn element_and_dtype_agree() {
+        for i in 0..43 {
+            let d = DType::from_proto(i);
+            if let Some(el) = d.element() {
+                assert_eq!(el.dtype().element(), Some(el), "{d}");
+            }
+        }
     }
 
     #[test]
