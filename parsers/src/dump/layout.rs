@@ -370,6 +370,29 @@ impl PaddedView {
     }
 }
 
+impl PaddedView {
+    /// Converts a device buffer of `elem_size`-byte elements back to the logical tensor in C
+    /// order over [`PaddedView::logical_shape`], dropping the padding. `None` when `data` is
+    /// shorter than the device layout.
+    pub fn gather(&self, data: &[u8], elem_size: usize) -> Option<Vec<u8>> {
+        let es = elem_size as u64;
+        let needed = self.rows.checked_mul(self.row_len)?.checked_mul(es)?;
+        if (data.len() as u64) < needed {
+            return None;
+        }
+        let mut out = vec![0u8; usize::try_from(self.logical_elements.checked_mul(es)?).ok()?];
+        for row in 0..self.rows {
+            for col in 0..self.real_in_row(row) {
+                let src = ((row * self.row_len + col) * es) as usize;
+                let dst = (self.logical_index(row, col) * es) as usize;
+                out.get_mut(dst..dst + elem_size)?
+                    .copy_from_slice(data.get(src..src + elem_size)?);
+            }
+        }
+        Some(out)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -490,6 +513,20 @@ mod tests {
                 + wi * 16
                 + ci % 16
         });
+    }
+
+    #[test]
+    fn gather_restores_nchw_from_nc1hwc0() {
+        // N=1, C=3, H=1, W=2 in NC1HWC0 with C0=4: device (1, 1, 1, 2, 4)
+        let device: Vec<u8> = vec![0, 2, 4, 0, 1, 3, 5, 0];
+        let v = PaddedView::new(
+            Format::primary(Format::NC1HWC0),
+            &[1, 1, 1, 2, 4],
+            &[1, 3, 1, 2],
+        )
+        .unwrap();
+        assert_eq!(v.gather(&device, 1), Some(vec![0, 1, 2, 3, 4, 5]));
+        assert_eq!(v.gather(&device[..7], 1), None);
     }
 
     #[test]
