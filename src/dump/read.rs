@@ -288,7 +288,7 @@ fn read_dump(c: &Candidate, file: &File, len: u64, name: Option<&OpDumpName>) ->
         ..FileOutcome::default()
     };
     for (i, (t, span)) in h.tensors.iter().zip(&blocks).enumerate() {
-        if !is_checked(t) || t.size == 0 {
+        if !is_checked(t) {
             continue;
         }
         let Some(el) = t.dtype.element() else {
@@ -318,7 +318,7 @@ fn read_dump(c: &Candidate, file: &File, len: u64, name: Option<&OpDumpName>) ->
         }
         let unit = chunk_unit(el) as u64;
         let usable = available / unit * unit;
-        if usable == 0 {
+        if usable == 0 && t.size > 0 {
             continue;
         }
         let view = if available == t.size {

@@ -4,7 +4,9 @@
 //! branch-light kernel that keeps eight independent lanes, so the compiler vectorises the common
 //! case (all values finite) and the rare non-finite values are classified in a second pass over
 //! the same block only when the first pass saw one. Saturation (overflow) is counted on the raw
-//! bit patterns: a finite value at the largest magnitude of its type.
+//! bit patterns: a finite value at the largest magnitude of its type. Sums use Neumaier's
+//! compensated summation per lane, so a tensor holding ±65504 or ±3.4e38 next to small values
+//! still gets a correct mean (plain summation would cancel the small values away).
 
 use npgx_parsers::dump::dtype::Element;
 use npgx_parsers::dump::scalar;
@@ -19,6 +21,8 @@ pub struct Acc {
     pub overflow: u64,
     finite: u64,
     sum: f64,
+    /// Neumaier compensation of `sum`.
+    comp: f64,
     min: f64,
     max: f64,
 }
@@ -33,6 +37,7 @@ impl Default for Acc {
             overflow: 0,
             finite: 0,
             sum: 0.0,
+            comp: 0.0,
             min: f64::INFINITY,
             max: f64::NEG_INFINITY,
         }
@@ -40,6 +45,18 @@ impl Default for Acc {
 }
 
 const BLOCK: usize = 2048;
+
+/// One step of Neumaier's compensated summation.
+#[inline(always)]
+fn neumaier(sum: &mut f64, comp: &mut f64, v: f64) {
+    let t = *sum + v;
+    *comp += if sum.abs() >= v.abs() {
+        (*sum - t) + v
+    } else {
+        (v - t) + *sum
+    };
+    *sum = t;
+}
 const LANES: usize = 8;
 
 trait Lane: Copy + PartialOrd + Into<f64> {
@@ -77,13 +94,14 @@ impl Acc {
     }
     /// Mean over finite values, if any.
     pub fn mean(&self) -> Option<f64> {
-        (self.finite > 0).then(|| self.sum / self.finite as f64)
+        (self.finite > 0).then(|| (self.sum + self.comp) / self.finite as f64)
     }
 
     fn floats<T: Lane>(&mut self, xs: &[T]) {
         let mut mn = [T::POS; LANES];
         let mut mx = [T::NEG; LANES];
         let mut sum = [0f64; LANES];
+        let mut comp = [0f64; LANES];
         let mut special = [0u32; LANES];
         let chunks = xs.chunks_exact(LANES);
         let tail = chunks.remainder();
@@ -92,8 +110,8 @@ impl Acc {
                 let x = c[l];
                 let fin = x.finite();
                 special[l] += u32::from(!fin);
-                let v = if fin { x } else { T::ZERO };
-                sum[l] += v.into();
+                let v: f64 = if fin { x } else { T::ZERO }.into();
+                neumaier(&mut sum[l], &mut comp[l], v);
                 mn[l] = if fin && x < mn[l] { x } else { mn[l] };
                 mx[l] = if fin && x > mx[l] { x } else { mx[l] };
             }
@@ -102,7 +120,8 @@ impl Acc {
             let fin = x.finite();
             special[0] += u32::from(!fin);
             if fin {
-                sum[0] += x.into();
+                let v: f64 = x.into();
+                neumaier(&mut sum[0], &mut comp[0], v);
                 mn[0] = if x < mn[0] { x } else { mn[0] };
                 mx[0] = if x > mx[0] { x } else { mx[0] };
             }
@@ -110,7 +129,9 @@ impl Acc {
         let specials: u64 = special.iter().map(|&s| u64::from(s)).sum();
         self.elements += xs.len() as u64;
         self.finite += xs.len() as u64 - specials;
-        self.sum += sum.iter().sum::<f64>();
+        for v in sum.into_iter().chain(comp) {
+            neumaier(&mut self.sum, &mut self.comp, v);
+        }
         for l in 0..LANES {
             self.min = self.min.min(mn[l].into());
             self.max = self.max.max(mx[l].into());
@@ -256,6 +277,16 @@ mod tests {
         assert_eq!(a.max(), Some(98.0));
         let expect = (0..99).filter(|&i| i != 3 && i != 50).sum::<i32>() as f64 / 97.0;
         assert!((a.mean().unwrap() - expect).abs() < 1e-9);
+    }
+
+    #[test]
+    fn mean_survives_cancelling_extremes() {
+        let mut v = vec![1.0f32; 30];
+        v[0] = f32::MAX;
+        v[17] = -f32::MAX;
+        let mut a = Acc::default();
+        a.update(Element::F32, &f32s(&v));
+        assert_eq!(a.mean(), Some(28.0 / 30.0));
     }
 
     #[test]
