@@ -200,6 +200,7 @@ class Tensor:
     size: int | None = None      # header size; default = len(raw)
     report_shape: list | None = None   # the logical shape the report must show
     elements_override: int | None = None
+    optional: bool = False       # the scanner may leave it out of `tensors`; if listed, it must be right
 
     def __post_init__(self):
         if self.raw is None:
@@ -534,9 +535,11 @@ class Case:
                "dtype": DT_NAMES[x.dt], "format": FORMAT_NAMES.get(x.fmt & 0xFF),
                "shape": [int(d) for d in x.report_shape], **v}
         rec.update(op.meta)
-        rec.update(op.group)
+        rec.update({k: v for k, v in op.group.items() if k != "layout"})  # layout: a group field only
         if overrides and (io, index) in overrides:
             rec.update(overrides[(io, index)])
+        if x.optional:
+            rec["optional"] = True
         ks = kinds_of(rec)
         rec["kinds"] = ks
         rec["kind"] = ks[0] if ks else None
@@ -571,11 +574,13 @@ class Case:
                 if first_born is None and anom_out and not anom_in:
                     first_born = anom_out[0]
             g = json.loads(key)
-            recs = [r for op in ops for r in op.inputs + op.outputs if r is not None]
+            every = [r for op in ops for r in op.inputs + op.outputs if r is not None]
+            recs = [r for r in every if not r.get("optional")]
             unchecked = key in self.unchecked_group_tensors or bool(self.optional_tensor_paths)
             exp_groups.append({
                 "key": {k: v for k, v in g.items() if v != "*"},
                 "tensors": None if unchecked else len(recs),
+                "tensors_optional": len(every) - len(recs),
                 "anomalous_tensors": sum(1 for r in recs if r["kind"]),
                 "first_anomaly": _pick(first_anomaly),
                 "first_born": _pick(first_born),
@@ -584,6 +589,7 @@ class Case:
         exp_groups.sort(key=lambda g: json.dumps(g["key"], sort_keys=True))
         tensors.sort(key=lambda r: (r["path"], r["io"], r["index"]))
         anomalous = [r for r in tensors if r["kind"]]
+        n_optional = sum(1 for r in tensors if r.get("optional"))
         return {
             "case": self.name,
             "description": self.description,
@@ -592,11 +598,12 @@ class Case:
             "summary": {
                 "groups": len(exp_groups),
                 "anomalous_tensors": len(anomalous),
-                "tensors": None if self.optional_tensor_paths else len(tensors),
+                "tensors": None if self.optional_tensor_paths else len(tensors) - n_optional,
                 "errors": None if self.optional_error_paths else len(self.errors),
             },
             "groups": exp_groups,
             "tensors": tensors,
+            "tensors_optional": n_optional,
             "optional_tensor_paths": sorted(self.optional_tensor_paths),
             "errors": sorted(self.errors, key=lambda e: e["path"]),
             "optional_error_paths": sorted(self.optional_error_paths),
@@ -912,7 +919,8 @@ def case_dtypes(out: Path) -> Case:
     one("fp32", vals(64, dt=1, plant={3: NAN, 17: NAN, 5: INF, 40: -INF, 41: -INF, 50: 1e30}, seed=501), 1)
     one("fp16", vals(128, plant={0: NAN, 127: INF, 10: 65504.0, 11: -65504.0, 12: 65504.0, 13: 65472.0}, seed=502), 2)
     bfmax = LIMITS[27]
-    one("bf16", vals(32, dt=27, plant={4: NAN, 6: -INF, 7: bfmax, 8: -bfmax, 9: 65504.0}, seed=503), 27)
+    one("bf16", vals(32, dt=27, plant={4: NAN, 6: -INF, 7: bfmax, 9: 65504.0}, seed=503), 27)
+    one("bf16_neg", vals(32, dt=27, plant={3: -bfmax}, seed=509), 27)
     one("fp64", vals(16, dt=12, plant={2: NAN, 3: INF, 4: 1e300}, seed=504), 12)
     e4 = vals(32, dt=35, seed=505, plant={3: 448.0, 4: -448.0, 5: 240.0})
     e4v = e4.view(np.uint8)
@@ -941,7 +949,7 @@ def case_dtypes(out: Path) -> Case:
     # empty tensor (size 0) and a 0-d scalar in one file
     seq[0] += 1
     c.dump(d, g, op_type="Reshape", op_name="reshape_empty_and_scalar", task=seq[0], stream=1, ts=base + seq[0] * 10,
-           inputs=[t(np.zeros((0,), np.float32), 1)],
+           inputs=[t(np.zeros((0,), np.float32), 1, optional=True)],
            outputs=[Tensor(np.array(2.5, np.float32), 1, shape=[], report_shape=None)])
     # unknown dtype 99 next to a good tensor
     seq[0] += 1
@@ -1152,7 +1160,8 @@ def case_stats(out: Path) -> Case:
         op = Op(rel, g, (ts, task, rel), {"op_name": op_name, "op_type": op_type, "task_id": task,
                                           "stream_id": 1, "timestamp": ts})
         for io, index, rec in records:
-            r = {"path": rel, "io": io, "index": index, "source": "stats", **op.meta, **g, **rec}
+            r = {"path": rel, "io": io, "index": index, "source": "stats", **op.meta,
+                 **{k: v for k, v in g.items() if k != "layout"}, **rec}
             ks = kinds_of({"nan": rec["nan"], "pos_inf": rec["pos_inf"], "neg_inf": rec["neg_inf"],
                            "overflow": rec.get("overflow_proved", 0)})
             r.pop("overflow_proved", None)
@@ -1265,6 +1274,10 @@ def case_bad(out: Path) -> Case:
     op = Op(rel, g, (base + 2, 2, rel), {"op_name": "truncated", "op_type": "Add", "task_id": 2, "stream_id": 1,
                                          "timestamp": base + 2})
     op.inputs = [c._record(op, "input", 0, ins[0], "dump")]
+    # the 250 complete elements of output 0 may be reported as checked (shape: declared or not)
+    part = c._record(op, "output", 0, Tensor(full.logical[:250], 1, optional=True), "dump")
+    del part["shape"]
+    op.outputs = [part]
     c.add_op(op)
     c.error(rel, ["truncat", "short", "exceed", "beyond", "past", "end of file", "eof", "missing", "bytes"],
             "output 0 declares 4096 bytes, only 1000 present; input 0 (complete) is still scanned")
