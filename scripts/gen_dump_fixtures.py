@@ -984,6 +984,47 @@ def case_exception(out: Path) -> Case:
     c.dump(d, g, op_type="Add", op_name="add_after", task=13, stream=None, ts=None, dump_time=base + 70_000,
            file_name="Add.add_after.13.20250508095618600", report_ts=False,
            inputs=[t(vals(16, seed=604, plant={3: NAN}), 2)], outputs=[t(vals(16, seed=605, plant={3: NAN}), 2)])
+    # kernel binaries written beside exception dumps (spec §3.3): not dumps, skipped silently
+    c.write(f"{d}/te_matmulv3_1a2b3c4d_10001_host.o", b"\x7fELF" + bytes(60))
+    c.write(f"{d}/te_matmulv3_1a2b3c4d.o", b"\x7fELF" + bytes(60))
+    c.write(f"{d}/te_matmulv3_1a2b3c4d.json", b'{"kernelName": "te_matmulv3_1a2b3c4d", "blockDim": 8}\n')
+    return c
+
+
+def case_large(out: Path) -> Case:
+    c = Case(out, "large", "multi-MiB blocks at unaligned file offsets with NaN/Inf/overflow planted on "
+             "the elements that straddle common read-chunk boundaries (64 KiB, 1, 4, 8 MiB), on the first "
+             "and on the last element: a streaming reader must neither lose nor double-count them")
+    time = "20241121220000"
+    d = f"{time}/0"
+    g = single_group(time, 0)
+    base = T0 + 36_000_000_000
+    n_in, n_out = 1_000_001, 3_000_000
+    a_in = vals(n_in, 0.5, 1.5, seed=1401)
+    a_out = vals(n_out, 0.5, 1.5, dt=1, seed=1402)
+    # pick a dfx_message length that puts the data at an odd offset: every block is then unaligned
+    # and every even chunk boundary cuts an element in two
+    for dfx in ("pad", "pads"):
+        data_off = 8 + dump_header("large", base, [t(a_in, 2)], [t(a_out, 1)], dfx=dfx).ByteSize()
+        if data_off % 2 == 1:
+            break
+    assert data_off % 2 == 1
+    kinds = [NAN, INF, -INF]
+    for j, boundary in enumerate((1 << 16, 1 << 20, 1 << 22, 1 << 23)):
+        # the fp16 input spans [data_off, data_off + 2 n_in); the fp32 output follows it
+        rel = boundary - data_off
+        if 0 < rel < 2 * n_in:
+            a_in[rel // 2] = 65504.0 if j % 2 else kinds[j % 3]
+        rel = boundary - (data_off + 2 * n_in)
+        if 0 < rel < 4 * n_out:
+            a_out[rel // 4] = kinds[j % 3]
+            a_out[rel // 4 + 1] = kinds[(j + 1) % 3]
+    a_in[0], a_in[-1] = NAN, -65504.0
+    a_out[0], a_out[-1] = -INF, NAN
+    op = c.dump(d, g, op_type="MatMul", op_name="large", task=1, stream=1, ts=base, inputs=[t(a_in, 2)],
+                outputs=[t(a_out, 1)], dfx=dfx)
+    (hlen,) = struct.unpack_from("<Q", (c.root / op.path).read_bytes()[:8])
+    assert 8 + hlen == data_off
     return c
 
 
@@ -1417,7 +1458,7 @@ def bench_tree(out: Path, gib: float):
 
 ALL_CASES = [case_torchair, case_model_plain, case_msprobe, case_framings, case_dtypes, case_exception,
              case_ffts, case_formats, case_npugraph_ex, case_npy, case_stats, case_opdebug, case_bad,
-             case_example]
+             case_large, case_example]
 
 
 def main(argv=None) -> int:

@@ -456,6 +456,11 @@ fn bad_inputs_are_errors_and_the_scan_goes_on() {
 }
 
 #[test]
+fn large_blocks_across_read_chunk_boundaries() {
+    check_case("large");
+}
+
+#[test]
 fn bundled_example_is_the_generated_one_and_scans_as_expected() {
     let generated = case("example");
     let committed = common::repo().join("testdata/dump-example");
@@ -714,7 +719,8 @@ fn ideal_output(exp: &Value) -> Value {
     })
 }
 
-const CASES: [&str; 14] = [
+const CASES: [&str; 15] = [
+    "large",
     "torchair",
     "model_plain",
     "msprobe",

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Benchmark of `npgx dump-scan` (issue 2), measured in one run on a warm page cache against
+#   - `cat` of every file to /dev/null: the read limit of this machine,
+#   - scripts/baseline_dump_scan.py: Python + numpy doing the same work (header + frombuffer +
+#     isnan/isinf), i.e. what users script today.
+# Targets: npgx >= 0.5x cat, >= 20x Python, peak RSS < 200 MB whatever the tree size.
+#
+# Usage: scripts/bench_dump_scan.sh [GiB]      (default 1; the tree is built once and cached under
+#        target/bench/, by scripts/gen_dump_fixtures.py --bench-gib)
+# Env:   NPGX_PYTHON (default .venv/bin/python), CARGO_TARGET_DIR, NPGX_BENCH_RUNS (default 3).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+gib="${1:-1}"
+runs="${NPGX_BENCH_RUNS:-3}"
+py="${NPGX_PYTHON:-.venv/bin/python}"
+bin="${CARGO_TARGET_DIR:-target}/release/npgx"
+tree="target/bench/dump-${gib}gib"
+
+if [ ! -x "$py" ]; then
+  python3 -m venv .venv
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check numpy protobuf ml_dtypes
+  py=.venv/bin/python
+fi
+if [ ! -x /usr/bin/time ]; then
+  echo "bench: /usr/bin/time (GNU time) is needed for peak RSS: apt-get install time" >&2
+  exit 2
+fi
+
+echo "== cargo build --release"
+cargo build --release --locked --quiet
+
+if [ ! -f "$tree/BENCH_TREE.json" ]; then
+  echo "== writing a ${gib} GiB tree to $tree (once)"
+  mkdir -p "$(dirname "$tree")"
+  "$py" scripts/gen_dump_fixtures.py --out "$tree" --bench-gib "$gib"
+fi
+bytes=$(find "$tree" -type f -printf '%s\n' | awk '{s+=$1} END {print s}')
+files=$(find "$tree" -type f | wc -l)
+echo "tree: $tree, $files files, $bytes bytes"
+
+# warm the page cache (the tree must fit in RAM for the comparison to mean anything)
+find "$tree" -type f -print0 | xargs -0 cat > /dev/null
+
+now() { date +%s.%N; }
+best() { # best wall time (s) of $runs runs of "$@"
+  local b="" s e t
+  for _ in $(seq "$runs"); do
+    s=$(now); "$@" > /dev/null 2>&1 || true; e=$(now)
+    t=$(awk -v s="$s" -v e="$e" 'BEGIN {printf "%.4f", e - s}')
+    if [ -z "$b" ] || awk -v t="$t" -v b="$b" 'BEGIN {exit !(t < b)}'; then b=$t; fi
+  done
+  echo "$b"
+}
+cat_all() { find "$tree" -type f -print0 | xargs -0 cat > /dev/null; }
+npgx_scan() { "$bin" dump-scan "$tree" --format json --no-progress; }
+
+echo "== cat (best of $runs)"
+t_cat=$(best cat_all)
+echo "== npgx dump-scan (best of $runs)"
+t_npgx=$(best npgx_scan)
+echo "== python baseline (1 run)"
+s=$(now)
+py_out=$("$py" scripts/baseline_dump_scan.py "$tree")
+e=$(now)
+t_py=$(awk -v s="$s" -v e="$e" 'BEGIN {printf "%.4f", e - s}')
+
+rss_kb=$(/usr/bin/time -v "$bin" dump-scan "$tree" --format json --no-progress 2>&1 >/tmp/npgx-bench-$$.json \
+  | awk -F: '/Maximum resident set size/ {gsub(/ /, "", $2); print $2}')
+npgx_anom=$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["summary"]["anomalous_tensors"])' /tmp/npgx-bench-$$.json)
+rm -f /tmp/npgx-bench-$$.json
+py_anom=$("$py" -c 'import json,sys; print(json.loads(sys.argv[1])["anomalous_tensors"])' "$py_out")
+
+awk -v b="$bytes" -v c="$t_cat" -v n="$t_npgx" -v p="$t_py" -v r="$rss_kb" -v na="$npgx_anom" -v pa="$py_anom" 'BEGIN {
+  mib = b / 1048576
+  printf "\n%-26s %10s %12s\n", "", "seconds", "MiB/s"
+  printf "%-26s %10.3f %12.0f\n", "cat > /dev/null", c, mib / c
+  printf "%-26s %10.3f %12.0f\n", "npgx dump-scan", n, mib / n
+  printf "%-26s %10.3f %12.0f\n", "python + numpy baseline", p, mib / p
+  printf "\nnpgx / cat    = %.2fx   (target >= 0.5x)\n", c / n
+  printf "npgx / python = %.1fx   (target >= 20x)\n", p / n
+  printf "npgx peak RSS = %.1f MB  (target < 200 MB)\n", r / 1024
+  printf "anomalous tensors: npgx %s, python %s%s\n", na, pa, (na == pa ? "" : "   <-- DISAGREE")
+}'
