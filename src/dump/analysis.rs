@@ -125,8 +125,9 @@ pub fn analyse(tensors: Vec<TensorRecord>, files: &BTreeMap<GroupKey, (u64, u64)
     out
 }
 
-/// Pairs each Opdebug payload with the op dump in the same directory that has the same task and
-/// stream id; the earliest such dump wins (as msaccucmp does).
+/// Pairs each Opdebug payload with the op dump that overflowed: the dump in the same directory
+/// whose task and stream ids are those of a unit the payload reports as overflowed (not the ids
+/// of the Opdebug task itself); the earliest such dump wins, as in msaccucmp.
 pub fn pair_opdebug(opdebug: &mut [OpdebugRecord], tensors: &[TensorRecord]) {
     for d in opdebug.iter_mut() {
         let dir_prefix = if d.dir.is_empty() {
@@ -134,12 +135,18 @@ pub fn pair_opdebug(opdebug: &mut [OpdebugRecord], tensors: &[TensorRecord]) {
         } else {
             format!("{}/", d.dir)
         };
+        let overflowed: Vec<(u64, u64)> = d
+            .units
+            .iter()
+            .filter(|u| u.status != 0)
+            .map(|u| (u.task_id, u.stream_id))
+            .collect();
         d.paired_dump = tensors
             .iter()
             .filter(|t| {
-                t.op.task_id == d.task_id
-                    && t.op.stream_id == d.stream_id
-                    && t.op.path.starts_with(&dir_prefix)
+                overflowed.iter().any(|&(task, stream)| {
+                    t.op.task_id == Some(task) && t.op.stream_id == Some(stream)
+                }) && t.op.path.starts_with(&dir_prefix)
                     && !t.op.path[dir_prefix.len()..].contains('/')
                     && t.op.op_type.as_deref() != Some("Opdebug")
             })

@@ -372,15 +372,29 @@ fn collect(v: &V, out: &mut Vec<SavedTensor>) {
     }
 }
 
-fn contiguous(size: &[u64], stride: &[u64]) -> bool {
+/// Whether a strided view covers a dense block of its storage (any dimension order, no gaps, no
+/// overlaps) — true for contiguous tensors and their permutations such as a transpose. Such a
+/// view holds exactly the elements `offset .. offset + numel` of its storage, which is all a
+/// verdict needs: NaN/Inf counts, min, max and mean do not depend on element order.
+fn dense(size: &[u64], stride: &[u64]) -> bool {
+    if size.len() != stride.len() {
+        return false;
+    }
+    let mut dims: Vec<(u64, u64)> = stride
+        .iter()
+        .copied()
+        .zip(size.iter().copied())
+        .filter(|&(_, n)| n != 1)
+        .collect();
+    dims.sort_unstable();
     let mut expect = 1u64;
-    for (&s, &st) in size.iter().zip(stride).rev() {
-        if s != 1 && st != expect {
+    for (st, n) in dims {
+        if st != expect {
             return false;
         }
-        expect = expect.saturating_mul(s);
+        expect = expect.saturating_mul(n);
     }
-    size.len() == stride.len()
+    true
 }
 
 /// Reads one `.pt` file.
@@ -448,9 +462,9 @@ pub fn read(c: &Candidate, file: &File, len: u64) -> FileOutcome {
             fail(format!("storage type {} is not checked", t.type_name));
             continue;
         };
-        if !contiguous(&t.size, &t.stride) {
+        if !dense(&t.size, &t.stride) {
             fail(format!(
-                "non-contiguous tensor (size {:?}, stride {:?}) is not checked",
+                "strided view with gaps or overlaps (size {:?}, stride {:?}) is not checked",
                 t.size, t.stride
             ));
             continue;
@@ -503,4 +517,20 @@ pub fn read(c: &Candidate, file: &File, len: u64) -> FileOutcome {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::dense;
+
+    #[test]
+    fn dense_views() {
+        assert!(dense(&[2, 3], &[3, 1]));
+        assert!(dense(&[2, 3], &[1, 2])); // transpose
+        assert!(dense(&[2, 1, 3], &[3, 100, 1])); // size-1 dims have any stride
+        assert!(dense(&[], &[]));
+        assert!(!dense(&[2, 3], &[4, 1])); // row padding
+        assert!(!dense(&[2, 3], &[0, 1])); // broadcast
+        assert!(!dense(&[2], &[1, 1]));
+    }
 }
