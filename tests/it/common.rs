@@ -17,7 +17,6 @@ pub fn sample(rel: &str) -> PathBuf {
 }
 
 /// `target/fixtures/<rel>`, written by `scripts/test.sh` through the Python fixture writers.
-#[allow(dead_code)] // used by the fixture-driven tests
 pub fn fixture(rel: &str) -> PathBuf {
     let p = repo().join("target/fixtures").join(rel);
     assert!(
@@ -41,7 +40,6 @@ where
 }
 
 /// Runs npgx, expects `code`, and parses stdout as JSON.
-#[allow(dead_code)] // used by the JSON-output tests
 pub fn npgx_json<I, S>(args: I, code: i32) -> serde_json::Value
 where
     I: IntoIterator<Item = S>,

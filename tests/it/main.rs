@@ -4,3 +4,4 @@
 
 mod cli;
 mod common;
+mod dump_scan;
