@@ -321,7 +321,11 @@ fn read_dump(c: &Candidate, file: &File, len: u64, name: Option<&OpDumpName>) ->
         if usable == 0 && t.size > 0 {
             continue;
         }
-        let view = if available == t.size {
+        // Skip padding only when the block is whole and exactly fills the device shape.
+        let fills_shape = el.size().is_some_and(|es| {
+            t.shape.iter().try_fold(es as u64, |a, &d| a.checked_mul(d)) == Some(t.size)
+        });
+        let view = if available == t.size && fills_shape {
             PaddedView::new(t.format, &t.shape, &t.original_shape)
         } else {
             None
