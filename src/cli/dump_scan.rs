@@ -79,6 +79,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let opts = ScanOptions {
         threads: args.threads,
+        keep_all: args.all,
     };
     let report = dump::scan(&args.path, &opts, &on_progress)?;
     if let Some(b) = &bar {

@@ -43,9 +43,6 @@ fn op_key(t: &TensorRecord) -> OpKey {
     }
 }
 
-/// Tensors of one group, by operator execution in order.
-type Ops = BTreeMap<OpKey, Vec<TensorRecord>>;
-
 fn io_rank(io: Io) -> u8 {
     match io {
         Io::Input => 0,
@@ -55,103 +52,165 @@ fn io_rank(io: Io) -> u8 {
     }
 }
 
-/// The per-group results plus every tensor in execution order.
-pub struct Analysis {
-    pub groups: Vec<Group>,
-    pub tensors: Vec<TensorRecord>,
+/// Where a tensor sits in execution order: group, operator, inputs before outputs, index.
+fn order_key(t: &TensorRecord) -> (GroupKey, OpKey, u8, usize) {
+    (
+        (t.op.location.clone(), t.op.layout),
+        op_key(t),
+        io_rank(t.io),
+        t.index,
+    )
 }
 
-/// Groups tensors, orders them and finds each group's first anomaly and first birth.
-/// `files` holds, per group, the number of decoded files and the tensor bytes read from them.
-pub fn analyse(tensors: Vec<TensorRecord>, files: &BTreeMap<GroupKey, (u64, u64)>) -> Analysis {
-    let mut groups: BTreeMap<GroupKey, Ops> = BTreeMap::new();
-    for t in tensors {
-        let key = (t.op.location.clone(), t.op.layout);
-        groups
-            .entry(key)
-            .or_default()
-            .entry(op_key(&t))
-            .or_default()
-            .push(t);
-    }
-    for key in files.keys() {
-        groups.entry(key.clone()).or_default();
-    }
-    let mut out = Analysis {
-        groups: Vec::with_capacity(groups.len()),
-        tensors: Vec::new(),
-    };
-    for ((location, layout), ops) in groups {
-        let (n_files, bytes) = files
-            .get(&(location.clone(), layout))
-            .copied()
-            .unwrap_or((0, 0));
-        let mut g = Group {
-            files: n_files,
-            location,
-            layout,
-            tensors: 0,
-            bytes,
-            anomalous_tensors: 0,
-            first_anomaly: None,
-            first_born: None,
-        };
-        for (_, mut op_tensors) in ops {
-            op_tensors.sort_by_key(|t| (io_rank(t.io), t.index));
-            let mut inputs_clean = true;
-            let mut outputs_bad = None;
-            for t in &op_tensors {
-                g.tensors += 1;
-                let a = Anomaly::of(t);
-                if let Some(a) = &a {
-                    g.anomalous_tensors += 1;
-                    if g.first_anomaly.is_none() {
-                        g.first_anomaly = Some(a.clone());
-                    }
-                    match t.io {
-                        Io::Input => inputs_clean = false,
-                        _ if outputs_bad.is_none() => outputs_bad = Some(a.clone()),
-                        _ => {}
-                    }
-                }
-            }
-            if g.first_born.is_none() && inputs_clean {
-                g.first_born = outputs_bad;
-            }
-            out.tensors.extend(op_tensors);
+/// What is remembered of one operator execution: only its anomalies, never its clean tensors.
+#[derive(Default)]
+struct OpState {
+    input_anomalous: bool,
+    /// The anomalous tensor that comes first within the operator (inputs first, then by index).
+    first: Option<Anomaly>,
+    /// The first anomalous output.
+    first_output: Option<Anomaly>,
+}
+
+fn earlier(current: &Option<Anomaly>, candidate: &Anomaly) -> bool {
+    current.as_ref().is_none_or(|c| {
+        (io_rank(candidate.tensor.io), candidate.tensor.index)
+            < (io_rank(c.tensor.io), c.tensor.index)
+    })
+}
+
+#[derive(Default)]
+struct GroupState {
+    files: u64,
+    bytes: u64,
+    tensors: u64,
+    anomalous: u64,
+    ops: BTreeMap<OpKey, OpState>,
+}
+
+/// Accumulates tensor records as files are read, keeping memory proportional to the number of
+/// operators and anomalies — not tensors — unless every tensor is asked for.
+pub struct Collector {
+    groups: BTreeMap<GroupKey, GroupState>,
+    anomalies: Vec<Anomaly>,
+    all: Option<Vec<TensorRecord>>,
+}
+
+/// The result: groups with their first anomaly and first birth, anomalies and (on request) all
+/// tensors, both in execution order.
+pub struct Analysis {
+    pub groups: Vec<Group>,
+    pub anomalies: Vec<Anomaly>,
+    pub tensors: Vec<TensorRecord>,
+    pub tensor_count: u64,
+}
+
+impl Collector {
+    /// `keep_all`: also keep every clean tensor (for `--all`).
+    pub fn new(keep_all: bool) -> Collector {
+        Collector {
+            groups: BTreeMap::new(),
+            anomalies: Vec::new(),
+            all: keep_all.then(Vec::new),
         }
-        out.groups.push(g);
     }
-    out
+
+    /// Counts one decoded file of a group and the tensor bytes read from it.
+    pub fn add_file(&mut self, key: GroupKey, bytes: u64) {
+        let g = self.groups.entry(key).or_default();
+        g.files += 1;
+        g.bytes += bytes;
+    }
+
+    pub fn add(&mut self, t: TensorRecord) {
+        let g = self
+            .groups
+            .entry((t.op.location.clone(), t.op.layout))
+            .or_default();
+        g.tensors += 1;
+        let op = g.ops.entry(op_key(&t)).or_default();
+        if let Some(a) = Anomaly::of(&t) {
+            g.anomalous += 1;
+            if t.io == Io::Input {
+                op.input_anomalous = true;
+            } else if earlier(&op.first_output, &a) {
+                op.first_output = Some(a.clone());
+            }
+            if earlier(&op.first, &a) {
+                op.first = Some(a.clone());
+            }
+            self.anomalies.push(a);
+        }
+        if let Some(all) = &mut self.all {
+            all.push(t);
+        }
+    }
+
+    /// Orders everything and picks, per group, the first anomaly and the first birth.
+    pub fn finish(self) -> Analysis {
+        let mut anomalies = self.anomalies;
+        anomalies.sort_by_cached_key(|a| order_key(&a.tensor));
+        let mut tensors = self.all.unwrap_or_default();
+        tensors.sort_by_cached_key(order_key);
+        let mut tensor_count = 0;
+        let groups = self
+            .groups
+            .into_iter()
+            .map(|((location, layout), g)| {
+                tensor_count += g.tensors;
+                let first_anomaly = g.ops.values().find_map(|o| o.first.clone());
+                let first_born = g
+                    .ops
+                    .values()
+                    .find(|o| !o.input_anomalous && o.first_output.is_some())
+                    .and_then(|o| o.first_output.clone());
+                Group {
+                    location,
+                    layout,
+                    files: g.files,
+                    tensors: g.tensors,
+                    bytes: g.bytes,
+                    anomalous_tensors: g.anomalous,
+                    first_anomaly,
+                    first_born,
+                }
+            })
+            .collect();
+        Analysis {
+            groups,
+            anomalies,
+            tensors,
+            tensor_count,
+        }
+    }
+}
+
+/// Where an op dump lies, for pairing with Opdebug payloads.
+#[derive(Clone, Debug)]
+pub struct DumpIndexEntry {
+    pub dir: String,
+    pub task_id: u64,
+    pub stream_id: u64,
+    pub timestamp: Option<u64>,
+    pub path: String,
 }
 
 /// Pairs each Opdebug payload with the op dump that overflowed: the dump in the same directory
 /// whose task and stream ids are those of a unit the payload reports as overflowed (not the ids
 /// of the Opdebug task itself); the earliest such dump wins, as in msaccucmp.
-pub fn pair_opdebug(opdebug: &mut [OpdebugRecord], tensors: &[TensorRecord]) {
+pub fn pair_opdebug(opdebug: &mut [OpdebugRecord], dumps: &[DumpIndexEntry]) {
     for d in opdebug.iter_mut() {
-        let dir_prefix = if d.dir.is_empty() {
-            String::new()
-        } else {
-            format!("{}/", d.dir)
-        };
         let overflowed: Vec<(u64, u64)> = d
             .units
             .iter()
             .filter(|u| u.status != 0)
             .map(|u| (u.task_id, u.stream_id))
             .collect();
-        d.paired_dump = tensors
+        d.paired_dump = dumps
             .iter()
-            .filter(|t| {
-                overflowed.iter().any(|&(task, stream)| {
-                    t.op.task_id == Some(task) && t.op.stream_id == Some(stream)
-                }) && t.op.path.starts_with(&dir_prefix)
-                    && !t.op.path[dir_prefix.len()..].contains('/')
-                    && t.op.op_type.as_deref() != Some("Opdebug")
-            })
-            .min_by_key(|t| (t.op.timestamp, t.op.path.clone()))
-            .map(|t| t.op.path.clone());
+            .filter(|e| e.dir == d.dir && overflowed.contains(&(e.task_id, e.stream_id)))
+            .min_by_key(|e| (e.timestamp, e.path.as_str()))
+            .map(|e| e.path.clone());
     }
 }
 
@@ -190,6 +249,15 @@ mod tests {
         }
     }
 
+    fn run(tensors: Vec<TensorRecord>, keep_all: bool) -> Analysis {
+        let mut c = Collector::new(keep_all);
+        c.add_file((Location::default(), Layout::Model), 60);
+        for t in tensors {
+            c.add(t);
+        }
+        c.finish()
+    }
+
     #[test]
     fn first_anomaly_follows_time_and_birth_needs_clean_inputs() {
         // C (t=3) has a NaN input and output; B (t=2) is born with clean inputs; A (t=1) clean.
@@ -201,14 +269,12 @@ mod tests {
             t("B", 2, Io::Input, 0, 0),
             t("A", 1, Io::Output, 0, 0),
         ];
-        let mut files = BTreeMap::new();
-        files.insert((Location::default(), Layout::Model), (3, 60));
-        let a = analyse(tensors, &files);
+        let a = run(tensors, true);
         assert_eq!(a.groups.len(), 1);
         let g = &a.groups[0];
         assert_eq!(
             (g.files, g.tensors, g.anomalous_tensors, g.bytes),
-            (3, 5, 3, 60)
+            (1, 5, 3, 60)
         );
         let first = g.first_anomaly.as_ref().unwrap();
         assert_eq!(
@@ -236,13 +302,29 @@ mod tests {
                 ("C", Io::Output)
             ]
         );
+        let anomalous: Vec<_> = a
+            .anomalies
+            .iter()
+            .map(|x| (x.tensor.op.op_name.as_str(), x.tensor.io))
+            .collect();
+        assert_eq!(
+            anomalous,
+            [("B", Io::Output), ("C", Io::Input), ("C", Io::Output)]
+        );
+        assert_eq!(a.tensor_count, 5);
     }
 
     #[test]
-    fn propagated_only_has_no_birth() {
-        let tensors = vec![t("C", 3, Io::Input, 0, 1), t("C", 3, Io::Output, 0, 1)];
-        let a = analyse(tensors, &BTreeMap::new());
+    fn propagated_only_has_no_birth_and_clean_tensors_are_not_kept() {
+        let tensors = vec![
+            t("C", 3, Io::Input, 0, 1),
+            t("C", 3, Io::Output, 0, 1),
+            t("D", 4, Io::Output, 0, 0),
+        ];
+        let a = run(tensors, false);
         assert!(a.groups[0].first_anomaly.is_some());
         assert!(a.groups[0].first_born.is_none());
+        assert!(a.tensors.is_empty());
+        assert_eq!((a.tensor_count, a.anomalies.len()), (3, 2));
     }
 }

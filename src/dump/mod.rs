@@ -13,7 +13,6 @@ pub mod records;
 pub mod stats;
 pub mod walk;
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
 use anyhow::Context;
@@ -29,6 +28,8 @@ pub const SCHEMA_VERSION: u32 = 1;
 pub struct ScanOptions {
     /// Worker threads; `None` = one per core.
     pub threads: Option<usize>,
+    /// Keep every tensor record, not only anomalous ones (`--all`).
+    pub keep_all: bool,
 }
 
 /// Progress events, for a progress bar.
@@ -54,53 +55,78 @@ pub fn scan(
         .context("cannot start worker threads")?;
     let walked = pool.install(|| walk::walk(root));
     progress(Progress::Found(walked.candidates.len() as u64));
-    let outcomes: Vec<(walk::Candidate, read::FileOutcome)> = pool.install(|| {
-        walked
-            .candidates
-            .into_par_iter()
-            .map(|c| {
-                let o = read::read(&c);
-                progress(Progress::FileDone);
-                (c, o)
-            })
-            .collect()
-    });
 
-    let mut errors = walked.errors;
-    let mut tensors = Vec::new();
-    let mut opdebug = Vec::new();
-    let mut files: BTreeMap<analysis::GroupKey, (u64, u64)> = BTreeMap::new();
-    let mut summary = Summary {
-        files_seen: walked.files_seen,
-        ..Summary::default()
-    };
-    for (c, o) in outcomes {
-        if o.decoded {
-            summary.dump_files += 1;
-            let e = files.entry((c.location, c.layout)).or_default();
-            e.0 += 1;
-            e.1 += o.bytes;
-        }
-        summary.bytes += o.bytes;
-        errors.extend(o.errors);
-        tensors.extend(o.tensors);
-        opdebug.extend(o.opdebug);
+    // Files are read in parallel and folded into the collector as they finish, so only
+    // per-operator state and anomalies stay in memory, not every tensor.
+    struct Folded {
+        collector: analysis::Collector,
+        errors: Vec<ScanError>,
+        opdebug: Vec<records::OpdebugRecord>,
+        dumps: Vec<analysis::DumpIndexEntry>,
+        dump_files: u64,
+        bytes: u64,
     }
-    let analysed = analysis::analyse(tensors, &files);
-    analysis::pair_opdebug(&mut opdebug, &analysed.tensors);
-    let anomalies: Vec<Anomaly> = analysed.tensors.iter().filter_map(Anomaly::of).collect();
-    errors.sort_by(|a, b| a.path.cmp(&b.path));
-    summary.tensors = analysed.tensors.len() as u64;
-    summary.anomalous_tensors = anomalies.len() as u64;
-    summary.groups = analysed.groups.len() as u64;
-    summary.errors = errors.len() as u64;
+    let folded = std::sync::Mutex::new(Folded {
+        collector: analysis::Collector::new(opts.keep_all),
+        errors: walked.errors,
+        opdebug: Vec::new(),
+        dumps: Vec::new(),
+        dump_files: 0,
+        bytes: 0,
+    });
+    pool.install(|| {
+        walked.candidates.into_par_iter().for_each(|c| {
+            let o = read::read(&c);
+            progress(Progress::FileDone);
+            let mut f = folded
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if o.decoded {
+                f.dump_files += 1;
+                f.collector
+                    .add_file((c.location.clone(), c.layout), o.bytes);
+            }
+            f.bytes += o.bytes;
+            if let (Some(task_id), Some(stream_id)) = (o.task_id, o.stream_id) {
+                f.dumps.push(analysis::DumpIndexEntry {
+                    dir: c.dir.clone(),
+                    task_id,
+                    stream_id,
+                    timestamp: o.timestamp,
+                    path: c.rel.clone(),
+                });
+            }
+            f.errors.extend(o.errors);
+            f.opdebug.extend(o.opdebug);
+            for t in o.tensors {
+                f.collector.add(t);
+            }
+        });
+    });
+    let mut f = folded
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let analysed = f.collector.finish();
+    analysis::pair_opdebug(&mut f.opdebug, &f.dumps);
+    f.opdebug.sort_by(|a, b| a.path.cmp(&b.path));
+    let mut errors = f.errors;
+    errors.sort_by(|a, b| (&a.path, &a.message).cmp(&(&b.path, &b.message)));
+    let summary = Summary {
+        files_seen: walked.files_seen,
+        dump_files: f.dump_files,
+        tensors: analysed.tensor_count,
+        bytes: f.bytes,
+        anomalous_tensors: analysed.anomalies.len() as u64,
+        groups: analysed.groups.len() as u64,
+        errors: errors.len() as u64,
+    };
     Ok(ScanReport {
         schema_version: SCHEMA_VERSION,
         root: root.display().to_string(),
         summary,
         groups: analysed.groups,
-        anomalies,
-        opdebug,
+        anomalies: analysed.anomalies,
+        opdebug: f.opdebug,
         errors,
         tensors: analysed.tensors,
     })

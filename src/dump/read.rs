@@ -43,6 +43,10 @@ pub struct FileOutcome {
     pub bytes: u64,
     /// Whether the file was a dump of some kind (binary, stats, npy, pt) that decoded.
     pub decoded: bool,
+    /// Ids of a decoded binary op dump (not Opdebug), for pairing with Opdebug payloads.
+    pub task_id: Option<u64>,
+    pub stream_id: Option<u64>,
+    pub timestamp: Option<u64>,
 }
 
 impl FileOutcome {
@@ -285,6 +289,9 @@ fn read_dump(c: &Candidate, file: &File, len: u64, name: Option<&OpDumpName>) ->
     let blocks = h.blocks(len);
     let mut out = FileOutcome {
         decoded: true,
+        task_id: op.task_id,
+        stream_id: op.stream_id,
+        timestamp: op.timestamp,
         ..FileOutcome::default()
     };
     for (i, (t, span)) in h.tensors.iter().zip(&blocks).enumerate() {
