@@ -8,3 +8,4 @@
 //! operator is to blame). That analysis lives in the application.
 
 pub mod dump;
+pub mod ge_graph;
