@@ -6,5 +6,6 @@
 //! [`cli`] layer parses arguments, calls one engine function and hands its result to a renderer.
 
 pub mod cli;
+pub mod config;
 pub mod dump;
 pub mod report;

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod dump_config;
 mod dump_scan;
 
 /// Exit code for a run that could not be carried out at all (bad usage, unreadable root).
@@ -31,6 +32,8 @@ pub struct Cli {
 pub enum Command {
     /// Scan a CANN / torchair / npugraph_ex dump tree for NaN, Inf and low-precision overflow.
     DumpScan(dump_scan::Args),
+    /// Write dump_config.json presets and check configs with CANN's rules and messages.
+    DumpConfig(dump_config::Args),
 }
 
 /// Runs the chosen subcommand and maps its outcome to the process exit code.
@@ -38,6 +41,7 @@ pub enum Command {
 pub fn run(cli: Cli) -> ExitCode {
     let outcome = match cli.command {
         Command::DumpScan(args) => dump_scan::run(args),
+        Command::DumpConfig(args) => dump_config::run(args),
     };
     match outcome {
         Ok(code) => code,

@@ -1,2 +1,3 @@
 //! Renderers: turn engine records into tables, JSON, CSV. No scanning or analysis here.
+pub mod config;
 pub mod dump_scan;

@@ -1,0 +1,130 @@
+//! `dump_config.json` (the `"dump"` object of `acl.json`): presets that write correct configs,
+//! and a validator that applies CANN's own rules, in CANN's order, with CANN's codes and texts.
+//!
+//! The validator mirrors adump's `DumpConfigConverter` (`dump-data.md` §4.2): type checks, then
+//! enumeration values, then constraints. CANN stops at the first problem; npgx reports every
+//! problem at once, in the order CANN would meet them. It still skips what CANN skips *because of
+//! the configuration* — an exception `dump_scene` ends the checks after the scene rules, and
+//! `dump_debug: on` ends them after the `dump_path` and overflow rules — and it skips a rule whose
+//! input is itself already reported invalid (each skip is listed in [`CheckReport::notes`]).
+//!
+//! Engines here return records; `report::config` renders them.
+
+pub mod cann;
+pub mod check;
+pub mod graph;
+pub mod preset;
+
+use serde::Serialize;
+
+pub use cann::Code;
+
+/// How bad a finding is. Errors make the config invalid (exit 1); warnings do not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+/// Who defines the rule: CANN itself (adump would reject the file), or npgx (the file would be
+/// accepted but probably not do what was meant).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Source {
+    Cann,
+    Npgx,
+}
+
+/// One finding about the config.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Problem {
+    pub severity: Severity,
+    pub source: Source,
+    /// `EP0001`…`EP0005` for CANN rules; a short slug for npgx rules (`unknown-key`,
+    /// `op-not-in-graph`, `fused-op-name`, `hcom-in-watcher`).
+    pub code: String,
+    /// JSON path inside the `"dump"` object, CANN style: `dump_list[0].watcher_nodes`,
+    /// `dump_stats[2]`, `dump_step[1]`; empty for the file as a whole.
+    pub path: String,
+    /// The adump function that reports it (the `[<func>]` of the log line); `None` for npgx rules.
+    pub function: Option<&'static str>,
+    /// The message: CANN's exact text for CANN rules.
+    pub message: String,
+    /// One line telling how to fix it.
+    pub fix: String,
+    /// 1-based line and column, when known (EP0004 parse errors).
+    pub line: Option<usize>,
+    pub column: Option<usize>,
+}
+
+impl Problem {
+    /// The line as adump writes it to the CANN log: `[<func>] <message>`.
+    pub fn log_line(&self) -> Option<String> {
+        self.function.map(|f| format!("[{f}] {}", self.message))
+    }
+}
+
+/// What CANN would do with a valid config (adump `NeedDump` / `ConvertDumpType`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum DumpType {
+    /// Normal tensor dump (model, single-op or watcher).
+    Operator,
+    /// `dump_debug: on`.
+    OpOverflow,
+    /// `lite_exception`, `aic_err_brief_dump`.
+    ArgsException,
+    /// `aic_err_norm_dump`.
+    Exception,
+    /// `aic_err_detail_dump`.
+    AicErrDetailDump,
+}
+
+/// A graph dump used by `--graph`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GraphSummary {
+    pub file: String,
+    pub graphs: usize,
+    pub ops: usize,
+}
+
+/// Everything `dump-config check` found.
+#[derive(Debug, Clone, Serialize)]
+pub struct CheckReport {
+    /// Schema id of the JSON document (`docs/dump-config.md`).
+    pub schema: &'static str,
+    /// The config file as given.
+    pub file: String,
+    /// No errors (warnings allowed).
+    pub valid: bool,
+    pub errors: usize,
+    pub warnings: usize,
+    /// Whether CANN would dump anything (`None` when the config is invalid).
+    pub dump_enabled: Option<bool>,
+    /// The kind of dump CANN would run (`None` when invalid or nothing is dumped).
+    pub dump_type: Option<DumpType>,
+    /// Whether `dump_path` was checked on this machine's filesystem.
+    pub filesystem_checked: bool,
+    pub graphs: Vec<GraphSummary>,
+    pub problems: Vec<Problem>,
+    /// Checks that were skipped and why, and other context.
+    pub notes: Vec<String>,
+}
+
+impl CheckReport {
+    pub(crate) fn finish(mut self) -> Self {
+        self.errors = self
+            .problems
+            .iter()
+            .filter(|p| p.severity == Severity::Error)
+            .count();
+        self.warnings = self.problems.len() - self.errors;
+        self.valid = self.errors == 0;
+        if !self.valid {
+            self.dump_enabled = None;
+            self.dump_type = None;
+        }
+        self
+    }
+}

@@ -1,0 +1,83 @@
+//! Rendering a [`CheckReport`] of `npgx dump-config check`: a human summary and the JSON
+//! document described in `docs/dump-config.md`.
+
+use std::fmt::Write as _;
+
+use crate::config::{CheckReport, Severity};
+
+/// The JSON document (schema `npgx.dump-config.check/1`). Each problem also carries
+/// `log_line`, the line CANN writes to its log.
+pub fn json(report: &CheckReport) -> anyhow::Result<String> {
+    let mut v = serde_json::to_value(report)?;
+    if let Some(problems) = v.get_mut("problems").and_then(|p| p.as_array_mut()) {
+        for (value, problem) in problems.iter_mut().zip(&report.problems) {
+            if let Some(obj) = value.as_object_mut() {
+                obj.insert("log_line".into(), problem.log_line().into());
+            }
+        }
+    }
+    Ok(serde_json::to_string_pretty(&v)?)
+}
+
+/// The human summary: verdict, then one block per problem (code, path, CANN's message, fix),
+/// then notes on what was skipped.
+pub fn text(report: &CheckReport) -> String {
+    let mut out = String::new();
+    let verdict = if report.valid { "valid" } else { "INVALID" };
+    let _ = write!(out, "{}: {verdict}", report.file);
+    let _ = match (report.errors, report.warnings) {
+        (0, 0) => writeln!(out),
+        (e, w) => writeln!(out, " — {e} error(s), {w} warning(s)"),
+    };
+    if report.errors > 1 {
+        let _ = writeln!(
+            out,
+            "(CANN stops at the first error; npgx lists all of them in CANN's order)"
+        );
+    }
+    for p in &report.problems {
+        let severity = match p.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        };
+        let location = match (p.line, p.column) {
+            (Some(l), Some(c)) => format!(" (line {l}, column {c})"),
+            _ => String::new(),
+        };
+        let path = if p.path.is_empty() { "-" } else { &p.path };
+        let _ = writeln!(out, "\n{severity} {} {path}{location}", p.code);
+        match p.log_line() {
+            Some(line) => {
+                let _ = writeln!(out, "  {line}");
+            }
+            None => {
+                let _ = writeln!(out, "  {}", p.message);
+            }
+        }
+        let _ = writeln!(out, "  fix: {}", p.fix);
+    }
+    if report.valid {
+        let what = match (report.dump_enabled, report.dump_type) {
+            (Some(true), Some(t)) => format!(
+                "CANN will run a {} dump",
+                serde_json::to_value(t)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default()
+            ),
+            _ => "CANN will accept it but dump nothing".to_string(),
+        };
+        let _ = writeln!(out, "\n{what}");
+    }
+    for g in &report.graphs {
+        let _ = writeln!(
+            out,
+            "graph {}: {} graph(s), {} op(s) checked against dump_list names",
+            g.file, g.graphs, g.ops
+        );
+    }
+    for n in &report.notes {
+        let _ = writeln!(out, "note: {n}");
+    }
+    out
+}
