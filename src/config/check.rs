@@ -161,7 +161,7 @@ pub fn check(bytes: &[u8], file: &str, options: &CheckOptions) -> CheckReport {
     let (enabled, kind) = need_dump(dump);
     report.dump_enabled = Some(enabled);
     report.dump_type = enabled.then_some(kind);
-    if enabled == false {
+    if !enabled {
         report.notes.push(
             "nothing enables a dump (empty or missing dump_list, dump_op_switch off, dump_debug off, no dump_scene): CANN accepts the file and dumps nothing".into(),
         );
@@ -918,11 +918,16 @@ impl<'a> Checker<'a> {
                         }
                     }
                     for (j, r) in ranges.iter().enumerate() {
-                        let Some(r) = r.as_object() else { continue };
+                        let ip = index(&rp, j);
+                        let typed_wrong = ["begin", "end"]
+                            .iter()
+                            .any(|k| self.bad.contains(&member(&ip, k)));
+                        let Some(r) = r.as_object().filter(|_| !typed_wrong) else {
+                            continue;
+                        };
                         let b = r.get("begin").and_then(Value::as_str).unwrap_or("");
                         let e = r.get("end").and_then(Value::as_str).unwrap_or("");
                         if b.is_empty() || e.is_empty() {
-                            let ip = index(&rp, j);
                             self.ep0003(
                                 &format!("begin={b}, end={e}"),
                                 &ip,

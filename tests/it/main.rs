@@ -4,4 +4,6 @@
 
 mod cli;
 mod common;
+mod dump_config;
 mod dump_scan;
+mod ge_graph;

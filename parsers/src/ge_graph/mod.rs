@@ -163,8 +163,9 @@ impl GeModel {
         let mut fused = HashMap::<&str, Vec<OpRef<'_>>>::new();
         for r in self.ops() {
             by_name.entry(r.op.name.as_str()).or_insert(r);
+            let mut seen = std::collections::HashSet::new();
             for original in r.op.original_names() {
-                if original != r.op.name {
+                if original != r.op.name && seen.insert(original) {
                     fused.entry(original).or_default().push(r);
                 }
             }

@@ -264,7 +264,7 @@ pub enum AttrValue {
     B(bool),
     /// `bt:` — raw bytes (e.g. a kernel binary in `_tbe_kernel_buffer`).
     Bt(Vec<u8>),
-    List(AttrList),
+    List(Box<AttrList>),
     Func(NamedAttrs),
     Td(Box<TensorDesc>),
     T(Box<Tensor>),
@@ -541,7 +541,7 @@ impl<'d> Builder<'d> {
                 "b" => AttrValue::B(self.boolean(&f)?),
                 "bt" => AttrValue::Bt(self.bytes(f)?),
                 "dt" => AttrValue::Dt(self.int(&f)?),
-                "list" => AttrValue::List(self.attr_list(self.message(f)?.1)?),
+                "list" => AttrValue::List(Box::new(self.attr_list(self.message(f)?.1)?)),
                 "func" => AttrValue::Func(self.named_attrs(self.message(f)?.1)?),
                 "td" => AttrValue::Td(Box::new(self.tensor_desc(self.message(f)?.1)?)),
                 "t" => AttrValue::T(Box::new(self.tensor(self.message(f)?.1)?)),

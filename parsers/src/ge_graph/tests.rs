@@ -176,7 +176,7 @@ fn list_attr_kinds() {
     );
     let a = &m.graphs[0].ops[0].attrs;
     let list = |k: &str| match a.get(k) {
-        Some(AttrValue::List(l)) => l.clone(),
+        Some(AttrValue::List(l)) => (**l).clone(),
         other => panic!("{k}: {other:?}"),
     };
     assert_eq!(list("ls").s, vec!["a", "b"]);
