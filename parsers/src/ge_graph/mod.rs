@@ -97,6 +97,9 @@ pub enum KernelMatch {
     /// As [`KernelMatch::Attr`] once the trailing `_«tiling key»` of an AscendC kernel name is
     /// removed (`GatherV3_…_high_performance_10330` → `GatherV3_…_high_performance`).
     AttrWithoutTilingKey { key: String, tiling_key: u64 },
+    /// The weakest rule, msaicerr's: a kernel-name attribute *contains* the name given (at
+    /// least 8 characters), e.g. a hash prefix copied from a log line cut short.
+    AttrContains { key: String },
 }
 
 /// One op found by [`GeModel::find_kernel`].
@@ -131,7 +134,9 @@ impl GeModel {
     ///   `<opname>_kernelname`, `_atomic_kernelname`, `_tbe_kernel_name` and
     ///   `_tbe_kernel_name_for_load`; both sides lose a trailing `__kernel<N>` and `_mix_aic` /
     ///   `_mix_aiv` first;
-    /// * an AscendC kernel name with its tiling key, `«binFileName»_«tilingKey»`.
+    /// * an AscendC kernel name with its tiling key, `«binFileName»_«tilingKey»`;
+    /// * failing all of these, a fragment of at least 8 characters contained in one of those
+    ///   attribute values (msaicerr's substring search).
     ///
     /// Returns every op that matches, strongest match first (a compiled kernel can be shared by
     /// several ops); an op appears once, with its strongest match.
@@ -245,7 +250,7 @@ fn is_kernel_attr(key: &str) -> bool {
 }
 
 fn kernel_attr_match(op: &Op, stem: &str, untiled: Option<(&str, u64)>) -> Option<KernelMatch> {
-    let mut weaker = None;
+    let mut weaker: Option<KernelMatch> = None;
     for (key, value) in op.attrs.iter() {
         let Some(v) = value.as_str().filter(|_| is_kernel_attr(key)) else {
             continue;
@@ -259,17 +264,30 @@ fn kernel_attr_match(op: &Op, stem: &str, untiled: Option<(&str, u64)>) -> Optio
                 key: key.to_string(),
             });
         }
-        if let Some((base, tiling_key)) = untiled {
-            if weaker.is_none() && v == base {
-                weaker = Some(KernelMatch::AttrWithoutTilingKey {
+        let candidate = match untiled {
+            Some((base, tiling_key)) if v == base => Some(KernelMatch::AttrWithoutTilingKey {
+                key: key.to_string(),
+                tiling_key,
+            }),
+            _ if stem.len() >= MIN_PARTIAL_KERNEL_NAME && v.contains(stem) => {
+                Some(KernelMatch::AttrContains {
                     key: key.to_string(),
-                    tiling_key,
-                });
+                })
+            }
+            _ => None,
+        };
+        if let Some(c) = candidate {
+            if weaker.as_ref().is_none_or(|w| c < *w) {
+                weaker = Some(c);
             }
         }
     }
     weaker
 }
+
+/// The shortest query [`KernelMatch::AttrContains`] accepts: shorter fragments (`te_`, `1`)
+/// would match almost every op.
+const MIN_PARTIAL_KERNEL_NAME: usize = 8;
 
 /// Removes a trailing `__kernel<N>` and `_mix_aic` / `_mix_aiv` (in either order).
 pub fn kernel_stem(name: &str) -> &str {

@@ -434,3 +434,73 @@ fn kernel_stem_strips_suffixes() {
     assert_eq!(kernel_stem("K_mix_aiv__kernel0"), "K");
     assert_eq!(kernel_stem("K__kernelX"), "K__kernelX");
 }
+
+#[test]
+fn kernel_by_fragment_is_the_weakest_rule() {
+    let m = kernel_model();
+    assert_eq!(
+        hits(&m, "te_transdata_a603"),
+        vec![(
+            "trans_TransData_0".into(),
+            KernelMatch::AttrContains {
+                key: "trans_TransData_0_kernelname".into()
+            }
+        )]
+    );
+    // Too short to mean anything.
+    assert!(hits(&m, "te_gath").is_empty());
+}
+
+/// A small deterministic generator (xorshift), so the mutation test needs no dependency.
+fn xorshift(state: &mut u64) -> u64 {
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    *state
+}
+
+#[test]
+fn never_panics_on_mutated_dumps() {
+    let seed_text: &[u8] = br#"graph {
+  name: "g"
+  op {
+    name: "GatherV2"
+    type: "GatherV2"
+    input: "Unique:0"
+    input: "step:-1"
+    attr { key: "_kernelname" value { s: "te_gatherv2_1__kernel0" } }
+    attr { key: "l" value { list { i: 1 b: true s: "\101" val_type: VT_LIST_INT } } }
+    attr { key: "t" value { t { desc { dtype: DT_FLOAT shape { dim: 2 } } data: "\000\x01" } } }
+    attr { key: "lli" value { list_list_int { list_list_i { list_i: 0 } } } }
+    input_desc { dtype: DT_FLOAT shape { dim: -1 } layout: "ND" }
+  }
+}
+attr { key: "k" value { i: 0 } }
+"#;
+    const ALPHABET: &[u8] = b"{}<>[]:;,\"'\\ \n#-0123456789abcxyz_\xff";
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    let mut parsed = 0;
+    for _ in 0..3000 {
+        let mut text = seed_text.to_vec();
+        for _ in 0..1 + xorshift(&mut state) % 4 {
+            let pos = (xorshift(&mut state) as usize) % text.len();
+            match xorshift(&mut state) % 3 {
+                0 => text[pos] = ALPHABET[(xorshift(&mut state) as usize) % ALPHABET.len()],
+                1 => {
+                    text.remove(pos);
+                }
+                _ => text.insert(
+                    pos,
+                    ALPHABET[(xorshift(&mut state) as usize) % ALPHABET.len()],
+                ),
+            }
+        }
+        if let Ok(model) = parse(&text) {
+            parsed += 1;
+            let _ = model.find_kernel("te_gatherv2_1");
+            let _ = model.index().fused_into("x");
+        }
+    }
+    // Many mutations hit white space or names and still parse: both paths were exercised.
+    assert!(parsed > 100 && parsed < 3000, "{parsed}");
+}
