@@ -1148,7 +1148,8 @@ fn closest<'s>(value: &str, allowed: &[&'s str]) -> Option<&'s str> {
         .map(|(_, a)| a)
 }
 
-fn edit_distance(a: &str, b: &str) -> usize {
+/// Levenshtein distance over chars.
+pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut prev: Vec<usize> = (0..=b.len()).collect();
     for (i, ca) in a.chars().enumerate() {

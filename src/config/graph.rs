@@ -10,6 +10,7 @@
 use npgx_parsers::ge_graph::{GeModel, OpIndex};
 use serde_json::Value;
 
+use super::check::edit_distance;
 use super::{Problem, Severity, Source};
 
 /// Checks the dump_list names of the config in `bytes` against the graphs. Returns nothing when
@@ -40,7 +41,7 @@ pub fn check_names(bytes: &[u8], models: &[GeModel]) -> Vec<Problem> {
             for (j, name) in names.iter().enumerate() {
                 let Some(name) = name.as_str() else { continue };
                 let path = format!("dump_list[{i}].{key}[{j}]");
-                if let Some(p) = name_problem(name, &path, key, watcher, &indexes) {
+                if let Some(p) = name_problem(name, &path, key, watcher, &indexes, models) {
                     out.push(p);
                 }
             }
@@ -55,6 +56,7 @@ fn name_problem(
     key: &str,
     watcher: bool,
     indexes: &[OpIndex<'_>],
+    models: &[GeModel],
 ) -> Option<Problem> {
     let problem = |severity, code: &str, message: String, fix: String| Problem {
         severity,
@@ -104,11 +106,28 @@ fn name_problem(
             ),
         ));
     }
+    let fix = match closest_op(name, models) {
+        Some(near) => format!("did you mean \"{near}\"? node names are case-sensitive"),
+        None => "copy the node name from the graph dump (op { name: \"…\" }) of the run that will be dumped".into(),
+    };
     Some(problem(
         Severity::Error,
         "op-not-in-graph",
         format!("{name} is not an op of the given graph dump(s); CANN would dump nothing for it"),
-        "copy the node name from the graph dump (op { name: \"…\" }) of the run that will be dumped"
-            .into(),
+        fix,
     ))
+}
+
+/// The op name nearest to `name` (edit distance at most a third of its length, ≤ 4).
+fn closest_op<'m>(name: &str, models: &'m [GeModel]) -> Option<&'m str> {
+    let limit = (name.chars().count() / 3).clamp(1, 4);
+    models
+        .iter()
+        .flat_map(GeModel::ops)
+        .map(|r| r.op.name.as_str())
+        .filter(|n| n.len().abs_diff(name.len()) <= limit)
+        .map(|n| (edit_distance(n, name), n))
+        .filter(|(d, _)| *d <= limit)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, n)| n)
 }

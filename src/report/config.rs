@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use crate::config::{CheckReport, Severity};
+use crate::config::{CheckReport, DumpType, Severity};
 
 /// The JSON document (schema `npgx.dump-config.check/1`). Each problem also carries
 /// `log_line`, the line CANN writes to its log.
@@ -58,13 +58,7 @@ pub fn text(report: &CheckReport) -> String {
     }
     if report.valid {
         let what = match (report.dump_enabled, report.dump_type) {
-            (Some(true), Some(t)) => format!(
-                "CANN will run a {} dump",
-                serde_json::to_value(t)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_string))
-                    .unwrap_or_default()
-            ),
+            (Some(true), Some(kind)) => format!("CANN will run: {}", describe(kind)),
             _ => "CANN will accept it but dump nothing".to_string(),
         };
         let _ = writeln!(out, "\n{what}");
@@ -80,4 +74,22 @@ pub fn text(report: &CheckReport) -> String {
         let _ = writeln!(out, "note: {n}");
     }
     out
+}
+
+fn describe(kind: DumpType) -> &'static str {
+    match kind {
+        DumpType::Operator => "an operator tensor dump (OPERATOR)",
+        DumpType::OpOverflow => {
+            "an overflow dump: overflowing ops plus Opdebug files (OP_OVERFLOW)"
+        }
+        DumpType::ArgsException => {
+            "an exception dump of the failing kernel's arguments (ARGS_EXCEPTION)"
+        }
+        DumpType::Exception => {
+            "an exception dump of the failing operator's inputs and outputs (EXCEPTION)"
+        }
+        DumpType::AicErrDetailDump => {
+            "an AI Core error detail dump with coredump (AIC_ERR_DETAIL_DUMP)"
+        }
+    }
 }

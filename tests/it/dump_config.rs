@@ -866,14 +866,20 @@ const TRANSDATA: &str = "cann/graph-transdata-kernel-meta/ge_proto_00000062_Buil
 #[test]
 fn graph_names_exist_or_were_fused() {
     let g = sample(TRANSDATA).display().to_string();
-    let cfg = json!({"dump": {"dump_path": dump_dir(), "dump_list": [{"model_name": "ResNet-50_0", "layer": ["trans_TransData_0", "conv1", "no_such_op"]}]}});
+    let cfg = json!({"dump": {"dump_path": dump_dir(), "dump_list": [{"model_name": "ResNet-50_0", "layer": ["trans_TransData_0", "conv1", "no_such_op", "trans_transdata_0"]}]}});
     let (r, _) = run_check("graph", &cfg.to_string(), &["--graph", &g], 1);
     assert_eq!(
         problems(&r),
         vec![
             ("fused-op-name".into(), "dump_list[0].layer[1]".into(), "conv1 is a pre-fusion name: graph fusion folded it into conv1conv1_relu (Conv2D)".into()),
             ("op-not-in-graph".into(), "dump_list[0].layer[2]".into(), "no_such_op is not an op of the given graph dump(s); CANN would dump nothing for it".into()),
+            ("op-not-in-graph".into(), "dump_list[0].layer[3]".into(), "trans_transdata_0 is not an op of the given graph dump(s); CANN would dump nothing for it".into()),
         ]
+    );
+    assert_eq!(r["problems"][1]["fix"], "copy the node name from the graph dump (op { name: \"…\" }) of the run that will be dumped");
+    assert_eq!(
+        r["problems"][2]["fix"],
+        "did you mean \"trans_TransData_0\"? node names are case-sensitive"
     );
     assert_eq!(r["problems"][0]["severity"], "warning");
     assert_eq!(r["problems"][1]["severity"], "error");
