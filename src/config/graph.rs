@@ -1,11 +1,12 @@
 //! `dump-config check --graph`: are the op names in `layer` and `watcher_nodes` nodes of the
-//! GE graph that will run?
+//! GE graph that will run, and is `model_name` one of its graphs?
 //!
-//! A name that is not a node is silently ignored by CANN, so the dump comes back empty. Three
-//! findings: the name is in no graph (error), it is a pre-fusion name that graph fusion folded
-//! into another node (warning: CANN dumps the fused node, whose tensors differ), or — in the
-//! watcher scene — it is an Hcom (collective communication) op, which the watcher does not
-//! observe the way it does compute ops (warning).
+//! A name that is not a node is silently ignored by CANN, so the dump comes back empty. Findings:
+//! the name is in no graph (error, with the nearest node name as the fix); it is a pre-fusion
+//! name that graph fusion folded into another node (warning: CANN dumps the fused node, whose
+//! tensors differ); in the watcher scene it is an Hcom (collective communication) op, which the
+//! watcher does not observe the way it does compute ops (warning); a `model_name` that names no
+//! graph (warning: GE graph names carry a timestamp and change between runs).
 
 use npgx_parsers::ge_graph::{GeModel, OpIndex};
 use serde_json::Value;
@@ -34,6 +35,11 @@ pub fn check_names(bytes: &[u8], models: &[GeModel]) -> Vec<Problem> {
     let indexes: Vec<OpIndex<'_>> = models.iter().map(GeModel::index).collect();
     let mut out = Vec::new();
     for (i, item) in items.iter().enumerate() {
+        if let Some(model) = item.get("model_name").and_then(Value::as_str) {
+            if let Some(p) = model_problem(model, &format!("dump_list[{i}].model_name"), models) {
+                out.push(p);
+            }
+        }
         for key in ["layer", "watcher_nodes"] {
             let Some(names) = item.get(key).and_then(Value::as_array) else {
                 continue;
@@ -48,6 +54,39 @@ pub fn check_names(bytes: &[u8], models: &[GeModel]) -> Vec<Problem> {
         }
     }
     out
+}
+
+/// GE names a model after its root graph (the first graph of a dump, e.g.
+/// `ge_default_20230713074125_11`); the name carries a timestamp, so a `model_name` copied from an
+/// older run matches nothing and CANN dumps nothing.
+fn model_problem(model: &str, path: &str, models: &[GeModel]) -> Option<Problem> {
+    if model.is_empty()
+        || models
+            .iter()
+            .flat_map(|m| &m.graphs)
+            .any(|g| g.name == model)
+    {
+        return None;
+    }
+    let roots: Vec<&str> = models
+        .iter()
+        .filter_map(|m| m.graphs.first())
+        .map(|g| g.name.as_str())
+        .collect();
+    Some(Problem {
+        severity: Severity::Warning,
+        source: Source::Npgx,
+        code: "model-not-in-graph".into(),
+        path: path.into(),
+        function: None,
+        message: format!(
+            "{model} is not the name of a graph in the given dump(s) (root graph(s): {})",
+            roots.join(", ")
+        ),
+        fix: "use the root graph name of the run that will be dumped; GE graph names carry a timestamp and change from run to run".into(),
+        line: None,
+        column: None,
+    })
 }
 
 fn name_problem(

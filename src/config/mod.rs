@@ -42,7 +42,7 @@ pub struct Problem {
     pub severity: Severity,
     pub source: Source,
     /// `EP0001`…`EP0005` for CANN rules; a short slug for npgx rules (`unknown-key`,
-    /// `op-not-in-graph`, `fused-op-name`, `hcom-in-watcher`).
+    /// `op-not-in-graph`, `fused-op-name`, `hcom-in-watcher`, `model-not-in-graph`).
     pub code: String,
     /// JSON path inside the `"dump"` object, CANN style: `dump_list[0].watcher_nodes`,
     /// `dump_stats[2]`, `dump_step[1]`; empty for the file as a whole.

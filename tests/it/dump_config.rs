@@ -886,6 +886,16 @@ fn graph_names_exist_or_were_fused() {
     assert_eq!(r["graphs"][0]["ops"], 170);
     assert_eq!(r["graphs"][0]["graphs"], 1);
     let ok = json!({"dump": {"dump_path": dump_dir(), "dump_list": [{"layer": ["trans_TransData_0", "conv1conv1_relu"]}]}});
+    let stale = json!({"dump": {"dump_path": dump_dir(), "dump_list": [{"model_name": "ge_default_20200101000000_1"}]}});
+    let (r, _) = run_check("graph-model", &stale.to_string(), &["--graph", &g], 0);
+    assert_eq!(
+        problems(&r),
+        vec![(
+            "model-not-in-graph".into(),
+            "dump_list[0].model_name".into(),
+            "ge_default_20200101000000_1 is not the name of a graph in the given dump(s) (root graph(s): ResNet-50_0)".into()
+        )]
+    );
     let (r, _) = run_check("graph-ok", &ok.to_string(), &["--graph", &g], 0);
     assert_eq!(problems(&r), vec![]);
 }
