@@ -171,6 +171,19 @@ fn asys_kernel_2_0_11_gatherv2_maps_to_node_gatherv2() {
         other => panic!("{other:?}"),
     }
     assert_eq!(op.is_input_const, vec![false, false, false]);
+    assert_eq!(
+        op.input_ir_names(),
+        vec![Some("x"), Some("indices"), Some("axis")]
+    );
+    assert_eq!(op.output_ir_names(), vec![Some("y")]);
+    assert_eq!(
+        op.ir_attrs(),
+        vec![
+            ("batch_dims", Some(&AttrValue::I(0))),
+            ("is_preprocessed", Some(&AttrValue::B(false))),
+            ("negative_index_support", Some(&AttrValue::B(false))),
+        ]
+    );
     assert_eq!(op.src_names.len(), 3);
     assert_eq!(
         op.dst_names,
@@ -366,6 +379,9 @@ fn gatherv2d_training_graph() {
     let op = m.find_op("GatherV2").expect("op").op;
     assert_eq!(op.op_type, "GatherV2D");
     assert_eq!(op.attrs.get_int("axis"), Some(0));
+    // A 2020 dump: IR names of the tensors, but no `_ir_attr_names`.
+    assert_eq!(op.input_ir_names(), vec![Some("x"), Some("indices")]);
+    assert!(op.ir_attrs().is_empty());
     assert_eq!(op.block_dim(), Some(16));
     assert_eq!(op.input_offsets, vec![2560, 7168]);
     let ins: Vec<_> = op

@@ -41,6 +41,17 @@
 //!
 //! [`GeModel::find_kernel`] implements the kernel-name recipe of `dump-data.md` §8.4; read its
 //! documentation for the exact matching rules. For many lookups build an [`OpIndex`] once.
+//!
+//! # For a single-operator repro
+//!
+//! Everything a test case needs is on the [`Op`] found: [`Op::op_type`]; per input and output a
+//! [`TensorDesc`] with the runtime `dtype`, `shape` and `layout` (format) and the framework view
+//! [`TensorDesc::origin_format`] / [`TensorDesc::origin_shape`]; the IR name of each tensor
+//! ([`Op::input_ir_names`], [`Op::output_ir_names`]); the IR attributes with their values
+//! ([`Op::ir_attrs`]); [`Op::kernel_name`] and [`Op::block_dim`] for the compiled kernel. Skip
+//! control edges and unconnected optional inputs with [`Op::data_inputs`]; `is_input_const`
+//! marks constant inputs, whose values are in the producer's `value` attribute
+//! ([`AttrValue::T`]) when the graph was dumped with `DUMP_GE_GRAPH=1`.
 
 pub mod model;
 pub mod text;
@@ -236,6 +247,57 @@ impl Op {
         self.inputs
             .iter()
             .filter(|i| !i.is_control() && !i.is_unconnected())
+    }
+
+    /// The operator's IR attributes — the ones its prototype declares, as a single-op test case
+    /// needs them — in IR order: the names listed in `_ir_attr_names`, each with its value when
+    /// the op carries it. Empty when the dump has no `_ir_attr_names` (older CANN); then the
+    /// attributes whose key does not start with `_` are the closest substitute.
+    pub fn ir_attrs(&self) -> Vec<(&str, Option<&AttrValue>)> {
+        match self.attrs.get("_ir_attr_names") {
+            Some(AttrValue::List(l)) => {
+                l.s.iter()
+                    .map(|name| (name.as_str(), self.attrs.get(name)))
+                    .collect()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// IR names of the inputs by position (`_input_name_key` / `_input_name_value`), e.g.
+    /// `[x, indices, axis]` for GatherV2; `None` where the dump does not say.
+    pub fn input_ir_names(&self) -> Vec<Option<&str>> {
+        self.io_names(
+            "_input_name_key",
+            "_input_name_value",
+            self.input_desc.len(),
+        )
+    }
+
+    /// IR names of the outputs by position (`_output_name_key` / `_output_name_value`).
+    pub fn output_ir_names(&self) -> Vec<Option<&str>> {
+        self.io_names(
+            "_output_name_key",
+            "_output_name_value",
+            self.output_desc.len(),
+        )
+    }
+
+    fn io_names(&self, keys: &str, values: &str, count: usize) -> Vec<Option<&str>> {
+        let (Some(AttrValue::List(k)), Some(AttrValue::List(v))) =
+            (self.attrs.get(keys), self.attrs.get(values))
+        else {
+            return vec![None; count];
+        };
+        // One slot per tensor descriptor; without descriptors, one per name.
+        let len = if count > 0 { count } else { k.s.len() };
+        let mut out = vec![None; len];
+        for (name, &index) in k.s.iter().zip(&v.i) {
+            if let Some(slot) = usize::try_from(index).ok().and_then(|i| out.get_mut(i)) {
+                *slot = Some(name.as_str());
+            }
+        }
+        out
     }
 
     /// Collective-communication ops (`HcomAllReduce`, `HcomBroadcast`, …).

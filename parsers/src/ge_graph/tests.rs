@@ -504,3 +504,25 @@ attr { key: "k" value { i: 0 } }
     // Many mutations hit white space or names and still parse: both paths were exercised.
     assert!(parsed > 100 && parsed < 3000, "{parsed}");
 }
+
+#[test]
+fn ir_names_and_attrs() {
+    let m = model(
+        r#"graph { op { name: "g" type: "GatherV2"
+           attr { key: "_input_name_key" value { list { s: "axis" s: "indices" s: "x" s: "stray" } } }
+           attr { key: "_input_name_value" value { list { i: 2 i: 1 i: 0 i: 7 } } }
+           attr { key: "_ir_attr_names" value { list { s: "batch_dims" s: "missing" } } }
+           attr { key: "batch_dims" value { i: 0 } }
+           input_desc { dtype: DT_FLOAT } input_desc { dtype: DT_INT32 } input_desc { dtype: DT_INT32 } } }"#,
+    );
+    let op = &m.graphs[0].ops[0];
+    assert_eq!(
+        op.input_ir_names(),
+        vec![Some("x"), Some("indices"), Some("axis")]
+    );
+    assert!(op.output_ir_names().is_empty());
+    assert_eq!(
+        op.ir_attrs(),
+        vec![("batch_dims", Some(&AttrValue::I(0))), ("missing", None)]
+    );
+}
