@@ -8,4 +8,7 @@
 //! operator is to blame). That analysis lives in the application.
 
 pub mod dump;
+pub mod aicore;
+pub mod cann_error;
 pub mod ge_graph;
+pub mod plog;

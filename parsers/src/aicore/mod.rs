@@ -1,0 +1,765 @@
+//! AI Core / AI Vector / FFTS+ / AI CPU device errors: from log messages to one record per
+//! failure, with the line of every field's evidence (spec §2).
+//!
+//! A failure is reported over many lines, in an order that changed with every CANN era: a
+//! `Task run failed` line, one or more device-error headers (one per faulting core), the extend
+//! info, retCode lines, the kernel identification line, GE's `[AIC_INFO]` block, dump file
+//! names, ACL codes. [`evidence::classify`] recognises each line; [`AicoreAssembler`] groups the
+//! pieces into [`AicoreError`] records:
+//!
+//! * a kernel line (`Aicore kernel execute failed`, FFTS+, AI CPU) or a header that names its own
+//!   stream and task (HCCL FFTS+ timeout, STARS AI CPU) is an *anchor*; anchors with the same
+//!   stream and task (and a compatible pid) are one record — repeats merge;
+//! * headers, task failures, retCodes and other lines seen before an anchor wait and join the
+//!   next anchor; after an anchor they join the most recent record;
+//! * headers never followed by an anchor become a record of their own at the end;
+//! * a value is taken from the first line that states it; a task-failure line whose stream or
+//!   task differs from the kernel's (a model task in 2021 logs) is not merged.
+//!
+//! Fields that no line states stay `None`: nothing is inferred.
+//!
+//! ```
+//! use npgx_parsers::aicore::scan_text;
+//! let text = b"[ERROR] RUNTIME(9,p):2026-09-10-08:52:41.377.821 [stream.cc:1743]9 GetError:Stream Synchronize failed, stream_id=47, retCode=0x26, [aicore exception].\n\
+//! [ERROR] RUNTIME(9,p):2026-09-10-08:52:41.377.875 [stream.cc:1746]9 GetError:[DFX_INFO]AI Core kernel execution failed, device_id=9, stream_id=47, report_stream_id=47, task_id=23064, flip_num=1564, fault kernel_name=MlaPrologV3_18fe_1836449, fault kernel info ext=none, program id=\n";
+//! let errs = scan_text(text);
+//! assert_eq!(errs.len(), 1);
+//! let e = &errs[0];
+//! assert_eq!(e.stream_id.as_ref().map(|f| (f.value, f.line)), Some((47, 2)));
+//! assert_eq!(e.ret_code.as_ref().map(|f| (f.value.as_str(), f.line)), Some(("0x26", 1)));
+//! assert!(e.hash.is_none());
+//! ```
+
+pub mod evidence;
+pub mod kv;
+
+use serde::Serialize;
+
+use crate::cann_error::tables;
+use crate::plog::content::parse_content;
+use crate::plog::header::parse_header;
+use crate::plog::prefix::peel;
+use crate::plog::record::{lines, lossy};
+use evidence::{classify, Evidence, HeaderEvidence, KernelEvidence, TensorDesc};
+use kv::parse_int;
+
+/// What failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    #[default]
+    Aicore,
+    Aivec,
+    FftsplusAicore,
+    FftsplusAivector,
+    /// FFTS+ SDMA / DSA / unknown context type.
+    FftsplusOther,
+    Aicpu,
+    HcclFftsplusTimeout,
+    /// Device firmware (TSCH) `<exception_print>` report.
+    Firmware,
+}
+
+/// A value and the 1-based line it was read from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Fact<T> {
+    pub value: T,
+    pub line: u64,
+}
+
+fn set<T>(slot: &mut Option<Fact<T>>, value: Option<T>, line: u64) {
+    if slot.is_none() {
+        if let Some(value) = value {
+            *slot = Some(Fact { value, line });
+        }
+    }
+}
+
+/// A named register or extended-info value.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Register {
+    pub name: String,
+    pub value: String,
+    pub line: u64,
+}
+
+/// One faulting core: a device-error header plus its extend info.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct CoreError {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub serial: Option<Fact<u64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub core_id: Option<Fact<u64>>,
+    /// 2021 `core list[a-b]` / firmware `core_list=`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub core_list: Option<Fact<String>>,
+    /// Old `device(N)` form: can be the physical id and differ from the kernel line's `device_id`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device: Option<Fact<u64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chip_id: Option<Fact<u64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub die_id: Option<Fact<u64>>,
+    /// `error code = …` as printed (hex, or decimal on A5).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error_code: Option<Fact<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error_str: Option<Fact<String>>,
+    /// `errcode:(a, b, c)` words as printed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub errcode: Option<Fact<Vec<String>>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sub_err_type: Option<Fact<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blk: Option<Fact<u64>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub registers: Vec<Register>,
+    /// Names of the set AIC_ERROR bits (from `errcode` when present, else `error_code`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub error_bits: Vec<String>,
+}
+
+/// GE's `[AIC_INFO]` block for the failing node.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct AicInfo {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node_name: Option<Fact<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node_type: Option<Fact<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dev_func: Option<Fact<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tiling_key: Option<Fact<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub block_dim: Option<Fact<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub op_file_path: Option<Fact<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel_info: Option<Fact<String>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tensors: Vec<Fact<TensorDesc>>,
+}
+
+impl AicInfo {
+    fn is_empty(&self) -> bool {
+        *self == AicInfo::default()
+    }
+}
+
+/// One device error with every field found and the line that states it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct AicoreError {
+    pub kind: ErrorKind,
+    /// Plog pid of the evidence lines, when they are plog records.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pid: Option<i64>,
+    /// First and last evidence line.
+    pub first_line: u64,
+    pub last_line: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_id: Option<Fact<u64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chip_id: Option<Fact<u64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub die_id: Option<Fact<u64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stream_id: Option<Fact<u64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub report_stream_id: Option<Fact<u64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task_id: Option<Fact<u64>>,
+    /// A5 builds print `task_pos=` instead of `task_id=`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task_pos: Option<Fact<u64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flip_num: Option<Fact<u64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context_id: Option<Fact<u64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thread_id: Option<Fact<u64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel_name: Option<Fact<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub func_name: Option<Fact<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kernel_info_ext: Option<Fact<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub program_id: Option<Fact<u64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hash: Option<Fact<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub block_dim: Option<Fact<u64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tiling_key: Option<Fact<String>>,
+    /// FFTS+ `err_type=12[fftsplus aivector error]`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub err_type: Option<Fact<String>>,
+    /// FFTS+ / AI CPU `error_code=` / `errorCode=`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task_error_code: Option<Fact<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub so_name: Option<Fact<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub op_name: Option<Fact<String>>,
+    /// TS retCode (`0x31`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ret_code: Option<Fact<String>>,
+    /// ACL / runtime external code (`507035`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub acl_code: Option<Fact<u64>>,
+    /// Runtime inner code (`0x715005e`), opaque.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub inner_code: Option<Fact<String>>,
+    /// Firmware `exception_code=`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exception_code: Option<Fact<String>>,
+    /// CANN codes forwarded for this failure (`report error … module_name=EZ9999`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cann_codes: Vec<Fact<String>>,
+    #[serde(skip_serializing_if = "AicInfo::is_empty")]
+    pub aic_info: AicInfo,
+    /// Exception dump files written for this failure.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub dump_files: Vec<Fact<String>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cores: Vec<CoreError>,
+    /// What the codes mean (`retCode 0x31: vector core exception`, `ACL 507035: …`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub decoded: Vec<String>,
+}
+
+impl AicoreError {
+    fn touch(&mut self, line: u64) {
+        if self.first_line == 0 || line < self.first_line {
+            self.first_line = line;
+        }
+        self.last_line = self.last_line.max(line);
+    }
+
+    fn key(&self) -> (Option<u64>, Option<u64>) {
+        (
+            self.stream_id.as_ref().map(|f| f.value),
+            self.task_id
+                .as_ref()
+                .or(self.task_pos.as_ref())
+                .map(|f| f.value),
+        )
+    }
+
+    fn decode(&mut self) {
+        let mut d = Vec::new();
+        if let Some(r) = &self.ret_code {
+            if let Some(t) = parse_int(&r.value).and_then(tables::ts_ret_code) {
+                d.push(format!("retCode {}: {t}", r.value));
+            }
+        }
+        if let Some(a) = &self.acl_code {
+            if let Some(t) = tables::acl_code(a.value) {
+                d.push(format!("ACL {}: {t}", a.value));
+            }
+        }
+        for c in &mut self.cores {
+            let words: Option<Vec<u64>> = match &c.errcode {
+                Some(e) => e.value.iter().map(|w| parse_int(w)).collect(),
+                None => c
+                    .error_code
+                    .as_ref()
+                    .and_then(|e| parse_int(&e.value))
+                    .map(|v| vec![v]),
+            };
+            // A5 prints a decimal code that is not a bit mask; do not decode it as one.
+            let a5 = c
+                .errcode
+                .as_ref()
+                .is_some_and(|e| e.value.len() == 1 && !e.value[0].starts_with("0x"));
+            if let (Some(words), false) = (words, a5) {
+                c.error_bits = tables::aic_error_bits(&words);
+            }
+        }
+        self.decoded = d;
+    }
+}
+
+#[derive(Debug, Default)]
+struct Group {
+    pid: Option<i64>,
+    pending_cores: Vec<CoreError>,
+    pending: Vec<(u64, Evidence)>,
+    last: Option<usize>,
+    last_aic: Option<usize>,
+    firmware: Option<usize>,
+}
+
+/// Groups evidence lines into [`AicoreError`] records. Push messages in line order, then call
+/// [`AicoreAssembler::finish`].
+#[derive(Debug, Default)]
+pub struct AicoreAssembler {
+    records: Vec<AicoreError>,
+    groups: Vec<Group>,
+}
+
+fn pid_compatible(a: Option<i64>, b: Option<i64>) -> bool {
+    a.is_none() || b.is_none() || a == b
+}
+
+impl AicoreAssembler {
+    /// Feeds one message: plog content after its prefix, a CANN report item, a continuation line
+    /// or a bare console line. `line` is its 1-based line number; `pid` the plog pid if known.
+    pub fn push(&mut self, line: u64, pid: Option<i64>, message: &str) {
+        if let Some(ev) = classify(message) {
+            self.apply(line, pid, ev);
+        }
+    }
+
+    fn group(&mut self, pid: Option<i64>) -> usize {
+        match self.groups.iter().position(|g| g.pid == pid) {
+            Some(i) => i,
+            None => {
+                self.groups.push(Group {
+                    pid,
+                    ..Group::default()
+                });
+                self.groups.len() - 1
+            }
+        }
+    }
+
+    fn find(&self, pid: Option<i64>, stream: Option<u64>, task: Option<u64>) -> Option<usize> {
+        let (Some(_), Some(_)) = (stream, task) else {
+            return None;
+        };
+        self.records
+            .iter()
+            .rposition(|r| pid_compatible(r.pid, pid) && r.key() == (stream, task))
+    }
+
+    fn new_record(&mut self, kind: ErrorKind, pid: Option<i64>, line: u64) -> usize {
+        let mut r = AicoreError {
+            kind,
+            pid,
+            ..AicoreError::default()
+        };
+        r.touch(line);
+        self.records.push(r);
+        self.records.len() - 1
+    }
+
+    fn apply(&mut self, line: u64, pid: Option<i64>, ev: Evidence) {
+        let g = self.group(pid);
+        match ev {
+            Evidence::Header(h) if h.stream.is_some() && h.task.is_some() => {
+                let idx = match self.find(pid, h.stream, h.task) {
+                    Some(i) => i,
+                    None => self.new_record(h.kind.unwrap_or_default(), pid, line),
+                };
+                let rec = &mut self.records[idx];
+                set(&mut rec.stream_id, h.stream, line);
+                set(&mut rec.task_id, h.task, line);
+                let core = core_from_header(&h, line);
+                rec.cores.push(core);
+                rec.touch(line);
+                self.anchor(g, idx);
+            }
+            Evidence::Header(h) => {
+                let core = core_from_header(&h, line);
+                let grp = &mut self.groups[g];
+                if let Some(k) = h.kind {
+                    // A kind-less 2021 core-list line cannot name the kind; the next header can.
+                    grp.pending.push((line, Evidence::Header(HeaderEvidence { kind: Some(k), ..HeaderEvidence::default() })));
+                }
+                grp.pending_cores.push(core);
+            }
+            Evidence::Extend(e) => {
+                let grp = &mut self.groups[g];
+                let target = match e.serial {
+                    Some(s) => grp
+                        .pending_cores
+                        .iter_mut()
+                        .rev()
+                        .find(|c| c.serial.as_ref().map(|f| f.value) == Some(s)),
+                    None => grp.pending_cores.last_mut(),
+                };
+                let target = match target {
+                    Some(c) => Some(c),
+                    None => grp
+                        .last
+                        .and_then(|i| self.records.get_mut(i))
+                        .and_then(|r| {
+                            r.touch(line);
+                            r.cores.last_mut()
+                        }),
+                };
+                if let Some(c) = target {
+                    apply_extend(c, e, line);
+                }
+            }
+            Evidence::CoreCode { core_id, code } => {
+                let grp = &mut self.groups[g];
+                if let Some(last) = grp.pending_cores.last_mut() {
+                    if last.core_id.is_none() {
+                        last.core_id = Some(Fact { value: core_id, line });
+                        last.error_code = Some(Fact { value: code, line });
+                    } else {
+                        let mut c = CoreError {
+                            device: last.device.clone(),
+                            core_list: last.core_list.clone(),
+                            ..CoreError::default()
+                        };
+                        c.core_id = Some(Fact { value: core_id, line });
+                        c.error_code = Some(Fact { value: code, line });
+                        grp.pending_cores.push(c);
+                    }
+                }
+            }
+            Evidence::Kernel(k) => {
+                let task = k.task.or(k.task_pos);
+                let idx = match self.find(pid, k.stream, task) {
+                    Some(i) => i,
+                    None => self.new_record(k.kind, pid, line),
+                };
+                merge_kernel(&mut self.records[idx], k, line);
+                self.anchor(g, idx);
+            }
+            Evidence::TaskFailure { stream, task, .. } => match self.find(pid, stream, task) {
+                Some(idx) => apply_misc(&mut self.records[idx], line, ev, true),
+                None => self.groups[g].pending.push((line, ev)),
+            },
+            Evidence::AicNode { stream, task, .. } => {
+                let idx = self.find(pid, stream, task).or(self.groups[g].last);
+                match idx {
+                    Some(i) if self.groups[g].pending_cores.is_empty() => {
+                        apply_misc(&mut self.records[i], line, ev, false);
+                        self.groups[g].last_aic = Some(i);
+                    }
+                    _ => self.groups[g].pending.push((line, ev)),
+                }
+            }
+            Evidence::FirmwareTask { .. } => {
+                let idx = self.new_record(ErrorKind::Firmware, pid, line);
+                apply_misc(&mut self.records[idx], line, ev, false);
+                let grp = &mut self.groups[g];
+                grp.firmware = Some(idx);
+                grp.last = Some(idx);
+            }
+            Evidence::FirmwareField { key, value } => {
+                if let Some(i) = self.groups[g].firmware {
+                    firmware_field(&mut self.records[i], &key, value, line);
+                }
+            }
+            other => {
+                let grp = &self.groups[g];
+                let target = match other {
+                    Evidence::AicField { .. } | Evidence::AicTensor(_) => {
+                        grp.last_aic.or(grp.last)
+                    }
+                    _ => grp.last,
+                };
+                match target {
+                    Some(i) if grp.pending_cores.is_empty() && grp.pending.is_empty() => {
+                        apply_misc(&mut self.records[i], line, other, false);
+                    }
+                    _ => self.groups[g].pending.push((line, other)),
+                }
+            }
+        }
+    }
+
+    /// Attaches what group `g` holds pending to record `idx` and makes it the group's latest.
+    fn anchor(&mut self, g: usize, idx: usize) {
+        let grp = &mut self.groups[g];
+        let cores = std::mem::take(&mut grp.pending_cores);
+        let pending = std::mem::take(&mut grp.pending);
+        grp.last = Some(idx);
+        let rec = &mut self.records[idx];
+        for c in cores {
+            for f in [&c.serial, &c.core_id].into_iter().flatten() {
+                rec.touch(f.line);
+            }
+            if let Some(f) = &c.error_code {
+                rec.touch(f.line);
+            }
+            if rec.chip_id.is_none() {
+                rec.chip_id = c.chip_id.clone();
+                rec.die_id = c.die_id.clone();
+            }
+            rec.cores.push(c);
+        }
+        let mut aic = false;
+        for (line, ev) in pending {
+            aic |= matches!(ev, Evidence::AicNode { .. });
+            apply_misc(rec, line, ev, true);
+        }
+        if aic {
+            grp.last_aic = Some(idx);
+        }
+    }
+
+    /// Ends input: headers that no kernel line followed become records of their own. Returns
+    /// the records in order of their first evidence line, with codes decoded.
+    pub fn finish(mut self) -> Vec<AicoreError> {
+        for g in 0..self.groups.len() {
+            if self.groups[g].pending_cores.is_empty() {
+                continue;
+            }
+            let line = self.groups[g]
+                .pending_cores
+                .iter()
+                .filter_map(|c| c.serial.as_ref().or(c.core_id.as_ref()).map(|f| f.line))
+                .chain(self.groups[g].pending_cores.iter().filter_map(|c| c.device.as_ref().or(c.chip_id.as_ref()).map(|f| f.line)))
+                .min()
+                .unwrap_or(0);
+            let pid = self.groups[g].pid;
+            let idx = self.new_record(ErrorKind::Aicore, pid, line);
+            self.anchor(g, idx);
+        }
+        for r in &mut self.records {
+            r.decode();
+        }
+        self.records.sort_by_key(|r| r.first_line);
+        self.records
+    }
+}
+
+fn core_from_header(h: &HeaderEvidence, line: u64) -> CoreError {
+    let f = |v: Option<u64>| v.map(|value| Fact { value, line });
+    let s = |v: &Option<String>| v.clone().map(|value| Fact { value, line });
+    let mut regs: Vec<Register> = h
+        .registers
+        .iter()
+        .map(|(n, v)| Register {
+            name: n.clone(),
+            value: v.clone(),
+            line,
+        })
+        .collect();
+    regs.extend(h.extra.iter().map(|(n, v)| Register {
+        name: n.clone(),
+        value: v.clone(),
+        line,
+    }));
+    CoreError {
+        serial: f(h.serial),
+        core_id: f(h.core_id),
+        core_list: s(&h.core_list),
+        device: f(h.device),
+        chip_id: f(h.chip_id),
+        die_id: f(h.die_id),
+        error_code: s(&h.error_code),
+        error_str: s(&h.error_str),
+        registers: regs,
+        ..CoreError::default()
+    }
+}
+
+fn apply_extend(c: &mut CoreError, e: evidence::ExtendEvidence, line: u64) {
+    if !e.errcode.is_empty() {
+        set(&mut c.errcode, Some(e.errcode), line);
+    }
+    set(&mut c.error_str, e.error_str, line);
+    set(&mut c.sub_err_type, e.sub_err_type, line);
+    set(&mut c.blk, e.blk, line);
+    c.registers.extend(e.registers.into_iter().map(|(name, value)| Register { name, value, line }));
+}
+
+fn merge_kernel(r: &mut AicoreError, k: KernelEvidence, line: u64) {
+    r.touch(line);
+    if matches!(r.kind, ErrorKind::Aicore) && k.kind != ErrorKind::Aicore {
+        r.kind = k.kind;
+    }
+    set(&mut r.device_id, k.device, line);
+    set(&mut r.stream_id, k.stream, line);
+    set(&mut r.report_stream_id, k.report_stream, line);
+    set(&mut r.task_id, k.task, line);
+    set(&mut r.task_pos, k.task_pos, line);
+    set(&mut r.flip_num, k.flip_num, line);
+    set(&mut r.kernel_name, k.kernel_name, line);
+    set(&mut r.func_name, k.func_name, line);
+    set(&mut r.kernel_info_ext, k.kernel_info_ext, line);
+    set(&mut r.program_id, k.program_id, line);
+    set(&mut r.hash, k.hash, line);
+    set(&mut r.block_dim, k.block_dim, line);
+    set(&mut r.context_id, k.context_id, line);
+    set(&mut r.thread_id, k.thread_id, line);
+    set(&mut r.err_type, k.err_type, line);
+    set(&mut r.task_error_code, k.error_code, line);
+    set(&mut r.so_name, k.so_name, line);
+    set(&mut r.op_name, k.op_name, line);
+}
+
+/// Applies a non-anchor piece of evidence to a record. `checked`: a task-failure line only
+/// joins when its stream and task agree with the record's.
+fn apply_misc(r: &mut AicoreError, line: u64, ev: Evidence, checked: bool) {
+    match ev {
+        Evidence::TaskFailure {
+            device,
+            stream,
+            task,
+            ret_code,
+        } => {
+            let (rs, rt) = r.key();
+            let agrees = |a: Option<u64>, b: Option<u64>| a.is_none() || b.is_none() || a == b;
+            if checked && !(agrees(rs, stream) && agrees(rt, task)) {
+                return;
+            }
+            r.touch(line);
+            set(&mut r.device_id, device, line);
+            set(&mut r.stream_id, stream, line);
+            set(&mut r.task_id, task, line);
+            set(&mut r.ret_code, ret_code, line);
+        }
+        Evidence::Header(h) => {
+            if let Some(k) = h.kind {
+                if r.kind == ErrorKind::Aicore {
+                    r.kind = k;
+                }
+            }
+        }
+        Evidence::RetCode { code, stream } => {
+            let rs = r.stream_id.as_ref().map(|f| f.value);
+            if stream.is_some() && rs.is_some() && stream != rs {
+                return;
+            }
+            r.touch(line);
+            set(&mut r.ret_code, Some(code), line);
+        }
+        Evidence::AclCode { code, inner } => {
+            r.touch(line);
+            set(&mut r.acl_code, Some(code), line);
+            set(&mut r.inner_code, inner, line);
+        }
+        Evidence::InnerCode(c) => {
+            r.touch(line);
+            set(&mut r.inner_code, Some(c), line);
+        }
+        Evidence::CannCode(c) => {
+            if !r.cann_codes.iter().any(|f| f.value == c) {
+                r.cann_codes.push(Fact { value: c, line });
+            }
+        }
+        Evidence::Tiling {
+            tiling_key,
+            block_dim,
+        } => {
+            r.touch(line);
+            set(&mut r.tiling_key, tiling_key, line);
+            set(&mut r.block_dim, block_dim, line);
+        }
+        Evidence::AicNode {
+            node_name,
+            node_type,
+            stream,
+            task,
+        } => {
+            let (rs, rt) = r.key();
+            if (stream.is_some() && rs.is_some() && stream != rs)
+                || (task.is_some() && rt.is_some() && task != rt)
+            {
+                return;
+            }
+            r.touch(line);
+            set(&mut r.aic_info.node_name, Some(node_name), line);
+            set(&mut r.aic_info.node_type, node_type, line);
+        }
+        Evidence::AicField { key, value } => {
+            r.touch(line);
+            let a = &mut r.aic_info;
+            let slot = match key.as_str() {
+                "dev_func" => &mut a.dev_func,
+                "tiling_key" => &mut a.tiling_key,
+                "block_dim" => &mut a.block_dim,
+                "op_file_path" => &mut a.op_file_path,
+                "kernel_info" => &mut a.kernel_info,
+                _ => return,
+            };
+            set(slot, Some(value), line);
+        }
+        Evidence::AicTensor(t) => {
+            r.touch(line);
+            r.aic_info.tensors.push(Fact { value: t, line });
+        }
+        Evidence::DumpFile(f) => {
+            if !f.is_empty() {
+                r.touch(line);
+                r.dump_files.push(Fact { value: f, line });
+            }
+        }
+        Evidence::FirmwareTask {
+            device,
+            stream,
+            task,
+            exception_code,
+        } => {
+            r.touch(line);
+            set(&mut r.device_id, device, line);
+            set(&mut r.stream_id, stream, line);
+            set(&mut r.task_id, task, line);
+            set(&mut r.exception_code, exception_code, line);
+        }
+        Evidence::Extend(_)
+        | Evidence::CoreCode { .. }
+        | Evidence::Kernel(_)
+        | Evidence::FirmwareField { .. } => {}
+    }
+}
+
+fn firmware_field(r: &mut AicoreError, key: &str, value: String, line: u64) {
+    r.touch(line);
+    match key {
+        "core_id" => r.cores.push(CoreError {
+            core_id: value.parse().ok().map(|v| Fact { value: v, line }),
+            ..CoreError::default()
+        }),
+        "core_list" => {
+            if r.cores.is_empty() {
+                r.cores.push(CoreError::default());
+            }
+            if let Some(c) = r.cores.last_mut() {
+                set(&mut c.core_list, Some(value), line);
+            }
+        }
+        "AIC_ERROR" => {
+            if let Some(c) = r.cores.last_mut() {
+                set(&mut c.error_code, Some(value), line);
+            }
+        }
+        _ => {
+            if let Some(c) = r.cores.last_mut() {
+                if c.core_id.is_some() && !c.registers.iter().any(|x| x.name == key) {
+                    c.registers.push(Register {
+                        name: key.to_owned(),
+                        value,
+                        line,
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// The message a physical line carries for the recognisers: plog content after its prefix
+/// (with the record's pid), or the line with console prefixes and CANN code prefixes peeled.
+pub fn line_message(line: &[u8]) -> (Option<i64>, String) {
+    if let Some((h, rest)) = parse_header(line) {
+        let text = lossy(rest);
+        let msg = parse_content(h.module, &text).message.to_owned();
+        return (Some(h.pid), msg);
+    }
+    let text = lossy(line);
+    let p = peel(&text);
+    if let Some((h, rest)) = parse_header(p.rest.as_bytes()) {
+        let text = lossy(rest);
+        let msg = parse_content(h.module, &text).message.to_owned();
+        return (Some(h.pid), msg);
+    }
+    (None, p.rest.trim().to_owned())
+}
+
+/// Every device error in a text (a plog, a device log or captured console output).
+pub fn scan_text(text: &[u8]) -> Vec<AicoreError> {
+    let mut asm = AicoreAssembler::default();
+    for (no, line) in lines(text) {
+        let (pid, msg) = line_message(line);
+        asm.push(no, pid, &msg);
+    }
+    asm.finish()
+}

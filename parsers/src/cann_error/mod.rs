@@ -1,0 +1,581 @@
+//! CANN error reports (`EZ9999: Inner Error!` … `TraceBack` …), torch_npu `ERRxxxxx` lines and
+//! the code tables (spec §3).
+//!
+//! Block grammar, all eras (§3.2, §3.3):
+//!
+//! ```text
+//! start    = CODE ": " ("Inner" | "Internal") " " ("E"|"e") "rror!"          (inner first error)
+//!          | "[PID: " n "] " ts " " title "(" CODE "): " msg               (external, 2026)
+//!          | CODE "[PID: " n "] " ts " " title? "(" CODE "):  " msg        (code line, 2026)
+//!          | CODE ": [PID: " n "] " ts " " msg                            (code line, 2025)
+//!          | CODE ": " ts "  " msg                                        (code line, 2024)
+//!          | title "(" CODE "): " msg                                     (aclnn, no PID)
+//!          | CODE ": " msg                                                (2022, embedded)
+//! body     = ( indented-line | "TraceBack (most recent call last):" | "Possible Cause: " text
+//!            | "Solution: " text | code-line | line ending in [FUNC:…][FILE:…][LINE:…] )*
+//! item     = text ("[FUNC:" f "][FILE:" f "][LINE:" n "]")? ("[THREAD:" n "]")?
+//! CODE     = [EWI] [0-9A-Z] [0-9]{4}
+//! ```
+//!
+//! The start may sit at the end of another line (`Warning: EZ9999: Inner Error!`,
+//! `RecentErrMsg: …`, `detail:EZ9999: …`, `Ascend Error Message:EI0002: …`). A block ends at an
+//! empty line unless the next line is an item, or at any other line. Unindented lines right after
+//! a code line continue its message (2022 multi-line messages).
+//!
+//! The **root message** is the message on the code line, or the first item when no code line has
+//! one; TraceBack items go outward, toward the API that reported the error.
+//!
+//! ```
+//! use npgx_parsers::cann_error::parse_reports;
+//! let text = b"EI0002: [PID: 198748] 2025-03-26-13:49:01.670.614 The wait execution of the Notify register times out.\n        Possible Cause: 1. An exception\n        TraceBack (most recent call last):\n        The 0 stuck notify wait context info:(context_id=13, notify_id=17).[FUNC:P][FILE:device_error_proc.cc][LINE:1664]\n";
+//! let r = &parse_reports(text)[0];
+//! assert_eq!(r.code.as_deref(), Some("EI0002"));
+//! assert_eq!(r.pid, Some(198748));
+//! assert_eq!(r.message.as_ref().map(|m| m.line), Some(1));
+//! assert_eq!(r.traceback[0].func.as_deref(), Some("P"));
+//! ```
+
+pub mod tables;
+pub mod torch_npu;
+
+use serde::Serialize;
+
+use crate::plog::header::{parse_header, timestamp, PlogTime};
+use crate::plog::prefix::peel;
+use crate::plog::record::{lines, lossy};
+
+/// A text and the 1-based line it is on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LineText {
+    pub line: u64,
+    pub text: String,
+}
+
+/// One item of a report: a message with its optional source location.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ReportItem {
+    pub line: u64,
+    pub text: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub func: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub src_line: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thread: Option<u64>,
+}
+
+/// One CANN error report.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct CannErrorReport {
+    /// Line of the block start.
+    pub line: u64,
+    pub end_line: u64,
+    /// The first code (`EZ9999`). `None` for a fragment: report items found without a block
+    /// start (a log excerpt that begins inside a TraceBack).
+    pub code: Option<String>,
+    /// Every distinct code of the block, in order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub codes: Vec<String>,
+    /// All codes end in 9999 / 8888 (an internal error).
+    pub inner: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time: Option<PlogTime>,
+    /// Root message (the message on the code line, or the first item).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<LineText>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub possible_cause: Option<LineText>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub solution: Option<LineText>,
+    /// Items printed before the TraceBack line (inner 8888 items, 2021 detail lines).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub items: Vec<ReportItem>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub traceback: Vec<ReportItem>,
+    /// The line to cite as the first causal error of this report: a bare `CODE: Inner Error!`
+    /// start line, else the root message's line.
+    pub causal_line: u64,
+}
+
+impl CannErrorReport {
+    fn add_code(&mut self, code: &str) {
+        if self.code.is_none() {
+            self.code = Some(code.to_owned());
+        }
+        if !self.codes.iter().any(|c| c == code) {
+            self.codes.push(code.to_owned());
+        }
+        self.inner = self.codes.iter().all(|c| is_inner_code(c));
+    }
+}
+
+/// `…9999` and `…8888` are inner codes.
+pub fn is_inner_code(code: &str) -> bool {
+    code.ends_with("9999") || code.ends_with("8888")
+}
+
+fn is_code(b: &[u8]) -> bool {
+    b.len() == 6
+        && matches!(b[0], b'E' | b'W' | b'I')
+        && (b[1].is_ascii_digit() || b[1].is_ascii_uppercase())
+        && b[2..].iter().all(u8::is_ascii_digit)
+}
+
+/// Finds a code token (`[EWI][0-9A-Z][0-9]{4}`) not glued to a preceding word character,
+/// followed by one of `: `, `[PID`, `)`, `(`. Returns its byte offset.
+pub fn find_code(s: &str) -> Option<usize> {
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i + 6 <= b.len() {
+        if matches!(b[i], b'E' | b'W' | b'I')
+            && is_code(&b[i..i + 6])
+            && (i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_'))
+        {
+            let after = &s[i + 6..];
+            if after.starts_with(": ") || after.starts_with("[PID") || after.starts_with(')') || after.starts_with('(') {
+                return Some(i);
+            }
+        }
+        i += 1;
+    }
+    None
+}
+
+/// Splits a `[FUNC:f][FILE:f][LINE:n][THREAD:t]` suffix off an item.
+pub fn parse_item(line: u64, text: &str) -> ReportItem {
+    let t = text.trim();
+    let mut item = ReportItem {
+        line,
+        text: t.to_owned(),
+        func: None,
+        file: None,
+        src_line: None,
+        thread: None,
+    };
+    if let Some(p) = t.find("[FUNC:") {
+        item.text = t[..p].trim_end().to_owned();
+        let mut r = &t[p..];
+        while let Some(inner) = r.strip_prefix('[') {
+            let Some(end) = inner.find(']') else { break };
+            let (k, v) = inner[..end].split_once(':').unwrap_or((&inner[..end], ""));
+            match k {
+                "FUNC" => item.func = Some(v.to_owned()),
+                "FILE" => item.file = Some(v.to_owned()),
+                "LINE" => item.src_line = v.parse().ok(),
+                "THREAD" => item.thread = v.parse().ok(),
+                _ => {}
+            }
+            r = &inner[end + 1..];
+        }
+    }
+    item
+}
+
+fn has_func_suffix(s: &str) -> bool {
+    s.contains("[FUNC:") && s.contains("[LINE:")
+}
+
+/// What a code line holds: code, pid, time, title, message.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct CodeLine {
+    code: String,
+    inner_start: bool,
+    pid: Option<u64>,
+    time: Option<PlogTime>,
+    title: Option<String>,
+    message: Option<String>,
+}
+
+/// `[PID: n] ts ` → (pid, time, rest)
+fn pid_ts(s: &str) -> Option<(u64, Option<PlogTime>, &str)> {
+    let r = s.strip_prefix("[PID: ")?;
+    let (pid, r) = r.split_once(']')?;
+    let pid = pid.trim().parse().ok()?;
+    let r = r.trim_start();
+    match timestamp(r.as_bytes()) {
+        Ok((rest, t)) => {
+            let off = r.len() - rest.len();
+            Some((pid, Some(t), &r[off..]))
+        }
+        Err(_) => Some((pid, None, r)),
+    }
+}
+
+/// `Title(CODE): msg` or `(CODE): msg` at the start of `s`.
+fn title_code(s: &str) -> Option<(Option<String>, String, &str)> {
+    let open = s.find('(')?;
+    let title = &s[..open];
+    if !title.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+        return None;
+    }
+    let r = &s[open + 1..];
+    if r.len() < 8 || !is_code(&r.as_bytes()[..6]) || !r[6..].starts_with("):") {
+        return None;
+    }
+    let code = r[..6].to_owned();
+    let msg = r[8..].trim();
+    let title = (!title.is_empty()).then(|| title.to_owned());
+    Some((title, code, msg))
+}
+
+/// Recognises a block start or code line anywhere in `s` (already peeled).
+fn code_line(s: &str) -> Option<CodeLine> {
+    // External form without a leading code: `[PID: n] ts Title(CODE): msg`.
+    if let Some(p) = s.find("[PID: ") {
+        let before = &s[..p];
+        if before.is_empty() || before.ends_with(' ') {
+            if let Some((pid, time, rest)) = pid_ts(&s[p..]) {
+                if let Some((title, code, msg)) = title_code(rest.trim_start()) {
+                    return Some(CodeLine {
+                        code,
+                        pid: Some(pid),
+                        time,
+                        title,
+                        message: Some(msg.to_owned()),
+                        inner_start: false,
+                    });
+                }
+            }
+        }
+    }
+    let at = find_code(s)?;
+    let code = s[at..at + 6].to_owned();
+    let after = &s[at + 6..];
+    let mut cl = CodeLine {
+        code: code.clone(),
+        ..CodeLine::default()
+    };
+    if let Some(r) = after.strip_prefix(": ") {
+        let rl = r.trim_start();
+        if rl.starts_with("Inner Error!") || rl.starts_with("Internal error!") || rl.starts_with("Inner error!") || rl.starts_with("Internal Error!") {
+            cl.inner_start = true;
+            return Some(cl);
+        }
+        if let Some((pid, time, rest)) = pid_ts(rl) {
+            cl.pid = Some(pid);
+            cl.time = time;
+            cl.message = Some(rest.trim().to_owned());
+            return Some(cl);
+        }
+        if let Ok((rest, t)) = timestamp(rl.as_bytes()) {
+            cl.time = Some(t);
+            cl.message = Some(String::from_utf8_lossy(rest).trim().to_owned());
+            return Some(cl);
+        }
+        cl.message = Some(r.trim().to_owned());
+        return Some(cl);
+    }
+    if let Some(r) = after.strip_prefix("[PID") {
+        let r = format!("[PID{r}");
+        let (pid, time, rest) = pid_ts(&r)?;
+        cl.pid = Some(pid);
+        cl.time = time;
+        let (title, _c, msg) = title_code(rest.trim_start()).unwrap_or((None, code, rest.trim()));
+        cl.title = title;
+        cl.message = Some(msg.to_owned());
+        return Some(cl);
+    }
+    // `Title(CODE): msg` — the code was found after '('.
+    let open = s[..at].rfind('(')?;
+    if open + 1 != at {
+        return None;
+    }
+    let start = s[..open]
+        .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .map_or(0, |p| p + 1);
+    let (title, code, msg) = title_code(&s[start..])?;
+    Some(CodeLine {
+        code,
+        title,
+        message: Some(msg.to_owned()),
+        ..CodeLine::default()
+    })
+}
+
+#[derive(Debug, PartialEq, Eq, Clone, Copy)]
+enum Section {
+    Items,
+    TraceBack,
+}
+
+/// Assembles CANN error reports from physical lines pushed in order.
+#[derive(Debug, Default)]
+pub struct ReportAssembler {
+    open: Option<(CannErrorReport, Section, bool)>,
+    gap: bool,
+    /// Message still open for unindented continuation lines (2022 form).
+    msg_open: bool,
+    done: Vec<CannErrorReport>,
+}
+
+impl ReportAssembler {
+    /// Feeds one physical line (1-based number, raw bytes without terminator).
+    pub fn push(&mut self, line_no: u64, raw: &[u8]) {
+        if parse_header(raw).is_some() {
+            self.close();
+            return;
+        }
+        let text = lossy(raw);
+        let peeled = peel(&text).rest;
+        let trimmed = peeled.trim();
+        if trimmed.is_empty() {
+            if self.open.is_some() {
+                self.gap = true;
+                self.msg_open = false;
+            }
+            return;
+        }
+        let indented = peeled.starts_with([' ', '\t']);
+        let bare = peeled.len() == text.len();
+        if let Some(cl) = code_line(if indented { trimmed } else { peeled }) {
+            self.code_line(line_no, cl, bare && !indented && trimmed.starts_with(|c: char| c.is_ascii_uppercase()));
+            return;
+        }
+        let Some((rep, section, _)) = self.open.as_mut() else {
+            if indented && has_func_suffix(trimmed) {
+                let mut rep = CannErrorReport {
+                    line: line_no,
+                    causal_line: line_no,
+                    ..CannErrorReport::default()
+                };
+                rep.traceback.push(parse_item(line_no, trimmed));
+                rep.message = Some(LineText { line: line_no, text: rep.traceback[0].text.clone() });
+                rep.end_line = line_no;
+                self.open = Some((rep, Section::TraceBack, false));
+            }
+            return;
+        };
+        if trimmed.starts_with("TraceBack (most recent call last):") {
+            *section = Section::TraceBack;
+        } else if let Some(c) = trimmed.strip_prefix("Possible Cause:") {
+            rep.possible_cause = Some(LineText { line: line_no, text: c.trim().to_owned() });
+        } else if let Some(c) = trimmed.strip_prefix("Solution:") {
+            rep.solution = Some(LineText { line: line_no, text: c.trim().to_owned() });
+        } else if indented || has_func_suffix(trimmed) {
+            if self.gap && !has_func_suffix(trimmed) {
+                self.close();
+                return;
+            }
+            let item = parse_item(line_no, trimmed);
+            if self.msg_open && !has_func_suffix(trimmed) && *section == Section::Items && rep.items.is_empty() {
+                if let Some(m) = rep.message.as_mut() {
+                    m.text.push('\n');
+                    m.text.push_str(trimmed);
+                }
+            } else {
+                self.msg_open = false;
+                if rep.message.is_none() {
+                    rep.message = Some(LineText { line: line_no, text: item.text.clone() });
+                    if rep.causal_line == 0 {
+                        rep.causal_line = line_no;
+                    }
+                }
+                match section {
+                    Section::Items => rep.items.push(item),
+                    Section::TraceBack => rep.traceback.push(item),
+                }
+            }
+        } else if self.msg_open && !self.gap {
+            if let Some(m) = rep.message.as_mut() {
+                m.text.push('\n');
+                m.text.push_str(trimmed);
+            }
+        } else {
+            self.close();
+            return;
+        }
+        if let Some((rep, _, _)) = self.open.as_mut() {
+            rep.end_line = line_no;
+        }
+        self.gap = false;
+    }
+
+    fn code_line(&mut self, line_no: u64, cl: CodeLine, bare_start: bool) {
+        let continues = match &self.open {
+            Some((rep, _, has_code_msg)) => {
+                !cl.inner_start && !*has_code_msg && rep.code.as_deref() == Some(cl.code.as_str())
+            }
+            None => false,
+        };
+        if !continues {
+            self.close();
+            let rep = CannErrorReport {
+                line: line_no,
+                end_line: line_no,
+                causal_line: if cl.inner_start && bare_start { line_no } else { 0 },
+                ..CannErrorReport::default()
+            };
+            self.open = Some((rep, Section::Items, false));
+        }
+        let Some((rep, _, has_code_msg)) = self.open.as_mut() else {
+            return;
+        };
+        rep.add_code(&cl.code);
+        rep.end_line = line_no;
+        if rep.pid.is_none() {
+            rep.pid = cl.pid;
+        }
+        if rep.time.is_none() {
+            rep.time = cl.time;
+        }
+        if rep.title.is_none() {
+            rep.title = cl.title;
+        }
+        if let Some(m) = cl.message {
+            let item = parse_item(line_no, &m);
+            rep.message = Some(LineText { line: line_no, text: item.text });
+            *has_code_msg = true;
+            if rep.causal_line == 0 {
+                rep.causal_line = line_no;
+            }
+            self.msg_open = true;
+        }
+        self.gap = false;
+    }
+
+    fn close(&mut self) {
+        if let Some((mut rep, _, _)) = self.open.take() {
+            if rep.causal_line == 0 {
+                rep.causal_line = rep.line;
+            }
+            self.done.push(rep);
+        }
+        self.gap = false;
+        self.msg_open = false;
+    }
+
+    /// Reports completed so far (taken out of the assembler).
+    pub fn take_done(&mut self) -> Vec<CannErrorReport> {
+        std::mem::take(&mut self.done)
+    }
+
+    /// Closes the open report and returns all remaining ones.
+    pub fn finish(mut self) -> Vec<CannErrorReport> {
+        self.close();
+        self.done
+    }
+}
+
+/// Every CANN error report in `text`. Never panics.
+pub fn parse_reports(text: &[u8]) -> Vec<CannErrorReport> {
+    let mut asm = ReportAssembler::default();
+    for (no, line) in lines(text) {
+        asm.push(no, line);
+    }
+    asm.finish()
+}
+
+/// Every torch_npu `ERRxxxxx` line in `text`, with line numbers.
+pub fn parse_torch_npu_lines(text: &[u8]) -> Vec<torch_npu::TorchNpuError> {
+    let mut out = Vec::new();
+    for (no, line) in lines(text) {
+        if memchr::memmem::find(line, b"ERR").is_none() {
+            continue;
+        }
+        let s = lossy(line);
+        if let Some(mut e) = torch_npu::parse_torch_npu_line(peel(&s).rest) {
+            e.line = no;
+            out.push(e);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(text: &str) -> CannErrorReport {
+        let v = parse_reports(text.as_bytes());
+        assert_eq!(v.len(), 1, "{v:#?}");
+        v.into_iter().next().unwrap()
+    }
+
+    #[test]
+    fn inner_2021_no_traceback() {
+        let r = one("E39999: Inner Error!\n        Aicpu kernel execute failed, device_id=0[FUNC:GetError][FILE:stream.cc][LINE:701]\n        Stream synchronize failed[FUNC:ReportError][FILE:logger.cc][LINE:566]\n\nTraceback (most recent call last):\n");
+        assert_eq!(r.code.as_deref(), Some("E39999"));
+        assert!(r.inner);
+        assert_eq!(r.message.as_ref().unwrap().line, 2);
+        assert_eq!(r.items.len(), 2);
+        assert_eq!(r.items[0].src_line, Some(701));
+        assert_eq!((r.line, r.causal_line, r.end_line), (1, 1, 3));
+    }
+
+    #[test]
+    fn code_line_2026_two_spaces_and_7_space_items() {
+        let r = one("[ERROR] RecentErrMsg: EZ9999: Inner Error!\nEZ9999[PID: 91583] 2026-04-15-11:09:31.973.508 (EZ9999):  The error from device[FUNC:P][FILE:f.cc][LINE:580]\n        TraceBack (most recent call last):\n       The extend info: errcode:(95)[FUNC:P][FILE:f.cc][LINE:583]\n");
+        assert_eq!(r.pid, Some(91583));
+        assert_eq!(r.title, None);
+        assert_eq!(r.message.as_ref().map(|m| (m.line, m.text.as_str())), Some((2, "The error from device")));
+        assert_eq!(r.traceback.len(), 1);
+        assert_eq!(r.causal_line, 2);
+    }
+
+    #[test]
+    fn code_colon_timestamp_2024_and_thread() {
+        let r = one("E39999: Inner Error!\nE39999: 2024-10-20-22:34:40.965.193  The error from device(chipId:0, dieId:0)[FUNC:F][FILE:d.cc][LINE:1232][THREAD:123358]\n        TraceBack (most recent call last):\n        Kernel task happen error[FUNC:P][FILE:t.cc][LINE:1776][THREAD:123358]\n");
+        assert_eq!(r.time.map(|t| t.to_string()).as_deref(), Some("2024-10-20-22:34:40.965.193"));
+        assert_eq!(r.traceback[0].thread, Some(123358));
+        assert_eq!(r.causal_line, 1);
+    }
+
+    #[test]
+    fn external_pid_title_form_after_harness() {
+        let r = one("[ERROR] RecentErrMsg: [PID: 1613532] 2026-03-24-12:14:45.885.234 Memory_Allocation_Failure(EL0004): Failed to allocate memory.\n        Possible Cause: Available memory is insufficient.\n        Solution: Close applications not in use.\n        TraceBack (most recent call last):\n        allocate device memory failed.[FUNC:Init][FILE:memory_pool_manager.cc][LINE:50]\n");
+        assert_eq!(r.code.as_deref(), Some("EL0004"));
+        assert_eq!(r.title.as_deref(), Some("Memory_Allocation_Failure"));
+        assert!(!r.inner);
+        assert_eq!(r.possible_cause.as_ref().unwrap().text, "Available memory is insufficient.");
+        assert_eq!(r.solution.as_ref().unwrap().line, 3);
+    }
+
+    #[test]
+    fn unindented_traceback_2025() {
+        let r = one("[rank0]:[W904 09:50:12.024496247 compiler_depend.ts:57] Warning: EZ9999: Inner Error!\nEZ9999: [PID: 838] 2025-09-04-09:50:11.954.378 The error from device(chipId:6, dieId:0)[FUNC:P][FILE:d.cc][LINE:303]\nTraceBack (most recent call last):\nThe extend info: errcode:(0, 0x8000, 0)[FUNC:P][FILE:d.cc][LINE:322]\nsomething else\n");
+        assert_eq!(r.traceback.len(), 1);
+        assert_eq!(r.causal_line, 2);
+        assert_eq!(r.end_line, 4);
+    }
+
+    #[test]
+    fn aclnn_title_without_pid_and_gap() {
+        let r = one("[rank6]: AclNN_Runtime_Error(EZ9903): InitTilingParseCtx failed\n\nop[RecomputeWUFwd], compile info not contain [_pattern][FUNC:ParseAutoTilingRun][FILE:auto_tiling_rt2.cc][LINE:120]\nOp [RecomputeWUFwd] tiling compile info parse failed\n");
+        assert_eq!(r.code.as_deref(), Some("EZ9903"));
+        assert_eq!(r.title.as_deref(), Some("AclNN_Runtime_Error"));
+        assert_eq!(r.message.as_ref().unwrap().text, "InitTilingParseCtx failed");
+        assert_eq!(r.items.len(), 1);
+    }
+
+    #[test]
+    fn embedded_2022_multiline_message() {
+        let r = one("[CRITICAL] DEVICE(1,f,python):2022-12-01-00:26:58.399.787 [a.cc:240] RunGraph] x.Ascend Error Message:EI0002: The wait times out.\nthere are(is) 1 abnormal device(s):\n        serverId[10], deviceId[0]\n]\n        Possible Cause: 1. An exception\n        TraceBack (most recent call last):\n        Notify wait execute failed, device_id=1[FUNC:GetError][FILE:stream.cc][LINE:921]\n\n(Please search\n");
+        let m = r.message.unwrap();
+        assert_eq!(m.line, 1);
+        assert!(m.text.contains("abnormal device"));
+        assert!(m.text.contains("deviceId[0]"));
+        assert_eq!(r.traceback.len(), 1);
+    }
+
+    #[test]
+    fn fragment_without_start() {
+        let r = one("        AICORE Kernel task happen error, retCode=0x25.[FUNC:GetError][FILE:stream.cc][LINE:1191]\n        The argument is invalid.\n(Worker pid=1) ERROR x\n");
+        assert_eq!(r.code, None);
+        assert_eq!(r.traceback.len(), 2);
+        assert_eq!(r.causal_line, 1);
+    }
+
+    #[test]
+    fn codes_found_only_in_context() {
+        assert_eq!(find_code("module_name=EZ9999"), None);
+        assert_eq!(find_code("x EZ9999: y"), Some(2));
+        assert_eq!(find_code("Title(EL0004): m"), Some(6));
+        assert_eq!(find_code("XEZ9999: y"), None);
+    }
+}

@@ -1,0 +1,381 @@
+//! The plog line header: `[LEVEL] MODULE(PID,PNAME):YYYY-MM-DD-hh:mm:ss.mmm.uuu␠`.
+//!
+//! Grammar (spec `plog-and-errors.md` §1.1, §1.5):
+//!
+//! ```text
+//! header = "[" level "] " module "(" pid "," pname "):" ts " "?
+//! level  = "DEBUG" | "INFO" | "WARNING" | "ERROR" | "EVENT" | "TRACE" | "NULL" | digits
+//! module = [A-Z0-9_]+                 (digits only when the module id has no name)
+//! pid    = "-"? digits                (device firmware writes -1)
+//! pname  = anything up to the "):" that is followed by a digit; may be empty, "null" or numeric
+//! ts     = d4 "-" d2 "-" d2 "-" d2 ":" d2 ":" d2 "." d3 "." d3
+//! ```
+//!
+//! MindSpore's own logger writes look-alike lines with three fields inside the parentheses
+//! (`GE(118114,ffff4effd1e0,python)`); a PNAME holding a comma is rejected so that those lines are
+//! never taken for plog records.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use nom::bytes::complete::{tag, take_while1, take_while_m_n};
+use nom::character::complete::char;
+use nom::combinator::{map, opt, recognize};
+use nom::{IResult, Parser};
+use serde::Serialize;
+
+/// Severity of a plog record. `TRACE` is printed by HCCL status lines; a level the logger does not
+/// know is printed as a number and kept as [`Level::Numeric`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Level {
+    Debug,
+    Info,
+    Warning,
+    Error,
+    Null,
+    Event,
+    Trace,
+    /// The logger's fallback `[%d]` for a level id outside its table.
+    Numeric(i64),
+}
+
+impl Level {
+    /// The level as printed in the log (`"ERROR"`, `"7"`).
+    pub fn name(self) -> Cow<'static, str> {
+        match self {
+            Level::Debug => "DEBUG".into(),
+            Level::Info => "INFO".into(),
+            Level::Warning => "WARNING".into(),
+            Level::Error => "ERROR".into(),
+            Level::Null => "NULL".into(),
+            Level::Event => "EVENT".into(),
+            Level::Trace => "TRACE".into(),
+            Level::Numeric(n) => n.to_string().into(),
+        }
+    }
+
+    /// Parses a level name as printed (`ERROR`) or as a user types it (`error`, `warn`, `3`).
+    /// Numbers 0–4 and 16 map to the named levels of the logger's table.
+    pub fn from_name(s: &str) -> Option<Level> {
+        let upper = s.trim().to_ascii_uppercase();
+        Some(match upper.as_str() {
+            "DEBUG" | "0" => Level::Debug,
+            "INFO" | "1" => Level::Info,
+            "WARNING" | "WARN" | "2" => Level::Warning,
+            "ERROR" | "3" => Level::Error,
+            "NULL" | "4" => Level::Null,
+            "EVENT" | "16" => Level::Event,
+            "TRACE" => Level::Trace,
+            other => Level::Numeric(other.parse().ok()?),
+        })
+    }
+}
+
+impl fmt::Display for Level {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.name())
+    }
+}
+
+impl Serialize for Level {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.name())
+    }
+}
+
+/// A plog timestamp `YYYY-MM-DD-hh:mm:ss.mmm.uuu` (local time of the writer's clock; host and
+/// device clocks differ). Field order makes the derived ordering chronological.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct PlogTime {
+    pub year: u16,
+    pub month: u8,
+    pub day: u8,
+    pub hour: u8,
+    pub minute: u8,
+    pub second: u8,
+    pub milli: u16,
+    pub micro: u16,
+}
+
+impl PlogTime {
+    /// Parses the exact plog form `YYYY-MM-DD-hh:mm:ss.mmm.uuu`.
+    pub fn parse(s: &str) -> Option<PlogTime> {
+        timestamp(s.as_bytes()).ok().map(|(_, t)| t)
+    }
+
+    /// Parses a user-supplied bound: the plog form, or a prefix of it (`2025-05-08`,
+    /// `2025-05-08-09:56`), or the same with a space or `T` between date and time. Missing parts are
+    /// zero.
+    pub fn parse_bound(s: &str) -> Option<PlogTime> {
+        let digits: Vec<u32> = s
+            .split(|c: char| !c.is_ascii_digit())
+            .filter(|p| !p.is_empty())
+            .map(|p| p.parse().ok())
+            .collect::<Option<_>>()?;
+        if digits.is_empty() || digits.len() > 8 || digits[0] > 9999 {
+            return None;
+        }
+        let get = |i: usize| digits.get(i).copied().unwrap_or(0);
+        let t = PlogTime {
+            year: get(0) as u16,
+            month: get(1).min(99) as u8,
+            day: get(2).min(99) as u8,
+            hour: get(3).min(99) as u8,
+            minute: get(4).min(99) as u8,
+            second: get(5).min(99) as u8,
+            milli: get(6).min(999) as u16,
+            micro: get(7).min(999) as u16,
+        };
+        Some(t)
+    }
+}
+
+impl fmt::Display for PlogTime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{:04}-{:02}-{:02}-{:02}:{:02}:{:02}.{:03}.{:03}",
+            self.year, self.month, self.day, self.hour, self.minute, self.second, self.milli, self.micro
+        )
+    }
+}
+
+impl Serialize for PlogTime {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+/// The parsed header of one plog record. Borrowed from the line; `module` is ASCII by grammar,
+/// `pname` is lossy UTF-8.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlogHeader<'a> {
+    pub level: Level,
+    /// `RUNTIME`, `HCCL`, `TSCH`, … or the numeric module id when the id has no name.
+    pub module: &'a str,
+    /// Signed: device firmware writes `-1`.
+    pub pid: i64,
+    /// Process name; may be empty, `null` or numeric.
+    pub pname: Cow<'a, str>,
+    pub time: PlogTime,
+}
+
+/// Parses the header at the start of `line`; returns the header and the bytes after it (the
+/// record content, without the single separating space).
+///
+/// Returns `None` for any line that is not a plog header, including MindSpore's look-alike lines.
+/// Never panics.
+///
+/// ```
+/// use npgx_parsers::plog::header::{parse_header, Level};
+/// let line = b"[ERROR] RUNTIME(289610,):2026-09-10-08:52:41.377.821 [stream.cc:1743]289907 GetError:x";
+/// let (h, rest) = parse_header(line).unwrap();
+/// assert_eq!((h.level, h.module, h.pid, &*h.pname), (Level::Error, "RUNTIME", 289610, ""));
+/// assert_eq!(h.time.to_string(), "2026-09-10-08:52:41.377.821");
+/// assert!(rest.starts_with(b"[stream.cc:1743]"));
+/// ```
+pub fn parse_header(line: &[u8]) -> Option<(PlogHeader<'_>, &[u8])> {
+    header(line).ok().map(|(rest, h)| (h, rest))
+}
+
+/// Cheap test used by the record assembler on every physical line.
+pub fn is_header(line: &[u8]) -> bool {
+    line.first() == Some(&b'[') && parse_header(line).is_some()
+}
+
+fn header(i: &[u8]) -> IResult<&[u8], PlogHeader<'_>> {
+    let (i, _) = char('[').parse(i)?;
+    let (i, level) = level(i)?;
+    let (i, _) = tag("] ").parse(i)?;
+    let (i, module) = take_while1(|b: u8| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+        .parse(i)?;
+    let (i, _) = char('(').parse(i)?;
+    let (i, pid) = signed(i)?;
+    let (i, _) = char(',').parse(i)?;
+    let (i, pname) = pname(i)?;
+    let (i, _) = tag("):").parse(i)?;
+    let (i, time) = timestamp(i)?;
+    let (i, _) = opt(char(' ')).parse(i)?;
+    let module = std::str::from_utf8(module).unwrap_or_default();
+    Ok((
+        i,
+        PlogHeader {
+            level,
+            module,
+            pid,
+            pname: String::from_utf8_lossy(pname),
+            time,
+        },
+    ))
+}
+
+fn level(i: &[u8]) -> IResult<&[u8], Level> {
+    let (rest, word) = take_while1(|b: u8| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'-')
+        .parse(i)?;
+    let level = match word {
+        b"DEBUG" => Level::Debug,
+        b"INFO" => Level::Info,
+        b"WARNING" => Level::Warning,
+        b"ERROR" => Level::Error,
+        b"NULL" => Level::Null,
+        b"EVENT" => Level::Event,
+        b"TRACE" => Level::Trace,
+        digits => match std::str::from_utf8(digits).ok().and_then(|s| s.parse().ok()) {
+            Some(n) => Level::Numeric(n),
+            None => return Err(fail(i)),
+        },
+    };
+    Ok((rest, level))
+}
+
+/// PNAME: everything up to the `):` that is followed by a digit (the timestamp). A comma inside
+/// means a MindSpore line (`pid,tid,pname`), which is rejected.
+fn pname(i: &[u8]) -> IResult<&[u8], &[u8]> {
+    let mut at = 0;
+    while let Some(off) = memchr::memchr(b')', &i[at..]) {
+        let p = at + off;
+        if i.get(p + 1) == Some(&b':') && i.get(p + 2).is_some_and(u8::is_ascii_digit) {
+            let name = &i[..p];
+            if name.contains(&b',') || name.contains(&b'\n') {
+                return Err(fail(i));
+            }
+            return Ok((&i[p..], name));
+        }
+        at = p + 1;
+    }
+    Err(fail(i))
+}
+
+fn signed(i: &[u8]) -> IResult<&[u8], i64> {
+    let (rest, text) = recognize((opt(char('-')), take_while1(|b: u8| b.is_ascii_digit()))).parse(i)?;
+    match std::str::from_utf8(text).ok().and_then(|s| s.parse().ok()) {
+        Some(n) => Ok((rest, n)),
+        None => Err(fail(i)),
+    }
+}
+
+fn digits_n(n: usize) -> impl FnMut(&[u8]) -> IResult<&[u8], u16> {
+    move |i: &[u8]| {
+        map(take_while_m_n(n, n, |b: u8| b.is_ascii_digit()), |d: &[u8]| {
+            d.iter().fold(0u16, |acc, b| acc * 10 + u16::from(b - b'0'))
+        })
+        .parse(i)
+    }
+}
+
+/// `YYYY-MM-DD-hh:mm:ss.mmm.uuu`.
+pub(crate) fn timestamp(i: &[u8]) -> IResult<&[u8], PlogTime> {
+    let (i, year) = digits_n(4)(i)?;
+    let (i, _) = char('-').parse(i)?;
+    let (i, month) = digits_n(2)(i)?;
+    let (i, _) = char('-').parse(i)?;
+    let (i, day) = digits_n(2)(i)?;
+    let (i, _) = char('-').parse(i)?;
+    let (i, hour) = digits_n(2)(i)?;
+    let (i, _) = char(':').parse(i)?;
+    let (i, minute) = digits_n(2)(i)?;
+    let (i, _) = char(':').parse(i)?;
+    let (i, second) = digits_n(2)(i)?;
+    let (i, _) = char('.').parse(i)?;
+    let (i, milli) = digits_n(3)(i)?;
+    let (i, _) = char('.').parse(i)?;
+    let (i, micro) = digits_n(3)(i)?;
+    Ok((
+        i,
+        PlogTime {
+            year,
+            month: month as u8,
+            day: day as u8,
+            hour: hour as u8,
+            minute: minute as u8,
+            second: second as u8,
+            milli,
+            micro,
+        },
+    ))
+}
+
+fn fail(i: &[u8]) -> nom::Err<nom::error::Error<&[u8]>> {
+    nom::Err::Error(nom::error::Error::new(i, nom::error::ErrorKind::Verify))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn h(line: &str) -> PlogHeader<'_> {
+        parse_header(line.as_bytes()).expect("header").0
+    }
+
+    #[test]
+    fn runtime_error_line() {
+        let x = h("[ERROR] RUNTIME(155320,python3):2025-05-08-09:56:18.522.534 [stars_engine.cc:1553]155320 X");
+        assert_eq!(x.level, Level::Error);
+        assert_eq!(x.module, "RUNTIME");
+        assert_eq!(x.pid, 155320);
+        assert_eq!(x.pname, "python3");
+        assert_eq!(x.time.to_string(), "2025-05-08-09:56:18.522.534");
+    }
+
+    #[test]
+    fn firmware_pid_minus_one_null_pname() {
+        let x = h("[ERROR] TSCH(-1,null):2020-12-23-17:10:54.083.518 17 (cpuid:0) a.c:1 f: m");
+        assert_eq!((x.pid, &*x.pname, x.module), (-1, "null", "TSCH"));
+    }
+
+    #[test]
+    fn empty_and_numeric_pname_and_long_pname() {
+        assert_eq!(h("[ERROR] IDEDD(289610,):2026-09-10-08:52:37.489.589 x").pname, "");
+        assert_eq!(h("[ERROR] RUNTIME(809924,4):2026-01-01-00:00:00.000.000 x").pname, "4");
+        assert_eq!(
+            h("[ERROR] HCCL(36035,mindie_llm_backend_connector):2025-05-13-02:25:58.068.817 [op_base.cc:974]").pname,
+            "mindie_llm_backend_connector"
+        );
+    }
+
+    #[test]
+    fn numeric_level_and_module_trace_event() {
+        let x = h("[7] 99(1,p):2025-01-01-00:00:00.000.000 x");
+        assert_eq!((x.level, x.module), (Level::Numeric(7), "99"));
+        assert_eq!(h("[TRACE] HCCL(1,p):2025-01-01-00:00:00.000.000 x").level, Level::Trace);
+        assert_eq!(h("[EVENT] X_1(1,p):2025-01-01-00:00:00.000.000 x").level, Level::Event);
+    }
+
+    #[test]
+    fn rejects_look_alikes() {
+        for line in [
+            "[EXCEPTION] GE(118114,ffff4effd1e0,python):2021-09-11-16:48:31.511.063 [m.cc:233] Run] x",
+            "[ERROR] DEVICE(2420702,fffe06ffd1e0,python):2023-11-20-15:34:32.886.561 [a.cc:761] x",
+            "[ERROR] 2026-05-08-03:20:32 (PID:920, Device:12, RankID:-1) ERR02005 DIST internal error",
+            "[ERROR] aclrtSynchronizeStream(stream) failed: 507015 (/tmp/main.cpp:108)",
+            "[ERROR] RecentErrMsg: EZ9999: Inner Error!",
+            "[2025-05-13 02:25:58.64217] [error] [36815] [hccl_runner.cpp:132] x",
+            "[ERROR] RUNTIME(1,p):2025-01-01-00:00",
+            "",
+            "[",
+        ] {
+            assert!(parse_header(line.as_bytes()).is_none(), "{line}");
+        }
+    }
+
+    #[test]
+    fn pname_with_parenthesis_takes_last_close_before_timestamp() {
+        let x = h("[INFO] APP(5,a(b)):2025-01-01-00:00:00.000.000 x");
+        assert_eq!(x.pname, "a(b)");
+    }
+
+    #[test]
+    fn level_from_user_names() {
+        assert_eq!(Level::from_name("warn"), Some(Level::Warning));
+        assert_eq!(Level::from_name("3"), Some(Level::Error));
+        assert_eq!(Level::from_name("9"), Some(Level::Numeric(9)));
+        assert_eq!(Level::from_name("loud"), None);
+    }
+
+    #[test]
+    fn bounds() {
+        let t = PlogTime::parse_bound("2025-05-08 09:56").unwrap();
+        assert_eq!(t.to_string(), "2025-05-08-09:56:00.000.000");
+        assert!(PlogTime::parse_bound("yesterday").is_none());
+    }
+}

@@ -1,0 +1,26 @@
+//! CANN plogs: the line header, module content prefixes, records with continuation lines,
+//! external console prefixes, and file names / folder layouts.
+//!
+//! Reference: `plog-and-errors.md` §1 in the shared specs. Layering follows its §6:
+//! [`record::lines`] (layer 0) → [`header::parse_header`] / [`prefix::peel`] (layer 1) →
+//! [`record::RecordAssembler`] (layer 2) → [`content::parse_content`] and the key/value bag in
+//! [`crate::aicore::kv`] (layer 3).
+//!
+//! Typical use on a captured text:
+//!
+//! ```
+//! use npgx_parsers::plog::{parse_records, Level};
+//! let text = b"[ERROR] RUNTIME(1365,python3.8):2025-08-06-23:09:35.772.604 [stars_engine.cc:1551]6219 ProcLogicCqReport:[FINAL][FINAL]Task run failed, device_id=3\n";
+//! let recs = parse_records(text);
+//! assert_eq!(recs[0].level, Level::Error);
+//! assert_eq!(recs[0].content().func, Some("ProcLogicCqReport"));
+//! ```
+
+pub mod content;
+pub mod header;
+pub mod path;
+pub mod prefix;
+pub mod record;
+
+pub use header::{parse_header, Level, PlogHeader, PlogTime};
+pub use record::{lines, parse_records, PlogRecord, RecordAssembler};
