@@ -211,9 +211,9 @@ pub fn classify(message: &str) -> Option<Evidence> {
     }
     let ret = bag.token("retcode").or_else(|| bag.token("rtcode"))?;
     if !ret.starts_with("0x") {
-        // MindSpore `retcode: 507011 ( model execute failed)`.
-        let code = ret.parse().ok()?;
-        return Some(Evidence::AclCode { code, inner: None });
+        // MindSpore `retcode: 507011 ( model execute failed)`; `retCode=0` is success.
+        let code: u64 = ret.parse().ok()?;
+        return (code >= 100_000).then_some(Evidence::AclCode { code, inner: None });
     }
     if parse_int(ret).is_some_and(|v| v > 0xffff) {
         return Some(Evidence::InnerCode(ret.to_owned()));

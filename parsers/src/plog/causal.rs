@@ -1,0 +1,248 @@
+//! The first causal error: the earliest error that explains the rest (spec §6.5, §4.5).
+//!
+//! A failing run prints the same failure many times, loudest last: the device reports a task
+//! failure, the runtime forwards it to the error manager, every stream synchronisation fails,
+//! ACL and the framework fail in turn, a watchdog gives up. Users who `tail -1` pick the
+//! propagation. Here every candidate line gets a [`CauseRank`] and the lowest rank wins, then the
+//! earliest line:
+//!
+//! 1. [`CauseRank::DeviceFault`] — device-side markers: `Task run failed`, `Task exception!`,
+//!    device-error headers, HCCL FFTS+ timeout, `Notify wait execute failed`, FFTS+ task failures,
+//!    device firmware (TSCH) errors;
+//! 2. [`CauseRank::ErrorReport`] — a CANN error report (its root message; within a report the
+//!    first message is the causal one);
+//! 3. [`CauseRank::TaskError`] — an ERROR record carrying a retCode, an HCCL `errNo`, or a
+//!    kernel failure line;
+//! 4. [`CauseRank::Error`] — any other ERROR record;
+//! 5. [`CauseRank::Framework`] — torch_npu `ERRxxxxx` lines and MindSpore error lines;
+//! 6. [`CauseRank::Cascade`] — propagation: stream synchronisation without a code, dump progress,
+//!    `report error module_type=…`, failure-abort, watchdog, `[AIC_INFO]` args, table rulers.
+
+use serde::Serialize;
+
+use super::header::{Level, PlogTime};
+use super::prefix::peel;
+use super::record::{lines, lossy, PlogRecord};
+use crate::cann_error::{parse_reports, torch_npu::parse_torch_npu_line};
+
+/// How directly a line explains a failure; lower is more causal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CauseRank {
+    DeviceFault,
+    ErrorReport,
+    TaskError,
+    Error,
+    Framework,
+    Cascade,
+}
+
+/// Where a causal candidate came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CauseSource {
+    Plog,
+    CannReport,
+    TorchNpu,
+    Framework,
+}
+
+/// The chosen first causal error of a text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CausalError {
+    pub line: u64,
+    pub rank: CauseRank,
+    pub source: CauseSource,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pid: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time: Option<PlogTime>,
+    /// The message (plog content without its prefix, or the report's root message).
+    pub text: String,
+}
+
+const DEVICE_MARKERS: &[&str] = &[
+    "task run failed",
+    "task exception!",
+    "the error from device(",
+    "an error occurs on the device(",
+    "hccl fftsplus task timeout",
+    "notify wait execute failed",
+    "fftsplus task execution failed",
+    "fftsplus task execute failed",
+];
+
+const CASCADES: &[&str] = &[
+    "report error module_type",
+    "[dump][exception]",
+    "enter failure abort",
+    "watchdog",
+    "synchronize stream failed",
+    "stream synchronize failed",
+    "execute failed, reason=",
+    "is abort",
+    "[aic_info]",
+    "print end",
+    "taskfailcallback",
+    "execute model failed",
+    "model synchronize execute failed",
+    "fail to synchronize",
+    "stop scheduling in abort",
+];
+
+/// Ranks an ERROR plog record's message. `module` matters for device firmware (`TSCH`).
+///
+/// ```
+/// use npgx_parsers::plog::causal::{rank_plog_error, CauseRank};
+/// assert_eq!(rank_plog_error("RUNTIME", "Task run failed, device_id=0"), CauseRank::DeviceFault);
+/// assert_eq!(rank_plog_error("RUNTIME", "Stream Synchronize failed, stream_id=47, retCode=0x26, [aicore exception]."), CauseRank::TaskError);
+/// assert_eq!(rank_plog_error("RUNTIME", "Stream synchronize failed, stream_id=2, timeout=-1ms."), CauseRank::Cascade);
+/// assert_eq!(rank_plog_error("IDEDD", "[Dump][Exception] end to load tiling data, index:30"), CauseRank::Cascade);
+/// ```
+pub fn rank_plog_error(module: &str, message: &str) -> CauseRank {
+    let lower = message.to_ascii_lowercase();
+    if module == "TSCH" || DEVICE_MARKERS.iter().any(|m| lower.contains(m)) {
+        return CauseRank::DeviceFault;
+    }
+    if is_ruler(message) {
+        return CauseRank::Cascade;
+    }
+    if lower.contains("report error module_type") || lower.contains("[dump]") {
+        return CauseRank::Cascade;
+    }
+    if lower.contains("retcode=")
+        || lower.contains("errno[")
+        || lower.contains("kernel execute failed")
+        || lower.contains("kernel execution failed")
+        || lower.contains("kernel task happen error")
+    {
+        return CauseRank::TaskError;
+    }
+    if CASCADES.iter().any(|m| lower.contains(m)) {
+        return CauseRank::Cascade;
+    }
+    CauseRank::Error
+}
+
+/// HCCL table rulers and titles: `____LINK_ERROR_INFO____`, `|-----|`.
+fn is_ruler(message: &str) -> bool {
+    let t = message.trim();
+    t.starts_with(['_', '|', '-'])
+        && !t
+            .chars()
+            .filter(|c| !matches!(c, '_' | '|' | '-' | ' '))
+            .any(|c| c.is_ascii_lowercase())
+}
+
+/// MindSpore's own logger: `[ERROR] MODULE(pid,tid,pname):ts [path:line] Func] msg`, levels
+/// `ERROR`, `EXCEPTION`, `CRITICAL`.
+pub fn is_framework_error_line(line: &str) -> bool {
+    let Some(r) = ["[ERROR] ", "[EXCEPTION] ", "[CRITICAL] "]
+        .iter()
+        .find_map(|p| line.strip_prefix(p))
+    else {
+        return false;
+    };
+    let Some(open) = r.find('(') else {
+        return false;
+    };
+    let Some(close) = r[open..].find("):") else {
+        return false;
+    };
+    r[open..open + close].matches(',').count() == 2
+}
+
+/// The first causal error in a captured text (stdout/stderr or a plog), or `None` when it holds
+/// no error at all. Never panics.
+///
+/// ```
+/// use npgx_parsers::plog::causal::{first_causal_error, CauseRank};
+/// let text = b"[rank6]: [ERROR] (PID:360123, Device:6, RankID:6) ERR01100 OPS call acl api failed.\n[rank6]: AclNN_Runtime_Error(EZ9903): InitTilingParseCtx failed\n";
+/// let c = first_causal_error(text).unwrap();
+/// assert_eq!((c.line, c.rank), (2, CauseRank::ErrorReport));
+/// ```
+pub fn first_causal_error(text: &[u8]) -> Option<CausalError> {
+    let mut best: Option<CausalError> = None;
+    let mut offer = |c: CausalError| {
+        if best.as_ref().is_none_or(|b| (c.rank, c.line) < (b.rank, b.line)) {
+            best = Some(c);
+        }
+    };
+    for r in parse_reports(text) {
+        offer(CausalError {
+            line: r.causal_line,
+            rank: CauseRank::ErrorReport,
+            source: CauseSource::CannReport,
+            pid: r.pid.and_then(|p| i64::try_from(p).ok()),
+            time: r.time,
+            text: r.message.map(|m| m.text).unwrap_or_default(),
+        });
+    }
+    for (no, raw) in lines(text) {
+        if let Some(rec) = PlogRecord::from_line(no, raw) {
+            if rec.level == Level::Error {
+                let content = rec.content();
+                offer(CausalError {
+                    line: no,
+                    rank: rank_plog_error(&rec.module, content.message),
+                    source: CauseSource::Plog,
+                    pid: Some(rec.pid),
+                    time: Some(rec.time),
+                    text: content.message.to_owned(),
+                });
+            }
+            continue;
+        }
+        if !raw.contains(&b'[') {
+            continue;
+        }
+        let s = lossy(raw);
+        let rest = peel(&s).rest;
+        if let Some(t) = parse_torch_npu_line(rest) {
+            offer(CausalError {
+                line: no,
+                rank: CauseRank::Framework,
+                source: CauseSource::TorchNpu,
+                pid: i64::try_from(t.pid).ok(),
+                time: None,
+                text: format!("{} {} {}", t.code, t.submodule, t.text),
+            });
+        } else if is_framework_error_line(rest) {
+            offer(CausalError {
+                line: no,
+                rank: CauseRank::Framework,
+                source: CauseSource::Framework,
+                pid: None,
+                time: None,
+                text: rest.to_owned(),
+            });
+        }
+    }
+    best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rulers_are_cascade_but_table_rows_are_not() {
+        assert_eq!(rank_plog_error("HCCL", "  ______LINK_ERROR_INFO______"), CauseRank::Cascade);
+        assert_eq!(rank_plog_error("HCCL", "  |  comm error, device[0] num[1] "), CauseRank::Error);
+        assert_eq!(rank_plog_error("TSCH", "slot_id=0"), CauseRank::DeviceFault);
+    }
+
+    #[test]
+    fn device_marker_beats_report() {
+        let text = b"[ERROR] RUNTIME(1,p):2021-09-14-09:26:01.014.355 [engine.cc:914]1 ReportExceptProc:Task exception! device_id=0\nE39999: Inner Error!\n        x[FUNC:a][FILE:b][LINE:1]\n";
+        let c = first_causal_error(text).unwrap();
+        assert_eq!((c.line, c.source), (1, CauseSource::Plog));
+    }
+
+    #[test]
+    fn mindspore_lines() {
+        assert!(is_framework_error_line("[ERROR] DEVICE(2420702,fffe06ffd1e0,python):2023-11-20-15:34:32.886.561 [a.cc:761] F] m"));
+        assert!(!is_framework_error_line("[ERROR] RUNTIME(1,p):2023-11-20-15:34:32.886.561 x"));
+        assert!(first_causal_error(b"nothing here\n").is_none());
+    }
+}
