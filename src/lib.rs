@@ -8,4 +8,5 @@
 pub mod cli;
 pub mod config;
 pub mod dump;
+pub mod plog;
 pub mod report;

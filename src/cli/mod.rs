@@ -8,7 +8,9 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod dump_config;
+mod aicore;
 mod dump_scan;
+mod plog;
 
 /// Exit code for a run that could not be carried out at all (bad usage, unreadable root).
 pub const EXIT_FAILURE: u8 = 2;
@@ -34,6 +36,10 @@ pub enum Command {
     DumpScan(dump_scan::Args),
     /// Write dump_config.json presets and check configs with CANN's rules and messages.
     DumpConfig(dump_config::Args),
+    /// Summarise CANN plogs: counts per process, error codes, first ERROR, first causal error.
+    Plog(plog::Args),
+    /// List AI Core / AI Vector / FFTS+ device errors with every field's evidence line.
+    Aicore(aicore::Args),
 }
 
 /// Runs the chosen subcommand and maps its outcome to the process exit code.
@@ -42,6 +48,8 @@ pub fn run(cli: Cli) -> ExitCode {
     let outcome = match cli.command {
         Command::DumpScan(args) => dump_scan::run(args),
         Command::DumpConfig(args) => dump_config::run(args),
+        Command::Plog(args) => plog::run(args),
+        Command::Aicore(args) => aicore::run(args),
     };
     match outcome {
         Ok(code) => code,

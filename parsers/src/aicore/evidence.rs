@@ -218,7 +218,7 @@ pub fn classify(message: &str) -> Option<Evidence> {
     if parse_int(ret).is_some_and(|v| v > 0xffff) {
         return Some(Evidence::InnerCode(ret.to_owned()));
     }
-    if bag.contains("model") {
+    if bag.contains("model") || parse_int(ret) == Some(0) {
         return None;
     }
     Some(Evidence::RetCode {

@@ -213,6 +213,9 @@ pub struct AicoreError {
     /// Firmware `exception_code=`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exception_code: Option<Fact<String>>,
+    /// Firmware `core_list=` bit mask of the cores that reported.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub core_list: Option<Fact<String>>,
     /// CANN codes forwarded for this failure (`report error … module_name=EZ9999`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub cann_codes: Vec<Fact<String>>,
@@ -279,6 +282,10 @@ impl AicoreError {
         self.decoded = d;
     }
 }
+
+/// How many lines before a failure's first header or kernel line a waiting piece of evidence
+/// (task failure, retCode, dump file) may be and still join it.
+const PENDING_WINDOW: u64 = 200;
 
 #[derive(Debug, Default)]
 struct Group {
@@ -468,7 +475,17 @@ impl AicoreAssembler {
     fn anchor(&mut self, g: usize, idx: usize) {
         let grp = &mut self.groups[g];
         let cores = std::mem::take(&mut grp.pending_cores);
-        let pending = std::mem::take(&mut grp.pending);
+        let mut pending = std::mem::take(&mut grp.pending);
+        // Lines far before the first core header / the anchor belong to something else.
+        let anchor_line = self.records[idx].first_line;
+        let start = cores
+            .iter()
+            .filter_map(|c| c.serial.as_ref().or(c.core_id.as_ref()).or(c.device.as_ref()).or(c.chip_id.as_ref()))
+            .map(|f| f.line)
+            .min()
+            .unwrap_or(anchor_line)
+            .min(anchor_line);
+        pending.retain(|(line, _)| line + PENDING_WINDOW >= start);
         grp.last = Some(idx);
         let rec = &mut self.records[idx];
         for c in cores {
@@ -561,11 +578,21 @@ fn apply_extend(c: &mut CoreError, e: evidence::ExtendEvidence, line: u64) {
     c.registers.extend(e.registers.into_iter().map(|(name, value)| Register { name, value, line }));
 }
 
+/// Combines what two lines say about the kind: an FFTS+ kernel line plus an `aicore error`
+/// header is an FFTS+ AI Core error; a specific kind beats the generic `aicore`.
+fn refine(current: ErrorKind, new: ErrorKind) -> ErrorKind {
+    use ErrorKind::*;
+    match (current, new) {
+        (FftsplusOther, Aicore) | (Aicore, FftsplusOther) => FftsplusAicore,
+        (FftsplusOther, Aivec) | (Aivec, FftsplusOther) => FftsplusAivector,
+        (Aicore, k) | (FftsplusOther, k) => k,
+        (c, _) => c,
+    }
+}
+
 fn merge_kernel(r: &mut AicoreError, k: KernelEvidence, line: u64) {
     r.touch(line);
-    if matches!(r.kind, ErrorKind::Aicore) && k.kind != ErrorKind::Aicore {
-        r.kind = k.kind;
-    }
+    r.kind = refine(r.kind, k.kind);
     set(&mut r.device_id, k.device, line);
     set(&mut r.stream_id, k.stream, line);
     set(&mut r.report_stream_id, k.report_stream, line);
@@ -609,9 +636,7 @@ fn apply_misc(r: &mut AicoreError, line: u64, ev: Evidence, checked: bool) {
         }
         Evidence::Header(h) => {
             if let Some(k) = h.kind {
-                if r.kind == ErrorKind::Aicore {
-                    r.kind = k;
-                }
+                r.kind = refine(r.kind, k);
             }
         }
         Evidence::RetCode { code, stream } => {
@@ -709,14 +734,7 @@ fn firmware_field(r: &mut AicoreError, key: &str, value: String, line: u64) {
             core_id: value.parse().ok().map(|v| Fact { value: v, line }),
             ..CoreError::default()
         }),
-        "core_list" => {
-            if r.cores.is_empty() {
-                r.cores.push(CoreError::default());
-            }
-            if let Some(c) = r.cores.last_mut() {
-                set(&mut c.core_list, Some(value), line);
-            }
-        }
+        "core_list" => set(&mut r.core_list, Some(value), line),
         "AIC_ERROR" => {
             if let Some(c) = r.cores.last_mut() {
                 set(&mut c.error_code, Some(value), line);

@@ -439,6 +439,12 @@ impl ReportAssembler {
         self.gap = false;
     }
 
+    /// Ends the open report because a line that cannot belong to it arrived (the caller saw a
+    /// plog header and did not push it).
+    pub fn interrupt(&mut self) {
+        self.close();
+    }
+
     fn close(&mut self) {
         if let Some((mut rep, _, _)) = self.open.take() {
             if rep.causal_line == 0 {
@@ -460,6 +466,65 @@ impl ReportAssembler {
         self.close();
         self.done
     }
+}
+
+/// The codes a log message mentions, normalised for counting: CANN codes (`EZ9999`), ACL codes
+/// (`ACL 507035` from `ErrCode=` / `runtime result = `), TS retCodes (`retCode 0x31`), runtime
+/// inner codes (`inner 0x715005e`) and HCCL error numbers (`errNo 0x…`).
+///
+/// ```
+/// use npgx_parsers::cann_error::codes_in;
+/// assert_eq!(codes_in("rtStreamSynchronize:ErrCode=507035, desc=[vector core exception], InnerCode=0x715005e"),
+///            ["ACL 507035", "inner 0x715005e"]);
+/// assert_eq!(codes_in("report error module_type=5, module_name=EZ9999"), ["EZ9999"]);
+/// ```
+pub fn codes_in(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut push = |c: String| {
+        if !out.contains(&c) {
+            out.push(c);
+        }
+    };
+    let b = text.as_bytes();
+    let mut i = 0;
+    while i + 6 <= b.len() {
+        if matches!(b[i], b'E' | b'W' | b'I')
+            && is_code(&b[i..i + 6])
+            && (i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_'))
+            && !b.get(i + 6).is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_')
+        {
+            push(text[i..i + 6].to_owned());
+            i += 6;
+            continue;
+        }
+        i += 1;
+    }
+    let bag = crate::aicore::kv::KvBag::new(text);
+    if let Some(c) = bag.token("errcode").filter(|c| c.bytes().all(|b| b.is_ascii_digit())) {
+        push(format!("ACL {c}"));
+    }
+    if let Some(p) = bag.find("runtime result = ") {
+        let n: String = text[p + 17..].chars().take_while(char::is_ascii_digit).collect();
+        if !n.is_empty() {
+            push(format!("ACL {n}"));
+        }
+    }
+    if let Some(r) = bag.token("retcode").filter(|r| r.starts_with("0x")) {
+        match crate::aicore::kv::parse_int(r) {
+            Some(v) if v > 0xffff => push(format!("inner {r}")),
+            Some(_) => push(format!("retCode {r}")),
+            None => {}
+        }
+    }
+    if let Some(c) = bag.token("innercode") {
+        push(format!("inner {c}"));
+    }
+    if let Some(p) = text.find("errNo[") {
+        if let Some(end) = text[p + 6..].find(']') {
+            push(format!("errNo {}", &text[p + 6..p + 6 + end]));
+        }
+    }
+    out
 }
 
 /// Every CANN error report in `text`. Never panics.

@@ -37,6 +37,20 @@ pub enum CauseRank {
     Cascade,
 }
 
+impl CauseRank {
+    /// The snake-case name used in JSON (`device_fault`).
+    pub fn name(self) -> &'static str {
+        match self {
+            CauseRank::DeviceFault => "device_fault",
+            CauseRank::ErrorReport => "error_report",
+            CauseRank::TaskError => "task_error",
+            CauseRank::Error => "error",
+            CauseRank::Framework => "framework",
+            CauseRank::Cascade => "cascade",
+        }
+    }
+}
+
 /// Where a causal candidate came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]

@@ -8,6 +8,7 @@
 //! module = [A-Z0-9_]+                 (digits only when the module id has no name)
 //! pid    = "-"? digits                (device firmware writes -1)
 //! pname  = anything up to the "):" that is followed by a digit; may be empty, "null" or numeric
+//!          (device IMP logs put one space between "):" and the timestamp; accepted)
 //! ts     = d4 "-" d2 "-" d2 "-" d2 ":" d2 ":" d2 "." d3 "." d3
 //! ```
 //!
@@ -194,6 +195,8 @@ fn header(i: &[u8]) -> IResult<&[u8], PlogHeader<'_>> {
     let (i, _) = char(',').parse(i)?;
     let (i, pname) = pname(i)?;
     let (i, _) = tag("):").parse(i)?;
+    // Device IMP logs print a space before the timestamp: `IMP(-2,IMP): 1970-01-01-…`.
+    let (i, _) = opt(char(' ')).parse(i)?;
     let (i, time) = timestamp(i)?;
     let (i, _) = opt(char(' ')).parse(i)?;
     let module = std::str::from_utf8(module).unwrap_or_default();
@@ -234,7 +237,10 @@ fn pname(i: &[u8]) -> IResult<&[u8], &[u8]> {
     let mut at = 0;
     while let Some(off) = memchr::memchr(b')', &i[at..]) {
         let p = at + off;
-        if i.get(p + 1) == Some(&b':') && i.get(p + 2).is_some_and(u8::is_ascii_digit) {
+        let digit_at = |k: usize| i.get(k).is_some_and(u8::is_ascii_digit);
+        if i.get(p + 1) == Some(&b':')
+            && (digit_at(p + 2) || (i.get(p + 2) == Some(&b' ') && digit_at(p + 3)))
+        {
             let name = &i[..p];
             if name.contains(&b',') || name.contains(&b'\n') {
                 return Err(fail(i));
@@ -356,6 +362,12 @@ mod tests {
         ] {
             assert!(parse_header(line.as_bytes()).is_none(), "{line}");
         }
+    }
+
+    #[test]
+    fn device_imp_space_before_timestamp() {
+        let x = h("[INFO] IMP(-2,IMP): 1970-01-01-00:00:00.000.000 1 (device_id:0 die_id:0) [IMP] x");
+        assert_eq!((x.pid, &*x.pname, x.module), (-2, "IMP", "IMP"));
     }
 
     #[test]

@@ -1,0 +1,109 @@
+use std::io::{self, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use npgx_parsers::plog::{Level, PlogTime};
+
+use crate::plog::{self, Filters};
+use crate::report::plog::{self as render, Format};
+
+/// Summarise CANN plogs and device logs: records per level and module for every process, the
+/// error codes seen, the time span, the first ERROR and the first causal error.
+///
+/// PATH may be plog files, device logs, captured console output, or directories: asys
+/// collections (asys_output_*/dfx/log/...), $ASCEND_PROCESS_LOG_PATH trees ({debug,run}/plog,
+/// device-N/), the old slog/ layout. Directories are searched for files named like CANN logs
+/// (plog-PID_TS.log, device-PID_TS.log, device-app-PID_TS.log, ...); rotated files of one process
+/// are read in the order they were written. Files are streamed, never loaded whole.
+///
+/// The first causal error is the earliest error that explains the rest: device-side markers
+/// (Task run failed, device-error headers) first, then errors carrying a retCode, then other
+/// errors; propagation (stream synchronise failures, dump progress, watchdogs) comes last.
+///
+/// Exit status: 0 the logs were read, 2 nothing could be read or bad usage.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:\n  npgx plog ~/ascend/log\n  npgx plog asys_output_20250508095626087 --level error --format json\n  npgx plog plog-155320_20250508095618528.log --records --grep 'fault kernel_name'\n  npgx plog ./log --since 2025-05-08-09:56 --until 2025-05-08-09:57 --module RUNTIME,GE\n\nJSON schema: docs/plog.md")]
+pub struct Args {
+    /// Plog / device log files, console captures, or directories to search.
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// List the matching records instead of summarising them.
+    #[arg(long)]
+    pub records: bool,
+    /// Keep only these levels (DEBUG, INFO, WARNING, ERROR, EVENT, TRACE, or a number).
+    #[arg(long, value_delimiter = ',', value_name = "LEVEL", value_parser = parse_level)]
+    pub level: Vec<Level>,
+    /// Keep only these modules (RUNTIME, GE, HCCL, ...; case-insensitive).
+    #[arg(long, value_delimiter = ',', value_name = "MODULE")]
+    pub module: Vec<String>,
+    /// Keep only these process ids.
+    #[arg(long, value_delimiter = ',', value_name = "PID", allow_hyphen_values = true)]
+    pub pid: Vec<i64>,
+    /// Keep records at or after TIME (YYYY-MM-DD-hh:mm:ss.mmm.uuu or a prefix such as 2025-05-08-09:56).
+    #[arg(long, value_name = "TIME", value_parser = parse_time)]
+    pub since: Option<PlogTime>,
+    /// Keep records at or before TIME (same forms as --since).
+    #[arg(long, value_name = "TIME", value_parser = parse_time)]
+    pub until: Option<PlogTime>,
+    /// Keep records whose text (header line or continuation lines) contains TEXT.
+    #[arg(long, value_name = "TEXT")]
+    pub grep: Option<String>,
+}
+
+fn parse_level(s: &str) -> Result<Level, String> {
+    Level::from_name(s).ok_or_else(|| format!("unknown level `{s}` (DEBUG, INFO, WARNING, ERROR, EVENT, TRACE or a number)"))
+}
+
+fn parse_time(s: &str) -> Result<PlogTime, String> {
+    PlogTime::parse(s)
+        .or_else(|| PlogTime::parse_bound(s))
+        .ok_or_else(|| format!("cannot read `{s}` as a time; use YYYY-MM-DD-hh:mm:ss.mmm.uuu or a prefix of it"))
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let filters = Filters {
+        levels: args.level,
+        modules: args.module.iter().map(|m| m.to_ascii_uppercase()).collect(),
+        pids: args.pid,
+        since: args.since,
+        until: args.until,
+        grep: args.grep,
+    };
+    let mut warnings = Vec::new();
+    let inputs = plog::discover(&args.paths, &mut warnings);
+    if inputs.is_empty() {
+        render::print_warnings(&warnings);
+        anyhow::bail!("no log files found under the given paths");
+    }
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::new(stdout.lock());
+    if args.records {
+        let mut writer = render::RecordWriter::new(&mut out, args.format);
+        let res = writer.begin().and_then(|()| {
+            plog::for_each_record(&inputs, &filters, &mut warnings, |r| writer.record(r))
+        });
+        let res = res.and_then(|()| writer.end());
+        render::print_warnings(&warnings);
+        return finish(res.and_then(|()| out.flush()));
+    }
+    let summary = plog::summarize(&inputs, &filters, warnings);
+    render::print_warnings(&summary.warnings);
+    let res = match args.format {
+        Format::Table => render::summary_table(&mut out, &summary),
+        Format::Json => render::summary_json(&mut out, &summary),
+        Format::Csv => render::summary_csv(&mut out, &summary),
+    };
+    finish(res.and_then(|()| out.flush()))
+}
+
+/// A closed pipe (`| head`) is not an error.
+fn finish(res: io::Result<()>) -> anyhow::Result<ExitCode> {
+    match res {
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
+        other => other.context("writing the output").map(|()| ExitCode::SUCCESS),
+    }
+}

@@ -1,0 +1,69 @@
+//! `npgx aicore`: every AI Core / AI Vector / FFTS+ / AI CPU device error in plogs, device logs
+//! or captured console output, one record per failure, each field with the line that states it.
+
+use std::path::PathBuf;
+
+use npgx_parsers::aicore::{line_message, AicoreAssembler, AicoreError};
+use serde::Serialize;
+
+use super::reader::for_each_line;
+use super::{LogInput, Warning};
+
+/// One device error and the file its evidence lines are in.
+#[derive(Debug, Clone, Serialize)]
+pub struct FileAicoreError {
+    pub file: PathBuf,
+    #[serde(flatten)]
+    pub error: AicoreError,
+}
+
+/// The result of `npgx aicore`.
+#[derive(Debug, Clone, Serialize)]
+pub struct AicoreScan {
+    pub errors: Vec<FileAicoreError>,
+    pub files: Vec<PathBuf>,
+    pub warnings: Vec<Warning>,
+}
+
+/// Words that every line carrying device-error evidence contains (case-insensitive check on
+/// ASCII lower-case bytes); lines without any are skipped cheaply.
+const HINTS: &[&[u8]] = &[
+    b"fail", b"error", b"exception", b"retcode", b"aic_info", b"tilingkey", b"errcode", b"result",
+    b"dump", b"coreid(", b"core list", b"extend info", b"core_id", b"pc_start", b"para_base", b"core_list",
+    b"rtcode",
+];
+
+fn may_carry_evidence(line: &[u8]) -> bool {
+    let lower: Vec<u8> = line.iter().map(u8::to_ascii_lowercase).collect();
+    HINTS.iter().any(|h| memchr::memmem::find(&lower, h).is_some())
+}
+
+/// Scans every input; unreadable files become warnings. Errors are grouped per file (evidence
+/// never spans files) and returned in input order, then line order.
+pub fn scan_aicore(inputs: &[LogInput], mut warnings: Vec<Warning>) -> AicoreScan {
+    let mut errors = Vec::new();
+    let mut files = Vec::new();
+    for input in inputs {
+        let mut asm = AicoreAssembler::default();
+        let res = for_each_line(&input.path, |no, line| {
+            if may_carry_evidence(line) {
+                let (pid, msg) = line_message(line);
+                asm.push(no, pid, &msg);
+            }
+        });
+        if let Err(e) = res {
+            warnings.push(Warning::io(&input.path, &format!("cannot read: {e}")));
+            continue;
+        }
+        files.push(input.path.clone());
+        errors.extend(asm.finish().into_iter().map(|error| FileAicoreError {
+            file: input.path.clone(),
+            error,
+        }));
+    }
+    AicoreScan {
+        errors,
+        files,
+        warnings,
+    }
+}

@@ -1,0 +1,73 @@
+//! Which files to read: explicit files always, and CANN log files found by name under
+//! directories (asys collections, `$ASCEND_PROCESS_LOG_PATH` trees, the old `slog/` layout).
+
+use std::path::{Path, PathBuf};
+
+use npgx_parsers::plog::path::{classify, LogFile};
+use serde::Serialize;
+
+use super::Warning;
+
+/// One input file and what its path says about it.
+#[derive(Debug, Clone, Serialize)]
+pub struct LogInput {
+    pub path: PathBuf,
+    /// `None` for an explicitly named file whose name is not a CANN log name (a console capture).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub info: Option<LogFile>,
+}
+
+/// Expands `paths` into the files to read, in a stable order: rotated files of one process in
+/// writing order (by the 17-digit stamp in the name), explicit non-log files last by path.
+/// Directories are walked recursively and only files whose names match the CANN patterns are
+/// taken (see `npgx_parsers::plog::path`). Missing paths become warnings.
+pub fn discover(paths: &[PathBuf], warnings: &mut Vec<Warning>) -> Vec<LogInput> {
+    let mut out = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            for entry in walkdir::WalkDir::new(p).follow_links(true).sort_by_file_name() {
+                match entry {
+                    Ok(e) if e.file_type().is_file() => {
+                        if let Some(info) = classify(&e.path().to_string_lossy()) {
+                            out.push(LogInput {
+                                path: e.path().to_path_buf(),
+                                info: Some(info),
+                            });
+                        }
+                    }
+                    Ok(_) => {}
+                    Err(err) => warnings.push(Warning::io(err.path().unwrap_or(p), &err.to_string())),
+                }
+            }
+        } else if p.is_file() {
+            out.push(LogInput {
+                path: p.clone(),
+                info: classify(&p.to_string_lossy()),
+            });
+        } else {
+            warnings.push(Warning::io(p, "no such file or directory"));
+        }
+    }
+    out.sort_by(|a, b| sort_key(a).cmp(&sort_key(b)));
+    out.dedup_by(|a, b| a.path == b.path);
+    out
+}
+
+type SortKey<'a> = (
+    bool,
+    Option<(
+        npgx_parsers::plog::path::LogFileKind,
+        Option<u32>,
+        Option<u64>,
+        Option<u64>,
+    )>,
+    &'a Path,
+);
+
+fn sort_key(i: &LogInput) -> SortKey<'_> {
+    (
+        i.info.is_none(),
+        i.info.as_ref().map(LogFile::rotation_key),
+        &i.path,
+    )
+}

@@ -1,0 +1,81 @@
+//! The plog engine: find CANN log files, stream them, and produce per-process summaries,
+//! filtered record lists and AI Core error records.
+//!
+//! Files are read through [`reader::for_each_line`] (one fixed buffer, no whole-file reads), so a
+//! multi-GB plog costs the same memory as a small one. Grammars come from
+//! [`npgx_parsers::plog`], [`npgx_parsers::aicore`] and [`npgx_parsers::cann_error`]; this module
+//! only adds files, filters and aggregation. Nothing here prints: results are values that
+//! `report::plog` and `report::aicore` render.
+//!
+//! Entry points:
+//! * [`summarize`] — `npgx plog`: counts by level and module per process, error codes, time span,
+//!   the first ERROR and the first causal error;
+//! * [`for_each_record`] — `npgx plog --records`: every record that passes the filters;
+//! * [`scan_aicore`] — `npgx aicore`: device errors with per-field evidence lines.
+
+pub mod aicore;
+pub mod discover;
+pub mod reader;
+pub mod summary;
+
+use std::path::{Path, PathBuf};
+
+use npgx_parsers::plog::{Level, PlogHeader, PlogTime};
+use serde::Serialize;
+
+pub use aicore::{scan_aicore, AicoreScan, FileAicoreError};
+pub use discover::{discover, LogInput};
+pub use summary::{for_each_record, summarize, CausalRef, FileReport, PlogSummary, ProcessSummary, RecordRef};
+
+/// Something that could not be read or parsed; the scan went on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Warning {
+    pub file: PathBuf,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<u64>,
+    pub message: String,
+}
+
+impl Warning {
+    pub fn io(path: &Path, message: &str) -> Warning {
+        Warning {
+            file: path.to_path_buf(),
+            line: None,
+            message: message.to_owned(),
+        }
+    }
+}
+
+/// Record filters (`--level --module --pid --since --until --grep`). Empty lists accept all.
+#[derive(Debug, Clone, Default)]
+pub struct Filters {
+    pub levels: Vec<Level>,
+    /// Upper-case module names.
+    pub modules: Vec<String>,
+    pub pids: Vec<i64>,
+    pub since: Option<PlogTime>,
+    pub until: Option<PlogTime>,
+    /// Substring searched in the record's text (header line and continuation lines).
+    pub grep: Option<String>,
+}
+
+impl Filters {
+    /// Whether a record with this header passes every filter except `grep`.
+    pub fn accepts_header(&self, h: &PlogHeader<'_>) -> bool {
+        (self.levels.is_empty() || self.levels.contains(&h.level))
+            && (self.modules.is_empty() || self.modules.iter().any(|m| m == h.module))
+            && (self.pids.is_empty() || self.pids.contains(&h.pid))
+            && self.since.is_none_or(|t| h.time >= t)
+            && self.until.is_none_or(|t| h.time <= t)
+    }
+
+    /// True when no filter is set.
+    pub fn is_empty(&self) -> bool {
+        self.levels.is_empty()
+            && self.modules.is_empty()
+            && self.pids.is_empty()
+            && self.since.is_none()
+            && self.until.is_none()
+            && self.grep.is_none()
+    }
+}
