@@ -7,8 +7,8 @@
 //! What it is not for: deciding what a record *means* for a user (which error was first, which
 //! operator is to blame). That analysis lives in the application.
 
-pub mod dump;
 pub mod aicore;
 pub mod cann_error;
+pub mod dump;
 pub mod ge_graph;
 pub mod plog;

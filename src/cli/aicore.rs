@@ -20,7 +20,9 @@ use crate::report::plog::print_warnings;
 /// Exit status: 0 no device error found, 1 device errors found, 2 nothing could be read or bad
 /// usage.
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Examples:\n  npgx aicore ~/ascend/log\n  npgx aicore stderr.txt --format json | jq '.[0].kernel_name.value'\n  npgx aicore asys_output_20250508095626087 --format csv\n\nJSON schema: docs/aicore.md")]
+#[command(
+    after_help = "Examples:\n  npgx aicore ~/ascend/log\n  npgx aicore stderr.txt --format json | jq '.[0].kernel_name.value'\n  npgx aicore asys_output_20250508095626087 --format csv\n\nJSON schema: docs/aicore.md"
+)]
 pub struct Args {
     /// Log files, console captures, or directories to search.
     #[arg(required = true, value_name = "PATH")]

@@ -23,7 +23,9 @@ use crate::report::plog::{self as render, Format};
 ///
 /// Exit status: 0 the logs were read, 2 nothing could be read or bad usage.
 #[derive(Debug, clap::Args)]
-#[command(after_help = "Examples:\n  npgx plog ~/ascend/log\n  npgx plog asys_output_20250508095626087 --level error --format json\n  npgx plog plog-155320_20250508095618528.log --records --grep 'fault kernel_name'\n  npgx plog ./log --since 2025-05-08-09:56 --until 2025-05-08-09:57 --module RUNTIME,GE\n\nJSON schema: docs/plog.md")]
+#[command(
+    after_help = "Examples:\n  npgx plog ~/ascend/log\n  npgx plog asys_output_20250508095626087 --level error --format json\n  npgx plog plog-155320_20250508095618528.log --records --grep 'fault kernel_name'\n  npgx plog ./log --since 2025-05-08-09:56 --until 2025-05-08-09:57 --module RUNTIME,GE\n\nJSON schema: docs/plog.md"
+)]
 pub struct Args {
     /// Plog / device log files, console captures, or directories to search.
     #[arg(required = true, value_name = "PATH")]
@@ -41,7 +43,12 @@ pub struct Args {
     #[arg(long, value_delimiter = ',', value_name = "MODULE")]
     pub module: Vec<String>,
     /// Keep only these process ids.
-    #[arg(long, value_delimiter = ',', value_name = "PID", allow_hyphen_values = true)]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "PID",
+        allow_hyphen_values = true
+    )]
     pub pid: Vec<i64>,
     /// Keep records at or after TIME (YYYY-MM-DD-hh:mm:ss.mmm.uuu or a prefix such as 2025-05-08-09:56).
     #[arg(long, value_name = "TIME", value_parser = parse_time)]
@@ -55,13 +62,19 @@ pub struct Args {
 }
 
 fn parse_level(s: &str) -> Result<Level, String> {
-    Level::from_name(s).ok_or_else(|| format!("unknown level `{s}` (DEBUG, INFO, WARNING, ERROR, EVENT, TRACE or a number)"))
+    Level::from_name(s).ok_or_else(|| {
+        format!("unknown level `{s}` (DEBUG, INFO, WARNING, ERROR, EVENT, TRACE or a number)")
+    })
 }
 
 fn parse_time(s: &str) -> Result<PlogTime, String> {
     PlogTime::parse(s)
         .or_else(|| PlogTime::parse_bound(s))
-        .ok_or_else(|| format!("cannot read `{s}` as a time; use YYYY-MM-DD-hh:mm:ss.mmm.uuu or a prefix of it"))
+        .ok_or_else(|| {
+            format!(
+                "cannot read `{s}` as a time; use YYYY-MM-DD-hh:mm:ss.mmm.uuu or a prefix of it"
+            )
+        })
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -104,6 +117,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 fn finish(res: io::Result<()>) -> anyhow::Result<ExitCode> {
     match res {
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
-        other => other.context("writing the output").map(|()| ExitCode::SUCCESS),
+        other => other
+            .context("writing the output")
+            .map(|()| ExitCode::SUCCESS),
     }
 }

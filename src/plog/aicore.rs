@@ -28,14 +28,30 @@ pub struct AicoreScan {
 /// Words that every line carrying device-error evidence contains (case-insensitive check on
 /// ASCII lower-case bytes); lines without any are skipped cheaply.
 const HINTS: &[&[u8]] = &[
-    b"fail", b"error", b"exception", b"retcode", b"aic_info", b"tilingkey", b"errcode", b"result",
-    b"dump", b"coreid(", b"core list", b"extend info", b"core_id", b"pc_start", b"para_base", b"core_list",
+    b"fail",
+    b"error",
+    b"exception",
+    b"retcode",
+    b"aic_info",
+    b"tilingkey",
+    b"errcode",
+    b"result",
+    b"dump",
+    b"coreid(",
+    b"core list",
+    b"extend info",
+    b"core_id",
+    b"pc_start",
+    b"para_base",
+    b"core_list",
     b"rtcode",
 ];
 
 fn may_carry_evidence(line: &[u8]) -> bool {
     let lower: Vec<u8> = line.iter().map(u8::to_ascii_lowercase).collect();
-    HINTS.iter().any(|h| memchr::memmem::find(&lower, h).is_some())
+    HINTS
+        .iter()
+        .any(|h| memchr::memmem::find(&lower, h).is_some())
 }
 
 /// Scans every input; unreadable files become warnings. Errors are grouped per file (evidence

@@ -25,7 +25,10 @@ pub fn discover(paths: &[PathBuf], warnings: &mut Vec<Warning>) -> Vec<LogInput>
     let mut out = Vec::new();
     for p in paths {
         if p.is_dir() {
-            for entry in walkdir::WalkDir::new(p).follow_links(true).sort_by_file_name() {
+            for entry in walkdir::WalkDir::new(p)
+                .follow_links(true)
+                .sort_by_file_name()
+            {
                 match entry {
                     Ok(e) if e.file_type().is_file() => {
                         if let Some(info) = classify(&e.path().to_string_lossy()) {
@@ -36,7 +39,9 @@ pub fn discover(paths: &[PathBuf], warnings: &mut Vec<Warning>) -> Vec<LogInput>
                         }
                     }
                     Ok(_) => {}
-                    Err(err) => warnings.push(Warning::io(err.path().unwrap_or(p), &err.to_string())),
+                    Err(err) => {
+                        warnings.push(Warning::io(err.path().unwrap_or(p), &err.to_string()))
+                    }
                 }
             }
         } else if p.is_file() {

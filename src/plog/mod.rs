@@ -25,7 +25,9 @@ use serde::Serialize;
 
 pub use aicore::{scan_aicore, AicoreScan, FileAicoreError};
 pub use discover::{discover, LogInput};
-pub use summary::{for_each_record, summarize, CausalRef, FileReport, PlogSummary, ProcessSummary, RecordRef};
+pub use summary::{
+    for_each_record, summarize, CausalRef, FileReport, PlogSummary, ProcessSummary, RecordRef,
+};
 
 /// Something that could not be read or parsed; the scan went on.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

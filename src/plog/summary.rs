@@ -11,9 +11,11 @@ use std::path::PathBuf;
 
 use memchr::memmem;
 use npgx_parsers::aicore::kv::KvBag;
-use npgx_parsers::cann_error::torch_npu::parse_torch_npu_line;
+use npgx_parsers::cann_error::torch_npu::{parse_torch_npu_line, TorchNpuError};
 use npgx_parsers::cann_error::{codes_in, CannErrorReport, ReportAssembler};
-use npgx_parsers::plog::causal::{is_framework_error_line, rank_plog_error, CauseRank, CauseSource};
+use npgx_parsers::plog::causal::{
+    is_framework_error_line, rank_plog_error, CauseRank, CauseSource,
+};
 use npgx_parsers::plog::content::parse_content;
 use npgx_parsers::plog::path::LogFileKind;
 use npgx_parsers::plog::prefix::peel;
@@ -69,6 +71,14 @@ pub struct FileReport {
     pub report: CannErrorReport,
 }
 
+/// A torch_npu `ERRxxxxx` line found in an input, with its file.
+#[derive(Debug, Clone, Serialize)]
+pub struct FileTorchNpuError {
+    pub file: PathBuf,
+    #[serde(flatten)]
+    pub error: TorchNpuError,
+}
+
 /// Everything counted for one process (pid).
 #[derive(Debug, Clone, Serialize)]
 pub struct ProcessSummary {
@@ -121,6 +131,8 @@ pub struct PlogSummary {
     pub first_causal: Option<CausalRef>,
     /// CANN error reports (`EZ9999: Inner Error!` …) found in the inputs.
     pub error_reports: Vec<FileReport>,
+    /// torch_npu `ERRxxxxx` lines found in the inputs.
+    pub torch_npu_errors: Vec<FileTorchNpuError>,
     pub warnings: Vec<Warning>,
 }
 
@@ -144,6 +156,7 @@ struct Acc {
 #[derive(Default)]
 struct Summarizer {
     reports: Vec<(usize, CannErrorReport)>,
+    torch_npu: Vec<FileTorchNpuError>,
     framework: Vec<(usize, CausalRef)>,
     accs: Vec<Acc>,
     by_pid: HashMap<i64, usize>,
@@ -197,7 +210,15 @@ impl Summarizer {
         idx
     }
 
-    fn count(&mut self, h: &PlogHeader<'_>, rest: &[u8], line_len: usize, file: usize, line: u64, device: Option<u32>) -> usize {
+    fn count(
+        &mut self,
+        h: &PlogHeader<'_>,
+        rest: &[u8],
+        line_len: usize,
+        file: usize,
+        line: u64,
+        device: Option<u32>,
+    ) -> usize {
         let idx = self.acc(h, file);
         self.files[file].records += 1;
         let path = &self.files[file].path;
@@ -277,7 +298,11 @@ impl Summarizer {
                 records: a.records,
                 continuation_lines: a.cont,
                 truncated_records: a.truncated,
-                levels: a.levels.iter().map(|(l, n)| (l.name().into_owned(), *n)).collect(),
+                levels: a
+                    .levels
+                    .iter()
+                    .map(|(l, n)| (l.name().into_owned(), *n))
+                    .collect(),
                 modules: a.modules.into_iter().collect(),
                 error_codes: a.codes.into_iter().collect(),
                 first_time: a.first_time,
@@ -291,7 +316,12 @@ impl Summarizer {
             .iter()
             .filter_map(|p| p.first_error.clone())
             .min_by_key(|r| (r.time, r.file.clone(), r.line));
-        let file_index = |p: &PathBuf| files.iter().position(|f| &f.path == p).unwrap_or(usize::MAX);
+        let file_index = |p: &PathBuf| {
+            files
+                .iter()
+                .position(|f| &f.path == p)
+                .unwrap_or(usize::MAX)
+        };
         let mut candidates: Vec<(usize, CausalRef)> = processes
             .iter()
             .filter_map(|p| p.first_causal.as_ref())
@@ -322,7 +352,11 @@ impl Summarizer {
                     time: r.time,
                     pid: r.pid.and_then(|p| i64::try_from(p).ok()),
                     module: r.code.clone(),
-                    text: r.message.as_ref().map(|m| m.text.clone()).unwrap_or_default(),
+                    text: r
+                        .message
+                        .as_ref()
+                        .map(|m| m.text.clone())
+                        .unwrap_or_default(),
                 },
             ));
         }
@@ -331,7 +365,11 @@ impl Summarizer {
             .into_iter()
             .min_by(|(fa, a), (fb, b)| {
                 a.rank.cmp(&b.rank).then_with(|| match (a.time, b.time) {
-                    (Some(x), Some(y)) if a.source == CauseSource::Plog && b.source == CauseSource::Plog => x.cmp(&y),
+                    (Some(x), Some(y))
+                        if a.source == CauseSource::Plog && b.source == CauseSource::Plog =>
+                    {
+                        x.cmp(&y)
+                    }
                     _ => (fa, a.line).cmp(&(fb, b.line)),
                 })
             })
@@ -351,6 +389,7 @@ impl Summarizer {
             first_error,
             first_causal,
             error_reports,
+            torch_npu_errors: self.torch_npu,
             warnings,
         }
     }
@@ -371,12 +410,18 @@ fn header_or_peeled<R>(line: &[u8], f: impl FnOnce(Option<(PlogHeader<'_>, &[u8]
     f(None)
 }
 
-/// A torch_npu `ERRxxxxx` line or a MindSpore error line, as a causal candidate.
-fn framework_line(path: &std::path::Path, no: u64, line: &[u8]) -> Option<CausalRef> {
+/// A torch_npu `ERRxxxxx` line or a MindSpore error line, as a causal candidate (with the
+/// parsed torch_npu line).
+fn framework_line(
+    path: &std::path::Path,
+    no: u64,
+    line: &[u8],
+) -> Option<(CausalRef, Option<TorchNpuError>)> {
     let text = lossy(line);
     let rest = peel(&text).rest;
-    if let Some(t) = parse_torch_npu_line(rest) {
-        return Some(CausalRef {
+    if let Some(mut t) = parse_torch_npu_line(rest) {
+        t.line = no;
+        let c = CausalRef {
             file: path.to_path_buf(),
             line: no,
             rank: CauseRank::Framework,
@@ -385,24 +430,35 @@ fn framework_line(path: &std::path::Path, no: u64, line: &[u8]) -> Option<Causal
             pid: i64::try_from(t.pid).ok(),
             module: Some(t.code.clone()),
             text: format!("{} {} {}", t.code, t.submodule, t.text),
-        });
+        };
+        return Some((c, Some(t)));
     }
-    is_framework_error_line(rest).then(|| CausalRef {
-        file: path.to_path_buf(),
-        line: no,
-        rank: CauseRank::Framework,
-        source: CauseSource::Framework,
-        time: None,
-        pid: None,
-        module: None,
-        text: rest.to_owned(),
+    is_framework_error_line(rest).then(|| {
+        let c = CausalRef {
+            file: path.to_path_buf(),
+            line: no,
+            rank: CauseRank::Framework,
+            source: CauseSource::Framework,
+            time: None,
+            pid: None,
+            module: None,
+            text: rest.to_owned(),
+        };
+        (c, None)
     })
 }
 
 fn looks_like_header(line: &[u8]) -> bool {
-    [&b"[ERROR] "[..], b"[INFO] ", b"[WARNING] ", b"[DEBUG] ", b"[EVENT] ", b"[TRACE] "]
-        .iter()
-        .any(|p| line.starts_with(p))
+    [
+        &b"[ERROR] "[..],
+        b"[INFO] ",
+        b"[WARNING] ",
+        b"[DEBUG] ",
+        b"[EVENT] ",
+        b"[TRACE] ",
+    ]
+    .iter()
+    .any(|p| line.starts_with(p))
 }
 
 struct FileWarnings<'a> {
@@ -436,9 +492,16 @@ impl FileWarnings<'_> {
 
 /// Summarises `inputs` (see [`super::discover`]) under `filters`. Unreadable files and
 /// unparsable lines become warnings; the scan goes on.
-pub fn summarize(inputs: &[LogInput], filters: &Filters, mut warnings: Vec<Warning>) -> PlogSummary {
+pub fn summarize(
+    inputs: &[LogInput],
+    filters: &Filters,
+    mut warnings: Vec<Warning>,
+) -> PlogSummary {
     let mut s = Summarizer::default();
-    let grep = filters.grep.as_deref().map(|g| memmem::Finder::new(g.as_bytes()).into_owned());
+    let grep = filters
+        .grep
+        .as_deref()
+        .map(|g| memmem::Finder::new(g.as_bytes()).into_owned());
     let mut pending: Vec<u8> = Vec::new();
     let mut pending_line = 0u64;
     for input in inputs {
@@ -456,6 +519,7 @@ pub fn summarize(inputs: &[LogInput], filters: &Filters, mut warnings: Vec<Warni
         let mut any_record = false;
         let mut reports = ReportAssembler::default();
         let mut framework: Vec<CausalRef> = Vec::new();
+        let mut torch_npu: Vec<FileTorchNpuError> = Vec::new();
         let mut fw = FileWarnings {
             out: &mut warnings,
             path: input.path.clone(),
@@ -484,8 +548,14 @@ pub fn summarize(inputs: &[LogInput], filters: &Filters, mut warnings: Vec<Warni
             }
             reports.push(no, line);
             if matches!(line.first(), Some(b'[') | Some(b'(')) {
-                if let Some(c) = framework_line(&input.path, no, line) {
+                if let Some((c, t)) = framework_line(&input.path, no, line) {
                     framework.push(c);
+                    if let Some(error) = t {
+                        torch_npu.push(FileTorchNpuError {
+                            file: input.path.clone(),
+                            error,
+                        });
+                    }
                 }
             }
             match state {
@@ -493,7 +563,9 @@ pub fn summarize(inputs: &[LogInput], filters: &Filters, mut warnings: Vec<Warni
                 State::Pending => {
                     if grep.as_ref().is_some_and(|g| g.find(line).is_some()) {
                         let idx = header_or_peeled(&pending, |hdr| {
-                            hdr.map(|(h, rest)| s.count(&h, rest, pending.len(), file, pending_line, device))
+                            hdr.map(|(h, rest)| {
+                                s.count(&h, rest, pending.len(), file, pending_line, device)
+                            })
                         });
                         if let Some(i) = idx {
                             s.accs[i].cont += 1;
@@ -505,20 +577,29 @@ pub fn summarize(inputs: &[LogInput], filters: &Filters, mut warnings: Vec<Warni
                 State::None => {}
             }
             if is_log && looks_like_header(line) {
-                fw.push(no, "starts like a plog header but does not parse; kept as a continuation line");
+                fw.push(
+                    no,
+                    "starts like a plog header but does not parse; kept as a continuation line",
+                );
             } else if is_log && matches!(state, State::None) && !line.is_empty() {
                 fw.push(no, "text before the first plog header");
             }
         });
         match res {
-            Err(e) => fw.out.push(Warning::io(&input.path, &format!("cannot read: {e}"))),
-            Ok(()) if !any_record => fw.out.push(Warning::io(&input.path, "no plog records in this file")),
+            Err(e) => fw
+                .out
+                .push(Warning::io(&input.path, &format!("cannot read: {e}"))),
+            Ok(()) if !any_record => fw
+                .out
+                .push(Warning::io(&input.path, "no plog records in this file")),
             Ok(()) => {}
         }
         fw.close();
         s.files[file].lines = lines;
-        s.reports.extend(reports.finish().into_iter().map(|r| (file, r)));
+        s.reports
+            .extend(reports.finish().into_iter().map(|r| (file, r)));
         s.framework.extend(framework.into_iter().map(|c| (file, c)));
+        s.torch_npu.extend(torch_npu);
     }
     s.finish(warnings)
 }
@@ -591,7 +672,8 @@ pub fn for_each_record(
             time: r.time,
         };
         filters.accepts_header(&h)
-            && grep.is_none_or(|g| r.text.contains(g) || r.continuation.iter().any(|c| c.contains(g)))
+            && grep
+                .is_none_or(|g| r.text.contains(g) || r.continuation.iter().any(|c| c.contains(g)))
     };
     for input in inputs {
         let mut asm = RecordAssembler::default();

@@ -40,10 +40,19 @@ fn fact<T: Display>(label: &str, f: &Option<Fact<T>>, parts: &mut Vec<String>) {
 
 pub fn table(out: &mut impl Write, scan: &AicoreScan) -> io::Result<()> {
     if scan.errors.is_empty() {
-        writeln!(out, "no AI Core / AI Vector / FFTS+ / AI CPU error found in {} file(s)", scan.files.len())?;
+        writeln!(
+            out,
+            "no AI Core / AI Vector / FFTS+ / AI CPU error found in {} file(s)",
+            scan.files.len()
+        )?;
         return Ok(());
     }
-    writeln!(out, "{} device error(s) in {} file(s)", scan.errors.len(), scan.files.len())?;
+    writeln!(
+        out,
+        "{} device error(s) in {} file(s)",
+        scan.errors.len(),
+        scan.files.len()
+    )?;
     for (i, fe) in scan.errors.iter().enumerate() {
         let e = &fe.error;
         writeln!(out)?;
@@ -127,7 +136,11 @@ pub fn table(out: &mut impl Write, scan: &AicoreScan) -> io::Result<()> {
             }
             if let Some(pc) = c.registers.iter().find(|r| r.name == "pc start") {
                 if let Some(cur) = c.registers.iter().find(|r| r.name == "current") {
-                    writeln!(out, "    pc start {}  current {} (L{})", pc.value, cur.value, pc.line)?;
+                    writeln!(
+                        out,
+                        "    pc start {}  current {} (L{})",
+                        pc.value, cur.value, pc.line
+                    )?;
                 }
             }
         }
@@ -154,7 +167,9 @@ pub fn table(out: &mut impl Write, scan: &AicoreScan) -> io::Result<()> {
 const CSV_HEADER: &str = "file,first_line,last_line,kind,pid,device_id,chip_id,die_id,stream_id,report_stream_id,task_id,task_pos,flip_num,kernel_name,func_name,node_name,program_id,hash,block_dim,tiling_key,ret_code,acl_code,inner_code,cann_codes,serial,core_id,error_code,errcode,error_str,decoded";
 
 fn v<T: Display>(f: &Option<Fact<T>>) -> String {
-    f.as_ref().map(|f| csv_field(&f.value.to_string())).unwrap_or_default()
+    f.as_ref()
+        .map(|f| csv_field(&f.value.to_string()))
+        .unwrap_or_default()
 }
 
 pub fn csv(out: &mut impl Write, scan: &AicoreScan) -> io::Result<()> {
@@ -186,11 +201,19 @@ pub fn csv(out: &mut impl Write, scan: &AicoreScan) -> io::Result<()> {
             v(&e.ret_code),
             v(&e.acl_code),
             v(&e.inner_code),
-            csv_field(&e.cann_codes.iter().map(|c| c.value.as_str()).collect::<Vec<_>>().join(";")),
+            csv_field(
+                &e.cann_codes
+                    .iter()
+                    .map(|c| c.value.as_str())
+                    .collect::<Vec<_>>()
+                    .join(";"),
+            ),
             core.map(|c| v(&c.serial)).unwrap_or_default(),
             core.map(|c| v(&c.core_id)).unwrap_or_default(),
             core.map(|c| v(&c.error_code)).unwrap_or_default(),
-            core.and_then(|c| c.errcode.as_ref()).map(|f| csv_field(&f.value.join(";"))).unwrap_or_default(),
+            core.and_then(|c| c.errcode.as_ref())
+                .map(|f| csv_field(&f.value.join(";")))
+                .unwrap_or_default(),
             core.map(|c| v(&c.error_str)).unwrap_or_default(),
             csv_field(&e.decoded.join("; ")),
         ];

@@ -1,5 +1,5 @@
 //! Renderers: turn engine records into tables, JSON, CSV. No scanning or analysis here.
+pub mod aicore;
 pub mod config;
 pub mod dump_scan;
-pub mod aicore;
 pub mod plog;

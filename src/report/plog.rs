@@ -27,7 +27,12 @@ pub fn print_warnings(warnings: &[Warning]) {
     let mut err = stderr.lock();
     for w in warnings {
         let _ = match w.line {
-            Some(l) => writeln!(err, "npgx: warning: {}:{l}: {}", w.file.display(), w.message),
+            Some(l) => writeln!(
+                err,
+                "npgx: warning: {}:{l}: {}",
+                w.file.display(),
+                w.message
+            ),
             None => writeln!(err, "npgx: warning: {}: {}", w.file.display(), w.message),
         };
     }
@@ -88,7 +93,13 @@ struct Doc<'a> {
 }
 
 pub fn summary_json(out: &mut impl Write, s: &PlogSummary) -> io::Result<()> {
-    serde_json::to_writer_pretty(&mut *out, &Doc { schema: SUMMARY_SCHEMA, summary: s })?;
+    serde_json::to_writer_pretty(
+        &mut *out,
+        &Doc {
+            schema: SUMMARY_SCHEMA,
+            summary: s,
+        },
+    )?;
     writeln!(out)
 }
 
@@ -101,7 +112,12 @@ pub fn summary_table(out: &mut impl Write, s: &PlogSummary) -> io::Result<()> {
         s.processes.len()
     )?;
     if let Some(c) = &s.first_causal {
-        writeln!(out, "\nfirst causal error ({}):\n  {}", c.rank.name(), cite_causal(c))?;
+        writeln!(
+            out,
+            "\nfirst causal error ({}):\n  {}",
+            c.rank.name(),
+            cite_causal(c)
+        )?;
     }
     if let Some(r) = &s.first_error {
         writeln!(out, "first ERROR:\n  {}", cite(r))?;
@@ -115,9 +131,22 @@ pub fn summary_table(out: &mut impl Write, s: &PlogSummary) -> io::Result<()> {
         let devs = if p.device_ids.is_empty() {
             String::new()
         } else {
-            format!("  device {}", p.device_ids.iter().map(u64::to_string).collect::<Vec<_>>().join(","))
+            format!(
+                "  device {}",
+                p.device_ids
+                    .iter()
+                    .map(u64::to_string)
+                    .collect::<Vec<_>>()
+                    .join(",")
+            )
         };
-        writeln!(out, "pid {} ({}){devs}  {} record(s)  {span}", p.pid, if p.pname.is_empty() { "-" } else { &p.pname }, p.records)?;
+        writeln!(
+            out,
+            "pid {} ({}){devs}  {} record(s)  {span}",
+            p.pid,
+            if p.pname.is_empty() { "-" } else { &p.pname },
+            p.records
+        )?;
         let levels: Vec<String> = p.levels.iter().map(|(k, v)| format!("{k} {v}")).collect();
         writeln!(out, "  levels:  {}", levels.join(", "))?;
         let mut modules: Vec<(&String, &u64)> = p.modules.iter().collect();
@@ -125,17 +154,27 @@ pub fn summary_table(out: &mut impl Write, s: &PlogSummary) -> io::Result<()> {
         let modules: Vec<String> = modules.iter().map(|(k, v)| format!("{k} {v}")).collect();
         writeln!(out, "  modules: {}", modules.join(", "))?;
         if !p.error_codes.is_empty() {
-            let codes: Vec<String> = p.error_codes.iter().map(|(k, v)| format!("{k} ×{v}")).collect();
+            let codes: Vec<String> = p
+                .error_codes
+                .iter()
+                .map(|(k, v)| format!("{k} ×{v}"))
+                .collect();
             writeln!(out, "  codes:   {}", codes.join(", "))?;
         }
         if p.continuation_lines > 0 || p.truncated_records > 0 {
-            writeln!(out, "  continuation lines {}, records cut at the 1024-byte limit {}", p.continuation_lines, p.truncated_records)?;
+            writeln!(
+                out,
+                "  continuation lines {}, records cut at the 1024-byte limit {}",
+                p.continuation_lines, p.truncated_records
+            )?;
         }
         if let Some(r) = &p.first_causal {
             writeln!(out, "  first causal: {}", cite(r))?;
         }
         if let Some(r) = &p.first_error {
-            if Some(r.line) != p.first_causal.as_ref().map(|c| c.line) || Some(&r.file) != p.first_causal.as_ref().map(|c| &c.file) {
+            if Some(r.line) != p.first_causal.as_ref().map(|c| c.line)
+                || Some(&r.file) != p.first_causal.as_ref().map(|c| &c.file)
+            {
                 writeln!(out, "  first ERROR:  {}", cite(r))?;
             }
         }
@@ -144,7 +183,11 @@ pub fn summary_table(out: &mut impl Write, s: &PlogSummary) -> io::Result<()> {
         writeln!(out, "\nCANN error reports:")?;
         for r in &s.error_reports {
             let rep = &r.report;
-            let title = rep.title.as_deref().map(|t| format!(" {t}")).unwrap_or_default();
+            let title = rep
+                .title
+                .as_deref()
+                .map(|t| format!(" {t}"))
+                .unwrap_or_default();
             writeln!(
                 out,
                 "  {}:{}  {}{title}  {}",
@@ -161,7 +204,9 @@ pub fn summary_table(out: &mut impl Write, s: &PlogSummary) -> io::Result<()> {
     Ok(())
 }
 
-const LEVELS: [&str; 7] = ["ERROR", "WARNING", "INFO", "DEBUG", "EVENT", "TRACE", "NULL"];
+const LEVELS: [&str; 7] = [
+    "ERROR", "WARNING", "INFO", "DEBUG", "EVENT", "TRACE", "NULL",
+];
 
 pub fn summary_csv(out: &mut impl Write, s: &PlogSummary) -> io::Result<()> {
     writeln!(
@@ -170,8 +215,17 @@ pub fn summary_csv(out: &mut impl Write, s: &PlogSummary) -> io::Result<()> {
     )?;
     for p in &s.processes {
         let lv = |l: &str| p.levels.get(l).copied().unwrap_or(0);
-        let other: u64 = p.levels.iter().filter(|(k, _)| !LEVELS.contains(&k.as_str())).map(|(_, v)| v).sum();
-        let codes: Vec<String> = p.error_codes.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let other: u64 = p
+            .levels
+            .iter()
+            .filter(|(k, _)| !LEVELS.contains(&k.as_str()))
+            .map(|(_, v)| v)
+            .sum();
+        let codes: Vec<String> = p
+            .error_codes
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
         let fe = p.first_error.as_ref();
         let fc = p.first_causal.as_ref();
         let fields = [
@@ -188,13 +242,21 @@ pub fn summary_csv(out: &mut impl Write, s: &PlogSummary) -> io::Result<()> {
             other.to_string(),
             p.first_time.map(|t| t.to_string()).unwrap_or_default(),
             p.last_time.map(|t| t.to_string()).unwrap_or_default(),
-            p.device_ids.iter().map(u64::to_string).collect::<Vec<_>>().join(";"),
+            p.device_ids
+                .iter()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join(";"),
             csv_field(&codes.join(";")),
-            fe.map(|r| csv_field(&r.file.display().to_string())).unwrap_or_default(),
+            fe.map(|r| csv_field(&r.file.display().to_string()))
+                .unwrap_or_default(),
             fe.map(|r| r.line.to_string()).unwrap_or_default(),
-            fc.map(|r| csv_field(&r.file.display().to_string())).unwrap_or_default(),
+            fc.map(|r| csv_field(&r.file.display().to_string()))
+                .unwrap_or_default(),
             fc.map(|r| r.line.to_string()).unwrap_or_default(),
-            fc.and_then(|r| r.rank).map(|k| k.name().to_owned()).unwrap_or_default(),
+            fc.and_then(|r| r.rank)
+                .map(|k| k.name().to_owned())
+                .unwrap_or_default(),
             fc.map(|r| csv_field(&r.text)).unwrap_or_default(),
         ];
         writeln!(out, "{}", fields.join(","))?;

@@ -2,8 +2,10 @@
 //! fixtures written by the independent Python writers (`target/fixtures/`, made by
 //! `scripts/test.sh`), and assert exact fields.
 
+mod aicore;
 mod cli;
 mod common;
 mod dump_config;
 mod dump_scan;
 mod ge_graph;
+mod plog;

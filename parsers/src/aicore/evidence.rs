@@ -100,7 +100,10 @@ pub enum Evidence {
     Header(HeaderEvidence),
     Extend(ExtendEvidence),
     /// 2021 per-core line `coreId( 0):        0x800000`.
-    CoreCode { core_id: u64, code: String },
+    CoreCode {
+        core_id: u64,
+        code: String,
+    },
     Kernel(KernelEvidence),
     /// A TS retCode (`retCode=0x31, [vector core exception]`).
     RetCode {
@@ -108,7 +111,10 @@ pub enum Evidence {
         stream: Option<u64>,
     },
     /// An ACL / runtime external code (`ErrCode=507035`, `runtime result = 507035`).
-    AclCode { code: u64, inner: Option<String> },
+    AclCode {
+        code: u64,
+        inner: Option<String>,
+    },
     /// An opaque runtime inner code (`retCode=0x7150026`, `InnerCode=0x715005e`).
     InnerCode(String),
     /// `report error module_type=5, module_name=EZ9999`.
@@ -126,7 +132,10 @@ pub enum Evidence {
         task: Option<u64>,
     },
     /// Other `[AIC_INFO] key:value` lines (`dev_func`, `tiling_key`, `block_dim`, `op_file_path`).
-    AicField { key: String, value: String },
+    AicField {
+        key: String,
+        value: String,
+    },
     AicTensor(TensorDesc),
     /// `dump exception to file, file: …`.
     DumpFile(String),
@@ -138,7 +147,10 @@ pub enum Evidence {
         exception_code: Option<String>,
     },
     /// Firmware `<exception_print>KEY=VALUE` inside an AI Core info section.
-    FirmwareField { key: String, value: String },
+    FirmwareField {
+        key: String,
+        value: String,
+    },
 }
 
 /// Recognises one message. `None` when the message says nothing about a device error.
@@ -298,9 +310,13 @@ fn registers(msg: &str, lower: &str, names: &[&str]) -> Vec<Register> {
 fn header(bag: &KvBag<'_>) -> Option<HeaderEvidence> {
     let msg = bag.text_all();
     let lower = msg.to_ascii_lowercase();
-    let at = ["the error from device(", "an error occurs on the device(", "the device("]
-        .iter()
-        .find_map(|p| lower.find(p).map(|i| i + p.len()))?;
+    let at = [
+        "the error from device(",
+        "an error occurs on the device(",
+        "the device(",
+    ]
+    .iter()
+    .find_map(|p| lower.find(p).map(|i| i + p.len()))?;
     let core_list = lower.contains("core list[");
     let mut h = HeaderEvidence::default();
     let inner = &msg[at..];
@@ -336,7 +352,10 @@ fn header(bag: &KvBag<'_>) -> Option<HeaderEvidence> {
         let end = r.find("[FUNC:").unwrap_or(r.len());
         h.error_str = Some(r[..end].trim().to_owned());
     }
-    if matches!(h.kind, Some(ErrorKind::HcclFftsplusTimeout | ErrorKind::Aicpu)) {
+    if matches!(
+        h.kind,
+        Some(ErrorKind::HcclFftsplusTimeout | ErrorKind::Aicpu)
+    ) {
         h.stream = bag.u64("stream_id");
         h.task = bag.u64("task_id");
         for key in ["sq_id", "stuck notify num", "timeout", "errcode", "msg"] {
@@ -451,7 +470,10 @@ fn kernel(bag: &KvBag<'_>) -> Option<KernelEvidence> {
         context_id: bag.u64("context_id"),
         thread_id: bag.u64("thread_id"),
         err_type: s("err_type"),
-        error_code: bag.token("error_code").or_else(|| bag.token("errorcode")).map(str::to_owned),
+        error_code: bag
+            .token("error_code")
+            .or_else(|| bag.token("errorcode"))
+            .map(str::to_owned),
         pc_start: bag.token("pc start").map(str::to_owned),
         so_name: s("fault so_name").or_else(|| s("soname")),
         op_name: s("fault op_name"),
@@ -562,11 +584,19 @@ mod tests {
     #[test]
     fn header_2021_a_aicore_with_error_string() {
         let x = h("The error from device(0), serial number is 18, there is a aicore error, core id is 0, error code = 0x20000000000000, error string = VEC instruction error: the MASK instruction is all 0. dump info: pc start: 0x108080110000, current: 0x1080801100e0, para base: 0x108080054000.");
-        assert_eq!((x.device, x.serial, x.core_id), (Some(0), Some(18), Some(0)));
+        assert_eq!(
+            (x.device, x.serial, x.core_id),
+            (Some(0), Some(18), Some(0))
+        );
         assert_eq!(x.kind, Some(ErrorKind::Aicore));
         assert_eq!(x.error_code.as_deref(), Some("0x20000000000000"));
-        assert_eq!(x.error_str.as_deref(), Some("VEC instruction error: the MASK instruction is all 0."));
-        assert!(x.registers.contains(&("para base".into(), "0x108080054000".into())));
+        assert_eq!(
+            x.error_str.as_deref(),
+            Some("VEC instruction error: the MASK instruction is all 0.")
+        );
+        assert!(x
+            .registers
+            .contains(&("para base".into(), "0x108080054000".into())));
     }
 
     #[test]
@@ -574,8 +604,12 @@ mod tests {
         let x = h("The error from device(chipId:0, dieId:0), serial number is 8, there is an aicore error exception, core id is 0, error code = 95, dump info: pc start: 0x1, current: 0x2, su error info: 0xfe,0x7f, mte error: 0x80000000.[FUNC:P][FILE:f.cc][LINE:580]");
         assert_eq!((x.chip_id, x.die_id, x.device), (Some(0), Some(0), None));
         assert_eq!(x.error_code.as_deref(), Some("95"));
-        assert!(x.registers.contains(&("su error info".into(), "0xfe,0x7f".into())));
-        assert!(x.registers.contains(&("mte error".into(), "0x80000000".into())));
+        assert!(x
+            .registers
+            .contains(&("su error info".into(), "0xfe,0x7f".into())));
+        assert!(x
+            .registers
+            .contains(&("mte error".into(), "0x80000000".into())));
     }
 
     #[test]
@@ -584,7 +618,10 @@ mod tests {
         assert_eq!(h("The error from device(chipId:6, dieId:0), serial number is 3, there is an exception of fftsplus aicore error, core id is 3").kind, Some(ErrorKind::FftsplusAicore));
         assert_eq!(h("An error occurs on the device(chipId:0, dieId:1), the serial number is 2, the error is aivec error error, core id is 1, error code = 0x10").serial, Some(2));
         let x = h("The error from device(chipId:5, dieId:0), serial number is 17, hccl fftsplus task timeout occurred during task execution, stream_id:7, sq_id:7, task_id:9865, stuck notify num:3, timeout:1836.");
-        assert_eq!((x.kind, x.stream, x.task), (Some(ErrorKind::HcclFftsplusTimeout), Some(7), Some(9865)));
+        assert_eq!(
+            (x.kind, x.stream, x.task),
+            (Some(ErrorKind::HcclFftsplusTimeout), Some(7), Some(9865))
+        );
     }
 
     #[test]
@@ -602,26 +639,61 @@ mod tests {
     #[test]
     fn kernel_lines() {
         let Some(Evidence::Kernel(k)) = classify("[DFX_INFO]AI Core kernel execution failed, device_id=9, stream_id=47, report_stream_id=47, task_id=23064, flip_num=1564, fault kernel_name=MlaPrologV3_18fe_1836449, fault kernel info ext=none, program id=") else { panic!() };
-        assert_eq!((k.device, k.stream, k.task, k.flip_num), (Some(9), Some(47), Some(23064), Some(1564)));
+        assert_eq!(
+            (k.device, k.stream, k.task, k.flip_num),
+            (Some(9), Some(47), Some(23064), Some(1564))
+        );
         assert_eq!(k.kernel_name.as_deref(), Some("MlaPrologV3_18fe_1836449"));
         assert_eq!((k.program_id, k.hash.as_deref()), (None, None));
         let Some(Evidence::Kernel(k)) = classify("fftsplus task execute failed, dev_id=0, stream_id=4, task_id=0, context_id=0, thread_id=0, err_type=12[fftsplus aivector error], pc start=0x12404280e32c. fault kernel_name=K_mix_aiv, blockDim=20") else { panic!() };
-        assert_eq!((k.kind, k.device, k.block_dim), (ErrorKind::FftsplusAivector, Some(0), Some(20)));
+        assert_eq!(
+            (k.kind, k.device, k.block_dim),
+            (ErrorKind::FftsplusAivector, Some(0), Some(20))
+        );
         assert_eq!(k.kernel_name.as_deref(), Some("K_mix_aiv"));
     }
 
     #[test]
     fn codes() {
-        assert_eq!(classify("ErrCode=507035, desc=[vector core exception], InnerCode=0x715005e"), Some(Evidence::AclCode { code: 507035, inner: Some("0x715005e".into()) }));
-        assert_eq!(classify("synchronize stream failed, runtime result = 507035"), Some(Evidence::AclCode { code: 507035, inner: None }));
-        assert_eq!(classify("TaskFailCallBack: stream_id=2, task_id=6, retCode=0x7150026,[aicore exception]"), Some(Evidence::InnerCode("0x7150026".into())));
-        assert_eq!(classify("model execute error, retCode=0x91, [the model stream execute failed]."), None);
-        assert_eq!(classify("report error module_type=5, module_name=EZ9999"), Some(Evidence::CannCode("EZ9999".into())));
+        assert_eq!(
+            classify("ErrCode=507035, desc=[vector core exception], InnerCode=0x715005e"),
+            Some(Evidence::AclCode {
+                code: 507035,
+                inner: Some("0x715005e".into())
+            })
+        );
+        assert_eq!(
+            classify("synchronize stream failed, runtime result = 507035"),
+            Some(Evidence::AclCode {
+                code: 507035,
+                inner: None
+            })
+        );
+        assert_eq!(
+            classify(
+                "TaskFailCallBack: stream_id=2, task_id=6, retCode=0x7150026,[aicore exception]"
+            ),
+            Some(Evidence::InnerCode("0x7150026".into()))
+        );
+        assert_eq!(
+            classify("model execute error, retCode=0x91, [the model stream execute failed]."),
+            None
+        );
+        assert_eq!(
+            classify("report error module_type=5, module_name=EZ9999"),
+            Some(Evidence::CannCode("EZ9999".into()))
+        );
     }
 
     #[test]
     fn firmware_lines() {
         assert!(matches!(classify("<exception_print>TIME:2020-12-23-17:10:54.083.569, device_id=0, stream_id=517, task_id=3, exception_code=0xb4060006, magic_type=0xaa776"), Some(Evidence::FirmwareTask { stream: Some(517), .. })));
-        assert_eq!(classify("<exception_print>AIC_ERROR=0x10"), Some(Evidence::FirmwareField { key: "AIC_ERROR".into(), value: "0x10".into() }));
+        assert_eq!(
+            classify("<exception_print>AIC_ERROR=0x10"),
+            Some(Evidence::FirmwareField {
+                key: "AIC_ERROR".into(),
+                value: "0x10".into()
+            })
+        );
     }
 }

@@ -124,7 +124,9 @@ mod tests {
 
     #[test]
     fn equals_and_colon_and_case() {
-        let b = KvBag::new("hccl fftsplus task timeout, Stream_ID:7, sq_id:7, task_id:9865, timeout:1836.");
+        let b = KvBag::new(
+            "hccl fftsplus task timeout, Stream_ID:7, sq_id:7, task_id:9865, timeout:1836.",
+        );
         assert_eq!(b.u64("stream_id"), Some(7));
         assert_eq!(b.u64("timeout"), Some(1836));
         let b = KvBag::new("device_id=0, stream_id=2, report_stream_id=9, task_id=1");
@@ -143,7 +145,8 @@ mod tests {
 
     #[test]
     fn empty_values_and_func_suffix() {
-        let b = KvBag::new("task_id=19016, fault op_name=[FUNC:GetError][FILE:stream.cc][LINE:1512]");
+        let b =
+            KvBag::new("task_id=19016, fault op_name=[FUNC:GetError][FILE:stream.cc][LINE:1512]");
         assert_eq!(b.raw("fault op_name"), Some(""));
         assert_eq!(b.text("fault op_name"), None);
         let b = KvBag::new("fault kernel_name=Mla_1, fault kernel info ext=none, program id=");
@@ -154,7 +157,8 @@ mod tests {
 
     #[test]
     fn phrases() {
-        let b = KvBag::new("serial number is 19, there is x, core id is 0, error code = 0x10, dump");
+        let b =
+            KvBag::new("serial number is 19, there is x, core id is 0, error code = 0x10, dump");
         assert_eq!(b.after("serial number is "), Some("19"));
         assert_eq!(b.after("error code = "), Some("0x10"));
         assert_eq!(parse_int("0x10"), Some(16));

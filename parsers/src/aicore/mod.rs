@@ -362,8 +362,7 @@ impl AicoreAssembler {
                 let rec = &mut self.records[idx];
                 set(&mut rec.stream_id, h.stream, line);
                 set(&mut rec.task_id, h.task, line);
-                let core = core_from_header(&h, line);
-                rec.cores.push(core);
+                attach_core(rec, core_from_header(&h, line));
                 rec.touch(line);
                 self.anchor(g, idx);
             }
@@ -372,7 +371,13 @@ impl AicoreAssembler {
                 let grp = &mut self.groups[g];
                 if let Some(k) = h.kind {
                     // A kind-less 2021 core-list line cannot name the kind; the next header can.
-                    grp.pending.push((line, Evidence::Header(HeaderEvidence { kind: Some(k), ..HeaderEvidence::default() })));
+                    grp.pending.push((
+                        line,
+                        Evidence::Header(HeaderEvidence {
+                            kind: Some(k),
+                            ..HeaderEvidence::default()
+                        }),
+                    ));
                 }
                 grp.pending_cores.push(core);
             }
@@ -404,7 +409,10 @@ impl AicoreAssembler {
                 let grp = &mut self.groups[g];
                 if let Some(last) = grp.pending_cores.last_mut() {
                     if last.core_id.is_none() {
-                        last.core_id = Some(Fact { value: core_id, line });
+                        last.core_id = Some(Fact {
+                            value: core_id,
+                            line,
+                        });
                         last.error_code = Some(Fact { value: code, line });
                     } else {
                         let mut c = CoreError {
@@ -412,7 +420,10 @@ impl AicoreAssembler {
                             core_list: last.core_list.clone(),
                             ..CoreError::default()
                         };
-                        c.core_id = Some(Fact { value: core_id, line });
+                        c.core_id = Some(Fact {
+                            value: core_id,
+                            line,
+                        });
                         c.error_code = Some(Fact { value: code, line });
                         grp.pending_cores.push(c);
                     }
@@ -456,9 +467,7 @@ impl AicoreAssembler {
             other => {
                 let grp = &self.groups[g];
                 let target = match other {
-                    Evidence::AicField { .. } | Evidence::AicTensor(_) => {
-                        grp.last_aic.or(grp.last)
-                    }
+                    Evidence::AicField { .. } | Evidence::AicTensor(_) => grp.last_aic.or(grp.last),
                     _ => grp.last,
                 };
                 match target {
@@ -480,7 +489,13 @@ impl AicoreAssembler {
         let anchor_line = self.records[idx].first_line;
         let start = cores
             .iter()
-            .filter_map(|c| c.serial.as_ref().or(c.core_id.as_ref()).or(c.device.as_ref()).or(c.chip_id.as_ref()))
+            .filter_map(|c| {
+                c.serial
+                    .as_ref()
+                    .or(c.core_id.as_ref())
+                    .or(c.device.as_ref())
+                    .or(c.chip_id.as_ref())
+            })
             .map(|f| f.line)
             .min()
             .unwrap_or(anchor_line)
@@ -489,17 +504,7 @@ impl AicoreAssembler {
         grp.last = Some(idx);
         let rec = &mut self.records[idx];
         for c in cores {
-            for f in [&c.serial, &c.core_id].into_iter().flatten() {
-                rec.touch(f.line);
-            }
-            if let Some(f) = &c.error_code {
-                rec.touch(f.line);
-            }
-            if rec.chip_id.is_none() {
-                rec.chip_id = c.chip_id.clone();
-                rec.die_id = c.die_id.clone();
-            }
-            rec.cores.push(c);
+            attach_core(rec, c);
         }
         let mut aic = false;
         for (line, ev) in pending {
@@ -522,7 +527,12 @@ impl AicoreAssembler {
                 .pending_cores
                 .iter()
                 .filter_map(|c| c.serial.as_ref().or(c.core_id.as_ref()).map(|f| f.line))
-                .chain(self.groups[g].pending_cores.iter().filter_map(|c| c.device.as_ref().or(c.chip_id.as_ref()).map(|f| f.line)))
+                .chain(
+                    self.groups[g]
+                        .pending_cores
+                        .iter()
+                        .filter_map(|c| c.device.as_ref().or(c.chip_id.as_ref()).map(|f| f.line)),
+                )
                 .min()
                 .unwrap_or(0);
             let pid = self.groups[g].pid;
@@ -535,6 +545,24 @@ impl AicoreAssembler {
         self.records.sort_by_key(|r| r.first_line);
         self.records
     }
+}
+
+/// Adds a core to a record; the first core with a chip id gives the record's chip and die.
+fn attach_core(rec: &mut AicoreError, c: CoreError) {
+    for f in [&c.serial, &c.core_id, &c.device, &c.chip_id]
+        .into_iter()
+        .flatten()
+    {
+        rec.touch(f.line);
+    }
+    if let Some(f) = &c.error_code {
+        rec.touch(f.line);
+    }
+    if rec.chip_id.is_none() {
+        rec.chip_id = c.chip_id.clone();
+        rec.die_id = c.die_id.clone();
+    }
+    rec.cores.push(c);
 }
 
 fn core_from_header(h: &HeaderEvidence, line: u64) -> CoreError {
@@ -575,7 +603,11 @@ fn apply_extend(c: &mut CoreError, e: evidence::ExtendEvidence, line: u64) {
     set(&mut c.error_str, e.error_str, line);
     set(&mut c.sub_err_type, e.sub_err_type, line);
     set(&mut c.blk, e.blk, line);
-    c.registers.extend(e.registers.into_iter().map(|(name, value)| Register { name, value, line }));
+    c.registers.extend(
+        e.registers
+            .into_iter()
+            .map(|(name, value)| Register { name, value, line }),
+    );
 }
 
 /// Combines what two lines say about the kind: an FFTS+ kernel line plus an `aicore error`

@@ -74,6 +74,7 @@ pub struct CannErrorReport {
     pub end_line: u64,
     /// The first code (`EZ9999`). `None` for a fragment: report items found without a block
     /// start (a log excerpt that begins inside a TraceBack).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub code: Option<String>,
     /// Every distinct code of the block, in order.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -138,7 +139,11 @@ pub fn find_code(s: &str) -> Option<usize> {
             && (i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_'))
         {
             let after = &s[i + 6..];
-            if after.starts_with(": ") || after.starts_with("[PID") || after.starts_with(')') || after.starts_with('(') {
+            if after.starts_with(": ")
+                || after.starts_with("[PID")
+                || after.starts_with(')')
+                || after.starts_with('(')
+            {
                 return Some(i);
             }
         }
@@ -211,7 +216,10 @@ fn pid_ts(s: &str) -> Option<(u64, Option<PlogTime>, &str)> {
 fn title_code(s: &str) -> Option<(Option<String>, String, &str)> {
     let open = s.find('(')?;
     let title = &s[..open];
-    if !title.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+    if !title
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b == b'_')
+    {
         return None;
     }
     let r = &s[open + 1..];
@@ -253,7 +261,11 @@ fn code_line(s: &str) -> Option<CodeLine> {
     };
     if let Some(r) = after.strip_prefix(": ") {
         let rl = r.trim_start();
-        if rl.starts_with("Inner Error!") || rl.starts_with("Internal error!") || rl.starts_with("Inner error!") || rl.starts_with("Internal Error!") {
+        if rl.starts_with("Inner Error!")
+            || rl.starts_with("Internal error!")
+            || rl.starts_with("Inner error!")
+            || rl.starts_with("Internal Error!")
+        {
             cl.inner_start = true;
             return Some(cl);
         }
@@ -334,7 +346,11 @@ impl ReportAssembler {
         let indented = peeled.starts_with([' ', '\t']);
         let bare = peeled.len() == text.len();
         if let Some(cl) = code_line(if indented { trimmed } else { peeled }) {
-            self.code_line(line_no, cl, bare && !indented && trimmed.starts_with(|c: char| c.is_ascii_uppercase()));
+            self.code_line(
+                line_no,
+                cl,
+                bare && !indented && trimmed.starts_with(|c: char| c.is_ascii_uppercase()),
+            );
             return;
         }
         let Some((rep, section, _)) = self.open.as_mut() else {
@@ -345,7 +361,10 @@ impl ReportAssembler {
                     ..CannErrorReport::default()
                 };
                 rep.traceback.push(parse_item(line_no, trimmed));
-                rep.message = Some(LineText { line: line_no, text: rep.traceback[0].text.clone() });
+                rep.message = Some(LineText {
+                    line: line_no,
+                    text: rep.traceback[0].text.clone(),
+                });
                 rep.end_line = line_no;
                 self.open = Some((rep, Section::TraceBack, false));
             }
@@ -354,16 +373,26 @@ impl ReportAssembler {
         if trimmed.starts_with("TraceBack (most recent call last):") {
             *section = Section::TraceBack;
         } else if let Some(c) = trimmed.strip_prefix("Possible Cause:") {
-            rep.possible_cause = Some(LineText { line: line_no, text: c.trim().to_owned() });
+            rep.possible_cause = Some(LineText {
+                line: line_no,
+                text: c.trim().to_owned(),
+            });
         } else if let Some(c) = trimmed.strip_prefix("Solution:") {
-            rep.solution = Some(LineText { line: line_no, text: c.trim().to_owned() });
+            rep.solution = Some(LineText {
+                line: line_no,
+                text: c.trim().to_owned(),
+            });
         } else if indented || has_func_suffix(trimmed) {
             if self.gap && !has_func_suffix(trimmed) {
                 self.close();
                 return;
             }
             let item = parse_item(line_no, trimmed);
-            if self.msg_open && !has_func_suffix(trimmed) && *section == Section::Items && rep.items.is_empty() {
+            if self.msg_open
+                && !has_func_suffix(trimmed)
+                && *section == Section::Items
+                && rep.items.is_empty()
+            {
                 if let Some(m) = rep.message.as_mut() {
                     m.text.push('\n');
                     m.text.push_str(trimmed);
@@ -371,7 +400,10 @@ impl ReportAssembler {
             } else {
                 self.msg_open = false;
                 if rep.message.is_none() {
-                    rep.message = Some(LineText { line: line_no, text: item.text.clone() });
+                    rep.message = Some(LineText {
+                        line: line_no,
+                        text: item.text.clone(),
+                    });
                     if rep.causal_line == 0 {
                         rep.causal_line = line_no;
                     }
@@ -408,7 +440,11 @@ impl ReportAssembler {
             let rep = CannErrorReport {
                 line: line_no,
                 end_line: line_no,
-                causal_line: if cl.inner_start && bare_start { line_no } else { 0 },
+                causal_line: if cl.inner_start && bare_start {
+                    line_no
+                } else {
+                    0
+                },
                 ..CannErrorReport::default()
             };
             self.open = Some((rep, Section::Items, false));
@@ -429,7 +465,10 @@ impl ReportAssembler {
         }
         if let Some(m) = cl.message {
             let item = parse_item(line_no, &m);
-            rep.message = Some(LineText { line: line_no, text: item.text });
+            rep.message = Some(LineText {
+                line: line_no,
+                text: item.text,
+            });
             *has_code_msg = true;
             if rep.causal_line == 0 {
                 rep.causal_line = line_no;
@@ -491,7 +530,9 @@ pub fn codes_in(text: &str) -> Vec<String> {
         if matches!(b[i], b'E' | b'W' | b'I')
             && is_code(&b[i..i + 6])
             && (i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_'))
-            && !b.get(i + 6).is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_')
+            && !b
+                .get(i + 6)
+                .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_')
         {
             push(text[i..i + 6].to_owned());
             i += 6;
@@ -500,11 +541,17 @@ pub fn codes_in(text: &str) -> Vec<String> {
         i += 1;
     }
     let bag = crate::aicore::kv::KvBag::new(text);
-    if let Some(c) = bag.token("errcode").filter(|c| c.bytes().all(|b| b.is_ascii_digit())) {
+    if let Some(c) = bag
+        .token("errcode")
+        .filter(|c| c.bytes().all(|b| b.is_ascii_digit()))
+    {
         push(format!("ACL {c}"));
     }
     if let Some(p) = bag.find("runtime result = ") {
-        let n: String = text[p + 17..].chars().take_while(char::is_ascii_digit).collect();
+        let n: String = text[p + 17..]
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
         if !n.is_empty() {
             push(format!("ACL {n}"));
         }
@@ -578,7 +625,10 @@ mod tests {
         let r = one("[ERROR] RecentErrMsg: EZ9999: Inner Error!\nEZ9999[PID: 91583] 2026-04-15-11:09:31.973.508 (EZ9999):  The error from device[FUNC:P][FILE:f.cc][LINE:580]\n        TraceBack (most recent call last):\n       The extend info: errcode:(95)[FUNC:P][FILE:f.cc][LINE:583]\n");
         assert_eq!(r.pid, Some(91583));
         assert_eq!(r.title, None);
-        assert_eq!(r.message.as_ref().map(|m| (m.line, m.text.as_str())), Some((2, "The error from device")));
+        assert_eq!(
+            r.message.as_ref().map(|m| (m.line, m.text.as_str())),
+            Some((2, "The error from device"))
+        );
         assert_eq!(r.traceback.len(), 1);
         assert_eq!(r.causal_line, 2);
     }
@@ -586,7 +636,10 @@ mod tests {
     #[test]
     fn code_colon_timestamp_2024_and_thread() {
         let r = one("E39999: Inner Error!\nE39999: 2024-10-20-22:34:40.965.193  The error from device(chipId:0, dieId:0)[FUNC:F][FILE:d.cc][LINE:1232][THREAD:123358]\n        TraceBack (most recent call last):\n        Kernel task happen error[FUNC:P][FILE:t.cc][LINE:1776][THREAD:123358]\n");
-        assert_eq!(r.time.map(|t| t.to_string()).as_deref(), Some("2024-10-20-22:34:40.965.193"));
+        assert_eq!(
+            r.time.map(|t| t.to_string()).as_deref(),
+            Some("2024-10-20-22:34:40.965.193")
+        );
         assert_eq!(r.traceback[0].thread, Some(123358));
         assert_eq!(r.causal_line, 1);
     }
@@ -597,7 +650,10 @@ mod tests {
         assert_eq!(r.code.as_deref(), Some("EL0004"));
         assert_eq!(r.title.as_deref(), Some("Memory_Allocation_Failure"));
         assert!(!r.inner);
-        assert_eq!(r.possible_cause.as_ref().unwrap().text, "Available memory is insufficient.");
+        assert_eq!(
+            r.possible_cause.as_ref().unwrap().text,
+            "Available memory is insufficient."
+        );
         assert_eq!(r.solution.as_ref().unwrap().line, 3);
     }
 
@@ -614,7 +670,10 @@ mod tests {
         let r = one("[rank6]: AclNN_Runtime_Error(EZ9903): InitTilingParseCtx failed\n\nop[RecomputeWUFwd], compile info not contain [_pattern][FUNC:ParseAutoTilingRun][FILE:auto_tiling_rt2.cc][LINE:120]\nOp [RecomputeWUFwd] tiling compile info parse failed\n");
         assert_eq!(r.code.as_deref(), Some("EZ9903"));
         assert_eq!(r.title.as_deref(), Some("AclNN_Runtime_Error"));
-        assert_eq!(r.message.as_ref().unwrap().text, "InitTilingParseCtx failed");
+        assert_eq!(
+            r.message.as_ref().unwrap().text,
+            "InitTilingParseCtx failed"
+        );
         assert_eq!(r.items.len(), 1);
     }
 

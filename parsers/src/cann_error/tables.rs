@@ -120,10 +120,31 @@ pub fn code_title(code: &str) -> Option<&'static str> {
 /// HCCL `HcclResult` value → name.
 pub fn hccl_result(v: u64) -> Option<&'static str> {
     const NAMES: [&str; 25] = [
-        "SUCCESS", "PARA", "PTR", "MEMORY", "INTERNAL", "NOT_SUPPORT", "NOT_FOUND", "UNAVAIL",
-        "SYSCALL", "TIMEOUT", "OPEN_FILE_FAILURE", "TCP_CONNECT", "ROCE_CONNECT", "TCP_TRANSFER",
-        "ROCE_TRANSFER", "RUNTIME", "DRV", "PROFILING", "CCE", "NETWORK", "AGAIN", "REMOTE",
-        "SUSPENDING", "OPRETRY_FAIL", "OOM",
+        "SUCCESS",
+        "PARA",
+        "PTR",
+        "MEMORY",
+        "INTERNAL",
+        "NOT_SUPPORT",
+        "NOT_FOUND",
+        "UNAVAIL",
+        "SYSCALL",
+        "TIMEOUT",
+        "OPEN_FILE_FAILURE",
+        "TCP_CONNECT",
+        "ROCE_CONNECT",
+        "TCP_TRANSFER",
+        "ROCE_TRANSFER",
+        "RUNTIME",
+        "DRV",
+        "PROFILING",
+        "CCE",
+        "NETWORK",
+        "AGAIN",
+        "REMOTE",
+        "SUSPENDING",
+        "OPRETRY_FAIL",
+        "OOM",
     ];
     NAMES.get(usize::try_from(v).ok()?).copied()
 }
@@ -169,7 +190,10 @@ const AIC_ERROR_BITS: &[(u32, &str)] = &[
     (1, "biu_l2_write_oob"),
     (2, "ccu_call_depth_overflow"),
     (3, "ccu_div0"),
-    (4, "ccu_illegal_instr (bad binary or unaligned instruction address)"),
+    (
+        4,
+        "ccu_illegal_instr (bad binary or unaligned instruction address)",
+    ),
     (5, "ccu_loop_cnt_err"),
     (6, "ccu_loop_err"),
     (9, "cube_invld_input (NaN/Inf input)"),
@@ -224,8 +248,14 @@ mod tests {
 
     #[test]
     fn bits() {
-        assert_eq!(aic_error_bits(&[0x10]), ["ccu_illegal_instr (bad binary or unaligned instruction address)"]);
-        assert_eq!(aic_error_bits(&[0, 0x8000, 0]), ["ccu_bus_err (D-cache <-> UB bus error)"]);
+        assert_eq!(
+            aic_error_bits(&[0x10]),
+            ["ccu_illegal_instr (bad binary or unaligned instruction address)"]
+        );
+        assert_eq!(
+            aic_error_bits(&[0, 0x8000, 0]),
+            ["ccu_bus_err (D-cache <-> UB bus error)"]
+        );
         assert_eq!(aic_error_bits(&[0x800000]).len(), 1);
         assert!(aic_error_bits(&[0, 0, 0]).is_empty());
         assert_eq!(aic_error_bits(&[1 << 7]), ["bit 7"]);

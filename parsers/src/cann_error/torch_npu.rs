@@ -46,7 +46,9 @@ pub fn parse_torch_npu_line(line: &str) -> Option<TorchNpuError> {
     let r = line.strip_prefix("[ERROR] ")?;
     let (time, r) = match r.find(" (PID:") {
         Some(0) => (None, r),
-        Some(p) if r.starts_with(|c: char| c.is_ascii_digit()) => (Some(r[..p].to_owned()), &r[p + 1..]),
+        Some(p) if r.starts_with(|c: char| c.is_ascii_digit()) => {
+            (Some(r[..p].to_owned()), &r[p + 1..])
+        }
         _ => (None, r),
     };
     let r = r.strip_prefix("(PID:")?;
@@ -80,14 +82,22 @@ mod tests {
 
     #[test]
     fn without_timestamp() {
-        let e = parse_torch_npu_line("[ERROR] (PID:360123, Device:6, RankID:6) ERR01100 OPS call acl api failed.").unwrap();
-        assert_eq!((e.time, e.rank, e.error_type), (None, 6, Some("call acl api failed")));
+        let e = parse_torch_npu_line(
+            "[ERROR] (PID:360123, Device:6, RankID:6) ERR01100 OPS call acl api failed.",
+        )
+        .unwrap();
+        assert_eq!(
+            (e.time, e.rank, e.error_type),
+            (None, 6, Some("call acl api failed"))
+        );
         assert_eq!(e.text, "call acl api failed.");
     }
 
     #[test]
     fn rejects_others() {
-        assert!(parse_torch_npu_line("[ERROR] RUNTIME(1,p):2025-01-01-00:00:00.000.000 x").is_none());
+        assert!(
+            parse_torch_npu_line("[ERROR] RUNTIME(1,p):2025-01-01-00:00:00.000.000 x").is_none()
+        );
         assert!(parse_torch_npu_line("[ERROR] (PID:1, Device:2, RankID:3) ERR1 X").is_none());
         assert!(parse_torch_npu_line("").is_none());
     }

@@ -178,7 +178,10 @@ pub fn is_framework_error_line(line: &str) -> bool {
 pub fn first_causal_error(text: &[u8]) -> Option<CausalError> {
     let mut best: Option<CausalError> = None;
     let mut offer = |c: CausalError| {
-        if best.as_ref().is_none_or(|b| (c.rank, c.line) < (b.rank, b.line)) {
+        if best
+            .as_ref()
+            .is_none_or(|b| (c.rank, c.line) < (b.rank, b.line))
+        {
             best = Some(c);
         }
     };
@@ -241,8 +244,14 @@ mod tests {
 
     #[test]
     fn rulers_are_cascade_but_table_rows_are_not() {
-        assert_eq!(rank_plog_error("HCCL", "  ______LINK_ERROR_INFO______"), CauseRank::Cascade);
-        assert_eq!(rank_plog_error("HCCL", "  |  comm error, device[0] num[1] "), CauseRank::Error);
+        assert_eq!(
+            rank_plog_error("HCCL", "  ______LINK_ERROR_INFO______"),
+            CauseRank::Cascade
+        );
+        assert_eq!(
+            rank_plog_error("HCCL", "  |  comm error, device[0] num[1] "),
+            CauseRank::Error
+        );
         assert_eq!(rank_plog_error("TSCH", "slot_id=0"), CauseRank::DeviceFault);
     }
 
@@ -256,7 +265,9 @@ mod tests {
     #[test]
     fn mindspore_lines() {
         assert!(is_framework_error_line("[ERROR] DEVICE(2420702,fffe06ffd1e0,python):2023-11-20-15:34:32.886.561 [a.cc:761] F] m"));
-        assert!(!is_framework_error_line("[ERROR] RUNTIME(1,p):2023-11-20-15:34:32.886.561 x"));
+        assert!(!is_framework_error_line(
+            "[ERROR] RUNTIME(1,p):2023-11-20-15:34:32.886.561 x"
+        ));
         assert!(first_causal_error(b"nothing here\n").is_none());
     }
 }

@@ -22,9 +22,26 @@ use nom::{IResult, Parser};
 
 /// The error-manager stage names that can appear as `[STAGE1][STAGE2]` after `Func:`.
 pub const STAGES: &[&str] = &[
-    "INIT", "COMP", "LOAD", "EXEC", "FINAL", "PARSER", "OPS_PRO", "SYS", "ENGINE", "OPS_KER",
-    "OPS_KER_BLD", "PRE_OPT", "ORI_OPT", "SUB_OPT", "MERGE_OPT", "PRE_BLD", "STM_ALLOC",
-    "MEM_ALLOC", "TASK_GEN", "DEFAULT",
+    "INIT",
+    "COMP",
+    "LOAD",
+    "EXEC",
+    "FINAL",
+    "PARSER",
+    "OPS_PRO",
+    "SYS",
+    "ENGINE",
+    "OPS_KER",
+    "OPS_KER_BLD",
+    "PRE_OPT",
+    "ORI_OPT",
+    "SUB_OPT",
+    "MERGE_OPT",
+    "PRE_BLD",
+    "STM_ALLOC",
+    "MEM_ALLOC",
+    "TASK_GEN",
+    "DEFAULT",
 ];
 
 /// The structured prefix of a record's content and the free-text message after it.
@@ -243,7 +260,10 @@ fn tsch(i: &str) -> IResult<&str, (u32, &str, u32, &str)> {
     let (r, func) = take_while1(|c: char| c.is_ascii_alphanumeric() || c == '_').parse(r)?;
     let (r, _) = char(':').parse(r)?;
     let (r, _) = take_while(|c: char| c == ' ').parse(r)?;
-    Ok((r, (u32::try_from(cpu).unwrap_or(u32::MAX), file, line, func)))
+    Ok((
+        r,
+        (u32::try_from(cpu).unwrap_or(u32::MAX), file, line, func),
+    ))
 }
 
 fn fail(i: &str) -> nom::Err<nom::error::Error<&str>> {
@@ -284,7 +304,10 @@ mod tests {
         );
         assert_eq!(c.func, Some("aclrtSynchronizeStream"));
         assert_eq!(c.stages, ["INIT", "DEFAULT"]);
-        let c = parse_content("RUNTIME", "[d.cc:1318]1 GetArgsInfo:[INIT][DEFAULT][AIC_INFO] args");
+        let c = parse_content(
+            "RUNTIME",
+            "[d.cc:1318]1 GetArgsInfo:[INIT][DEFAULT][AIC_INFO] args",
+        );
         assert_eq!(c.message, "[AIC_INFO] args");
     }
 
@@ -326,7 +349,10 @@ mod tests {
         assert_eq!((c.tid, c.func), (Some(6124), None));
         assert!(c.message.starts_with("build/"));
         let c = parse_content("APP", "[log_inner.cpp:76]aclAppLog call vsnprintf_s failed");
-        assert_eq!((c.tid, c.message), (None, "aclAppLog call vsnprintf_s failed"));
+        assert_eq!(
+            (c.tid, c.message),
+            (None, "aclAppLog call vsnprintf_s failed")
+        );
     }
 
     #[test]

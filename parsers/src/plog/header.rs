@@ -136,7 +136,14 @@ impl fmt::Display for PlogTime {
         write!(
             f,
             "{:04}-{:02}-{:02}-{:02}:{:02}:{:02}.{:03}.{:03}",
-            self.year, self.month, self.day, self.hour, self.minute, self.second, self.milli, self.micro
+            self.year,
+            self.month,
+            self.day,
+            self.hour,
+            self.minute,
+            self.second,
+            self.milli,
+            self.micro
         )
     }
 }
@@ -188,8 +195,8 @@ fn header(i: &[u8]) -> IResult<&[u8], PlogHeader<'_>> {
     let (i, _) = char('[').parse(i)?;
     let (i, level) = level(i)?;
     let (i, _) = tag("] ").parse(i)?;
-    let (i, module) = take_while1(|b: u8| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
-        .parse(i)?;
+    let (i, module) =
+        take_while1(|b: u8| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_').parse(i)?;
     let (i, _) = char('(').parse(i)?;
     let (i, pid) = signed(i)?;
     let (i, _) = char(',').parse(i)?;
@@ -213,8 +220,8 @@ fn header(i: &[u8]) -> IResult<&[u8], PlogHeader<'_>> {
 }
 
 fn level(i: &[u8]) -> IResult<&[u8], Level> {
-    let (rest, word) = take_while1(|b: u8| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'-')
-        .parse(i)?;
+    let (rest, word) =
+        take_while1(|b: u8| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'-').parse(i)?;
     let level = match word {
         b"DEBUG" => Level::Debug,
         b"INFO" => Level::Info,
@@ -223,7 +230,10 @@ fn level(i: &[u8]) -> IResult<&[u8], Level> {
         b"NULL" => Level::Null,
         b"EVENT" => Level::Event,
         b"TRACE" => Level::Trace,
-        digits => match std::str::from_utf8(digits).ok().and_then(|s| s.parse().ok()) {
+        digits => match std::str::from_utf8(digits)
+            .ok()
+            .and_then(|s| s.parse().ok())
+        {
             Some(n) => Level::Numeric(n),
             None => return Err(fail(i)),
         },
@@ -253,7 +263,8 @@ fn pname(i: &[u8]) -> IResult<&[u8], &[u8]> {
 }
 
 fn signed(i: &[u8]) -> IResult<&[u8], i64> {
-    let (rest, text) = recognize((opt(char('-')), take_while1(|b: u8| b.is_ascii_digit()))).parse(i)?;
+    let (rest, text) =
+        recognize((opt(char('-')), take_while1(|b: u8| b.is_ascii_digit()))).parse(i)?;
     match std::str::from_utf8(text).ok().and_then(|s| s.parse().ok()) {
         Some(n) => Ok((rest, n)),
         None => Err(fail(i)),
@@ -262,9 +273,10 @@ fn signed(i: &[u8]) -> IResult<&[u8], i64> {
 
 fn digits_n(n: usize) -> impl FnMut(&[u8]) -> IResult<&[u8], u16> {
     move |i: &[u8]| {
-        map(take_while_m_n(n, n, |b: u8| b.is_ascii_digit()), |d: &[u8]| {
-            d.iter().fold(0u16, |acc, b| acc * 10 + u16::from(b - b'0'))
-        })
+        map(
+            take_while_m_n(n, n, |b: u8| b.is_ascii_digit()),
+            |d: &[u8]| d.iter().fold(0u16, |acc, b| acc * 10 + u16::from(b - b'0')),
+        )
         .parse(i)
     }
 }
@@ -331,8 +343,14 @@ mod tests {
 
     #[test]
     fn empty_and_numeric_pname_and_long_pname() {
-        assert_eq!(h("[ERROR] IDEDD(289610,):2026-09-10-08:52:37.489.589 x").pname, "");
-        assert_eq!(h("[ERROR] RUNTIME(809924,4):2026-01-01-00:00:00.000.000 x").pname, "4");
+        assert_eq!(
+            h("[ERROR] IDEDD(289610,):2026-09-10-08:52:37.489.589 x").pname,
+            ""
+        );
+        assert_eq!(
+            h("[ERROR] RUNTIME(809924,4):2026-01-01-00:00:00.000.000 x").pname,
+            "4"
+        );
         assert_eq!(
             h("[ERROR] HCCL(36035,mindie_llm_backend_connector):2025-05-13-02:25:58.068.817 [op_base.cc:974]").pname,
             "mindie_llm_backend_connector"
@@ -343,8 +361,14 @@ mod tests {
     fn numeric_level_and_module_trace_event() {
         let x = h("[7] 99(1,p):2025-01-01-00:00:00.000.000 x");
         assert_eq!((x.level, x.module), (Level::Numeric(7), "99"));
-        assert_eq!(h("[TRACE] HCCL(1,p):2025-01-01-00:00:00.000.000 x").level, Level::Trace);
-        assert_eq!(h("[EVENT] X_1(1,p):2025-01-01-00:00:00.000.000 x").level, Level::Event);
+        assert_eq!(
+            h("[TRACE] HCCL(1,p):2025-01-01-00:00:00.000.000 x").level,
+            Level::Trace
+        );
+        assert_eq!(
+            h("[EVENT] X_1(1,p):2025-01-01-00:00:00.000.000 x").level,
+            Level::Event
+        );
     }
 
     #[test]
@@ -366,7 +390,8 @@ mod tests {
 
     #[test]
     fn device_imp_space_before_timestamp() {
-        let x = h("[INFO] IMP(-2,IMP): 1970-01-01-00:00:00.000.000 1 (device_id:0 die_id:0) [IMP] x");
+        let x =
+            h("[INFO] IMP(-2,IMP): 1970-01-01-00:00:00.000.000 1 (device_id:0 die_id:0) [IMP] x");
         assert_eq!((x.pid, &*x.pname, x.module), (-2, "IMP", "IMP"));
     }
 

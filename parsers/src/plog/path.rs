@@ -84,10 +84,10 @@ pub fn classify(path: &str) -> Option<LogFile> {
         "security" => Some(LogType::Security),
         _ => None,
     });
-    let folder_dev = dirs
-        .iter()
-        .rev()
-        .find_map(|d| d.strip_prefix("device-").and_then(|n| n.parse::<u32>().ok()));
+    let folder_dev = dirs.iter().rev().find_map(|d| {
+        d.strip_prefix("device-")
+            .and_then(|n| n.parse::<u32>().ok())
+    });
     let firmware = dirs
         .iter()
         .any(|d| d.starts_with("dev-os-") || *d == "firmware");
@@ -162,8 +162,14 @@ mod tests {
     #[test]
     fn kinds() {
         let c = |p: &str| classify(p).map(|f| f.kind);
-        assert_eq!(c("a/run/plog/plog-370_20230713074109952.log"), Some(LogFileKind::HostPlog));
-        assert_eq!(c("slog/plog/plog_20201224011051563.log"), Some(LogFileKind::HostPlog));
+        assert_eq!(
+            c("a/run/plog/plog-370_20230713074109952.log"),
+            Some(LogFileKind::HostPlog)
+        );
+        assert_eq!(
+            c("slog/plog/plog_20201224011051563.log"),
+            Some(LogFileKind::HostPlog)
+        );
         assert_eq!(
             c("dev-os-0/application/run/device-app-94868/device-app-94868_20250508070714766.log"),
             Some(LogFileKind::DeviceApp)
@@ -172,8 +178,14 @@ mod tests {
             c("dev-os-0/firmware/debug/device-0/device-0_20250507195454620.log"),
             Some(LogFileKind::DeviceFirmware)
         );
-        assert_eq!(c("slog/dev-os-0/device-os/device-os_19700101080014782.log"), Some(LogFileKind::DeviceOs));
-        assert_eq!(c("run/event/event_20250101000000000.log"), Some(LogFileKind::Event));
+        assert_eq!(
+            c("slog/dev-os-0/device-os/device-os_19700101080014782.log"),
+            Some(LogFileKind::DeviceOs)
+        );
+        assert_eq!(
+            c("run/event/event_20250101000000000.log"),
+            Some(LogFileKind::Event)
+        );
         assert_eq!(c("hisi_logs/device-0/history.log"), None);
         assert_eq!(c("plog/invalid-tiling-test.log"), None);
         assert_eq!(c("plog-x_1.log"), None);

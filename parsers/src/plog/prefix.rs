@@ -84,7 +84,10 @@ fn vllm_level(s: &str) -> Option<&str> {
     }
     let (date, r) = r.split_once(' ')?;
     let (time, r) = r.split_once(' ')?;
-    let ok = |t: &str, sep: char| t.split(sep).all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+    let ok = |t: &str, sep: char| {
+        t.split(sep)
+            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+    };
     if !ok(date, '-') || !ok(time, ':') {
         return None;
     }
@@ -118,7 +121,9 @@ mod tests {
 
     #[test]
     fn c10_warning_under_rank() {
-        let p = peel("[rank0]:[W904 09:50:12.024496247 compiler_depend.ts:57] Warning: EZ9999: Inner Error!");
+        let p = peel(
+            "[rank0]:[W904 09:50:12.024496247 compiler_depend.ts:57] Warning: EZ9999: Inner Error!",
+        );
         assert_eq!(p.rank, Some(0));
         assert_eq!(p.rest, "EZ9999: Inner Error!");
     }
@@ -132,7 +137,12 @@ mod tests {
 
     #[test]
     fn leaves_plain_lines_alone() {
-        for s in ["[ERROR] RUNTIME(1,p):x", "(function copy_between_host_and_device_opapi)", "", "[rank"] {
+        for s in [
+            "[ERROR] RUNTIME(1,p):x",
+            "(function copy_between_host_and_device_opapi)",
+            "",
+            "[rank",
+        ] {
             assert_eq!(peel(s).rest, s);
         }
     }

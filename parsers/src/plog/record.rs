@@ -208,7 +208,8 @@ mod tests {
 
     #[test]
     fn invalid_utf8_is_lossy() {
-        let r = PlogRecord::from_line(1, b"[INFO] GE(1,p\xff):2023-07-13-07:42:40.519.806 \xfe").unwrap();
+        let r = PlogRecord::from_line(1, b"[INFO] GE(1,p\xff):2023-07-13-07:42:40.519.806 \xfe")
+            .unwrap();
         assert_eq!(r.pname, "p\u{fffd}");
         assert_eq!(r.text, "\u{fffd}");
     }
