@@ -7,8 +7,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-mod dump_config;
 mod aicore;
+mod dump_config;
 mod dump_scan;
 mod plog;
 
