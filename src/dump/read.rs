@@ -169,25 +169,25 @@ fn accumulate(el: Element, view: Option<&PaddedView>, acc: &mut Acc, pos: u64, c
     }
 }
 
-fn tensor_record(
-    op: &OpRef,
-    t: &TensorDesc,
-    acc: Acc,
-    el: Element,
-    source: Source,
-) -> TensorRecord {
+/// What a tensor is, apart from its verdict.
+struct Described {
+    io: Io,
+    index: usize,
+    dtype: String,
+    format: Option<String>,
+    shape: Vec<u64>,
+}
+
+/// A tensor record from a finished accumulator.
+fn verdict(op: &OpRef, d: Described, acc: Acc, el: Element, source: Source) -> TensorRecord {
     let acc = acc.finish(el);
     TensorRecord {
         op: op.clone(),
-        io: t.io,
-        index: t.index,
-        dtype: t.dtype.to_string(),
-        format: Some(t.format.name()),
-        shape: if t.original_shape.is_empty() {
-            t.shape.clone()
-        } else {
-            t.original_shape.clone()
-        },
+        io: d.io,
+        index: d.index,
+        dtype: d.dtype,
+        format: d.format,
+        shape: d.shape,
         elements: acc.elements,
         nan: acc.nan,
         pos_inf: acc.pos_inf,
@@ -197,6 +197,20 @@ fn tensor_record(
         max: acc.max(),
         mean: acc.mean(),
         source,
+    }
+}
+
+fn describe(t: &TensorDesc) -> Described {
+    Described {
+        io: t.io,
+        index: t.index,
+        dtype: t.dtype.to_string(),
+        format: Some(t.format.name()),
+        shape: if t.original_shape.is_empty() {
+            t.shape.clone()
+        } else {
+            t.original_shape.clone()
+        },
     }
 }
 
@@ -354,7 +368,7 @@ fn read_dump(c: &Candidate, file: &File, len: u64, name: Option<&OpDumpName>) ->
         }
         out.bytes += usable;
         out.tensors
-            .push(tensor_record(&op, t, acc, el, Source::Dump));
+            .push(verdict(&op, describe(t), acc, el, Source::Dump));
     }
     out
 }
@@ -508,24 +522,14 @@ pub fn check_raw(
     stream(file, t.offset, t.nbytes, chunk_unit(el), |_, chunk| {
         acc.update(el, chunk)
     })?;
-    let acc = acc.finish(el);
-    Ok(TensorRecord {
-        op: op.clone(),
+    let d = Described {
         io: t.io,
         index: t.index,
         dtype: el.dtype().to_string(),
         format: None,
         shape: t.shape,
-        elements: acc.elements,
-        nan: acc.nan,
-        pos_inf: acc.pos_inf,
-        neg_inf: acc.neg_inf,
-        overflow: Some(acc.overflow),
-        min: acc.min(),
-        max: acc.max(),
-        mean: acc.mean(),
-        source,
-    })
+    };
+    Ok(verdict(op, d, acc, el, source))
 }
 
 fn read_npy(c: &Candidate, file: &File, len: u64) -> FileOutcome {

@@ -150,21 +150,9 @@ impl Acc {
         }
     }
 
-    fn widen<const W: usize>(&mut self, bytes: &[u8], f: impl Fn([u8; W]) -> f32) {
-        let mut buf = [0f32; BLOCK];
-        for block in bytes.chunks(BLOCK * W) {
-            let n = block.len() / W;
-            for (dst, src) in buf.iter_mut().zip(block.chunks_exact(W)) {
-                let mut a = [0u8; W];
-                a.copy_from_slice(src);
-                *dst = f(a);
-            }
-            self.floats(&buf[..n]);
-        }
-    }
-
-    fn ints<const W: usize>(&mut self, bytes: &[u8], f: impl Fn([u8; W]) -> f64) {
-        let mut buf = [0f64; BLOCK];
+    /// Decodes `W`-byte elements block by block into lanes of `T` and runs the kernel.
+    fn widen<const W: usize, T: Lane>(&mut self, bytes: &[u8], f: impl Fn([u8; W]) -> T) {
+        let mut buf = [T::ZERO; BLOCK];
         for block in bytes.chunks(BLOCK * W) {
             let n = block.len() / W;
             for (dst, src) in buf.iter_mut().zip(block.chunks_exact(W)) {
@@ -187,8 +175,8 @@ impl Acc {
     /// callers pass element-aligned chunks). For `I4` every byte holds two elements.
     pub fn update(&mut self, el: Element, bytes: &[u8]) {
         match el {
-            Element::F32 | Element::C64 => self.widen::<4>(bytes, f32::from_le_bytes),
-            Element::F64 | Element::C128 => self.ints::<8>(bytes, f64::from_le_bytes),
+            Element::F32 | Element::C64 => self.widen::<4, f32>(bytes, f32::from_le_bytes),
+            Element::F64 | Element::C128 => self.widen::<8, _>(bytes, f64::from_le_bytes),
             Element::F16 => {
                 self.count_saturated_u16(bytes, 0x7BFF);
                 let mut src = [half::f16::ZERO; BLOCK];
@@ -204,7 +192,7 @@ impl Acc {
             }
             Element::Bf16 => {
                 self.count_saturated_u16(bytes, 0x7F7F);
-                self.widen::<2>(bytes, |b| scalar::bf16_to_f32(u16::from_le_bytes(b)));
+                self.widen::<2, _>(bytes, |b| scalar::bf16_to_f32(u16::from_le_bytes(b)));
             }
             Element::F8E4m3fn | Element::F8E5m2 => {
                 let (decode, max): (fn(u8) -> f32, u8) = if el == Element::F8E4m3fn {
@@ -214,17 +202,17 @@ impl Acc {
                 };
                 let table = scalar::table(decode);
                 self.overflow += bytes.iter().filter(|&&b| b & 0x7F == max).count() as u64;
-                self.widen::<1>(bytes, |[b]| table[usize::from(b)]);
+                self.widen::<1, _>(bytes, |[b]| table[usize::from(b)]);
             }
-            Element::I8 => self.ints::<1>(bytes, |b| f64::from(i8::from_le_bytes(b))),
-            Element::U8 => self.ints::<1>(bytes, |[b]| f64::from(b)),
-            Element::Bool => self.ints::<1>(bytes, |[b]| f64::from(u8::from(b != 0))),
-            Element::I16 => self.ints::<2>(bytes, |b| f64::from(i16::from_le_bytes(b))),
-            Element::U16 => self.ints::<2>(bytes, |b| f64::from(u16::from_le_bytes(b))),
-            Element::I32 => self.ints::<4>(bytes, |b| f64::from(i32::from_le_bytes(b))),
-            Element::U32 => self.ints::<4>(bytes, |b| f64::from(u32::from_le_bytes(b))),
-            Element::I64 => self.ints::<8>(bytes, |b| i64::from_le_bytes(b) as f64),
-            Element::U64 => self.ints::<8>(bytes, |b| u64::from_le_bytes(b) as f64),
+            Element::I8 => self.widen::<1, _>(bytes, |b| f64::from(i8::from_le_bytes(b))),
+            Element::U8 => self.widen::<1, _>(bytes, |[b]| f64::from(b)),
+            Element::Bool => self.widen::<1, _>(bytes, |[b]| f64::from(u8::from(b != 0))),
+            Element::I16 => self.widen::<2, _>(bytes, |b| f64::from(i16::from_le_bytes(b))),
+            Element::U16 => self.widen::<2, _>(bytes, |b| f64::from(u16::from_le_bytes(b))),
+            Element::I32 => self.widen::<4, _>(bytes, |b| f64::from(i32::from_le_bytes(b))),
+            Element::U32 => self.widen::<4, _>(bytes, |b| f64::from(u32::from_le_bytes(b))),
+            Element::I64 => self.widen::<8, _>(bytes, |b| i64::from_le_bytes(b) as f64),
+            Element::U64 => self.widen::<8, _>(bytes, |b| u64::from_le_bytes(b) as f64),
             Element::I4 => {
                 let mut buf = [0f64; BLOCK];
                 for block in bytes.chunks(BLOCK / 2) {
