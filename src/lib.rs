@@ -10,3 +10,4 @@ pub mod config;
 pub mod dump;
 pub mod plog;
 pub mod report;
+pub mod repro;

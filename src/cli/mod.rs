@@ -11,6 +11,7 @@ mod aicore;
 mod dump_config;
 mod dump_scan;
 mod plog;
+mod repro;
 
 /// Exit code for a run that could not be carried out at all (bad usage, unreadable root).
 pub const EXIT_FAILURE: u8 = 2;
@@ -40,6 +41,8 @@ pub enum Command {
     Plog(plog::Args),
     /// List AI Core / AI Vector / FFTS+ device errors with every field's evidence line.
     Aicore(aicore::Args),
+    /// Build a single-operator repro case (OpUT + run config, or a torch_npu accuracy script).
+    Repro(repro::Args),
 }
 
 /// Runs the chosen subcommand and maps its outcome to the process exit code.
@@ -50,6 +53,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::DumpConfig(args) => dump_config::run(args),
         Command::Plog(args) => plog::run(args),
         Command::Aicore(args) => aicore::run(args),
+        Command::Repro(args) => repro::run(args),
     };
     match outcome {
         Ok(code) => code,

@@ -3,3 +3,4 @@ pub mod aicore;
 pub mod config;
 pub mod dump_scan;
 pub mod plog;
+pub mod repro;

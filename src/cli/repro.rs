@@ -1,0 +1,93 @@
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use crate::repro::{self, ReproPath, Request};
+use crate::report::repro as render;
+
+/// Output formats of `npgx repro` (on stdout; the case itself is always written to OUT_DIR).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Human summary: target, op, kernel, data, files, what is missing.
+    Table,
+    /// The case.json document (docs/repro.md).
+    Json,
+}
+
+/// Build a single-operator repro case: find the failing operator, its type, tensors and
+/// attributes in the GE graph, its kernel .o/.json, its dumped inputs as .npy, and write a
+/// ready-to-run case directory.
+///
+/// Name the operator with --from-aicore (a plog or an asys collection holding an AI Core
+/// error: the `fault kernel_name`, `[AIC_INFO] node_name`, stream and task are used), --op (GE
+/// node name) or --kernel (a kernel name from a log: GE task names like 2_0_11_GatherV2, device
+/// symbols like te_add_…__kernel0, AscendC names with a tiling key, `_mix_aic/_mix_aiv`).
+/// A collection directory given to --from-aicore is also searched for graphs, kernels and dumps.
+///
+/// --path runtime (default with --from-aicore) writes an OpUT case test_<op>.py for CANN's
+/// op_test_frame and run_config.json (msaicerr's single-op run keys). --path accuracy (default
+/// otherwise) writes repro_<op>.py: CPU golden, NPU re-run via torch_npu, comparison, verdict.
+/// Both write case.json and README.md; what could not be found is listed there, never guessed.
+///
+/// Exit status: 0 the case is complete, 1 the case was written but something is missing,
+/// 2 no case could be written.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  npgx repro --from-aicore asys_output_20230713074104794 -o case_gather\n  npgx repro --kernel 2_0_11_GatherV2 --graph dfx/graph --kernel-meta dfx/ops -o case\n  npgx repro --op layer0/MatMul_3 --graph ge_proto_00000062_Build.txt --dump dump/ --path accuracy -o mm\n\ncase.json schema and the generated files: docs/repro.md"
+)]
+pub struct Args {
+    /// A plog / log file or a collection directory with an AI Core error.
+    #[arg(long, value_name = "LOG|DIR")]
+    pub from_aicore: Option<PathBuf>,
+    /// With --from-aicore: which device error to use (1 = the first that names an operator).
+    #[arg(long = "error", value_name = "N", default_value_t = 1, requires = "from_aicore")]
+    pub error_number: usize,
+    /// The GE node name of the operator.
+    #[arg(long, value_name = "NAME", conflicts_with = "kernel")]
+    pub op: Option<String>,
+    /// A kernel name from a log or msaicerr's info.txt.
+    #[arg(long, value_name = "KERNEL_NAME")]
+    pub kernel: Option<String>,
+    /// A GE graph dump (ge_proto_*_Build.txt) or a directory holding them (highest sequence first).
+    #[arg(long, value_name = "FILE|DIR")]
+    pub graph: Option<PathBuf>,
+    /// Where the kernel .o/.json are: kernel_meta/ or the ops/ folder of an asys collection
+    /// (default: the --from-aicore directory and the graph's directory).
+    #[arg(long, value_name = "DIR")]
+    pub kernel_meta: Option<PathBuf>,
+    /// The operator's dump file, or a dump tree to search by op name and task id.
+    #[arg(long, value_name = "FILE|DIR")]
+    pub dump: Option<PathBuf>,
+    /// Which repro to write.
+    #[arg(long, value_enum)]
+    pub path: Option<ReproPath>,
+    /// The case directory to create (must be new or empty unless --force).
+    #[arg(short, long, value_name = "OUT_DIR")]
+    pub output: PathBuf,
+    /// Write into a non-empty OUT_DIR, replacing the files npgx writes.
+    #[arg(long)]
+    pub force: bool,
+    /// What to print on stdout.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let req = Request {
+        from_aicore: args.from_aicore,
+        error_number: args.error_number,
+        op: args.op,
+        kernel: args.kernel,
+        graph: args.graph,
+        kernel_meta: args.kernel_meta,
+        dump: args.dump,
+        path: args.path,
+        out: args.output,
+        force: args.force,
+    };
+    let case = repro::build(&req)?;
+    match args.format {
+        Format::Table => print!("{}", render::text(&case)),
+        Format::Json => println!("{}", render::json(&case)?),
+    }
+    Ok(ExitCode::from(u8::from(!case.missing.is_empty())))
+}

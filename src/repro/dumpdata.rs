@@ -1,0 +1,354 @@
+//! The failing operator's dump file: finding it in a dump tree and turning each input and
+//! output into a `.npy` in the logical (original) shape.
+//!
+//! Decoding reuses the parsers crate: [`header::probe`] and the v2 / v1 / TLV decoders give the
+//! tensor descriptors, [`DumpHeader::blocks`] the byte spans (already clipped to the file), and
+//! [`PaddedView::gather`] turns a padded device layout (NC1HWC0, FRACTAL_Z, FRACTAL_NZ, …) back
+//! into the logical tensor. Formats without a view keep the device layout, and the case says so.
+
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use npgx_parsers::dump::dtype::DType;
+use npgx_parsers::dump::header::{self, DumpHeader, Io, Probe};
+use npgx_parsers::dump::layout::PaddedView;
+use npgx_parsers::dump::name::{self, FileName, OpDumpName};
+
+use super::case::{DumpFacts, DumpTensorFacts};
+use super::npy;
+
+/// Whole-file v1 dumps larger than this are refused.
+const MAX_V1_LEN: u64 = 256 << 20;
+/// How deep a dump tree is searched.
+const MAX_DEPTH: usize = 16;
+
+/// What identifies the operator's dump file.
+#[derive(Clone, Debug, Default)]
+pub struct DumpQuery {
+    pub op_name: Option<String>,
+    pub task_id: Option<u64>,
+    pub stream_id: Option<u64>,
+}
+
+/// How the writers sanitise names in dump file names (`dump-data.md` §1.6).
+pub fn sanitise(name: &str) -> String {
+    name.chars()
+        .map(|c| if matches!(c, '.' | '/' | '\\' | ' ') { '_' } else { c })
+        .collect()
+}
+
+/// A dump file that matched the query, with its score (higher is better).
+#[derive(Clone, Debug)]
+pub struct Candidate {
+    pub path: PathBuf,
+    pub name: OpDumpName,
+    score: u8,
+}
+
+/// Finds the dump files of the operator under `root` (or `root` itself when it is a file).
+/// The best match comes first: name and task id, then name only, then (for exception dumps,
+/// whose op name can differ from the graph node) task and stream id; newest first within a tier.
+pub fn find(root: &Path, q: &DumpQuery) -> Vec<Candidate> {
+    let mut files = Vec::new();
+    if root.is_file() {
+        files.push(root.to_path_buf());
+    } else {
+        walk(root, 0, &mut files);
+    }
+    let wanted = q.op_name.as_deref().map(sanitise);
+    let mut out: Vec<Candidate> = files
+        .into_iter()
+        .filter_map(|path| {
+            let file_name = path.file_name()?.to_string_lossy().into_owned();
+            let FileName::Dump(d) = name::classify(&file_name) else {
+                return None;
+            };
+            if d.is_opdebug() {
+                return None;
+            }
+            let name_hit = wanted.as_deref() == Some(d.op_name.as_str());
+            let task_hit = q.task_id.is_some() && q.task_id == Some(d.task_id);
+            let stream_ok = match (q.stream_id, d.stream_id) {
+                (Some(a), Some(b)) => a == b,
+                _ => true,
+            };
+            let score = match (name_hit, task_hit && stream_ok) {
+                (true, true) => 3,
+                (true, false) => 2,
+                (false, true) if q.stream_id.is_some() || d.stream_id.is_none() => 1,
+                _ => 0,
+            };
+            (score > 0 || root.is_file()).then_some(Candidate {
+                path,
+                name: d,
+                score,
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        b.score
+            .cmp(&a.score)
+            .then(b.name.timestamp.cmp(&a.name.timestamp))
+            .then(a.path.cmp(&b.path))
+    });
+    if let Some(best) = out.first().map(|c| c.score) {
+        out.retain(|c| c.score == best);
+    }
+    out
+}
+
+fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.filter_map(Result::ok) {
+        let Ok(ft) = e.file_type() else { continue };
+        if ft.is_dir() && depth < MAX_DEPTH {
+            walk(&e.path(), depth + 1, out);
+        } else if ft.is_file() {
+            out.push(e.path());
+        }
+    }
+}
+
+fn read_at(file: &File, offset: u64, len: u64) -> Result<Vec<u8>, String> {
+    let len = usize::try_from(len).map_err(|_| format!("{len} bytes do not fit in memory"))?;
+    let mut buf = vec![0u8; len];
+    file.read_exact_at(&mut buf, offset)
+        .map_err(|e| format!("cannot read {len} bytes at offset {offset}: {e}"))?;
+    Ok(buf)
+}
+
+/// Reads the header, and for v1 files the inline data blocks.
+fn decode_header(file: &File, len: u64) -> Result<(DumpHeader, Option<Vec<Vec<u8>>>), String> {
+    let n = (header::PROBE_LEN as u64).min(len);
+    let prefix = read_at(file, 0, n)?;
+    match header::probe(&prefix, len).map_err(|e| e.to_string())? {
+        Probe::V2 { header_len } => {
+            let bytes = read_at(file, 8, header_len)?;
+            Ok((header::decode_v2(&bytes).map_err(|e| e.to_string())?, None))
+        }
+        Probe::Tlv { head_len } => {
+            let bytes = read_at(file, 8, head_len)?;
+            Ok((header::decode_tlv(&bytes).map_err(|e| e.to_string())?, None))
+        }
+        Probe::V1Candidate { claimed_header_len } => {
+            if len > MAX_V1_LEN {
+                return Err(format!(
+                    "header length {claimed_header_len} at offset 0 is larger than the file ({len} bytes)"
+                ));
+            }
+            let bytes = read_at(file, 0, len)?;
+            let v1 = header::decode_v1(&bytes, claimed_header_len).map_err(|e| e.to_string())?;
+            Ok((v1.header, Some(v1.data)))
+        }
+    }
+}
+
+/// A `.npy` (or raw tiling file) to write into the case directory.
+pub struct OutFile {
+    /// Path relative to the case directory.
+    pub rel: String,
+    pub bytes: Vec<u8>,
+    /// `input`, `expected_output` or `tiling_data`.
+    pub kind: &'static str,
+}
+
+/// Decodes `path` into per-tensor `.npy` files. Problems with single tensors are notes in the
+/// facts; an unreadable file is an `Err` naming it.
+pub fn decode(path: &Path, dump_name: Option<&OpDumpName>, candidates: usize) -> Result<(DumpFacts, Vec<OutFile>), String> {
+    let shown = path.display();
+    let file = File::open(path).map_err(|e| format!("{shown}: {e}"))?;
+    let len = file.metadata().map_err(|e| format!("{shown}: {e}"))?.len();
+    let (h, inline) = decode_header(&file, len).map_err(|e| format!("{shown}: {e}"))?;
+    let blocks = h.blocks(len);
+    let mut facts = DumpFacts {
+        file: shown.to_string(),
+        framing: h.framing.to_string(),
+        op_name: h.op_name.clone().or_else(|| dump_name.map(|d| d.op_name.clone())),
+        op_type: dump_name.map(|d| d.op_type.clone()),
+        task_id: dump_name.map(|d| d.task_id),
+        stream_id: dump_name.and_then(|d| d.stream_id),
+        timestamp: dump_name.map(|d| d.timestamp),
+        candidates,
+        tensors: Vec::new(),
+        tiling_data: None,
+    };
+    let mut files = Vec::new();
+    for (i, (t, span)) in h.tensors.iter().zip(&blocks).enumerate() {
+        let io = match t.io {
+            Io::Input => "input",
+            Io::Output => "output",
+            Io::Buffer | Io::Workspace => continue,
+        };
+        let bytes = || -> Result<Vec<u8>, String> {
+            match &inline {
+                Some(d) => Ok(d.get(i).cloned().unwrap_or_default()),
+                None if span.available < span.size => Err(format!(
+                    "{io} {} declares {} bytes at offset {} but the file holds {}: truncated block",
+                    t.index, span.size, span.offset, span.available
+                )),
+                None => read_at(&file, span.offset, span.size),
+            }
+        };
+        if t.io == Io::Input && t.input_type == Some(7) {
+            match bytes() {
+                Ok(b) => {
+                    let rel = "tiling_data.bin".to_string();
+                    facts.tiling_data = Some(rel.clone());
+                    files.push(OutFile {
+                        rel,
+                        bytes: b,
+                        kind: "tiling_data",
+                    });
+                }
+                Err(e) => facts.tiling_data = Some(format!("unreadable: {e}")),
+            }
+            continue;
+        }
+        let mut tf = DumpTensorFacts {
+            io: io.to_string(),
+            index: t.index,
+            dtype: t.dtype.name().to_string(),
+            format: t.format.name(),
+            device_shape: t.shape.clone(),
+            original_shape: t.original_shape.clone(),
+            npy: None,
+            device_npy: None,
+            npy_dtype: None,
+            npy_shape: None,
+            layout: "none".to_string(),
+            note: None,
+        };
+        match tensor_npy(t, bytes) {
+            Ok(c) => {
+                let dir = if t.io == Io::Input { "inputs" } else { "outputs" };
+                let kind = if t.io == Io::Input { "input" } else { "expected_output" };
+                let rel = format!("{dir}/{io}_{}.npy", t.index);
+                tf.npy = Some(rel.clone());
+                tf.npy_dtype = Some(c.ty.name.to_string());
+                tf.npy_shape = Some(c.shape.clone());
+                tf.layout = c.layout.to_string();
+                tf.note = c.note;
+                files.push(OutFile {
+                    rel,
+                    bytes: npy::encode(c.ty.descr, &c.shape, &c.data),
+                    kind,
+                });
+                if let Some(device) = c.device {
+                    let rel = format!("{dir}/{io}_{}.device.npy", t.index);
+                    tf.device_npy = Some(rel.clone());
+                    files.push(OutFile {
+                        rel,
+                        bytes: npy::encode(c.ty.descr, &t.shape, &device),
+                        kind,
+                    });
+                }
+            }
+            Err(e) => tf.note = Some(e),
+        }
+        facts.tensors.push(tf);
+    }
+    Ok((facts, files))
+}
+
+/// A tensor ready for `.npy`.
+struct Converted {
+    /// Data and shape of the main file.
+    data: Vec<u8>,
+    shape: Vec<u64>,
+    /// The device-layout data when `data` was converted from it.
+    device: Option<Vec<u8>>,
+    ty: npy::NpyType,
+    /// `logical` or `device`.
+    layout: &'static str,
+    note: Option<String>,
+}
+
+fn tensor_npy(
+    t: &header::TensorDesc,
+    bytes: impl FnOnce() -> Result<Vec<u8>, String>,
+) -> Result<Converted, String> {
+    if t.dtype == DType::Undefined {
+        return Err("data type DT_UNDEFINED: not written".to_string());
+    }
+    let Some(el) = t.dtype.element() else {
+        return Err(format!("data type {} is not decoded by npgx: not written", t.dtype.name()));
+    };
+    let count = t
+        .shape
+        .iter()
+        .try_fold(1u64, |a, &d| a.checked_mul(d))
+        .and_then(|c| usize::try_from(c).ok())
+        .ok_or_else(|| format!("device shape {:?} overflows", t.shape))?;
+    let needed = match el.size() {
+        Some(s) => count.checked_mul(s),
+        None => Some(count.div_ceil(2)),
+    }
+    .ok_or_else(|| format!("device shape {:?} overflows", t.shape))?;
+    let raw = bytes()?;
+    if raw.len() != needed {
+        return Err(format!(
+            "block holds {} bytes but device shape {:?} of {} needs {needed}: not written",
+            raw.len(),
+            t.shape,
+            t.dtype.name()
+        ));
+    }
+    let ty = npy::npy_type(el);
+    let data = npy::convert(el, &raw, count);
+    let widen_note = ty
+        .widened
+        .then(|| format!("{} written as {} (NumPy has no {} type)", t.dtype.name(), ty.name, t.dtype.name()));
+    let elem = data.len().checked_div(count).unwrap_or(1).max(1);
+    if t.format.is_padded_device_format() {
+        if let Some(view) = PaddedView::new(t.format, &t.shape, &t.original_shape) {
+            if let Some(g) = view.gather(&data, elem) {
+                return Ok(Converted {
+                    data: g,
+                    shape: view.logical_shape.clone(),
+                    device: Some(data),
+                    ty,
+                    layout: "logical",
+                    note: widen_note,
+                });
+            }
+        }
+        let why = format!(
+            "format {} with original shape {:?}: no conversion to the logical layout, device layout kept",
+            t.format.name(),
+            t.original_shape
+        );
+        let note = match widen_note {
+            Some(w) => format!("{why}; {w}"),
+            None => why,
+        };
+        return Ok(Converted {
+            data,
+            shape: t.shape.clone(),
+            device: None,
+            ty,
+            layout: "device",
+            note: Some(note),
+        });
+    }
+    Ok(Converted {
+        data,
+        shape: t.shape.clone(),
+        device: None,
+        ty,
+        layout: "logical",
+        note: widen_note,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sanitising_matches_the_writer() {
+        assert_eq!(sanitise("layer.0/attn add\\x"), "layer_0_attn_add_x");
+    }
+}

@@ -1,0 +1,387 @@
+//! `npgx repro`: a single-operator repro case from the artifacts a failing run left behind.
+//!
+//! The engine finds the operator (from an AI Core error, an op name or a kernel name), looks it
+//! up in the GE graph dump, finds its kernel `.o` / `.json`, decodes its dump file to `.npy`,
+//! and writes a case directory: `case.json` (the facts, schema in `docs/repro.md`),
+//! `README.md`, the data, and the scripts of the chosen path — an OpUT case plus a run
+//! configuration for the runtime path, a torch_npu script with a CPU golden for the accuracy
+//! path. What could not be found is listed, never guessed.
+//!
+//! Data flows one way: [`aicore`] (plog scanner) → [`graph`] (GE graph parser) → [`kernel`] →
+//! [`dumpdata`] (dump decoder) → [`Case`] → writers ([`oput`], [`accuracy`], [`readme`]).
+
+pub mod accuracy;
+pub mod aicore;
+pub mod case;
+pub mod dumpdata;
+pub mod graph;
+pub mod io;
+pub mod kernel;
+pub mod npy;
+pub mod oput;
+pub mod pyquote;
+pub mod readme;
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+
+pub use case::{Case, ReproPath};
+use case::{GeneratedFile, KernelFacts, Target, SCHEMA_VERSION};
+
+/// What the user asked for.
+#[derive(Clone, Debug, Default)]
+pub struct Request {
+    /// A plog file or a collection directory with an AI Core error.
+    pub from_aicore: Option<PathBuf>,
+    /// Which operator-naming device error of the logs (1-based).
+    pub error_number: usize,
+    pub op: Option<String>,
+    pub kernel: Option<String>,
+    pub graph: Option<PathBuf>,
+    pub kernel_meta: Option<PathBuf>,
+    pub dump: Option<PathBuf>,
+    /// `None`: runtime for an AI Core error, accuracy otherwise.
+    pub path: Option<ReproPath>,
+    pub out: PathBuf,
+    /// Write into a non-empty output directory (files npgx writes are replaced).
+    pub force: bool,
+}
+
+fn push_unique(v: &mut Vec<String>, s: Option<&str>) {
+    if let Some(s) = s.map(str::trim).filter(|s| !s.is_empty()) {
+        if !v.iter().any(|x| x == s) {
+            v.push(s.to_string());
+        }
+    }
+}
+
+/// A directory given with `--from-aicore`, where graphs, kernels and dumps are also looked for.
+fn collection_dir(req: &Request) -> Option<&Path> {
+    req.from_aicore.as_deref().filter(|p| p.is_dir())
+}
+
+fn check_out_dir(out: &Path, force: bool) -> anyhow::Result<()> {
+    if out.is_file() {
+        anyhow::bail!("{}: exists and is a file; -o needs a directory", out.display());
+    }
+    if out.is_dir() && !force {
+        let non_empty = std::fs::read_dir(out)
+            .with_context(|| format!("cannot read {}", out.display()))?
+            .next()
+            .is_some();
+        if non_empty {
+            anyhow::bail!(
+                "{}: directory is not empty; choose a new one or add --force to replace the files npgx writes there",
+                out.display()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Collects the facts and writes the case directory. `Err` when the request cannot be carried
+/// out at all (no target, unreadable log, output directory in the way); anything the case lacks
+/// is listed in [`Case::missing`].
+pub fn build(req: &Request) -> anyhow::Result<Case> {
+    if req.from_aicore.is_none() && req.op.is_none() && req.kernel.is_none() {
+        anyhow::bail!("nothing names the operator: give --from-aicore, --op or --kernel");
+    }
+    check_out_dir(&req.out, req.force)?;
+    let mut missing = Vec::new();
+    let mut notes = Vec::new();
+
+    // 1. The target.
+    let mut from_error = match &req.from_aicore {
+        Some(p) => aicore::target(p, req.error_number.max(1))?,
+        None => aicore::FromError::default(),
+    };
+    if from_error.errors_found > 1 {
+        notes.push(format!(
+            "the logs hold {} device errors that name an operator; this case is for number {} (--error N picks another; the first by log order is usually the cause)",
+            from_error.errors_found,
+            req.error_number.max(1)
+        ));
+    }
+    let mut target = if req.from_aicore.is_some() {
+        std::mem::take(&mut from_error.target)
+    } else {
+        Target {
+            source: if req.op.is_some() { "op" } else { "kernel" }.to_string(),
+            ..Target::default()
+        }
+    };
+    if let Some(op) = &req.op {
+        target.op_name = Some(op.clone());
+    }
+    if let Some(k) = &req.kernel {
+        target.kernel_name = Some(k.clone());
+    }
+
+    // 2. The op in the GE graph.
+    let graph_root = req
+        .graph
+        .clone()
+        .or_else(|| collection_dir(req).map(Path::to_path_buf));
+    let op = match &graph_root {
+        None => {
+            missing.push(
+                "no GE graph given (--graph ge_proto_*_Build.txt or its directory): op type, tensor descriptors and attributes are unknown"
+                    .to_string(),
+            );
+            None
+        }
+        Some(root) => {
+            let files = graph::candidates(root);
+            if files.is_empty() {
+                missing.push(format!(
+                    "no GE graph dump (ge_proto_*_Build.txt, *_PreRunAfterBuild.txt) under {}",
+                    root.display()
+                ));
+                None
+            } else {
+                match graph::locate(&files, target.op_name.as_deref(), target.kernel_name.as_deref()) {
+                    Ok(found) => {
+                        notes.extend(found.notes);
+                        Some(found.op)
+                    }
+                    Err(why) => {
+                        missing.push(format!("operator not found in the GE graph: {}", why.join("; ")));
+                        None
+                    }
+                }
+            }
+        }
+    };
+
+    // 3. The kernel files.
+    let mut names = Vec::new();
+    push_unique(&mut names, op.as_ref().and_then(|o| o.kernel_name.as_deref()));
+    push_unique(&mut names, from_error.device_symbol.as_deref());
+    push_unique(&mut names, target.kernel_name.as_deref());
+    let mut roots: Vec<PathBuf> = Vec::new();
+    match &req.kernel_meta {
+        Some(k) => {
+            if !k.is_dir() {
+                anyhow::bail!("{}: --kernel-meta must be a directory", k.display());
+            }
+            roots.push(k.clone());
+        }
+        None => {
+            if let Some(c) = collection_dir(req) {
+                roots.push(c.to_path_buf());
+            }
+            if let Some(g) = &req.graph {
+                let dir = if g.is_dir() { Some(g.as_path()) } else { g.parent() };
+                if let Some(d) = dir {
+                    roots.push(if d.as_os_str().is_empty() { PathBuf::from(".") } else { d.to_path_buf() });
+                }
+            }
+        }
+    }
+    let kernel = if names.is_empty() {
+        missing.push("no kernel name is known (no AI Core error, no _kernelname attribute, no --kernel): kernel files not looked for".to_string());
+        None
+    } else if roots.is_empty() {
+        missing.push("no kernel directory given (--kernel-meta DIR): kernel .o and .json not looked for".to_string());
+        None
+    } else {
+        let idx = kernel::KernelIndex::build(&roots);
+        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+        let (mut facts, problems) = idx.lookup(&refs, from_error.tiling_key);
+        if facts.bin_file_name.is_none() {
+            missing.push(format!(
+                "kernel files for {} not found under {}",
+                names.join(" / "),
+                facts.searched.join(", ")
+            ));
+        }
+        missing.extend(problems);
+        if facts.tiling_key.is_none() {
+            facts.tiling_key = from_error.tiling_key;
+        }
+        Some(facts)
+    };
+
+    // 4. The dump.
+    let dump_root = req
+        .dump
+        .clone()
+        .or_else(|| collection_dir(req).map(Path::to_path_buf));
+    let wanted_name = op
+        .as_ref()
+        .map(|o| o.name.clone())
+        .or_else(|| target.op_name.clone());
+    let mut out_files = Vec::new();
+    let dump = match &dump_root {
+        None => {
+            missing.push("no dump given (--dump FILE|DIR): no input data; the scripts use random data".to_string());
+            None
+        }
+        Some(root) => {
+            let q = dumpdata::DumpQuery {
+                op_name: wanted_name.clone(),
+                task_id: target.task_id,
+                stream_id: target.stream_id,
+            };
+            let found = dumpdata::find(root, &q);
+            match found.first() {
+                None => {
+                    let mut looked = Vec::new();
+                    if let Some(n) = &q.op_name {
+                        looked.push(format!("op name {}", dumpdata::sanitise(n)));
+                    }
+                    if let Some(t) = q.task_id {
+                        looked.push(format!("task id {t}"));
+                    }
+                    missing.push(format!(
+                        "no dump file of the operator under {} (looked for {}): no input data",
+                        root.display(),
+                        if looked.is_empty() { "nothing: no op name or task id known".to_string() } else { looked.join(", ") }
+                    ));
+                    None
+                }
+                Some(best) => match dumpdata::decode(&best.path, Some(&best.name), found.len()) {
+                    Ok((facts, files)) => {
+                        if found.len() > 1 {
+                            notes.push(format!(
+                                "{} dump files match; the newest was used ({}); pass one with --dump FILE to choose",
+                                found.len(),
+                                best.path.display()
+                            ));
+                        }
+                        if let (Some(w), Some(h)) = (&wanted_name, &facts.op_name) {
+                            if w != h {
+                                notes.push(format!(
+                                    "the dump header names op {h:?}, not {w:?} (matched by {})",
+                                    if dumpdata::sanitise(w) == best.name.op_name { "file name" } else { "task id" }
+                                ));
+                            }
+                        }
+                        for t in &facts.tensors {
+                            if t.npy.is_none() {
+                                missing.push(format!("{} {}: {}", t.io, t.index, t.note.as_deref().unwrap_or("not written")));
+                            }
+                        }
+                        out_files = files;
+                        Some(facts)
+                    }
+                    Err(e) => {
+                        missing.push(format!("dump file unreadable: {e}"));
+                        None
+                    }
+                },
+            }
+        }
+    };
+
+    let path = req.path.unwrap_or(if req.from_aicore.is_some() {
+        ReproPath::Runtime
+    } else {
+        ReproPath::Accuracy
+    });
+    if path == ReproPath::Accuracy {
+        if let Some(t) = op.as_ref().map(|o| o.op_type.as_str()) {
+            if accuracy::mapping(t).is_none() {
+                missing.push(format!(
+                    "GE op type {t} has no torch_npu mapping or CPU golden in npgx: fill in the placeholders of the script"
+                ));
+            }
+        }
+    }
+
+    let mut case = Case {
+        schema_version: SCHEMA_VERSION,
+        path,
+        target,
+        op,
+        kernel,
+        dump,
+        out_dir: req.out.display().to_string(),
+        files: Vec::new(),
+        missing,
+        notes,
+    };
+    write_case(&mut case, &out_files, &from_error)?;
+    Ok(case)
+}
+
+fn write(out: &Path, rel: &str, bytes: &[u8]) -> anyhow::Result<()> {
+    let p = out.join(rel);
+    if let Some(parent) = p.parent() {
+        std::fs::create_dir_all(parent).with_context(|| format!("cannot create {}", parent.display()))?;
+    }
+    std::fs::write(&p, bytes).with_context(|| format!("cannot write {}", p.display()))
+}
+
+fn copy_kernel(out: &Path, src: Option<&str>, files: &mut Vec<GeneratedFile>, kind: &str) -> anyhow::Result<Option<String>> {
+    let Some(src) = src else { return Ok(None) };
+    let src = Path::new(src);
+    let Some(name) = src.file_name() else { return Ok(None) };
+    let rel = format!("kernel/{}", name.to_string_lossy());
+    let bytes = std::fs::read(src).with_context(|| format!("cannot read {}", src.display()))?;
+    write(out, &rel, &bytes)?;
+    files.push(GeneratedFile { path: rel.clone(), kind: kind.to_string() });
+    Ok(Some(rel))
+}
+
+fn write_case(case: &mut Case, data: &[dumpdata::OutFile], from_error: &aicore::FromError) -> anyhow::Result<()> {
+    let out = PathBuf::from(&case.out_dir);
+    std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
+    let mut files = Vec::new();
+    for f in data {
+        write(&out, &f.rel, &f.bytes)?;
+        files.push(GeneratedFile { path: f.rel.clone(), kind: f.kind.to_string() });
+    }
+    let label = case
+        .op
+        .as_ref()
+        .map(|o| o.name.clone())
+        .or_else(|| case.target.op_name.clone())
+        .or_else(|| case.target.kernel_name.clone())
+        .unwrap_or_else(|| "op".to_string());
+    let stem = pyquote::file_stem(&label);
+    match case.path {
+        ReproPath::Runtime => {
+            let k = case.kernel.clone().unwrap_or_default();
+            let rt = oput::RuntimeFiles {
+                bin: copy_kernel(&out, k.bin_path.as_deref(), &mut files, "kernel_bin")?,
+                json: copy_kernel(&out, k.json_path.as_deref(), &mut files, "kernel_json")?,
+                cce: copy_kernel(&out, k.cce_path.as_deref(), &mut files, "kernel_cce")?,
+                tiling_data: case.dump.as_ref().and_then(|d| d.tiling_data.clone()).filter(|t| !t.starts_with("unreadable")),
+                block_dim: from_error
+                    .block_dim
+                    .or(k.block_dim)
+                    .or_else(|| case.op.as_ref().and_then(|o| o.block_dim)),
+                tiling_key: k.tiling_key.or(from_error.tiling_key),
+                kernel_name: kernel_symbol(&k, from_error),
+            };
+            let script = format!("test_{stem}.py");
+            write(&out, &script, oput::test_script(case, &rt, &stem).as_bytes())?;
+            files.push(GeneratedFile { path: script, kind: "oput".to_string() });
+            let cfg = serde_json::to_string_pretty(&oput::run_config(case, &rt))?;
+            write(&out, "run_config.json", format!("{cfg}\n").as_bytes())?;
+            files.push(GeneratedFile { path: "run_config.json".to_string(), kind: "run_config".to_string() });
+        }
+        ReproPath::Accuracy => {
+            let script = format!("repro_{stem}.py");
+            write(&out, &script, accuracy::script(case).as_bytes())?;
+            files.push(GeneratedFile { path: script, kind: "accuracy_script".to_string() });
+        }
+    }
+    files.push(GeneratedFile { path: "README.md".to_string(), kind: "readme".to_string() });
+    files.push(GeneratedFile { path: "case.json".to_string(), kind: "case".to_string() });
+    case.files = files;
+    write(&out, "README.md", readme::render(case).as_bytes())?;
+    let json = serde_json::to_string_pretty(case)?;
+    write(&out, "case.json", format!("{json}\n").as_bytes())?;
+    Ok(())
+}
+
+/// The device symbol the runner launches: the kernel JSON's `kernelName`, else the log's.
+fn kernel_symbol(k: &KernelFacts, e: &aicore::FromError) -> Option<String> {
+    k.kernel_symbol
+        .clone()
+        .or_else(|| e.device_symbol.clone())
+        .or_else(|| (!k.kernel_name.is_empty()).then(|| k.kernel_name.clone()))
+}
