@@ -15,10 +15,15 @@ pub fn text(case: &Case) -> String {
     let mut s = String::new();
     let t = &case.target;
     let _ = writeln!(s, "repro case ({} path) written to {}", case.path, case.out_dir);
+    let source = match t.source.as_str() {
+        "aicore" => "AI Core error",
+        "op" => "--op",
+        "kernel" => "--kernel",
+        other => other,
+    };
     let _ = writeln!(
         s,
-        "target    : {}{}{}",
-        t.source,
+        "target    : {source}{}{}",
         t.op_name.as_deref().map(|o| format!(" op {o}")).unwrap_or_default(),
         t.kernel_name.as_deref().map(|k| format!(" kernel {k}")).unwrap_or_default()
     );

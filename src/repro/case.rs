@@ -111,8 +111,8 @@ pub struct OpFacts {
     pub block_dim: Option<i64>,
     pub inputs: Vec<TensorFacts>,
     pub outputs: Vec<TensorFacts>,
-    /// Attributes without GE-private ones, in graph order (GE stores them sorted by name; the
-    /// IR order is not recorded in the dump).
+    /// Attributes without GE-private ones, in the order the graph lists them (the IR order is
+    /// not recorded in the dump).
     pub attrs: Vec<AttrFacts>,
 }
 

@@ -300,7 +300,7 @@ fn tensor_npy(
     let data = npy::convert(el, &raw, count);
     let widen_note = ty
         .widened
-        .then(|| format!("{} written as {} (NumPy has no {} type)", t.dtype.name(), ty.name, t.dtype.name()));
+        .then(|| format!("{} values written as {} (exact; NumPy has no such type)", t.dtype.name(), ty.name));
     let elem = data.len().checked_div(count).unwrap_or(1).max(1);
     if t.format.is_padded_device_format() {
         if let Some(view) = PaddedView::new(t.format, &t.shape, &t.original_shape) {

@@ -179,24 +179,26 @@ pub fn build(req: &Request) -> anyhow::Result<Case> {
             }
         }
     }
+    // Kernel files only matter for the runtime path; for the accuracy path a miss is a note.
+    let mut kernel_missing = Vec::new();
     let kernel = if names.is_empty() {
-        missing.push("no kernel name is known (no AI Core error, no _kernelname attribute, no --kernel): kernel files not looked for".to_string());
+        kernel_missing.push("no kernel name is known (no AI Core error, no _kernelname attribute, no --kernel): kernel files not looked for".to_string());
         None
     } else if roots.is_empty() {
-        missing.push("no kernel directory given (--kernel-meta DIR): kernel .o and .json not looked for".to_string());
+        kernel_missing.push("no kernel directory given (--kernel-meta DIR): kernel .o and .json not looked for".to_string());
         None
     } else {
         let idx = kernel::KernelIndex::build(&roots);
         let refs: Vec<&str> = names.iter().map(String::as_str).collect();
         let (mut facts, problems) = idx.lookup(&refs, from_error.tiling_key);
         if facts.bin_file_name.is_none() {
-            missing.push(format!(
+            kernel_missing.push(format!(
                 "kernel files for {} not found under {}",
                 names.join(" / "),
                 facts.searched.join(", ")
             ));
         }
-        missing.extend(problems);
+        kernel_missing.extend(problems);
         if facts.tiling_key.is_none() {
             facts.tiling_key = from_error.tiling_key;
         }
@@ -280,6 +282,10 @@ pub fn build(req: &Request) -> anyhow::Result<Case> {
     } else {
         ReproPath::Accuracy
     });
+    match path {
+        ReproPath::Runtime => missing.extend(kernel_missing),
+        ReproPath::Accuracy => notes.extend(kernel_missing),
+    }
     if path == ReproPath::Accuracy {
         if let Some(t) = op.as_ref().map(|o| o.op_type.as_str()) {
             if accuracy::mapping(t).is_none() {

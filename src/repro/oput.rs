@@ -109,7 +109,7 @@ pub fn test_script(case: &Case, files: &RuntimeFiles, case_name: &str) -> String
     if let Some(op) = &case.op {
         if !op.attrs.is_empty() {
             params.push_str(
-                "        # Attributes in graph order (sorted by name; GE does not record the IR order):\n\
+                "        # Attributes in the order the graph lists them (GE does not record the IR order):\n\
                  \x20       # reorder them to the op's IR definition before running.\n",
             );
         }
