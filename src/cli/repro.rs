@@ -1,8 +1,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::repro::{self, ReproPath, Request};
 use crate::report::repro as render;
+use crate::repro::{self, ReproPath, Request};
 
 /// Output formats of `npgx repro` (on stdout; the case itself is always written to OUT_DIR).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -39,7 +39,12 @@ pub struct Args {
     #[arg(long, value_name = "LOG|DIR")]
     pub from_aicore: Option<PathBuf>,
     /// With --from-aicore: which device error to use (1 = the first that names an operator).
-    #[arg(long = "error", value_name = "N", default_value_t = 1, requires = "from_aicore")]
+    #[arg(
+        long = "error",
+        value_name = "N",
+        default_value_t = 1,
+        requires = "from_aicore"
+    )]
     pub error_number: usize,
     /// The GE node name of the operator.
     #[arg(long, value_name = "NAME", conflicts_with = "kernel")]

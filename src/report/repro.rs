@@ -14,7 +14,11 @@ pub fn json(case: &Case) -> anyhow::Result<String> {
 pub fn text(case: &Case) -> String {
     let mut s = String::new();
     let t = &case.target;
-    let _ = writeln!(s, "repro case ({} path) written to {}", case.path, case.out_dir);
+    let _ = writeln!(
+        s,
+        "repro case ({} path) written to {}",
+        case.path, case.out_dir
+    );
     let source = match t.source.as_str() {
         "aicore" => "AI Core error",
         "op" => "--op",
@@ -24,11 +28,22 @@ pub fn text(case: &Case) -> String {
     let _ = writeln!(
         s,
         "target    : {source}{}{}",
-        t.op_name.as_deref().map(|o| format!(" op {o}")).unwrap_or_default(),
-        t.kernel_name.as_deref().map(|k| format!(" kernel {k}")).unwrap_or_default()
+        t.op_name
+            .as_deref()
+            .map(|o| format!(" op {o}"))
+            .unwrap_or_default(),
+        t.kernel_name
+            .as_deref()
+            .map(|k| format!(" kernel {k}"))
+            .unwrap_or_default()
     );
     if let Some(e) = &t.evidence {
-        let _ = writeln!(s, "            {}{}", e.file, e.line.map(|l| format!(":{l}")).unwrap_or_default());
+        let _ = writeln!(
+            s,
+            "            {}{}",
+            e.file,
+            e.line.map(|l| format!(":{l}")).unwrap_or_default()
+        );
     }
     match &case.op {
         Some(op) => {
@@ -61,11 +76,24 @@ pub fn text(case: &Case) -> String {
     match &case.dump {
         Some(d) => {
             let written = d.tensors.iter().filter(|t| t.npy.is_some()).count();
-            let _ = writeln!(s, "data      : {} ({written}/{} tensors written as .npy)", d.file, d.tensors.len());
+            let _ = writeln!(
+                s,
+                "data      : {} ({written}/{} tensors written as .npy)",
+                d.file,
+                d.tensors.len()
+            );
         }
         None => s.push_str("data      : no dump\n"),
     }
-    let _ = writeln!(s, "files     : {}", case.files.iter().map(|f| f.path.as_str()).collect::<Vec<_>>().join(", "));
+    let _ = writeln!(
+        s,
+        "files     : {}",
+        case.files
+            .iter()
+            .map(|f| f.path.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
     if case.missing.is_empty() {
         s.push_str("missing   : nothing\n");
     } else {

@@ -108,7 +108,10 @@ fn py_shape(s: Option<&[i64]>) -> String {
         Some([d]) => format!("({d},)"),
         Some(dims) => format!(
             "({})",
-            dims.iter().map(i64::to_string).collect::<Vec<_>>().join(", ")
+            dims.iter()
+                .map(i64::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
     }
 }
@@ -153,7 +156,12 @@ pub fn script(case: &Case) -> String {
         |op| {
             let mut s = String::from("{\n");
             for a in &op.attrs {
-                let _ = writeln!(s, "    {}: json.loads({}),", py_str(&a.name), py_str(&a.value.to_string()));
+                let _ = writeln!(
+                    s,
+                    "    {}: json.loads({}),",
+                    py_str(&a.name),
+                    py_str(&a.value.to_string())
+                );
             }
             s.push('}');
             s
@@ -163,7 +171,10 @@ pub fn script(case: &Case) -> String {
         .iter()
         .map(|r| py_opt_str(r.dtype.as_deref().map(np_dtype).as_deref()))
         .collect();
-    let out_shapes: Vec<String> = outputs.iter().map(|r| py_shape(r.logical_shape())).collect();
+    let out_shapes: Vec<String> = outputs
+        .iter()
+        .map(|r| py_shape(r.logical_shape()))
+        .collect();
     let mapped = op_type.as_deref().and_then(mapping);
     let signature = inputs
         .iter()
@@ -177,9 +188,14 @@ pub fn script(case: &Case) -> String {
             )
         })
         .chain(case.op.iter().flat_map(|op| {
-            op.attrs
-                .iter()
-                .map(|a| format!("#   attr {} ({}) = {}", comment(&a.name), a.kind, comment(&a.value.to_string())))
+            op.attrs.iter().map(|a| {
+                format!(
+                    "#   attr {} ({}) = {}",
+                    comment(&a.name),
+                    a.kind,
+                    comment(&a.value.to_string())
+                )
+            })
         }))
         .chain(outputs.iter().map(|r| {
             format!(
@@ -220,7 +236,10 @@ pub fn script(case: &Case) -> String {
     }
     TEMPLATE
         .replace("@OP_NAME_COMMENT@", &comment(op_name))
-        .replace("@OP_TYPE_COMMENT@", &comment(op_type.as_deref().unwrap_or("unknown")))
+        .replace(
+            "@OP_TYPE_COMMENT@",
+            &comment(op_type.as_deref().unwrap_or("unknown")),
+        )
         .replace("@MISSING@", missing.trim_end())
         .replace("@OP_NAME@", &py_str(op_name))
         .replace("@OP_TYPE@", &py_opt_str(op_type.as_deref()))

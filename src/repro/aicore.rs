@@ -21,6 +21,8 @@ pub struct FromError {
     pub tiling_key: Option<u64>,
     /// How many device errors the logs hold (the case is for one).
     pub errors_found: usize,
+    /// Exception dump files the logs say were written for this error.
+    pub dump_files: Vec<String>,
 }
 
 /// Whether a record names an operator at all.
@@ -68,7 +70,13 @@ pub fn target(path: &Path, nth: usize) -> anyhow::Result<FromError> {
     Ok(from_record(&chosen.file, &chosen.error, named.len()))
 }
 
-type Identity = (Option<u64>, Option<u64>, Option<u64>, Option<String>, Option<String>);
+type Identity = (
+    Option<u64>,
+    Option<u64>,
+    Option<u64>,
+    Option<String>,
+    Option<String>,
+);
 
 fn identity(e: &AicoreError) -> Identity {
     (
@@ -135,7 +143,12 @@ fn from_record(file: &PathBuf, e: &AicoreError, errors_found: usize) -> FromErro
             .block_dim
             .as_ref()
             .map(|f| f.value)
-            .or_else(|| e.aic_info.block_dim.as_ref().and_then(|f| parse_u64(&f.value)))
+            .or_else(|| {
+                e.aic_info
+                    .block_dim
+                    .as_ref()
+                    .and_then(|f| parse_u64(&f.value))
+            })
             .and_then(|v| i64::try_from(v).ok()),
         tiling_key: e
             .tiling_key
@@ -143,6 +156,7 @@ fn from_record(file: &PathBuf, e: &AicoreError, errors_found: usize) -> FromErro
             .or(e.aic_info.tiling_key.as_ref())
             .and_then(|f| parse_u64(&f.value)),
         errors_found,
+        dump_files: e.dump_files.iter().map(|f| f.value.clone()).collect(),
     }
 }
 

@@ -34,7 +34,13 @@ pub struct DumpQuery {
 /// How the writers sanitise names in dump file names (`dump-data.md` §1.6).
 pub fn sanitise(name: &str) -> String {
     name.chars()
-        .map(|c| if matches!(c, '.' | '/' | '\\' | ' ') { '_' } else { c })
+        .map(|c| {
+            if matches!(c, '.' | '/' | '\\' | ' ') {
+                '_'
+            } else {
+                c
+            }
+        })
         .collect()
 }
 
@@ -157,7 +163,11 @@ pub struct OutFile {
 
 /// Decodes `path` into per-tensor `.npy` files. Problems with single tensors are notes in the
 /// facts; an unreadable file is an `Err` naming it.
-pub fn decode(path: &Path, dump_name: Option<&OpDumpName>, candidates: usize) -> Result<(DumpFacts, Vec<OutFile>), String> {
+pub fn decode(
+    path: &Path,
+    dump_name: Option<&OpDumpName>,
+    candidates: usize,
+) -> Result<(DumpFacts, Vec<OutFile>), String> {
     let shown = path.display();
     let file = File::open(path).map_err(|e| format!("{shown}: {e}"))?;
     let len = file.metadata().map_err(|e| format!("{shown}: {e}"))?.len();
@@ -166,7 +176,10 @@ pub fn decode(path: &Path, dump_name: Option<&OpDumpName>, candidates: usize) ->
     let mut facts = DumpFacts {
         file: shown.to_string(),
         framing: h.framing.to_string(),
-        op_name: h.op_name.clone().or_else(|| dump_name.map(|d| d.op_name.clone())),
+        op_name: h
+            .op_name
+            .clone()
+            .or_else(|| dump_name.map(|d| d.op_name.clone())),
         op_type: dump_name.map(|d| d.op_type.clone()),
         task_id: dump_name.map(|d| d.task_id),
         stream_id: dump_name.and_then(|d| d.stream_id),
@@ -223,8 +236,16 @@ pub fn decode(path: &Path, dump_name: Option<&OpDumpName>, candidates: usize) ->
         };
         match tensor_npy(t, bytes) {
             Ok(c) => {
-                let dir = if t.io == Io::Input { "inputs" } else { "outputs" };
-                let kind = if t.io == Io::Input { "input" } else { "expected_output" };
+                let dir = if t.io == Io::Input {
+                    "inputs"
+                } else {
+                    "outputs"
+                };
+                let kind = if t.io == Io::Input {
+                    "input"
+                } else {
+                    "expected_output"
+                };
                 let rel = format!("{dir}/{io}_{}.npy", t.index);
                 tf.npy = Some(rel.clone());
                 tf.npy_dtype = Some(c.ty.name.to_string());
@@ -274,7 +295,10 @@ fn tensor_npy(
         return Err("data type DT_UNDEFINED: not written".to_string());
     }
     let Some(el) = t.dtype.element() else {
-        return Err(format!("data type {} is not decoded by npgx: not written", t.dtype.name()));
+        return Err(format!(
+            "data type {} is not decoded by npgx: not written",
+            t.dtype.name()
+        ));
     };
     let count = t
         .shape
@@ -298,9 +322,13 @@ fn tensor_npy(
     }
     let ty = npy::npy_type(el);
     let data = npy::convert(el, &raw, count);
-    let widen_note = ty
-        .widened
-        .then(|| format!("{} values written as {} (exact; NumPy has no such type)", t.dtype.name(), ty.name));
+    let widen_note = ty.widened.then(|| {
+        format!(
+            "{} values written as {} (exact; NumPy has no such type)",
+            t.dtype.name(),
+            ty.name
+        )
+    });
     let elem = data.len().checked_div(count).unwrap_or(1).max(1);
     if t.format.is_padded_device_format() {
         if let Some(view) = PaddedView::new(t.format, &t.shape, &t.original_shape) {

@@ -74,7 +74,11 @@ pub struct Found {
 
 /// Looks for the op named `op_name` (else the kernel `kernel`) in the graph files, in order.
 /// `Err` lists why each file did not give it.
-pub fn locate(files: &[PathBuf], op_name: Option<&str>, kernel: Option<&str>) -> Result<Found, Vec<String>> {
+pub fn locate(
+    files: &[PathBuf],
+    op_name: Option<&str>,
+    kernel: Option<&str>,
+) -> Result<Found, Vec<String>> {
     let mut why = Vec::new();
     for file in files {
         let shown = file.display().to_string();
@@ -208,7 +212,10 @@ fn attr_value(v: &AttrValue) -> Option<(&'static str, serde_json::Value)> {
     use serde_json::{json, Value};
     Some(match v {
         AttrValue::I(i) => ("int", json!(i)),
-        AttrValue::F(f) => ("float", serde_json::Number::from_f64(*f).map_or(Value::Null, Value::Number)),
+        AttrValue::F(f) => (
+            "float",
+            serde_json::Number::from_f64(*f).map_or(Value::Null, Value::Number),
+        ),
         AttrValue::B(b) => ("bool", json!(b)),
         AttrValue::S(s) => ("str", json!(s)),
         AttrValue::Dt(d) => ("dtype", json!(d)),
@@ -239,7 +246,9 @@ fn attr_value(v: &AttrValue) -> Option<(&'static str, serde_json::Value)> {
 
 /// IR argument names by index from `_input_name_key` / `_input_name_value` (or the output pair).
 fn io_names(op: &Op, key: &str, value: &str) -> Vec<(usize, String)> {
-    let (Some(AttrValue::List(k)), Some(AttrValue::List(v))) = (op.attrs.get(key), op.attrs.get(value)) else {
+    let (Some(AttrValue::List(k)), Some(AttrValue::List(v))) =
+        (op.attrs.get(key), op.attrs.get(value))
+    else {
         return Vec::new();
     };
     k.s.iter()
@@ -248,7 +257,12 @@ fn io_names(op: &Op, key: &str, value: &str) -> Vec<(usize, String)> {
         .collect()
 }
 
-fn tensor(index: usize, d: &TensorDesc, names: &[(usize, String)], source: Option<String>) -> TensorFacts {
+fn tensor(
+    index: usize,
+    d: &TensorDesc,
+    names: &[(usize, String)],
+    source: Option<String>,
+) -> TensorFacts {
     TensorFacts {
         index,
         name: names

@@ -25,7 +25,9 @@ pub struct IoRow {
 }
 
 fn to_i64(v: &[u64]) -> Vec<i64> {
-    v.iter().map(|&d| i64::try_from(d).unwrap_or(i64::MAX)).collect()
+    v.iter()
+        .map(|&d| i64::try_from(d).unwrap_or(i64::MAX))
+        .collect()
 }
 
 fn is_dynamic(s: &Option<Vec<i64>>) -> bool {

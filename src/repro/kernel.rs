@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use npgx_parsers::ge_graph::kernel_stem;
 use serde_json::Value;
 
 use super::case::KernelFacts;
@@ -16,23 +17,6 @@ use super::case::KernelFacts;
 const MAX_JSON_LEN: u64 = 16 << 20;
 /// How deep below a search root files are looked for.
 const MAX_DEPTH: usize = 5;
-
-/// Removes a trailing `__kernel<N>` and `_mix_aic` / `_mix_aiv` (in either order).
-pub fn kernel_stem(name: &str) -> &str {
-    let mut s = name.trim();
-    for _ in 0..2 {
-        if let Some(pos) = s.rfind("__kernel") {
-            if s[pos + "__kernel".len()..].bytes().all(|b| b.is_ascii_digit()) {
-                s = &s[..pos];
-            }
-        }
-        s = s
-            .strip_suffix("_mix_aic")
-            .or_else(|| s.strip_suffix("_mix_aiv"))
-            .unwrap_or(s);
-    }
-    s
-}
 
 /// `«base»_«digits»` → (`base`, tiling key).
 pub fn split_tiling_key(name: &str) -> Option<(&str, u64)> {
@@ -107,7 +91,11 @@ impl KernelIndex {
 
     /// Looks up the first name (in order) whose files exist. Returns the facts (with `None`
     /// paths when nothing was found) and problems worth telling the user.
-    pub fn lookup(&self, names: &[&str], tiling_key_hint: Option<u64>) -> (KernelFacts, Vec<String>) {
+    pub fn lookup(
+        &self,
+        names: &[&str],
+        tiling_key_hint: Option<u64>,
+    ) -> (KernelFacts, Vec<String>) {
         let searched = self
             .searched
             .iter()
@@ -151,13 +139,31 @@ impl KernelIndex {
             match read_kernel_json(json) {
                 Ok(v) => {
                     facts.block_dim = v.get("blockDim").and_then(Value::as_i64);
-                    facts.kernel_symbol = v.get("kernelName").and_then(Value::as_str).map(str::to_string);
+                    facts.kernel_symbol = v
+                        .get("kernelName")
+                        .and_then(Value::as_str)
+                        .map(str::to_string);
                     facts.core_type = v
                         .get("coreType")
                         .or_else(|| v.get("core_type"))
                         .and_then(Value::as_str)
                         .map(str::to_string);
                     facts.magic = v.get("magic").and_then(Value::as_str).map(str::to_string);
+                    // AscendC kernel JSONs list one entry per tiling key: `«bin»_«key»`.
+                    if let (Some(list), Some(key)) =
+                        (v.get("kernelList").and_then(Value::as_array), tiling_key)
+                    {
+                        let entry = format!("{base}_{key}");
+                        let listed = list.iter().any(|k| {
+                            k.get("kernelName").and_then(Value::as_str) == Some(entry.as_str())
+                        });
+                        if !listed {
+                            problems.push(format!(
+                                "{}: kernelList has no entry {entry:?}: the tiling key {key} was not compiled into this binary",
+                                json.display()
+                            ));
+                        }
+                    }
                     if let Some(b) = v.get("binFileName").and_then(Value::as_str) {
                         if b != base {
                             problems.push(format!(
@@ -170,7 +176,9 @@ impl KernelIndex {
                 Err(e) => problems.push(e),
             }
         } else {
-            problems.push(format!("kernel JSON {base}.json not found (the .o needs it beside it)"));
+            problems.push(format!(
+                "kernel JSON {base}.json not found (the .o needs it beside it)"
+            ));
         }
         match self.bin.get(&base) {
             Some(bin) => match check_elf(bin) {
@@ -188,11 +196,13 @@ fn read_kernel_json(path: &Path) -> Result<Value, String> {
         .map_err(|e| format!("{}: {e}", path.display()))?
         .len();
     if len > MAX_JSON_LEN {
-        return Err(format!("{}: {len} bytes, too large for a kernel JSON", path.display()));
+        return Err(format!(
+            "{}: {len} bytes, too large for a kernel JSON",
+            path.display()
+        ));
     }
     let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    serde_json::from_slice(&bytes)
-        .map_err(|e| format!("{}: not valid JSON ({e})", path.display()))
+    serde_json::from_slice(&bytes).map_err(|e| format!("{}: not valid JSON ({e})", path.display()))
 }
 
 /// A kernel `.o` must be an ELF file; collections hold 1-byte placeholders.
@@ -217,11 +227,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn stems() {
-        assert_eq!(kernel_stem("te_add_1__kernel0"), "te_add_1");
-        assert_eq!(kernel_stem("FlashAttentionScore_x_mix_aic"), "FlashAttentionScore_x");
-        assert_eq!(kernel_stem("a_mix_aiv__kernel0"), "a");
-        assert_eq!(kernel_stem("GatherV3_h_high_performance_10330"), "GatherV3_h_high_performance_10330");
+    fn tiling_keys() {
         assert_eq!(
             split_tiling_key("GatherV3_h_high_performance_10330"),
             Some(("GatherV3_h_high_performance", 10330))

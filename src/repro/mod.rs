@@ -63,7 +63,10 @@ fn collection_dir(req: &Request) -> Option<&Path> {
 
 fn check_out_dir(out: &Path, force: bool) -> anyhow::Result<()> {
     if out.is_file() {
-        anyhow::bail!("{}: exists and is a file; -o needs a directory", out.display());
+        anyhow::bail!(
+            "{}: exists and is a file; -o needs a directory",
+            out.display()
+        );
     }
     if out.is_dir() && !force {
         let non_empty = std::fs::read_dir(out)
@@ -140,13 +143,20 @@ pub fn build(req: &Request) -> anyhow::Result<Case> {
                 ));
                 None
             } else {
-                match graph::locate(&files, target.op_name.as_deref(), target.kernel_name.as_deref()) {
+                match graph::locate(
+                    &files,
+                    target.op_name.as_deref(),
+                    target.kernel_name.as_deref(),
+                ) {
                     Ok(found) => {
                         notes.extend(found.notes);
                         Some(found.op)
                     }
                     Err(why) => {
-                        missing.push(format!("operator not found in the GE graph: {}", why.join("; ")));
+                        missing.push(format!(
+                            "operator not found in the GE graph: {}",
+                            why.join("; ")
+                        ));
                         None
                     }
                 }
@@ -156,7 +166,10 @@ pub fn build(req: &Request) -> anyhow::Result<Case> {
 
     // 3. The kernel files.
     let mut names = Vec::new();
-    push_unique(&mut names, op.as_ref().and_then(|o| o.kernel_name.as_deref()));
+    push_unique(
+        &mut names,
+        op.as_ref().and_then(|o| o.kernel_name.as_deref()),
+    );
     push_unique(&mut names, from_error.device_symbol.as_deref());
     push_unique(&mut names, target.kernel_name.as_deref());
     let mut roots: Vec<PathBuf> = Vec::new();
@@ -172,9 +185,17 @@ pub fn build(req: &Request) -> anyhow::Result<Case> {
                 roots.push(c.to_path_buf());
             }
             if let Some(g) = &req.graph {
-                let dir = if g.is_dir() { Some(g.as_path()) } else { g.parent() };
+                let dir = if g.is_dir() {
+                    Some(g.as_path())
+                } else {
+                    g.parent()
+                };
                 if let Some(d) = dir {
-                    roots.push(if d.as_os_str().is_empty() { PathBuf::from(".") } else { d.to_path_buf() });
+                    roots.push(if d.as_os_str().is_empty() {
+                        PathBuf::from(".")
+                    } else {
+                        d.to_path_buf()
+                    });
                 }
             }
         }
@@ -185,7 +206,10 @@ pub fn build(req: &Request) -> anyhow::Result<Case> {
         kernel_missing.push("no kernel name is known (no AI Core error, no _kernelname attribute, no --kernel): kernel files not looked for".to_string());
         None
     } else if roots.is_empty() {
-        kernel_missing.push("no kernel directory given (--kernel-meta DIR): kernel .o and .json not looked for".to_string());
+        kernel_missing.push(
+            "no kernel directory given (--kernel-meta DIR): kernel .o and .json not looked for"
+                .to_string(),
+        );
         None
     } else {
         let idx = kernel::KernelIndex::build(&roots);
@@ -217,7 +241,15 @@ pub fn build(req: &Request) -> anyhow::Result<Case> {
     let mut out_files = Vec::new();
     let dump = match &dump_root {
         None => {
-            missing.push("no dump given (--dump FILE|DIR): no input data; the scripts use random data".to_string());
+            missing.push(
+                "no dump given (--dump FILE|DIR): no input data; the scripts use random data"
+                    .to_string(),
+            );
+            for f in &from_error.dump_files {
+                notes.push(format!(
+                    "the logs say an exception dump was written to {f}: pass it with --dump"
+                ));
+            }
             None
         }
         Some(root) => {
@@ -239,8 +271,15 @@ pub fn build(req: &Request) -> anyhow::Result<Case> {
                     missing.push(format!(
                         "no dump file of the operator under {} (looked for {}): no input data",
                         root.display(),
-                        if looked.is_empty() { "nothing: no op name or task id known".to_string() } else { looked.join(", ") }
+                        if looked.is_empty() {
+                            "nothing: no op name or task id known".to_string()
+                        } else {
+                            looked.join(", ")
+                        }
                     ));
+                    for f in &from_error.dump_files {
+                        notes.push(format!("the logs say an exception dump was written to {f}: pass it with --dump"));
+                    }
                     None
                 }
                 Some(best) => match dumpdata::decode(&best.path, Some(&best.name), found.len()) {
@@ -256,13 +295,22 @@ pub fn build(req: &Request) -> anyhow::Result<Case> {
                             if w != h {
                                 notes.push(format!(
                                     "the dump header names op {h:?}, not {w:?} (matched by {})",
-                                    if dumpdata::sanitise(w) == best.name.op_name { "file name" } else { "task id" }
+                                    if dumpdata::sanitise(w) == best.name.op_name {
+                                        "file name"
+                                    } else {
+                                        "task id"
+                                    }
                                 ));
                             }
                         }
                         for t in &facts.tensors {
                             if t.npy.is_none() {
-                                missing.push(format!("{} {}: {}", t.io, t.index, t.note.as_deref().unwrap_or("not written")));
+                                missing.push(format!(
+                                    "{} {}: {}",
+                                    t.io,
+                                    t.index,
+                                    t.note.as_deref().unwrap_or("not written")
+                                ));
                             }
                         }
                         out_files = files;
@@ -315,29 +363,47 @@ pub fn build(req: &Request) -> anyhow::Result<Case> {
 fn write(out: &Path, rel: &str, bytes: &[u8]) -> anyhow::Result<()> {
     let p = out.join(rel);
     if let Some(parent) = p.parent() {
-        std::fs::create_dir_all(parent).with_context(|| format!("cannot create {}", parent.display()))?;
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("cannot create {}", parent.display()))?;
     }
     std::fs::write(&p, bytes).with_context(|| format!("cannot write {}", p.display()))
 }
 
-fn copy_kernel(out: &Path, src: Option<&str>, files: &mut Vec<GeneratedFile>, kind: &str) -> anyhow::Result<Option<String>> {
+fn copy_kernel(
+    out: &Path,
+    src: Option<&str>,
+    files: &mut Vec<GeneratedFile>,
+    kind: &str,
+) -> anyhow::Result<Option<String>> {
     let Some(src) = src else { return Ok(None) };
     let src = Path::new(src);
-    let Some(name) = src.file_name() else { return Ok(None) };
+    let Some(name) = src.file_name() else {
+        return Ok(None);
+    };
     let rel = format!("kernel/{}", name.to_string_lossy());
     let bytes = std::fs::read(src).with_context(|| format!("cannot read {}", src.display()))?;
     write(out, &rel, &bytes)?;
-    files.push(GeneratedFile { path: rel.clone(), kind: kind.to_string() });
+    files.push(GeneratedFile {
+        path: rel.clone(),
+        kind: kind.to_string(),
+    });
     Ok(Some(rel))
 }
 
-fn write_case(case: &mut Case, data: &[dumpdata::OutFile], from_error: &aicore::FromError) -> anyhow::Result<()> {
+fn write_case(
+    case: &mut Case,
+    data: &[dumpdata::OutFile],
+    from_error: &aicore::FromError,
+) -> anyhow::Result<()> {
     let out = PathBuf::from(&case.out_dir);
     std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
     let mut files = Vec::new();
     for f in data {
         write(&out, &f.rel, &f.bytes)?;
-        files.push(GeneratedFile { path: f.rel.clone(), kind: f.kind.to_string() });
+        files.push(GeneratedFile {
+            path: f.rel.clone(),
+            kind: f.kind.to_string(),
+        });
     }
     let label = case
         .op
@@ -354,7 +420,11 @@ fn write_case(case: &mut Case, data: &[dumpdata::OutFile], from_error: &aicore::
                 bin: copy_kernel(&out, k.bin_path.as_deref(), &mut files, "kernel_bin")?,
                 json: copy_kernel(&out, k.json_path.as_deref(), &mut files, "kernel_json")?,
                 cce: copy_kernel(&out, k.cce_path.as_deref(), &mut files, "kernel_cce")?,
-                tiling_data: case.dump.as_ref().and_then(|d| d.tiling_data.clone()).filter(|t| !t.starts_with("unreadable")),
+                tiling_data: case
+                    .dump
+                    .as_ref()
+                    .and_then(|d| d.tiling_data.clone())
+                    .filter(|t| !t.starts_with("unreadable")),
                 block_dim: from_error
                     .block_dim
                     .or(k.block_dim)
@@ -363,20 +433,39 @@ fn write_case(case: &mut Case, data: &[dumpdata::OutFile], from_error: &aicore::
                 kernel_name: kernel_symbol(&k, from_error),
             };
             let script = format!("test_{stem}.py");
-            write(&out, &script, oput::test_script(case, &rt, &stem).as_bytes())?;
-            files.push(GeneratedFile { path: script, kind: "oput".to_string() });
+            write(
+                &out,
+                &script,
+                oput::test_script(case, &rt, &stem).as_bytes(),
+            )?;
+            files.push(GeneratedFile {
+                path: script,
+                kind: "oput".to_string(),
+            });
             let cfg = serde_json::to_string_pretty(&oput::run_config(case, &rt))?;
             write(&out, "run_config.json", format!("{cfg}\n").as_bytes())?;
-            files.push(GeneratedFile { path: "run_config.json".to_string(), kind: "run_config".to_string() });
+            files.push(GeneratedFile {
+                path: "run_config.json".to_string(),
+                kind: "run_config".to_string(),
+            });
         }
         ReproPath::Accuracy => {
             let script = format!("repro_{stem}.py");
             write(&out, &script, accuracy::script(case).as_bytes())?;
-            files.push(GeneratedFile { path: script, kind: "accuracy_script".to_string() });
+            files.push(GeneratedFile {
+                path: script,
+                kind: "accuracy_script".to_string(),
+            });
         }
     }
-    files.push(GeneratedFile { path: "README.md".to_string(), kind: "readme".to_string() });
-    files.push(GeneratedFile { path: "case.json".to_string(), kind: "case".to_string() });
+    files.push(GeneratedFile {
+        path: "README.md".to_string(),
+        kind: "readme".to_string(),
+    });
+    files.push(GeneratedFile {
+        path: "case.json".to_string(),
+        kind: "case".to_string(),
+    });
     case.files = files;
     write(&out, "README.md", readme::render(case).as_bytes())?;
     let json = serde_json::to_string_pretty(case)?;

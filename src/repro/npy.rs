@@ -124,7 +124,10 @@ mod tests {
     #[test]
     fn widening() {
         // bf16 0x3F80 = 1.0
-        assert_eq!(convert(Element::Bf16, &[0x80, 0x3F], 1), 1.0f32.to_le_bytes());
+        assert_eq!(
+            convert(Element::Bf16, &[0x80, 0x3F], 1),
+            1.0f32.to_le_bytes()
+        );
         // int4: 0xF1 → low 1, high -1
         assert_eq!(convert(Element::I4, &[0xF1], 2), vec![1u8, 0xFF]);
         assert_eq!(convert(Element::I4, &[0xF1], 1), vec![1u8]);

@@ -81,7 +81,11 @@ fn tensor_param(r: &IoRow, param_type: &str, with_value: bool) -> String {
     let label = comment(r.name.as_deref().unwrap_or(&r.index.to_string()));
     match (&r.device_npy, with_value) {
         (Some(f), true) => {
-            let _ = write!(s, ", \"value\": value({})}},  # {param_type} {label}", py_str(f));
+            let _ = write!(
+                s,
+                ", \"value\": value({})}},  # {param_type} {label}",
+                py_str(f)
+            );
         }
         (None, true) => {
             let _ = write!(
@@ -122,12 +126,18 @@ pub fn test_script(case: &Case, files: &RuntimeFiles, case_name: &str) -> String
                 );
                 continue;
             }
-            let _ = writeln!(params, "        {},  # {}", py_value(&a.value), comment(&a.name));
+            let _ = writeln!(
+                params,
+                "        {},  # {}",
+                py_value(&a.value),
+                comment(&a.name)
+            );
         }
     }
     let bin = match &files.bin {
         Some(b) => format!("os.path.join(HERE, {}),", py_str(b)),
-        None => "None,  # kernel .o not found: without bin_path op_test_frame compiles the op".to_string(),
+        None => "None,  # kernel .o not found: without bin_path op_test_frame compiles the op"
+            .to_string(),
     };
     let mut missing = String::new();
     for m in &case.missing {
@@ -220,7 +230,10 @@ pub fn run_config(case: &Case, files: &RuntimeFiles) -> RunConfig {
         tiling_data: files.tiling_data.clone(),
         tiling_key: files.tiling_key,
         block_dim: files.block_dim,
-        input_file_list: rows(case, false).into_iter().map(|r| r.device_npy).collect(),
+        input_file_list: rows(case, false)
+            .into_iter()
+            .map(|r| r.device_npy)
+            .collect(),
         output_file_list: rows(case, true)
             .iter()
             .map(|r| format!("run_outputs/output_{}.bin", r.index))

@@ -91,7 +91,10 @@ mod tests {
     #[test]
     fn quotes_and_escapes() {
         assert_eq!(py_str(r#"a/b.c"d'e\f"#), r#""a/b.c\"d'e\\f""#);
-        assert_eq!(py_str("x\ny\u{7f}é€😀"), "\"x\\ny\\x7f\\xe9\\u20ac\\U0001f600\"");
+        assert_eq!(
+            py_str("x\ny\u{7f}é€😀"),
+            "\"x\\ny\\x7f\\xe9\\u20ac\\U0001f600\""
+        );
         assert_eq!(py_opt_str(None), "None");
     }
 

@@ -7,7 +7,12 @@ use super::case::{Case, ReproPath, TensorFacts};
 fn dims(d: Option<&[i64]>) -> String {
     d.map_or_else(
         || "?".to_string(),
-        |d| format!("[{}]", d.iter().map(i64::to_string).collect::<Vec<_>>().join(", ")),
+        |d| {
+            format!(
+                "[{}]",
+                d.iter().map(i64::to_string).collect::<Vec<_>>().join(", ")
+            )
+        },
     )
 }
 
@@ -34,7 +39,12 @@ pub fn render(case: &Case) -> String {
         .or(case.target.op_name.as_deref())
         .or(case.target.kernel_name.as_deref())
         .unwrap_or("unknown operator");
-    let _ = writeln!(s, "# npgx repro: `{}` ({} path)\n", label.replace('`', "'"), case.path);
+    let _ = writeln!(
+        s,
+        "# npgx repro: `{}` ({} path)\n",
+        label.replace('`', "'"),
+        case.path
+    );
     let _ = writeln!(s, "## Target\n");
     let t = &case.target;
     let _ = writeln!(s, "- named by: {}", t.source);
@@ -44,13 +54,22 @@ pub fn render(case: &Case) -> String {
     if let Some(o) = &t.op_name {
         let _ = writeln!(s, "- op name: `{o}`");
     }
-    for (k, v) in [("device", t.device_id), ("stream", t.stream_id), ("task", t.task_id)] {
+    for (k, v) in [
+        ("device", t.device_id),
+        ("stream", t.stream_id),
+        ("task", t.task_id),
+    ] {
         if let Some(v) = v {
             let _ = writeln!(s, "- {k} id: {v}");
         }
     }
     if let Some(e) = &t.evidence {
-        let _ = writeln!(s, "- from: `{}`{}", e.file, e.line.map(|l| format!(" line {l}")).unwrap_or_default());
+        let _ = writeln!(
+            s,
+            "- from: `{}`{}",
+            e.file,
+            e.line.map(|l| format!(" line {l}")).unwrap_or_default()
+        );
     }
     let _ = writeln!(s, "\n## Operator (GE graph)\n");
     match &case.op {
@@ -83,9 +102,22 @@ pub fn render(case: &Case) -> String {
     let _ = writeln!(s, "\n## Kernel\n");
     match &case.kernel {
         Some(k) if k.bin_file_name.is_some() => {
-            let _ = writeln!(s, "- base name: `{}`", k.bin_file_name.as_deref().unwrap_or_default());
-            for (what, v) in [("JSON", &k.json_path), ("binary", &k.bin_path), ("CCE source", &k.cce_path)] {
-                let _ = writeln!(s, "- {what}: {}", v.as_deref().map_or("not found".to_string(), |p| format!("`{p}`")));
+            let _ = writeln!(
+                s,
+                "- base name: `{}`",
+                k.bin_file_name.as_deref().unwrap_or_default()
+            );
+            for (what, v) in [
+                ("JSON", &k.json_path),
+                ("binary", &k.bin_path),
+                ("CCE source", &k.cce_path),
+            ] {
+                let _ = writeln!(
+                    s,
+                    "- {what}: {}",
+                    v.as_deref()
+                        .map_or("not found".to_string(), |p| format!("`{p}`"))
+                );
             }
             if let Some(b) = k.block_dim {
                 let _ = writeln!(s, "- blockDim: {b}");
@@ -110,8 +142,16 @@ pub fn render(case: &Case) -> String {
                     t.dtype,
                     t.format,
                     t.device_shape,
-                    t.npy.as_deref().map_or("not written".to_string(), |p| format!("`{p}` ({} layout)", t.layout)),
-                    t.note.as_deref().map(|n| format!(" — {n}")).unwrap_or_default()
+                    t.npy
+                        .as_deref()
+                        .map_or("not written".to_string(), |p| format!(
+                            "`{p}` ({} layout)",
+                            t.layout
+                        )),
+                    t.note
+                        .as_deref()
+                        .map(|n| format!(" — {n}"))
+                        .unwrap_or_default()
                 );
             }
         }

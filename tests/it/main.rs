@@ -9,3 +9,4 @@ mod dump_config;
 mod dump_scan;
 mod ge_graph;
 mod plog;
+mod repro;
