@@ -2,7 +2,7 @@
 //! chosen one names the kernel (`fault kernel_name`), the GE node (`[AIC_INFO] node_name`), the
 //! device symbol (`dev_func` / `func_name`), stream, task, block dim, tiling key and tiling data.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use npgx_parsers::aicore::AicoreError;
 
@@ -97,7 +97,7 @@ fn parse_shape(s: &str) -> Option<Vec<i64>> {
     inner.split(',').map(|d| d.trim().parse().ok()).collect()
 }
 
-fn from_record(file: &PathBuf, e: &AicoreError, errors_found: usize) -> FromError {
+fn from_record(file: &Path, e: &AicoreError, errors_found: usize) -> FromError {
     let evidence_line = e
         .kernel_name
         .as_ref()

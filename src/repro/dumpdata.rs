@@ -126,8 +126,11 @@ fn read_at(file: &File, offset: u64, len: u64) -> Result<Vec<u8>, String> {
     Ok(buf)
 }
 
+/// Tensor bytes held inline by a v1 file, in header order.
+type InlineData = Vec<Vec<u8>>;
+
 /// Reads the header, and for v1 files the inline data blocks.
-fn decode_header(file: &File, len: u64) -> Result<(DumpHeader, Option<Vec<Vec<u8>>>), String> {
+fn decode_header(file: &File, len: u64) -> Result<(DumpHeader, Option<InlineData>), String> {
     let n = (header::PROBE_LEN as u64).min(len);
     let prefix = read_at(file, 0, n)?;
     match header::probe(&prefix, len).map_err(|e| e.to_string())? {
