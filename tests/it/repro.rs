@@ -705,3 +705,55 @@ fn refuses_without_a_target_or_into_a_used_directory() {
     );
     let _ = std::fs::remove_dir_all(&out);
 }
+
+#[test]
+fn hostile_op_names_stay_inert_and_unmapped_types_get_placeholders() {
+    let out = out_dir("hostile");
+    let name = "a\"b'c\\d\ne/f.g\u{e9}";
+    let case = repro(&["--op", name, "--path", "accuracy"], &out, 1);
+    assert_eq!(case["target"]["op_name"], name);
+    let m = missing(&case);
+    assert!(
+        m.iter().any(|m| m.starts_with("no GE graph given")),
+        "{m:?}"
+    );
+    assert!(m.iter().any(|m| m.starts_with("no dump given")), "{m:?}");
+    assert_eq!(compile_scripts(&out), 1);
+    let (code, report) = run_accuracy(&out);
+    assert_eq!(code, 3, "{report}");
+    assert_eq!(report["op_name"], name);
+    assert_eq!(report["verdict"], "INCOMPLETE");
+    let notes: Vec<&str> = report["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.starts_with("CPU golden skipped: no CPU golden for op type")),
+        "{notes:?}"
+    );
+    assert!(
+        notes.iter().any(|n| n.starts_with("NPU part SKIPPED: ")),
+        "{notes:?}"
+    );
+    // --format json prints the case.json document.
+    let out2 = out_dir("hostile-json");
+    let o = npgx([
+        "repro",
+        "--op",
+        name,
+        "--format",
+        "json",
+        "-o",
+        &path_arg(&out2),
+    ]);
+    let printed: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let written: Value =
+        serde_json::from_str(&std::fs::read_to_string(out2.join("case.json")).unwrap()).unwrap();
+    assert_eq!(printed, written);
+    let _ = std::fs::remove_dir_all(&out);
+    let _ = std::fs::remove_dir_all(&out2);
+}
