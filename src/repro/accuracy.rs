@@ -541,3 +541,23 @@ def main():
 if __name__ == "__main__":
     sys.exit(main())
 "#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_type_maps_once() {
+        let mut seen = std::collections::HashSet::new();
+        for m in OP_TABLE {
+            for t in m.types {
+                assert!(seen.insert(*t), "{t} listed twice");
+            }
+        }
+        assert_eq!(
+            mapping("AddV2").map(|m| m.torch),
+            Some("torch.add(x[0], x[1])")
+        );
+        assert!(mapping("FlashAttentionScore").is_none());
+    }
+}

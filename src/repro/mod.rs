@@ -335,6 +335,16 @@ pub fn build(req: &Request) -> anyhow::Result<Case> {
         ReproPath::Accuracy => notes.extend(kernel_missing),
     }
     if path == ReproPath::Accuracy {
+        for t in dump
+            .iter()
+            .flat_map(|d| &d.tensors)
+            .filter(|t| t.layout == "device")
+        {
+            missing.push(format!(
+                "{} {} is only available in its device layout ({}): the accuracy script uses random data for it",
+                t.io, t.index, t.format
+            ));
+        }
         if let Some(t) = op.as_ref().map(|o| o.op_type.as_str()) {
             if accuracy::mapping(t).is_none() {
                 missing.push(format!(

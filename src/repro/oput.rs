@@ -241,3 +241,20 @@ pub fn run_config(case: &Case, files: &RuntimeFiles) -> RunConfig {
         kernel_name: files.kernel_name.clone(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_values_become_python_literals() {
+        let v = serde_json::json!([1, -2.5, true, false, null, "a\"b", {"k": [0]}]);
+        assert_eq!(
+            py_value(&v),
+            r#"[1, -2.5, True, False, None, "a\"b", {"k": [0]}]"#
+        );
+        assert_eq!(tuple(Some(&[3])), "(3,)");
+        assert_eq!(tuple(Some(&[])), "()");
+        assert_eq!(tuple(None), "None");
+    }
+}

@@ -757,3 +757,45 @@ fn hostile_op_names_stay_inert_and_unmapped_types_get_placeholders() {
     let _ = std::fs::remove_dir_all(&out);
     let _ = std::fs::remove_dir_all(&out2);
 }
+
+#[test]
+fn second_error_of_a_collection() {
+    let out = out_dir("second");
+    let case = repro(
+        &[
+            "--from-aicore",
+            &path_arg(&sample("cann/slog-2021-offline-model")),
+            "--error",
+            "2",
+        ],
+        &out,
+        1,
+    );
+    let t = &case["target"];
+    assert_eq!(t["kernel_name"], "-1_0_1_trans_TransData_170");
+    assert_eq!(
+        (
+            t["device_id"].clone(),
+            t["stream_id"].clone(),
+            t["task_id"].clone()
+        ),
+        (json!(0), json!(5), json!(61))
+    );
+    assert!(ends_with(
+        &t["evidence"]["file"],
+        "plog-10043_20210331185941176.log"
+    ));
+    let o = npgx([
+        "repro",
+        "--from-aicore",
+        &path_arg(&sample("cann/slog-2021-offline-model")),
+        "--error",
+        "3",
+        "-o",
+        &path_arg(&out_dir("third")),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr)
+        .contains("2 device error(s) name an operator, so there is no error number 3"));
+    let _ = std::fs::remove_dir_all(&out);
+}
