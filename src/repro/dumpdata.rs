@@ -48,7 +48,8 @@ pub fn sanitise(name: &str) -> String {
 #[derive(Clone, Debug)]
 pub struct Candidate {
     pub path: PathBuf,
-    pub name: OpDumpName,
+    /// The parsed file name; `None` for a file given directly whose name is not a dump name.
+    pub name: Option<OpDumpName>,
     score: u8,
 }
 
@@ -56,12 +57,22 @@ pub struct Candidate {
 /// The best match comes first: name and task id, then name only, then (for exception dumps,
 /// whose op name can differ from the graph node) task and stream id; newest first within a tier.
 pub fn find(root: &Path, q: &DumpQuery) -> Vec<Candidate> {
-    let mut files = Vec::new();
     if root.is_file() {
-        files.push(root.to_path_buf());
-    } else {
-        walk(root, 0, &mut files);
+        // A file named by the user is used whatever its name.
+        let name = root
+            .file_name()
+            .and_then(|n| match name::classify(&n.to_string_lossy()) {
+                FileName::Dump(d) => Some(d),
+                _ => None,
+            });
+        return vec![Candidate {
+            path: root.to_path_buf(),
+            name,
+            score: 0,
+        }];
     }
+    let mut files = Vec::new();
+    walk(root, 0, &mut files);
     let wanted = q.op_name.as_deref().map(sanitise);
     let mut out: Vec<Candidate> = files
         .into_iter()
@@ -85,9 +96,9 @@ pub fn find(root: &Path, q: &DumpQuery) -> Vec<Candidate> {
                 (false, true) if q.stream_id.is_some() || d.stream_id.is_none() => 1,
                 _ => 0,
             };
-            (score > 0 || root.is_file()).then_some(Candidate {
+            (score > 0).then_some(Candidate {
                 path,
-                name: d,
+                name: Some(d),
                 score,
             })
         })
@@ -95,13 +106,17 @@ pub fn find(root: &Path, q: &DumpQuery) -> Vec<Candidate> {
     out.sort_by(|a, b| {
         b.score
             .cmp(&a.score)
-            .then(b.name.timestamp.cmp(&a.name.timestamp))
+            .then(stamp(b).cmp(&stamp(a)))
             .then(a.path.cmp(&b.path))
     });
     if let Some(best) = out.first().map(|c| c.score) {
         out.retain(|c| c.score == best);
     }
     out
+}
+
+fn stamp(c: &Candidate) -> Option<u64> {
+    c.name.as_ref().map(|n| n.timestamp)
 }
 
 fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {

@@ -282,7 +282,7 @@ pub fn build(req: &Request) -> anyhow::Result<Case> {
                     }
                     None
                 }
-                Some(best) => match dumpdata::decode(&best.path, Some(&best.name), found.len()) {
+                Some(best) => match dumpdata::decode(&best.path, best.name.as_ref(), found.len()) {
                     Ok((facts, files)) => {
                         if found.len() > 1 {
                             notes.push(format!(
@@ -294,12 +294,8 @@ pub fn build(req: &Request) -> anyhow::Result<Case> {
                         if let (Some(w), Some(h)) = (&wanted_name, &facts.op_name) {
                             if w != h {
                                 notes.push(format!(
-                                    "the dump header names op {h:?}, not {w:?} (matched by {})",
-                                    if dumpdata::sanitise(w) == best.name.op_name {
-                                        "file name"
-                                    } else {
-                                        "task id"
-                                    }
+                                    "the dump header names op {h:?}, not {w:?}: check that {} is the right file",
+                                    best.path.display()
                                 ));
                             }
                         }

@@ -799,3 +799,37 @@ fn second_error_of_a_collection() {
         .contains("2 device error(s) name an operator, so there is no error number 3"));
     let _ = std::fs::remove_dir_all(&out);
 }
+
+#[test]
+fn a_dump_file_given_directly_is_used_and_checked() {
+    let exp = &expected()["accuracy"]["add"];
+    let root = fixture("repro/accuracy");
+    let file = root
+        .join("dump/20250101120000/0/ge_default_20250101_1/1/0")
+        .join(exp["dump_file"].as_str().unwrap());
+    let out = out_dir("direct");
+    let case = repro(
+        &[
+            "--op",
+            "MatMul_7",
+            "--graph",
+            &path_arg(&root.join("graph")),
+            "--dump",
+            &path_arg(&file),
+        ],
+        &out,
+        0,
+    );
+    assert_eq!(case["dump"]["op_name"], exp["op_name"]);
+    let notes = case["notes"].as_array().unwrap();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.as_str().unwrap().starts_with(&format!(
+                "the dump header names op {:?}, not \"MatMul_7\"",
+                exp["op_name"].as_str().unwrap()
+            ))),
+        "{notes:?}"
+    );
+    let _ = std::fs::remove_dir_all(&out);
+}
