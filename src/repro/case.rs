@@ -103,7 +103,7 @@ pub struct OpFacts {
     /// Name of the graph inside the file.
     pub graph_name: String,
     /// How the target was matched: `node_name`, `ge_task_name`, `kernel_attr:<key>`,
-    /// `kernel_attr_without_tiling_key:<key>`.
+    /// `kernel_attr_without_tiling_key:<key>`, `kernel_attr_contains:<key>`.
     pub matched_by: String,
     /// The compiled kernel symbol from the op's `_kernelname` / `<op>_kernelname` attribute.
     pub kernel_name: Option<String>,

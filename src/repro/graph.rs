@@ -114,6 +114,7 @@ pub fn locate(
                     KernelMatch::AttrWithoutTilingKey { key, .. } => {
                         format!("kernel_attr_without_tiling_key:{key}")
                     }
+                    KernelMatch::AttrContains { key } => format!("kernel_attr_contains:{key}"),
                 };
                 let mut notes = Vec::new();
                 let same: Vec<&str> = hits
