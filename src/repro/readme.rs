@@ -71,6 +71,18 @@ pub fn render(case: &Case) -> String {
             e.line.map(|l| format!(" line {l}")).unwrap_or_default()
         );
     }
+    for rt in &t.runtime_tensors {
+        let _ = writeln!(
+            s,
+            "- runtime {} {}: {} {} {} (line {})",
+            rt.io,
+            rt.index,
+            rt.dtype.as_deref().unwrap_or("?"),
+            rt.format.as_deref().unwrap_or("?"),
+            dims(rt.shape.as_deref()),
+            rt.line
+        );
+    }
     let _ = writeln!(s, "\n## Operator (GE graph)\n");
     match &case.op {
         None => s.push_str("Not found — see *Missing*.\n"),
@@ -133,6 +145,9 @@ pub fn render(case: &Case) -> String {
         None => s.push_str("No dump — see *Missing*.\n"),
         Some(d) => {
             let _ = writeln!(s, "From `{}` ({} framing).\n", d.file, d.framing);
+            if let Some(tiling) = &d.tiling_data {
+                let _ = writeln!(s, "- tiling data → `{tiling}`");
+            }
             for t in &d.tensors {
                 let _ = writeln!(
                     s,
