@@ -86,8 +86,9 @@ pub struct TensorFacts {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct AttrFacts {
     pub name: String,
-    /// `int`, `float`, `bool`, `str`, `list_int`, `list_float`, `list_bool`, `list_str`,
-    /// `dtype`, `list_list_int` or `other`.
+    /// `int`, `float`, `bool`, `str`, `dtype`, `list_int`, `list_float`, `list_bool`,
+    /// `list_str`, `list_dtype`, `list_list_int`, or `unset` (an IR attribute the op does not
+    /// carry: the IR default applies).
     pub kind: String,
     pub value: serde_json::Value,
 }
@@ -111,8 +112,10 @@ pub struct OpFacts {
     pub block_dim: Option<i64>,
     pub inputs: Vec<TensorFacts>,
     pub outputs: Vec<TensorFacts>,
-    /// Attributes without GE-private ones, in the order the graph lists them (the IR order is
-    /// not recorded in the dump).
+    /// `ir`: `attrs` are the IR attributes in IR order (the dump's `_ir_attr_names`);
+    /// `graph`: the dump does not list them, so `attrs` are the non-bookkeeping attributes in
+    /// the order the graph lists them.
+    pub attrs_order: String,
     pub attrs: Vec<AttrFacts>,
 }
 

@@ -184,11 +184,9 @@ fn is_internal_attr(op: &Op, key: &str) -> bool {
         "output_alignment_vector",
         "refresh_int64_flag",
         "isCheckSupported",
-        "is_preprocessed",
         "framework_type",
         "t_in_datatype",
         "t_out_datatype",
-        "negative_index_support",
         "workspace_reuse_flag",
         "core_type_value",
         "support_dynamicshape",
@@ -245,19 +243,6 @@ fn attr_value(v: &AttrValue) -> Option<(&'static str, serde_json::Value)> {
     })
 }
 
-/// IR argument names by index from `_input_name_key` / `_input_name_value` (or the output pair).
-fn io_names(op: &Op, key: &str, value: &str) -> Vec<(usize, String)> {
-    let (Some(AttrValue::List(k)), Some(AttrValue::List(v))) =
-        (op.attrs.get(key), op.attrs.get(value))
-    else {
-        return Vec::new();
-    };
-    k.s.iter()
-        .zip(&v.i)
-        .filter_map(|(n, &i)| usize::try_from(i).ok().map(|i| (i, n.clone())))
-        .collect()
-}
-
 fn tensor(
     index: usize,
     d: &TensorDesc,
@@ -280,10 +265,27 @@ fn tensor(
     }
 }
 
-/// The facts of one op.
+/// An attribute's facts; `None` for value kinds a test case cannot use (tensors, graphs).
+/// An IR attribute the op does not carry has kind `unset` and a null value.
+fn attr_facts(name: &str, v: Option<&AttrValue>) -> Option<AttrFacts> {
+    let (kind, value) = match v {
+        None | Some(AttrValue::Unset) => ("unset", serde_json::Value::Null),
+        Some(v) => attr_value(v)?,
+    };
+    Some(AttrFacts {
+        name: name.to_string(),
+        kind: kind.to_string(),
+        value,
+    })
+}
+
+/// The facts of one op. Attributes: the IR attributes in IR order when the dump lists them
+/// (`_ir_attr_names`, newer CANN), else every attribute that is not GE bookkeeping, in the
+/// order the graph lists them.
 pub fn facts(op: &Op, graph_name: &str, file: &str, matched_by: &str) -> OpFacts {
-    let in_names = io_names(op, "_input_name_key", "_input_name_value");
-    let out_names = io_names(op, "_output_name_key", "_output_name_value");
+    let ir_attrs = op.ir_attrs();
+    let in_names = op.input_ir_names();
+    let out_names = op.output_ir_names();
     // Descriptor i belongs to the i-th non-control input; unconnected optional inputs keep
     // their place.
     let sources: Vec<Option<String>> = op
@@ -318,17 +320,18 @@ pub fn facts(op: &Op, graph_name: &str, file: &str, matched_by: &str) -> OpFacts
             .enumerate()
             .map(|(i, d)| tensor(i, d, &out_names, None))
             .collect(),
-        attrs: op
-            .attrs
-            .iter()
-            .filter(|(k, _)| !is_internal_attr(op, k))
-            .filter_map(|(k, v)| {
-                attr_value(v).map(|(kind, value)| AttrFacts {
-                    name: k.to_string(),
-                    kind: kind.to_string(),
-                    value,
-                })
-            })
-            .collect(),
+        attrs_order: if ir_attrs.is_empty() { "graph" } else { "ir" }.to_string(),
+        attrs: if ir_attrs.is_empty() {
+            op.attrs
+                .iter()
+                .filter(|(k, _)| !is_internal_attr(op, k))
+                .filter_map(|(k, v)| attr_facts(k, Some(v)))
+                .collect()
+        } else {
+            ir_attrs
+                .iter()
+                .filter_map(|(k, v)| attr_facts(k, *v))
+                .collect()
+        },
     }
 }

@@ -112,12 +112,22 @@ pub fn test_script(case: &Case, files: &RuntimeFiles, case_name: &str) -> String
     }
     if let Some(op) = &case.op {
         if !op.attrs.is_empty() {
-            params.push_str(
-                "        # Attributes in the order the graph lists them (GE does not record the IR order):\n\
-                 \x20       # reorder them to the op's IR definition before running.\n",
-            );
+            params.push_str(if op.attrs_order == "ir" {
+                "        # Attributes in IR order (the graph's _ir_attr_names):\n"
+            } else {
+                "        # Attributes in the order the graph lists them (this dump does not record the IR order):\n\
+                 \x20       # reorder them to the op's IR definition before running.\n"
+            });
         }
         for a in &op.attrs {
+            if a.kind == "unset" {
+                let _ = writeln!(
+                    params,
+                    "        None,  # {}: not set in the graph, the IR default applies",
+                    comment(&a.name)
+                );
+                continue;
+            }
             if a.kind == "dtype" || a.kind == "list_dtype" {
                 let _ = writeln!(
                     params,

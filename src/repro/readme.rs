@@ -104,7 +104,11 @@ pub fn render(case: &Case) -> String {
                 let _ = writeln!(s, "{}", tensor_line("output", t));
             }
             if !op.attrs.is_empty() {
-                s.push_str("\nAttributes in the order the graph lists them (GE does not record the IR order):\n\n");
+                s.push_str(if op.attrs_order == "ir" {
+                    "\nAttributes in IR order:\n\n"
+                } else {
+                    "\nAttributes in the order the graph lists them (this dump does not record the IR order):\n\n"
+                });
                 for a in &op.attrs {
                     let _ = writeln!(s, "- `{}` ({}): `{}`", a.name, a.kind, a.value);
                 }

@@ -202,6 +202,7 @@ fn aicore_collection_kernel_to_node_to_kernel_json() {
     let script = std::fs::read_to_string(out.join("test_GatherV2.py")).unwrap();
     assert!(script.contains(r#"{"shape": (64,), "dtype": "float32", "format": "ND", "ori_shape": (64,), "ori_format": "ND", "param_type": "input"}"#), "{script}");
     assert!(script.contains(r#"ut_case = OpUT("GatherV2", None, None)"#));
+    assert!(script.contains("        # Attributes in IR order (the graph's _ir_attr_names):\n        0,  # batch_dims\n        False,  # is_preprocessed\n        False,  # negative_index_support\n"), "{script}");
     let cfg: Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("run_config.json")).unwrap())
             .unwrap();
