@@ -246,15 +246,16 @@ fn attr_value(v: &AttrValue) -> Option<(&'static str, serde_json::Value)> {
 fn tensor(
     index: usize,
     d: &TensorDesc,
-    names: &[(usize, String)],
+    names: &[Option<&str>],
     source: Option<String>,
 ) -> TensorFacts {
     TensorFacts {
         index,
         name: names
-            .iter()
-            .find(|(i, _)| *i == index)
-            .map(|(_, n)| n.clone())
+            .get(index)
+            .copied()
+            .flatten()
+            .map(str::to_string)
             .or_else(|| d.name.clone().filter(|n| !n.is_empty())),
         dtype: d.dtype.clone(),
         shape: d.shape.clone(),
