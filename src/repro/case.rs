@@ -195,8 +195,8 @@ pub struct DumpFacts {
 pub struct GeneratedFile {
     /// Path relative to the case directory.
     pub path: String,
-    /// `case`, `readme`, `oput`, `run_config`, `accuracy_script`, `input`, `expected_output`,
-    /// `tiling_data`, `kernel_bin`, `kernel_json`.
+    /// `case`, `readme`, `oput`, `run_config`, `accuracy_script`, `input`, `dumped_output`,
+    /// `tiling_data`, `kernel_bin`, `kernel_json`, `kernel_cce`.
     pub kind: String,
 }
 

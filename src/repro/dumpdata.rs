@@ -175,7 +175,7 @@ pub struct OutFile {
     /// Path relative to the case directory.
     pub rel: String,
     pub bytes: Vec<u8>,
-    /// `input`, `expected_output` or `tiling_data`.
+    /// `input`, `dumped_output` or `tiling_data`.
     pub kind: &'static str,
 }
 
@@ -262,7 +262,7 @@ pub fn decode(
                 let kind = if t.io == Io::Input {
                     "input"
                 } else {
-                    "expected_output"
+                    "dumped_output"
                 };
                 let rel = format!("{dir}/{io}_{}.npy", t.index);
                 tf.npy = Some(rel.clone());
