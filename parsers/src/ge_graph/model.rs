@@ -306,16 +306,15 @@ pub struct AttrList {
 }
 
 /// Builds typed records from the tree; knows the line table for positions in errors.
-pub(super) struct Builder<'d> {
+pub(super) struct Builder {
+    /// Offsets of every `\n` of the document, to turn byte offsets into lines.
     newlines: Vec<usize>,
-    _doc: std::marker::PhantomData<&'d ()>,
 }
 
-impl<'d> Builder<'d> {
-    pub(super) fn new(doc: &'d [u8]) -> Self {
+impl Builder {
+    pub(super) fn new(doc: &[u8]) -> Self {
         Builder {
             newlines: memchr::memchr_iter(b'\n', doc).collect(),
-            _doc: std::marker::PhantomData,
         }
     }
 

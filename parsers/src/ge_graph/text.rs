@@ -282,6 +282,12 @@ fn quoted(i: &[u8]) -> Res<'_, Cow<'_, [u8]>> {
             out.extend_from_slice(&body[start..j]);
             continue;
         }
+        // Fast path for what C++ `CEscape` writes for every non-printable byte: `\ooo`.
+        if let [b'\\', a @ b'0'..=b'3', b @ b'0'..=b'7', c @ b'0'..=b'7', ..] = body[j..] {
+            out.push(((a - b'0') << 6) | ((b - b'0') << 3) | (c - b'0'));
+            j += 4;
+            continue;
+        }
         let Some(&e) = body.get(j + 1) else {
             return fail(i, "a closing quote");
         };
