@@ -225,6 +225,7 @@ fn check_file(a: CheckArgs) -> anyhow::Result<ExitCode> {
             models.push(model);
         }
         report.problems.extend(graph::check_names(&bytes, &models));
+        check::locate_problems(&mut report.problems, &bytes);
         report = report.finish();
     }
     let rendered = match a.format {

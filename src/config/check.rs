@@ -158,6 +158,7 @@ pub fn check(bytes: &[u8], file: &str, options: &CheckOptions) -> CheckReport {
     report.problems = c.problems;
     report.notes = c.notes;
     report.filesystem_checked = c.filesystem_checked;
+    locate_problems(&mut report.problems, bytes);
     let (enabled, kind) = need_dump(dump);
     report.dump_enabled = Some(enabled);
     report.dump_type = enabled.then_some(kind);
@@ -167,6 +168,20 @@ pub fn check(bytes: &[u8], file: &str, options: &CheckOptions) -> CheckReport {
         );
     }
     report.finish()
+}
+
+/// Fills in the line and column of problems that have none, from their JSON paths.
+pub fn locate_problems(problems: &mut [Problem], bytes: &[u8]) {
+    if problems.iter().all(|p| p.line.is_some()) {
+        return;
+    }
+    let map = super::locate::locate(bytes);
+    for p in problems.iter_mut().filter(|p| p.line.is_none()) {
+        if let Some((line, column)) = super::locate::position(&map, &p.path) {
+            p.line = Some(line);
+            p.column = Some(column);
+        }
+    }
 }
 
 impl Problem {

@@ -13,6 +13,7 @@
 pub mod cann;
 pub mod check;
 pub mod graph;
+pub mod locate;
 pub mod preset;
 
 use serde::Serialize;
@@ -53,7 +54,8 @@ pub struct Problem {
     pub message: String,
     /// One line telling how to fix it.
     pub fix: String,
-    /// 1-based line and column, when known (EP0004 parse errors).
+    /// 1-based line and column of the item in the file (for a missing item: of the object that
+    /// lacks it); the syntax error's position for EP0004.
     pub line: Option<usize>,
     pub column: Option<usize>,
 }

@@ -1175,3 +1175,30 @@ fn round_trip_through_the_binary_for_each_preset() {
     }
     assert!(Path::new(&dir).join("model.json").exists());
 }
+
+#[test]
+fn every_problem_carries_its_line_and_column() {
+    let text = "{\n  \"dump\": {\n    \"dump_mode\": \"outptu\",\n    \"dump_list\": [\n      {\"model_name\": \"\"}\n    ]\n  }\n}\n";
+    let (r, _) = run_check("positions", text, &["--no-fs-check"], 1);
+    let at: Vec<(String, Option<u64>, Option<u64>)> = r["problems"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|p| {
+            (
+                p["path"].as_str().unwrap_or_default().to_string(),
+                p["line"].as_u64(),
+                p["column"].as_u64(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        at,
+        vec![
+            ("dump_mode".to_string(), Some(3), Some(18)),
+            // A missing key points at the object that lacks it.
+            ("dump_path".to_string(), Some(2), Some(11)),
+            ("dump_list[0].model_name".to_string(), Some(5), Some(22)),
+        ]
+    );
+}
