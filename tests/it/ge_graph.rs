@@ -3,7 +3,8 @@
 
 use std::path::PathBuf;
 
-use npgx_parsers::ge_graph::{self, AttrValue, GeModel, KernelMatch};
+use npgx_parsers::ge_graph::{self, AttrValue, GeModel, Graph, KernelMatch, Op, TensorDesc};
+use serde_json::{json, Map, Value};
 
 use crate::common::sample;
 
@@ -434,4 +435,146 @@ fn gatherv2d_training_graph() {
         .attrs
         .get_str("op_def")
         .is_some_and(|s| s.starts_with("\n\u{8}GatherV2")));
+}
+
+// ---- fixtures printed by protobuf's own text_format (scripts/gen_ge_graph_fixtures.py) ----
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn jf(x: f64) -> Value {
+    if x.is_infinite() {
+        json!(if x > 0.0 { "inf" } else { "-inf" })
+    } else {
+        json!(x)
+    }
+}
+
+/// The same encoding as `j_*` in the Python writer; proto3 defaults stand in for absent fields.
+fn j_desc(d: &TensorDesc) -> Value {
+    let mut v = json!({
+        "dtype": d.dtype.clone().unwrap_or_else(|| "DT_UNDEFINED".into()),
+        "shape": d.shape,
+        "layout": d.layout.clone().unwrap_or_default(),
+        "attrs": j_attrs(d.attrs.iter()),
+    });
+    let obj = v.as_object_mut().expect("object");
+    for (k, x) in [
+        ("size", d.size),
+        ("real_dim_cnt", d.real_dim_cnt),
+        ("data_offset", d.data_offset),
+    ] {
+        if let Some(x) = x.filter(|x| *x != 0) {
+            obj.insert(k.into(), json!(x));
+        }
+    }
+    if d.input_tensor == Some(true) {
+        obj.insert("input_tensor".into(), json!(true));
+    }
+    v
+}
+
+fn j_attrs<'a>(attrs: impl Iterator<Item = (&'a str, &'a AttrValue)>) -> Value {
+    Value::Object(
+        attrs
+            .map(|(k, v)| (k.to_string(), j_attr(v)))
+            .collect::<Map<_, _>>(),
+    )
+}
+
+fn j_graph(g: &Graph) -> Value {
+    json!({
+        "name": g.name, "inputs": g.inputs, "outputs": g.outputs,
+        "attrs": j_attrs(g.attrs.iter()),
+        "ops": g.ops.iter().map(j_op).collect::<Vec<_>>(),
+    })
+}
+
+fn j_op(o: &Op) -> Value {
+    json!({
+        "name": o.name, "type": o.op_type,
+        "inputs": o.inputs.iter().map(|i| json!([i.src, i.index])).collect::<Vec<_>>(),
+        "id": o.id, "stream_id": o.stream_id, "input_name": o.input_names, "src_name": o.src_names,
+        "src_index": o.src_indices, "dst_name": o.dst_names, "dst_index": o.dst_indices,
+        "input_i": o.input_offsets, "output_i": o.output_offsets, "workspace": o.workspace_offsets,
+        "workspace_bytes": o.workspace_bytes, "is_input_const": o.is_input_const,
+        "subgraph_name": o.subgraph_names,
+        "input_desc": o.input_desc.iter().map(j_desc).collect::<Vec<_>>(),
+        "output_desc": o.output_desc.iter().map(j_desc).collect::<Vec<_>>(),
+        "attrs": j_attrs(o.attrs.iter()),
+    })
+}
+
+fn j_attr(v: &AttrValue) -> Value {
+    match v {
+        AttrValue::Unset => json!({"unset": true}),
+        AttrValue::S(s) => json!({"s": s}),
+        AttrValue::Expression(s) => json!({"expression": s}),
+        AttrValue::I(i) => json!({"i": i}),
+        AttrValue::F(f) => json!({"f": jf(*f)}),
+        AttrValue::B(b) => json!({"b": b}),
+        AttrValue::Dt(d) => json!({"dt": d}),
+        AttrValue::Bt(b) => json!({"bt_hex": hex(b)}),
+        AttrValue::List(l) => json!({"list": {
+            "s": l.s, "i": l.i, "f": l.f.iter().map(|x| jf(*x)).collect::<Vec<_>>(), "b": l.b,
+            "bt_hex": l.bt.iter().map(|b| hex(b)).collect::<Vec<_>>(), "dt": l.dt,
+            "td": l.td.iter().map(j_desc).collect::<Vec<_>>(),
+            "na": l.na.iter().map(|n| n.name.clone()).collect::<Vec<_>>(),
+            "g": l.g.iter().map(|g| g.name.clone()).collect::<Vec<_>>(),
+            "val_type": l.val_type.clone().unwrap_or_else(|| "VT_LIST_NONE".into()),
+        }}),
+        AttrValue::Func(f) => {
+            let mut keys: Vec<&str> = f.attrs.iter().map(|(k, _)| k).collect();
+            keys.sort_unstable();
+            json!({"func": {"name": f.name, "keys": keys}})
+        }
+        AttrValue::Td(d) => json!({"td": j_desc(d)}),
+        AttrValue::T(t) => json!({"t": {"desc": j_desc(&t.desc), "data_hex": hex(&t.data)}}),
+        AttrValue::G(g) => json!({"g": j_graph(g)}),
+        AttrValue::ListListInt(rows) => json!({"list_list_int": rows}),
+        AttrValue::ListListFloat(rows) => json!({"list_list_float": rows
+            .iter()
+            .map(|r| r.iter().map(|x| jf(*x)).collect::<Vec<_>>())
+            .collect::<Vec<_>>()}),
+        AttrValue::Other(kind) => json!({"other": kind}),
+    }
+}
+
+#[test]
+fn protobuf_text_format_fixtures_read_back_exactly() {
+    let expected: Value = serde_json::from_slice(
+        &std::fs::read(crate::common::fixture("ge_graph/expected.json")).expect("expected.json"),
+    )
+    .expect("expected is JSON");
+    for name in ["pretty.txt", "one_line.txt"] {
+        let bytes =
+            std::fs::read(crate::common::fixture(&format!("ge_graph/{name}"))).expect("fixture");
+        let m = ge_graph::parse(&bytes).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let got = json!({
+            "name": m.name, "version": m.version,
+            "graphs": m.graphs.iter().map(j_graph).collect::<Vec<_>>(),
+            "attrs": j_attrs(m.attrs.iter()),
+        });
+        assert_eq!(got, expected, "{name}");
+        // Lookups on the same model.
+        let hit = &m.find_kernel("te_conv2d_0123abcd_1__kernel0")[0];
+        assert_eq!(hit.op.name, "conv/Conv2D:fused");
+        let fused: Vec<_> = m
+            .index()
+            .fused_into("bn")
+            .iter()
+            .map(|r| r.op.name.clone())
+            .collect();
+        assert_eq!(fused, vec!["conv/Conv2D:fused"]);
+        assert_eq!(hit.op.input_desc[1].dtype_code(), Some(99));
+        assert_eq!(
+            hit.op
+                .ir_attrs()
+                .iter()
+                .map(|(k, v)| (*k, v.is_some()))
+                .collect::<Vec<_>>(),
+            vec![("i_neg", true), ("b_true", true), ("not_set", false)]
+        );
+    }
 }
