@@ -321,6 +321,10 @@ pub fn build(req: &Request) -> anyhow::Result<Case> {
         }
     };
 
+    if let (Some(op), Some(d)) = (&op, &dump) {
+        notes.extend(cross_check(op, d));
+    }
+
     let path = req.path.unwrap_or(if req.from_aicore.is_some() {
         ReproPath::Runtime
     } else {
@@ -364,6 +368,34 @@ pub fn build(req: &Request) -> anyhow::Result<Case> {
     };
     write_case(&mut case, &out_files, &from_error)?;
     Ok(case)
+}
+
+/// Where the graph and the dump disagree: tensor counts (exception dumps leave out tensors
+/// whose address is null, which shifts indices) and data types.
+fn cross_check(op: &case::OpFacts, d: &case::DumpFacts) -> Vec<String> {
+    let mut notes = Vec::new();
+    for (io, graph) in [("input", &op.inputs), ("output", &op.outputs)] {
+        let dumped: Vec<&case::DumpTensorFacts> = d.tensors.iter().filter(|t| t.io == io).collect();
+        if dumped.len() != graph.len() {
+            notes.push(format!(
+                "the graph gives {} {io}(s) but the dump holds {}: a dump leaves out tensors with no address, so {io} indices may not line up",
+                graph.len(),
+                dumped.len()
+            ));
+            continue;
+        }
+        for (g, t) in graph.iter().zip(dumped) {
+            if let Some(gd) = &g.dtype {
+                if *gd != t.dtype {
+                    notes.push(format!(
+                        "{io} {}: the graph says {gd}, the dump {}",
+                        t.index, t.dtype
+                    ));
+                }
+            }
+        }
+    }
+    notes
 }
 
 fn write(out: &Path, rel: &str, bytes: &[u8]) -> anyhow::Result<()> {

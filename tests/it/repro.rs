@@ -832,5 +832,11 @@ fn a_dump_file_given_directly_is_used_and_checked() {
             ))),
         "{notes:?}"
     );
+    assert!(
+        notes.contains(&json!(
+            "input 0: the graph says DT_BF16, the dump DT_FLOAT16"
+        )),
+        "{notes:?}"
+    );
     let _ = std::fs::remove_dir_all(&out);
 }
