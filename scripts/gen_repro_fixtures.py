@@ -155,6 +155,15 @@ def case_accuracy(out: Path) -> dict:
     # An older build of the same graph without the ops: must not be preferred.
     write(root / "graph" / "ge_proto_00000001_Build.txt", "graph {\n  name: \"old\"\n}\n")
 
+    # msaccucmp `convert` output of the same Add dump (dump-data.md §1.6 "npy" names).
+    npy_dir = root / "npy"
+    npy_dir.mkdir(parents=True, exist_ok=True)
+    stem = f"Add.{sanitise(add_name)}.12.3.1735732800000123"
+    np.save(npy_dir / f"{stem}.input.0.npy", x1)
+    np.save(npy_dir / f"{stem}.input.1.npy", x2)
+    np.save(npy_dir / f"{stem}.output.0.npy", y)
+    np.save(npy_dir / "unrelated.npy", y)
+
     dump_dir = root / "dump" / "20250101120000" / "0" / "ge_default_20250101_1" / "1" / "0"
     ins = [Tensor(x1, DT["DT_FLOAT16"]), Tensor(x2, DT["DT_FLOAT16"])]
     outs = [Tensor(y, DT["DT_FLOAT16"])]

@@ -175,7 +175,7 @@ pub struct DumpTensorFacts {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct DumpFacts {
     pub file: String,
-    /// `v2`, `v1` or `tlv`.
+    /// `v2`, `v1`, `tlv`, or `npy` (msaccucmp-converted files).
     pub framing: String,
     /// The real op name from the header (else the sanitised one from the file name).
     pub op_name: Option<String>,

@@ -6,6 +6,7 @@
 //! [`PaddedView::gather`] turns a padded device layout (NC1HWC0, FRACTAL_Z, FRACTAL_NZ, …) back
 //! into the logical tensor. Formats without a view keep the device layout, and the case says so.
 
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
@@ -44,13 +45,32 @@ pub fn sanitise(name: &str) -> String {
         .collect()
 }
 
-/// A dump file that matched the query, with its score (higher is better).
+/// A dump that matched the query, with its score (higher is better).
 #[derive(Clone, Debug)]
 pub struct Candidate {
+    /// The binary dump file; for converted `.npy` files, the first of them.
     pub path: PathBuf,
     /// The parsed file name; `None` for a file given directly whose name is not a dump name.
     pub name: Option<OpDumpName>,
+    /// msaccucmp `convert` output (`«dump name».input.0.npy`, …) instead of a binary dump:
+    /// each tensor's io, index and file.
+    pub npy: Vec<(Io, usize, PathBuf)>,
     score: u8,
+}
+
+fn score(q: &DumpQuery, wanted: Option<&str>, d: &OpDumpName) -> u8 {
+    let name_hit = wanted == Some(d.op_name.as_str());
+    let task_hit = q.task_id.is_some() && q.task_id == Some(d.task_id);
+    let stream_ok = match (q.stream_id, d.stream_id) {
+        (Some(a), Some(b)) => a == b,
+        _ => true,
+    };
+    match (name_hit, task_hit && stream_ok) {
+        (true, true) => 3,
+        (true, false) => 2,
+        (false, true) if q.stream_id.is_some() || d.stream_id.is_none() => 1,
+        _ => 0,
+    }
 }
 
 /// Finds the dump files of the operator under `root` (or `root` itself when it is a file).
@@ -68,44 +88,71 @@ pub fn find(root: &Path, q: &DumpQuery) -> Vec<Candidate> {
         return vec![Candidate {
             path: root.to_path_buf(),
             name,
+            npy: Vec::new(),
             score: 0,
         }];
     }
     let mut files = Vec::new();
     walk(root, 0, &mut files);
     let wanted = q.op_name.as_deref().map(sanitise);
-    let mut out: Vec<Candidate> = files
-        .into_iter()
-        .filter_map(|path| {
-            let file_name = path.file_name()?.to_string_lossy().into_owned();
-            let FileName::Dump(d) = name::classify(&file_name) else {
-                return None;
-            };
-            if d.is_opdebug() {
-                return None;
+    let mut out: Vec<Candidate> = Vec::new();
+    // Converted .npy files of one dump, keyed by directory and dump name.
+    let mut groups: BTreeMap<(PathBuf, String), Candidate> = BTreeMap::new();
+    for path in files {
+        let Some(file_name) = path.file_name().map(|n| n.to_string_lossy().into_owned()) else {
+            continue;
+        };
+        match name::classify(&file_name) {
+            FileName::Dump(d) if !d.is_opdebug() => {
+                let score = score(q, wanted.as_deref(), &d);
+                if score > 0 {
+                    out.push(Candidate {
+                        path,
+                        name: Some(d),
+                        npy: Vec::new(),
+                        score,
+                    });
+                }
             }
-            let name_hit = wanted.as_deref() == Some(d.op_name.as_str());
-            let task_hit = q.task_id.is_some() && q.task_id == Some(d.task_id);
-            let stream_ok = match (q.stream_id, d.stream_id) {
-                (Some(a), Some(b)) => a == b,
-                _ => true,
-            };
-            let score = match (name_hit, task_hit && stream_ok) {
-                (true, true) => 3,
-                (true, false) => 2,
-                (false, true) if q.stream_id.is_some() || d.stream_id.is_none() => 1,
-                _ => 0,
-            };
-            (score > 0).then_some(Candidate {
-                path,
-                name: Some(d),
-                score,
-            })
-        })
-        .collect();
+            FileName::Npy {
+                origin: Some(d),
+                io: Some(io),
+                index: Some(index),
+            } if matches!(io, Io::Input | Io::Output) => {
+                let score = score(q, wanted.as_deref(), &d);
+                if score == 0 {
+                    continue;
+                }
+                let prefix = file_name
+                    .rsplit_once(if io == Io::Input {
+                        ".input."
+                    } else {
+                        ".output."
+                    })
+                    .map_or_else(|| file_name.clone(), |(p, _)| p.to_string());
+                let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+                let g = groups.entry((dir, prefix)).or_insert_with(|| Candidate {
+                    path: path.clone(),
+                    name: Some(d),
+                    npy: Vec::new(),
+                    score,
+                });
+                g.npy.push((io, index, path));
+            }
+            _ => {}
+        }
+    }
+    for mut g in groups.into_values() {
+        g.npy.sort();
+        g.npy.dedup_by(|a, b| a.0 == b.0 && a.1 == b.1);
+        g.path = g.npy[0].2.clone();
+        out.push(g);
+    }
+    // Best score first; a binary dump before converted .npy files of the same dump.
     out.sort_by(|a, b| {
         b.score
             .cmp(&a.score)
+            .then(a.npy.is_empty().cmp(&b.npy.is_empty()).reverse())
             .then(stamp(b).cmp(&stamp(a)))
             .then(a.path.cmp(&b.path))
     });
@@ -177,6 +224,115 @@ pub struct OutFile {
     pub bytes: Vec<u8>,
     /// `input`, `dumped_output` or `tiling_data`.
     pub kind: &'static str,
+}
+
+/// Reads a candidate: a binary dump through [`decode`], converted `.npy` files through
+/// [`copy_npy`].
+pub fn read(c: &Candidate, candidates: usize) -> Result<(DumpFacts, Vec<OutFile>), String> {
+    if c.npy.is_empty() {
+        decode(&c.path, c.name.as_ref(), candidates)
+    } else {
+        copy_npy(c, candidates)
+    }
+}
+
+/// `.npy` headers larger than this are refused.
+const MAX_NPY_HEADER: usize = 1 << 20;
+
+/// GE data type name for a NumPy type string (little-endian or byte-sized).
+fn dt_of_npy(t: &npyz::TypeStr) -> Option<&'static str> {
+    use npyz::TypeChar as T;
+    if t.endianness() == npyz::Endianness::Big && t.size_field() > 1 {
+        return None;
+    }
+    Some(match (t.type_char(), t.size_field()) {
+        (T::Float, 2) => "DT_FLOAT16",
+        (T::Float, 4) => "DT_FLOAT",
+        (T::Float, 8) => "DT_DOUBLE",
+        (T::Int, 1) => "DT_INT8",
+        (T::Int, 2) => "DT_INT16",
+        (T::Int, 4) => "DT_INT32",
+        (T::Int, 8) => "DT_INT64",
+        (T::Uint, 1) => "DT_UINT8",
+        (T::Uint, 2) => "DT_UINT16",
+        (T::Uint, 4) => "DT_UINT32",
+        (T::Uint, 8) => "DT_UINT64",
+        (T::Bool, 1) => "DT_BOOL",
+        (T::Complex, 8) => "DT_COMPLEX64",
+        (T::Complex, 16) => "DT_COMPLEX128",
+        _ => return None,
+    })
+}
+
+/// Takes msaccucmp-converted `.npy` files as they are (they are already in the logical
+/// layout), after checking their headers.
+pub fn copy_npy(c: &Candidate, candidates: usize) -> Result<(DumpFacts, Vec<OutFile>), String> {
+    let mut facts = DumpFacts {
+        file: c.path.display().to_string(),
+        framing: "npy".to_string(),
+        op_name: c.name.as_ref().map(|d| d.op_name.clone()),
+        op_type: c.name.as_ref().map(|d| d.op_type.clone()),
+        task_id: c.name.as_ref().map(|d| d.task_id),
+        stream_id: c.name.as_ref().and_then(|d| d.stream_id),
+        timestamp: c.name.as_ref().map(|d| d.timestamp),
+        candidates,
+        tensors: Vec::new(),
+        tiling_data: None,
+    };
+    let mut files = Vec::new();
+    for (io, index, path) in &c.npy {
+        let io_name = if *io == Io::Input { "input" } else { "output" };
+        let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let head = &bytes[..bytes.len().min(MAX_NPY_HEADER)];
+        let header = npyz::NpyHeader::from_reader(head)
+            .map_err(|e| format!("{}: not a .npy file ({e})", path.display()))?;
+        let npyz::DType::Plain(ts) = header.dtype() else {
+            return Err(format!(
+                "{}: structured .npy arrays are not tensors",
+                path.display()
+            ));
+        };
+        let dt = dt_of_npy(&ts);
+        let shape = header.shape().to_vec();
+        let dir = if *io == Io::Input {
+            "inputs"
+        } else {
+            "outputs"
+        };
+        let rel = format!("{dir}/{io_name}_{index}.npy");
+        facts.tensors.push(DumpTensorFacts {
+            io: io_name.to_string(),
+            index: *index,
+            dtype: dt.unwrap_or("DT_UNDEFINED").to_string(),
+            format: "ND".to_string(),
+            device_shape: shape.clone(),
+            original_shape: shape.clone(),
+            npy: Some(rel.clone()),
+            device_npy: None,
+            npy_dtype: Some(dt.map_or_else(|| ts.to_string(), super::io::np_dtype)),
+            npy_shape: Some(shape),
+            layout: "logical".to_string(),
+            note: Some(format!(
+                "msaccucmp-converted {}{}",
+                path.display(),
+                if dt.is_none() {
+                    format!(" (NumPy type {ts}: data type unknown)")
+                } else {
+                    String::new()
+                }
+            )),
+        });
+        files.push(OutFile {
+            rel,
+            bytes,
+            kind: if *io == Io::Input {
+                "input"
+            } else {
+                "dumped_output"
+            },
+        });
+    }
+    Ok((facts, files))
 }
 
 /// Decodes `path` into per-tensor `.npy` files. Problems with single tensors are notes in the

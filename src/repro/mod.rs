@@ -282,7 +282,7 @@ pub fn build(req: &Request) -> anyhow::Result<Case> {
                     }
                     None
                 }
-                Some(best) => match dumpdata::decode(&best.path, best.name.as_ref(), found.len()) {
+                Some(best) => match dumpdata::read(best, found.len()) {
                     Ok((facts, files)) => {
                         if found.len() > 1 {
                             notes.push(format!(

@@ -840,3 +840,59 @@ fn a_dump_file_given_directly_is_used_and_checked() {
     );
     let _ = std::fs::remove_dir_all(&out);
 }
+
+#[test]
+fn msaccucmp_converted_npy_files_are_taken_as_they_are() {
+    let exp = &expected()["accuracy"]["add"];
+    let root = fixture("repro/accuracy");
+    let out = out_dir("npy");
+    let name = exp["op_name"].as_str().unwrap();
+    let case = repro(
+        &[
+            "--op",
+            name,
+            "--graph",
+            &path_arg(&root.join("graph")),
+            "--dump",
+            &path_arg(&root.join("npy")),
+        ],
+        &out,
+        0,
+    );
+    let d = &case["dump"];
+    assert_eq!(d["framing"], "npy");
+    assert_eq!(d["task_id"], 12);
+    let t: Vec<(Value, Value, Value)> = d["tensors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["npy"].clone(), t["dtype"].clone(), t["npy_shape"].clone()))
+        .collect();
+    assert_eq!(
+        t,
+        vec![
+            (
+                json!("inputs/input_0.npy"),
+                json!("DT_FLOAT16"),
+                json!([3, 5])
+            ),
+            (
+                json!("inputs/input_1.npy"),
+                json!("DT_FLOAT16"),
+                json!([3, 5])
+            ),
+            (
+                json!("outputs/output_0.npy"),
+                json!("DT_FLOAT16"),
+                json!([3, 5])
+            ),
+        ]
+    );
+    let (code, report) = run_accuracy(&out);
+    assert_eq!(code, 1, "{report}");
+    assert!(close(
+        &report["results"][0]["max_abs_error"],
+        &exp["dump_vs_golden"]["max_abs_error"]
+    ));
+    let _ = std::fs::remove_dir_all(&out);
+}
