@@ -116,6 +116,12 @@ pub struct CheckReport {
 
 impl CheckReport {
     pub(crate) fn finish(mut self) -> Self {
+        // Two rules can reach the same verdict on the same item (an empty `model_name` is both
+        // "empty while dump_op_switch is off" and "empty while opname_range needs it"): CANN
+        // would print it once before stopping, so report it once.
+        let mut seen = std::collections::HashSet::new();
+        self.problems
+            .retain(|p| seen.insert((p.code.clone(), p.path.clone(), p.message.clone())));
         self.errors = self
             .problems
             .iter()

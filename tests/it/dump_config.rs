@@ -761,6 +761,19 @@ fn dump_list_item_rules() {
             ),
         )],
     );
+    // Reported once, although two rules (switch off, opname_range) reach the same verdict.
+    assert_fails(
+        "list-range-empty-model-once",
+        json!({"dump": {"dump_path": d, "dump_level": "op", "dump_list": [{"model_name": "", "opname_range": [{"begin": "a", "end": "b"}]}]}}),
+        &[(
+            "EP0001",
+            "dump_list[0].model_name",
+            &ep1(
+                "The configuration item value is empty",
+                "dump_list[0].model_name",
+            ),
+        )],
+    );
     assert_passes(
         "list-range-ok",
         json!({"dump": {"dump_path": d, "dump_level": "op", "dump_list": [{"model_name": "m", "opname_range": [{"begin": "a", "end": "b"}]}]}}),
