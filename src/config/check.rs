@@ -1026,14 +1026,32 @@ impl<'a> Checker<'a> {
                 found.push((key.clone(), closest(key, KNOWN_KEYS)));
             }
         }
+        // Keys of an object in the dump_list tree that CANN does not read.
+        let mut unknown_in = |obj: &Value, base: &str, known: &[&'static str]| {
+            for key in obj.as_object().into_iter().flat_map(Map::keys) {
+                if !known.contains(&key.as_str()) {
+                    found.push((member(base, key), closest(key, known)));
+                }
+            }
+        };
         if let Some(Value::Array(items)) = self.dump.get("dump_list") {
             for (i, item) in items.iter().enumerate() {
-                for key in item.as_object().into_iter().flat_map(Map::keys) {
-                    if !KNOWN_ITEM_KEYS.contains(&key.as_str()) {
-                        found.push((
-                            member(&index("dump_list", i), key),
-                            closest(key, KNOWN_ITEM_KEYS),
-                        ));
+                let base = index("dump_list", i);
+                unknown_in(item, &base, KNOWN_ITEM_KEYS);
+                for (key, known) in [
+                    ("optype_blacklist", &["name", "pos"][..]),
+                    ("opname_blacklist", &["name", "pos"][..]),
+                    ("opname_range", &["begin", "end"][..]),
+                ] {
+                    let p = member(&base, key);
+                    for (j, entry) in item
+                        .get(key)
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten()
+                        .enumerate()
+                    {
+                        unknown_in(entry, &index(&p, j), known);
                     }
                 }
             }

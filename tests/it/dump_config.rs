@@ -858,6 +858,31 @@ fn every_problem_at_once_in_cann_order_with_fixes_and_warnings() {
 }
 
 #[test]
+fn unknown_keys_in_blacklists_and_ranges() {
+    let cfg = json!({"dump": {"dump_path": dump_dir(), "dump_level": "op", "dump_list": [{"model_name": "m",
+        "optype_blacklist": [{"name": "Add", "position": ["input0"]}], "opname_range": [{"begin": "a", "end": "b", "stop": "c"}]}]}});
+    let (r, _) = run_check("unknown-nested", &cfg.to_string(), &[], 0);
+    let got: Vec<(String, String)> = problems(&r).into_iter().map(|(c, p, _)| (c, p)).collect();
+    assert_eq!(
+        got,
+        vec![
+            (
+                "unknown-key".to_string(),
+                "dump_list[0].optype_blacklist[0].position".to_string()
+            ),
+            (
+                "unknown-key".to_string(),
+                "dump_list[0].opname_range[0].stop".to_string()
+            ),
+        ]
+    );
+    assert_eq!(
+        r["problems"][0]["fix"],
+        "remove it or check the spelling against the acl.json documentation"
+    );
+}
+
+#[test]
 fn warnings_alone_keep_the_config_valid() {
     let (r, _) = run_check(
         "warn-only",
