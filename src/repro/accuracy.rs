@@ -277,6 +277,7 @@ import argparse
 import json
 import os
 import sys
+import traceback
 
 import numpy as np
 
@@ -500,8 +501,15 @@ def main():
             npu, reason = run_npu(x, args.device)
         except NotImplementedError as exc:
             npu, reason = None, "%s (edit npu_call() in this script)" % exc
+        except Exception as exc:  # the operator itself failed on the NPU: that is a finding
+            traceback.print_exc()
+            results.append({"comparison": "npu_run", "output": -1, "ok": False,
+                            "reason": "the operator raised %s: %s" % (type(exc).__name__, exc)})
+            npu, reason = None, None
+            notes.append("NPU run FAILED: %s: %s (traceback on stderr)" % (type(exc).__name__, exc))
     if npu is None:
-        notes.append("NPU part SKIPPED: " + reason)
+        if reason is not None:
+            notes.append("NPU part SKIPPED: " + reason)
     else:
         for i, e in enumerate(OUTPUTS):
             if i >= len(npu):

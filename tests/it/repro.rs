@@ -896,3 +896,105 @@ fn msaccucmp_converted_npy_files_are_taken_as_they_are() {
     ));
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// A test-only stand-in for torch_npu that runs "NPU" tensors on the CPU, so the NPU branch of
+/// the generated script (table call, comparisons, verdict) is exercised without an NPU.
+const CPU_STAND_IN: &str = "import types, torch\n\
+torch.npu = types.SimpleNamespace(is_available=lambda: True, set_device=lambda d: None, synchronize=lambda: None)\n\
+torch.Tensor.npu = lambda self: self\n";
+
+#[test]
+fn accuracy_script_npu_branch_with_a_cpu_stand_in() {
+    let has_torch = Command::new(python())
+        .args(["-c", "import torch"])
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(
+        has_torch,
+        "the test venv has torch (scripts/requirements-test.txt)"
+    );
+    let exp = &expected()["accuracy"]["add"];
+    let root = fixture("repro/accuracy");
+    let out = out_dir("standin");
+    let name = exp["op_name"].as_str().unwrap();
+    repro(
+        &[
+            "--op",
+            name,
+            "--graph",
+            &path_arg(&root.join("graph")),
+            "--dump",
+            &path_arg(&root.join("dump")),
+        ],
+        &out,
+        0,
+    );
+    let stub = out.join("stub");
+    std::fs::create_dir_all(&stub).unwrap();
+    std::fs::write(stub.join("torch_npu.py"), CPU_STAND_IN).unwrap();
+    let script = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("repro_")
+        })
+        .unwrap();
+    let o = Command::new(python())
+        .arg(&script)
+        .arg("--json")
+        .env("PYTHONPATH", &stub)
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&o.stderr)));
+    assert_eq!(report["npu_ran"], true, "{report}");
+    let verdicts: Vec<(Value, Value)> = report["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["comparison"].clone(), r["ok"].clone()))
+        .collect();
+    // The single op agrees with the golden; the graph's dumped output (planted error) does not.
+    assert_eq!(
+        verdicts,
+        vec![
+            (json!("dump_vs_golden"), json!(false)),
+            (json!("npu_vs_golden"), json!(true)),
+            (json!("npu_vs_dump"), json!(false)),
+        ]
+    );
+    assert_eq!(report["verdict"], "FAIL");
+    assert_eq!(o.status.code(), Some(1));
+    // An operator that raises on the "NPU" is a failed comparison, not a crash.
+    std::fs::write(
+        stub.join("torch_npu.py"),
+        format!("{CPU_STAND_IN}torch.add = None\n"),
+    )
+    .unwrap();
+    let o = Command::new(python())
+        .arg(&script)
+        .arg("--json")
+        .env("PYTHONPATH", &stub)
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let last = report["results"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(last["comparison"], "npu_run");
+    assert_eq!(last["ok"], false);
+    assert!(
+        report["notes"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("NPU run FAILED: TypeError"),
+        "{report}"
+    );
+    let _ = std::fs::remove_dir_all(&out);
+}
