@@ -133,6 +133,7 @@ pub fn check(bytes: &[u8], file: &str, options: &CheckOptions) -> CheckReport {
             cann::ep0001("dump", file, cann::MUST_BE_OBJECT),
             "make \"dump\" a JSON object: {\"dump\": {\"dump_path\": \"…\", …}}",
         ));
+        locate_problems(&mut report.problems, bytes);
         return report.finish();
     };
     if dump.is_empty() {

@@ -126,6 +126,14 @@ fn dump_must_be_an_object_and_may_be_absent() {
             &ep1("This configuration item must be of the object type", "dump"),
         )],
     );
+    let (r, _) = run_check("dump-array-at", "{\n  \"dump\": [1]\n}\n", &[], 1);
+    assert_eq!(
+        (
+            r["problems"][0]["line"].as_u64(),
+            r["problems"][0]["column"].as_u64()
+        ),
+        (Some(2), Some(11))
+    );
     let r = assert_passes("no-dump", json!({"profiler": {}}));
     assert_eq!(r["dump_enabled"], false);
     let r = assert_passes("empty-dump", json!({"dump": {}}));

@@ -17,6 +17,9 @@
 //! Nothing here knows GE's schema; [`super::model`] maps the tree onto the typed records. The tree
 //! borrows names and tokens from the input; strings are only copied when they contain escapes
 //! (the multi-megabyte `bt` kernel binaries do).
+//!
+//! The tokens are nom combinators over `&[u8]` (the input need not be UTF-8); the field loop is
+//! written out so that nesting depth is bounded ([`MAX_DEPTH`]) and errors keep their offset.
 
 use std::borrow::Cow;
 
