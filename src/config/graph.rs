@@ -4,8 +4,8 @@
 //! A name that is not a node is silently ignored by CANN, so the dump comes back empty. Findings:
 //! the name is in no graph (error, with the nearest node name as the fix); it is a pre-fusion
 //! name that graph fusion folded into another node (warning: CANN dumps the fused node, whose
-//! tensors differ); in the watcher scene it is an Hcom (collective communication) op, which the
-//! watcher does not observe the way it does compute ops (warning); a `model_name` that names no
+//! tensors differ); in the watcher scene it is an Hcom (collective communication) op, whose buffers
+//! HCCL writes, while the watcher is meant for compute operators (warning); a `model_name` that names no
 //! graph (warning: GE graph names carry a timestamp and change between runs).
 
 use npgx_parsers::ge_graph::{GeModel, OpIndex};
@@ -114,10 +114,10 @@ fn name_problem(
                 Severity::Warning,
                 "hcom-in-watcher",
                 format!(
-                    "{name} is an Hcom op (type {}, graph {}): the watcher scene checks compute ops; a collective's output is written by the communication engine",
+                    "{name} is an Hcom (collective communication) op (type {}, graph {}): HCCL, not an AI Core kernel, writes its buffers, and the watcher scene is meant for compute operators",
                     found.op.op_type, found.graph.name
                 ),
-                format!("put the compute op that consumes or produces {name}'s buffer in {key} instead"),
+                format!("check that this is intended; to find who overwrites memory, put the compute ops that produce or consume {name}'s buffers in {key}"),
             ));
         }
         return None;

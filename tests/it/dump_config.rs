@@ -974,7 +974,7 @@ fn graph_hcom_ops_in_watcher_mode_and_several_graphs() {
         vec![(
             "hcom-in-watcher".into(),
             "dump_list[0].watcher_nodes[0]".into(),
-            "allreduce_1 is an Hcom op (type HcomAllReduce, graph g): the watcher scene checks compute ops; a collective's output is written by the communication engine".into()
+            "allreduce_1 is an Hcom (collective communication) op (type HcomAllReduce, graph g): HCCL, not an AI Core kernel, writes its buffers, and the watcher scene is meant for compute operators".into()
         )]
     );
     assert_eq!(r["graphs"].as_array().map(Vec::len), Some(2));
