@@ -28,8 +28,8 @@ fn case(name: &str) -> Case {
     Case { root, expected }
 }
 
-/// `npgx dump-scan ROOT --format json --all --no-progress [extra]`, expecting `code`.
-fn scan(root: &Path, extra: &[&str], code: i32) -> Value {
+/// `dump-scan ROOT --format json --all --no-progress [extra]`.
+fn scan_args(root: &Path, extra: &[&str]) -> Vec<String> {
     let mut args: Vec<String> = vec![
         "dump-scan".into(),
         root.display().to_string(),
@@ -39,22 +39,18 @@ fn scan(root: &Path, extra: &[&str], code: i32) -> Value {
         "--no-progress".into(),
     ];
     args.extend(extra.iter().map(|s| s.to_string()));
-    common::npgx_json(&args, code)
+    args
+}
+
+/// Scans `root` as JSON with every tensor listed, expecting exit `code`.
+fn scan(root: &Path, extra: &[&str], code: i32) -> Value {
+    common::npgx_json(scan_args(root, extra), code)
 }
 
 /// Like `scan`, but returns the exit code instead of asserting it, so that a failing case shows
 /// every disagreement at once.
 fn scan_any(root: &Path, extra: &[&str]) -> (Option<i32>, Value) {
-    let mut args: Vec<String> = vec![
-        "dump-scan".into(),
-        root.display().to_string(),
-        "--format".into(),
-        "json".into(),
-        "--all".into(),
-        "--no-progress".into(),
-    ];
-    args.extend(extra.iter().map(|s| s.to_string()));
-    let out = common::npgx(&args);
+    let out = common::npgx(scan_args(root, extra));
     let got = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
             "exit {:?}, stdout is not JSON ({e}); stderr:\n{}",
