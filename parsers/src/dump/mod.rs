@@ -15,3 +15,61 @@ pub mod path;
 pub mod proto;
 pub mod scalar;
 pub mod stats_csv;
+
+/// Entry points for fuzzing: each takes arbitrary bytes and must never panic.
+pub mod fuzz {
+    use super::*;
+
+    /// Runs every dump decoder on `data` as if it were a file's contents or name.
+    pub fn all(data: &[u8]) {
+        let _ = header::probe(data, data.len() as u64);
+        let _ = header::decode_v2(data);
+        let _ = header::decode_tlv(data);
+        let _ = header::decode_v1(data, 0);
+        let _ = opdebug::parse(data);
+        let text = String::from_utf8_lossy(data);
+        let _ = name::classify(&text);
+        let _ = stats_csv::parse(&text);
+        let _ = mapping::parse(&text);
+        let dirs: Vec<&str> = text.split('/').collect();
+        let _ = path::locate(&dirs);
+        layout_view(data);
+    }
+
+    /// Builds a padded view from shapes taken from `data` and walks a few of its rows.
+    pub fn layout_view(data: &[u8]) {
+        let mut dims = data.iter().map(|&b| u64::from(b % 40));
+        let fmt = format::Format::primary(dims.next().unwrap_or(0) as u8);
+        let nd = dims.next().unwrap_or(0) as usize % 7;
+        let device: Vec<u64> = dims.by_ref().take(nd).collect();
+        let nl = dims.next().unwrap_or(0) as usize % 6;
+        let logical: Vec<u64> = dims.take(nl).collect();
+        if let Some(v) = layout::PaddedView::new(fmt, &device, &logical) {
+            for row in 0..v.rows.min(64) {
+                for col in 0..v.real_in_row(row) {
+                    let _ = v.logical_index(row, col);
+                }
+            }
+            let _ = v.gather(data, 1);
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        #[test]
+        fn garbage_never_panics() {
+            let mut seed = 0x9E37_79B9u32;
+            for len in 0..2000 {
+                let bytes: Vec<u8> = (0..len % 300)
+                    .map(|_| {
+                        seed ^= seed << 13;
+                        seed ^= seed >> 17;
+                        seed ^= seed << 5;
+                        (seed >> 8) as u8
+                    })
+                    .collect();
+                super::all(&bytes);
+            }
+        }
+    }
+}
