@@ -408,8 +408,9 @@ fn kernel_symbol_via_opname_kernelname_attribute() {
     let _ = std::fs::remove_dir_all(&out);
 }
 
-/// Runs a generated accuracy script with `--json` and returns its exit code and report.
-fn run_accuracy(out: &Path) -> (i32, Value) {
+/// Runs a generated accuracy script with `--json` (and `extra`) and returns its exit code and
+/// report.
+fn run_accuracy(out: &Path, extra: &[&str]) -> (i32, Value) {
     let script = std::fs::read_dir(out)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -423,6 +424,7 @@ fn run_accuracy(out: &Path) -> (i32, Value) {
     let o = Command::new(python())
         .arg(&script)
         .arg("--json")
+        .args(extra)
         .output()
         .expect("python runs");
     let report: Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
@@ -498,7 +500,7 @@ fn accuracy_script_finds_the_planted_difference() {
     // Kernel files are not needed for the accuracy path: a note, not a missing item.
     assert_eq!(missing(&case), Vec::<String>::new());
     assert_eq!(compile_scripts(&out), 1);
-    let (code, report) = run_accuracy(&out);
+    let (code, report) = run_accuracy(&out, &[]);
     assert_eq!(code, 1, "{report}");
     assert_eq!(report["verdict"], "FAIL");
     assert_eq!(report["op_name"], name);
@@ -573,7 +575,7 @@ fn accuracy_script_passes_on_a_fractal_nz_bf16_matmul() {
         check.success(),
         "inputs/input_0.npy differs from the logical tensor"
     );
-    let (code, report) = run_accuracy(&out);
+    let (code, report) = run_accuracy(&out, &["--skip-npu"]);
     assert_eq!(code, 0, "{report}");
     assert_eq!(report["verdict"], "PASS");
     let r = &report["results"][0];
@@ -720,7 +722,7 @@ fn hostile_op_names_stay_inert_and_unmapped_types_get_placeholders() {
     );
     assert!(m.iter().any(|m| m.starts_with("no dump given")), "{m:?}");
     assert_eq!(compile_scripts(&out), 1);
-    let (code, report) = run_accuracy(&out);
+    let (code, report) = run_accuracy(&out, &["--skip-npu"]);
     assert_eq!(code, 3, "{report}");
     assert_eq!(report["op_name"], name);
     assert_eq!(report["verdict"], "INCOMPLETE");
@@ -888,7 +890,7 @@ fn msaccucmp_converted_npy_files_are_taken_as_they_are() {
             ),
         ]
     );
-    let (code, report) = run_accuracy(&out);
+    let (code, report) = run_accuracy(&out, &["--skip-npu"]);
     assert_eq!(code, 1, "{report}");
     assert!(close(
         &report["results"][0]["max_abs_error"],
