@@ -299,8 +299,10 @@ fn code_line(s: &str) -> Option<CodeLine> {
         return None;
     }
     let start = s[..open]
-        .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .map_or(0, |p| p + 1);
+        .char_indices()
+        .rev()
+        .find(|(_, c)| !(c.is_ascii_alphanumeric() || *c == '_'))
+        .map_or(0, |(p, c)| p + c.len_utf8());
     let (title, code, msg) = title_code(&s[start..])?;
     Some(CodeLine {
         code,

@@ -1,0 +1,30 @@
+//! One physical line through the line-level grammars: header, content prefix, console prefixes,
+//! file-name classification, torch_npu lines, the AI Core recogniser and the key/value bag.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use npgx_parsers::aicore::evidence::classify;
+use npgx_parsers::aicore::kv::KvBag;
+use npgx_parsers::cann_error::{codes_in, parse_item, torch_npu::parse_torch_npu_line};
+use npgx_parsers::plog::content::parse_content;
+use npgx_parsers::plog::path::classify as classify_path;
+use npgx_parsers::plog::prefix::peel;
+use npgx_parsers::plog::{parse_header, PlogRecord, PlogTime};
+
+fuzz_target!(|data: &[u8]| {
+    if let Some((h, rest)) = parse_header(data) {
+        let text = String::from_utf8_lossy(rest);
+        let _ = parse_content(h.module, &text);
+    }
+    let _ = PlogRecord::from_line(1, data).map(|r| r.full_message());
+    let s = String::from_utf8_lossy(data);
+    let _ = peel(&s);
+    let _ = classify(&s);
+    let _ = codes_in(&s);
+    let _ = parse_item(1, &s);
+    let _ = parse_torch_npu_line(&s);
+    let _ = classify_path(&s);
+    let _ = PlogTime::parse_bound(&s);
+    let bag = KvBag::new(&s);
+    let _ = (bag.u64("stream_id"), bag.after("serial number is "), bag.text("fault kernel_name"));
+});

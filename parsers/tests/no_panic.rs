@@ -1,0 +1,82 @@
+//! Deterministic mutation run over the log grammars (a stable-toolchain companion to the cargo-fuzz
+//! targets in `fuzz/`): every byte of a mixed log text is deleted, replaced by an invalid UTF-8 or
+//! NUL byte, or followed by a line break, and the text is cut at every position; each variant goes
+//! through every line and block parser. The property is "no panic"; the first assertions check
+//! that the unmutated text is understood, so the run cannot pass vacuously.
+
+use npgx_parsers::aicore::scan_text;
+use npgx_parsers::cann_error::{parse_reports, parse_torch_npu_lines};
+use npgx_parsers::plog::causal::first_causal_error;
+use npgx_parsers::plog::parse_records;
+
+const TEXT: &str = "\
+[ERROR] RUNTIME(155320,python3):2025-05-08-09:56:18.522.534 [stars_engine.cc:1553]155320 ProcLogicCqReport:[INIT][DEFAULT]Task run failed, device_id=0, stream_id=2, task_id=1, sqe_type=0(ffts), errType=0x1(task exception), sqSwStatus=0
+[ERROR] RUNTIME(155320,python3):2025-05-08-09:56:18.526.761 [d.cc:1635]155320 P:[INIT][DEFAULT]The error from device(chipId:0, dieId:0), serial number is 19, there is an aivec error exception, core id is 0, error code = 0, dump info: pc start: 0x12c100014f8c, current: 0x12c1000157d0, su error info: 0x1,0x2, para base: 0x12c1c0000400.
+[ERROR] RUNTIME(155320,python3):2025-05-08-09:56:18.526.855 [d.cc:1647]155320 P:[INIT][DEFAULT]The extend info: errcode:(0, 0x8000, 0) errorStr: timeout or trap error. fixp_error0 info: 0x6000046, blk:0, subErrType:2.
+[ERROR] RUNTIME(155320,python3):2025-05-08-09:56:18.527.785 [k.cc:1381]155320 P:[INIT][DEFAULT]Aicore kernel execute failed, device_id=0, stream_id=2, report_stream_id=2, task_id=1, flip_num=0, fault kernel_name=GatherV3_1_10330, fault kernel info ext=none, program id=0, hash=9005124917278870274.
+[INFO] GE(370,python3):2023-07-13-07:42:40.517.823 [e.cc:255]1432 L:[AIC_INFO] node_name:GatherV2, node_type:GatherV2, stream_id:2, task_id:6
+[INFO] GE(370,python3):2023-07-13-07:42:40.518.094 [e.cc:260]1432 L:[AIC_INFO] input:0;shape:[64];format:ND;dtype:DT_FLOAT;addr:0x124080044000
+[ERROR] TSCH(-1,null):2020-12-23-17:10:54.083.518 17 (cpuid:0) ../a.c:1193 bs_done_exception_proc: slot_id=0
+<exception_print>TIME:2020-12-23-17:10:54.083.569, device_id=0, stream_id=517, task_id=3, exception_code=0xb4060006
+<exception_print>####AICORE_INFO_START: core_id=0, AI_CORE_INT=0x1
+<exception_print>AIC_ERROR=0x10
+[TRACE] HCCL(10972,python3):2023-01-31-02:48:31.222.202 [status:init] [hcom.cc:196][hccl-1][3]hcom init
+[ERROR] HCCL(10972,python3):2023-01-31-03:00:11.356.298 [x.cc:237][10972][21499][Wait][A]errNo[0x000000000500000b] client
+[rank0]:[W904 09:50:12.024496247 compiler_depend.ts:57] Warning: EZ9999: Inner Error!
+EZ9999: [PID: 838] 2025-09-04-09:50:11.954.378 The error from device(chipId:6, dieId:0), serial number is 8, there is an exception of aivec error, core id is 40, error code = 0[FUNC:P][FILE:d.cc][LINE:303]
+TraceBack (most recent call last):
+Kernel task happen error, retCode=0x31, [vector core exception].[FUNC:P][FILE:k.cc][LINE:1539]
+[ERROR] RecentErrMsg: [PID: 1613532] 2026-03-24-12:14:45.885.234 Memory_Allocation_Failure(EL0004): Failed to allocate memory.
+        Possible Cause: Available memory is insufficient.
+        TraceBack (most recent call last):
+       coreId( 0):        0x800000    [FUNC:P][FILE:d.cc][LINE:472]
+[rank6]: [ERROR] (PID:360123, Device:6, RankID:6) ERR01100 OPS call acl api failed.
+[rank6]: AclNN_Runtime_Error(EZ9903): InitTilingParseCtx failed
+(Worker_TP0 pid=363) ERROR 12-12 12:10:10 [m.py:822] [ERROR] RUNTIME(1,):2026-09-10-08:52:41.377.875 [s.cc:1746]2 G:[DFX_INFO]AI Core kernel execution failed, device_id=9, stream_id=47, task_id=23064, fault kernel_name=M_1, program id=
+";
+
+fn run_all(text: &[u8]) -> usize {
+    let mut n = parse_records(text).len();
+    for r in parse_records(text) {
+        n += r.content().stages.len();
+    }
+    n += scan_text(text).len();
+    n += parse_reports(text).len();
+    n += parse_torch_npu_lines(text).len();
+    n += usize::from(first_causal_error(text).is_some());
+    n
+}
+
+#[test]
+fn the_unmutated_text_is_understood() {
+    let t = TEXT.as_bytes();
+    assert_eq!(parse_records(t).len(), 10);
+    assert!(scan_text(t).len() >= 3);
+    assert_eq!(parse_reports(t).len(), 3);
+    assert_eq!(parse_torch_npu_lines(t).len(), 1);
+    assert_eq!(first_causal_error(t).map(|c| c.line), Some(1));
+}
+
+#[test]
+fn mutations_never_panic() {
+    let base = TEXT.as_bytes();
+    let mut total = 0usize;
+    for i in (0..base.len()).step_by(6) {
+        let mut cut = base[..i].to_vec();
+        total += run_all(&cut);
+        cut.clear();
+        for m in 0..4u8 {
+            let mut v = base.to_vec();
+            match m {
+                0 => {
+                    v.remove(i);
+                }
+                1 => v[i] = 0xff,
+                2 => v[i] = 0,
+                _ => v.insert(i, b'\n'),
+            }
+            total += run_all(&v);
+        }
+    }
+    assert!(total > 0);
+}
