@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use npgx_parsers::aicore::evidence::classify;
 use npgx_parsers::aicore::{line_message, AicoreAssembler, AicoreError};
 use serde::Serialize;
 
@@ -54,6 +55,14 @@ fn may_carry_evidence(line: &[u8]) -> bool {
         .any(|h| memchr::memmem::find(&lower, h).is_some())
 }
 
+/// Phrases that only device-error lines contain.
+fn looks_like_evidence(msg: &str) -> bool {
+    let lower = msg.to_ascii_lowercase();
+    ["fault kernel_name", "the error from device", "an error occurs on the device"]
+        .iter()
+        .any(|p| lower.contains(p))
+}
+
 /// Scans every input; unreadable files become warnings. Errors are grouped per file (evidence
 /// never spans files) and returned in input order, then line order.
 pub fn scan_aicore(inputs: &[LogInput], mut warnings: Vec<Warning>) -> AicoreScan {
@@ -61,9 +70,20 @@ pub fn scan_aicore(inputs: &[LogInput], mut warnings: Vec<Warning>) -> AicoreSca
     let mut files = Vec::new();
     for input in inputs {
         let mut asm = AicoreAssembler::default();
+        let mut unparsed = 0usize;
         let res = for_each_line(&input.path, |no, line| {
             if may_carry_evidence(line) {
                 let (pid, msg) = line_message(line);
+                if looks_like_evidence(&msg) && classify(&msg).is_none() {
+                    unparsed += 1;
+                    if unparsed <= 20 {
+                        warnings.push(Warning {
+                            file: input.path.clone(),
+                            line: Some(no),
+                            message: "looks like a device-error line but could not be parsed".into(),
+                        });
+                    }
+                }
                 asm.push(no, pid, &msg);
             }
         });

@@ -145,7 +145,8 @@ struct Acc {
     cont: u64,
     truncated: u64,
     levels: Vec<(Level, u64)>,
-    modules: HashMap<String, u64>,
+    /// Few distinct modules per process: a vector beats hashing every record's module name.
+    modules: Vec<(String, u64)>,
     codes: HashMap<String, u64>,
     first_time: Option<PlogTime>,
     last_time: Option<PlogTime>,
@@ -188,7 +189,7 @@ impl Summarizer {
                             cont: 0,
                             truncated: 0,
                             levels: Vec::new(),
-                            modules: HashMap::new(),
+                            modules: Vec::new(),
                             codes: HashMap::new(),
                             first_time: None,
                             last_time: None,
@@ -234,11 +235,9 @@ impl Summarizer {
             Some((_, n)) => *n += 1,
             None => acc.levels.push((h.level, 1)),
         }
-        match acc.modules.get_mut(h.module) {
-            Some(n) => *n += 1,
-            None => {
-                acc.modules.insert(h.module.to_owned(), 1);
-            }
+        match acc.modules.iter_mut().find(|(m, _)| m == h.module) {
+            Some((_, n)) => *n += 1,
+            None => acc.modules.push((h.module.to_owned(), 1)),
         }
         if acc.first_time.is_none_or(|t| h.time < t) {
             acc.first_time = Some(h.time);
