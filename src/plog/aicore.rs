@@ -58,9 +58,13 @@ fn may_carry_evidence(line: &[u8]) -> bool {
 /// Phrases that only device-error lines contain.
 fn looks_like_evidence(msg: &str) -> bool {
     let lower = msg.to_ascii_lowercase();
-    ["fault kernel_name", "the error from device", "an error occurs on the device"]
-        .iter()
-        .any(|p| lower.contains(p))
+    [
+        "fault kernel_name",
+        "the error from device",
+        "an error occurs on the device",
+    ]
+    .iter()
+    .any(|p| lower.contains(p))
 }
 
 /// Scans every input; unreadable files become warnings. Errors are grouped per file (evidence
@@ -80,7 +84,8 @@ pub fn scan_aicore(inputs: &[LogInput], mut warnings: Vec<Warning>) -> AicoreSca
                         warnings.push(Warning {
                             file: input.path.clone(),
                             line: Some(no),
-                            message: "looks like a device-error line but could not be parsed".into(),
+                            message: "looks like a device-error line but could not be parsed"
+                                .into(),
                         });
                     }
                 }

@@ -70,14 +70,4 @@ impl Filters {
             && self.since.is_none_or(|t| h.time >= t)
             && self.until.is_none_or(|t| h.time <= t)
     }
-
-    /// True when no filter is set.
-    pub fn is_empty(&self) -> bool {
-        self.levels.is_empty()
-            && self.modules.is_empty()
-            && self.pids.is_empty()
-            && self.since.is_none()
-            && self.until.is_none()
-            && self.grep.is_none()
-    }
 }

@@ -57,3 +57,38 @@ pub fn for_each_line(path: &Path, mut f: impl FnMut(u64, &[u8])) -> io::Result<(
 fn strip_cr(line: &[u8]) -> &[u8] {
     line.strip_suffix(b"\r").unwrap_or(line)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_across_buffer_boundaries_long_lines_crlf_and_no_final_newline() {
+        let mut expected: Vec<Vec<u8>> = Vec::new();
+        let mut data = Vec::new();
+        for i in 0..40_000u32 {
+            let line =
+                format!("[INFO] GE({i},p):2025-01-01-00:00:00.000.000 line {i}").into_bytes();
+            data.extend_from_slice(&line);
+            data.extend_from_slice(if i % 7 == 0 { b"\r\n" } else { b"\n" });
+            expected.push(line);
+        }
+        let long = vec![b'x'; BUFFER * 2 + 17];
+        data.extend_from_slice(&long);
+        data.push(b'\n');
+        expected.push(long);
+        data.extend_from_slice(b"last");
+        expected.push(b"last".to_vec());
+        let path =
+            std::env::temp_dir().join(format!("npgx-reader-test-{}.log", std::process::id()));
+        std::fs::write(&path, &data).unwrap();
+        let mut got: Vec<(u64, Vec<u8>)> = Vec::new();
+        for_each_line(&path, |no, line| got.push((no, line.to_vec()))).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(got.len(), expected.len());
+        for (i, ((no, line), want)) in got.iter().zip(&expected).enumerate() {
+            assert_eq!(*no, i as u64 + 1);
+            assert_eq!(line, want, "line {no}");
+        }
+    }
+}
