@@ -8,9 +8,10 @@ use crate::plog;
 use crate::report::aicore::{self as render, Format};
 use crate::report::plog::print_warnings;
 
-/// Find every AI Core / AI Vector / FFTS+ / AI CPU device error and report device, stream, task,
-/// kernel, function and GE node names, error codes with their meaning, core registers and dump
-/// files — each field with the file and line it was read from.
+/// List every AI Core / AI Vector / FFTS+ / AI CPU device error, each field with its evidence line.
+///
+/// For each error: device, stream, task, kernel, function and GE node names, error codes with
+/// their meaning, core registers and dump files — each with the file and line it was read from.
 ///
 /// PATH may be plogs, device logs (including firmware <exception_print> reports), captured
 /// stdout/stderr with CANN error reports (EZ9999 ... TraceBack), or directories to search for

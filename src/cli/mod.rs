@@ -37,9 +37,7 @@ pub enum Command {
     DumpScan(dump_scan::Args),
     /// Write dump_config.json presets and check configs with CANN's rules and messages.
     DumpConfig(dump_config::Args),
-    /// Summarise CANN plogs: counts per process, error codes, first ERROR, first causal error.
     Plog(plog::Args),
-    /// List AI Core / AI Vector / FFTS+ device errors with every field's evidence line.
     Aicore(aicore::Args),
     /// Build a single-operator repro case (OpUT + run config, or a torch_npu accuracy script).
     Repro(repro::Args),

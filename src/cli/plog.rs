@@ -8,8 +8,10 @@ use npgx_parsers::plog::{Level, PlogTime};
 use crate::plog::{self, Filters};
 use crate::report::plog::{self as render, Format};
 
-/// Summarise CANN plogs and device logs: records per level and module for every process, the
-/// error codes seen, the time span, the first ERROR and the first causal error.
+/// Summarise CANN plogs and device logs per process, and find the first causal error.
+///
+/// For every process: records per level and module, the error codes seen, the time span, the
+/// first ERROR and the first causal error; also the CANN error reports and torch_npu ERR lines.
 ///
 /// PATH may be plog files, device logs, captured console output, or directories: asys
 /// collections (asys_output_*/dfx/log/...), $ASCEND_PROCESS_LOG_PATH trees ({debug,run}/plog,
