@@ -48,11 +48,12 @@ const HINTS: &[&[u8]] = &[
     b"rtcode",
 ];
 
-fn may_carry_evidence(line: &[u8]) -> bool {
-    let lower: Vec<u8> = line.iter().map(u8::to_ascii_lowercase).collect();
+fn may_carry_evidence(line: &[u8], lower: &mut Vec<u8>) -> bool {
+    lower.clear();
+    lower.extend(line.iter().map(u8::to_ascii_lowercase));
     HINTS
         .iter()
-        .any(|h| memchr::memmem::find(&lower, h).is_some())
+        .any(|h| memchr::memmem::find(lower, h).is_some())
 }
 
 /// Phrases that only device-error lines contain.
@@ -75,8 +76,9 @@ pub fn scan_aicore(inputs: &[LogInput], mut warnings: Vec<Warning>) -> AicoreSca
     for input in inputs {
         let mut asm = AicoreAssembler::default();
         let mut unparsed = 0usize;
+        let mut scratch = Vec::new();
         let res = for_each_line(&input.path, |no, line| {
-            if may_carry_evidence(line) {
+            if may_carry_evidence(line, &mut scratch) {
                 let (pid, msg) = line_message(line);
                 if looks_like_evidence(&msg) && classify(&msg).is_none() {
                     unparsed += 1;
