@@ -1,12 +1,12 @@
 //! Per-tensor statistics accumulated over raw little-endian bytes, chunk by chunk.
 //!
 //! Every element type is widened block-wise into a small f32 (or f64) buffer and run through one
-//! branch-light kernel that keeps eight independent lanes, so the compiler vectorises the common
+//! branch-free kernel that keeps eight independent lanes, so the compiler vectorises the common
 //! case (all values finite) and the rare non-finite values are classified in a second pass over
 //! the same block only when the first pass saw one. Saturation (overflow) is counted on the raw
-//! bit patterns: a finite value at the largest magnitude of its type. Sums use Neumaier's
-//! compensated summation per lane, so a tensor holding ±65504 or ±3.4e38 next to small values
-//! still gets a correct mean (plain summation would cancel the small values away).
+//! bit patterns: a finite value at the largest magnitude of its type. Block sums are combined
+//! with Neumaier's compensated summation, and a block holding huge magnitudes is summed with it
+//! too, so a tensor holding ±3.4e38 next to small values still gets a correct mean.
 
 use npgx_parsers::dump::dtype::Element;
 use npgx_parsers::dump::scalar;
@@ -58,6 +58,8 @@ fn neumaier(sum: &mut f64, comp: &mut f64, v: f64) {
     *sum = t;
 }
 const LANES: usize = 8;
+/// Magnitude from which a block is re-summed with compensation (2^40).
+const HUGE: f64 = 1_099_511_627_776.0;
 
 trait Lane: Copy + PartialOrd + Into<f64> {
     const ZERO: Self;
@@ -97,11 +99,16 @@ impl Acc {
         (self.finite > 0).then(|| (self.sum + self.comp) / self.finite as f64)
     }
 
+    /// The kernel, for one block of at most [`BLOCK`] values. The lane loop is branch-free
+    /// (selects only) so it vectorises; non-finite values are classified in a second pass only
+    /// when the block has any. Lane sums are plain f64; a block whose finite values reach
+    /// [`HUGE`] is re-summed with compensation, so huge values that cancel (±65504 is far below
+    /// it, ±3.4e38 is not) cannot swallow the small ones. Blocks are combined with compensation.
+    #[inline(always)]
     fn floats<T: Lane>(&mut self, xs: &[T]) {
         let mut mn = [T::POS; LANES];
         let mut mx = [T::NEG; LANES];
         let mut sum = [0f64; LANES];
-        let mut comp = [0f64; LANES];
         let mut special = [0u32; LANES];
         let chunks = xs.chunks_exact(LANES);
         let tail = chunks.remainder();
@@ -110,18 +117,18 @@ impl Acc {
                 let x = c[l];
                 let fin = x.finite();
                 special[l] += u32::from(!fin);
-                let v: f64 = if fin { x } else { T::ZERO }.into();
-                neumaier(&mut sum[l], &mut comp[l], v);
-                mn[l] = if fin && x < mn[l] { x } else { mn[l] };
-                mx[l] = if fin && x > mx[l] { x } else { mx[l] };
+                sum[l] += if fin { x } else { T::ZERO }.into();
+                let lo = if fin { x } else { T::POS };
+                let hi = if fin { x } else { T::NEG };
+                mn[l] = if lo < mn[l] { lo } else { mn[l] };
+                mx[l] = if hi > mx[l] { hi } else { mx[l] };
             }
         }
         for &x in tail {
             let fin = x.finite();
             special[0] += u32::from(!fin);
             if fin {
-                let v: f64 = x.into();
-                neumaier(&mut sum[0], &mut comp[0], v);
+                sum[0] += x.into();
                 mn[0] = if x < mn[0] { x } else { mn[0] };
                 mx[0] = if x > mx[0] { x } else { mx[0] };
             }
@@ -129,12 +136,24 @@ impl Acc {
         let specials: u64 = special.iter().map(|&s| u64::from(s)).sum();
         self.elements += xs.len() as u64;
         self.finite += xs.len() as u64 - specials;
-        for v in sum.into_iter().chain(comp) {
-            neumaier(&mut self.sum, &mut self.comp, v);
-        }
+        let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
         for l in 0..LANES {
-            self.min = self.min.min(mn[l].into());
-            self.max = self.max.max(mx[l].into());
+            lo = lo.min(mn[l].into());
+            hi = hi.max(mx[l].into());
+        }
+        self.min = self.min.min(lo);
+        self.max = self.max.max(hi);
+        if lo <= -HUGE || hi >= HUGE {
+            let (mut s, mut c) = (0f64, 0f64);
+            for &x in xs.iter().filter(|x| x.finite()) {
+                neumaier(&mut s, &mut c, x.into());
+            }
+            neumaier(&mut self.sum, &mut self.comp, s);
+            neumaier(&mut self.sum, &mut self.comp, c);
+        } else {
+            for v in sum {
+                neumaier(&mut self.sum, &mut self.comp, v);
+            }
         }
         if specials > 0 {
             for &x in xs {
@@ -151,6 +170,7 @@ impl Acc {
     }
 
     /// Decodes `W`-byte elements block by block into lanes of `T` and runs the kernel.
+    #[inline(always)]
     fn widen<const W: usize, T: Lane>(&mut self, bytes: &[u8], f: impl Fn([u8; W]) -> T) {
         let mut buf = [T::ZERO; BLOCK];
         for block in bytes.chunks(BLOCK * W) {
@@ -164,6 +184,7 @@ impl Acc {
         }
     }
 
+    #[inline(always)]
     fn count_saturated_u16(&mut self, bytes: &[u8], pattern: u16) {
         self.overflow += bytes
             .chunks_exact(2)
@@ -174,21 +195,30 @@ impl Acc {
     /// Adds whole elements of type `el` from `bytes` (a trailing partial element is ignored;
     /// callers pass element-aligned chunks). For `I4` every byte holds two elements.
     pub fn update(&mut self, el: Element, bytes: &[u8]) {
+        #[cfg(target_arch = "x86_64")]
+        if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("f16c") {
+            // SAFETY: the CPU has the features `update_avx2` is compiled for.
+            unsafe { self.update_avx2(el, bytes) };
+            return;
+        }
+        self.update_any(el, bytes);
+    }
+
+    /// The same code as [`Acc::update_any`], compiled for AVX2 (the kernel is inlined into it).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,f16c,fma")]
+    unsafe fn update_avx2(&mut self, el: Element, bytes: &[u8]) {
+        self.update_any(el, bytes);
+    }
+
+    #[inline(always)]
+    fn update_any(&mut self, el: Element, bytes: &[u8]) {
         match el {
             Element::F32 | Element::C64 => self.widen::<4, f32>(bytes, f32::from_le_bytes),
             Element::F64 | Element::C128 => self.widen::<8, _>(bytes, f64::from_le_bytes),
             Element::F16 => {
                 self.count_saturated_u16(bytes, 0x7BFF);
-                let mut src = [half::f16::ZERO; BLOCK];
-                let mut buf = [0f32; BLOCK];
-                for block in bytes.chunks(BLOCK * 2) {
-                    let n = block.len() / 2;
-                    for (dst, c) in src.iter_mut().zip(block.chunks_exact(2)) {
-                        *dst = half::f16::from_bits(u16::from_le_bytes([c[0], c[1]]));
-                    }
-                    half::slice::HalfFloatSliceExt::convert_to_f32_slice(&src[..n], &mut buf[..n]);
-                    self.floats(&buf[..n]);
-                }
+                self.widen::<2, _>(bytes, |b| scalar::f16_to_f32(u16::from_le_bytes(b)));
             }
             Element::Bf16 => {
                 self.count_saturated_u16(bytes, 0x7F7F);
