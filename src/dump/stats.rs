@@ -65,25 +65,18 @@ trait Lane: Copy + PartialOrd + Into<f64> {
     const ZERO: Self;
     const POS: Self;
     const NEG: Self;
-    fn finite(self) -> bool;
 }
 
 impl Lane for f32 {
     const ZERO: Self = 0.0;
     const POS: Self = f32::INFINITY;
     const NEG: Self = f32::NEG_INFINITY;
-    fn finite(self) -> bool {
-        self.to_bits() & 0x7F80_0000 != 0x7F80_0000
-    }
 }
 
 impl Lane for f64 {
     const ZERO: Self = 0.0;
     const POS: Self = f64::INFINITY;
     const NEG: Self = f64::NEG_INFINITY;
-    fn finite(self) -> bool {
-        self.to_bits() & 0x7FF0_0000_0000_0000 != 0x7FF0_0000_0000_0000
-    }
 }
 
 impl Acc {
@@ -99,74 +92,73 @@ impl Acc {
         (self.finite > 0).then(|| (self.sum + self.comp) / self.finite as f64)
     }
 
-    /// The kernel, for one block of at most [`BLOCK`] values. The lane loop is branch-free
-    /// (selects only) so it vectorises; non-finite values are classified in a second pass only
-    /// when the block has any. Lane sums are plain f64; a block whose finite values reach
-    /// [`HUGE`] is re-summed with compensation, so huge values that cancel (±65504 is far below
-    /// it, ±3.4e38 is not) cannot swallow the small ones. Blocks are combined with compensation.
+    /// The kernel, for one block of at most [`BLOCK`] values. The fast pass has no masks at
+    /// all, so it vectorises to plain min/max/convert/add: a NaN never wins a `<` comparison,
+    /// and any NaN or infinity makes its lane sum non-finite, which sends the block to
+    /// [`Acc::floats_careful`]. So do blocks holding magnitudes of [`HUGE`] or more, where
+    /// plain summation could let values that cancel (±3.4e38) swallow the small ones.
     #[inline(always)]
     fn floats<T: Lane>(&mut self, xs: &[T]) {
         let mut mn = [T::POS; LANES];
         let mut mx = [T::NEG; LANES];
         let mut sum = [0f64; LANES];
-        let mut special = [0u32; LANES];
         let chunks = xs.chunks_exact(LANES);
         let tail = chunks.remainder();
         for c in chunks {
             for l in 0..LANES {
                 let x = c[l];
-                let fin = x.finite();
-                special[l] += u32::from(!fin);
-                sum[l] += if fin { x } else { T::ZERO }.into();
-                let lo = if fin { x } else { T::POS };
-                let hi = if fin { x } else { T::NEG };
-                mn[l] = if lo < mn[l] { lo } else { mn[l] };
-                mx[l] = if hi > mx[l] { hi } else { mx[l] };
+                mn[l] = if x < mn[l] { x } else { mn[l] };
+                mx[l] = if x > mx[l] { x } else { mx[l] };
+                sum[l] += x.into();
             }
         }
         for &x in tail {
-            let fin = x.finite();
-            special[0] += u32::from(!fin);
-            if fin {
-                sum[0] += x.into();
-                mn[0] = if x < mn[0] { x } else { mn[0] };
-                mx[0] = if x > mx[0] { x } else { mx[0] };
-            }
+            mn[0] = if x < mn[0] { x } else { mn[0] };
+            mx[0] = if x > mx[0] { x } else { mx[0] };
+            sum[0] += x.into();
         }
-        let specials: u64 = special.iter().map(|&s| u64::from(s)).sum();
-        self.elements += xs.len() as u64;
-        self.finite += xs.len() as u64 - specials;
         let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
         for l in 0..LANES {
             lo = lo.min(mn[l].into());
             hi = hi.max(mx[l].into());
         }
+        let clean = sum.iter().all(|v| v.is_finite()) && lo > -HUGE && hi < HUGE;
+        if !clean {
+            self.floats_careful(xs);
+            return;
+        }
+        self.elements += xs.len() as u64;
+        self.finite += xs.len() as u64;
         self.min = self.min.min(lo);
         self.max = self.max.max(hi);
-        if lo <= -HUGE || hi >= HUGE {
-            let (mut s, mut c) = (0f64, 0f64);
-            for &x in xs.iter().filter(|x| x.finite()) {
-                neumaier(&mut s, &mut c, x.into());
-            }
-            neumaier(&mut self.sum, &mut self.comp, s);
-            neumaier(&mut self.sum, &mut self.comp, c);
-        } else {
-            for v in sum {
-                neumaier(&mut self.sum, &mut self.comp, v);
+        for v in sum {
+            neumaier(&mut self.sum, &mut self.comp, v);
+        }
+    }
+
+    /// Value by value: classifies NaN and infinities, and sums the finite values with
+    /// compensation. Only for blocks the fast pass found non-finite or huge values in.
+    #[cold]
+    fn floats_careful<T: Lane>(&mut self, xs: &[T]) {
+        let (mut s, mut c) = (0f64, 0f64);
+        for &x in xs {
+            let v: f64 = x.into();
+            if v.is_finite() {
+                self.finite += 1;
+                self.min = self.min.min(v);
+                self.max = self.max.max(v);
+                neumaier(&mut s, &mut c, v);
+            } else if v.is_nan() {
+                self.nan += 1;
+            } else if v > 0.0 {
+                self.pos_inf += 1;
+            } else {
+                self.neg_inf += 1;
             }
         }
-        if specials > 0 {
-            for &x in xs {
-                let v: f64 = x.into();
-                if v.is_nan() {
-                    self.nan += 1;
-                } else if v == f64::INFINITY {
-                    self.pos_inf += 1;
-                } else if v == f64::NEG_INFINITY {
-                    self.neg_inf += 1;
-                }
-            }
-        }
+        self.elements += xs.len() as u64;
+        neumaier(&mut self.sum, &mut self.comp, s);
+        neumaier(&mut self.sum, &mut self.comp, c);
     }
 
     /// Decodes `W`-byte elements block by block into lanes of `T` and runs the kernel.
