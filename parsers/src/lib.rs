@@ -12,3 +12,4 @@ pub mod cann_error;
 pub mod dump;
 pub mod ge_graph;
 pub mod plog;
+pub mod pyedit;

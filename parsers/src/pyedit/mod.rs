@@ -1,0 +1,955 @@
+//! Syntax-aware, minimal edits of the `torch.compile(...)` call in a Python script.
+//!
+//! The layered triage runs one user script five times, each time with the selected compile
+//! call changed in one precise way (spec `triage-and-repro.md` §1.1, "compile-kwargs
+//! inheritance"):
+//!
+//! | step | edit |
+//! |---|---|
+//! | 1 eager | the call becomes its first positional argument (`compiled = model`); a decorator is removed; `model.compile(...)` is removed |
+//! | 2 / 3 | `backend` becomes `"eager"` / `"aot_eager"` (added if absent); `options` is dropped, the dropped keys are reported |
+//! | 4 force_eager | `options` is shallow-merged with `"force_eager": True` (literal dict: the key is added or its value set; other expressions: `{**expr, "force_eager": True}`; absent: `options={"force_eager": True}` is added) |
+//! | 5 | the original call, unchanged |
+//!
+//! The script is parsed with tree-sitter-python; every edit is a byte-range replacement inside
+//! the selected call (or, for step 1, the call expression, its decorator line or its statement),
+//! so comments, formatting and every other byte of the file stay as they were.
+//!
+//! Recognised compile calls: `torch.compile(...)` under any `import torch as X` alias,
+//! `compile(...)` after `from torch import compile [as X]`, the same as decorators (with or
+//! without arguments), and `obj.compile(...)` method calls that carry only torch.compile keyword
+//! arguments (`nn.Module.compile`). Calls inside helper or factory functions are found where
+//! they are, and edited there.
+//!
+//! Pure: source text in, edited text out. No filesystem, no printing, never panics.
+
+use std::fmt;
+
+use tree_sitter::{Node, Parser, Tree};
+
+/// Keyword arguments of `torch.compile`; a `.compile(...)` method call whose keywords are all
+/// from this set (and that has no positional argument) is taken as `nn.Module.compile`.
+const COMPILE_KWARGS: &[&str] = &[
+    "backend", "fullgraph", "dynamic", "mode", "options", "disable",
+];
+
+/// The backend npgx triages.
+pub const NPUGRAPH_EX: &str = "npugraph_ex";
+
+/// How the compile call appears in the script.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallForm {
+    /// `torch.compile(model, ...)` used as an expression.
+    Call,
+    /// `@torch.compile(...)` above a function definition.
+    Decorator,
+    /// `@torch.compile` without arguments.
+    BareDecorator,
+    /// `model.compile(...)` (`nn.Module.compile`, compiles in place).
+    ModuleMethod,
+}
+
+/// The backend argument as written.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "kind", content = "text", rename_all = "snake_case")]
+pub enum BackendArg {
+    /// A string literal; the text is the literal's content (`npugraph_ex`).
+    Literal(String),
+    /// Any other expression, as written (`cfg.backend`).
+    Expression(String),
+    /// No backend argument (PyTorch's default, inductor).
+    Default,
+}
+
+impl BackendArg {
+    /// Whether this names the npugraph_ex backend literally.
+    pub fn is_npugraph_ex(&self) -> bool {
+        matches!(self, BackendArg::Literal(s) if s == NPUGRAPH_EX)
+    }
+}
+
+/// One compile call found in a script.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct CompileCall {
+    /// 1-based position among the compile calls of the file, in source order (`--call N`).
+    pub ordinal: usize,
+    /// 1-based line where the call (or decorator) starts.
+    pub line: usize,
+    pub form: CallForm,
+    /// The callee as written: `torch.compile`, `t.compile`, `compile`, `self.model.compile`.
+    pub callee: String,
+    pub backend: BackendArg,
+    /// The innermost enclosing `def`, when the call sits in a helper or factory function.
+    pub enclosing_function: Option<String>,
+    /// The whole call (or decorator expression) as written, for listings.
+    pub text: String,
+    #[serde(skip)]
+    start: usize,
+    #[serde(skip)]
+    end: usize,
+}
+
+/// The five triage steps, as edits of the compile call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StepEdit {
+    /// Step 1: no compile at all.
+    Eager,
+    /// Steps 2 and 3: another backend (`eager` / `aot_eager`), backend options dropped.
+    Backend(&'static str),
+    /// Step 4: `force_eager: True` merged into the options.
+    ForceEager,
+    /// Step 5: the original call.
+    Original,
+}
+
+/// What happened to the user's `options` in one rewrite.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum OptionsChange {
+    /// The call has no `options` and none was needed.
+    Absent,
+    /// `options` was left as written.
+    Kept,
+    /// `options` was dropped. `keys` lists the literal keys (empty when not a literal dict);
+    /// `text` is the dropped expression as written.
+    Dropped { keys: Vec<String>, text: String },
+    /// `force_eager: True` was merged in; `into` says how.
+    Merged { into: MergeTarget },
+}
+
+/// Where `force_eager` went in step 4.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MergeTarget {
+    /// Added to the user's literal dict.
+    LiteralDict,
+    /// The user's literal dict had `force_eager`; its value was set to `True`.
+    ReplacedValue,
+    /// The user's options are an expression: `{**expr, "force_eager": True}`.
+    SpreadExpression,
+    /// The call had no options: `options={"force_eager": True}` was added.
+    NewArgument,
+}
+
+/// The edited script and what was changed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rewrite {
+    pub text: String,
+    pub options: OptionsChange,
+}
+
+/// Why a script cannot be rewritten.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PyEditError {
+    /// tree-sitter found a syntax error (1-based line and column).
+    Syntax { line: usize, column: usize },
+    /// The script has no recognisable compile call.
+    NoCompileCall,
+    /// Several calls qualify; the caller must pick one with `--call N`.
+    Ambiguous(Vec<CompileCall>),
+    /// `--call N` is out of range.
+    NoSuchCall { requested: usize, available: usize },
+    /// The parser itself could not run (never expected with a bundled grammar).
+    Parser(String),
+}
+
+impl fmt::Display for PyEditError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PyEditError::Syntax { line, column } => {
+                write!(f, "Python syntax error at line {line}, column {column}")
+            }
+            PyEditError::NoCompileCall => write!(
+                f,
+                "no torch.compile(...) call, @torch.compile decorator or module.compile(...) call found"
+            ),
+            PyEditError::Ambiguous(calls) => {
+                write!(
+                    f,
+                    "{} compile calls and none (or more than one) uses backend=\"{NPUGRAPH_EX}\"; pick one with --call N:",
+                    calls.len()
+                )?;
+                for c in calls {
+                    write!(f, "\n  {}: line {}: {}", c.ordinal, c.line, first_line(&c.text))?;
+                }
+                Ok(())
+            }
+            PyEditError::NoSuchCall {
+                requested,
+                available,
+            } => write!(
+                f,
+                "--call {requested} is out of range: the script has {available} compile call(s)"
+            ),
+            PyEditError::Parser(msg) => write!(f, "Python parser unavailable: {msg}"),
+        }
+    }
+}
+
+impl std::error::Error for PyEditError {}
+
+fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or("")
+}
+
+/// A parsed script: the source and its syntax tree.
+pub struct Script<'s> {
+    src: &'s str,
+    tree: Tree,
+}
+
+impl<'s> Script<'s> {
+    /// Parses `src`; a syntax error is an error (tree-sitter would otherwise recover silently).
+    pub fn parse(src: &'s str) -> Result<Self, PyEditError> {
+        let mut parser = Parser::new();
+        parser
+            .set_language(&tree_sitter_python::LANGUAGE.into())
+            .map_err(|e| PyEditError::Parser(e.to_string()))?;
+        let tree = parser
+            .parse(src, None)
+            .ok_or_else(|| PyEditError::Parser("parse was cancelled".into()))?;
+        if tree.root_node().has_error() {
+            let bad = first_error(tree.root_node()).unwrap_or(tree.root_node());
+            let p = bad.start_position();
+            return Err(PyEditError::Syntax {
+                line: p.row + 1,
+                column: p.column + 1,
+            });
+        }
+        Ok(Script { src, tree })
+    }
+
+    /// Every compile call of the file, in source order.
+    pub fn compile_calls(&self) -> Vec<CompileCall> {
+        let aliases = Aliases::collect(self.tree.root_node(), self.src);
+        let mut found = Vec::new();
+        walk(self.tree.root_node(), &mut |node| {
+            if let Some(call) = self.recognise(node, &aliases) {
+                found.push(call);
+            }
+        });
+        found.sort_by_key(|c| c.start);
+        for (i, c) in found.iter_mut().enumerate() {
+            c.ordinal = i + 1;
+        }
+        found
+    }
+
+    /// Picks the call to edit: `--call N` if given; otherwise the single call whose backend is
+    /// the literal `"npugraph_ex"`, or the only call of the file.
+    pub fn select(&self, requested: Option<usize>) -> Result<CompileCall, PyEditError> {
+        let calls = self.compile_calls();
+        if calls.is_empty() {
+            return Err(PyEditError::NoCompileCall);
+        }
+        if let Some(n) = requested {
+            return calls
+                .get(n.wrapping_sub(1))
+                .cloned()
+                .ok_or(PyEditError::NoSuchCall {
+                    requested: n,
+                    available: calls.len(),
+                });
+        }
+        if calls.len() == 1 {
+            return Ok(calls[0].clone());
+        }
+        let npu: Vec<&CompileCall> = calls
+            .iter()
+            .filter(|c| c.backend.is_npugraph_ex())
+            .collect();
+        match npu.as_slice() {
+            [one] => Ok((*one).clone()),
+            _ => Err(PyEditError::Ambiguous(calls)),
+        }
+    }
+
+    /// The script with `call` edited for `step`.
+    pub fn rewrite(&self, call: &CompileCall, step: StepEdit) -> Result<Rewrite, PyEditError> {
+        let node = self
+            .tree
+            .root_node()
+            .descendant_for_byte_range(call.start, call.end)
+            .and_then(|n| climb_to_range(n, call.start, call.end))
+            .ok_or(PyEditError::NoCompileCall)?;
+        let mut edits = Edits::default();
+        let options = match step {
+            StepEdit::Original => options_state(self.call_args(node, call.form), self.src),
+            StepEdit::Eager => {
+                self.unwrap_call(node, call.form, &mut edits);
+                match self.call_args(node, call.form) {
+                    Some(args) => match keyword(args, "options", self.src) {
+                        Some(v) => OptionsChange::Dropped {
+                            keys: dict_keys(v, self.src),
+                            text: text(v, self.src).to_string(),
+                        },
+                        None => OptionsChange::Absent,
+                    },
+                    None => OptionsChange::Absent,
+                }
+            }
+            StepEdit::Backend(name) => self.swap_backend(node, call.form, name, &mut edits),
+            StepEdit::ForceEager => self.merge_force_eager(node, call.form, &mut edits),
+        };
+        Ok(Rewrite {
+            text: edits.apply(self.src),
+            options,
+        })
+    }
+
+    fn recognise(&self, node: Node<'_>, aliases: &Aliases) -> Option<CompileCall> {
+        let src = self.src;
+        let (form, callee, args, whole) = match node.kind() {
+            "call" => {
+                let func = node.child_by_field_name("function")?;
+                let args = node.child_by_field_name("arguments")?;
+                if args.kind() != "argument_list" {
+                    return None;
+                }
+                let in_decorator = node.parent().is_some_and(|p| p.kind() == "decorator");
+                if aliases.is_torch_compile(func, src) {
+                    let form = if in_decorator {
+                        CallForm::Decorator
+                    } else {
+                        CallForm::Call
+                    };
+                    (form, func, Some(args), node)
+                } else if func.kind() == "attribute"
+                    && func
+                        .child_by_field_name("attribute")
+                        .is_some_and(|a| text(a, src) == "compile")
+                    && is_module_compile_args(args, src)
+                {
+                    (CallForm::ModuleMethod, func, Some(args), node)
+                } else {
+                    return None;
+                }
+            }
+            "decorator" => {
+                let expr = node.named_child(0)?;
+                if expr.kind() == "call" || !aliases.is_torch_compile(expr, src) {
+                    return None;
+                }
+                (CallForm::BareDecorator, expr, None, expr)
+            }
+            _ => return None,
+        };
+        let backend = match args.and_then(|a| backend_arg(a, form, src)) {
+            Some(v) => match string_literal(v, src) {
+                Some(s) => BackendArg::Literal(s),
+                None => BackendArg::Expression(text(v, src).to_string()),
+            },
+            None => BackendArg::Default,
+        };
+        let anchor = if form == CallForm::Decorator || form == CallForm::BareDecorator {
+            whole.parent().unwrap_or(whole)
+        } else {
+            whole
+        };
+        Some(CompileCall {
+            ordinal: 0,
+            line: anchor.start_position().row + 1,
+            form,
+            callee: text(callee, src).to_string(),
+            backend,
+            enclosing_function: enclosing_function(whole, src),
+            text: text(anchor, src).to_string(),
+            start: whole.start_byte(),
+            end: whole.end_byte(),
+        })
+    }
+
+    fn call_args<'t>(&self, node: Node<'t>, form: CallForm) -> Option<Node<'t>> {
+        match form {
+            CallForm::BareDecorator => None,
+            _ => node.child_by_field_name("arguments"),
+        }
+    }
+
+    /// Step 1: take the compile away.
+    fn unwrap_call(&self, node: Node<'_>, form: CallForm, edits: &mut Edits) {
+        let src = self.src;
+        match form {
+            CallForm::Decorator | CallForm::BareDecorator => {
+                if let Some(dec) = node.parent() {
+                    edits.delete_lines(src, dec.start_byte(), dec.end_byte());
+                }
+            }
+            CallForm::ModuleMethod => self.drop_statement(node, edits),
+            CallForm::Call => {
+                let args = match node.child_by_field_name("arguments") {
+                    Some(a) => a,
+                    None => return,
+                };
+                let model = positional(args, 0).or_else(|| keyword(args, "model", src));
+                if let Some(m) = model {
+                    edits.replace(node.start_byte(), node.end_byte(), wrap_if_needed(node, m, src));
+                    return;
+                }
+                // `torch.compile(backend=...)(fn)`: the outer call becomes `fn`.
+                if let Some(outer) = node.parent().filter(|p| {
+                    p.kind() == "call"
+                        && p.child_by_field_name("function")
+                            .is_some_and(|f| f.id() == node.id())
+                }) {
+                    if let Some(fn_arg) = outer
+                        .child_by_field_name("arguments")
+                        .and_then(|a| positional(a, 0))
+                    {
+                        edits.replace(
+                            outer.start_byte(),
+                            outer.end_byte(),
+                            wrap_if_needed(outer, fn_arg, src),
+                        );
+                        return;
+                    }
+                }
+                // A compile "decorator factory" kept for later: the identity function.
+                edits.replace(node.start_byte(), node.end_byte(), "(lambda fn: fn)".into());
+            }
+        }
+    }
+
+    /// Removes a `model.compile(...)` statement (it compiles in place and returns None).
+    fn drop_statement(&self, call: Node<'_>, edits: &mut Edits) {
+        let src = self.src;
+        let Some(stmt) = call.parent().filter(|p| p.kind() == "expression_statement") else {
+            edits.replace(call.start_byte(), call.end_byte(), "None".into());
+            return;
+        };
+        let siblings = stmt.parent().map_or(0, |block| {
+            let mut cursor = block.walk();
+            block
+                .named_children(&mut cursor)
+                .filter(|c| c.kind() != "comment")
+                .count()
+        });
+        if siblings > 1 && stands_on_own_lines(src, stmt.start_byte(), stmt.end_byte()) {
+            edits.delete_lines(src, stmt.start_byte(), stmt.end_byte());
+        } else if siblings > 1 {
+            edits.replace(call.start_byte(), call.end_byte(), "None".into());
+        } else {
+            edits.replace(stmt.start_byte(), stmt.end_byte(), "pass".into());
+        }
+    }
+
+    /// Steps 2 and 3.
+    fn swap_backend(
+        &self,
+        node: Node<'_>,
+        form: CallForm,
+        name: &str,
+        edits: &mut Edits,
+    ) -> OptionsChange {
+        let src = self.src;
+        let Some(args) = self.call_args(node, form) else {
+            edits.insert(node.end_byte(), format!("(backend=\"{name}\")"));
+            return OptionsChange::Absent;
+        };
+        let options = keyword_argument(args, "options", src);
+        let change = match options {
+            Some(kw) => {
+                let v = kw.child_by_field_name("value").unwrap_or(kw);
+                OptionsChange::Dropped {
+                    keys: dict_keys(v, src),
+                    text: text(v, src).to_string(),
+                }
+            }
+            None => OptionsChange::Absent,
+        };
+        match backend_arg(args, form, src) {
+            Some(v) => {
+                let quote = quote_of(v, src);
+                edits.replace(v.start_byte(), v.end_byte(), format!("{quote}{name}{quote}"));
+                if let Some(kw) = options {
+                    remove_argument(args, kw, src, edits);
+                }
+            }
+            None => {
+                let new_arg = format!("backend=\"{name}\"");
+                match options {
+                    // Dropping options and adding backend: one argument takes the other's place.
+                    Some(kw) => edits.replace(kw.start_byte(), kw.end_byte(), new_arg),
+                    None => append_element(args, &new_arg, src, edits),
+                }
+            }
+        }
+        change
+    }
+
+    /// Step 4.
+    fn merge_force_eager(&self, node: Node<'_>, form: CallForm, edits: &mut Edits) -> OptionsChange {
+        let src = self.src;
+        let Some(args) = self.call_args(node, form) else {
+            edits.insert(node.end_byte(), "(options={\"force_eager\": True})".into());
+            return OptionsChange::Merged {
+                into: MergeTarget::NewArgument,
+            };
+        };
+        let Some(value) = keyword(args, "options", src) else {
+            append_element(args, "options={\"force_eager\": True}", src, edits);
+            return OptionsChange::Merged {
+                into: MergeTarget::NewArgument,
+            };
+        };
+        if value.kind() != "dictionary" {
+            edits.replace(
+                value.start_byte(),
+                value.end_byte(),
+                format!("{{**{}, \"force_eager\": True}}", text(value, src)),
+            );
+            return OptionsChange::Merged {
+                into: MergeTarget::SpreadExpression,
+            };
+        }
+        // A literal dict: set the existing key, or add it at the end.
+        let mut cursor = value.walk();
+        let existing = value.named_children(&mut cursor).find(|c| {
+            c.kind() == "pair"
+                && c.child_by_field_name("key")
+                    .and_then(|k| string_literal(k, src))
+                    .is_some_and(|k| k == "force_eager")
+        });
+        if let Some(v) = existing.and_then(|p| p.child_by_field_name("value")) {
+            edits.replace(v.start_byte(), v.end_byte(), "True".into());
+            return OptionsChange::Merged {
+                into: MergeTarget::ReplacedValue,
+            };
+        }
+        let key_quote = first_key_quote(value, src);
+        append_element(
+            value,
+            &format!("{key_quote}force_eager{key_quote}: True"),
+            src,
+            edits,
+        );
+        OptionsChange::Merged {
+            into: MergeTarget::LiteralDict,
+        }
+    }
+}
+
+/// Names under which `torch` and `torch.compile` are bound in the file.
+struct Aliases {
+    torch: Vec<String>,
+    compile: Vec<String>,
+}
+
+impl Aliases {
+    fn collect(root: Node<'_>, src: &str) -> Self {
+        let mut torch = vec!["torch".to_string()];
+        let mut compile = Vec::new();
+        walk(root, &mut |node| match node.kind() {
+            "import_statement" => {
+                let mut cursor = node.walk();
+                for name in node.children_by_field_name("name", &mut cursor) {
+                    if name.kind() == "aliased_import" {
+                        let module = name.child_by_field_name("name").map(|n| text(n, src));
+                        if module == Some("torch") {
+                            if let Some(a) = name.child_by_field_name("alias") {
+                                torch.push(text(a, src).to_string());
+                            }
+                        }
+                    }
+                }
+            }
+            "import_from_statement" => {
+                let module = node.child_by_field_name("module_name").map(|n| text(n, src));
+                if module != Some("torch") {
+                    return;
+                }
+                let mut cursor = node.walk();
+                for name in node.children_by_field_name("name", &mut cursor) {
+                    match name.kind() {
+                        "dotted_name" if text(name, src) == "compile" => {
+                            compile.push("compile".to_string())
+                        }
+                        "aliased_import" => {
+                            let original = name.child_by_field_name("name").map(|n| text(n, src));
+                            if original == Some("compile") {
+                                if let Some(a) = name.child_by_field_name("alias") {
+                                    compile.push(text(a, src).to_string());
+                                }
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
+        });
+        Aliases { torch, compile }
+    }
+
+    /// `torch.compile` / `t.compile` / `compile` (when imported from torch).
+    fn is_torch_compile(&self, func: Node<'_>, src: &str) -> bool {
+        match func.kind() {
+            "attribute" => {
+                let obj = func.child_by_field_name("object");
+                let attr = func.child_by_field_name("attribute");
+                match (obj, attr) {
+                    (Some(o), Some(a)) => {
+                        o.kind() == "identifier"
+                            && self.torch.iter().any(|t| t == text(o, src))
+                            && text(a, src) == "compile"
+                    }
+                    _ => false,
+                }
+            }
+            "identifier" => self.compile.iter().any(|c| c == text(func, src)),
+            _ => false,
+        }
+    }
+}
+
+fn is_module_compile_args(args: Node<'_>, src: &str) -> bool {
+    arguments(args).into_iter().all(|c| {
+        c.kind() == "keyword_argument"
+            && c.child_by_field_name("name")
+                .is_some_and(|n| COMPILE_KWARGS.contains(&text(n, src)))
+    })
+}
+
+fn walk<'t>(node: Node<'t>, visit: &mut dyn FnMut(Node<'t>)) {
+    let mut cursor = node.walk();
+    let mut stack = vec![node];
+    while let Some(n) = stack.pop() {
+        visit(n);
+        let children: Vec<Node<'t>> = n.children(&mut cursor).collect();
+        stack.extend(children.into_iter().rev());
+    }
+}
+
+fn first_error(node: Node<'_>) -> Option<Node<'_>> {
+    let mut found = None;
+    walk(node, &mut |n| {
+        if found.is_none() && (n.is_error() || n.is_missing()) {
+            found = Some(n);
+        }
+    });
+    found
+}
+
+fn climb_to_range(mut node: Node<'_>, start: usize, end: usize) -> Option<Node<'_>> {
+    loop {
+        if node.start_byte() == start
+            && node.end_byte() == end
+            && matches!(node.kind(), "call" | "attribute" | "identifier")
+        {
+            return Some(node);
+        }
+        node = node.parent()?;
+    }
+}
+
+fn text<'s>(node: Node<'_>, src: &'s str) -> &'s str {
+    src.get(node.byte_range()).unwrap_or("")
+}
+
+fn enclosing_function(node: Node<'_>, src: &str) -> Option<String> {
+    let mut cur = node.parent();
+    while let Some(n) = cur {
+        if n.kind() == "function_definition" {
+            return n
+                .child_by_field_name("name")
+                .map(|name| text(name, src).to_string());
+        }
+        cur = n.parent();
+    }
+    None
+}
+
+/// Argument nodes of an argument list (comments and punctuation left out).
+fn arguments(args: Node<'_>) -> Vec<Node<'_>> {
+    let mut cursor = args.walk();
+    args.named_children(&mut cursor)
+        .filter(|c| c.kind() != "comment")
+        .collect()
+}
+
+fn positional(args: Node<'_>, index: usize) -> Option<Node<'_>> {
+    arguments(args)
+        .into_iter()
+        .filter(|a| {
+            !matches!(
+                a.kind(),
+                "keyword_argument" | "list_splat" | "dictionary_splat"
+            )
+        })
+        .nth(index)
+}
+
+fn keyword_argument<'t>(args: Node<'t>, name: &str, src: &str) -> Option<Node<'t>> {
+    arguments(args).into_iter().find(|a| {
+        a.kind() == "keyword_argument"
+            && a.child_by_field_name("name")
+                .is_some_and(|n| text(n, src) == name)
+    })
+}
+
+fn keyword<'t>(args: Node<'t>, name: &str, src: &str) -> Option<Node<'t>> {
+    keyword_argument(args, name, src).and_then(|kw| kw.child_by_field_name("value"))
+}
+
+/// The backend value: keyword `backend=`, or positionally the argument after the model.
+fn backend_arg<'t>(args: Node<'t>, form: CallForm, src: &str) -> Option<Node<'t>> {
+    keyword(args, "backend", src).or_else(|| match form {
+        CallForm::Call | CallForm::Decorator => positional(args, 1),
+        _ => None,
+    })
+}
+
+/// The content of a plain (non-f) string literal.
+fn string_literal(node: Node<'_>, src: &str) -> Option<String> {
+    if node.kind() != "string" {
+        return None;
+    }
+    let raw = text(node, src);
+    let body = raw.trim_start_matches(['r', 'R', 'u', 'U', 'b', 'B']);
+    if body.len() != raw.len() && raw[..raw.len() - body.len()].contains(['f', 'F']) {
+        return None;
+    }
+    for q in ["\"\"\"", "'''", "\"", "'"] {
+        if let Some(inner) = body.strip_prefix(q).and_then(|b| b.strip_suffix(q)) {
+            return Some(inner.to_string());
+        }
+    }
+    None
+}
+
+fn quote_of(node: Node<'_>, src: &str) -> char {
+    if node.kind() == "string" && text(node, src).ends_with('\'') {
+        '\''
+    } else {
+        '"'
+    }
+}
+
+fn first_key_quote(dict: Node<'_>, src: &str) -> char {
+    let mut cursor = dict.walk();
+    let first_key = dict
+        .named_children(&mut cursor)
+        .find(|c| c.kind() == "pair")
+        .and_then(|p| p.child_by_field_name("key"));
+    first_key.map_or('"', |k| quote_of(k, src))
+}
+
+fn dict_keys(value: Node<'_>, src: &str) -> Vec<String> {
+    if value.kind() != "dictionary" {
+        return Vec::new();
+    }
+    let mut cursor = value.walk();
+    value
+        .named_children(&mut cursor)
+        .filter_map(|c| match c.kind() {
+            "pair" => c.child_by_field_name("key").map(|k| {
+                string_literal(k, src).unwrap_or_else(|| text(k, src).to_string())
+            }),
+            "dictionary_splat" => Some(text(c, src).to_string()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn options_state(args: Option<Node<'_>>, src: &str) -> OptionsChange {
+    match args.and_then(|a| keyword(a, "options", src)) {
+        Some(_) => OptionsChange::Kept,
+        None => OptionsChange::Absent,
+    }
+}
+
+/// The replacement text for step 1, parenthesised when the model expression would bind
+/// differently in the call's place (`torch.compile(lambda x: x)(y)`).
+fn wrap_if_needed(replaced: Node<'_>, inner: Node<'_>, src: &str) -> String {
+    let t = text(inner, src);
+    let atomic = matches!(
+        inner.kind(),
+        "identifier"
+            | "attribute"
+            | "call"
+            | "subscript"
+            | "parenthesized_expression"
+            | "string"
+            | "list"
+            | "dictionary"
+            | "tuple"
+    );
+    let standalone = replaced.parent().is_some_and(|p| {
+        matches!(
+            p.kind(),
+            "assignment" | "keyword_argument" | "argument_list" | "return_statement" | "expression_statement"
+        )
+    });
+    if atomic || standalone {
+        t.to_string()
+    } else {
+        format!("({t})")
+    }
+}
+
+fn line_start(src: &str, at: usize) -> usize {
+    src.get(..at)
+        .and_then(|s| s.rfind('\n'))
+        .map_or(0, |i| i + 1)
+}
+
+/// End of the line containing `at`, just before its `\n` (or the end of the source).
+fn line_end(src: &str, at: usize) -> usize {
+    src.get(at..)
+        .and_then(|s| s.find('\n'))
+        .map_or(src.len(), |i| at + i)
+}
+
+/// Whether `[start, end)` has only whitespace before it on its first line and only
+/// whitespace, an optional comma and an optional comment after it on its last line.
+fn stands_on_own_lines(src: &str, start: usize, end: usize) -> bool {
+    let before = src.get(line_start(src, start)..start).unwrap_or("x");
+    let after = src.get(end..line_end(src, end)).unwrap_or("x");
+    let after = after.trim_start();
+    let after = after.strip_prefix(',').unwrap_or(after).trim_start();
+    before.trim().is_empty() && (after.is_empty() || after.starts_with('#'))
+}
+
+/// Removes argument `arg` (a child of `args`) with its separating comma, keeping comments that
+/// belong to other arguments.
+fn remove_argument(args: Node<'_>, arg: Node<'_>, src: &str, edits: &mut Edits) {
+    if stands_on_own_lines(src, arg.start_byte(), arg.end_byte()) {
+        edits.delete_lines(src, arg.start_byte(), arg.end_byte());
+        return;
+    }
+    let mut cursor = args.walk();
+    let children: Vec<Node<'_>> = args.children(&mut cursor).collect();
+    let Some(pos) = children.iter().position(|c| c.id() == arg.id()) else {
+        return;
+    };
+    // A comma right after the argument: delete "arg, " up to the next token.
+    if let Some(comma) = children.get(pos + 1).filter(|c| c.kind() == ",") {
+        let next = children.get(pos + 2).map_or(comma.end_byte(), |n| n.start_byte());
+        let gap = src.get(comma.end_byte()..next).unwrap_or("");
+        let end = if gap.contains('\n') || gap.contains('#') {
+            comma.end_byte()
+        } else {
+            next
+        };
+        // `f(a, options=x, )`: keep the space that separated us from the previous argument.
+        edits.delete(arg.start_byte(), end);
+        return;
+    }
+    // The last argument: delete from the end of the previous argument, unless a comment sits
+    // in between (then only the argument goes and its comma stays as a trailing comma).
+    let prev_arg = children[..pos]
+        .iter()
+        .rev()
+        .find(|c| c.is_named() && c.kind() != "comment");
+    let comment_between = children[..pos]
+        .iter()
+        .rev()
+        .take_while(|c| prev_arg.is_none_or(|p| c.id() != p.id()))
+        .any(|c| c.kind() == "comment");
+    match prev_arg {
+        Some(p) if !comment_between => edits.delete(p.end_byte(), arg.end_byte()),
+        _ => edits.delete(arg.start_byte(), arg.end_byte()),
+    }
+}
+
+/// Appends `element` to a bracketed list (`argument_list` or `dictionary`) in the list's style:
+/// inline lists get `, element`; lists whose closing bracket sits on its own line get a new
+/// line with the last element's indentation, keeping a trailing comma if there was one.
+fn append_element(list: Node<'_>, element: &str, src: &str, edits: &mut Edits) {
+    let mut cursor = list.walk();
+    let children: Vec<Node<'_>> = list.children(&mut cursor).collect();
+    let Some(close) = children.last().copied() else {
+        return;
+    };
+    let elements: Vec<&Node<'_>> = children
+        .iter()
+        .filter(|c| c.is_named() && c.kind() != "comment")
+        .collect();
+    let Some(last) = elements.last() else {
+        // Empty list: `()` / `{}` → `(element)`.
+        edits.insert(close.start_byte(), element.to_string());
+        return;
+    };
+    let last_pos = children.iter().position(|c| c.id() == last.id()).unwrap_or(0);
+    let trailing_comma = children
+        .get(last_pos + 1)
+        .filter(|c| c.kind() == ",")
+        .copied();
+    let tail_end = trailing_comma.map_or(last.end_byte(), |c| c.end_byte());
+    let multiline = close.start_position().row > src_row(src, tail_end);
+    if !multiline {
+        match trailing_comma {
+            Some(c) => edits.insert(c.end_byte(), format!(" {element}")),
+            None => edits.insert(last.end_byte(), format!(", {element}")),
+        }
+        return;
+    }
+    let line = line_start(src, last.start_byte());
+    let indent: String = src
+        .get(line..last.start_byte())
+        .unwrap_or("")
+        .chars()
+        .take_while(|c| c.is_whitespace())
+        .collect();
+    if trailing_comma.is_none() {
+        edits.insert(last.end_byte(), ",".into());
+    }
+    let comma = if trailing_comma.is_some() { "," } else { "" };
+    edits.insert(
+        line_end(src, tail_end),
+        format!("\n{indent}{element}{comma}"),
+    );
+}
+
+fn src_row(src: &str, at: usize) -> usize {
+    src.get(..at).map_or(0, |s| s.matches('\n').count())
+}
+
+/// Non-overlapping byte-range replacements, applied in one pass.
+#[derive(Default)]
+struct Edits {
+    items: Vec<(usize, usize, String)>,
+}
+
+impl Edits {
+    fn replace(&mut self, start: usize, end: usize, with: String) {
+        self.items.push((start, end, with));
+    }
+    fn insert(&mut self, at: usize, with: String) {
+        self.items.push((at, at, with));
+    }
+    fn delete(&mut self, start: usize, end: usize) {
+        self.items.push((start, end, String::new()));
+    }
+    /// Deletes the whole lines spanned by `[start, end)`, including the final newline.
+    fn delete_lines(&mut self, src: &str, start: usize, end: usize) {
+        let from = line_start(src, start);
+        let to = line_end(src, end);
+        let to = if src[to..].starts_with('\n') {
+            to + 1
+        } else {
+            to
+        };
+        self.delete(from, to);
+    }
+    fn apply(mut self, src: &str) -> String {
+        // Inserts at the same offset keep their order of registration.
+        self.items.sort_by_key(|(s, e, _)| (*s, *e));
+        let mut out = String::with_capacity(src.len() + 64);
+        let mut pos = 0;
+        for (start, end, with) in self.items {
+            if start < pos {
+                continue; // overlapping edit: never produced by the rewrites above
+            }
+            out.push_str(src.get(pos..start).unwrap_or(""));
+            out.push_str(&with);
+            pos = end;
+        }
+        out.push_str(src.get(pos..).unwrap_or(""));
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests;
