@@ -13,3 +13,4 @@ pub mod dump;
 pub mod ge_graph;
 pub mod plog;
 pub mod pyedit;
+pub mod torch_logs;

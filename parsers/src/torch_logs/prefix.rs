@@ -1,0 +1,372 @@
+//! Line prefixes that launchers and loggers put in front of the text that matters.
+//!
+//! Grammar (spec `triage-and-repro.md` §3.2 and §4), peeled left to right, any number, any order:
+//!
+//! ```text
+//! vllm_process  = "(" name [" rank=" n] " pid=" n ")" " "                 (VllmWorker rank=3 pid=1564)
+//! vllm_logger   = LEVEL " " MM "-" DD " " hh:mm:ss " " ( "[" file ":" n "]" | file ":" n "]" ) [" "]
+//! rank          = "[rank" n "]:" [" "]
+//! glog          = L MMDD " " hh:mm:ss.uuuuuu " " n " " path ":" n "]" [" [" trace_id "]"] [" [__" artifact "]"] [" "]
+//! c10           = "[" L MDD|MMDD " " hh:mm:ss.n+ " " file ":" n "]" [" "]
+//! old_torch_logs= "[" YYYY-MM-DD " " hh:mm:ss "," mmm "]" [" [" trace_id "]"] [" "]
+//! ```
+//!
+//! `L` is one of `V I W E C` (glog) or `V I W E F` (c10). The numeric column after the glog time
+//! is opaque (pid in new PyTorch, thread id in older releases).
+
+use nom::branch::alt;
+use nom::bytes::complete::{tag, take_till, take_while1, take_while_m_n};
+use nom::character::complete::{char, digit1, one_of};
+use nom::combinator::{opt, recognize};
+use nom::sequence::{delimited, preceded};
+use nom::{IResult, Parser};
+use serde::Serialize;
+
+/// One peeled prefix.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum LinePrefix {
+    /// `(VllmWorker rank=3 pid=1564) `: the process label of a vLLM worker.
+    VllmProcess { label: String },
+    /// `ERROR 08-06 10:40:29 [multiproc_executor.py:546] `.
+    VllmLogger { level: String, source: String },
+    /// `[rank1]:` from torchrun / torch.distributed.
+    Rank { rank: u32 },
+    /// A TORCH_LOGS (glog-style) header.
+    Glog(GlogHeader),
+    /// A c10 (`TORCH_WARN` / `LOG(ERROR)`) header: `[E324 13:00:25.428029551 compiler_depend.ts:574] `.
+    C10 { level: char, source: String },
+    /// The pre-2.2 TORCH_LOGS form `[2024-04-30 17:13:04,191] [0/0] `.
+    OldTorchLogs { trace_id: Option<String> },
+}
+
+/// The parsed TORCH_LOGS header.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GlogHeader {
+    /// `V` (debug), `I`, `W`, `E`, `C`.
+    pub level: char,
+    /// `torch/_dynamo/guards.py:2609`.
+    pub source: String,
+    /// `0/7`, `1/0_1`, `!0/0/0`.
+    pub trace_id: Option<String>,
+    /// `recompiles_verbose` for `[__recompiles_verbose]`.
+    pub artifact: Option<String>,
+}
+
+/// A line with its prefixes peeled off.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stripped<'a> {
+    pub prefixes: Vec<LinePrefix>,
+    /// The text after the last prefix, verbatim (leading indentation kept).
+    pub rest: &'a str,
+}
+
+impl Stripped<'_> {
+    /// The TORCH_LOGS header, if the line had one.
+    pub fn glog(&self) -> Option<&GlogHeader> {
+        self.prefixes.iter().find_map(|p| match p {
+            LinePrefix::Glog(g) => Some(g),
+            _ => None,
+        })
+    }
+
+    /// The c10 level letter, if the line had a c10 header.
+    pub fn c10_level(&self) -> Option<char> {
+        self.prefixes.iter().find_map(|p| match p {
+            LinePrefix::C10 { level, .. } => Some(*level),
+            _ => None,
+        })
+    }
+}
+
+/// Peels every known prefix off `line`. Never fails: a line without prefixes comes back as is.
+pub fn strip_prefixes(line: &str) -> Stripped<'_> {
+    let mut rest = line;
+    let mut prefixes = Vec::new();
+    loop {
+        let parsed = alt((vllm_process, vllm_logger, rank, glog, c10, old_torch_logs)).parse(rest);
+        match parsed {
+            Ok((after, prefix)) if after.len() < rest.len() => {
+                prefixes.push(prefix);
+                rest = after;
+            }
+            _ => break,
+        }
+    }
+    Stripped { prefixes, rest }
+}
+
+type R<'a, T> = IResult<&'a str, T>;
+
+fn digits(n: usize) -> impl Fn(&str) -> R<'_, &str> {
+    move |i| take_while_m_n(n, n, |c: char| c.is_ascii_digit())(i)
+}
+
+/// `hh:mm:ss`
+fn hms(i: &str) -> R<'_, &str> {
+    recognize((digits(2), char(':'), digits(2), char(':'), digits(2))).parse(i)
+}
+
+fn opt_space(i: &str) -> R<'_, Option<char>> {
+    opt(char(' ')).parse(i)
+}
+
+fn vllm_process(i: &str) -> R<'_, LinePrefix> {
+    let (i, label) = delimited(char('('), take_till(|c| c == ')' || c == '('), char(')')).parse(i)?;
+    if !label.contains("pid=") {
+        return Err(nom::Err::Error(nom::error::Error::new(
+            i,
+            nom::error::ErrorKind::Verify,
+        )));
+    }
+    let (i, _) = char(' ').parse(i)?;
+    Ok((
+        i,
+        LinePrefix::VllmProcess {
+            label: label.to_string(),
+        },
+    ))
+}
+
+fn vllm_logger(i: &str) -> R<'_, LinePrefix> {
+    let (i, level) = alt((
+        tag("ERROR"),
+        tag("WARNING"),
+        tag("INFO"),
+        tag("DEBUG"),
+        tag("CRITICAL"),
+    ))
+    .parse(i)?;
+    let (i, _) = (
+        char(' '),
+        digits(2),
+        char('-'),
+        digits(2),
+        char(' '),
+        hms,
+        char(' '),
+    )
+        .parse(i)?;
+    let (i, source) = alt((
+        delimited(char('['), source_loc, tag("]")),
+        (source_loc, tag("]")).map(|(s, _)| s),
+    ))
+    .parse(i)?;
+    let (i, _) = opt_space(i)?;
+    Ok((
+        i,
+        LinePrefix::VllmLogger {
+            level: level.to_string(),
+            source: source.to_string(),
+        },
+    ))
+}
+
+/// `file.py:546`
+fn source_loc(i: &str) -> R<'_, &str> {
+    recognize((
+        take_while1(|c: char| c != ':' && c != ']' && c != ' ' && c != '['),
+        char(':'),
+        digit1,
+    ))
+    .parse(i)
+}
+
+fn rank(i: &str) -> R<'_, LinePrefix> {
+    let (i, n) = delimited(tag("[rank"), digit1, tag("]:")).parse(i)?;
+    let (i, _) = opt_space(i)?;
+    Ok((
+        i,
+        LinePrefix::Rank {
+            rank: n.parse().unwrap_or(u32::MAX),
+        },
+    ))
+}
+
+fn glog(i: &str) -> R<'_, LinePrefix> {
+    let (i, level) = one_of("VIWEC").parse(i)?;
+    let (i, _) = (
+        digits(4),
+        char(' '),
+        hms,
+        char('.'),
+        digits(6),
+        char(' '),
+        digit1,
+        char(' '),
+    )
+        .parse(i)?;
+    let (i, source) = source_loc(i)?;
+    let (i, _) = char(']').parse(i)?;
+    let (i, trace_id) = opt(preceded(
+        char(' '),
+        delimited(
+            char('['),
+            take_while1(|c: char| c.is_ascii_digit() || "/_!".contains(c)),
+            char(']'),
+        ),
+    ))
+    .parse(i)?;
+    let (i, artifact) = opt(preceded(
+        char(' '),
+        delimited(
+            tag("[__"),
+            take_while1(|c: char| c.is_ascii_alphanumeric() || c == '_'),
+            char(']'),
+        ),
+    ))
+    .parse(i)?;
+    let (i, _) = opt_space(i)?;
+    Ok((
+        i,
+        LinePrefix::Glog(GlogHeader {
+            level,
+            source: source.to_string(),
+            trace_id: trace_id.map(str::to_string),
+            artifact: artifact.map(str::to_string),
+        }),
+    ))
+}
+
+fn c10(i: &str) -> R<'_, LinePrefix> {
+    let (i, _) = char('[').parse(i)?;
+    let (i, level) = one_of("VIWEF").parse(i)?;
+    // c10 prints the month without zero padding: `E324` is March 24th.
+    let (i, _) = (
+        take_while_m_n(3, 4, |c: char| c.is_ascii_digit()),
+        char(' '),
+        hms,
+        char('.'),
+        digit1,
+        char(' '),
+    )
+        .parse(i)?;
+    let (i, source) = source_loc(i)?;
+    let (i, _) = char(']').parse(i)?;
+    let (i, _) = opt_space(i)?;
+    Ok((
+        i,
+        LinePrefix::C10 {
+            level,
+            source: source.to_string(),
+        },
+    ))
+}
+
+fn old_torch_logs(i: &str) -> R<'_, LinePrefix> {
+    let (i, _) = (
+        char('['),
+        digits(4),
+        char('-'),
+        digits(2),
+        char('-'),
+        digits(2),
+        char(' '),
+        hms,
+        char(','),
+        digits(3),
+        char(']'),
+    )
+        .parse(i)?;
+    let (i, trace_id) = opt(preceded(
+        char(' '),
+        delimited(
+            char('['),
+            take_while1(|c: char| c.is_ascii_digit() || "/_!".contains(c)),
+            char(']'),
+        ),
+    ))
+    .parse(i)?;
+    let (i, _) = opt_space(i)?;
+    Ok((
+        i,
+        LinePrefix::OldTorchLogs {
+            trace_id: trace_id.map(str::to_string),
+        },
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nested_vllm_process_and_logger() {
+        let s = strip_prefixes("(vLLMHttpServer pid=77054) (Worker_TP3 pid=78100) ERROR 04-20 21:27:00 [multiproc_executor.py:932]         TraceBack (most recent call last):");
+        assert_eq!(s.rest, "        TraceBack (most recent call last):");
+        assert_eq!(s.prefixes.len(), 3);
+        assert_eq!(
+            s.prefixes[2],
+            LinePrefix::VllmLogger {
+                level: "ERROR".into(),
+                source: "multiproc_executor.py:932".into()
+            }
+        );
+    }
+
+    #[test]
+    fn vllm_logger_without_brackets_and_empty_rest() {
+        let s = strip_prefixes("ERROR 04-10 11:26:01 engine.py:140] RuntimeError: x");
+        assert_eq!(s.rest, "RuntimeError: x");
+        let s = strip_prefixes("(VllmWorker rank=3 pid=1564) ERROR 08-06 10:40:29 [multiproc_executor.py:546]");
+        assert_eq!(s.rest, "");
+        assert_eq!(s.prefixes.len(), 2);
+    }
+
+    #[test]
+    fn rank_glued_to_glog_with_trace_id_and_artifact() {
+        let s = strip_prefixes("[rank0]:V0925 13:34:27.040958 139966991710016 torch/_dynamo/guards.py:2609] [0/7] [__recompiles_verbose] Recompiling function forward");
+        assert_eq!(s.rest, "Recompiling function forward");
+        assert_eq!(s.prefixes[0], LinePrefix::Rank { rank: 0 });
+        assert_eq!(
+            s.glog(),
+            Some(&GlogHeader {
+                level: 'V',
+                source: "torch/_dynamo/guards.py:2609".into(),
+                trace_id: Some("0/7".into()),
+                artifact: Some("recompiles_verbose".into()),
+            })
+        );
+    }
+
+    #[test]
+    fn glog_keeps_message_indentation() {
+        let s = strip_prefixes("V1206 15:20:13.926000 1543231 torch/_dynamo/utils.py:1288]     File \"x.py\", line 3, in f");
+        assert_eq!(s.rest, "    File \"x.py\", line 3, in f");
+    }
+
+    #[test]
+    fn rank_glued_to_c10() {
+        let s = strip_prefixes("[rank1]:[E324 13:00:25.428029551 compiler_depend.ts:574] [Rank 1] Watchdog caught");
+        assert_eq!(s.rest, "[Rank 1] Watchdog caught");
+        assert_eq!(s.c10_level(), Some('E'));
+    }
+
+    #[test]
+    fn old_torch_logs_form() {
+        let s = strip_prefixes("[2024-04-30 17:13:04,191] [0/0] torch._dynamo.output_graph.__graph_code: [DEBUG] TRACED GRAPH");
+        assert_eq!(s.rest, "torch._dynamo.output_graph.__graph_code: [DEBUG] TRACED GRAPH");
+        assert_eq!(
+            s.prefixes,
+            vec![LinePrefix::OldTorchLogs {
+                trace_id: Some("0/0".into())
+            }]
+        );
+    }
+
+    #[test]
+    fn look_alikes_are_left_alone() {
+        for line in [
+            "[ERROR] RUNTIME(809924,4):2026-07-11-15:11:05.293.967 [api_c.cc:1081]809924 rtMemcpy",
+            "[Error]: The aicore execution times out.",
+            "(no pid here) text",
+            "ERROR:torch_npu._inductor.config:Triton compilation failed",
+            "[libprotobuf ERROR descriptor_database.cc:644] File already exists",
+            "",
+        ] {
+            let s = strip_prefixes(line);
+            assert_eq!(s.rest, line);
+            assert!(s.prefixes.is_empty());
+        }
+    }
+}

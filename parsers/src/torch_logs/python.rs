@@ -1,0 +1,333 @@
+//! Python traceback lines and the wrapper exceptions that carry another error inside.
+//!
+//! Grammar (CPython `traceback` module output, after prefixes are peeled):
+//!
+//! ```text
+//! traceback_start = "Traceback (most recent call last):"
+//! frame           = "  File \"" path "\", line " n [", in " func]
+//! exception       = type [": " message]          type = dotted name, see `exception_line`
+//! chained         = "The above exception was the direct cause of the following exception:"
+//!                 | "During handling of the above exception, another exception occurred:"
+//! ```
+//!
+//! Wrappers (spec `triage-and-repro.md` §4):
+//! * `torch._dynamo.exc.BackendCompilerFailed: backend='«repr»' raised:` — the real exception is on
+//!   the next line;
+//! * an exception repr embedded in a message with escaped newlines:
+//!   `… find the original error: Unsupported('Observed exception\n\nfrom user code: …')`;
+//! * `call aclnn«Op» failed, detail:«CANN error block»` (torch_npu `EXEC_NPU_CMD`).
+
+use serde::Serialize;
+
+/// `Traceback (most recent call last):` (CPython; CANN's `TraceBack` is a different thing).
+pub fn is_traceback_start(s: &str) -> bool {
+    s.trim_end() == "Traceback (most recent call last):"
+}
+
+/// The two lines CPython prints between chained exceptions.
+pub fn is_chain_separator(s: &str) -> bool {
+    let t = s.trim();
+    t == "The above exception was the direct cause of the following exception:"
+        || t == "During handling of the above exception, another exception occurred:"
+}
+
+/// One `File "…", line N, in func` frame line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Frame {
+    pub file: String,
+    pub line: u32,
+    pub function: Option<String>,
+}
+
+/// Parses a traceback frame line (leading indentation allowed).
+pub fn frame_line(s: &str) -> Option<Frame> {
+    let rest = s.trim_start().strip_prefix("File \"")?;
+    let (file, rest) = rest.split_once("\", line ")?;
+    let digits_end = rest
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(rest.len());
+    let line: u32 = rest.get(..digits_end)?.parse().ok()?;
+    let tail = rest.get(digits_end..)?;
+    let function = tail
+        .strip_prefix(", in ")
+        .map(|f| f.trim_end().to_string());
+    if function.is_none() && !tail.trim().is_empty() {
+        return None;
+    }
+    Some(Frame {
+        file: file.to_string(),
+        line,
+        function,
+    })
+}
+
+/// An exception line: `torch._dynamo.exc.Unsupported: message`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ExceptionLine<'a> {
+    /// The type as printed, possibly dotted (`torch._dynamo.exc.Unsupported`).
+    pub type_name: &'a str,
+    /// Text after `: ` (empty when the exception has no message).
+    pub message: &'a str,
+}
+
+impl ExceptionLine<'_> {
+    /// The last component of the type name (`Unsupported`).
+    pub fn short_type(&self) -> &str {
+        self.type_name.rsplit('.').next().unwrap_or(self.type_name)
+    }
+}
+
+/// Recognises an exception line at column 0. The type is a dotted identifier whose last part is
+/// CamelCase and either dotted (`torch._dynamo.exc.Unsupported`) or ending in `Error`,
+/// `Exception`, `Interrupt`, `Exit`, `Failed` or `Unsupported` (dynamo's graph-break error) — so `Explanation:` or `Hint:` are not
+/// exceptions. Warnings are not errors and are left out.
+pub fn exception_line(s: &str) -> Option<ExceptionLine<'_>> {
+    let s = s.trim_end_matches(['\r', '\n']);
+    if s.starts_with(char::is_whitespace) {
+        return None;
+    }
+    let name_end = s
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+        .unwrap_or(s.len());
+    let type_name = s.get(..name_end)?;
+    let message = match s.get(name_end..)? {
+        "" => "",
+        rest => rest.strip_prefix(": ").or_else(|| rest.strip_prefix(':').filter(|r| r.is_empty()))?,
+    };
+    if type_name.is_empty()
+        || type_name.starts_with('.')
+        || type_name.ends_with('.')
+        || type_name.contains("..")
+        || type_name.starts_with(|c: char| c.is_ascii_digit())
+    {
+        return None;
+    }
+    let short = type_name.rsplit('.').next().unwrap_or(type_name);
+    if !short.starts_with(|c: char| c.is_ascii_uppercase()) || short.ends_with("Warning") {
+        return None;
+    }
+    let dotted = type_name.contains('.');
+    let errorish = ["Error", "Exception", "Interrupt", "Exit", "Failed", "Unsupported"]
+        .iter()
+        .any(|suffix| short.ends_with(suffix));
+    if !(dotted || errorish) {
+        return None;
+    }
+    // A bare word with no message (`SomethingError`) counts only if it is error-ish.
+    if message.is_empty() && !errorish {
+        return None;
+    }
+    Some(ExceptionLine { type_name, message })
+}
+
+/// `BackendCompilerFailed: backend='«repr»' raised:` → the backend repr. The inner exception is
+/// the next line of the log.
+pub fn backend_compiler_failed(e: &ExceptionLine<'_>) -> Option<String> {
+    if e.short_type() != "BackendCompilerFailed" {
+        return None;
+    }
+    let m = e.message.trim_end();
+    let m = m.strip_suffix("raised:")?.trim_end();
+    let repr = m.strip_prefix("backend=").unwrap_or(m);
+    let repr = repr
+        .strip_prefix('\'')
+        .and_then(|r| r.strip_suffix('\''))
+        .unwrap_or(repr);
+    Some(repr.to_string())
+}
+
+/// An exception embedded as a repr inside another message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EmbeddedError {
+    /// Byte offset of the type name in the outer message.
+    pub offset: usize,
+    pub type_name: String,
+    /// The repr's string argument with `\n`, `\t`, `\'`, `\"` and `\\` unescaped.
+    pub message: String,
+}
+
+/// Finds `TypeName('…')` / `TypeName("…")` in a message, where the type looks like an exception
+/// (see [`exception_line`]); returns the first one with its unescaped text.
+pub fn embedded_error(message: &str) -> Option<EmbeddedError> {
+    let bytes = message.as_bytes();
+    let mut search = 0;
+    while let Some(rel) = message.get(search..)?.find("('").or_else(|| message.get(search..)?.find("(\"")) {
+        let open = search + rel;
+        let quote = bytes.get(open + 1).copied().map(char::from)?;
+        let name_start = message[..open]
+            .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+            .map_or(0, |i| i + 1);
+        let type_name = &message[name_start..open];
+        let probe = format!("{type_name}: x");
+        if exception_line(&probe).is_some() {
+            let body = &message[open + 2..];
+            let text = unescape_until(body, quote);
+            return Some(EmbeddedError {
+                offset: name_start,
+                type_name: type_name.to_string(),
+                message: text,
+            });
+        }
+        search = open + 2;
+    }
+    None
+}
+
+/// Unescapes a Python string-literal body up to the closing `quote` (or the end).
+fn unescape_until(body: &str, quote: char) -> String {
+    let mut out = String::new();
+    let mut chars = body.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some('n') => out.push('\n'),
+                Some('t') => out.push('\t'),
+                Some('r') => out.push('\r'),
+                Some(other) => out.push(other),
+                None => break,
+            },
+            c if c == quote => break,
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// `call aclnnFoo failed, detail:«rest»` → (`aclnnFoo`, rest). torch_npu puts the CANN error
+/// block after `detail:`, sometimes on the same line.
+pub fn aclnn_call_failed(message: &str) -> Option<(&str, &str)> {
+    let at = message.find("call aclnn")?;
+    let rest = &message[at + "call ".len()..];
+    let name_end = rest
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(rest.len());
+    let op = &rest[..name_end];
+    let after = rest[name_end..].strip_prefix(" failed")?;
+    let detail = after
+        .strip_prefix(", detail:")
+        .map(str::trim_start)
+        .unwrap_or("");
+    Some((op, detail))
+}
+
+/// A Python `logging` line in the default format: `ERROR:torch_npu._inductor.config:message`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LoggingLine<'a> {
+    pub level: &'a str,
+    pub logger: &'a str,
+    pub message: &'a str,
+}
+
+/// Recognises `LEVEL:logger:message` with LEVEL one of the standard names.
+pub fn logging_line(s: &str) -> Option<LoggingLine<'_>> {
+    let (level, rest) = s.split_once(':')?;
+    if !matches!(level, "CRITICAL" | "ERROR" | "WARNING" | "INFO" | "DEBUG") {
+        return None;
+    }
+    let (logger, message) = rest.split_once(':')?;
+    if logger.is_empty() || logger.contains(' ') {
+        return None;
+    }
+    Some(LoggingLine {
+        level,
+        logger,
+        message,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames() {
+        assert_eq!(
+            frame_line("  File \"/x/torch/_dynamo/eval_frame.py\", line 659, in _fn"),
+            Some(Frame {
+                file: "/x/torch/_dynamo/eval_frame.py".into(),
+                line: 659,
+                function: Some("_fn".into())
+            })
+        );
+        assert_eq!(
+            frame_line("  File \"src/nexfort/fx_compiler/fx_compiler.py\", line 40, in nexfort.fx_compiler.fx_compiler.compile_fx")
+                .map(|f| f.line),
+            Some(40)
+        );
+        assert_eq!(frame_line("  File \"a.py\", line 3"), Some(Frame { file: "a.py".into(), line: 3, function: None }));
+        assert_eq!(frame_line("    raise e"), None);
+        assert_eq!(frame_line("  File \"a.py\", line x"), None);
+    }
+
+    #[test]
+    fn exception_lines() {
+        let e = exception_line("torch._dynamo.exc.Unsupported: Operator does not support running with fake tensors").unwrap();
+        assert_eq!(e.short_type(), "Unsupported");
+        assert_eq!(e.message, "Operator does not support running with fake tensors");
+        assert_eq!(exception_line("AssertionError: tensor's device must be `meta`").unwrap().type_name, "AssertionError");
+        assert_eq!(exception_line("KeyboardInterrupt").unwrap().message, "");
+        assert!(exception_line("RuntimeError:").is_some());
+        for not in [
+            "  Explanation:",
+            "Explanation: x",
+            "Hint: see docs",
+            "Error in chat completion stream generator.",
+            "UserWarning: careful",
+            "torch._dynamo.config.suppress_errors = True",
+            "Aborted (core dumped)",
+            "http://x.y: z",
+            "",
+        ] {
+            assert!(exception_line(not).is_none(), "{not}");
+        }
+    }
+
+    #[test]
+    fn backend_compiler_failed_wrapper() {
+        let e = exception_line("torch._dynamo.exc.BackendCompilerFailed: backend='functools.partial(<function _npu_backend at 0xfffdb1f92820>, compiler_config=<x>)' raised:").unwrap();
+        assert_eq!(
+            backend_compiler_failed(&e).as_deref(),
+            Some("functools.partial(<function _npu_backend at 0xfffdb1f92820>, compiler_config=<x>)")
+        );
+        let e = exception_line("torch._dynamo.exc.BackendCompilerFailed: backend='eager' raised:").unwrap();
+        assert_eq!(backend_compiler_failed(&e).as_deref(), Some("eager"));
+        let e = exception_line("RuntimeError: raised:").unwrap();
+        assert_eq!(backend_compiler_failed(&e), None);
+    }
+
+    #[test]
+    fn embedded_repr_is_unescaped() {
+        let m = r#"Engine loop is not running. Inspect the stacktrace to find the original error: Unsupported('Observed exception\n\nfrom user code:\n   File "x.py", line 652, in forward\n').")"#;
+        let e = embedded_error(m).unwrap();
+        assert_eq!(e.type_name, "Unsupported");
+        assert_eq!(
+            e.message,
+            "Observed exception\n\nfrom user code:\n   File \"x.py\", line 652, in forward\n"
+        );
+        assert_eq!(&m[e.offset..e.offset + 11], "Unsupported");
+        assert_eq!(embedded_error("print('hello')"), None);
+        assert_eq!(embedded_error("ValueError(\"it\\'s\")").unwrap().message, "it's");
+    }
+
+    #[test]
+    fn aclnn_detail() {
+        assert_eq!(
+            aclnn_call_failed("call aclnnMoeDistributeDispatchV2 failed, detail:EZ9999: Inner Error!"),
+            Some(("aclnnMoeDistributeDispatchV2", "EZ9999: Inner Error!"))
+        );
+        assert_eq!(
+            aclnn_call_failed("NPU function error: call aclnnAdd failed, error code is 207001"),
+            Some(("aclnnAdd", ""))
+        );
+        assert_eq!(aclnn_call_failed("call foo failed"), None);
+    }
+
+    #[test]
+    fn logging_lines() {
+        let l = logging_line("ERROR:torch_npu._inductor.config:Triton compilation failed: triton_x").unwrap();
+        assert_eq!(l.level, "ERROR");
+        assert_eq!(l.logger, "torch_npu._inductor.config");
+        assert_eq!(l.message, "Triton compilation failed: triton_x");
+        assert!(logging_line("RuntimeError: x: y").is_none());
+    }
+}
