@@ -11,3 +11,4 @@ pub mod dump;
 pub mod plog;
 pub mod report;
 pub mod repro;
+pub mod triage;

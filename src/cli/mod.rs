@@ -12,6 +12,7 @@ mod dump_config;
 mod dump_scan;
 mod plog;
 mod repro;
+mod triage;
 
 /// Exit code for a run that could not be carried out at all (bad usage, unreadable root).
 pub const EXIT_FAILURE: u8 = 2;
@@ -41,6 +42,8 @@ pub enum Command {
     Aicore(aicore::Args),
     /// Build a single-operator repro case (OpUT + run config, or a torch_npu accuracy script).
     Repro(repro::Args),
+    /// Layered triage of torch.compile failures: run the five steps, analyse a tree, classify a log.
+    Triage(triage::Args),
 }
 
 /// Runs the chosen subcommand and maps its outcome to the process exit code.
@@ -52,6 +55,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Plog(args) => plog::run(args),
         Command::Aicore(args) => aicore::run(args),
         Command::Repro(args) => repro::run(args),
+        Command::Triage(args) => triage::run(args),
     };
     match outcome {
         Ok(code) => code,

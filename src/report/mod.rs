@@ -4,3 +4,4 @@ pub mod config;
 pub mod dump_scan;
 pub mod plog;
 pub mod repro;
+pub mod triage;

@@ -10,3 +10,4 @@ mod dump_scan;
 mod ge_graph;
 mod plog;
 mod repro;
+mod triage;

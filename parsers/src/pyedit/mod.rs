@@ -30,7 +30,12 @@ use tree_sitter::{Node, Parser, Tree};
 /// Keyword arguments of `torch.compile`; a `.compile(...)` method call whose keywords are all
 /// from this set (and that has no positional argument) is taken as `nn.Module.compile`.
 const COMPILE_KWARGS: &[&str] = &[
-    "backend", "fullgraph", "dynamic", "mode", "options", "disable",
+    "backend",
+    "fullgraph",
+    "dynamic",
+    "mode",
+    "options",
+    "disable",
 ];
 
 /// The backend npgx triages.
@@ -384,7 +389,11 @@ impl<'s> Script<'s> {
                 };
                 let model = positional(args, 0).or_else(|| keyword(args, "model", src));
                 if let Some(m) = model {
-                    edits.replace(node.start_byte(), node.end_byte(), wrap_if_needed(node, m, src));
+                    edits.replace(
+                        node.start_byte(),
+                        node.end_byte(),
+                        wrap_if_needed(node, m, src),
+                    );
                     return;
                 }
                 // `torch.compile(backend=...)(fn)`: the outer call becomes `fn`.
@@ -461,7 +470,11 @@ impl<'s> Script<'s> {
         match backend_arg(args, form, src) {
             Some(v) => {
                 let quote = quote_of(v, src);
-                edits.replace(v.start_byte(), v.end_byte(), format!("{quote}{name}{quote}"));
+                edits.replace(
+                    v.start_byte(),
+                    v.end_byte(),
+                    format!("{quote}{name}{quote}"),
+                );
                 if let Some(kw) = options {
                     remove_argument(args, kw, src, edits);
                 }
@@ -479,7 +492,12 @@ impl<'s> Script<'s> {
     }
 
     /// Step 4.
-    fn merge_force_eager(&self, node: Node<'_>, form: CallForm, edits: &mut Edits) -> OptionsChange {
+    fn merge_force_eager(
+        &self,
+        node: Node<'_>,
+        form: CallForm,
+        edits: &mut Edits,
+    ) -> OptionsChange {
         let src = self.src;
         let Some(args) = self.call_args(node, form) else {
             edits.insert(node.end_byte(), "(options={\"force_eager\": True})".into());
@@ -555,7 +573,9 @@ impl Aliases {
                 }
             }
             "import_from_statement" => {
-                let module = node.child_by_field_name("module_name").map(|n| text(n, src));
+                let module = node
+                    .child_by_field_name("module_name")
+                    .map(|n| text(n, src));
                 if module != Some("torch") {
                     return;
                 }
@@ -743,9 +763,9 @@ fn dict_keys(value: Node<'_>, src: &str) -> Vec<String> {
     value
         .named_children(&mut cursor)
         .filter_map(|c| match c.kind() {
-            "pair" => c.child_by_field_name("key").map(|k| {
-                string_literal(k, src).unwrap_or_else(|| text(k, src).to_string())
-            }),
+            "pair" => c
+                .child_by_field_name("key")
+                .map(|k| string_literal(k, src).unwrap_or_else(|| text(k, src).to_string())),
             "dictionary_splat" => Some(text(c, src).to_string()),
             _ => None,
         })
@@ -778,7 +798,11 @@ fn wrap_if_needed(replaced: Node<'_>, inner: Node<'_>, src: &str) -> String {
     let standalone = replaced.parent().is_some_and(|p| {
         matches!(
             p.kind(),
-            "assignment" | "keyword_argument" | "argument_list" | "return_statement" | "expression_statement"
+            "assignment"
+                | "keyword_argument"
+                | "argument_list"
+                | "return_statement"
+                | "expression_statement"
         )
     });
     if atomic || standalone {
@@ -825,7 +849,9 @@ fn remove_argument(args: Node<'_>, arg: Node<'_>, src: &str, edits: &mut Edits) 
     };
     // A comma right after the argument: delete "arg, " up to the next token.
     if let Some(comma) = children.get(pos + 1).filter(|c| c.kind() == ",") {
-        let next = children.get(pos + 2).map_or(comma.end_byte(), |n| n.start_byte());
+        let next = children
+            .get(pos + 2)
+            .map_or(comma.end_byte(), |n| n.start_byte());
         let gap = src.get(comma.end_byte()..next).unwrap_or("");
         let end = if gap.contains('\n') || gap.contains('#') {
             comma.end_byte()
@@ -871,7 +897,10 @@ fn append_element(list: Node<'_>, element: &str, src: &str, edits: &mut Edits) {
         edits.insert(close.start_byte(), element.to_string());
         return;
     };
-    let last_pos = children.iter().position(|c| c.id() == last.id()).unwrap_or(0);
+    let last_pos = children
+        .iter()
+        .position(|c| c.id() == last.id())
+        .unwrap_or(0);
     let trailing_comma = children
         .get(last_pos + 1)
         .filter(|c| c.kind() == ",")

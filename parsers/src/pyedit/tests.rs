@@ -61,7 +61,10 @@ fn options_change_is_reported() {
     let script = Script::parse(src).unwrap();
     let call = script.select(None).unwrap();
     assert_eq!(
-        script.rewrite(&call, StepEdit::Backend("eager")).unwrap().options,
+        script
+            .rewrite(&call, StepEdit::Backend("eager"))
+            .unwrap()
+            .options,
         OptionsChange::Dropped {
             keys: vec!["foo".into(), "**extra".into()],
             text: "{\"foo\": 1, **extra}".into()
@@ -162,7 +165,8 @@ fn multiline_without_trailing_comma_gets_new_argument_line() {
 
 #[test]
 fn hanging_indent_call_stays_inline() {
-    let src = "import torch\nc = torch.compile(model,\n                  backend=\"npugraph_ex\")\n";
+    let src =
+        "import torch\nc = torch.compile(model,\n                  backend=\"npugraph_ex\")\n";
     let got = ladder(src);
     assert_eq!(
         got[3],
@@ -273,9 +277,13 @@ fn module_compile_method() {
 
 #[test]
 fn module_compile_alone_in_block_becomes_pass() {
-    let src = "import torch\nif use_graph:\n    model.compile(backend=\"npugraph_ex\")  # graph mode\n";
+    let src =
+        "import torch\nif use_graph:\n    model.compile(backend=\"npugraph_ex\")  # graph mode\n";
     let got = ladder(src);
-    assert_eq!(got[0], "import torch\nif use_graph:\n    pass  # graph mode\n");
+    assert_eq!(
+        got[0],
+        "import torch\nif use_graph:\n    pass  # graph mode\n"
+    );
 }
 
 #[test]
@@ -298,10 +306,7 @@ fn call_inside_factory_function() {
 #[test]
 fn return_of_compile_call_in_factory() {
     let src = "import torch\ndef make(m):\n    return torch.compile(m, backend=\"npugraph_ex\")\n";
-    assert_eq!(
-        ladder(src)[0],
-        "import torch\ndef make(m):\n    return m\n"
-    );
+    assert_eq!(ladder(src)[0], "import torch\ndef make(m):\n    return m\n");
 }
 
 #[test]
@@ -349,14 +354,20 @@ fn several_calls_ambiguous_then_call_n() {
 fn no_backend_gets_one_and_options_slot_is_reused() {
     let src = "import torch\nc = torch.compile(m, options={\"a\": 1})\n";
     let got = ladder(src);
-    assert_eq!(got[1], "import torch\nc = torch.compile(m, backend=\"eager\")\n");
+    assert_eq!(
+        got[1],
+        "import torch\nc = torch.compile(m, backend=\"eager\")\n"
+    );
     assert_eq!(
         got[3],
         "import torch\nc = torch.compile(m, options={\"a\": 1, \"force_eager\": True})\n"
     );
     let src = "import torch\nc = torch.compile(m)\n";
     let got = ladder(src);
-    assert_eq!(got[2], "import torch\nc = torch.compile(m, backend=\"aot_eager\")\n");
+    assert_eq!(
+        got[2],
+        "import torch\nc = torch.compile(m, backend=\"aot_eager\")\n"
+    );
 }
 
 #[test]
@@ -393,7 +404,8 @@ fn empty_options_dict_and_trailing_comma_inline() {
 
 #[test]
 fn options_in_the_middle_inline() {
-    let src = "import torch\nc = torch.compile(m, options=o, backend=\"npugraph_ex\", dynamic=False)\n";
+    let src =
+        "import torch\nc = torch.compile(m, options=o, backend=\"npugraph_ex\", dynamic=False)\n";
     assert_eq!(
         ladder(src)[1],
         "import torch\nc = torch.compile(m, backend=\"eager\", dynamic=False)\n"
@@ -450,7 +462,14 @@ fn syntax_error_names_the_line() {
 
 #[test]
 fn never_panics_on_odd_input() {
-    for src in ["", "\u{feff}", "torch.compile", "@torch.compile\n", "x = (", "\0\0"] {
+    for src in [
+        "",
+        "\u{feff}",
+        "torch.compile",
+        "@torch.compile\n",
+        "x = (",
+        "\0\0",
+    ] {
         if let Ok(s) = Script::parse(src) {
             for c in s.compile_calls() {
                 for step in STEPS {

@@ -112,7 +112,8 @@ fn opt_space(i: &str) -> R<'_, Option<char>> {
 }
 
 fn vllm_process(i: &str) -> R<'_, LinePrefix> {
-    let (i, label) = delimited(char('('), take_till(|c| c == ')' || c == '('), char(')')).parse(i)?;
+    let (i, label) =
+        delimited(char('('), take_till(|c| c == ')' || c == '('), char(')')).parse(i)?;
     if !label.contains("pid=") {
         return Err(nom::Err::Error(nom::error::Error::new(
             i,
@@ -308,7 +309,9 @@ mod tests {
     fn vllm_logger_without_brackets_and_empty_rest() {
         let s = strip_prefixes("ERROR 04-10 11:26:01 engine.py:140] RuntimeError: x");
         assert_eq!(s.rest, "RuntimeError: x");
-        let s = strip_prefixes("(VllmWorker rank=3 pid=1564) ERROR 08-06 10:40:29 [multiproc_executor.py:546]");
+        let s = strip_prefixes(
+            "(VllmWorker rank=3 pid=1564) ERROR 08-06 10:40:29 [multiproc_executor.py:546]",
+        );
         assert_eq!(s.rest, "");
         assert_eq!(s.prefixes.len(), 2);
     }
@@ -337,7 +340,9 @@ mod tests {
 
     #[test]
     fn rank_glued_to_c10() {
-        let s = strip_prefixes("[rank1]:[E324 13:00:25.428029551 compiler_depend.ts:574] [Rank 1] Watchdog caught");
+        let s = strip_prefixes(
+            "[rank1]:[E324 13:00:25.428029551 compiler_depend.ts:574] [Rank 1] Watchdog caught",
+        );
         assert_eq!(s.rest, "[Rank 1] Watchdog caught");
         assert_eq!(s.c10_level(), Some('E'));
     }
@@ -345,7 +350,10 @@ mod tests {
     #[test]
     fn old_torch_logs_form() {
         let s = strip_prefixes("[2024-04-30 17:13:04,191] [0/0] torch._dynamo.output_graph.__graph_code: [DEBUG] TRACED GRAPH");
-        assert_eq!(s.rest, "torch._dynamo.output_graph.__graph_code: [DEBUG] TRACED GRAPH");
+        assert_eq!(
+            s.rest,
+            "torch._dynamo.output_graph.__graph_code: [DEBUG] TRACED GRAPH"
+        );
         assert_eq!(
             s.prefixes,
             vec![LinePrefix::OldTorchLogs {

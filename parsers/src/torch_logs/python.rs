@@ -48,9 +48,7 @@ pub fn frame_line(s: &str) -> Option<Frame> {
         .unwrap_or(rest.len());
     let line: u32 = rest.get(..digits_end)?.parse().ok()?;
     let tail = rest.get(digits_end..)?;
-    let function = tail
-        .strip_prefix(", in ")
-        .map(|f| f.trim_end().to_string());
+    let function = tail.strip_prefix(", in ").map(|f| f.trim_end().to_string());
     if function.is_none() && !tail.trim().is_empty() {
         return None;
     }
@@ -92,7 +90,9 @@ pub fn exception_line(s: &str) -> Option<ExceptionLine<'_>> {
     let type_name = s.get(..name_end)?;
     let message = match s.get(name_end..)? {
         "" => "",
-        rest => rest.strip_prefix(": ").or_else(|| rest.strip_prefix(':').filter(|r| r.is_empty()))?,
+        rest => rest
+            .strip_prefix(": ")
+            .or_else(|| rest.strip_prefix(':').filter(|r| r.is_empty()))?,
     };
     if type_name.is_empty()
         || type_name.starts_with('.')
@@ -107,9 +107,16 @@ pub fn exception_line(s: &str) -> Option<ExceptionLine<'_>> {
         return None;
     }
     let dotted = type_name.contains('.');
-    let errorish = ["Error", "Exception", "Interrupt", "Exit", "Failed", "Unsupported"]
-        .iter()
-        .any(|suffix| short.ends_with(suffix));
+    let errorish = [
+        "Error",
+        "Exception",
+        "Interrupt",
+        "Exit",
+        "Failed",
+        "Unsupported",
+    ]
+    .iter()
+    .any(|suffix| short.ends_with(suffix));
     if !(dotted || errorish) {
         return None;
     }
@@ -151,7 +158,11 @@ pub struct EmbeddedError {
 pub fn embedded_error(message: &str) -> Option<EmbeddedError> {
     let bytes = message.as_bytes();
     let mut search = 0;
-    while let Some(rel) = message.get(search..)?.find("('").or_else(|| message.get(search..)?.find("(\"")) {
+    while let Some(rel) = message
+        .get(search..)?
+        .find("('")
+        .or_else(|| message.get(search..)?.find("(\""))
+    {
         let open = search + rel;
         let quote = bytes.get(open + 1).copied().map(char::from)?;
         let name_start = message[..open]
@@ -254,17 +265,35 @@ mod tests {
                 .map(|f| f.line),
             Some(40)
         );
-        assert_eq!(frame_line("  File \"a.py\", line 3"), Some(Frame { file: "a.py".into(), line: 3, function: None }));
+        assert_eq!(
+            frame_line("  File \"a.py\", line 3"),
+            Some(Frame {
+                file: "a.py".into(),
+                line: 3,
+                function: None
+            })
+        );
         assert_eq!(frame_line("    raise e"), None);
         assert_eq!(frame_line("  File \"a.py\", line x"), None);
     }
 
     #[test]
     fn exception_lines() {
-        let e = exception_line("torch._dynamo.exc.Unsupported: Operator does not support running with fake tensors").unwrap();
+        let e = exception_line(
+            "torch._dynamo.exc.Unsupported: Operator does not support running with fake tensors",
+        )
+        .unwrap();
         assert_eq!(e.short_type(), "Unsupported");
-        assert_eq!(e.message, "Operator does not support running with fake tensors");
-        assert_eq!(exception_line("AssertionError: tensor's device must be `meta`").unwrap().type_name, "AssertionError");
+        assert_eq!(
+            e.message,
+            "Operator does not support running with fake tensors"
+        );
+        assert_eq!(
+            exception_line("AssertionError: tensor's device must be `meta`")
+                .unwrap()
+                .type_name,
+            "AssertionError"
+        );
         assert_eq!(exception_line("KeyboardInterrupt").unwrap().message, "");
         assert!(exception_line("RuntimeError:").is_some());
         for not in [
@@ -287,9 +316,12 @@ mod tests {
         let e = exception_line("torch._dynamo.exc.BackendCompilerFailed: backend='functools.partial(<function _npu_backend at 0xfffdb1f92820>, compiler_config=<x>)' raised:").unwrap();
         assert_eq!(
             backend_compiler_failed(&e).as_deref(),
-            Some("functools.partial(<function _npu_backend at 0xfffdb1f92820>, compiler_config=<x>)")
+            Some(
+                "functools.partial(<function _npu_backend at 0xfffdb1f92820>, compiler_config=<x>)"
+            )
         );
-        let e = exception_line("torch._dynamo.exc.BackendCompilerFailed: backend='eager' raised:").unwrap();
+        let e = exception_line("torch._dynamo.exc.BackendCompilerFailed: backend='eager' raised:")
+            .unwrap();
         assert_eq!(backend_compiler_failed(&e).as_deref(), Some("eager"));
         let e = exception_line("RuntimeError: raised:").unwrap();
         assert_eq!(backend_compiler_failed(&e), None);
@@ -306,13 +338,18 @@ mod tests {
         );
         assert_eq!(&m[e.offset..e.offset + 11], "Unsupported");
         assert_eq!(embedded_error("print('hello')"), None);
-        assert_eq!(embedded_error("ValueError(\"it\\'s\")").unwrap().message, "it's");
+        assert_eq!(
+            embedded_error("ValueError(\"it\\'s\")").unwrap().message,
+            "it's"
+        );
     }
 
     #[test]
     fn aclnn_detail() {
         assert_eq!(
-            aclnn_call_failed("call aclnnMoeDistributeDispatchV2 failed, detail:EZ9999: Inner Error!"),
+            aclnn_call_failed(
+                "call aclnnMoeDistributeDispatchV2 failed, detail:EZ9999: Inner Error!"
+            ),
             Some(("aclnnMoeDistributeDispatchV2", "EZ9999: Inner Error!"))
         );
         assert_eq!(
@@ -324,7 +361,9 @@ mod tests {
 
     #[test]
     fn logging_lines() {
-        let l = logging_line("ERROR:torch_npu._inductor.config:Triton compilation failed: triton_x").unwrap();
+        let l =
+            logging_line("ERROR:torch_npu._inductor.config:Triton compilation failed: triton_x")
+                .unwrap();
         assert_eq!(l.level, "ERROR");
         assert_eq!(l.logger, "torch_npu._inductor.config");
         assert_eq!(l.message, "Triton compilation failed: triton_x");

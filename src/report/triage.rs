@@ -1,0 +1,258 @@
+//! Renders triage records: the terminal summary, `--format json`, and `triage_report.md`.
+
+use std::fmt::Write as _;
+
+use crate::triage::analyze::TriageAnalysis;
+use crate::triage::classify::Classification;
+use crate::triage::scripts::{self, ScriptPlan};
+
+/// Human summary of `triage classify` results.
+pub fn classifications_text(items: &[Classification]) -> String {
+    let mut out = String::new();
+    for c in items {
+        let _ = writeln!(out, "{}", c.file.display());
+        let _ = writeln!(
+            out,
+            "  route:       {}{}",
+            c.route.as_str(),
+            c.sub_skill
+                .map(|s| format!("  (load {s})"))
+                .unwrap_or_default()
+        );
+        let matched = c
+            .matched
+            .as_deref()
+            .map(|m| format!(" on \"{m}\""))
+            .unwrap_or_default();
+        let _ = writeln!(out, "  rule:        {}{matched}", c.rule);
+        if let Some(e) = &c.first_causal_error {
+            let _ = writeln!(out, "  first causal error (line {}): {}", e.line, e.message);
+            let _ = writeln!(out, "    | {}", e.text);
+            if let Some(root) = e.root_line {
+                let _ = writeln!(out, "    root message on line {root}");
+            }
+            if !e.skipped_cascades.is_empty() {
+                let lines: Vec<String> = e.skipped_cascades.iter().map(|l| l.to_string()).collect();
+                let _ = writeln!(out, "    skipped as cascades: lines {}", lines.join(", "));
+            }
+        } else if let (Some(l), Some(t)) = (c.evidence_line, &c.evidence_text) {
+            let _ = writeln!(out, "  evidence (line {l}): {t}");
+        }
+        for n in &c.notes {
+            let _ = writeln!(out, "  note: {n}");
+        }
+    }
+    out
+}
+
+fn rel<'a>(root: &'a std::path::Path, p: &'a std::path::Path) -> std::path::Display<'a> {
+    p.strip_prefix(root).unwrap_or(p).display()
+}
+
+/// The generated scripts and what happened to `options` in each (run mode only).
+pub fn plan_markdown(plan: &ScriptPlan) -> String {
+    let mut out = String::new();
+    let c = &plan.call;
+    let _ = writeln!(out, "## Compile call\n");
+    let _ = writeln!(
+        out,
+        "Call {} at line {} ({:?}{}): `{}`\n",
+        c.ordinal,
+        c.line,
+        c.form,
+        c.enclosing_function
+            .as_deref()
+            .map(|f| format!(", in `{f}()`"))
+            .unwrap_or_default(),
+        c.text.lines().next().unwrap_or("")
+    );
+    for s in &plan.steps {
+        let _ = writeln!(
+            out,
+            "- `scripts/{}`: {}",
+            s.file,
+            scripts::options_summary(&s.options)
+        );
+    }
+    out.push('\n');
+    out
+}
+
+/// `triage_report.md`: the handoff.
+pub fn handoff_markdown(a: &TriageAnalysis, plan: Option<&ScriptPlan>) -> String {
+    let mut out = String::new();
+    let root = a.root.as_path();
+    let _ = writeln!(out, "# npugraph_ex layered triage — handoff\n");
+    let _ = writeln!(out, "- Tree: `{}`", root.display());
+    let _ = writeln!(
+        out,
+        "- Route: **{}**{}",
+        a.route.as_str(),
+        a.sub_skill
+            .map(|s| format!(" → load `{s}`"))
+            .unwrap_or_default()
+    );
+    let matched = a
+        .matched
+        .as_deref()
+        .map(|m| format!(" (matched `{m}`)"))
+        .unwrap_or_default();
+    let _ = writeln!(out, "- Rule: `{}`{matched}", a.rule);
+    match &a.first_failure {
+        Some(f) => {
+            let _ = writeln!(
+                out,
+                "- First failing step: `{}` (exit_code={}){}",
+                f.step.name(),
+                f.exit_code,
+                f.reason
+                    .as_deref()
+                    .map(|r| format!(", {r}"))
+                    .unwrap_or_default()
+            );
+        }
+        None => {
+            let _ = writeln!(out, "- First failing step: none recorded");
+        }
+    }
+    let _ = writeln!(
+        out,
+        "- Tree complete: {}\n",
+        if a.complete { "yes" } else { "no" }
+    );
+    if let Some(ev) = &a.evidence {
+        let _ = writeln!(out, "## Evidence\n");
+        if let Some(e) = &ev.first_causal_error {
+            let _ = writeln!(
+                out,
+                "First causal error at `{}:{}`:\n\n```\n{}\n```\n",
+                rel(root, &ev.file),
+                e.line,
+                e.text
+            );
+            let _ = writeln!(out, "Error: {}\n", e.message);
+            if let Some(r) = e.root_line {
+                let _ = writeln!(out, "Root message on line {r}.\n");
+            }
+            if !e.skipped_cascades.is_empty() {
+                let lines: Vec<String> = e.skipped_cascades.iter().map(|l| l.to_string()).collect();
+                let _ = writeln!(out, "Skipped as cascades: lines {}.\n", lines.join(", "));
+            }
+        }
+    }
+    if !a.notes.is_empty() {
+        let _ = writeln!(out, "## Notes\n");
+        for n in &a.notes {
+            let _ = writeln!(out, "- {n}");
+        }
+        out.push('\n');
+    }
+    let _ = writeln!(out, "## Logs collected\n");
+    let _ = writeln!(
+        out,
+        "| step | status | stdout_stderr.log | plog files | run_* dirs |"
+    );
+    let _ = writeln!(out, "|---|---|---|---|---|");
+    for s in &a.steps {
+        let log = s
+            .log
+            .as_ref()
+            .map(|l| format!("`{}` ({} lines)", rel(root, &l.path), l.lines))
+            .unwrap_or_else(|| "—".into());
+        let _ = writeln!(
+            out,
+            "| {} | {:?} | {} | {} | {} |",
+            s.step.name(),
+            s.status,
+            log,
+            s.plog_files.len(),
+            s.debug_runs.len()
+        );
+    }
+    out.push('\n');
+    if let Some(p) = plan {
+        out.push_str(&plan_markdown(p));
+    }
+    let v = &a.versions;
+    let _ = writeln!(out, "## Versions (env.txt)\n");
+    for (k, val) in [
+        ("python", &v.python),
+        ("torch", &v.torch),
+        ("torch_npu", &v.torch_npu),
+        ("torchair", &v.torchair),
+        ("npugraph_ex", &v.npugraph_ex),
+        ("CANN", &v.cann),
+    ] {
+        let _ = writeln!(out, "- {k}: {}", val.as_deref().unwrap_or("unknown"));
+    }
+    out.push('\n');
+    if !a.handoff_paths.is_empty() {
+        let _ = writeln!(out, "## Paths for the sub-skill\n");
+        for p in &a.handoff_paths {
+            let _ = writeln!(out, "- `{}`", rel(root, p));
+        }
+        out.push('\n');
+    }
+    let _ = writeln!(out, "## Still missing\n");
+    for m in &a.missing {
+        let _ = writeln!(out, "- {m}");
+    }
+    if !a.problems.is_empty() {
+        let _ = writeln!(out, "\n## Completeness problems\n");
+        for p in &a.problems {
+            let _ = writeln!(out, "- {p}");
+        }
+    }
+    if !a.warnings.is_empty() {
+        let _ = writeln!(out, "\n## warnings.txt\n");
+        for w in &a.warnings {
+            let _ = writeln!(out, "- {w}");
+        }
+    }
+    out
+}
+
+/// Short terminal summary of an analysis.
+pub fn analysis_text(a: &TriageAnalysis) -> String {
+    let mut out = String::new();
+    let root = a.root.as_path();
+    let _ = writeln!(out, "triage tree: {}", root.display());
+    for s in &a.steps {
+        let _ = writeln!(out, "  {:<32} {:?}", s.step.name(), s.status);
+    }
+    let _ = writeln!(
+        out,
+        "route: {}{}",
+        a.route.as_str(),
+        a.sub_skill
+            .map(|s| format!("  (load {s})"))
+            .unwrap_or_default()
+    );
+    let _ = writeln!(out, "rule: {}", a.rule);
+    if let Some(ev) = &a.evidence {
+        if let Some(e) = &ev.first_causal_error {
+            let _ = writeln!(
+                out,
+                "first causal error: {}:{}: {}",
+                rel(root, &ev.file),
+                e.line,
+                e.message
+            );
+        }
+    }
+    for n in &a.notes {
+        let _ = writeln!(out, "note: {n}");
+    }
+    for p in &a.problems {
+        let _ = writeln!(out, "incomplete: {p}");
+    }
+    for m in &a.missing {
+        let _ = writeln!(out, "missing: {m}");
+    }
+    let _ = writeln!(
+        out,
+        "handoff: {}",
+        root.join(crate::triage::layout::REPORT_FILE).display()
+    );
+    out
+}

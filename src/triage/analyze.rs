@@ -1,0 +1,474 @@
+//! `npgx triage analyze DIR`: completeness checks, first failing step, first causal error,
+//! route and handoff for a five-step tree (made by `triage run`, `run_triage.sh`, or by hand).
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context};
+use serde::Serialize;
+use walkdir::WalkDir;
+
+use super::classify::{classify_text, Classification};
+use super::evidence::first_causal_error;
+use super::layout::{
+    Step, DEBUG_DIR, ENV_FILE, FIRST_FAILURE_FILE, LOG_FILE, PLOG_DIR, SCRIPTS_DIR, SUCCESS_MARKER,
+    WARNINGS_FILE,
+};
+use super::route::{environment_problem, route_error, Route};
+
+/// What was found for one step.
+#[derive(Debug, Clone, Serialize)]
+pub struct StepRecord {
+    pub step: Step,
+    pub number: usize,
+    /// `passed`, `failed`, `not_run`, or `unknown` (directory without marker or failure record).
+    pub status: StepStatus,
+    pub dir: Option<PathBuf>,
+    pub log: Option<LogFile>,
+    /// Files under `ascend_plog/`, recursively.
+    pub plog_files: Vec<PathBuf>,
+    /// `run_*` directories under `torch_compile_debug/`, recursively.
+    pub debug_runs: Vec<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepStatus {
+    Passed,
+    Failed,
+    NotRun,
+    Unknown,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct LogFile {
+    pub path: PathBuf,
+    pub bytes: u64,
+    pub lines: usize,
+}
+
+/// `first_failure.txt`.
+#[derive(Debug, Clone, Serialize)]
+pub struct FirstFailure {
+    pub step: Step,
+    pub exit_code: i32,
+    /// `timeout after …` / `interrupted`, when npgx recorded one.
+    pub reason: Option<String>,
+}
+
+/// Versions read back from `env.txt`.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Versions {
+    pub python: Option<String>,
+    pub torch: Option<String>,
+    pub torch_npu: Option<String>,
+    pub torchair: Option<String>,
+    pub npugraph_ex: Option<String>,
+    pub cann: Option<String>,
+}
+
+/// The analysis of one tree: everything the handoff needs.
+#[derive(Debug, Clone, Serialize)]
+pub struct TriageAnalysis {
+    pub root: PathBuf,
+    pub complete: bool,
+    /// Why the tree is incomplete or inconsistent (missing logs, steps out of order, …).
+    pub problems: Vec<String>,
+    /// Lines of `warnings.txt`.
+    pub warnings: Vec<String>,
+    pub versions: Versions,
+    pub steps: Vec<StepRecord>,
+    pub first_failure: Option<FirstFailure>,
+    pub route: Route,
+    pub sub_skill: Option<&'static str>,
+    /// The rule that fired (`step.pre-classification`, `keyword.runtime`, …).
+    pub rule: String,
+    pub matched: Option<String>,
+    /// The log the evidence comes from, and the classification of it.
+    pub evidence: Option<Classification>,
+    pub notes: Vec<String>,
+    /// `run_*` directories the sub-skill needs (step 4 and step 5).
+    pub handoff_paths: Vec<PathBuf>,
+    /// What is still missing for the sub-skill.
+    pub missing: Vec<String>,
+}
+
+fn read_first_failure(root: &Path) -> anyhow::Result<Option<FirstFailure>> {
+    let p = root.join(FIRST_FAILURE_FILE);
+    let text = match fs::read_to_string(&p) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", p.display())),
+    };
+    let mut lines = text.lines();
+    let first = lines.next().unwrap_or("").trim();
+    let (name, code) = first.split_once(" exit_code=").with_context(|| {
+        format!(
+            "{}:1: expected `<step-name> exit_code=<n>`, found `{first}`",
+            p.display()
+        )
+    })?;
+    let step = Step::from_name(name.trim())
+        .with_context(|| format!("{}:1: unknown step name `{name}`", p.display()))?;
+    let exit_code = code
+        .trim()
+        .parse()
+        .with_context(|| format!("{}:1: exit code `{code}` is not a number", p.display()))?;
+    let reason = lines
+        .find_map(|l| l.strip_prefix("reason="))
+        .map(str::to_string);
+    Ok(Some(FirstFailure {
+        step,
+        exit_code,
+        reason,
+    }))
+}
+
+fn read_versions(root: &Path) -> Option<Versions> {
+    let text = fs::read_to_string(root.join(ENV_FILE)).ok()?;
+    let mut v = Versions::default();
+    let mut cann_next = false;
+    for line in text.lines() {
+        if cann_next {
+            if let Some(val) = line
+                .trim()
+                .strip_prefix("Version=")
+                .or_else(|| line.trim().strip_prefix("version="))
+            {
+                v.cann = Some(val.to_string());
+            }
+        }
+        let Some((k, val)) = line.split_once(": ") else {
+            continue;
+        };
+        let val = val.trim().to_string();
+        match k.trim() {
+            "python" => v.python = Some(val),
+            "torch" => v.torch = Some(val),
+            "torch_npu" => v.torch_npu = Some(val),
+            "torchair" => v.torchair = Some(val),
+            "npugraph_ex" => v.npugraph_ex = Some(val),
+            "cann_version_cfg" => cann_next = !val.starts_with("not found"),
+            _ => {}
+        }
+    }
+    Some(v)
+}
+
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = WalkDir::new(dir)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .map(|e| e.into_path())
+        .collect();
+    out.sort();
+    out
+}
+
+/// `run_*` directories anywhere under `dir` (run_triage.sh nests them one level deeper).
+fn debug_runs(dir: &Path) -> Vec<PathBuf> {
+    WalkDir::new(dir)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_dir() && e.file_name().to_string_lossy().starts_with("run_"))
+        .map(|e| e.into_path())
+        .collect()
+}
+
+fn log_file(path: &Path) -> Option<LogFile> {
+    let bytes = fs::read(path).ok()?;
+    Some(LogFile {
+        path: path.to_path_buf(),
+        bytes: bytes.len() as u64,
+        lines: bytes.iter().filter(|b| **b == b'\n').count()
+            + usize::from(!bytes.is_empty() && bytes.last() != Some(&b'\n')),
+    })
+}
+
+/// Analyses the tree at `root`.
+pub fn analyze(root: &Path) -> anyhow::Result<TriageAnalysis> {
+    if !root.is_dir() {
+        bail!("{} is not a directory", root.display());
+    }
+    let first_failure = read_first_failure(root)?;
+    let mut problems = Vec::new();
+    let mut steps = Vec::new();
+    for step in Step::ALL {
+        let dir = root.join(step.name());
+        let present = dir.is_dir();
+        let success = dir.join(SUCCESS_MARKER).exists();
+        let failed_here = first_failure.as_ref().is_some_and(|f| f.step == step);
+        let status = match (present, success, failed_here) {
+            (false, _, _) => StepStatus::NotRun,
+            (true, _, true) => StepStatus::Failed,
+            (true, true, false) => StepStatus::Passed,
+            (true, false, false) => StepStatus::Unknown,
+        };
+        let log = present.then(|| log_file(&dir.join(LOG_FILE))).flatten();
+        if present {
+            match &log {
+                None => problems.push(format!(
+                    "{}: {LOG_FILE} is missing — re-run this step",
+                    step.name()
+                )),
+                Some(l) if l.bytes == 0 => {
+                    problems.push(format!("{}: {LOG_FILE} is empty", step.name()))
+                }
+                _ => {}
+            }
+            if !dir.join(PLOG_DIR).is_dir() {
+                problems.push(format!(
+                    "{}: {PLOG_DIR}/ is missing — re-run this step",
+                    step.name()
+                ));
+            }
+        }
+        let debug = dir.join(DEBUG_DIR);
+        steps.push(StepRecord {
+            step,
+            number: step.number(),
+            status,
+            dir: present.then(|| dir.clone()),
+            log,
+            plog_files: if present {
+                files_under(&dir.join(PLOG_DIR))
+            } else {
+                Vec::new()
+            },
+            debug_runs: if debug.is_dir() {
+                debug_runs(&debug)
+            } else {
+                Vec::new()
+            },
+        });
+    }
+    check_order(&steps, first_failure.as_ref(), &mut problems);
+    if !root.join(SCRIPTS_DIR).is_dir() {
+        problems.push(format!(
+            "{SCRIPTS_DIR}/ is missing: the step scripts cannot be checked"
+        ));
+    }
+    let warnings = fs::read_to_string(root.join(WARNINGS_FILE))
+        .map(|t| t.lines().map(str::to_string).collect())
+        .unwrap_or_default();
+    let versions = read_versions(root);
+    let mut missing = Vec::new();
+    if versions.is_none() {
+        missing.push(format!(
+            "{ENV_FILE} (torch / torch_npu / torchair / CANN versions)"
+        ));
+    }
+    let versions = versions.unwrap_or_default();
+    let mut a = TriageAnalysis {
+        root: root.to_path_buf(),
+        complete: problems.is_empty(),
+        problems,
+        warnings,
+        versions,
+        steps,
+        first_failure,
+        route: Route::Undetermined,
+        sub_skill: None,
+        rule: "none".into(),
+        matched: None,
+        evidence: None,
+        notes: Vec::new(),
+        handoff_paths: Vec::new(),
+        missing,
+    };
+    route_tree(&mut a)?;
+    collect_missing(&mut a);
+    Ok(a)
+}
+
+/// Steps must have run in order: passed steps before the failure, nothing after it.
+fn check_order(steps: &[StepRecord], ff: Option<&FirstFailure>, problems: &mut Vec<String>) {
+    let limit = ff.map_or(6, |f| f.step.number());
+    for s in steps {
+        if s.number < limit && s.status != StepStatus::Passed {
+            let why = match s.status {
+                StepStatus::NotRun => "has no directory",
+                _ => "has no SUCCESS marker",
+            };
+            let tail = match ff {
+                Some(f) => format!("but the first failure is {}", f.step.name()),
+                None => "and first_failure.txt is absent (run incomplete or interrupted?)".into(),
+            };
+            problems.push(format!("{} {why}, {tail}", s.step.name()));
+        }
+        if s.number > limit && s.status != StepStatus::NotRun {
+            problems.push(format!(
+                "steps out of order: {} has output after the first failure ({})",
+                s.step.name(),
+                ff.map_or("", |f| f.step.name())
+            ));
+        }
+    }
+    if let Some(f) = ff {
+        if steps[f.step.number() - 1].status == StepStatus::NotRun {
+            problems.push(format!(
+                "first_failure.txt names {} but its directory is missing",
+                f.step.name()
+            ));
+        }
+    }
+}
+
+/// Classifies the failing step's log (falling back to its plogs) and applies the step-based
+/// pre-classification.
+fn route_tree(a: &mut TriageAnalysis) -> anyhow::Result<()> {
+    let Some(ff) = a.first_failure.clone() else {
+        if a.steps.iter().all(|s| s.status == StepStatus::Passed) {
+            a.rule = "all-steps-passed".into();
+            a.notes.push(
+                "all five steps passed: if the symptom is a result mismatch → accuracy; if it is slowness → performance (give npgx the symptom, or run with --compare-outputs)"
+                    .into(),
+            );
+            a.handoff_paths = handoff_runs(&a.steps, &[Step::ForceEager, Step::NpugraphEx]);
+        }
+        return Ok(());
+    };
+    let rec = &a.steps[ff.step.number() - 1];
+    let mut evidence = None;
+    if let Some(log) = &rec.log {
+        let bytes =
+            fs::read(&log.path).with_context(|| format!("cannot read {}", log.path.display()))?;
+        let c = classify_text(&log.path, &String::from_utf8_lossy(&bytes));
+        if c.first_causal_error.is_some() {
+            evidence = Some(c);
+        }
+    }
+    if evidence.is_none() {
+        // The screen log holds no error: the first ERROR record of the step's plogs.
+        for p in &rec.plog_files {
+            let Ok(bytes) = fs::read(p) else { continue };
+            let text = String::from_utf8_lossy(&bytes);
+            if first_causal_error(&text).is_some() {
+                evidence = Some(classify_text(p, &text));
+                break;
+            }
+        }
+    }
+    if let Some(reason) = &ff.reason {
+        a.notes
+            .push(format!("{} did not finish: {reason}", ff.step.name()));
+    }
+    let causal = evidence.as_ref().and_then(|c| c.first_causal_error.clone());
+    if let Some(err) = &causal {
+        if let Some(why) = environment_problem(err) {
+            a.route = Route::Environment;
+            a.rule = "environment.backend-missing".into();
+            a.notes.push(format!(
+                "{why}: this is an environment problem, not a compile error — install or fix torch_npu / npugraph_ex, then re-run"
+            ));
+            a.evidence = evidence;
+            return Ok(());
+        }
+    }
+    match ff.step {
+        Step::Eager | Step::CompileEager | Step::CompileAotEager | Step::ForceEager => {
+            a.route = Route::CompileError;
+            a.rule = "step.pre-classification".into();
+            a.notes.push(format!(
+                "step {} ({}) failed → compile-error (steps 1–4 fail before the full npugraph_ex path)",
+                ff.step.number(),
+                ff.step.describe()
+            ));
+            if ff.step == Step::Eager {
+                a.notes.push(
+                    "eager already crashes — probably not npugraph_ex; check model / data / environment first".into(),
+                );
+            }
+            if ff.step == Step::ForceEager {
+                a.handoff_paths = handoff_runs(&a.steps, &[Step::ForceEager]);
+            }
+        }
+        Step::NpugraphEx => {
+            match &causal {
+                Some(err) => {
+                    let r = route_error(err);
+                    a.route = r.route;
+                    a.rule = r.rule;
+                    a.matched = r.matched;
+                    a.notes.extend(r.notes);
+                }
+                None => {
+                    a.route = Route::Undetermined;
+                    a.rule = "no-causal-error".into();
+                    a.notes.push(
+                        "step 5 failed but neither its log nor its plogs hold a recognisable error"
+                            .into(),
+                    );
+                }
+            }
+            if a.steps[Step::ForceEager.number() - 1].status == StepStatus::Passed {
+                a.notes.push(
+                    "the problem appears only with force_eager=False: suspect the full compile / optimisation path (ACL graph capture / replay)".into(),
+                );
+            }
+            a.handoff_paths = handoff_runs(&a.steps, &[Step::ForceEager, Step::NpugraphEx]);
+        }
+    }
+    a.sub_skill = a.route.sub_skill();
+    a.evidence = evidence;
+    Ok(())
+}
+
+fn handoff_runs(steps: &[StepRecord], which: &[Step]) -> Vec<PathBuf> {
+    steps
+        .iter()
+        .filter(|s| which.contains(&s.step))
+        .flat_map(|s| s.debug_runs.iter().cloned())
+        .collect()
+}
+
+/// What the sub-skill will still need.
+fn collect_missing(a: &mut TriageAnalysis) {
+    let v = &a.versions;
+    for (name, val) in [
+        ("torch_npu", &v.torch_npu),
+        ("torchair", &v.torchair),
+        ("torch", &v.torch),
+    ] {
+        if val
+            .as_deref()
+            .is_none_or(|s| s.starts_with("not available"))
+        {
+            a.missing.push(format!(
+                "{name} version (not importable in the step interpreter)"
+            ));
+        }
+    }
+    if v.cann.is_none() {
+        a.missing
+            .push("CANN version (version.cfg not found)".into());
+    }
+    if let Some(ff) = &a.first_failure {
+        let rec = &a.steps[ff.step.number() - 1];
+        if rec.plog_files.is_empty() && matches!(a.route, Route::RuntimeError) {
+            a.missing.push(format!(
+                "CANN plogs of {} ({PLOG_DIR}/ is empty): re-run on the NPU host",
+                ff.step.name()
+            ));
+        }
+    }
+    let need_runs: &[Step] = match a.route {
+        Route::Accuracy => &[Step::ForceEager, Step::NpugraphEx],
+        Route::Performance => &[Step::NpugraphEx],
+        _ => &[],
+    };
+    for s in need_runs {
+        if a.steps[s.number() - 1].debug_runs.is_empty() {
+            a.missing.push(format!(
+                "{}/{DEBUG_DIR}/run_* (TORCH_COMPILE_DEBUG output)",
+                s.name()
+            ));
+        }
+    }
+    a.missing.push(
+        "not derivable from logs: whether input shapes are fixed; multi-stream, custom ops or in-place ops involved".into(),
+    );
+}

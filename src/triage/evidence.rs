@@ -1,0 +1,447 @@
+//! The first causal error of a captured log (spec `triage-and-repro.md` §1.1 "first causal
+//! error", §4).
+//!
+//! Every line is first stripped of launcher and logger prefixes, then read as one of the error
+//! shapes below. Each shape has a strength:
+//!
+//! * **strong** — a Python exception (wrappers unwrapped), a CANN error report (its root
+//!   message), a torch_npu `[Error]:` hint, a plog ERROR record, a c10 error, a `logging` ERROR
+//!   line, a protobuf ERROR/FATAL line;
+//! * **cascade** — symptoms of an error reported elsewhere: torch_npu `ERRxxxxx` summaries,
+//!   watchdog terminations, `terminate called …`, stream-synchronize / event-query failures,
+//!   `NPU function error: …` and `call aclnnX failed` wrappers, "The Inner error is reported as
+//!   above", `Aborted`, segfault banners;
+//! * **soft** — not an error by itself: TORCH_LOGS debug lines (recompiles, guard failures,
+//!   graph breaks), a `raise` in a traceback excerpt with no exception line.
+//!
+//! The first causal error is the earliest strong error; if there is none, the earliest cascade
+//! line (nothing explains it); then the earliest soft signal. A torch_npu hint directly followed
+//! by a CANN report is one error: the report's code line is quoted when its code is external,
+//! the hint when the code is inner (`…9999`: the hint is the only user-facing wording).
+
+use serde::Serialize;
+
+use npgx_parsers::torch_logs::{
+    aclnn_call_failed, backend_compiler_failed, embedded_error, exception_line, frame_line,
+    is_traceback_start, logging_line, strip_prefixes, Stripped,
+};
+
+use super::cann;
+
+/// What shape the causal error has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorShape {
+    PythonException,
+    /// An exception found inside another exception's message or after a wrapper line.
+    WrappedException,
+    CannReport,
+    TorchNpuHint,
+    TorchNpuErrorCode,
+    PlogRecord,
+    C10Error,
+    LoggingError,
+    ProtobufError,
+    ProcessAbort,
+    TorchLogsSignal,
+    TracebackRaise,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Strength {
+    Strong,
+    Cascade,
+    Soft,
+}
+
+/// The first causal error of one log.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CausalError {
+    /// 1-based line number of the quoted line.
+    pub line: usize,
+    /// The line as it appears in the log (trailing whitespace trimmed).
+    pub text: String,
+    /// The error itself: prefixes peeled, wrappers unwrapped, CANN location tails removed.
+    pub message: String,
+    pub shape: ErrorShape,
+    /// A second line that holds the root when it differs from the quoted one (a CANN root
+    /// message under a torch_npu hint), 1-based.
+    pub root_line: Option<usize>,
+    /// Earlier error-looking lines that were skipped as cascades, 1-based.
+    pub skipped_cascades: Vec<usize>,
+    /// The text the keyword rules read: the error, its message continuation, its CANN block.
+    #[serde(skip)]
+    pub scope: String,
+    /// Traceback frame locations above a Python exception (for compile-error keywords).
+    #[serde(skip)]
+    pub frames: String,
+}
+
+#[derive(Debug, Clone)]
+struct Candidate {
+    index: usize,
+    strength: Strength,
+    shape: ErrorShape,
+    message: String,
+    scope: String,
+    frames: String,
+    root_index: Option<usize>,
+}
+
+/// Lines that mark an excerpt gap in the developer samples are not log output.
+fn is_excerpt_marker(s: &str) -> bool {
+    s.starts_with("[... excerpt gap")
+}
+
+/// Wording of errors that only report that something else failed.
+const CASCADE_WORDS: &[&str] = &[
+    "the inner error is reported as above",
+    "npu function error:",
+    "function error:",
+    "synchronize stream failed",
+    "stream synchronize failed",
+    "synchronize failed",
+    "event query",
+    "queryevent",
+    "aclqueryeventrecordedstatus",
+    "watchdog thread terminated",
+    "terminate called after throwing",
+    "find exception when",
+    "replay failed",
+    "task failed",
+];
+
+fn is_cascade_text(s: &str) -> bool {
+    let l = s.to_ascii_lowercase();
+    CASCADE_WORDS.iter().any(|w| l.contains(w)) || aclnn_call_failed(s).is_some()
+}
+
+/// Finds the first causal error in `text`.
+pub fn first_causal_error(text: &str) -> Option<CausalError> {
+    let raw: Vec<&str> = text.lines().collect();
+    let stripped: Vec<Stripped<'_>> = raw.iter().map(|l| strip_prefixes(l)).collect();
+    let rest: Vec<&str> = stripped.iter().map(|s| s.rest).collect();
+    let candidates = collect(&raw, &stripped, &rest);
+    let best = [Strength::Strong, Strength::Cascade, Strength::Soft]
+        .iter()
+        .find_map(|s| candidates.iter().find(|c| c.strength == *s))?;
+    let skipped_cascades = candidates
+        .iter()
+        .filter(|c| c.index < best.index && c.strength == Strength::Cascade)
+        .map(|c| c.index + 1)
+        .collect();
+    Some(CausalError {
+        line: best.index + 1,
+        text: raw[best.index].trim_end().to_string(),
+        message: best.message.clone(),
+        shape: best.shape,
+        root_line: best.root_index.map(|i| i + 1),
+        skipped_cascades,
+        scope: best.scope.clone(),
+        frames: best.frames.clone(),
+    })
+}
+
+/// Text lines following an error line that belong to its message (until a blank line or the
+/// next recognisable record).
+fn continuation(rest: &[&str], from: usize, limit: usize) -> (String, usize) {
+    let mut out = String::new();
+    let mut i = from;
+    while i < rest.len() && i < from + limit {
+        let l = rest[i];
+        if l.trim().is_empty()
+            || is_traceback_start(l)
+            || frame_line(l).is_some()
+            || (exception_line(l).is_some() && i > from)
+            || cann::block_code(l).is_some()
+            || cann::is_cann_traceback(l)
+        {
+            break;
+        }
+        out.push('\n');
+        out.push_str(l);
+        i += 1;
+    }
+    (out, i)
+}
+
+fn collect(raw: &[&str], stripped: &[Stripped<'_>], rest: &[&str]) -> Vec<Candidate> {
+    let mut out: Vec<Candidate> = Vec::new();
+    let mut frames = String::new();
+    let mut i = 0;
+    while i < rest.len() {
+        let line = rest[i];
+        let glog_debug = stripped[i]
+            .glog()
+            .is_some_and(|g| matches!(g.level, 'V' | 'I' | 'W'));
+        if is_excerpt_marker(line) || line.trim().is_empty() {
+            i += 1;
+            continue;
+        }
+        if is_traceback_start(line) {
+            frames.clear();
+            i += 1;
+            continue;
+        }
+        if let Some(f) = frame_line(line) {
+            frames.push_str(&f.file);
+            frames.push(' ');
+            if let Some(func) = &f.function {
+                frames.push_str(func);
+            }
+            frames.push('\n');
+            // A traceback excerpt without its exception: the `raise` is the best we have.
+            if let Some(next) = rest.get(i + 1) {
+                let src = next.trim_start();
+                if src.starts_with("raise ") {
+                    out.push(Candidate {
+                        index: i + 1,
+                        strength: Strength::Soft,
+                        shape: ErrorShape::TracebackRaise,
+                        message: src.trim_end().to_string(),
+                        scope: src.to_string(),
+                        frames: frames.clone(),
+                        root_index: None,
+                    });
+                }
+            }
+            i += 1;
+            continue;
+        }
+        // CANN error reports (code line, or a bare TraceBack header of a cut excerpt).
+        if cann::block_code(line).is_some() || cann::is_cann_traceback(line) {
+            if let Some(block) = cann::read_block(rest, i) {
+                let scope = rest[i..block.end].join("\n");
+                let code_line_quoted = block.code.is_some() && !block.is_inner();
+                let index = if code_line_quoted { i } else { block.root_line };
+                // A `detail:` block on an exception line is also handled as the exception.
+                let on_exception = exception_line(line).is_some();
+                if !on_exception {
+                    let cand = Candidate {
+                        index,
+                        strength: if glog_debug {
+                            Strength::Soft
+                        } else {
+                            Strength::Strong
+                        },
+                        shape: ErrorShape::CannReport,
+                        message: match &block.code {
+                            Some(c) => format!("{c}: {}", block.root_message),
+                            None => block.root_message.clone(),
+                        },
+                        scope,
+                        frames: String::new(),
+                        root_index: (block.root_line != index).then_some(block.root_line),
+                    };
+                    merge_with_hint(&mut out, cand, rest, block.is_inner());
+                    i = block.end.max(i + 1);
+                    continue;
+                }
+            }
+        }
+        if let Some(e) = exception_line(line) {
+            let strength_of = |msg: &str| {
+                if glog_debug {
+                    Strength::Soft
+                } else if is_cascade_text(msg) {
+                    Strength::Cascade
+                } else {
+                    Strength::Strong
+                }
+            };
+            // `BackendCompilerFailed: backend='…' raised:` → the next line is the real error.
+            if backend_compiler_failed(&e).is_some() {
+                let inner = (i + 1..rest.len().min(i + 4))
+                    .find(|j| !rest[*j].trim().is_empty())
+                    .and_then(|j| exception_line(rest[j]).map(|x| (j, x)));
+                if let Some((j, inner)) = inner {
+                    let (cont, end) = continuation(rest, j, 40);
+                    let message = format!("{}: {}", inner.type_name, inner.message);
+                    out.push(Candidate {
+                        index: j,
+                        strength: strength_of(&message),
+                        shape: ErrorShape::WrappedException,
+                        scope: format!("{line}\n{message}{cont}"),
+                        message,
+                        frames: frames.clone(),
+                        root_index: None,
+                    });
+                    i = end.max(j + 1);
+                    continue;
+                }
+            }
+            // An exception repr inside the message, with escaped newlines.
+            if let Some(inner) = embedded_error(e.message) {
+                let first = inner.message.lines().next().unwrap_or("").to_string();
+                let message = format!("{}: {first}", inner.type_name);
+                out.push(Candidate {
+                    index: i,
+                    strength: strength_of(&message),
+                    shape: ErrorShape::WrappedException,
+                    scope: format!("{}\n{}", message, inner.message),
+                    message,
+                    frames: frames.clone(),
+                    root_index: None,
+                });
+                i += 1;
+                continue;
+            }
+            let (cont, end) = continuation(rest, i + 1, 40);
+            let message = format!("{}: {}", e.type_name, e.message)
+                .trim_end_matches(": ")
+                .to_string();
+            out.push(Candidate {
+                index: i,
+                strength: strength_of(e.message),
+                shape: ErrorShape::PythonException,
+                scope: format!("{message}{cont}"),
+                message,
+                frames: frames.clone(),
+                root_index: None,
+            });
+            // A `detail:` CANN block that starts on this exception line follows as items.
+            if cann::block_code(line).is_some() {
+                if let Some(block) = cann::read_block(rest, i) {
+                    if let Some(last) = out.last_mut() {
+                        last.scope.push('\n');
+                        last.scope.push_str(&rest[i + 1..block.end].join("\n"));
+                    }
+                    i = block.end.max(end);
+                    continue;
+                }
+            }
+            i = end.max(i + 1);
+            continue;
+        }
+        if let Some(hint) = cann::torch_npu_hint(line) {
+            let (cont, _) = continuation(rest, i + 1, 3);
+            out.push(Candidate {
+                index: i,
+                strength: Strength::Strong,
+                shape: ErrorShape::TorchNpuHint,
+                message: hint.to_string(),
+                scope: format!("{hint}{cont}"),
+                frames: String::new(),
+                root_index: None,
+            });
+            i += 1;
+            continue;
+        }
+        if let Some(c) = classify_other(line, &stripped[i], glog_debug) {
+            let mut scope = line.to_string();
+            if c.1 == ErrorShape::PlogRecord {
+                // The following plog records of the same burst are the context.
+                for l in rest.iter().skip(i + 1).take(12) {
+                    if !cann::is_plog_error(l) {
+                        break;
+                    }
+                    scope.push('\n');
+                    scope.push_str(l);
+                }
+            }
+            out.push(Candidate {
+                index: i,
+                strength: c.0,
+                shape: c.1,
+                message: c.2,
+                scope,
+                frames: String::new(),
+                root_index: None,
+            });
+        }
+        let _ = raw;
+        i += 1;
+    }
+    out
+}
+
+/// A CANN report right after a torch_npu hint (only indented advice lines between) is one error.
+fn merge_with_hint(out: &mut Vec<Candidate>, block: Candidate, rest: &[&str], inner: bool) {
+    if let Some(last) = out.last_mut() {
+        let between_ok = last.shape == ErrorShape::TorchNpuHint
+            && (last.index + 1..block.index.min(rest.len())).all(|k| {
+                let l = rest[k];
+                l.starts_with(char::is_whitespace)
+                    || cann::block_code(l).is_some()
+                    || cann::is_cann_traceback(l)
+            });
+        if between_ok {
+            if inner {
+                last.root_index = Some(block.root_index.unwrap_or(block.index));
+                last.message = format!("{} ({})", last.message, block.message);
+                last.scope = format!("{}\n{}", last.scope, block.scope);
+            } else {
+                *last = block;
+            }
+            return;
+        }
+    }
+    out.push(block);
+}
+
+/// Error lines that are neither exceptions nor CANN reports.
+fn classify_other(
+    line: &str,
+    stripped: &Stripped<'_>,
+    glog_debug: bool,
+) -> Option<(Strength, ErrorShape, String)> {
+    let t = line.trim();
+    if let Some(g) = stripped.glog() {
+        let artifact = g.artifact.as_deref().unwrap_or("");
+        let lower = t.to_ascii_lowercase();
+        if artifact.starts_with("recompiles")
+            || artifact == "graph_breaks"
+            || lower.starts_with("recompiling function")
+            || lower.starts_with("graph break")
+        {
+            return Some((Strength::Soft, ErrorShape::TorchLogsSignal, t.to_string()));
+        }
+        if glog_debug {
+            return None;
+        }
+    }
+    if cann::is_torch_npu_err_line(t) {
+        return Some((
+            Strength::Cascade,
+            ErrorShape::TorchNpuErrorCode,
+            t.to_string(),
+        ));
+    }
+    if cann::is_plog_error(t) {
+        return Some((Strength::Strong, ErrorShape::PlogRecord, t.to_string()));
+    }
+    if let Some(level) = stripped.c10_level() {
+        if matches!(level, 'E' | 'F') {
+            let strength = if is_cascade_text(t) {
+                Strength::Cascade
+            } else {
+                Strength::Strong
+            };
+            return Some((strength, ErrorShape::C10Error, t.to_string()));
+        }
+    }
+    if let Some(l) = logging_line(t) {
+        if matches!(l.level, "ERROR" | "CRITICAL") {
+            let strength = if is_cascade_text(l.message) {
+                Strength::Cascade
+            } else {
+                Strength::Strong
+            };
+            return Some((strength, ErrorShape::LoggingError, l.message.to_string()));
+        }
+    }
+    if t.starts_with("[libprotobuf ERROR") || t.starts_with("[libprotobuf FATAL") {
+        return Some((Strength::Strong, ErrorShape::ProtobufError, t.to_string()));
+    }
+    let lower = t.to_ascii_lowercase();
+    if lower.starts_with("terminate called")
+        || lower.starts_with("what():")
+        || lower.contains(": [error]")
+        || lower.starts_with("aborted (core dumped)")
+        || lower.starts_with("segmentation fault")
+        || lower.starts_with("fatal python error")
+    {
+        return Some((Strength::Cascade, ErrorShape::ProcessAbort, t.to_string()));
+    }
+    None
+}

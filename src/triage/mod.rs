@@ -1,0 +1,19 @@
+//! Layered triage of `torch.compile` failures on Ascend (npugraph_ex backend).
+//!
+//! The ladder (spec `triage-and-repro.md` §1.1): eager → `backend="eager"` →
+//! `backend="aot_eager"` → npugraph_ex with `force_eager` → the original npugraph_ex call.
+//! `run` generates the five step scripts ([`scripts`]), runs them ([`runner`]) and analyses the
+//! tree; `analyze` does the analysis on an existing tree ([`analyze`]); `classify` reads any
+//! captured log ([`classify`]). The analysis anchors on the first causal error ([`evidence`])
+//! and routes it ([`route`]). CANN report facts come through a thin adapter ([`cann`]).
+//!
+//! Engines here return records; `report::triage` renders them.
+
+pub mod analyze;
+pub mod cann;
+pub mod classify;
+pub mod evidence;
+pub mod layout;
+pub mod route;
+pub mod runner;
+pub mod scripts;

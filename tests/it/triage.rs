@@ -1,0 +1,679 @@
+//! `npgx triage`: classification of every shared triage sample against its README, analysis of
+//! hand-made trees, and real runs of the ladder (PyTorch on CPU for steps 1–3, the labelled
+//! test double in `testdata/triage/npugraph_ex_double/` for steps 4–5).
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::common::{npgx, npgx_json, repo, sample};
+
+/// (file, route, 1-based line, text the README quotes for the first causal line).
+const SAMPLES: &[(&str, &str, usize, &str)] = &[
+    ("01-dynamo-unsupported-fake-tensor-custom-op.txt", "compile-error", 5, "torch._dynamo.exc.Unsupported: Operator does not support running with fake tensors"),
+    ("03-dynamo-observed-exception-wrapped-engine-dead.txt", "compile-error", 7, "Unsupported('Observed exception"),
+    ("05-dynamo-unsupported-setattr-context-manager.txt", "compile-error", 1, "torch._dynamo.exc.Unsupported: setattr(UserDefinedObjectVariable) <slot wrapper '__setattr__' of 'object' objects>"),
+    ("07-faketensor-privateuse1-device-must-be-meta.txt", "compile-error", 20, "AssertionError: tensor's device must be `meta`, got new_device instead"),
+    ("09-torchair-custom-op-meta-returns-cpu-tensor.txt", "compile-error", 1, "torch._dynamo.exc.TorchRuntimeError: Failed running call_function custom_define.npu_custom_batch_matmul_cce("),
+    ("10-torchair-backend-compiler-failed-protobuf.txt", "compile-error", 1, "[libprotobuf ERROR descriptor_database.cc:644] File already exists in database: dvpp_tensor_shape.proto"),
+    ("11-backend-compiler-failed-call-user-compiler.txt", "compile-error", 2, "raise BackendCompilerFailed(self.compiler_fn, e).with_traceback("),
+    ("13-torch-npu-inductor-triton-compile-failed.txt", "compile-error", 2, "ERROR:torch_npu._inductor.config:Triton compilation failed: triton_unk_fused_native_layer_norm_0"),
+    ("15-aclgraph-capture-stream-wait-event-resource-alloc-fail.txt", "compile-error", 2, "New capture stream failed, stream_id=1987, event_id=[-1->70037].[FUNC:GetCaptureStream][FILE:capture_model_utils.cc][LINE:92]"),
+    ("17-plog-capture-mode-memcpy-not-supported.txt", "compile-error", 1, "[ERROR] RUNTIME(809924,4):2026-07-11-15:11:05.293.967 [api_c.cc:1081]809924 rtMemcpy:ErrCode=107030, desc=[the current capture mode does not support this operation], InnerCode=0x703001c"),
+    ("19-atb-selfattention-inner-error-pta-acl.txt", "runtime-error", 4, "RuntimeError: The Inner error is reported as above. The process exits for this inner error, and the current working operator name is SelfAttentionOperation."),
+    ("21-hccl-watchdog-collective-timeout.txt", "runtime-error", 1, "[rank1]:[E324 13:00:25.428029551 compiler_depend.ts:574] [Rank 1] Watchdog caught collective operation timeout: WorkHCCL(SeqNum=196, OpType=ALLREDUCE, Timeout(ms)=3600000) ran for 3600185 milliseconds before timing out."),
+    ("23-aicore-execution-timeout-event-query.txt", "runtime-error", 8, "[Error]: The aicore execution times out."),
+    ("25-hccl-comm-init-root-info-error.txt", "runtime-error", 2, "RuntimeError: create_config:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:148 HCCL function error: hcclCommInitRootInfoConfig(numRanks, &rootInfo, rank, config, &(comm->hcclComm_)), error code is 1"),
+    ("27-aclnn-moe-dispatch-device-memory-exhausted.txt", "runtime-error", 5, "EL0004: [PID: 316198] 2025-09-28-07:22:29.827.496 Failed to allocate memory."),
+    ("29-hccl-notify-wait-timeout-ei0002.txt", "runtime-error", 1, "EI0002: [PID: 198748] 2025-03-26-13:49:01.670.614 The wait execution of the Notify register times out."),
+    ("31-accuracy-graph-mode-enabled-vs-disabled-scores.txt", "accuracy", 1, "were 0.49 and 0.42, respectively."),
+    ("33-performance-aclgraph-decode-slower-than-torchair.txt", "performance", 1, "A2的aclgraph decode性能很差"),
+    ("35-torch-logs-recompiles-verbose-guard-failures.txt", "compile-error", 1, "[rank0]:V0925 13:34:27.040958 139966991710016 torch/_dynamo/guards.py:2609] [0/7] [__recompiles_verbose] Recompiling function forward in /data/youkaichao/vllm/vllm/model_executor/models/llama.py:440"),
+    ("36-ge-infershape-dtype-mismatch-compile-graph.txt", "compile-error", 1, "E89999:[PID:260559] 2024-11-06-15:44:43.218.474 op[FloorDiv_1] op dtype is not same, type1:DT_FLOAT, type2:DT_INT64[FUNC:CheckTwoInputDtypeSame]"),
+];
+
+#[test]
+fn every_triage_sample_is_covered() {
+    let dir = sample("triage");
+    let mut files: Vec<String> = fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".txt"))
+        .collect();
+    files.sort();
+    let covered: Vec<String> = SAMPLES.iter().map(|s| s.0.to_string()).collect();
+    assert_eq!(files, covered);
+}
+
+#[test]
+fn classify_matches_the_readme_for_every_sample() {
+    let paths: Vec<PathBuf> = SAMPLES
+        .iter()
+        .map(|s| sample(&format!("triage/{}", s.0)))
+        .collect();
+    let mut args = vec![
+        "triage".into(),
+        "classify".into(),
+        "--format".into(),
+        "json".into(),
+    ];
+    args.extend(paths.iter().map(|p| p.display().to_string()));
+    let v = npgx_json(&args, 0);
+    let items = v.as_array().unwrap();
+    assert_eq!(items.len(), SAMPLES.len());
+    for ((file, route, line, quote), item) in SAMPLES.iter().zip(items) {
+        assert_eq!(item["route"], *route, "{file}: route\n{item:#}");
+        let (got_line, text) = match item["first_causal_error"].as_object() {
+            Some(e) => (e["line"].as_u64(), e["text"].as_str().unwrap_or("")),
+            None => (
+                item["evidence_line"].as_u64(),
+                item["evidence_text"].as_str().unwrap_or(""),
+            ),
+        };
+        assert_eq!(got_line, Some(*line as u64), "{file}: line\n{item:#}");
+        assert!(
+            text.contains(quote),
+            "{file}: quoted line `{text}` lacks `{quote}`"
+        );
+    }
+}
+
+#[test]
+fn classify_details_of_edge_cases() {
+    let v = npgx_json(
+        [
+            "triage",
+            "classify",
+            "--format",
+            "json",
+            sample("triage/23-aicore-execution-timeout-event-query.txt")
+                .to_str()
+                .unwrap(),
+            sample("triage/03-dynamo-observed-exception-wrapped-engine-dead.txt")
+                .to_str()
+                .unwrap(),
+            sample("triage/15-aclgraph-capture-stream-wait-event-resource-alloc-fail.txt")
+                .to_str()
+                .unwrap(),
+        ],
+        0,
+    );
+    // 23: the watchdog termination, terminate and ERR02005 lines come first and are skipped;
+    // the CANN root message sits under the hint.
+    let e = &v[0]["first_causal_error"];
+    assert_eq!(e["root_line"], 11);
+    assert_eq!(
+        e["skipped_cascades"],
+        serde_json::json!([1, 2, 3, 4, 5, 6, 7])
+    );
+    assert_eq!(v[0]["matched"], "event");
+    // 03: the embedded repr is unescaped and classified.
+    assert_eq!(v[1]["first_causal_error"]["shape"], "wrapped_exception");
+    assert_eq!(
+        v[1]["first_causal_error"]["message"],
+        "Unsupported: Observed exception"
+    );
+    // 15: capture beats the runtime-looking `stream` / `event` words.
+    assert_eq!(v[2]["rule"], "keyword.capture");
+    assert_eq!(
+        v[2]["sub_skill"],
+        "torch-npugraph-ex-compile-error-diagnosis"
+    );
+}
+
+#[test]
+fn classify_text_output_and_bad_file() {
+    let out = npgx([
+        "triage",
+        "classify",
+        sample("triage/21-hccl-watchdog-collective-timeout.txt")
+            .to_str()
+            .unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(
+            "route:       runtime-error  (load torch-npugraph-ex-runtime-error-diagnosis)"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("first causal error (line 1)"), "{text}");
+    let out = npgx(["triage", "classify", "/nonexistent/x.log"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/x.log"));
+}
+
+/// A scratch directory under the target dir, fresh for each test.
+fn scratch(name: &str) -> PathBuf {
+    let d = repo().join("target/test-triage").join(name);
+    let _ = fs::remove_dir_all(&d);
+    fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn write(p: &Path, text: &str) {
+    fs::create_dir_all(p.parent().unwrap()).unwrap();
+    fs::write(p, text).unwrap();
+}
+
+/// A tree as run_triage.sh leaves it: steps 1–4 passed, step 5 failed with a CANN report;
+/// TORCH_COMPILE_DEBUG output nested one level deeper (the script's quirk).
+fn step5_tree(root: &Path) {
+    write(&root.join("env.txt"), "torch: 2.7.1\ntorch_npu: 2.7.1.post1\ntorchair: 0.1\nnot found /usr/local/Ascend/ascend-toolkit/latest/version.cfg\n");
+    for s in [
+        "step1-eager",
+        "step2-compile-eager",
+        "step3-compile-aot_eager",
+        "step4-npugraph_ex-force_eager",
+    ] {
+        write(&root.join(s).join("stdout_stderr.log"), "ok\n");
+        write(&root.join(s).join("SUCCESS"), "");
+        fs::create_dir_all(root.join(s).join("ascend_plog")).unwrap();
+    }
+    fs::create_dir_all(root.join("step4-npugraph_ex-force_eager/torch_compile_debug/torch_compile_debug/run_2026_01_01_00_00_00_000000-pid_7")).unwrap();
+    fs::create_dir_all(root.join("step5-npugraph_ex/torch_compile_debug/torch_compile_debug/run_2026_01_01_00_00_10_000000-pid_8/npugraph_ex")).unwrap();
+    write(
+        &root.join("step5-npugraph_ex/stdout_stderr.log"),
+        "loading\nTraceback (most recent call last):\n  File \"m.py\", line 3, in <module>\n    y = c(x)\nRuntimeError: call aclnnMatmul failed, detail:EZ9999: Inner Error!\n        The error from device(chipId:0, dieId:0), serial number is 3, an exception occurred during AICORE execution.[FUNC:ProcessStarsCoreErrorInfo][FILE:device_error_proc.cc][LINE:1250]\n        TraceBack (most recent call last):\n        rtStreamSynchronize execute failed[FUNC:x][FILE:y][LINE:1]\n",
+    );
+    write(&root.join("step5-npugraph_ex/ascend_plog/debug/plog/plog-8_20260101000010000.log"), "[ERROR] RUNTIME(8,python):2026-01-01-00:00:10.000.000 [device_error_proc.cc:1250]8 ProcessStarsCoreErrorInfo:aicore error\n");
+    write(
+        &root.join("first_failure.txt"),
+        "step5-npugraph_ex exit_code=1\n",
+    );
+    fs::create_dir_all(root.join("scripts")).unwrap();
+}
+
+#[test]
+fn analyze_step5_tree_routes_by_keywords_with_force_eager_note() {
+    let root = scratch("analyze-step5");
+    step5_tree(&root);
+    let v = npgx_json(
+        [
+            "triage",
+            "analyze",
+            "--format",
+            "json",
+            root.to_str().unwrap(),
+        ],
+        0,
+    );
+    assert_eq!(v["complete"], true, "{v:#}");
+    assert_eq!(v["first_failure"]["step"], "step5-npugraph_ex");
+    assert_eq!(v["route"], "runtime-error");
+    assert_eq!(v["sub_skill"], "torch-npugraph-ex-runtime-error-diagnosis");
+    let e = &v["evidence"]["first_causal_error"];
+    assert_eq!(e["line"], 5);
+    assert_eq!(
+        e["message"],
+        "RuntimeError: call aclnnMatmul failed, detail:EZ9999: Inner Error!"
+    );
+    let notes = v["notes"].to_string();
+    assert!(notes.contains("only with force_eager=False"), "{notes}");
+    let paths: Vec<&str> = v["handoff_paths"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap())
+        .collect();
+    assert_eq!(paths.len(), 2, "{paths:?}");
+    assert!(paths[0].ends_with("step4-npugraph_ex-force_eager/torch_compile_debug/torch_compile_debug/run_2026_01_01_00_00_00_000000-pid_7"));
+    assert!(paths[1].ends_with("run_2026_01_01_00_00_10_000000-pid_8"));
+    assert_eq!(v["versions"]["torch_npu"], "2.7.1.post1");
+    // The tree is not modified by analyze.
+    assert!(!root.join("triage_report.md").exists());
+    // Markdown handoff names the rule, the evidence line and the sub-skill.
+    let out = npgx(["triage", "analyze", root.to_str().unwrap()]);
+    let md = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        md.contains(
+            "- Route: **runtime-error** → load `torch-npugraph-ex-runtime-error-diagnosis`"
+        ),
+        "{md}"
+    );
+    assert!(
+        md.contains("First causal error at `step5-npugraph_ex/stdout_stderr.log:5`"),
+        "{md}"
+    );
+}
+
+#[test]
+fn analyze_reports_incomplete_and_out_of_order_trees() {
+    let root = scratch("analyze-incomplete");
+    step5_tree(&root);
+    fs::remove_file(root.join("step2-compile-eager/SUCCESS")).unwrap();
+    fs::remove_dir_all(root.join("step3-compile-aot_eager/ascend_plog")).unwrap();
+    fs::remove_file(root.join("step4-npugraph_ex-force_eager/stdout_stderr.log")).unwrap();
+    let v = npgx_json(
+        [
+            "triage",
+            "analyze",
+            "--format",
+            "json",
+            root.to_str().unwrap(),
+        ],
+        1,
+    );
+    assert_eq!(v["complete"], false);
+    let problems: Vec<String> = v["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        problems,
+        vec![
+            "step3-compile-aot_eager: ascend_plog/ is missing — re-run this step".to_string(),
+            "step4-npugraph_ex-force_eager: stdout_stderr.log is missing — re-run this step"
+                .to_string(),
+            "step2-compile-eager has no SUCCESS marker, but the first failure is step5-npugraph_ex"
+                .to_string(),
+        ]
+    );
+
+    let root = scratch("analyze-order");
+    step5_tree(&root);
+    write(
+        &root.join("first_failure.txt"),
+        "step2-compile-eager exit_code=1\n",
+    );
+    let v = npgx_json(
+        [
+            "triage",
+            "analyze",
+            "--format",
+            "json",
+            root.to_str().unwrap(),
+        ],
+        1,
+    );
+    let problems = v["problems"].to_string();
+    assert!(problems.contains("steps out of order: step3-compile-aot_eager has output after the first failure (step2-compile-eager)"), "{problems}");
+    assert_eq!(v["route"], "compile-error");
+    assert_eq!(v["rule"], "step.pre-classification");
+
+    let root = scratch("analyze-bad-first-failure");
+    step5_tree(&root);
+    write(&root.join("first_failure.txt"), "step9 exit_code=1\n");
+    let out = npgx(["triage", "analyze", root.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("first_failure.txt:1: unknown step name `step9`"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Real runs.
+
+/// The interpreter with PyTorch: `NPGX_PYTHON` (set by scripts/test.sh, which also sets
+/// `NPGX_REQUIRE_TORCH=1` so a missing torch fails instead of skipping).
+fn torch_python() -> Option<String> {
+    let candidates: Vec<String> = std::env::var("NPGX_PYTHON")
+        .ok()
+        .into_iter()
+        .chain([repo().join(".venv/bin/python").display().to_string()])
+        .collect();
+    for py in candidates {
+        let ok = Command::new(&py)
+            .args(["-c", "import torch"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if ok {
+            return Some(py);
+        }
+    }
+    assert!(
+        std::env::var_os("NPGX_REQUIRE_TORCH").is_none(),
+        "NPGX_REQUIRE_TORCH is set but no interpreter with torch was found (NPGX_PYTHON={:?})",
+        std::env::var("NPGX_PYTHON")
+    );
+    eprintln!("skipping: no Python with torch (run scripts/test.sh)");
+    None
+}
+
+/// Runs `npgx triage run` and returns (exit code, JSON, the tree's root).
+fn triage_run(
+    out: &Path,
+    script: &str,
+    cmd: &str,
+    extra_env: &[(&str, &str)],
+    tail: &[&str],
+) -> (i32, Value, PathBuf) {
+    let script = repo().join("testdata/triage").join(script);
+    let mut c = Command::new(env!("CARGO_BIN_EXE_npgx"));
+    c.args([
+        "triage",
+        "run",
+        "--format",
+        "json",
+        "--timeout",
+        "300",
+        "--out",
+    ])
+    .arg(out)
+    .arg("--cmd")
+    .arg(cmd)
+    .arg(&script)
+    .args(tail);
+    for (k, v) in extra_env {
+        c.env(k, v);
+    }
+    let o = c.output().unwrap();
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {}\n{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    });
+    let root = PathBuf::from(v["run"]["root"].as_str().unwrap());
+    (o.status.code().unwrap_or(-1), v, root)
+}
+
+fn read(p: &Path) -> String {
+    fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+#[test]
+fn run_eager_failure_stops_at_step1() {
+    let Some(py) = torch_python() else { return };
+    let out = scratch("run-eager-break");
+    let (code, v, root) = triage_run(
+        &out,
+        "eager_break.py",
+        &format!("{py} {{script}}"),
+        &[],
+        &[],
+    );
+    assert_eq!(code, 1, "{v:#}");
+    assert!(root.starts_with(
+        out.canonicalize()
+            .unwrap()
+            .join("torch-npugraph-ex-triage-logs")
+    ));
+    let name = root.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(
+        name.len() == "20260101-120000-pid".len() + name.split("-pid").nth(1).unwrap().len()
+            && name.contains("-pid"),
+        "{name}"
+    );
+    assert_eq!(
+        read(&root.join("first_failure.txt")),
+        "step1-eager exit_code=1\n"
+    );
+    assert!(!root.join("step2-compile-eager").exists());
+    assert_eq!(
+        fs::read(root.join("scripts/original.py")).unwrap(),
+        fs::read(repo().join("testdata/triage/eager_break.py")).unwrap()
+    );
+    let step1 = read(&root.join("scripts/step1-eager.py"));
+    assert!(step1.contains("\ncompiled = model\n"), "{step1}");
+    let a = &v["analysis"];
+    assert_eq!(a["route"], "compile-error");
+    assert!(a["notes"].to_string().contains("eager already crashes"));
+    let e = &a["evidence"]["first_causal_error"];
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("RuntimeError: mat1 and mat2 shapes cannot be multiplied"),
+        "{e:#}"
+    );
+    let warnings = read(&root.join("warnings.txt"));
+    assert_eq!(warnings, "step1-eager ascend_plog missing or empty\n");
+    let env = read(&root.join("env.txt"));
+    assert!(env.contains("\ntorch: 2."), "{env}");
+    assert!(
+        env.contains("torch_npu: not available (ModuleNotFoundError)"),
+        "{env}"
+    );
+    assert!(root.join("triage_report.md").exists());
+}
+
+#[test]
+fn run_graph_break_under_fullgraph_fails_step2() {
+    let Some(py) = torch_python() else { return };
+    let out = scratch("run-graph-break");
+    let (code, v, root) = triage_run(
+        &out,
+        "graph_break_fullgraph.py",
+        &format!("{py} {{script}}"),
+        &[],
+        &[],
+    );
+    assert_eq!(code, 1);
+    assert!(root.join("step1-eager/SUCCESS").exists());
+    assert_eq!(
+        read(&root.join("first_failure.txt")),
+        "step2-compile-eager exit_code=1\n"
+    );
+    let step2 = read(&root.join("scripts/step2-compile-eager.py"));
+    assert!(
+        step2.contains("    backend=\"eager\",  # the backend under triage\n    fullgraph=True,\n"),
+        "{step2}"
+    );
+    let a = &v["analysis"];
+    assert_eq!(a["route"], "compile-error");
+    let msg = a["evidence"]["first_causal_error"]["message"]
+        .as_str()
+        .unwrap();
+    assert!(msg.starts_with("torch._dynamo.exc.Unsupported"), "{msg}");
+    // TORCH_LOGS=+all reached the child: the log has glog-prefixed dynamo lines.
+    let log = read(&root.join("step2-compile-eager/stdout_stderr.log"));
+    assert!(log.contains("torch/_dynamo/"), "TORCH_LOGS output missing");
+}
+
+#[test]
+fn run_passes_eager_steps_then_meets_missing_npugraph_ex() {
+    let Some(py) = torch_python() else { return };
+    let out = scratch("run-missing-backend");
+    let (code, v, root) = triage_run(
+        &out,
+        "missing_backend.py",
+        &format!("{py} {{script}}"),
+        &[],
+        &[],
+    );
+    assert_eq!(code, 1);
+    for s in [
+        "step1-eager",
+        "step2-compile-eager",
+        "step3-compile-aot_eager",
+    ] {
+        assert!(root.join(s).join("SUCCESS").exists(), "{s}");
+    }
+    assert_eq!(
+        read(&root.join("first_failure.txt")),
+        "step4-npugraph_ex-force_eager exit_code=1\n"
+    );
+    assert!(root
+        .join("step4-npugraph_ex-force_eager/torch_compile_debug")
+        .is_dir());
+    let a = &v["analysis"];
+    assert_eq!(a["route"], "environment", "{a:#}");
+    assert!(a["notes"].to_string().contains("environment problem"));
+    // Steps 2/3 dropped the npugraph_ex options; the plan says which.
+    let steps = &v["run"]["plan"]["steps"];
+    assert_eq!(
+        steps[1]["options"],
+        serde_json::json!({"action": "dropped", "keys": ["static_kernel_compile"], "text": "{\"static_kernel_compile\": True}"})
+    );
+    assert_eq!(v["run"]["plan"]["call"]["enclosing_function"], "build");
+}
+
+#[test]
+fn run_with_test_double_fails_only_without_force_eager() {
+    let Some(py) = torch_python() else { return };
+    let out = scratch("run-double-fail");
+    let double = repo().join("testdata/triage/npugraph_ex_double");
+    let (code, v, root) = triage_run(
+        &out,
+        "double_model.py",
+        &format!("{py} {{script}}"),
+        &[
+            ("PYTHONPATH", double.to_str().unwrap()),
+            ("NPGX_TEST_DOUBLE", "fail_without_force_eager"),
+        ],
+        &[],
+    );
+    assert_eq!(code, 1, "{v:#}");
+    assert!(root.join("step4-npugraph_ex-force_eager/SUCCESS").exists());
+    assert_eq!(
+        read(&root.join("first_failure.txt")),
+        "step5-npugraph_ex exit_code=1\n"
+    );
+    let step4 = read(&root.join("scripts/step4-npugraph_ex-force_eager.py"));
+    assert!(
+        step4.contains("options={\"inplace_pass\": False, \"force_eager\": True}"),
+        "{step4}"
+    );
+    let a = &v["analysis"];
+    assert_eq!(a["route"], "runtime-error", "{a:#}");
+    assert!(a["notes"]
+        .to_string()
+        .contains("only with force_eager=False"));
+    let e = &a["evidence"]["first_causal_error"];
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .contains("event wait timeout occurred during task execution"),
+        "{e:#}"
+    );
+    // TORCH_COMPILE_DEBUG wrote run_* directly under torch_compile_debug/ (no doubled level).
+    let runs = a["handoff_paths"].as_array().unwrap();
+    assert!(!runs.is_empty(), "{a:#}");
+    for r in runs {
+        let r = r.as_str().unwrap();
+        assert!(
+            r.contains("/torch_compile_debug/run_")
+                && !r.contains("torch_compile_debug/torch_compile_debug"),
+            "{r}"
+        );
+    }
+}
+
+#[test]
+fn timeout_stops_the_whole_process_group() {
+    let out = scratch("run-timeout");
+    let pidfile = out.join("child.pid");
+    let started = Instant::now();
+    let o = Command::new(env!("CARGO_BIN_EXE_npgx"))
+        .args([
+            "triage",
+            "run",
+            "--timeout",
+            "2",
+            "--cmd",
+            "python3 {script}",
+            "--out",
+        ])
+        .arg(&out)
+        .arg(repo().join("testdata/triage/sleeper.py"))
+        .arg("--")
+        .arg(&pidfile)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(started.elapsed() < Duration::from_secs(30));
+    let root = fs::read_dir(out.join("torch-npugraph-ex-triage-logs"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    assert_eq!(
+        read(&root.join("first_failure.txt")),
+        "step1-eager exit_code=124\nreason=timeout after 2s\n"
+    );
+    assert!(read(&root.join("step1-eager/stdout_stderr.log")).contains("child started"));
+    let child: i32 = read(&pidfile).trim().parse().unwrap();
+    assert!(
+        !Path::new(&format!("/proc/{child}")).exists()
+            || read(Path::new(&format!("/proc/{child}/stat"))).contains(" Z "),
+        "the step's child {child} survived"
+    );
+}
+
+#[test]
+fn ctrl_c_stops_the_step_and_keeps_what_was_collected() {
+    let out = scratch("run-interrupt");
+    let pidfile = out.join("child.pid");
+    let mut npgx = Command::new(env!("CARGO_BIN_EXE_npgx"))
+        .args(["triage", "run", "--cmd", "python3 {script}", "--out"])
+        .arg(&out)
+        .arg(repo().join("testdata/triage/sleeper.py"))
+        .arg("--")
+        .arg(&pidfile)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !pidfile.exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let status = Command::new("kill")
+        .args(["-INT", &npgx.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let o = npgx.wait().unwrap();
+    assert_eq!(o.code(), Some(130));
+    let root = fs::read_dir(out.join("torch-npugraph-ex-triage-logs"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    assert_eq!(
+        read(&root.join("first_failure.txt")),
+        "step1-eager exit_code=130\nreason=interrupted\n"
+    );
+    assert!(root.join("triage_report.md").exists());
+    let child: i32 = read(&pidfile).trim().parse().unwrap();
+    assert!(
+        !Path::new(&format!("/proc/{child}")).exists()
+            || read(Path::new(&format!("/proc/{child}/stat"))).contains(" Z "),
+        "the step's child {child} survived"
+    );
+}
+
+#[test]
+fn run_rejects_scripts_without_compile_call_or_with_syntax_errors() {
+    let out = scratch("run-bad-scripts");
+    let bad = out.join("bad.py");
+    write(&bad, "import torch\nprint(1)\n");
+    let o = npgx([
+        "triage",
+        "run",
+        "--out",
+        out.to_str().unwrap(),
+        bad.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("bad.py: no torch.compile(...) call"));
+    write(&bad, "def f(:\n    pass\n");
+    let o = npgx([
+        "triage",
+        "run",
+        "--out",
+        out.to_str().unwrap(),
+        bad.to_str().unwrap(),
+    ]);
+    assert!(String::from_utf8_lossy(&o.stderr)
+        .contains("bad.py: Python syntax error at line 1, column 7"));
+    assert!(!out.join("torch-npugraph-ex-triage-logs").exists());
+}
