@@ -104,6 +104,10 @@ pub struct RunArgs {
     /// Output format of the handoff on stdout.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+    /// Wrap the compiled callable to save the outputs of its first calls (.npy) and per-call wall
+    /// times; when all steps pass, compare steps 1, 4, 5 and route to accuracy or performance.
+    #[arg(long)]
+    pub compare_outputs: bool,
     /// Arguments passed to the script.
     #[arg(last = true)]
     pub args: Vec<String>,
@@ -178,6 +182,7 @@ fn run_run(args: RunArgs) -> anyhow::Result<ExitCode> {
         out: args.out,
         call: args.call,
         timeout: args.timeout.map(Duration::from_secs),
+        compare_outputs: args.compare_outputs,
     };
     let mut progress = StepProgress {
         bar: None,

@@ -186,6 +186,45 @@ pub fn handoff_markdown(a: &TriageAnalysis, plan: Option<&ScriptPlan>) -> String
         let _ = writeln!(out, "- {k}: {}", val.as_deref().unwrap_or("unknown"));
     }
     out.push('\n');
+    if let Some(cmp) = &a.comparison {
+        let _ = writeln!(out, "## Output comparison (--compare-outputs)\n");
+        let _ = writeln!(
+            out,
+            "| reference | candidate | tensors | max abs error | max rel error | min cosine | allclose (rtol {:e}, atol {:e}) |",
+            crate::triage::compare::RTOL,
+            crate::triage::compare::ATOL
+        );
+        let _ = writeln!(out, "|---|---|---|---|---|---|---|");
+        for o in &cmp.outputs {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {:.3e} | {:.3e} | {:.6} | {} |",
+                o.reference.name(),
+                o.candidate.name(),
+                o.tensors,
+                o.max_abs_error,
+                o.max_rel_error,
+                o.min_cosine,
+                if o.allclose { "yes" } else { "no" }
+            );
+        }
+        let _ = writeln!(
+            out,
+            "\n| step | calls | first call (ms) | median of later calls (ms) |"
+        );
+        let _ = writeln!(out, "|---|---|---|---|");
+        for t in &cmp.timings {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {:.3} | {:.3} |",
+                t.step.name(),
+                t.calls,
+                t.first_call_seconds * 1e3,
+                t.median_seconds * 1e3
+            );
+        }
+        out.push('\n');
+    }
     if !a.handoff_paths.is_empty() {
         let _ = writeln!(out, "## Paths for the sub-skill\n");
         for p in &a.handoff_paths {
@@ -228,7 +267,12 @@ pub fn analysis_text(a: &TriageAnalysis) -> String {
             .map(|s| format!("  (load {s})"))
             .unwrap_or_default()
     );
-    let _ = writeln!(out, "rule: {}", a.rule);
+    let matched = a
+        .matched
+        .as_deref()
+        .map(|m| format!(" ({m})"))
+        .unwrap_or_default();
+    let _ = writeln!(out, "rule: {}{matched}", a.rule);
     if let Some(ev) = &a.evidence {
         if let Some(e) = &ev.first_causal_error {
             let _ = writeln!(

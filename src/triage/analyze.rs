@@ -9,6 +9,7 @@ use serde::Serialize;
 use walkdir::WalkDir;
 
 use super::classify::{classify_text, Classification};
+use super::compare::{self, Comparison};
 use super::evidence::first_causal_error;
 use super::layout::{
     Step, DEBUG_DIR, ENV_FILE, FIRST_FAILURE_FILE, LOG_FILE, PLOG_DIR, SCRIPTS_DIR, SUCCESS_MARKER,
@@ -91,6 +92,8 @@ pub struct TriageAnalysis {
     pub handoff_paths: Vec<PathBuf>,
     /// What is still missing for the sub-skill.
     pub missing: Vec<String>,
+    /// Outputs and timings of steps 1, 4 and 5 (`--compare-outputs`).
+    pub comparison: Option<Comparison>,
 }
 
 fn read_first_failure(root: &Path) -> anyhow::Result<Option<FirstFailure>> {
@@ -278,6 +281,7 @@ pub fn analyze(root: &Path) -> anyhow::Result<TriageAnalysis> {
         notes: Vec::new(),
         handoff_paths: Vec::new(),
         missing,
+        comparison: compare::compare(root)?,
     };
     route_tree(&mut a)?;
     collect_missing(&mut a);
@@ -322,12 +326,7 @@ fn check_order(steps: &[StepRecord], ff: Option<&FirstFailure>, problems: &mut V
 fn route_tree(a: &mut TriageAnalysis) -> anyhow::Result<()> {
     let Some(ff) = a.first_failure.clone() else {
         if a.steps.iter().all(|s| s.status == StepStatus::Passed) {
-            a.rule = "all-steps-passed".into();
-            a.notes.push(
-                "all five steps passed: if the symptom is a result mismatch → accuracy; if it is slowness → performance (give npgx the symptom, or run with --compare-outputs)"
-                    .into(),
-            );
-            a.handoff_paths = handoff_runs(&a.steps, &[Step::ForceEager, Step::NpugraphEx]);
+            route_passed(a);
         }
         return Ok(());
     };
@@ -416,6 +415,78 @@ fn route_tree(a: &mut TriageAnalysis) -> anyhow::Result<()> {
     a.evidence = evidence;
     Ok(())
 }
+
+/// All five steps passed: accuracy or performance from the captured outputs and timings.
+fn route_passed(a: &mut TriageAnalysis) {
+    a.rule = "all-steps-passed".into();
+    let Some(cmp) = &a.comparison else {
+        a.notes.push(
+            "all five steps passed: a result mismatch → accuracy, slowness → performance (re-run with --compare-outputs to measure both)"
+                .into(),
+        );
+        a.handoff_paths = handoff_runs(&a.steps, &[Step::ForceEager, Step::NpugraphEx]);
+        return;
+    };
+    let mismatch = cmp
+        .outputs
+        .iter()
+        .filter(|o| o.reference == Step::Eager)
+        .find(|o| !o.allclose);
+    if let Some(m) = mismatch {
+        a.route = Route::Accuracy;
+        a.rule = "compare.outputs".into();
+        a.matched = Some(format!(
+            "{} vs {}: max abs error {:.3e}, max rel error {:.3e}, min cosine {:.6}",
+            m.candidate.name(),
+            m.reference.name(),
+            m.max_abs_error,
+            m.max_rel_error,
+            m.min_cosine
+        ));
+        let force_eager_ok = cmp
+            .outputs
+            .iter()
+            .any(|o| o.reference == Step::Eager && o.candidate == Step::ForceEager && o.allclose);
+        if m.candidate == Step::NpugraphEx && force_eager_ok {
+            a.notes.push(
+                "step 4 (force_eager) matches eager, step 5 does not: the difference comes from ACL graph capture / replay".into(),
+            );
+        }
+        a.notes.extend(m.problems.iter().cloned());
+        a.handoff_paths = handoff_runs(&a.steps, &[Step::ForceEager, Step::NpugraphEx]);
+    } else {
+        let median = |s: Step| {
+            cmp.timings
+                .iter()
+                .find(|t| t.step == s)
+                .map(|t| t.median_seconds)
+        };
+        match (median(Step::Eager), median(Step::NpugraphEx)) {
+            (Some(base), Some(graph))
+                if graph > base * SLOWER_FACTOR && graph - base > SLOWER_MIN_SECONDS =>
+            {
+                a.route = Route::Performance;
+                a.rule = "compare.timings".into();
+                a.matched = Some(format!(
+                    "step5 median {:.3} ms per call vs step1 (eager) {:.3} ms ({:.1}x)",
+                    graph * 1e3,
+                    base * 1e3,
+                    graph / base
+                ));
+                a.handoff_paths = handoff_runs(&a.steps, &[Step::NpugraphEx]);
+            }
+            _ => a.notes.push(
+                "all five steps passed, outputs match eager and step 5 is not slower: nothing to route".into(),
+            ),
+        }
+    }
+    a.sub_skill = a.route.sub_skill();
+}
+
+/// Step 5 counts as slower than eager beyond this factor …
+const SLOWER_FACTOR: f64 = 1.5;
+/// … and this absolute difference per call.
+const SLOWER_MIN_SECONDS: f64 = 1e-3;
 
 fn handoff_runs(steps: &[StepRecord], which: &[Step]) -> Vec<PathBuf> {
     steps

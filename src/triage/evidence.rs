@@ -121,7 +121,7 @@ pub fn first_causal_error(text: &str) -> Option<CausalError> {
     let raw: Vec<&str> = text.lines().collect();
     let stripped: Vec<Stripped<'_>> = raw.iter().map(|l| strip_prefixes(l)).collect();
     let rest: Vec<&str> = stripped.iter().map(|s| s.rest).collect();
-    let candidates = collect(&raw, &stripped, &rest);
+    let candidates = collect(&stripped, &rest);
     let best = [Strength::Strong, Strength::Cascade, Strength::Soft]
         .iter()
         .find_map(|s| candidates.iter().find(|c| c.strength == *s))?;
@@ -165,7 +165,7 @@ fn continuation(rest: &[&str], from: usize, limit: usize) -> (String, usize) {
     (out, i)
 }
 
-fn collect(raw: &[&str], stripped: &[Stripped<'_>], rest: &[&str]) -> Vec<Candidate> {
+fn collect(stripped: &[Stripped<'_>], rest: &[&str]) -> Vec<Candidate> {
     let mut out: Vec<Candidate> = Vec::new();
     let mut frames = String::new();
     let mut i = 0;
@@ -349,7 +349,6 @@ fn collect(raw: &[&str], stripped: &[Stripped<'_>], rest: &[&str]) -> Vec<Candid
                 root_index: None,
             });
         }
-        let _ = raw;
         i += 1;
     }
     out

@@ -12,6 +12,7 @@
 pub mod analyze;
 pub mod cann;
 pub mod classify;
+pub mod compare;
 pub mod evidence;
 pub mod layout;
 pub mod route;

@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context};
 use serde::Serialize;
 
+use super::compare::OUTPUTS_DIR;
 use super::layout::{
     Step, DEBUG_DIR, ENV_FILE, FIRST_FAILURE_FILE, LOGS_DIR, LOG_FILE, PLOG_DIR, SUCCESS_MARKER,
     WARNINGS_FILE,
@@ -38,6 +39,8 @@ pub struct RunConfig {
     pub call: Option<usize>,
     /// Per-step timeout.
     pub timeout: Option<Duration>,
+    /// Wrap the callable to save outputs and timings (`--compare-outputs`).
+    pub compare_outputs: bool,
 }
 
 /// How a step ended.
@@ -312,7 +315,7 @@ pub fn run(cfg: &RunConfig, progress: &mut dyn Progress) -> anyhow::Result<RunSu
         fs::read(&cfg.script).with_context(|| format!("cannot read {}", cfg.script.display()))?;
     let source = String::from_utf8(original.clone())
         .with_context(|| format!("{} is not UTF-8", cfg.script.display()))?;
-    let plan = scripts::plan(&source, cfg.call)
+    let plan = scripts::plan(&source, cfg.call, cfg.compare_outputs)
         .map_err(|e| anyhow::anyhow!("{}: {e}", cfg.script.display()))?;
     let template = cfg.template.clone().unwrap_or_else(default_template);
     build_command(&template, Path::new("x.py"), &[])?;
@@ -348,7 +351,23 @@ pub fn run(cfg: &RunConfig, progress: &mut dyn Progress) -> anyhow::Result<RunSu
                 .with_context(|| format!("cannot create {}", dir.display()))?;
         }
         progress.step_started(step, &command);
-        let run = run_step(step, &dir, &command, &cfg.out, cfg.timeout, &stop, progress)?;
+        let mut env = step.env(&dir);
+        if cfg.compare_outputs {
+            env.push((
+                "NPGX_CAPTURE_DIR".into(),
+                dir.join(OUTPUTS_DIR).display().to_string(),
+            ));
+        }
+        let run = run_step(
+            step,
+            &dir,
+            &command,
+            &env,
+            &cfg.out,
+            cfg.timeout,
+            &stop,
+            progress,
+        )?;
         progress.step_finished(step, &run);
         check_artifacts(&root, step)?;
         let end = run.end;
@@ -464,10 +483,12 @@ fn last_line(log: &mut File) -> (u64, String) {
     (len, line)
 }
 
+#[allow(clippy::too_many_arguments)]
 fn run_step(
     step: Step,
     dir: &Path,
     command: &str,
+    env: &[(String, String)],
     cwd: &Path,
     timeout: Option<Duration>,
     stop: &AtomicBool,
@@ -492,7 +513,7 @@ fn run_step(
         .stdout(Stdio::from(log))
         .stderr(Stdio::from(err))
         .process_group(0);
-    for (k, v) in step.env(dir) {
+    for (k, v) in env {
         cmd.env(k, v);
     }
     let started = Instant::now();

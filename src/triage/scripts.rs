@@ -3,9 +3,10 @@
 use std::path::Path;
 
 use anyhow::Context;
-use npgx_parsers::pyedit::{CompileCall, OptionsChange, Script};
+use npgx_parsers::pyedit::{CompileCall, MergeTarget, OptionsChange, Script};
 use serde::Serialize;
 
+use super::compare;
 use super::layout::{Step, ORIGINAL_SCRIPT, SCRIPTS_DIR};
 
 /// One generated step script.
@@ -25,18 +26,26 @@ pub struct StepScript {
 pub struct ScriptPlan {
     pub call: CompileCall,
     pub steps: Vec<StepScript>,
+    /// The callable is wrapped to save outputs and timings (`--compare-outputs`).
+    pub capture: bool,
 }
 
-/// Builds the plan for `source`; `call` is `--call N`.
+/// Builds the plan for `source`; `call` is `--call N`; `capture` wraps the callable for
+/// `--compare-outputs`.
 pub fn plan(
     source: &str,
     call: Option<usize>,
+    capture: bool,
 ) -> Result<ScriptPlan, npgx_parsers::pyedit::PyEditError> {
     let script = Script::parse(source)?;
     let selected = script.select(call)?;
     let mut steps = Vec::with_capacity(5);
     for step in Step::ALL {
-        let rewrite = script.rewrite(&selected, step.edit())?;
+        let rewrite = if capture {
+            script.rewrite_wrapped(&selected, step.edit(), compare::CAPTURE_WRAPPER)?
+        } else {
+            script.rewrite(&selected, step.edit())?
+        };
         steps.push(StepScript {
             step,
             file: step.script_name(),
@@ -47,6 +56,7 @@ pub fn plan(
     Ok(ScriptPlan {
         call: selected,
         steps,
+        capture,
     })
 }
 
@@ -60,6 +70,11 @@ pub fn write(root: &Path, original: &[u8], plan: &ScriptPlan) -> anyhow::Result<
         let p = dir.join(&s.file);
         std::fs::write(&p, &s.text).with_context(|| format!("cannot write {}", p.display()))?;
     }
+    if plan.capture {
+        let p = dir.join(compare::CAPTURE_MODULE);
+        std::fs::write(&p, compare::CAPTURE_SOURCE)
+            .with_context(|| format!("cannot write {}", p.display()))?;
+    }
     Ok(())
 }
 
@@ -72,6 +87,13 @@ pub fn options_summary(change: &OptionsChange) -> String {
             format!("options dropped ({text})")
         }
         OptionsChange::Dropped { keys, .. } => format!("options dropped: {}", keys.join(", ")),
-        OptionsChange::Merged { into } => format!("force_eager merged ({into:?})"),
+        OptionsChange::Merged { into } => match into {
+            MergeTarget::LiteralDict => "\"force_eager\": True added to the options dict".into(),
+            MergeTarget::ReplacedValue => "the existing force_eager set to True".into(),
+            MergeTarget::SpreadExpression => {
+                "options = {**user_options, \"force_eager\": True}".into()
+            }
+            MergeTarget::NewArgument => "options={\"force_eager\": True} added".into(),
+        },
     }
 }

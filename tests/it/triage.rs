@@ -398,11 +398,14 @@ fn run_eager_failure_stops_at_step1() {
             .join("torch-npugraph-ex-triage-logs")
     ));
     let name = root.file_name().unwrap().to_string_lossy().into_owned();
-    assert!(
-        name.len() == "20260101-120000-pid".len() + name.split("-pid").nth(1).unwrap().len()
-            && name.contains("-pid"),
-        "{name}"
-    );
+    let (stamp, pid) = name.split_once("-pid").unwrap();
+    assert_eq!(stamp.len(), "20260101-120000".len(), "{name}");
+    let digits_and_dash = stamp
+        .bytes()
+        .enumerate()
+        .all(|(i, b)| if i == 8 { b == b'-' } else { b.is_ascii_digit() });
+    assert!(digits_and_dash, "{name}");
+    assert!(pid.parse::<u32>().is_ok(), "{name}");
     assert_eq!(
         read(&root.join("first_failure.txt")),
         "step1-eager exit_code=1\n"
@@ -676,4 +679,51 @@ fn run_rejects_scripts_without_compile_call_or_with_syntax_errors() {
     assert!(String::from_utf8_lossy(&o.stderr)
         .contains("bad.py: Python syntax error at line 1, column 7"));
     assert!(!out.join("torch-npugraph-ex-triage-logs").exists());
+}
+
+#[test]
+fn compare_outputs_routes_a_mismatch_to_accuracy_and_a_slow_path_to_performance() {
+    let Some(py) = torch_python() else { return };
+    let double = repo().join("testdata/triage/npugraph_ex_double");
+    let cmd = format!("{py} {{script}}");
+
+    let out = scratch("run-double-mismatch");
+    let (code, v, root) = triage_run(
+        &out,
+        "double_model.py",
+        &cmd,
+        &[("PYTHONPATH", double.to_str().unwrap()), ("NPGX_TEST_DOUBLE", "mismatch")],
+        &["--compare-outputs"],
+    );
+    assert_eq!(code, 0, "{v:#}");
+    assert!(root.join("scripts/npgx_capture.py").exists());
+    let step5 = read(&root.join("scripts/step5-npugraph_ex.py"));
+    assert!(step5.contains("compiled = __import__(\"npgx_capture\").wrap(torch.compile(model, backend=\"npugraph_ex\", options={\"inplace_pass\": False}))"), "{step5}");
+    assert!(root.join("step1-eager/outputs/call0_out0.npy").exists());
+    let a = &v["analysis"];
+    assert_eq!(a["route"], "accuracy", "{a:#}");
+    assert_eq!(a["rule"], "compare.outputs");
+    let outputs = &a["comparison"]["outputs"];
+    // step 4 (force_eager) matches eager; step 5 is off by the double's 1e-2.
+    assert_eq!(outputs[0]["allclose"], true);
+    assert_eq!(outputs[1]["allclose"], false);
+    let max_abs = outputs[1]["max_abs_error"].as_f64().unwrap();
+    assert!((max_abs - 1e-2).abs() < 1e-4, "{max_abs}");
+    assert_eq!(outputs[1]["tensors"], 3);
+    assert!(a["notes"].to_string().contains("comes from ACL graph capture / replay"));
+
+    let out = scratch("run-double-slow");
+    let (code, v, _) = triage_run(
+        &out,
+        "double_model.py",
+        &cmd,
+        &[("PYTHONPATH", double.to_str().unwrap()), ("NPGX_TEST_DOUBLE", "slow")],
+        &["--compare-outputs"],
+    );
+    assert_eq!(code, 0);
+    let a = &v["analysis"];
+    assert_eq!(a["route"], "performance", "{a:#}");
+    assert_eq!(a["rule"], "compare.timings");
+    let t5 = a["comparison"]["timings"][2]["median_seconds"].as_f64().unwrap();
+    assert!(t5 >= 0.05, "{t5}");
 }

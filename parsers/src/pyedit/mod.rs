@@ -155,6 +155,8 @@ pub enum PyEditError {
     Ambiguous(Vec<CompileCall>),
     /// `--call N` is out of range.
     NoSuchCall { requested: usize, available: usize },
+    /// Output capture (`--compare-outputs`) needs `x = torch.compile(model, ...)`.
+    CaptureUnsupported(CallForm),
     /// The parser itself could not run (never expected with a bundled grammar).
     Parser(String),
 }
@@ -186,6 +188,10 @@ impl fmt::Display for PyEditError {
             } => write!(
                 f,
                 "--call {requested} is out of range: the script has {available} compile call(s)"
+            ),
+            PyEditError::CaptureUnsupported(form) => write!(
+                f,
+                "output capture needs a call of the form `x = torch.compile(model, ...)`; the selected call is a {form:?}"
             ),
             PyEditError::Parser(msg) => write!(f, "Python parser unavailable: {msg}"),
         }
@@ -272,6 +278,27 @@ impl<'s> Script<'s> {
 
     /// The script with `call` edited for `step`.
     pub fn rewrite(&self, call: &CompileCall, step: StepEdit) -> Result<Rewrite, PyEditError> {
+        self.rewrite_inner(call, step, None)
+    }
+
+    /// As [`Script::rewrite`], and the step's callable (the compiled model, or the model itself in
+    /// step 1) wrapped as `«wrapper»(…)`, so its calls can be observed (`--compare-outputs`).
+    /// Only the `x = torch.compile(model, ...)` form can be wrapped this way.
+    pub fn rewrite_wrapped(
+        &self,
+        call: &CompileCall,
+        step: StepEdit,
+        wrapper: &str,
+    ) -> Result<Rewrite, PyEditError> {
+        self.rewrite_inner(call, step, Some(wrapper))
+    }
+
+    fn rewrite_inner(
+        &self,
+        call: &CompileCall,
+        step: StepEdit,
+        wrapper: Option<&str>,
+    ) -> Result<Rewrite, PyEditError> {
         let node = self
             .tree
             .root_node()
@@ -297,6 +324,17 @@ impl<'s> Script<'s> {
             StepEdit::Backend(name) => self.swap_backend(node, call.form, name, &mut edits),
             StepEdit::ForceEager => self.merge_force_eager(node, call.form, &mut edits),
         };
+        if let Some(w) = wrapper {
+            let has_model = call.form == CallForm::Call
+                && node.child_by_field_name("arguments").is_some_and(|a| {
+                    positional(a, 0).is_some() || keyword(a, "model", self.src).is_some()
+                });
+            if !has_model {
+                return Err(PyEditError::CaptureUnsupported(call.form));
+            }
+            edits.insert(node.start_byte(), format!("{w}("));
+            edits.insert(node.end_byte(), ")".into());
+        }
         Ok(Rewrite {
             text: edits.apply(self.src),
             options,

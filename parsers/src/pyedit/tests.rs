@@ -479,3 +479,40 @@ fn never_panics_on_odd_input() {
         }
     }
 }
+
+#[test]
+fn wrapped_for_output_capture() {
+    let src = "import torch\nc = torch.compile(m, backend=\"npugraph_ex\")  # go\nc(x)\n";
+    let script = Script::parse(src).unwrap();
+    let call = script.select(None).unwrap();
+    let w = "__import__(\"npgx_capture\").wrap";
+    let got: Vec<String> = STEPS
+        .iter()
+        .map(|s| script.rewrite_wrapped(&call, *s, w).unwrap().text)
+        .collect();
+    assert_eq!(
+        got[0],
+        "import torch\nc = __import__(\"npgx_capture\").wrap(m)  # go\nc(x)\n"
+    );
+    assert_eq!(
+        got[1],
+        "import torch\nc = __import__(\"npgx_capture\").wrap(torch.compile(m, backend=\"eager\"))  # go\nc(x)\n"
+    );
+    assert_eq!(
+        got[3],
+        "import torch\nc = __import__(\"npgx_capture\").wrap(torch.compile(m, backend=\"npugraph_ex\", options={\"force_eager\": True}))  # go\nc(x)\n"
+    );
+    assert_eq!(
+        got[4],
+        "import torch\nc = __import__(\"npgx_capture\").wrap(torch.compile(m, backend=\"npugraph_ex\"))  # go\nc(x)\n"
+    );
+    let dec = Script::parse(
+        "import torch\n@torch.compile(backend=\"npugraph_ex\")\ndef f(x):\n    return x\n",
+    )
+    .unwrap();
+    let call = dec.select(None).unwrap();
+    assert_eq!(
+        dec.rewrite_wrapped(&call, StepEdit::Eager, w).unwrap_err(),
+        PyEditError::CaptureUnsupported(CallForm::Decorator)
+    );
+}
