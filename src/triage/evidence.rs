@@ -21,12 +21,14 @@
 
 use serde::Serialize;
 
+use std::collections::HashMap;
+
+use npgx_parsers::cann_error::{find_code, parse_reports, torch_npu, CannErrorReport};
+use npgx_parsers::plog::header::{parse_header, Level};
 use npgx_parsers::torch_logs::{
     aclnn_call_failed, backend_compiler_failed, embedded_error, exception_line, frame_line,
     is_traceback_start, logging_line, strip_prefixes, Stripped,
 };
-
-use super::cann;
 
 /// What shape the causal error has.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -121,7 +123,18 @@ pub fn first_causal_error(text: &str) -> Option<CausalError> {
     let raw: Vec<&str> = text.lines().collect();
     let stripped: Vec<Stripped<'_>> = raw.iter().map(|l| strip_prefixes(l)).collect();
     let rest: Vec<&str> = stripped.iter().map(|s| s.rest).collect();
-    let candidates = collect(&stripped, &rest);
+    let reports: HashMap<usize, CannErrorReport> = parse_reports(text.as_bytes())
+        .into_iter()
+        .map(|r| {
+            (
+                usize::try_from(r.line)
+                    .unwrap_or(usize::MAX)
+                    .saturating_sub(1),
+                r,
+            )
+        })
+        .collect();
+    let candidates = collect(&stripped, &rest, &reports);
     let best = [Strength::Strong, Strength::Cascade, Strength::Soft]
         .iter()
         .find_map(|s| candidates.iter().find(|c| c.strength == *s))?;
@@ -153,8 +166,8 @@ fn continuation(rest: &[&str], from: usize, limit: usize) -> (String, usize) {
             || is_traceback_start(l)
             || frame_line(l).is_some()
             || (exception_line(l).is_some() && i > from)
-            || cann::block_code(l).is_some()
-            || cann::is_cann_traceback(l)
+            || find_code(l).is_some()
+            || is_cann_traceback(l)
         {
             break;
         }
@@ -165,7 +178,33 @@ fn continuation(rest: &[&str], from: usize, limit: usize) -> (String, usize) {
     (out, i)
 }
 
-fn collect(stripped: &[Stripped<'_>], rest: &[&str]) -> Vec<Candidate> {
+/// CANN's `TraceBack (most recent call last):` header (any indentation).
+fn is_cann_traceback(line: &str) -> bool {
+    line.trim() == "TraceBack (most recent call last):"
+}
+
+/// torch_npu's hint line: `[Error]: The aicore execution times out.`
+fn torch_npu_hint(line: &str) -> Option<&str> {
+    line.trim_start().strip_prefix("[Error]:").map(str::trim)
+}
+
+/// Drops a `[FUNC:…][FILE:…][LINE:…]` tail.
+fn strip_location(msg: &str) -> &str {
+    let msg = msg.trim();
+    msg.find("[FUNC:").map_or(msg, |i| msg[..i].trim_end())
+}
+
+fn index(line: u64) -> usize {
+    usize::try_from(line)
+        .unwrap_or(usize::MAX)
+        .saturating_sub(1)
+}
+
+fn collect(
+    stripped: &[Stripped<'_>],
+    rest: &[&str],
+    reports: &HashMap<usize, CannErrorReport>,
+) -> Vec<Candidate> {
     let mut out: Vec<Candidate> = Vec::new();
     let mut frames = String::new();
     let mut i = 0;
@@ -208,35 +247,40 @@ fn collect(stripped: &[Stripped<'_>], rest: &[&str]) -> Vec<Candidate> {
             i += 1;
             continue;
         }
-        // CANN error reports (code line, or a bare TraceBack header of a cut excerpt).
-        if cann::block_code(line).is_some() || cann::is_cann_traceback(line) {
-            if let Some(block) = cann::read_block(rest, i) {
-                let scope = rest[i..block.end].join("\n");
-                let code_line_quoted = block.code.is_some() && !block.is_inner();
-                let index = if code_line_quoted { i } else { block.root_line };
-                // A `detail:` block on an exception line is also handled as the exception.
-                let on_exception = exception_line(line).is_some();
-                if !on_exception {
-                    let cand = Candidate {
-                        index,
-                        strength: if glog_debug {
-                            Strength::Soft
-                        } else {
-                            Strength::Strong
-                        },
-                        shape: ErrorShape::CannReport,
-                        message: match &block.code {
-                            Some(c) => format!("{c}: {}", block.root_message),
-                            None => block.root_message.clone(),
-                        },
-                        scope,
-                        frames: String::new(),
-                        root_index: (block.root_line != index).then_some(block.root_line),
-                    };
-                    merge_with_hint(&mut out, cand, rest, block.is_inner());
-                    i = block.end.max(i + 1);
-                    continue;
-                }
+        // CANN error reports (parsed by `cann_error`): code line, or a cut excerpt's TraceBack.
+        if let Some(report) = reports.get(&i) {
+            let end = index(report.end_line)
+                .saturating_add(1)
+                .max(i + 1)
+                .min(rest.len());
+            // A `detail:` report that starts on an exception line is read with the exception.
+            if exception_line(line).is_none() {
+                let root = report.message.as_ref().map_or(i, |m| index(m.line));
+                let root_message = report
+                    .message
+                    .as_ref()
+                    .map_or(String::new(), |m| strip_location(&m.text).to_string());
+                let external = report.code.is_some() && !report.inner;
+                let at = if external { i } else { root };
+                let cand = Candidate {
+                    index: at,
+                    strength: if glog_debug {
+                        Strength::Soft
+                    } else {
+                        Strength::Strong
+                    },
+                    shape: ErrorShape::CannReport,
+                    message: match &report.code {
+                        Some(c) => format!("{c}: {root_message}"),
+                        None => root_message,
+                    },
+                    scope: rest[i..end].join("\n"),
+                    frames: String::new(),
+                    root_index: (root != at).then_some(root),
+                };
+                merge_with_hint(&mut out, cand, rest, report.inner);
+                i = end;
+                continue;
             }
         }
         if let Some(e) = exception_line(line) {
@@ -299,21 +343,21 @@ fn collect(stripped: &[Stripped<'_>], rest: &[&str]) -> Vec<Candidate> {
                 frames: frames.clone(),
                 root_index: None,
             });
-            // A `detail:` CANN block that starts on this exception line follows as items.
-            if cann::block_code(line).is_some() {
-                if let Some(block) = cann::read_block(rest, i) {
-                    if let Some(last) = out.last_mut() {
-                        last.scope.push('\n');
-                        last.scope.push_str(&rest[i + 1..block.end].join("\n"));
-                    }
-                    i = block.end.max(end);
-                    continue;
+            // A `detail:` CANN report that starts on this exception line follows as items.
+            if let Some(report) = reports.get(&i) {
+                let block_end = index(report.end_line).saturating_add(1).min(rest.len());
+                if let Some(last) = out.last_mut() {
+                    last.scope.push('\n');
+                    last.scope
+                        .push_str(&rest[(i + 1).min(block_end)..block_end].join("\n"));
                 }
+                i = block_end.max(end);
+                continue;
             }
             i = end.max(i + 1);
             continue;
         }
-        if let Some(hint) = cann::torch_npu_hint(line) {
+        if let Some(hint) = torch_npu_hint(line) {
             let (cont, _) = continuation(rest, i + 1, 3);
             out.push(Candidate {
                 index: i,
@@ -332,7 +376,7 @@ fn collect(stripped: &[Stripped<'_>], rest: &[&str]) -> Vec<Candidate> {
             if c.1 == ErrorShape::PlogRecord {
                 // The following plog records of the same burst are the context.
                 for l in rest.iter().skip(i + 1).take(12) {
-                    if !cann::is_plog_error(l) {
+                    if !is_plog_error(l) {
                         break;
                     }
                     scope.push('\n');
@@ -360,9 +404,7 @@ fn merge_with_hint(out: &mut Vec<Candidate>, block: Candidate, rest: &[&str], in
         let between_ok = last.shape == ErrorShape::TorchNpuHint
             && (last.index + 1..block.index.min(rest.len())).all(|k| {
                 let l = rest[k];
-                l.starts_with(char::is_whitespace)
-                    || cann::block_code(l).is_some()
-                    || cann::is_cann_traceback(l)
+                l.starts_with(char::is_whitespace) || find_code(l).is_some() || is_cann_traceback(l)
             });
         if between_ok {
             if inner {
@@ -399,14 +441,14 @@ fn classify_other(
             return None;
         }
     }
-    if cann::is_torch_npu_err_line(t) {
+    if torch_npu::parse_torch_npu_line(t).is_some() {
         return Some((
             Strength::Cascade,
             ErrorShape::TorchNpuErrorCode,
             t.to_string(),
         ));
     }
-    if cann::is_plog_error(t) {
+    if is_plog_error(t) {
         return Some((Strength::Strong, ErrorShape::PlogRecord, t.to_string()));
     }
     if let Some(level) = stripped.c10_level() {
@@ -443,4 +485,9 @@ fn classify_other(
         return Some((Strength::Cascade, ErrorShape::ProcessAbort, t.to_string()));
     }
     None
+}
+
+/// A plog record at level ERROR printed into the screen log.
+fn is_plog_error(line: &str) -> bool {
+    parse_header(line.trim_start().as_bytes()).is_some_and(|(h, _)| h.level == Level::Error)
 }

@@ -5,12 +5,11 @@
 //! `run` generates the five step scripts ([`scripts`]), runs them ([`runner`]) and analyses the
 //! tree; `analyze` does the analysis on an existing tree ([`analyze`]); `classify` reads any
 //! captured log ([`classify`]). The analysis anchors on the first causal error ([`evidence`])
-//! and routes it ([`route`]). CANN report facts come through a thin adapter ([`cann`]).
+//! and routes it ([`route`]). CANN error reports come from `npgx_parsers::cann_error`.
 //!
 //! Engines here return records; `report::triage` renders them.
 
 pub mod analyze;
-pub mod cann;
 pub mod classify;
 pub mod compare;
 pub mod evidence;

@@ -400,10 +400,13 @@ fn run_eager_failure_stops_at_step1() {
     let name = root.file_name().unwrap().to_string_lossy().into_owned();
     let (stamp, pid) = name.split_once("-pid").unwrap();
     assert_eq!(stamp.len(), "20260101-120000".len(), "{name}");
-    let digits_and_dash = stamp
-        .bytes()
-        .enumerate()
-        .all(|(i, b)| if i == 8 { b == b'-' } else { b.is_ascii_digit() });
+    let digits_and_dash = stamp.bytes().enumerate().all(|(i, b)| {
+        if i == 8 {
+            b == b'-'
+        } else {
+            b.is_ascii_digit()
+        }
+    });
     assert!(digits_and_dash, "{name}");
     assert!(pid.parse::<u32>().is_ok(), "{name}");
     assert_eq!(
@@ -692,7 +695,10 @@ fn compare_outputs_routes_a_mismatch_to_accuracy_and_a_slow_path_to_performance(
         &out,
         "double_model.py",
         &cmd,
-        &[("PYTHONPATH", double.to_str().unwrap()), ("NPGX_TEST_DOUBLE", "mismatch")],
+        &[
+            ("PYTHONPATH", double.to_str().unwrap()),
+            ("NPGX_TEST_DOUBLE", "mismatch"),
+        ],
         &["--compare-outputs"],
     );
     assert_eq!(code, 0, "{v:#}");
@@ -710,20 +716,27 @@ fn compare_outputs_routes_a_mismatch_to_accuracy_and_a_slow_path_to_performance(
     let max_abs = outputs[1]["max_abs_error"].as_f64().unwrap();
     assert!((max_abs - 1e-2).abs() < 1e-4, "{max_abs}");
     assert_eq!(outputs[1]["tensors"], 3);
-    assert!(a["notes"].to_string().contains("comes from ACL graph capture / replay"));
+    assert!(a["notes"]
+        .to_string()
+        .contains("comes from ACL graph capture / replay"));
 
     let out = scratch("run-double-slow");
     let (code, v, _) = triage_run(
         &out,
         "double_model.py",
         &cmd,
-        &[("PYTHONPATH", double.to_str().unwrap()), ("NPGX_TEST_DOUBLE", "slow")],
+        &[
+            ("PYTHONPATH", double.to_str().unwrap()),
+            ("NPGX_TEST_DOUBLE", "slow"),
+        ],
         &["--compare-outputs"],
     );
     assert_eq!(code, 0);
     let a = &v["analysis"];
     assert_eq!(a["route"], "performance", "{a:#}");
     assert_eq!(a["rule"], "compare.timings");
-    let t5 = a["comparison"]["timings"][2]["median_seconds"].as_f64().unwrap();
+    let t5 = a["comparison"]["timings"][2]["median_seconds"]
+        .as_f64()
+        .unwrap();
     assert!(t5 >= 0.05, "{t5}");
 }
