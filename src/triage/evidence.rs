@@ -255,11 +255,15 @@ fn collect(
                 .min(rest.len());
             // A `detail:` report that starts on an exception line is read with the exception.
             if exception_line(line).is_none() {
-                let root = report.message.as_ref().map_or(i, |m| index(m.line));
-                let root_message = report
-                    .message
-                    .as_ref()
-                    .map_or(String::new(), |m| strip_location(&m.text).to_string());
+                // The line right after `CODE: Inner Error!` is the root (§3.5); otherwise the
+                // message on the code line.
+                let (root, root_text) = match (report.inner, report.items.first(), &report.message) {
+                    (true, Some(item), _) => (index(item.line), item.text.as_str()),
+                    (_, _, Some(m)) => (index(m.line), m.text.as_str()),
+                    (_, Some(item), None) => (index(item.line), item.text.as_str()),
+                    (_, None, None) => (i, ""),
+                };
+                let root_message = strip_location(root_text).to_string();
                 let external = report.code.is_some() && !report.inner;
                 let at = if external { i } else { root };
                 let cand = Candidate {

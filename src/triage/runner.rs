@@ -358,16 +358,7 @@ pub fn run(cfg: &RunConfig, progress: &mut dyn Progress) -> anyhow::Result<RunSu
                 dir.join(OUTPUTS_DIR).display().to_string(),
             ));
         }
-        let run = run_step(
-            step,
-            &dir,
-            &command,
-            &env,
-            &cfg.out,
-            cfg.timeout,
-            &stop,
-            progress,
-        )?;
+        let run = run_step(step, &dir, &command, &env, cfg.timeout, &stop, progress)?;
         progress.step_finished(step, &run);
         check_artifacts(&root, step)?;
         let end = run.end;
@@ -483,13 +474,12 @@ fn last_line(log: &mut File) -> (u64, String) {
     (len, line)
 }
 
-#[allow(clippy::too_many_arguments)]
+/// Runs one step from npgx's working directory (so the user's relative paths still work).
 fn run_step(
     step: Step,
     dir: &Path,
     command: &str,
     env: &[(String, String)],
-    cwd: &Path,
     timeout: Option<Duration>,
     stop: &AtomicBool,
     progress: &mut dyn Progress,
@@ -508,7 +498,6 @@ fn run_step(
     let mut cmd = Command::new(shell);
     cmd.arg("-c")
         .arg(command)
-        .current_dir(cwd)
         .stdin(Stdio::null())
         .stdout(Stdio::from(log))
         .stderr(Stdio::from(err))
@@ -532,8 +521,7 @@ fn run_step(
             };
         }
         if stop.load(Ordering::Relaxed) {
-            let st = stop_group(&mut child);
-            let _ = st;
+            stop_group(&mut child);
             break StepEnd::Interrupted { exit_code: 130 };
         }
         if let Some(t) = timeout {

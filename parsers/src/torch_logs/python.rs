@@ -369,4 +369,19 @@ mod tests {
         assert_eq!(l.message, "Triton compilation failed: triton_x");
         assert!(logging_line("RuntimeError: x: y").is_none());
     }
+
+    #[test]
+    fn never_panics_on_odd_input() {
+        for s in [
+            "", "(", "('", "X('", "Error('\\", "File \"", "  File \"a\", line ", "call aclnn",
+            "ERROR::", "é: ü", "a.b.C: ('", "BackendCompilerFailed: raised:", "\u{0}\u{ffff}",
+        ] {
+            let _ = frame_line(s);
+            let _ = exception_line(s).map(|e| backend_compiler_failed(&e));
+            let _ = embedded_error(s);
+            let _ = aclnn_call_failed(s);
+            let _ = logging_line(s);
+            let _ = crate::torch_logs::strip_prefixes(s);
+        }
+    }
 }
