@@ -8,9 +8,10 @@ use anyhow::{bail, Context};
 use serde::Serialize;
 use walkdir::WalkDir;
 
+use super::classify::classify_causal;
 use super::classify::{classify_text, Classification};
 use super::compare::{self, Comparison};
-use super::evidence::first_causal_error;
+use super::evidence::{CausalError, ErrorShape};
 use super::layout::{
     Step, DEBUG_DIR, ENV_FILE, FIRST_FAILURE_FILE, LOG_FILE, PLOG_DIR, SCRIPTS_DIR, SUCCESS_MARKER,
     WARNINGS_FILE,
@@ -341,15 +342,7 @@ fn route_tree(a: &mut TriageAnalysis) -> anyhow::Result<()> {
         }
     }
     if evidence.is_none() {
-        // The screen log holds no error: the first ERROR record of the step's plogs.
-        for p in &rec.plog_files {
-            let Ok(bytes) = fs::read(p) else { continue };
-            let text = String::from_utf8_lossy(&bytes);
-            if first_causal_error(&text).is_some() {
-                evidence = Some(classify_text(p, &text));
-                break;
-            }
-        }
+        evidence = plog_evidence(&rec.plog_files);
     }
     if let Some(reason) = &ff.reason {
         a.notes
@@ -487,6 +480,42 @@ fn route_passed(a: &mut TriageAnalysis) {
 const SLOWER_FACTOR: f64 = 1.5;
 /// … and this absolute difference per call.
 const SLOWER_MIN_SECONDS: f64 = 1e-3;
+
+/// The screen log holds no error: the most causal error of the step's plogs (device faults
+/// before error reports before other ERROR records, then the earliest file), by the `plog`
+/// parser's first-causal-error ranking.
+fn plog_evidence(files: &[PathBuf]) -> Option<Classification> {
+    let mut best: Option<(npgx_parsers::plog::causal::CauseRank, &PathBuf, CausalError)> = None;
+    for p in files {
+        let Ok(bytes) = fs::read(p) else { continue };
+        let Some(c) = npgx_parsers::plog::causal::first_causal_error(&bytes) else {
+            continue;
+        };
+        if best.as_ref().is_some_and(|(rank, _, _)| *rank <= c.rank) {
+            continue;
+        }
+        let text = String::from_utf8_lossy(&bytes);
+        let line = usize::try_from(c.line).unwrap_or(0);
+        let raw = text
+            .lines()
+            .nth(line.saturating_sub(1))
+            .unwrap_or("")
+            .trim_end()
+            .to_string();
+        let err = CausalError {
+            line,
+            text: raw,
+            message: c.text.clone(),
+            shape: ErrorShape::PlogRecord,
+            root_line: None,
+            skipped_cascades: Vec::new(),
+            scope: c.text,
+            frames: String::new(),
+        };
+        best = Some((c.rank, p, err));
+    }
+    best.map(|(_, p, err)| classify_causal(p, err))
+}
 
 fn handoff_runs(steps: &[StepRecord], which: &[Step]) -> Vec<PathBuf> {
     steps

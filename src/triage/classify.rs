@@ -36,26 +36,31 @@ impl Classification {
     }
 }
 
+/// Routes a first causal error found in `file` by the keyword rules.
+pub fn classify_causal(file: &Path, err: CausalError) -> Classification {
+    let Routing {
+        route,
+        rule,
+        matched,
+        notes,
+    } = route_error(&err);
+    Classification {
+        file: file.to_path_buf(),
+        route,
+        sub_skill: route.sub_skill(),
+        rule,
+        matched,
+        evidence_line: None,
+        evidence_text: None,
+        first_causal_error: Some(err),
+        notes,
+    }
+}
+
 /// Classifies log text (lossy UTF-8 already applied by the caller).
 pub fn classify_text(file: &Path, text: &str) -> Classification {
     if let Some(err) = first_causal_error(text) {
-        let Routing {
-            route,
-            rule,
-            matched,
-            notes,
-        } = route_error(&err);
-        return Classification {
-            file: file.to_path_buf(),
-            route,
-            sub_skill: route.sub_skill(),
-            rule,
-            matched,
-            evidence_line: None,
-            evidence_text: None,
-            first_causal_error: Some(err),
-            notes,
-        };
+        return classify_causal(file, err);
     }
     match route_prose(text) {
         Some((routing, line, evidence)) => Classification {

@@ -257,7 +257,8 @@ fn collect(
             if exception_line(line).is_none() {
                 // The line right after `CODE: Inner Error!` is the root (§3.5); otherwise the
                 // message on the code line.
-                let (root, root_text) = match (report.inner, report.items.first(), &report.message) {
+                let (root, root_text) = match (report.inner, report.items.first(), &report.message)
+                {
                     (true, Some(item), _) => (index(item.line), item.text.as_str()),
                     (_, _, Some(m)) => (index(m.line), m.text.as_str()),
                     (_, Some(item), None) => (index(item.line), item.text.as_str()),

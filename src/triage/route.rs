@@ -10,7 +10,7 @@
 
 use serde::Serialize;
 
-use super::evidence::CausalError;
+use super::evidence::{CausalError, ErrorShape};
 
 /// The route a failure takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -219,6 +219,10 @@ pub fn route_error(err: &CausalError) -> Routing {
     let compile_hay = format!("{}\n{}", err.scope, err.frames);
     if let Some(w) = first_word(&compile_hay, COMPILE_WORDS) {
         return Routing::new(Route::CompileError, "keyword.compile", Some(w));
+    }
+    if err.shape == ErrorShape::PlogRecord {
+        // Rule 2 names "CANN plog" itself as a runtime-error keyword.
+        return Routing::new(Route::RuntimeError, "keyword.runtime", Some("CANN plog"));
     }
     if let Some(w) = first_word(&err.scope, RUNTIME_WORDS) {
         let mut r = Routing::new(Route::RuntimeError, "keyword.runtime", Some(w));

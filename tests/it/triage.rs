@@ -740,3 +740,32 @@ fn compare_outputs_routes_a_mismatch_to_accuracy_and_a_slow_path_to_performance(
         .unwrap();
     assert!(t5 >= 0.05, "{t5}");
 }
+
+#[test]
+fn analyze_falls_back_to_the_plog_when_the_screen_log_has_no_error() {
+    let root = scratch("analyze-plog-fallback");
+    step5_tree(&root);
+    write(
+        &root.join("step5-npugraph_ex/stdout_stderr.log"),
+        "loading model\nstep 1\n",
+    );
+    let v = npgx_json(
+        [
+            "triage",
+            "analyze",
+            "--format",
+            "json",
+            root.to_str().unwrap(),
+        ],
+        0,
+    );
+    assert_eq!(v["route"], "runtime-error", "{v:#}");
+    assert_eq!(v["matched"], "CANN plog");
+    let ev = &v["evidence"];
+    assert!(ev["file"]
+        .as_str()
+        .unwrap()
+        .ends_with("ascend_plog/debug/plog/plog-8_20260101000010000.log"));
+    assert_eq!(ev["first_causal_error"]["line"], 1);
+    assert_eq!(ev["first_causal_error"]["shape"], "plog_record");
+}

@@ -373,8 +373,19 @@ mod tests {
     #[test]
     fn never_panics_on_odd_input() {
         for s in [
-            "", "(", "('", "X('", "Error('\\", "File \"", "  File \"a\", line ", "call aclnn",
-            "ERROR::", "é: ü", "a.b.C: ('", "BackendCompilerFailed: raised:", "\u{0}\u{ffff}",
+            "",
+            "(",
+            "('",
+            "X('",
+            "Error('\\",
+            "File \"",
+            "  File \"a\", line ",
+            "call aclnn",
+            "ERROR::",
+            "é: ü",
+            "a.b.C: ('",
+            "BackendCompilerFailed: raised:",
+            "\u{0}\u{ffff}",
         ] {
             let _ = frame_line(s);
             let _ = exception_line(s).map(|e| backend_compiler_failed(&e));
