@@ -123,17 +123,18 @@ pub fn first_causal_error(text: &str) -> Option<CausalError> {
     let raw: Vec<&str> = text.lines().collect();
     let stripped: Vec<Stripped<'_>> = raw.iter().map(|l| strip_prefixes(l)).collect();
     let rest: Vec<&str> = stripped.iter().map(|s| s.rest).collect();
-    let reports: HashMap<usize, CannErrorReport> = parse_reports(text.as_bytes())
-        .into_iter()
-        .map(|r| {
-            (
-                usize::try_from(r.line)
-                    .unwrap_or(usize::MAX)
-                    .saturating_sub(1),
-                r,
-            )
-        })
-        .collect();
+    let reports: HashMap<usize, CannErrorReport> =
+        parse_reports(normalise_pid_tags(text).as_bytes())
+            .into_iter()
+            .map(|r| {
+                (
+                    usize::try_from(r.line)
+                        .unwrap_or(usize::MAX)
+                        .saturating_sub(1),
+                    r,
+                )
+            })
+            .collect();
     let candidates = collect(&stripped, &rest, &reports);
     let best = [Strength::Strong, Strength::Cascade, Strength::Soft]
         .iter()
@@ -176,6 +177,30 @@ fn continuation(rest: &[&str], from: usize, limit: usize) -> (String, usize) {
         i += 1;
     }
     (out, i)
+}
+
+/// Adapter for the `cann_error` grammar: GE prints the code glued to the PID tag
+/// (`E89999:[PID:260559] …`, sample triage/36), which the grammar reads only as
+/// `E89999: [PID: 260559] …`. Line numbers are unchanged.
+fn normalise_pid_tags(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains(":[PID:") {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut rest = text;
+    while let Some(at) = rest.find(":[PID:") {
+        let glued_code = at >= 6 && rest.is_char_boundary(at - 6) && {
+            let code = rest[at - 6..at].as_bytes();
+            matches!(code[0], b'E' | b'W' | b'I')
+                && (code[1].is_ascii_digit() || code[1].is_ascii_uppercase())
+                && code[2..].iter().all(u8::is_ascii_digit)
+        };
+        out.push_str(&rest[..at]);
+        out.push_str(if glued_code { ": [PID: " } else { ":[PID:" });
+        rest = &rest[at + ":[PID:".len()..];
+    }
+    out.push_str(rest);
+    std::borrow::Cow::Owned(out)
 }
 
 /// CANN's `TraceBack (most recent call last):` header (any indentation).

@@ -288,11 +288,12 @@ pub fn route_prose(text: &str) -> Option<(Routing, usize, String)> {
     ] {
         for (i, line) in text.lines().enumerate() {
             let l = line.to_lowercase();
-            if let Some(w) = words.iter().find(|w| {
+            if let Some(w) = words.iter().copied().find(|&w| {
                 if w.is_ascii() {
-                    find_token(&l, w, false)
+                    // `nan` only as a word (not `nano…`); the others also as word starts.
+                    find_token(&l, w, w == "nan")
                 } else {
-                    l.contains(*w)
+                    l.contains(w)
                 }
             }) {
                 return Some((
