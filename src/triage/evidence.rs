@@ -189,8 +189,8 @@ fn normalise_pid_tags(text: &str) -> std::borrow::Cow<'_, str> {
     let mut out = String::with_capacity(text.len() + 16);
     let mut rest = text;
     while let Some(at) = rest.find(":[PID:") {
-        let glued_code = at >= 6 && rest.is_char_boundary(at - 6) && {
-            let code = rest[at - 6..at].as_bytes();
+        let glued_code = at >= 6 && {
+            let code = &rest.as_bytes()[at - 6..at];
             matches!(code[0], b'E' | b'W' | b'I')
                 && (code[1].is_ascii_digit() || code[1].is_ascii_uppercase())
                 && code[2..].iter().all(u8::is_ascii_digit)
