@@ -72,10 +72,9 @@ PY
 measure() { # label, command... -> prints wall seconds and peak RSS (KiB)
   local label="$1"; shift
   local log; log="$(mktemp)"
-  /usr/bin/time -v "$@" > /dev/null 2> "$log" || true
+  /usr/bin/time -f "%e %M" -o "$log" "$@" > /dev/null 2>&1 || true
   local wall rss
-  wall="$(awk -F': ' '/Elapsed \(wall clock\)/ {print $2}' "$log" | awk -F: '{ if (NF==3) print $1*3600+$2*60+$3; else print $1*60+$2 }')"
-  rss="$(awk -F': ' '/Maximum resident set size/ {print $2}' "$log")"
+  read -r wall rss < "$log"
   rm -f "$log"
   printf '%-34s %8.2f s  %8d KiB peak RSS\n' "$label" "$wall" "$rss" >&2
   echo "$wall $rss"
