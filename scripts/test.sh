@@ -13,10 +13,7 @@ fi
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r scripts/requirements-test.txt
 export NPGX_PYTHON="$PWD/$venv/bin/python"
 
-# --- triage (issue 5): PyTorch on CPU for tests/it/triage.rs. Installed with --no-deps from a
-# pinned list that leaves out the GPU-only extras of PyPI's CUDA wheel (triton, cuda-bindings);
-# see scripts/requirements-torch.txt. The triage tests fail (not skip) when torch is missing.
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps -r scripts/requirements-torch.txt
+# The triage tests (tests/it/triage.rs) run real PyTorch on CPU and fail, not skip, without it.
 export NPGX_REQUIRE_TORCH=1
 
 for gen in scripts/gen_*_fixtures.py; do
