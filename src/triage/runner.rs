@@ -557,9 +557,18 @@ mod tests {
             &["--n".into(), "it's".into()],
         )
         .unwrap();
+        // Any correct shell quoting will do: the shell must read back exactly these words.
         assert_eq!(
-            c,
-            "torchrun --nproc_per_node=8 '/t/a b/step1-eager.py' --cfg x --n 'it'\"'\"'s'"
+            shlex::split(&c).unwrap(),
+            [
+                "torchrun",
+                "--nproc_per_node=8",
+                "/t/a b/step1-eager.py",
+                "--cfg",
+                "x",
+                "--n",
+                "it's"
+            ]
         );
         assert_eq!(
             build_command("python {SCRIPT}", Path::new("/s.py"), &[]).unwrap(),
