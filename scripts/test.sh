@@ -7,11 +7,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 venv="${NPGX_VENV:-.venv}"
+case "$venv" in /*) ;; *) venv="$PWD/$venv" ;; esac
 if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
 fi
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r scripts/requirements-test.txt
-export NPGX_PYTHON="$PWD/$venv/bin/python"
+export NPGX_PYTHON="$venv/bin/python"
 
 # The triage tests (tests/it/triage.rs) run real PyTorch on CPU and fail, not skip, without it.
 export NPGX_REQUIRE_TORCH=1
