@@ -156,11 +156,10 @@ fn accumulate(el: Element, view: Option<&PaddedView>, acc: &mut Acc, pos: u64, c
     let mut e = first;
     while e < first + count {
         let row = e / view.row_len;
-        let col = e % view.row_len;
         let row_end = (row + 1) * view.row_len;
-        let real_end = row * view.row_len + view.real_in_row(row);
-        let stop = real_end.min(first + count);
-        if col < view.real_in_row(row) && e < stop {
+        // Real elements of this row end here; the rest of the row is padding.
+        let stop = (row * view.row_len + view.real_in_row(row)).min(first + count);
+        if e < stop {
             let a = ((e - first) * size) as usize;
             let b = ((stop - first) * size) as usize;
             acc.update(el, &chunk[a..b]);

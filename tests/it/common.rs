@@ -9,7 +9,6 @@ pub fn repo() -> &'static Path {
 }
 
 /// `../shared/samples/<rel>` beside the repository.
-#[allow(dead_code)] // used by the log-parsing tests
 pub fn sample(rel: &str) -> PathBuf {
     let p = repo().join("../shared/samples").join(rel);
     assert!(p.exists(), "missing shared sample {}", p.display());
