@@ -5,6 +5,7 @@
 //! [`document`]; never write `schema` or `schema_version` by hand in a renderer.
 pub mod aicore;
 pub mod config;
+pub mod dump_compare;
 pub mod dump_scan;
 pub mod plog;
 pub mod repro;
