@@ -5,6 +5,8 @@ use crate::common::npgx;
 /// Every command and subcommand, as a user types it.
 const COMMANDS: &[&[&str]] = &[
     &["dump-scan"],
+    &["dump-compare"],
+    &["dump-convert"],
     &["dump-config", "new"],
     &["dump-config", "check"],
     &["plog"],
