@@ -1060,6 +1060,53 @@ def case_single_files(out: Path) -> Compare:
     return c
 
 
+def ge_graph_text(name, ops) -> str:
+    """A GE graph dump (`ge_proto_*_Build.txt`, protobuf text of ge.proto GraphDef, spec §8.3):
+    ops = [(name, type, [input "src:index", ...])]."""
+    lines = ["graph {", f'  name: "{name}"']
+    for op_name, op_type, inputs in ops:
+        lines += ["  op {", f'    name: "{op_name}"', f'    type: "{op_type}"']
+        lines += [f'    input: "{i}"' for i in inputs]
+        lines += ["    output_desc {", "      dtype: DT_FLOAT", '      layout: "ND"', "    }", "  }"]
+    return "\n".join(lines + ["}"]) + "\n"
+
+
+def case_graph(out: Path) -> Compare:
+    c = Compare(out, "graph_evidence", "dump_mode output: neither run dumped inputs. Relu_3's output is "
+                "perturbed. Without --graph the origin is Relu_3 with evidence none; with --graph "
+                "ge_proto_00000099_Build.txt (Relu_3 <- Add_2:0, whose output pair passes) the origin "
+                "is Relu_3 with evidence graph")
+    r = rng(201)
+    x = r.uniform(-1, 1, (4, 8)).astype(np.float32)
+    w = r.uniform(-1, 1, (8, 8)).astype(np.float32)
+    b = r.uniform(-1, 1, (8,)).astype(np.float32)
+    mm = (x @ w).astype(np.float32)
+    add = (mm + b).astype(np.float32)
+    relu = np.maximum(add, 0)
+    mul = (relu * 1.5).astype(np.float32)
+    relu_t = perturb(relu, rng(202))
+    mul_t = (relu_t * 1.5).astype(np.float32)
+    for tree, grp, time, base, vals in ((c.golden, "g", "20241121120000", T0, (mm, add, relu, mul)),
+                                        (c.target, "t", "20241122120000", T0 + 5_000,
+                                         (jitter(mm, rng(203)), jitter(add, rng(204)), relu_t, mul_t))):
+        d = torchair_dir(time, 2, 1, 0)
+        for i, (ty, name) in enumerate((("MatMul", "MatMul_1"), ("Add", "Add_2"), ("Relu", "Relu_3"),
+                                        ("Mul", "Mul_4"))):
+            tree.ge(d, grp, ty, name, i + 1, base + 10 * (i + 1), outs=[tensor(vals[i], 1)])
+    (c.dir / "ge_proto_00000099_Build.txt").write_text(ge_graph_text("ge_default_20241122120000_2", [
+        ("x", "Data", []), ("w", "Const", []), ("b", "Const", []), ("s", "Const", []),
+        ("MatMul_1", "MatMul", ["x:0", "w:0"]), ("Add_2", "Add", ["MatMul_1:0", "b:0"]),
+        ("Relu_3", "Relu", ["Add_2:0", "MatMul_1:-1"]), ("Mul_4", "Mul", ["Relu_3:0", "s:0"])]))
+    c.key("golden", "g", 0, 0, ["ge_default_20241121120000_2", "2"], 0)
+    c.key("target", "t", 0, 0, ["ge_default_20241122120000_2", "2"], 0)
+    c.pair_groups("g", "t", ["rank/device/model/step", "only group"])
+    res = c.run("no_graph", exit_code=1)
+    assert res["groups"][0]["origin"]["op_name"] == "Relu_3" and res["groups"][0]["origin"]["evidence"] == "none"
+    res = c.run("graph", ["--graph", "{case}/ge_proto_00000099_Build.txt"], exit_code=1)
+    res["groups"][0]["origin"]["evidence"] = "graph"   # Add_2:0, the producer, passes
+    return c
+
+
 def case_no_pairs(out: Path) -> Compare:
     c = Compare(out, "no_pairs", "no tensor of the target matches any of the golden: no pairs can be "
                 "formed, exit 2")
@@ -1159,7 +1206,7 @@ def convert_bad(out: Path):
 
 COMPARE_CASES = [case_chain, case_chain_input, case_chain_side, case_nan, case_fused, case_formats,
                  case_missing_extra, case_shape, case_pt, case_npy_vs_ge, case_corrupt, case_thresholds,
-                 case_mapping, case_single_files, case_no_pairs]
+                 case_mapping, case_single_files, case_graph, case_no_pairs]
 CONVERT_CASES = [convert_formats, convert_dtypes, convert_bad]
 
 
