@@ -950,7 +950,8 @@ def case_corrupt(out: Path) -> Compare:
     (hlen,) = struct.unpack_from("<Q", full, 0)
     cut = full[:8 + hlen // 2]
     c.golden.error(f"{gd}/Tanh.op_b.2.1.{T0 + 20}", cut,
-                   ["header", "length", "truncat", "exceed", "beyond", "short", "end of file", "eof"],
+                   ["header", "length", "truncat", "exceed", "beyond", "short", "end of file", "eof",
+                    "protobuf", "decode", "invalid"],
                    f"u64 header length {hlen}, only {hlen // 2} header bytes present")
     # after every valid target op in time, so it cannot shift anyone's `order`
     c.target.error(f"{td}/Tanh.op_c.3.1.{tb + 90}", b"this is not a dump file, only text that looks like one\n" * 3,
