@@ -760,6 +760,19 @@ fn cell(df: &DataFrame, col: &str, row: usize) -> String {
         .to_string()
 }
 
+/// One numeric cell: parsed from text (CSV read as text), or read as f64 (Parquet numbers).
+fn cell_f64(df: &DataFrame, col: &str, row: usize) -> Result<Option<f64>, String> {
+    let c = df.column(col).map_err(|e| e.to_string())?;
+    if c.dtype() == &DataType::String {
+        return match c.str().map_err(|e| e.to_string())?.get(row) {
+            None | Some("") => Ok(None),
+            Some(t) => t.parse().map(Some).map_err(|e| format!("{t:?}: {e}")),
+        };
+    }
+    let f = c.cast(&DataType::Float64).map_err(|e| e.to_string())?;
+    Ok(f.f64().map_err(|e| e.to_string())?.get(row))
+}
+
 /// Checks a CSV/Parquet table against the truth run, cell by cell.
 fn check_table(roots: &Roots, want: &Value, df: &DataFrame) -> Vec<String> {
     let mut problems = Vec::new();
@@ -828,12 +841,13 @@ fn check_table(roots: &Roots, want: &Value, df: &DataFrame) -> Vec<String> {
             problems.push(format!("row {row} golden_file {:?}", cell(df, "golden_file", row)));
         }
         for m in METRICS.iter().chain(COUNTS.iter()) {
-            let have = cell(df, m, row);
+            let have = cell_f64(df, m, row);
             let want_v = &w["metrics"][*m];
-            let ok = match (want_v.as_f64(), have.as_str()) {
-                (None, "") => true,
-                (Some(x), h) => h.parse::<f64>().is_ok_and(|y| close(x, y)),
-                (None, _) => w["metrics"].is_null() && COUNTS.contains(m),
+            let ok = match (want_v.as_f64(), &have) {
+                (None, Ok(None)) => true,
+                (Some(x), Ok(Some(y))) => close(x, *y),
+                (None, Ok(Some(_))) => w["metrics"].is_null() && COUNTS.contains(m),
+                _ => false,
             };
             if !ok {
                 problems.push(format!("row {row} {m}: {have:?}, expected {want_v}"));
