@@ -11,9 +11,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use polars::prelude::{
-    CsvReadOptions, DataFrame, DataType, ParquetReader, SerReader as _,
-};
+use polars::prelude::{CsvReadOptions, DataFrame, DataType, ParquetReader, SerReader as _};
 use serde_json::{json, Value};
 
 use crate::common;
@@ -426,10 +424,7 @@ fn compare(roots: &Roots, want: &Value, got: &Value) -> Vec<String> {
             for k in ["op_name", "io", "index", "golden_op_name", "evidence"] {
                 if let Some(wv) = w.get(k) {
                     if wv != &h[k] {
-                        problems.push(format!(
-                            "{label}: {which}.{k} expected {wv}, got {}",
-                            h[k]
-                        ));
+                        problems.push(format!("{label}: {which}.{k} expected {wv}, got {}", h[k]));
                     }
                 }
             }
@@ -838,7 +833,10 @@ fn check_table(roots: &Roots, want: &Value, df: &DataFrame) -> Vec<String> {
             }
         }
         if cell(df, "golden_file", row) != roots.file("golden", &w["golden_file"]) {
-            problems.push(format!("row {row} golden_file {:?}", cell(df, "golden_file", row)));
+            problems.push(format!(
+                "row {row} golden_file {:?}",
+                cell(df, "golden_file", row)
+            ));
         }
         for m in METRICS.iter().chain(COUNTS.iter()) {
             let have = cell_f64(df, m, row);
@@ -886,7 +884,11 @@ fn csv_and_parquet_have_the_contract_columns_and_values() {
             .expect("csv parses");
         let _ = std::fs::remove_file(&csv);
         let problems = check_table(&roots, run, &df);
-        assert!(problems.is_empty(), "{name} csv:\n  {}", problems.join("\n  "));
+        assert!(
+            problems.is_empty(),
+            "{name} csv:\n  {}",
+            problems.join("\n  ")
+        );
 
         let pq = temp(&format!("{name}.parquet"));
         let out = common::npgx(c.args(run, "parquet", &["-o", pq.to_str().expect("utf-8")]));
@@ -1058,9 +1060,7 @@ fn comparator_accepts_agreement_and_rejects_each_kind_of_disagreement() {
         rejects("a lost pair", &|v| {
             v["pairs"].as_array_mut().map(|a| a.pop());
         });
-        rejects("a wrong count", &|v| {
-            v["summary"]["pairs"] = json!(999)
-        });
+        rejects("a wrong count", &|v| v["summary"]["pairs"] = json!(999));
         rejects("a wrong first divergence", &|v| {
             v["groups"][0]["first_divergence"] = json!({"op_name": "x", "io": "output", "index": 9})
         });
@@ -1148,7 +1148,10 @@ fn table_checker_rejects_a_wrong_cell() {
         DataFrame::new(pairs.len(), cols).expect("frame")
     };
     let pairs = arr(&ideal, "pairs").clone();
-    assert_eq!(check_table(&roots, want, &build(&pairs)), Vec::<String>::new());
+    assert_eq!(
+        check_table(&roots, want, &build(&pairs)),
+        Vec::<String>::new()
+    );
     let mut bad = pairs.clone();
     let x = bad[2]["metrics"]["rmse"].as_f64().unwrap_or(0.0);
     bad[2]["metrics"]["rmse"] = json!(x * (1.0 + 1e-7) + 1e-9);
@@ -1193,10 +1196,9 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
 
 fn check_convert(name: &str) {
     let dir = common::fixture(&format!("compare/convert_{name}"));
-    let truth: Value = serde_json::from_str(
-        &std::fs::read_to_string(dir.join("truth.json")).expect("truth.json"),
-    )
-    .expect("json");
+    let truth: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("truth.json")).expect("truth.json"))
+            .expect("json");
     let out_dir = temp(&format!("convert-{name}"));
     let _ = std::fs::remove_dir_all(&out_dir);
     let tree = dir.join("tree");
@@ -1252,9 +1254,14 @@ fn check_convert(name: &str) {
     }
     for e in arr(&truth, "failed") {
         let path = e["path"].as_str().expect("path");
-        let file_name = Path::new(path).file_name().and_then(|n| n.to_str()).unwrap_or(path);
+        let file_name = Path::new(path)
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or(path);
         if !stdout.contains(file_name) && !stderr.contains(file_name) {
-            problems.push(format!("failed file {path} not listed:\n{stdout}\n{stderr}"));
+            problems.push(format!(
+                "failed file {path} not listed:\n{stdout}\n{stderr}"
+            ));
         }
     }
     let _ = std::fs::remove_dir_all(&out_dir);
