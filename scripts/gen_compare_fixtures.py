@@ -353,6 +353,12 @@ class Compare:
     def pair_groups(self, ggroup, tgroup, paired_by):
         self.group_pairs.append((ggroup, tgroup, paired_by if isinstance(paired_by, list) else [paired_by]))
 
+    def single_op_groups(self):
+        """Groups "g" / "t" in the single-op layout {time}/0/ (only the device is known)."""
+        self.key("golden", "g", None, 0, None, None)
+        self.key("target", "t", None, 0, None, None)
+        self.pair_groups("g", "t", ["rank/device/model/step", "only group"])
+
     # -- the expected answer for one run -------------------------------------------------------
 
     def run(self, name, args=(), thresholds=None, per_dtype=None, mapping=None, top=5, exit_code=None,
@@ -652,9 +658,7 @@ def case_chain_side(out: Path) -> Compare:
         d = f"{time}/0"
         tree.ge(d, grp, "Cast", "embed/Cast", 2, base + 1, ins=[tensor(ev, 1)], outs=[tensor(ev, 2)])
         write_chain(tree, d, grp, vals, base + 1000, 10)
-    c.key("golden", "g", None, 0, None, None)
-    c.key("target", "t", None, 0, None, None)
-    c.pair_groups("g", "t", ["rank/device/model/step", "only group"])
+    c.single_op_groups()
     res = c.run("default", exit_code=1)
     assert res["groups"][0]["first_divergence"]["op_name"] == "embed_Cast"
     assert res["groups"][0]["origin"]["op_name"] == "layer0_Relu"
@@ -701,9 +705,7 @@ def case_nan(out: Path) -> Compare:
             ins, outs = (gi, go) if tree is c.golden else (ti, to)
             tree.ge("20241121120000/0" if tree is c.golden else "20241122120000/0", grp, ty, name, i + 1,
                     base + 10 * (i + 1), ins=[tensor(x, 1) for x in ins], outs=[tensor(x, 1) for x in outs])
-    c.key("golden", "g", None, 0, None, None)
-    c.key("target", "t", None, 0, None, None)
-    c.pair_groups("g", "t", ["rank/device/model/step", "only group"])
+    c.single_op_groups()
     res = c.run("default", exit_code=1)
     by = {(p["op_name"], p["io"], p["index"]): p for p in res["pairs"]}
     assert by[("div_all_nan", "output", 0)]["metrics"]["cosine"] is None and by[("div_all_nan", "output", 0)]["passed"]
@@ -784,9 +786,7 @@ def case_formats(out: Path) -> Compare:
         c.golden.ge("20241121120000/0", "g", ty, name, i + 1, T0 + 10 * (i + 1), outs=[tensor(garr, gdt)])
         c.target.ge("20241122120000/0", "t", ty, name, i + 1, T0 + 7_000_000 + 10 * (i + 1),
                     outs=[tensor(tarr, tdt, fmt, c0)])
-    c.key("golden", "g", None, 0, None, None)
-    c.key("target", "t", None, 0, None, None)
-    c.pair_groups("g", "t", ["rank/device/model/step", "only group"])
+    c.single_op_groups()
     res = c.run("default", exit_code=1)
     assert [p["op_name"] for p in res["pairs"] if not p["passed"]] == ["mm_nz_fp32_perturbed"]
     return c
@@ -820,9 +820,7 @@ def case_missing_extra(out: Path) -> Compare:
     c.target.ge(td, "t", "Cast", "cast_extra", 3, tb + 30, ins=[tensor(p, 1)], outs=[tensor(p, 2)])
     c.target.ge(td, "t", "MatMulV2", "fc1", 4, tb + 40, ins=[tensor(p, 1), tensor(w, 1), tensor(bias, 1)],
                 outs=[tensor(jitter(fc, rng(83)), 1)])
-    c.key("golden", "g", None, 0, None, None)
-    c.key("target", "t", None, 0, None, None)
-    c.pair_groups("g", "t", ["rank/device/model/step", "only group"])
+    c.single_op_groups()
     res = c.run("default", exit_code=0)
     assert len(res["unmatched"]["golden"]) == 2 and len(res["unmatched"]["target"]) == 3
     return c
@@ -841,9 +839,7 @@ def case_shape(out: Path) -> Compare:
         tree.ge(d, grp, "Reshape", "reshape_1", 1, base + 10, ins=[tensor(a, 1)],
                 outs=[tensor(a.reshape(3, 2) if tgt else a.reshape(2, 3), 1)])
         tree.ge(d, grp, "MatMul", "matmul_2", 2, base + 20, ins=[tensor(m, 1)], outs=[tensor(m5 if tgt else m, 1)])
-    c.key("golden", "g", None, 0, None, None)
-    c.key("target", "t", None, 0, None, None)
-    c.pair_groups("g", "t", ["rank/device/model/step", "only group"])
+    c.single_op_groups()
     res = c.run("default", exit_code=1)
     errs = [p["error"] for p in res["pairs"] if p["error"]]
     assert errs == ["shape mismatch: golden [2,3] vs target [3,2]", "shape mismatch: golden [4,4] vs target [4,5]"]
@@ -959,9 +955,7 @@ def case_corrupt(out: Path) -> Compare:
     c.target.error(f"{td}/Tanh.op_c.3.1.{tb + 90}", b"this is not a dump file, only text that looks like one\n" * 3,
                    ["header", "length", "protobuf", "decode", "not a dump", "invalid", "unrecognised",
                     "unrecognized", "unknown", "exceed", "larger", "truncat"], "ASCII text")
-    c.key("golden", "g", None, 0, None, None)
-    c.key("target", "t", None, 0, None, None)
-    c.pair_groups("g", "t", ["rank/device/model/step", "only group"])
+    c.single_op_groups()
     res = c.run("default", exit_code=1)
     assert len(res["unmatched"]["golden"]) == 2 and len(res["unmatched"]["target"]) == 2
     return c
@@ -990,9 +984,7 @@ def case_thresholds(out: Path) -> Compare:
             ty = {"matmul_fp32": "MatMul", "cast_fp16": "Cast", "add_fp32": "Add"}[name]
             v = gv if tree is c.golden else tvals[name]
             tree.ge(d, grp, ty, name, i + 1, base + 10 * (i + 1), ins=[tensor(x, 1)], outs=[tensor(v, dt)])
-    c.key("golden", "g", None, 0, None, None)
-    c.key("target", "t", None, 0, None, None)
-    c.pair_groups("g", "t", ["rank/device/model/step", "only group"])
+    c.single_op_groups()
     m = metrics(mm, tvals["matmul_fp32"])
     assert m["max_rel"] < 0.01 and m["cosine"] > 0.99
     strict_cos = 1 - (1 - m["cosine"]) / 4          # matmul_fp32 fails it, by a wide margin
@@ -1033,9 +1025,7 @@ def case_mapping(out: Path) -> Compare:
         tree.ge(d, grp, "Softmax", "attn_Softmax", 2, base + 20, ins=[tensor(q, 1)],
                 outs=[tensor(jitter(s, rng(143)) if jit else s, 1)])
     (c.dir / "mapping.csv").write_text("golden_name,target_name\nattn_qkv_MatMul,MatMulV2_17\n")
-    c.key("golden", "g", None, 0, None, None)
-    c.key("target", "t", None, 0, None, None)
-    c.pair_groups("g", "t", ["rank/device/model/step", "only group"])
+    c.single_op_groups()
     res = c.run("mapped", ["--mapping", "{case}/mapping.csv"], mapping={"MatMulV2_17": "attn_qkv_MatMul"},
                 exit_code=0)
     assert {p["matched_by"] for p in res["pairs"] if p["op_name"] == "MatMulV2_17"} == {"mapping"}
@@ -1117,9 +1107,7 @@ def case_no_pairs(out: Path) -> Compare:
     x = r.uniform(-1, 1, (4,)).astype(np.float32)
     c.golden.ge("20241121120000/0", "g", "Abs", "abs_golden_only", 1, T0 + 1, ins=[tensor(x, 1)], outs=[tensor(x, 1)])
     c.target.ge("20241122120000/0", "t", "Neg", "neg_target_only", 1, T0 + 2, ins=[tensor(x, 1)], outs=[tensor(-x, 1)])
-    c.key("golden", "g", None, 0, None, None)
-    c.key("target", "t", None, 0, None, None)
-    c.pair_groups("g", "t", ["rank/device/model/step", "only group"])
+    c.single_op_groups()
     c.run("default", exit_code=2)
     return c
 
