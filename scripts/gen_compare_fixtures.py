@@ -1137,7 +1137,7 @@ class Convert:
                 rel = f"{tt.file}.{io}.{i}.npy"
                 p = self.expected / rel
                 p.parent.mkdir(parents=True, exist_ok=True)
-                np.save(p, np.ascontiguousarray(a))
+                np.save(p, a.copy(order="C"))   # (np.ascontiguousarray would make a 0-d array 1-d)
                 self.files.append({"npy": rel, "descr": a.dtype.str, "shape": list(a.shape)})
 
     def finish(self, exit_code):
