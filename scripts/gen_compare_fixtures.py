@@ -1100,6 +1100,68 @@ def case_graph(out: Path) -> Compare:
     return c
 
 
+def case_ranks_loops(out: Path) -> Compare:
+    c = Compare(out, "ranks_loops", "torchair worldsize2: rank 0 on device 0 and rank 1 on device 1 in each "
+                "run (each rank with its own time directory, different between the runs); in every group "
+                "Add_1 runs three times in a loop between Mul_2 calls: the k-th Add_1 of the target is "
+                "compared with the k-th of the golden. Rank 1's second Add_1 output is perturbed")
+    for tree, side, times, base in ((c.golden, "golden", ("20241121120000", "20241121120002"), T0),
+                                    (c.target, "target", ("20241122080000", "20241122080001"), T0 + 60_000_000)):
+        for rank in (0, 1):
+            r = rng(300 + rank)
+            grp = f"{side[0]}{rank}"
+            d = torchair_dir(times[rank], 1, 1 + rank, 0, rank=rank, device=rank, ws=2)
+            h = r.uniform(-1, 1, (3, 4)).astype(np.float32)
+            for k in range(3):
+                y = r.uniform(-1, 1, (3, 4)).astype(np.float32)
+                out_ = (h + y).astype(np.float32)
+                if tree is c.target:
+                    out_ = perturb(out_, rng(310 + k)) if (rank, k) == (1, 1) else jitter(out_, rng(320 + k))
+                tree.ge(d, grp, "Add", "Add_1", 10 + 2 * k, base + rank * 1000 + 20 * k + 1,
+                        ins=[tensor(h, 1), tensor(y, 1)], outs=[tensor(out_, 1)])
+                h = (out_ * 0.5).astype(np.float32)
+                tree.ge(d, grp, "Mul", "Mul_2", 11 + 2 * k, base + rank * 1000 + 20 * k + 11,
+                        ins=[tensor(out_, 1)], outs=[tensor(h, 1)])
+            c.key(side, grp, rank, rank, [f"ge_default_{times[rank]}_1", "1"], 0)
+    for rank in (0, 1):
+        c.pair_groups(f"g{rank}", f"t{rank}", "rank/device/model/step")
+    res = c.run("default", exit_code=1)
+    fd = res["groups"][1]["first_divergence"]
+    assert fd["op_name"] == "Add_1" and res["groups"][0]["failed"] == 0
+    assert fd["target_file"].split(".")[-3] == "12", fd   # the second Add_1 (task 12)
+    return c
+
+
+def case_explicit_groups(out: Path) -> Compare:
+    c = Compare(out, "explicit_groups", "two models per run whose graph indices differ between the runs "
+                "(golden ge_default_*_1 / _2, target ge_default_*_5 / _6): no group pairs by key and no "
+                "side has a single group, so nothing pairs (exit 2) until --group GOLDEN_DIR=TARGET_DIR "
+                "pairs golden _1 with target _6 and golden _2 with target _5 (paired_by --group)")
+    gt, tt = "20241121120000", "20241122120000"
+    r = rng(401)
+    a = r.uniform(-1, 1, (6,)).astype(np.float32)
+    b = r.uniform(-1, 1, (6,)).astype(np.float32)
+    dirs = {}
+    for tree, side, time, base, models in ((c.golden, "golden", gt, T0, ((1, "conv_a"), (2, "fc_b"))),
+                                           (c.target, "target", tt, T0 + 900, ((6, "conv_a"), (5, "fc_b")))):
+        for n, (graph, name) in enumerate(models):
+            d = f"{time}/0/ge_default_{time}_{graph}/{graph}/0"
+            grp = f"{side[0]}{graph}"
+            v = a if name == "conv_a" else b
+            tree.ge(d, grp, "Conv2D" if name == "conv_a" else "MatMul", name, n + 1, base + 10 * (n + 1),
+                    ins=[tensor(v, 1)], outs=[tensor(np.tanh(v), 1)])
+            c.key(side, grp, None, 0, [f"ge_default_{time}_{graph}", str(graph)], 0)
+            dirs[grp] = d
+    c.run("no_group", exit_code=2)
+    c.pair_groups("g1", "t6", "--group")
+    c.pair_groups("g2", "t5", "--group")
+    args = []
+    for gg, tg in (("g1", "t6"), ("g2", "t5")):
+        args += ["--group", f"{{case}}/golden/{dirs[gg]}={{case}}/target/{dirs[tg]}"]
+    c.run("group", args, exit_code=0)
+    return c
+
+
 def case_no_pairs(out: Path) -> Compare:
     c = Compare(out, "no_pairs", "no tensor of the target matches any of the golden: no pairs can be "
                 "formed, exit 2")
@@ -1197,7 +1259,8 @@ def convert_bad(out: Path):
 
 COMPARE_CASES = [case_chain, case_chain_input, case_chain_side, case_nan, case_fused, case_formats,
                  case_missing_extra, case_shape, case_pt, case_npy_vs_ge, case_corrupt, case_thresholds,
-                 case_mapping, case_single_files, case_graph, case_no_pairs]
+                 case_mapping, case_single_files, case_graph, case_ranks_loops, case_explicit_groups,
+                 case_no_pairs]
 CONVERT_CASES = [convert_formats, convert_dtypes, convert_bad]
 
 

@@ -679,6 +679,24 @@ fn origin_evidence_none_without_graph_and_graph_with_it() {
 }
 
 #[test]
+fn ranks_pair_by_rank_and_loops_match_occurrence_by_occurrence() {
+    check("ranks_loops", "default");
+}
+
+#[test]
+fn explicit_group_pairs() {
+    let c = case("explicit_groups");
+    let out = common::npgx(c.args(c.run("no_group"), "json", &[]));
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "nothing pairs without --group; stdout {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    check("explicit_groups", "group");
+}
+
+#[test]
 fn exit_codes_all_pass_divergence_no_pairs_missing_root_bad_option() {
     // 0 and 1 are checked by every case above; here the runs that cannot produce a comparison
     let c = case("no_pairs");
