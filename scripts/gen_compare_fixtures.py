@@ -9,7 +9,7 @@ protobuf runtime, numpy, ml_dtypes, torch.save), imported as a module.
 For each compare case `OUT/<case>/` holds two trees (`golden/`, `target/`, or other names given in
 `truth.json`) and `truth.json`: one entry per command run (`runs`), each with the arguments, the
 exit code and every value the engine must report — metrics computed here with numpy in float64
-exactly per the contract formulas (sums with `math.fsum`), matching, first divergence, origin,
+exactly per the contract formulas (sums with `math.fsum`, pairwise for large arrays), matching, first divergence, origin,
 unmatched tensors and errors. For each convert case `OUT/convert_<name>/` holds `tree/`,
 `expected/` (the `.npy` files dump-convert must write, by `np.save`) and `truth.json`.
 
@@ -54,7 +54,10 @@ DEFAULT_THRESHOLDS = {"cosine": 0.99, "max_rel": 0.01}
 # ---------------------------------------------------------------------------------------------
 
 def fsum(a) -> float:
-    return math.fsum(np.asarray(a, np.float64).tolist())
+    """Exactly rounded sum (math.fsum); for large arrays numpy's pairwise float64 sum, whose error
+    (~1e-16 * log2 n relative to the sum of magnitudes) is far below the 1e-9 the tests allow."""
+    a = np.asarray(a, np.float64)
+    return math.fsum(a.tolist()) if a.size <= 1 << 16 else float(np.sum(a))
 
 
 def metrics(gold: np.ndarray, targ: np.ndarray) -> dict:
@@ -204,14 +207,14 @@ class Tree:
         p.write_bytes(data)
 
     def ge(self, rel_dir, group, op_type, op_name, task, ts, ins=(), outs=(), framing="v2", orig=None,
-           stream=1):
+           stream=1, dfx=None):
         """One GE/adump dump file; `orig` overrides the outputs' original_op (name, index)."""
         ins, outs = list(ins), list(outs)
         rel = f"{rel_dir}/{op_type}.{g.sanitise(op_name)}.{task}.{stream}.{ts}" if rel_dir else \
             f"{op_type}.{g.sanitise(op_name)}.{task}.{stream}.{ts}"
         if framing in ("v2", "v1"):
             dd = g.dump_header(op_name, ts, ins, outs, inline=framing == "v1",
-                               version="2.0" if framing == "v2" else None)
+                               version="2.0" if framing == "v2" else None, dfx=dfx)
             for i, o in enumerate(orig or []):
                 if o is not None:
                     dd.output[i].original_op.name = o[0]
@@ -1162,6 +1165,43 @@ def case_explicit_groups(out: Path) -> Compare:
     return c
 
 
+def case_large(out: Path) -> Compare:
+    c = Compare(out, "large", "size matters: a 4.4M-element fp16 target output against an fp32 golden, at an "
+                "odd file offset, with NaN/+inf planted on the target only on the elements that straddle "
+                "the 64 KiB, 1, 4 and 8 MiB read-chunk boundaries (and NaN on both sides at the first "
+                "element), plus a 1000x1000 FRACTAL_NZ fp16 output with one perturbed row: a streaming "
+                "comparison must neither lose nor double-count elements")
+    r = rng(501)
+    g0 = r.uniform(-2, 2, (4400, 1000)).astype(np.float32)
+    g0[0, 0] = np.nan
+    t0 = g0.astype(np.float16)
+    g1 = r.uniform(-2, 2, (1000, 1000)).astype(np.float32)
+    t1 = g1.astype(np.float16)
+    t1[517] = perturb(t1[517], rng(502), rel=2e-2)
+    outs = [tensor(t0, 2), tensor(t1, 2, "FRACTAL_NZ", 16)]
+    for dfx in ("pad", "pads"):
+        data_off = 8 + g.dump_header("large", T0, [], outs, dfx=dfx).ByteSize()
+        if data_off % 2 == 1:
+            break
+    assert data_off % 2 == 1
+    flat = t0.reshape(-1)
+    planted = []
+    for j, boundary in enumerate((1 << 16, 1 << 20, 1 << 22, 1 << 23)):
+        i = (boundary - data_off) // 2
+        flat[i] = np.nan if j % 2 == 0 else np.inf
+        planted.append(i)
+    outs[0] = tensor(t0, 2)
+    c.golden.ge("20241121120000/0", "g", "MatMul", "large", 1, T0 + 10, outs=[tensor(g0, 1), tensor(g1, 1)])
+    op = c.target.ge("20241122120000/0", "t", "MatMul", "large", 1, T0 + 20, outs=outs, dfx=dfx)
+    (hlen,) = struct.unpack_from("<Q", (c.target.root / op.order[2]).read_bytes()[:8])
+    assert 8 + hlen == data_off
+    c.single_op_groups()
+    res = c.run("default", exit_code=1)
+    assert res["pairs"][0]["metrics"]["nan_inf_one_side"] == 4 and not res["pairs"][1]["passed"]
+    c.checks["planted"] = planted
+    return c
+
+
 def case_no_pairs(out: Path) -> Compare:
     c = Compare(out, "no_pairs", "no tensor of the target matches any of the golden: no pairs can be "
                 "formed, exit 2")
@@ -1259,7 +1299,7 @@ def convert_bad(out: Path):
 
 COMPARE_CASES = [case_chain, case_chain_input, case_chain_side, case_nan, case_fused, case_formats,
                  case_missing_extra, case_shape, case_pt, case_npy_vs_ge, case_corrupt, case_thresholds,
-                 case_mapping, case_single_files, case_graph, case_ranks_loops, case_explicit_groups,
+                 case_mapping, case_single_files, case_graph, case_ranks_loops, case_explicit_groups, case_large,
                  case_no_pairs]
 CONVERT_CASES = [convert_formats, convert_dtypes, convert_bad]
 

@@ -684,6 +684,11 @@ fn ranks_pair_by_rank_and_loops_match_occurrence_by_occurrence() {
 }
 
 #[test]
+fn large_tensors_across_read_chunk_boundaries() {
+    check("large", "default");
+}
+
+#[test]
 fn explicit_group_pairs() {
     let c = case("explicit_groups");
     let out = common::npgx(c.args(c.run("no_group"), "json", &[]));
