@@ -689,6 +689,27 @@ fn large_tensors_across_read_chunk_boundaries() {
 }
 
 #[test]
+fn mixed_dtypes_integers_and_bool() {
+    check("dtypes", "default");
+}
+
+#[test]
+fn thread_count_and_output_file_do_not_change_the_answer() {
+    let c = case("chain");
+    let run = c.run("default");
+    let one = common::npgx_json(c.args(run, "json", &["-j", "1"]), 1);
+    let two = common::npgx_json(c.args(run, "json", &["-j", "2"]), 1);
+    assert_eq!(one, two);
+    let dest = temp("chain.json");
+    let out = common::npgx(c.args(run, "json", &["-o", dest.to_str().expect("utf-8")]));
+    assert_eq!(out.status.code(), Some(1));
+    let text = std::fs::read_to_string(&dest).expect("-o FILE written");
+    let _ = std::fs::remove_file(&dest);
+    let file: Value = serde_json::from_str(&text).expect("JSON in the file");
+    assert_eq!(file, one);
+}
+
+#[test]
 fn explicit_group_pairs() {
     let c = case("explicit_groups");
     let out = common::npgx(c.args(c.run("no_group"), "json", &[]));
