@@ -754,6 +754,10 @@ fn exit_codes_all_pass_divergence_no_pairs_missing_root_bad_option() {
     for bad in [
         ["--cosine", "not-a-number"],
         ["--dtype-threshold", "float16=0.98"],
+        ["--mapping", "/nonexistent/npgx-mapping.csv"],
+        // a --group naming directories that hold no group of either run is a bad option, not
+        // something to ignore silently
+        ["--group", "/nonexistent/npgx-g=/nonexistent/npgx-t"],
     ] {
         let mut args = ok.args(ok.run("mapped"), "json", &[]);
         args.extend(bad.iter().map(|s| s.to_string()));
