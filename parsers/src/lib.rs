@@ -11,6 +11,7 @@ pub mod aicore;
 pub mod cann_error;
 pub mod dump;
 pub mod ge_graph;
+pub mod pickle;
 pub mod plog;
 pub mod pyedit;
 pub mod torch_logs;

@@ -52,6 +52,29 @@ pub enum Command {
     Triage(triage::Args),
 }
 
+/// A clap value parser for an engine enum that lists its values (`ALL`) and their names, so
+/// engine types need no clap derive: the CLI maps names to values at the edge.
+fn named<T: Copy + Send + Sync + 'static>(
+    all: &'static [T],
+    name: fn(T) -> &'static str,
+    about: Option<fn(T) -> &'static str>,
+) -> impl clap::builder::TypedValueParser<Value = T> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser as _};
+    let values = all.iter().map(move |&v| {
+        let p = PossibleValue::new(name(v));
+        match about {
+            Some(about) => p.help(about(v)),
+            None => p,
+        }
+    });
+    PossibleValuesParser::new(values).try_map(move |s: String| {
+        all.iter()
+            .copied()
+            .find(|&v| name(v) == s)
+            .ok_or_else(|| format!("unknown value {s}"))
+    })
+}
+
 /// Runs the chosen subcommand and maps its outcome to the process exit code.
 /// Errors that stop the whole run are printed once, here, and give exit code 2.
 pub fn run(cli: Cli) -> ExitCode {

@@ -276,8 +276,8 @@ mod tests {
         close(m.acc_rel, 1.5 / (7.0 + EPS));
         close(m.rel_euclidean, 1.25f64.sqrt() / (ng + EPS));
         let (p, q) = (
-            [1.0 / 7.0, 2.0 / 7.0, 4.0 / 7.0],
-            [1.0 / 6.5, 2.5 / 6.5, 3.0 / 6.5],
+            [1.0f64 / 7.0, 2.0 / 7.0, 4.0 / 7.0],
+            [1.0f64 / 6.5, 2.5 / 6.5, 3.0 / 6.5],
         );
         let kl: f64 = p.iter().zip(q).map(|(p, q)| p * (p / q).ln()).sum();
         close(m.kl_div, kl);
@@ -293,13 +293,13 @@ mod tests {
     #[test]
     fn ln_ratio_matches_ln() {
         for (a, b) in [
-            (1.0005, 1.0),
+            (1.0005f64, 1.0f64),
             (1.0, 1.0009),
             (3.0, 2.0),
             (1e-30, 3e-30),
             (7.0, 7.0000001),
         ] {
-            let want = ((a - b) / b as f64).ln_1p();
+            let want: f64 = ((a - b) / b).ln_1p();
             let got = ln_ratio(a, b);
             assert!(
                 (got - want).abs() <= 1e-12 * want.abs().max(1e-300),

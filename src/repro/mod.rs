@@ -517,7 +517,8 @@ fn write_case(
     });
     case.files = files;
     write(&out, "README.md", readme::render(case).as_bytes())?;
-    let json = serde_json::to_string_pretty(case)?;
+    // case.json is the document `npgx repro --format json` prints, envelope included.
+    let json = crate::report::repro::json(case)?;
     write(&out, "case.json", format!("{json}\n").as_bytes())?;
     Ok(())
 }
