@@ -755,15 +755,31 @@ fn exit_codes_all_pass_divergence_no_pairs_missing_root_bad_option() {
         ["--cosine", "not-a-number"],
         ["--dtype-threshold", "float16=0.98"],
         ["--mapping", "/nonexistent/npgx-mapping.csv"],
-        // a --group naming directories that hold no group of either run is a bad option, not
-        // something to ignore silently
-        ["--group", "/nonexistent/npgx-g=/nonexistent/npgx-t"],
     ] {
         let mut args = ok.args(ok.run("mapped"), "json", &[]);
         args.extend(bad.iter().map(|s| s.to_string()));
         let out = common::npgx(&args);
         assert_eq!(out.status.code(), Some(2), "bad option {bad:?}");
     }
+}
+
+#[test]
+fn group_naming_no_group_is_a_bad_option() {
+    // contract: exit 2 for a bad option; a --group whose directories hold no group of either run
+    // must not be ignored silently (the automatic pairing would then decide instead)
+    let ok = case("mapping");
+    let mut args = ok.args(ok.run("mapped"), "json", &[]);
+    args.extend([
+        "--group".to_string(),
+        "/nonexistent/npgx-g=/nonexistent/npgx-t".to_string(),
+    ]);
+    let out = common::npgx(&args);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]
