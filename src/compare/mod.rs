@@ -634,7 +634,6 @@ pub fn compare(
         errors: errors.len() as u64,
     };
     Ok(CompareReport {
-        schema: "npgx.dump-compare",
         schema_version: SCHEMA_VERSION,
         golden: golden.display().to_string(),
         target: target.display().to_string(),
