@@ -1504,6 +1504,27 @@ def case_bad(out: Path) -> Case:
     return c
 
 
+def case_symlinks(out: Path) -> Case:
+    c = Case(out, "symlinks", "a symlink diamond: links/one and links/two both point at {time}, and "
+             "links/file_link at a dump inside the tree; every real directory and file is scanned "
+             "once, under its real (shallowest) path, with no error")
+    time = "20241121220000"
+    d = f"{time}/0"
+    g = single_group(time, 0)
+    base = T0 + 100_000_000_000
+    op = c.dump(d, g, op_type="Add", op_name="diamond_target", task=1, stream=1, ts=base + 1,
+                inputs=[t(vals(8, dt=1, seed=1401), 1)],
+                outputs=[t(vals(8, dt=1, seed=1402, plant={3: NAN}), 1)])
+    c.dump(d, g, op_type="Mul", op_name="diamond_clean", task=2, stream=1, ts=base + 2,
+           inputs=[t(vals(8, dt=1, seed=1403), 1)], outputs=[t(vals(8, dt=1, seed=1404), 1)])
+    links = c.root / "links"
+    links.mkdir()
+    os.symlink(f"../{time}", links / "one")
+    os.symlink(f"../{time}", links / "two")
+    os.symlink(f"../{op.path}", links / Path(op.path).name)
+    return c
+
+
 def case_no_dumps(out: Path) -> Case:
     c = Case(out, "no_dumps", "a directory with no dump file at all (a README and an unrelated CSV): "
              "nothing could be checked, exit 2")
@@ -1641,7 +1662,7 @@ def bench_files_tree(out: Path, n: int, per_dir: int = 1000):
 
 ALL_CASES = [case_torchair, case_model_plain, case_msprobe, case_framings, case_dtypes, case_exception,
              case_ffts, case_formats, case_npugraph_ex, case_npy, case_stats, case_opdebug, case_bad,
-             case_large, case_no_dumps, case_nothing_decoded, case_example]
+             case_large, case_symlinks, case_no_dumps, case_nothing_decoded, case_example]
 
 
 def main(argv=None) -> int:

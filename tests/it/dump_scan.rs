@@ -491,6 +491,16 @@ fn hostile_pt_files_are_one_error_each_and_the_scan_goes_on() {
     }
 }
 
+/// Two directory links to one real directory and a file link into the tree: each real file is
+/// scanned once, under its real path (before, once per path: three times).
+#[test]
+fn symlink_diamonds_are_scanned_once() {
+    let got = check_case("symlinks");
+    assert!(arr(&got, "tensors")
+        .iter()
+        .all(|t| !t["path"].as_str().unwrap_or("").starts_with("links/")));
+}
+
 /// Exit 2, not "clean": a tree without one dump file, and one whose dump files all fail.
 #[test]
 fn nothing_checked_is_exit_2_with_a_message() {
