@@ -7,15 +7,23 @@
 #
 # Usage: scripts/bench_dump_scan.sh [GiB]      (default 1; the tree is built once and cached under
 #        target/bench/, by scripts/gen_dump_fixtures.py --bench-gib)
+#        scripts/bench_dump_scan.sh --files N[,N…]  file-count curve: for each N a tree of N small
+#        dumps (hard links, gen_dump_fixtures.py --bench-files), one scan each; prints seconds,
+#        peak RSS and RSS per file. Target: peak RSS < 200 MB at 1 000 000 files.
 # Env:   NPGX_PYTHON (default .venv/bin/python), CARGO_TARGET_DIR, NPGX_BENCH_RUNS (default 3),
 #        NPGX_BIN (use this npgx binary instead of building target/release/npgx).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+files_mode=""
+if [ "${1:-}" = "--files" ]; then
+  files_mode="${2:?--files needs N[,N…]}"
+fi
 gib="${1:-1}"
 runs="${NPGX_BENCH_RUNS:-3}"
 py="${NPGX_PYTHON:-.venv/bin/python}"
 bin="${NPGX_BIN:-${CARGO_TARGET_DIR:-target}/release/npgx}"
+now_s() { date +%s.%N; }
 tree="target/bench/dump-${gib}gib"
 
 if [ ! -x "$py" ]; then
@@ -31,6 +39,28 @@ fi
 if [ -z "${NPGX_BIN:-}" ]; then
   echo "== cargo build --release"
   cargo build --release --locked --quiet
+fi
+
+if [ -n "$files_mode" ]; then
+  printf '\n%10s %10s %14s %14s %s\n' files seconds "peak RSS MiB" "bytes/file" "exit"
+  IFS=, read -r -a counts <<< "$files_mode"
+  for n in "${counts[@]}"; do
+    ftree="target/bench/dump-files-$n"
+    if [ ! -f "$ftree/BENCH_TREE.json" ]; then
+      "$py" scripts/gen_dump_fixtures.py --out "$ftree" --bench-files "$n" > /dev/null
+    fi
+    find "$ftree/root" -type f -print0 | xargs -0 cat > /dev/null  # warm the inode and page cache
+    rss=$(mktemp)
+    s=$(now_s)
+    code=0
+    /usr/bin/time -v -o "$rss" "$bin" dump-scan "$ftree/root" --format json --no-progress > /dev/null || code=$?
+    e=$(now_s)
+    rss_kb=$(awk -F: '/Maximum resident set size/ {gsub(/ /, "", $2); print $2}' "$rss")
+    rm -f "$rss"
+    awk -v n="$n" -v s="$s" -v e="$e" -v r="$rss_kb" -v c="$code" 'BEGIN {
+      printf "%10d %10.2f %14.1f %14.0f %s\n", n, e - s, r / 1024, r * 1024 / n, c }'
+  done
+  exit 0
 fi
 
 if [ ! -f "$tree/BENCH_TREE.json" ]; then

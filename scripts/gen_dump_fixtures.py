@@ -15,6 +15,7 @@ Usage:
     gen_dump_fixtures.py --out DIR              all fixture trees (needs torch for the .pt case)
     gen_dump_fixtures.py --out DIR --example    only the small example tree, written into DIR itself
     gen_dump_fixtures.py --out DIR --bench-gib N  a >= N GiB tree of fp16/fp32 dumps for the benchmark
+    gen_dump_fixtures.py --out DIR --bench-files N  N small dumps (hard links) for the file-count benchmark
 
 Output is deterministic: fixed seeds, fixed timestamps, sorted JSON.
 """
@@ -22,6 +23,7 @@ Output is deterministic: fixed seeds, fixed timestamps, sorted JSON.
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import math
 import os
@@ -29,6 +31,7 @@ import shutil
 import stat
 import struct
 import sys
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -81,6 +84,7 @@ NP_TYPES = {
     9: np.dtype(np.uint32), 10: np.dtype(np.uint64), 11: np.dtype(np.bool_),
     12: np.dtype(np.float64), 27: np.dtype(ml_dtypes.bfloat16),
     34: np.dtype(ml_dtypes.float8_e5m2), 35: np.dtype(ml_dtypes.float8_e4m3fn),
+    16: np.dtype(np.complex64), 17: np.dtype(np.complex128),
 }
 LIMITS = {
     2: 65504.0,
@@ -222,11 +226,24 @@ def t(values, dt, **kw) -> Tensor:
 
 
 def verdict(arr: np.ndarray, dt: int) -> dict:
-    """Counts and finite min/max/mean as docs/dump-scan.md defines them, in float64."""
-    w = arr.astype(np.float64).ravel()
-    nan = int(np.isnan(w).sum())
-    pos = int(np.isposinf(w).sum())
-    neg = int(np.isneginf(w).sum())
+    """Counts and finite min/max/mean as docs/dump-scan.md defines them, in float64.
+
+    Complex numbers are counted per element: NaN when either part is NaN, otherwise +Inf/-Inf by
+    the sign of the first infinite part (real, then imaginary); min/max/mean take every finite part."""
+    if np.iscomplexobj(arr):
+        re = arr.real.astype(np.float64).ravel()
+        im = arr.imag.astype(np.float64).ravel()
+        isnan = np.isnan(re) | np.isnan(im)
+        first_inf = np.where(np.isinf(re), re, np.where(np.isinf(im), im, 0.0))
+        nan = int(isnan.sum())
+        pos = int((~isnan & (first_inf > 0)).sum())
+        neg = int((~isnan & (first_inf < 0)).sum())
+        w = np.stack([re, im], axis=1).ravel()
+    else:
+        w = arr.astype(np.float64).ravel()
+        nan = int(np.isnan(w).sum())
+        pos = int(np.isposinf(w).sum())
+        neg = int(np.isneginf(w).sum())
     fin = w[np.isfinite(w)]
     limit = LIMITS.get(dt)
     ovf = int((np.abs(fin) >= limit).sum()) if limit is not None else 0
@@ -670,8 +687,9 @@ def _check_logical(x: Tensor, rel: str):
         got = dev.reshape(x.shape).transpose(0, 1, 4, 2, 3).reshape(n, c1 * c0, h, w)[:, :x.orig[1]]
     else:
         got = dev.reshape(x.orig)
-    a = np.asarray(got).astype(np.float64).ravel()
-    b = x.logical.astype(np.float64).ravel()
+    a, b = np.asarray(got).ravel(), x.logical.ravel()
+    if not np.iscomplexobj(a):
+        a, b = a.astype(np.float64), b.astype(np.float64)
     assert a.shape == b.shape and np.array_equal(a, b, equal_nan=True), rel
 
 
@@ -902,7 +920,8 @@ def case_framings(out: Path) -> Case:
 
 def case_dtypes(out: Path) -> Case:
     c = Case(out, "dtypes", "every supported dtype with NaN/+Inf/-Inf/saturation values planted at known "
-             "positions (fp32, fp16, bf16, fp64, fp8 e4m3fn, fp8 e5m2, int8..uint64, bool), an empty "
+             "positions (fp32, fp16, bf16, fp64, fp8 e4m3fn, fp8 e5m2, int8..uint64, bool, complex64 and "
+             "complex128 counted per element), an empty "
              "tensor, a 0-d scalar, an unknown dtype value 99 and DT_HIFLOAT8 (both errors, the other "
              "tensor of the same file still scanned)")
     time = "20241121160000"
@@ -946,6 +965,15 @@ def case_dtypes(out: Path) -> Case:
     }
     for dt, arr in ints.items():
         one(DT_NAMES[dt][3:].lower(), arr, dt)
+    # complex: NaN/Inf per element, not per part (the old per-part count gave nan 4 > elements 3
+    # for the first three here)
+    for dt, np_t in ((16, np.complex64), (17, np.complex128)):
+        z = (vals(16, seed=510 + dt, dt=1).astype(np.float64)
+             + 1j * vals(16, seed=520 + dt, dt=1).astype(np.float64)).astype(np_t)
+        for i, v in enumerate([complex(NAN, NAN), complex(NAN, 1.0), complex(INF, NAN),
+                               complex(1.0, -INF), complex(-INF, INF), complex(INF, 0.0)]):
+            z[i] = v
+        one(DT_NAMES[dt][3:].lower(), z, dt)
     # empty tensor (size 0) and a 0-d scalar in one file
     seq[0] += 1
     c.dump(d, g, op_type="Reshape", op_name="reshape_empty_and_scalar", task=seq[0], stream=1, ts=base + seq[0] * 10,
@@ -1158,14 +1186,17 @@ def case_npugraph_ex(out: Path) -> Case:
 
 def case_npy(out: Path) -> Case:
     c = Case(out, "npy", "NumPy files named like msaccucmp convert output {dump}.{input|output}.{i}.npy, "
-             "one in Fortran order, in a directory without a known layout")
+             "one in Fortran order, one in format 2.0, one with bytes after its data, one cut short (an "
+             "error), in a directory without a known layout")
     g = {"rank": None, "world_size": None, "time": None, "device": None, "model": None, "model_id": None,
          "step": None, "layout": "other"}
 
-    def npy(name, arr, dt, io, index, fortran=False):
+    def npy(name, arr, dt, io, index, fortran=False, version=None, trailing=b""):
         p = c.root / name
         p.parent.mkdir(parents=True, exist_ok=True)
-        np.save(p, np.asfortranarray(arr) if fortran else arr)
+        with open(p, "wb") as f:
+            np.lib.format.write_array(f, np.asfortranarray(arr) if fortran else arr, version=version)
+            f.write(trailing)
         op = Op(name, g, (0, name), {})
         r = c._record(op, io, index, Tensor(arr, dt), "npy")
         r["format"] = None
@@ -1177,6 +1208,19 @@ def case_npy(out: Path) -> Case:
     npy(f"Add.add.1.2.{ts}.output.0.npy", vals(12, dt=1, seed=1002, plant={7: NAN}).reshape(3, 4), 1, "output", 0)
     npy(f"Cast.cast.3.2.{ts + 10}.output.0.npy",
         vals(24, seed=1003, plant={0: 65504.0, 23: -INF}).reshape(4, 6), 2, "output", 0, fortran=True)
+    # format version 2.0: a u32 header length
+    npy(f"Mul.mul.4.2.{ts + 20}.output.0.npy", vals(10, dt=1, seed=1004, plant={2: INF}), 1, "output", 0,
+        version=(2, 0))
+    # bytes after the data (numpy.load ignores them): the data starts after the header, it is not
+    # "the last N bytes of the file" — those would include the two NaNs appended here
+    npy(f"Sub.sub.5.2.{ts + 30}.output.0.npy", vals(8, dt=1, seed=1005), 1, "output", 0,
+        trailing=np.array([NAN, NAN], np.float32).tobytes())
+    # cut: the header declares 16 float32, 8 bytes are missing
+    rel = f"Div.div.6.2.{ts + 40}.output.0.npy"
+    buf = io.BytesIO()
+    np.save(buf, vals(16, dt=1, seed=1006))
+    c.write(rel, buf.getvalue()[:-8])
+    c.error(rel, ["truncat", "more than", "bytes"], "16 float32 declared, the last 8 bytes are missing")
     c.checks["unchecked_first_born"] = True
     return c
 
@@ -1292,12 +1336,60 @@ def case_opdebug(out: Path) -> Case:
     return c
 
 
+# ---------------------------------------------------------------------------------------------
+# Hand-assembled torch.save archives (pickle opcodes from the `pickle` module's documentation,
+# `pickletools`); used for the malformed `.pt` cases, where torch.save cannot write the bytes.
+# ---------------------------------------------------------------------------------------------
+
+def pk_str(s: str) -> bytes:
+    b = s.encode()
+    return b"X" + struct.pack("<I", len(b)) + b          # BINUNICODE
+
+
+def pk_int(n: int) -> bytes:
+    return b"J" + struct.pack("<i", n)                   # BININT
+
+
+def pk_ints(xs) -> bytes:
+    return b"(" + b"".join(pk_int(x) for x in xs) + b"t"  # MARK … TUPLE
+
+
+def pt_tensor_pickle(storage: str, key: str, numel: int, offset: int, size, stride) -> bytes:
+    """data.pkl of torch.save(t): torch._utils._rebuild_tensor_v2(persistent_load(('storage',
+    torch.<storage>, key, 'cpu', numel)), offset, size, stride, False, OrderedDict()), protocol 2."""
+    pid = b"(" + pk_str("storage") + f"ctorch\n{storage}\n".encode() + pk_str(key) + pk_str("cpu") \
+        + pk_int(numel) + b"t"
+    return (b"\x80\x02" + b"ctorch._utils\n_rebuild_tensor_v2\n" + b"(" + pid + b"Q" + pk_int(offset)
+            + pk_ints(size) + pk_ints(stride) + b"\x89" + b"ccollections\nOrderedDict\n)R" + b"tR.")
+
+
+def pt_archive(pkl: bytes, records: dict) -> bytes:
+    """A torch.save-style zip: archive/data.pkl and archive/data/<key>, all stored uncompressed."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_STORED) as z:
+        z.writestr("archive/data.pkl", pkl)
+        z.writestr("archive/byteorder", b"little")
+        for key, data in records.items():
+            z.writestr(f"archive/data/{key}", data)
+        z.writestr("archive/version", b"3\n")
+    return buf.getvalue()
+
+
+def check_pt_with_torch(data: bytes, want: np.ndarray):
+    """The hand-assembled archive is what torch.save would write: torch.load reads it back."""
+    import torch
+    got = torch.load(io.BytesIO(data), weights_only=True)
+    assert np.array_equal(got.numpy(), want), (got, want)
+
+
 def case_bad(out: Path) -> Case:
     c = Case(out, "bad", "bad inputs next to clean dumps, each one error entry, scan goes on, exit 0: "
              "truncated data block (the complete input before it is still scanned), header length "
              "larger than the file, absurdly large header length, undecodable protobuf, a text file "
              "named like a dump, an empty file, an unreadable file (chmod 000; readable anyway when "
-             "run as root), a symlink loop")
+             "run as root), a symlink loop; malformed .pt archives: 100 000-deep nested tuples, a memo "
+             "bomb (a list doubled 64 times through the memo), a cut zip, a size and an offset past "
+             "the storage record, a missing storage record")
     time = "20241121200000"
     d = f"{time}/0"
     g = single_group(time, 0)
@@ -1373,6 +1465,87 @@ def case_bad(out: Path) -> Case:
     loop = c.root / d / "loop"
     os.symlink("..", loop)   # {time}/0/loop -> {time}: an ancestor, an endless walk
     c.error(f"{d}/loop", ["loop", "cycle", "recurs", "symlink", "symbolic"], "symlink to its own ancestor")
+
+    # --- malformed .pt archives: each one error entry, never an abort -------------------------
+    six = np.arange(6, dtype=np.float32)
+    good = pt_archive(pt_tensor_pickle("FloatStorage", "0", 6, 0, [2, 3], [3, 1]), {"0": six.tobytes()})
+    check_pt_with_torch(good, six.reshape(2, 3))
+
+    rel = f"{d}/deep_device_0_1.pt"
+    deep = b"\x80\x02)" + b"\x85" * 100_000 + b"."    # EMPTY_TUPLE, then TUPLE1 100 000 times
+    c.write(rel, pt_archive(deep, {}))
+    c.error(rel, ["deep", "nest", "depth", "level"], "tuples nested 100 000 levels (Python's pickler "
+            "stops at ~1000)")
+
+    rel = f"{d}/memo_bomb_device_0_2.pt"
+    bomb = b"\x80\x02]\x94"                             # EMPTY_LIST, MEMOIZE (memo 0)
+    for k in range(64):                                # memo k+1 = [memo k, memo k]
+        bomb += b"(h" + bytes([k]) + b"h" + bytes([k]) + b"l\x94"
+    c.write(rel, pt_archive(bomb + b".", {}))
+    c.error(rel, ["no tensor"], "a list of 2^64 empty lists described in ~470 bytes; holds no tensor")
+
+    rel = f"{d}/cut_zip_device_0_3.pt"
+    c.write(rel, good[:len(good) // 2])
+    c.error(rel, ["zip", "archive"], "the first half of a valid archive: no central directory")
+
+    rel = f"{d}/size_past_record_device_0_4.pt"
+    c.write(rel, pt_archive(pt_tensor_pickle("FloatStorage", "0", 1000, 0, [1000], [1]),
+                            {"0": six.tobytes()}))
+    c.error(rel, ["does not fit", "storage record"], "1000 float32 elements in a 24-byte record")
+
+    rel = f"{d}/offset_past_record_device_0_5.pt"
+    c.write(rel, pt_archive(pt_tensor_pickle("FloatStorage", "0", 6, 100, [2], [1]),
+                            {"0": six.tobytes()}))
+    c.error(rel, ["does not fit", "storage record"], "storage offset 100 in a 6-element record")
+
+    rel = f"{d}/missing_record_device_0_6.pt"
+    c.write(rel, pt_archive(pt_tensor_pickle("FloatStorage", "7", 6, 0, [6], [1]), {"0": six.tobytes()}))
+    c.error(rel, ["storage record", "not found"], "data.pkl names storage record 7; the archive has only 0")
+    return c
+
+
+def case_symlinks(out: Path) -> Case:
+    c = Case(out, "symlinks", "a symlink diamond: links/one and links/two both point at {time}, and "
+             "links/file_link at a dump inside the tree; every real directory and file is scanned "
+             "once, under its real (shallowest) path, with no error")
+    time = "20241121230000"
+    d = f"{time}/0"
+    g = single_group(time, 0)
+    base = T0 + 100_000_000_000
+    op = c.dump(d, g, op_type="Add", op_name="diamond_target", task=1, stream=1, ts=base + 1,
+                inputs=[t(vals(8, dt=1, seed=1401), 1)],
+                outputs=[t(vals(8, dt=1, seed=1402, plant={3: NAN}), 1)])
+    c.dump(d, g, op_type="Mul", op_name="diamond_clean", task=2, stream=1, ts=base + 2,
+           inputs=[t(vals(8, dt=1, seed=1403), 1)], outputs=[t(vals(8, dt=1, seed=1404), 1)])
+    links = c.root / "links"
+    links.mkdir()
+    os.symlink(f"../{time}", links / "one")
+    os.symlink(f"../{time}", links / "two")
+    os.symlink(f"../{op.path}", links / Path(op.path).name)
+    return c
+
+
+def case_no_dumps(out: Path) -> Case:
+    c = Case(out, "no_dumps", "a directory with no dump file at all (a README and an unrelated CSV): "
+             "nothing could be checked, exit 2")
+    c.write("README.txt", b"dump tree goes here\n")
+    c.write("sub/metrics.csv", b"step,loss\n0,1.5\n")
+    c.checks["exit_code"] = 2
+    return c
+
+
+def case_nothing_decoded(out: Path) -> Case:
+    c = Case(out, "nothing_decoded", "only files named like dumps that do not decode (text, empty): "
+             "each one error, not one tensor checked, exit 2 (not 'clean')")
+    ts = T0 + 90_000_000_000
+    rel = f"20241121210000/0/Add.text.1.1.{ts}"
+    c.write(rel, b"this is not a dump, only named like one\n" * 3)
+    c.error(rel, ["header", "length", "protobuf", "decode", "not a dump", "invalid", "exceed", "larger"],
+            "ASCII text")
+    rel = f"20241121210000/0/Mul.empty.2.1.{ts + 1}"
+    c.write(rel, b"")
+    c.error(rel, ["empty", "short", "small", "truncat", "bytes"], "zero bytes")
+    c.checks["exit_code"] = 2
     return c
 
 
@@ -1453,12 +1626,43 @@ def bench_tree(out: Path, gib: float):
     print(f"bench tree: {files} files, {written / (1 << 30):.2f} GiB under {out}")
 
 
+def bench_files_tree(out: Path, n: int, per_dir: int = 1000):
+    """n small dumps (two 16-element fp16 tensors each) in a torchair layout, per_dir files per
+    step directory. 64 distinct dumps are written once (1 in 16 holds a NaN) and every file of
+    the tree is a hard link to one of them under its own name: the tree costs inodes, not data,
+    and the scan still opens, decodes and checks every file."""
+    _replace_generated_dir(out, "BENCH_TREE.json")
+    time = "20241121120000"
+    templates = out / "templates"
+    templates.mkdir(parents=True)
+    srcs = []
+    for i in range(64):
+        a = np.linspace(-1.0, 1.0, 16, dtype=np.float16)
+        b = a.copy()
+        if i % 16 == 5:
+            b[i % 16] = np.nan
+        ins, outs = [Tensor(a, 2)], [Tensor(b, 2)]
+        dd = dump_header(f"bench/op_{i}", T0 + i, ins, outs, original_names=False)
+        p = templates / f"t{i}"
+        p.write_bytes(v2_bytes(dd, ins, outs))
+        srcs.append(p)
+    root = out / "root"
+    d = None
+    for k in range(n):
+        if k % per_dir == 0:
+            d = root / f"worldsize1_global_rank0/{time}/0/ge_default_bench/1/{k // per_dir}"
+            d.mkdir(parents=True)
+        os.link(srcs[k % 64], d / f"Add.bench_op_{k}.{k}.1.{T0 + k}")
+    (out / "BENCH_TREE.json").write_text(json.dumps({"files": n, "per_dir": per_dir}) + "\n")
+    print(f"bench files tree: {n} files (hard links to 64 dumps) under {root}")
+
+
 # ---------------------------------------------------------------------------------------------
 
 
 ALL_CASES = [case_torchair, case_model_plain, case_msprobe, case_framings, case_dtypes, case_exception,
              case_ffts, case_formats, case_npugraph_ex, case_npy, case_stats, case_opdebug, case_bad,
-             case_large, case_example]
+             case_large, case_symlinks, case_no_dumps, case_nothing_decoded, case_example]
 
 
 def main(argv=None) -> int:
@@ -1468,9 +1672,14 @@ def main(argv=None) -> int:
                     help="write only the small example tree, directly into --out (testdata/dump-example)")
     ap.add_argument("--bench-gib", type=float, metavar="N",
                     help="write a benchmark tree of at least N GiB into --out")
+    ap.add_argument("--bench-files", type=int, metavar="N",
+                    help="write a benchmark tree of N small dumps (hard links) into --out/root")
     args = ap.parse_args(argv)
     if args.bench_gib is not None:
         bench_tree(args.out, args.bench_gib)
+        return 0
+    if args.bench_files is not None:
+        bench_files_tree(args.out, args.bench_files)
         return 0
     if args.example:
         _replace_generated_dir(args.out, "worldsize1_global_rank0")

@@ -14,7 +14,9 @@ Cases (under OUT/):
              * `blk.0/attn"q"/Add_1` (Add, float16 [3, 5]) whose dumped output has one planted
                error of +0.5 at [1, 2] -> the CPU golden comparison must FAIL;
              * `MatMul_7` (MatMulV2, bfloat16 x1 stored FRACTAL_NZ, x2 ND, float32 output) whose
-               output is exact -> PASS; x1 must come back in its logical [20, 18] shape.
+               output is exact -> PASS; x1 must come back in its logical [20, 18] shape;
+             * `Mul_9` (Mul) whose dumped inputs ([3, 5] and [4, 7]) do not fit the operator ->
+               no CPU golden can be computed: the script reports why and exits 3.
   runtime/   an AscendC-style kernel (`…_high_performance_10330_mix_aiv`) with its .o (an ELF
              stub) and .json in kernel_meta/, a GE graph whose op carries `_kernelname`, an
              exception dump (task 6, no stream id) with a tiling-data input, and a plog with the
@@ -149,6 +151,11 @@ def case_accuracy(out: Path) -> dict:
                       [tensor_desc("DT_BF16", list(a_nz.shape), "FRACTAL_NZ", [20, 18], "ND"),
                        tensor_desc("DT_BF16", [18, 24], "ND")],
                       [tensor_desc("DT_FLOAT", [20, 24], "ND")], in_names=["x1", "x2"])
+    # Mul_9: the graph says [3, 5] * [3, 5]; the dump holds [3, 5] and [4, 7] (inputs that do not
+    # fit the operator) -> the CPU golden cannot be computed, the script must exit 3, not 1.
+    graph += op_block("Mul_9", "Mul", ["x_a:0", "x_b:0"], [],
+                      [tensor_desc("DT_FLOAT16", [3, 5], "ND")] * 2, [tensor_desc("DT_FLOAT16", [3, 5], "ND")],
+                      in_names=["x1", "x2"])
     graph += "}\n"
     root = out / "accuracy"
     write(root / "graph" / "ge_proto_00000003_Build.txt", graph)
@@ -174,6 +181,11 @@ def case_accuracy(out: Path) -> dict:
     outs = [Tensor(c, DT["DT_FLOAT"])]
     dd = dump_header("MatMul_7", 1735732800000456, ins, outs)
     write(dump_dir / "MatMulV2.MatMul_7.13.3.1735732800000456", v2_bytes(dd, ins, outs))
+    misfit = rng.uniform(-2, 2, (4, 7)).astype(np.float16)
+    ins = [Tensor(x1, DT["DT_FLOAT16"]), Tensor(misfit, DT["DT_FLOAT16"])]
+    outs = [Tensor(y_true, DT["DT_FLOAT16"])]
+    dd = dump_header("Mul_9", 1735732800000789, ins, outs)
+    write(dump_dir / "Mul.Mul_9.14.3.1735732800000789", v2_bytes(dd, ins, outs))
 
     return {
         "add": {
@@ -183,6 +195,12 @@ def case_accuracy(out: Path) -> dict:
             "output": y.tolist(),
             "dump_vs_golden": stats(y, golden_add, 1e-3),
             "verdict": "FAIL",
+        },
+        "mul_misfit": {
+            "op_name": "Mul_9",
+            "input_shapes": [[3, 5], [4, 7]],
+            "verdict": "INCOMPLETE",
+            "exit_code": 3,
         },
         "matmul": {
             "op_name": "MatMul_7",

@@ -28,7 +28,9 @@ pub enum Format {
 /// .npy files and npugraph_ex .pt files, in torchair, GE model, single-op and exception layouts.
 /// Files that cannot be read are listed and the scan goes on.
 ///
-/// Exit status: 0 no anomaly, 1 anomalies found, 2 the scan could not run.
+/// Exit status: 0 no anomaly, 1 anomalies found, 2 the scan could not run or checked nothing:
+/// not one tensor (and no Opdebug payload) could be read — no dump file found, or none decoded.
+/// The report, with its `errors`, is still written.
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "Examples:\n  npgx dump-scan /home/dump\n  npgx dump-scan /home/dump --format json > scan.json\n  npgx dump-scan /home/dump --format csv --all -o tensors.csv\n\nJSON schema and layouts: docs/dump-scan.md"
@@ -72,7 +74,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let on_progress = |p: Progress| {
         if let Some(b) = &bar {
             match p {
-                Progress::Found(n) => b.set_length(n),
+                Progress::Found(n) => b.inc_length(n),
                 Progress::FileDone => b.inc(1),
             }
         }
@@ -103,6 +105,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             let mut out = std::io::stdout().lock();
             write_to(&mut out, &report, format, args.all)?;
         }
+    }
+    if report.nothing_checked() {
+        eprintln!(
+            "npgx dump-scan: not one tensor could be checked under {} ({} files seen, {} dump files decoded, {} errors){}",
+            args.path.display(),
+            report.summary.files_seen,
+            report.summary.dump_files,
+            report.summary.errors,
+            if report.summary.errors > 0 { "; see `errors`" } else { "" }
+        );
+        return Ok(ExitCode::from(2));
     }
     Ok(ExitCode::from(u8::from(
         report.summary.anomalous_tensors > 0,

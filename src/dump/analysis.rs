@@ -64,18 +64,19 @@ fn order_key(t: &TensorRecord) -> (GroupKey, OpKey, u8, usize) {
     )
 }
 
-/// What is remembered of one operator execution: only its anomalies, never its clean tensors.
+/// What is remembered of an operator execution that had an anomaly (clean executions leave
+/// nothing behind): indices into [`Collector::anomalies`].
 #[derive(Default)]
 struct OpState {
     input_anomalous: bool,
     /// The anomalous tensor that comes first within the operator (inputs first, then by index).
-    first: Option<Anomaly>,
+    first: Option<usize>,
     /// The first anomalous output.
-    first_output: Option<Anomaly>,
+    first_output: Option<usize>,
 }
 
-fn earlier(current: &Option<Anomaly>, candidate: &Anomaly) -> bool {
-    current.as_ref().is_none_or(|c| {
+fn earlier(anomalies: &[Anomaly], current: Option<usize>, candidate: &Anomaly) -> bool {
+    current.and_then(|i| anomalies.get(i)).is_none_or(|c| {
         (io_rank(candidate.tensor.io), candidate.tensor.index)
             < (io_rank(c.tensor.io), c.tensor.index)
     })
@@ -87,11 +88,12 @@ struct GroupState {
     bytes: u64,
     tensors: u64,
     anomalous: u64,
+    /// Only operators with an anomaly, in execution order.
     ops: BTreeMap<OpKey, OpState>,
 }
 
 /// Accumulates tensor records as files are read, keeping memory proportional to the number of
-/// operators and anomalies — not tensors — unless every tensor is asked for.
+/// groups and anomalies — not tensors, files or operators — unless every tensor is asked for.
 pub struct Collector {
     groups: BTreeMap<GroupKey, GroupState>,
     anomalies: Vec<Anomaly>,
@@ -130,16 +132,17 @@ impl Collector {
             .entry((t.op.location.clone(), t.op.layout))
             .or_default();
         g.tensors += 1;
-        let op = g.ops.entry(op_key(&t)).or_default();
         if let Some(a) = Anomaly::of(&t) {
             g.anomalous += 1;
+            let i = self.anomalies.len();
+            let op = g.ops.entry(op_key(&t)).or_default();
             if t.io == Io::Input {
                 op.input_anomalous = true;
-            } else if earlier(&op.first_output, &a) {
-                op.first_output = Some(a.clone());
+            } else if earlier(&self.anomalies, op.first_output, &a) {
+                op.first_output = Some(i);
             }
-            if earlier(&op.first, &a) {
-                op.first = Some(a.clone());
+            if earlier(&self.anomalies, op.first, &a) {
+                op.first = Some(i);
             }
             self.anomalies.push(a);
         }
@@ -150,22 +153,20 @@ impl Collector {
 
     /// Orders everything and picks, per group, the first anomaly and the first birth.
     pub fn finish(self) -> Analysis {
-        let mut anomalies = self.anomalies;
-        anomalies.sort_by_cached_key(|a| order_key(&a.tensor));
-        let mut tensors = self.all.unwrap_or_default();
-        tensors.sort_by_cached_key(order_key);
+        let pick = |i: Option<usize>| i.and_then(|i| self.anomalies.get(i)).cloned();
         let mut tensor_count = 0;
-        let groups = self
+        let groups: Vec<Group> = self
             .groups
             .into_iter()
             .map(|((location, layout), g)| {
                 tensor_count += g.tensors;
-                let first_anomaly = g.ops.values().find_map(|o| o.first.clone());
-                let first_born = g
-                    .ops
-                    .values()
-                    .find(|o| !o.input_anomalous && o.first_output.is_some())
-                    .and_then(|o| o.first_output.clone());
+                let first_anomaly = pick(g.ops.values().find_map(|o| o.first));
+                let first_born = pick(
+                    g.ops
+                        .values()
+                        .find(|o| !o.input_anomalous && o.first_output.is_some())
+                        .and_then(|o| o.first_output),
+                );
                 Group {
                     location,
                     layout,
@@ -178,6 +179,10 @@ impl Collector {
                 }
             })
             .collect();
+        let mut anomalies = self.anomalies;
+        anomalies.sort_by_cached_key(|a| order_key(&a.tensor));
+        let mut tensors = self.all.unwrap_or_default();
+        tensors.sort_by_cached_key(order_key);
         Analysis {
             groups,
             anomalies,

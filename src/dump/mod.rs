@@ -7,7 +7,7 @@
 //! reported through a callback and the [`ScanReport`] goes to a renderer.
 
 pub mod analysis;
-mod pt;
+pub mod pt;
 pub mod read;
 pub mod records;
 pub mod stats;
@@ -36,7 +36,7 @@ pub struct ScanOptions {
 /// Progress events, for a progress bar.
 #[derive(Clone, Copy, Debug)]
 pub enum Progress {
-    /// The walk finished and found this many candidate files.
+    /// The walk found this many more candidate files (one event per directory).
     Found(u64),
     /// One more file was read.
     FileDone,
@@ -44,6 +44,13 @@ pub enum Progress {
 
 /// Scans `root` (a directory or one file). Fails only when the root itself cannot be read;
 /// every problem with a file inside becomes a [`ScanError`] and the scan goes on.
+///
+/// What stays in memory: per group a few counters and the operators that had an anomaly, every
+/// anomaly, errors and Opdebug records — plus, with `--all`, every tensor record. Clean files
+/// leave nothing behind, so memory does not grow with the number of files. Directories are
+/// scanned as the walk lists them, so no list of all files is built either; Opdebug payloads are
+/// paired with the dumps of their own directory as soon as that directory is done, and only
+/// directories holding Opdebug payloads index their dumps at all.
 pub fn scan(
     root: &Path,
     opts: &ScanOptions,
@@ -54,63 +61,79 @@ pub fn scan(
         .num_threads(opts.threads.unwrap_or(0))
         .build()
         .context("cannot start worker threads")?;
-    let walked = pool.install(|| walk::walk(root));
-    progress(Progress::Found(walked.candidates.len() as u64));
 
-    // Files are read in parallel and folded into the collector as they finish, so only
-    // per-operator state and anomalies stay in memory, not every tensor.
+    // Files are read in parallel and folded into the collector as they finish.
     struct Folded {
         collector: analysis::Collector,
         errors: Vec<ScanError>,
         opdebug: Vec<records::OpdebugRecord>,
-        dumps: Vec<analysis::DumpIndexEntry>,
         dump_files: u64,
         bytes: u64,
     }
     let folded = std::sync::Mutex::new(Folded {
         collector: analysis::Collector::new(opts.keep_all),
-        errors: walked.errors,
+        errors: Vec::new(),
         opdebug: Vec::new(),
-        dumps: Vec::new(),
         dump_files: 0,
         bytes: 0,
     });
-    pool.install(|| {
-        walked.candidates.into_par_iter().for_each(|c| {
-            let o = read::read(&c);
-            progress(Progress::FileDone);
-            let mut f = folded
-                .lock()
+    let lock = || {
+        folded
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    };
+    let walked = pool.install(|| {
+        walk::for_each_dir(root, |d| {
+            progress(Progress::Found(d.candidates.len() as u64));
+            // Per directory, and only where Opdebug payloads are: the dumps they may pair with.
+            let pairing = std::sync::Mutex::new((Vec::new(), Vec::new()));
+            d.candidates.into_par_iter().for_each(|c| {
+                let mut o = read::read(&c);
+                progress(Progress::FileDone);
+                if d.has_opdebug {
+                    let mut p = pairing
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
+                    if let (Some(task_id), Some(stream_id)) = (o.task_id, o.stream_id) {
+                        p.0.push(analysis::DumpIndexEntry {
+                            dir: c.dir.clone(),
+                            task_id,
+                            stream_id,
+                            timestamp: o.timestamp,
+                            path: c.rel.clone(),
+                        });
+                    }
+                    p.1.extend(o.opdebug.take());
+                }
+                let mut f = lock();
+                if o.decoded {
+                    f.dump_files += 1;
+                    f.collector
+                        .add_file((c.location.clone(), c.layout), o.bytes);
+                }
+                f.bytes += o.bytes;
+                f.errors.extend(o.errors);
+                f.opdebug.extend(o.opdebug);
+                for t in o.tensors {
+                    f.collector.add(t);
+                }
+            });
+            let (dumps, mut opdebug) = pairing
+                .into_inner()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
-            if o.decoded {
-                f.dump_files += 1;
-                f.collector
-                    .add_file((c.location.clone(), c.layout), o.bytes);
+            if !opdebug.is_empty() {
+                analysis::pair_opdebug(&mut opdebug, &dumps);
+                lock().opdebug.extend(opdebug);
             }
-            f.bytes += o.bytes;
-            if let (Some(task_id), Some(stream_id)) = (o.task_id, o.stream_id) {
-                f.dumps.push(analysis::DumpIndexEntry {
-                    dir: c.dir.clone(),
-                    task_id,
-                    stream_id,
-                    timestamp: o.timestamp,
-                    path: c.rel.clone(),
-                });
-            }
-            f.errors.extend(o.errors);
-            f.opdebug.extend(o.opdebug);
-            for t in o.tensors {
-                f.collector.add(t);
-            }
-        });
+        })
     });
     let mut f = folded
         .into_inner()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     let analysed = f.collector.finish();
-    analysis::pair_opdebug(&mut f.opdebug, &f.dumps);
     f.opdebug.sort_by(|a, b| a.path.cmp(&b.path));
-    let mut errors = f.errors;
+    let mut errors = walked.errors;
+    errors.extend(f.errors);
     errors.sort_by(|a, b| (&a.path, &a.message).cmp(&(&b.path, &b.message)));
     let summary = Summary {
         files_seen: walked.files_seen,

@@ -1,11 +1,17 @@
 //! npugraph_ex `.pt` dumps (`dump-data.md` §7): `torch.save` zip archives.
 //!
-//! The archive's `data.pkl` is read by the restricted pickle machine of the parsers crate
-//! ([`npgx_parsers::dump::pt::saved_tensors`]: no Python object is built, no code is run); this
-//! module opens the archive, finds each tensor's storage record and hands the tensors to the
-//! dump-scan checker or, as [`PtTensor`]s, to the value reader of `dump-compare`.
+//! ```text
+//! <archive>/data.pkl   pickle naming each tensor's storage record, offset, size and stride
+//! <archive>/data/<key> raw little-endian storage bytes (stored, not compressed)
+//! ```
+//!
+//! This module does the archive I/O only: it reads `data.pkl` (bounded), hands it to the pure
+//! [`npgx_parsers::dump::pt::saved_tensors`] (a restricted pickle reader that never runs code),
+//! and locates each tensor's bytes inside its storage record, so that dump-scan can stream them
+//! like any dump block and dump-compare's value reader can read them in logical order.
 
 use std::fs::File;
+use std::io::Read;
 
 use npgx_parsers::dump::dtype::Element;
 use npgx_parsers::dump::header::Io;
@@ -16,21 +22,23 @@ use super::read::{check_raw, op_ref, FileOutcome, RawTensor};
 use super::records::{ScanError, Source};
 use super::walk::Candidate;
 
-/// The largest `data.pkl` read (real ones are a few hundred bytes per tensor).
+/// The largest `data.pkl` read (real ones are a few hundred bytes per tensor); the same as the
+/// pickle reader's input limit.
 const MAX_PICKLE: u64 = 16 << 20;
 
-/// A tensor of a `.pt` archive: its type, view and where its first element lies in the file.
-pub struct PtTensor {
+/// One saved tensor's bytes inside the archive file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PtBlock {
     pub element: Element,
     pub shape: Vec<u64>,
+    /// Element strides of the view (dense: contiguous or a permutation of contiguous).
     pub stride: Vec<u64>,
-    /// File offset of the view's first element.
+    /// Absolute offset of the first element in the `.pt` file.
     pub offset: u64,
-    /// Bytes from `offset` the view spans (`numel × element size` for dense views).
     pub nbytes: u64,
 }
 
-impl PtTensor {
+impl PtBlock {
     /// Whether the view is C-contiguous (its elements lie in logical order).
     pub fn is_contiguous(&self) -> bool {
         let mut expect = 1u64;
@@ -44,10 +52,10 @@ impl PtTensor {
     }
 }
 
-/// Lists the tensors saved in a `.pt` archive of `len` bytes, in the order of the saved object
-/// (a tensor; tensors in tuples, lists and dicts). Only dense views (contiguous or permuted)
-/// are listed; every other tensor is an `Err` with the reason. Nothing but `data.pkl` is read.
-pub fn list(file: &File, len: u64) -> Result<Vec<Result<PtTensor, String>>, String> {
+/// Opens a `.pt` archive and locates every saved tensor: `Err` when the archive or its
+/// `data.pkl` cannot be read, otherwise one entry per tensor in document order, each either
+/// where its bytes lie or why it cannot be checked.
+pub fn blocks(file: &File, len: u64) -> Result<Vec<Result<PtBlock, String>>, String> {
     let mut zip =
         zip::ZipArchive::new(file).map_err(|e| format!("not a torch.save zip archive: {e}"))?;
     let pkl_name = zip
@@ -56,29 +64,32 @@ pub fn list(file: &File, len: u64) -> Result<Vec<Result<PtTensor, String>>, Stri
         .map(str::to_string)
         .ok_or("torch.save archive has no data.pkl")?;
     let prefix = pkl_name.trim_end_matches("data.pkl").to_string();
-    let pickle = match zip.by_name(&pkl_name) {
-        Ok(f) if f.size() <= MAX_PICKLE => {
-            let mut buf = Vec::with_capacity(f.size() as usize);
-            std::io::Read::read_to_end(&mut std::io::Read::take(f, MAX_PICKLE), &mut buf)
-                .map_err(|e| format!("cannot read data.pkl: {e}"))?;
-            buf
+    let pickle = {
+        let f = zip
+            .by_name(&pkl_name)
+            .map_err(|e| format!("cannot read data.pkl: {e}"))?;
+        if f.size() > MAX_PICKLE {
+            return Err(format!("data.pkl is {} bytes, too large", f.size()));
         }
-        Ok(f) => return Err(format!("data.pkl is {} bytes, too large", f.size())),
-        Err(e) => return Err(format!("cannot read data.pkl: {e}")),
+        let mut buf = Vec::new();
+        f.take(MAX_PICKLE)
+            .read_to_end(&mut buf)
+            .map_err(|e| format!("cannot read data.pkl: {e}"))?;
+        buf
     };
     let tensors = saved_tensors(&pickle).map_err(|e| format!("data.pkl: {e}"))?;
     if tensors.is_empty() {
         return Err("data.pkl holds no tensor".into());
     }
-    Ok(tensors
-        .into_iter()
-        .map(|t| {
-            let el = t
-                .element
-                .ok_or_else(|| format!("storage type {} is not read", t.storage_type))?;
+    let mut out = Vec::with_capacity(tensors.len());
+    for t in tensors {
+        let located = (|| {
+            let Some(element) = t.element else {
+                return Err(format!("storage type {} is not checked", t.storage_type));
+            };
             if !t.dense() {
                 return Err(format!(
-                    "strided view with gaps or overlaps (size {:?}, stride {:?}) is not read",
+                    "strided view with gaps or overlaps (size {:?}, stride {:?}) is not checked",
                     t.size, t.stride
                 ));
             }
@@ -90,39 +101,43 @@ pub fn list(file: &File, len: u64) -> Result<Vec<Result<PtTensor, String>>, Stri
                 Ok(_) => return Err(format!("storage record {} is compressed", t.key)),
                 Err(e) => return Err(format!("storage record {}: {e}", t.key)),
             };
-            let (off, nbytes) = t
+            let span = t
                 .byte_span(record_len)
-                .filter(|_| start.checked_add(record_len).is_some_and(|e| e <= len))
-                .ok_or_else(|| {
-                    format!(
-                        "size {:?} at storage offset {} does not fit the {record_len}-byte storage record",
-                        t.size, t.offset
-                    )
-                })?;
-            Ok(PtTensor {
-                element: el,
-                shape: t.size,
-                stride: t.stride,
+                .filter(|_| start.checked_add(record_len).is_some_and(|e| e <= len));
+            let Some((off, nbytes)) = span else {
+                return Err(format!(
+                    "size {:?} at storage offset {} does not fit the {record_len}-byte storage record",
+                    t.size, t.offset
+                ));
+            };
+            Ok(PtBlock {
+                element,
+                shape: t.size.clone(),
+                stride: t.stride.clone(),
                 offset: start + off,
                 nbytes,
             })
-        })
-        .collect())
+        })();
+        out.push(located);
+    }
+    Ok(out)
 }
 
 /// Reads one `.pt` file.
 pub fn read(c: &Candidate, file: &File, len: u64) -> FileOutcome {
-    let err = |message: String| FileOutcome {
-        errors: vec![ScanError {
-            path: c.rel.clone(),
-            message,
-            offset: None,
-        }],
-        ..FileOutcome::default()
+    let error = |message: String| ScanError {
+        path: c.rel.clone(),
+        message,
+        offset: None,
     };
-    let tensors = match list(file, len) {
-        Ok(t) => t,
-        Err(e) => return err(e),
+    let located = match blocks(file, len) {
+        Ok(b) => b,
+        Err(e) => {
+            return FileOutcome {
+                errors: vec![error(e)],
+                ..FileOutcome::default()
+            }
+        }
     };
     let (fx_node, counter) = match &c.name {
         FileName::Pt { fx_node, count, .. } => (fx_node.clone(), *count),
@@ -135,28 +150,25 @@ pub fn read(c: &Candidate, file: &File, len: u64) -> FileOutcome {
         decoded: true,
         ..FileOutcome::default()
     };
-    for (index, t) in tensors.into_iter().enumerate() {
-        let checked = t.and_then(|t| {
+    for (index, block) in located.into_iter().enumerate() {
+        let checked = block.and_then(|b| {
+            let nbytes = b.nbytes;
             let raw = RawTensor {
                 io: Io::Output,
                 index,
-                element: t.element,
-                shape: t.shape,
-                offset: t.offset,
-                nbytes: t.nbytes,
+                element: b.element,
+                shape: b.shape,
+                offset: b.offset,
+                nbytes,
             };
-            check_raw(file, &op, raw, Source::Pt).map(|r| (r, t.nbytes))
+            check_raw(file, &op, raw, Source::Pt).map(|r| (r, nbytes))
         });
         match checked {
             Ok((r, nbytes)) => {
                 out.bytes += nbytes;
                 out.tensors.push(r);
             }
-            Err(m) => out.errors.push(ScanError {
-                path: c.rel.clone(),
-                message: format!("tensor {index}: {m}"),
-                offset: None,
-            }),
+            Err(m) => out.errors.push(error(format!("tensor {index}: {m}"))),
         }
     }
     out

@@ -7,7 +7,6 @@
 
 use std::cell::RefCell;
 use std::fs::File;
-use std::io::Read;
 use std::os::unix::fs::FileExt;
 
 use npgx_parsers::dump::dtype::{DType, Element};
@@ -469,12 +468,51 @@ pub fn check_raw(
     Ok(verdict(op, d, acc, el, source))
 }
 
+/// Where an `.npy` file's data starts, from its preamble: the magic `\x93NUMPY`, a major and
+/// a minor version byte, then the header length — a little-endian u16 in version 1, a u32 in
+/// versions 2 and 3 — and the header itself. `head` is the file's first bytes; the header must
+/// lie within them.
+fn npy_data_start(head: &[u8]) -> Result<usize, String> {
+    let magic = head
+        .get(..6)
+        .ok_or("shorter than the 10-byte .npy preamble")?;
+    if magic != b"\x93NUMPY" {
+        return Err("no \\x93NUMPY magic".into());
+    }
+    let (len_bytes, start) = match head.get(6) {
+        Some(1) => (2, 10usize),
+        Some(2 | 3) => (4, 12),
+        Some(v) => return Err(format!(".npy format version {v} is not known")),
+        None => return Err("shorter than the 10-byte .npy preamble".into()),
+    };
+    let raw = head
+        .get(8..8 + len_bytes)
+        .ok_or("shorter than the .npy preamble")?;
+    let header_len = raw
+        .iter()
+        .rev()
+        .fold(0usize, |a, &b| (a << 8) | usize::from(b));
+    start
+        .checked_add(header_len)
+        .filter(|&end| end <= head.len())
+        .ok_or_else(|| {
+            format!(
+                ".npy header length {header_len} runs past the first {} bytes read",
+                head.len()
+            )
+        })
+}
+
 fn read_npy(c: &Candidate, file: &File, len: u64) -> FileOutcome {
     let mut head = vec![0u8; NPY_HEADER_PROBE.min(len as usize)];
     if let Err(e) = file.read_exact_at(&mut head, 0) {
         return FileOutcome::error(c, format!("cannot read: {e}"), Some(0));
     }
-    let header = match npyz::NpyHeader::from_reader((&head[..]).chain(std::io::empty())) {
+    let data_start = match npy_data_start(&head) {
+        Ok(n) => n,
+        Err(e) => return FileOutcome::error(c, format!("not a .npy file: {e}"), Some(0)),
+    };
+    let header = match npyz::NpyHeader::from_reader(&head[..data_start]) {
         Ok(h) => h,
         Err(e) => return FileOutcome::error(c, format!("not a .npy file: {e}"), Some(0)),
     };
@@ -491,13 +529,16 @@ fn read_npy(c: &Candidate, file: &File, len: u64) -> FileOutcome {
     let shape = header.shape().to_vec();
     let elements = shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d));
     let nbytes = elements.and_then(|n| n.checked_mul(ts.size_field()));
-    let Some(nbytes) = nbytes.filter(|&n| n <= len) else {
+    let offset = data_start as u64;
+    let Some(nbytes) = nbytes.filter(|&n| offset.checked_add(n).is_some_and(|end| end <= len))
+    else {
         return FileOutcome::error(
             c,
             format!(
-                "npy header declares shape {shape:?} of {ts}, more than the file's {len} bytes"
+                "npy header declares shape {shape:?} of {ts}, more than the {} bytes after the {offset}-byte header (file truncated?)",
+                len - offset
             ),
-            Some(0),
+            Some(offset),
         );
     };
     let (origin, io, index) = match &c.name {
@@ -510,7 +551,7 @@ fn read_npy(c: &Candidate, file: &File, len: u64) -> FileOutcome {
         index: index.unwrap_or(0),
         element: el,
         shape,
-        offset: len - nbytes,
+        offset,
         nbytes,
     };
     match check_raw(file, &op, raw, Source::Npy) {
@@ -521,5 +562,37 @@ fn read_npy(c: &Candidate, file: &File, len: u64) -> FileOutcome {
             ..FileOutcome::default()
         },
         Err(e) => FileOutcome::error(c, e, None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::npy_data_start;
+
+    fn npy(major: u8, header: &[u8]) -> Vec<u8> {
+        let mut b = b"\x93NUMPY".to_vec();
+        b.extend([major, 0]);
+        match major {
+            1 => b.extend((header.len() as u16).to_le_bytes()),
+            _ => b.extend((header.len() as u32).to_le_bytes()),
+        }
+        b.extend(header);
+        b
+    }
+
+    #[test]
+    fn npy_header_lengths_by_version() {
+        let h = [b' '; 70_000];
+        assert_eq!(npy_data_start(&npy(1, &h[..118])), Ok(128));
+        assert_eq!(npy_data_start(&npy(2, &h[..116])), Ok(128));
+        assert_eq!(npy_data_start(&npy(3, &h)), Ok(70_012)); // past u16
+        let cut = npy(2, &h[..116]);
+        assert!(npy_data_start(&cut[..100]).is_err());
+        assert!(npy_data_start(&cut[..9]).is_err());
+        assert!(npy_data_start(&npy(4, &h[..4])).is_err());
+        assert!(npy_data_start(b"\x93NUMPZ\x01\x00\x00\x00").is_err());
+        let mut huge = npy(2, b"");
+        huge[8..12].copy_from_slice(&u32::MAX.to_le_bytes());
+        assert!(npy_data_start(&huge).is_err());
     }
 }

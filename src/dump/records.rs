@@ -154,6 +154,14 @@ pub struct Summary {
     pub errors: u64,
 }
 
+impl ScanReport {
+    /// Whether the scan checked nothing at all: not one tensor and not one Opdebug payload was
+    /// read (no dump file was found, or none decoded). Exit code 2, not "clean".
+    pub fn nothing_checked(&self) -> bool {
+        self.summary.tensors == 0 && self.opdebug.is_empty()
+    }
+}
+
 /// Everything a scan found.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ScanReport {

@@ -98,7 +98,7 @@ impl Acc {
     /// [`Acc::floats_careful`]. So do blocks holding magnitudes of [`HUGE`] or more, where
     /// plain summation could let values that cancel (±3.4e38) swallow the small ones.
     #[inline(always)]
-    fn floats<T: Lane>(&mut self, xs: &[T]) {
+    fn floats<T: Lane>(&mut self, xs: &[T], pairs: bool) {
         let mut mn = [T::POS; LANES];
         let mut mx = [T::NEG; LANES];
         let mut sum = [0f64; LANES];
@@ -124,7 +124,7 @@ impl Acc {
         }
         let clean = sum.iter().all(|v| v.is_finite()) && lo > -HUGE && hi < HUGE;
         if !clean {
-            self.floats_careful(xs);
+            self.floats_careful(xs, pairs);
             return;
         }
         self.elements += xs.len() as u64;
@@ -138,24 +138,45 @@ impl Acc {
 
     /// Value by value: classifies NaN and infinities, and sums the finite values with
     /// compensation. Only for blocks the fast pass found non-finite or huge values in.
+    ///
+    /// With `pairs`, `xs` holds complex numbers as (real, imaginary) and NaN / Inf are counted
+    /// per number: NaN when either part is NaN, otherwise +Inf or -Inf by the sign of the first
+    /// infinite part. Min, max and mean still take every finite part.
     #[cold]
-    fn floats_careful<T: Lane>(&mut self, xs: &[T]) {
+    fn floats_careful<T: Lane>(&mut self, xs: &[T], pairs: bool) {
         let (mut s, mut c) = (0f64, 0f64);
-        for &x in xs {
-            let v: f64 = x.into();
-            if v.is_finite() {
-                self.finite += 1;
-                self.min = self.min.min(v);
-                self.max = self.max.max(v);
-                neumaier(&mut s, &mut c, v);
-            } else if v.is_nan() {
-                self.nan += 1;
-            } else if v > 0.0 {
-                self.pos_inf += 1;
-            } else {
-                self.neg_inf += 1;
+        let mut finite = |v: f64| {
+            self.finite += 1;
+            self.min = self.min.min(v);
+            self.max = self.max.max(v);
+            neumaier(&mut s, &mut c, v);
+        };
+        let (mut nan, mut pos, mut neg) = (0u64, 0u64, 0u64);
+        let mut classify = |vs: &[f64]| {
+            if vs.iter().any(|v| v.is_nan()) {
+                nan += 1;
+            } else if let Some(v) = vs.iter().find(|v| v.is_infinite()) {
+                if *v > 0.0 {
+                    pos += 1;
+                } else {
+                    neg += 1;
+                }
             }
+        };
+        let width = if pairs { 2 } else { 1 };
+        for group in xs.chunks(width) {
+            let mut vs = [0f64; 2];
+            for (v, &x) in vs.iter_mut().zip(group) {
+                *v = x.into();
+                if v.is_finite() {
+                    finite(*v);
+                }
+            }
+            classify(&vs[..group.len()]);
         }
+        self.nan += nan;
+        self.pos_inf += pos;
+        self.neg_inf += neg;
         self.elements += xs.len() as u64;
         neumaier(&mut self.sum, &mut self.comp, s);
         neumaier(&mut self.sum, &mut self.comp, c);
@@ -163,7 +184,14 @@ impl Acc {
 
     /// Decodes `W`-byte elements block by block into lanes of `T` and runs the kernel.
     #[inline(always)]
-    fn widen<const W: usize, T: Lane>(&mut self, bytes: &[u8], f: impl Fn([u8; W]) -> T) {
+    /// With `pairs` the values are complex parts, two per element ([`BLOCK`] is even and callers
+    /// pass whole elements, so a pair never straddles two blocks).
+    fn widen<const W: usize, T: Lane>(
+        &mut self,
+        bytes: &[u8],
+        pairs: bool,
+        f: impl Fn([u8; W]) -> T,
+    ) {
         let mut buf = [T::ZERO; BLOCK];
         for block in bytes.chunks(BLOCK * W) {
             let n = block.len() / W;
@@ -172,7 +200,7 @@ impl Acc {
                 a.copy_from_slice(src);
                 *dst = f(a);
             }
-            self.floats(&buf[..n]);
+            self.floats(&buf[..n], pairs);
         }
     }
 
@@ -188,33 +216,29 @@ impl Acc {
     /// callers pass element-aligned chunks). For `I4` every byte holds two elements.
     pub fn update(&mut self, el: Element, bytes: &[u8]) {
         #[cfg(target_arch = "x86_64")]
-        if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("f16c") {
-            // SAFETY: the CPU has the features `update_avx2` is compiled for.
-            unsafe { self.update_avx2(el, bytes) };
+        if simd::available() {
+            // SAFETY: the CPU has every feature `update_simd` is compiled for (`simd::available`
+            // and the `target_feature` attributes come from the same list).
+            unsafe { simd::update_simd(self, el, bytes) };
             return;
         }
-        self.update_any(el, bytes);
-    }
-
-    /// The same code as [`Acc::update_any`], compiled for AVX2 (the kernel is inlined into it).
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2,f16c,fma")]
-    unsafe fn update_avx2(&mut self, el: Element, bytes: &[u8]) {
         self.update_any(el, bytes);
     }
 
     #[inline(always)]
     fn update_any(&mut self, el: Element, bytes: &[u8]) {
         match el {
-            Element::F32 | Element::C64 => self.widen::<4, f32>(bytes, f32::from_le_bytes),
-            Element::F64 | Element::C128 => self.widen::<8, _>(bytes, f64::from_le_bytes),
+            Element::F32 => self.widen::<4, f32>(bytes, false, f32::from_le_bytes),
+            Element::C64 => self.widen::<4, f32>(bytes, true, f32::from_le_bytes),
+            Element::F64 => self.widen::<8, _>(bytes, false, f64::from_le_bytes),
+            Element::C128 => self.widen::<8, _>(bytes, true, f64::from_le_bytes),
             Element::F16 => {
                 self.count_saturated_u16(bytes, 0x7BFF);
-                self.widen::<2, _>(bytes, |b| scalar::f16_to_f32(u16::from_le_bytes(b)));
+                self.widen::<2, _>(bytes, false, |b| scalar::f16_to_f32(u16::from_le_bytes(b)));
             }
             Element::Bf16 => {
                 self.count_saturated_u16(bytes, 0x7F7F);
-                self.widen::<2, _>(bytes, |b| scalar::bf16_to_f32(u16::from_le_bytes(b)));
+                self.widen::<2, _>(bytes, false, |b| scalar::bf16_to_f32(u16::from_le_bytes(b)));
             }
             Element::F8E4m3fn | Element::F8E5m2 => {
                 let (decode, max): (fn(u8) -> f32, u8) = if el == Element::F8E4m3fn {
@@ -224,17 +248,17 @@ impl Acc {
                 };
                 let table = scalar::table(decode);
                 self.overflow += bytes.iter().filter(|&&b| b & 0x7F == max).count() as u64;
-                self.widen::<1, _>(bytes, |[b]| table[usize::from(b)]);
+                self.widen::<1, _>(bytes, false, |[b]| table[usize::from(b)]);
             }
-            Element::I8 => self.widen::<1, _>(bytes, |b| f64::from(i8::from_le_bytes(b))),
-            Element::U8 => self.widen::<1, _>(bytes, |[b]| f64::from(b)),
-            Element::Bool => self.widen::<1, _>(bytes, |[b]| f64::from(u8::from(b != 0))),
-            Element::I16 => self.widen::<2, _>(bytes, |b| f64::from(i16::from_le_bytes(b))),
-            Element::U16 => self.widen::<2, _>(bytes, |b| f64::from(u16::from_le_bytes(b))),
-            Element::I32 => self.widen::<4, _>(bytes, |b| f64::from(i32::from_le_bytes(b))),
-            Element::U32 => self.widen::<4, _>(bytes, |b| f64::from(u32::from_le_bytes(b))),
-            Element::I64 => self.widen::<8, _>(bytes, |b| i64::from_le_bytes(b) as f64),
-            Element::U64 => self.widen::<8, _>(bytes, |b| u64::from_le_bytes(b) as f64),
+            Element::I8 => self.widen::<1, _>(bytes, false, |b| f64::from(i8::from_le_bytes(b))),
+            Element::U8 => self.widen::<1, _>(bytes, false, |[b]| f64::from(b)),
+            Element::Bool => self.widen::<1, _>(bytes, false, |[b]| f64::from(u8::from(b != 0))),
+            Element::I16 => self.widen::<2, _>(bytes, false, |b| f64::from(i16::from_le_bytes(b))),
+            Element::U16 => self.widen::<2, _>(bytes, false, |b| f64::from(u16::from_le_bytes(b))),
+            Element::I32 => self.widen::<4, _>(bytes, false, |b| f64::from(i32::from_le_bytes(b))),
+            Element::U32 => self.widen::<4, _>(bytes, false, |b| f64::from(u32::from_le_bytes(b))),
+            Element::I64 => self.widen::<8, _>(bytes, false, |b| i64::from_le_bytes(b) as f64),
+            Element::U64 => self.widen::<8, _>(bytes, false, |b| u64::from_le_bytes(b) as f64),
             Element::I4 => {
                 let mut buf = [0f64; BLOCK];
                 for block in bytes.chunks(BLOCK / 2) {
@@ -243,19 +267,52 @@ impl Acc {
                         buf[2 * i] = f64::from(((b << 4) as i8) >> 4);
                         buf[2 * i + 1] = f64::from((b as i8) >> 4);
                     }
-                    self.floats(&buf[..block.len() * 2]);
+                    self.floats(&buf[..block.len() * 2], false);
                 }
             }
         }
     }
 
-    /// Folds complex parts back into element counts: each complex number is two parts.
+    /// Folds complex parts back into element counts: each complex number is two parts (NaN and
+    /// Inf are already counted per number).
     pub fn finish(mut self, el: Element) -> Acc {
         if matches!(el, Element::C64 | Element::C128) {
             self.elements /= 2;
         }
         self
     }
+}
+
+/// The kernel compiled for wider vectors. One list of target features feeds both the
+/// `#[target_feature]` attributes and the run-time check, so the check cannot miss one. FMA is
+/// not in it: Rust never fuses a multiply and an add on its own, so it would buy nothing.
+#[cfg(target_arch = "x86_64")]
+mod simd {
+    use super::{Acc, Element};
+
+    macro_rules! kernel {
+        ($($feature:tt),+) => {
+            /// The target features of [`update_simd`].
+            #[cfg(test)]
+            pub const FEATURES: &[&str] = &[$($feature),+];
+
+            /// Whether this CPU has every feature in the list.
+            pub fn available() -> bool {
+                $(std::is_x86_feature_detected!($feature))&&+
+            }
+
+            /// The same code as [`Acc::update_any`] (inlined), compiled for these features.
+            ///
+            /// # Safety
+            /// Only when [`available`] returned true.
+            $(#[target_feature(enable = $feature)])+
+            pub unsafe fn update_simd(acc: &mut Acc, el: Element, bytes: &[u8]) {
+                acc.update_any(el, bytes);
+            }
+        };
+    }
+
+    kernel!("avx2", "f16c");
 }
 
 /// Bytes per element for chunk alignment (sub-byte types: 1 byte = 2 elements).
@@ -320,6 +377,83 @@ mod tests {
         let mut c = Acc::default();
         c.update(Element::F32, &f32s(&[f32::NAN; 20]));
         assert_eq!((c.nan, c.min(), c.mean()), (20, None, None));
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn every_enabled_target_feature_is_checked_at_run_time() {
+        // The attributes and the check are generated from `simd::FEATURES`; no feature may be
+        // enabled anywhere else in this file.
+        let src = include_str!("stats.rs");
+        let literal_enables = src.matches(concat!("enable", " = \"")).count();
+        assert_eq!(
+            literal_enables, 0,
+            "a target feature enabled outside `kernel!`"
+        );
+        assert_eq!(src.matches(concat!("kernel!", "(\"")).count(), 1);
+        assert_eq!(simd::FEATURES, ["avx2", "f16c"]);
+        let detected = [
+            std::is_x86_feature_detected!("avx2"),
+            std::is_x86_feature_detected!("f16c"),
+        ];
+        assert_eq!(simd::available(), detected.iter().all(|&d| d));
+    }
+
+    #[test]
+    fn the_dispatched_kernel_agrees_with_the_portable_one() {
+        // On a CPU with the SIMD features `update` runs `simd::update_simd`; the answer must be
+        // the portable one, bit for bit.
+        let v: Vec<f32> = (0..5000)
+            .map(|i| {
+                if i % 777 == 5 {
+                    f32::NAN
+                } else {
+                    (i as f32).sin() * 1e3
+                }
+            })
+            .collect();
+        let bytes = f32s(&v);
+        for el in [Element::F32, Element::F16, Element::Bf16, Element::I8] {
+            let (mut a, mut b) = (Acc::default(), Acc::default());
+            a.update_any(el, &bytes);
+            b.update(el, &bytes);
+            assert_eq!(a, b, "{el:?}");
+        }
+    }
+
+    #[test]
+    fn complex_counts_are_per_element() {
+        // (NaN, NaN) (NaN, 1) (Inf, NaN) (1, -Inf) (-Inf, Inf) (2, 3)
+        let parts = [
+            f32::NAN,
+            f32::NAN,
+            f32::NAN,
+            1.0,
+            f32::INFINITY,
+            f32::NAN,
+            1.0,
+            f32::NEG_INFINITY,
+            f32::NEG_INFINITY,
+            f32::INFINITY,
+            2.0,
+            3.0,
+        ];
+        let mut a = Acc::default();
+        a.update(Element::C64, &f32s(&parts));
+        let a = a.finish(Element::C64);
+        assert_eq!((a.elements, a.nan, a.pos_inf, a.neg_inf), (6, 3, 0, 2));
+        assert_eq!(
+            (a.min(), a.max(), a.mean()),
+            (Some(1.0), Some(3.0), Some(7.0 / 4.0))
+        );
+        let bytes: Vec<u8> = [f64::NAN, f64::NAN, 1.0, f64::INFINITY]
+            .iter()
+            .flat_map(|x| x.to_le_bytes())
+            .collect();
+        let mut b = Acc::default();
+        b.update(Element::C128, &bytes);
+        let b = b.finish(Element::C128);
+        assert_eq!((b.elements, b.nan, b.pos_inf), (2, 1, 1));
     }
 
     #[test]

@@ -248,7 +248,7 @@ pub fn list(c: &Candidate) -> Option<Listed> {
                 tensors: Vec::new(),
                 errors: Vec::new(),
             };
-            match super::pt::list(&file, len) {
+            match super::pt::blocks(&file, len) {
                 Ok(tensors) => {
                     for (index, t) in tensors.into_iter().enumerate() {
                         match t {

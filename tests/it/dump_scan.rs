@@ -451,6 +451,77 @@ fn bad_inputs_are_errors_and_the_scan_goes_on() {
     check_case("bad");
 }
 
+/// Hostile `.pt` archives (hand-assembled by the writer): each is exactly one error entry naming
+/// the file, on one worker thread (rayon's small stacks) as on two, and the clean dumps beside
+/// them are still scanned. Before the pickle reader moved to an arena, the deep one overflowed
+/// the stack and the memo bomb exhausted memory, both killing the process.
+#[test]
+fn hostile_pt_files_are_one_error_each_and_the_scan_goes_on() {
+    let c = case("bad");
+    let hostile = [
+        "deep_device_0_1.pt",
+        "memo_bomb_device_0_2.pt",
+        "cut_zip_device_0_3.pt",
+        "size_past_record_device_0_4.pt",
+        "offset_past_record_device_0_5.pt",
+        "missing_record_device_0_6.pt",
+    ];
+    for threads in ["1", "2"] {
+        let out = common::npgx(scan_args(&c.root, &["-j", threads]));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "-j {threads}; stderr:\n{stderr}"
+        );
+        let got: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        for name in hostile {
+            let hits: Vec<&Value> = arr(&got, "errors")
+                .iter()
+                .filter(|e| e["path"].as_str().is_some_and(|p| p.ends_with(name)))
+                .collect();
+            assert_eq!(hits.len(), 1, "{name}: {hits:#?}");
+        }
+        assert!(
+            arr(&got, "tensors")
+                .iter()
+                .any(|t| t["op_name"] == "good_clean"),
+            "the clean dump beside them is scanned"
+        );
+    }
+}
+
+/// Two directory links to one real directory and a file link into the tree: each real file is
+/// scanned once, under its real path (before, once per path: three times).
+#[test]
+fn symlink_diamonds_are_scanned_once() {
+    let got = check_case("symlinks");
+    assert!(arr(&got, "tensors")
+        .iter()
+        .all(|t| !t["path"].as_str().unwrap_or("").starts_with("links/")));
+}
+
+/// Exit 2, not "clean": a tree without one dump file, and one whose dump files all fail.
+#[test]
+fn nothing_checked_is_exit_2_with_a_message() {
+    for name in ["no_dumps", "nothing_decoded"] {
+        let got = check_case(name);
+        assert_eq!(got["summary"]["tensors"], 0, "{name}");
+        let c = case(name);
+        let out = common::npgx([
+            "dump-scan",
+            c.root.to_str().expect("utf-8"),
+            "--no-progress",
+        ]);
+        assert_eq!(out.status.code(), Some(2), "{name}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("not one tensor could be checked"),
+            "{name}: {err}"
+        );
+    }
+}
+
 #[test]
 fn large_blocks_across_read_chunk_boundaries() {
     check_case("large");

@@ -1000,3 +1000,56 @@ fn accuracy_script_npu_branch_with_a_cpu_stand_in() {
     );
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// Dumped inputs that do not fit the operator ([3, 5] * [4, 7]): the CPU golden cannot be
+/// computed, and the script says why and exits 3 ("nothing could be compared") instead of
+/// dying with a traceback and exit 1 ("a comparison failed").
+#[test]
+fn accuracy_script_exits_3_when_the_golden_cannot_be_computed() {
+    let exp = &expected()["accuracy"]["mul_misfit"];
+    let root = fixture("repro/accuracy");
+    let out = out_dir("acc-mul-misfit");
+    let case = repro(
+        &[
+            "--op",
+            exp["op_name"].as_str().unwrap(),
+            "--graph",
+            &path_arg(&root.join("graph")),
+            "--dump",
+            &path_arg(&root.join("dump")),
+        ],
+        &out,
+        0,
+    );
+    assert_eq!(case["op"]["op_type"], "Mul");
+    let (code, report) = run_accuracy(&out, &["--skip-npu"]);
+    assert_eq!(code, exp["exit_code"].as_i64().unwrap() as i32, "{report}");
+    assert_eq!(report["verdict"], exp["verdict"]);
+    assert_eq!(report["results"], json!([]));
+    let notes: Vec<&str> = report["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.starts_with("CPU golden could not be computed")
+                && n.contains("[3, 5]")
+                && n.contains("[4, 7]")),
+        "{notes:?}"
+    );
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+/// The accuracy template is a real Python file that compiles as it is.
+#[test]
+fn accuracy_template_compiles_on_its_own() {
+    let o = Command::new(python())
+        .args(["-m", "py_compile"])
+        .arg(common::repo().join("src/repro/accuracy_template.py"))
+        .output()
+        .expect("python runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
