@@ -165,6 +165,8 @@ impl ScanReport {
 /// Everything a scan found.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ScanReport {
+    /// Rendered as the envelope's `schema_version` (`docs/json.md`).
+    #[serde(skip)]
     pub schema_version: u32,
     pub root: String,
     pub summary: Summary,

@@ -12,14 +12,26 @@ use crate::dump::{Anomaly, Group, ScanReport, TensorRecord};
 
 /// The JSON document (`npgx.dump-scan`, docs/dump-scan.md). With `all`, a `tensors` array lists
 /// every tensor.
+///
+/// Serialised straight from the records (no intermediate JSON tree), so a scan with a million
+/// anomalies costs the text and not several times more.
 pub fn json(report: &ScanReport, all: bool) -> anyhow::Result<String> {
-    let mut v = super::document("dump-scan", report.schema_version, report)?;
-    if all {
-        if let Some(obj) = v.as_object_mut() {
-            obj.insert("tensors".into(), serde_json::to_value(&report.tensors)?);
-        }
+    #[derive(serde::Serialize)]
+    struct Document<'a> {
+        #[serde(flatten)]
+        report: &'a ScanReport,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        tensors: Option<&'a [TensorRecord]>,
     }
-    Ok(serde_json::to_string_pretty(&v)?)
+    let doc = Document {
+        report,
+        tensors: all.then_some(report.tensors.as_slice()),
+    };
+    Ok(serde_json::to_string_pretty(&super::Envelope::new(
+        "dump-scan",
+        report.schema_version,
+        &doc,
+    ))?)
 }
 
 /// One row per anomalous tensor (or per tensor with `all`), in execution order.

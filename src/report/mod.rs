@@ -40,11 +40,41 @@ pub fn document<T: Serialize + ?Sized>(
     Ok(Value::Object(out))
 }
 
+/// The same envelope, serialised straight from the body without building a [`Value`] first —
+/// for documents that grow with the input (a scan's anomalies). The body must be a struct or map
+/// that does not itself serialise `schema` or `schema_version`.
+#[derive(Serialize)]
+pub struct Envelope<'a, T: Serialize + ?Sized> {
+    schema: String,
+    schema_version: u32,
+    #[serde(flatten)]
+    body: &'a T,
+}
+
+impl<'a, T: Serialize + ?Sized> Envelope<'a, T> {
+    pub fn new(command: &str, version: u32, body: &'a T) -> Self {
+        Envelope {
+            schema: format!("npgx.{command}"),
+            schema_version: version,
+            body,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::document;
+    use super::{document, Envelope};
     use serde_json::json;
 
+    #[test]
+    fn the_streamed_envelope_equals_the_document() {
+        let body = json!({"a": [1, 2], "b": {"c": null}});
+        let streamed: serde_json::Value =
+            serde_json::from_str(&serde_json::to_string(&Envelope::new("z", 2, &body)).unwrap())
+                .unwrap();
+        assert_eq!(streamed, document("z", 2, &body).unwrap());
+    }
+    
     #[test]
     fn objects_keep_their_fields_and_lose_their_own_version() {
         let v = document("x", 3, &json!({"schema_version": 1, "a": 1})).unwrap();
