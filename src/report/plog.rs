@@ -12,14 +12,17 @@ use crate::plog::{CausalRef, PlogSummary, RecordRef, Warning};
 pub enum Format {
     /// Human summary per process (or one line per record with --records).
     Table,
-    /// The JSON document of docs/plog.md (schema npgx.plog/1; an array with --records).
+    /// The JSON document of docs/plog.md (schema npgx.plog, version 2; an array with --records).
     Json,
     /// One row per process (per record with --records).
     Csv,
 }
 
 /// Schema id written at the top of `npgx plog --format json`.
-pub const SUMMARY_SCHEMA: &str = "npgx.plog/1";
+pub const SUMMARY_SCHEMA: &str = "npgx.plog";
+/// Version of [`SUMMARY_SCHEMA`] (2: the envelope's `schema_version`, and `first_causal` from
+/// the shared causal engine with tier, shape and evidence).
+pub const SUMMARY_SCHEMA_VERSION: u32 = 2;
 
 /// Prints warnings to stderr as `npgx: warning: FILE[:LINE]: message`.
 pub fn print_warnings(warnings: &[Warning]) {
@@ -72,10 +75,7 @@ fn cite(r: &RecordRef) -> String {
 }
 
 fn cite_causal(c: &CausalRef) -> String {
-    let mut head = format!("{}:{}", c.file.display(), c.line);
-    if let Some(m) = &c.module {
-        head.push_str(&format!("  {m}"));
-    }
+    let mut head = format!("{}:{}  {}", c.file.display(), c.line, c.evidence.rule);
     if let Some(p) = c.pid {
         head.push_str(&format!(" pid {p}"));
     }
@@ -88,6 +88,7 @@ fn cite_causal(c: &CausalRef) -> String {
 #[derive(Serialize)]
 struct Doc<'a> {
     schema: &'static str,
+    schema_version: u32,
     #[serde(flatten)]
     summary: &'a PlogSummary,
 }
@@ -97,6 +98,7 @@ pub fn summary_json(out: &mut impl Write, s: &PlogSummary) -> io::Result<()> {
         &mut *out,
         &Doc {
             schema: SUMMARY_SCHEMA,
+            schema_version: SUMMARY_SCHEMA_VERSION,
             summary: s,
         },
     )?;
@@ -114,8 +116,12 @@ pub fn summary_table(out: &mut impl Write, s: &PlogSummary) -> io::Result<()> {
     if let Some(c) = &s.first_causal {
         writeln!(
             out,
-            "\nfirst causal error ({}):\n  {}",
+            "\nfirst causal error ({}, {}):\n  {}",
             c.rank.name(),
+            serde_json::to_value(c.tier)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_default(),
             cite_causal(c)
         )?;
     }

@@ -6,6 +6,28 @@ use crate::triage::analyze::TriageAnalysis;
 use crate::triage::classify::Classification;
 use crate::triage::scripts::{self, ScriptPlan};
 
+/// Schema id of `npgx triage classify --format json`.
+pub const CLASSIFY_SCHEMA: &str = "npgx.triage-classify";
+/// Version of [`CLASSIFY_SCHEMA`] (2: the envelope, shared causal engine fields, `environment`).
+pub const CLASSIFY_SCHEMA_VERSION: u32 = 2;
+
+/// The JSON document of `triage classify`: the envelope, one item per file read, and the files
+/// that could not be read.
+pub fn classify_json(
+    items: &[Classification],
+    errors: &[(std::path::PathBuf, String)],
+) -> serde_json::Value {
+    serde_json::json!({
+        "schema": CLASSIFY_SCHEMA,
+        "schema_version": CLASSIFY_SCHEMA_VERSION,
+        "items": items,
+        "errors": errors
+            .iter()
+            .map(|(f, m)| serde_json::json!({"file": f, "message": m}))
+            .collect::<Vec<_>>(),
+    })
+}
+
 /// Human summary of `triage classify` results.
 pub fn classifications_text(items: &[Classification]) -> String {
     let mut out = String::new();
@@ -24,10 +46,21 @@ pub fn classifications_text(items: &[Classification]) -> String {
             .as_deref()
             .map(|m| format!(" on \"{m}\""))
             .unwrap_or_default();
-        let _ = writeln!(out, "  rule:        {}{matched}", c.rule);
+        let at = c
+            .matched_line
+            .map(|l| format!(" (line {l})"))
+            .unwrap_or_default();
+        let _ = writeln!(out, "  rule:        {}{matched}{at}", c.rule);
+        if let Some(p) = &c.package {
+            let _ = writeln!(out, "  package:     {p}");
+        }
         if let Some(e) = &c.first_causal_error {
             let _ = writeln!(out, "  first causal error (line {}): {}", e.line, e.message);
             let _ = writeln!(out, "    | {}", e.text);
+            let _ = writeln!(out, "    found by {}", e.evidence.rule);
+            if let Some(w) = e.evidence.wrapper_line {
+                let _ = writeln!(out, "    under the wrapper on line {w}");
+            }
             if let Some(root) = e.root_line {
                 let _ = writeln!(out, "    root message on line {root}");
             }
