@@ -6,6 +6,7 @@
 //! [`cli`] layer parses arguments, calls one engine function and hands its result to a renderer.
 
 pub mod cli;
+pub mod compare;
 pub mod config;
 pub mod dump;
 pub mod plog;

@@ -1,13 +1,11 @@
-use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context as _;
-
-use crate::config::check::{self, CheckOptions};
-use crate::config::preset::{self, DumpLevel, DumpMode, Preset, PresetOptions};
-use crate::config::{graph, GraphSummary};
+use crate::config::check::CheckOptions;
+use crate::config::preset::{DumpLevel, DumpMode, Preset, PresetOptions};
 use crate::report::config as render;
+
+use super::named;
 
 /// Arguments of `npgx dump-config`.
 #[derive(Debug, clap::Args)]
@@ -52,7 +50,7 @@ JSON schema: docs/dump-config.md")]
 #[derive(Debug, clap::Args)]
 pub struct NewArgs {
     /// The dump scenario.
-    #[arg(value_enum)]
+    #[arg(value_parser = named(&Preset::ALL, Preset::name, Some(Preset::about)))]
     pub preset: Preset,
     /// Directory CANN writes the dump under (must exist when the model runs). Default "./";
     /// for the exception scenes it is omitted unless given.
@@ -68,13 +66,13 @@ pub struct NewArgs {
     #[arg(long, value_name = "NAME", value_delimiter = ',')]
     pub watch: Vec<String>,
     /// Which tensors to dump (default output).
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = named(&DumpMode::ALL, DumpMode::name, None))]
     pub dump_mode: Option<DumpMode>,
     /// Steps to dump, e.g. "0|5-10" (default all steps).
     #[arg(long, value_name = "STEPS")]
     pub dump_step: Option<String>,
     /// op, kernel or all (default all).
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = named(&DumpLevel::ALL, DumpLevel::name, None))]
     pub dump_level: Option<DumpLevel>,
     /// Stats preset: statistics to dump, comma-separated (default Max,Min,Avg,Nan,Negative Inf,Positive Inf).
     #[arg(long, value_name = "STAT", value_delimiter = ',')]
@@ -92,6 +90,10 @@ pub struct NewArgs {
     /// with -o, else to stderr so stdout stays pure JSON).
     #[arg(long)]
     pub torchair: bool,
+    /// `json`: print the npgx document (preset, where it was written, the config) instead of
+    /// the bare config.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
 }
 
 /// Output formats of `check`.
@@ -119,7 +121,7 @@ pub struct CheckArgs {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     match args.command {
         Sub::New(a) => new(a),
-        Sub::Check(a) => check_file(a),
+        Sub::Check(a) => check(a),
     }
 }
 
@@ -135,99 +137,21 @@ fn new(a: NewArgs) -> anyhow::Result<ExitCode> {
         stats: a.stats,
         single_op: a.single_op,
     };
-    let text = preset::render(a.preset, &options)?;
-    // Never write a file CANN would reject (a bad --dump-step, say).
-    let verdict = check::check(
-        text.as_bytes(),
-        "<generated>",
-        &CheckOptions { filesystem: false },
-    );
-    if !verdict.valid {
-        let reasons: Vec<String> = verdict
-            .problems
-            .iter()
-            .map(|p| format!("{} {}: {}", p.code, p.path, p.message))
-            .collect();
-        anyhow::bail!(
-            "these options give a config CANN rejects:\n  {}",
-            reasons.join("\n  ")
-        );
-    }
-    match &a.output {
-        Some(path) => {
-            write_new_file(path, &text, a.force)?;
-            eprintln!("wrote {} ({} preset)", path.display(), a.preset.name());
-            if a.torchair {
-                print!("{}", preset::torchair_lines(&absolute(path)));
-            }
-        }
-        None => {
-            print!("{text}");
-            if a.torchair {
-                eprint!(
-                    "# save the JSON above, then:\n{}",
-                    preset::torchair_lines("dump_config.json")
-                );
-            }
-        }
-    }
+    let made = crate::config::new_config(a.preset, &options, a.output.as_deref(), a.force)?;
+    let (stdout, stderr) = match a.format {
+        Format::Json => (render::new_json(&made)? + "\n", String::new()),
+        Format::Text => render::new_text(&made, a.torchair),
+    };
+    print!("{stdout}");
+    eprint!("{stderr}");
     Ok(ExitCode::SUCCESS)
 }
 
-fn write_new_file(path: &Path, text: &str, force: bool) -> anyhow::Result<()> {
-    let mut open = std::fs::OpenOptions::new();
-    open.write(true);
-    if force {
-        open.create(true).truncate(true);
-    } else {
-        open.create_new(true);
-    }
-    let mut f = open.open(path).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::AlreadyExists {
-            anyhow::anyhow!("{} exists; pass --force to overwrite it", path.display())
-        } else {
-            anyhow::anyhow!("cannot create {}: {e}", path.display())
-        }
-    })?;
-    f.write_all(text.as_bytes())
-        .with_context(|| format!("cannot write {}", path.display()))
-}
-
-fn absolute(path: &Path) -> String {
-    std::path::absolute(path)
-        .unwrap_or_else(|_| path.to_path_buf())
-        .display()
-        .to_string()
-}
-
-fn check_file(a: CheckArgs) -> anyhow::Result<ExitCode> {
-    let bytes =
-        std::fs::read(&a.file).with_context(|| format!("cannot read {}", a.file.display()))?;
-    let shown = a.file.display().to_string();
-    let mut report = check::check(
-        &bytes,
-        &shown,
-        &CheckOptions {
-            filesystem: !a.no_fs_check,
-        },
-    );
-    if !a.graph.is_empty() {
-        let mut models = Vec::new();
-        for g in &a.graph {
-            let text = std::fs::read(g).with_context(|| format!("cannot read {}", g.display()))?;
-            let model = npgx_parsers::ge_graph::parse(&text)
-                .with_context(|| format!("{} is not a readable GE graph dump", g.display()))?;
-            report.graphs.push(GraphSummary {
-                file: g.display().to_string(),
-                graphs: model.graphs.len(),
-                ops: model.ops().count(),
-            });
-            models.push(model);
-        }
-        report.problems.extend(graph::check_names(&bytes, &models));
-        check::locate_problems(&mut report.problems, &bytes);
-        report = report.finish();
-    }
+fn check(a: CheckArgs) -> anyhow::Result<ExitCode> {
+    let options = CheckOptions {
+        filesystem: !a.no_fs_check,
+    };
+    let report = crate::config::check_file(&a.file, &a.graph, &options)?;
     let rendered = match a.format {
         Format::Text => render::text(&report),
         Format::Json => render::json(&report)? + "\n",

@@ -8,7 +8,9 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod aicore;
+mod dump_compare;
 mod dump_config;
+mod dump_convert;
 mod dump_scan;
 mod plog;
 mod repro;
@@ -36,6 +38,10 @@ pub struct Cli {
 pub enum Command {
     /// Scan a CANN / torchair / npugraph_ex dump tree for NaN, Inf and low-precision overflow.
     DumpScan(dump_scan::Args),
+    /// Compare two dump runs tensor by tensor: first divergence and the operator that started it.
+    DumpCompare(dump_compare::Args),
+    /// Write every tensor of a dump tree as an ND .npy file.
+    DumpConvert(dump_convert::Args),
     /// Write dump_config.json presets and check configs with CANN's rules and messages.
     DumpConfig(dump_config::Args),
     Plog(plog::Args),
@@ -46,11 +52,36 @@ pub enum Command {
     Triage(triage::Args),
 }
 
+/// A clap value parser for an engine enum that lists its values (`ALL`) and their names, so
+/// engine types need no clap derive: the CLI maps names to values at the edge.
+fn named<T: Copy + Send + Sync + 'static>(
+    all: &'static [T],
+    name: fn(T) -> &'static str,
+    about: Option<fn(T) -> &'static str>,
+) -> impl clap::builder::TypedValueParser<Value = T> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser as _};
+    let values = all.iter().map(move |&v| {
+        let p = PossibleValue::new(name(v));
+        match about {
+            Some(about) => p.help(about(v)),
+            None => p,
+        }
+    });
+    PossibleValuesParser::new(values).try_map(move |s: String| {
+        all.iter()
+            .copied()
+            .find(|&v| name(v) == s)
+            .ok_or_else(|| format!("unknown value {s}"))
+    })
+}
+
 /// Runs the chosen subcommand and maps its outcome to the process exit code.
 /// Errors that stop the whole run are printed once, here, and give exit code 2.
 pub fn run(cli: Cli) -> ExitCode {
     let outcome = match cli.command {
         Command::DumpScan(args) => dump_scan::run(args),
+        Command::DumpCompare(args) => dump_compare::run(args),
+        Command::DumpConvert(args) => dump_convert::run(args),
         Command::DumpConfig(args) => dump_config::run(args),
         Command::Plog(args) => plog::run(args),
         Command::Aicore(args) => aicore::run(args),

@@ -206,10 +206,14 @@ fn run_run(args: RunArgs) -> anyhow::Result<ExitCode> {
         Format::Text => print!("{}", report::triage::analysis_text(&analysis)),
         Format::Json => println!(
             "{}",
-            serde_json::to_string_pretty(&serde_json::json!({
-                "run": summary,
-                "analysis": analysis,
-            }))?
+            serde_json::to_string_pretty(&report::document(
+                "triage-run",
+                1,
+                &serde_json::json!({
+                    "run": summary,
+                    "analysis": analysis,
+                })
+            )?)?
         ),
     }
     let code = if summary.interrupted {
@@ -226,7 +230,10 @@ fn run_analyze(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     let analysis = analyze::analyze(&args.dir)?;
     match args.format {
         Format::Text => print!("{}", report::triage::handoff_markdown(&analysis, None)),
-        Format::Json => println!("{}", serde_json::to_string_pretty(&analysis)?),
+        Format::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&report::document("triage-analyze", 1, &analysis)?)?
+        ),
     }
     Ok(if analysis.complete {
         ExitCode::SUCCESS
@@ -251,7 +258,7 @@ fn run_classify(args: ClassifyArgs) -> anyhow::Result<ExitCode> {
         Format::Text => print!("{}", report::triage::classifications_text(&items)),
         Format::Json => println!(
             "{}",
-            serde_json::to_string_pretty(&report::triage::classify_json(&items, &errors))?
+            serde_json::to_string_pretty(&report::triage::classify_json(&items, &errors)?)?
         ),
     }
     let code = if !errors.is_empty() {

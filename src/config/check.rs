@@ -82,7 +82,6 @@ pub struct CheckOptions {
 /// Validates a config file's bytes. `file` is the name used in CANN's messages.
 pub fn check(bytes: &[u8], file: &str, options: &CheckOptions) -> CheckReport {
     let mut report = CheckReport {
-        schema: "npgx.dump-config.check/1",
         file: file.to_string(),
         valid: true,
         errors: 0,

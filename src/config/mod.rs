@@ -94,8 +94,6 @@ pub struct GraphSummary {
 /// Everything `dump-config check` found.
 #[derive(Debug, Clone, Serialize)]
 pub struct CheckReport {
-    /// Schema id of the JSON document (`docs/dump-config.md`).
-    pub schema: &'static str,
     /// The config file as given.
     pub file: String,
     /// No errors (warnings allowed).
@@ -135,4 +133,118 @@ impl CheckReport {
         }
         self
     }
+}
+
+/// Version of the `dump-config` JSON documents (`docs/dump-config.md`, envelope `docs/json.md`).
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// Checks the config file at `path` and, with `graphs`, every layer and watcher name against
+/// those GE graph dumps. Fails only when a file cannot be read (or a graph cannot be parsed);
+/// every problem with the config itself is a [`Problem`] of the report.
+pub fn check_file(
+    path: &std::path::Path,
+    graphs: &[std::path::PathBuf],
+    options: &check::CheckOptions,
+) -> anyhow::Result<CheckReport> {
+    use anyhow::Context as _;
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut report = check::check(&bytes, &path.display().to_string(), options);
+    if graphs.is_empty() {
+        return Ok(report);
+    }
+    let mut models = Vec::with_capacity(graphs.len());
+    for g in graphs {
+        let text = std::fs::read(g).with_context(|| format!("cannot read {}", g.display()))?;
+        let model = npgx_parsers::ge_graph::parse(&text)
+            .with_context(|| format!("{} is not a readable GE graph dump", g.display()))?;
+        report.graphs.push(GraphSummary {
+            file: g.display().to_string(),
+            graphs: model.graphs.len(),
+            ops: model.ops().count(),
+        });
+        models.push(model);
+    }
+    report.problems.extend(graph::check_names(&bytes, &models));
+    check::locate_problems(&mut report.problems, &bytes);
+    Ok(report.finish())
+}
+
+/// A config written from a preset, already checked with CANN's rules.
+#[derive(Debug, Clone, Serialize)]
+pub struct NewConfig {
+    pub preset: &'static str,
+    /// Where it was written (`None`: not written, the caller prints it).
+    pub written: Option<String>,
+    /// The `dump_config.json` text.
+    #[serde(skip)]
+    pub text: String,
+    /// The same, as JSON.
+    pub config: serde_json::Value,
+}
+
+/// Writes a config from `preset` — never one that `check` rejects — to `output` when given
+/// (refusing to replace an existing file unless `force`), else returns it for printing.
+pub fn new_config(
+    preset: preset::Preset,
+    options: &preset::PresetOptions,
+    output: Option<&std::path::Path>,
+    force: bool,
+) -> anyhow::Result<NewConfig> {
+    let text = preset::render(preset, options)?;
+    let verdict = check::check(
+        text.as_bytes(),
+        "<generated>",
+        &check::CheckOptions { filesystem: false },
+    );
+    if !verdict.valid {
+        let reasons: Vec<String> = verdict
+            .problems
+            .iter()
+            .map(|p| format!("{} {}: {}", p.code, p.path, p.message))
+            .collect();
+        anyhow::bail!(
+            "these options give a config CANN rejects:\n  {}",
+            reasons.join("\n  ")
+        );
+    }
+    let config = serde_json::from_str(&text)?;
+    let written = match output {
+        Some(path) => {
+            write_new_file(path, &text, force)?;
+            Some(
+                std::path::absolute(path)
+                    .unwrap_or_else(|_| path.to_path_buf())
+                    .display()
+                    .to_string(),
+            )
+        }
+        None => None,
+    };
+    Ok(NewConfig {
+        preset: preset.name(),
+        written,
+        text,
+        config,
+    })
+}
+
+fn write_new_file(path: &std::path::Path, text: &str, force: bool) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    use std::io::Write as _;
+    let mut open = std::fs::OpenOptions::new();
+    open.write(true);
+    if force {
+        open.create(true).truncate(true);
+    } else {
+        open.create_new(true);
+    }
+    let mut f = open.open(path).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::AlreadyExists {
+            anyhow::anyhow!("{} exists; pass --force to overwrite it", path.display())
+        } else {
+            anyhow::anyhow!("cannot create {}: {e}", path.display())
+        }
+    })?;
+    f.write_all(text.as_bytes())
+        .with_context(|| format!("cannot write {}", path.display()))
 }

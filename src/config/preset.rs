@@ -8,27 +8,17 @@ use serde::Serialize;
 
 use super::check::DUMP_STATS;
 
-/// The scenarios `new` can write.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-#[value(rename_all = "snake_case")]
+/// The scenarios `new` can write ([`Preset::about`] says what each dumps).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Preset {
-    /// Graph (model) dump: dump_list with model_name and optional layer list.
     Model,
-    /// Single-op / aclnn dump: dump_op_switch on, empty dump_list.
     Op,
-    /// Overflow detection: dump_debug on (dumps the overflowing ops plus Opdebug files).
     Overflow,
-    /// Memory-overwrite watcher: after each op in `layer`, check the outputs of `watcher_nodes`.
     Watcher,
-    /// Statistics instead of tensors: dump_data stats with a dump_stats list.
     Stats,
-    /// Exception scene: args of the failing kernel (same as aic_err_brief_dump).
     LiteException,
-    /// Exception scene: args of the failing kernel.
     AicErrBriefDump,
-    /// Exception scene: inputs and outputs of the failing operator.
     AicErrNormDump,
-    /// Exception scene: AI Core error detail plus coredump.
     AicErrDetailDump,
 }
 
@@ -56,6 +46,25 @@ impl Preset {
             Preset::AicErrBriefDump => "aic_err_brief_dump",
             Preset::AicErrNormDump => "aic_err_norm_dump",
             Preset::AicErrDetailDump => "aic_err_detail_dump",
+        }
+    }
+
+    /// One line on what the preset dumps (the `--help` text of its value).
+    pub fn about(self) -> &'static str {
+        match self {
+            Preset::Model => "Graph (model) dump: dump_list with model_name and optional layer list",
+            Preset::Op => "Single-op / aclnn dump: dump_op_switch on, empty dump_list",
+            Preset::Overflow => {
+                "Overflow detection: dump_debug on (the overflowing ops plus Opdebug files)"
+            }
+            Preset::Watcher => {
+                "Memory-overwrite watcher: after each op in layer, check the outputs of watcher_nodes"
+            }
+            Preset::Stats => "Statistics instead of tensors: dump_data stats with a dump_stats list",
+            Preset::LiteException => "Exception scene: args of the failing kernel",
+            Preset::AicErrBriefDump => "Exception scene: args of the failing kernel",
+            Preset::AicErrNormDump => "Exception scene: inputs and outputs of the failing operator",
+            Preset::AicErrDetailDump => "Exception scene: AI Core error detail plus coredump",
         }
     }
 
@@ -99,19 +108,45 @@ impl Preset {
 }
 
 /// `dump_mode` values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DumpMode {
     Input,
     Output,
     All,
 }
 
+impl DumpMode {
+    pub const ALL: [DumpMode; 3] = [DumpMode::Input, DumpMode::Output, DumpMode::All];
+
+    /// The value as CANN spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            DumpMode::Input => "input",
+            DumpMode::Output => "output",
+            DumpMode::All => "all",
+        }
+    }
+}
+
 /// `dump_level` values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DumpLevel {
     Op,
     Kernel,
     All,
+}
+
+impl DumpLevel {
+    pub const ALL: [DumpLevel; 3] = [DumpLevel::Op, DumpLevel::Kernel, DumpLevel::All];
+
+    /// The value as CANN spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            DumpLevel::Op => "op",
+            DumpLevel::Kernel => "kernel",
+            DumpLevel::All => "all",
+        }
+    }
 }
 
 /// The options of `new`; unset options keep CANN's defaults.
@@ -245,16 +280,8 @@ pub fn render(preset: Preset, o: &PresetOptions) -> Result<String, PresetError> 
     if let Some(bad) = o.stats.iter().find(|s| !DUMP_STATS.contains(&s.as_str())) {
         return Err(PresetError::UnknownStat(bad.clone()));
     }
-    let mode = o.dump_mode.map(|m| match m {
-        DumpMode::Input => "input",
-        DumpMode::Output => "output",
-        DumpMode::All => "all",
-    });
-    let level = o.dump_level.map(|l| match l {
-        DumpLevel::Op => "op",
-        DumpLevel::Kernel => "kernel",
-        DumpLevel::All => "all",
-    });
+    let mode = o.dump_mode.map(DumpMode::name);
+    let level = o.dump_level.map(DumpLevel::name);
     let path = Some(
         o.dump_path
             .clone()

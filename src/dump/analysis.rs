@@ -10,14 +10,14 @@ use std::collections::BTreeMap;
 use npgx_parsers::dump::header::Io;
 use npgx_parsers::dump::path::{Layout, Location};
 
-use super::records::{Anomaly, Group, OpdebugRecord, TensorRecord};
+use super::records::{Anomaly, Group, OpRef, OpdebugRecord, TensorRecord};
 
 /// A group: where in the tree, and which layout matched.
 pub type GroupKey = (Location, Layout);
 
 /// Sort key of an operator execution within its group.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-struct OpKey {
+pub struct OpKey {
     timestamp: Option<u64>,
     counter: Option<u64>,
     task_id: Option<u64>,
@@ -28,18 +28,20 @@ struct OpKey {
 }
 
 fn op_key(t: &TensorRecord) -> OpKey {
-    let tied = t.op.task_id.is_some() || t.op.timestamp.is_some();
+    exec_key(&t.op)
+}
+
+/// Where an operator execution sits in its group's execution order; files with equal keys are
+/// one execution (the `.npy` files converted from one dump).
+pub fn exec_key(op: &OpRef) -> OpKey {
+    let tied = op.task_id.is_some() || op.timestamp.is_some();
     OpKey {
-        timestamp: t.op.timestamp,
-        counter: t.op.counter,
-        task_id: t.op.task_id,
-        stream_id: t.op.stream_id,
-        op_name: t.op.op_name.clone(),
-        path: if tied {
-            String::new()
-        } else {
-            t.op.path.clone()
-        },
+        timestamp: op.timestamp,
+        counter: op.counter,
+        task_id: op.task_id,
+        stream_id: op.stream_id,
+        op_name: op.op_name.clone(),
+        path: if tied { String::new() } else { op.path.clone() },
     }
 }
 
@@ -217,7 +219,7 @@ pub fn pair_opdebug(opdebug: &mut [OpdebugRecord], dumps: &[DumpIndexEntry]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dump::records::{OpRef, Source};
+    use crate::dump::records::Source;
 
     fn t(op: &str, ts: u64, io: Io, index: usize, nan: u64) -> TensorRecord {
         TensorRecord {

@@ -11,6 +11,7 @@ mod pt;
 pub mod read;
 pub mod records;
 pub mod stats;
+pub mod values;
 pub mod walk;
 
 use std::path::Path;

@@ -11,7 +11,7 @@ use std::io::Read;
 use std::os::unix::fs::FileExt;
 
 use npgx_parsers::dump::dtype::{DType, Element};
-use npgx_parsers::dump::header::{self, DumpHeader, Io, Probe, TensorDesc};
+use npgx_parsers::dump::header::{DumpHeader, Io, TensorDesc};
 use npgx_parsers::dump::layout::PaddedView;
 use npgx_parsers::dump::name::{FileName, OpDumpName};
 use npgx_parsers::dump::{opdebug, stats_csv};
@@ -22,8 +22,6 @@ use super::walk::Candidate;
 
 /// Streaming buffer per worker thread.
 const BUF_LEN: usize = 4 << 20;
-/// Whole-file v1 protobufs larger than this are refused.
-const MAX_V1_LEN: u64 = 256 << 20;
 /// Stats CSVs larger than this are refused (real ones hold a few rows).
 const MAX_CSV_LEN: u64 = 64 << 20;
 /// Bytes read to parse an `.npy` header.
@@ -111,13 +109,7 @@ pub fn op_ref(c: &Candidate, name: Option<&OpDumpName>, header: Option<&DumpHead
     }
 }
 
-fn read_exact(file: &File, offset: u64, len: u64) -> Result<Vec<u8>, String> {
-    let n = usize::try_from(len).map_err(|_| format!("{len} bytes do not fit in memory"))?;
-    let mut v = vec![0u8; n];
-    file.read_exact_at(&mut v, offset)
-        .map_err(|e| format!("read of {len} bytes at offset {offset} failed: {e}"))?;
-    Ok(v)
-}
+use super::values::read_exact;
 
 /// Streams `len` bytes at `offset` in element-aligned chunks; `f` gets the byte position of the
 /// chunk within the block and the chunk.
@@ -218,8 +210,7 @@ fn is_checked(t: &TensorDesc) -> bool {
     matches!(t.io, Io::Input | Io::Output) && t.input_type != Some(7) && t.dtype != DType::Undefined
 }
 
-/// Tensor bytes held inline by a v1 file, in header order.
-type InlineData = Vec<Vec<u8>>;
+use super::values::InlineData;
 
 enum Data<'a> {
     File(&'a File),
@@ -231,40 +222,11 @@ fn decode_header(
     file: &File,
     len: u64,
 ) -> Result<(DumpHeader, Option<InlineData>), ScanError> {
-    let err = |message: String, offset: Option<u64>| ScanError {
+    super::values::decode_header(file, len).map_err(|e| ScanError {
         path: c.rel.clone(),
-        message,
-        offset,
-    };
-    let mut prefix = [0u8; header::PROBE_LEN];
-    let n = (header::PROBE_LEN as u64).min(len) as usize;
-    file.read_exact_at(&mut prefix[..n], 0)
-        .map_err(|e| err(format!("cannot read: {e}"), Some(0)))?;
-    let probe = header::probe(&prefix[..n], len).map_err(|e| err(e.to_string(), Some(0)))?;
-    match probe {
-        Probe::V2 { header_len } => {
-            let bytes = read_exact(file, 8, header_len).map_err(|e| err(e, Some(8)))?;
-            let h = header::decode_v2(&bytes).map_err(|e| err(e.to_string(), Some(8)))?;
-            Ok((h, None))
-        }
-        Probe::Tlv { head_len } => {
-            let bytes = read_exact(file, 8, head_len).map_err(|e| err(e, Some(8)))?;
-            let h = header::decode_tlv(&bytes).map_err(|e| err(e.to_string(), Some(8)))?;
-            Ok((h, None))
-        }
-        Probe::V1Candidate { claimed_header_len } => {
-            if len > MAX_V1_LEN {
-                return Err(err(
-                    format!("header length {claimed_header_len} at offset 0 is larger than the file ({len} bytes)"),
-                    Some(0),
-                ));
-            }
-            let bytes = read_exact(file, 0, len).map_err(|e| err(e, Some(0)))?;
-            let v1 = header::decode_v1(&bytes, claimed_header_len)
-                .map_err(|e| err(e.to_string(), Some(0)))?;
-            Ok((v1.header, Some(v1.data)))
-        }
-    }
+        message: e.message,
+        offset: e.offset,
+    })
 }
 
 fn read_dump(c: &Candidate, file: &File, len: u64, name: Option<&OpDumpName>) -> FileOutcome {
@@ -475,30 +437,6 @@ fn stats_record(op: &OpRef, r: stats_csv::StatsRow) -> TensorRecord {
     }
 }
 
-fn npy_element(t: &npyz::TypeStr) -> Option<Element> {
-    use npyz::TypeChar as T;
-    if t.endianness() == npyz::Endianness::Big && t.size_field() > 1 {
-        return None;
-    }
-    Some(match (t.type_char(), t.size_field()) {
-        (T::Float, 2) => Element::F16,
-        (T::Float, 4) => Element::F32,
-        (T::Float, 8) => Element::F64,
-        (T::Int, 1) => Element::I8,
-        (T::Int, 2) => Element::I16,
-        (T::Int, 4) => Element::I32,
-        (T::Int, 8) => Element::I64,
-        (T::Uint, 1) => Element::U8,
-        (T::Uint, 2) => Element::U16,
-        (T::Uint, 4) => Element::U32,
-        (T::Uint, 8) => Element::U64,
-        (T::Bool, 1) => Element::Bool,
-        (T::Complex, 8) => Element::C64,
-        (T::Complex, 16) => Element::C128,
-        _ => return None,
-    })
-}
-
 /// A tensor stored as raw little-endian elements at a known place in a file (`.npy`, `.pt`).
 pub struct RawTensor {
     pub io: Io,
@@ -543,7 +481,7 @@ fn read_npy(c: &Candidate, file: &File, len: u64) -> FileOutcome {
     let npyz::DType::Plain(ts) = header.dtype() else {
         return FileOutcome::error(c, "structured .npy arrays are not checked", Some(0));
     };
-    let Some(el) = npy_element(&ts) else {
+    let Some(el) = super::values::npy_element(&ts) else {
         return FileOutcome::error(
             c,
             format!("npy dtype '{ts}' is not checked (bf16/fp8 saved as raw void or big-endian data cannot be told apart)"),

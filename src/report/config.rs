@@ -3,12 +3,12 @@
 
 use std::fmt::Write as _;
 
-use crate::config::{CheckReport, DumpType, Severity};
+use crate::config::{preset, CheckReport, DumpType, NewConfig, Severity};
 
-/// The JSON document (schema `npgx.dump-config.check/1`). Each problem also carries
-/// `log_line`, the line CANN writes to its log.
+/// The JSON document of `check` (`npgx.dump-config`, docs/dump-config.md). Each problem also
+/// carries `log_line`, the line CANN writes to its log.
 pub fn json(report: &CheckReport) -> anyhow::Result<String> {
-    let mut v = serde_json::to_value(report)?;
+    let mut v = super::document("dump-config", crate::config::SCHEMA_VERSION, report)?;
     if let Some(problems) = v.get_mut("problems").and_then(|p| p.as_array_mut()) {
         for (value, problem) in problems.iter_mut().zip(&report.problems) {
             if let Some(obj) = value.as_object_mut() {
@@ -17,6 +17,40 @@ pub fn json(report: &CheckReport) -> anyhow::Result<String> {
         }
     }
     Ok(serde_json::to_string_pretty(&v)?)
+}
+
+/// The JSON document of `new --format json` (`npgx.dump-config`).
+pub fn new_json(made: &NewConfig) -> anyhow::Result<String> {
+    let v = super::document("dump-config", crate::config::SCHEMA_VERSION, made)?;
+    Ok(serde_json::to_string_pretty(&v)?)
+}
+
+/// What `new` prints by default: the config on stdout (unless it was written to a file) and
+/// a note on stderr; with `torchair`, the Python lines that point a CompilerConfig at it (on
+/// stdout with a file, else on stderr so stdout stays pure JSON). Returns (stdout, stderr).
+pub fn new_text(made: &NewConfig, torchair: bool) -> (String, String) {
+    match &made.written {
+        Some(path) => {
+            let note = format!("wrote {path} ({} preset)\n", made.preset);
+            let out = if torchair {
+                preset::torchair_lines(path)
+            } else {
+                String::new()
+            };
+            (out, note)
+        }
+        None => {
+            let err = if torchair {
+                format!(
+                    "# save the JSON above, then:\n{}",
+                    preset::torchair_lines("dump_config.json")
+                )
+            } else {
+                String::new()
+            };
+            (made.text.clone(), err)
+        }
+    }
 }
 
 /// The human summary: verdict, then one block per problem (code, path, CANN's message, fix),

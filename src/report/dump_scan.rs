@@ -10,9 +10,10 @@ use polars::prelude::{Column, CsvWriter, DataFrame, ParquetWriter, PlSmallStr, S
 
 use crate::dump::{Anomaly, Group, ScanReport, TensorRecord};
 
-/// The JSON document (schema version 1). With `all`, a `tensors` array lists every tensor.
+/// The JSON document (`npgx.dump-scan`, docs/dump-scan.md). With `all`, a `tensors` array lists
+/// every tensor.
 pub fn json(report: &ScanReport, all: bool) -> anyhow::Result<String> {
-    let mut v = serde_json::to_value(report)?;
+    let mut v = super::document("dump-scan", report.schema_version, report)?;
     if all {
         if let Some(obj) = v.as_object_mut() {
             obj.insert("tensors".into(), serde_json::to_value(&report.tensors)?);

@@ -1,7 +1,62 @@
 //! Renderers: turn engine records into tables, JSON, CSV. No scanning or analysis here.
+//!
+//! Every command's JSON document has one envelope, described in `docs/json.md`:
+//! `{"schema": "npgx.<command>", "schema_version": N, …fields of that command…}`. Build it with
+//! [`document`]; never write `schema` or `schema_version` by hand in a renderer.
 pub mod aicore;
 pub mod config;
+pub mod dump_compare;
 pub mod dump_scan;
 pub mod plog;
 pub mod repro;
 pub mod triage;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+/// The JSON envelope of every command: `schema` = `npgx.<command>`, `schema_version` = `version`,
+/// then the fields of `body`. A body that is not a JSON object (a list of records, say) goes under
+/// the key `items`. A `schema` or `schema_version` field of the body is replaced.
+pub fn document<T: Serialize + ?Sized>(
+    command: &str,
+    version: u32,
+    body: &T,
+) -> serde_json::Result<Value> {
+    let mut out = Map::new();
+    out.insert("schema".into(), Value::String(format!("npgx.{command}")));
+    out.insert("schema_version".into(), Value::from(version));
+    match serde_json::to_value(body)? {
+        Value::Object(fields) => {
+            for (k, v) in fields {
+                if k != "schema" && k != "schema_version" {
+                    out.insert(k, v);
+                }
+            }
+        }
+        other => {
+            out.insert("items".into(), other);
+        }
+    }
+    Ok(Value::Object(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::document;
+    use serde_json::json;
+
+    #[test]
+    fn objects_keep_their_fields_and_lose_their_own_version() {
+        let v = document("x", 3, &json!({"schema_version": 1, "a": 1})).unwrap();
+        assert_eq!(v, json!({"schema": "npgx.x", "schema_version": 3, "a": 1}));
+    }
+
+    #[test]
+    fn lists_go_under_items() {
+        let v = document("y", 1, &json!([1, 2])).unwrap();
+        assert_eq!(
+            v,
+            json!({"schema": "npgx.y", "schema_version": 1, "items": [1, 2]})
+        );
+    }
+}

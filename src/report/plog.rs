@@ -2,8 +2,6 @@
 
 use std::io::{self, Write};
 
-use serde::Serialize;
-
 use crate::plog::summary::RecordOut;
 use crate::plog::{CausalRef, PlogSummary, RecordRef, Warning};
 
@@ -12,16 +10,15 @@ use crate::plog::{CausalRef, PlogSummary, RecordRef, Warning};
 pub enum Format {
     /// Human summary per process (or one line per record with --records).
     Table,
-    /// The JSON document of docs/plog.md (schema npgx.plog, version 2; an array with --records).
+    /// The JSON document of docs/plog.md (schema npgx.plog, version 2; the records under
+    /// `records` with --records).
     Json,
     /// One row per process (per record with --records).
     Csv,
 }
 
-/// Schema id written at the top of `npgx plog --format json`.
-pub const SUMMARY_SCHEMA: &str = "npgx.plog";
-/// Version of [`SUMMARY_SCHEMA`] (2: the envelope's `schema_version`, and `first_causal` from
-/// the shared causal engine with tier, shape and evidence).
+/// Version of the `npgx.plog` document (2: the envelope of `docs/json.md`, and `first_causal`
+/// from the shared causal engine with tier, shape and evidence).
 pub const SUMMARY_SCHEMA_VERSION: u32 = 2;
 
 /// Prints warnings to stderr as `npgx: warning: FILE[:LINE]: message`.
@@ -85,23 +82,9 @@ fn cite_causal(c: &CausalRef) -> String {
     format!("{head}\n      {}", short(&c.text, 200))
 }
 
-#[derive(Serialize)]
-struct Doc<'a> {
-    schema: &'static str,
-    schema_version: u32,
-    #[serde(flatten)]
-    summary: &'a PlogSummary,
-}
-
 pub fn summary_json(out: &mut impl Write, s: &PlogSummary) -> io::Result<()> {
-    serde_json::to_writer_pretty(
-        &mut *out,
-        &Doc {
-            schema: SUMMARY_SCHEMA,
-            schema_version: SUMMARY_SCHEMA_VERSION,
-            summary: s,
-        },
-    )?;
+    let doc = super::document("plog", SUMMARY_SCHEMA_VERSION, s)?;
+    serde_json::to_writer_pretty(&mut *out, &doc)?;
     writeln!(out)
 }
 
@@ -284,7 +267,11 @@ impl<'a, W: Write> RecordWriter<'a, W> {
 
     pub fn begin(&mut self) -> io::Result<()> {
         match self.format {
-            Format::Json => write!(self.out, "["),
+            // The envelope of docs/json.md, written by hand because the records stream.
+            Format::Json => write!(
+                self.out,
+                "{{\"schema\": \"npgx.plog\", \"schema_version\": {SUMMARY_SCHEMA_VERSION}, \"records\": ["
+            ),
             Format::Csv => writeln!(self.out, "file,line,time,level,module,pid,pname,src_file,src_line,tid,func,message,continuation_lines"),
             Format::Table => Ok(()),
         }
@@ -341,7 +328,7 @@ impl<'a, W: Write> RecordWriter<'a, W> {
 
     pub fn end(&mut self) -> io::Result<()> {
         match self.format {
-            Format::Json => writeln!(self.out, "{}]", if self.n > 0 { "\n" } else { "" }),
+            Format::Json => writeln!(self.out, "{}]}}", if self.n > 0 { "\n" } else { "" }),
             _ => Ok(()),
         }
     }

@@ -7,7 +7,11 @@ use crate::repro::Case;
 
 /// The case as pretty JSON (the same document as `case.json`).
 pub fn json(case: &Case) -> anyhow::Result<String> {
-    Ok(serde_json::to_string_pretty(case)?)
+    Ok(serde_json::to_string_pretty(&super::document(
+        "repro",
+        case.schema_version,
+        case,
+    )?)?)
 }
 
 /// A short human summary.

@@ -6,26 +6,29 @@ use crate::triage::analyze::TriageAnalysis;
 use crate::triage::classify::Classification;
 use crate::triage::scripts::{self, ScriptPlan};
 
-/// Schema id of `npgx triage classify --format json`.
-pub const CLASSIFY_SCHEMA: &str = "npgx.triage-classify";
-/// Version of [`CLASSIFY_SCHEMA`] (2: the envelope, shared causal engine fields, `environment`).
+/// Version of the `npgx.triage-classify` document (2: the envelope of `docs/json.md`, the shared
+/// causal engine's fields, the `environment` route).
 pub const CLASSIFY_SCHEMA_VERSION: u32 = 2;
 
-/// The JSON document of `triage classify`: the envelope, one item per file read, and the files
-/// that could not be read.
+/// The JSON document of `triage classify`: one item per file read, and the files that could not
+/// be read.
 pub fn classify_json(
     items: &[Classification],
     errors: &[(std::path::PathBuf, String)],
-) -> serde_json::Value {
-    serde_json::json!({
-        "schema": CLASSIFY_SCHEMA,
-        "schema_version": CLASSIFY_SCHEMA_VERSION,
-        "items": items,
-        "errors": errors
+) -> serde_json::Result<serde_json::Value> {
+    #[derive(serde::Serialize)]
+    struct Body<'a> {
+        items: &'a [Classification],
+        errors: Vec<serde_json::Value>,
+    }
+    let body = Body {
+        items,
+        errors: errors
             .iter()
             .map(|(f, m)| serde_json::json!({"file": f, "message": m}))
-            .collect::<Vec<_>>(),
-    })
+            .collect(),
+    };
+    super::document("triage-classify", CLASSIFY_SCHEMA_VERSION, &body)
 }
 
 /// Human summary of `triage classify` results.

@@ -1,26 +1,26 @@
 //! The failing operator's dump file: finding it in a dump tree and turning each input and
 //! output into a `.npy` in the logical (original) shape.
 //!
-//! Decoding reuses the parsers crate: [`header::probe`] and the v2 / v1 / TLV decoders give the
-//! tensor descriptors, [`DumpHeader::blocks`] the byte spans (already clipped to the file), and
-//! [`PaddedView::gather`] turns a padded device layout (NC1HWC0, FRACTAL_Z, FRACTAL_NZ, …) back
-//! into the logical tensor. Formats without a view keep the device layout, and the case says so.
+//! Decoding goes through the one dump-header reader of npgx, [`values::decode_header`];
+//! [`header::DumpHeader::blocks`] gives the byte spans (already clipped to the file), and
+//! [`PaddedView::gather`] — the code `dump-compare` and `dump-convert` use too — brings a
+//! padded device layout (NC1HWC0, FRACTAL_Z, FRACTAL_NZ, …) back to the logical tensor. Formats
+//! without a view keep the device layout, and the case says so. Converted `.npy` files are
+//! copied as they are, never read whole.
 
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use npgx_parsers::dump::dtype::DType;
-use npgx_parsers::dump::header::{self, DumpHeader, Io, Probe};
+use npgx_parsers::dump::header::{self, Io};
 use npgx_parsers::dump::layout::PaddedView;
 use npgx_parsers::dump::name::{self, FileName, OpDumpName};
 
 use super::case::{DumpFacts, DumpTensorFacts};
 use super::npy;
+use crate::dump::values;
 
-/// Whole-file v1 dumps larger than this are refused.
-const MAX_V1_LEN: u64 = 256 << 20;
 /// How deep a dump tree is searched.
 const MAX_DEPTH: usize = 16;
 
@@ -180,48 +180,18 @@ fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
     }
 }
 
-fn read_at(file: &File, offset: u64, len: u64) -> Result<Vec<u8>, String> {
-    let len = usize::try_from(len).map_err(|_| format!("{len} bytes do not fit in memory"))?;
-    let mut buf = vec![0u8; len];
-    file.read_exact_at(&mut buf, offset)
-        .map_err(|e| format!("cannot read {len} bytes at offset {offset}: {e}"))?;
-    Ok(buf)
-}
-
-/// Tensor bytes held inline by a v1 file, in header order.
-type InlineData = Vec<Vec<u8>>;
-
-/// Reads the header, and for v1 files the inline data blocks.
-fn decode_header(file: &File, len: u64) -> Result<(DumpHeader, Option<InlineData>), String> {
-    let n = (header::PROBE_LEN as u64).min(len);
-    let prefix = read_at(file, 0, n)?;
-    match header::probe(&prefix, len).map_err(|e| e.to_string())? {
-        Probe::V2 { header_len } => {
-            let bytes = read_at(file, 8, header_len)?;
-            Ok((header::decode_v2(&bytes).map_err(|e| e.to_string())?, None))
-        }
-        Probe::Tlv { head_len } => {
-            let bytes = read_at(file, 8, head_len)?;
-            Ok((header::decode_tlv(&bytes).map_err(|e| e.to_string())?, None))
-        }
-        Probe::V1Candidate { claimed_header_len } => {
-            if len > MAX_V1_LEN {
-                return Err(format!(
-                    "header length {claimed_header_len} at offset 0 is larger than the file ({len} bytes)"
-                ));
-            }
-            let bytes = read_at(file, 0, len)?;
-            let v1 = header::decode_v1(&bytes, claimed_header_len).map_err(|e| e.to_string())?;
-            Ok((v1.header, Some(v1.data)))
-        }
-    }
+/// The contents of a file to write into the case directory.
+pub enum OutData {
+    Bytes(Vec<u8>),
+    /// A file copied as it is (streamed, never read whole).
+    Copy(PathBuf),
 }
 
 /// A `.npy` (or raw tiling file) to write into the case directory.
 pub struct OutFile {
     /// Path relative to the case directory.
     pub rel: String,
-    pub bytes: Vec<u8>,
+    pub data: OutData,
     /// `input`, `dumped_output` or `tiling_data`.
     pub kind: &'static str,
 }
@@ -282,9 +252,14 @@ pub fn copy_npy(c: &Candidate, candidates: usize) -> Result<(DumpFacts, Vec<OutF
     let mut files = Vec::new();
     for (io, index, path) in &c.npy {
         let io_name = if *io == Io::Input { "input" } else { "output" };
-        let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let head = &bytes[..bytes.len().min(MAX_NPY_HEADER)];
-        let header = npyz::NpyHeader::from_reader(head)
+        let file = File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let mut head = Vec::new();
+        std::io::Read::read_to_end(
+            &mut std::io::Read::take(&file, MAX_NPY_HEADER as u64),
+            &mut head,
+        )
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+        let header = npyz::NpyHeader::from_reader(&head[..])
             .map_err(|e| format!("{}: not a .npy file ({e})", path.display()))?;
         let npyz::DType::Plain(ts) = header.dtype() else {
             return Err(format!(
@@ -324,7 +299,7 @@ pub fn copy_npy(c: &Candidate, candidates: usize) -> Result<(DumpFacts, Vec<OutF
         });
         files.push(OutFile {
             rel,
-            bytes,
+            data: OutData::Copy(path.clone()),
             kind: if *io == Io::Input {
                 "input"
             } else {
@@ -345,7 +320,8 @@ pub fn decode(
     let shown = path.display();
     let file = File::open(path).map_err(|e| format!("{shown}: {e}"))?;
     let len = file.metadata().map_err(|e| format!("{shown}: {e}"))?.len();
-    let (h, inline) = decode_header(&file, len).map_err(|e| format!("{shown}: {e}"))?;
+    let (h, inline) =
+        values::decode_header(&file, len).map_err(|e| format!("{shown}: {}", e.message))?;
     let blocks = h.blocks(len);
     let mut facts = DumpFacts {
         file: shown.to_string(),
@@ -376,7 +352,7 @@ pub fn decode(
                     "{io} {} declares {} bytes at offset {} but the file holds {}: truncated block",
                     t.index, span.size, span.offset, span.available
                 )),
-                None => read_at(&file, span.offset, span.size),
+                None => values::read_exact(&file, span.offset, span.size),
             }
         };
         if t.io == Io::Input && t.input_type == Some(7) {
@@ -386,7 +362,7 @@ pub fn decode(
                     facts.tiling_data = Some(rel.clone());
                     files.push(OutFile {
                         rel,
-                        bytes: b,
+                        data: OutData::Bytes(b),
                         kind: "tiling_data",
                     });
                 }
@@ -408,8 +384,16 @@ pub fn decode(
             layout: "none".to_string(),
             note: None,
         };
-        match tensor_npy(t, bytes) {
-            Ok(c) => {
+        let converted = tensor_npy(t, bytes).and_then(|c| {
+            let main = npy::encode(c.ty.descr, &c.shape, &c.data).map_err(|e| e.to_string())?;
+            let device = match &c.device {
+                Some(d) => Some(npy::encode(c.ty.descr, &t.shape, d).map_err(|e| e.to_string())?),
+                None => None,
+            };
+            Ok((c, main, device))
+        });
+        match converted {
+            Ok((c, main, device)) => {
                 let dir = if t.io == Io::Input {
                     "inputs"
                 } else {
@@ -428,15 +412,15 @@ pub fn decode(
                 tf.note = c.note;
                 files.push(OutFile {
                     rel,
-                    bytes: npy::encode(c.ty.descr, &c.shape, &c.data),
+                    data: OutData::Bytes(main),
                     kind,
                 });
-                if let Some(device) = c.device {
+                if let Some(device) = device {
                     let rel = format!("{dir}/{io}_{}.device.npy", t.index);
                     tf.device_npy = Some(rel.clone());
                     files.push(OutFile {
                         rel,
-                        bytes: npy::encode(c.ty.descr, &t.shape, &device),
+                        data: OutData::Bytes(device),
                         kind,
                     });
                 }

@@ -437,7 +437,18 @@ fn write_case(
     std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
     let mut files = Vec::new();
     for f in data {
-        write(&out, &f.rel, &f.bytes)?;
+        match &f.data {
+            dumpdata::OutData::Bytes(b) => write(&out, &f.rel, b)?,
+            dumpdata::OutData::Copy(src) => {
+                let p = out.join(&f.rel);
+                if let Some(parent) = p.parent() {
+                    std::fs::create_dir_all(parent)
+                        .with_context(|| format!("cannot create {}", parent.display()))?;
+                }
+                std::fs::copy(src, &p)
+                    .with_context(|| format!("cannot copy {} to {}", src.display(), p.display()))?;
+            }
+        }
         files.push(GeneratedFile {
             path: f.rel.clone(),
             kind: f.kind.to_string(),
@@ -506,7 +517,8 @@ fn write_case(
     });
     case.files = files;
     write(&out, "README.md", readme::render(case).as_bytes())?;
-    let json = serde_json::to_string_pretty(case)?;
+    // case.json is the document `npgx repro --format json` prints, envelope included.
+    let json = crate::report::repro::json(case)?;
     write(&out, "case.json", format!("{json}\n").as_bytes())?;
     Ok(())
 }

@@ -1,6 +1,7 @@
-//! Writing tensors as NumPy `.npy` files (format version 1.0).
+//! Writing tensors as NumPy `.npy` files. The header is written by npyz; the element bytes
+//! follow as they come from a dump block (little-endian, as the device wrote them), so large
+//! tensors can be streamed.
 //!
-//! The element bytes come straight from a dump block (little-endian, as the device wrote them).
 //! Types NumPy has no dtype for are widened: bf16 and the fp8 types become float32 (exact, every
 //! value is representable), int4 becomes int8. The caller records the widening in `case.json`.
 
@@ -75,50 +76,45 @@ pub fn convert(el: Element, data: &[u8], count: usize) -> Vec<u8> {
     }
 }
 
-/// A complete `.npy` file: magic, version 1.0, padded header dict, data.
-pub fn encode(descr: &str, shape: &[u64], data: &[u8]) -> Vec<u8> {
-    let dims: Vec<String> = shape.iter().map(u64::to_string).collect();
-    let shape_text = match dims.len() {
-        1 => format!("({},)", dims[0]),
-        _ => format!("({})", dims.join(", ")),
-    };
-    let mut header =
-        format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape_text}, }}");
-    // magic (6) + version (2) + header length (2) + header, padded with spaces to a multiple
-    // of 64 and ended by a newline.
-    let unpadded = 10 + header.len() + 1;
-    header.push_str(&" ".repeat(unpadded.next_multiple_of(64) - unpadded));
-    header.push('\n');
-    let mut out = Vec::with_capacity(10 + header.len() + data.len());
-    out.extend_from_slice(b"\x93NUMPY\x01\x00");
-    out.extend_from_slice(&(header.len() as u16).to_le_bytes());
-    out.extend_from_slice(header.as_bytes());
+/// Writes a `.npy` header for C-order data of NumPy type `descr` and `shape`; the data bytes
+/// follow, written by the caller.
+pub fn write_header<W: std::io::Write>(w: W, descr: &str, shape: &[u64]) -> std::io::Result<W> {
+    use npyz::WriterBuilder;
+    let ts: npyz::TypeStr = descr
+        .parse()
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, format!("{e}")))?;
+    npyz::WriteOptions::new_header_only()
+        .dtype(npyz::DType::new_scalar(ts))
+        .shape(shape)
+        .writer(w)
+        .write_header_only()
+}
+
+/// A complete `.npy` file in memory: header and data.
+pub fn encode(descr: &str, shape: &[u64], data: &[u8]) -> std::io::Result<Vec<u8>> {
+    let mut out = write_header(Vec::with_capacity(128 + data.len()), descr, shape)?;
     out.extend_from_slice(data);
-    out
+    Ok(out)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// npyz reads back what is written, with the shape and type given.
     #[test]
-    fn header_is_aligned() {
-        let f = encode("<f4", &[2, 3], &[0; 24]);
-        assert_eq!(&f[..8], b"\x93NUMPY\x01\x00");
-        let hl = u16::from_le_bytes([f[8], f[9]]) as usize;
-        assert_eq!((10 + hl) % 64, 0);
-        assert_eq!(f.len(), 10 + hl + 24);
-        let h = std::str::from_utf8(&f[10..10 + hl]).unwrap();
-        assert!(h.starts_with("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }"));
-        assert!(h.ends_with('\n'));
-    }
-
-    #[test]
-    fn scalar_and_one_d_shapes() {
-        let s = encode("<f2", &[], &[0, 0]);
-        assert!(String::from_utf8_lossy(&s).contains("'shape': ()"));
-        let s = encode("<f2", &[7], &[0; 14]);
-        assert!(String::from_utf8_lossy(&s).contains("'shape': (7,)"));
+    fn round_trips_through_npyz() {
+        for shape in [vec![2u64, 3], vec![], vec![7]] {
+            let n: u64 = shape.iter().product();
+            let data: Vec<u8> = (0..n).flat_map(|i| (i as f32).to_le_bytes()).collect();
+            let f = encode("<f4", &shape, &data).unwrap();
+            let npy = npyz::NpyFile::new(&f[..]).unwrap();
+            assert_eq!(npy.shape(), &shape[..]);
+            let back: Vec<f32> = npy.into_vec().unwrap();
+            assert_eq!(back, (0..n).map(|i| i as f32).collect::<Vec<_>>());
+        }
+        let f = encode("<f2", &[1], &[0, 0x3C]).unwrap();
+        assert!(String::from_utf8_lossy(&f).contains("'<f2'"));
     }
 
     #[test]

@@ -9,8 +9,10 @@ use crate::common::{npgx, npgx_json, sample};
 fn errors(rel: &str) -> Vec<Value> {
     let p = sample(rel);
     let out = npgx(["aicore", p.to_str().unwrap(), "--format", "json"]);
-    let v: Value = serde_json::from_slice(&out.stdout).expect("JSON array");
-    let list = v.as_array().expect("array").clone();
+    let v: Value = serde_json::from_slice(&out.stdout).expect("JSON document");
+    assert_eq!(v["schema"], "npgx.aicore");
+    assert_eq!(v["schema_version"], 1);
+    let list = v["errors"].as_array().expect("errors").clone();
     assert_eq!(
         out.status.code(),
         Some(if list.is_empty() { 0 } else { 1 }),
@@ -440,7 +442,7 @@ fn cann_collections_five_failures() {
         ],
         1,
     );
-    let all = all.as_array().unwrap();
+    let all = all["errors"].as_array().unwrap();
     let find = |kernel: &str, file_part: &str| -> &Value {
         all.iter()
             .find(|e| {
@@ -562,7 +564,7 @@ fn decorated_pastes_read_like_the_plain_file() {
     let path = p.to_str().unwrap();
 
     let v = npgx_json(["aicore", path, "--format", "json"], 1);
-    let list = v.as_array().unwrap();
+    let list = v["errors"].as_array().unwrap();
     assert_eq!(list.len(), 1, "{v:#}");
     let e = &list[0];
     assert_eq!(f(e, "task_id"), (json!(1), 14));

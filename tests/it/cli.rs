@@ -2,12 +2,52 @@
 
 use crate::common::npgx;
 
+/// Every command and subcommand, as a user types it.
+const COMMANDS: &[&[&str]] = &[
+    &["dump-scan"],
+    &["dump-config", "new"],
+    &["dump-config", "check"],
+    &["plog"],
+    &["aicore"],
+    &["repro"],
+    &["triage", "run"],
+    &["triage", "analyze"],
+    &["triage", "classify"],
+];
+
 #[test]
-fn help_lists_the_commands() {
+fn help_lists_every_command() {
     let out = npgx(["--help"]);
     assert_eq!(out.status.code(), Some(0));
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("dump-scan"), "{text}");
+    let listed: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter(|l| !l.starts_with("   "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| *c != "help")
+        .collect();
+    let mut want: Vec<&str> = COMMANDS.iter().map(|c| c[0]).collect();
+    want.dedup();
+    assert_eq!(listed, want, "{text}");
+}
+
+#[test]
+fn every_command_has_help_with_a_json_format() {
+    for cmd in COMMANDS {
+        let mut args = cmd.to_vec();
+        args.push("--help");
+        let out = npgx(&args);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(0), "{cmd:?}: {text}");
+        assert!(text.contains("Usage: npgx"), "{cmd:?}: {text}");
+        assert!(
+            text.contains("--format") && text.contains("json"),
+            "{cmd:?} has no --format json:\n{text}"
+        );
+    }
 }
 
 #[test]

@@ -302,3 +302,30 @@ pub fn sparse_file(path: &Path, len: u64, tail: &[u8]) {
     f.seek(SeekFrom::End(0)).expect("seek");
     f.write_all(tail).expect("write tail");
 }
+
+/// Runs npgx as a user without root's override of file permissions, so that tests of unreadable
+/// and unwritable files test what they say whoever runs them. As root this needs the account named
+/// by `NPGX_TEST_USER` (scripts/test.sh creates one); the tests that use it are `#[ignore]`d with
+/// that reason and run by scripts/test.sh with `--include-ignored`.
+pub fn npgx_unprivileged<I, S>(args: I) -> Output
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<std::ffi::OsStr>,
+{
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        return npgx(args);
+    }
+    let user = std::env::var("NPGX_TEST_USER").expect(
+        "running as root: set NPGX_TEST_USER to an unprivileged account (scripts/test.sh does)",
+    );
+    Command::new("setpriv")
+        .arg(format!("--reuid={user}"))
+        .arg(format!("--regid={user}"))
+        .arg("--clear-groups")
+        .arg("--")
+        .arg(env!("CARGO_BIN_EXE_npgx"))
+        .args(args)
+        .output()
+        .expect("setpriv runs npgx")
+}

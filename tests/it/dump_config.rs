@@ -574,6 +574,43 @@ fn dump_path_permissions_follow_access() {
     std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).expect("chmod back");
 }
 
+/// The unwritable branch, whoever runs the suite: npgx runs as an unprivileged user, for whom
+/// `access(R_OK|W_OK)` fails on a 0500 directory owned by someone else.
+#[test]
+#[ignore = "needs an unprivileged account when run as root; scripts/test.sh runs it"]
+fn dump_path_without_write_permission_is_ep0003() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("path-perm-unprivileged");
+    let locked = dir.join("locked");
+    std::fs::create_dir(&locked).expect("mkdir");
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o500)).expect("chmod");
+    let file = dir.join("cfg.json");
+    let p = locked.display().to_string();
+    std::fs::write(&file, json!({"dump": {"dump_path": p}}).to_string()).expect("write config");
+    let shown = file.display().to_string();
+    let out =
+        crate::common::npgx_unprivileged(["dump-config", "check", &shown, "--format", "json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let want = vec![(
+        "EP0003".to_string(),
+        "dump_path".to_string(),
+        ep3(
+            &p,
+            "dump_path",
+            "The value is a path without read and write permissions",
+        )
+        .replace("{file}", &shown),
+    )];
+    assert_eq!(problems(&report), want, "{report:#}");
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o700)).expect("chmod back");
+}
+
 #[test]
 fn no_fs_check_skips_the_filesystem_and_says_so() {
     let (r, _) = run_check(

@@ -21,7 +21,10 @@ fn records(rel: &str, extra: &[&str]) -> Vec<Value> {
     let p = sample(rel);
     let mut args = vec!["plog", p.to_str().unwrap(), "--records", "--format", "json"];
     args.extend_from_slice(extra);
-    npgx_json(args, 0).as_array().expect("array").clone()
+    let v = npgx_json(args, 0);
+    assert_eq!(v["schema"], "npgx.plog");
+    assert_eq!(v["schema_version"], 2);
+    v["records"].as_array().expect("records").clone()
 }
 
 /// Asserts the first causal error: its line and a substring of its text.

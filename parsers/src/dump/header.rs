@@ -123,6 +123,8 @@ pub struct TensorDesc {
     pub input_type: Option<u32>,
     /// Name of the original (pre-fusion) op an output maps to, when set.
     pub original_name: Option<String>,
+    /// Which output of that original op this output stands for (set with `original_name`).
+    pub original_output_index: Option<u32>,
 }
 
 /// A decoded dump header: everything but the tensor bytes.
@@ -249,6 +251,7 @@ fn from_proto(d: proto::DumpData, framing: Framing, data_start: u64) -> DumpHead
             size: t.size,
             input_type: (t.input_type != 0).then_some(t.input_type),
             original_name: None,
+            original_output_index: None,
         });
     }
     for (index, t) in d.output.iter().enumerate() {
@@ -262,6 +265,11 @@ fn from_proto(d: proto::DumpData, framing: Framing, data_start: u64) -> DumpHead
             size: t.size,
             input_type: None,
             original_name: t.original_op.as_ref().and_then(|o| non_empty(&o.name)),
+            original_output_index: t
+                .original_op
+                .as_ref()
+                .filter(|o| !o.name.is_empty())
+                .map(|o| o.output_index),
         });
     }
     for (index, b) in d.buffer.iter().enumerate() {
@@ -297,6 +305,7 @@ fn opaque(io: Io, index: usize, size: u64) -> TensorDesc {
         size,
         input_type: None,
         original_name: None,
+        original_output_index: None,
     }
 }
 
@@ -397,17 +406,19 @@ fn tlv_descs(value: &[u8], io: Io) -> Result<Vec<TensorDesc>, String> {
     for index in 0..count as usize {
         let parsed: TlvResult<'_, _> = if io == Io::Input {
             (le_i32, le_i32, le_i32, le_u64, le_u64, le_u64, le_u32)
-                .map(|(dt, fmt, _addr_type, _addr, _off, size, nlen)| (dt, fmt, size, nlen))
+                .map(|(dt, fmt, _addr_type, _addr, _off, size, nlen)| (dt, fmt, -1, size, nlen))
                 .parse(rest)
         } else {
             (
                 (le_i32, le_i32, le_i32, le_i32, le_i32, le_i32),
                 (le_u64, le_u64, le_u64, le_u32),
             )
-                .map(|((dt, fmt, ..), (_, _, size, nlen))| (dt, fmt, size, nlen))
+                .map(|((dt, fmt, _addr_type, orig, ..), (_, _, size, nlen))| {
+                    (dt, fmt, orig, size, nlen)
+                })
                 .parse(rest)
         };
-        let (after, (dt, fmt, size, nested_len)) =
+        let (after, (dt, fmt, original_index, size, nested_len)) =
             parsed.map_err(|_| format!("{io} {index}: descriptor cut short"))?;
         let (after, nested_bytes) =
             nom::bytes::complete::take::<_, _, nom::error::Error<&[u8]>>(nested_len)
@@ -425,6 +436,10 @@ fn tlv_descs(value: &[u8], io: Io) -> Result<Vec<TensorDesc>, String> {
             original_shape: info.original_shape,
             size,
             input_type: None,
+            original_output_index: info
+                .original_name
+                .as_ref()
+                .and_then(|_| u32::try_from(original_index).ok()),
             original_name: info.original_name,
         });
         rest = after;

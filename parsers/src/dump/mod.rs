@@ -1,5 +1,6 @@
 //! CANN operator dumps: binary dump files (v2, v1, TLV), their names, the directory trees they
-//! live in, statistics CSVs, `mapping.csv` and Opdebug overflow payloads.
+//! live in, statistics CSVs, `mapping.csv`, Opdebug overflow payloads and the `data.pkl` of
+//! npugraph_ex `.pt` archives.
 //!
 //! The byte-level reference is `dump-data.md` in the shared specs; each module quotes the part it
 //! implements.
@@ -13,6 +14,7 @@ pub mod name;
 pub mod opdebug;
 pub mod path;
 pub mod proto;
+pub mod pt;
 pub mod scalar;
 pub mod stats_csv;
 

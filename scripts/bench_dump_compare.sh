@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# Benchmark of `npgx dump-compare` (issue 9), measured in one run on a warm page cache against
+#   - `cat` of both trees to /dev/null: the read limit of this machine,
+#   - scripts/baseline_dump_compare.py: Python + numpy computing the same metrics the way users
+#     write it today (read file, parse header, frombuffer → float64, numpy formulas).
+# Targets: npgx >= 0.4x cat throughput of both trees, >= 10x Python, peak RSS < 300 MB.
+#
+# Usage: scripts/bench_dump_compare.sh [GiB]   (default 1: each tree is >= GiB; both are written
+#        once by the Python below, with numpy, and cached under target/bench-compare/)
+# Env:   NPGX_PYTHON (default .venv/bin/python), CARGO_TARGET_DIR, NPGX_BENCH_RUNS (default 3),
+#        NPGX_BIN (use this npgx binary instead of building target/release/npgx).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+gib="${1:-1}"
+runs="${NPGX_BENCH_RUNS:-3}"
+py="${NPGX_PYTHON:-.venv/bin/python}"
+bin="${NPGX_BIN:-${CARGO_TARGET_DIR:-target}/release/npgx}"
+base="target/bench-compare/${gib}gib"
+golden="$base/golden"
+target="$base/target"
+
+if [ ! -x "$py" ]; then
+  echo "bench: no Python at $py (set NPGX_PYTHON; needs numpy and protobuf)" >&2
+  exit 2
+fi
+if [ ! -x /usr/bin/time ]; then
+  echo "bench: /usr/bin/time (GNU time) is needed for peak RSS: apt-get install time" >&2
+  exit 2
+fi
+if [ -z "${NPGX_BIN:-}" ]; then
+  echo "== cargo build --release"
+  cargo build --release --locked --quiet
+fi
+
+if [ ! -f "$base/BENCH_TREES.json" ]; then
+  echo "== writing two ${gib} GiB trees (fp16 and fp32 GE dumps) to $base (once)"
+  rm -rf "$base"
+  mkdir -p "$base"
+  "$py" - "$base" "$gib" <<'PY'
+# Golden: GE v2 dumps in a torchair layout, 2 of 3 files fp16, 1 of 3 fp32, one input and one
+# output of 0.5-4 MiB each. Target: the same ops in another run (other time directory and run
+# stamp), values = golden + relative noise of 1e-4 (fp16) / 1e-6 (fp32); from op 40 on, every
+# 10th op's output is perturbed by 1e-2 so the comparison finds divergences.
+import json, sys
+from pathlib import Path
+import numpy as np
+sys.path.insert(0, "scripts")
+from gen_dump_fixtures import Tensor, dump_header, v2_bytes, NP_TYPES, T0
+
+base, gib = Path(sys.argv[1]), float(sys.argv[2])
+limit = int(gib * (1 << 30))
+rng = np.random.default_rng(11)
+pool = {1: rng.standard_normal(1 << 20).astype(np.float32),
+        2: rng.standard_normal(2 << 20).astype(np.float16)}
+noise = rng.standard_normal(2 << 20)
+written = files = 0
+while written < limit:
+    step = files // 64
+    dt = 2 if files % 3 else 1
+    item = NP_TYPES[dt].itemsize
+    n = ((1 + (files * 7) % 8) << 19) // item
+    src = pool[dt]
+    off = (files * 4099) % (len(src) - n)
+    a_in, a_out = src[off:off + n // 2], src[off:off + n]
+    scale = 1e-4 if dt == 2 else 1e-6
+    if files >= 40 and files % 10 == 0:
+        scale = 1e-2
+    t_out = (a_out.astype(np.float64) * (1 + scale * noise[:n])).astype(a_out.dtype)
+    ts = T0 + files * 100
+    name = f"MatMul.bench_op_{files}.{files}.1.{ts}"
+    for side, stamp, out in (("golden", "20241121120000", a_out), ("target", "20241122130000", t_out)):
+        d = base / side / f"worldsize1_global_rank0/{stamp}/0/ge_default_{stamp}_1/1/{step}"
+        d.mkdir(parents=True, exist_ok=True)
+        ins = [Tensor(a_in, dt, raw=a_in.tobytes())]
+        outs = [Tensor(out, dt, raw=out.tobytes())]
+        dd = dump_header(f"bench/op_{files}", ts, ins, outs, original_names=False)
+        (d / name).write_bytes(v2_bytes(dd, ins, outs))
+    written += a_in.nbytes + a_out.nbytes
+    files += 1
+(base / "BENCH_TREES.json").write_text(json.dumps({"gib": gib, "files_per_tree": files}) + "\n")
+print(f"bench trees: {files} files each, {written / (1 << 30):.2f} GiB of tensor data each")
+PY
+fi
+bytes=$(find "$golden" "$target" -type f -printf '%s\n' | awk '{s+=$1} END {print s}')
+files=$(find "$golden" "$target" -type f | wc -l)
+echo "trees: $golden + $target, $files files, $bytes bytes"
+
+# warm the page cache (both trees must fit in RAM for the comparison to mean anything)
+find "$golden" "$target" -type f -print0 | xargs -0 cat > /dev/null
+
+now() { date +%s.%N; }
+best() { # best wall time (s) of $runs runs of "$@"
+  local b="" s e t
+  for _ in $(seq "$runs"); do
+    s=$(now); "$@" > /dev/null 2>&1 || true; e=$(now)
+    t=$(awk -v s="$s" -v e="$e" 'BEGIN {printf "%.4f", e - s}')
+    if [ -z "$b" ] || awk -v t="$t" -v b="$b" 'BEGIN {exit !(t < b)}'; then b=$t; fi
+  done
+  echo "$b"
+}
+cat_all() { find "$golden" "$target" -type f -print0 | xargs -0 cat > /dev/null; }
+npgx_compare() { "$bin" dump-compare "$golden" "$target" --format json --no-progress; }
+
+echo "== cat (best of $runs)"
+t_cat=$(best cat_all)
+echo "== npgx dump-compare (best of $runs)"
+t_npgx=$(best npgx_compare)
+echo "== python baseline (1 run)"
+s=$(now)
+py_out=$("$py" scripts/baseline_dump_compare.py "$golden" "$target")
+e=$(now)
+t_py=$(awk -v s="$s" -v e="$e" 'BEGIN {printf "%.4f", e - s}')
+
+# peak RSS of one more run; exit code 1 (divergences found) is expected on these trees
+out=$(mktemp); rss=$(mktemp)
+/usr/bin/time -v -o "$rss" "$bin" dump-compare "$golden" "$target" --format json --no-progress > "$out" || true
+rss_kb=$(awk -F: '/Maximum resident set size/ {gsub(/ /, "", $2); print $2}' "$rss")
+read -r npgx_pairs npgx_failed npgx_cos < <("$py" -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+print(r["summary"]["pairs"], r["summary"]["failed"], sum(p["metrics"]["cosine"] for p in r["pairs"]))' "$out")
+read -r py_pairs py_failed py_cos < <("$py" -c '
+import json, sys
+r = json.loads(sys.argv[1]); print(r["pairs"], r["failed"], r["cosine_sum"])' "$py_out")
+rm -f "$out" "$rss"
+
+awk -v b="$bytes" -v c="$t_cat" -v n="$t_npgx" -v p="$t_py" -v r="$rss_kb" \
+    -v np_="$npgx_pairs" -v nf="$npgx_failed" -v nc="$npgx_cos" -v pp="$py_pairs" -v pf="$py_failed" -v pc="$py_cos" 'BEGIN {
+  mib = b / 1048576
+  printf "\n%-28s %10s %12s\n", "", "seconds", "MiB/s"
+  printf "%-28s %10.3f %12.0f\n", "cat > /dev/null (both)", c, mib / c
+  printf "%-28s %10.3f %12.0f\n", "npgx dump-compare", n, mib / n
+  printf "%-28s %10.3f %12.0f\n", "python + numpy baseline", p, mib / p
+  printf "\nnpgx / cat    = %.2fx   (target >= 0.4x)\n", c / n
+  printf "npgx / python = %.1fx   (target >= 10x)\n", p / n
+  printf "npgx peak RSS = %.1f MiB (target < 300 MB)\n", r / 1024
+  agree = (np_ == pp && nf == pf && (nc - pc) * (nc - pc) < 1e-12 * np_ * np_)
+  printf "pairs %s / %s, failed %s / %s, sum of cosines %.12f / %.12f (npgx / python)%s\n", np_, pp, nf, pf, nc, pc, (agree ? "" : "   <-- DISAGREE")
+}'

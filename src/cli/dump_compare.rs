@@ -1,0 +1,217 @@
+use std::collections::BTreeMap;
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::compare::{self, CompareOptions, Progress, Threshold};
+use crate::report::dump_compare as render;
+
+/// Output formats of `npgx dump-compare`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Human summary: first divergence, origin, worst operators per group.
+    Table,
+    /// The JSON document of docs/dump-compare.md (schema npgx.dump-compare, version 1).
+    Json,
+    /// One row per compared pair.
+    Csv,
+    /// The same table as Parquet (needs -o).
+    Parquet,
+}
+
+/// Compare two dump runs tensor by tensor and name the first operator where they diverge and
+/// the operator that started it.
+///
+/// GOLDEN and TARGET are dump trees (any level) or single files of any kind dump-scan reads: GE
+/// binary dumps (v2, v1, TLV), npugraph_ex .pt data dumps, .npy files (msaccucmp convert or
+/// npgx dump-convert output); mixed pairs are fine. Device formats are brought back to ND and
+/// values compared in f64. Groups pair by rank, device, model (run stamp removed) and step;
+/// tensors by op name, input/output and index (fused ops through their dump's original_op,
+/// --graph or --mapping). A pair passes when no NaN/Inf sits on one side only, cosine ≥
+/// --cosine and max relative error < --max-rel.
+///
+/// Exit status: 0 every pair passes, 1 a pair fails or its shapes differ, 2 could not run
+/// (missing root, bad option, no pair formed).
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  npgx dump-compare eager_dump/ graph_dump/\n  npgx dump-compare step4/ step5/ --format json > compare.json\n  npgx dump-compare golden/ target/ --dtype-threshold float16=0.98,0.05 --format csv -o pairs.csv\n\nFormulas, matching rules and the JSON schema: docs/dump-compare.md"
+)]
+pub struct Args {
+    /// The reference run (dump tree or file).
+    pub golden: PathBuf,
+    /// The run under test (dump tree or file).
+    pub target: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// Write the output to FILE instead of stdout.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// A GE graph dump (ge_proto_*.txt): fused ops' _datadump_original_op_names and producers.
+    #[arg(long, value_name = "GE_GRAPH_DUMP")]
+    pub graph: Option<PathBuf>,
+    /// CSV of golden_name,target_name lines for ops whose names differ.
+    #[arg(long, value_name = "CSV")]
+    pub mapping: Option<PathBuf>,
+    /// Pair the group under GOLDEN_DIR with the group under TARGET_DIR (repeatable).
+    #[arg(long = "group", value_name = "GOLDEN_DIR=TARGET_DIR", value_parser = parse_group)]
+    pub groups: Vec<(PathBuf, PathBuf)>,
+    /// Smallest passing cosine similarity.
+    #[arg(long, value_name = "X", default_value_t = 0.99)]
+    pub cosine: f64,
+    /// Largest relative error a passing pair stays below.
+    #[arg(long, value_name = "X", default_value_t = 0.01)]
+    pub max_rel: f64,
+    /// Thresholds for pairs whose target has this dtype, e.g. float16=0.98,0.05 (repeatable).
+    #[arg(long = "dtype-threshold", value_name = "DTYPE=COSINE,MAX_REL", value_parser = parse_dtype_threshold)]
+    pub dtype_thresholds: Vec<(String, Threshold)>,
+    /// Length of each worst-operators list.
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    pub top: usize,
+    /// Worker threads (default: one per core).
+    #[arg(short = 'j', long, value_name = "N")]
+    pub threads: Option<usize>,
+    /// Do not draw a progress bar on stderr.
+    #[arg(long)]
+    pub no_progress: bool,
+}
+
+fn parse_group(s: &str) -> Result<(PathBuf, PathBuf), String> {
+    let (g, t) = s
+        .split_once('=')
+        .filter(|(g, t)| !g.is_empty() && !t.is_empty())
+        .ok_or("expected GOLDEN_DIR=TARGET_DIR")?;
+    Ok((PathBuf::from(g), PathBuf::from(t)))
+}
+
+/// Dtype names as the output prints them; DT_ names are accepted too.
+fn dtype_name(s: &str) -> Result<String, String> {
+    use npgx_parsers::dump::dtype::DType;
+    let lower = s.to_ascii_lowercase();
+    let known = [
+        "float16",
+        "bfloat16",
+        "float32",
+        "float64",
+        "float8_e4m3fn",
+        "float8_e5m2",
+        "int8",
+        "uint8",
+        "int16",
+        "uint16",
+        "int32",
+        "uint32",
+        "int64",
+        "uint64",
+        "bool",
+    ];
+    if known.contains(&lower.as_str()) {
+        return Ok(lower);
+    }
+    DType::from_name(&s.to_ascii_uppercase())
+        .and_then(DType::element)
+        .map(|e| crate::dump::values::numpy_name(e).to_string())
+        .ok_or_else(|| format!("unknown dtype {s:?} (use float16, bfloat16, float32, …)"))
+}
+
+fn parse_dtype_threshold(s: &str) -> Result<(String, Threshold), String> {
+    let err = || "expected DTYPE=COSINE,MAX_REL, e.g. float16=0.98,0.05".to_string();
+    let (d, v) = s.split_once('=').ok_or_else(err)?;
+    let (c, r) = v.split_once(',').ok_or_else(err)?;
+    let cosine: f64 = c.trim().parse().map_err(|_| err())?;
+    let max_rel: f64 = r.trim().parse().map_err(|_| err())?;
+    Ok((dtype_name(d.trim())?, Threshold { cosine, max_rel }))
+}
+
+fn progress_bar(enabled: bool, what: &str) -> Option<ProgressBar> {
+    if !enabled || !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = ProgressBar::new(0);
+    let style = ProgressStyle::with_template(&format!(
+        "{{spinner}} {{pos}}/{{len}} {what} {{wide_bar}} {{elapsed}}"
+    ))
+    .unwrap_or_else(|_| ProgressStyle::default_bar());
+    bar.set_style(style);
+    Some(bar)
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if args.format == Format::Parquet && args.output.is_none() {
+        anyhow::bail!("--format parquet writes a binary file: give it with -o FILE");
+    }
+    for (name, v) in [("--cosine", args.cosine), ("--max-rel", args.max_rel)] {
+        if !v.is_finite() {
+            anyhow::bail!("{name} must be a finite number");
+        }
+    }
+    let bar = progress_bar(!args.no_progress, "pairs");
+    let on_progress = |p: Progress| {
+        if let Some(b) = &bar {
+            match p {
+                Progress::Pairs(n) => b.set_length(n),
+                Progress::PairDone => b.inc(1),
+            }
+        }
+    };
+    let opts = CompareOptions {
+        cosine: args.cosine,
+        max_rel: args.max_rel,
+        per_dtype: args
+            .dtype_thresholds
+            .into_iter()
+            .collect::<BTreeMap<_, _>>(),
+        top: args.top,
+        threads: args.threads,
+        graph: args.graph,
+        mapping: args.mapping,
+        groups: args.groups,
+    };
+    let report = compare::compare(&args.golden, &args.target, &opts, &on_progress)?;
+    if let Some(b) = &bar {
+        b.finish_and_clear();
+    }
+    match (&args.output, args.format) {
+        (Some(path), Format::Parquet) => {
+            let f = std::fs::File::create(path)
+                .with_context(|| format!("cannot create {}", path.display()))?;
+            render::parquet(&report, f)?;
+        }
+        (Some(path), format) => {
+            let mut f = std::io::BufWriter::new(
+                std::fs::File::create(path)
+                    .with_context(|| format!("cannot create {}", path.display()))?,
+            );
+            write_to(&mut f, &report, format)?;
+            f.flush()?;
+        }
+        (None, format) => {
+            let mut out = std::io::stdout().lock();
+            write_to(&mut out, &report, format)?;
+        }
+    }
+    let s = &report.summary;
+    Ok(ExitCode::from(if s.pairs == 0 {
+        eprintln!("npgx: error: no tensor pairs could be formed between the two runs");
+        super::EXIT_FAILURE
+    } else {
+        u8::from(s.failed > 0)
+    }))
+}
+
+fn write_to(
+    out: &mut dyn Write,
+    report: &compare::CompareReport,
+    format: Format,
+) -> anyhow::Result<()> {
+    match format {
+        Format::Table => out.write_all(render::text(report).as_bytes())?,
+        Format::Json => writeln!(out, "{}", render::json(report)?)?,
+        Format::Csv => render::csv(report, out)?,
+        Format::Parquet => anyhow::bail!("--format parquet needs -o FILE"),
+    }
+    Ok(())
+}

@@ -1,0 +1,49 @@
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use crate::compare::convert;
+use crate::report::dump_compare as render;
+
+/// Output formats of `npgx dump-convert`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Human summary: files written, problems.
+    Table,
+    /// Every file written and every problem (schema npgx.dump-convert, version 1).
+    Json,
+}
+
+/// Write every tensor of every dump under TREE as an ND .npy file, as msaccucmp convert does.
+///
+/// Device formats (NC1HWC0, NDC1HWC0, FRACTAL_Z, FRACTAL_Z_3D, FRACTAL_NZ) are brought back to
+/// the original shape; bf16 and fp8 are written as float32 (exact), other types as they are.
+/// Files are named {dump file name}.{input|output}.{i}.npy in the dump's relative directory
+/// under DIR; npugraph_ex .pt files are converted the same way. The dumps are never modified.
+///
+/// Exit status: 0 everything converted, 1 some files or tensors failed (listed), 2 could not run.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  npgx dump-convert /home/dump -o /tmp/npy\n  npgx dump-compare /tmp/npy /home/dump2\n\nDetails: docs/dump-compare.md"
+)]
+pub struct Args {
+    /// Dump directory (any level of the tree) or a single dump file.
+    pub tree: PathBuf,
+    /// Output directory (created when missing).
+    #[arg(short, long, value_name = "DIR")]
+    pub output: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// Worker threads (default: one per core).
+    #[arg(short = 'j', long, value_name = "N")]
+    pub threads: Option<usize>,
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let report = convert::convert(&args.tree, &args.output, args.threads)?;
+    match args.format {
+        Format::Table => print!("{}", render::convert_text(&report)),
+        Format::Json => println!("{}", render::convert_json(&report)?),
+    }
+    Ok(ExitCode::from(u8::from(!report.errors.is_empty())))
+}

@@ -1,0 +1,177 @@
+//! `npgx dump-convert`: every tensor of every dump under a tree written as an ND `.npy`, as
+//! msaccucmp `convert` does — device formats brought back to the original shape, bf16 and fp8
+//! widened to float32 (exact), other types kept — named `{dump file}.{input|output}.{i}.npy`
+//! in the dump's relative directory under the output directory. Tensors are streamed from the
+//! dump to the `.npy` chunk by chunk; user files are never written to.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use npgx_parsers::dump::name::FileName;
+use rayon::prelude::*;
+use serde::Serialize;
+
+use crate::dump::values::{self, Listed, TensorSlot, ValueReader, CHUNK};
+use crate::dump::walk::{self, Candidate};
+use crate::repro::npy;
+
+/// One `.npy` written.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Written {
+    pub source: String,
+    pub file: String,
+    pub dtype: String,
+    pub shape: Vec<u64>,
+}
+
+/// A file or tensor that could not be converted.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ConvertError {
+    pub path: String,
+    pub message: String,
+    pub offset: Option<u64>,
+}
+
+/// What a conversion did.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ConvertReport {
+    pub schema: &'static str,
+    pub schema_version: u32,
+    pub tree: String,
+    pub out_dir: String,
+    /// Dump files read.
+    pub dumps: u64,
+    pub written: Vec<Written>,
+    pub errors: Vec<ConvertError>,
+}
+
+fn dump_file_name(c: &Candidate) -> String {
+    c.mapped_from.clone().unwrap_or_else(|| {
+        c.path
+            .file_name()
+            .map_or_else(|| c.rel.clone(), |n| n.to_string_lossy().into_owned())
+    })
+}
+
+fn write_one(path: &Path, slot: &TensorSlot, dest: &Path) -> Result<String, String> {
+    let ty = npy::npy_type(slot.element);
+    let mut reader = ValueReader::open(path, slot)?;
+    let file = std::fs::File::create(dest)
+        .map_err(|e| format!("cannot create {}: {e}", dest.display()))?;
+    let mut w = npy::write_header(std::io::BufWriter::new(file), ty.descr, &slot.shape)
+        .map_err(|e| format!("cannot write {}: {e}", dest.display()))?;
+    loop {
+        let bytes = reader.next_bytes(CHUNK)?;
+        if bytes.is_empty() {
+            break;
+        }
+        let out = npy::convert(slot.element, bytes, bytes.len());
+        w.write_all(&out)
+            .map_err(|e| format!("cannot write {}: {e}", dest.display()))?;
+    }
+    w.flush()
+        .map_err(|e| format!("cannot write {}: {e}", dest.display()))?;
+    Ok(ty.name.to_string())
+}
+
+fn convert_file(c: &Candidate, l: &Listed, out_dir: &Path) -> (Vec<Written>, Vec<ConvertError>) {
+    let mut written = Vec::new();
+    let mut errors: Vec<ConvertError> = l
+        .errors
+        .iter()
+        .map(|e| ConvertError {
+            path: l.path.display().to_string(),
+            message: e.message.clone(),
+            offset: e.offset,
+        })
+        .collect();
+    let dir: PathBuf = out_dir.join(&c.dir);
+    if let Err(e) = std::fs::create_dir_all(&dir) {
+        errors.push(ConvertError {
+            path: dir.display().to_string(),
+            message: format!("cannot create directory: {e}"),
+            offset: None,
+        });
+        return (written, errors);
+    }
+    let stem = dump_file_name(c);
+    for slot in &l.tensors {
+        let dest = dir.join(format!("{stem}.{}.{}.npy", slot.io, slot.index));
+        match write_one(&l.path, slot, &dest) {
+            Ok(dtype) => written.push(Written {
+                source: l.path.display().to_string(),
+                file: dest.display().to_string(),
+                dtype,
+                shape: slot.shape.clone(),
+            }),
+            Err(message) => {
+                // Never leave a half-written file behind.
+                let _ = std::fs::remove_file(&dest);
+                errors.push(ConvertError {
+                    path: l.path.display().to_string(),
+                    message: format!("{} {}: {message}", slot.io, slot.index),
+                    offset: None,
+                });
+            }
+        }
+    }
+    (written, errors)
+}
+
+/// Converts every dump under `tree` into `.npy` files under `out_dir`. Fails only when the
+/// tree cannot be read or the output directory cannot be created.
+pub fn convert(
+    tree: &Path,
+    out_dir: &Path,
+    threads: Option<usize>,
+) -> anyhow::Result<ConvertReport> {
+    std::fs::metadata(tree).with_context(|| format!("cannot read {}", tree.display()))?;
+    std::fs::create_dir_all(out_dir)
+        .with_context(|| format!("cannot create {}", out_dir.display()))?;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads.unwrap_or(0))
+        .build()
+        .context("cannot start worker threads")?;
+    let walked = pool.install(|| walk::walk(tree));
+    let dumps: Vec<&Candidate> = walked
+        .candidates
+        .iter()
+        .filter(|c| match &c.name {
+            FileName::Dump(n) => !n.is_opdebug(),
+            FileName::Hashed | FileName::Pt { .. } => true,
+            _ => false,
+        })
+        .collect();
+    let results: Vec<(Vec<Written>, Vec<ConvertError>)> = pool.install(|| {
+        dumps
+            .par_iter()
+            .filter_map(|c| values::list(c).map(|l| convert_file(c, &l, out_dir)))
+            .collect()
+    });
+    let mut written = Vec::new();
+    let mut errors: Vec<ConvertError> = walked
+        .errors
+        .into_iter()
+        .map(|e| ConvertError {
+            path: e.path,
+            message: e.message,
+            offset: e.offset,
+        })
+        .collect();
+    for (w, e) in results {
+        written.extend(w);
+        errors.extend(e);
+    }
+    written.sort_by(|a, b| a.file.cmp(&b.file));
+    errors.sort_by(|a, b| (&a.path, &a.message).cmp(&(&b.path, &b.message)));
+    Ok(ConvertReport {
+        schema: "npgx.dump-convert",
+        schema_version: 1,
+        tree: tree.display().to_string(),
+        out_dir: out_dir.display().to_string(),
+        dumps: dumps.len() as u64,
+        written,
+        errors,
+    })
+}

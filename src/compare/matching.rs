@@ -1,0 +1,223 @@
+//! Pairing groups of two runs, and tensors within a pair of groups (`docs/dump-compare.md`,
+//! "Matching").
+
+use std::collections::HashMap;
+
+use npgx_parsers::dump::header::Io;
+use npgx_parsers::dump::path::Location;
+
+use super::records::{GroupSide, MatchedBy};
+
+/// The part of a model name that two runs share: `ge_default_<digits>_<n>` (run-stamped by
+/// torchair) becomes its graph index `<n>`; other names are kept.
+pub fn model_key(model: &str) -> String {
+    if let Some(rest) = model.strip_prefix("ge_default_") {
+        if let Some((stamp, n)) = rest.split_once('_') {
+            let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+            if digits(stamp) && digits(n) {
+                return n.to_string();
+            }
+        }
+    }
+    model.to_string()
+}
+
+/// What decides which groups of two runs pair: rank, device, step and the model name without
+/// its run stamp (time directories, model ids and timestamps never do).
+pub fn pairing_key(l: &Location) -> (Option<u32>, Option<u32>, Option<String>, Option<u64>) {
+    (l.rank, l.device, l.model.as_deref().map(model_key), l.step)
+}
+
+pub fn side(l: &Location) -> GroupSide {
+    GroupSide {
+        rank: l.rank,
+        device: l.device,
+        model: l.model.clone(),
+        step: l.step,
+    }
+}
+
+/// Parses a `--mapping` CSV: `golden_name,target_name` per line, an optional header line of
+/// those two words, blank lines and `#` comments skipped. Returns target name → golden name,
+/// or the first bad line.
+pub fn parse_mapping(text: &str) -> Result<HashMap<String, String>, String> {
+    let mut map = HashMap::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let Some((g, t)) = line.split_once(',') else {
+            return Err(format!("line {}: expected golden_name,target_name", i + 1));
+        };
+        let (g, t) = (g.trim().trim_matches('"'), t.trim().trim_matches('"'));
+        if i == 0 && g == "golden_name" && t == "target_name" {
+            continue;
+        }
+        if g.is_empty() || t.is_empty() || t.contains(',') {
+            return Err(format!("line {}: expected golden_name,target_name", i + 1));
+        }
+        map.insert(t.to_string(), g.to_string());
+    }
+    Ok(map)
+}
+
+/// What the GE graph says about one op: its pre-fusion names and its data inputs.
+#[derive(Clone, Debug, Default)]
+pub struct GraphOp {
+    pub original_names: Vec<String>,
+    /// (producer op name, producer output index) per data input.
+    pub inputs: Vec<(String, usize)>,
+}
+
+/// The GE graph by op name (real and sanitised names both).
+pub type GraphIndex = HashMap<String, GraphOp>;
+
+/// Builds the graph index of a parsed GE graph dump.
+pub fn graph_index(model: &npgx_parsers::ge_graph::GeModel) -> GraphIndex {
+    let mut idx = GraphIndex::new();
+    for r in model.ops() {
+        let op = GraphOp {
+            original_names: r.op.original_names().map(str::to_string).collect(),
+            inputs: r
+                .op
+                .data_inputs()
+                .filter_map(|i| Some((i.src.clone(), usize::try_from(i.index?).ok()?)))
+                .collect(),
+        };
+        let clean = crate::repro::dumpdata::sanitise(&r.op.name);
+        if clean != r.op.name {
+            idx.entry(clean).or_insert_with(|| op.clone());
+        }
+        idx.entry(r.op.name.clone()).or_insert(op);
+    }
+    idx
+}
+
+/// A tensor key within a group: (op match name, io, index).
+pub type Key = (String, Io, usize);
+
+/// The golden tensors of a group by key, each in execution order, with how many a target
+/// tensor has claimed so far (k-th occurrence matches k-th).
+#[derive(Default)]
+pub struct GoldenIndex<T> {
+    by_key: HashMap<Key, (Vec<T>, usize)>,
+}
+
+impl<T: Copy> GoldenIndex<T> {
+    pub fn push(&mut self, key: Key, item: T) {
+        self.by_key.entry(key).or_default().0.push(item);
+    }
+
+    fn has(&self, key: &Key) -> bool {
+        self.by_key
+            .get(key)
+            .is_some_and(|(items, used)| *used < items.len())
+    }
+
+    fn take(&mut self, key: &Key) -> Option<T> {
+        let (items, used) = self.by_key.get_mut(key)?;
+        let item = items.get(*used).copied()?;
+        *used += 1;
+        Some(item)
+    }
+
+    /// Claims the golden tensor for a target tensor, trying the rules in order: `--mapping`,
+    /// the same name, the dump's `original_op`, the GE graph's pre-fusion names.
+    pub fn claim(&mut self, t: &TargetTensor<'_>) -> Option<(T, MatchedBy, String)> {
+        let mut tries: Vec<(Key, MatchedBy)> = Vec::new();
+        if let Some(g) = t.mapped {
+            tries.push(((g.to_string(), t.io, t.index), MatchedBy::Mapping));
+        }
+        tries.push(((t.name.to_string(), t.io, t.index), MatchedBy::Name));
+        if let Some((name, k)) = t.original_op {
+            let k = k as usize;
+            tries.push(((name.to_string(), Io::Output, k), MatchedBy::OriginalOp));
+            let clean = crate::repro::dumpdata::sanitise(name);
+            tries.push(((clean, Io::Output, k), MatchedBy::OriginalOp));
+        }
+        if let Some(op) = t.graph {
+            // A fused op's output stands for the last listed original op's output; its inputs
+            // are the first listed op's inputs.
+            let names: Vec<&String> = match t.io {
+                Io::Output => op.original_names.iter().rev().collect(),
+                _ => op.original_names.iter().collect(),
+            };
+            for n in names {
+                tries.push(((n.clone(), t.io, t.index), MatchedBy::Graph));
+                let clean = crate::repro::dumpdata::sanitise(n);
+                tries.push(((clean, t.io, t.index), MatchedBy::Graph));
+            }
+        }
+        let (key, how) = tries.into_iter().find(|(k, _)| self.has(k))?;
+        let item = self.take(&key)?;
+        Some((item, how, key.0))
+    }
+
+    /// Every golden tensor no target tensor claimed.
+    pub fn unclaimed(self) -> Vec<T> {
+        self.by_key
+            .into_values()
+            .flat_map(|(items, used)| items.into_iter().skip(used))
+            .collect()
+    }
+}
+
+/// What a target tensor offers to the matching rules.
+pub struct TargetTensor<'a> {
+    pub name: &'a str,
+    pub io: Io,
+    pub index: usize,
+    pub mapped: Option<&'a str>,
+    pub original_op: Option<(&'a str, u32)>,
+    pub graph: Option<&'a GraphOp>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_stamps_do_not_decide() {
+        assert_eq!(model_key("ge_default_20240101120000_3"), "3");
+        assert_eq!(model_key("ge_default_x_3"), "ge_default_x_3");
+        assert_eq!(model_key("resnet"), "resnet");
+    }
+
+    #[test]
+    fn mapping_csv() {
+        let m = parse_mapping("golden_name,target_name\nadd_1, Add_fused\n\n# c\n").unwrap();
+        assert_eq!(m.get("Add_fused").map(String::as_str), Some("add_1"));
+        assert!(parse_mapping("a;b").is_err());
+    }
+
+    fn tt<'a>(name: &'a str, io: Io, index: usize) -> TargetTensor<'a> {
+        TargetTensor {
+            name,
+            io,
+            index,
+            mapped: None,
+            original_op: None,
+            graph: None,
+        }
+    }
+
+    #[test]
+    fn occurrences_and_rules() {
+        let mut g = GoldenIndex::default();
+        g.push(("a".into(), Io::Output, 0), 1);
+        g.push(("a".into(), Io::Output, 0), 2);
+        g.push(("conv".into(), Io::Output, 1), 3);
+        g.push(("b".into(), Io::Input, 0), 4);
+        assert_eq!(g.claim(&tt("a", Io::Output, 0)).map(|x| x.0), Some(1));
+        assert_eq!(g.claim(&tt("a", Io::Output, 0)).map(|x| x.0), Some(2));
+        assert!(g.claim(&tt("a", Io::Output, 0)).is_none());
+        let mut fused = tt("conv_bn", Io::Output, 0);
+        fused.original_op = Some(("conv", 1));
+        assert_eq!(
+            g.claim(&fused),
+            Some((3, MatchedBy::OriginalOp, "conv".to_string()))
+        );
+        assert_eq!(g.unclaimed(), vec![4]);
+    }
+}

@@ -1,0 +1,748 @@
+//! Comparing two dump runs tensor by tensor: where they first diverge, and which operator
+//! started it (`npgx dump-compare`, `docs/dump-compare.md`).
+//!
+//! The pipeline: both trees are walked and every file's tensors listed with the dump-scan
+//! machinery ([`crate::dump::walk`], [`crate::dump::values`]) — no tensor data is read yet —
+//! and grouped and ordered as dump-scan groups and orders them. Groups of the two runs are
+//! paired ([`matching`]), tensors matched within each pair of groups, and then the pairs are
+//! compared in parallel, each streaming both tensors chunk by chunk through one
+//! [`metrics::Acc`]; only the per-pair rows are kept. Nothing here prints.
+
+pub mod convert;
+pub mod matching;
+pub mod metrics;
+pub mod records;
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use npgx_parsers::dump::header::Io;
+use rayon::prelude::*;
+
+use crate::dump::analysis::{exec_key, GroupKey, OpKey};
+use crate::dump::records::OpRef;
+use crate::dump::values::{self, Listed, TensorSlot, ValueReader, CHUNK};
+use crate::dump::walk;
+use matching::{GoldenIndex, GraphIndex, TargetTensor};
+pub use records::{
+    CompareError, CompareReport, Evidence, GroupReport, MatchedBy, Metrics, Origin, Pair, Side,
+    Summary, Threshold, Thresholds, Unmatched, UnmatchedTensor, Worst,
+};
+
+/// Version of the JSON schema in `docs/dump-compare.md`.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Largest `--mapping` CSV or `--graph` dump read.
+const MAX_SIDE_FILE: u64 = 256 << 20;
+
+/// How to compare.
+#[derive(Clone, Debug)]
+pub struct CompareOptions {
+    pub cosine: f64,
+    pub max_rel: f64,
+    /// Overrides by target dtype name (`float16`, …).
+    pub per_dtype: BTreeMap<String, Threshold>,
+    /// Length of each `worst` list.
+    pub top: usize,
+    /// Worker threads; `None` = one per core.
+    pub threads: Option<usize>,
+    /// A GE graph dump (`ge_proto_*.txt`) for fused-op names and producers.
+    pub graph: Option<PathBuf>,
+    /// A `golden_name,target_name` CSV.
+    pub mapping: Option<PathBuf>,
+    /// Explicit group pairs: (golden directory, target directory).
+    pub groups: Vec<(PathBuf, PathBuf)>,
+}
+
+impl Default for CompareOptions {
+    fn default() -> Self {
+        CompareOptions {
+            cosine: 0.99,
+            max_rel: 0.01,
+            per_dtype: BTreeMap::new(),
+            top: 5,
+            threads: None,
+            graph: None,
+            mapping: None,
+            groups: Vec::new(),
+        }
+    }
+}
+
+/// Progress events, for a progress bar.
+#[derive(Clone, Copy, Debug)]
+pub enum Progress {
+    /// Matching finished with this many pairs to compare.
+    Pairs(u64),
+    /// One more pair was compared.
+    PairDone,
+}
+
+/// One operator execution of a side: its files' tensors, in a group.
+struct Exec {
+    op: OpRef,
+    match_name: String,
+    /// (listed file, slot) of every tensor, inputs first, then by index.
+    slots: Vec<(usize, usize)>,
+}
+
+/// One side, listed and grouped.
+struct SideData {
+    root: PathBuf,
+    listed: Vec<Listed>,
+    groups: BTreeMap<GroupKey, Vec<Exec>>,
+}
+
+impl SideData {
+    fn slot(&self, (l, s): (usize, usize)) -> (&Listed, &TensorSlot) {
+        let listed = &self.listed[l];
+        (listed, &listed.tensors[s])
+    }
+}
+
+fn io_rank(io: Io) -> u8 {
+    match io {
+        Io::Input => 0,
+        Io::Output => 1,
+        Io::Buffer => 2,
+        Io::Workspace => 3,
+    }
+}
+
+/// Walks and lists one side; file problems go to `errors`.
+fn load(root: &Path, side: Side, errors: &mut Vec<CompareError>) -> SideData {
+    let walked = walk::walk(root);
+    let root_is_file = root.is_file();
+    for e in walked.errors {
+        let path = if root_is_file
+            || Path::new(&e.path).is_absolute()
+            || e.path == root.display().to_string()
+        {
+            e.path
+        } else {
+            root.join(&e.path).display().to_string()
+        };
+        errors.push(CompareError {
+            side,
+            path,
+            message: e.message,
+            offset: e.offset,
+        });
+    }
+    let listed: Vec<Listed> = walked
+        .candidates
+        .par_iter()
+        .filter_map(values::list)
+        .collect();
+    let mut by_group: BTreeMap<GroupKey, BTreeMap<OpKey, Exec>> = BTreeMap::new();
+    for (li, l) in listed.iter().enumerate() {
+        for e in &l.errors {
+            errors.push(CompareError {
+                side,
+                path: l.path.display().to_string(),
+                message: e.message.clone(),
+                offset: e.offset,
+            });
+        }
+        if l.tensors.is_empty() {
+            continue;
+        }
+        let exec = by_group
+            .entry((l.op.location.clone(), l.op.layout))
+            .or_default()
+            .entry(exec_key(&l.op))
+            .or_insert_with(|| Exec {
+                op: l.op.clone(),
+                match_name: l.match_name.clone(),
+                slots: Vec::new(),
+            });
+        exec.slots.extend((0..l.tensors.len()).map(|s| (li, s)));
+    }
+    let groups = by_group
+        .into_iter()
+        .map(|(k, execs)| {
+            let mut execs: Vec<Exec> = execs.into_values().collect();
+            for e in &mut execs {
+                e.slots.sort_by_key(|&(l, s)| {
+                    let t = &listed[l].tensors[s];
+                    (io_rank(t.io), t.index, l)
+                });
+            }
+            (k, execs)
+        })
+        .collect();
+    SideData {
+        root: root.to_path_buf(),
+        listed,
+        groups,
+    }
+}
+
+fn read_side_file(path: &Path, what: &str) -> anyhow::Result<Vec<u8>> {
+    let len = std::fs::metadata(path)
+        .with_context(|| format!("cannot read {what} {}", path.display()))?
+        .len();
+    if len > MAX_SIDE_FILE {
+        anyhow::bail!("{what} {} is {len} bytes, too large", path.display());
+    }
+    std::fs::read(path).with_context(|| format!("cannot read {what} {}", path.display()))
+}
+
+/// Whether any file of the group lies under `dir` (as given, or relative to the side's root).
+fn group_under(side: &SideData, execs: &[Exec], dir: &Path) -> bool {
+    let joined = side.root.join(dir);
+    execs.iter().any(|e| {
+        e.slots.iter().any(|&(l, _)| {
+            let p = &side.listed[l].path;
+            p.starts_with(dir) || p.starts_with(&joined)
+        })
+    })
+}
+
+/// Pairs the groups of the two sides: `--group` first, then "only group" when each side has
+/// exactly one, then by rank, device, model (run stamp removed) and step.
+fn pair_groups(
+    golden: &SideData,
+    target: &SideData,
+    explicit: &[(PathBuf, PathBuf)],
+) -> Vec<(GroupKey, GroupKey, &'static str)> {
+    let mut g_left: Vec<&GroupKey> = golden.groups.keys().collect();
+    let mut t_left: Vec<&GroupKey> = target.groups.keys().collect();
+    let mut out = Vec::new();
+    for (gd, td) in explicit {
+        let gs: Vec<&GroupKey> = g_left
+            .iter()
+            .copied()
+            .filter(|k| group_under(golden, &golden.groups[*k], gd))
+            .collect();
+        let ts: Vec<&GroupKey> = t_left
+            .iter()
+            .copied()
+            .filter(|k| group_under(target, &target.groups[*k], td))
+            .collect();
+        let pairs: Vec<(&GroupKey, &GroupKey)> = if gs.len() == 1 && ts.len() == 1 {
+            vec![(gs[0], ts[0])]
+        } else {
+            by_key(&gs, &ts)
+        };
+        for (g, t) in pairs {
+            g_left.retain(|k| *k != g);
+            t_left.retain(|k| *k != t);
+            out.push((g.clone(), t.clone(), "--group"));
+        }
+    }
+    if explicit.is_empty() && g_left.len() == 1 && t_left.len() == 1 {
+        out.push((g_left[0].clone(), t_left[0].clone(), "only group"));
+        return out;
+    }
+    for (g, t) in by_key(&g_left, &t_left) {
+        out.push((g.clone(), t.clone(), "rank/device/model/step"));
+    }
+    out
+}
+
+/// Pairs groups with equal pairing keys, k-th with k-th when a key repeats.
+fn by_key<'a>(gs: &[&'a GroupKey], ts: &[&'a GroupKey]) -> Vec<(&'a GroupKey, &'a GroupKey)> {
+    let mut golden: HashMap<_, Vec<&GroupKey>> = HashMap::new();
+    for g in gs {
+        golden
+            .entry(matching::pairing_key(&g.0))
+            .or_default()
+            .push(*g);
+    }
+    let mut used: HashMap<_, usize> = HashMap::new();
+    let mut out = Vec::new();
+    for t in ts {
+        let key = matching::pairing_key(&t.0);
+        let k = used.entry(key.clone()).or_default();
+        if let Some(g) = golden.get(&key).and_then(|v| v.get(*k)) {
+            *k += 1;
+            out.push((*g, *t));
+        }
+    }
+    out
+}
+
+/// A pair of tensors to compare.
+struct Job {
+    group: usize,
+    order: usize,
+    target: (usize, usize),
+    golden: (usize, usize),
+    matched_by: MatchedBy,
+    golden_op_name: String,
+    op_name: String,
+    op_type: Option<String>,
+}
+
+fn unmatched_entry(side: &SideData, at: (usize, usize), name: &str) -> UnmatchedTensor {
+    let (l, t) = side.slot(at);
+    UnmatchedTensor {
+        op_name: name.to_string(),
+        io: t.io,
+        index: t.index,
+        file: l.path.display().to_string(),
+    }
+}
+
+fn fmt_shape(s: &[u64]) -> String {
+    let dims: Vec<String> = s.iter().map(u64::to_string).collect();
+    format!("[{}]", dims.join(","))
+}
+
+/// Shapes agree when they are equal once size-1 dimensions are dropped (a torch scalar and a
+/// GE `[1]`, a squeezed batch dimension).
+fn same_shape(a: &[u64], b: &[u64]) -> bool {
+    let squeeze = |s: &[u64]| s.iter().copied().filter(|&d| d != 1).collect::<Vec<_>>();
+    squeeze(a) == squeeze(b)
+}
+
+/// Streams both tensors through one accumulator.
+fn compare_values(
+    golden: (&Path, &TensorSlot),
+    target: (&Path, &TensorSlot),
+) -> Result<metrics::Acc, String> {
+    let mut g = ValueReader::open(golden.0, golden.1).map_err(|e| format!("golden: {e}"))?;
+    let mut t = ValueReader::open(target.0, target.1).map_err(|e| format!("target: {e}"))?;
+    let mut acc = metrics::Acc::default();
+    let (mut gv, mut tv) = (Vec::with_capacity(CHUNK), Vec::with_capacity(CHUNK));
+    loop {
+        let ng = g
+            .next_chunk(&mut gv, CHUNK)
+            .map_err(|e| format!("golden: {e}"))?;
+        let nt = t
+            .next_chunk(&mut tv, CHUNK)
+            .map_err(|e| format!("target: {e}"))?;
+        if ng != nt {
+            return Err(format!(
+                "golden and target data end at different places ({ng} vs {nt} values in the last chunk)"
+            ));
+        }
+        if ng == 0 {
+            return Ok(acc);
+        }
+        acc.update(&gv, &tv);
+    }
+}
+
+fn run_job(j: &Job, golden: &SideData, target: &SideData, th: &Thresholds) -> Pair {
+    let (gl, gs) = golden.slot(j.golden);
+    let (tl, ts) = target.slot(j.target);
+    let target_dtype = values::numpy_name(ts.element).to_string();
+    let mut pair = Pair {
+        group: j.group,
+        order: j.order,
+        op_name: j.op_name.clone(),
+        op_type: j.op_type.clone(),
+        golden_op_name: j.golden_op_name.clone(),
+        io: ts.io,
+        index: ts.index,
+        matched_by: j.matched_by,
+        golden_dtype: values::numpy_name(gs.element).to_string(),
+        target_dtype,
+        shape: ts.shape.clone(),
+        elements: ts.elements(),
+        metrics: None,
+        passed: false,
+        error: None,
+        golden_file: gl.path.display().to_string(),
+        target_file: tl.path.display().to_string(),
+    };
+    if !same_shape(&gs.shape, &ts.shape) || gs.elements() != ts.elements() {
+        pair.error = Some(format!(
+            "shape mismatch: golden {} vs target {}",
+            fmt_shape(&gs.shape),
+            fmt_shape(&ts.shape)
+        ));
+        return pair;
+    }
+    match compare_values((gl.path.as_path(), gs), (tl.path.as_path(), ts)) {
+        Ok(acc) => {
+            let m = acc.finish();
+            let t = th.for_dtype(&pair.target_dtype);
+            pair.passed = m.nan_inf_one_side == 0
+                && m.cosine.is_none_or(|c| c >= t.cosine)
+                && m.max_rel.is_none_or(|r| r < t.max_rel);
+            pair.metrics = Some(m);
+        }
+        Err(e) => pair.error = Some(e),
+    }
+    pair
+}
+
+/// First divergence, origin and worst lists of one group's pairs (in execution order).
+fn conclude(
+    pairs: &[Pair],
+    top: usize,
+    graph: Option<&GraphIndex>,
+    exec_names: &[(String, String)],
+) -> (Option<Pair>, Option<Origin>, Worst) {
+    let failing_output = |p: &&Pair| p.io == Io::Output && !p.passed;
+    let first_divergence = pairs.iter().find(failing_output).cloned();
+    let mut origin = None;
+    let mut by_order: BTreeMap<usize, Vec<&Pair>> = BTreeMap::new();
+    for p in pairs {
+        by_order.entry(p.order).or_default().push(p);
+    }
+    for (&order, ops) in &by_order {
+        let Some(failed) = ops.iter().copied().find(failing_output) else {
+            continue;
+        };
+        let inputs: Vec<&&Pair> = ops
+            .iter()
+            .filter(|p| p.io == Io::Input && p.error.is_none())
+            .collect();
+        let evidence = if !inputs.is_empty() {
+            if inputs.iter().all(|p| p.passed) {
+                Some(Evidence::Inputs)
+            } else {
+                None
+            }
+        } else {
+            let producers = graph_producers(pairs, order, graph, exec_names);
+            match producers {
+                Some(ps) if !ps.is_empty() => {
+                    ps.iter().all(|p| p.passed).then_some(Evidence::Graph)
+                }
+                _ => Some(Evidence::None),
+            }
+        };
+        if let Some(evidence) = evidence {
+            origin = Some(Origin {
+                pair: failed.clone(),
+                evidence,
+            });
+            break;
+        }
+    }
+    let pick = |key: fn(&Metrics) -> Option<f64>, ascending: bool| {
+        let mut v: Vec<(&Pair, f64)> = pairs
+            .iter()
+            .filter_map(|p| Some((p, key(p.metrics.as_ref()?)?)))
+            .collect();
+        v.sort_by(|a, b| {
+            let o = a.1.total_cmp(&b.1);
+            if ascending {
+                o
+            } else {
+                o.reverse()
+            }
+        });
+        v.into_iter()
+            .take(top)
+            .map(|(p, _)| p.clone())
+            .collect::<Vec<Pair>>()
+    };
+    let worst = Worst {
+        cosine: pick(|m| m.cosine, true),
+        max_rel: pick(|m| m.max_rel, false),
+        max_abs: pick(|m| m.max_abs, false),
+        rmse: pick(|m| m.rmse, false),
+    };
+    (first_divergence, origin, worst)
+}
+
+/// The output pairs of the producers the GE graph names for the op at `order` (the latest
+/// execution of each producer before it); `None` without a graph entry for the op.
+fn graph_producers<'a>(
+    pairs: &'a [Pair],
+    order: usize,
+    graph: Option<&GraphIndex>,
+    exec_names: &[(String, String)],
+) -> Option<Vec<&'a Pair>> {
+    let (real, matched) = exec_names.get(order)?;
+    let op = graph?.get(real).or_else(|| graph?.get(matched))?;
+    let mut out = Vec::new();
+    for (src, idx) in &op.inputs {
+        let clean = crate::repro::dumpdata::sanitise(src);
+        let found = pairs.iter().rev().find(|p| {
+            p.order < order
+                && p.io == Io::Output
+                && p.index == *idx
+                && (p.op_name == *src || p.op_name == clean)
+        });
+        out.extend(found);
+    }
+    Some(out)
+}
+
+/// Compares the dump trees (or files) `golden` and `target`. Fails only when a root, the
+/// mapping or the graph cannot be read; problems with files inside become `errors`.
+pub fn compare(
+    golden: &Path,
+    target: &Path,
+    opts: &CompareOptions,
+    progress: &(dyn Fn(Progress) + Sync),
+) -> anyhow::Result<CompareReport> {
+    for (root, what) in [(golden, "golden"), (target, "target")] {
+        std::fs::metadata(root)
+            .with_context(|| format!("cannot read the {what} {}", root.display()))?;
+    }
+    let mapping = match &opts.mapping {
+        Some(p) => {
+            let text = read_side_file(p, "mapping")?;
+            matching::parse_mapping(&String::from_utf8_lossy(&text))
+                .map_err(|e| anyhow::anyhow!("mapping {}: {e}", p.display()))?
+        }
+        None => HashMap::new(),
+    };
+    let graph = match &opts.graph {
+        Some(p) => {
+            let text = read_side_file(p, "GE graph")?;
+            let model = npgx_parsers::ge_graph::parse(&text)
+                .map_err(|e| anyhow::anyhow!("GE graph {}: {e}", p.display()))?;
+            Some(matching::graph_index(&model))
+        }
+        None => None,
+    };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(opts.threads.unwrap_or(0))
+        .build()
+        .context("cannot start worker threads")?;
+    let mut errors = Vec::new();
+    let (g, t) = pool.install(|| {
+        let g = load(golden, Side::Golden, &mut errors);
+        let t = load(target, Side::Target, &mut errors);
+        (g, t)
+    });
+    let paired = pair_groups(&g, &t, &opts.groups);
+    let mut jobs = Vec::new();
+    let mut unmatched = Unmatched::default();
+    let mut groups = Vec::new();
+    let mut exec_names: Vec<Vec<(String, String)>> = Vec::new();
+    let mut paired_g = std::collections::HashSet::new();
+    let mut paired_t = std::collections::HashSet::new();
+    for (gi, (gk, tk, how)) in paired.iter().enumerate() {
+        paired_g.insert(gk.clone());
+        paired_t.insert(tk.clone());
+        let mut index: GoldenIndex<(usize, usize, usize)> = GoldenIndex::default();
+        for (ei, e) in g.groups[gk].iter().enumerate() {
+            for &s in &e.slots {
+                let (_, slot) = g.slot(s);
+                index.push((e.match_name.clone(), slot.io, slot.index), (s.0, s.1, ei));
+            }
+        }
+        let mut names = Vec::new();
+        for (order, e) in t.groups[tk].iter().enumerate() {
+            names.push((e.op.op_name.clone(), e.match_name.clone()));
+            let graph_op = graph
+                .as_ref()
+                .and_then(|gr| gr.get(&e.op.op_name).or_else(|| gr.get(&e.match_name)));
+            for &s in &e.slots {
+                let (_, slot) = t.slot(s);
+                let tt = TargetTensor {
+                    name: &e.match_name,
+                    io: slot.io,
+                    index: slot.index,
+                    mapped: mapping
+                        .get(&e.match_name)
+                        .or_else(|| mapping.get(&e.op.op_name))
+                        .map(String::as_str),
+                    original_op: slot.original_op.as_ref().map(|(n, k)| (n.as_str(), *k)),
+                    graph: graph_op,
+                };
+                match index.claim(&tt) {
+                    Some(((l, si, _), by, golden_name)) => jobs.push(Job {
+                        group: gi,
+                        order,
+                        target: s,
+                        golden: (l, si),
+                        matched_by: by,
+                        golden_op_name: golden_name,
+                        op_name: e.match_name.clone(),
+                        op_type: e.op.op_type.clone(),
+                    }),
+                    None => unmatched.target.push(unmatched_entry(&t, s, &e.match_name)),
+                }
+            }
+        }
+        let execs = &g.groups[gk];
+        for (l, s, ei) in index.unclaimed() {
+            unmatched
+                .golden
+                .push(unmatched_entry(&g, (l, s), &execs[ei].match_name));
+        }
+        exec_names.push(names);
+        groups.push(GroupReport {
+            golden: matching::side(&gk.0),
+            target: matching::side(&tk.0),
+            paired_by: (*how).to_string(),
+            pairs: 0,
+            failed: 0,
+            first_divergence: None,
+            origin: None,
+            worst: Worst::default(),
+        });
+    }
+    for (side, data, paired_keys) in [
+        (&mut unmatched.golden, &g, &paired_g),
+        (&mut unmatched.target, &t, &paired_t),
+    ] {
+        for (k, execs) in &data.groups {
+            if paired_keys.contains(k) {
+                continue;
+            }
+            for e in execs {
+                for &s in &e.slots {
+                    side.push(unmatched_entry(data, s, &e.match_name));
+                }
+            }
+        }
+    }
+    progress(Progress::Pairs(jobs.len() as u64));
+    let thresholds = Thresholds {
+        cosine: opts.cosine,
+        max_rel: opts.max_rel,
+        per_dtype: opts.per_dtype.clone(),
+    };
+    let mut pairs: Vec<Pair> = pool.install(|| {
+        jobs.par_iter()
+            .map(|j| {
+                let p = run_job(j, &g, &t, &thresholds);
+                progress(Progress::PairDone);
+                p
+            })
+            .collect()
+    });
+    pairs.sort_by_key(|p| (p.group, p.order, io_rank(p.io), p.index));
+    for (gi, gr) in groups.iter_mut().enumerate() {
+        let start = pairs.partition_point(|p| p.group < gi);
+        let end = pairs.partition_point(|p| p.group <= gi);
+        let own = &pairs[start..end];
+        gr.pairs = own.len() as u64;
+        gr.failed = own.iter().filter(|p| !p.passed).count() as u64;
+        let (fd, origin, worst) = conclude(own, opts.top, graph.as_ref(), &exec_names[gi]);
+        gr.first_divergence = fd;
+        gr.origin = origin;
+        gr.worst = worst;
+    }
+    let sort_unmatched = |v: &mut Vec<UnmatchedTensor>| {
+        v.sort_by(|a, b| (&a.file, io_rank(a.io), a.index).cmp(&(&b.file, io_rank(b.io), b.index)));
+    };
+    sort_unmatched(&mut unmatched.golden);
+    sort_unmatched(&mut unmatched.target);
+    errors.sort_by(|a, b| (a.side, &a.path, &a.message).cmp(&(b.side, &b.path, &b.message)));
+    let passed = pairs.iter().filter(|p| p.passed).count() as u64;
+    let summary = Summary {
+        pairs: pairs.len() as u64,
+        passed,
+        failed: pairs.len() as u64 - passed,
+        unmatched_golden: unmatched.golden.len() as u64,
+        unmatched_target: unmatched.target.len() as u64,
+        groups: groups.len() as u64,
+        errors: errors.len() as u64,
+    };
+    Ok(CompareReport {
+        schema: "npgx.dump-compare",
+        schema_version: SCHEMA_VERSION,
+        golden: golden.display().to_string(),
+        target: target.display().to_string(),
+        thresholds,
+        summary,
+        groups,
+        pairs,
+        unmatched,
+        errors,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pair(order: usize, name: &str, io: Io, passed: bool) -> Pair {
+        Pair {
+            group: 0,
+            order,
+            op_name: name.into(),
+            op_type: None,
+            golden_op_name: name.into(),
+            io,
+            index: 0,
+            matched_by: MatchedBy::Name,
+            golden_dtype: "float32".into(),
+            target_dtype: "float16".into(),
+            shape: vec![2],
+            elements: 2,
+            metrics: Some(Metrics {
+                cosine: Some(if passed { 1.0 } else { 0.5 }),
+                ..Metrics::default()
+            }),
+            passed,
+            error: None,
+            golden_file: String::new(),
+            target_file: String::new(),
+        }
+    }
+
+    #[test]
+    fn origin_is_the_first_failing_op_with_passing_inputs() {
+        // a (no inputs) passes; b's input passes, its output fails (origin); c carries it.
+        let pairs = vec![
+            pair(0, "a", Io::Output, true),
+            pair(1, "b", Io::Input, true),
+            pair(1, "b", Io::Output, false),
+            pair(2, "c", Io::Input, false),
+            pair(2, "c", Io::Output, false),
+        ];
+        let (fd, origin, worst) = conclude(&pairs, 2, None, &[]);
+        assert_eq!(fd.map(|p| p.op_name), Some("b".to_string()));
+        let o = origin.unwrap();
+        assert_eq!(
+            (o.pair.op_name.as_str(), o.evidence),
+            ("b", Evidence::Inputs)
+        );
+        assert_eq!(worst.cosine.len(), 2);
+        assert_eq!(worst.cosine[0].metrics.as_ref().unwrap().cosine, Some(0.5));
+
+        // Divergence inherited through a failing input: the first divergence is not the origin.
+        let pairs = vec![
+            pair(0, "a", Io::Input, false),
+            pair(0, "a", Io::Output, false),
+            pair(1, "b", Io::Input, true),
+            pair(1, "b", Io::Output, false),
+        ];
+        let (fd, origin, _) = conclude(&pairs, 5, None, &[]);
+        assert_eq!(fd.map(|p| p.op_name), Some("a".to_string()));
+        assert_eq!(origin.map(|o| o.pair.op_name), Some("b".to_string()));
+
+        // No inputs dumped: the first divergence, evidence none; with a graph, the producers.
+        let pairs = vec![
+            pair(0, "a", Io::Output, false),
+            pair(1, "b", Io::Output, false),
+        ];
+        let (_, origin, _) = conclude(&pairs, 5, None, &[]);
+        assert_eq!(origin.map(|o| o.evidence), Some(Evidence::None));
+        let mut graph = GraphIndex::new();
+        graph.insert(
+            "b".into(),
+            matching::GraphOp {
+                original_names: Vec::new(),
+                inputs: vec![("a".into(), 0)],
+            },
+        );
+        let names = vec![
+            ("a".to_string(), "a".to_string()),
+            ("b".to_string(), "b".to_string()),
+        ];
+        let pairs = vec![
+            pair(0, "a", Io::Output, true),
+            pair(1, "b", Io::Output, false),
+        ];
+        let (_, origin, _) = conclude(&pairs, 5, Some(&graph), &names);
+        let o = origin.unwrap();
+        assert_eq!(
+            (o.pair.op_name.as_str(), o.evidence),
+            ("b", Evidence::Graph)
+        );
+    }
+
+    #[test]
+    fn shapes_agree_up_to_size_one_dims() {
+        assert!(same_shape(&[], &[1]));
+        assert!(same_shape(&[1, 2, 3], &[2, 3]));
+        assert!(!same_shape(&[2, 3], &[3, 2]));
+        assert!(!same_shape(&[6], &[2, 3]));
+    }
+}

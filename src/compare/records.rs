@@ -1,0 +1,206 @@
+//! The records a comparison produces. Renderers in `report::dump_compare` turn them into text,
+//! JSON, CSV or Parquet; the JSON field names are the stable schema of `docs/dump-compare.md`.
+
+use std::collections::BTreeMap;
+
+use npgx_parsers::dump::header::Io;
+use serde::Serialize;
+
+/// Pass thresholds of one dtype (or the defaults).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Threshold {
+    pub cosine: f64,
+    pub max_rel: f64,
+}
+
+/// The thresholds in force, echoed in the output.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Thresholds {
+    pub cosine: f64,
+    pub max_rel: f64,
+    /// Overrides by TARGET dtype name (`float16`, …).
+    pub per_dtype: BTreeMap<String, Threshold>,
+}
+
+impl Thresholds {
+    /// The threshold for a pair whose target has dtype `dtype`.
+    pub fn for_dtype(&self, dtype: &str) -> Threshold {
+        self.per_dtype.get(dtype).copied().unwrap_or(Threshold {
+            cosine: self.cosine,
+            max_rel: self.max_rel,
+        })
+    }
+}
+
+/// Per-pair metrics; `None` (JSON null) when undefined.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Metrics {
+    pub cosine: Option<f64>,
+    pub max_abs: Option<f64>,
+    pub max_rel: Option<f64>,
+    pub mean_rel: Option<f64>,
+    pub mean_abs: Option<f64>,
+    pub rmse: Option<f64>,
+    pub acc_rel: Option<f64>,
+    pub rel_euclidean: Option<f64>,
+    pub kl_div: Option<f64>,
+    pub std_ratio: Option<f64>,
+    pub rel_gt_0_001: Option<f64>,
+    pub rel_gt_0_005: Option<f64>,
+    pub golden_nan: u64,
+    pub golden_inf: u64,
+    pub target_nan: u64,
+    pub target_inf: u64,
+    pub nan_inf_one_side: u64,
+}
+
+/// How a target tensor found its golden tensor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MatchedBy {
+    /// Same op name, io and index.
+    Name,
+    /// The dump header's `original_op` of a fused op's output.
+    OriginalOp,
+    /// `_datadump_original_op_names` of the op in the GE graph (`--graph`).
+    Graph,
+    /// `--mapping` CSV.
+    Mapping,
+}
+
+/// One compared pair of tensors.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Pair {
+    /// Index into the report's groups.
+    pub group: usize,
+    /// 0-based position of the target op in its group's execution order.
+    pub order: usize,
+    pub op_name: String,
+    pub op_type: Option<String>,
+    pub golden_op_name: String,
+    pub io: Io,
+    pub index: usize,
+    pub matched_by: MatchedBy,
+    pub golden_dtype: String,
+    pub target_dtype: String,
+    /// Logical shape of the target tensor.
+    pub shape: Vec<u64>,
+    pub elements: u64,
+    /// `None` when the pair could not be compared (`error` says why).
+    pub metrics: Option<Metrics>,
+    pub passed: bool,
+    pub error: Option<String>,
+    pub golden_file: String,
+    pub target_file: String,
+}
+
+/// What told the origin apart from operators that only carried an error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Evidence {
+    /// The op's own inputs were dumped, compared and pass.
+    Inputs,
+    /// No inputs dumped: the producers' outputs named by the GE graph pass.
+    Graph,
+    /// No input evidence: the origin is the first divergence.
+    None,
+}
+
+/// The origin pair and the evidence used.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Origin {
+    #[serde(flatten)]
+    pub pair: Pair,
+    pub evidence: Evidence,
+}
+
+/// Where a group lies, as far as pairing is concerned.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct GroupSide {
+    pub rank: Option<u32>,
+    pub device: Option<u32>,
+    pub model: Option<String>,
+    pub step: Option<u64>,
+}
+
+/// The worst pairs by each metric.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Worst {
+    pub cosine: Vec<Pair>,
+    pub max_rel: Vec<Pair>,
+    pub max_abs: Vec<Pair>,
+    pub rmse: Vec<Pair>,
+}
+
+/// A golden group compared with a target group.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct GroupReport {
+    pub golden: GroupSide,
+    pub target: GroupSide,
+    /// `rank/device/model/step`, `only group` or `--group`.
+    pub paired_by: String,
+    pub pairs: u64,
+    pub failed: u64,
+    pub first_divergence: Option<Pair>,
+    pub origin: Option<Origin>,
+    pub worst: Worst,
+}
+
+/// A tensor with no counterpart on the other side.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct UnmatchedTensor {
+    pub op_name: String,
+    pub io: Io,
+    pub index: usize,
+    pub file: String,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Unmatched {
+    pub golden: Vec<UnmatchedTensor>,
+    pub target: Vec<UnmatchedTensor>,
+}
+
+/// Which tree a problem was found in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Side {
+    Golden,
+    Target,
+}
+
+/// A file (or part of one) that could not be read.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CompareError {
+    pub side: Side,
+    pub path: String,
+    pub message: String,
+    pub offset: Option<u64>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Summary {
+    pub pairs: u64,
+    pub passed: u64,
+    pub failed: u64,
+    pub unmatched_golden: u64,
+    pub unmatched_target: u64,
+    pub groups: u64,
+    pub errors: u64,
+}
+
+/// Everything a comparison found.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CompareReport {
+    pub schema: &'static str,
+    pub schema_version: u32,
+    pub golden: String,
+    pub target: String,
+    pub thresholds: Thresholds,
+    pub summary: Summary,
+    pub groups: Vec<GroupReport>,
+    /// Every pair, in group order then execution order.
+    pub pairs: Vec<Pair>,
+    pub unmatched: Unmatched,
+    pub errors: Vec<CompareError>,
+}

@@ -1,0 +1,741 @@
+//! Tensor values: the one dump-header reader and the one tensor value reader of npgx.
+//!
+//! [`decode_header`] turns a binary dump (v2, v1, TLV) into its header; [`list`] turns any file
+//! of a dump tree that holds tensors (binary dumps, `.npy`, npugraph_ex `.pt`) into
+//! [`TensorSlot`]s — where each tensor's bytes lie and how to read them — without reading any
+//! tensor data. [`ValueReader`] then decodes one tensor exactly to `f64`, in logical C order,
+//! chunk by chunk:
+//!
+//! * plain (ND) data is streamed from the file in fixed-size chunks: memory stays flat whatever
+//!   the tensor size;
+//! * padded device formats (NC1HWC0, NDC1HWC0, FRACTAL_Z, FRACTAL_Z_3D, FRACTAL_NZ) are read
+//!   whole (their size already checked against the file) and brought back to the logical shape
+//!   with [`PaddedView::gather`] before decoding;
+//! * v1 whole-file protobufs (old and small) are decoded again when their values are read.
+//!
+//! [`raw_tensor`] gives the decoded bytes of a tensor in logical order in its own element type,
+//! for writers of `.npy` files (`dump-convert`, `repro`).
+
+use std::fs::File;
+use std::io::Read as _;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use npgx_parsers::dump::dtype::{DType, Element};
+use npgx_parsers::dump::format::Format;
+use npgx_parsers::dump::header::{self, DumpHeader, Io, Probe, TensorDesc};
+use npgx_parsers::dump::layout::PaddedView;
+use npgx_parsers::dump::name::{FileName, OpDumpName};
+use npgx_parsers::dump::scalar;
+
+use super::read::op_ref;
+use super::records::{OpRef, ScanError};
+use super::walk::Candidate;
+
+/// Whole-file v1 protobufs larger than this are refused.
+pub const MAX_V1_LEN: u64 = 256 << 20;
+/// Bytes read to parse an `.npy` header.
+const NPY_HEADER_PROBE: usize = 64 << 10;
+/// Elements decoded per chunk.
+pub const CHUNK: usize = 1 << 16;
+
+/// Why a header could not be read, and where.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HeaderError {
+    pub message: String,
+    pub offset: Option<u64>,
+}
+
+/// Tensor bytes held inline by a v1 file, in header order.
+pub type InlineData = Vec<Vec<u8>>;
+
+/// Reads `len` bytes at `offset` (the caller has checked `len` against the file size).
+pub fn read_exact(file: &File, offset: u64, len: u64) -> Result<Vec<u8>, String> {
+    let n = usize::try_from(len).map_err(|_| format!("{len} bytes do not fit in memory"))?;
+    let mut v = vec![0u8; n];
+    file.read_exact_at(&mut v, offset)
+        .map_err(|e| format!("read of {len} bytes at offset {offset} failed: {e}"))?;
+    Ok(v)
+}
+
+/// Reads and decodes the header of a binary dump of `len` bytes; for v1 files also the inline
+/// tensor data (v1 files are refused above [`MAX_V1_LEN`]). Every length is checked against the
+/// file size by the parsers before anything is allocated.
+pub fn decode_header(
+    file: &File,
+    len: u64,
+) -> Result<(DumpHeader, Option<InlineData>), HeaderError> {
+    let err = |message: String, offset: Option<u64>| HeaderError { message, offset };
+    let mut prefix = [0u8; header::PROBE_LEN];
+    let n = (header::PROBE_LEN as u64).min(len) as usize;
+    file.read_exact_at(&mut prefix[..n], 0)
+        .map_err(|e| err(format!("cannot read: {e}"), Some(0)))?;
+    let probe = header::probe(&prefix[..n], len).map_err(|e| err(e.to_string(), Some(0)))?;
+    match probe {
+        Probe::V2 { header_len } => {
+            let bytes = read_exact(file, 8, header_len).map_err(|e| err(e, Some(8)))?;
+            let h = header::decode_v2(&bytes).map_err(|e| err(e.to_string(), Some(8)))?;
+            Ok((h, None))
+        }
+        Probe::Tlv { head_len } => {
+            let bytes = read_exact(file, 8, head_len).map_err(|e| err(e, Some(8)))?;
+            let h = header::decode_tlv(&bytes).map_err(|e| err(e.to_string(), Some(8)))?;
+            Ok((h, None))
+        }
+        Probe::V1Candidate { claimed_header_len } => {
+            if len > MAX_V1_LEN {
+                return Err(err(
+                    format!("header length {claimed_header_len} at offset 0 is larger than the file ({len} bytes)"),
+                    Some(0),
+                ));
+            }
+            let bytes = read_exact(file, 0, len).map_err(|e| err(e, Some(0)))?;
+            let v1 = header::decode_v1(&bytes, claimed_header_len)
+                .map_err(|e| err(e.to_string(), Some(0)))?;
+            Ok((v1.header, Some(v1.data)))
+        }
+    }
+}
+
+/// Where a tensor's bytes are.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Data {
+    /// `len` bytes at `offset` of the file, elements in logical C order.
+    Plain { offset: u64, len: u64 },
+    /// A padded device layout of `len` bytes at `offset`, brought back through `view`.
+    Padded {
+        offset: u64,
+        len: u64,
+        view: PaddedView,
+    },
+    /// Block `block` of a v1 whole-file protobuf (decoded again when read).
+    V1 {
+        block: usize,
+        view: Option<PaddedView>,
+    },
+}
+
+/// One tensor of a file, ready to be read.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TensorSlot {
+    pub io: Io,
+    pub index: usize,
+    pub dtype: DType,
+    pub element: Element,
+    /// Device format (ND for `.npy` / `.pt`).
+    pub format: Format,
+    /// Logical shape: the values come in C order over it.
+    pub shape: Vec<u64>,
+    /// `(name, output index)` of the pre-fusion op an output stands for (GE dumps).
+    pub original_op: Option<(String, u32)>,
+    pub data: Data,
+}
+
+impl TensorSlot {
+    /// Number of logical elements.
+    pub fn elements(&self) -> u64 {
+        product(&self.shape).unwrap_or(u64::MAX)
+    }
+}
+
+/// What one file holds.
+#[derive(Clone, Debug)]
+pub struct Listed {
+    pub path: PathBuf,
+    pub op: OpRef,
+    /// The op name from the file name (the sanitised name dump files are matched by); the
+    /// header's real name otherwise.
+    pub match_name: String,
+    pub tensors: Vec<TensorSlot>,
+    pub errors: Vec<ScanError>,
+}
+
+/// The name of a dtype as NumPy / PyTorch users write it (`float16`, `bfloat16`, …).
+pub fn numpy_name(el: Element) -> &'static str {
+    match el {
+        Element::F16 => "float16",
+        Element::Bf16 => "bfloat16",
+        Element::F32 => "float32",
+        Element::F64 => "float64",
+        Element::F8E4m3fn => "float8_e4m3fn",
+        Element::F8E5m2 => "float8_e5m2",
+        Element::I8 => "int8",
+        Element::U8 => "uint8",
+        Element::I16 => "int16",
+        Element::U16 => "uint16",
+        Element::I32 => "int32",
+        Element::U32 => "uint32",
+        Element::I64 => "int64",
+        Element::U64 => "uint64",
+        Element::Bool => "bool",
+        Element::I4 => "int4",
+        Element::C64 => "complex64",
+        Element::C128 => "complex128",
+    }
+}
+
+fn product(dims: &[u64]) -> Option<u64> {
+    dims.iter().try_fold(1u64, |a, &d| a.checked_mul(d))
+}
+
+/// Whether the values of an element type can be compared as real numbers.
+fn is_real(el: Element) -> bool {
+    el.size().is_some() && !matches!(el, Element::C64 | Element::C128)
+}
+
+/// Lists the tensors of a file found by the walk. Files that hold no tensor values (stats
+/// CSVs, Opdebug payloads) give `None`.
+pub fn list(c: &Candidate) -> Option<Listed> {
+    let error = |message: String, offset: Option<u64>| ScanError {
+        path: c.rel.clone(),
+        message,
+        offset,
+    };
+    let fallback = |errors: Vec<ScanError>| {
+        let op = op_ref(c, None, None);
+        Listed {
+            path: c.path.clone(),
+            match_name: op.op_name.clone(),
+            op,
+            tensors: Vec::new(),
+            errors,
+        }
+    };
+    let opened = File::open(&c.path)
+        .and_then(|f| f.metadata().map(|m| (f, m.len())))
+        .map_err(|e| error(format!("cannot open: {e}"), None));
+    let (file, len) = match opened {
+        Ok(x) => x,
+        Err(e) => return Some(fallback(vec![e])),
+    };
+    match &c.name {
+        FileName::Dump(name) if name.is_opdebug() => None,
+        FileName::Dump(name) => Some(list_dump(c, &file, len, Some(name))),
+        FileName::Hashed => Some(list_dump(c, &file, len, None)),
+        FileName::Npy { origin, io, index } => {
+            let op = op_ref(c, origin.as_ref(), None);
+            let mut l = Listed {
+                path: c.path.clone(),
+                match_name: origin
+                    .as_ref()
+                    .map_or_else(|| npy_stem(&c.rel).to_string(), |o| o.op_name.clone()),
+                op,
+                tensors: Vec::new(),
+                errors: Vec::new(),
+            };
+            match npy_slot(&file, len, io.unwrap_or(Io::Output), index.unwrap_or(0)) {
+                Ok(t) => l.tensors.push(t),
+                Err((m, off)) => l.errors.push(error(m, off)),
+            }
+            Some(l)
+        }
+        FileName::Pt { fx_node, count, .. } => {
+            let mut op = op_ref(c, None, None);
+            op.op_name = fx_node.clone();
+            op.counter = *count;
+            let mut l = Listed {
+                path: c.path.clone(),
+                match_name: fx_node.clone(),
+                op,
+                tensors: Vec::new(),
+                errors: Vec::new(),
+            };
+            match super::pt::list(&file, len) {
+                Ok(tensors) => {
+                    for (index, t) in tensors.into_iter().enumerate() {
+                        match t {
+                            Ok(raw) if !raw.is_contiguous() => l.errors.push(error(
+                                format!(
+                                    "tensor {index}: permuted view (size {:?}, stride {:?}) is not read in logical order",
+                                    raw.shape, raw.stride
+                                ),
+                                None,
+                            )),
+                            Ok(raw) if is_real(raw.element) => l.tensors.push(TensorSlot {
+                                io: Io::Output,
+                                index,
+                                dtype: raw.element.dtype(),
+                                element: raw.element,
+                                format: Format::primary(Format::ND),
+                                shape: raw.shape,
+                                original_op: None,
+                                data: Data::Plain {
+                                    offset: raw.offset,
+                                    len: raw.nbytes,
+                                },
+                            }),
+                            Ok(raw) => l.errors.push(error(
+                                format!(
+                                    "tensor {index}: {} values are not compared",
+                                    numpy_name(raw.element)
+                                ),
+                                None,
+                            )),
+                            Err(m) => l.errors.push(error(format!("tensor {index}: {m}"), None)),
+                        }
+                    }
+                }
+                Err(m) => l.errors.push(error(m, None)),
+            }
+            Some(l)
+        }
+        FileName::Stats(_) | FileName::Mapping | FileName::Other => None,
+    }
+}
+
+/// The stem of a `.npy` file name without msaccucmp naming (`x.npy` → `x`).
+fn npy_stem(rel: &str) -> &str {
+    let name = rel.rsplit('/').next().unwrap_or(rel);
+    name.strip_suffix(".npy").unwrap_or(name)
+}
+
+/// The element type of a NumPy type string (little-endian or byte-sized types only).
+pub fn npy_element(t: &npyz::TypeStr) -> Option<Element> {
+    use npyz::TypeChar as T;
+    if t.endianness() == npyz::Endianness::Big && t.size_field() > 1 {
+        return None;
+    }
+    Some(match (t.type_char(), t.size_field()) {
+        (T::Float, 2) => Element::F16,
+        (T::Float, 4) => Element::F32,
+        (T::Float, 8) => Element::F64,
+        (T::Int, 1) => Element::I8,
+        (T::Int, 2) => Element::I16,
+        (T::Int, 4) => Element::I32,
+        (T::Int, 8) => Element::I64,
+        (T::Uint, 1) => Element::U8,
+        (T::Uint, 2) => Element::U16,
+        (T::Uint, 4) => Element::U32,
+        (T::Uint, 8) => Element::U64,
+        (T::Bool, 1) => Element::Bool,
+        (T::Complex, 8) => Element::C64,
+        (T::Complex, 16) => Element::C128,
+        _ => return None,
+    })
+}
+
+/// A `.npy` file as a tensor slot: header parsed from its first bytes, data at the end.
+pub fn npy_slot(
+    file: &File,
+    len: u64,
+    io: Io,
+    index: usize,
+) -> Result<TensorSlot, (String, Option<u64>)> {
+    let mut head = vec![0u8; NPY_HEADER_PROBE.min(usize::try_from(len).unwrap_or(usize::MAX))];
+    file.read_exact_at(&mut head, 0)
+        .map_err(|e| (format!("cannot read: {e}"), Some(0)))?;
+    let header = npyz::NpyHeader::from_reader((&head[..]).chain(std::io::empty()))
+        .map_err(|e| (format!("not a .npy file: {e}"), Some(0)))?;
+    let npyz::DType::Plain(ts) = header.dtype() else {
+        return Err(("structured .npy arrays are not tensors".into(), Some(0)));
+    };
+    let el = npy_element(&ts).ok_or_else(|| {
+        (
+            format!("npy dtype '{ts}' is not read (bf16/fp8 saved as raw void or big-endian data cannot be told apart)"),
+            Some(0),
+        )
+    })?;
+    if header.order() == npyz::Order::Fortran {
+        return Err(("Fortran-order .npy arrays are not read".into(), Some(0)));
+    }
+    let shape = header.shape().to_vec();
+    let nbytes = product(&shape).and_then(|n| n.checked_mul(ts.size_field()));
+    let Some(nbytes) = nbytes.filter(|&n| n <= len) else {
+        return Err((
+            format!(
+                "npy header declares shape {shape:?} of {ts}, more than the file's {len} bytes"
+            ),
+            Some(0),
+        ));
+    };
+    Ok(TensorSlot {
+        io,
+        index,
+        dtype: el.dtype(),
+        element: el,
+        format: Format::primary(Format::ND),
+        shape,
+        original_op: None,
+        data: Data::Plain {
+            offset: len - nbytes,
+            len: nbytes,
+        },
+    })
+}
+
+/// Whether a header entry is tensor data (inputs and outputs, not tiling data).
+fn is_data(t: &TensorDesc) -> bool {
+    matches!(t.io, Io::Input | Io::Output) && t.input_type != Some(7) && t.dtype != DType::Undefined
+}
+
+/// The slot of one header entry, or why its values cannot be read.
+pub fn dump_slot(
+    t: &TensorDesc,
+    available: u64,
+    offset: u64,
+    block: Option<usize>,
+) -> Result<TensorSlot, (String, Option<u64>)> {
+    let what = format!("{} {}", t.io, t.index);
+    let el = t.dtype.element().filter(|&e| is_real(e)).ok_or_else(|| {
+        (
+            format!(
+                "{what} has data type {}, whose values are not read",
+                t.dtype
+            ),
+            None,
+        )
+    })?;
+    if available < t.size {
+        return Err((
+            format!(
+                "{what} declares {} bytes at offset {offset} but the file holds {available}: truncated block",
+                t.size
+            ),
+            Some(offset),
+        ));
+    }
+    let es = el.size().unwrap_or(1) as u64;
+    let device_bytes = product(&t.shape).and_then(|n| n.checked_mul(es));
+    if device_bytes != Some(t.size) {
+        return Err((
+            format!(
+                "{what}: shape {:?} of {} needs {} bytes but the block declares {}",
+                t.shape,
+                t.dtype,
+                device_bytes.map_or_else(|| "too many".to_string(), |b| b.to_string()),
+                t.size
+            ),
+            Some(offset),
+        ));
+    }
+    let view = if t.format.is_padded_device_format() {
+        let v = PaddedView::new(t.format, &t.shape, &t.original_shape);
+        if v.is_none() {
+            return Err((
+                format!(
+                    "{what}: format {} with device shape {:?} and original shape {:?} cannot be brought back to ND",
+                    t.format, t.shape, t.original_shape
+                ),
+                Some(offset),
+            ));
+        }
+        v
+    } else {
+        None
+    };
+    let shape = match &view {
+        Some(v) => v.logical_shape.clone(),
+        None if !t.original_shape.is_empty() && product(&t.original_shape) == product(&t.shape) => {
+            t.original_shape.clone()
+        }
+        None => t.shape.clone(),
+    };
+    let data = match (block, view) {
+        (Some(block), view) => Data::V1 { block, view },
+        (None, Some(view)) => Data::Padded {
+            offset,
+            len: t.size,
+            view,
+        },
+        (None, None) => Data::Plain {
+            offset,
+            len: t.size,
+        },
+    };
+    Ok(TensorSlot {
+        io: t.io,
+        index: t.index,
+        dtype: t.dtype,
+        element: el,
+        format: t.format,
+        shape,
+        original_op: t
+            .original_name
+            .clone()
+            .zip(t.original_output_index)
+            .filter(|_| t.io == Io::Output),
+        data,
+    })
+}
+
+fn list_dump(c: &Candidate, file: &File, len: u64, name: Option<&OpDumpName>) -> Listed {
+    let error = |message: String, offset: Option<u64>| ScanError {
+        path: c.rel.clone(),
+        message,
+        offset,
+    };
+    let (h, inline) = match decode_header(file, len) {
+        Ok(x) => x,
+        Err(e) => {
+            let op = op_ref(c, name, None);
+            return Listed {
+                path: c.path.clone(),
+                match_name: name.map_or_else(|| op.op_name.clone(), |n| n.op_name.clone()),
+                op,
+                tensors: Vec::new(),
+                errors: vec![error(e.message, e.offset)],
+            };
+        }
+    };
+    let op = op_ref(c, name, Some(&h));
+    let mut l = Listed {
+        path: c.path.clone(),
+        match_name: name.map_or_else(|| op.op_name.clone(), |n| n.op_name.clone()),
+        op,
+        tensors: Vec::new(),
+        errors: Vec::new(),
+    };
+    if !h
+        .tensors
+        .iter()
+        .any(|t| matches!(t.io, Io::Input | Io::Output))
+    {
+        l.errors.push(error(
+            format!(
+                "the {} header declares no inputs or outputs (not a dump file?)",
+                h.framing
+            ),
+            Some(8),
+        ));
+        return l;
+    }
+    let blocks = h.blocks(len);
+    for (i, (t, span)) in h.tensors.iter().zip(&blocks).enumerate() {
+        if !is_data(t) {
+            continue;
+        }
+        let (available, block) = match &inline {
+            Some(d) => (d.get(i).map_or(0, |b| b.len() as u64), Some(i)),
+            None => (span.available, None),
+        };
+        match dump_slot(t, available, span.offset, block) {
+            Ok(s) => l.tensors.push(s),
+            Err((m, off)) => l.errors.push(error(m, off)),
+        }
+    }
+    l
+}
+
+/// Decodes `bytes` (whole elements of `el`) to `f64`, appending to `out`.
+pub fn decode_into(el: Element, bytes: &[u8], out: &mut Vec<f64>) {
+    fn each<const N: usize>(bytes: &[u8], out: &mut Vec<f64>, f: impl Fn([u8; N]) -> f64) {
+        out.extend(bytes.chunks_exact(N).map(|c| {
+            let mut a = [0u8; N];
+            a.copy_from_slice(c);
+            f(a)
+        }));
+    }
+    match el {
+        Element::F16 => each::<2>(bytes, out, |b| {
+            f64::from(scalar::f16_to_f32(u16::from_le_bytes(b)))
+        }),
+        Element::Bf16 => each::<2>(bytes, out, |b| {
+            f64::from(scalar::bf16_to_f32(u16::from_le_bytes(b)))
+        }),
+        Element::F32 => each::<4>(bytes, out, |b| f64::from(f32::from_le_bytes(b))),
+        Element::F64 => each::<8>(bytes, out, f64::from_le_bytes),
+        Element::F8E4m3fn => out.extend(bytes.iter().map(|&b| f64::from(scalar::e4m3fn_to_f32(b)))),
+        Element::F8E5m2 => out.extend(bytes.iter().map(|&b| f64::from(scalar::e5m2_to_f32(b)))),
+        Element::I8 => out.extend(bytes.iter().map(|&b| f64::from(b as i8))),
+        Element::U8 => out.extend(bytes.iter().map(|&b| f64::from(b))),
+        Element::Bool => out.extend(bytes.iter().map(|&b| f64::from(u8::from(b != 0)))),
+        Element::I16 => each::<2>(bytes, out, |b| f64::from(i16::from_le_bytes(b))),
+        Element::U16 => each::<2>(bytes, out, |b| f64::from(u16::from_le_bytes(b))),
+        Element::I32 => each::<4>(bytes, out, |b| f64::from(i32::from_le_bytes(b))),
+        Element::U32 => each::<4>(bytes, out, |b| f64::from(u32::from_le_bytes(b))),
+        Element::I64 => each::<8>(bytes, out, |b| i64::from_le_bytes(b) as f64),
+        Element::U64 => each::<8>(bytes, out, |b| u64::from_le_bytes(b) as f64),
+        // Not real-valued or not byte-aligned: never listed (see `is_real`).
+        Element::I4 | Element::C64 | Element::C128 => {}
+    }
+}
+
+/// The bytes of a tensor in logical C order, in its own element type, read whole. For `.npy`
+/// writers; comparisons use [`ValueReader`], which streams.
+pub fn raw_tensor(path: &Path, slot: &TensorSlot) -> Result<Vec<u8>, String> {
+    let file = File::open(path).map_err(|e| format!("cannot open: {e}"))?;
+    let es = slot.element.size().unwrap_or(1);
+    match &slot.data {
+        Data::Plain { offset, len } => read_exact(&file, *offset, *len),
+        Data::Padded { offset, len, view } => {
+            let device = read_exact(&file, *offset, *len)?;
+            view.gather(&device, es)
+                .ok_or_else(|| "device block is shorter than its layout".to_string())
+        }
+        Data::V1 { block, view } => {
+            let len = file
+                .metadata()
+                .map_err(|e| format!("cannot stat: {e}"))?
+                .len();
+            let (_, inline) = decode_header(&file, len).map_err(|e| e.message)?;
+            let bytes = inline
+                .and_then(|mut d| (*block < d.len()).then(|| d.swap_remove(*block)))
+                .ok_or_else(|| "v1 data block missing".to_string())?;
+            match view {
+                Some(v) => v
+                    .gather(&bytes, es)
+                    .ok_or_else(|| "device block is shorter than its layout".to_string()),
+                None => Ok(bytes),
+            }
+        }
+    }
+}
+
+enum Source {
+    File { file: File, pos: u64, end: u64 },
+    Memory { bytes: Vec<u8>, pos: usize },
+}
+
+/// Streams a tensor's values as `f64` in logical C order, [`CHUNK`] elements at a time.
+pub struct ValueReader {
+    source: Source,
+    element: Element,
+    size: usize,
+    buf: Vec<u8>,
+}
+
+impl ValueReader {
+    /// Opens the tensor `slot` of the file at `path`.
+    pub fn open(path: &Path, slot: &TensorSlot) -> Result<ValueReader, String> {
+        let size = slot
+            .element
+            .size()
+            .filter(|_| is_real(slot.element))
+            .ok_or_else(|| format!("{} values are not read", numpy_name(slot.element)))?;
+        let source = match &slot.data {
+            Data::Plain { offset, len } => {
+                let file = File::open(path).map_err(|e| format!("cannot open: {e}"))?;
+                Source::File {
+                    file,
+                    pos: *offset,
+                    end: offset.saturating_add(*len / size as u64 * size as u64),
+                }
+            }
+            Data::Padded { .. } | Data::V1 { .. } => Source::Memory {
+                bytes: raw_tensor(path, slot)?,
+                pos: 0,
+            },
+        };
+        Ok(ValueReader {
+            source,
+            element: slot.element,
+            size,
+            buf: Vec::new(),
+        })
+    }
+
+    /// The next at most `max` elements as raw little-endian bytes of the tensor's own type, in
+    /// logical order; empty at the end.
+    pub fn next_bytes(&mut self, max: usize) -> Result<&[u8], String> {
+        match &mut self.source {
+            Source::File { file, pos, end } => {
+                let want = (*end - *pos).min((max * self.size) as u64) as usize;
+                self.buf.resize(want, 0);
+                file.read_exact_at(&mut self.buf, *pos)
+                    .map_err(|e| format!("read at offset {pos} failed: {e}"))?;
+                *pos += want as u64;
+                Ok(&self.buf)
+            }
+            Source::Memory { bytes, pos } => {
+                let want = (bytes.len() - *pos).min(max * self.size) / self.size * self.size;
+                let start = *pos;
+                *pos += want;
+                Ok(&bytes[start..start + want])
+            }
+        }
+    }
+
+    /// Replaces `out` with the next at most `max` values; `Ok(0)` at the end.
+    pub fn next_chunk(&mut self, out: &mut Vec<f64>, max: usize) -> Result<usize, String> {
+        out.clear();
+        let el = self.element;
+        let bytes = self.next_bytes(max)?;
+        decode_into(el, bytes, out);
+        Ok(out.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decodes_each_type_exactly() {
+        let mut out = Vec::new();
+        decode_into(
+            Element::F16,
+            &[0x00, 0x3C, 0x00, 0x7C, 0x01, 0x00],
+            &mut out,
+        );
+        assert_eq!(out[0], 1.0);
+        assert_eq!(out[1], f64::INFINITY);
+        assert_eq!(out[2], 2f64.powi(-24));
+        out.clear();
+        decode_into(Element::Bf16, &[0x80, 0x3F], &mut out);
+        decode_into(Element::I8, &[0xFF], &mut out);
+        decode_into(Element::Bool, &[2], &mut out);
+        decode_into(Element::I64, &(-5i64).to_le_bytes(), &mut out);
+        decode_into(Element::F8E4m3fn, &[0x7F], &mut out);
+        assert_eq!(&out[..4], &[1.0, -1.0, 1.0, -5.0]);
+        assert!(out[4].is_nan());
+    }
+
+    #[test]
+    fn plain_slot_streams_in_chunks() {
+        let dir = std::env::temp_dir().join(format!("npgx-values-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t.bin");
+        let vals: Vec<u8> = (0..10).flat_map(|i| (i as f32).to_le_bytes()).collect();
+        std::fs::write(&path, [&[9u8; 3][..], &vals].concat()).unwrap();
+        let slot = TensorSlot {
+            io: Io::Output,
+            index: 0,
+            dtype: DType::Float,
+            element: Element::F32,
+            format: Format::primary(Format::ND),
+            shape: vec![10],
+            original_op: None,
+            data: Data::Plain { offset: 3, len: 40 },
+        };
+        let mut r = ValueReader::open(&path, &slot).unwrap();
+        let mut out = Vec::new();
+        let mut all = Vec::new();
+        while r.next_chunk(&mut out, 4).unwrap() > 0 {
+            all.extend_from_slice(&out);
+        }
+        assert_eq!(all, (0..10).map(f64::from).collect::<Vec<_>>());
+
+        // NC1HWC0 (N=1, C=3, H=1, W=2, C0=4) comes back as NCHW, padding dropped.
+        let padded = dir.join("p.bin");
+        std::fs::write(&padded, [0u8, 2, 4, 0, 1, 3, 5, 0]).unwrap();
+        let fmt = Format::primary(Format::NC1HWC0);
+        let desc = TensorDesc {
+            io: Io::Input,
+            index: 1,
+            dtype: DType::Uint8,
+            format: fmt,
+            shape: vec![1, 1, 1, 2, 4],
+            original_shape: vec![1, 3, 1, 2],
+            size: 8,
+            input_type: None,
+            original_name: None,
+            original_output_index: None,
+        };
+        let slot = dump_slot(&desc, 8, 0, None).unwrap();
+        assert_eq!(slot.shape, vec![1, 3, 1, 2]);
+        let mut r = ValueReader::open(&padded, &slot).unwrap();
+        r.next_chunk(&mut out, 100).unwrap();
+        assert_eq!(out, vec![0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
+        // A truncated block and a shape the block cannot hold are errors of the tensor.
+        assert!(dump_slot(&desc, 7, 0, None)
+            .unwrap_err()
+            .0
+            .contains("truncated"));
+        let wrong = TensorDesc {
+            shape: vec![1, 1, 1, 3, 4],
+            ..desc
+        };
+        assert!(dump_slot(&wrong, 8, 0, None).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,300 @@
+//! Rendering a [`CompareReport`]: a human summary, the JSON document of
+//! `docs/dump-compare.md`, and the one-row-per-pair table (CSV, Parquet) built with polars.
+
+use std::fmt::Write as _;
+use std::io::Write;
+
+use anyhow::Context as _;
+use polars::prelude::{Column, CsvWriter, DataFrame, ParquetWriter, PlSmallStr, SerWriter};
+
+use crate::compare::convert::ConvertReport;
+use crate::compare::{CompareReport, GroupReport, Metrics, Pair};
+
+/// The JSON document (schema `npgx.dump-compare`, version 1).
+pub fn json(report: &CompareReport) -> anyhow::Result<String> {
+    Ok(serde_json::to_string_pretty(report)?)
+}
+
+fn enum_name<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_value(v)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+/// One row per pair, columns in the order of `docs/dump-compare.md`.
+pub fn table(report: &CompareReport) -> anyhow::Result<DataFrame> {
+    let rows = &report.pairs;
+    let col = |name: &str| PlSmallStr::from(name);
+    let text = |name: &str, f: &dyn Fn(&Pair) -> String| {
+        Column::new(col(name), rows.iter().map(f).collect::<Vec<_>>())
+    };
+    let opt_text = |name: &str, f: &dyn Fn(&Pair) -> Option<String>| {
+        Column::new(col(name), rows.iter().map(f).collect::<Vec<_>>())
+    };
+    let int = |name: &str, f: &dyn Fn(&Pair) -> u64| {
+        Column::new(col(name), rows.iter().map(f).collect::<Vec<_>>())
+    };
+    let metric = |name: &str, f: fn(&Metrics) -> Option<f64>| {
+        Column::new(
+            col(name),
+            rows.iter()
+                .map(|p| p.metrics.as_ref().and_then(f))
+                .collect::<Vec<_>>(),
+        )
+    };
+    let count = |name: &str, f: fn(&Metrics) -> u64| {
+        Column::new(
+            col(name),
+            rows.iter()
+                .map(|p| p.metrics.as_ref().map(f))
+                .collect::<Vec<_>>(),
+        )
+    };
+    let columns = vec![
+        int("group", &|p| p.group as u64),
+        int("order", &|p| p.order as u64),
+        text("op_name", &|p| p.op_name.clone()),
+        opt_text("op_type", &|p| p.op_type.clone()),
+        text("golden_op_name", &|p| p.golden_op_name.clone()),
+        text("io", &|p| p.io.to_string()),
+        int("index", &|p| p.index as u64),
+        text("matched_by", &|p| enum_name(&p.matched_by)),
+        text("golden_dtype", &|p| p.golden_dtype.clone()),
+        text("target_dtype", &|p| p.target_dtype.clone()),
+        text("shape", &|p| {
+            p.shape
+                .iter()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join("x")
+        }),
+        int("elements", &|p| p.elements),
+        metric("cosine", |m| m.cosine),
+        metric("max_abs", |m| m.max_abs),
+        metric("max_rel", |m| m.max_rel),
+        metric("mean_rel", |m| m.mean_rel),
+        metric("mean_abs", |m| m.mean_abs),
+        metric("rmse", |m| m.rmse),
+        metric("acc_rel", |m| m.acc_rel),
+        metric("rel_euclidean", |m| m.rel_euclidean),
+        metric("kl_div", |m| m.kl_div),
+        metric("std_ratio", |m| m.std_ratio),
+        metric("rel_gt_0_001", |m| m.rel_gt_0_001),
+        metric("rel_gt_0_005", |m| m.rel_gt_0_005),
+        count("golden_nan", |m| m.golden_nan),
+        count("golden_inf", |m| m.golden_inf),
+        count("target_nan", |m| m.target_nan),
+        count("target_inf", |m| m.target_inf),
+        count("nan_inf_one_side", |m| m.nan_inf_one_side),
+        Column::new(
+            col("passed"),
+            rows.iter().map(|p| p.passed).collect::<Vec<_>>(),
+        ),
+        opt_text("error", &|p| p.error.clone()),
+        text("golden_file", &|p| p.golden_file.clone()),
+        text("target_file", &|p| p.target_file.clone()),
+    ];
+    DataFrame::new(rows.len(), columns).context("cannot assemble the pair table")
+}
+
+/// Writes the table as CSV.
+pub fn csv(report: &CompareReport, out: &mut dyn Write) -> anyhow::Result<()> {
+    let mut df = table(report)?;
+    CsvWriter::new(out)
+        .finish(&mut df)
+        .context("cannot write CSV")
+}
+
+/// Writes the table as Parquet.
+pub fn parquet(report: &CompareReport, out: std::fs::File) -> anyhow::Result<()> {
+    let mut df = table(report)?;
+    ParquetWriter::new(out)
+        .finish(&mut df)
+        .context("cannot write Parquet")?;
+    Ok(())
+}
+
+fn num(v: Option<f64>) -> String {
+    v.map_or_else(|| "-".to_string(), |x| format!("{x:.6}"))
+}
+
+fn side_title(s: &crate::compare::records::GroupSide) -> String {
+    let mut parts = Vec::new();
+    if let Some(r) = s.rank {
+        parts.push(format!("rank {r}"));
+    }
+    if let Some(d) = s.device {
+        parts.push(format!("device {d}"));
+    }
+    if let Some(m) = &s.model {
+        parts.push(format!("model {m}"));
+    }
+    if let Some(st) = s.step {
+        parts.push(format!("step {st}"));
+    }
+    if parts.is_empty() {
+        "(no layout)".to_string()
+    } else {
+        parts.join(" · ")
+    }
+}
+
+fn describe(p: &Pair) -> String {
+    let metrics = match (&p.metrics, &p.error) {
+        (_, Some(e)) => e.clone(),
+        (Some(m), None) => {
+            let mut s = format!(
+                "cosine {} max_rel {} max_abs {}",
+                num(m.cosine),
+                num(m.max_rel),
+                num(m.max_abs)
+            );
+            if m.nan_inf_one_side > 0 {
+                let _ = write!(s, ", {} NaN/Inf on one side only", m.nan_inf_one_side);
+            }
+            s
+        }
+        (None, None) => String::new(),
+    };
+    format!(
+        "#{} {}{} {} {} ({} vs {}) — {}",
+        p.order,
+        p.op_name,
+        p.op_type
+            .as_ref()
+            .map_or(String::new(), |t| format!(" ({t})")),
+        p.io,
+        p.index,
+        p.golden_dtype,
+        p.target_dtype,
+        metrics
+    )
+}
+
+fn group_text(o: &mut String, i: usize, g: &GroupReport) {
+    let _ = writeln!(
+        o,
+        "\ngroup {i}: golden {} ↔ target {}  [paired by {}]",
+        side_title(&g.golden),
+        side_title(&g.target),
+        g.paired_by
+    );
+    let _ = writeln!(o, "  {} pairs, {} failed", g.pairs, g.failed);
+    match &g.first_divergence {
+        Some(p) => {
+            let _ = writeln!(o, "  first divergence : {}", describe(p));
+        }
+        None => {
+            let _ = writeln!(o, "  first divergence : none");
+        }
+    }
+    if let Some(origin) = &g.origin {
+        let how = match origin.evidence {
+            crate::compare::Evidence::Inputs => "its inputs match the golden run",
+            crate::compare::Evidence::Graph => "its producers' outputs (GE graph) match",
+            crate::compare::Evidence::None => "no input evidence: the first divergence",
+        };
+        let _ = writeln!(o, "  origin           : {} [{how}]", describe(&origin.pair));
+    }
+    if g.failed > 0 && !g.worst.cosine.is_empty() {
+        let _ = writeln!(o, "  worst by cosine:");
+        for p in &g.worst.cosine {
+            let _ = writeln!(o, "    {}", describe(p));
+        }
+    }
+}
+
+/// The human summary, ending with the command to run next when an origin was found.
+pub fn text(report: &CompareReport) -> String {
+    let s = &report.summary;
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "dump-compare {} (golden) vs {} (target)",
+        report.golden, report.target
+    );
+    let _ = writeln!(
+        o,
+        "  thresholds: cosine ≥ {}, max_rel < {}{}",
+        report.thresholds.cosine,
+        report.thresholds.max_rel,
+        report
+            .thresholds
+            .per_dtype
+            .iter()
+            .map(|(d, t)| format!("; {d}: cosine ≥ {}, max_rel < {}", t.cosine, t.max_rel))
+            .collect::<String>()
+    );
+    let _ = writeln!(
+        o,
+        "  {} pairs in {} groups: {} passed, {} failed; unmatched: {} golden, {} target; {} problems reading files",
+        s.pairs, s.groups, s.passed, s.failed, s.unmatched_golden, s.unmatched_target, s.errors
+    );
+    for (i, g) in report.groups.iter().enumerate() {
+        group_text(&mut o, i, g);
+    }
+    for (what, list) in [
+        ("golden", &report.unmatched.golden),
+        ("target", &report.unmatched.target),
+    ] {
+        if list.is_empty() {
+            continue;
+        }
+        let _ = writeln!(o, "\nunmatched {what} tensors ({}):", list.len());
+        for u in list.iter().take(20) {
+            let _ = writeln!(o, "  {} {} {} — {}", u.op_name, u.io, u.index, u.file);
+        }
+        if list.len() > 20 {
+            let _ = writeln!(o, "  … {} more (--format json lists all)", list.len() - 20);
+        }
+    }
+    if !report.errors.is_empty() {
+        let _ = writeln!(o, "\nproblems:");
+        for e in &report.errors {
+            let _ = writeln!(o, "  {}: {}: {}", enum_name(&e.side), e.path, e.message);
+        }
+    }
+    if s.pairs == 0 {
+        let _ = writeln!(
+            o,
+            "\nno tensor pairs could be formed: check the two roots, or pair groups with --group and names with --mapping"
+        );
+    }
+    if let Some(origin) = report.groups.iter().find_map(|g| g.origin.as_ref()) {
+        let _ = writeln!(
+            o,
+            "\nnext: npgx repro --path accuracy --op {}",
+            shell_word(&origin.pair.op_name)
+        );
+    }
+    o
+}
+
+/// Quotes a word for a shell command line when it needs it.
+fn shell_word(s: &str) -> String {
+    shlex::try_quote(s).map_or_else(|_| s.to_string(), |q| q.into_owned())
+}
+
+/// The human summary of a `dump-convert` run.
+pub fn convert_text(report: &ConvertReport) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "dump-convert {} → {}: {} files written from {} dumps, {} problems",
+        report.tree,
+        report.out_dir,
+        report.written.len(),
+        report.dumps,
+        report.errors.len()
+    );
+    for e in &report.errors {
+        let _ = writeln!(o, "  {}: {}", e.path, e.message);
+    }
+    o
+}
+
+/// The JSON document of a `dump-convert` run.
+pub fn convert_json(report: &ConvertReport) -> anyhow::Result<String> {
+    Ok(serde_json::to_string_pretty(report)?)
+}
