@@ -206,7 +206,12 @@ fn soft_level(n: &Normalised<'_>) -> bool {
 /// Every candidate of the window, in line order.
 pub(super) fn collect(w: &[WinLine<'_>]) -> Vec<Candidate> {
     let reps = reports(w);
-    let report_at = |i: usize| reps.iter().find(|(at, _)| *at == i).map(|(_, r)| r);
+    // Reports come out in line order: a binary search finds the one starting on a line.
+    let report_at = |i: usize| {
+        reps.binary_search_by_key(&i, |(at, _)| *at)
+            .ok()
+            .map(|k| &reps[k].1)
+    };
     let mut out: Vec<Candidate> = Vec::new();
     let mut frames: Vec<(u64, String)> = Vec::new();
     // The last wrapper exception (cascade tier) and its frames, for a CANN report that follows.
@@ -227,6 +232,14 @@ pub(super) fn collect(w: &[WinLine<'_>]) -> Vec<Candidate> {
         }
         let n = &w[i].norm;
         if n.skip || line.trim().is_empty() {
+            i += 1;
+            continue;
+        }
+        // The bulk of a plog: records below ERROR are never candidates (a header line also
+        // ends any CANN block, so skipping them loses nothing).
+        if line.starts_with('[')
+            && parse_header(line.as_bytes()).is_some_and(|(h, _)| h.level != Level::Error)
+        {
             i += 1;
             continue;
         }

@@ -152,8 +152,10 @@ impl CausalError {
 /// Streams lines in, keeps the best candidate; memory bounded by the window size.
 #[derive(Debug, Default)]
 pub struct CausalScanner {
-    window: Vec<(u64, String)>,
-    window_bytes: usize,
+    /// The window's text, lines back to back (one buffer, reused).
+    text: String,
+    /// Per line of the window: its number and its byte range in `text`.
+    spans: Vec<(u64, usize, usize)>,
     best: Option<CausalError>,
     skipped: Vec<u64>,
 }
@@ -164,31 +166,41 @@ impl CausalScanner {
     }
 
     /// Feeds one physical line (1-based number, bytes without the terminator; invalid UTF-8 is
-    /// replaced, a line longer than [`MAX_LINE`] is cut).
+    /// replaced, NUL bytes become spaces, a line longer than [`MAX_LINE`] is cut).
     pub fn push(&mut self, no: u64, line: &[u8]) {
         let head = &line[..line.len().min(MAX_LINE)];
-        let mut text = String::from_utf8_lossy(head).into_owned();
-        if text.contains('\0') {
-            text = text.replace('\0', " ");
+        let start = self.text.len();
+        match std::str::from_utf8(head) {
+            Ok(t) => self.text.push_str(t),
+            Err(_) => self.text.push_str(&String::from_utf8_lossy(head)),
         }
-        let blank = text.trim().is_empty();
-        self.window_bytes += text.len();
-        self.window.push((no, text));
-        let full = self.window.len() >= WINDOW_LINES || self.window_bytes >= WINDOW_BYTES;
-        let near_full = self.window.len() >= WINDOW_LINES * 9 / 10
-            || self.window_bytes >= WINDOW_BYTES * 9 / 10;
+        if self.text[start..].contains('\0') {
+            let cleaned = self.text[start..].replace('\0', " ");
+            self.text.truncate(start);
+            self.text.push_str(&cleaned);
+        }
+        let blank = self.text[start..].trim().is_empty();
+        self.spans.push((no, start, self.text.len()));
+        let full = self.spans.len() >= WINDOW_LINES || self.text.len() >= WINDOW_BYTES;
+        let near_full =
+            self.spans.len() >= WINDOW_LINES * 9 / 10 || self.text.len() >= WINDOW_BYTES * 9 / 10;
         if full || (near_full && blank) {
             self.flush();
         }
     }
 
     fn flush(&mut self) {
-        if self.window.is_empty() {
+        if self.spans.is_empty() {
             return;
         }
-        let window = std::mem::take(&mut self.window);
-        self.window_bytes = 0;
+        let window: Vec<(u64, &str)> = self
+            .spans
+            .iter()
+            .map(|(no, a, b)| (*no, &self.text[*a..*b]))
+            .collect();
         let (best, skipped) = analyse(&window);
+        self.spans.clear();
+        self.text.clear();
         if let Some(c) = best {
             if self.best.as_ref().is_none_or(|b| c.key() < b.key()) {
                 let mut c = c;
@@ -219,7 +231,7 @@ impl CausalScanner {
 }
 
 /// Analyses one window: the best candidate and the cascade lines skipped before it.
-fn analyse(window: &[(u64, String)]) -> (Option<CausalError>, Vec<u64>) {
+fn analyse(window: &[(u64, &str)]) -> (Option<CausalError>, Vec<u64>) {
     let norms: Vec<Normalised<'_>> = window.iter().map(|(_, l)| normalise(l)).collect();
     let indent = common_indent(norms.iter().filter(|n| !n.skip).map(|n| n.rest));
     let lines: Vec<WinLine<'_>> = window

@@ -19,6 +19,7 @@
 //! [`super::collect`]). Line numbers never change: a marker or a fence is reported as
 //! [`Normalised::skip`] so the caller keeps counting physical lines.
 
+use crate::plog::header::parse_header;
 use crate::torch_logs::{strip_prefixes, LinePrefix};
 
 /// One line with its decorations and prefixes removed.
@@ -95,6 +96,14 @@ pub fn normalise(line: &str) -> Normalised<'_> {
             skip: true,
             prefixes: Vec::new(),
             rest: "",
+        };
+    }
+    // A plog record line has no prefix to peel: the common case of a big plog stays cheap.
+    if line.starts_with("[") && parse_header(line.as_bytes()).is_some() {
+        return Normalised {
+            skip: false,
+            prefixes: Vec::new(),
+            rest: line,
         };
     }
     let unquoted = strip_quote(line);

@@ -216,25 +216,7 @@ fn glog(i: &str) -> R<'_, LinePrefix> {
         .parse(i)?;
     let (i, source) = source_loc(i)?;
     let (i, _) = char(']').parse(i)?;
-    let (i, trace_id) = opt(preceded(
-        char(' '),
-        delimited(
-            char('['),
-            take_while1(|c: char| c.is_ascii_digit() || "/_!".contains(c)),
-            char(']'),
-        ),
-    ))
-    .parse(i)?;
-    let (i, artifact) = opt(preceded(
-        char(' '),
-        delimited(
-            tag("[__"),
-            take_while1(|c: char| c.is_ascii_alphanumeric() || c == '_'),
-            char(']'),
-        ),
-    ))
-    .parse(i)?;
-    let (i, _) = opt_space(i)?;
+    let (i, (trace_id, artifact)) = glog_tail(i)?;
     Ok((
         i,
         LinePrefix::Glog(GlogHeader {
