@@ -51,9 +51,9 @@ from gen_dump_fixtures import Tensor, dump_header, v2_bytes, NP_TYPES, T0
 base, gib = Path(sys.argv[1]), float(sys.argv[2])
 limit = int(gib * (1 << 30))
 rng = np.random.default_rng(11)
-pool = {1: rng.standard_normal(1 << 20).astype(np.float32),
-        2: rng.standard_normal(2 << 20).astype(np.float16)}
-noise = rng.standard_normal(2 << 20)
+pool = {1: rng.standard_normal(4 << 20).astype(np.float32),
+        2: rng.standard_normal(8 << 20).astype(np.float16)}
+noise = rng.standard_normal(4 << 20)
 written = files = 0
 while written < limit:
     step = files // 64

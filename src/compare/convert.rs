@@ -16,6 +16,9 @@ use crate::dump::values::{self, Listed, TensorSlot, ValueReader, CHUNK};
 use crate::dump::walk::{self, Candidate};
 use crate::repro::npy;
 
+/// Version of the `dump-convert` JSON document.
+pub const SCHEMA_VERSION: u32 = 1;
+
 /// One `.npy` written.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Written {
@@ -36,7 +39,6 @@ pub struct ConvertError {
 /// What a conversion did.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ConvertReport {
-    pub schema: &'static str,
     pub schema_version: u32,
     pub tree: String,
     pub out_dir: String,
@@ -166,8 +168,7 @@ pub fn convert(
     written.sort_by(|a, b| a.file.cmp(&b.file));
     errors.sort_by(|a, b| (&a.path, &a.message).cmp(&(&b.path, &b.message)));
     Ok(ConvertReport {
-        schema: "npgx.dump-convert",
-        schema_version: 1,
+        schema_version: SCHEMA_VERSION,
         tree: tree.display().to_string(),
         out_dir: out_dir.display().to_string(),
         dumps: dumps.len() as u64,

@@ -206,7 +206,7 @@ fn pair_groups(
     golden: &SideData,
     target: &SideData,
     explicit: &[(PathBuf, PathBuf)],
-) -> Vec<(GroupKey, GroupKey, &'static str)> {
+) -> anyhow::Result<Vec<(GroupKey, GroupKey, &'static str)>> {
     let mut g_left: Vec<&GroupKey> = golden.groups.keys().collect();
     let mut t_left: Vec<&GroupKey> = target.groups.keys().collect();
     let mut out = Vec::new();
@@ -221,6 +221,16 @@ fn pair_groups(
             .copied()
             .filter(|k| group_under(target, &target.groups[*k], td))
             .collect();
+        for (found, side, dir) in [(&gs, "golden", gd), (&ts, "target", td)] {
+            if found.is_empty() {
+                anyhow::bail!(
+                    "--group {}={}: no unpaired group of the {side} run lies under {}",
+                    gd.display(),
+                    td.display(),
+                    dir.display()
+                );
+            }
+        }
         let pairs: Vec<(&GroupKey, &GroupKey)> = if gs.len() == 1 && ts.len() == 1 {
             vec![(gs[0], ts[0])]
         } else {
@@ -234,12 +244,12 @@ fn pair_groups(
     }
     if explicit.is_empty() && g_left.len() == 1 && t_left.len() == 1 {
         out.push((g_left[0].clone(), t_left[0].clone(), "only group"));
-        return out;
+        return Ok(out);
     }
     for (g, t) in by_key(&g_left, &t_left) {
         out.push((g.clone(), t.clone(), "rank/device/model/step"));
     }
-    out
+    Ok(out)
 }
 
 /// Pairs groups with equal pairing keys, k-th with k-th when a key repeats.
@@ -468,7 +478,8 @@ fn graph_producers<'a>(
 }
 
 /// Compares the dump trees (or files) `golden` and `target`. Fails only when a root, the
-/// mapping or the graph cannot be read; problems with files inside become `errors`.
+/// mapping or the graph cannot be read, or a `--group` names no group; problems with files
+/// inside become `errors`.
 pub fn compare(
     golden: &Path,
     target: &Path,
@@ -506,7 +517,7 @@ pub fn compare(
         let t = load(target, Side::Target, &mut errors);
         (g, t)
     });
-    let paired = pair_groups(&g, &t, &opts.groups);
+    let paired = pair_groups(&g, &t, &opts.groups)?;
     let mut jobs = Vec::new();
     let mut unmatched = Unmatched::default();
     let mut groups = Vec::new();
@@ -634,7 +645,6 @@ pub fn compare(
         errors: errors.len() as u64,
     };
     Ok(CompareReport {
-        schema: "npgx.dump-compare",
         schema_version: SCHEMA_VERSION,
         golden: golden.display().to_string(),
         target: target.display().to_string(),

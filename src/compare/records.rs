@@ -192,7 +192,6 @@ pub struct Summary {
 /// Everything a comparison found.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct CompareReport {
-    pub schema: &'static str,
     pub schema_version: u32,
     pub golden: String,
     pub target: String,

@@ -11,6 +11,7 @@
 //! * padded device formats (NC1HWC0, NDC1HWC0, FRACTAL_Z, FRACTAL_Z_3D, FRACTAL_NZ) are read
 //!   whole (their size already checked against the file) and brought back to the logical shape
 //!   with [`PaddedView::gather`] before decoding;
+//! * dense permuted views (a transposed `.pt` tensor) are read whole and put in logical order;
 //! * v1 whole-file protobufs (old and small) are decoded again when their values are read.
 //!
 //! [`raw_tensor`] gives the decoded bytes of a tensor in logical order in its own element type,
@@ -107,6 +108,13 @@ pub enum Data {
         offset: u64,
         len: u64,
         view: PaddedView,
+    },
+    /// A dense permuted view (a transposed `.pt` tensor): `len` bytes at `offset` hold its
+    /// elements, element `idx` of the view at `Σ idx·stride` (in elements).
+    Strided {
+        offset: u64,
+        len: u64,
+        stride: Vec<u64>,
     },
     /// Block `block` of a v1 whole-file protobuf (decoded again when read).
     V1 {
@@ -244,25 +252,26 @@ pub fn list(c: &Candidate) -> Option<Listed> {
                 Ok(tensors) => {
                     for (index, t) in tensors.into_iter().enumerate() {
                         match t {
-                            Ok(raw) if !raw.is_contiguous() => l.errors.push(error(
-                                format!(
-                                    "tensor {index}: permuted view (size {:?}, stride {:?}) is not read in logical order",
-                                    raw.shape, raw.stride
-                                ),
-                                None,
-                            )),
                             Ok(raw) if is_real(raw.element) => l.tensors.push(TensorSlot {
                                 io: Io::Output,
                                 index,
                                 dtype: raw.element.dtype(),
                                 element: raw.element,
                                 format: Format::primary(Format::ND),
+                                data: if raw.is_contiguous() {
+                                    Data::Plain {
+                                        offset: raw.offset,
+                                        len: raw.nbytes,
+                                    }
+                                } else {
+                                    Data::Strided {
+                                        offset: raw.offset,
+                                        len: raw.nbytes,
+                                        stride: raw.stride,
+                                    }
+                                },
                                 shape: raw.shape,
                                 original_op: None,
-                                data: Data::Plain {
-                                    offset: raw.offset,
-                                    len: raw.nbytes,
-                                },
                             }),
                             Ok(raw) => l.errors.push(error(
                                 format!(
@@ -562,6 +571,15 @@ pub fn raw_tensor(path: &Path, slot: &TensorSlot) -> Result<Vec<u8>, String> {
             view.gather(&device, es)
                 .ok_or_else(|| "device block is shorter than its layout".to_string())
         }
+        Data::Strided {
+            offset,
+            len,
+            stride,
+        } => {
+            let storage = read_exact(&file, *offset, *len)?;
+            gather_strided(&storage, &slot.shape, stride, es)
+                .ok_or_else(|| "strided view runs past its storage".to_string())
+        }
         Data::V1 { block, view } => {
             let len = file
                 .metadata()
@@ -579,6 +597,26 @@ pub fn raw_tensor(path: &Path, slot: &TensorSlot) -> Result<Vec<u8>, String> {
             }
         }
     }
+}
+
+/// The elements of a strided view of `storage` (`es`-byte elements) in C order over `shape`.
+fn gather_strided(storage: &[u8], shape: &[u64], stride: &[u64], es: usize) -> Option<Vec<u8>> {
+    let n = usize::try_from(product(shape)?).ok()?;
+    let mut out = Vec::with_capacity(n.checked_mul(es)?.min(storage.len()));
+    let mut idx = vec![0u64; shape.len()];
+    for _ in 0..n {
+        let at = idx.iter().zip(stride).map(|(&i, &s)| i * s).sum::<u64>();
+        let at = usize::try_from(at).ok()?.checked_mul(es)?;
+        out.extend_from_slice(storage.get(at..at.checked_add(es)?)?);
+        for d in (0..shape.len()).rev() {
+            idx[d] += 1;
+            if idx[d] < shape[d] {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+    Some(out)
 }
 
 enum Source {
@@ -611,7 +649,7 @@ impl ValueReader {
                     end: offset.saturating_add(*len / size as u64 * size as u64),
                 }
             }
-            Data::Padded { .. } | Data::V1 { .. } => Source::Memory {
+            Data::Padded { .. } | Data::Strided { .. } | Data::V1 { .. } => Source::Memory {
                 bytes: raw_tensor(path, slot)?,
                 pos: 0,
             },
@@ -678,6 +716,17 @@ mod tests {
         decode_into(Element::F8E4m3fn, &[0x7F], &mut out);
         assert_eq!(&out[..4], &[1.0, -1.0, 1.0, -5.0]);
         assert!(out[4].is_nan());
+    }
+
+    #[test]
+    fn strided_views_come_back_in_logical_order() {
+        // storage [0 1 2 3 4 5] as a 2x3 tensor, viewed transposed: 3x2 with stride (1, 3).
+        let storage: Vec<u8> = (0..6).collect();
+        assert_eq!(
+            gather_strided(&storage, &[3, 2], &[1, 3], 1),
+            Some(vec![0, 3, 1, 4, 2, 5])
+        );
+        assert_eq!(gather_strided(&storage, &[3, 2], &[1, 4], 1), None);
     }
 
     #[test]

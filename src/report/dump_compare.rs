@@ -12,7 +12,8 @@ use crate::compare::{CompareReport, GroupReport, Metrics, Pair};
 
 /// The JSON document (schema `npgx.dump-compare`, version 1).
 pub fn json(report: &CompareReport) -> anyhow::Result<String> {
-    Ok(serde_json::to_string_pretty(report)?)
+    let doc = super::document("dump-compare", report.schema_version, report)?;
+    Ok(serde_json::to_string_pretty(&doc)?)
 }
 
 fn enum_name<T: serde::Serialize>(v: &T) -> String {
@@ -296,5 +297,6 @@ pub fn convert_text(report: &ConvertReport) -> String {
 
 /// The JSON document of a `dump-convert` run.
 pub fn convert_json(report: &ConvertReport) -> anyhow::Result<String> {
-    Ok(serde_json::to_string_pretty(report)?)
+    let doc = super::document("dump-convert", report.schema_version, report)?;
+    Ok(serde_json::to_string_pretty(&doc)?)
 }

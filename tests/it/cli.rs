@@ -5,6 +5,8 @@ use crate::common::npgx;
 /// Every command and subcommand, as a user types it.
 const COMMANDS: &[&[&str]] = &[
     &["dump-scan"],
+    &["dump-compare"],
+    &["dump-convert"],
     &["dump-config", "new"],
     &["dump-config", "check"],
     &["plog"],
@@ -48,6 +50,25 @@ fn every_command_has_help_with_a_json_format() {
             "{cmd:?} has no --format json:\n{text}"
         );
     }
+}
+
+#[test]
+fn missing_compare_root_is_a_run_failure() {
+    let out = npgx([
+        "dump-compare",
+        "/nonexistent/npgx-golden",
+        "/nonexistent/npgx-target",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("/nonexistent/npgx-golden"), "{err}");
+    let out = npgx([
+        "dump-convert",
+        "/nonexistent/npgx-tree",
+        "-o",
+        "/tmp/npgx-never",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
 }
 
 #[test]

@@ -5,6 +5,7 @@
 mod aicore;
 mod cli;
 mod common;
+mod dump_compare;
 mod dump_config;
 mod dump_scan;
 mod ge_graph;
