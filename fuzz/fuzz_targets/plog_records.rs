@@ -2,7 +2,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use npgx_parsers::plog::causal::first_causal_error;
+use npgx_parsers::causal::first_causal_error;
 use npgx_parsers::plog::parse_records;
 
 fuzz_target!(|data: &[u8]| {

@@ -4,11 +4,13 @@
 //! global state, no panics on any input. The application crate (`npgx`) owns I/O, parallelism and
 //! rendering; this crate owns the grammars, so each can be unit-tested and fuzzed on its own.
 //!
-//! What it is not for: deciding what a record *means* for a user (which error was first, which
-//! operator is to blame). That analysis lives in the application.
+//! What it is not for: file I/O, rendering and routing decisions. The one piece of judgement kept
+//! here is [`causal`] — which error in a text came first — because `plog`, `aicore` and `triage`
+//! must agree on it and it is a pure function of the text.
 
 pub mod aicore;
 pub mod cann_error;
+pub mod causal;
 pub mod dump;
 pub mod ge_graph;
 pub mod pickle;

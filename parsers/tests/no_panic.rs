@@ -6,7 +6,7 @@
 
 use npgx_parsers::aicore::scan_text;
 use npgx_parsers::cann_error::{parse_reports, parse_torch_npu_lines};
-use npgx_parsers::plog::causal::first_causal_error;
+use npgx_parsers::causal::first_causal_error;
 use npgx_parsers::plog::parse_records;
 
 const TEXT: &str = "\

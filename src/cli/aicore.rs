@@ -22,7 +22,7 @@ use crate::report::plog::print_warnings;
 /// usage.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  npgx aicore ~/ascend/log\n  npgx aicore stderr.txt --format json | jq '.[0].kernel_name.value'\n  npgx aicore asys_output_20250508095626087 --format csv\n\nJSON schema: docs/aicore.md"
+    after_help = "Examples:\n  npgx aicore ~/ascend/log\n  npgx aicore stderr.txt --format json | jq '.errors[0].kernel_name.value'\n  npgx aicore asys_output_20250508095626087 --format csv\n\nJSON schema: docs/aicore.md"
 )]
 pub struct Args {
     /// Log files, console captures, or directories to search.

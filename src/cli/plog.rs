@@ -19,11 +19,13 @@ use crate::report::plog::{self as render, Format};
 /// (plog-PID_TS.log, device-PID_TS.log, device-app-PID_TS.log, ...); rotated files of one process
 /// are read in the order they were written. Files are streamed, never loaded whole.
 ///
-/// The first causal error is the earliest error that explains the rest: device-side markers
-/// (Task run failed, device-error headers) first, then errors carrying a retCode, then other
-/// errors; propagation (stream synchronise failures, dump progress, watchdogs) comes last.
+/// The first causal error comes from the engine `npgx triage classify` uses, so both name the
+/// same line: strong errors (device faults, CANN error reports, Python exceptions, task errors,
+/// other ERROR records) before graph-break / recompile reasons before cascades (wrappers,
+/// torch_npu ERRxxxxx summaries, stream synchronise failures, watchdogs) before debug chatter.
+/// Pasted console output is accepted (Markdown quotes, fences, vLLM / rank / glog prefixes).
 ///
-/// Exit status: 0 the logs were read, 2 nothing could be read or bad usage.
+/// Exit status: 0 at least one input was read, 2 nothing could be read or bad usage.
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "Examples:\n  npgx plog ~/ascend/log\n  npgx plog asys_output_20250508095626087 --level error --format json\n  npgx plog plog-155320_20250508095618528.log --records --grep 'fault kernel_name'\n  npgx plog ./log --since 2025-05-08-09:56 --until 2025-05-08-09:57 --module RUNTIME,GE\n\nJSON schema: docs/plog.md"
@@ -107,6 +109,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let summary = plog::summarize(&inputs, &filters, warnings);
     render::print_warnings(&summary.warnings);
+    if !summary.files.iter().any(|f| f.read) {
+        anyhow::bail!(
+            "none of the {} input file(s) could be read",
+            summary.files.len()
+        );
+    }
     let res = match args.format {
         Format::Table => render::summary_table(&mut out, &summary),
         Format::Json => render::summary_json(&mut out, &summary),

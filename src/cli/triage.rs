@@ -65,11 +65,19 @@ the tree is not modified. Exit code: 0 complete tree, 1 incomplete tree (analysi
     Analyze(AnalyzeArgs),
     /// Classify captured output (stdout/stderr, a plog, a pasted log): first causal error + route.
     #[command(
-        long_about = "Classify captured output without a step tree: the first causal error \
-(launcher/glog/c10 prefixes peeled, wrappers such as BackendCompilerFailed and escaped embedded \
-errors unwrapped, CANN error reports read root-first, cascades skipped) and the route by the \
-keyword rules in the spec's order. Without a step tree there is no step-based \
-pre-classification."
+        long_about = "Classify captured output without a step tree: the first causal error and its \
+route. Pasted output is accepted as is: Markdown quotes and fences, a paste indented as a whole, \
+excerpt-gap markers, vLLM / [rankN]: / glog / c10 / old TORCH_LOGS prefixes. Wrappers \
+(BackendCompilerFailed, escaped embedded errors, a Python exception that only names the C++ \
+file ahead of a CANN report) are unwrapped, CANN error reports are read root-first and cascades \
+are skipped; `npgx plog` names the same line.\n\n\
+Routing order (docs/triage.md): capture context → the causal error's shape (environment \
+problem, graph-break / recompile reason, exception class, kernel assertion, CANN code family, \
+runtime error number) → keywords → fallback. Routes: compile-error, runtime-error, accuracy, \
+performance, environment, undetermined. Without a step tree there is no step-based \
+pre-classification. Files are streamed (bounded memory; lines longer than 1 MiB are cut).\n\n\
+Exit code: 0 nothing to route (every file undetermined), 1 a causal error or a route was found \
+in at least one file, 2 a file could not be read (the others are still classified) or bad usage."
     )]
     Classify(ClassifyArgs),
 }
@@ -198,10 +206,14 @@ fn run_run(args: RunArgs) -> anyhow::Result<ExitCode> {
         Format::Text => print!("{}", report::triage::analysis_text(&analysis)),
         Format::Json => println!(
             "{}",
-            serde_json::to_string_pretty(&serde_json::json!({
-                "run": summary,
-                "analysis": analysis,
-            }))?
+            serde_json::to_string_pretty(&report::document(
+                "triage-run",
+                1,
+                &serde_json::json!({
+                    "run": summary,
+                    "analysis": analysis,
+                })
+            )?)?
         ),
     }
     let code = if summary.interrupted {
@@ -218,7 +230,10 @@ fn run_analyze(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     let analysis = analyze::analyze(&args.dir)?;
     match args.format {
         Format::Text => print!("{}", report::triage::handoff_markdown(&analysis, None)),
-        Format::Json => println!("{}", serde_json::to_string_pretty(&analysis)?),
+        Format::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&report::document("triage-analyze", 1, &analysis)?)?
+        ),
     }
     Ok(if analysis.complete {
         ExitCode::SUCCESS
@@ -229,12 +244,29 @@ fn run_analyze(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
 
 fn run_classify(args: ClassifyArgs) -> anyhow::Result<ExitCode> {
     let mut items = Vec::with_capacity(args.files.len());
+    let mut errors = Vec::new();
     for f in &args.files {
-        items.push(classify::classify_file(f)?);
+        match classify::classify_file(f) {
+            Ok(c) => items.push(c),
+            Err(e) => {
+                eprintln!("npgx: error: {e:#}");
+                errors.push((f.clone(), format!("{e:#}")));
+            }
+        }
     }
     match args.format {
         Format::Text => print!("{}", report::triage::classifications_text(&items)),
-        Format::Json => println!("{}", serde_json::to_string_pretty(&items)?),
+        Format::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&report::triage::classify_json(&items, &errors)?)?
+        ),
     }
-    Ok(ExitCode::SUCCESS)
+    let code = if !errors.is_empty() {
+        2
+    } else if items.iter().any(|c| c.found()) {
+        1
+    } else {
+        0
+    };
+    Ok(ExitCode::from(code))
 }

@@ -13,9 +13,7 @@ use memchr::memmem;
 use npgx_parsers::aicore::kv::KvBag;
 use npgx_parsers::cann_error::torch_npu::{parse_torch_npu_line, TorchNpuError};
 use npgx_parsers::cann_error::{codes_in, CannErrorReport, ReportAssembler};
-use npgx_parsers::plog::causal::{
-    is_framework_error_line, rank_plog_error, CauseRank, CauseSource,
-};
+use npgx_parsers::causal::{rank_plog_error, CausalError, CausalScanner, CauseRank, Shape, Tier};
 use npgx_parsers::plog::content::parse_content;
 use npgx_parsers::plog::path::LogFileKind;
 use npgx_parsers::plog::prefix::peel;
@@ -45,22 +43,45 @@ pub struct RecordRef {
     pub rank: Option<CauseRank>,
 }
 
-/// The first causal error over all inputs: a plog record, a CANN error report or a framework
-/// line (torch_npu `ERRxxxxx`, MindSpore).
+/// The first causal error over all inputs, by the shared causal engine
+/// ([`npgx_parsers::causal`]): the same line `npgx triage classify` names for each file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct CausalRef {
     pub file: PathBuf,
     pub line: u64,
+    pub tier: Tier,
     pub rank: CauseRank,
-    pub source: CauseSource,
+    pub shape: Shape,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub time: Option<PlogTime>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pid: Option<i64>,
-    /// Plog module, or the CANN / torch_npu code.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub module: Option<String>,
+    /// The error itself (prefixes peeled, CANN location tails removed).
     pub text: String,
+    /// The line as it appears in the file.
+    pub quote: String,
+    /// The recognising rule and the lines it read.
+    pub evidence: npgx_parsers::causal::Evidence,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub root_line: Option<u64>,
+}
+
+impl CausalRef {
+    fn new(file: &std::path::Path, e: CausalError) -> CausalRef {
+        CausalRef {
+            file: file.to_path_buf(),
+            line: e.line,
+            tier: e.tier,
+            rank: e.rank,
+            shape: e.shape,
+            time: e.time,
+            pid: e.pid,
+            text: e.message,
+            quote: e.text,
+            evidence: e.evidence,
+            root_line: e.root_line,
+        }
+    }
 }
 
 /// A CANN error report found in an input, with its file.
@@ -113,6 +134,9 @@ pub struct FileSummary {
     pub lines: u64,
     /// Records that passed the filters.
     pub records: u64,
+    /// Whether the file could be read.
+    #[serde(skip)]
+    pub read: bool,
 }
 
 /// The result of `npgx plog`.
@@ -125,8 +149,9 @@ pub struct PlogSummary {
     /// Earliest ERROR record by time over all processes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_error: Option<RecordRef>,
-    /// Lowest causal rank over all processes, CANN error reports and framework lines; ties go
-    /// to the earlier time when both have one, else to the earlier file and line.
+    /// The first causal error over all files (the causal engine's ordering per file; between
+    /// files the lower tier and rank, then the earlier time when both have one, then the
+    /// earlier file). Computed over whole files: the record filters do not apply to it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_causal: Option<CausalRef>,
     /// CANN error reports (`EZ9999: Inner Error!` …) found in the inputs.
@@ -158,7 +183,7 @@ struct Acc {
 struct Summarizer {
     reports: Vec<(usize, CannErrorReport)>,
     torch_npu: Vec<FileTorchNpuError>,
-    framework: Vec<(usize, CausalRef)>,
+    causal: Vec<(usize, CausalRef)>,
     accs: Vec<Acc>,
     by_pid: HashMap<i64, usize>,
     last: Option<(i64, usize)>,
@@ -315,62 +340,16 @@ impl Summarizer {
             .iter()
             .filter_map(|p| p.first_error.clone())
             .min_by_key(|r| (r.time, r.file.clone(), r.line));
-        let file_index = |p: &PathBuf| {
-            files
-                .iter()
-                .position(|f| &f.path == p)
-                .unwrap_or(usize::MAX)
-        };
-        let mut candidates: Vec<(usize, CausalRef)> = processes
-            .iter()
-            .filter_map(|p| p.first_causal.as_ref())
-            .map(|r| {
-                (
-                    file_index(&r.file),
-                    CausalRef {
-                        file: r.file.clone(),
-                        line: r.line,
-                        rank: r.rank.unwrap_or(CauseRank::Error),
-                        source: CauseSource::Plog,
-                        time: Some(r.time),
-                        pid: Some(r.pid),
-                        module: Some(r.module.clone()),
-                        text: r.text.clone(),
-                    },
-                )
-            })
-            .collect();
-        for (f, r) in &self.reports {
-            candidates.push((
-                *f,
-                CausalRef {
-                    file: files[*f].path.clone(),
-                    line: r.causal_line,
-                    rank: CauseRank::ErrorReport,
-                    source: CauseSource::CannReport,
-                    time: r.time,
-                    pid: r.pid.and_then(|p| i64::try_from(p).ok()),
-                    module: r.code.clone(),
-                    text: r
-                        .message
-                        .as_ref()
-                        .map(|m| m.text.clone())
-                        .unwrap_or_default(),
-                },
-            ));
-        }
-        candidates.extend(self.framework);
-        let first_causal = candidates
+        let first_causal = self
+            .causal
             .into_iter()
             .min_by(|(fa, a), (fb, b)| {
-                a.rank.cmp(&b.rank).then_with(|| match (a.time, b.time) {
-                    (Some(x), Some(y))
-                        if a.source == CauseSource::Plog && b.source == CauseSource::Plog =>
-                    {
-                        x.cmp(&y)
-                    }
-                    _ => (fa, a.line).cmp(&(fb, b.line)),
-                })
+                (a.tier, a.rank)
+                    .cmp(&(b.tier, b.rank))
+                    .then_with(|| match (a.time, b.time) {
+                        (Some(x), Some(y)) if fa != fb => x.cmp(&y),
+                        _ => (fa, a.line).cmp(&(fb, b.line)),
+                    })
             })
             .map(|(_, c)| c);
         let error_reports = self
@@ -399,9 +378,18 @@ fn header_or_peeled<R>(line: &[u8], f: impl FnOnce(Option<(PlogHeader<'_>, &[u8]
     if let Some(x) = parse_header(line) {
         return f(Some(x));
     }
-    if line.starts_with(b"[rank") || line.starts_with(b"(") {
+    // Console and pasted output: the causal engine's normalisation (Markdown quotes, vLLM /
+    // rank / glog prefixes), then the plog console prefixes.
+    let indented_header =
+        line.first() == Some(&b' ') && line.iter().find(|b| **b != b' ') == Some(&b'[');
+    let pasted = indented_header
+        || [&b"[rank"[..], b"(", b">", b"ERROR ", b"WARNING ", b"INFO "]
+            .iter()
+            .any(|p| line.starts_with(p));
+    if pasted {
         let text = lossy(line);
-        let p = peel(&text);
+        let n = npgx_parsers::causal::normalise(&text);
+        let p = peel(n.rest.trim_start());
         if p.rest.len() != text.len() {
             return f(parse_header(p.rest.as_bytes()));
         }
@@ -409,42 +397,12 @@ fn header_or_peeled<R>(line: &[u8], f: impl FnOnce(Option<(PlogHeader<'_>, &[u8]
     f(None)
 }
 
-/// A torch_npu `ERRxxxxx` line or a MindSpore error line, as a causal candidate (with the
-/// parsed torch_npu line).
-fn framework_line(
-    path: &std::path::Path,
-    no: u64,
-    line: &[u8],
-) -> Option<(CausalRef, Option<TorchNpuError>)> {
+/// A torch_npu `ERRxxxxx` line, behind console prefixes.
+fn torch_npu_line(no: u64, line: &[u8]) -> Option<TorchNpuError> {
     let text = lossy(line);
-    let rest = peel(&text).rest;
-    if let Some(mut t) = parse_torch_npu_line(rest) {
-        t.line = no;
-        let c = CausalRef {
-            file: path.to_path_buf(),
-            line: no,
-            rank: CauseRank::Framework,
-            source: CauseSource::TorchNpu,
-            time: None,
-            pid: i64::try_from(t.pid).ok(),
-            module: Some(t.code.clone()),
-            text: format!("{} {} {}", t.code, t.submodule, t.text),
-        };
-        return Some((c, Some(t)));
-    }
-    is_framework_error_line(rest).then(|| {
-        let c = CausalRef {
-            file: path.to_path_buf(),
-            line: no,
-            rank: CauseRank::Framework,
-            source: CauseSource::Framework,
-            time: None,
-            pid: None,
-            module: None,
-            text: rest.to_owned(),
-        };
-        (c, None)
-    })
+    let mut t = parse_torch_npu_line(peel(&text).rest)?;
+    t.line = no;
+    Some(t)
 }
 
 fn looks_like_header(line: &[u8]) -> bool {
@@ -510,6 +468,7 @@ pub fn summarize(
             kind: input.info.as_ref().map(|i| i.kind),
             lines: 0,
             records: 0,
+            read: false,
         });
         let device = input.info.as_ref().and_then(|i| i.device_id);
         let is_log = input.info.is_some();
@@ -517,7 +476,7 @@ pub fn summarize(
         let mut lines = 0u64;
         let mut any_record = false;
         let mut reports = ReportAssembler::default();
-        let mut framework: Vec<CausalRef> = Vec::new();
+        let mut scanner = CausalScanner::new();
         let mut torch_npu: Vec<FileTorchNpuError> = Vec::new();
         let mut fw = FileWarnings {
             out: &mut warnings,
@@ -526,6 +485,7 @@ pub fn summarize(
         };
         let res = for_each_line(&input.path, |no, line| {
             lines = no;
+            scanner.push(no, line);
             let handled = header_or_peeled(line, |hdr| {
                 let (h, rest) = hdr?;
                 any_record = true;
@@ -547,14 +507,11 @@ pub fn summarize(
             }
             reports.push(no, line);
             if matches!(line.first(), Some(b'[') | Some(b'(')) {
-                if let Some((c, t)) = framework_line(&input.path, no, line) {
-                    framework.push(c);
-                    if let Some(error) = t {
-                        torch_npu.push(FileTorchNpuError {
-                            file: input.path.clone(),
-                            error,
-                        });
-                    }
+                if let Some(error) = torch_npu_line(no, line) {
+                    torch_npu.push(FileTorchNpuError {
+                        file: input.path.clone(),
+                        error,
+                    });
                 }
             }
             match state {
@@ -588,16 +545,31 @@ pub fn summarize(
             Err(e) => fw
                 .out
                 .push(Warning::io(&input.path, &format!("cannot read: {e}"))),
-            Ok(()) if !any_record => fw
-                .out
-                .push(Warning::io(&input.path, "no plog records in this file")),
-            Ok(()) => {}
+            Ok(stats) => {
+                s.files[file].read = true;
+                if !any_record {
+                    fw.out
+                        .push(Warning::io(&input.path, "no plog records in this file"));
+                }
+                if stats.long_lines > 0 {
+                    fw.out.push(Warning::io(
+                        &input.path,
+                        &format!(
+                            "{} line(s) longer than {} bytes: only their head was read",
+                            stats.long_lines,
+                            super::reader::MAX_LINE
+                        ),
+                    ));
+                }
+                if let Some(c) = scanner.finish() {
+                    s.causal.push((file, CausalRef::new(&input.path, c)));
+                }
+            }
         }
         fw.close();
         s.files[file].lines = lines;
         s.reports
             .extend(reports.finish().into_iter().map(|r| (file, r)));
-        s.framework.extend(framework.into_iter().map(|c| (file, c)));
         s.torch_npu.extend(torch_npu);
     }
     s.finish(warnings)

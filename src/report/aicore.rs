@@ -21,7 +21,12 @@ pub enum Format {
 
 /// JSON: the array of error records described in docs/aicore.md.
 pub fn json(out: &mut impl Write, scan: &AicoreScan) -> io::Result<()> {
-    serde_json::to_writer_pretty(&mut *out, &scan.errors)?;
+    let doc = super::document(
+        "aicore",
+        1,
+        &serde_json::json!({ "errors": serde_json::to_value(&scan.errors)? }),
+    )?;
+    serde_json::to_writer_pretty(&mut *out, &doc)?;
     writeln!(out)
 }
 

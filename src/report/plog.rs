@@ -2,8 +2,6 @@
 
 use std::io::{self, Write};
 
-use serde::Serialize;
-
 use crate::plog::summary::RecordOut;
 use crate::plog::{CausalRef, PlogSummary, RecordRef, Warning};
 
@@ -12,14 +10,16 @@ use crate::plog::{CausalRef, PlogSummary, RecordRef, Warning};
 pub enum Format {
     /// Human summary per process (or one line per record with --records).
     Table,
-    /// The JSON document of docs/plog.md (schema npgx.plog/1; an array with --records).
+    /// The JSON document of docs/plog.md (schema npgx.plog, version 2; the records under
+    /// `records` with --records).
     Json,
     /// One row per process (per record with --records).
     Csv,
 }
 
-/// Schema id written at the top of `npgx plog --format json`.
-pub const SUMMARY_SCHEMA: &str = "npgx.plog/1";
+/// Version of the `npgx.plog` document (2: the envelope of `docs/json.md`, and `first_causal`
+/// from the shared causal engine with tier, shape and evidence).
+pub const SUMMARY_SCHEMA_VERSION: u32 = 2;
 
 /// Prints warnings to stderr as `npgx: warning: FILE[:LINE]: message`.
 pub fn print_warnings(warnings: &[Warning]) {
@@ -72,10 +72,7 @@ fn cite(r: &RecordRef) -> String {
 }
 
 fn cite_causal(c: &CausalRef) -> String {
-    let mut head = format!("{}:{}", c.file.display(), c.line);
-    if let Some(m) = &c.module {
-        head.push_str(&format!("  {m}"));
-    }
+    let mut head = format!("{}:{}  {}", c.file.display(), c.line, c.evidence.rule);
     if let Some(p) = c.pid {
         head.push_str(&format!(" pid {p}"));
     }
@@ -85,21 +82,9 @@ fn cite_causal(c: &CausalRef) -> String {
     format!("{head}\n      {}", short(&c.text, 200))
 }
 
-#[derive(Serialize)]
-struct Doc<'a> {
-    schema: &'static str,
-    #[serde(flatten)]
-    summary: &'a PlogSummary,
-}
-
 pub fn summary_json(out: &mut impl Write, s: &PlogSummary) -> io::Result<()> {
-    serde_json::to_writer_pretty(
-        &mut *out,
-        &Doc {
-            schema: SUMMARY_SCHEMA,
-            summary: s,
-        },
-    )?;
+    let doc = super::document("plog", SUMMARY_SCHEMA_VERSION, s)?;
+    serde_json::to_writer_pretty(&mut *out, &doc)?;
     writeln!(out)
 }
 
@@ -114,8 +99,12 @@ pub fn summary_table(out: &mut impl Write, s: &PlogSummary) -> io::Result<()> {
     if let Some(c) = &s.first_causal {
         writeln!(
             out,
-            "\nfirst causal error ({}):\n  {}",
+            "\nfirst causal error ({}, {}):\n  {}",
             c.rank.name(),
+            serde_json::to_value(c.tier)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_default(),
             cite_causal(c)
         )?;
     }
@@ -278,7 +267,11 @@ impl<'a, W: Write> RecordWriter<'a, W> {
 
     pub fn begin(&mut self) -> io::Result<()> {
         match self.format {
-            Format::Json => write!(self.out, "["),
+            // The envelope of docs/json.md, written by hand because the records stream.
+            Format::Json => write!(
+                self.out,
+                "{{\"schema\": \"npgx.plog\", \"schema_version\": {SUMMARY_SCHEMA_VERSION}, \"records\": ["
+            ),
             Format::Csv => writeln!(self.out, "file,line,time,level,module,pid,pname,src_file,src_line,tid,func,message,continuation_lines"),
             Format::Table => Ok(()),
         }
@@ -335,7 +328,7 @@ impl<'a, W: Write> RecordWriter<'a, W> {
 
     pub fn end(&mut self) -> io::Result<()> {
         match self.format {
-            Format::Json => writeln!(self.out, "{}]", if self.n > 0 { "\n" } else { "" }),
+            Format::Json => writeln!(self.out, "{}]}}", if self.n > 0 { "\n" } else { "" }),
             _ => Ok(()),
         }
     }

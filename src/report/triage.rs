@@ -6,6 +6,31 @@ use crate::triage::analyze::TriageAnalysis;
 use crate::triage::classify::Classification;
 use crate::triage::scripts::{self, ScriptPlan};
 
+/// Version of the `npgx.triage-classify` document (2: the envelope of `docs/json.md`, the shared
+/// causal engine's fields, the `environment` route).
+pub const CLASSIFY_SCHEMA_VERSION: u32 = 2;
+
+/// The JSON document of `triage classify`: one item per file read, and the files that could not
+/// be read.
+pub fn classify_json(
+    items: &[Classification],
+    errors: &[(std::path::PathBuf, String)],
+) -> serde_json::Result<serde_json::Value> {
+    #[derive(serde::Serialize)]
+    struct Body<'a> {
+        items: &'a [Classification],
+        errors: Vec<serde_json::Value>,
+    }
+    let body = Body {
+        items,
+        errors: errors
+            .iter()
+            .map(|(f, m)| serde_json::json!({"file": f, "message": m}))
+            .collect(),
+    };
+    super::document("triage-classify", CLASSIFY_SCHEMA_VERSION, &body)
+}
+
 /// Human summary of `triage classify` results.
 pub fn classifications_text(items: &[Classification]) -> String {
     let mut out = String::new();
@@ -24,10 +49,21 @@ pub fn classifications_text(items: &[Classification]) -> String {
             .as_deref()
             .map(|m| format!(" on \"{m}\""))
             .unwrap_or_default();
-        let _ = writeln!(out, "  rule:        {}{matched}", c.rule);
+        let at = c
+            .matched_line
+            .map(|l| format!(" (line {l})"))
+            .unwrap_or_default();
+        let _ = writeln!(out, "  rule:        {}{matched}{at}", c.rule);
+        if let Some(p) = &c.package {
+            let _ = writeln!(out, "  package:     {p}");
+        }
         if let Some(e) = &c.first_causal_error {
             let _ = writeln!(out, "  first causal error (line {}): {}", e.line, e.message);
             let _ = writeln!(out, "    | {}", e.text);
+            let _ = writeln!(out, "    found by {}", e.evidence.rule);
+            if let Some(w) = e.evidence.wrapper_line {
+                let _ = writeln!(out, "    under the wrapper on line {w}");
+            }
             if let Some(root) = e.root_line {
                 let _ = writeln!(out, "    root message on line {root}");
             }

@@ -8,15 +8,16 @@ use anyhow::{bail, Context};
 use serde::Serialize;
 use walkdir::WalkDir;
 
-use super::classify::classify_causal;
-use super::classify::{classify_text, Classification};
+use npgx_parsers::causal::{CausalError, CausalScanner};
+
+use super::classify::{classify_causal, classify_file, Classification};
 use super::compare::{self, Comparison};
-use super::evidence::{CausalError, ErrorShape};
 use super::layout::{
     Step, DEBUG_DIR, ENV_FILE, FIRST_FAILURE_FILE, LOG_FILE, PLOG_DIR, SCRIPTS_DIR, SUCCESS_MARKER,
     WARNINGS_FILE,
 };
 use super::route::{environment_problem, route_error, Route};
+use crate::plog::reader::for_each_line;
 
 /// What was found for one step.
 #[derive(Debug, Clone, Serialize)]
@@ -46,7 +47,7 @@ pub enum StepStatus {
 pub struct LogFile {
     pub path: PathBuf,
     pub bytes: u64,
-    pub lines: usize,
+    pub lines: u64,
 }
 
 /// `first_failure.txt`.
@@ -183,12 +184,12 @@ fn debug_runs(dir: &Path) -> Vec<PathBuf> {
 }
 
 fn log_file(path: &Path) -> Option<LogFile> {
-    let bytes = fs::read(path).ok()?;
+    let bytes = fs::metadata(path).ok()?.len();
+    let stats = for_each_line(path, |_, _| {}).ok()?;
     Some(LogFile {
         path: path.to_path_buf(),
-        bytes: bytes.len() as u64,
-        lines: bytes.iter().filter(|b| **b == b'\n').count()
-            + usize::from(!bytes.is_empty() && bytes.last() != Some(&b'\n')),
+        bytes,
+        lines: stats.lines,
     })
 }
 
@@ -334,9 +335,7 @@ fn route_tree(a: &mut TriageAnalysis) -> anyhow::Result<()> {
     let rec = &a.steps[ff.step.number() - 1];
     let mut evidence = None;
     if let Some(log) = &rec.log {
-        let bytes =
-            fs::read(&log.path).with_context(|| format!("cannot read {}", log.path.display()))?;
-        let c = classify_text(&log.path, &String::from_utf8_lossy(&bytes));
+        let c = classify_file(&log.path)?;
         if c.first_causal_error.is_some() {
             evidence = Some(c);
         }
@@ -350,11 +349,13 @@ fn route_tree(a: &mut TriageAnalysis) -> anyhow::Result<()> {
     }
     let causal = evidence.as_ref().and_then(|c| c.first_causal_error.clone());
     if let Some(err) = &causal {
-        if let Some(why) = environment_problem(err) {
+        if let Some(env) = environment_problem(err) {
             a.route = Route::Environment;
-            a.rule = "environment.backend-missing".into();
+            a.rule = "shape.environment".into();
+            a.matched = Some(env.token.clone());
             a.notes.push(format!(
-                "{why}: this is an environment problem, not a compile error — install or fix torch_npu / npugraph_ex, then re-run"
+                "{}: this is an environment problem ({}), not a compile error — fix it, then re-run",
+                env.why, env.package
             ));
             a.evidence = evidence;
             return Ok(());
@@ -481,40 +482,27 @@ const SLOWER_FACTOR: f64 = 1.5;
 /// … and this absolute difference per call.
 const SLOWER_MIN_SECONDS: f64 = 1e-3;
 
-/// The screen log holds no error: the most causal error of the step's plogs (device faults
-/// before error reports before other ERROR records, then the earliest file), by the `plog`
-/// parser's first-causal-error ranking.
+/// The screen log holds no error: the most causal error of the step's plogs, by the causal
+/// engine's ordering (tier, rank), then the earliest file. Files are streamed.
 fn plog_evidence(files: &[PathBuf]) -> Option<Classification> {
-    let mut best: Option<(npgx_parsers::plog::causal::CauseRank, &PathBuf, CausalError)> = None;
+    let mut best: Option<(&PathBuf, CausalError)> = None;
     for p in files {
-        let Ok(bytes) = fs::read(p) else { continue };
-        let Some(c) = npgx_parsers::plog::causal::first_causal_error(&bytes) else {
-            continue;
-        };
-        if best.as_ref().is_some_and(|(rank, _, _)| *rank <= c.rank) {
+        let mut scanner = CausalScanner::new();
+        if for_each_line(p, |no, line| scanner.push(no, line)).is_err() {
             continue;
         }
-        let text = String::from_utf8_lossy(&bytes);
-        let line = usize::try_from(c.line).unwrap_or(0);
-        let raw = text
-            .lines()
-            .nth(line.saturating_sub(1))
-            .unwrap_or("")
-            .trim_end()
-            .to_string();
-        let err = CausalError {
-            line,
-            text: raw,
-            message: c.text.clone(),
-            shape: ErrorShape::PlogRecord,
-            root_line: None,
-            skipped_cascades: Vec::new(),
-            scope: c.text,
-            frames: String::new(),
+        let Some(c) = scanner.finish() else {
+            continue;
         };
-        best = Some((c.rank, p, err));
+        if best
+            .as_ref()
+            .is_some_and(|(_, b)| (b.tier, b.rank) <= (c.tier, c.rank))
+        {
+            continue;
+        }
+        best = Some((p, c));
     }
-    best.map(|(_, p, err)| classify_causal(p, err))
+    best.map(|(p, err)| classify_causal(p, err))
 }
 
 fn handoff_runs(steps: &[StepRecord], which: &[Step]) -> Vec<PathBuf> {

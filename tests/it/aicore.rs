@@ -9,8 +9,10 @@ use crate::common::{npgx, npgx_json, sample};
 fn errors(rel: &str) -> Vec<Value> {
     let p = sample(rel);
     let out = npgx(["aicore", p.to_str().unwrap(), "--format", "json"]);
-    let v: Value = serde_json::from_slice(&out.stdout).expect("JSON array");
-    let list = v.as_array().expect("array").clone();
+    let v: Value = serde_json::from_slice(&out.stdout).expect("JSON document");
+    assert_eq!(v["schema"], "npgx.aicore");
+    assert_eq!(v["schema_version"], 1);
+    let list = v["errors"].as_array().expect("errors").clone();
     assert_eq!(
         out.status.code(),
         Some(if list.is_empty() { 0 } else { 1 }),
@@ -440,7 +442,7 @@ fn cann_collections_five_failures() {
         ],
         1,
     );
-    let all = all.as_array().unwrap();
+    let all = all["errors"].as_array().unwrap();
     let find = |kernel: &str, file_part: &str| -> &Value {
         all.iter()
             .find(|e| {
@@ -537,4 +539,49 @@ fn none_found_is_exit_0_and_missing_path_exit_2() {
     assert_eq!(out.status.code(), Some(0));
     let out = npgx(["aicore", "/nonexistent"]);
     assert_eq!(out.status.code(), Some(2));
+}
+
+/// `plog`, `aicore` and `triage classify` read the same decorated paste: a sample quoted in
+/// Markdown (`> ` on the first line only, lazy continuation after it), inside a code fence, with
+/// a vLLM worker prefix on every line. The device error, its fields and the first causal line
+/// are those of the plain file, one line further down (the fence).
+#[test]
+fn decorated_pastes_read_like_the_plain_file() {
+    let src = sample("logs/01-plog-raw-aivec-gatherv3-assert-2025.log");
+    let plain = std::fs::read_to_string(&src).unwrap();
+    let mut pasted = String::from("```\n");
+    for (i, line) in plain.lines().enumerate() {
+        let quote = if i == 0 { "> " } else { "" };
+        pasted.push_str(&format!(
+            "{quote}(Worker_TP0 pid=155320) ERROR 05-08 09:56:20 [multiproc_executor.py:671] {line}\n"
+        ));
+    }
+    pasted.push_str("```\n");
+    let dir = std::env::temp_dir().join(format!("npgx-pasted-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("pasted.txt");
+    std::fs::write(&p, pasted).unwrap();
+    let path = p.to_str().unwrap();
+
+    let v = npgx_json(["aicore", path, "--format", "json"], 1);
+    let list = v["errors"].as_array().unwrap();
+    assert_eq!(list.len(), 1, "{v:#}");
+    let e = &list[0];
+    assert_eq!(f(e, "task_id"), (json!(1), 14));
+    assert_eq!(
+        f(e, "kernel_name").0,
+        json!("GatherV3_9e31943a1a48bf81ddff1fc6379e0be3_high_performance_10330")
+    );
+
+    let s = npgx_json(["plog", path, "--format", "json"], 0);
+    assert_eq!(s["first_causal"]["line"], 2, "{:#}", s["first_causal"]);
+    assert_eq!(
+        s["records"], 46,
+        "the plog records behind the prefixes are counted"
+    );
+
+    let c = npgx_json(["triage", "classify", "--format", "json", path], 1);
+    assert_eq!(c["items"][0]["first_causal_error"]["line"], 2);
+    assert_eq!(c["items"][0]["route"], "runtime-error");
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -59,6 +59,250 @@ where
     })
 }
 
+/// What a samples README expects for one file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Expected {
+    pub file: String,
+    /// The route (`category` column), when the README gives one.
+    pub route: Option<String>,
+    /// The first causal line (1-based), when the README gives one.
+    pub line: Option<u64>,
+}
+
+const ROUTES: &[&str] = &[
+    "compile-error",
+    "runtime-error",
+    "accuracy",
+    "performance",
+    "environment",
+    "undetermined",
+];
+
+/// Reads the expectations of `../shared/samples/<dir>/README.md`: every table row whose first
+/// cell names a file of the folder (by name or by its `NN` number) — the `category` column for
+/// the route, the `first…` column for the line (`L<n>`, or the quoted text looked up in the
+/// file) — and the prose notes `**NN** — … first = line N` (also `first (CANN) = line N`,
+/// `causal record = line N`). Table values win over prose.
+pub fn readme_expectations(dir: &str) -> Vec<Expected> {
+    let folder = sample(dir);
+    let text = std::fs::read_to_string(folder.join("README.md")).expect("README.md");
+    let mut files: Vec<String> = std::fs::read_dir(&folder)
+        .expect("sample folder")
+        .map(|e| {
+            e.expect("dir entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .filter(|n| n != "README.md")
+        .collect();
+    files.sort();
+    let by_number = |n: &str| {
+        files
+            .iter()
+            .find(|f| f.split('-').next() == Some(n))
+            .cloned()
+    };
+    let resolve = |name: &str| {
+        if files.iter().any(|f| f == name) {
+            Some(name.to_string())
+        } else {
+            by_number(name)
+        }
+    };
+    let mut out: Vec<Expected> = Vec::new();
+    let mut upsert = |file: String, route: Option<String>, line: Option<u64>| match out
+        .iter_mut()
+        .find(|e| e.file == file)
+    {
+        Some(e) => {
+            e.route = e.route.take().or(route);
+            e.line = e.line.or(line);
+        }
+        None => out.push(Expected { file, route, line }),
+    };
+    let mut header: Option<Vec<String>> = None;
+    for raw in text.lines() {
+        if !raw.starts_with('|') {
+            header = None;
+            continue;
+        }
+        let cells: Vec<String> = raw
+            .trim()
+            .trim_matches('|')
+            .split('|')
+            .map(|c| c.trim().to_string())
+            .collect();
+        let Some(h) = &header else {
+            header = Some(cells.iter().map(|c| c.to_lowercase()).collect());
+            continue;
+        };
+        if cells.iter().all(|c| c.chars().all(|ch| "-: ".contains(ch))) {
+            continue;
+        }
+        let Some(file) = cells.first().and_then(|c| resolve(c)) else {
+            continue;
+        };
+        let cell = |pred: &dyn Fn(&str) -> bool| {
+            h.iter()
+                .position(|k| pred(k))
+                .and_then(|i| cells.get(i))
+                .cloned()
+        };
+        let route = cell(&|k| k == "category").and_then(|c| {
+            ROUTES
+                .iter()
+                .find(|r| c.to_lowercase().starts_with(*r))
+                .map(|r| r.to_string())
+        });
+        let line = cell(&|k| k.starts_with("first")).and_then(|c| {
+            l_number(&c).or_else(|| quoted(&c).and_then(|q| line_of(&folder.join(&file), &q)))
+        });
+        if route.is_some() || line.is_some() {
+            upsert(file, route, line);
+        }
+    }
+    for para in text.split("\n**").skip(1) {
+        let Some((num, body)) = para.split_once("**") else {
+            continue;
+        };
+        let Some(file) = by_number(num) else { continue };
+        if let Some(n) = prose_first_line(body) {
+            upsert(file, None, Some(n));
+        }
+    }
+    out
+}
+
+/// `L12` anywhere in a cell.
+fn l_number(cell: &str) -> Option<u64> {
+    let b = cell.as_bytes();
+    (0..b.len()).find_map(|i| {
+        let word_start = i == 0 || !b[i - 1].is_ascii_alphanumeric();
+        if b[i] != b'L' || !word_start {
+            return None;
+        }
+        let digits: String = cell[i + 1..]
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        let after = cell[i + 1 + digits.len()..].chars().next();
+        (!digits.is_empty() && !after.is_some_and(|c| c.is_ascii_alphanumeric()))
+            .then(|| digits.parse().ok())
+            .flatten()
+    })
+}
+
+/// The text between the first pair of backtick runs.
+fn quoted(cell: &str) -> Option<String> {
+    let start = cell.find('`')?;
+    let ticks = cell[start..].chars().take_while(|c| *c == '`').count();
+    let fence = "`".repeat(ticks);
+    let body = &cell[start + ticks..];
+    Some(body[..body.find(&fence)?].trim().to_string())
+}
+
+/// The first 1-based line of `path` containing the longest `...`-free fragment of `quote`.
+fn line_of(path: &Path, quote: &str) -> Option<u64> {
+    let frag = quote
+        .split("...")
+        .flat_map(|p| p.split('…'))
+        .map(str::trim)
+        .max_by_key(|p| p.len())?;
+    let bytes = std::fs::read(path).ok()?;
+    String::from_utf8_lossy(&bytes)
+        .split('\n')
+        .position(|l| l.contains(frag))
+        .map(|i| i as u64 + 1)
+}
+
+/// `first = line N`, `first (CANN) = line N` or `causal record = line N` in a prose note.
+fn prose_first_line(body: &str) -> Option<u64> {
+    let mut rest = body;
+    while let Some(at) = rest.find(" = line ") {
+        let before = &rest[..at];
+        let ok = before.ends_with("causal record")
+            || before.ends_with("first")
+            || (before.ends_with(')')
+                && before
+                    .rfind('(')
+                    .is_some_and(|p| before[..p].ends_with("first ")));
+        let digits: String = rest[at + 8..]
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        if ok {
+            if let Ok(n) = digits.parse() {
+                return Some(n);
+            }
+        }
+        rest = &rest[at + 8..];
+    }
+    None
+}
+
+/// Every expectation of both sample READMEs, as (folder, expectation).
+pub fn all_expectations() -> Vec<(&'static str, Expected)> {
+    ["triage", "logs"]
+        .into_iter()
+        .flat_map(|d| readme_expectations(d).into_iter().map(move |e| (d, e)))
+        .collect()
+}
+
+/// Runs npgx with `args` and returns (exit code, stdout, peak resident set size in KiB), the
+/// peak being the largest `VmHWM` (the high-water mark of the child's own address space, so not
+/// inflated by this test process) read from `/proc/<pid>/status` every few milliseconds while
+/// the child runs.
+pub fn npgx_peak_rss<I, S>(args: I) -> (Option<i32>, Vec<u8>, u64)
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<std::ffi::OsStr>,
+{
+    use std::io::Read;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_npgx"))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("the npgx binary runs");
+    let mut pipe = child.stdout.take().expect("piped stdout");
+    let reader = std::thread::spawn(move || {
+        let mut out = Vec::new();
+        pipe.read_to_end(&mut out).expect("read stdout");
+        out
+    });
+    let status_file = format!("/proc/{}/status", child.id());
+    let mut peak = 0u64;
+    let mut samples = 0u32;
+    let status = loop {
+        if let Ok(text) = std::fs::read_to_string(&status_file) {
+            if let Some(kib) = text
+                .lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            {
+                peak = peak.max(kib);
+                samples += 1;
+            }
+        }
+        if let Some(st) = child.try_wait().expect("try_wait") {
+            break st;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
+    assert!(samples > 0, "no VmHWM sample of the npgx child");
+    (status.code(), reader.join().expect("stdout reader"), peak)
+}
+
+/// A sparse file of `len` bytes of zeros (no newline) followed by `tail`.
+pub fn sparse_file(path: &Path, len: u64, tail: &[u8]) {
+    use std::io::{Seek, SeekFrom, Write};
+    let mut f = std::fs::File::create(path).expect("create sparse file");
+    f.set_len(len).expect("set_len");
+    f.seek(SeekFrom::End(0)).expect("seek");
+    f.write_all(tail).expect("write tail");
+}
+
 /// Runs npgx as a user without root's override of file permissions, so that tests of unreadable
 /// and unwritable files test what they say whoever runs them. As root this needs the account named
 /// by `NPGX_TEST_USER` (scripts/test.sh creates one); the tests that use it are `#[ignore]`d with

@@ -9,51 +9,13 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::common::{npgx, npgx_json, repo, sample};
+use crate::common::{
+    all_expectations, npgx, npgx_json, npgx_peak_rss, readme_expectations, repo, sample,
+    sparse_file,
+};
 
-/// (file, route, 1-based line, text the README quotes for the first causal line).
-const SAMPLES: &[(&str, &str, usize, &str)] = &[
-    ("01-dynamo-unsupported-fake-tensor-custom-op.txt", "compile-error", 5, "torch._dynamo.exc.Unsupported: Operator does not support running with fake tensors"),
-    ("03-dynamo-observed-exception-wrapped-engine-dead.txt", "compile-error", 7, "Unsupported('Observed exception"),
-    ("05-dynamo-unsupported-setattr-context-manager.txt", "compile-error", 1, "torch._dynamo.exc.Unsupported: setattr(UserDefinedObjectVariable) <slot wrapper '__setattr__' of 'object' objects>"),
-    ("07-faketensor-privateuse1-device-must-be-meta.txt", "compile-error", 20, "AssertionError: tensor's device must be `meta`, got new_device instead"),
-    ("09-torchair-custom-op-meta-returns-cpu-tensor.txt", "compile-error", 1, "torch._dynamo.exc.TorchRuntimeError: Failed running call_function custom_define.npu_custom_batch_matmul_cce("),
-    ("10-torchair-backend-compiler-failed-protobuf.txt", "compile-error", 1, "[libprotobuf ERROR descriptor_database.cc:644] File already exists in database: dvpp_tensor_shape.proto"),
-    ("11-backend-compiler-failed-call-user-compiler.txt", "compile-error", 2, "raise BackendCompilerFailed(self.compiler_fn, e).with_traceback("),
-    ("13-torch-npu-inductor-triton-compile-failed.txt", "compile-error", 2, "ERROR:torch_npu._inductor.config:Triton compilation failed: triton_unk_fused_native_layer_norm_0"),
-    ("15-aclgraph-capture-stream-wait-event-resource-alloc-fail.txt", "compile-error", 2, "New capture stream failed, stream_id=1987, event_id=[-1->70037].[FUNC:GetCaptureStream][FILE:capture_model_utils.cc][LINE:92]"),
-    ("17-plog-capture-mode-memcpy-not-supported.txt", "compile-error", 1, "[ERROR] RUNTIME(809924,4):2026-07-11-15:11:05.293.967 [api_c.cc:1081]809924 rtMemcpy:ErrCode=107030, desc=[the current capture mode does not support this operation], InnerCode=0x703001c"),
-    ("19-atb-selfattention-inner-error-pta-acl.txt", "runtime-error", 4, "RuntimeError: The Inner error is reported as above. The process exits for this inner error, and the current working operator name is SelfAttentionOperation."),
-    ("21-hccl-watchdog-collective-timeout.txt", "runtime-error", 1, "[rank1]:[E324 13:00:25.428029551 compiler_depend.ts:574] [Rank 1] Watchdog caught collective operation timeout: WorkHCCL(SeqNum=196, OpType=ALLREDUCE, Timeout(ms)=3600000) ran for 3600185 milliseconds before timing out."),
-    ("23-aicore-execution-timeout-event-query.txt", "runtime-error", 8, "[Error]: The aicore execution times out."),
-    ("25-hccl-comm-init-root-info-error.txt", "runtime-error", 2, "RuntimeError: create_config:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:148 HCCL function error: hcclCommInitRootInfoConfig(numRanks, &rootInfo, rank, config, &(comm->hcclComm_)), error code is 1"),
-    ("27-aclnn-moe-dispatch-device-memory-exhausted.txt", "runtime-error", 5, "EL0004: [PID: 316198] 2025-09-28-07:22:29.827.496 Failed to allocate memory."),
-    ("29-hccl-notify-wait-timeout-ei0002.txt", "runtime-error", 1, "EI0002: [PID: 198748] 2025-03-26-13:49:01.670.614 The wait execution of the Notify register times out."),
-    ("31-accuracy-graph-mode-enabled-vs-disabled-scores.txt", "accuracy", 1, "were 0.49 and 0.42, respectively."),
-    ("33-performance-aclgraph-decode-slower-than-torchair.txt", "performance", 1, "A2的aclgraph decode性能很差"),
-    ("35-torch-logs-recompiles-verbose-guard-failures.txt", "compile-error", 1, "[rank0]:V0925 13:34:27.040958 139966991710016 torch/_dynamo/guards.py:2609] [0/7] [__recompiles_verbose] Recompiling function forward in /data/youkaichao/vllm/vllm/model_executor/models/llama.py:440"),
-    ("36-ge-infershape-dtype-mismatch-compile-graph.txt", "compile-error", 1, "E89999:[PID:260559] 2024-11-06-15:44:43.218.474 op[FloorDiv_1] op dtype is not same, type1:DT_FLOAT, type2:DT_INT64[FUNC:CheckTwoInputDtypeSame]"),
-];
-
-#[test]
-fn every_triage_sample_is_covered() {
-    let dir = sample("triage");
-    let mut files: Vec<String> = fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".txt"))
-        .collect();
-    files.sort();
-    let covered: Vec<String> = SAMPLES.iter().map(|s| s.0.to_string()).collect();
-    assert_eq!(files, covered);
-}
-
-#[test]
-fn classify_matches_the_readme_for_every_sample() {
-    let paths: Vec<PathBuf> = SAMPLES
-        .iter()
-        .map(|s| sample(&format!("triage/{}", s.0)))
-        .collect();
+/// Runs `triage classify --format json` on `paths` and returns the items.
+fn classify_items(paths: &[PathBuf], code: i32) -> Vec<Value> {
     let mut args = vec![
         "triage".into(),
         "classify".into(),
@@ -61,71 +23,161 @@ fn classify_matches_the_readme_for_every_sample() {
         "json".into(),
     ];
     args.extend(paths.iter().map(|p| p.display().to_string()));
-    let v = npgx_json(&args, 0);
-    let items = v.as_array().unwrap();
-    assert_eq!(items.len(), SAMPLES.len());
-    for ((file, route, line, quote), item) in SAMPLES.iter().zip(items) {
-        assert_eq!(item["route"], *route, "{file}: route\n{item:#}");
-        let (got_line, text) = match item["first_causal_error"].as_object() {
-            Some(e) => (e["line"].as_u64(), e["text"].as_str().unwrap_or("")),
-            None => (
-                item["evidence_line"].as_u64(),
-                item["evidence_text"].as_str().unwrap_or(""),
-            ),
-        };
-        assert_eq!(got_line, Some(*line as u64), "{file}: line\n{item:#}");
-        assert!(
-            text.contains(quote),
-            "{file}: quoted line `{text}` lacks `{quote}`"
+    let v = npgx_json(&args, code);
+    assert_eq!(v["schema"], "npgx.triage-classify");
+    assert_eq!(v["schema_version"], 2);
+    v["items"].as_array().expect("items").clone()
+}
+
+/// The first causal line of a classify item (or, without an error, its evidence line).
+fn item_line(item: &Value) -> Option<u64> {
+    match item["first_causal_error"].as_object() {
+        Some(e) => e["line"].as_u64(),
+        None => item["evidence_line"].as_u64(),
+    }
+}
+
+#[test]
+fn the_readmes_list_every_sample() {
+    for dir in ["triage", "logs"] {
+        let listed: Vec<String> = readme_expectations(dir)
+            .into_iter()
+            .map(|e| e.file)
+            .collect();
+        let mut files: Vec<String> = fs::read_dir(sample(dir))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n != "README.md")
+            .collect();
+        files.sort();
+        let mut listed_sorted = listed.clone();
+        listed_sorted.sort();
+        assert_eq!(
+            files, listed_sorted,
+            "{dir}: files without an expectation in README.md"
         );
     }
 }
 
 #[test]
+fn classify_matches_the_readmes_for_every_sample() {
+    let expected = all_expectations();
+    assert!(expected.len() >= 60, "READMEs read: {}", expected.len());
+    let paths: Vec<PathBuf> = expected
+        .iter()
+        .map(|(d, e)| sample(&format!("{d}/{}", e.file)))
+        .collect();
+    let items = classify_items(&paths, 1);
+    assert_eq!(items.len(), expected.len());
+    let mut misses = Vec::new();
+    for ((dir, e), item) in expected.iter().zip(&items) {
+        if let Some(route) = &e.route {
+            if item["route"] != route.as_str() {
+                misses.push(format!(
+                    "{dir}/{}: route {} (README {route})",
+                    e.file, item["route"]
+                ));
+            }
+        }
+        if let Some(line) = e.line {
+            if item_line(item) != Some(line) {
+                misses.push(format!(
+                    "{dir}/{}: line {:?} (README L{line})",
+                    e.file,
+                    item_line(item)
+                ));
+            }
+        }
+    }
+    assert!(misses.is_empty(), "misses:\n{}", misses.join("\n"));
+}
+
+#[test]
+fn plog_and_classify_agree_on_the_first_causal_line_of_every_sample() {
+    let expected = all_expectations();
+    let paths: Vec<PathBuf> = expected
+        .iter()
+        .map(|(d, e)| sample(&format!("{d}/{}", e.file)))
+        .collect();
+    let items = classify_items(&paths, 1);
+    for (p, item) in paths.iter().zip(&items) {
+        let out = npgx(["plog", "--format", "json", p.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(0), "{}", p.display());
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let plog_line = v["first_causal"]["line"].as_u64();
+        let classify_line = item["first_causal_error"]["line"].as_u64();
+        assert_eq!(plog_line, classify_line, "{}", p.display());
+    }
+}
+
+#[test]
+fn classify_corpus_script_prints_100_percent() {
+    let python = std::env::var("NPGX_PYTHON").unwrap_or_else(|_| "python3".into());
+    let out = Command::new(repo().join("scripts/classify_corpus.sh"))
+        .args(["--npgx", env!("CARGO_BIN_EXE_npgx")])
+        .env("NPGX_PYTHON", python)
+        .output()
+        .expect("scripts/classify_corpus.sh runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("(100%)"), "{text}");
+    assert!(!text.contains("miss:"), "{text}");
+}
+
+#[test]
 fn classify_details_of_edge_cases() {
-    let v = npgx_json(
-        [
-            "triage",
-            "classify",
-            "--format",
-            "json",
-            sample("triage/23-aicore-execution-timeout-event-query.txt")
-                .to_str()
-                .unwrap(),
-            sample("triage/03-dynamo-observed-exception-wrapped-engine-dead.txt")
-                .to_str()
-                .unwrap(),
-            sample("triage/15-aclgraph-capture-stream-wait-event-resource-alloc-fail.txt")
-                .to_str()
-                .unwrap(),
+    let v = classify_items(
+        &[
+            sample("triage/23-aicore-execution-timeout-event-query.txt"),
+            sample("triage/03-dynamo-observed-exception-wrapped-engine-dead.txt"),
+            sample("triage/15-aclgraph-capture-stream-wait-event-resource-alloc-fail.txt"),
+            sample("triage/42-suspect-remote-507057-err00100-ez9999-prefixed.txt"),
+            sample("triage/48-env-atb-undefined-symbol-leading-space.txt"),
         ],
-        0,
+        1,
     );
     // 23: the watchdog termination, terminate and ERR02005 lines come first and are skipped;
-    // the CANN root message sits under the hint.
+    // the CANN root message sits under the hint; the code family decides the layer.
     let e = &v[0]["first_causal_error"];
     assert_eq!(e["root_line"], 11);
     assert_eq!(
         e["skipped_cascades"],
         serde_json::json!([1, 2, 3, 4, 5, 6, 7])
     );
-    assert_eq!(v[0]["matched"], "event");
-    // 03: the embedded repr is unescaped and classified.
+    assert_eq!(e["evidence"]["rule"], "torch-npu.hint+cann.report");
+    assert_eq!(v[0]["rule"], "shape.cann-code-family");
+    assert_eq!(v[0]["matched"], "EH9999");
+    // 03: the embedded repr is unescaped and classified by its exception class.
     assert_eq!(v[1]["first_causal_error"]["shape"], "wrapped_exception");
     assert_eq!(
         v[1]["first_causal_error"]["message"],
         "Unsupported: Observed exception"
     );
-    // 15: capture beats the runtime-looking `stream` / `event` words.
-    assert_eq!(v[2]["rule"], "keyword.capture");
+    assert_eq!(v[1]["rule"], "shape.exception-class");
+    // 15: capture beats the runtime-looking `stream` / `event` words and the 207005 code.
+    assert_eq!(v[2]["rule"], "capture.context");
+    assert_eq!(v[2]["matched_line"], 2);
     assert_eq!(
         v[2]["sub_skill"],
         "torch-npugraph-ex-compile-error-diagnosis"
     );
+    // 42: the wrapper exception on line 1 is the evidence, the device error the cause.
+    let e = &v[3]["first_causal_error"];
+    assert_eq!(e["evidence"]["wrapper_line"], 1);
+    assert_eq!(e["shape"], "cann_report");
+    // 48: an environment problem names the package.
+    assert_eq!(v[4]["route"], "environment");
+    assert_eq!(v[4]["package"], "NNAL ATB (Ascend Transformer Boost)");
+    assert!(v[4]["sub_skill"].is_null());
 }
 
 #[test]
-fn classify_text_output_and_bad_file() {
+fn classify_text_output_exit_codes_and_bad_file() {
     let out = npgx([
         "triage",
         "classify",
@@ -133,7 +185,7 @@ fn classify_text_output_and_bad_file() {
             .to_str()
             .unwrap(),
     ]);
-    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(out.status.code(), Some(1), "a causal error was found");
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.contains(
@@ -142,9 +194,68 @@ fn classify_text_output_and_bad_file() {
         "{text}"
     );
     assert!(text.contains("first causal error (line 1)"), "{text}");
-    let out = npgx(["triage", "classify", "/nonexistent/x.log"]);
+    assert!(text.contains("found by c10.error"), "{text}");
+    // Nothing to route: exit 0.
+    let dir = scratch("classify-exit");
+    let quiet = dir.join("quiet.log");
+    fs::write(&quiet, "loading model\nstep 1 done\n").unwrap();
+    let out = npgx(["triage", "classify", quiet.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0));
+    // An unreadable input: exit 2, named on stderr, the other files still classified.
+    let out = npgx([
+        "triage",
+        "classify",
+        "--format",
+        "json",
+        "/nonexistent/x.log",
+        quiet.to_str().unwrap(),
+    ]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/x.log"));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["items"].as_array().unwrap().len(), 1);
+    assert_eq!(v["errors"][0]["file"], "/nonexistent/x.log");
+}
+
+#[test]
+fn classify_streams_a_huge_file_without_newlines_in_bounded_memory() {
+    let dir = scratch("huge");
+    let big = dir.join("no-newline.log");
+    // 2.5 GB of NUL bytes without a newline, then a final short line.
+    sparse_file(&big, 2_500_000_000, b"\nValueError: after the blob\n");
+    let (code, stdout, peak_kib) = npgx_peak_rss([
+        "triage",
+        "classify",
+        "--format",
+        "json",
+        big.to_str().unwrap(),
+    ]);
+    fs::remove_file(&big).unwrap();
+    assert_eq!(code, Some(1), "{}", String::from_utf8_lossy(&stdout));
+    let v: Value = serde_json::from_slice(&stdout).unwrap();
+    let item = &v["items"][0];
+    assert_eq!(item["first_causal_error"]["line"], 2, "{item:#}");
+    let notes = item["notes"].to_string();
+    assert!(notes.contains("NUL bytes"), "{notes}");
+    assert!(notes.contains("only their head was read"), "{notes}");
+    assert!(peak_kib < 64 * 1024, "peak RSS {peak_kib} KiB");
+}
+
+#[test]
+fn classify_reads_garbage_and_non_utf8_as_undetermined() {
+    let dir = scratch("garbage");
+    let junk = dir.join("junk.bin");
+    let bytes: Vec<u8> = (0..300_000u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    fs::write(&junk, &bytes).unwrap();
+    let latin1 = dir.join("latin1.log");
+    fs::write(&latin1, b"caf\xe9 \xff\xfe ok\nno error here\n").unwrap();
+    let items = classify_items(&[junk, latin1], 0);
+    for item in &items {
+        assert_eq!(item["route"], "undetermined", "{item:#}");
+        assert!(item["first_causal_error"].is_null());
+    }
 }
 
 /// A scratch directory under the target dir, fresh for each test.

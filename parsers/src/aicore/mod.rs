@@ -795,7 +795,10 @@ pub fn line_message(line: &[u8]) -> (Option<i64>, String) {
         return (Some(h.pid), msg);
     }
     let text = lossy(line);
-    let p = peel(&text);
+    // Pasted console output: the causal engine's normalisation (Markdown quotes, vLLM / rank /
+    // glog prefixes), then the plog console prefixes.
+    let n = crate::causal::normalise(&text);
+    let p = peel(n.rest);
     if let Some((h, rest)) = parse_header(p.rest.as_bytes()) {
         let text = lossy(rest);
         let msg = parse_content(h.module, &text).message.to_owned();

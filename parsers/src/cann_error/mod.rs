@@ -8,6 +8,7 @@
 //!          | "[PID: " n "] " ts " " title "(" CODE "): " msg               (external, 2026)
 //!          | CODE "[PID: " n "] " ts " " title? "(" CODE "):  " msg        (code line, 2026)
 //!          | CODE ": [PID: " n "] " ts " " msg                            (code line, 2025)
+//!          | CODE ":[PID:" n "] " ts " " msg                              (GE, glued)
 //!          | CODE ": " ts "  " msg                                        (code line, 2024)
 //!          | title "(" CODE "): " msg                                     (aclnn, no PID)
 //!          | CODE ": " msg                                                (2022, embedded)
@@ -141,6 +142,7 @@ pub fn find_code(s: &str) -> Option<usize> {
             let after = &s[i + 6..];
             if after.starts_with(": ")
                 || after.starts_with("[PID")
+                || after.starts_with(":[PID")
                 || after.starts_with(')')
                 || after.starts_with('(')
             {
@@ -199,7 +201,7 @@ struct CodeLine {
 
 /// `[PID: n] ts ` → (pid, time, rest)
 fn pid_ts(s: &str) -> Option<(u64, Option<PlogTime>, &str)> {
-    let r = s.strip_prefix("[PID: ")?;
+    let r = s.strip_prefix("[PID:")?;
     let (pid, r) = r.split_once(']')?;
     let pid = pid.trim().parse().ok()?;
     let r = r.trim_start();
@@ -283,7 +285,11 @@ fn code_line(s: &str) -> Option<CodeLine> {
         cl.message = Some(r.trim().to_owned());
         return Some(cl);
     }
-    if let Some(r) = after.strip_prefix("[PID") {
+    // GE glues the PID tag to the code: `E89999:[PID:260559] ts msg`.
+    if let Some(r) = after
+        .strip_prefix("[PID")
+        .or_else(|| after.strip_prefix(":[PID"))
+    {
         let r = format!("[PID{r}");
         let (pid, time, rest) = pid_ts(&r)?;
         cl.pid = Some(pid);
@@ -437,6 +443,15 @@ impl ReportAssembler {
             }
             None => false,
         };
+        if continues && cl.pid.is_some() && cl.message.is_some() {
+            if let Some((rep, _, _)) = self.open.as_mut() {
+                // 2025+ layout: `CODE: Inner Error!` is only a header; the `CODE[PID: n] ts …`
+                // line after it carries the message and is the one to cite.
+                if rep.causal_line == rep.line && rep.message.is_none() {
+                    rep.causal_line = 0;
+                }
+            }
+        }
         if !continues {
             self.close();
             let rep = CannErrorReport {

@@ -16,7 +16,6 @@
 //! assert_eq!(recs[0].content().func, Some("ProcLogicCqReport"));
 //! ```
 
-pub mod causal;
 pub mod content;
 pub mod header;
 pub mod path;

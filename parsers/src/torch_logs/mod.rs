@@ -4,8 +4,8 @@
 //! What it is for: turning one line of captured stdout/stderr into "what is this line" — the
 //! prefixes peeled off ([`prefix`]), then a traceback frame, an exception, a wrapper, a logging
 //! line ([`python`]). What it is not for: CANN plog records and CANN error-report blocks (the
-//! `plog` and `cann_error` grammars), or deciding which error caused which (the triage analysis
-//! in the application).
+//! `plog` and `cann_error` grammars), or deciding which error caused which (the causal engine,
+//! [`crate::causal`]).
 
 pub mod prefix;
 pub mod python;

@@ -9,7 +9,12 @@
 //! glog          = L MMDD " " hh:mm:ss.uuuuuu " " n " " path ":" n "]" [" [" trace_id "]"] [" [__" artifact "]"] [" "]
 //! c10           = "[" L MDD|MMDD " " hh:mm:ss.n+ " " file ":" n "]" [" "]
 //! old_torch_logs= "[" YYYY-MM-DD " " hh:mm:ss "," mmm "]" [" [" trace_id "]"] [" "]
+//! old_logger    = dotted_logger ": [" LEVEL "]" [" "]                    torch._dynamo.guards.__recompiles: [DEBUG]
+//! elided_glog   = ("..." | "…") path ":" n "]" [" [" trace_id "]"] [" [__" artifact "]"] [" "]
 //! ```
+//!
+//! `elided_glog` is a glog header whose head a user cut to `...` when pasting; its level is
+//! unknown and reported as `?`.
 //!
 //! `L` is one of `V I W E C` (glog) or `V I W E F` (c10). The numeric column after the glog time
 //! is opaque (pid in new PyTorch, thread id in older releases).
@@ -38,6 +43,8 @@ pub enum LinePrefix {
     C10 { level: char, source: String },
     /// The pre-2.2 TORCH_LOGS form `[2024-04-30 17:13:04,191] [0/0] `.
     OldTorchLogs { trace_id: Option<String> },
+    /// The pre-2.2 logger tag `torch._dynamo.guards.__recompiles: [DEBUG] `.
+    OldLogger { logger: String, level: String },
 }
 
 /// The parsed TORCH_LOGS header.
@@ -84,7 +91,17 @@ pub fn strip_prefixes(line: &str) -> Stripped<'_> {
     let mut rest = line;
     let mut prefixes = Vec::new();
     loop {
-        let parsed = alt((vllm_process, vllm_logger, rank, glog, c10, old_torch_logs)).parse(rest);
+        let parsed = alt((
+            vllm_process,
+            vllm_logger,
+            rank,
+            glog,
+            elided_glog,
+            c10,
+            old_torch_logs,
+            old_logger,
+        ))
+        .parse(rest);
         match parsed {
             Ok((after, prefix)) if after.len() < rest.len() => {
                 prefixes.push(prefix);
@@ -199,6 +216,20 @@ fn glog(i: &str) -> R<'_, LinePrefix> {
         .parse(i)?;
     let (i, source) = source_loc(i)?;
     let (i, _) = char(']').parse(i)?;
+    let (i, (trace_id, artifact)) = glog_tail(i)?;
+    Ok((
+        i,
+        LinePrefix::Glog(GlogHeader {
+            level,
+            source: source.to_string(),
+            trace_id: trace_id.map(str::to_string),
+            artifact: artifact.map(str::to_string),
+        }),
+    ))
+}
+
+/// The part of a glog header after the source location: trace id and artifact tags.
+fn glog_tail(i: &str) -> R<'_, (Option<&str>, Option<&str>)> {
     let (i, trace_id) = opt(preceded(
         char(' '),
         delimited(
@@ -218,14 +249,53 @@ fn glog(i: &str) -> R<'_, LinePrefix> {
     ))
     .parse(i)?;
     let (i, _) = opt_space(i)?;
+    Ok((i, (trace_id, artifact)))
+}
+
+fn elided_glog(i: &str) -> R<'_, LinePrefix> {
+    let (i, _) = alt((tag("..."), tag("\u{2026}"))).parse(i)?;
+    let (i, source) = source_loc(i)?;
+    let (i, _) = char(']').parse(i)?;
+    let (i, (trace_id, artifact)) = glog_tail(i)?;
     Ok((
         i,
         LinePrefix::Glog(GlogHeader {
-            level,
+            level: '?',
             source: source.to_string(),
             trace_id: trace_id.map(str::to_string),
             artifact: artifact.map(str::to_string),
         }),
+    ))
+}
+
+fn old_logger(i: &str) -> R<'_, LinePrefix> {
+    let (i, logger) =
+        take_while1(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == '.').parse(i)?;
+    if !logger.contains('.') {
+        return Err(nom::Err::Error(nom::error::Error::new(
+            i,
+            nom::error::ErrorKind::Verify,
+        )));
+    }
+    let (i, level) = delimited(
+        tag(": ["),
+        alt((
+            tag("DEBUG"),
+            tag("INFO"),
+            tag("WARNING"),
+            tag("ERROR"),
+            tag("CRITICAL"),
+        )),
+        char(']'),
+    )
+    .parse(i)?;
+    let (i, _) = opt_space(i)?;
+    Ok((
+        i,
+        LinePrefix::OldLogger {
+            logger: logger.to_string(),
+            level: level.to_string(),
+        },
     ))
 }
 
@@ -350,15 +420,18 @@ mod tests {
     #[test]
     fn old_torch_logs_form() {
         let s = strip_prefixes("[2024-04-30 17:13:04,191] [0/0] torch._dynamo.output_graph.__graph_code: [DEBUG] TRACED GRAPH");
-        assert_eq!(
-            s.rest,
-            "torch._dynamo.output_graph.__graph_code: [DEBUG] TRACED GRAPH"
-        );
+        assert_eq!(s.rest, "TRACED GRAPH");
         assert_eq!(
             s.prefixes,
-            vec![LinePrefix::OldTorchLogs {
-                trace_id: Some("0/0".into())
-            }]
+            vec![
+                LinePrefix::OldTorchLogs {
+                    trace_id: Some("0/0".into())
+                },
+                LinePrefix::OldLogger {
+                    logger: "torch._dynamo.output_graph.__graph_code".into(),
+                    level: "DEBUG".into()
+                }
+            ]
         );
     }
 

@@ -21,7 +21,7 @@ use serde::Serialize;
 
 /// `Traceback (most recent call last):` (CPython; CANN's `TraceBack` is a different thing).
 pub fn is_traceback_start(s: &str) -> bool {
-    s.trim_end() == "Traceback (most recent call last):"
+    s.trim() == "Traceback (most recent call last):"
 }
 
 /// The two lines CPython prints between chained exceptions.

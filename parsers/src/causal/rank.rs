@@ -1,4 +1,6 @@
-//! The first causal error: the earliest error that explains the rest (spec §6.5, §4.5).
+//! How directly one error line explains a failure: the rank part of the causal ordering
+//! (spec `plog-and-errors.md` §6.5, §4.5). The engine in [`super`] orders candidates by tier
+//! (strong, signal, cascade, soft) and then by this rank, then by line.
 //!
 //! A failing run prints the same failure many times, loudest last: the device reports a task
 //! failure, the runtime forwards it to the error manager, every stream synchronisation fails,
@@ -19,11 +21,6 @@
 //!    `report error module_type=…`, failure-abort, watchdog, `[AIC_INFO]` args, table rulers.
 
 use serde::Serialize;
-
-use super::header::{Level, PlogTime};
-use super::prefix::peel;
-use super::record::{lines, lossy, PlogRecord};
-use crate::cann_error::{parse_reports, torch_npu::parse_torch_npu_line};
 
 /// How directly a line explains a failure; lower is more causal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -49,30 +46,6 @@ impl CauseRank {
             CauseRank::Cascade => "cascade",
         }
     }
-}
-
-/// Where a causal candidate came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CauseSource {
-    Plog,
-    CannReport,
-    TorchNpu,
-    Framework,
-}
-
-/// The chosen first causal error of a text.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct CausalError {
-    pub line: u64,
-    pub rank: CauseRank,
-    pub source: CauseSource,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub pid: Option<i64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub time: Option<PlogTime>,
-    /// The message (plog content without its prefix, or the report's root message).
-    pub text: String,
 }
 
 const DEVICE_MARKERS: &[&str] = &[
@@ -107,7 +80,7 @@ const CASCADES: &[&str] = &[
 /// Ranks an ERROR plog record's message. `module` matters for device firmware (`TSCH`).
 ///
 /// ```
-/// use npgx_parsers::plog::causal::{rank_plog_error, CauseRank};
+/// use npgx_parsers::causal::rank::{rank_plog_error, CauseRank};
 /// assert_eq!(rank_plog_error("RUNTIME", "Task run failed, device_id=0"), CauseRank::DeviceFault);
 /// assert_eq!(rank_plog_error("RUNTIME", "Stream Synchronize failed, stream_id=47, retCode=0x26, [aicore exception]."), CauseRank::TaskError);
 /// assert_eq!(rank_plog_error("RUNTIME", "Stream synchronize failed, stream_id=2, timeout=-1ms."), CauseRank::Cascade);
@@ -166,78 +139,6 @@ pub fn is_framework_error_line(line: &str) -> bool {
     r[open..open + close].matches(',').count() == 2
 }
 
-/// The first causal error in a captured text (stdout/stderr or a plog), or `None` when it holds
-/// no error at all. Never panics.
-///
-/// ```
-/// use npgx_parsers::plog::causal::{first_causal_error, CauseRank};
-/// let text = b"[rank6]: [ERROR] (PID:360123, Device:6, RankID:6) ERR01100 OPS call acl api failed.\n[rank6]: AclNN_Runtime_Error(EZ9903): InitTilingParseCtx failed\n";
-/// let c = first_causal_error(text).unwrap();
-/// assert_eq!((c.line, c.rank), (2, CauseRank::ErrorReport));
-/// ```
-pub fn first_causal_error(text: &[u8]) -> Option<CausalError> {
-    let mut best: Option<CausalError> = None;
-    let mut offer = |c: CausalError| {
-        if best
-            .as_ref()
-            .is_none_or(|b| (c.rank, c.line) < (b.rank, b.line))
-        {
-            best = Some(c);
-        }
-    };
-    for r in parse_reports(text) {
-        offer(CausalError {
-            line: r.causal_line,
-            rank: CauseRank::ErrorReport,
-            source: CauseSource::CannReport,
-            pid: r.pid.and_then(|p| i64::try_from(p).ok()),
-            time: r.time,
-            text: r.message.map(|m| m.text).unwrap_or_default(),
-        });
-    }
-    for (no, raw) in lines(text) {
-        if let Some(rec) = PlogRecord::from_line(no, raw) {
-            if rec.level == Level::Error {
-                let content = rec.content();
-                offer(CausalError {
-                    line: no,
-                    rank: rank_plog_error(&rec.module, content.message),
-                    source: CauseSource::Plog,
-                    pid: Some(rec.pid),
-                    time: Some(rec.time),
-                    text: content.message.to_owned(),
-                });
-            }
-            continue;
-        }
-        if !raw.contains(&b'[') {
-            continue;
-        }
-        let s = lossy(raw);
-        let rest = peel(&s).rest;
-        if let Some(t) = parse_torch_npu_line(rest) {
-            offer(CausalError {
-                line: no,
-                rank: CauseRank::Framework,
-                source: CauseSource::TorchNpu,
-                pid: i64::try_from(t.pid).ok(),
-                time: None,
-                text: format!("{} {} {}", t.code, t.submodule, t.text),
-            });
-        } else if is_framework_error_line(rest) {
-            offer(CausalError {
-                line: no,
-                rank: CauseRank::Framework,
-                source: CauseSource::Framework,
-                pid: None,
-                time: None,
-                text: rest.to_owned(),
-            });
-        }
-    }
-    best
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -256,18 +157,10 @@ mod tests {
     }
 
     #[test]
-    fn device_marker_beats_report() {
-        let text = b"[ERROR] RUNTIME(1,p):2021-09-14-09:26:01.014.355 [engine.cc:914]1 ReportExceptProc:Task exception! device_id=0\nE39999: Inner Error!\n        x[FUNC:a][FILE:b][LINE:1]\n";
-        let c = first_causal_error(text).unwrap();
-        assert_eq!((c.line, c.source), (1, CauseSource::Plog));
-    }
-
-    #[test]
     fn mindspore_lines() {
         assert!(is_framework_error_line("[ERROR] DEVICE(2420702,fffe06ffd1e0,python):2023-11-20-15:34:32.886.561 [a.cc:761] F] m"));
         assert!(!is_framework_error_line(
             "[ERROR] RUNTIME(1,p):2023-11-20-15:34:32.886.561 x"
         ));
-        assert!(first_causal_error(b"nothing here\n").is_none());
     }
 }

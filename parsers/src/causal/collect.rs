@@ -1,0 +1,725 @@
+//! Candidates: every line of a window that could be the first causal error, with its shape,
+//! tier, rank and the rule that recognised it.
+//!
+//! Works on one window of normalised lines (see [`super::normalise`]); the scanner in
+//! [`super`] cuts the input into windows so memory stays bounded.
+
+use crate::cann_error::{find_code, torch_npu, CannErrorReport, ReportAssembler};
+use crate::plog::content::parse_content;
+use crate::plog::header::{parse_header, Level, PlogTime};
+use crate::torch_logs::{
+    aclnn_call_failed, backend_compiler_failed, embedded_error, exception_line, frame_line,
+    is_traceback_start, logging_line,
+};
+
+use super::normalise::Normalised;
+use super::rank::{is_framework_error_line, rank_plog_error, CauseRank};
+use super::{Shape, Tier};
+
+/// Most bytes of message text kept with one candidate (its scope).
+const SCOPE_BYTES: usize = 16 * 1024;
+
+/// One window line: the physical line number, the raw text and the normalised text.
+pub(super) struct WinLine<'a> {
+    pub no: u64,
+    pub raw: &'a str,
+    pub norm: Normalised<'a>,
+    /// `norm.rest` with the window's common indentation removed.
+    pub rest: &'a str,
+}
+
+/// A candidate first causal error.
+#[derive(Debug, Clone)]
+pub(super) struct Candidate {
+    pub index: usize,
+    pub tier: Tier,
+    pub rank: CauseRank,
+    pub shape: Shape,
+    pub rule: &'static str,
+    pub message: String,
+    /// Lines that belong to the error: its message continuation, its CANN block.
+    pub scope: Vec<(u64, String)>,
+    /// Traceback frames above a Python exception (or above the wrapper of a CANN report).
+    pub frames: Vec<(u64, String)>,
+    pub root_index: Option<usize>,
+    pub exception_type: Option<String>,
+    /// The wrapper exception this candidate was unwrapped from (1-based line).
+    pub wrapper_line: Option<u64>,
+    pub pid: Option<i64>,
+    pub time: Option<PlogTime>,
+}
+
+impl Candidate {
+    fn new(index: usize, tier: Tier, rank: CauseRank, shape: Shape, rule: &'static str) -> Self {
+        Candidate {
+            index,
+            tier,
+            rank,
+            shape,
+            rule,
+            message: String::new(),
+            scope: Vec::new(),
+            frames: Vec::new(),
+            root_index: None,
+            exception_type: None,
+            wrapper_line: None,
+            pid: None,
+            time: None,
+        }
+    }
+}
+
+/// Wording of errors that only report that something else failed.
+const CASCADE_WORDS: &[&str] = &[
+    "the inner error is reported as above",
+    "npu function error:",
+    "function error:",
+    "synchronize stream failed",
+    "stream synchronize failed",
+    "synchronize failed",
+    "event query",
+    "queryevent",
+    "aclqueryeventrecordedstatus",
+    "watchdog thread terminated",
+    "terminate called after throwing",
+    "find exception when",
+    "replay failed",
+    "task failed",
+];
+
+/// Whether an error message only reports that something else failed.
+pub fn is_cascade_text(s: &str) -> bool {
+    let l = s.to_ascii_lowercase();
+    CASCADE_WORDS.iter().any(|w| l.contains(w)) || aclnn_call_failed(s).is_some()
+}
+
+/// Exceptions Dynamo raises *because* of recompilations that were reported before them.
+const CONSEQUENCE_EXCEPTIONS: &[&str] = &[
+    "FailOnRecompileLimitHit",
+    "RecompileLimitExceeded",
+    "CacheLimitExceeded",
+];
+
+/// CANN's `TraceBack (most recent call last):` header (any indentation).
+fn is_cann_traceback(line: &str) -> bool {
+    line.trim() == "TraceBack (most recent call last):"
+}
+
+/// torch_npu's hint line: `[Error]: The aicore execution times out.`
+fn torch_npu_hint(line: &str) -> Option<&str> {
+    line.trim_start().strip_prefix("[Error]:").map(str::trim)
+}
+
+/// Drops a `[FUNC:…][FILE:…][LINE:…]` tail.
+fn strip_location(msg: &str) -> &str {
+    let msg = msg.trim();
+    msg.find("[FUNC:").map_or(msg, |i| msg[..i].trim_end())
+}
+
+/// An AscendC kernel assertion (`[ASSERT] … Assertion `…'`), printed by the device.
+pub fn is_kernel_assert(msg: &str) -> bool {
+    msg.contains("[ASSERT]")
+}
+
+fn push_scope(scope: &mut Vec<(u64, String)>, no: u64, text: &str) {
+    let used: usize = scope.iter().map(|(_, s)| s.len()).sum();
+    if used < SCOPE_BYTES {
+        let room = SCOPE_BYTES - used;
+        let cut = floor_char(text, room);
+        scope.push((no, text[..cut].to_string()));
+    }
+}
+
+/// The largest char boundary ≤ `at`.
+pub(super) fn floor_char(s: &str, at: usize) -> usize {
+    if at >= s.len() {
+        return s.len();
+    }
+    let mut i = at;
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// Lines following an error line that continue its message (until a blank line or the next
+/// recognisable record), at most `limit`.
+fn continuation(
+    w: &[WinLine<'_>],
+    from: usize,
+    limit: usize,
+    scope: &mut Vec<(u64, String)>,
+) -> usize {
+    let mut i = from;
+    while i < w.len() && i < from + limit {
+        let l = w[i].rest;
+        if w[i].norm.skip {
+            i += 1;
+            continue;
+        }
+        if l.trim().is_empty()
+            || is_traceback_start(l)
+            || frame_line(l).is_some()
+            || (exception_line(l).is_some() && i > from)
+            || find_code(l).is_some()
+            || is_cann_traceback(l)
+            || torch_npu::parse_torch_npu_line(l.trim()).is_some()
+            || parse_header(l.as_bytes()).is_some()
+        {
+            break;
+        }
+        push_scope(scope, w[i].no, l);
+        i += 1;
+    }
+    i
+}
+
+/// Parses the window's CANN error reports, keyed by window index of their start line.
+fn reports(w: &[WinLine<'_>]) -> Vec<(usize, CannErrorReport)> {
+    let mut asm = ReportAssembler::default();
+    // CANN blocks are indentation-sensitive: they get the lines as printed (prefixes peeled,
+    // the paste's common indentation kept).
+    for l in w.iter().filter(|l| !l.norm.skip) {
+        asm.push(l.no, l.norm.rest.as_bytes());
+    }
+    let first = w.first().map_or(0, |l| l.no);
+    asm.finish()
+        .into_iter()
+        .filter_map(|r| {
+            let i = usize::try_from(r.line.checked_sub(first)?).ok()?;
+            Some((i, r))
+        })
+        .collect()
+}
+
+fn index_of(w: &[WinLine<'_>], line: u64) -> usize {
+    let first = w.first().map_or(0, |l| l.no);
+    usize::try_from(line.saturating_sub(first)).unwrap_or(usize::MAX)
+}
+
+/// A glog level that marks debug chatter rather than an error.
+fn soft_level(n: &Normalised<'_>) -> bool {
+    n.glog_level()
+        .is_some_and(|l| matches!(l, 'V' | 'I' | 'D' | '?'))
+}
+
+/// Every candidate of the window, in line order.
+pub(super) fn collect(w: &[WinLine<'_>]) -> Vec<Candidate> {
+    let reps = reports(w);
+    // Reports come out in line order: a binary search finds the one starting on a line.
+    let report_at = |i: usize| {
+        reps.binary_search_by_key(&i, |(at, _)| *at)
+            .ok()
+            .map(|k| &reps[k].1)
+    };
+    let mut out: Vec<Candidate> = Vec::new();
+    let mut frames: Vec<(u64, String)> = Vec::new();
+    // The last wrapper exception (cascade tier) and its frames, for a CANN report that follows.
+    let mut wrapper: Option<(u64, Vec<(u64, String)>)> = None;
+    let mut break_reasons = false;
+    // Indentation of the last traceback frame: an exception line sits two columns left of it
+    // (a paste that indents a traceback indents its exception too).
+    let mut frame_indent: Option<usize> = None;
+    let mut i = 0;
+    while i < w.len() {
+        let mut line = w[i].rest;
+        let indent = line.len() - line.trim_start_matches(' ').len();
+        if indent > 0
+            && frame_indent.is_some_and(|f| f >= 2 && indent == f - 2)
+            && exception_line(line.trim_start()).is_some()
+        {
+            line = line.trim_start();
+        }
+        let n = &w[i].norm;
+        if n.skip || line.trim().is_empty() {
+            i += 1;
+            continue;
+        }
+        // The bulk of a plog: records below ERROR are never candidates (a header line also
+        // ends any CANN block, so skipping them loses nothing).
+        if line.starts_with('[')
+            && parse_header(line.as_bytes()).is_some_and(|(h, _)| h.level != Level::Error)
+        {
+            i += 1;
+            continue;
+        }
+        let soft = soft_level(n);
+        if is_traceback_start(line) {
+            frames.clear();
+            i += 1;
+            continue;
+        }
+        if let Some(f) = frame_line(line) {
+            frame_indent = Some(indent);
+            if frames.len() < 256 {
+                frames.push((
+                    w[i].no,
+                    format!("{} {}", f.file, f.function.as_deref().unwrap_or("")),
+                ));
+            }
+            // A traceback excerpt without its exception: the `raise` is the best we have.
+            if let Some(next) = w.get(i + 1) {
+                let src = next.rest.trim_start();
+                if src.starts_with("raise ") {
+                    let mut c = Candidate::new(
+                        i + 1,
+                        Tier::Soft,
+                        CauseRank::Error,
+                        Shape::TracebackRaise,
+                        "traceback.raise",
+                    );
+                    c.message = src.trim_end().to_string();
+                    c.scope.push((next.no, src.to_string()));
+                    c.frames = frames.clone();
+                    out.push(c);
+                }
+            }
+            i += 1;
+            continue;
+        }
+        // Graph-break reports: `torch._dynamo.explain()` and TORCH_LOGS=graph_breaks.
+        let t = line.trim();
+        if t == "Break Reasons:" {
+            break_reasons = true;
+            i += 1;
+            continue;
+        }
+        if let Some(reason) = t.strip_prefix("Reason:") {
+            if break_reasons || n.artifact() == Some("graph_breaks") {
+                let mut c = Candidate::new(
+                    i,
+                    Tier::Signal,
+                    CauseRank::Error,
+                    Shape::GraphBreak,
+                    "graph-break.reason",
+                );
+                c.message = reason.trim().to_string();
+                c.scope.push((w[i].no, t.to_string()));
+                out.push(c);
+                break_reasons = false;
+                i += 1;
+                continue;
+            }
+        }
+        if n.artifact() == Some("graph_breaks") || t.starts_with("Graph break") {
+            let mut c = Candidate::new(
+                i,
+                Tier::Soft,
+                CauseRank::Error,
+                Shape::GraphBreak,
+                "graph-break.header",
+            );
+            c.message = t.to_string();
+            c.scope.push((w[i].no, t.to_string()));
+            out.push(c);
+            i += 1;
+            continue;
+        }
+        // Recompilations: the first guard failure, or the header when failures are grouped per
+        // cache entry (`guard N failures:`, TORCH_LOGS=recompiles_verbose).
+        if t.starts_with("Recompiling function") {
+            let at = w[i + 1..(i + 4).min(w.len())]
+                .iter()
+                .position(|l| {
+                    l.rest
+                        .trim()
+                        .starts_with("triggered by the following guard failure")
+                })
+                .map(|p| i + 1 + p);
+            let reason = at
+                .and_then(|j| w.get(j + 1))
+                .filter(|l| l.rest.trim().starts_with("- "))
+                .map(|_| at.map_or(i, |j| j + 1));
+            let k = reason.unwrap_or(i);
+            let mut c = Candidate::new(
+                k,
+                Tier::Signal,
+                CauseRank::Error,
+                Shape::Recompile,
+                if reason.is_some() {
+                    "recompile.guard-failure"
+                } else {
+                    "recompile.header"
+                },
+            );
+            c.message = w[k].rest.trim().to_string();
+            c.scope.push((w[i].no, t.to_string()));
+            if k != i {
+                c.scope.push((w[k].no, w[k].rest.trim().to_string()));
+            }
+            out.push(c);
+            i = k + 1;
+            continue;
+        }
+        if let Some(r) = t.strip_prefix("last reason:") {
+            let mut c = Candidate::new(
+                i,
+                Tier::Signal,
+                CauseRank::Error,
+                Shape::Recompile,
+                "recompile.limit-reason",
+            );
+            c.message = r.trim().to_string();
+            c.scope.push((w[i].no, t.to_string()));
+            out.push(c);
+            i += 1;
+            continue;
+        }
+        // CANN error reports: code line, or a cut excerpt's TraceBack.
+        if let Some(report) = report_at(i) {
+            if exception_line(line).is_none() {
+                let end = index_of(w, report.end_line)
+                    .saturating_add(1)
+                    .max(i + 1)
+                    .min(w.len());
+                let (root, root_text) = match (report.inner, report.items.first(), &report.message)
+                {
+                    (true, Some(item), _) => (index_of(w, item.line), item.text.as_str()),
+                    (_, _, Some(m)) => (index_of(w, m.line), m.text.as_str()),
+                    (_, Some(item), None) => (index_of(w, item.line), item.text.as_str()),
+                    (_, None, None) => (i, ""),
+                };
+                let root_message = strip_location(root_text).to_string();
+                let external = report.code.is_some() && !report.inner;
+                let cited = if external {
+                    i
+                } else {
+                    index_of(w, report.causal_line).min(w.len() - 1)
+                };
+                let mut c = Candidate::new(
+                    cited,
+                    if soft { Tier::Soft } else { Tier::Strong },
+                    CauseRank::ErrorReport,
+                    Shape::CannReport,
+                    "cann.report",
+                );
+                c.message = match &report.code {
+                    Some(code) => format!("{code}: {root_message}"),
+                    None => root_message,
+                };
+                for l in &w[i..end] {
+                    push_scope(&mut c.scope, l.no, l.norm.rest.trim());
+                }
+                c.root_index = (root != cited && root < w.len()).then_some(root);
+                if let Some((wl, wf)) = wrapper.take() {
+                    c.wrapper_line = Some(wl);
+                    c.frames = wf;
+                }
+                c.pid = report.pid.and_then(|p| i64::try_from(p).ok());
+                merge_with_hint(&mut out, c, w, report.inner);
+                i = end;
+                continue;
+            }
+        }
+        if let Some(e) = exception_line(line) {
+            let tier_of = |msg: &str, ty: &str| {
+                if soft {
+                    Tier::Soft
+                } else if is_cascade_text(msg)
+                    || CONSEQUENCE_EXCEPTIONS.iter().any(|x| ty.ends_with(x))
+                {
+                    Tier::Cascade
+                } else {
+                    Tier::Strong
+                }
+            };
+            // `BackendCompilerFailed: backend='…' raised:` → the next line is the real error.
+            if backend_compiler_failed(&e).is_some() {
+                let inner = (i + 1..w.len().min(i + 4))
+                    .find(|j| !w[*j].rest.trim().is_empty())
+                    .and_then(|j| exception_line(w[j].rest).map(|x| (j, x)));
+                if let Some((j, inner)) = inner {
+                    let message = format!("{}: {}", inner.type_name, inner.message);
+                    let mut c = Candidate::new(
+                        j,
+                        tier_of(&message, inner.type_name),
+                        CauseRank::ErrorReport,
+                        Shape::WrappedException,
+                        "python.wrapped",
+                    );
+                    c.exception_type = Some(inner.type_name.to_string());
+                    c.scope.push((w[i].no, line.to_string()));
+                    c.scope.push((w[j].no, message.clone()));
+                    let end = continuation(w, j + 1, 40, &mut c.scope);
+                    c.message = message;
+                    c.frames = frames.clone();
+                    c.wrapper_line = Some(w[i].no);
+                    out.push(c);
+                    i = end.max(j + 1);
+                    continue;
+                }
+            }
+            // An exception repr inside the message, with escaped newlines.
+            if let Some(inner) = embedded_error(e.message) {
+                let first = inner.message.lines().next().unwrap_or("").to_string();
+                let message = format!("{}: {first}", inner.type_name);
+                let mut c = Candidate::new(
+                    i,
+                    tier_of(&message, &inner.type_name),
+                    CauseRank::ErrorReport,
+                    Shape::WrappedException,
+                    "python.embedded",
+                );
+                c.exception_type = Some(inner.type_name.clone());
+                c.scope.push((w[i].no, message.clone()));
+                for l in inner.message.lines().take(64) {
+                    push_scope(&mut c.scope, w[i].no, l);
+                }
+                c.message = message;
+                c.frames = frames.clone();
+                out.push(c);
+                i += 1;
+                continue;
+            }
+            let message = format!("{}: {}", e.type_name, e.message)
+                .trim_end_matches(": ")
+                .to_string();
+            let tier = tier_of(e.message, e.type_name);
+            let mut c = Candidate::new(
+                i,
+                tier,
+                CauseRank::ErrorReport,
+                Shape::PythonException,
+                "python.exception",
+            );
+            c.exception_type = Some(e.type_name.to_string());
+            c.scope.push((w[i].no, message.clone()));
+            let end = continuation(w, i + 1, 40, &mut c.scope);
+            // torch_npu's `ERRxxxxx` summaries right after the exception describe the same
+            // error (its sub-module and error type): they join its scope, and stay candidates.
+            for l in w[end.min(w.len())..].iter().take(4) {
+                if torch_npu::parse_torch_npu_line(l.rest.trim()).is_none() {
+                    break;
+                }
+                push_scope(&mut c.scope, l.no, l.rest.trim());
+            }
+            c.message = message;
+            c.frames = frames.clone();
+            if tier == Tier::Cascade {
+                wrapper = Some((w[i].no, frames.clone()));
+            }
+            out.push(c);
+            // A `detail:` CANN report that starts on this exception line follows as items.
+            if let Some(report) = report_at(i) {
+                let block_end = index_of(w, report.end_line).saturating_add(1).min(w.len());
+                if let Some(last) = out.last_mut() {
+                    for l in &w[(i + 1).min(block_end)..block_end] {
+                        push_scope(&mut last.scope, l.no, l.rest);
+                    }
+                }
+                i = block_end.max(end);
+                continue;
+            }
+            i = end.max(i + 1);
+            continue;
+        }
+        if let Some(hint) = torch_npu_hint(line) {
+            let mut c = Candidate::new(
+                i,
+                Tier::Strong,
+                CauseRank::ErrorReport,
+                Shape::TorchNpuHint,
+                "torch-npu.hint",
+            );
+            c.message = hint.to_string();
+            c.scope.push((w[i].no, hint.to_string()));
+            continuation(w, i + 1, 3, &mut c.scope);
+            if let Some((wl, wf)) = wrapper.take() {
+                c.wrapper_line = Some(wl);
+                c.frames = wf;
+            }
+            out.push(c);
+            i += 1;
+            continue;
+        }
+        if let Some(mut c) = classify_other(w, i, soft) {
+            if c.shape == Shape::PlogRecord {
+                for l in w.iter().skip(i + 1).take(12) {
+                    if !is_plog_error(l.rest) {
+                        break;
+                    }
+                    push_scope(&mut c.scope, l.no, l.rest);
+                }
+            }
+            out.push(c);
+        }
+        i += 1;
+    }
+    out
+}
+
+/// A CANN report right after a torch_npu hint (only indented advice lines between) is one error.
+fn merge_with_hint(out: &mut Vec<Candidate>, block: Candidate, w: &[WinLine<'_>], inner: bool) {
+    if let Some(last) = out.last_mut() {
+        let between_ok = last.shape == Shape::TorchNpuHint
+            && (last.index + 1..block.index.min(w.len())).all(|k| {
+                let l = w[k].norm.rest;
+                w[k].norm.skip
+                    || l.starts_with(char::is_whitespace)
+                    || find_code(l).is_some()
+                    || is_cann_traceback(l)
+            });
+        if between_ok {
+            if inner {
+                last.root_index = Some(block.root_index.unwrap_or(block.index));
+                last.message = format!("{} ({})", last.message, block.message);
+                last.scope.extend(block.scope);
+                last.rule = "torch-npu.hint+cann.report";
+            } else {
+                let (wl, wf) = (last.wrapper_line, std::mem::take(&mut last.frames));
+                *last = block;
+                if last.wrapper_line.is_none() {
+                    last.wrapper_line = wl;
+                    last.frames = wf;
+                }
+            }
+            return;
+        }
+    }
+    out.push(block);
+}
+
+/// Error lines that are neither exceptions nor CANN reports.
+fn classify_other(w: &[WinLine<'_>], i: usize, soft: bool) -> Option<Candidate> {
+    let line = w[i].rest;
+    let n = &w[i].norm;
+    let no = w[i].no;
+    let t = line.trim();
+    let make = |tier, rank, shape, rule: &'static str, msg: &str| {
+        let mut c = Candidate::new(i, tier, rank, shape, rule);
+        c.message = msg.to_string();
+        c.scope.push((no, t.to_string()));
+        c
+    };
+    if n.glog_level().is_some() {
+        if n.artifact().is_some_and(|a| a.starts_with("recompiles")) {
+            return Some(make(
+                Tier::Soft,
+                CauseRank::Error,
+                Shape::Recompile,
+                "recompile.line",
+                t,
+            ));
+        }
+        if soft {
+            return None;
+        }
+    }
+    if let Some(e) = torch_npu::parse_torch_npu_line(t) {
+        let mut c = make(
+            Tier::Cascade,
+            CauseRank::Framework,
+            Shape::TorchNpuErrorCode,
+            "torch-npu.err-code",
+            t,
+        );
+        c.pid = i64::try_from(e.pid).ok();
+        return Some(c);
+    }
+    if let Some((h, rest)) = parse_header(t.as_bytes()) {
+        if h.level != Level::Error {
+            return None;
+        }
+        let text = String::from_utf8_lossy(rest);
+        let content = parse_content(h.module, &text);
+        let msg = content.message;
+        let (tier, rank, shape, rule) = if is_kernel_assert(msg) {
+            (
+                Tier::Strong,
+                CauseRank::DeviceFault,
+                Shape::KernelAssert,
+                "kernel.assert",
+            )
+        } else {
+            let rank = rank_plog_error(h.module, msg);
+            let tier = if rank == CauseRank::Cascade {
+                Tier::Cascade
+            } else {
+                Tier::Strong
+            };
+            (tier, rank, Shape::PlogRecord, "plog.error-record")
+        };
+        let mut c = make(tier, rank, shape, rule, msg);
+        c.pid = Some(h.pid);
+        c.time = Some(h.time);
+        return Some(c);
+    }
+    if is_kernel_assert(t) {
+        return Some(make(
+            Tier::Strong,
+            CauseRank::DeviceFault,
+            Shape::KernelAssert,
+            "kernel.assert",
+            t,
+        ));
+    }
+    if is_framework_error_line(t) {
+        return Some(make(
+            Tier::Strong,
+            CauseRank::Framework,
+            Shape::FrameworkError,
+            "framework.error-line",
+            t,
+        ));
+    }
+    let cascade_or = |s: &str| {
+        if is_cascade_text(s) {
+            Tier::Cascade
+        } else {
+            Tier::Strong
+        }
+    };
+    if let Some(level) = n.c10_level() {
+        if matches!(level, 'E' | 'F') {
+            return Some(make(
+                cascade_or(t),
+                CauseRank::ErrorReport,
+                Shape::C10Error,
+                "c10.error",
+                t,
+            ));
+        }
+    }
+    if let Some(l) = logging_line(t) {
+        if matches!(l.level, "ERROR" | "CRITICAL") {
+            return Some(make(
+                cascade_or(l.message),
+                CauseRank::ErrorReport,
+                Shape::LoggingError,
+                "python.logging-error",
+                l.message,
+            ));
+        }
+    }
+    if t.starts_with("[libprotobuf ERROR") || t.starts_with("[libprotobuf FATAL") {
+        return Some(make(
+            Tier::Strong,
+            CauseRank::ErrorReport,
+            Shape::ProtobufError,
+            "protobuf.error",
+            t,
+        ));
+    }
+    let lower = t.to_ascii_lowercase();
+    if lower.starts_with("terminate called")
+        || lower.starts_with("what():")
+        || lower.contains(": [error]")
+        || lower.starts_with("aborted (core dumped)")
+        || lower.starts_with("segmentation fault")
+        || lower.starts_with("fatal python error")
+    {
+        return Some(make(
+            Tier::Cascade,
+            CauseRank::ErrorReport,
+            Shape::ProcessAbort,
+            "process.abort",
+            t,
+        ));
+    }
+    None
+}
+
+/// A plog record at level ERROR printed into the screen log.
+fn is_plog_error(line: &str) -> bool {
+    parse_header(line.trim_start().as_bytes()).is_some_and(|(h, _)| h.level == Level::Error)
+}

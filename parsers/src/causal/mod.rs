@@ -1,0 +1,448 @@
+//! The first causal error: the one engine behind `npgx plog`, `npgx aicore`, `npgx triage
+//! classify|analyze` and the repro source lookup.
+//!
+//! A failing run prints the same failure many times, loudest last: a device reports a task
+//! failure, the runtime forwards it, every stream synchronisation fails, ACL and the framework
+//! fail in turn, a Python exception wraps it, a watchdog gives up. Users who `tail -1` pick the
+//! propagation. This module reads the text the way a careful reader would:
+//!
+//! 1. **Normalise** each line ([`normalise`]): paste decorations (Markdown quotes and fences, the
+//!    paste's common indentation, excerpt-gap markers) and logger prefixes (vLLM, `[rankN]:`,
+//!    glog, c10, old TORCH_LOGS, plog console prefixes) come off; line numbers never change.
+//! 2. **Collect candidates** ([`collect`]): Python exceptions (wrappers unwrapped), CANN error
+//!    reports (root message first), torch_npu hints and `ERRxxxxx` summaries, plog ERROR records,
+//!    kernel assertions, c10 / logging / protobuf errors, graph-break reasons, recompile reasons.
+//!    Each has a [`Shape`], a [`Tier`] and a [`CauseRank`].
+//! 3. **Rank** them: lowest tier, then lowest rank, then earliest line. Tiers: *strong* (an error
+//!    that states a cause), *signal* (graph-break and recompile reasons: not a crash, but the
+//!    reason a compile went wrong), *cascade* (an error that only says something else failed:
+//!    wrappers, summaries, watchdogs, aborts), *soft* (debug chatter, a bare `raise`). Ranks
+//!    refine strong errors the way a plog reader does: device faults before error reports
+//!    before task errors before other ERROR records before framework lines.
+//!
+//! Every decision carries its [`Evidence`]: the rule id, the line numbers, the wrapper skipped.
+//!
+//! Memory: [`CausalScanner`] takes lines one at a time and analyses them in windows of at most
+//! [`WINDOW_LINES`] lines / [`WINDOW_BYTES`] bytes (cut at a blank line when one is near), so a
+//! multi-GB input costs the same as a small one. Callers cap single lines ([`MAX_LINE`]).
+//!
+//! What it is not for: reading files (the application streams them) and routing (the triage
+//! engine decides a route from the [`CausalError`]'s shape and scope).
+
+pub mod collect;
+pub mod normalise;
+pub mod rank;
+
+use serde::Serialize;
+
+use crate::plog::header::PlogTime;
+use collect::{collect, floor_char, Candidate, WinLine};
+pub use normalise::{common_indent, normalise, Normalised};
+pub use rank::{rank_plog_error, CauseRank};
+
+/// Longest line the engine looks at; callers keep this head and count the rest.
+pub const MAX_LINE: usize = 64 * 1024;
+/// Most lines analysed together.
+pub const WINDOW_LINES: usize = 20_000;
+/// Most bytes analysed together.
+pub const WINDOW_BYTES: usize = 16 * 1024 * 1024;
+/// Most skipped-cascade line numbers kept.
+const MAX_SKIPPED: usize = 64;
+
+/// How strongly a candidate states a cause; lower is stronger.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Tier {
+    Strong,
+    Signal,
+    Cascade,
+    Soft,
+}
+
+/// What the causal error looks like.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Shape {
+    PythonException,
+    /// An exception found inside another exception's message or after a wrapper line.
+    WrappedException,
+    CannReport,
+    TorchNpuHint,
+    TorchNpuErrorCode,
+    PlogRecord,
+    /// MindSpore's own error lines.
+    FrameworkError,
+    C10Error,
+    LoggingError,
+    ProtobufError,
+    ProcessAbort,
+    /// An AscendC kernel assertion printed by the device.
+    KernelAssert,
+    /// A graph-break reason (`torch._dynamo.explain()`, TORCH_LOGS=graph_breaks).
+    GraphBreak,
+    /// A recompilation and its guard failure.
+    Recompile,
+    TracebackRaise,
+}
+
+/// Why a candidate was chosen: the rule, the lines it read, what was skipped.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Evidence {
+    /// The recognising rule (`cann.report`, `python.exception`, `graph-break.reason`, …).
+    pub rule: &'static str,
+    /// Lines of the error itself (its message continuation, its CANN block), 1-based.
+    pub lines: Vec<u64>,
+    /// The wrapper exception this error was found under (a Python exception that only says
+    /// which C++ file raised it), 1-based.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wrapper_line: Option<u64>,
+}
+
+/// The first causal error of a text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CausalError {
+    /// 1-based physical line of the quoted line.
+    pub line: u64,
+    /// The line as it appears (trailing whitespace trimmed, long lines cut).
+    pub text: String,
+    /// The error itself: prefixes peeled, wrappers unwrapped, CANN location tails removed.
+    pub message: String,
+    pub shape: Shape,
+    pub tier: Tier,
+    pub rank: CauseRank,
+    /// The Python exception type, when the error is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exception_type: Option<String>,
+    /// A second line that holds the root when it differs from the quoted one, 1-based.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub root_line: Option<u64>,
+    /// Earlier error-looking lines skipped as cascades, 1-based (at most 64).
+    pub skipped_cascades: Vec<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pid: Option<i64>,
+    /// The plog time stamp, when the error is a plog record.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time: Option<PlogTime>,
+    pub evidence: Evidence,
+    /// The error's lines (line number, normalised text) that routing reads.
+    #[serde(skip)]
+    pub scope: Vec<(u64, String)>,
+    /// Traceback frames (line number, `file function`) above the error or its wrapper.
+    #[serde(skip)]
+    pub frames: Vec<(u64, String)>,
+}
+
+impl CausalError {
+    /// The ordering key: tier, rank, line.
+    pub fn key(&self) -> (Tier, CauseRank, u64) {
+        (self.tier, self.rank, self.line)
+    }
+
+    /// The scope as one text (for keyword rules).
+    pub fn scope_text(&self) -> String {
+        let mut s = String::new();
+        for (_, l) in &self.scope {
+            s.push_str(l);
+            s.push('\n');
+        }
+        s
+    }
+}
+
+/// Streams lines in, keeps the best candidate; memory bounded by the window size.
+#[derive(Debug, Default)]
+pub struct CausalScanner {
+    /// The window's text, lines back to back (one buffer, reused).
+    text: String,
+    /// Per line of the window: its number and its byte range in `text`.
+    spans: Vec<(u64, usize, usize)>,
+    best: Option<CausalError>,
+    skipped: Vec<u64>,
+}
+
+impl CausalScanner {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Feeds one physical line (1-based number, bytes without the terminator; invalid UTF-8 is
+    /// replaced, NUL bytes become spaces, a line longer than [`MAX_LINE`] is cut).
+    pub fn push(&mut self, no: u64, line: &[u8]) {
+        let head = &line[..line.len().min(MAX_LINE)];
+        let start = self.text.len();
+        match std::str::from_utf8(head) {
+            Ok(t) => self.text.push_str(t),
+            Err(_) => self.text.push_str(&String::from_utf8_lossy(head)),
+        }
+        if self.text[start..].contains('\0') {
+            let cleaned = self.text[start..].replace('\0', " ");
+            self.text.truncate(start);
+            self.text.push_str(&cleaned);
+        }
+        let blank = self.text[start..].trim().is_empty();
+        self.spans.push((no, start, self.text.len()));
+        let full = self.spans.len() >= WINDOW_LINES || self.text.len() >= WINDOW_BYTES;
+        let near_full =
+            self.spans.len() >= WINDOW_LINES * 9 / 10 || self.text.len() >= WINDOW_BYTES * 9 / 10;
+        if full || (near_full && blank) {
+            self.flush();
+        }
+    }
+
+    fn flush(&mut self) {
+        if self.spans.is_empty() {
+            return;
+        }
+        let window: Vec<(u64, &str)> = self
+            .spans
+            .iter()
+            .map(|(no, a, b)| (*no, &self.text[*a..*b]))
+            .collect();
+        let (best, skipped) = analyse(&window);
+        self.spans.clear();
+        self.text.clear();
+        if let Some(c) = best {
+            if self.best.as_ref().is_none_or(|b| c.key() < b.key()) {
+                let mut c = c;
+                // Cascades skipped in earlier windows still count.
+                let mut all: Vec<u64> = self
+                    .skipped
+                    .iter()
+                    .copied()
+                    .chain(skipped.iter().copied())
+                    .filter(|l| *l < c.line)
+                    .collect();
+                all.truncate(MAX_SKIPPED);
+                c.skipped_cascades = all;
+                self.best = Some(c);
+            }
+        }
+        if self.skipped.len() < MAX_SKIPPED {
+            self.skipped.extend(skipped);
+            self.skipped.truncate(MAX_SKIPPED);
+        }
+    }
+
+    /// The first causal error, or `None` when the text holds no error at all.
+    pub fn finish(mut self) -> Option<CausalError> {
+        self.flush();
+        self.best
+    }
+}
+
+/// Analyses one window: the best candidate and the cascade lines skipped before it.
+fn analyse(window: &[(u64, &str)]) -> (Option<CausalError>, Vec<u64>) {
+    let norms: Vec<Normalised<'_>> = window.iter().map(|(_, l)| normalise(l)).collect();
+    let indent = common_indent(norms.iter().filter(|n| !n.skip).map(|n| n.rest));
+    let lines: Vec<WinLine<'_>> = window
+        .iter()
+        .zip(norms)
+        .map(|((no, raw), norm)| {
+            let rest = if norm.rest.len() >= indent && norm.rest.is_char_boundary(indent) {
+                &norm.rest[indent..]
+            } else {
+                norm.rest.trim_start()
+            };
+            WinLine {
+                no: *no,
+                raw,
+                norm,
+                rest,
+            }
+        })
+        .collect();
+    let cands = collect(&lines);
+    let Some(best) = cands
+        .iter()
+        .min_by_key(|c| (c.tier, c.rank, c.index))
+        .cloned()
+    else {
+        return (None, Vec::new());
+    };
+    let skipped: Vec<u64> = cands
+        .iter()
+        .filter(|c| c.tier == Tier::Cascade && c.index < best.index)
+        .map(|c| lines[c.index].no)
+        .take(MAX_SKIPPED)
+        .collect();
+    (Some(to_error(&lines, best)), skipped)
+}
+
+fn to_error(lines: &[WinLine<'_>], c: Candidate) -> CausalError {
+    let raw = lines[c.index].raw.trim_end();
+    let text = raw[..floor_char(raw, 4096)].to_string();
+    let mut ev_lines: Vec<u64> = c.scope.iter().map(|(n, _)| *n).collect();
+    ev_lines.dedup();
+    CausalError {
+        line: lines[c.index].no,
+        text,
+        message: c.message,
+        shape: c.shape,
+        tier: c.tier,
+        rank: c.rank,
+        exception_type: c.exception_type,
+        root_line: c.root_index.and_then(|i| lines.get(i)).map(|l| l.no),
+        skipped_cascades: Vec::new(),
+        pid: c.pid,
+        time: c.time,
+        evidence: Evidence {
+            rule: c.rule,
+            lines: ev_lines,
+            wrapper_line: c.wrapper_line,
+        },
+        scope: c.scope,
+        frames: c.frames,
+    }
+}
+
+/// The first causal error of a whole text (lines split on `\n`). Never panics.
+///
+/// ```
+/// use npgx_parsers::causal::{first_causal_error, Shape};
+/// let text = b"[rank6]: [ERROR] (PID:360123, Device:6, RankID:6) ERR01100 OPS call acl api failed.\n[rank6]: AclNN_Runtime_Error(EZ9903): InitTilingParseCtx failed\n";
+/// let c = first_causal_error(text).unwrap();
+/// assert_eq!((c.line, c.shape), (2, Shape::CannReport));
+/// ```
+pub fn first_causal_error(text: &[u8]) -> Option<CausalError> {
+    let mut s = CausalScanner::new();
+    let mut no = 0u64;
+    let mut rest = text;
+    while !rest.is_empty() {
+        let end = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
+        no += 1;
+        let line = &rest[..end];
+        s.push(no, line.strip_suffix(b"\r").unwrap_or(line));
+        rest = rest.get(end + 1..).unwrap_or(&[]);
+    }
+    s.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn first(text: &str) -> CausalError {
+        first_causal_error(text.as_bytes()).expect("a causal error")
+    }
+
+    // Class 1: decorated pastes — quotes (with lazy continuation), fences, a paste indented as
+    // a whole, excerpt-gap markers and logger prefixes leave the line numbers and the error alone.
+    #[test]
+    fn decorated_pastes() {
+        let plain = "Traceback (most recent call last):\n  File \"m.py\", line 3, in f\n    g()\nValueError: bad value\n";
+        assert_eq!(first(plain).line, 4);
+        let quoted = "> Traceback (most recent call last):\n  File \"m.py\", line 3, in f\n    g()\nValueError: bad value\n";
+        assert_eq!(first(quoted).line, 4);
+        let fenced = format!("```\n{plain}```\n");
+        assert_eq!(first(&fenced).line, 5);
+        let indented: String = plain.lines().map(|l| format!("  {l}\n")).collect();
+        let c = first(&indented);
+        assert_eq!((c.line, c.shape), (4, Shape::PythonException));
+        let gap = "[... excerpt gap ...]\nERROR 01-02 03:04:05 [core.py:9] ValueError: bad value\n";
+        let c = first(gap);
+        assert_eq!((c.line, c.message.as_str()), (2, "ValueError: bad value"));
+        let vllm = "(Worker pid=7) ERROR 01-02 03:04:05 [x.py:1] RuntimeError: y\n";
+        assert_eq!(first(vllm).exception_type.as_deref(), Some("RuntimeError"));
+    }
+
+    // Class 2: graph-break reports. The first break reason is the cause.
+    #[test]
+    fn graph_break_reports() {
+        let explain = "Graph Count: 3\nGraph Break Count: 2\nOp Count: 5\nBreak Reasons:\n  Break Reason 1:\n    Reason: first reason\n    User Stack:\n  Break Reason 2:\n    Reason: second reason\n";
+        let c = first(explain);
+        assert_eq!(
+            (c.line, c.shape, c.tier),
+            (6, Shape::GraphBreak, Tier::Signal)
+        );
+        assert_eq!(c.message, "first reason");
+        let logs = "V0101 00:00:00.000000 1 torch/_dynamo/symbolic_convert.py:1] [0/0] [__graph_breaks] Graph break in user code at a.py:3\nV0101 00:00:00.000000 1 torch/_dynamo/symbolic_convert.py:1] [0/0] [__graph_breaks] Reason: Unsupported: builtin x\n";
+        let c = first(logs);
+        assert_eq!((c.line, c.evidence.rule), (2, "graph-break.reason"));
+    }
+
+    // Recompilations: the first guard failure, the header when failures are grouped per cache
+    // entry, the `last reason` of a recompile-limit warning (its exception is a consequence).
+    #[test]
+    fn recompile_reasons() {
+        let flat = "Recompiling function f in a.py:1\n    triggered by the following guard failure(s):\n    - x.size()[0] == 2\n";
+        assert_eq!(first(flat).line, 3);
+        let grouped = "Recompiling function f in a.py:1\n    triggered by the following guard failure(s):\n    guard 0 failures:\n    - x.size()[0] == 2\n";
+        assert_eq!(first(grouped).line, 1);
+        let limit = "W0101 00:00:00.000000 1 torch/_dynamo/convert_frame.py:1] [0/8] torch._dynamo hit config.recompile_limit (8)\nW0101 00:00:00.000000 1 torch/_dynamo/convert_frame.py:1] [0/8]    last reason: 0/7: x changed\n\ntorch._dynamo.exc.FailOnRecompileLimitHit: recompile_limit reached\n";
+        let c = first(limit);
+        assert_eq!((c.line, c.shape), (2, Shape::Recompile));
+    }
+
+    // Class 3: a glog W/E line carrying a traceback: the exception inside is the error.
+    #[test]
+    fn glog_warning_with_traceback() {
+        let text = "W0101 00:00:00.000000 1 torch/_dynamo/convert_frame.py:1] WON'T CONVERT f a.py line 3\nW0101 00:00:00.000000 1 torch/_dynamo/convert_frame.py:1] Traceback (most recent call last):\nW0101 00:00:00.000000 1 torch/_dynamo/convert_frame.py:1]   File \"a.py\", line 3, in f\nW0101 00:00:00.000000 1 torch/_dynamo/convert_frame.py:1] torch._dynamo.exc.Unsupported: call_method x\n";
+        let c = first(text);
+        assert_eq!((c.line, c.tier), (4, Tier::Strong));
+        assert_eq!(
+            c.exception_type.as_deref(),
+            Some("torch._dynamo.exc.Unsupported")
+        );
+        // The same exception at debug level stays soft.
+        let debug = text.replace("W0101", "V0101");
+        assert_eq!(first(&debug).tier, Tier::Soft);
+    }
+
+    // Class 5: a Python exception that only names the C++ file, a torch_npu summary, then the
+    // CANN report: the report is the cause and the wrapper is its evidence.
+    #[test]
+    fn wrapper_exception_then_cann_report() {
+        let text = "RuntimeError: f():a/b.cpp:10 NPU function error: aclrtX, error code is 507035\n[ERROR] 2026-01-01-00:00:00 (PID:1, Device:0, RankID:-1) ERR00100 PTA call acl api failed.\nEE9999: Inner Error!\nEE9999[PID: 1] 2026-01-01-00:00:00.000.000 (EE9999):  the device failed[FUNC:F][FILE:f.cc][LINE:1]\n        TraceBack (most recent call last):\n        x failed[FUNC:G][FILE:g.cc][LINE:2]\n";
+        let c = first(text);
+        assert_eq!((c.line, c.shape), (4, Shape::CannReport));
+        assert_eq!(c.evidence.wrapper_line, Some(1));
+        assert_eq!(c.skipped_cascades, vec![1, 2]);
+    }
+
+    // Class 6: a kernel assertion printed before the host error report is the cause.
+    #[test]
+    fn kernel_assert_before_host_error() {
+        let text = "[ERROR] IDEDD(1,p):2025-01-01-00:00:00.000.000 [dump_printf.cpp:1][tid:1] [ASSERT] k.h:3: Assertion `i < n' out of range\n[ERROR] RUNTIME(1,p):2025-01-01-00:00:00.000.100 [stream.cc:1]1 GetError:Stream Synchronize failed, stream_id=2, retCode=0x31, [vector core exception].\n";
+        let c = first(text);
+        assert_eq!(
+            (c.line, c.shape, c.rank),
+            (1, Shape::KernelAssert, CauseRank::DeviceFault)
+        );
+    }
+
+    // Plog ranking inside the one ordering: a device fault beats an earlier plain error.
+    #[test]
+    fn device_fault_beats_earlier_error_record() {
+        let text = "[ERROR] GE(1,p):2021-09-14-09:26:01.014.300 [a.cc:1]1 F:something failed\n[ERROR] RUNTIME(1,p):2021-09-14-09:26:01.014.355 [engine.cc:914]1 ReportExceptProc:Task exception! device_id=0\n";
+        assert_eq!(first(text).line, 2);
+    }
+
+    // Bad input: garbage, NUL bytes and invalid UTF-8 give no error and never panic.
+    #[test]
+    fn garbage_is_no_error() {
+        let mut junk: Vec<u8> = (0..=255u8).cycle().take(70_000).collect();
+        junk.extend_from_slice(b"\n\0\0\0\n\xff\xfe\n");
+        assert!(first_causal_error(&junk).is_none());
+        assert!(first_causal_error(b"").is_none());
+    }
+
+    // Windows: a candidate in a later window still loses to a stronger one in an earlier window,
+    // and line numbers run on across windows.
+    #[test]
+    fn windows_keep_the_ordering() {
+        let mut s = CausalScanner::new();
+        s.push(1, b"RuntimeError: first");
+        for no in 2..=(WINDOW_LINES as u64 + 10) {
+            s.push(no, b"");
+        }
+        s.push(WINDOW_LINES as u64 + 11, b"ValueError: later");
+        let c = s.finish().unwrap();
+        assert_eq!(c.line, 1);
+        let mut s = CausalScanner::new();
+        for no in 1..=(WINDOW_LINES as u64 + 10) {
+            s.push(no, b"x");
+        }
+        s.push(WINDOW_LINES as u64 + 11, b"ValueError: later");
+        assert_eq!(s.finish().unwrap().line, WINDOW_LINES as u64 + 11);
+    }
+}
