@@ -8,6 +8,7 @@ mod common;
 mod dump_config;
 mod dump_scan;
 mod ge_graph;
+mod json;
 mod plog;
 mod repro;
 mod triage;
