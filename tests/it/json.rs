@@ -160,9 +160,8 @@ fn triage_run_and_analyze_print_the_envelope() {
         ]),
         &[0],
     );
-    let tree = run["dir"]
+    let tree = run["run"]["root"]
         .as_str()
-        .or_else(|| run["root"].as_str())
         .unwrap_or_else(|| panic!("run names its log tree: {run:#}"))
         .to_string();
     envelope(
