@@ -9,6 +9,7 @@ mod dump_compare;
 mod dump_config;
 mod dump_scan;
 mod ge_graph;
+mod json;
 mod plog;
 mod repro;
 mod triage;
