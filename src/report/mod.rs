@@ -74,7 +74,7 @@ mod tests {
                 .unwrap();
         assert_eq!(streamed, document("z", 2, &body).unwrap());
     }
-    
+
     #[test]
     fn objects_keep_their_fields_and_lose_their_own_version() {
         let v = document("x", 3, &json!({"schema_version": 1, "a": 1})).unwrap();

@@ -261,6 +261,50 @@ pub fn handoff_markdown(a: &TriageAnalysis, plan: Option<&ScriptPlan>) -> String
         }
         out.push('\n');
     }
+    if let Some(d) = &a.dump_comparison {
+        let _ = writeln!(out, "## Data dumps: step 4 (golden) vs step 5 (target)\n");
+        let _ = writeln!(
+            out,
+            "- `{}` vs `{}`: {} tensor pairs, {} differ; {} unmatched, {} unreadable",
+            rel(root, &d.golden),
+            rel(root, &d.target),
+            d.pairs,
+            d.failed,
+            d.unmatched,
+            d.errors
+        );
+        let node = |n: &crate::triage::dumps::DivergentNode| {
+            let num = |v: Option<f64>| v.map_or("—".to_string(), |v| format!("{v:.6}"));
+            format!(
+                "`{}` ({}; cosine {}, max rel error {})",
+                n.op_name,
+                n.tensor,
+                num(n.cosine),
+                num(n.max_rel)
+            )
+        };
+        match &d.first_divergence {
+            Some(n) => {
+                let _ = writeln!(out, "- First divergence: {}", node(n));
+            }
+            None => {
+                let _ = writeln!(out, "- No tensor differs beyond the thresholds");
+            }
+        }
+        if let Some(n) = &d.origin {
+            let _ = writeln!(
+                out,
+                "- **Origin** (first node whose output differs while its inputs match; evidence: {}): {}",
+                d.origin_evidence.as_deref().unwrap_or("none"),
+                node(n)
+            );
+        }
+        let _ = writeln!(out, "\nNext:\n");
+        for cmd in &d.next {
+            let _ = writeln!(out, "    {cmd}");
+        }
+        out.push('\n');
+    }
     if !a.handoff_paths.is_empty() {
         let _ = writeln!(out, "## Paths for the sub-skill\n");
         for p in &a.handoff_paths {

@@ -96,6 +96,9 @@ pub struct TriageAnalysis {
     pub missing: Vec<String>,
     /// Outputs and timings of steps 1, 4 and 5 (`--compare-outputs`).
     pub comparison: Option<Comparison>,
+    /// On the accuracy route: step 4's data dumps against step 5's (`dump-compare`), when both
+    /// steps left npugraph_ex data dumps.
+    pub dump_comparison: Option<super::dumps::DumpComparison>,
 }
 
 fn read_first_failure(root: &Path) -> anyhow::Result<Option<FirstFailure>> {
@@ -284,8 +287,21 @@ pub fn analyze(root: &Path) -> anyhow::Result<TriageAnalysis> {
         handoff_paths: Vec::new(),
         missing,
         comparison: compare::compare(root)?,
+        dump_comparison: None,
     };
     route_tree(&mut a)?;
+    if a.route == Route::Accuracy {
+        let (step4, step5) = (
+            root.join(Step::ForceEager.name()),
+            root.join(Step::NpugraphEx.name()),
+        );
+        match super::dumps::compare_steps(&step4, &step5) {
+            Ok(found) => a.dump_comparison = found,
+            Err(e) => a.notes.push(format!(
+                "the step 4 / step 5 data dumps could not be compared: {e:#}"
+            )),
+        }
+    }
     collect_missing(&mut a);
     Ok(a)
 }

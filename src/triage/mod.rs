@@ -12,6 +12,7 @@
 pub mod analyze;
 pub mod classify;
 pub mod compare;
+pub mod dumps;
 pub mod layout;
 pub mod route;
 pub mod runner;

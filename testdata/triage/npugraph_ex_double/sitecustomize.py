@@ -7,6 +7,10 @@
 #                             CANN-style error report, force_eager runs eagerly
 #   mismatch                  graph mode returns slightly wrong numbers
 #   slow                      graph mode sleeps 50 ms per call
+# With the options dump_tensor_data=True and data_dump_dir=DIR it writes every FX node's output as
+# DIR/worldsize1_global_rank0/<node>_device_0_<count>.pt, like npugraph_ex's data dump; in
+# "mismatch" mode graph mode then perturbs the first computing node's output by 1 % instead of
+# the final outputs, so the difference starts there and propagates.
 import os
 import sys
 
@@ -18,7 +22,39 @@ if _MODE:
     import torch
     from torch._dynamo import register_backend
 
-    _KNOWN_OPTIONS = {"force_eager", "static_kernel_compile", "inplace_pass"}
+    _KNOWN_OPTIONS = {
+        "force_eager",
+        "static_kernel_compile",
+        "inplace_pass",
+        "dump_tensor_data",
+        "data_dump_dir",
+    }
+
+    def _dumping(gm, dump_dir, perturb):
+        root = os.path.join(dump_dir, "worldsize1_global_rank0")
+        os.makedirs(root, exist_ok=True)
+        counts = {}
+
+        class Dumper(torch.fx.Interpreter):
+            perturbed = False
+
+            def run_node(self, n):
+                out = super().run_node(n)
+                if perturb and not Dumper.perturbed and n.op in ("call_module", "call_function", "call_method"):
+                    if isinstance(out, torch.Tensor) and out.is_floating_point():
+                        out = out * (1 + 1e-2)
+                        Dumper.perturbed = True
+                if isinstance(out, torch.Tensor):
+                    k = counts.get(n.name, 0)
+                    counts[n.name] = k + 1
+                    torch.save(out.detach().clone(), os.path.join(root, f"{n.name}_device_0_{k}.pt"))
+                return out
+
+        def run(*args):
+            Dumper.perturbed = False
+            return Dumper(gm).run(*args)
+
+        return run
 
     @register_backend(name="npugraph_ex")
     def _npugraph_ex_double(gm, example_inputs, options=None, **kwargs):
@@ -29,8 +65,11 @@ if _MODE:
                     f"Invalid option '{key}'. The 'CompilerConfig' object does not have "
                     f"attribute '{key}'. Supported attributes are: {sorted(_KNOWN_OPTIONS)}"
                 )
+        dump_dir = options.get("data_dump_dir", "./") if options.get("dump_tensor_data") else None
         if options.get("force_eager"):
-            return gm.forward
+            return _dumping(gm, dump_dir, False) if dump_dir else gm.forward
+        if dump_dir and _MODE == "mismatch":
+            return _dumping(gm, dump_dir, True)
 
         def graph_mode(*args):
             if _MODE == "fail_without_force_eager":
