@@ -9,18 +9,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use crate::compare::{self, CompareOptions, Progress, Threshold};
 use crate::report::dump_compare as render;
 
-/// Output formats of `npgx dump-compare`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// Human summary: first divergence, origin, worst operators per group.
-    Table,
-    /// The JSON document of docs/dump-compare.md (schema npgx.dump-compare, version 1).
-    Json,
-    /// One row per compared pair.
-    Csv,
-    /// The same table as Parquet (needs -o).
-    Parquet,
-}
+use super::TableFormat as Format;
 
 /// Compare two dump runs tensor by tensor and name the first operator where they diverge and
 /// the operator that started it.

@@ -8,18 +8,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use crate::dump::{self, Progress, ScanOptions};
 use crate::report::dump_scan as render;
 
-/// Output formats of `npgx dump-scan`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// Human summary: groups, first anomaly per group, problems.
-    Table,
-    /// The JSON document of docs/dump-scan.md (schema version 1).
-    Json,
-    /// One row per anomalous tensor (per tensor with --all).
-    Csv,
-    /// The same table as Parquet (needs -o).
-    Parquet,
-}
+use super::TableFormat as Format;
 
 /// Scan a dump tree for NaN, Inf and low-precision overflow, and name the first operator that
 /// went wrong — in execution order, per rank, device, model and step.

@@ -52,6 +52,21 @@ pub enum Command {
     Triage(triage::Args),
 }
 
+/// Output formats of the commands whose result is a table of tensors (`dump-scan`,
+/// `dump-compare`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum TableFormat {
+    /// Human summary.
+    Table,
+    /// The command's JSON document (docs/<command>.md, envelope docs/json.md).
+    Json,
+    /// One row per tensor (dump-scan: per anomalous tensor, every tensor with --all; dump-compare:
+    /// per compared pair).
+    Csv,
+    /// The same table as Parquet (needs -o).
+    Parquet,
+}
+
 /// A clap value parser for an engine enum that lists its values (`ALL`) and their names, so
 /// engine types need no clap derive: the CLI maps names to values at the edge.
 fn named<T: Copy + Send + Sync + 'static>(
