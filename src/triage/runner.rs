@@ -284,27 +284,12 @@ fn write_env(root: &Path, template: &str, command_example: &str) -> anyhow::Resu
     fs::write(&p, out).with_context(|| format!("cannot write {}", p.display()))
 }
 
-/// `<YYYYMMDD-HHMMSS>-pid<PID>` in local time, as run_triage.sh names its run directories.
+/// `<YYYYMMDD-HHMMSS>-pid<PID>` in local time (the system time zone, `TZ` honoured), as
+/// run_triage.sh names its run directories.
 fn timestamp_dir() -> String {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let t = libc::time_t::try_from(now).unwrap_or(0);
-    // SAFETY: localtime_r writes only into the `tm` we pass; a zeroed tm is a valid value.
-    let tm = unsafe {
-        let mut tm: libc::tm = std::mem::zeroed();
-        libc::localtime_r(&t, &mut tm);
-        tm
-    };
     format!(
-        "{:04}{:02}{:02}-{:02}{:02}{:02}-pid{}",
-        tm.tm_year + 1900,
-        tm.tm_mon + 1,
-        tm.tm_mday,
-        tm.tm_hour,
-        tm.tm_min,
-        tm.tm_sec,
+        "{}-pid{}",
+        jiff::Zoned::now().strftime("%Y%m%d-%H%M%S"),
         std::process::id()
     )
 }
