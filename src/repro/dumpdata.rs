@@ -92,8 +92,7 @@ pub fn find(root: &Path, q: &DumpQuery) -> Vec<Candidate> {
             score: 0,
         }];
     }
-    let mut files = Vec::new();
-    walk(root, 0, &mut files);
+    let files = super::files_under(root, MAX_DEPTH);
     let wanted = q.op_name.as_deref().map(sanitise);
     let mut out: Vec<Candidate> = Vec::new();
     // Converted .npy files of one dump, keyed by directory and dump name.
@@ -164,20 +163,6 @@ pub fn find(root: &Path, q: &DumpQuery) -> Vec<Candidate> {
 
 fn stamp(c: &Candidate) -> Option<u64> {
     c.name.as_ref().map(|n| n.timestamp)
-}
-
-fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in entries.filter_map(Result::ok) {
-        let Ok(ft) = e.file_type() else { continue };
-        if ft.is_dir() && depth < MAX_DEPTH {
-            walk(&e.path(), depth + 1, out);
-        } else if ft.is_file() {
-            out.push(e.path());
-        }
-    }
 }
 
 /// The contents of a file to write into the case directory.

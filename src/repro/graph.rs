@@ -23,8 +23,7 @@ pub fn candidates(path: &Path) -> Vec<PathBuf> {
     if path.is_file() {
         return vec![path.to_path_buf()];
     }
-    let mut found = Vec::new();
-    walk(path, 0, &mut found);
+    let found = super::files_under(path, MAX_DEPTH);
     let mut build: Vec<(u64, PathBuf)> = Vec::new();
     let mut after_build: Vec<PathBuf> = Vec::new();
     for p in found {
@@ -50,20 +49,6 @@ pub fn candidates(path: &Path) -> Vec<PathBuf> {
         .map(|(_, p)| p)
         .chain(after_build)
         .collect()
-}
-
-fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in entries.filter_map(Result::ok) {
-        let Ok(ft) = e.file_type() else { continue };
-        if ft.is_dir() && depth < MAX_DEPTH {
-            walk(&e.path(), depth + 1, out);
-        } else if ft.is_file() {
-            out.push(e.path());
-        }
-    }
 }
 
 /// The op found, with what else the user should know.

@@ -44,31 +44,17 @@ impl KernelIndex {
         for root in roots {
             if root.is_dir() {
                 idx.searched.push(root.clone());
-                idx.walk(root, 0);
+                idx.index_dir(root);
             }
         }
         idx
     }
 
-    fn walk(&mut self, dir: &Path, depth: usize) {
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            return;
-        };
-        let mut entries: Vec<_> = entries.filter_map(Result::ok).collect();
-        entries.sort_by_key(|e| e.file_name());
-        for e in entries {
-            let Ok(ft) = e.file_type() else { continue };
-            let path = e.path();
-            if ft.is_dir() {
-                if depth < MAX_DEPTH {
-                    self.walk(&path, depth + 1);
-                }
+    fn index_dir(&mut self, root: &Path) {
+        for path in super::files_under(root, MAX_DEPTH) {
+            let Some(name) = path.file_name().map(|n| n.to_string_lossy().into_owned()) else {
                 continue;
-            }
-            if !ft.is_file() {
-                continue;
-            }
-            let name = e.file_name().to_string_lossy().into_owned();
+            };
             let (map, stem) = if let Some(s) = name.strip_suffix(".json") {
                 if s.ends_with("_loc") || s.ends_with("_compute") {
                     continue;

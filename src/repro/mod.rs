@@ -530,3 +530,16 @@ fn kernel_symbol(k: &KernelFacts, e: &aicore::FromError) -> Option<String> {
         .or_else(|| e.device_symbol.clone())
         .or_else(|| (!k.kernel_name.is_empty()).then(|| k.kernel_name.clone()))
 }
+
+/// Every regular file below `root`, at most `max_depth` directory levels down, in file-name order
+/// (depth first, as listed). Symbolic links are not followed; unreadable directories are skipped.
+/// The one directory walk of repro: graphs, kernels and dumps are all found through it.
+pub(crate) fn files_under(root: &Path, max_depth: usize) -> impl Iterator<Item = PathBuf> {
+    walkdir::WalkDir::new(root)
+        .max_depth(max_depth + 1)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .map(walkdir::DirEntry::into_path)
+}
