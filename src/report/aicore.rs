@@ -5,7 +5,7 @@ use std::io::{self, Write};
 
 use npgx_parsers::aicore::Fact;
 
-use super::plog::csv_field;
+use super::plog::csv_row;
 use crate::plog::{AicoreScan, FileAicoreError};
 
 /// Output formats of `npgx aicore`.
@@ -172,18 +172,16 @@ pub fn table(out: &mut impl Write, scan: &AicoreScan) -> io::Result<()> {
 const CSV_HEADER: &str = "file,first_line,last_line,kind,pid,device_id,chip_id,die_id,stream_id,report_stream_id,task_id,task_pos,flip_num,kernel_name,func_name,node_name,program_id,hash,block_dim,tiling_key,ret_code,acl_code,inner_code,cann_codes,serial,core_id,error_code,errcode,error_str,decoded";
 
 fn v<T: Display>(f: &Option<Fact<T>>) -> String {
-    f.as_ref()
-        .map(|f| csv_field(&f.value.to_string()))
-        .unwrap_or_default()
+    f.as_ref().map(|f| f.value.to_string()).unwrap_or_default()
 }
 
 pub fn csv(out: &mut impl Write, scan: &AicoreScan) -> io::Result<()> {
-    writeln!(out, "{CSV_HEADER}")?;
+    csv_row(out, &CSV_HEADER.split(',').collect::<Vec<_>>())?;
     for fe in &scan.errors {
         let e = &fe.error;
         let core = e.cores.first();
         let fields = [
-            csv_field(&fe.file.display().to_string()),
+            fe.file.display().to_string(),
             e.first_line.to_string(),
             e.last_line.to_string(),
             kind_name(fe),
@@ -206,23 +204,21 @@ pub fn csv(out: &mut impl Write, scan: &AicoreScan) -> io::Result<()> {
             v(&e.ret_code),
             v(&e.acl_code),
             v(&e.inner_code),
-            csv_field(
-                &e.cann_codes
-                    .iter()
-                    .map(|c| c.value.as_str())
-                    .collect::<Vec<_>>()
-                    .join(";"),
-            ),
+            e.cann_codes
+                .iter()
+                .map(|c| c.value.as_str())
+                .collect::<Vec<_>>()
+                .join(";"),
             core.map(|c| v(&c.serial)).unwrap_or_default(),
             core.map(|c| v(&c.core_id)).unwrap_or_default(),
             core.map(|c| v(&c.error_code)).unwrap_or_default(),
             core.and_then(|c| c.errcode.as_ref())
-                .map(|f| csv_field(&f.value.join(";")))
+                .map(|f| f.value.join(";"))
                 .unwrap_or_default(),
             core.map(|c| v(&c.error_str)).unwrap_or_default(),
-            csv_field(&e.decoded.join("; ")),
+            e.decoded.join("; "),
         ];
-        writeln!(out, "{}", fields.join(","))?;
+        csv_row(out, &fields)?;
     }
     Ok(())
 }

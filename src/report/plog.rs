@@ -38,13 +38,15 @@ pub fn print_warnings(warnings: &[Warning]) {
     }
 }
 
-/// Quotes a CSV field when it needs it (RFC 4180).
-pub fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_owned()
-    }
+/// Writes one CSV row (RFC 4180 quoting by the `csv` crate) straight to `out`, so rows can be
+/// streamed one at a time.
+pub fn csv_row<W: Write, S: AsRef<[u8]>>(out: &mut W, fields: &[S]) -> io::Result<()> {
+    let mut w = csv::WriterBuilder::new()
+        .has_headers(false)
+        .buffer_capacity(1024)
+        .from_writer(out);
+    w.write_record(fields)?;
+    w.flush()
 }
 
 fn short(s: &str, n: usize) -> String {
@@ -197,11 +199,48 @@ const LEVELS: [&str; 7] = [
     "ERROR", "WARNING", "INFO", "DEBUG", "EVENT", "TRACE", "NULL",
 ];
 
+const SUMMARY_CSV_HEADER: [&str; 21] = [
+    "pid",
+    "pname",
+    "records",
+    "error",
+    "warning",
+    "info",
+    "debug",
+    "event",
+    "trace",
+    "null",
+    "other_levels",
+    "first_time",
+    "last_time",
+    "device_ids",
+    "error_codes",
+    "first_error_file",
+    "first_error_line",
+    "first_causal_file",
+    "first_causal_line",
+    "first_causal_rank",
+    "first_causal_text",
+];
+
+const RECORD_CSV_HEADER: [&str; 13] = [
+    "file",
+    "line",
+    "time",
+    "level",
+    "module",
+    "pid",
+    "pname",
+    "src_file",
+    "src_line",
+    "tid",
+    "func",
+    "message",
+    "continuation_lines",
+];
+
 pub fn summary_csv(out: &mut impl Write, s: &PlogSummary) -> io::Result<()> {
-    writeln!(
-        out,
-        "pid,pname,records,error,warning,info,debug,event,trace,null,other_levels,first_time,last_time,device_ids,error_codes,first_error_file,first_error_line,first_causal_file,first_causal_line,first_causal_rank,first_causal_text"
-    )?;
+    csv_row(out, &SUMMARY_CSV_HEADER)?;
     for p in &s.processes {
         let lv = |l: &str| p.levels.get(l).copied().unwrap_or(0);
         let other: u64 = p
@@ -219,7 +258,7 @@ pub fn summary_csv(out: &mut impl Write, s: &PlogSummary) -> io::Result<()> {
         let fc = p.first_causal.as_ref();
         let fields = [
             p.pid.to_string(),
-            csv_field(&p.pname),
+            p.pname.clone(),
             p.records.to_string(),
             lv("ERROR").to_string(),
             lv("WARNING").to_string(),
@@ -236,19 +275,17 @@ pub fn summary_csv(out: &mut impl Write, s: &PlogSummary) -> io::Result<()> {
                 .map(u64::to_string)
                 .collect::<Vec<_>>()
                 .join(";"),
-            csv_field(&codes.join(";")),
-            fe.map(|r| csv_field(&r.file.display().to_string()))
-                .unwrap_or_default(),
+            codes.join(";"),
+            fe.map(|r| r.file.display().to_string()).unwrap_or_default(),
             fe.map(|r| r.line.to_string()).unwrap_or_default(),
-            fc.map(|r| csv_field(&r.file.display().to_string()))
-                .unwrap_or_default(),
+            fc.map(|r| r.file.display().to_string()).unwrap_or_default(),
             fc.map(|r| r.line.to_string()).unwrap_or_default(),
             fc.and_then(|r| r.rank)
                 .map(|k| k.name().to_owned())
                 .unwrap_or_default(),
-            fc.map(|r| csv_field(&r.text)).unwrap_or_default(),
+            fc.map(|r| r.text.clone()).unwrap_or_default(),
         ];
-        writeln!(out, "{}", fields.join(","))?;
+        csv_row(out, &fields)?;
     }
     Ok(())
 }
@@ -272,7 +309,7 @@ impl<'a, W: Write> RecordWriter<'a, W> {
                 self.out,
                 "{{\"schema\": \"npgx.plog\", \"schema_version\": {SUMMARY_SCHEMA_VERSION}, \"records\": ["
             ),
-            Format::Csv => writeln!(self.out, "file,line,time,level,module,pid,pname,src_file,src_line,tid,func,message,continuation_lines"),
+            Format::Csv => csv_row(self.out, &RECORD_CSV_HEADER),
             Format::Table => Ok(()),
         }
     }
@@ -288,21 +325,24 @@ impl<'a, W: Write> RecordWriter<'a, W> {
             }
             Format::Csv => {
                 let fields = [
-                    csv_field(&r.file.display().to_string()),
+                    r.file.display().to_string(),
                     r.line.to_string(),
                     r.time.to_string(),
                     r.level.to_string(),
                     r.module.clone(),
                     r.pid.to_string(),
-                    csv_field(&r.pname),
-                    r.src_file.as_deref().map(csv_field).unwrap_or_default(),
+                    r.pname.clone(),
+                    r.src_file
+                        .as_deref()
+                        .map(str::to_string)
+                        .unwrap_or_default(),
                     r.src_line.map(|l| l.to_string()).unwrap_or_default(),
                     r.tid.map(|t| t.to_string()).unwrap_or_default(),
-                    r.func.as_deref().map(csv_field).unwrap_or_default(),
-                    csv_field(&r.message),
+                    r.func.as_deref().map(str::to_string).unwrap_or_default(),
+                    r.message.clone(),
                     r.continuation.len().to_string(),
                 ];
-                writeln!(self.out, "{}", fields.join(","))?;
+                csv_row(self.out, &fields)?;
             }
             Format::Table => {
                 writeln!(
