@@ -1,10 +1,7 @@
 use std::collections::BTreeMap;
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
-
-use anyhow::Context;
-use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::compare::{self, CompareOptions, Progress, Threshold};
 use crate::report::dump_compare as render;
@@ -115,19 +112,6 @@ fn parse_dtype_threshold(s: &str) -> Result<(String, Threshold), String> {
     Ok((dtype_name(d.trim())?, Threshold { cosine, max_rel }))
 }
 
-fn progress_bar(enabled: bool, what: &str) -> Option<ProgressBar> {
-    if !enabled || !std::io::stderr().is_terminal() {
-        return None;
-    }
-    let bar = ProgressBar::new(0);
-    let style = ProgressStyle::with_template(&format!(
-        "{{spinner}} {{pos}}/{{len}} {what} {{wide_bar}} {{elapsed}}"
-    ))
-    .unwrap_or_else(|_| ProgressStyle::default_bar());
-    bar.set_style(style);
-    Some(bar)
-}
-
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.format == Format::Parquet && args.output.is_none() {
         anyhow::bail!("--format parquet writes a binary file: give it with -o FILE");
@@ -137,7 +121,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             anyhow::bail!("{name} must be a finite number");
         }
     }
-    let bar = progress_bar(!args.no_progress, "pairs");
+    let bar = super::progress_bar(!args.no_progress, "pairs");
     let on_progress = |p: Progress| {
         if let Some(b) = &bar {
             match p {
@@ -163,25 +147,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(b) = &bar {
         b.finish_and_clear();
     }
-    match (&args.output, args.format) {
-        (Some(path), Format::Parquet) => {
-            let f = std::fs::File::create(path)
-                .with_context(|| format!("cannot create {}", path.display()))?;
-            render::parquet(&report, f)?;
-        }
-        (Some(path), format) => {
-            let mut f = std::io::BufWriter::new(
-                std::fs::File::create(path)
-                    .with_context(|| format!("cannot create {}", path.display()))?,
-            );
-            write_to(&mut f, &report, format)?;
-            f.flush()?;
-        }
-        (None, format) => {
-            let mut out = std::io::stdout().lock();
-            write_to(&mut out, &report, format)?;
-        }
-    }
+    super::emit(
+        args.output.as_deref(),
+        args.format,
+        |f| render::parquet(&report, f),
+        |out, format| write_to(out, &report, format),
+    )?;
     let s = &report.summary;
     Ok(ExitCode::from(if s.pairs == 0 {
         eprintln!("npgx: error: no tensor pairs could be formed between the two runs");

@@ -1,9 +1,6 @@
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
-
-use anyhow::Context;
-use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::dump::{self, Progress, ScanOptions};
 use crate::report::dump_scan as render;
@@ -44,22 +41,11 @@ pub struct Args {
     pub no_progress: bool,
 }
 
-fn progress_bar(enabled: bool) -> Option<ProgressBar> {
-    if !enabled || !std::io::stderr().is_terminal() {
-        return None;
-    }
-    let bar = ProgressBar::new(0);
-    let style = ProgressStyle::with_template("{spinner} {pos}/{len} files {wide_bar} {elapsed}")
-        .unwrap_or_else(|_| ProgressStyle::default_bar());
-    bar.set_style(style);
-    Some(bar)
-}
-
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.format == Format::Parquet && args.output.is_none() {
         anyhow::bail!("--format parquet writes a binary file: give it with -o FILE");
     }
-    let bar = progress_bar(!args.no_progress);
+    let bar = super::progress_bar(!args.no_progress, "files");
     let on_progress = |p: Progress| {
         if let Some(b) = &bar {
             match p {
@@ -76,25 +62,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(b) = &bar {
         b.finish_and_clear();
     }
-    match (&args.output, args.format) {
-        (Some(path), Format::Parquet) => {
-            let f = std::fs::File::create(path)
-                .with_context(|| format!("cannot create {}", path.display()))?;
-            render::parquet(&report, args.all, f)?;
-        }
-        (Some(path), format) => {
-            let mut f = std::io::BufWriter::new(
-                std::fs::File::create(path)
-                    .with_context(|| format!("cannot create {}", path.display()))?,
-            );
-            write_to(&mut f, &report, format, args.all)?;
-            f.flush()?;
-        }
-        (None, format) => {
-            let mut out = std::io::stdout().lock();
-            write_to(&mut out, &report, format, args.all)?;
-        }
-    }
+    super::emit(
+        args.output.as_deref(),
+        args.format,
+        |f| render::parquet(&report, args.all, f),
+        |out, format| write_to(out, &report, format, args.all),
+    )?;
     if report.nothing_checked() {
         eprintln!(
             "npgx dump-scan: not one tensor could be checked under {} ({} files seen, {} dump files decoded, {} errors){}",

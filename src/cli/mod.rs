@@ -67,6 +67,46 @@ pub enum TableFormat {
     Parquet,
 }
 
+/// A progress bar counting `what` on stderr, or `None` when disabled or stderr is not a terminal.
+fn progress_bar(enabled: bool, what: &str) -> Option<indicatif::ProgressBar> {
+    use std::io::IsTerminal as _;
+    if !enabled || !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = indicatif::ProgressBar::new(0);
+    let style = indicatif::ProgressStyle::with_template(&format!(
+        "{{spinner}} {{pos}}/{{len}} {what} {{wide_bar}} {{elapsed}}"
+    ))
+    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
+    bar.set_style(style);
+    Some(bar)
+}
+
+/// Writes a [`TableFormat`] result: Parquet into `output` through `parquet`, every other format
+/// through `text` into `output` (buffered) or stdout.
+fn emit(
+    output: Option<&std::path::Path>,
+    format: TableFormat,
+    parquet: impl FnOnce(std::fs::File) -> anyhow::Result<()>,
+    text: impl FnOnce(&mut dyn std::io::Write, TableFormat) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    use std::io::Write as _;
+    let create = |path: &std::path::Path| {
+        std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))
+    };
+    match (output, format) {
+        (Some(path), TableFormat::Parquet) => parquet(create(path)?),
+        (Some(path), format) => {
+            let mut f = std::io::BufWriter::new(create(path)?);
+            text(&mut f, format)?;
+            Ok(f.flush()?)
+        }
+        (None, TableFormat::Parquet) => anyhow::bail!("--format parquet needs -o FILE"),
+        (None, format) => text(&mut std::io::stdout().lock(), format),
+    }
+}
+
 /// A clap value parser for an engine enum that lists its values (`ALL`) and their names, so
 /// engine types need no clap derive: the CLI maps names to values at the edge.
 fn named<T: Copy + Send + Sync + 'static>(
