@@ -89,16 +89,8 @@ echo "trees: $golden + $target, $files files, $bytes bytes"
 # warm the page cache (both trees must fit in RAM for the comparison to mean anything)
 find "$golden" "$target" -type f -print0 | xargs -0 cat > /dev/null
 
-now() { date +%s.%N; }
-best() { # best wall time (s) of $runs runs of "$@"
-  local b="" s e t
-  for _ in $(seq "$runs"); do
-    s=$(now); "$@" > /dev/null 2>&1 || true; e=$(now)
-    t=$(awk -v s="$s" -v e="$e" 'BEGIN {printf "%.4f", e - s}')
-    if [ -z "$b" ] || awk -v t="$t" -v b="$b" 'BEGIN {exit !(t < b)}'; then b=$t; fi
-  done
-  echo "$b"
-}
+# shellcheck source=scripts/bench_lib.sh
+. scripts/bench_lib.sh
 cat_all() { find "$golden" "$target" -type f -print0 | xargs -0 cat > /dev/null; }
 npgx_compare() { "$bin" dump-compare "$golden" "$target" --format json --no-progress; }
 
