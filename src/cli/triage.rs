@@ -11,9 +11,10 @@ use std::time::Duration;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::report;
-use crate::triage::layout::{Step, REPORT_FILE};
-use crate::triage::runner::{self, Progress, RunConfig, StepEnd, StepRun};
-use crate::triage::{analyze, classify};
+use crate::report::triage::FileError;
+use crate::triage::layout::Step;
+use crate::triage::runner::{Progress, RunConfig, StepEnd, StepRun};
+use crate::triage::{self as engine, analyze, classify};
 
 /// Output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -196,44 +197,20 @@ fn run_run(args: RunArgs) -> anyhow::Result<ExitCode> {
         bar: None,
         terminal: std::io::stderr().is_terminal(),
     };
-    let summary = runner::run(&cfg, &mut progress)?;
-    let analysis = analyze::analyze(&summary.root)?;
-    let handoff = report::triage::handoff_markdown(&analysis, Some(&summary.plan));
-    let path = summary.root.join(REPORT_FILE);
-    std::fs::write(&path, &handoff)
-        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+    let outcome = engine::run(&cfg, &mut progress)?;
+    report::triage::write_handoff(&outcome)?;
     match args.format {
-        Format::Text => print!("{}", report::triage::analysis_text(&analysis)),
-        Format::Json => println!(
-            "{}",
-            serde_json::to_string_pretty(&report::document(
-                "triage-run",
-                1,
-                &serde_json::json!({
-                    "run": summary,
-                    "analysis": analysis,
-                })
-            )?)?
-        ),
+        Format::Text => print!("{}", report::triage::analysis_text(&outcome.analysis)),
+        Format::Json => println!("{}", report::triage::run_json(&outcome)?),
     }
-    let code = if summary.interrupted {
-        130
-    } else if summary.steps.iter().any(|s| s.end != StepEnd::Passed) {
-        1
-    } else {
-        0
-    };
-    Ok(ExitCode::from(code))
+    Ok(ExitCode::from(outcome.exit_code()))
 }
 
 fn run_analyze(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     let analysis = analyze::analyze(&args.dir)?;
     match args.format {
         Format::Text => print!("{}", report::triage::handoff_markdown(&analysis, None)),
-        Format::Json => println!(
-            "{}",
-            serde_json::to_string_pretty(&report::document("triage-analyze", 1, &analysis)?)?
-        ),
+        Format::Json => println!("{}", report::triage::analyze_json(&analysis)?),
     }
     Ok(if analysis.complete {
         ExitCode::SUCCESS
@@ -250,16 +227,16 @@ fn run_classify(args: ClassifyArgs) -> anyhow::Result<ExitCode> {
             Ok(c) => items.push(c),
             Err(e) => {
                 eprintln!("npgx: error: {e:#}");
-                errors.push((f.clone(), format!("{e:#}")));
+                errors.push(FileError {
+                    file: f.clone(),
+                    message: format!("{e:#}"),
+                });
             }
         }
     }
     match args.format {
         Format::Text => print!("{}", report::triage::classifications_text(&items)),
-        Format::Json => println!(
-            "{}",
-            serde_json::to_string_pretty(&report::triage::classify_json(&items, &errors)?)?
-        ),
+        Format::Json => println!("{}", report::triage::classify_json(&items, &errors)?),
     }
     let code = if !errors.is_empty() {
         2

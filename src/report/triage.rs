@@ -2,33 +2,68 @@
 
 use std::fmt::Write as _;
 
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+use serde::Serialize;
+
 use crate::triage::analyze::TriageAnalysis;
 use crate::triage::classify::Classification;
 use crate::triage::scripts::{self, ScriptPlan};
+use crate::triage::TriageRun;
 
 /// Version of the `npgx.triage-classify` document (2: the envelope of `docs/json.md`, the shared
 /// causal engine's fields, the `environment` route).
 pub const CLASSIFY_SCHEMA_VERSION: u32 = 2;
+/// Version of the `npgx.triage-run` document.
+pub const RUN_SCHEMA_VERSION: u32 = 1;
+/// Version of the `npgx.triage-analyze` document.
+pub const ANALYZE_SCHEMA_VERSION: u32 = 1;
+
+/// A file `triage classify` could not read.
+#[derive(Debug, Clone, Serialize)]
+pub struct FileError {
+    pub file: PathBuf,
+    pub message: String,
+}
+
+#[derive(Serialize)]
+struct ClassifyBody<'a> {
+    items: &'a [Classification],
+    errors: &'a [FileError],
+}
 
 /// The JSON document of `triage classify`: one item per file read, and the files that could not
 /// be read.
-pub fn classify_json(
-    items: &[Classification],
-    errors: &[(std::path::PathBuf, String)],
-) -> serde_json::Result<serde_json::Value> {
-    #[derive(serde::Serialize)]
-    struct Body<'a> {
-        items: &'a [Classification],
-        errors: Vec<serde_json::Value>,
-    }
-    let body = Body {
-        items,
-        errors: errors
-            .iter()
-            .map(|(f, m)| serde_json::json!({"file": f, "message": m}))
-            .collect(),
-    };
-    super::document("triage-classify", CLASSIFY_SCHEMA_VERSION, &body)
+pub fn classify_json(items: &[Classification], errors: &[FileError]) -> serde_json::Result<String> {
+    let body = ClassifyBody { items, errors };
+    serde_json::to_string_pretty(&super::Envelope::new(
+        "triage-classify",
+        CLASSIFY_SCHEMA_VERSION,
+        &body,
+    ))
+}
+
+/// The JSON document of `triage run`: `run` (scripts and steps) and `analysis`.
+pub fn run_json(run: &TriageRun) -> serde_json::Result<String> {
+    serde_json::to_string_pretty(&super::Envelope::new("triage-run", RUN_SCHEMA_VERSION, run))
+}
+
+/// The JSON document of `triage analyze`: the analysis' fields.
+pub fn analyze_json(a: &TriageAnalysis) -> serde_json::Result<String> {
+    serde_json::to_string_pretty(&super::Envelope::new(
+        "triage-analyze",
+        ANALYZE_SCHEMA_VERSION,
+        a,
+    ))
+}
+
+/// Renders `triage_report.md` of a run and writes it into the run's tree; returns its path.
+pub fn write_handoff(run: &TriageRun) -> anyhow::Result<PathBuf> {
+    let path = run.report_path();
+    let text = handoff_markdown(&run.analysis, Some(&run.run.plan));
+    std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(path)
 }
 
 /// Human summary of `triage classify` results.
@@ -81,7 +116,7 @@ pub fn classifications_text(items: &[Classification]) -> String {
     out
 }
 
-fn rel<'a>(root: &'a std::path::Path, p: &'a std::path::Path) -> std::path::Display<'a> {
+fn rel<'a>(root: &'a Path, p: &'a Path) -> std::path::Display<'a> {
     p.strip_prefix(root).unwrap_or(p).display()
 }
 
