@@ -14,6 +14,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 pub mod analyze;
+pub mod bisect;
 pub mod classify;
 pub mod compare;
 pub mod dumps;
@@ -27,6 +28,9 @@ pub mod scripts;
 pub struct TriageRun {
     pub run: runner::RunSummary,
     pub analysis: analyze::TriageAnalysis,
+    /// `triage bisect` / `run --bisect`: the option search after the ladder.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bisect: Option<bisect::Bisection>,
 }
 
 impl TriageRun {
@@ -37,7 +41,11 @@ impl TriageRun {
 
     /// 0 all steps passed, 1 a step failed, 130 interrupted.
     pub fn exit_code(&self) -> u8 {
-        if self.run.interrupted {
+        let bisect_interrupted = self
+            .bisect
+            .as_ref()
+            .is_some_and(|b| b.outcome == bisect::Outcome::Interrupted);
+        if self.run.interrupted || bisect_interrupted {
             130
         } else if self
             .run
@@ -52,12 +60,47 @@ impl TriageRun {
     }
 }
 
-/// `triage run`: generates the step scripts, runs the ladder and analyses the tree.
+/// `triage run`: generates the step scripts, runs the ladder and analyses the tree; with
+/// `bisect`, then searches the npugraph_ex option behind a step-5-only failure or difference.
 pub fn run(
     cfg: &runner::RunConfig,
+    bisect: Option<bisect::BisectConfig>,
     progress: &mut dyn runner::Progress,
 ) -> anyhow::Result<TriageRun> {
-    let run = runner::run(cfg, progress)?;
+    let stop = runner::interrupt_flag()?;
+    let run = runner::run(cfg, &stop, progress)?;
     let analysis = analyze::analyze(&run.root)?;
-    Ok(TriageRun { run, analysis })
+    let bisect = match bisect {
+        Some(b) if !run.interrupted => {
+            let source = std::fs::read_to_string(&cfg.script)
+                .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", cfg.script.display()))?;
+            let template = cfg
+                .template
+                .clone()
+                .unwrap_or_else(runner::default_template);
+            let launch = bisect::Launch {
+                template: &template,
+                args: &cfg.args,
+                timeout: cfg.timeout,
+                seed: cfg.seed,
+                capture: cfg.compare_outputs,
+                stop: &stop,
+            };
+            Some(bisect::run(
+                &run.root,
+                &source,
+                &run.plan.call,
+                &analysis,
+                &launch,
+                b,
+                progress,
+            )?)
+        }
+        _ => None,
+    };
+    Ok(TriageRun {
+        run,
+        analysis,
+        bisect,
+    })
 }
