@@ -215,7 +215,7 @@ impl Progress for StepProgress {
     }
 }
 
-fn run_run(args: RunArgs, bisect: bool) -> anyhow::Result<ExitCode> {
+fn run_run(args: RunArgs, bisect_command: bool) -> anyhow::Result<ExitCode> {
     let cfg = RunConfig {
         script: args.script,
         template: args.cmd,
@@ -227,7 +227,7 @@ fn run_run(args: RunArgs, bisect: bool) -> anyhow::Result<ExitCode> {
         dump_tensors: args.dump_tensors,
         seed: args.seed,
     };
-    let bisect = (bisect || args.bisect).then_some(BisectConfig {
+    let bisect = (bisect_command || args.bisect).then_some(BisectConfig {
         max_runs: args.max_runs,
     });
     let mut progress = StepProgress {
@@ -238,7 +238,14 @@ fn run_run(args: RunArgs, bisect: bool) -> anyhow::Result<ExitCode> {
     report::triage::write_handoff(&outcome)?;
     match args.format {
         Format::Text => print!("{}", report::triage::run_text(&outcome)),
-        Format::Json => println!("{}", report::triage::run_json(&outcome)?),
+        Format::Json => {
+            let schema = if bisect_command {
+                "triage-bisect"
+            } else {
+                "triage-run"
+            };
+            println!("{}", report::triage::run_json(&outcome, schema)?)
+        }
     }
     Ok(ExitCode::from(outcome.exit_code()))
 }

@@ -45,9 +45,10 @@ pub fn classify_json(items: &[Classification], errors: &[FileError]) -> serde_js
     ))
 }
 
-/// The JSON document of `triage run`: `run` (scripts and steps) and `analysis`.
-pub fn run_json(run: &TriageRun) -> serde_json::Result<String> {
-    serde_json::to_string_pretty(&super::Envelope::new("triage-run", RUN_SCHEMA_VERSION, run))
+/// The JSON document of `triage run` (`command` = `triage-run`) and `triage bisect`
+/// (`triage-bisect`): `run` (scripts and steps), `analysis`, and `bisect` when it ran.
+pub fn run_json(run: &TriageRun, command: &str) -> serde_json::Result<String> {
+    serde_json::to_string_pretty(&super::Envelope::new(command, RUN_SCHEMA_VERSION, run))
 }
 
 /// The JSON document of `triage analyze`: the analysis' fields.
@@ -231,7 +232,7 @@ pub fn plan_markdown(plan: &ScriptPlan) -> String {
             out,
             "- `scripts/{}`: {}",
             s.file,
-            scripts::options_summary(&s.options)
+            scripts::options_summary(s.step, &s.options, plan.dump_tensors)
         );
     }
     out.push('\n');
@@ -355,12 +356,18 @@ pub fn handoff_markdown(a: &TriageAnalysis, plan: Option<&ScriptPlan>) -> String
             crate::triage::compare::ATOL
         );
         let _ = writeln!(out, "|---|---|---|---|---|---|---|");
-        for o in &cmp.outputs {
+        let repeat = cmp.eager_repeat.iter().map(|o| (o, "step1-eager-repeat"));
+        for (o, candidate) in cmp
+            .outputs
+            .iter()
+            .map(|o| (o, o.candidate.name()))
+            .chain(repeat)
+        {
             let _ = writeln!(
                 out,
                 "| {} | {} | {} | {:.3e} | {:.3e} | {:.6} | {} |",
                 o.reference.name(),
-                o.candidate.name(),
+                candidate,
                 o.tensors,
                 o.max_abs_error,
                 o.max_rel_error,

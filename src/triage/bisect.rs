@@ -510,6 +510,7 @@ pub fn run(
         call,
         launch,
         mode,
+        supported,
         step4_outputs: step4_dir.join(OUTPUTS_DIR),
         step5_outputs: step5_dir.join(OUTPUTS_DIR),
     };
@@ -603,6 +604,7 @@ struct Ctx<'a> {
     call: &'a CompileCall,
     launch: &'a Launch<'a>,
     mode: Mode,
+    supported: Option<&'a [String]>,
     step4_outputs: PathBuf,
     step5_outputs: PathBuf,
 }
@@ -730,8 +732,16 @@ impl Ctx<'_> {
         let step5 = self.root.join(Step::NpugraphEx.name());
         let failing_has = dumps::find_data_dump(&step5).is_some();
         let needed = if failing_has { 1 } else { 2 };
-        if b.skipped.iter().any(|s| s.key == "dump_tensor_data") {
-            return Ok(());
+        if let Some(list) = self.supported {
+            if !["dump_tensor_data", "data_dump_dir"]
+                .iter()
+                .all(|k| list.iter().any(|s| s == k))
+            {
+                b.notes.push(
+                    "no data dumps: the installed npugraph_ex has no dump_tensor_data / data_dump_dir option".into(),
+                );
+                return Ok(());
+            }
         }
         if b.runs + needed > b.max_runs {
             b.notes.push(format!(

@@ -202,7 +202,8 @@ for name in ("torch", "torch_npu", "torchair", "npugraph_ex"):
         print(name + ": not available (" + type(exc).__name__ + ")")
 try:
     cfg = importlib.import_module("npugraph_ex").CompilerConfig()
-    print("npugraph_ex_options: " + ",".join(sorted(k for k in dir(cfg) if not k.startswith("__"))))
+    keys = (k for k in dir(cfg) if not k.startswith("__") and not callable(getattr(cfg, k)))
+    print("npugraph_ex_options: " + ",".join(sorted(keys)))
 except BaseException as exc:
     print("npugraph_ex_options: unknown (" + type(exc).__name__ + ")")
 "#;

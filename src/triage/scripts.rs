@@ -155,15 +155,24 @@ pub fn write(root: &Path, original: &[u8], plan: &ScriptPlan) -> anyhow::Result<
     Ok(())
 }
 
-/// One sentence per step on the options, for the report.
-pub fn options_summary(change: &OptionsChange) -> String {
-    match change {
+/// One sentence per step on the options, for the report. `dumps`: `--dump-tensors` merged the
+/// data-dump options into steps 4 and 5.
+pub fn options_summary(step: Step, change: &OptionsChange, dumps: bool) -> String {
+    let dump_note = if dumps && step.has_debug_dir() {
+        " (with dump_tensor_data=True and data_dump_dir = the step directory)"
+    } else {
+        ""
+    };
+    let what = match change {
         OptionsChange::Absent => "no options".into(),
         OptionsChange::Kept => "options kept as written".into(),
         OptionsChange::Dropped { keys, text } if keys.is_empty() => {
             format!("options dropped ({text})")
         }
         OptionsChange::Dropped { keys, .. } => format!("options dropped: {}", keys.join(", ")),
+        OptionsChange::Merged { .. } if step == Step::NpugraphEx => {
+            "options as written".to_string()
+        }
         OptionsChange::Merged { into } => match into {
             MergeTarget::LiteralDict => "\"force_eager\": True added to the options dict".into(),
             MergeTarget::ReplacedValue => "the existing force_eager set to True".into(),
@@ -172,5 +181,6 @@ pub fn options_summary(change: &OptionsChange) -> String {
             }
             MergeTarget::NewArgument => "options={\"force_eager\": True} added".into(),
         },
-    }
+    };
+    format!("{what}{dump_note}")
 }

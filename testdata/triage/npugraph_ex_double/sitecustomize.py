@@ -20,9 +20,10 @@
 # raises ValueError "Invalid option '<k>'. The 'CompilerConfig' object does not have attribute
 # '<k>'. Supported attributes are: [...]"), and `import npugraph_ex` shows which keys exist.
 # With the options dump_tensor_data=True and data_dump_dir=DIR it writes every FX node's output as
-# DIR/worldsize1_global_rank0/<node>_device_0_<count>.pt, like npugraph_ex's data dump; when graph
-# mode is off ("mismatch", or an OFF_WHEN condition) it then perturbs the first computing node's
-# output by 1 % instead of the final outputs, so the difference starts there and propagates.
+# DIR/worldsize1_global_rank0/<node>_device_0_<count>.pt, like npugraph_ex's data dump (graph mode
+# then runs through the dumping interpreter); when graph mode is off ("mismatch", or an OFF_WHEN
+# condition) it perturbs the first computing node's output by 1 % instead of the final outputs, so
+# the difference starts there and propagates.
 import os
 import sys
 
@@ -130,8 +131,8 @@ if _MODE:
             return _dumping(gm, dump_dir, False) if dump_dir else gm.forward
         failing = _conditions("NPGX_TEST_DOUBLE_FAIL_WHEN", cfg) if _MODE == "options" else []
         off = _MODE == "mismatch" or (_MODE == "options" and _conditions("NPGX_TEST_DOUBLE_OFF_WHEN", cfg))
-        if dump_dir and off and not failing:
-            return _dumping(gm, dump_dir, True)
+        if dump_dir and not failing and _MODE != "fail_without_force_eager":
+            return _dumping(gm, dump_dir, bool(off))
 
         def graph_mode(*args):
             if _MODE == "fail_without_force_eager":
