@@ -90,6 +90,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         force: args.force,
     };
     let case = repro::build(&req)?;
+    repro::write_documents(&case, &render::readme(&case), &render::json(&case)?)?;
     match args.format {
         Format::Table => print!("{}", render::text(&case)),
         Format::Json => println!("{}", render::json(&case)?),
