@@ -173,7 +173,7 @@ fn vllm_process(i: &str) -> R<'_, LinePrefix<'_>> {
         )));
     }
     let (i, _) = char(' ').parse(i)?;
-    Ok((i, LinePrefix::VllmProcess { label: label }))
+    Ok((i, LinePrefix::VllmProcess { label }))
 }
 
 fn vllm_logger(i: &str) -> R<'_, LinePrefix<'_>> {
@@ -201,13 +201,7 @@ fn vllm_logger(i: &str) -> R<'_, LinePrefix<'_>> {
     ))
     .parse(i)?;
     let (i, _) = opt_space(i)?;
-    Ok((
-        i,
-        LinePrefix::VllmLogger {
-            level: level,
-            source: source,
-        },
-    ))
+    Ok((i, LinePrefix::VllmLogger { level, source }))
 }
 
 /// `file.py:546`
@@ -251,9 +245,9 @@ fn glog(i: &str) -> R<'_, LinePrefix<'_>> {
         i,
         LinePrefix::Glog(GlogHeader {
             level,
-            source: source,
-            trace_id: trace_id,
-            artifact: artifact,
+            source,
+            trace_id,
+            artifact,
         }),
     ))
 }
@@ -291,9 +285,9 @@ fn elided_glog(i: &str) -> R<'_, LinePrefix<'_>> {
         i,
         LinePrefix::Glog(GlogHeader {
             level: '?',
-            source: source,
-            trace_id: trace_id,
-            artifact: artifact,
+            source,
+            trace_id,
+            artifact,
         }),
     ))
 }
@@ -320,13 +314,7 @@ fn old_logger(i: &str) -> R<'_, LinePrefix<'_>> {
     )
     .parse(i)?;
     let (i, _) = opt_space(i)?;
-    Ok((
-        i,
-        LinePrefix::OldLogger {
-            logger: logger,
-            level: level,
-        },
-    ))
+    Ok((i, LinePrefix::OldLogger { logger, level }))
 }
 
 fn c10(i: &str) -> R<'_, LinePrefix<'_>> {
@@ -347,13 +335,7 @@ fn c10(i: &str) -> R<'_, LinePrefix<'_>> {
     let (i, _) = opt_space(i)?;
     // TORCH_WARN's own word, not the message: `[W904 …] Warning: EZ9999: Inner Error!`.
     let (i, _) = opt(tag("Warning: ")).parse(i)?;
-    Ok((
-        i,
-        LinePrefix::C10 {
-            level,
-            source: source,
-        },
-    ))
+    Ok((i, LinePrefix::C10 { level, source }))
 }
 
 fn old_torch_logs(i: &str) -> R<'_, LinePrefix<'_>> {
@@ -381,7 +363,7 @@ fn old_torch_logs(i: &str) -> R<'_, LinePrefix<'_>> {
     ))
     .parse(i)?;
     let (i, _) = opt_space(i)?;
-    Ok((i, LinePrefix::OldTorchLogs { trace_id: trace_id }))
+    Ok((i, LinePrefix::OldTorchLogs { trace_id }))
 }
 
 #[cfg(test)]
@@ -428,8 +410,8 @@ mod tests {
         assert_eq!(
             s.prefixes[2],
             LinePrefix::VllmLogger {
-                level: "ERROR".into(),
-                source: "multiproc_executor.py:932".into()
+                level: "ERROR",
+                source: "multiproc_executor.py:932"
             }
         );
     }
@@ -454,9 +436,9 @@ mod tests {
             s.glog(),
             Some(&GlogHeader {
                 level: 'V',
-                source: "torch/_dynamo/guards.py:2609".into(),
-                trace_id: Some("0/7".into()),
-                artifact: Some("recompiles_verbose".into()),
+                source: "torch/_dynamo/guards.py:2609",
+                trace_id: Some("0/7"),
+                artifact: Some("recompiles_verbose"),
             })
         );
     }
@@ -484,11 +466,11 @@ mod tests {
             s.prefixes,
             vec![
                 LinePrefix::OldTorchLogs {
-                    trace_id: Some("0/0".into())
+                    trace_id: Some("0/0")
                 },
                 LinePrefix::OldLogger {
-                    logger: "torch._dynamo.output_graph.__graph_code".into(),
-                    level: "DEBUG".into()
+                    logger: "torch._dynamo.output_graph.__graph_code",
+                    level: "DEBUG"
                 }
             ]
         );
