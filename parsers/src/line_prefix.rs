@@ -252,17 +252,22 @@ fn glog(i: &str) -> R<'_, LinePrefix<'_>> {
     ))
 }
 
-/// The part of a glog header after the source location: trace id and artifact tags.
-fn glog_tail(i: &str) -> R<'_, (Option<&str>, Option<&str>)> {
-    let (i, trace_id) = opt(preceded(
+/// ` [0/7]`, ` [1/0_1]`, ` [!0/0/0]`: a compile trace id.
+fn trace_id(i: &str) -> R<'_, &str> {
+    preceded(
         char(' '),
         delimited(
             char('['),
             take_while1(|c: char| c.is_ascii_digit() || "/_!".contains(c)),
             char(']'),
         ),
-    ))
-    .parse(i)?;
+    )
+    .parse(i)
+}
+
+/// The part of a glog header after the source location: trace id and artifact tags.
+fn glog_tail(i: &str) -> R<'_, (Option<&str>, Option<&str>)> {
+    let (i, trace_id) = opt(trace_id).parse(i)?;
     let (i, artifact) = opt(preceded(
         char(' '),
         delimited(
@@ -353,15 +358,7 @@ fn old_torch_logs(i: &str) -> R<'_, LinePrefix<'_>> {
         char(']'),
     )
         .parse(i)?;
-    let (i, trace_id) = opt(preceded(
-        char(' '),
-        delimited(
-            char('['),
-            take_while1(|c: char| c.is_ascii_digit() || "/_!".contains(c)),
-            char(']'),
-        ),
-    ))
-    .parse(i)?;
+    let (i, trace_id) = opt(trace_id).parse(i)?;
     let (i, _) = opt_space(i)?;
     Ok((i, LinePrefix::OldTorchLogs { trace_id }))
 }
