@@ -112,6 +112,9 @@ pub struct RunArgs {
     /// Output format of the handoff on stdout.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+    /// Also write the HTML report of the run to FILE (docs/report.md).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// Wrap the compiled callable to save the outputs of its first calls (.npy) and per-call wall
     /// times; when all steps pass, compare steps 1, 4, 5 and route to accuracy or performance.
     #[arg(long)]
@@ -128,6 +131,9 @@ pub struct AnalyzeArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+    /// Also write the HTML report of the analysis to FILE (docs/report.md).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -202,19 +208,18 @@ fn run_run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let path = summary.root.join(REPORT_FILE);
     std::fs::write(&path, &handoff)
         .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+    let doc = report::document(
+        "triage-run",
+        1,
+        &serde_json::json!({"run": summary, "analysis": analysis}),
+    )?;
+    if let Some(path) = &args.html {
+        let source = format!("npgx triage run {}", summary.root.display());
+        super::report::write_html(path, source, doc.clone())?;
+    }
     match args.format {
         Format::Text => print!("{}", report::triage::analysis_text(&analysis)),
-        Format::Json => println!(
-            "{}",
-            serde_json::to_string_pretty(&report::document(
-                "triage-run",
-                1,
-                &serde_json::json!({
-                    "run": summary,
-                    "analysis": analysis,
-                })
-            )?)?
-        ),
+        Format::Json => println!("{}", serde_json::to_string_pretty(&doc)?),
     }
     let code = if summary.interrupted {
         130
@@ -228,12 +233,14 @@ fn run_run(args: RunArgs) -> anyhow::Result<ExitCode> {
 
 fn run_analyze(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     let analysis = analyze::analyze(&args.dir)?;
+    let doc = report::document("triage-analyze", 1, &analysis)?;
+    if let Some(path) = &args.html {
+        let source = format!("npgx triage analyze {}", args.dir.display());
+        super::report::write_html(path, source, doc.clone())?;
+    }
     match args.format {
         Format::Text => print!("{}", report::triage::handoff_markdown(&analysis, None)),
-        Format::Json => println!(
-            "{}",
-            serde_json::to_string_pretty(&report::document("triage-analyze", 1, &analysis)?)?
-        ),
+        Format::Json => println!("{}", serde_json::to_string_pretty(&doc)?),
     }
     Ok(if analysis.complete {
         ExitCode::SUCCESS
