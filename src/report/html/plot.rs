@@ -45,7 +45,7 @@ pub struct Threshold {
 }
 
 /// Everything one chart shows. With `log_y`, every y is a base-10 logarithm (callers take
-/// `log10` of positive values) and axis labels are written `1e{k}`.
+/// `log10` of positive values) and axis labels show `10^y`.
 pub struct Chart {
     pub caption: String,
     pub x_label: String,
@@ -144,19 +144,19 @@ fn draw(c: &Chart, out: &mut String) -> Result<(), Box<dyn std::error::Error>> {
         .y_label_area_size(64)
         .build_cartesian_2d(-0.5..x_max + 0.5, y0..y1)?;
     let log = c.log_y;
-    let y_fmt = move |v: &f64| {
-        if log {
-            format!("1e{v:.0}")
-        } else {
-            format!("{v:.3}")
-        }
-    };
+    let y_fmt = move |v: &f64| super::short(if log { 10f64.powf(*v) } else { *v });
     chart
         .configure_mesh()
         .x_desc(c.x_label.as_str())
         .y_desc(c.y_label.as_str())
         .y_label_formatter(&y_fmt)
-        .x_label_formatter(&|v| format!("{v:.0}"))
+        .x_label_formatter(&|v| {
+            if v.fract() == 0.0 {
+                format!("{v:.0}")
+            } else {
+                String::new()
+            }
+        })
         .light_line_style(WHITE.mix(0.0))
         .draw()?;
     for t in &c.thresholds {
