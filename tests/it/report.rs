@@ -86,7 +86,7 @@ const LOG: &str = "logs/01-plog-raw-aivec-gatherv3-assert-2025.log";
 
 fn log_docs(dir: &Path) -> (PathBuf, PathBuf) {
     let log = sample(LOG);
-    let plog = run(args![OsStr("plog"), log, OsStr("--format"), OsStr("json")], 1);
+    let plog = npgx(args![OsStr("plog"), log, OsStr("--format"), OsStr("json")]).stdout;
     let aicore = run(args![OsStr("aicore"), log, OsStr("--format"), OsStr("json")], 1);
     (
         json_file(dir, "plog.json", &plog),
@@ -145,9 +145,10 @@ fn a_saved_document_renders_the_same_page_as_the_html_flag() {
 
     let tree = triage_tree(&dir);
     let flag = dir.join("triage-flag.html");
+    // Exit 1: the tree has no plogs (incomplete); the page is still written.
     run(
         args![OsStr("triage"), OsStr("analyze"), tree, OsStr("--html"), flag],
-        0,
+        1,
     );
     let (_, from_tree) = page(&dir, "triage.html", &[&tree]);
     assert_eq!(from_tree, fs::read_to_string(&flag).unwrap());
@@ -174,6 +175,10 @@ fn scan_json_carries_each_operators_magnitude_and_the_anomalies_order() {
             .collect();
         assert_eq!(g["magnitudes"].as_array().unwrap().len(), order.len(), "{g:#}");
         let fa = &g["first_anomaly"];
+        if fa.is_null() {
+            assert!(e["first_anomaly"].is_null());
+            continue;
+        }
         let at = order.iter().position(|p| *p == fa["path"]).unwrap();
         assert_eq!(fa["order"], json!(at), "group {gi}");
         assert_eq!(fa["group"], json!(gi));
@@ -189,7 +194,7 @@ fn scan_json_carries_each_operators_magnitude_and_the_anomalies_order() {
 fn plog_json_has_a_per_second_error_and_warning_timeline() {
     let log = sample(LOG);
     let doc: Value =
-        serde_json::from_slice(&run(args![OsStr("plog"), log, OsStr("--format"), OsStr("json")], 1))
+        serde_json::from_slice(&npgx(args![OsStr("plog"), log, OsStr("--format"), OsStr("json")]).stdout)
             .unwrap();
     let p = &doc["processes"][0];
     let t = p["timeline"].as_array().unwrap();
@@ -368,7 +373,9 @@ fn pages_open_in_chromium_offline_with_the_first_failure_plots_and_sorting() {
     let summary = v["eval"]["summary"].as_str().unwrap();
     let texts = v["eval"]["texts"].to_string();
     for g in expected["groups"].as_array().unwrap() {
-        let fa = g["first_anomaly"]["op_name"].as_str().unwrap();
+        let Some(fa) = g["first_anomaly"]["op_name"].as_str() else {
+            continue;
+        };
         assert!(summary.contains(&format!("of {fa} (")), "{fa} not in {summary}");
         assert!(texts.contains(&format!("first anomaly: {fa}")), "{texts}");
         if let Some(b) = g["first_born"]["op_name"].as_str() {
@@ -446,7 +453,7 @@ fn pages_open_in_chromium_offline_with_the_first_failure_plots_and_sorting() {
     let tree = triage_tree(&dir);
     let analysis = run(
         args![OsStr("triage"), OsStr("analyze"), tree, OsStr("--format"), OsStr("json")],
-        0,
+        1,
     );
     let a: Value = serde_json::from_slice(&analysis).unwrap();
     let (triage_page, _) = page(&dir, "triage.html", &[&tree]);

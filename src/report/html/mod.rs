@@ -240,7 +240,7 @@ fn script_json(rows: &[Value]) -> String {
 /// An inline SVG plot, or a note when it could not be drawn.
 fn figure(chart: &plot::Chart, class: &str) -> Markup {
     match plot::svg(chart) {
-        Ok(svg) => html! { figure.plot class=(class) { (PreEscaped(svg)) } },
+        Ok(svg) => html! { figure class={ "plot " (class) } { (PreEscaped(svg)) } },
         Err(e) => html! { p.bad { (e) } },
     }
 }

@@ -1,5 +1,5 @@
 // npgx report: sortable, filterable, paged tables. Rows come from the JSON in each table's
-// <script type="application/json" class="rows">; cells are set with textContent (no HTML).
+// JSON script element of class "rows"; cells are set with textContent (no HTML).
 (function () {
   "use strict";
   function cmp(a, b) {
