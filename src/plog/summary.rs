@@ -123,6 +123,17 @@ pub struct ProcessSummary {
     pub first_error: Option<RecordRef>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_causal: Option<RecordRef>,
+    /// ERROR and WARNING records per second of plog time (seconds without either are left
+    /// out), in time order.
+    pub timeline: Vec<TimelinePoint>,
+}
+
+/// ERROR and WARNING records of one process in one second (`time` has zero fractions).
+#[derive(Debug, Clone, Serialize)]
+pub struct TimelinePoint {
+    pub time: PlogTime,
+    pub error: u64,
+    pub warning: u64,
 }
 
 /// One file read.
@@ -177,6 +188,8 @@ struct Acc {
     last_time: Option<PlogTime>,
     first_error: Option<(PlogTime, usize, u64, RecordRef)>,
     first_causal: Option<(CauseRank, PlogTime, usize, u64, RecordRef)>,
+    /// Per second: (errors, warnings).
+    timeline: BTreeMap<PlogTime, (u64, u64)>,
 }
 
 #[derive(Default)]
@@ -220,6 +233,7 @@ impl Summarizer {
                             last_time: None,
                             first_error: None,
                             first_causal: None,
+                            timeline: BTreeMap::new(),
                         });
                         self.by_pid.insert(h.pid, self.accs.len() - 1);
                         self.accs.len() - 1
@@ -269,6 +283,19 @@ impl Summarizer {
         }
         if acc.last_time.is_none_or(|t| h.time > t) {
             acc.last_time = Some(h.time);
+        }
+        if matches!(h.level, Level::Error | Level::Warning) {
+            let second = PlogTime {
+                milli: 0,
+                micro: 0,
+                ..h.time
+            };
+            let (e, w) = acc.timeline.entry(second).or_default();
+            if h.level == Level::Error {
+                *e += 1;
+            } else {
+                *w += 1;
+            }
         }
         if h.level == Level::Error {
             let text = lossy(rest);
@@ -333,6 +360,15 @@ impl Summarizer {
                 last_time: a.last_time,
                 first_error: a.first_error.map(|x| x.3),
                 first_causal: a.first_causal.map(|x| x.4),
+                timeline: a
+                    .timeline
+                    .into_iter()
+                    .map(|(time, (error, warning))| TimelinePoint {
+                        time,
+                        error,
+                        warning,
+                    })
+                    .collect(),
             })
             .collect();
         processes.sort_by_key(|p| (p.first_time, p.pid));
