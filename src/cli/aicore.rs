@@ -8,6 +8,17 @@ use crate::plog;
 use crate::report::aicore as render;
 use crate::report::plog::print_warnings;
 
+/// Output formats of `npgx aicore`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// One block per error, every field with the line it comes from.
+    Table,
+    /// The `npgx.aicore` JSON document (docs/aicore.md), the errors under `errors`.
+    Json,
+    /// One row per error.
+    Csv,
+}
+
 /// List every AI Core / AI Vector / FFTS+ / AI CPU device error, each field with its evidence line.
 ///
 /// For each error: device, stream, task, kernel, function and GE node names, error codes with
@@ -20,17 +31,6 @@ use crate::report::plog::print_warnings;
 ///
 /// Exit status: 0 no device error found, 1 device errors found, 2 nothing could be read or bad
 /// usage.
-/// Output formats of `npgx aicore`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// One block per error, every field with the line it comes from.
-    Table,
-    /// The `npgx.aicore` JSON document (docs/aicore.md), the errors under `errors`.
-    Json,
-    /// One row per error.
-    Csv,
-}
-
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "Examples:\n  npgx aicore ~/ascend/log\n  npgx aicore stderr.txt --format json | jq '.errors[0].kernel_name.value'\n  npgx aicore asys_output_20250508095626087 --format csv\n\nJSON schema: docs/aicore.md"

@@ -8,24 +8,6 @@ use npgx_parsers::plog::{Level, PlogTime};
 use crate::plog::{self, Filters};
 use crate::report::plog as render;
 
-/// Summarise CANN plogs and device logs per process, and find the first causal error.
-///
-/// For every process: records per level and module, the error codes seen, the time span, the
-/// first ERROR and the first causal error; also the CANN error reports and torch_npu ERR lines.
-///
-/// PATH may be plog files, device logs, captured console output, or directories: asys
-/// collections (asys_output_*/dfx/log/...), $ASCEND_PROCESS_LOG_PATH trees ({debug,run}/plog,
-/// device-N/), the old slog/ layout. Directories are searched for files named like CANN logs
-/// (plog-PID_TS.log, device-PID_TS.log, device-app-PID_TS.log, ...); rotated files of one process
-/// are read in the order they were written. Files are streamed, never loaded whole.
-///
-/// The first causal error comes from the engine `npgx triage classify` uses, so both name the
-/// same line: strong errors (device faults, CANN error reports, Python exceptions, task errors,
-/// other ERROR records) before graph-break / recompile reasons before cascades (wrappers,
-/// torch_npu ERRxxxxx summaries, stream synchronise failures, watchdogs) before debug chatter.
-/// Pasted console output is accepted (Markdown quotes, fences, vLLM / rank / glog prefixes).
-///
-/// Exit status: 0 at least one input was read, 2 nothing could be read or bad usage.
 /// Output formats of `npgx plog`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -48,6 +30,24 @@ impl From<Format> for render::Format {
     }
 }
 
+/// Summarise CANN plogs and device logs per process, and find the first causal error.
+///
+/// For every process: records per level and module, the error codes seen, the time span, the
+/// first ERROR and the first causal error; also the CANN error reports and torch_npu ERR lines.
+///
+/// PATH may be plog files, device logs, captured console output, or directories: asys
+/// collections (asys_output_*/dfx/log/...), $ASCEND_PROCESS_LOG_PATH trees ({debug,run}/plog,
+/// device-N/), the old slog/ layout. Directories are searched for files named like CANN logs
+/// (plog-PID_TS.log, device-PID_TS.log, device-app-PID_TS.log, ...); rotated files of one process
+/// are read in the order they were written. Files are streamed, never loaded whole.
+///
+/// The first causal error comes from the engine `npgx triage classify` uses, so both name the
+/// same line: strong errors (device faults, CANN error reports, Python exceptions, task errors,
+/// other ERROR records) before graph-break / recompile reasons before cascades (wrappers,
+/// torch_npu ERRxxxxx summaries, stream synchronise failures, watchdogs) before debug chatter.
+/// Pasted console output is accepted (Markdown quotes, fences, vLLM / rank / glog prefixes).
+///
+/// Exit status: 0 at least one input was read, 2 nothing could be read or bad usage.
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "Examples:\n  npgx plog ~/ascend/log\n  npgx plog asys_output_20250508095626087 --level error --format json\n  npgx plog plog-155320_20250508095618528.log --records --grep 'fault kernel_name'\n  npgx plog ./log --since 2025-05-08-09:56 --until 2025-05-08-09:57 --module RUNTIME,GE\n\nJSON schema: docs/plog.md"

@@ -172,7 +172,10 @@ fn draw(c: &Chart, out: &mut String) -> Result<(), Box<dyn std::error::Error>> {
     for l in &c.lines {
         let color = l.color;
         chart
-            .draw_series(LineSeries::new(l.points.iter().copied(), color.stroke_width(1)))?
+            .draw_series(LineSeries::new(
+                l.points.iter().copied(),
+                color.stroke_width(1),
+            ))?
             .label(l.name.as_str())
             .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], color));
     }
