@@ -130,6 +130,9 @@ pub struct RunArgs {
     /// Output format of the handoff on stdout.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+    /// Also write the HTML report of the run to FILE (docs/report.md).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// Wrap the compiled callable to save the outputs of its first calls (.npy) and per-call wall
     /// times; when all steps pass, compare steps 1, 4, 5 and route to accuracy or performance.
     #[arg(long)]
@@ -160,6 +163,9 @@ pub struct AnalyzeArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+    /// Also write the HTML report of the analysis to FILE (docs/report.md).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -236,25 +242,28 @@ fn run_run(args: RunArgs, bisect_command: bool) -> anyhow::Result<ExitCode> {
     };
     let outcome = engine::run(&cfg, bisect, &mut progress)?;
     report::triage::write_handoff(&outcome)?;
+    let json = report::triage::run_json(&outcome)?;
+    if let Some(path) = &args.html {
+        let source = format!("npgx triage run {}", outcome.run.root.display());
+        super::report::write_html(path, source, serde_json::from_str(&json)?)?;
+    }
     match args.format {
         Format::Text => print!("{}", report::triage::run_text(&outcome)),
-        Format::Json => {
-            let schema = if bisect_command {
-                "triage-bisect"
-            } else {
-                "triage-run"
-            };
-            println!("{}", report::triage::run_json(&outcome, schema)?)
-        }
+        Format::Json => println!("{json}"),
     }
     Ok(ExitCode::from(outcome.exit_code()))
 }
 
 fn run_analyze(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     let analysis = analyze::analyze(&args.dir)?;
+    let json = report::triage::analyze_json(&analysis)?;
+    if let Some(path) = &args.html {
+        let source = format!("npgx triage analyze {}", args.dir.display());
+        super::report::write_html(path, source, serde_json::from_str(&json)?)?;
+    }
     match args.format {
         Format::Text => print!("{}", report::triage::handoff_markdown(&analysis, None)),
-        Format::Json => println!("{}", report::triage::analyze_json(&analysis)?),
+        Format::Json => println!("{json}"),
     }
     Ok(if analysis.complete {
         ExitCode::SUCCESS

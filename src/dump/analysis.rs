@@ -90,6 +90,8 @@ struct GroupState {
     anomalous: u64,
     /// Only operators with an anomaly, in execution order.
     ops: BTreeMap<OpKey, OpState>,
+    /// Every operator execution, in execution order: its largest finite magnitude so far.
+    magnitudes: BTreeMap<OpKey, Option<f64>>,
 }
 
 /// Accumulates tensor records as files are read, keeping memory proportional to the number of
@@ -132,6 +134,17 @@ impl Collector {
             .entry((t.op.location.clone(), t.op.layout))
             .or_default();
         g.tensors += 1;
+        let magnitude = t
+            .min
+            .into_iter()
+            .chain(t.max)
+            .map(f64::abs)
+            .reduce(f64::max);
+        let m = g.magnitudes.entry(op_key(&t)).or_default();
+        *m = match (*m, magnitude) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
         if let Some(a) = Anomaly::of(&t) {
             g.anomalous += 1;
             let i = self.anomalies.len();
@@ -151,9 +164,30 @@ impl Collector {
         }
     }
 
-    /// Orders everything and picks, per group, the first anomaly and the first birth.
+    /// Orders everything and picks, per group, the first anomaly and the first birth; numbers
+    /// each anomaly with its group and its operator's position in execution order.
     pub fn finish(self) -> Analysis {
-        let pick = |i: Option<usize>| i.and_then(|i| self.anomalies.get(i)).cloned();
+        let mut anomalies = self.anomalies;
+        let group_keys: Vec<&GroupKey> = self.groups.keys().collect();
+        let op_orders: Vec<Vec<&OpKey>> = self
+            .groups
+            .values()
+            .map(|g| g.magnitudes.keys().collect())
+            .collect();
+        for a in &mut anomalies {
+            let key = (a.tensor.op.location.clone(), a.tensor.op.layout);
+            if let Ok(group) = group_keys.binary_search(&&key) {
+                a.group = group;
+                let op = op_key(&a.tensor);
+                a.order = op_orders
+                    .get(group)
+                    .and_then(|keys| keys.binary_search(&&op).ok())
+                    .unwrap_or(0);
+            }
+        }
+        drop(op_orders);
+        drop(group_keys);
+        let pick = |i: Option<usize>| i.and_then(|i| anomalies.get(i)).cloned();
         let mut tensor_count = 0;
         let groups: Vec<Group> = self
             .groups
@@ -176,10 +210,10 @@ impl Collector {
                     anomalous_tensors: g.anomalous,
                     first_anomaly,
                     first_born,
+                    magnitudes: g.magnitudes.into_values().collect(),
                 }
             })
             .collect();
-        let mut anomalies = self.anomalies;
         anomalies.sort_by_cached_key(|a| order_key(&a.tensor));
         let mut tensors = self.all.unwrap_or_default();
         tensors.sort_by_cached_key(order_key);

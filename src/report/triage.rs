@@ -45,10 +45,10 @@ pub fn classify_json(items: &[Classification], errors: &[FileError]) -> serde_js
     ))
 }
 
-/// The JSON document of `triage run` (`command` = `triage-run`) and `triage bisect`
-/// (`triage-bisect`): `run` (scripts and steps), `analysis`, and `bisect` when it ran.
-pub fn run_json(run: &TriageRun, command: &str) -> serde_json::Result<String> {
-    serde_json::to_string_pretty(&super::Envelope::new(command, RUN_SCHEMA_VERSION, run))
+/// The JSON document of `triage run` and `triage bisect` (schema `npgx.triage-run` for both):
+/// `run` (scripts and steps), `analysis`, and `bisect` when it ran.
+pub fn run_json(run: &TriageRun) -> serde_json::Result<String> {
+    serde_json::to_string_pretty(&super::Envelope::new("triage-run", RUN_SCHEMA_VERSION, run))
 }
 
 /// The JSON document of `triage analyze`: the analysis' fields.

@@ -170,7 +170,7 @@ fn triage_run_and_analyze_print_the_envelope() {
         &[0, 1],
     );
     let bisect = envelope(
-        "triage-bisect",
+        "triage-run",
         &args(&[
             "triage",
             "bisect",

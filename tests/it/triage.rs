@@ -1102,7 +1102,7 @@ fn bisect_isolates_an_accuracy_difference_to_clone_output_and_names_the_fx_node(
         &["--compare-outputs"],
     );
     assert_eq!(code, 0, "{v:#}");
-    assert_eq!(v["schema"], "npgx.triage-bisect");
+    assert_eq!(v["schema"], "npgx.triage-run");
     assert_eq!(v["analysis"]["route"], "accuracy");
     assert_eq!(
         v["analysis"]["comparison"]["eager_repeat"]["allclose"],
