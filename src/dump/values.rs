@@ -156,6 +156,9 @@ pub struct Listed {
     pub match_name: String,
     pub tensors: Vec<TensorSlot>,
     pub errors: Vec<ScanError>,
+    /// For a torchair FX data dump input `INPUT.{i}[.{j}]`: (i, j). GE numbers the inputs of
+    /// an op by position, a list argument flattened, so a comparison renumbers by this.
+    pub fx_input: Option<(usize, Option<usize>)>,
 }
 
 /// The name of a dtype as NumPy / PyTorch users write it (`float16`, `bfloat16`, …).
@@ -207,6 +210,7 @@ pub fn list(c: &Candidate) -> Option<Listed> {
             op,
             tensors: Vec::new(),
             errors,
+            fx_input: None,
         }
     };
     let opened = File::open(&c.path)
@@ -230,8 +234,25 @@ pub fn list(c: &Candidate) -> Option<Listed> {
                 op,
                 tensors: Vec::new(),
                 errors: Vec::new(),
+                fx_input: None,
             };
             match npy_slot(&file, len, io.unwrap_or(Io::Output), index.unwrap_or(0)) {
+                Ok(t) => l.tensors.push(t),
+                Err((m, off)) => l.errors.push(error(m, off)),
+            }
+            Some(l)
+        }
+        FileName::FxNpy(fx) => {
+            let op = op_ref(c, None, None);
+            let mut l = Listed {
+                path: c.path.clone(),
+                match_name: fx.op.clone(),
+                op,
+                tensors: Vec::new(),
+                errors: Vec::new(),
+                fx_input: (fx.io == Io::Input).then_some((fx.index, fx.part)),
+            };
+            match npy_slot(&file, len, fx.io, fx.index) {
                 Ok(t) => l.tensors.push(t),
                 Err((m, off)) => l.errors.push(error(m, off)),
             }
@@ -247,6 +268,7 @@ pub fn list(c: &Candidate) -> Option<Listed> {
                 op,
                 tensors: Vec::new(),
                 errors: Vec::new(),
+                fx_input: None,
             };
             match super::pt::blocks(&file, len) {
                 Ok(tensors) => {
@@ -483,6 +505,7 @@ fn list_dump(c: &Candidate, file: &File, len: u64, name: Option<&OpDumpName>) ->
                 op,
                 tensors: Vec::new(),
                 errors: vec![error(e.message, e.offset)],
+                fx_input: None,
             };
         }
     };
@@ -493,6 +516,7 @@ fn list_dump(c: &Candidate, file: &File, len: u64, name: Option<&OpDumpName>) ->
         op,
         tensors: Vec::new(),
         errors: Vec::new(),
+        fx_input: None,
     };
     if !h
         .tensors

@@ -18,7 +18,7 @@ use std::collections::{HashMap, HashSet};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use npgx_parsers::dump::name::{self, FileName};
+use npgx_parsers::dump::name::{self, FileName, FxGraphName};
 use npgx_parsers::dump::path::{self as layout_path, Layout, Location};
 use rayon::prelude::*;
 
@@ -53,6 +53,8 @@ pub struct DirFiles {
     pub candidates: Vec<Candidate>,
     /// Whether any candidate is an Opdebug payload (only then does pairing need an index).
     pub has_opdebug: bool,
+    /// torchair graph dumps `dynamo_original_graph_*.txt` (GE op → FX node names).
+    pub fx_graphs: Vec<(PathBuf, FxGraphName)>,
 }
 
 /// What a whole walk found, besides the files handed out.
@@ -66,6 +68,8 @@ pub struct WalkSummary {
 /// What the walk found, all at once ([`walk`]).
 pub struct Walk {
     pub candidates: Vec<Candidate>,
+    /// torchair graph dumps, sorted by path.
+    pub fx_graphs: Vec<(PathBuf, FxGraphName)>,
     pub files_seen: u64,
     pub errors: Vec<ScanError>,
 }
@@ -226,6 +230,13 @@ impl Ctx<'_> {
                 .collect()
         };
         let (layout, location) = layout_path::locate(&comps);
+        let fx_graphs = files
+            .iter()
+            .filter_map(|path| {
+                let n = name::parse_fx_graph_name(&path.file_name()?.to_string_lossy())?;
+                Some((path.clone(), n))
+            })
+            .collect();
         let candidates: Vec<Candidate> = files
             .iter()
             .filter_map(|path| {
@@ -264,6 +275,7 @@ impl Ctx<'_> {
             has_opdebug: candidates.iter().any(Candidate::is_opdebug),
             dir,
             candidates,
+            fx_graphs,
         }
     }
 }
@@ -349,19 +361,22 @@ pub fn for_each_dir(root: &Path, visit: impl Fn(DirFiles) + Sync) -> WalkSummary
 /// Walks `root` and returns every candidate at once, sorted by path (for callers that need the
 /// whole list; a scan uses [`for_each_dir`]).
 pub fn walk(root: &Path) -> Walk {
-    let found = std::sync::Mutex::new(Vec::new());
+    let found = std::sync::Mutex::new((Vec::new(), Vec::new()));
     let summary = for_each_dir(root, |d| {
-        found
+        let mut found = found
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .extend(d.candidates)
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        found.0.extend(d.candidates);
+        found.1.extend(d.fx_graphs);
     });
-    let mut candidates = found
+    let (mut candidates, mut fx_graphs) = found
         .into_inner()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     candidates.sort_by(|a, b| a.path.cmp(&b.path));
+    fx_graphs.sort_by(|a, b| a.0.cmp(&b.0));
     Walk {
         candidates,
+        fx_graphs,
         files_seen: summary.files_seen,
         errors: summary.errors,
     }
