@@ -105,7 +105,11 @@ pub struct FxOp {
 impl FxOp {
     /// The FX op the GE op's inputs are compared with: that of its first named output.
     fn op(&self) -> Option<&str> {
-        self.outputs.iter().flatten().map(|(n, _)| n.as_str()).next()
+        self.outputs
+            .iter()
+            .flatten()
+            .map(|(n, _)| n.as_str())
+            .next()
     }
 }
 
@@ -120,12 +124,11 @@ impl FxGraphs {
     pub fn add(&mut self, name: &npgx_parsers::dump::name::FxGraphName, model: &GeModel) {
         let mut ops = HashMap::new();
         for r in model.ops() {
-            let outputs: Vec<Option<(String, usize)>> = r
-                .op
-                .output_desc
-                .iter()
-                .map(|d| d.fx_tensor().map(|(n, i)| (n.to_string(), i)))
-                .collect();
+            let outputs: Vec<Option<(String, usize)>> =
+                r.op.output_desc
+                    .iter()
+                    .map(|d| d.fx_tensor().map(|(n, i)| (n.to_string(), i)))
+                    .collect();
             if outputs.iter().any(Option::is_some) {
                 ops.entry(r.op.name.clone())
                     .or_insert_with(|| FxOp { outputs });

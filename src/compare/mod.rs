@@ -507,9 +507,7 @@ fn fx_graphs(target: &SideData, golden: &SideData, errors: &mut Vec<CompareError
         for (path, name) in &data.fx_graphs {
             let parsed = read_side_file(path, "torchair graph dump")
                 .map_err(|e| format!("{e:#}"))
-                .and_then(|text| {
-                    npgx_parsers::ge_graph::parse(&text).map_err(|e| e.to_string())
-                });
+                .and_then(|text| npgx_parsers::ge_graph::parse(&text).map_err(|e| e.to_string()));
             match parsed {
                 Ok(model) => fx.add(name, &model),
                 Err(message) => errors.push(CompareError {

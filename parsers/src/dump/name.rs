@@ -472,7 +472,9 @@ mod tests {
         assert_eq!(parse_fx_tensor_name("add_1-aten.add.Tensor"), None);
         assert_eq!(parse_fx_tensor_name(".OUTPUT.0"), None);
         assert_eq!(
-            parse_fx_graph_name("dynamo_original_graph_2_rank_15_pid_421214_ts_20251010083825327878.txt"),
+            parse_fx_graph_name(
+                "dynamo_original_graph_2_rank_15_pid_421214_ts_20251010083825327878.txt"
+            ),
             Some(FxGraphName {
                 graph_id: Some(2),
                 rank: Some(15)
@@ -482,9 +484,15 @@ mod tests {
             parse_fx_graph_name("dynamo_original_graph.txt"),
             Some(FxGraphName::default())
         );
-        assert_eq!(parse_fx_graph_name("dynamo_original_graph_1_rank_0.py"), None);
+        assert_eq!(
+            parse_fx_graph_name("dynamo_original_graph_1_rank_0.py"),
+            None
+        );
         assert_eq!(parse_fx_graph_name("dynamo_optimized_graph_1.txt"), None);
         assert_eq!(parse_fx_graph_name("dynamo_original_graph_1_x_2.txt"), None);
-        assert_eq!(parse_fx_graph_name("dynamo_original_graph_1_rank.txt"), None);
+        assert_eq!(
+            parse_fx_graph_name("dynamo_original_graph_1_rank.txt"),
+            None
+        );
     }
 }

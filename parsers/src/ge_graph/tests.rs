@@ -559,5 +559,8 @@ op { name: "NetOutput" type: "NetOutput" }"#,
         g.ops[1].output_desc[1].fx_tensor(),
         Some(("split-aten.split.Tensor", 1))
     );
-    assert_eq!(g.ops[2].output_desc.first().and_then(|d| d.fx_tensor()), None);
+    assert_eq!(
+        g.ops[2].output_desc.first().and_then(|d| d.fx_tensor()),
+        None
+    );
 }
