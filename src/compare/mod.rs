@@ -331,22 +331,20 @@ fn same_shape(a: &[u64], b: &[u64]) -> bool {
     squeeze(a) == squeeze(b)
 }
 
-/// Streams both tensors through one accumulator.
+/// Streams both tensors through one accumulator, chunk by chunk as raw bytes.
 fn compare_values(
     golden: (&Path, &TensorSlot),
     target: (&Path, &TensorSlot),
 ) -> Result<metrics::Acc, String> {
     let mut g = ValueReader::open(golden.0, golden.1).map_err(|e| format!("golden: {e}"))?;
     let mut t = ValueReader::open(target.0, target.1).map_err(|e| format!("target: {e}"))?;
+    let (ge, te) = (g.element(), t.element());
+    let (gs, ts) = (ge.size().unwrap_or(1), te.size().unwrap_or(1));
     let mut acc = metrics::Acc::default();
-    let (mut gv, mut tv) = (Vec::with_capacity(CHUNK), Vec::with_capacity(CHUNK));
     loop {
-        let ng = g
-            .next_chunk(&mut gv, CHUNK)
-            .map_err(|e| format!("golden: {e}"))?;
-        let nt = t
-            .next_chunk(&mut tv, CHUNK)
-            .map_err(|e| format!("target: {e}"))?;
+        let gb = g.next_bytes(CHUNK).map_err(|e| format!("golden: {e}"))?;
+        let tb = t.next_bytes(CHUNK).map_err(|e| format!("target: {e}"))?;
+        let (ng, nt) = (gb.len() / gs, tb.len() / ts);
         if ng != nt {
             return Err(format!(
                 "golden and target data end at different places ({ng} vs {nt} values in the last chunk)"
@@ -355,7 +353,7 @@ fn compare_values(
         if ng == 0 {
             return Ok(acc);
         }
-        acc.update(&gv, &tv);
+        acc.update_raw((ge, gb), (te, tb));
     }
 }
 

@@ -549,8 +549,11 @@ fn list_dump(c: &Candidate, file: &File, len: u64, name: Option<&OpDumpName>) ->
     l
 }
 
-/// Decodes `bytes` (whole elements of `el`) to `f64`, appending to `out`.
+/// Decodes `bytes` (whole elements of `el`) to `f64`, appending to `out`. Inlined, so it is
+/// compiled into the vectorised metric loop of `dump-compare` ([`crate::dump::simd`]).
+#[inline(always)]
 pub fn decode_into(el: Element, bytes: &[u8], out: &mut Vec<f64>) {
+    #[inline(always)]
     fn each<const N: usize>(bytes: &[u8], out: &mut Vec<f64>, f: impl Fn([u8; N]) -> f64) {
         out.extend(bytes.chunks_exact(N).map(|c| {
             let mut a = [0u8; N];
@@ -707,19 +710,23 @@ impl ValueReader {
         }
     }
 
-    /// Replaces `out` with the next at most `max` values; `Ok(0)` at the end.
-    pub fn next_chunk(&mut self, out: &mut Vec<f64>, max: usize) -> Result<usize, String> {
-        out.clear();
-        let el = self.element;
-        let bytes = self.next_bytes(max)?;
-        decode_into(el, bytes, out);
-        Ok(out.len())
+    /// The tensor's element type.
+    pub fn element(&self) -> Element {
+        self.element
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The next at most `max` values of `r`, decoded; empty at the end.
+    fn next_values(r: &mut ValueReader, out: &mut Vec<f64>, max: usize) -> usize {
+        out.clear();
+        let el = r.element();
+        decode_into(el, r.next_bytes(max).unwrap(), out);
+        out.len()
+    }
 
     #[test]
     fn decodes_each_type_exactly() {
@@ -773,7 +780,7 @@ mod tests {
         let mut r = ValueReader::open(&path, &slot).unwrap();
         let mut out = Vec::new();
         let mut all = Vec::new();
-        while r.next_chunk(&mut out, 4).unwrap() > 0 {
+        while next_values(&mut r, &mut out, 4) > 0 {
             all.extend_from_slice(&out);
         }
         assert_eq!(all, (0..10).map(f64::from).collect::<Vec<_>>());
@@ -797,7 +804,7 @@ mod tests {
         let slot = dump_slot(&desc, 8, 0, None).unwrap();
         assert_eq!(slot.shape, vec![1, 3, 1, 2]);
         let mut r = ValueReader::open(&padded, &slot).unwrap();
-        r.next_chunk(&mut out, 100).unwrap();
+        next_values(&mut r, &mut out, 100);
         assert_eq!(out, vec![0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
         // A truncated block and a shape the block cannot hold are errors of the tensor.
         assert!(dump_slot(&desc, 7, 0, None)
