@@ -117,7 +117,15 @@ impl FxOp {
 /// graph-id order, with the rank its file name gives.
 #[derive(Debug, Default)]
 pub struct FxGraphs {
-    graphs: Vec<(Option<u64>, Option<u32>, HashMap<String, FxOp>)>,
+    graphs: Vec<FxGraph>,
+}
+
+/// One graph dump: graph id and rank from its file name, its ops by GE name.
+#[derive(Debug)]
+struct FxGraph {
+    id: Option<u64>,
+    rank: Option<u32>,
+    ops: HashMap<String, FxOp>,
 }
 
 impl FxGraphs {
@@ -134,8 +142,12 @@ impl FxGraphs {
                     .or_insert_with(|| FxOp { outputs });
             }
         }
-        self.graphs.push((name.graph_id, name.rank, ops));
-        self.graphs.sort_by_key(|g| g.0);
+        self.graphs.push(FxGraph {
+            id: name.graph_id,
+            rank: name.rank,
+            ops,
+        });
+        self.graphs.sort_by_key(|g| g.id);
     }
 
     pub fn is_empty(&self) -> bool {
@@ -146,8 +158,8 @@ impl FxGraphs {
     fn lookup(&self, rank: Option<u32>, ge_name: &str) -> Vec<&FxOp> {
         self.graphs
             .iter()
-            .filter(|(_, r, _)| r.is_none() || rank.is_none() || *r == rank)
-            .filter_map(|(_, _, ops)| ops.get(ge_name))
+            .filter(|g| g.rank.is_none() || rank.is_none() || g.rank == rank)
+            .filter_map(|g| g.ops.get(ge_name))
             .collect()
     }
 
