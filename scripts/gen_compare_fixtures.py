@@ -265,6 +265,25 @@ class Tree:
         self.ops.append(op)
         return op
 
+    def fx_npy(self, rel_dir, group, node, target, stamp, ins=(), outs=()):
+        """One torchair FX data dump call (`debug.data_dump.type = "npy"`, torchair fx_dumper.py):
+        `{node}-{target}.INPUT.{i}[.{j}].{stamp}.npy` per argument (a list argument one file per
+        element j), `{node}-{target}.OUTPUT.{i}.{stamp}.npy` per result; stamp = the call's
+        %Y%m%d%H%M%S%f. The OpRec lists the inputs flattened in (i, j) order."""
+        name = f"{node}-{target}"
+        op = OpRec(name, None, group, (stamp, name))
+        for io, arrs, lst in (("INPUT", ins, op.inputs), ("OUTPUT", outs, op.outputs)):
+            for i, item in enumerate(arrs):
+                parts = [(f"{i}.{j}", x) for j, x in enumerate(item)] if isinstance(item, list) else [(str(i), item)]
+                for idx, (arr, dt) in parts:
+                    a = np.asarray(arr).astype(NP[dt])
+                    rel = f"{rel_dir}/{name}.{io}.{idx}.{stamp}.npy"
+                    (self.root / rel).parent.mkdir(parents=True, exist_ok=True)
+                    np.save(self.root / rel, a)
+                    lst.append(TT(a, dt, rel))
+        self.ops.append(op)
+        return op
+
     def error(self, rel, data: bytes, any_of: list[str], note: str):
         self.write(rel, data)
         self.errors.append({"path": rel, "any_of": any_of, "note": note})
@@ -365,7 +384,9 @@ class Compare:
     # -- the expected answer for one run -------------------------------------------------------
 
     def run(self, name, args=(), thresholds=None, per_dtype=None, mapping=None, top=5, exit_code=None,
-            golden_arg=None, target_arg=None):
+            golden_arg=None, target_arg=None, fx=None):
+        """`fx`: target op name -> golden FX op name, as the case's torchair graph dump says
+        (same io and index; matched_by "fx_graph")."""
         thr = dict(DEFAULT_THRESHOLDS, **(thresholds or {}))
         per_dtype = per_dtype or {}
         groups, pairs, unmatched = [], [], {"golden": [], "target": []}
@@ -383,6 +404,8 @@ class Compare:
                 seen[top_.name] = k + 1
                 if mapping and top_.name in mapping:
                     gname, how = mapping[top_.name], "mapping"
+                elif fx and top_.name in fx:
+                    gname, how = fx[top_.name], "fx_graph"
                 else:
                     gname, how = top_.name, "name"
                 if top_.count is not None:   # npugraph_ex: (node, count)
@@ -1103,6 +1126,79 @@ def case_graph(out: Path) -> Compare:
     return c
 
 
+def fx_graph_text(ops) -> str:
+    """torchair's `dynamo_original_graph_*.txt` (debug.graph_dump.type = "txt"): the GE GraphDef
+    converted from the FX graph in protobuf text, ops at the top level (msprobe's torchair
+    compare reads `op { name … output_desc { attr { key: "_fx_tensor_name" value { s: … } } } }`).
+    ops = [(name, type, [inputs], [fx tensor name per output or None])]."""
+    lines = ['name: "graph_1"']
+    for op_name, op_type, inputs, fx_names in ops:
+        lines += ["op {", f'  name: "{op_name}"', f'  type: "{op_type}"']
+        lines += [f'  input: "{i}"' for i in inputs]
+        for fx in fx_names:
+            lines += ["  output_desc {", '    name: "y"', "    dtype: DT_FLOAT16", '    layout: "ND"']
+            if fx is not None:
+                lines += ["    attr {", '      key: "_fx_tensor_name"', "      value {", f'        s: "{fx}"',
+                          "      }", "    }"]
+            lines += ["  }"]
+        lines += ["}"]
+    return "\n".join(lines) + "\n"
+
+
+def case_fx_graph(out: Path) -> Compare:
+    c = Compare(out, "fx_graph", "golden: a torchair FX data dump (data_dump/1/gm_<time>_dump/"
+                "{node}-{target}.{INPUT|OUTPUT}.{i}[.{j}].{stamp}.npy, fp32, cat's list argument one file "
+                "per element); target: a GE dump (fp16) whose op names (MatMul_1, Add_2, ConcatD_3, Relu_4) "
+                "are GE names, tied to the FX nodes only by the target tree's "
+                "dynamo_original_graph_1_rank_0_pid_4242_ts_<stamp>.txt (_fx_tensor_name on each output). "
+                "Add_2's output perturbed by 1e-2: origin Add_2 (its inputs pass), carried on through "
+                "ConcatD_3 and Relu_4. The GE op Cast_9 has no FX name and no golden: unmatched")
+    r = rng(301)
+    x = r.uniform(-1, 1, (4, 8)).astype(np.float32)
+    w = r.uniform(-1, 1, (8, 8)).astype(np.float32)
+    b = r.uniform(-1, 1, (8,)).astype(np.float32)
+    y = r.uniform(-1, 1, (4, 8)).astype(np.float32)
+    mm = (x @ w).astype(np.float32)
+    add = (mm + b).astype(np.float32)
+    cat = np.concatenate([add, y], axis=1)
+    relu = np.maximum(cat, 0)
+    gd = "data_dump/1/gm_20241122115959000000_dump"
+    st = ["20241122120000000001", "20241122120000000002", "20241122120000000003", "20241122120000000004"]
+    c.golden.fx_npy(gd, "g", "mm", "aten.mm.default", st[0], ins=[(x, 1), (w, 1)], outs=[(mm, 1)])
+    c.golden.fx_npy(gd, "g", "add", "aten.add.Tensor", st[1], ins=[(mm, 1), (b, 1)], outs=[(add, 1)])
+    c.golden.fx_npy(gd, "g", "cat", "aten.cat.default", st[2], ins=[[(add, 1), (y, 1)]], outs=[(cat, 1)])
+    c.golden.fx_npy(gd, "g", "relu", "aten.relu.default", st[3], ins=[(cat, 1)], outs=[(relu, 1)])
+    add_t = perturb(add, rng(302)).astype(np.float16)
+    cat_t = np.concatenate([add_t, y.astype(np.float16)], axis=1)
+    relu_t = np.maximum(cat_t, 0)
+    td = torchair_dir("20241122120000", 1, 1, 0)
+    tb = T0 + 9_000_000
+    h = lambda a: tensor(a, 2)
+    c.target.ge(td, "t", "MatMul", "MatMul_1", 1, tb + 10, ins=[h(x), h(w)], outs=[h(mm)])
+    c.target.ge(td, "t", "Add", "Add_2", 2, tb + 20, ins=[h(mm), h(b)], outs=[h(add_t)])
+    c.target.ge(td, "t", "ConcatD", "ConcatD_3", 3, tb + 30, ins=[h(add_t), h(y)], outs=[h(cat_t)])
+    c.target.ge(td, "t", "Relu", "Relu_4", 4, tb + 40, ins=[h(cat_t)], outs=[h(relu_t)])
+    c.target.ge(td, "t", "Cast", "Cast_9", 5, tb + 50, ins=[h(relu_t)], outs=[tensor(relu_t, 1)])
+    c.target.write("dynamo_original_graph_1_rank_0_pid_4242_ts_20241122115958123456.txt", fx_graph_text([
+        ("arg0_1", "Data", [], [None]), ("arg1_1", "Data", [], [None]),
+        ("MatMul_1", "MatMul", ["arg0_1:0", "arg1_1:0"], ["mm-aten.mm.default.OUTPUT.0"]),
+        ("Add_2", "Add", ["MatMul_1:0", "arg2_1:0"], ["add-aten.add.Tensor.OUTPUT.0"]),
+        ("ConcatD_3", "ConcatD", ["Add_2:0", "arg3_1:0"], ["cat-aten.cat.default.OUTPUT.0"]),
+        ("Relu_4", "Relu", ["ConcatD_3:0"], ["relu-aten.relu.default.OUTPUT.0"]),
+        ("NetOutput", "NetOutput", ["Relu_4:0"], [])]).encode())
+    c.key("golden", "g", None, None, None, None)
+    c.key("target", "t", 0, 0, ["ge_default_20241122120000_1", "1"], 0)
+    c.pair_groups("g", "t", "only group")
+    fx = {"MatMul_1": "mm-aten.mm.default", "Add_2": "add-aten.add.Tensor",
+          "ConcatD_3": "cat-aten.cat.default", "Relu_4": "relu-aten.relu.default"}
+    res = c.run("default", exit_code=1, fx=fx)
+    grp = res["groups"][0]
+    assert grp["origin"]["op_name"] == "Add_2" and grp["origin"]["evidence"] == "inputs"
+    assert grp["first_divergence"]["op_name"] == "Add_2"
+    assert [u["op_name"] for u in res["unmatched"]["target"]] == ["Cast_9", "Cast_9"]
+    return c
+
+
 def case_ranks_loops(out: Path) -> Compare:
     c = Compare(out, "ranks_loops", "torchair worldsize2: rank 0 on device 0 and rank 1 on device 1 in each "
                 "run (each rank with its own time directory, different between the runs); in every group "
@@ -1327,7 +1423,7 @@ def convert_bad(out: Path):
 
 COMPARE_CASES = [case_chain, case_chain_input, case_chain_side, case_nan, case_fused, case_formats,
                  case_missing_extra, case_shape, case_pt, case_npy_vs_ge, case_corrupt, case_thresholds,
-                 case_mapping, case_single_files, case_graph, case_ranks_loops, case_explicit_groups, case_large, case_dtypes,
+                 case_mapping, case_single_files, case_graph, case_fx_graph, case_ranks_loops, case_explicit_groups, case_large, case_dtypes,
                  case_no_pairs]
 CONVERT_CASES = [convert_formats, convert_dtypes, convert_bad]
 

@@ -1507,7 +1507,7 @@ def case_bad(out: Path) -> Case:
 def case_symlinks(out: Path) -> Case:
     c = Case(out, "symlinks", "a symlink diamond: links/one and links/two both point at {time}, and "
              "links/file_link at a dump inside the tree; every real directory and file is scanned "
-             "once, under its real (shallowest) path, with no error")
+             "once, under its real path, with no error")
     time = "20241121230000"
     d = f"{time}/0"
     g = single_group(time, 0)

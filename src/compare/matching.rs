@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use npgx_parsers::dump::header::Io;
 use npgx_parsers::dump::path::Location;
+use npgx_parsers::ge_graph::GeModel;
 
 use super::records::{GroupSide, MatchedBy};
 
@@ -74,7 +75,7 @@ pub struct GraphOp {
 pub type GraphIndex = HashMap<String, GraphOp>;
 
 /// Builds the graph index of a parsed GE graph dump.
-pub fn graph_index(model: &npgx_parsers::ge_graph::GeModel) -> GraphIndex {
+pub fn graph_index(model: &GeModel) -> GraphIndex {
     let mut idx = GraphIndex::new();
     for r in model.ops() {
         let op = GraphOp {
@@ -92,6 +93,100 @@ pub fn graph_index(model: &npgx_parsers::ge_graph::GeModel) -> GraphIndex {
         idx.entry(r.op.name.clone()).or_insert(op);
     }
     idx
+}
+
+/// What torchair's graph dump says one GE op was converted from: per GE output, the FX op
+/// (`{node}-{target}`) and its output index (`_fx_tensor_name`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FxOp {
+    pub outputs: Vec<Option<(String, usize)>>,
+}
+
+impl FxOp {
+    /// The FX op the GE op's inputs are compared with: that of its first named output.
+    fn op(&self) -> Option<&str> {
+        self.outputs
+            .iter()
+            .flatten()
+            .map(|(n, _)| n.as_str())
+            .next()
+    }
+}
+
+/// The `dynamo_original_graph_*.txt` dumps of a comparison, each as GE op name → [`FxOp`], in
+/// graph-id order, with the rank its file name gives.
+#[derive(Debug, Default)]
+pub struct FxGraphs {
+    graphs: Vec<FxGraph>,
+}
+
+/// One graph dump: graph id and rank from its file name, its ops by GE name.
+#[derive(Debug)]
+struct FxGraph {
+    id: Option<u64>,
+    rank: Option<u32>,
+    ops: HashMap<String, FxOp>,
+}
+
+impl FxGraphs {
+    pub fn add(&mut self, name: &npgx_parsers::dump::name::FxGraphName, model: &GeModel) {
+        let mut ops = HashMap::new();
+        for r in model.ops() {
+            let outputs: Vec<Option<(String, usize)>> =
+                r.op.output_desc
+                    .iter()
+                    .map(|d| d.fx_tensor().map(|(n, i)| (n.to_string(), i)))
+                    .collect();
+            if outputs.iter().any(Option::is_some) {
+                ops.entry(r.op.name.clone())
+                    .or_insert_with(|| FxOp { outputs });
+            }
+        }
+        self.graphs.push(FxGraph {
+            id: name.graph_id,
+            rank: name.rank,
+            ops,
+        });
+        self.graphs.sort_by_key(|g| g.id);
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.graphs.is_empty()
+    }
+
+    /// What the graphs of `rank` (and those whose file name gives no rank) say about a GE op.
+    fn lookup(&self, rank: Option<u32>, ge_name: &str) -> Vec<&FxOp> {
+        self.graphs
+            .iter()
+            .filter(|g| g.rank.is_none() || rank.is_none() || g.rank == rank)
+            .filter_map(|g| g.ops.get(ge_name))
+            .collect()
+    }
+
+    /// The golden keys a target tensor of GE op `ge_name` may stand for: output k → the FX
+    /// output its `_fx_tensor_name` names, input k → input k of the FX op. Each FX op name is
+    /// tried whole (`add_1-aten.add.Tensor`, FX `.npy` dumps) and as its node name (`add_1`,
+    /// npugraph_ex `.pt` dumps).
+    fn keys(&self, rank: Option<u32>, ge_name: &str, io: Io, index: usize) -> Vec<Key> {
+        let mut out = Vec::new();
+        for op in self.lookup(rank, ge_name) {
+            let (fx, k) = match io {
+                Io::Output => match op.outputs.get(index) {
+                    Some(Some((n, k))) => (n.as_str(), *k),
+                    _ => continue,
+                },
+                _ => match op.op() {
+                    Some(n) => (n, index),
+                    None => continue,
+                },
+            };
+            out.push((fx.to_string(), io, k));
+            if let Some((node, _)) = fx.split_once('-') {
+                out.push((node.to_string(), io, k));
+            }
+        }
+        out
+    }
 }
 
 /// A tensor key within a group: (op match name, io, index).
@@ -123,11 +218,32 @@ impl<T: Copy> GoldenIndex<T> {
     }
 
     /// Claims the golden tensor for a target tensor, trying the rules in order: `--mapping`,
+    /// torchair's graph dumps (the op, else the original op the dump or the GE graph names),
     /// the same name, the dump's `original_op`, the GE graph's pre-fusion names.
     pub fn claim(&mut self, t: &TargetTensor<'_>) -> Option<(T, MatchedBy, String)> {
         let mut tries: Vec<(Key, MatchedBy)> = Vec::new();
         if let Some(g) = t.mapped {
             tries.push(((g.to_string(), t.io, t.index), MatchedBy::Mapping));
+        }
+        if let Some((fx, rank)) = t.fx {
+            let mut ge: Vec<(&str, usize)> = vec![(t.name, t.index)];
+            if let Some((name, k)) = t.original_op {
+                ge.push((name, k as usize));
+            }
+            if let Some(op) = t.graph {
+                let names = op.original_names.iter();
+                match t.io {
+                    Io::Output => ge.extend(names.rev().map(|n| (n.as_str(), t.index))),
+                    _ => ge.extend(names.map(|n| (n.as_str(), t.index))),
+                }
+            }
+            for (name, index) in ge {
+                tries.extend(
+                    fx.keys(rank, name, t.io, index)
+                        .into_iter()
+                        .map(|k| (k, MatchedBy::FxGraph)),
+                );
+            }
         }
         tries.push(((t.name.to_string(), t.io, t.index), MatchedBy::Name));
         if let Some((name, k)) = t.original_op {
@@ -171,6 +287,8 @@ pub struct TargetTensor<'a> {
     pub mapped: Option<&'a str>,
     pub original_op: Option<(&'a str, u32)>,
     pub graph: Option<&'a GraphOp>,
+    /// torchair graph dumps and the group's rank.
+    pub fx: Option<(&'a FxGraphs, Option<u32>)>,
 }
 
 #[cfg(test)]
@@ -199,6 +317,7 @@ mod tests {
             mapped: None,
             original_op: None,
             graph: None,
+            fx: None,
         }
     }
 
@@ -219,5 +338,48 @@ mod tests {
             Some((3, MatchedBy::OriginalOp, "conv".to_string()))
         );
         assert_eq!(g.unclaimed(), vec![4]);
+    }
+
+    #[test]
+    fn fx_graph_names() {
+        let text = br#"name: "g"
+            op { name: "Add_2" type: "Add"
+                 output_desc { attr { key: "_fx_tensor_name" value { s: "add_1-aten.add.Tensor.OUTPUT.0" } } } }
+            op { name: "Split" type: "SplitD"
+                 output_desc { attr { key: "_fx_tensor_name" value { s: "split-aten.split.Tensor.OUTPUT.0" } } }
+                 output_desc { attr { key: "_fx_tensor_name" value { s: "split-aten.split.Tensor.OUTPUT.1" } } } }"#;
+        let model = npgx_parsers::ge_graph::parse(text).unwrap();
+        let mut fx = FxGraphs::default();
+        let name = npgx_parsers::dump::name::FxGraphName {
+            graph_id: Some(1),
+            rank: Some(0),
+        };
+        fx.add(&name, &model);
+        let mut g = GoldenIndex::default();
+        g.push(("add_1-aten.add.Tensor".into(), Io::Input, 1), 1);
+        g.push(("add_1-aten.add.Tensor".into(), Io::Output, 0), 2);
+        g.push(("split".into(), Io::Output, 1), 3);
+        let mut t = tt("Add_2", Io::Input, 1);
+        t.fx = Some((&fx, Some(0)));
+        assert_eq!(
+            g.claim(&t),
+            Some((1, MatchedBy::FxGraph, "add_1-aten.add.Tensor".to_string()))
+        );
+        t.io = Io::Output;
+        t.index = 0;
+        assert_eq!(g.claim(&t).map(|x| x.0), Some(2));
+        // A fused op's output through its original op; a `.pt` golden by FX node name.
+        let mut fused = tt("Split_fused", Io::Output, 0);
+        fused.original_op = Some(("Split", 1));
+        fused.fx = Some((&fx, None));
+        assert_eq!(
+            g.claim(&fused),
+            Some((3, MatchedBy::FxGraph, "split".to_string()))
+        );
+        // Another rank's graph says nothing.
+        g.push(("add_1-aten.add.Tensor".into(), Io::Output, 0), 4);
+        let mut other = tt("Add_2", Io::Output, 0);
+        other.fx = Some((&fx, Some(3)));
+        assert!(g.claim(&other).is_none());
     }
 }

@@ -10,7 +10,11 @@
 //! KL = Σ P·ln(P/Q) = (1/Σ|g|)·Σ_{g≠0} |g|·ln(|g|/|t|) + ln(Σ|t| / Σ|g|)
 //! ```
 
+use npgx_parsers::dump::dtype::Element;
+
 use super::records::Metrics;
+use crate::dump::simd::{self, Kernel};
+use crate::dump::values::decode_into;
 
 /// f64 machine epsilon, as msprobe.
 pub const EPS: f64 = f64::EPSILON;
@@ -134,6 +138,7 @@ impl Lanes {
 
 /// One pass over a chunk. With non-finite values the sums come out non-finite, which is how
 /// [`Acc::update`] knows to filter.
+#[inline(always)]
 fn part(g: &[f64], t: &[f64]) -> Part {
     let (k_g, k_t) = (
         g.first().copied().unwrap_or(0.0),
@@ -207,8 +212,49 @@ fn ln_ratio(a: f64, b: f64) -> f64 {
     }
 }
 
+/// Values decoded per block by [`Acc::update_raw`]: both f64 blocks stay in the L1 cache.
+pub const BLOCK: usize = 2048;
+
+/// [`Acc::update_raw`] as a [`Kernel`]: decoding and the metric loop compiled together.
+struct UpdateRaw<'a> {
+    acc: &'a mut Acc,
+    golden: (Element, &'a [u8]),
+    target: (Element, &'a [u8]),
+}
+
+impl Kernel for UpdateRaw<'_> {
+    type Output = ();
+    #[inline(always)]
+    fn run(self) {
+        let (ge, gb) = self.golden;
+        let (te, tb) = self.target;
+        let (gs, ts) = (ge.size().unwrap_or(1), te.size().unwrap_or(1));
+        let mut g = Vec::with_capacity(BLOCK);
+        let mut t = Vec::with_capacity(BLOCK);
+        for (gc, tc) in gb.chunks(BLOCK * gs).zip(tb.chunks(BLOCK * ts)) {
+            g.clear();
+            t.clear();
+            decode_into(ge, gc, &mut g);
+            decode_into(te, tc, &mut t);
+            let n = g.len().min(t.len());
+            self.acc.update(&g[..n], &t[..n]);
+        }
+    }
+}
+
 impl Acc {
+    /// Adds raw little-endian values of each side (whole elements, the same number on both),
+    /// decoded exactly to f64 [`BLOCK`] values at a time, with the widest vectors the CPU has.
+    pub fn update_raw(&mut self, golden: (Element, &[u8]), target: (Element, &[u8])) {
+        simd::dispatch(UpdateRaw {
+            acc: self,
+            golden,
+            target,
+        });
+    }
+
     /// Adds a chunk of golden and target values (same length, logical order).
+    #[inline(always)]
     pub fn update(&mut self, g: &[f64], t: &[f64]) {
         if g.is_empty() {
             return;
@@ -247,6 +293,7 @@ impl Acc {
         self.fin_t = ft;
     }
 
+    #[inline(always)]
     fn add(&mut self, p: &Part, len: usize) {
         let nb = len as f64;
         let (mean_gb, m2_gb) = (p.k_g + p.s1_g / nb, p.s2_g - p.s1_g * p.s1_g / nb);

@@ -24,7 +24,8 @@ use crate::dump::analysis::{exec_key, GroupKey, OpKey};
 use crate::dump::records::OpRef;
 use crate::dump::values::{self, Listed, TensorSlot, ValueReader, CHUNK};
 use crate::dump::walk;
-use matching::{GoldenIndex, GraphIndex, TargetTensor};
+use matching::{FxGraphs, GoldenIndex, GraphIndex, TargetTensor};
+use npgx_parsers::dump::name::FxGraphName;
 pub use records::{
     CompareError, CompareReport, Evidence, GroupReport, MatchedBy, Metrics, Origin, Pair, Side,
     Summary, Threshold, Thresholds, Unmatched, UnmatchedTensor, Worst,
@@ -92,6 +93,8 @@ struct SideData {
     root: PathBuf,
     listed: Vec<Listed>,
     groups: BTreeMap<GroupKey, Vec<Exec>>,
+    /// torchair graph dumps found in the tree.
+    fx_graphs: Vec<(PathBuf, FxGraphName)>,
 }
 
 impl SideData {
@@ -130,6 +133,7 @@ fn load(root: &Path, side: Side, errors: &mut Vec<CompareError>) -> SideData {
             offset: e.offset,
         });
     }
+    let fx_graphs = walked.fx_graphs;
     let listed: Vec<Listed> = walked
         .candidates
         .par_iter()
@@ -166,16 +170,35 @@ fn load(root: &Path, side: Side, errors: &mut Vec<CompareError>) -> SideData {
             for e in &mut execs {
                 e.slots.sort_by_key(|&(l, s)| {
                     let t = &listed[l].tensors[s];
-                    (io_rank(t.io), t.index, l)
+                    (io_rank(t.io), t.index, listed[l].fx_input, l)
                 });
             }
             (k, execs)
         })
         .collect();
-    SideData {
+    let mut side = SideData {
         root: root.to_path_buf(),
         listed,
         groups,
+        fx_graphs,
+    };
+    number_fx_inputs(&mut side);
+    side
+}
+
+/// Numbers the inputs of each FX data-dump call by position, a list argument's elements in
+/// turn (`INPUT.0.0`, `INPUT.0.1`, `INPUT.1` → 0, 1, 2), as GE numbers the inputs of an op
+/// and as msprobe pairs them.
+fn number_fx_inputs(side: &mut SideData) {
+    let listed = &mut side.listed;
+    for e in side.groups.values().flatten() {
+        let mut position = 0;
+        for &(l, s) in &e.slots {
+            if listed[l].fx_input.is_some() {
+                listed[l].tensors[s].index = position;
+                position += 1;
+            }
+        }
     }
 }
 
@@ -308,22 +331,20 @@ fn same_shape(a: &[u64], b: &[u64]) -> bool {
     squeeze(a) == squeeze(b)
 }
 
-/// Streams both tensors through one accumulator.
+/// Streams both tensors through one accumulator, chunk by chunk as raw bytes.
 fn compare_values(
     golden: (&Path, &TensorSlot),
     target: (&Path, &TensorSlot),
 ) -> Result<metrics::Acc, String> {
     let mut g = ValueReader::open(golden.0, golden.1).map_err(|e| format!("golden: {e}"))?;
     let mut t = ValueReader::open(target.0, target.1).map_err(|e| format!("target: {e}"))?;
+    let (ge, te) = (g.element(), t.element());
+    let (gs, ts) = (ge.size().unwrap_or(1), te.size().unwrap_or(1));
     let mut acc = metrics::Acc::default();
-    let (mut gv, mut tv) = (Vec::with_capacity(CHUNK), Vec::with_capacity(CHUNK));
     loop {
-        let ng = g
-            .next_chunk(&mut gv, CHUNK)
-            .map_err(|e| format!("golden: {e}"))?;
-        let nt = t
-            .next_chunk(&mut tv, CHUNK)
-            .map_err(|e| format!("target: {e}"))?;
+        let gb = g.next_bytes(CHUNK).map_err(|e| format!("golden: {e}"))?;
+        let tb = t.next_bytes(CHUNK).map_err(|e| format!("target: {e}"))?;
+        let (ng, nt) = (gb.len() / gs, tb.len() / ts);
         if ng != nt {
             return Err(format!(
                 "golden and target data end at different places ({ng} vs {nt} values in the last chunk)"
@@ -332,7 +353,7 @@ fn compare_values(
         if ng == 0 {
             return Ok(acc);
         }
-        acc.update(&gv, &tv);
+        acc.update_raw((ge, gb), (te, tb));
     }
 }
 
@@ -477,6 +498,28 @@ fn graph_producers<'a>(
     Some(out)
 }
 
+/// Reads the torchair graph dumps found in either tree; an unreadable one is an error entry.
+fn fx_graphs(target: &SideData, golden: &SideData, errors: &mut Vec<CompareError>) -> FxGraphs {
+    let mut fx = FxGraphs::default();
+    for (side, data) in [(Side::Target, target), (Side::Golden, golden)] {
+        for (path, name) in &data.fx_graphs {
+            let parsed = read_side_file(path, "torchair graph dump")
+                .map_err(|e| format!("{e:#}"))
+                .and_then(|text| npgx_parsers::ge_graph::parse(&text).map_err(|e| e.to_string()));
+            match parsed {
+                Ok(model) => fx.add(name, &model),
+                Err(message) => errors.push(CompareError {
+                    side,
+                    path: path.display().to_string(),
+                    message,
+                    offset: None,
+                }),
+            }
+        }
+    }
+    fx
+}
+
 /// Compares the dump trees (or files) `golden` and `target`. Fails only when a root, the
 /// mapping or the graph cannot be read, or a `--group` names no group; problems with files
 /// inside become `errors`.
@@ -517,6 +560,7 @@ pub fn compare(
         let t = load(target, Side::Target, &mut errors);
         (g, t)
     });
+    let fx = fx_graphs(&t, &g, &mut errors);
     let paired = pair_groups(&g, &t, &opts.groups)?;
     let mut jobs = Vec::new();
     let mut unmatched = Unmatched::default();
@@ -552,6 +596,7 @@ pub fn compare(
                         .map(String::as_str),
                     original_op: slot.original_op.as_ref().map(|(n, k)| (n.as_str(), *k)),
                     graph: graph_op,
+                    fx: (!fx.is_empty()).then_some((&fx, tk.0.rank)),
                 };
                 match index.claim(&tt) {
                     Some(((l, si, _), by, golden_name)) => jobs.push(Job {

@@ -66,6 +66,8 @@ pub enum MatchedBy {
     Graph,
     /// `--mapping` CSV.
     Mapping,
+    /// torchair's `dynamo_original_graph_*.txt`: the GE op's `_fx_tensor_name`.
+    FxGraph,
 }
 
 /// One compared pair of tensors.

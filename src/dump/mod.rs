@@ -10,6 +10,7 @@ pub mod analysis;
 pub mod pt;
 pub mod read;
 pub mod records;
+pub mod simd;
 pub mod stats;
 pub mod values;
 pub mod walk;

@@ -81,7 +81,7 @@ pub fn read(c: &Candidate) -> FileOutcome {
         FileName::Dump(name) => read_dump(c, &file, len, Some(name)),
         FileName::Hashed => read_dump(c, &file, len, None),
         FileName::Stats(name) => read_stats(c, &file, len, name),
-        FileName::Npy { .. } => read_npy(c, &file, len),
+        FileName::Npy { .. } | FileName::FxNpy(_) => read_npy(c, &file, len),
         FileName::Pt { .. } => super::pt::read(c, &file, len),
         FileName::Mapping | FileName::Other => FileOutcome::default(),
     }
@@ -90,6 +90,20 @@ pub fn read(c: &Candidate) -> FileOutcome {
 /// The operator a file belongs to, from its name and (when decoded) its header.
 pub fn op_ref(c: &Candidate, name: Option<&OpDumpName>, header: Option<&DumpHeader>) -> OpRef {
     let fallback = || c.rel.rsplit('/').next().unwrap_or(&c.rel).to_string();
+    if let FileName::FxNpy(fx) = &c.name {
+        // Every file of one FX node call shares the op name and the call's timestamp.
+        return OpRef {
+            location: c.location.clone(),
+            layout: c.layout,
+            op_name: fx.op.clone(),
+            op_type: None,
+            task_id: None,
+            stream_id: None,
+            timestamp: Some(fx.timestamp_us),
+            counter: None,
+            path: c.rel.clone(),
+        };
+    }
     OpRef {
         location: c.location.clone(),
         layout: c.layout,
@@ -543,6 +557,7 @@ fn read_npy(c: &Candidate, file: &File, len: u64) -> FileOutcome {
     };
     let (origin, io, index) = match &c.name {
         FileName::Npy { origin, io, index } => (origin.as_ref(), *io, *index),
+        FileName::FxNpy(fx) => (None, Some(fx.io), Some(fx.index)),
         _ => (None, None, None),
     };
     let op = op_ref(c, origin, None);

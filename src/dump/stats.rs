@@ -215,14 +215,11 @@ impl Acc {
     /// Adds whole elements of type `el` from `bytes` (a trailing partial element is ignored;
     /// callers pass element-aligned chunks). For `I4` every byte holds two elements.
     pub fn update(&mut self, el: Element, bytes: &[u8]) {
-        #[cfg(target_arch = "x86_64")]
-        if simd::available() {
-            // SAFETY: the CPU has every feature `update_simd` is compiled for (`simd::available`
-            // and the `target_feature` attributes come from the same list).
-            unsafe { simd::update_simd(self, el, bytes) };
-            return;
-        }
-        self.update_any(el, bytes);
+        super::simd::dispatch(Update {
+            acc: self,
+            el,
+            bytes,
+        });
     }
 
     #[inline(always)]
@@ -283,36 +280,19 @@ impl Acc {
     }
 }
 
-/// The kernel compiled for wider vectors. One list of target features feeds both the
-/// `#[target_feature]` attributes and the run-time check, so the check cannot miss one. FMA is
-/// not in it: Rust never fuses a multiply and an add on its own, so it would buy nothing.
-#[cfg(target_arch = "x86_64")]
-mod simd {
-    use super::{Acc, Element};
+/// [`Acc::update`] as a [`super::simd::Kernel`].
+struct Update<'a> {
+    acc: &'a mut Acc,
+    el: Element,
+    bytes: &'a [u8],
+}
 
-    macro_rules! kernel {
-        ($($feature:tt),+) => {
-            /// The target features of [`update_simd`].
-            #[cfg(test)]
-            pub const FEATURES: &[&str] = &[$($feature),+];
-
-            /// Whether this CPU has every feature in the list.
-            pub fn available() -> bool {
-                $(std::is_x86_feature_detected!($feature))&&+
-            }
-
-            /// The same code as [`Acc::update_any`] (inlined), compiled for these features.
-            ///
-            /// # Safety
-            /// Only when [`available`] returned true.
-            $(#[target_feature(enable = $feature)])+
-            pub unsafe fn update_simd(acc: &mut Acc, el: Element, bytes: &[u8]) {
-                acc.update_any(el, bytes);
-            }
-        };
+impl super::simd::Kernel for Update<'_> {
+    type Output = ();
+    #[inline(always)]
+    fn run(self) {
+        self.acc.update_any(self.el, self.bytes);
     }
-
-    kernel!("avx2", "f16c");
 }
 
 /// Bytes per element for chunk alignment (sub-byte types: 1 byte = 2 elements).
@@ -379,30 +359,10 @@ mod tests {
         assert_eq!((c.nan, c.min(), c.mean()), (20, None, None));
     }
 
-    #[cfg(target_arch = "x86_64")]
-    #[test]
-    fn every_enabled_target_feature_is_checked_at_run_time() {
-        // The attributes and the check are generated from `simd::FEATURES`; no feature may be
-        // enabled anywhere else in this file.
-        let src = include_str!("stats.rs");
-        let literal_enables = src.matches(concat!("enable", " = \"")).count();
-        assert_eq!(
-            literal_enables, 0,
-            "a target feature enabled outside `kernel!`"
-        );
-        assert_eq!(src.matches(concat!("kernel!", "(\"")).count(), 1);
-        assert_eq!(simd::FEATURES, ["avx2", "f16c"]);
-        let detected = [
-            std::is_x86_feature_detected!("avx2"),
-            std::is_x86_feature_detected!("f16c"),
-        ];
-        assert_eq!(simd::available(), detected.iter().all(|&d| d));
-    }
-
     #[test]
     fn the_dispatched_kernel_agrees_with_the_portable_one() {
-        // On a CPU with the SIMD features `update` runs `simd::update_simd`; the answer must be
-        // the portable one, bit for bit.
+        // On a CPU with the SIMD features `update` runs the AVX2 build; the answer must be the
+        // portable one, bit for bit.
         let v: Vec<f32> = (0..5000)
             .map(|i| {
                 if i % 777 == 5 {

@@ -156,6 +156,9 @@ pub struct Listed {
     pub match_name: String,
     pub tensors: Vec<TensorSlot>,
     pub errors: Vec<ScanError>,
+    /// For a torchair FX data dump input `INPUT.{i}[.{j}]`: (i, j). GE numbers the inputs of
+    /// an op by position, a list argument flattened, so a comparison renumbers by this.
+    pub fx_input: Option<(usize, Option<usize>)>,
 }
 
 /// The name of a dtype as NumPy / PyTorch users write it (`float16`, `bfloat16`, …).
@@ -207,6 +210,7 @@ pub fn list(c: &Candidate) -> Option<Listed> {
             op,
             tensors: Vec::new(),
             errors,
+            fx_input: None,
         }
     };
     let opened = File::open(&c.path)
@@ -230,8 +234,25 @@ pub fn list(c: &Candidate) -> Option<Listed> {
                 op,
                 tensors: Vec::new(),
                 errors: Vec::new(),
+                fx_input: None,
             };
             match npy_slot(&file, len, io.unwrap_or(Io::Output), index.unwrap_or(0)) {
+                Ok(t) => l.tensors.push(t),
+                Err((m, off)) => l.errors.push(error(m, off)),
+            }
+            Some(l)
+        }
+        FileName::FxNpy(fx) => {
+            let op = op_ref(c, None, None);
+            let mut l = Listed {
+                path: c.path.clone(),
+                match_name: fx.op.clone(),
+                op,
+                tensors: Vec::new(),
+                errors: Vec::new(),
+                fx_input: (fx.io == Io::Input).then_some((fx.index, fx.part)),
+            };
+            match npy_slot(&file, len, fx.io, fx.index) {
                 Ok(t) => l.tensors.push(t),
                 Err((m, off)) => l.errors.push(error(m, off)),
             }
@@ -247,6 +268,7 @@ pub fn list(c: &Candidate) -> Option<Listed> {
                 op,
                 tensors: Vec::new(),
                 errors: Vec::new(),
+                fx_input: None,
             };
             match super::pt::blocks(&file, len) {
                 Ok(tensors) => {
@@ -483,6 +505,7 @@ fn list_dump(c: &Candidate, file: &File, len: u64, name: Option<&OpDumpName>) ->
                 op,
                 tensors: Vec::new(),
                 errors: vec![error(e.message, e.offset)],
+                fx_input: None,
             };
         }
     };
@@ -493,6 +516,7 @@ fn list_dump(c: &Candidate, file: &File, len: u64, name: Option<&OpDumpName>) ->
         op,
         tensors: Vec::new(),
         errors: Vec::new(),
+        fx_input: None,
     };
     if !h
         .tensors
@@ -525,8 +549,11 @@ fn list_dump(c: &Candidate, file: &File, len: u64, name: Option<&OpDumpName>) ->
     l
 }
 
-/// Decodes `bytes` (whole elements of `el`) to `f64`, appending to `out`.
+/// Decodes `bytes` (whole elements of `el`) to `f64`, appending to `out`. Inlined, so it is
+/// compiled into the vectorised metric loop of `dump-compare` ([`crate::dump::simd`]).
+#[inline(always)]
 pub fn decode_into(el: Element, bytes: &[u8], out: &mut Vec<f64>) {
+    #[inline(always)]
     fn each<const N: usize>(bytes: &[u8], out: &mut Vec<f64>, f: impl Fn([u8; N]) -> f64) {
         out.extend(bytes.chunks_exact(N).map(|c| {
             let mut a = [0u8; N];
@@ -683,19 +710,23 @@ impl ValueReader {
         }
     }
 
-    /// Replaces `out` with the next at most `max` values; `Ok(0)` at the end.
-    pub fn next_chunk(&mut self, out: &mut Vec<f64>, max: usize) -> Result<usize, String> {
-        out.clear();
-        let el = self.element;
-        let bytes = self.next_bytes(max)?;
-        decode_into(el, bytes, out);
-        Ok(out.len())
+    /// The tensor's element type.
+    pub fn element(&self) -> Element {
+        self.element
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The next at most `max` values of `r`, decoded; empty at the end.
+    fn next_values(r: &mut ValueReader, out: &mut Vec<f64>, max: usize) -> usize {
+        out.clear();
+        let el = r.element();
+        decode_into(el, r.next_bytes(max).unwrap(), out);
+        out.len()
+    }
 
     #[test]
     fn decodes_each_type_exactly() {
@@ -749,7 +780,7 @@ mod tests {
         let mut r = ValueReader::open(&path, &slot).unwrap();
         let mut out = Vec::new();
         let mut all = Vec::new();
-        while r.next_chunk(&mut out, 4).unwrap() > 0 {
+        while next_values(&mut r, &mut out, 4) > 0 {
             all.extend_from_slice(&out);
         }
         assert_eq!(all, (0..10).map(f64::from).collect::<Vec<_>>());
@@ -773,7 +804,7 @@ mod tests {
         let slot = dump_slot(&desc, 8, 0, None).unwrap();
         assert_eq!(slot.shape, vec![1, 3, 1, 2]);
         let mut r = ValueReader::open(&padded, &slot).unwrap();
-        r.next_chunk(&mut out, 100).unwrap();
+        next_values(&mut r, &mut out, 100);
         assert_eq!(out, vec![0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
         // A truncated block and a shape the block cannot hold are errors of the tensor.
         assert!(dump_slot(&desc, 7, 0, None)

@@ -1,24 +1,25 @@
 //! Finding the files of a dump tree and what each one is.
 //!
-//! The walk follows symbolic links (dump trees are often assembled from links to per-rank
-//! storage) and visits every real directory once: it goes breadth first, level by level, lists
-//! the directories of a level in parallel, and then claims their subdirectories in name order by
-//! (device, inode). A directory reached again — a second link to it (a "diamond") — is skipped
-//! silently; a link back to one of its own ancestors is reported as a loop. So each directory is
-//! scanned under its shallowest path, the first in name order among equals, whatever the thread
-//! timing. A symbolic link to a file inside the tree is skipped too (the file is scanned under
-//! its real path); hard links are separate files.
+//! The one directory walker of npgx is `walkdir`, configured by [`tree`] (repro finds graphs,
+//! kernels and dumps through it too). The dump walk follows symbolic links (dump trees are
+//! often assembled from links to per-rank storage) and visits every real directory once: a
+//! symbolic link to a directory or file *inside* the tree is skipped (the directory or file is
+//! walked under its real path), a directory reached again through links from outside the tree
+//! (a "diamond") is skipped silently by its (device, inode), and a link back to one of its own
+//! ancestors is reported as a loop. Hard links are separate files.
 //!
 //! Hashed file names are resolved through the `mapping.csv` of their own directory before the
 //! file is classified. Directories are handed to the caller one at a time with their candidate
-//! files ([`for_each_dir`]), so a scan holds the listing of the directories in flight, never a
-//! list of every file of the tree.
+//! files ([`for_each_dir`]), on the rayon pool while the walk goes on, so a scan holds the
+//! listing of the directories in flight, never a list of every file of the tree.
 
 use std::collections::{HashMap, HashSet};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 
-use npgx_parsers::dump::name::{self, FileName};
+use npgx_parsers::dump::name::{self, FileName, FxGraphName};
 use npgx_parsers::dump::path::{self as layout_path, Layout, Location};
 use rayon::prelude::*;
 
@@ -53,6 +54,8 @@ pub struct DirFiles {
     pub candidates: Vec<Candidate>,
     /// Whether any candidate is an Opdebug payload (only then does pairing need an index).
     pub has_opdebug: bool,
+    /// torchair graph dumps `dynamo_original_graph_*.txt` (GE op → FX node names).
+    pub fx_graphs: Vec<(PathBuf, FxGraphName)>,
 }
 
 /// What a whole walk found, besides the files handed out.
@@ -66,6 +69,8 @@ pub struct WalkSummary {
 /// What the walk found, all at once ([`walk`]).
 pub struct Walk {
     pub candidates: Vec<Candidate>,
+    /// torchair graph dumps, sorted by path.
+    pub fx_graphs: Vec<(PathBuf, FxGraphName)>,
     pub files_seen: u64,
     pub errors: Vec<ScanError>,
 }
@@ -84,26 +89,6 @@ fn rel_string(root: &Path, p: &Path) -> String {
     } else {
         s.join("/")
     }
-}
-
-type Id = (u64, u64);
-
-/// A subdirectory found while listing: its path, its id and the ids above it.
-type Found = (PathBuf, Id, Vec<Id>);
-
-/// A directory to list, with the (device, inode) of it and of every directory above it.
-struct Pending {
-    path: PathBuf,
-    ancestors: Vec<Id>,
-}
-
-/// One listed directory: its files (sorted) and its subdirectories.
-struct Listing {
-    path: PathBuf,
-    files: Vec<PathBuf>,
-    subdirs: Vec<(PathBuf, Id)>,
-    ancestors: Vec<Id>,
-    errors: Vec<ScanError>,
 }
 
 struct Ctx<'a> {
@@ -129,52 +114,6 @@ impl Ctx<'_> {
             return false;
         };
         target.starts_with(root)
-    }
-
-    fn list(&self, p: Pending) -> Listing {
-        let mut out = Listing {
-            path: p.path,
-            files: Vec::new(),
-            subdirs: Vec::new(),
-            ancestors: p.ancestors,
-            errors: Vec::new(),
-        };
-        let entries = match std::fs::read_dir(&out.path) {
-            Ok(e) => e,
-            Err(e) => {
-                out.errors
-                    .push(self.error(&out.path, format!("cannot read directory: {e}")));
-                return out;
-            }
-        };
-        for entry in entries {
-            let entry = match entry {
-                Ok(e) => e,
-                Err(e) => {
-                    out.errors
-                        .push(self.error(&out.path, format!("cannot read directory: {e}")));
-                    continue;
-                }
-            };
-            let path = entry.path();
-            let is_link = entry.file_type().is_ok_and(|t| t.is_symlink());
-            // Follows symbolic links; a dangling link is an error, not a file.
-            match std::fs::metadata(&path) {
-                Ok(m) if m.is_dir() => out.subdirs.push((path, (m.dev(), m.ino()))),
-                Ok(m) if m.is_file() => {
-                    if !(is_link && self.links_inside(&path)) {
-                        out.files.push(path);
-                    }
-                }
-                Ok(_) => {}
-                Err(e) => out
-                    .errors
-                    .push(self.error(&path, format!("cannot read: {e}"))),
-            }
-        }
-        out.files.sort();
-        out.subdirs.sort();
-        out
     }
 
     /// The candidates of one listed directory.
@@ -226,6 +165,13 @@ impl Ctx<'_> {
                 .collect()
         };
         let (layout, location) = layout_path::locate(&comps);
+        let fx_graphs = files
+            .iter()
+            .filter_map(|path| {
+                let n = name::parse_fx_graph_name(&path.file_name()?.to_string_lossy())?;
+                Some((path.clone(), n))
+            })
+            .collect();
         let candidates: Vec<Candidate> = files
             .iter()
             .filter_map(|path| {
@@ -264,14 +210,114 @@ impl Ctx<'_> {
             has_opdebug: candidates.iter().any(Candidate::is_opdebug),
             dir,
             candidates,
+            fx_graphs,
         }
     }
 }
 
-/// Walks `root` (a directory or a single file) on the current rayon pool and calls `visit` with
-/// each directory's candidates, from pool threads, several directories at a time. Every
-/// problem met on the way (unreadable directory, dangling link, loop) is in the returned
-/// summary's errors, sorted by path.
+/// The one directory walker: `walkdir` over `root`, entries in file-name order.
+pub fn tree(root: &Path) -> walkdir::WalkDir {
+    walkdir::WalkDir::new(root).sort_by_file_name()
+}
+
+/// One directory being walked: its depth and the files found in it so far.
+struct Open {
+    depth: usize,
+    path: PathBuf,
+    files: Vec<PathBuf>,
+}
+
+/// The directories of a tree with their files, each handed out once complete (walkdir goes depth
+/// first and may list a directory's files after some of its subdirectories).
+struct Dirs<'a> {
+    ctx: &'a Ctx<'a>,
+    it: walkdir::IntoIter,
+    /// An entry read while a finished directory was handed out, to be taken next.
+    pending: Option<walkdir::DirEntry>,
+    open: Vec<Open>,
+    visited: HashSet<(u64, u64)>,
+    files_seen: &'a AtomicU64,
+    errors: &'a Mutex<Vec<ScanError>>,
+}
+
+impl Dirs<'_> {
+    fn push_error(&self, err: ScanError) {
+        self.errors
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(err);
+    }
+
+    fn walk_error(&self, e: &walkdir::Error) {
+        let path = e.path().map(Path::to_path_buf).unwrap_or_default();
+        let message = match (e.loop_ancestor(), e.io_error()) {
+            (Some(_), _) => {
+                "symbolic link loop back to an enclosing directory: not followed".to_string()
+            }
+            (None, Some(io)) => format!("cannot read: {io}"),
+            (None, None) => format!("cannot read: {e}"),
+        };
+        self.push_error(self.ctx.error(&path, message));
+    }
+
+    /// Records one entry: a directory is opened (unless it is reached through a link inside the
+    /// tree or was seen before), a file joins its directory.
+    fn take(&mut self, entry: walkdir::DirEntry) {
+        let link = entry.path_is_symlink();
+        if entry.file_type().is_dir() {
+            let id = match entry.metadata() {
+                Ok(m) => (m.dev(), m.ino()),
+                Err(e) => {
+                    self.walk_error(&e);
+                    self.it.skip_current_dir();
+                    return;
+                }
+            };
+            if (link && self.ctx.links_inside(entry.path())) || !self.visited.insert(id) {
+                self.it.skip_current_dir();
+                return;
+            }
+            self.open.push(Open {
+                depth: entry.depth(),
+                path: entry.into_path(),
+                files: Vec::new(),
+            });
+        } else if entry.file_type().is_file() && !(link && self.ctx.links_inside(entry.path())) {
+            self.files_seen.fetch_add(1, Ordering::Relaxed);
+            if let Some(dir) = self.open.last_mut() {
+                dir.files.push(entry.into_path());
+            }
+        }
+    }
+}
+
+impl Iterator for Dirs<'_> {
+    type Item = (PathBuf, Vec<PathBuf>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            let entry = match self.pending.take().map(Ok).or_else(|| self.it.next()) {
+                None => return self.open.pop().map(|o| (o.path, o.files)),
+                Some(Err(e)) => {
+                    self.walk_error(&e);
+                    continue;
+                }
+                Some(Ok(entry)) => entry,
+            };
+            // Directories at this depth or deeper are complete: hand out the deepest first.
+            if self.open.last().is_some_and(|o| o.depth >= entry.depth()) {
+                self.pending = Some(entry);
+                return self.open.pop().map(|o| (o.path, o.files));
+            }
+            self.take(entry);
+        }
+    }
+}
+
+/// Walks `root` (a directory or a single file) and calls `visit` with each directory's
+/// candidates from the current rayon pool's threads, several directories at a time, while the
+/// walk goes on. Every problem met on the way (unreadable directory, dangling link, loop) is in
+/// the returned summary's errors, sorted by path.
 pub fn for_each_dir(root: &Path, visit: impl Fn(DirFiles) + Sync) -> WalkSummary {
     let ctx = Ctx {
         root,
@@ -298,50 +344,33 @@ pub fn for_each_dir(root: &Path, visit: impl Fn(DirFiles) + Sync) -> WalkSummary
         visit(d);
         return summary;
     }
-    let root_id = (root_meta.dev(), root_meta.ino());
-    let mut visited: HashSet<Id> = HashSet::from([root_id]);
-    let mut level = vec![Pending {
-        path: root.to_path_buf(),
-        ancestors: vec![root_id],
-    }];
-    while !level.is_empty() {
-        let results: Vec<(Vec<Found>, u64, Vec<ScanError>)> = level
-            .into_par_iter()
-            .map(|p| {
-                let listing = ctx.list(p);
-                let mut errors = listing.errors;
-                let seen = listing.files.len() as u64;
-                let d = ctx.candidates(&listing.path, &listing.files, &mut errors);
-                drop(listing.files);
-                visit(d);
-                let subdirs = listing
-                    .subdirs
-                    .into_iter()
-                    .map(|(path, id)| (path, id, listing.ancestors.clone()))
-                    .collect();
-                (subdirs, seen, errors)
-            })
-            .collect();
-        let mut next: Vec<Found> = Vec::new();
-        for (subdirs, seen, errors) in results {
-            summary.files_seen += seen;
-            summary.errors.extend(errors);
-            next.extend(subdirs);
+    let errors = Mutex::new(Vec::new());
+    let files_seen = AtomicU64::new(0);
+    let dirs = Dirs {
+        ctx: &ctx,
+        it: tree(root).follow_links(true).into_iter(),
+        pending: None,
+        open: Vec::new(),
+        visited: HashSet::new(),
+        files_seen: &files_seen,
+        errors: &errors,
+    };
+    dirs.par_bridge().for_each(|(path, files)| {
+        let mut errs = Vec::new();
+        let d = ctx.candidates(&path, &files, &mut errs);
+        drop(files);
+        visit(d);
+        if !errs.is_empty() {
+            errors
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .extend(errs);
         }
-        next.sort_by(|a, b| a.0.cmp(&b.0));
-        level = Vec::new();
-        for (path, id, mut ancestors) in next {
-            if ancestors.contains(&id) {
-                summary.errors.push(ctx.error(
-                    &path,
-                    "symbolic link loop back to an enclosing directory: not followed".into(),
-                ));
-            } else if visited.insert(id) {
-                ancestors.push(id);
-                level.push(Pending { path, ancestors });
-            }
-        }
-    }
+    });
+    summary.files_seen = files_seen.into_inner();
+    summary.errors = errors
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     summary.errors.sort_by(|a, b| a.path.cmp(&b.path));
     summary
 }
@@ -349,19 +378,22 @@ pub fn for_each_dir(root: &Path, visit: impl Fn(DirFiles) + Sync) -> WalkSummary
 /// Walks `root` and returns every candidate at once, sorted by path (for callers that need the
 /// whole list; a scan uses [`for_each_dir`]).
 pub fn walk(root: &Path) -> Walk {
-    let found = std::sync::Mutex::new(Vec::new());
+    let found = std::sync::Mutex::new((Vec::new(), Vec::new()));
     let summary = for_each_dir(root, |d| {
-        found
+        let mut found = found
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .extend(d.candidates)
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        found.0.extend(d.candidates);
+        found.1.extend(d.fx_graphs);
     });
-    let mut candidates = found
+    let (mut candidates, mut fx_graphs) = found
         .into_inner()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     candidates.sort_by(|a, b| a.path.cmp(&b.path));
+    fx_graphs.sort_by(|a, b| a.0.cmp(&b.0));
     Walk {
         candidates,
+        fx_graphs,
         files_seen: summary.files_seen,
         errors: summary.errors,
     }

@@ -537,11 +537,11 @@ fn kernel_symbol(k: &KernelFacts, e: &aicore::FromError) -> Option<String> {
 
 /// Every regular file below `root`, at most `max_depth` directory levels down, in file-name order
 /// (depth first, as listed). Symbolic links are not followed; unreadable directories are skipped.
-/// The one directory walk of repro: graphs, kernels and dumps are all found through it.
+/// The one directory walk of repro (graphs, kernels and dumps are all found through it), on
+/// npgx's one walker [`crate::dump::walk::tree`].
 pub(crate) fn files_under(root: &Path, max_depth: usize) -> impl Iterator<Item = PathBuf> {
-    walkdir::WalkDir::new(root)
+    crate::dump::walk::tree(root)
         .max_depth(max_depth + 1)
-        .sort_by_file_name()
         .into_iter()
         .filter_map(Result::ok)
         .filter(|e| e.file_type().is_file())

@@ -665,6 +665,11 @@ fn origin_evidence_none_without_graph_and_graph_with_it() {
 }
 
 #[test]
+fn ge_target_against_fx_npy_golden_through_the_torchair_graph_dump() {
+    check("fx_graph", "default");
+}
+
+#[test]
 fn ranks_pair_by_rank_and_loops_match_occurrence_by_occurrence() {
     check("ranks_loops", "default");
 }

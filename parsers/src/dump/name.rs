@@ -8,7 +8,9 @@
 //! overflow    : Opdebug.Node_OpDebug.{task_id}.{stream_id}.{timestamp}[.4.{ctx}.{thread}.{dev}]
 //! stats       : <op dump name>.csv
 //! npy         : <anything>.npy, msaccucmp convert output <op dump name>.{input|output}.{i}.npy
+//! FX npy      : {fx node}-{target}.{INPUT|OUTPUT}.{i}[.{j}].{YYYYMMDDhhmmssffffff}.npy
 //! npugraph_ex : {fx_node}_device_{dev}_{count}.pt
+//! FX graph    : dynamo_original_graph[_{graph id}][_rank_{r}][_pid_{pid}][_ts_{ts}].txt
 //! hashed      : all digits (resolved through mapping.csv)
 //! ```
 //!
@@ -57,6 +59,122 @@ impl OpDumpName {
     }
 }
 
+/// The parsed name of a torchair FX data dump file (torchair `fx_dumper.py`):
+/// `{node.name}-{node.target}.{INPUT|OUTPUT}.{i}[.{j}].{timestamp}.npy`, where `i` is the
+/// argument or result position, `j` the element of a list argument, and the timestamp
+/// `%Y%m%d%H%M%S%f` (UTC) of the call, the same for every file of one call.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct FxNpyName {
+    /// `{node.name}-{node.target}`, e.g. `mm-aten.mm.default`: what a GE graph's
+    /// `_fx_tensor_name` names (see [`parse_fx_tensor_name`]).
+    pub op: String,
+    pub io: Io,
+    pub index: usize,
+    /// Element of a list argument (`INPUT.{i}.{j}`).
+    pub part: Option<usize>,
+    /// The call's timestamp as µs since the Unix epoch.
+    pub timestamp_us: u64,
+}
+
+/// Splits a GE graph's `_fx_tensor_name` attribute (torchair sets it on every output
+/// descriptor of the GE ops converted from one FX node) into the FX op name and the output
+/// index: `add_1-aten.add.Tensor.OUTPUT.0` → (`add_1-aten.add.Tensor`, 0).
+pub fn parse_fx_tensor_name(s: &str) -> Option<(&str, usize)> {
+    let (op, index) = s.rsplit_once(".OUTPUT.")?;
+    (!op.is_empty() && is_digits(index)).then_some(())?;
+    Some((op, index.parse().ok()?))
+}
+
+/// The parsed name of a torchair graph dump `dynamo_original_graph_*.txt`
+/// (`debug.graph_dump.type = "txt"`): the FX graph converted to a GE graph, in protobuf text.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct FxGraphName {
+    pub graph_id: Option<u64>,
+    pub rank: Option<u32>,
+}
+
+/// Parses `dynamo_original_graph[_{graph id}][_rank_{r}][_pid_{pid}][_ts_{ts}].txt`; `None` for
+/// any other name (the `.pbtxt` and `.py` forms and `dynamo_optimized_graph_*` included).
+pub fn parse_fx_graph_name(name: &str) -> Option<FxGraphName> {
+    let rest = name
+        .strip_prefix("dynamo_original_graph")?
+        .strip_suffix(".txt")?;
+    let mut out = FxGraphName::default();
+    if rest.is_empty() {
+        return Some(out);
+    }
+    let t: Vec<&str> = rest.strip_prefix('_')?.split('_').collect();
+    let mut i = 0;
+    if t.first().is_some_and(|x| is_digits(x)) {
+        out.graph_id = t[0].parse().ok();
+        i = 1;
+    }
+    while i < t.len() {
+        let (key, value) = (t[i], t.get(i + 1).filter(|v| is_digits(v))?);
+        match key {
+            "rank" => out.rank = value.parse().ok(),
+            "pid" | "ts" => {}
+            _ => return None,
+        }
+        i += 2;
+    }
+    Some(out)
+}
+
+/// Days from 1970-01-01 to a proleptic Gregorian date (H. Hinnant's `days_from_civil`).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * (m + if m > 2 { -3 } else { 9 }) + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// `YYYYMMDDhhmmssffffff` (UTC) as µs since the epoch; `None` unless 20 digits of a real time.
+fn utc_stamp_us(t: &str) -> Option<u64> {
+    if t.len() != 20 || !is_digits(t) {
+        return None;
+    }
+    let n = |a: usize, b: usize| t[a..b].parse::<i64>().ok();
+    let (y, mo, d) = (n(0, 4)?, n(4, 6)?, n(6, 8)?);
+    let (h, mi, s, us) = (n(8, 10)?, n(10, 12)?, n(12, 14)?, n(14, 20)?);
+    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || s > 60 {
+        return None;
+    }
+    let secs = days_from_civil(y, mo, d) * 86_400 + h * 3600 + mi * 60 + s;
+    u64::try_from(secs.checked_mul(1_000_000)?.checked_add(us)?).ok()
+}
+
+fn parse_fx_npy(stem: &str) -> Option<FxNpyName> {
+    let t: Vec<&str> = stem.split('.').collect();
+    let at = t.iter().rposition(|x| *x == "INPUT" || *x == "OUTPUT")?;
+    let tail = &t[at + 1..];
+    let (index, part, stamp) = match tail {
+        [i, ts] => (i, None, ts),
+        [i, j, ts] => (i, Some(j), ts),
+        _ => return None,
+    };
+    let op = t[..at].join(".");
+    if op.is_empty() || !is_digits(index) || part.is_some_and(|j| !is_digits(j)) {
+        return None;
+    }
+    Some(FxNpyName {
+        op,
+        io: if t[at] == "INPUT" {
+            Io::Input
+        } else {
+            Io::Output
+        },
+        index: index.parse().ok()?,
+        part: match part {
+            Some(j) => Some(j.parse().ok()?),
+            None => None,
+        },
+        timestamp_us: utc_stamp_us(stamp)?,
+    })
+}
+
 /// What a file is, judged by its name alone.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub enum FileName {
@@ -70,6 +188,9 @@ pub enum FileName {
         io: Option<Io>,
         index: Option<usize>,
     },
+    /// A torchair FX data dump (`debug.data_dump.type = "npy"`): one argument or result of one
+    /// FX node call.
+    FxNpy(FxNpyName),
     /// An npugraph_ex `dump_tensor_data` file.
     Pt {
         fx_node: String,
@@ -195,6 +316,9 @@ pub fn classify(name: &str) -> FileName {
         return FileName::Hashed;
     }
     if let Some(stem) = name.strip_suffix(".npy") {
+        if let Some(fx) = parse_fx_npy(stem) {
+            return FileName::FxNpy(fx);
+        }
         return parse_npy(stem);
     }
     if let Some(stem) = name.strip_suffix(".pt") {
@@ -303,9 +427,72 @@ mod tests {
             }
         );
         assert_eq!(classify("README.md"), FileName::Other);
+        assert_eq!(
+            classify("dynamo_original_graph_1_rank_0_pid_42_ts_20251010083825327878.txt"),
+            FileName::Other
+        );
         assert_eq!(classify("a.b.c"), FileName::Other);
         assert_eq!(classify("Add.1.2"), FileName::Other);
         assert_eq!(classify(""), FileName::Other);
         assert_eq!(classify("..."), FileName::Other);
+    }
+
+    #[test]
+    fn fx_npy_names() {
+        let fx = |name: &str| match classify(name) {
+            FileName::FxNpy(f) => f,
+            other => panic!("{name}: {other:?}"),
+        };
+        let a = fx("mm-aten.mm.default.INPUT.1.20240125031118787351.npy");
+        assert_eq!(a.op, "mm-aten.mm.default");
+        assert_eq!((a.io, a.index, a.part), (Io::Input, 1, None));
+        // 2024-01-25T03:11:18.787351Z
+        assert_eq!(a.timestamp_us, 1_706_152_278_787_351);
+        let b = fx("cat-aten.cat.default.INPUT.0.2.20240125031118787351.npy");
+        assert_eq!((b.io, b.index, b.part), (Io::Input, 0, Some(2)));
+        let c = fx("add_1-aten.add.Tensor.OUTPUT.0.20240125031118787351.npy");
+        assert_eq!((c.op.as_str(), c.io), ("add_1-aten.add.Tensor", Io::Output));
+        // Not a real time, or not the FX grammar: an ordinary .npy.
+        for other in [
+            "mm-aten.mm.default.INPUT.1.20241325031118787351.npy",
+            "mm.INPUT.x.20240125031118787351.npy",
+            ".INPUT.0.20240125031118787351.npy",
+            "mm.INPUT.0.1.2.20240125031118787351.npy",
+        ] {
+            assert!(matches!(classify(other), FileName::Npy { .. }), "{other}");
+        }
+    }
+
+    #[test]
+    fn fx_tensor_and_graph_names() {
+        assert_eq!(
+            parse_fx_tensor_name("add_1-aten.add.Tensor.OUTPUT.3"),
+            Some(("add_1-aten.add.Tensor", 3))
+        );
+        assert_eq!(parse_fx_tensor_name("add_1-aten.add.Tensor"), None);
+        assert_eq!(parse_fx_tensor_name(".OUTPUT.0"), None);
+        assert_eq!(
+            parse_fx_graph_name(
+                "dynamo_original_graph_2_rank_15_pid_421214_ts_20251010083825327878.txt"
+            ),
+            Some(FxGraphName {
+                graph_id: Some(2),
+                rank: Some(15)
+            })
+        );
+        assert_eq!(
+            parse_fx_graph_name("dynamo_original_graph.txt"),
+            Some(FxGraphName::default())
+        );
+        assert_eq!(
+            parse_fx_graph_name("dynamo_original_graph_1_rank_0.py"),
+            None
+        );
+        assert_eq!(parse_fx_graph_name("dynamo_optimized_graph_1.txt"), None);
+        assert_eq!(parse_fx_graph_name("dynamo_original_graph_1_x_2.txt"), None);
+        assert_eq!(
+            parse_fx_graph_name("dynamo_original_graph_1_rank.txt"),
+            None
+        );
     }
 }

@@ -124,6 +124,12 @@ pub struct TensorDesc {
 }
 
 impl TensorDesc {
+    /// The FX tensor torchair converted this output from (attr `_fx_tensor_name`,
+    /// `{node.name}-{node.target}.OUTPUT.{i}`), split into the FX op name and `i`.
+    pub fn fx_tensor(&self) -> Option<(&str, usize)> {
+        crate::dump::name::parse_fx_tensor_name(self.attrs.get_str("_fx_tensor_name")?)
+    }
+
     /// The framework-side format (attr `origin_format`), e.g. `NCHW` for an `NC1HWC0` tensor.
     pub fn origin_format(&self) -> Option<&str> {
         self.attrs.get_str("origin_format")
@@ -395,6 +401,12 @@ impl Builder {
 
     pub(super) fn model(&self, fields: Vec<Field<'_>>) -> Result<GeModel, GraphError> {
         let mut m = GeModel::default();
+        // A bare `GraphDef` (torchair's `dynamo_original_graph_*.txt`: `name:`, then `op { … }`
+        // at the top level) is one graph.
+        if fields.iter().any(|f| f.name == "op") {
+            m.graphs.push(self.graph_body(0, fields)?);
+            return Ok(m);
+        }
         for f in fields {
             match f.name {
                 "name" => m.name = Some(self.string(f)?),
@@ -409,6 +421,10 @@ impl Builder {
 
     fn graph(&self, f: Field<'_>) -> Result<Graph, GraphError> {
         let (offset, fields) = self.message(f)?;
+        self.graph_body(offset, fields)
+    }
+
+    fn graph_body(&self, offset: usize, fields: Vec<Field<'_>>) -> Result<Graph, GraphError> {
         let mut g = Graph {
             line: self.line(offset),
             ..Graph::default()

@@ -526,3 +526,41 @@ fn ir_names_and_attrs() {
         vec![("batch_dims", Some(&AttrValue::I(0))), ("missing", None)]
     );
 }
+
+#[test]
+fn bare_graph_def_from_torchair() {
+    // torchair's `dynamo_original_graph_*.txt`: a GraphDef without `graph { }` around it, ops
+    // at the top level, `_fx_tensor_name` on each output descriptor.
+    let m = model(
+        r#"name: "graph_1"
+op {
+  name: "Add_2"
+  type: "Add"
+  input: "arg0_1:0"
+  output_desc {
+    name: "y"
+    attr { key: "_fx_tensor_name" value { s: "add_1-aten.add.Tensor.OUTPUT.0" } }
+  }
+}
+op { name: "Split" type: "SplitD"
+  output_desc { attr { key: "_fx_tensor_name" value { s: "split-aten.split.Tensor.OUTPUT.0" } } }
+  output_desc { attr { key: "_fx_tensor_name" value { s: "split-aten.split.Tensor.OUTPUT.1" } } } }
+op { name: "NetOutput" type: "NetOutput" }"#,
+    );
+    assert_eq!(m.graphs.len(), 1);
+    let g = &m.graphs[0];
+    assert_eq!(g.name, "graph_1");
+    assert_eq!(g.ops.len(), 3);
+    assert_eq!(
+        g.ops[0].output_desc[0].fx_tensor(),
+        Some(("add_1-aten.add.Tensor", 0))
+    );
+    assert_eq!(
+        g.ops[1].output_desc[1].fx_tensor(),
+        Some(("split-aten.split.Tensor", 1))
+    );
+    assert_eq!(
+        g.ops[2].output_desc.first().and_then(|d| d.fx_tensor()),
+        None
+    );
+}
