@@ -13,8 +13,8 @@ mod dump_config;
 mod dump_convert;
 mod dump_scan;
 mod plog;
-mod repro;
 mod report;
+mod repro;
 mod triage;
 
 /// Exit code for a run that could not be carried out at all (bad usage, unreadable root).

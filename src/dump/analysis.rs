@@ -134,7 +134,12 @@ impl Collector {
             .entry((t.op.location.clone(), t.op.layout))
             .or_default();
         g.tensors += 1;
-        let magnitude = t.min.into_iter().chain(t.max).map(f64::abs).reduce(f64::max);
+        let magnitude = t
+            .min
+            .into_iter()
+            .chain(t.max)
+            .map(f64::abs)
+            .reduce(f64::max);
         let m = g.magnitudes.entry(op_key(&t)).or_default();
         *m = match (*m, magnitude) {
             (Some(a), Some(b)) => Some(a.max(b)),

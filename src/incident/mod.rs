@@ -53,8 +53,8 @@ pub fn load(path: &Path) -> anyhow::Result<Input> {
         let doc = crate::report::document("triage-analyze", 1, &analysis)?;
         return from_document(path.display().to_string(), doc, None);
     }
-    let file = std::fs::File::open(path)
-        .with_context(|| format!("cannot open {}", path.display()))?;
+    let file =
+        std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
     let doc: Value = serde_json::from_reader(std::io::BufReader::new(file)).map_err(|e| {
         anyhow::anyhow!(
             "{}: not a JSON document ({e}); expected a triage tree or an npgx JSON document ({})",
@@ -249,7 +249,10 @@ mod tests {
     #[test]
     fn other_tools_and_newer_versions_are_refused_with_the_expected_schema() {
         let e = from_document("x.json".into(), json!({"a": 1}), None).unwrap_err();
-        assert!(e.to_string().contains("x.json: not an npgx JSON document"), "{e}");
+        assert!(
+            e.to_string().contains("x.json: not an npgx JSON document"),
+            "{e}"
+        );
         assert!(e.to_string().contains("npgx.dump-scan v1"), "{e}");
         let e = from_document(
             "y.json".into(),
@@ -257,7 +260,11 @@ mod tests {
             None,
         )
         .unwrap_err();
-        assert!(e.to_string().contains("y.json: npgx.dump-scan schema_version 9"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("y.json: npgx.dump-scan schema_version 9"),
+            "{e}"
+        );
         assert!(e.to_string().contains("expected npgx.dump-scan v1"), "{e}");
     }
 

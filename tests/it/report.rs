@@ -53,10 +53,19 @@ fn page(dir: &Path, name: &str, inputs: &[&Path]) -> (PathBuf, String) {
 /// A saved dump-scan document of the torchair fixture, and the scan's `--html` page.
 fn scan_docs(dir: &Path) -> (PathBuf, PathBuf) {
     let root = fixture("dump/torchair/root");
-    let json = run(args![OsStr("dump-scan"), root, OsStr("--format"), OsStr("json")], 1);
+    let json = run(
+        args![OsStr("dump-scan"), root, OsStr("--format"), OsStr("json")],
+        1,
+    );
     let html = dir.join("scan-flag.html");
     run(
-        args![OsStr("dump-scan"), root, OsStr("--html"), html, OsStr("--no-progress")],
+        args![
+            OsStr("dump-scan"),
+            root,
+            OsStr("--html"),
+            html,
+            OsStr("--no-progress")
+        ],
         1,
     );
     (json_file(dir, "scan.json", &json), html)
@@ -87,7 +96,10 @@ const LOG: &str = "logs/01-plog-raw-aivec-gatherv3-assert-2025.log";
 fn log_docs(dir: &Path) -> (PathBuf, PathBuf) {
     let log = sample(LOG);
     let plog = npgx(args![OsStr("plog"), log, OsStr("--format"), OsStr("json")]).stdout;
-    let aicore = run(args![OsStr("aicore"), log, OsStr("--format"), OsStr("json")], 1);
+    let aicore = run(
+        args![OsStr("aicore"), log, OsStr("--format"), OsStr("json")],
+        1,
+    );
     (
         json_file(dir, "plog.json", &plog),
         json_file(dir, "aicore.json", &aicore),
@@ -112,8 +124,8 @@ fn triage_tree(dir: &Path) -> PathBuf {
         w(&format!("{s}/stdout_stderr.log"), "ok\n");
         w(&format!("{s}/SUCCESS"), "");
     }
-    let log = fs::read_to_string(sample("triage/23-aicore-execution-timeout-event-query.txt"))
-        .unwrap();
+    let log =
+        fs::read_to_string(sample("triage/23-aicore-execution-timeout-event-query.txt")).unwrap();
     w("step5-npugraph_ex/stdout_stderr.log", &log);
     w("first_failure.txt", "step5-npugraph_ex exit_code=1\n");
     fs::create_dir_all(root.join("scripts")).unwrap();
@@ -147,7 +159,13 @@ fn a_saved_document_renders_the_same_page_as_the_html_flag() {
     let flag = dir.join("triage-flag.html");
     // Exit 1: the tree has no plogs (incomplete); the page is still written.
     run(
-        args![OsStr("triage"), OsStr("analyze"), tree, OsStr("--html"), flag],
+        args![
+            OsStr("triage"),
+            OsStr("analyze"),
+            tree,
+            OsStr("--html"),
+            flag
+        ],
         1,
     );
     let (_, from_tree) = page(&dir, "triage.html", &[&tree]);
@@ -159,10 +177,8 @@ fn scan_json_carries_each_operators_magnitude_and_the_anomalies_order() {
     let dir = scratch("scan-order");
     let (json, _) = scan_docs(&dir);
     let doc: Value = serde_json::from_slice(&fs::read(json).unwrap()).unwrap();
-    let expected: Value = serde_json::from_slice(
-        &fs::read(fixture("dump/torchair/expected.json")).unwrap(),
-    )
-    .unwrap();
+    let expected: Value =
+        serde_json::from_slice(&fs::read(fixture("dump/torchair/expected.json")).unwrap()).unwrap();
     let groups = doc["groups"].as_array().unwrap();
     let exp_groups = expected["groups"].as_array().unwrap();
     assert_eq!(groups.len(), exp_groups.len());
@@ -173,7 +189,11 @@ fn scan_json_carries_each_operators_magnitude_and_the_anomalies_order() {
             .iter()
             .map(|p| p.as_str().unwrap())
             .collect();
-        assert_eq!(g["magnitudes"].as_array().unwrap().len(), order.len(), "{g:#}");
+        assert_eq!(
+            g["magnitudes"].as_array().unwrap().len(),
+            order.len(),
+            "{g:#}"
+        );
         let fa = &g["first_anomaly"];
         if fa.is_null() {
             assert!(e["first_anomaly"].is_null());
@@ -186,34 +206,52 @@ fn scan_json_carries_each_operators_magnitude_and_the_anomalies_order() {
     for a in doc["anomalies"].as_array().unwrap() {
         let g = a["group"].as_u64().unwrap() as usize;
         let order = exp_groups[g]["order"].as_array().unwrap();
-        assert_eq!(order[a["order"].as_u64().unwrap() as usize], a["path"], "{a:#}");
+        assert_eq!(
+            order[a["order"].as_u64().unwrap() as usize],
+            a["path"],
+            "{a:#}"
+        );
     }
 }
 
 #[test]
 fn plog_json_has_a_per_second_error_and_warning_timeline() {
     let log = sample(LOG);
-    let doc: Value =
-        serde_json::from_slice(&npgx(args![OsStr("plog"), log, OsStr("--format"), OsStr("json")]).stdout)
-            .unwrap();
+    let doc: Value = serde_json::from_slice(
+        &npgx(args![OsStr("plog"), log, OsStr("--format"), OsStr("json")]).stdout,
+    )
+    .unwrap();
     let p = &doc["processes"][0];
     let t = p["timeline"].as_array().unwrap();
     let errors: u64 = t.iter().map(|x| x["error"].as_u64().unwrap()).sum();
     let warnings: u64 = t.iter().map(|x| x["warning"].as_u64().unwrap()).sum();
     assert_eq!(errors, p["levels"]["ERROR"].as_u64().unwrap_or(0));
     assert_eq!(warnings, p["levels"]["WARNING"].as_u64().unwrap_or(0));
-    assert!(t[0]["time"].as_str().unwrap().ends_with(".000.000"), "{t:?}");
-    assert!(t.windows(2).all(|w| w[0]["time"].as_str() < w[1]["time"].as_str()));
+    assert!(
+        t[0]["time"].as_str().unwrap().ends_with(".000.000"),
+        "{t:?}"
+    );
+    assert!(t
+        .windows(2)
+        .all(|w| w[0]["time"].as_str() < w[1]["time"].as_str()));
 }
 
 #[test]
 fn other_tools_json_and_newer_schemas_exit_2_naming_the_file_and_schema() {
     let dir = scratch("bad-input");
     let other = json_file(&dir, "tlparse.json", br#"{"version": 3, "entries": []}"#);
-    let o = npgx(args![OsStr("report"), other, OsStr("-o"), dir.join("x.html")]);
+    let o = npgx(args![
+        OsStr("report"),
+        other,
+        OsStr("-o"),
+        dir.join("x.html")
+    ]);
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("tlparse.json: not an npgx JSON document"), "{err}");
+    assert!(
+        err.contains("tlparse.json: not an npgx JSON document"),
+        "{err}"
+    );
     assert!(err.contains("npgx.dump-scan v1"), "{err}");
 
     let newer = json_file(
@@ -221,7 +259,12 @@ fn other_tools_json_and_newer_schemas_exit_2_naming_the_file_and_schema() {
         "newer.json",
         br#"{"schema": "npgx.dump-compare", "schema_version": 7, "pairs": []}"#,
     );
-    let o = npgx(args![OsStr("report"), newer, OsStr("-o"), dir.join("x.html")]);
+    let o = npgx(args![
+        OsStr("report"),
+        newer,
+        OsStr("-o"),
+        dir.join("x.html")
+    ]);
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
@@ -230,13 +273,19 @@ fn other_tools_json_and_newer_schemas_exit_2_naming_the_file_and_schema() {
         "{err}"
     );
     let text = json_file(&dir, "notes.txt", b"hello");
-    let o = npgx(args![OsStr("report"), text, OsStr("-o"), dir.join("x.html")]);
+    let o = npgx(args![
+        OsStr("report"),
+        text,
+        OsStr("-o"),
+        dir.join("x.html")
+    ]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("notes.txt: not a JSON document"));
     assert!(!dir.join("x.html").exists());
 }
 
-const XSS: &str = "</script><script>window.__npgx_xss=1</script><img src=x onerror=window.__npgx_xss=2>";
+const XSS: &str =
+    "</script><script>window.__npgx_xss=1</script><img src=x onerror=window.__npgx_xss=2>";
 
 /// Documents with markup in an op name and in a log line.
 fn hostile_docs(dir: &Path) -> Vec<PathBuf> {
@@ -262,7 +311,11 @@ fn hostile_docs(dir: &Path) -> Vec<PathBuf> {
         "errors": []});
     vec![
         json_file(dir, "hostile-scan.json", scan.to_string().as_bytes()),
-        json_file(dir, "hostile-classify.json", classify.to_string().as_bytes()),
+        json_file(
+            dir,
+            "hostile-classify.json",
+            classify.to_string().as_bytes(),
+        ),
     ]
 }
 
@@ -279,7 +332,10 @@ fn markup_in_op_names_and_log_lines_is_escaped() {
     assert!(!html.contains("<img src=x"), "raw img");
     assert!(html.contains("&lt;/script&gt;&lt;script&gt;window.__npgx_xss=1"));
     // The log line was read and shown (escaped), highlighted as the causal line.
-    assert!(html.contains("class=\"causal\" data-line=\"2\""), "no context lines");
+    assert!(
+        html.contains("class=\"causal\" data-line=\"2\""),
+        "no context lines"
+    );
     // Only the page's own script element (and the table rows' JSON) exist.
     assert_eq!(html.matches("<script").count(), 2, "{html}");
 }
@@ -345,7 +401,10 @@ fn assert_sorts(v: &Value) {
     let down = numbers(&v["down"]);
     assert!(up.len() >= 2, "{v:#}");
     assert!(up.windows(2).all(|w| w[0] <= w[1]), "not ascending: {up:?}");
-    assert!(down.windows(2).all(|w| w[0] >= w[1]), "not descending: {down:?}");
+    assert!(
+        down.windows(2).all(|w| w[0] >= w[1]),
+        "not descending: {down:?}"
+    );
 }
 
 #[test]
@@ -357,8 +416,7 @@ fn pages_open_in_chromium_offline_with_the_first_failure_plots_and_sorting() {
     let (scan, _) = scan_docs(&dir);
     let (scan_page, _) = page(&dir, "scan.html", &[&scan]);
     let expected: Value =
-        serde_json::from_slice(&fs::read(fixture("dump/torchair/expected.json")).unwrap())
-            .unwrap();
+        serde_json::from_slice(&fs::read(fixture("dump/torchair/expected.json")).unwrap()).unwrap();
     let v = browse(
         &scan_page,
         &[
@@ -376,7 +434,10 @@ fn pages_open_in_chromium_offline_with_the_first_failure_plots_and_sorting() {
         let Some(fa) = g["first_anomaly"]["op_name"].as_str() else {
             continue;
         };
-        assert!(summary.contains(&format!("of {fa} (")), "{fa} not in {summary}");
+        assert!(
+            summary.contains(&format!("of {fa} (")),
+            "{fa} not in {summary}"
+        );
         assert!(texts.contains(&format!("first anomaly: {fa}")), "{texts}");
         if let Some(b) = g["first_born"]["op_name"].as_str() {
             assert!(summary.contains(&format!("born at {b}")), "{summary}");
@@ -401,7 +462,10 @@ fn pages_open_in_chromium_offline_with_the_first_failure_plots_and_sorting() {
         &[
             ("summary", SUMMARY),
             ("texts", &svg_texts("compare-plot")),
-            ("plots", "document.querySelectorAll('figure.compare-plot svg').length"),
+            (
+                "plots",
+                "document.querySelectorAll('figure.compare-plot svg').length",
+            ),
             ("sort", &sort_js(".datatable", "cosine")),
         ],
         None,
@@ -411,12 +475,18 @@ fn pages_open_in_chromium_offline_with_the_first_failure_plots_and_sorting() {
     let g0 = &truth["runs"][0]["groups"][0];
     let fd = g0["first_divergence"]["op_name"].as_str().unwrap();
     assert!(summary.contains(&format!("output 0 of {fd}:")), "{summary}");
-    assert!(texts.contains(&format!("first divergence: {fd}")), "{texts}");
+    assert!(
+        texts.contains(&format!("first divergence: {fd}")),
+        "{texts}"
+    );
     if let Some(o) = g0["origin"]["op_name"].as_str() {
         assert!(summary.contains(&format!("origin {o}")), "{summary}");
         assert!(texts.contains(&format!("origin: {o}")), "{texts}");
     }
-    assert!(texts.contains("threshold 0.99") && texts.contains("threshold 0.01"), "{texts}");
+    assert!(
+        texts.contains("threshold 0.99") && texts.contains("threshold 0.01"),
+        "{texts}"
+    );
     assert!(v["eval"]["plots"].as_u64().unwrap() >= 2);
     assert_sorts(&v["eval"]["sort"]);
 
@@ -429,7 +499,10 @@ fn pages_open_in_chromium_offline_with_the_first_failure_plots_and_sorting() {
         &logs_page,
         &[
             ("summary", SUMMARY),
-            ("timelines", "document.querySelectorAll('figure.timeline svg').length"),
+            (
+                "timelines",
+                "document.querySelectorAll('figure.timeline svg').length",
+            ),
             ("causal", "document.querySelector('.log .causal').innerText"),
             ("card", "document.querySelector('.card.aicore').innerText"),
         ],
@@ -441,7 +514,10 @@ fn pages_open_in_chromium_offline_with_the_first_failure_plots_and_sorting() {
     assert!(v["eval"]["timelines"].as_u64().unwrap() >= 1);
     let line = pdoc["first_causal"]["line"].as_u64().unwrap();
     assert!(
-        v["eval"]["causal"].as_str().unwrap().starts_with(&line.to_string()),
+        v["eval"]["causal"]
+            .as_str()
+            .unwrap()
+            .starts_with(&line.to_string()),
         "{v:#}"
     );
     let kernel = adoc["errors"][0]["kernel_name"]["value"].as_str().unwrap();
@@ -452,7 +528,13 @@ fn pages_open_in_chromium_offline_with_the_first_failure_plots_and_sorting() {
     // Triage: the ladder, the failing step and its causal error in context.
     let tree = triage_tree(&dir);
     let analysis = run(
-        args![OsStr("triage"), OsStr("analyze"), tree, OsStr("--format"), OsStr("json")],
+        args![
+            OsStr("triage"),
+            OsStr("analyze"),
+            tree,
+            OsStr("--format"),
+            OsStr("json")
+        ],
         1,
     );
     let a: Value = serde_json::from_slice(&analysis).unwrap();
@@ -461,15 +543,24 @@ fn pages_open_in_chromium_offline_with_the_first_failure_plots_and_sorting() {
         &triage_page,
         &[
             ("summary", SUMMARY),
-            ("failed", "document.querySelector('tr[data-step=step5-npugraph_ex] .status-failed') !== null"),
-            ("steps", "document.querySelectorAll('table.ladder tbody tr').length"),
+            (
+                "failed",
+                "document.querySelector('tr[data-step=step5-npugraph_ex] .status-failed') !== null",
+            ),
+            (
+                "steps",
+                "document.querySelectorAll('table.ladder tbody tr').length",
+            ),
             ("causal", "document.querySelector('.log .causal').innerText"),
         ],
         None,
     );
     let summary = v["eval"]["summary"].as_str().unwrap();
     let fce = &a["evidence"]["first_causal_error"];
-    assert!(summary.contains("step5-npugraph_ex failed (exit 1)"), "{summary}");
+    assert!(
+        summary.contains("step5-npugraph_ex failed (exit 1)"),
+        "{summary}"
+    );
     assert!(
         summary.contains(fce["message"].as_str().unwrap()),
         "{summary}"
@@ -478,7 +569,8 @@ fn pages_open_in_chromium_offline_with_the_first_failure_plots_and_sorting() {
     assert_eq!(v["eval"]["steps"], 5);
     let causal = v["eval"]["causal"].as_str().unwrap();
     assert!(
-        causal.starts_with(&fce["line"].to_string()) && causal.contains(fce["text"].as_str().unwrap().trim()),
+        causal.starts_with(&fce["line"].to_string())
+            && causal.contains(fce["text"].as_str().unwrap().trim()),
         "{causal} vs {fce:#}"
     );
 
@@ -487,14 +579,28 @@ fn pages_open_in_chromium_offline_with_the_first_failure_plots_and_sorting() {
     let (all, _) = page(
         &dir,
         "all.html",
-        &[&tree, &scan, &compare, &plog, &aicore, &hostile[0], &hostile[1]],
+        &[
+            &tree,
+            &scan,
+            &compare,
+            &plog,
+            &aicore,
+            &hostile[0],
+            &hostile[1],
+        ],
     );
     let v = browse(
         &all,
         &[
             ("xss", "window.__npgx_xss === undefined"),
-            ("sections", "document.querySelectorAll('section.input').length"),
-            ("rows", "document.querySelectorAll('#summary tbody tr').length"),
+            (
+                "sections",
+                "document.querySelectorAll('section.input').length",
+            ),
+            (
+                "rows",
+                "document.querySelectorAll('#summary tbody tr').length",
+            ),
         ],
         None,
     );
@@ -519,9 +625,6 @@ fn the_browser_check_sees_network_requests_and_console_errors() {
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert!(
-        v["requests"].to_string().contains("127.0.0.1:9"),
-        "{v:#}"
-    );
+    assert!(v["requests"].to_string().contains("127.0.0.1:9"), "{v:#}");
     assert!(v["console_errors"].to_string().contains("boom"), "{v:#}");
 }

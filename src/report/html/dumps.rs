@@ -116,9 +116,23 @@ pub(super) fn scan(input: &Input, index: usize) -> Section {
         .take(MAX_ROWS)
         .map(|a| {
             json!([
-                a["group"], a["order"], a["op_name"], a["op_type"], tensor(a), a["kind"],
-                a["dtype"], a["shape"].as_array().map(|d| d.iter().map(txt).collect::<Vec<_>>().join("x")),
-                a["nan"], a["pos_inf"], a["neg_inf"], a["overflow"], a["min"], a["max"], a["mean"],
+                a["group"],
+                a["order"],
+                a["op_name"],
+                a["op_type"],
+                tensor(a),
+                a["kind"],
+                a["dtype"],
+                a["shape"]
+                    .as_array()
+                    .map(|d| d.iter().map(txt).collect::<Vec<_>>().join("x")),
+                a["nan"],
+                a["pos_inf"],
+                a["neg_inf"],
+                a["overflow"],
+                a["min"],
+                a["max"],
+                a["mean"],
                 a["path"]
             ])
         })
@@ -198,7 +212,9 @@ fn errors(errors: &Value) -> Markup {
 
 /// log10 of a positive finite magnitude.
 fn log_mag(v: &Value) -> Option<f64> {
-    v.as_f64().filter(|m| *m > 0.0 && m.is_finite()).map(f64::log10)
+    v.as_f64()
+        .filter(|m| *m > 0.0 && m.is_finite())
+        .map(f64::log10)
 }
 
 fn scan_plot(g: &Value, gi: usize, anomalies: &[&Value], index: usize) -> Markup {
@@ -209,7 +225,12 @@ fn scan_plot(g: &Value, gi: usize, anomalies: &[&Value], index: usize) -> Markup
     let x_max = n.saturating_sub(1) as f64;
     let logs: Vec<Option<f64>> = mags.iter().map(log_mag).collect();
     let (y0, y1) = span(logs.iter().flatten().copied());
-    let at = |order: usize| logs.get(order).copied().flatten().unwrap_or(y1 - (y1 - y0) * 0.03);
+    let at = |order: usize| {
+        logs.get(order)
+            .copied()
+            .flatten()
+            .unwrap_or(y1 - (y1 - y0) * 0.03)
+    };
     let mine: Vec<&&Value> = anomalies
         .iter()
         .filter(|a| a["group"].as_u64() == Some(gi as u64))
@@ -293,7 +314,12 @@ pub(super) fn compare(input: &Input, index: usize) -> Section {
                 txt(&fd["metrics"]["max_rel"])
             );
             if !fd["error"].is_null() {
-                first = format!("{} of {}: {}", tensor(fd), txt(&fd["op_name"]), txt(&fd["error"]));
+                first = format!(
+                    "{} of {}: {}",
+                    tensor(fd),
+                    txt(&fd["op_name"]),
+                    txt(&fd["error"])
+                );
             }
             let mut next = Vec::new();
             if !origin.is_null() {
@@ -351,9 +377,22 @@ pub(super) fn compare(input: &Input, index: usize) -> Section {
         .iter()
         .map(|p| {
             let m = &p["metrics"];
-            json!([p["group"], p["order"], p["op_name"], p["op_type"], tensor(p), p["target_dtype"],
-                m["cosine"], m["max_rel"], m["max_abs"], m["rmse"], m["nan_inf_one_side"], p["passed"], p["error"],
-                p["target_file"]])
+            json!([
+                p["group"],
+                p["order"],
+                p["op_name"],
+                p["op_type"],
+                tensor(p),
+                p["target_dtype"],
+                m["cosine"],
+                m["max_rel"],
+                m["max_abs"],
+                m["rmse"],
+                m["nan_inf_one_side"],
+                p["passed"],
+                p["error"],
+                p["target_file"]
+            ])
         })
         .collect();
     let body = html! {
@@ -411,13 +450,24 @@ fn compare_plots(g: &Value, gi: usize, pairs: &[&Value], th: &Value, index: usiz
     let mut charts = Vec::new();
     for (key, label, log, limit) in [
         ("cosine", "cosine similarity", false, th["cosine"].as_f64()),
-        ("max_rel", "max relative error (log scale)", true, th["max_rel"].as_f64()),
+        (
+            "max_rel",
+            "max relative error (log scale)",
+            true,
+            th["max_rel"].as_f64(),
+        ),
     ] {
         let pts: Vec<(f64, f64)> = mine
             .iter()
             .filter_map(|p| Some((p["order"].as_u64()? as f64, metric(p, key, log)?)))
             .collect();
-        let limit = limit.and_then(|t| if log { (t > 0.0).then(|| t.log10()) } else { Some(t) });
+        let limit = limit.and_then(|t| {
+            if log {
+                (t > 0.0).then(|| t.log10())
+            } else {
+                Some(t)
+            }
+        });
         let (y0, y1) = span(pts.iter().map(|p| p.1).chain(limit));
         let failed = plot::thin(
             mine.iter()
@@ -466,10 +516,7 @@ fn compare_plots(g: &Value, gi: usize, pairs: &[&Value], th: &Value, index: usiz
                 thresholds: limit
                     .map(|y| Threshold {
                         y,
-                        name: format!(
-                            "threshold {}",
-                            short(if log { 10f64.powf(y) } else { y })
-                        ),
+                        name: format!("threshold {}", short(if log { 10f64.powf(y) } else { y })),
                         color: if log { GREY } else { GREEN },
                     })
                     .into_iter()

@@ -97,12 +97,20 @@ fn timeline(p: &Value, pid: &str, caption_index: usize) -> Markup {
             Line {
                 name: "ERROR".into(),
                 color: RED,
-                points: errors.iter().enumerate().map(|(b, &c)| (x(b), c as f64)).collect(),
+                points: errors
+                    .iter()
+                    .enumerate()
+                    .map(|(b, &c)| (x(b), c as f64))
+                    .collect(),
             },
             Line {
                 name: "WARNING".into(),
                 color: ORANGE,
-                points: warnings.iter().enumerate().map(|(b, &c)| (x(b), c as f64)).collect(),
+                points: warnings
+                    .iter()
+                    .enumerate()
+                    .map(|(b, &c)| (x(b), c as f64))
+                    .collect(),
             },
         ],
         marks: vec![],
@@ -327,10 +335,19 @@ mod tests {
 
     #[test]
     fn codes_decode_from_the_parsers_tables() {
-        assert_eq!(decode("ACL 507035").as_deref(), Some("vector core exception"));
-        assert_eq!(decode("retCode 0x31").as_deref(), Some("vector core exception"));
+        assert_eq!(
+            decode("ACL 507035").as_deref(),
+            Some("vector core exception")
+        );
+        assert_eq!(
+            decode("retCode 0x31").as_deref(),
+            Some("vector core exception")
+        );
         let ez = decode("EZ9999").unwrap();
-        assert!(ez.contains("AclNN_Inner_Error") && ez.contains("inner error"), "{ez}");
+        assert!(
+            ez.contains("AclNN_Inner_Error") && ez.contains("inner error"),
+            "{ez}"
+        );
         assert_eq!(decode("inner 0x715005e"), None);
     }
 

@@ -67,7 +67,9 @@ pub const HEIGHT: u32 = 300;
 pub fn decimate(points: impl IntoIterator<Item = (f64, f64)>, x_max: f64) -> Vec<(f64, f64)> {
     let width = (x_max / BUCKETS as f64).max(1.0);
     let mut out: Vec<(f64, f64)> = Vec::new();
-    let mut bucket: Option<(u64, (f64, f64), (f64, f64))> = None;
+    // The current bucket: its number, its lowest and its highest point.
+    type Bucket = (u64, (f64, f64), (f64, f64));
+    let mut bucket: Option<Bucket> = None;
     let flush = |out: &mut Vec<(f64, f64)>, lo: (f64, f64), hi: (f64, f64)| {
         if lo == hi {
             out.push(lo);
@@ -172,7 +174,10 @@ fn draw(c: &Chart, out: &mut String) -> Result<(), Box<dyn std::error::Error>> {
     for l in &c.lines {
         let color = l.color;
         chart
-            .draw_series(LineSeries::new(l.points.iter().copied(), color.stroke_width(1)))?
+            .draw_series(LineSeries::new(
+                l.points.iter().copied(),
+                color.stroke_width(1),
+            ))?
             .label(l.name.as_str())
             .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], color));
     }

@@ -32,7 +32,11 @@ const KNOWN: &[&str] = &[
 
 /// `npgx.triage-run`: the run's timings and exit codes joined to its analysis.
 pub(super) fn run(input: &Input) -> Section {
-    analyze_with(input, &input.doc["analysis"], list(&input.doc["run"]["steps"]))
+    analyze_with(
+        input,
+        &input.doc["analysis"],
+        list(&input.doc["run"]["steps"]),
+    )
 }
 
 /// `npgx.triage-analyze` (also a triage tree given to `npgx report`).
@@ -88,11 +92,7 @@ fn analyze_with(input: &Input, a: &Value, run_steps: Vec<&Value>) -> Section {
         Some(l) if !file.is_empty() => format!("{file}:{l}"),
         _ => "—".into(),
     };
-    let route = format!(
-        "route {} (rule {})",
-        txt(&a["route"]),
-        txt(&a["rule"])
-    );
+    let route = format!("route {} (rule {})", txt(&a["route"]), txt(&a["rule"]));
     let summary = vec![Row {
         what: format!("triage {root}"),
         status: if failed { Status::Fail } else { Status::Ok },
@@ -199,7 +199,11 @@ pub(super) fn classify(input: &Input) -> Section {
                 status: if found { Status::Fail } else { Status::Ok },
                 first: format!(
                     "{} — route {} (rule {})",
-                    if fce.is_null() { "no causal error".into() } else { txt(&fce["message"]) },
+                    if fce.is_null() {
+                        "no causal error".into()
+                    } else {
+                        txt(&fce["message"])
+                    },
                     txt(&c["route"]),
                     txt(&c["rule"])
                 ),
