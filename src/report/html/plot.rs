@@ -153,8 +153,8 @@ fn draw(c: &Chart, out: &mut String) -> Result<(), Box<dyn std::error::Error>> {
         .y_desc(c.y_label.as_str())
         .y_label_formatter(&y_fmt)
         .x_label_formatter(&|v| {
-            if v.fract() == 0.0 {
-                format!("{v:.0}")
+            if (v - v.round()).abs() < 1e-6 {
+                format!("{:.0}", v.round())
             } else {
                 String::new()
             }
