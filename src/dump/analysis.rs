@@ -253,9 +253,7 @@ impl Collector {
                 let op = self.names.key(&op_key(&a.tensor));
                 a.order = op_orders
                     .get(group)
-                    .and_then(|keys| {
-                        keys.binary_search_by(|(k, _)| self.names.cmp(k, &op)).ok()
-                    })
+                    .and_then(|keys| keys.binary_search_by(|(k, _)| self.names.cmp(k, &op)).ok())
                     .unwrap_or(0);
             }
         }

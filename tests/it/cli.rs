@@ -15,6 +15,7 @@ const COMMANDS: &[&[&str]] = &[
     &["triage", "run"],
     &["triage", "analyze"],
     &["triage", "classify"],
+    &["report"],
 ];
 
 #[test]
