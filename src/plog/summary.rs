@@ -14,9 +14,9 @@ use npgx_parsers::aicore::kv::KvBag;
 use npgx_parsers::cann_error::torch_npu::{parse_torch_npu_line, TorchNpuError};
 use npgx_parsers::cann_error::{codes_in, CannErrorReport, ReportAssembler};
 use npgx_parsers::causal::{rank_plog_error, CausalError, CausalScanner, CauseRank, Shape, Tier};
+use npgx_parsers::line_prefix::strip_prefixes;
 use npgx_parsers::plog::content::parse_content;
 use npgx_parsers::plog::path::LogFileKind;
-use npgx_parsers::plog::prefix::peel;
 use npgx_parsers::plog::record::{lossy, RecordAssembler, TRUNCATION_LENGTH};
 use npgx_parsers::plog::{parse_header, Level, PlogHeader, PlogRecord, PlogTime};
 use serde::Serialize;
@@ -414,8 +414,8 @@ fn header_or_peeled<R>(line: &[u8], f: impl FnOnce(Option<(PlogHeader<'_>, &[u8]
     if let Some(x) = parse_header(line) {
         return f(Some(x));
     }
-    // Console and pasted output: the causal engine's normalisation (Markdown quotes, vLLM /
-    // rank / glog prefixes), then the plog console prefixes.
+    // Console and pasted output: the causal engine's normalisation (Markdown quotes, launcher and
+    // logger prefixes), then the same prefixes once more behind indentation.
     let indented_header =
         line.first() == Some(&b' ') && line.iter().find(|b| **b != b' ') == Some(&b'[');
     let pasted = indented_header
@@ -425,7 +425,7 @@ fn header_or_peeled<R>(line: &[u8], f: impl FnOnce(Option<(PlogHeader<'_>, &[u8]
     if pasted {
         let text = lossy(line);
         let n = npgx_parsers::causal::normalise(&text);
-        let p = peel(n.rest.trim_start());
+        let p = strip_prefixes(n.rest.trim_start());
         if p.rest.len() != text.len() {
             return f(parse_header(p.rest.as_bytes()));
         }
@@ -436,7 +436,7 @@ fn header_or_peeled<R>(line: &[u8], f: impl FnOnce(Option<(PlogHeader<'_>, &[u8]
 /// A torch_npu `ERRxxxxx` line, behind console prefixes.
 fn torch_npu_line(no: u64, line: &[u8]) -> Option<TorchNpuError> {
     let text = lossy(line);
-    let mut t = parse_torch_npu_line(peel(&text).rest)?;
+    let mut t = parse_torch_npu_line(strip_prefixes(&text).rest)?;
     t.line = no;
     Some(t)
 }
