@@ -376,6 +376,29 @@ mod tests {
     }
 
     #[test]
+    fn magnitudes_follow_execution_order_and_merge_an_operators_tensors() {
+        let with = |mut r: TensorRecord, min: f64, max: f64| {
+            r.min = Some(min);
+            r.max = Some(max);
+            r
+        };
+        // Arrival out of order, one operator's tensors split (as .npy files are).
+        let a = run(
+            vec![
+                with(t("c", 30, Io::Output, 0, 1), -1.0, 2.0),
+                with(t("a", 10, Io::Input, 0, 0), -5.0, 1.0),
+                t("b", 20, Io::Output, 0, 0),
+                with(t("a", 10, Io::Output, 0, 0), 0.0, 7.0),
+                with(t("c", 30, Io::Input, 0, 0), -3.0, 0.5),
+            ],
+            false,
+        );
+        assert_eq!(a.groups[0].magnitudes, vec![Some(7.0), None, Some(3.0)]);
+        assert_eq!((a.anomalies[0].group, a.anomalies[0].order), (0, 2));
+        assert_eq!(a.groups[0].first_anomaly.as_ref().map(|x| x.order), Some(2));
+    }
+
+    #[test]
     fn first_anomaly_follows_time_and_birth_needs_clean_inputs() {
         // C (t=3) has a NaN input and output; B (t=2) is born with clean inputs; A (t=1) clean.
         // Records arrive out of order, as they do from parallel readers.
