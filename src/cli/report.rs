@@ -31,6 +31,20 @@ pub struct Args {
     /// The HTML file to write.
     #[arg(short, long, value_name = "FILE")]
     pub output: PathBuf,
+    /// What to print once the page is written: a line, or a JSON document (`npgx.report`: the
+    /// page, its size and the inputs with their schemas).
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+/// Output format of `npgx report` on stdout (the page itself always goes to -o).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// One line naming the page.
+    Text,
+    /// `{"schema": "npgx.report", "schema_version": 1, "output", "bytes", "inputs": [{"source",
+    /// "schema", "schema_version"}]}`.
+    Json,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -39,18 +53,42 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|p| incident::load(p))
         .collect::<anyhow::Result<Vec<_>>>()?;
-    write(&args.output, &inputs)?;
+    let bytes = write(&args.output, &inputs)?;
+    match args.format {
+        Format::Text => println!(
+            "npgx report: wrote {} ({bytes} bytes, {} sections)",
+            args.output.display(),
+            inputs.len()
+        ),
+        Format::Json => {
+            let doc = serde_json::json!({
+                "output": args.output,
+                "bytes": bytes,
+                "inputs": inputs.iter().map(|i| serde_json::json!({
+                    "source": i.source,
+                    "schema": i.schema,
+                    "schema_version": i.doc["schema_version"],
+                })).collect::<Vec<_>>(),
+            });
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&crate::report::document("report", 1, &doc)?)?
+            );
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }
 
-fn write(path: &Path, inputs: &[incident::Input]) -> anyhow::Result<()> {
-    std::fs::write(path, html::render(inputs))
-        .with_context(|| format!("cannot write {}", path.display()))
+/// Writes the page; returns its size in bytes.
+fn write(path: &Path, inputs: &[incident::Input]) -> anyhow::Result<usize> {
+    let page = html::render(inputs);
+    std::fs::write(path, &page).with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(page.len())
 }
 
 /// `--html FILE` of a command: the page for the JSON document the command prints with
 /// `--format json` (`source` says where it came from).
 pub fn write_html(path: &Path, source: String, doc: serde_json::Value) -> anyhow::Result<()> {
     let input = incident::from_document(source, doc, None)?;
-    write(path, &[input])
+    write(path, &[input]).map(drop)
 }

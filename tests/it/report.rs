@@ -628,3 +628,28 @@ fn the_browser_check_sees_network_requests_and_console_errors() {
     assert!(v["requests"].to_string().contains("127.0.0.1:9"), "{v:#}");
     assert!(v["console_errors"].to_string().contains("boom"), "{v:#}");
 }
+
+#[test]
+fn format_json_names_the_page_and_its_inputs_in_the_envelope() {
+    let dir = scratch("format-json");
+    let (plog, aicore) = log_docs(&dir);
+    let out = dir.join("logs.html");
+    let v: Value = serde_json::from_slice(&run(
+        args![
+            OsStr("report"),
+            plog,
+            aicore,
+            OsStr("-o"),
+            out,
+            OsStr("--format"),
+            OsStr("json")
+        ],
+        0,
+    ))
+    .unwrap();
+    assert_eq!(v["schema"], "npgx.report");
+    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["bytes"], json!(fs::metadata(&out).unwrap().len()));
+    assert_eq!(v["inputs"][0]["schema"], "npgx.plog");
+    assert_eq!(v["inputs"][1]["schema"], "npgx.aicore");
+}

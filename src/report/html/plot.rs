@@ -67,7 +67,9 @@ pub const HEIGHT: u32 = 300;
 pub fn decimate(points: impl IntoIterator<Item = (f64, f64)>, x_max: f64) -> Vec<(f64, f64)> {
     let width = (x_max / BUCKETS as f64).max(1.0);
     let mut out: Vec<(f64, f64)> = Vec::new();
-    let mut bucket: Option<(u64, (f64, f64), (f64, f64))> = None;
+    // The current bucket: its number, its lowest and its highest point.
+    type Bucket = (u64, (f64, f64), (f64, f64));
+    let mut bucket: Option<Bucket> = None;
     let flush = |out: &mut Vec<(f64, f64)>, lo: (f64, f64), hi: (f64, f64)| {
         if lo == hi {
             out.push(lo);
@@ -151,8 +153,8 @@ fn draw(c: &Chart, out: &mut String) -> Result<(), Box<dyn std::error::Error>> {
         .y_desc(c.y_label.as_str())
         .y_label_formatter(&y_fmt)
         .x_label_formatter(&|v| {
-            if v.fract() == 0.0 {
-                format!("{v:.0}")
+            if (v - v.round()).abs() < 1e-6 {
+                format!("{:.0}", v.round())
             } else {
                 String::new()
             }
