@@ -285,7 +285,7 @@ impl Collector {
                     magnitudes: g
                         .magnitudes
                         .into_iter()
-                        .map(|(_, m)| (!m.is_nan()).then_some(f64::from(m)))
+                        .map(|(_, m)| (!m.is_nan()).then_some(m))
                         .collect(),
                 }
             })
@@ -393,7 +393,7 @@ mod tests {
             ],
             false,
         );
-        assert_eq!(a.groups[0].magnitudes, vec![Some(7.0), None, Some(3.0)]);
+        assert_eq!(a.groups[0].magnitudes, vec![Some(7.0f32), None, Some(3.0)]);
         assert_eq!((a.anomalies[0].group, a.anomalies[0].order), (0, 2));
         assert_eq!(a.groups[0].first_anomaly.as_ref().map(|x| x.order), Some(2));
     }

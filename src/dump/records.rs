@@ -148,8 +148,9 @@ pub struct Group {
     pub first_anomaly: Option<Anomaly>,
     pub first_born: Option<Anomaly>,
     /// Per operator execution, in execution order: the largest finite magnitude over its
-    /// tensors (`max(|min|, |max|)`), `None` when no tensor had a finite value.
-    pub magnitudes: Vec<Option<f64>>,
+    /// tensors (`max(|min|, |max|)`, as f32 capped at `f32::MAX`), `None` when no tensor had a
+    /// finite value.
+    pub magnitudes: Vec<Option<f32>>,
 }
 
 /// Totals over the whole scan.
