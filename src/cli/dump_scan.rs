@@ -72,7 +72,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         |out, format| write_to(out, &report, format, args.all),
     )?;
     if let Some(path) = &args.html {
-        let doc = serde_json::from_str(&render::json(&report, args.all)?)?;
+        let doc = render::value(&report, args.all)?;
         super::report::write_html(path, format!("npgx dump-scan {}", args.path.display()), doc)?;
     }
     if report.nothing_checked() {
@@ -99,7 +99,7 @@ fn write_to(
 ) -> anyhow::Result<()> {
     match format {
         Format::Table => out.write_all(render::text(report).as_bytes())?,
-        Format::Json => writeln!(out, "{}", render::json(report, all)?)?,
+        Format::Json => render::json(out, report, all)?,
         Format::Csv => render::csv(report, all, out)?,
         Format::Parquet => anyhow::bail!("--format parquet needs -o FILE"),
     }

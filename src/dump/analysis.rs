@@ -96,15 +96,19 @@ struct GroupState {
     magnitudes: Vec<(CompactKey, f32)>,
 }
 
-/// [`OpKey`] in 40 bytes, for the one entry every operator execution keeps: `None` is 0 and
-/// `Some(v)` is `v + 1` (saturating), names are ids into [`Names`]. Ordered through
-/// [`Names::cmp`], which gives the order of the full keys.
+/// [`OpKey`] in 28 bytes (4-byte aligned), for the one entry every operator execution keeps: `None` is 0 and
+/// `Some(v)` is `v + 1`; names are ids into [`Names`]. Ordered through [`Names::cmp`], which gives
+/// the order of the full keys. The call counter and the task and stream ids are 32-bit here (GE
+/// task and stream ids are 32-bit in the dump; npugraph_ex counters count calls): a larger value
+/// saturates, which can only merge two executions' magnitudes, never reorder anomalies (those keep
+/// their full [`OpKey`]).
 #[derive(Clone, Copy, PartialEq, Eq)]
 struct CompactKey {
-    timestamp: u64,
-    counter: u64,
-    task_id: u64,
-    stream_id: u64,
+    /// High and low halves, so that the key aligns to 4 bytes and a (key, f32) entry is 32.
+    timestamp: [u32; 2],
+    counter: u32,
+    task_id: u32,
+    stream_id: u32,
     op_name: u32,
     path: u32,
 }
@@ -129,11 +133,15 @@ impl Names {
 
     fn key(&mut self, k: &OpKey) -> CompactKey {
         let n = |v: Option<u64>| v.map_or(0, |v| v.saturating_add(1));
+        let n32 = |v: Option<u64>| u32::try_from(n(v)).unwrap_or(u32::MAX);
         CompactKey {
-            timestamp: n(k.timestamp),
-            counter: n(k.counter),
-            task_id: n(k.task_id),
-            stream_id: n(k.stream_id),
+            timestamp: {
+                let t = n(k.timestamp);
+                [(t >> 32) as u32, t as u32]
+            },
+            counter: n32(k.counter),
+            task_id: n32(k.task_id),
+            stream_id: n32(k.stream_id),
             op_name: self.id(&k.op_name),
             path: self.id(&k.path),
         }
@@ -152,7 +160,9 @@ impl Names {
 }
 
 /// Accumulates tensor records as files are read, keeping memory proportional to the number of
-/// groups and anomalies — not tensors, files or operators — unless every tensor is asked for.
+/// groups, anomalies and operator executions (32 bytes each: its place in execution order and its
+/// largest finite magnitude, for `order` and `magnitudes`) — not tensors or files — unless every
+/// tensor is asked for.
 pub struct Collector {
     groups: BTreeMap<GroupKey, GroupState>,
     names: Names,
@@ -373,6 +383,11 @@ mod tests {
             c.add(t);
         }
         c.finish()
+    }
+
+    #[test]
+    fn an_operator_execution_costs_32_bytes() {
+        assert_eq!(std::mem::size_of::<(CompactKey, f32)>(), 32);
     }
 
     #[test]

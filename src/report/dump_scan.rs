@@ -15,23 +15,42 @@ use crate::dump::{Anomaly, Group, ScanReport, TensorRecord};
 ///
 /// Serialised straight from the records (no intermediate JSON tree), so a scan with a million
 /// anomalies costs the text and not several times more.
-pub fn json(report: &ScanReport, all: bool) -> anyhow::Result<String> {
-    #[derive(serde::Serialize)]
-    struct Document<'a> {
-        #[serde(flatten)]
-        report: &'a ScanReport,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        tensors: Option<&'a [TensorRecord]>,
-    }
+pub fn json(out: &mut dyn Write, report: &ScanReport, all: bool) -> anyhow::Result<()> {
+    // Streamed into `out`: a million-operator document is never held as one string.
+    with_document(report, all, |doc| {
+        serde_json::to_writer_pretty(&mut *out, doc)
+    })?;
+    writeln!(out)?;
+    Ok(())
+}
+
+/// The JSON document as a value (what `--html` renders: the same document `json` prints).
+pub fn value(report: &ScanReport, all: bool) -> serde_json::Result<serde_json::Value> {
+    with_document(report, all, |doc| serde_json::to_value(doc))
+}
+
+#[derive(serde::Serialize)]
+struct Document<'a> {
+    #[serde(flatten)]
+    report: &'a ScanReport,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tensors: Option<&'a [TensorRecord]>,
+}
+
+fn with_document<R>(
+    report: &ScanReport,
+    all: bool,
+    f: impl FnOnce(&super::Envelope<'_, Document<'_>>) -> R,
+) -> R {
     let doc = Document {
         report,
         tensors: all.then_some(report.tensors.as_slice()),
     };
-    Ok(serde_json::to_string_pretty(&super::Envelope::new(
+    f(&super::Envelope::new(
         "dump-scan",
         report.schema_version,
         &doc,
-    ))?)
+    ))
 }
 
 /// One row per anomalous tensor (or per tensor with `all`), in execution order.
