@@ -474,4 +474,35 @@ mod tests {
         let m = e.finish();
         assert_eq!((m.cosine, m.max_rel, m.nan_inf_one_side), (None, None, 1));
     }
+
+    #[test]
+    fn the_dispatched_kernel_agrees_with_the_portable_one() {
+        // On a CPU with AVX2/F16C `update_raw` runs the vector build; its answer must be the
+        // portable one, bit for bit, across block boundaries and with non-finite values.
+        let g: Vec<u8> = (0..5000)
+            .flat_map(|i| {
+                let v = if i % 997 == 3 {
+                    f32::NAN
+                } else {
+                    (i as f32).sin()
+                };
+                v.to_le_bytes()
+            })
+            .collect();
+        let t: Vec<u8> = (0..5000u32)
+            .flat_map(|i| ((i * 7919) as u16).to_le_bytes()) // every kind of fp16: NaN, inf, subnormal
+            .collect();
+        let mut a = Acc::default();
+        UpdateRaw {
+            acc: &mut a,
+            golden: (Element::F32, &g),
+            target: (Element::F16, &t),
+        }
+        .run();
+        let mut b = Acc::default();
+        b.update_raw((Element::F32, &g), (Element::F16, &t));
+        assert_eq!(format!("{:?}", a.finish()), format!("{:?}", b.finish()));
+        assert_eq!(a.finish().golden_nan, 6);
+        assert!(a.finish().target_nan > 0);
+    }
 }
