@@ -14,6 +14,17 @@ fi
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r scripts/requirements-test.txt
 export NPGX_PYTHON="$venv/bin/python"
 
+# The report tests (tests/it/report.rs) open every generated page in headless Chromium through
+# scripts/browser_check.py (standard library only): install Debian's package when it is missing.
+if ! command -v chromium >/dev/null 2>&1; then
+  echo "== apt-get install chromium"
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && apt-get install -y -qq chromium
+  else
+    sudo apt-get update -qq && sudo apt-get install -y -qq chromium
+  fi
+fi
+
 # The triage tests (tests/it/triage.rs) run real PyTorch on CPU and fail, not skip, without it.
 export NPGX_REQUIRE_TORCH=1
 

@@ -9,6 +9,7 @@ pub mod cli;
 pub mod compare;
 pub mod config;
 pub mod dump;
+pub mod incident;
 pub mod plog;
 pub mod report;
 pub mod repro;

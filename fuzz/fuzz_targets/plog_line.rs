@@ -8,7 +8,7 @@ use npgx_parsers::aicore::kv::KvBag;
 use npgx_parsers::cann_error::{codes_in, parse_item, torch_npu::parse_torch_npu_line};
 use npgx_parsers::plog::content::parse_content;
 use npgx_parsers::plog::path::classify as classify_path;
-use npgx_parsers::plog::prefix::peel;
+use npgx_parsers::line_prefix::strip_prefixes;
 use npgx_parsers::plog::{parse_header, PlogRecord, PlogTime};
 
 fuzz_target!(|data: &[u8]| {
@@ -18,7 +18,7 @@ fuzz_target!(|data: &[u8]| {
     }
     let _ = PlogRecord::from_line(1, data).map(|r| r.full_message());
     let s = String::from_utf8_lossy(data);
-    let _ = peel(&s);
+    let _ = strip_prefixes(&s);
     let _ = classify(&s);
     let _ = codes_in(&s);
     let _ = parse_item(1, &s);

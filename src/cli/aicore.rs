@@ -5,8 +5,19 @@ use std::process::ExitCode;
 use anyhow::Context;
 
 use crate::plog;
-use crate::report::aicore::{self as render, Format};
+use crate::report::aicore as render;
 use crate::report::plog::print_warnings;
+
+/// Output formats of `npgx aicore`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// One block per error, every field with the line it comes from.
+    Table,
+    /// The `npgx.aicore` JSON document (docs/aicore.md), the errors under `errors`.
+    Json,
+    /// One row per error.
+    Csv,
+}
 
 /// List every AI Core / AI Vector / FFTS+ / AI CPU device error, each field with its evidence line.
 ///

@@ -63,6 +63,9 @@ pub struct Args {
     /// Do not draw a progress bar on stderr.
     #[arg(long)]
     pub no_progress: bool,
+    /// Also write the HTML report of this comparison to FILE (docs/report.md).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 fn parse_group(s: &str) -> Result<(PathBuf, PathBuf), String> {
@@ -153,6 +156,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         |f| render::parquet(&report, f),
         |out, format| write_to(out, &report, format),
     )?;
+    if let Some(path) = &args.html {
+        let doc = serde_json::from_str(&render::json(&report)?)?;
+        let source = format!(
+            "npgx dump-compare {} {}",
+            args.golden.display(),
+            args.target.display()
+        );
+        super::report::write_html(path, source, doc)?;
+    }
     let s = &report.summary;
     Ok(ExitCode::from(if s.pairs == 0 {
         eprintln!("npgx: error: no tensor pairs could be formed between the two runs");

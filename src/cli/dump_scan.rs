@@ -39,6 +39,9 @@ pub struct Args {
     /// Do not draw a progress bar on stderr.
     #[arg(long)]
     pub no_progress: bool,
+    /// Also write the HTML report of this scan to FILE (docs/report.md).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -68,6 +71,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         |f| render::parquet(&report, args.all, f),
         |out, format| write_to(out, &report, format, args.all),
     )?;
+    if let Some(path) = &args.html {
+        let doc = serde_json::from_str(&render::json(&report, args.all)?)?;
+        super::report::write_html(path, format!("npgx dump-scan {}", args.path.display()), doc)?;
+    }
     if report.nothing_checked() {
         eprintln!(
             "npgx dump-scan: not one tensor could be checked under {} ({} files seen, {} dump files decoded, {} errors){}",

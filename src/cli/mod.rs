@@ -13,6 +13,7 @@ mod dump_config;
 mod dump_convert;
 mod dump_scan;
 mod plog;
+mod report;
 mod repro;
 mod triage;
 
@@ -50,6 +51,8 @@ pub enum Command {
     Repro(repro::Args),
     /// Layered triage of torch.compile failures: run the five steps, analyse a tree, classify a log.
     Triage(triage::Args),
+    /// One self-contained HTML incident report from triage trees and saved npgx JSON documents.
+    Report(report::Args),
 }
 
 /// Output formats of the commands whose result is a table of tensors (`dump-scan`,
@@ -142,6 +145,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Aicore(args) => aicore::run(args),
         Command::Repro(args) => repro::run(args),
         Command::Triage(args) => triage::run(args),
+        Command::Report(args) => report::run(args),
     };
     match outcome {
         Ok(code) => code,

@@ -6,7 +6,29 @@ use anyhow::Context;
 use npgx_parsers::plog::{Level, PlogTime};
 
 use crate::plog::{self, Filters};
-use crate::report::plog::{self as render, Format};
+use crate::report::plog as render;
+
+/// Output formats of `npgx plog`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Human summary per process (or one line per record with --records).
+    Table,
+    /// The JSON document of docs/plog.md (schema npgx.plog, version 2; the records under
+    /// `records` with --records).
+    Json,
+    /// One row per process (per record with --records).
+    Csv,
+}
+
+impl From<Format> for render::Format {
+    fn from(f: Format) -> Self {
+        match f {
+            Format::Table => render::Format::Table,
+            Format::Json => render::Format::Json,
+            Format::Csv => render::Format::Csv,
+        }
+    }
+}
 
 /// Summarise CANN plogs and device logs per process, and find the first causal error.
 ///
@@ -99,7 +121,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
     if args.records {
-        let mut writer = render::RecordWriter::new(&mut out, args.format);
+        let mut writer = render::RecordWriter::new(&mut out, args.format.into());
         let res = writer.begin().and_then(|()| {
             plog::for_each_record(&inputs, &filters, &mut warnings, |r| writer.record(r))
         });

@@ -13,6 +13,24 @@ pub enum Format {
     Json,
 }
 
+/// `--path`: which repro to write (mapped to the engine's [`ReproPath`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum PathArg {
+    /// A crash (AI Core error, aclnn failure): re-run the kernel binary on the dumped inputs.
+    Runtime,
+    /// Wrong numbers: re-run the operator on the NPU and compare with a CPU golden.
+    Accuracy,
+}
+
+impl From<PathArg> for ReproPath {
+    fn from(p: PathArg) -> Self {
+        match p {
+            PathArg::Runtime => ReproPath::Runtime,
+            PathArg::Accuracy => ReproPath::Accuracy,
+        }
+    }
+}
+
 /// Build a single-operator repro case: find the failing operator, its type, tensors and
 /// attributes in the GE graph, its kernel .o/.json, its dumped inputs as .npy, and write a
 /// ready-to-run case directory.
@@ -64,7 +82,7 @@ pub struct Args {
     pub dump: Option<PathBuf>,
     /// Which repro to write.
     #[arg(long, value_enum)]
-    pub path: Option<ReproPath>,
+    pub path: Option<PathArg>,
     /// The case directory to create (must be new or empty unless --force).
     #[arg(short, long, value_name = "OUT_DIR")]
     pub output: PathBuf,
@@ -85,11 +103,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         graph: args.graph,
         kernel_meta: args.kernel_meta,
         dump: args.dump,
-        path: args.path,
+        path: args.path.map(ReproPath::from),
         out: args.output,
         force: args.force,
     };
     let case = repro::build(&req)?;
+    repro::write_documents(&case, &render::readme(&case), &render::json(&case)?)?;
     match args.format {
         Format::Table => print!("{}", render::text(&case)),
         Format::Json => println!("{}", render::json(&case)?),

@@ -11,9 +11,10 @@ use std::time::Duration;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::report;
-use crate::triage::layout::{Step, REPORT_FILE};
-use crate::triage::runner::{self, Progress, RunConfig, StepEnd, StepRun};
-use crate::triage::{analyze, classify};
+use crate::report::triage::FileError;
+use crate::triage::bisect::{BisectConfig, DEFAULT_MAX_RUNS};
+use crate::triage::runner::{Progress, RunConfig, StepEnd};
+use crate::triage::{self as engine, analyze, classify};
 
 /// Output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -34,7 +35,8 @@ force_eager=True → 5 the original npugraph_ex call. The first failing step and
 error decide the route: compile-error, runtime-error, accuracy or performance.\n\n\
   npgx triage classify stderr.log         route any captured output\n\
   npgx triage analyze torch-npugraph-ex-triage-logs/20260101-120000-pid42\n\
-  npgx triage run repro.py --cmd 'torchrun --nproc_per_node=8 {script} --cfg x'"
+  npgx triage run repro.py --cmd 'torchrun --nproc_per_node=8 {script} --cfg x'\n\
+  npgx triage bisect repro.py --compare-outputs"
 )]
 pub struct Args {
     #[command(subcommand)]
@@ -54,6 +56,22 @@ under --out. Exit code: 0 all steps passed, 1 a step failed (see the report), 2 
 run, 130 interrupted (Ctrl-C stops the step's whole process group; what was collected is kept)."
     )]
     Run(RunArgs),
+    /// Run the ladder, then find the npugraph_ex option behind a step-5-only failure or difference.
+    #[command(
+        long_about = "Run the ladder as `triage run` does, then — when step 4 (force_eager) passes \
+and step 5 fails, or with --compare-outputs step 5's outputs differ from step 4's — run variants \
+of step 5 that each flip one npugraph_ex CompilerConfig option away from the value in force \
+(force_recapture, clone_output, clone_input, reuse_graph_pool_in_same_fx, remove_noop_ops, \
+remove_cat_ops, inplace_pass, input_inplace_pass, pattern_fusion_pass, frozen_parameter and \
+static_kernel_compile back to default when the script set them, capture_error_mode=\"relaxed\" \
+for failures). Options the installed npugraph_ex rejects are skipped. When no single flip helps, \
+pairs of the flips that changed something are tried. Each variant runs into \
+bisect/<variant>/ of the tree; triage_report.md gets the table and one conclusion line. On the \
+accuracy path the failing and the passing variant are run again with data dumps and compared \
+(dump-compare). Same as `triage run --bisect`.\n\nExit code: as `triage run` (0 all ladder \
+steps passed, 1 a step failed, 2 npgx could not run, 130 interrupted)."
+    )]
+    Bisect(RunArgs),
     /// Analyse an existing five-step tree (does not re-run anything).
     #[command(
         long_about = "Analyse a torch-npugraph-ex-triage-logs/<run>/ tree made by `npgx triage run` \
@@ -112,10 +130,27 @@ pub struct RunArgs {
     /// Output format of the handoff on stdout.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+    /// Also write the HTML report of the run to FILE (docs/report.md).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// Wrap the compiled callable to save the outputs of its first calls (.npy) and per-call wall
     /// times; when all steps pass, compare steps 1, 4, 5 and route to accuracy or performance.
     #[arg(long)]
     pub compare_outputs: bool,
+    /// Steps 4 and 5 write npugraph_ex data dumps (dump_tensor_data=True, data_dump_dir = the
+    /// step directory); on the accuracy route they are compared with dump-compare.
+    #[arg(long)]
+    pub dump_tensors: bool,
+    /// The seed of Python's random, numpy and torch (CPU and NPU) at the top of every step script.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub seed: u64,
+    /// After a step-5-only failure (or difference, with --compare-outputs), bisect the
+    /// npugraph_ex options (as `triage bisect`).
+    #[arg(long)]
+    pub bisect: bool,
+    /// Bisect budget: processes started for variants and dumps, at most.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_RUNS)]
+    pub max_runs: usize,
     /// Arguments passed to the script.
     #[arg(last = true)]
     pub args: Vec<String>,
@@ -128,11 +163,15 @@ pub struct AnalyzeArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+    /// Also write the HTML report of the analysis to FILE (docs/report.md).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     match args.command {
-        TriageCommand::Run(a) => run_run(a),
+        TriageCommand::Run(a) => run_run(a, false),
+        TriageCommand::Bisect(a) => run_run(a, true),
         TriageCommand::Analyze(a) => run_analyze(a),
         TriageCommand::Classify(a) => run_classify(a),
     }
@@ -145,36 +184,36 @@ struct StepProgress {
 }
 
 impl Progress for StepProgress {
-    fn step_started(&mut self, step: Step, command: &str) {
+    fn step_started(&mut self, label: &str, command: &str) {
         if self.terminal {
             let bar = ProgressBar::new_spinner();
             bar.set_style(
                 ProgressStyle::with_template("{spinner} {prefix:.bold} {elapsed:>4} {msg}")
                     .unwrap_or_else(|_| ProgressStyle::default_spinner()),
             );
-            bar.set_prefix(step.name());
+            bar.set_prefix(label.to_string());
             bar.enable_steady_tick(Duration::from_millis(120));
             self.bar = Some(bar);
         } else {
-            eprintln!("npgx triage: {} started: {command}", step.name());
+            eprintln!("npgx triage: {label} started: {command}");
         }
     }
 
-    fn step_tick(&mut self, _: Step, _: Duration, bytes: u64, last_line: &str) {
+    fn step_tick(&mut self, _: &str, _: Duration, bytes: u64, last_line: &str) {
         if let Some(bar) = &self.bar {
             let line: String = last_line.chars().take(80).collect();
             bar.set_message(format!("{:>7} KiB | {line}", bytes / 1024));
         }
     }
 
-    fn step_finished(&mut self, step: Step, run: &StepRun) {
-        let verdict = match run.end {
+    fn step_finished(&mut self, label: &str, end: StepEnd, seconds: f64) {
+        let verdict = match end {
             StepEnd::Passed => "passed".to_string(),
             StepEnd::Failed { exit_code } => format!("FAILED exit_code={exit_code}"),
             StepEnd::TimedOut { after_secs, .. } => format!("TIMED OUT after {after_secs}s"),
             StepEnd::Interrupted { .. } => "INTERRUPTED".to_string(),
         };
-        let line = format!("{} {verdict} ({:.1}s)", step.name(), run.seconds);
+        let line = format!("{label} {verdict} ({seconds:.1}s)");
         match self.bar.take() {
             Some(bar) => bar.finish_with_message(verdict),
             None => eprintln!("npgx triage: {line}"),
@@ -182,7 +221,7 @@ impl Progress for StepProgress {
     }
 }
 
-fn run_run(args: RunArgs) -> anyhow::Result<ExitCode> {
+fn run_run(args: RunArgs, bisect_command: bool) -> anyhow::Result<ExitCode> {
     let cfg = RunConfig {
         script: args.script,
         template: args.cmd,
@@ -191,49 +230,40 @@ fn run_run(args: RunArgs) -> anyhow::Result<ExitCode> {
         call: args.call,
         timeout: args.timeout.map(Duration::from_secs),
         compare_outputs: args.compare_outputs,
+        dump_tensors: args.dump_tensors,
+        seed: args.seed,
     };
+    let bisect = (bisect_command || args.bisect).then_some(BisectConfig {
+        max_runs: args.max_runs,
+    });
     let mut progress = StepProgress {
         bar: None,
         terminal: std::io::stderr().is_terminal(),
     };
-    let summary = runner::run(&cfg, &mut progress)?;
-    let analysis = analyze::analyze(&summary.root)?;
-    let handoff = report::triage::handoff_markdown(&analysis, Some(&summary.plan));
-    let path = summary.root.join(REPORT_FILE);
-    std::fs::write(&path, &handoff)
-        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
-    match args.format {
-        Format::Text => print!("{}", report::triage::analysis_text(&analysis)),
-        Format::Json => println!(
-            "{}",
-            serde_json::to_string_pretty(&report::document(
-                "triage-run",
-                1,
-                &serde_json::json!({
-                    "run": summary,
-                    "analysis": analysis,
-                })
-            )?)?
-        ),
+    let outcome = engine::run(&cfg, bisect, &mut progress)?;
+    report::triage::write_handoff(&outcome)?;
+    let json = report::triage::run_json(&outcome)?;
+    if let Some(path) = &args.html {
+        let source = format!("npgx triage run {}", outcome.run.root.display());
+        super::report::write_html(path, source, serde_json::from_str(&json)?)?;
     }
-    let code = if summary.interrupted {
-        130
-    } else if summary.steps.iter().any(|s| s.end != StepEnd::Passed) {
-        1
-    } else {
-        0
-    };
-    Ok(ExitCode::from(code))
+    match args.format {
+        Format::Text => print!("{}", report::triage::run_text(&outcome)),
+        Format::Json => println!("{json}"),
+    }
+    Ok(ExitCode::from(outcome.exit_code()))
 }
 
 fn run_analyze(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     let analysis = analyze::analyze(&args.dir)?;
+    let json = report::triage::analyze_json(&analysis)?;
+    if let Some(path) = &args.html {
+        let source = format!("npgx triage analyze {}", args.dir.display());
+        super::report::write_html(path, source, serde_json::from_str(&json)?)?;
+    }
     match args.format {
         Format::Text => print!("{}", report::triage::handoff_markdown(&analysis, None)),
-        Format::Json => println!(
-            "{}",
-            serde_json::to_string_pretty(&report::document("triage-analyze", 1, &analysis)?)?
-        ),
+        Format::Json => println!("{json}"),
     }
     Ok(if analysis.complete {
         ExitCode::SUCCESS
@@ -250,16 +280,16 @@ fn run_classify(args: ClassifyArgs) -> anyhow::Result<ExitCode> {
             Ok(c) => items.push(c),
             Err(e) => {
                 eprintln!("npgx: error: {e:#}");
-                errors.push((f.clone(), format!("{e:#}")));
+                errors.push(FileError {
+                    file: f.clone(),
+                    message: format!("{e:#}"),
+                });
             }
         }
     }
     match args.format {
         Format::Text => print!("{}", report::triage::classifications_text(&items)),
-        Format::Json => println!(
-            "{}",
-            serde_json::to_string_pretty(&report::triage::classify_json(&items, &errors)?)?
-        ),
+        Format::Json => println!("{}", report::triage::classify_json(&items, &errors)?),
     }
     let code = if !errors.is_empty() {
         2

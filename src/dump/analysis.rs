@@ -5,7 +5,8 @@
 //! operators are ordered by timestamp, then counter, task id and path, which is the device's
 //! execution order for model dumps (the timestamp is written when the task completes).
 
-use std::collections::BTreeMap;
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, HashMap};
 
 use npgx_parsers::dump::header::Io;
 use npgx_parsers::dump::path::{Layout, Location};
@@ -90,12 +91,71 @@ struct GroupState {
     anomalous: u64,
     /// Only operators with an anomaly, in execution order.
     ops: BTreeMap<OpKey, OpState>,
+    /// Every operator execution (unordered until [`Collector::finish`], consecutive tensors of
+    /// one execution merged): its compact key and its largest finite magnitude (NaN: none).
+    magnitudes: Vec<(CompactKey, f32)>,
+}
+
+/// [`OpKey`] in 40 bytes, for the one entry every operator execution keeps: `None` is 0 and
+/// `Some(v)` is `v + 1` (saturating), names are ids into [`Names`]. Ordered through
+/// [`Names::cmp`], which gives the order of the full keys.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct CompactKey {
+    timestamp: u64,
+    counter: u64,
+    task_id: u64,
+    stream_id: u64,
+    op_name: u32,
+    path: u32,
+}
+
+/// Interned op names and paths of [`CompactKey`]s (names repeat across steps and groups).
+#[derive(Default)]
+struct Names {
+    ids: HashMap<String, u32>,
+    list: Vec<String>,
+}
+
+impl Names {
+    fn id(&mut self, s: &str) -> u32 {
+        if let Some(&i) = self.ids.get(s) {
+            return i;
+        }
+        let i = u32::try_from(self.list.len()).unwrap_or(u32::MAX);
+        self.ids.insert(s.to_string(), i);
+        self.list.push(s.to_string());
+        i
+    }
+
+    fn key(&mut self, k: &OpKey) -> CompactKey {
+        let n = |v: Option<u64>| v.map_or(0, |v| v.saturating_add(1));
+        CompactKey {
+            timestamp: n(k.timestamp),
+            counter: n(k.counter),
+            task_id: n(k.task_id),
+            stream_id: n(k.stream_id),
+            op_name: self.id(&k.op_name),
+            path: self.id(&k.path),
+        }
+    }
+
+    fn text(&self, id: u32) -> &str {
+        self.list.get(id as usize).map_or("", String::as_str)
+    }
+
+    fn cmp(&self, a: &CompactKey, b: &CompactKey) -> Ordering {
+        (a.timestamp, a.counter, a.task_id, a.stream_id)
+            .cmp(&(b.timestamp, b.counter, b.task_id, b.stream_id))
+            .then_with(|| self.text(a.op_name).cmp(self.text(b.op_name)))
+            .then_with(|| self.text(a.path).cmp(self.text(b.path)))
+    }
 }
 
 /// Accumulates tensor records as files are read, keeping memory proportional to the number of
 /// groups and anomalies — not tensors, files or operators — unless every tensor is asked for.
 pub struct Collector {
     groups: BTreeMap<GroupKey, GroupState>,
+    names: Names,
     anomalies: Vec<Anomaly>,
     all: Option<Vec<TensorRecord>>,
 }
@@ -114,6 +174,7 @@ impl Collector {
     pub fn new(keep_all: bool) -> Collector {
         Collector {
             groups: BTreeMap::new(),
+            names: Names::default(),
             anomalies: Vec::new(),
             all: keep_all.then(Vec::new),
         }
@@ -132,6 +193,19 @@ impl Collector {
             .entry((t.op.location.clone(), t.op.layout))
             .or_default();
         g.tensors += 1;
+        let magnitude = t
+            .min
+            .into_iter()
+            .chain(t.max)
+            .map(f64::abs)
+            .reduce(f64::max)
+            .map_or(f32::NAN, |m| (m as f32).min(f32::MAX));
+        let key = self.names.key(&op_key(&t));
+        match g.magnitudes.last_mut() {
+            // f32::max ignores a NaN operand.
+            Some((k, m)) if *k == key => *m = m.max(magnitude),
+            _ => g.magnitudes.push((key, magnitude)),
+        }
         if let Some(a) = Anomaly::of(&t) {
             g.anomalous += 1;
             let i = self.anomalies.len();
@@ -151,9 +225,41 @@ impl Collector {
         }
     }
 
-    /// Orders everything and picks, per group, the first anomaly and the first birth.
-    pub fn finish(self) -> Analysis {
-        let pick = |i: Option<usize>| i.and_then(|i| self.anomalies.get(i)).cloned();
+    /// Orders everything and picks, per group, the first anomaly and the first birth; numbers
+    /// each anomaly with its group and its operator's position in execution order.
+    pub fn finish(mut self) -> Analysis {
+        let names = &self.names;
+        for g in self.groups.values_mut() {
+            g.magnitudes.sort_by(|a, b| names.cmp(&a.0, &b.0));
+            g.magnitudes.dedup_by(|later, kept| {
+                let same = later.0 == kept.0;
+                if same {
+                    kept.1 = kept.1.max(later.1);
+                }
+                same
+            });
+        }
+        let mut anomalies = self.anomalies;
+        let group_keys: Vec<&GroupKey> = self.groups.keys().collect();
+        let op_orders: Vec<&[(CompactKey, f32)]> = self
+            .groups
+            .values()
+            .map(|g| g.magnitudes.as_slice())
+            .collect();
+        for a in &mut anomalies {
+            let key = (a.tensor.op.location.clone(), a.tensor.op.layout);
+            if let Ok(group) = group_keys.binary_search(&&key) {
+                a.group = group;
+                let op = self.names.key(&op_key(&a.tensor));
+                a.order = op_orders
+                    .get(group)
+                    .and_then(|keys| keys.binary_search_by(|(k, _)| self.names.cmp(k, &op)).ok())
+                    .unwrap_or(0);
+            }
+        }
+        drop(op_orders);
+        drop(group_keys);
+        let pick = |i: Option<usize>| i.and_then(|i| anomalies.get(i)).cloned();
         let mut tensor_count = 0;
         let groups: Vec<Group> = self
             .groups
@@ -176,10 +282,14 @@ impl Collector {
                     anomalous_tensors: g.anomalous,
                     first_anomaly,
                     first_born,
+                    magnitudes: g
+                        .magnitudes
+                        .into_iter()
+                        .map(|(_, m)| (!m.is_nan()).then_some(m))
+                        .collect(),
                 }
             })
             .collect();
-        let mut anomalies = self.anomalies;
         anomalies.sort_by_cached_key(|a| order_key(&a.tensor));
         let mut tensors = self.all.unwrap_or_default();
         tensors.sort_by_cached_key(order_key);
@@ -263,6 +373,29 @@ mod tests {
             c.add(t);
         }
         c.finish()
+    }
+
+    #[test]
+    fn magnitudes_follow_execution_order_and_merge_an_operators_tensors() {
+        let with = |mut r: TensorRecord, min: f64, max: f64| {
+            r.min = Some(min);
+            r.max = Some(max);
+            r
+        };
+        // Arrival out of order, one operator's tensors split (as .npy files are).
+        let a = run(
+            vec![
+                with(t("c", 30, Io::Output, 0, 1), -1.0, 2.0),
+                with(t("a", 10, Io::Input, 0, 0), -5.0, 1.0),
+                t("b", 20, Io::Output, 0, 0),
+                with(t("a", 10, Io::Output, 0, 0), 0.0, 7.0),
+                with(t("c", 30, Io::Input, 0, 0), -3.0, 0.5),
+            ],
+            false,
+        );
+        assert_eq!(a.groups[0].magnitudes, vec![Some(7.0f32), None, Some(3.0)]);
+        assert_eq!((a.anomalies[0].group, a.anomalies[0].order), (0, 2));
+        assert_eq!(a.groups[0].first_anomaly.as_ref().map(|x| x.order), Some(2));
     }
 
     #[test]

@@ -89,6 +89,11 @@ impl TensorRecord {
 /// A tensor with at least one anomaly, as reported.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Anomaly {
+    /// Index of its group in the report's `groups`.
+    pub group: usize,
+    /// Position of its operator execution in the group's execution order (0-based; the index
+    /// into the group's `magnitudes`).
+    pub order: usize,
     pub kind: Kind,
     pub kinds: Vec<Kind>,
     #[serde(flatten)]
@@ -100,6 +105,8 @@ impl Anomaly {
     pub fn of(tensor: &TensorRecord) -> Option<Anomaly> {
         let kinds = tensor.kinds();
         Some(Anomaly {
+            group: 0,
+            order: 0,
             kind: *kinds.first()?,
             kinds,
             tensor: tensor.clone(),
@@ -140,6 +147,10 @@ pub struct Group {
     pub anomalous_tensors: u64,
     pub first_anomaly: Option<Anomaly>,
     pub first_born: Option<Anomaly>,
+    /// Per operator execution, in execution order: the largest finite magnitude over its
+    /// tensors (`max(|min|, |max|)`, as f32 capped at `f32::MAX`), `None` when no tensor had a
+    /// finite value.
+    pub magnitudes: Vec<Option<f32>>,
 }
 
 /// Totals over the whole scan.

@@ -14,9 +14,9 @@ use npgx_parsers::aicore::kv::KvBag;
 use npgx_parsers::cann_error::torch_npu::{parse_torch_npu_line, TorchNpuError};
 use npgx_parsers::cann_error::{codes_in, CannErrorReport, ReportAssembler};
 use npgx_parsers::causal::{rank_plog_error, CausalError, CausalScanner, CauseRank, Shape, Tier};
+use npgx_parsers::line_prefix::strip_prefixes;
 use npgx_parsers::plog::content::parse_content;
 use npgx_parsers::plog::path::LogFileKind;
-use npgx_parsers::plog::prefix::peel;
 use npgx_parsers::plog::record::{lossy, RecordAssembler, TRUNCATION_LENGTH};
 use npgx_parsers::plog::{parse_header, Level, PlogHeader, PlogRecord, PlogTime};
 use serde::Serialize;
@@ -123,6 +123,17 @@ pub struct ProcessSummary {
     pub first_error: Option<RecordRef>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_causal: Option<RecordRef>,
+    /// ERROR and WARNING records per second of plog time (seconds without either are left
+    /// out), in time order.
+    pub timeline: Vec<TimelinePoint>,
+}
+
+/// ERROR and WARNING records of one process in one second (`time` has zero fractions).
+#[derive(Debug, Clone, Serialize)]
+pub struct TimelinePoint {
+    pub time: PlogTime,
+    pub error: u64,
+    pub warning: u64,
 }
 
 /// One file read.
@@ -177,6 +188,8 @@ struct Acc {
     last_time: Option<PlogTime>,
     first_error: Option<(PlogTime, usize, u64, RecordRef)>,
     first_causal: Option<(CauseRank, PlogTime, usize, u64, RecordRef)>,
+    /// Per second: (errors, warnings).
+    timeline: BTreeMap<PlogTime, (u64, u64)>,
 }
 
 #[derive(Default)]
@@ -220,6 +233,7 @@ impl Summarizer {
                             last_time: None,
                             first_error: None,
                             first_causal: None,
+                            timeline: BTreeMap::new(),
                         });
                         self.by_pid.insert(h.pid, self.accs.len() - 1);
                         self.accs.len() - 1
@@ -269,6 +283,19 @@ impl Summarizer {
         }
         if acc.last_time.is_none_or(|t| h.time > t) {
             acc.last_time = Some(h.time);
+        }
+        if matches!(h.level, Level::Error | Level::Warning) {
+            let second = PlogTime {
+                milli: 0,
+                micro: 0,
+                ..h.time
+            };
+            let (e, w) = acc.timeline.entry(second).or_default();
+            if h.level == Level::Error {
+                *e += 1;
+            } else {
+                *w += 1;
+            }
         }
         if h.level == Level::Error {
             let text = lossy(rest);
@@ -333,6 +360,15 @@ impl Summarizer {
                 last_time: a.last_time,
                 first_error: a.first_error.map(|x| x.3),
                 first_causal: a.first_causal.map(|x| x.4),
+                timeline: a
+                    .timeline
+                    .into_iter()
+                    .map(|(time, (error, warning))| TimelinePoint {
+                        time,
+                        error,
+                        warning,
+                    })
+                    .collect(),
             })
             .collect();
         processes.sort_by_key(|p| (p.first_time, p.pid));
@@ -378,8 +414,8 @@ fn header_or_peeled<R>(line: &[u8], f: impl FnOnce(Option<(PlogHeader<'_>, &[u8]
     if let Some(x) = parse_header(line) {
         return f(Some(x));
     }
-    // Console and pasted output: the causal engine's normalisation (Markdown quotes, vLLM /
-    // rank / glog prefixes), then the plog console prefixes.
+    // Console and pasted output: the causal engine's normalisation (Markdown quotes, launcher and
+    // logger prefixes), then the same prefixes once more behind indentation.
     let indented_header =
         line.first() == Some(&b' ') && line.iter().find(|b| **b != b' ') == Some(&b'[');
     let pasted = indented_header
@@ -389,7 +425,7 @@ fn header_or_peeled<R>(line: &[u8], f: impl FnOnce(Option<(PlogHeader<'_>, &[u8]
     if pasted {
         let text = lossy(line);
         let n = npgx_parsers::causal::normalise(&text);
-        let p = peel(n.rest.trim_start());
+        let p = strip_prefixes(n.rest.trim_start());
         if p.rest.len() != text.len() {
             return f(parse_header(p.rest.as_bytes()));
         }
@@ -400,7 +436,7 @@ fn header_or_peeled<R>(line: &[u8], f: impl FnOnce(Option<(PlogHeader<'_>, &[u8]
 /// A torch_npu `ERRxxxxx` line, behind console prefixes.
 fn torch_npu_line(no: u64, line: &[u8]) -> Option<TorchNpuError> {
     let text = lossy(line);
-    let mut t = parse_torch_npu_line(peel(&text).rest)?;
+    let mut t = parse_torch_npu_line(strip_prefixes(&text).rest)?;
     t.line = no;
     Some(t)
 }

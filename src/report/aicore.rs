@@ -1,4 +1,4 @@
-//! Rendering for `npgx aicore`: one block per error (table), a JSON array, or CSV rows.
+//! Rendering for `npgx aicore`: one block per error (table), the JSON document, or CSV rows.
 
 use std::fmt::Display;
 use std::io::{self, Write};
@@ -8,18 +8,8 @@ use npgx_parsers::aicore::Fact;
 use super::plog::csv_row;
 use crate::plog::{AicoreScan, FileAicoreError};
 
-/// Output formats of `npgx aicore`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// One block per error, every field with the line it comes from.
-    Table,
-    /// A JSON array of error records (docs/aicore.md, schema npgx.aicore/1).
-    Json,
-    /// One row per error.
-    Csv,
-}
-
-/// JSON: the array of error records described in docs/aicore.md.
+/// JSON: the `npgx.aicore` document of docs/aicore.md (envelope of docs/json.md), the error
+/// records under `errors`.
 pub fn json(out: &mut impl Write, scan: &AicoreScan) -> io::Result<()> {
     let doc = super::document(
         "aicore",

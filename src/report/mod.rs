@@ -7,6 +7,7 @@ pub mod aicore;
 pub mod config;
 pub mod dump_compare;
 pub mod dump_scan;
+pub mod html;
 pub mod plog;
 pub mod repro;
 pub mod triage;

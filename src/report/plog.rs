@@ -5,18 +5,6 @@ use std::io::{self, Write};
 use crate::plog::summary::RecordOut;
 use crate::plog::{CausalRef, PlogSummary, RecordRef, Warning};
 
-/// Output formats of `npgx plog`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// Human summary per process (or one line per record with --records).
-    Table,
-    /// The JSON document of docs/plog.md (schema npgx.plog, version 2; the records under
-    /// `records` with --records).
-    Json,
-    /// One row per process (per record with --records).
-    Csv,
-}
-
 /// Version of the `npgx.plog` document (2: the envelope of `docs/json.md`, and `first_causal`
 /// from the shared causal engine with tier, shape and evidence).
 pub const SUMMARY_SCHEMA_VERSION: u32 = 2;
@@ -288,6 +276,17 @@ pub fn summary_csv(out: &mut impl Write, s: &PlogSummary) -> io::Result<()> {
         csv_row(out, &fields)?;
     }
     Ok(())
+}
+
+/// What [`RecordWriter`] writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// One line per record.
+    Table,
+    /// The `npgx.plog` envelope with the records under `records`.
+    Json,
+    /// One CSV row per record.
+    Csv,
 }
 
 /// Streams `--records` output: a JSON array, CSV rows or plain lines.

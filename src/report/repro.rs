@@ -1,8 +1,10 @@
-//! Renders a repro case for the terminal (`npgx repro`); the case directory itself is written
-//! by the engine.
+//! Renders a repro case: for the terminal (`npgx repro`), as JSON (also the case directory's
+//! `case.json`) and as the case directory's `README.md` (what was found and where, how to run,
+//! what is missing). The engine writes the data files and scripts; these documents are rendered here.
 
 use std::fmt::Write as _;
 
+use crate::repro::case::{ReproPath, TensorFacts};
 use crate::repro::Case;
 
 /// The case as pretty JSON (the same document as `case.json`).
@@ -108,6 +110,216 @@ pub fn text(case: &Case) -> String {
     }
     for n in &case.notes {
         let _ = writeln!(s, "note      : {n}");
+    }
+    s
+}
+
+fn dims(d: Option<&[i64]>) -> String {
+    d.map_or_else(
+        || "?".to_string(),
+        |d| {
+            format!(
+                "[{}]",
+                d.iter().map(i64::to_string).collect::<Vec<_>>().join(", ")
+            )
+        },
+    )
+}
+
+fn tensor_line(kind: &str, t: &TensorFacts) -> String {
+    format!(
+        "| {kind} {} | {} | {} | {} | {} | {} | {} |",
+        t.index,
+        t.name.as_deref().unwrap_or(""),
+        t.dtype.as_deref().unwrap_or("?"),
+        dims(t.shape.as_deref()),
+        t.format.as_deref().unwrap_or("?"),
+        dims(t.ori_shape.as_deref()),
+        t.ori_format.as_deref().unwrap_or("?"),
+    )
+}
+
+/// Markdown text for the case (names appear inside code spans, so markup in them is inert).
+pub fn readme(case: &Case) -> String {
+    let mut s = String::new();
+    let label = case
+        .op
+        .as_ref()
+        .map(|o| o.name.as_str())
+        .or(case.target.op_name.as_deref())
+        .or(case.target.kernel_name.as_deref())
+        .unwrap_or("unknown operator");
+    let _ = writeln!(
+        s,
+        "# npgx repro: `{}` ({} path)\n",
+        label.replace('`', "'"),
+        case.path
+    );
+    let _ = writeln!(s, "## Target\n");
+    let t = &case.target;
+    let _ = writeln!(s, "- named by: {}", t.source);
+    if let Some(k) = &t.kernel_name {
+        let _ = writeln!(s, "- kernel name: `{k}`");
+    }
+    if let Some(o) = &t.op_name {
+        let _ = writeln!(s, "- op name: `{o}`");
+    }
+    for (k, v) in [
+        ("device", t.device_id),
+        ("stream", t.stream_id),
+        ("task", t.task_id),
+    ] {
+        if let Some(v) = v {
+            let _ = writeln!(s, "- {k} id: {v}");
+        }
+    }
+    if let Some(e) = &t.evidence {
+        let _ = writeln!(
+            s,
+            "- from: `{}`{}",
+            e.file,
+            e.line.map(|l| format!(" line {l}")).unwrap_or_default()
+        );
+    }
+    for rt in &t.runtime_tensors {
+        let _ = writeln!(
+            s,
+            "- runtime {} {}: {} {} {} (line {})",
+            rt.io,
+            rt.index,
+            rt.dtype.as_deref().unwrap_or("?"),
+            rt.format.as_deref().unwrap_or("?"),
+            dims(rt.shape.as_deref()),
+            rt.line
+        );
+    }
+    let _ = writeln!(s, "\n## Operator (GE graph)\n");
+    match &case.op {
+        None => s.push_str("Not found — see *Missing*.\n"),
+        Some(op) => {
+            let _ = writeln!(s, "- `{}`, type `{}`", op.name, op.op_type);
+            let _ = writeln!(
+                s,
+                "- in `{}` line {} (graph `{}`), matched by {}",
+                op.graph_file, op.graph_line, op.graph_name, op.matched_by
+            );
+            if let Some(k) = &op.kernel_name {
+                let _ = writeln!(s, "- kernel attribute: `{k}`");
+            }
+            s.push_str("\n| tensor | name | dtype | shape | format | ori_shape | ori_format |\n|---|---|---|---|---|---|---|\n");
+            for t in &op.inputs {
+                let _ = writeln!(s, "{}", tensor_line("input", t));
+            }
+            for t in &op.outputs {
+                let _ = writeln!(s, "{}", tensor_line("output", t));
+            }
+            if !op.attrs.is_empty() {
+                s.push_str(if op.attrs_order == "ir" {
+                    "\nAttributes in IR order:\n\n"
+                } else {
+                    "\nAttributes in the order the graph lists them (this dump does not record the IR order):\n\n"
+                });
+                for a in &op.attrs {
+                    let _ = writeln!(s, "- `{}` ({}): `{}`", a.name, a.kind, a.value);
+                }
+            }
+        }
+    }
+    let _ = writeln!(s, "\n## Kernel\n");
+    match &case.kernel {
+        Some(k) if k.bin_file_name.is_some() => {
+            let _ = writeln!(
+                s,
+                "- base name: `{}`",
+                k.bin_file_name.as_deref().unwrap_or_default()
+            );
+            for (what, v) in [
+                ("JSON", &k.json_path),
+                ("binary", &k.bin_path),
+                ("CCE source", &k.cce_path),
+            ] {
+                let _ = writeln!(
+                    s,
+                    "- {what}: {}",
+                    v.as_deref()
+                        .map_or("not found".to_string(), |p| format!("`{p}`"))
+                );
+            }
+            if let Some(b) = k.block_dim {
+                let _ = writeln!(s, "- blockDim: {b}");
+            }
+            if let Some(t) = k.tiling_key {
+                let _ = writeln!(s, "- tiling key: {t}");
+            }
+        }
+        _ => s.push_str("Not found — see *Missing*.\n"),
+    }
+    let _ = writeln!(s, "\n## Data\n");
+    match &case.dump {
+        None => s.push_str("No dump — see *Missing*.\n"),
+        Some(d) => {
+            let _ = writeln!(s, "From `{}` ({} framing).\n", d.file, d.framing);
+            if let Some(tiling) = &d.tiling_data {
+                let _ = writeln!(s, "- tiling data → `{tiling}`");
+            }
+            for t in &d.tensors {
+                let _ = writeln!(
+                    s,
+                    "- {} {}: {} {} {:?} → {}{}",
+                    t.io,
+                    t.index,
+                    t.dtype,
+                    t.format,
+                    t.device_shape,
+                    t.npy
+                        .as_deref()
+                        .map_or("not written".to_string(), |p| format!(
+                            "`{p}` ({} layout)",
+                            t.layout
+                        )),
+                    t.note
+                        .as_deref()
+                        .map(|n| format!(" — {n}"))
+                        .unwrap_or_default()
+                );
+            }
+        }
+    }
+    let _ = writeln!(s, "\n## How to run\n");
+    for f in &case.files {
+        match f.kind.as_str() {
+            "oput" => {
+                let _ = writeln!(
+                    s,
+                    "- `python3 {}` on a machine with CANN's op_test_frame and an NPU runs the kernel on the dumped inputs.\n- `run_config.json` holds the same kernel launch for msaicerr-style single-op runners (paths relative to this directory; inputs in the device layout).",
+                    f.path
+                );
+            }
+            "accuracy_script" => {
+                let _ = writeln!(
+                    s,
+                    "- `python3 {}` compares the dumped outputs with a CPU golden and, where torch_npu and an NPU are present, re-runs the op on the NPU (`--json` for machine-readable results, `--skip-npu` to skip that step). Without an NPU it says that the NPU part was skipped.",
+                    f.path
+                );
+            }
+            _ => {}
+        }
+    }
+    if case.path == ReproPath::Runtime {
+        s.push_str("- Set `ASCEND_LAUNCH_BLOCKING=1` to get synchronous errors.\n");
+    }
+    let _ = writeln!(s, "\n## Missing\n");
+    if case.missing.is_empty() {
+        s.push_str("Nothing.\n");
+    }
+    for m in &case.missing {
+        let _ = writeln!(s, "- {m}");
+    }
+    if !case.notes.is_empty() {
+        let _ = writeln!(s, "\n## Notes\n");
+        for n in &case.notes {
+            let _ = writeln!(s, "- {n}");
+        }
     }
     s
 }

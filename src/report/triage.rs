@@ -2,33 +2,73 @@
 
 use std::fmt::Write as _;
 
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+use serde::Serialize;
+
 use crate::triage::analyze::TriageAnalysis;
+use crate::triage::bisect::{Bisection, Outcome};
 use crate::triage::classify::Classification;
 use crate::triage::scripts::{self, ScriptPlan};
+use crate::triage::TriageRun;
 
 /// Version of the `npgx.triage-classify` document (2: the envelope of `docs/json.md`, the shared
 /// causal engine's fields, the `environment` route).
 pub const CLASSIFY_SCHEMA_VERSION: u32 = 2;
+/// Version of the `npgx.triage-run` document.
+pub const RUN_SCHEMA_VERSION: u32 = 1;
+/// Version of the `npgx.triage-analyze` document.
+pub const ANALYZE_SCHEMA_VERSION: u32 = 1;
+
+/// A file `triage classify` could not read.
+#[derive(Debug, Clone, Serialize)]
+pub struct FileError {
+    pub file: PathBuf,
+    pub message: String,
+}
+
+#[derive(Serialize)]
+struct ClassifyBody<'a> {
+    items: &'a [Classification],
+    errors: &'a [FileError],
+}
 
 /// The JSON document of `triage classify`: one item per file read, and the files that could not
 /// be read.
-pub fn classify_json(
-    items: &[Classification],
-    errors: &[(std::path::PathBuf, String)],
-) -> serde_json::Result<serde_json::Value> {
-    #[derive(serde::Serialize)]
-    struct Body<'a> {
-        items: &'a [Classification],
-        errors: Vec<serde_json::Value>,
+pub fn classify_json(items: &[Classification], errors: &[FileError]) -> serde_json::Result<String> {
+    let body = ClassifyBody { items, errors };
+    serde_json::to_string_pretty(&super::Envelope::new(
+        "triage-classify",
+        CLASSIFY_SCHEMA_VERSION,
+        &body,
+    ))
+}
+
+/// The JSON document of `triage run` and `triage bisect` (schema `npgx.triage-run` for both):
+/// `run` (scripts and steps), `analysis`, and `bisect` when it ran.
+pub fn run_json(run: &TriageRun) -> serde_json::Result<String> {
+    serde_json::to_string_pretty(&super::Envelope::new("triage-run", RUN_SCHEMA_VERSION, run))
+}
+
+/// The JSON document of `triage analyze`: the analysis' fields.
+pub fn analyze_json(a: &TriageAnalysis) -> serde_json::Result<String> {
+    serde_json::to_string_pretty(&super::Envelope::new(
+        "triage-analyze",
+        ANALYZE_SCHEMA_VERSION,
+        a,
+    ))
+}
+
+/// Renders `triage_report.md` of a run and writes it into the run's tree; returns its path.
+pub fn write_handoff(run: &TriageRun) -> anyhow::Result<PathBuf> {
+    let path = run.report_path();
+    let mut text = handoff_markdown(&run.analysis, Some(&run.run.plan));
+    if let Some(b) = &run.bisect {
+        text.push_str(&bisect_markdown(b, &run.run.root));
     }
-    let body = Body {
-        items,
-        errors: errors
-            .iter()
-            .map(|(f, m)| serde_json::json!({"file": f, "message": m}))
-            .collect(),
-    };
-    super::document("triage-classify", CLASSIFY_SCHEMA_VERSION, &body)
+    std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(path)
 }
 
 /// Human summary of `triage classify` results.
@@ -81,8 +121,93 @@ pub fn classifications_text(items: &[Classification]) -> String {
     out
 }
 
-fn rel<'a>(root: &'a std::path::Path, p: &'a std::path::Path) -> std::path::Display<'a> {
+fn rel<'a>(root: &'a Path, p: &'a Path) -> std::path::Display<'a> {
     p.strip_prefix(root).unwrap_or(p).display()
+}
+
+/// The `## Bisect` section of `triage_report.md`: one row per variant and the conclusion.
+pub fn bisect_markdown(b: &Bisection, root: &Path) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "## Bisect (npugraph_ex options)\n");
+    if b.outcome == Outcome::NotApplicable {
+        let _ = writeln!(out, "{}\n", b.conclusion);
+        return out;
+    }
+    match (&b.baseline_error, &b.baseline_outputs) {
+        (Some(e), _) => {
+            let _ = writeln!(out, "Step 5's first causal error: `{e}`\n");
+        }
+        (None, Some(c)) => {
+            let _ = writeln!(
+                out,
+                "Step 5 vs step 4: max abs error {:.3e}, min cosine {:.6}\n",
+                c.max_abs_error, c.min_cosine
+            );
+        }
+        _ => {}
+    }
+    let _ = writeln!(
+        out,
+        "| variant | option changed | result | first causal error | seconds |"
+    );
+    let _ = writeln!(out, "|---|---|---|---|---|");
+    for v in &b.variants {
+        let changed = v
+            .flips
+            .iter()
+            .map(|f| format!("{}: {} → {}", f.key, f.in_force, f.value))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let result = match &v.outputs {
+            Some(c) if !c.allclose => format!(
+                "{} (max abs error {:.3e})",
+                v.verdict.as_str(),
+                c.max_abs_error
+            ),
+            _ => v.verdict.as_str().to_string(),
+        };
+        let error = v
+            .first_causal_error
+            .as_deref()
+            .map(|e| format!("`{}`", e.replace('|', "\\|")))
+            .unwrap_or_else(|| "—".into());
+        let _ = writeln!(
+            out,
+            "| `{}` | {changed} | {result} | {error} | {:.1} |",
+            rel(root, &v.dir),
+            v.seconds
+        );
+    }
+    out.push('\n');
+    for s in &b.skipped {
+        let _ = writeln!(out, "- skipped `{}`: {}", s.key, s.reason);
+    }
+    for n in &b.notes {
+        let _ = writeln!(out, "- note: {n}");
+    }
+    if !b.skipped.is_empty() || !b.notes.is_empty() {
+        out.push('\n');
+    }
+    if let Some(d) = &b.dump_comparison {
+        let node =
+            |n: &crate::triage::dumps::DivergentNode| format!("`{}` ({})", n.op_name, n.tensor);
+        let _ = writeln!(
+            out,
+            "Data dumps `{}` (passing) vs `{}` (failing): {} tensor pairs, {} differ; first divergence {}; origin {}\n",
+            rel(root, &d.golden),
+            rel(root, &d.target),
+            d.pairs,
+            d.failed,
+            d.first_divergence.as_ref().map_or("none".into(), node),
+            d.origin.as_ref().map_or("none".into(), node),
+        );
+    }
+    let _ = writeln!(
+        out,
+        "Runs: {} of --max-runs {}.\n\n**Conclusion:** {}\n",
+        b.runs, b.max_runs, b.conclusion
+    );
+    out
 }
 
 /// The generated scripts and what happened to `options` in each (run mode only).
@@ -107,7 +232,7 @@ pub fn plan_markdown(plan: &ScriptPlan) -> String {
             out,
             "- `scripts/{}`: {}",
             s.file,
-            scripts::options_summary(&s.options)
+            scripts::options_summary(s.step, &s.options, plan.dump_tensors)
         );
     }
     out.push('\n');
@@ -231,12 +356,18 @@ pub fn handoff_markdown(a: &TriageAnalysis, plan: Option<&ScriptPlan>) -> String
             crate::triage::compare::ATOL
         );
         let _ = writeln!(out, "|---|---|---|---|---|---|---|");
-        for o in &cmp.outputs {
+        let repeat = cmp.eager_repeat.iter().map(|o| (o, "step1-eager-repeat"));
+        for (o, candidate) in cmp
+            .outputs
+            .iter()
+            .map(|o| (o, o.candidate.name()))
+            .chain(repeat)
+        {
             let _ = writeln!(
                 out,
                 "| {} | {} | {} | {:.3e} | {:.3e} | {:.6} | {} |",
                 o.reference.name(),
-                o.candidate.name(),
+                candidate,
                 o.tensors,
                 o.max_abs_error,
                 o.max_rel_error,
@@ -327,6 +458,21 @@ pub fn handoff_markdown(a: &TriageAnalysis, plan: Option<&ScriptPlan>) -> String
         for w in &a.warnings {
             let _ = writeln!(out, "- {w}");
         }
+    }
+    out
+}
+
+/// Terminal summary of `triage run` / `triage bisect`.
+pub fn run_text(run: &TriageRun) -> String {
+    let mut out = analysis_text(&run.analysis);
+    if let Some(b) = &run.bisect {
+        for v in &b.variants {
+            let _ = writeln!(out, "  bisect/{:<40} {}", v.name, v.verdict.as_str());
+        }
+        for s in &b.skipped {
+            let _ = writeln!(out, "  skipped {}: {}", s.key, s.reason);
+        }
+        let _ = writeln!(out, "bisect: {}", b.conclusion);
     }
     out
 }

@@ -9,7 +9,7 @@ use serde::Serialize;
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// Which repro the case is for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ReproPath {
     /// A crash (AI Core error, aclnn failure): re-run the kernel binary on the dumped inputs.

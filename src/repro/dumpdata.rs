@@ -194,31 +194,6 @@ pub fn read(c: &Candidate, candidates: usize) -> Result<(DumpFacts, Vec<OutFile>
 /// `.npy` headers larger than this are refused.
 const MAX_NPY_HEADER: usize = 1 << 20;
 
-/// GE data type name for a NumPy type string (little-endian or byte-sized).
-fn dt_of_npy(t: &npyz::TypeStr) -> Option<&'static str> {
-    use npyz::TypeChar as T;
-    if t.endianness() == npyz::Endianness::Big && t.size_field() > 1 {
-        return None;
-    }
-    Some(match (t.type_char(), t.size_field()) {
-        (T::Float, 2) => "DT_FLOAT16",
-        (T::Float, 4) => "DT_FLOAT",
-        (T::Float, 8) => "DT_DOUBLE",
-        (T::Int, 1) => "DT_INT8",
-        (T::Int, 2) => "DT_INT16",
-        (T::Int, 4) => "DT_INT32",
-        (T::Int, 8) => "DT_INT64",
-        (T::Uint, 1) => "DT_UINT8",
-        (T::Uint, 2) => "DT_UINT16",
-        (T::Uint, 4) => "DT_UINT32",
-        (T::Uint, 8) => "DT_UINT64",
-        (T::Bool, 1) => "DT_BOOL",
-        (T::Complex, 8) => "DT_COMPLEX64",
-        (T::Complex, 16) => "DT_COMPLEX128",
-        _ => return None,
-    })
-}
-
 /// Takes msaccucmp-converted `.npy` files as they are (they are already in the logical
 /// layout), after checking their headers.
 pub fn copy_npy(c: &Candidate, candidates: usize) -> Result<(DumpFacts, Vec<OutFile>), String> {
@@ -252,7 +227,7 @@ pub fn copy_npy(c: &Candidate, candidates: usize) -> Result<(DumpFacts, Vec<OutF
                 path.display()
             ));
         };
-        let dt = dt_of_npy(&ts);
+        let dt = values::npy_element(&ts).map(|el| el.dtype().name());
         let shape = header.shape().to_vec();
         let dir = if *io == Io::Input {
             "inputs"

@@ -8,7 +8,7 @@
 //! path. What could not be found is listed, never guessed.
 //!
 //! Data flows one way: [`aicore`] (plog scanner) → [`graph`] (GE graph parser) → [`kernel`] →
-//! [`dumpdata`] (dump decoder) → [`Case`] → writers ([`oput`], [`accuracy`], [`readme`]).
+//! [`dumpdata`] (dump decoder) → [`Case`] → writers ([`oput`], [`accuracy`]; `README.md` and `case.json` are rendered by `report::repro`).
 
 pub mod accuracy;
 pub mod aicore;
@@ -20,7 +20,6 @@ pub mod kernel;
 pub mod npy;
 pub mod oput;
 pub mod pyquote;
-pub mod readme;
 
 use std::path::{Path, PathBuf};
 
@@ -516,11 +515,16 @@ fn write_case(
         kind: "case".to_string(),
     });
     case.files = files;
-    write(&out, "README.md", readme::render(case).as_bytes())?;
-    // case.json is the document `npgx repro --format json` prints, envelope included.
-    let json = crate::report::repro::json(case)?;
-    write(&out, "case.json", format!("{json}\n").as_bytes())?;
     Ok(())
+}
+
+/// Writes the case's two documents, rendered by the caller (`report::repro`): `README.md` and
+/// `case.json` (the document `npgx repro --format json` prints, envelope included). Both are
+/// already listed in [`Case::files`] by [`build`].
+pub fn write_documents(case: &Case, readme: &str, json: &str) -> anyhow::Result<()> {
+    let out = Path::new(&case.out_dir);
+    write(out, "README.md", readme.as_bytes())?;
+    write(out, "case.json", format!("{json}\n").as_bytes())
 }
 
 /// The device symbol the runner launches: the kernel JSON's `kernelName`, else the log's.

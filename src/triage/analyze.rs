@@ -68,6 +68,11 @@ pub struct Versions {
     pub torchair: Option<String>,
     pub npugraph_ex: Option<String>,
     pub cann: Option<String>,
+    /// The attributes of the installed npugraph_ex's `CompilerConfig` (the `options` keys it
+    /// accepts); `None` when npugraph_ex could not be imported.
+    pub npugraph_ex_options: Option<Vec<String>>,
+    /// The seed the steps started from.
+    pub seed: Option<u64>,
 }
 
 /// The analysis of one tree: everything the handoff needs.
@@ -156,6 +161,15 @@ fn read_versions(root: &Path) -> Option<Versions> {
             "torch_npu" => v.torch_npu = Some(val),
             "torchair" => v.torchair = Some(val),
             "npugraph_ex" => v.npugraph_ex = Some(val),
+            "npugraph_ex_options" if !val.starts_with("unknown") => {
+                v.npugraph_ex_options = Some(
+                    val.split(',')
+                        .filter(|k| !k.is_empty())
+                        .map(str::to_string)
+                        .collect(),
+                )
+            }
+            "seed" => v.seed = val.parse().ok(),
             "cann_version_cfg" => cann_next = !val.starts_with("not found"),
             _ => {}
         }
@@ -437,6 +451,17 @@ fn route_passed(a: &mut TriageAnalysis) {
         a.handoff_paths = handoff_runs(&a.steps, &[Step::ForceEager, Step::NpugraphEx]);
         return;
     };
+    if let Some(noise) = cmp.eager_repeat.as_ref().filter(|n| !n.allclose) {
+        a.rule = "compare.eager-nondeterministic".into();
+        a.matched = Some(format!(
+            "step1 vs its repeat from the same seed: max abs error {:.3e}, min cosine {:.6}",
+            noise.max_abs_error, noise.min_cosine
+        ));
+        a.notes.push(
+            "nondeterministic even in eager: two eager runs from the same seed differ, so output differences between steps say nothing about npugraph_ex — make the script deterministic (fixed inputs, no time- or OS-seeded randomness) and re-run".into(),
+        );
+        return;
+    }
     let mismatch = cmp
         .outputs
         .iter()

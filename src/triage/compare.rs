@@ -9,7 +9,7 @@ use std::path::Path;
 use anyhow::Context;
 use serde::Serialize;
 
-use super::layout::Step;
+use super::layout::{Step, EAGER_REPEAT_DIR};
 
 /// Directory under a step directory that holds the captured outputs.
 pub const OUTPUTS_DIR: &str = "outputs";
@@ -126,6 +126,49 @@ pub struct Timing {
 pub struct Comparison {
     pub outputs: Vec<OutputComparison>,
     pub timings: Vec<Timing>,
+    /// Step 1 against its second run from the same seed (`step1-eager-repeat/`): the noise
+    /// floor. Not `allclose` → the script is nondeterministic even in eager.
+    pub eager_repeat: Option<OutputComparison>,
+}
+
+/// The numbers of one comparison, without the step names (bisect variants).
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Closeness {
+    pub tensors: usize,
+    pub max_abs_error: f64,
+    pub max_rel_error: f64,
+    pub min_cosine: f64,
+    pub allclose: bool,
+}
+
+impl OutputComparison {
+    pub fn closeness(&self) -> Closeness {
+        Closeness {
+            tensors: self.tensors,
+            max_abs_error: self.max_abs_error,
+            max_rel_error: self.max_rel_error,
+            min_cosine: self.min_cosine,
+            allclose: self.allclose,
+        }
+    }
+}
+
+/// Compares the outputs saved in `candidate` (an `outputs/` directory) with those in
+/// `reference`; a directory that does not exist holds no outputs.
+pub fn compare_dirs(reference: &Path, candidate: &Path) -> anyhow::Result<Closeness> {
+    let read = |d: &Path| {
+        if d.is_dir() {
+            read_outputs(d)
+        } else {
+            Ok(Vec::new())
+        }
+    };
+    let (r, c) = (read(reference)?, read(candidate)?);
+    let mut cmp = compare_pair(Step::ForceEager, &r, Step::NpugraphEx, &c);
+    if r.is_empty() {
+        cmp.allclose = false;
+    }
+    Ok(cmp.closeness())
 }
 
 struct Saved {
@@ -265,5 +308,20 @@ pub fn compare(root: &Path) -> anyhow::Result<Option<Comparison>> {
         .zip(&dirs)
         .filter_map(|(s, d)| read_timing(*s, d))
         .collect();
-    Ok(Some(Comparison { outputs, timings }))
+    let repeat = root.join(EAGER_REPEAT_DIR).join(OUTPUTS_DIR);
+    let eager_repeat = if repeat.is_dir() {
+        Some(compare_pair(
+            Step::Eager,
+            &saved[0],
+            Step::Eager,
+            &read_outputs(&repeat)?,
+        ))
+    } else {
+        None
+    };
+    Ok(Some(Comparison {
+        outputs,
+        timings,
+        eager_repeat,
+    }))
 }

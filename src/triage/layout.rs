@@ -7,6 +7,9 @@
 //!   step1-eager/{stdout_stderr.log, ascend_plog/, SUCCESS}
 //!   …
 //!   step5-npugraph_ex/{stdout_stderr.log, torch_compile_debug/, ascend_plog/, SUCCESS}
+//!   step1-eager-repeat/…            (--compare-outputs, when all five steps passed)
+//!   bisect/<variant>/{<variant>.py, stdout_stderr.log, torch_compile_debug/, ascend_plog/,
+//!                     SUCCESS or exit_code}           (bisect)
 //! ```
 
 use std::path::Path;
@@ -26,6 +29,12 @@ pub const LOG_FILE: &str = "stdout_stderr.log";
 pub const PLOG_DIR: &str = "ascend_plog";
 pub const DEBUG_DIR: &str = "torch_compile_debug";
 pub const SUCCESS_MARKER: &str = "SUCCESS";
+/// A failed bisect variant's exit code (steps record theirs in `first_failure.txt`).
+pub const EXIT_CODE_FILE: &str = "exit_code";
+/// `--compare-outputs`: step 1 run a second time from the same seed, to measure the noise floor.
+pub const EAGER_REPEAT_DIR: &str = "step1-eager-repeat";
+/// Bisect variants: `bisect/<variant>/`.
+pub const BISECT_DIR: &str = "bisect";
 
 /// One rung of the ladder.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]

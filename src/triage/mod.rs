@@ -9,7 +9,12 @@
 //!
 //! Engines here return records; `report::triage` renders them.
 
+use std::path::PathBuf;
+
+use serde::Serialize;
+
 pub mod analyze;
+pub mod bisect;
 pub mod classify;
 pub mod compare;
 pub mod dumps;
@@ -17,3 +22,85 @@ pub mod layout;
 pub mod route;
 pub mod runner;
 pub mod scripts;
+
+/// What `triage run` produced: the run (scripts, steps) and the analysis of its tree.
+#[derive(Debug, Clone, Serialize)]
+pub struct TriageRun {
+    pub run: runner::RunSummary,
+    pub analysis: analyze::TriageAnalysis,
+    /// `triage bisect` / `run --bisect`: the option search after the ladder.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bisect: Option<bisect::Bisection>,
+}
+
+impl TriageRun {
+    /// Where `triage_report.md` goes.
+    pub fn report_path(&self) -> PathBuf {
+        self.run.root.join(layout::REPORT_FILE)
+    }
+
+    /// 0 all steps passed, 1 a step failed, 130 interrupted.
+    pub fn exit_code(&self) -> u8 {
+        let bisect_interrupted = self
+            .bisect
+            .as_ref()
+            .is_some_and(|b| b.outcome == bisect::Outcome::Interrupted);
+        if self.run.interrupted || bisect_interrupted {
+            130
+        } else if self
+            .run
+            .steps
+            .iter()
+            .any(|s| s.end != runner::StepEnd::Passed)
+        {
+            1
+        } else {
+            0
+        }
+    }
+}
+
+/// `triage run`: generates the step scripts, runs the ladder and analyses the tree; with
+/// `bisect`, then searches the npugraph_ex option behind a step-5-only failure or difference.
+pub fn run(
+    cfg: &runner::RunConfig,
+    bisect: Option<bisect::BisectConfig>,
+    progress: &mut dyn runner::Progress,
+) -> anyhow::Result<TriageRun> {
+    let stop = runner::interrupt_flag()?;
+    let run = runner::run(cfg, &stop, progress)?;
+    let analysis = analyze::analyze(&run.root)?;
+    let bisect = match bisect {
+        Some(b) if !run.interrupted => {
+            let source = std::fs::read_to_string(&cfg.script)
+                .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", cfg.script.display()))?;
+            let template = cfg
+                .template
+                .clone()
+                .unwrap_or_else(runner::default_template);
+            let launch = bisect::Launch {
+                template: &template,
+                args: &cfg.args,
+                timeout: cfg.timeout,
+                seed: cfg.seed,
+                capture: cfg.compare_outputs,
+                stop: &stop,
+            };
+            Some(bisect::run(
+                &run.root,
+                &source,
+                &run.plan.call,
+                &analysis,
+                &launch,
+                b,
+                progress,
+            )?)
+        }
+        _ => None,
+    };
+    Ok(TriageRun {
+        run,
+        analysis,
+        bisect,
+    })
+}

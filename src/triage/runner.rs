@@ -20,8 +20,8 @@ use serde::Serialize;
 
 use super::compare::OUTPUTS_DIR;
 use super::layout::{
-    Step, DEBUG_DIR, ENV_FILE, FIRST_FAILURE_FILE, LOGS_DIR, LOG_FILE, PLOG_DIR, SUCCESS_MARKER,
-    WARNINGS_FILE,
+    Step, DEBUG_DIR, EAGER_REPEAT_DIR, ENV_FILE, FIRST_FAILURE_FILE, LOGS_DIR, LOG_FILE, PLOG_DIR,
+    SUCCESS_MARKER, WARNINGS_FILE,
 };
 use super::scripts::{self, ScriptPlan};
 
@@ -41,6 +41,10 @@ pub struct RunConfig {
     pub timeout: Option<Duration>,
     /// Wrap the callable to save outputs and timings (`--compare-outputs`).
     pub compare_outputs: bool,
+    /// Steps 4 and 5 write npugraph_ex data dumps into their directories (`--dump-tensors`).
+    pub dump_tensors: bool,
+    /// The seed every step starts from.
+    pub seed: u64,
 }
 
 /// How a step ended.
@@ -79,24 +83,29 @@ pub struct RunSummary {
     pub root: PathBuf,
     pub plan: ScriptPlan,
     pub steps: Vec<StepRun>,
+    /// `--compare-outputs`, all five steps passed: step 1 again from the same seed
+    /// (`step1-eager-repeat/`), the noise floor.
+    pub eager_repeat: Option<StepRun>,
     pub interrupted: bool,
 }
 
-/// Live progress, pushed by the runner; the CLI renders it.
+/// Live progress, pushed by the runner; the CLI renders it. `label` names the step or bisect
+/// variant.
 pub trait Progress {
-    fn step_started(&mut self, step: Step, command: &str);
+    fn step_started(&mut self, label: &str, command: &str);
     /// Called about every 200 ms while the step runs: elapsed time, log size, last log line.
-    fn step_tick(&mut self, step: Step, elapsed: Duration, log_bytes: u64, last_line: &str);
-    fn step_finished(&mut self, step: Step, run: &StepRun);
+    fn step_tick(&mut self, label: &str, elapsed: Duration, log_bytes: u64, last_line: &str);
+    fn step_finished(&mut self, label: &str, end: StepEnd, seconds: f64);
 }
 
-/// Progress that shows nothing.
-pub struct Silent;
-
-impl Progress for Silent {
-    fn step_started(&mut self, _: Step, _: &str) {}
-    fn step_tick(&mut self, _: Step, _: Duration, _: u64, _: &str) {}
-    fn step_finished(&mut self, _: Step, _: &StepRun) {}
+/// Ctrl-C and SIGTERM set this flag; a running step's process group is then stopped.
+pub fn interrupt_flag() -> anyhow::Result<Arc<AtomicBool>> {
+    let stop = Arc::new(AtomicBool::new(false));
+    signal_hook::flag::register(signal_hook::consts::SIGINT, Arc::clone(&stop))
+        .context("cannot install the Ctrl-C handler")?;
+    signal_hook::flag::register(signal_hook::consts::SIGTERM, Arc::clone(&stop))
+        .context("cannot install the SIGTERM handler")?;
+    Ok(stop)
 }
 
 /// Finds `name` on PATH.
@@ -180,6 +189,8 @@ pub fn interpreter_of(template: &str) -> (String, String) {
     )
 }
 
+/// Versions, and the attributes of npugraph_ex's `CompilerConfig` (the `options` keys the
+/// installed backend accepts: it rejects a key the config object has no attribute for).
 const VERSION_PROBE: &str = r#"
 import importlib, sys
 print("python: " + sys.version.split()[0] + " (" + sys.executable + ")")
@@ -189,6 +200,12 @@ for name in ("torch", "torch_npu", "torchair", "npugraph_ex"):
         print(name + ": " + str(getattr(mod, "__version__", "unknown version")))
     except BaseException as exc:
         print(name + ": not available (" + type(exc).__name__ + ")")
+try:
+    cfg = importlib.import_module("npugraph_ex").CompilerConfig()
+    keys = (k for k in dir(cfg) if not k.startswith("__") and not callable(getattr(cfg, k)))
+    print("npugraph_ex_options: " + ",".join(sorted(keys)))
+except BaseException as exc:
+    print("npugraph_ex_options: unknown (" + type(exc).__name__ + ")")
 "#;
 
 /// Environment variables worth recording, by prefix.
@@ -234,10 +251,11 @@ fn cann_version_cfg() -> (String, Option<String>) {
 
 /// Writes `env.txt`: versions from the interpreter that runs the steps, CANN `version.cfg`,
 /// relevant environment variables, and what npgx sets per step.
-fn write_env(root: &Path, template: &str, command_example: &str) -> anyhow::Result<()> {
+fn write_env(root: &Path, template: &str, command_example: &str, seed: u64) -> anyhow::Result<()> {
     let (interp, how) = interpreter_of(template);
     let mut out = String::new();
     out.push_str("# npgx triage environment\n");
+    out.push_str(&format!("seed: {seed}\n"));
     out.push_str(&format!("command_template: {template}\n"));
     out.push_str(&format!("command_step1: {command_example}\n"));
     out.push_str(&format!("interpreter: {interp} ({how})\n"));
@@ -294,13 +312,24 @@ fn timestamp_dir() -> String {
     )
 }
 
-/// Generates the scripts and runs the ladder. Stops at the first failing step.
-pub fn run(cfg: &RunConfig, progress: &mut dyn Progress) -> anyhow::Result<RunSummary> {
+/// Generates the scripts and runs the ladder. Stops at the first failing step. With
+/// `--compare-outputs`, when all five steps passed, step 1 runs once more (the noise floor).
+pub fn run(
+    cfg: &RunConfig,
+    stop: &AtomicBool,
+    progress: &mut dyn Progress,
+) -> anyhow::Result<RunSummary> {
     let original =
         fs::read(&cfg.script).with_context(|| format!("cannot read {}", cfg.script.display()))?;
     let source = String::from_utf8(original.clone())
         .with_context(|| format!("{} is not UTF-8", cfg.script.display()))?;
-    let plan = scripts::plan(&source, cfg.call, cfg.compare_outputs)
+    let opts = scripts::PlanOptions {
+        call: cfg.call,
+        capture: cfg.compare_outputs,
+        dump_tensors: cfg.dump_tensors,
+        seed: cfg.seed,
+    };
+    let plan = scripts::plan(&source, opts)
         .map_err(|e| anyhow::anyhow!("{}: {e}", cfg.script.display()))?;
     let template = cfg.template.clone().unwrap_or_else(default_template);
     build_command(&template, Path::new("x.py"), &[])?;
@@ -315,45 +344,19 @@ pub fn run(cfg: &RunConfig, progress: &mut dyn Progress) -> anyhow::Result<RunSu
         &root.join("scripts").join(Step::Eager.script_name()),
         &cfg.args,
     )?;
-    write_env(&root, &template, &first_cmd)?;
-
-    let stop = Arc::new(AtomicBool::new(false));
-    let _sigint = signal_hook::flag::register(signal_hook::consts::SIGINT, Arc::clone(&stop))
-        .context("cannot install the Ctrl-C handler")?;
-    let _sigterm = signal_hook::flag::register(signal_hook::consts::SIGTERM, Arc::clone(&stop))
-        .context("cannot install the SIGTERM handler")?;
+    write_env(&root, &template, &first_cmd, cfg.seed)?;
 
     let mut steps = Vec::new();
     let mut interrupted = false;
     for step in Step::ALL {
         let script = root.join("scripts").join(step.script_name());
-        let command = build_command(&template, &script, &cfg.args)?;
         let dir = root.join(step.name());
-        fs::create_dir_all(dir.join(PLOG_DIR))
-            .with_context(|| format!("cannot create {}", dir.display()))?;
-        if step.has_debug_dir() {
-            fs::create_dir_all(dir.join(DEBUG_DIR))
-                .with_context(|| format!("cannot create {}", dir.display()))?;
-        }
-        progress.step_started(step, &command);
-        let mut env = step.env(&dir);
-        if cfg.compare_outputs {
-            env.push((
-                "NPGX_CAPTURE_DIR".into(),
-                dir.join(OUTPUTS_DIR).display().to_string(),
-            ));
-        }
-        let run = run_step(step, &dir, &command, &env, cfg.timeout, &stop, progress)?;
-        progress.step_finished(step, &run);
+        let run = run_in(cfg, &template, step, &script, &dir, stop, progress)?;
         check_artifacts(&root, step)?;
         let end = run.end;
         steps.push(run);
         match end {
-            StepEnd::Passed => {
-                let marker = dir.join(SUCCESS_MARKER);
-                File::create(&marker)
-                    .with_context(|| format!("cannot write {}", marker.display()))?;
-            }
+            StepEnd::Passed => {}
             other => {
                 let mut text = format!("{} exit_code={}\n", step.name(), other.exit_code());
                 match other {
@@ -370,12 +373,108 @@ pub fn run(cfg: &RunConfig, progress: &mut dyn Progress) -> anyhow::Result<RunSu
             }
         }
     }
+    let mut eager_repeat = None;
+    if cfg.compare_outputs && steps.len() == 5 && steps.iter().all(|s| s.end == StepEnd::Passed) {
+        let script = root.join("scripts").join(Step::Eager.script_name());
+        let dir = root.join(EAGER_REPEAT_DIR);
+        let run = run_in(cfg, &template, Step::Eager, &script, &dir, stop, progress)?;
+        interrupted = matches!(run.end, StepEnd::Interrupted { .. });
+        eager_repeat = Some(run);
+    }
     Ok(RunSummary {
         root,
         plan,
         steps,
+        eager_repeat,
         interrupted,
     })
+}
+
+/// Runs `script` as `step` in `dir` (created, with the step's environment, capture and dump
+/// directories) and leaves `SUCCESS` there when it passed.
+fn run_in(
+    cfg: &RunConfig,
+    template: &str,
+    step: Step,
+    script: &Path,
+    dir: &Path,
+    stop: &AtomicBool,
+    progress: &mut dyn Progress,
+) -> anyhow::Result<StepRun> {
+    let command = build_command(template, script, &cfg.args)?;
+    let extra = Extra {
+        capture: cfg.compare_outputs,
+        dumps: cfg.dump_tensors,
+    };
+    let label = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| step.name().to_string());
+    let (end, seconds) = run_process(
+        &label,
+        step,
+        dir,
+        &command,
+        extra,
+        cfg.timeout,
+        stop,
+        progress,
+    )?;
+    Ok(StepRun {
+        step,
+        command,
+        end,
+        seconds,
+    })
+}
+
+/// What a step or variant process gets besides its step's environment.
+#[derive(Debug, Clone, Copy)]
+pub struct Extra {
+    /// `NPGX_CAPTURE_DIR=<dir>/outputs`.
+    pub capture: bool,
+    /// `NPGX_DUMP_DIR=<dir>`.
+    pub dumps: bool,
+}
+
+/// Creates `dir` (with `ascend_plog/`, and `torch_compile_debug/` for steps 4–5), runs
+/// `command` there with `like`'s environment, reports progress under `label`, and leaves
+/// `SUCCESS` when it passed. Returns how it ended and its wall time.
+#[allow(clippy::too_many_arguments)]
+pub fn run_process(
+    label: &str,
+    like: Step,
+    dir: &Path,
+    command: &str,
+    extra: Extra,
+    timeout: Option<Duration>,
+    stop: &AtomicBool,
+    progress: &mut dyn Progress,
+) -> anyhow::Result<(StepEnd, f64)> {
+    fs::create_dir_all(dir.join(PLOG_DIR))
+        .with_context(|| format!("cannot create {}", dir.display()))?;
+    if like.has_debug_dir() {
+        fs::create_dir_all(dir.join(DEBUG_DIR))
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    let mut env = like.env(dir);
+    if extra.capture {
+        env.push((
+            "NPGX_CAPTURE_DIR".into(),
+            dir.join(OUTPUTS_DIR).display().to_string(),
+        ));
+    }
+    if extra.dumps {
+        env.push((scripts::DUMP_DIR_ENV.into(), dir.display().to_string()));
+    }
+    progress.step_started(label, command);
+    let (end, seconds) = run_step(label, dir, command, &env, timeout, stop, progress)?;
+    progress.step_finished(label, end, seconds);
+    if end == StepEnd::Passed {
+        let marker = dir.join(SUCCESS_MARKER);
+        File::create(&marker).with_context(|| format!("cannot write {}", marker.display()))?;
+    }
+    Ok((end, seconds))
 }
 
 /// Appends warnings for a missing/empty log or plog directory (spec run_triage.sh step 5).
@@ -461,14 +560,14 @@ fn last_line(log: &mut File) -> (u64, String) {
 
 /// Runs one step from npgx's working directory (so the user's relative paths still work).
 fn run_step(
-    step: Step,
+    label: &str,
     dir: &Path,
     command: &str,
     env: &[(String, String)],
     timeout: Option<Duration>,
     stop: &AtomicBool,
     progress: &mut dyn Progress,
-) -> anyhow::Result<StepRun> {
+) -> anyhow::Result<(StepEnd, f64)> {
     let log_path = dir.join(LOG_FILE);
     let log =
         File::create(&log_path).with_context(|| format!("cannot create {}", log_path.display()))?;
@@ -493,7 +592,7 @@ fn run_step(
     let started = Instant::now();
     let mut child = cmd
         .spawn()
-        .with_context(|| format!("cannot start {shell} for {}", step.name()))?;
+        .with_context(|| format!("cannot start {shell} for {label}"))?;
     let mut reader =
         File::open(&log_path).with_context(|| format!("cannot read {}", log_path.display()))?;
     let end = loop {
@@ -519,15 +618,10 @@ fn run_step(
             }
         }
         let (bytes, line) = last_line(&mut reader);
-        progress.step_tick(step, started.elapsed(), bytes, &line);
+        progress.step_tick(label, started.elapsed(), bytes, &line);
         std::thread::sleep(Duration::from_millis(200));
     };
-    Ok(StepRun {
-        step,
-        command: command.to_string(),
-        end,
-        seconds: started.elapsed().as_secs_f64(),
-    })
+    Ok((end, started.elapsed().as_secs_f64()))
 }
 
 #[cfg(test)]

@@ -13,8 +13,10 @@ const COMMANDS: &[&[&str]] = &[
     &["aicore"],
     &["repro"],
     &["triage", "run"],
+    &["triage", "bisect"],
     &["triage", "analyze"],
     &["triage", "classify"],
+    &["report"],
 ];
 
 #[test]
@@ -22,12 +24,23 @@ fn help_lists_every_command() {
     let out = npgx(["--help"]);
     assert_eq!(out.status.code(), Some(0));
     let text = String::from_utf8_lossy(&out.stdout);
-    let listed: Vec<&str> = text
+    let entries: Vec<&str> = text
         .lines()
         .skip_while(|l| !l.starts_with("Commands:"))
         .skip(1)
         .take_while(|l| l.starts_with("  "))
         .filter(|l| !l.starts_with("   "))
+        .collect();
+    for e in &entries {
+        // Every command says what it does (the first line of its doc comment).
+        assert!(
+            e.split_whitespace().nth(1).is_some(),
+            "no description for `{}`:\n{text}",
+            e.trim()
+        );
+    }
+    let listed: Vec<&str> = entries
+        .iter()
         .filter_map(|l| l.split_whitespace().next())
         .filter(|c| *c != "help")
         .collect();

@@ -169,4 +169,20 @@ fn triage_run_and_analyze_print_the_envelope() {
         &args(&["triage", "analyze", &tree, "--format", "json"]),
         &[0, 1],
     );
+    let bisect = envelope(
+        "triage-run",
+        &args(&[
+            "triage",
+            "bisect",
+            &s(&script),
+            "--out",
+            &s(&work),
+            "--cmd",
+            &format!("{python} {{script}}"),
+            "--format",
+            "json",
+        ]),
+        &[0],
+    );
+    assert_eq!(bisect["bisect"]["outcome"], "not_applicable", "{bisect:#}");
 }

@@ -11,5 +11,6 @@ mod dump_scan;
 mod ge_graph;
 mod json;
 mod plog;
+mod report;
 mod repro;
 mod triage;

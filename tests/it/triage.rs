@@ -450,11 +450,22 @@ fn triage_run(
     extra_env: &[(&str, &str)],
     tail: &[&str],
 ) -> (i32, Value, PathBuf) {
+    triage_cmd("run", out, script, cmd, extra_env, tail)
+}
+
+fn triage_cmd(
+    sub: &str,
+    out: &Path,
+    script: &str,
+    cmd: &str,
+    extra_env: &[(&str, &str)],
+    tail: &[&str],
+) -> (i32, Value, PathBuf) {
     let script = repo().join("testdata/triage").join(script);
     let mut c = Command::new(env!("CARGO_BIN_EXE_npgx"));
     c.args([
         "triage",
-        "run",
+        sub,
         "--format",
         "json",
         "--timeout",
@@ -887,15 +898,19 @@ fn accuracy_route_hands_step4_and_step5_data_dumps_to_dump_compare() {
     let out = scratch("run-double-dumps");
     let (code, v, root) = triage_run(
         &out,
-        "double_dump_model.py",
+        "double_model.py",
         &format!("{py} {{script}}"),
         &[
             ("PYTHONPATH", double.to_str().unwrap()),
             ("NPGX_TEST_DOUBLE", "mismatch"),
         ],
-        &["--compare-outputs"],
+        &["--compare-outputs", "--dump-tensors"],
     );
     assert_eq!(code, 0, "{v:#}");
+    // npgx set the dump options on steps 4 and 5 only, into each step's own directory.
+    let step5 = read(&root.join("scripts/step5-npugraph_ex.py"));
+    assert!(step5.contains("options={\"inplace_pass\": False, \"dump_tensor_data\": True, \"data_dump_dir\": __import__(\"os\").environ[\"NPGX_DUMP_DIR\"]}"), "{step5}");
+    assert!(!read(&root.join("scripts/step3-compile-aot_eager.py")).contains("dump_tensor_data"));
     let a = &v["analysis"];
     assert_eq!(a["route"], "accuracy", "{a:#}");
     let d = &a["dump_comparison"];
@@ -938,4 +953,316 @@ fn accuracy_route_hands_step4_and_step5_data_dumps_to_dump_compare() {
         report.contains(&format!("npgx repro --path accuracy --op {first}")),
         "{report}"
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bisect (issue 14) and the seeded steps.
+
+/// `triage <sub>` on `script` with the test double in `options` mode and `env` on top.
+fn double_options(
+    sub: &str,
+    name: &str,
+    script: &str,
+    env: &[(&str, &str)],
+    tail: &[&str],
+) -> (i32, Value, PathBuf) {
+    let py = torch_python();
+    let double = repo().join("testdata/triage/npugraph_ex_double");
+    let mut all = vec![
+        ("PYTHONPATH", double.to_str().unwrap().to_string()),
+        ("NPGX_TEST_DOUBLE", "options".to_string()),
+    ];
+    all.extend(env.iter().map(|(k, v)| (*k, v.to_string())));
+    let all: Vec<(&str, &str)> = all.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    triage_cmd(
+        sub,
+        &scratch(name),
+        script,
+        &format!("{py} {{script}}"),
+        &all,
+        tail,
+    )
+}
+
+/// The variants' names and verdicts, in run order.
+fn verdicts(v: &Value) -> Vec<(String, String)> {
+    v["bisect"]["variants"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no variants: {v:#}"))
+        .iter()
+        .map(|x| {
+            (
+                x["name"].as_str().unwrap().to_string(),
+                x["verdict"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+#[ignore = "needs PyTorch (CPU); scripts/test.sh installs it and runs this"]
+fn run_bisect_isolates_a_crash_to_one_option_and_skips_a_rejected_one() {
+    let (code, v, root) = double_options(
+        "run",
+        "bisect-crash",
+        "double_model.py",
+        &[
+            ("NPGX_TEST_DOUBLE_FAIL_WHEN", "remove_noop_ops=True"),
+            ("NPGX_TEST_DOUBLE_REJECT", "clone_input"),
+        ],
+        &["--bisect"],
+    );
+    assert_eq!(code, 1, "{v:#}");
+    let b = &v["bisect"];
+    assert_eq!(b["mode"], "failure");
+    assert_eq!(b["outcome"], "isolated", "{b:#}");
+    assert_eq!(
+        b["implicated"],
+        serde_json::json!(["remove_noop_ops=False"])
+    );
+    // The order of the catalogue, each flipped away from the value in force (the script sets
+    // inplace_pass=False), clone_input skipped because the installed backend has no such key.
+    let got = verdicts(&v);
+    let names: Vec<&str> = got.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "force_recapture-True",
+            "clone_output-True",
+            "reuse_graph_pool_in_same_fx-False",
+            "remove_noop_ops-False",
+            "remove_cat_ops-False",
+            "inplace_pass-True",
+            "input_inplace_pass-False",
+            "pattern_fusion_pass-False",
+            "capture_error_mode-relaxed",
+        ]
+    );
+    for (n, verdict) in &got {
+        let want = if n == "remove_noop_ops-False" {
+            "disappears"
+        } else {
+            "stays"
+        };
+        assert_eq!(verdict, want, "{n}");
+    }
+    assert_eq!(b["skipped"][0]["key"], "clone_input");
+    assert!(b["skipped"][0]["reason"]
+        .as_str()
+        .unwrap()
+        .contains("rejects"));
+    assert_eq!(b["runs"], 9);
+    // The variant directories hold what a step directory holds.
+    let pass = root.join("bisect/remove_noop_ops-False");
+    assert!(pass.join("SUCCESS").exists());
+    assert!(pass.join("ascend_plog").is_dir());
+    assert!(!read(&pass.join("stdout_stderr.log")).is_empty());
+    let script = read(&pass.join("remove_noop_ops-False.py"));
+    assert!(
+        script.contains("options={\"inplace_pass\": False, \"remove_noop_ops\": False}"),
+        "{script}"
+    );
+    assert!(
+        script.starts_with("# npgx triage: the same random state"),
+        "{script}"
+    );
+    assert_eq!(
+        read(&root.join("bisect/clone_output-True/exit_code")),
+        "1\n"
+    );
+    assert!(!root.join("bisect/clone_input-False").exists());
+    let report = read(&root.join("triage_report.md"));
+    assert!(
+        report.contains("| variant | option changed | result | first causal error | seconds |"),
+        "{report}"
+    );
+    assert!(report.contains("| `bisect/remove_noop_ops-False` | remove_noop_ops: True → False | failure disappears | — |"), "{report}");
+    assert!(
+        report.contains("- skipped `clone_input`: the installed npugraph_ex rejects it"),
+        "{report}"
+    );
+    assert!(report.contains("**Conclusion:** passes only with remove_noop_ops=False → the no-op removal pass is implicated; hand off to torch-npugraph-ex-compile-error-diagnosis with these two run directories:"), "{report}");
+}
+
+#[test]
+#[ignore = "needs PyTorch (CPU); scripts/test.sh installs it and runs this"]
+fn bisect_isolates_an_accuracy_difference_to_clone_output_and_names_the_fx_node() {
+    let (code, v, root) = double_options(
+        "bisect",
+        "bisect-accuracy",
+        "double_model.py",
+        &[
+            ("NPGX_TEST_DOUBLE_OFF_WHEN", "clone_output=False"),
+            // Fewer variants keep the test short; the catalogue order is checked above.
+            (
+                "NPGX_TEST_DOUBLE_REJECT",
+                "reuse_graph_pool_in_same_fx,remove_cat_ops,input_inplace_pass,pattern_fusion_pass",
+            ),
+        ],
+        &["--compare-outputs"],
+    );
+    assert_eq!(code, 0, "{v:#}");
+    assert_eq!(v["schema"], "npgx.triage-run");
+    assert_eq!(v["analysis"]["route"], "accuracy");
+    assert_eq!(
+        v["analysis"]["comparison"]["eager_repeat"]["allclose"],
+        true
+    );
+    let b = &v["bisect"];
+    assert_eq!(b["mode"], "accuracy");
+    assert_eq!(b["outcome"], "isolated", "{b:#}");
+    assert_eq!(b["implicated"], serde_json::json!(["clone_output=True"]));
+    for (n, verdict) in verdicts(&v) {
+        let want = if n == "clone_output-True" {
+            "matches"
+        } else {
+            "differs"
+        };
+        assert_eq!(verdict, want, "{n}");
+    }
+    // Two more runs with data dumps: the passing variant and step 5, compared by dump-compare.
+    assert_eq!(b["runs"], 7, "{b:#}");
+    let d = &b["dump_comparison"];
+    assert!(
+        d["golden"]
+            .as_str()
+            .unwrap()
+            .contains("bisect/dump-clone_output-True"),
+        "{d:#}"
+    );
+    assert!(
+        d["target"].as_str().unwrap().contains("bisect/dump-step5"),
+        "{d:#}"
+    );
+    let node = d["first_divergence"]["op_name"]
+        .as_str()
+        .expect("a divergence");
+    let conclusion = b["conclusion"].as_str().unwrap();
+    assert!(conclusion.starts_with("matches step 4 only with clone_output=True → outputs are overwritten by a later replay"), "{conclusion}");
+    assert!(
+        conclusion.contains(&format!("diverge first at FX node `{node}`")),
+        "{conclusion}"
+    );
+    assert!(root
+        .join("bisect/dump-step5/worldsize1_global_rank0")
+        .is_dir());
+}
+
+#[test]
+#[ignore = "needs PyTorch (CPU); scripts/test.sh installs it and runs this"]
+fn bisect_reports_not_isolated_when_no_flip_helps() {
+    let (code, v, _) = double_options(
+        "bisect",
+        "bisect-none",
+        "double_model.py",
+        &[
+            ("NPGX_TEST_DOUBLE", "fail_without_force_eager"),
+            ("NPGX_TEST_DOUBLE_REJECT", "force_recapture,clone_input,reuse_graph_pool_in_same_fx,remove_cat_ops,input_inplace_pass,pattern_fusion_pass,capture_error_mode"),
+        ],
+        &[],
+    );
+    assert_eq!(code, 1, "{v:#}");
+    let b = &v["bisect"];
+    assert_eq!(b["outcome"], "not_isolated", "{b:#}");
+    let got = verdicts(&v);
+    assert_eq!(got.len(), 3, "{got:?}");
+    assert!(got.iter().all(|(_, v)| v == "stays"), "{got:?}");
+    assert!(
+        b["conclusion"]
+            .as_str()
+            .unwrap()
+            .starts_with("not isolated by options: no single flip (3 run) and no pair"),
+        "{b:#}"
+    );
+    assert_eq!(b["skipped"].as_array().unwrap().len(), 7);
+}
+
+#[test]
+#[ignore = "needs PyTorch (CPU); scripts/test.sh installs it and runs this"]
+fn bisect_tries_pairs_of_the_flips_that_changed_the_failure() {
+    let (code, v, root) = double_options(
+        "bisect",
+        "bisect-pair",
+        "double_model.py",
+        &[
+            ("NPGX_TEST_DOUBLE_FAIL_WHEN", "remove_cat_ops=True,pattern_fusion_pass=True"),
+            ("NPGX_TEST_DOUBLE_REJECT", "force_recapture,clone_input,reuse_graph_pool_in_same_fx,remove_noop_ops,input_inplace_pass,capture_error_mode"),
+        ],
+        &[],
+    );
+    assert_eq!(code, 1, "{v:#}");
+    let b = &v["bisect"];
+    assert_eq!(
+        verdicts(&v),
+        [
+            ("clone_output-True".to_string(), "stays".to_string()),
+            ("remove_cat_ops-False".into(), "changes".into()),
+            ("inplace_pass-True".into(), "stays".into()),
+            ("pattern_fusion_pass-False".into(), "changes".into()),
+            (
+                "remove_cat_ops-False+pattern_fusion_pass-False".into(),
+                "disappears".into()
+            ),
+        ]
+    );
+    assert_eq!(b["outcome"], "isolated");
+    assert_eq!(
+        b["implicated"],
+        serde_json::json!(["remove_cat_ops=False + pattern_fusion_pass=False"])
+    );
+    let changed = &b["variants"][1];
+    assert_eq!(
+        changed["first_causal_error"],
+        "RuntimeError: aclgraph capture failed (test double): pattern_fusion_pass=True"
+    );
+    assert!(b["conclusion"].as_str().unwrap().starts_with("passes only with remove_cat_ops=False and pattern_fusion_pass=False together → the cat elimination pass is implicated and the ATen pattern fusions are implicated"), "{b:#}");
+    assert!(root
+        .join("bisect/remove_cat_ops-False+pattern_fusion_pass-False/SUCCESS")
+        .exists());
+}
+
+#[test]
+#[ignore = "needs PyTorch (CPU); scripts/test.sh installs it and runs this"]
+fn every_step_starts_from_the_same_seed_and_eager_noise_is_measured() {
+    // An unseeded random model with a backend that is exactly eager: no accuracy route.
+    let (code, v, root) = double_options(
+        "run",
+        "seed-unseeded",
+        "unseeded_model.py",
+        &[],
+        &["--compare-outputs"],
+    );
+    assert_eq!(code, 0, "{v:#}");
+    let a = &v["analysis"];
+    assert_ne!(a["route"], "accuracy", "{a:#}");
+    assert_eq!(a["rule"], "all-steps-passed", "{a:#}");
+    for o in a["comparison"]["outputs"].as_array().unwrap() {
+        assert_eq!(o["allclose"], true, "{o:#}");
+    }
+    assert_eq!(a["comparison"]["eager_repeat"]["allclose"], true);
+    assert!(root.join("step1-eager-repeat/SUCCESS").exists());
+    assert!(read(&root.join("env.txt")).contains("\nseed: 0\n"));
+    assert_eq!(a["versions"]["seed"], 0);
+
+    // A script that reseeds itself from the OS: reported as nondeterministic, not accuracy, and
+    // not bisected.
+    let (code, v, _) = double_options(
+        "bisect",
+        "seed-nondeterministic",
+        "nondeterministic_model.py",
+        &[],
+        &["--compare-outputs"],
+    );
+    assert_eq!(code, 0, "{v:#}");
+    let a = &v["analysis"];
+    assert_eq!(a["route"], "undetermined", "{a:#}");
+    assert_eq!(a["rule"], "compare.eager-nondeterministic");
+    assert!(
+        a["notes"]
+            .to_string()
+            .contains("nondeterministic even in eager"),
+        "{a:#}"
+    );
+    assert_eq!(v["bisect"]["outcome"], "not_applicable");
+    assert!(v["bisect"]["variants"].as_array().unwrap().is_empty());
 }

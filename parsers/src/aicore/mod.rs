@@ -38,7 +38,6 @@ use serde::Serialize;
 use crate::cann_error::tables;
 use crate::plog::content::parse_content;
 use crate::plog::header::parse_header;
-use crate::plog::prefix::peel;
 use crate::plog::record::{lines, lossy};
 use evidence::{classify, Evidence, HeaderEvidence, KernelEvidence, TensorDesc};
 use kv::parse_int;
@@ -795,10 +794,9 @@ pub fn line_message(line: &[u8]) -> (Option<i64>, String) {
         return (Some(h.pid), msg);
     }
     let text = lossy(line);
-    // Pasted console output: the causal engine's normalisation (Markdown quotes, vLLM / rank /
-    // glog prefixes), then the plog console prefixes.
-    let n = crate::causal::normalise(&text);
-    let p = peel(n.rest);
+    // Pasted console output: the causal engine's normalisation (Markdown quotes, then every
+    // launcher and logger prefix of `line_prefix`).
+    let p = crate::causal::normalise(&text);
     if let Some((h, rest)) = parse_header(p.rest.as_bytes()) {
         let text = lossy(rest);
         let msg = parse_content(h.module, &text).message.to_owned();

@@ -41,8 +41,8 @@ pub mod torch_npu;
 
 use serde::Serialize;
 
+use crate::line_prefix::strip_prefixes;
 use crate::plog::header::{parse_header, timestamp, PlogTime};
-use crate::plog::prefix::peel;
 use crate::plog::record::{lines, lossy};
 
 /// A text and the 1-based line it is on.
@@ -342,7 +342,7 @@ impl ReportAssembler {
             return;
         }
         let text = lossy(raw);
-        let peeled = peel(&text).rest;
+        let peeled = strip_prefixes(&text).rest;
         let trimmed = peeled.trim();
         if trimmed.is_empty() {
             if self.open.is_some() {
@@ -608,7 +608,7 @@ pub fn parse_torch_npu_lines(text: &[u8]) -> Vec<torch_npu::TorchNpuError> {
             continue;
         }
         let s = lossy(line);
-        if let Some(mut e) = torch_npu::parse_torch_npu_line(peel(&s).rest) {
+        if let Some(mut e) = torch_npu::parse_torch_npu_line(strip_prefixes(&s).rest) {
             e.line = no;
             out.push(e);
         }

@@ -7,7 +7,7 @@
 //!
 //! `SS` is the sub-module (00 PTA, 01 OPS, 02 DIST, 03 GRAPH, 04 PROF), `EEE` the error type
 //! (100 call acl api failed, 005 internal error, …). `RankID` may be `-1`; the timestamp may be
-//! missing. Call on a line with external prefixes already peeled ([`crate::plog::prefix::peel`]).
+//! missing. Call on a line with external prefixes already peeled ([`crate::line_prefix::strip_prefixes`]).
 
 use serde::Serialize;
 

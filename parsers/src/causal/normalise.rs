@@ -19,8 +19,8 @@
 //! [`super::collect`]). Line numbers never change: a marker or a fence is reported as
 //! [`Normalised::skip`] so the caller keeps counting physical lines.
 
+use crate::line_prefix::{strip_prefixes, LinePrefix};
 use crate::plog::header::parse_header;
-use crate::torch_logs::{strip_prefixes, LinePrefix};
 
 /// One line with its decorations and prefixes removed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,7 +28,7 @@ pub struct Normalised<'a> {
     /// Not log output: an excerpt-gap marker or a Markdown fence.
     pub skip: bool,
     /// The prefixes peeled off (logger level, glog header, …).
-    pub prefixes: Vec<LinePrefix>,
+    pub prefixes: Vec<LinePrefix<'a>>,
     /// The text after the prefixes, indentation kept (see [`common_indent`]).
     pub rest: &'a str,
 }
@@ -48,7 +48,7 @@ impl Normalised<'_> {
     /// old-style logger name ending in `.__artifact`.
     pub fn artifact(&self) -> Option<&str> {
         self.prefixes.iter().find_map(|p| match p {
-            LinePrefix::Glog(g) => g.artifact.as_deref(),
+            LinePrefix::Glog(g) => g.artifact,
             LinePrefix::OldLogger { logger, .. } => logger.rsplit_once(".__").map(|(_, a)| a),
             _ => None,
         })

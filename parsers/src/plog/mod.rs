@@ -1,8 +1,9 @@
-//! CANN plogs: the line header, module content prefixes, records with continuation lines,
-//! external console prefixes, and file names / folder layouts.
+//! CANN plogs: the line header, module content prefixes, records with continuation lines, and
+//! file names / folder layouts. Console prefixes in front of a record (`[rankN]:`, vLLM, c10) are
+//! peeled by [`crate::line_prefix`].
 //!
 //! Reference: `plog-and-errors.md` §1 in the shared specs. Layering follows its §6:
-//! [`record::lines`] (layer 0) → [`header::parse_header`] / [`prefix::peel`] (layer 1) →
+//! [`record::lines`] (layer 0) → [`header::parse_header`] / [`crate::line_prefix::strip_prefixes`] (layer 1) →
 //! [`record::RecordAssembler`] (layer 2) → [`content::parse_content`] and the key/value bag in
 //! [`crate::aicore::kv`] (layer 3).
 //!
@@ -19,7 +20,6 @@
 pub mod content;
 pub mod header;
 pub mod path;
-pub mod prefix;
 pub mod record;
 
 pub use header::{parse_header, Level, PlogHeader, PlogTime};

@@ -14,7 +14,7 @@ use serde::Serialize;
 
 use super::content::{parse_content, Content};
 use super::header::{parse_header, Level, PlogHeader, PlogTime};
-use super::prefix::peel;
+use crate::line_prefix::strip_prefixes;
 
 /// Physical line length (without `\n`) from which a record counts as cut by the logger.
 pub const TRUNCATION_LENGTH: usize = 1022;
@@ -54,12 +54,12 @@ impl PlogRecord {
             return None;
         }
         let text = String::from_utf8_lossy(line);
-        let p = peel(&text);
+        let p = strip_prefixes(&text);
         if p.rest.len() == text.len() {
             return None;
         }
         let (h, rest) = parse_header(p.rest.as_bytes())?;
-        Some(Self::build(line_no, h, rest, p.rank, truncated))
+        Some(Self::build(line_no, h, rest, p.rank(), truncated))
     }
 
     fn build(

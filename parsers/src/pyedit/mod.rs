@@ -144,6 +144,34 @@ pub struct Rewrite {
     pub options: OptionsChange,
 }
 
+/// Further edits made together with a step's edit.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Extras<'a> {
+    /// Wrap the step's callable as `«wrapper»(…)` (see [`Script::rewrite_wrapped`]).
+    pub wrapper: Option<&'a str>,
+    /// `(key, Python expression)` pairs merged into the call's `options` dict (steps 4 and 5
+    /// only; a key already in a literal dict gets the new value).
+    pub options: &'a [(String, String)],
+    /// Statements inserted at the top of the module: after the docstring and any
+    /// `from __future__` imports, before every other statement.
+    pub prelude: Option<&'a str>,
+}
+
+/// The call's `options` as written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OptionsSource {
+    /// No `options` argument.
+    Absent,
+    /// A literal dict: `(key, value as written)` for every string-keyed pair. `splat` is true when
+    /// the dict also spreads another mapping (`{**base, ...}`), whose keys are unknown.
+    Literal {
+        entries: Vec<(String, String)>,
+        splat: bool,
+    },
+    /// Any other expression, as written.
+    Expression(String),
+}
+
 /// Why a script cannot be rewritten.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PyEditError {
@@ -278,7 +306,50 @@ impl<'s> Script<'s> {
 
     /// The script with `call` edited for `step`.
     pub fn rewrite(&self, call: &CompileCall, step: StepEdit) -> Result<Rewrite, PyEditError> {
-        self.rewrite_inner(call, step, None)
+        self.rewrite_with(call, step, Extras::default())
+    }
+
+    /// The `options` argument of `call` as written.
+    pub fn options_of(&self, call: &CompileCall) -> OptionsSource {
+        let src = self.src;
+        let Some(node) = self.node_of(call) else {
+            return OptionsSource::Absent;
+        };
+        let Some(value) = self
+            .call_args(node, call.form)
+            .and_then(|a| keyword(a, "options", src))
+        else {
+            return OptionsSource::Absent;
+        };
+        if value.kind() != "dictionary" {
+            return OptionsSource::Expression(text(value, src).to_string());
+        }
+        let mut entries = Vec::new();
+        let mut splat = false;
+        let mut cursor = value.walk();
+        for c in value.named_children(&mut cursor) {
+            match c.kind() {
+                "pair" => {
+                    let key = c
+                        .child_by_field_name("key")
+                        .and_then(|k| string_literal(k, src));
+                    let val = c.child_by_field_name("value");
+                    if let (Some(k), Some(v)) = (key, val) {
+                        entries.push((k, text(v, src).to_string()));
+                    }
+                }
+                "dictionary_splat" => splat = true,
+                _ => {}
+            }
+        }
+        OptionsSource::Literal { entries, splat }
+    }
+
+    fn node_of(&self, call: &CompileCall) -> Option<Node<'_>> {
+        self.tree
+            .root_node()
+            .descendant_for_byte_range(call.start, call.end)
+            .and_then(|n| climb_to_range(n, call.start, call.end))
     }
 
     /// As [`Script::rewrite`], and the step's callable (the compiled model, or the model itself in
@@ -290,24 +361,31 @@ impl<'s> Script<'s> {
         step: StepEdit,
         wrapper: &str,
     ) -> Result<Rewrite, PyEditError> {
-        self.rewrite_inner(call, step, Some(wrapper))
+        self.rewrite_with(
+            call,
+            step,
+            Extras {
+                wrapper: Some(wrapper),
+                ..Extras::default()
+            },
+        )
     }
 
-    fn rewrite_inner(
+    /// The script with `call` edited for `step` and the `extras` applied. Extra options need
+    /// step 4 or step 5 (the steps that keep `options`); other steps ignore them.
+    pub fn rewrite_with(
         &self,
         call: &CompileCall,
         step: StepEdit,
-        wrapper: Option<&str>,
+        extras: Extras<'_>,
     ) -> Result<Rewrite, PyEditError> {
-        let node = self
-            .tree
-            .root_node()
-            .descendant_for_byte_range(call.start, call.end)
-            .and_then(|n| climb_to_range(n, call.start, call.end))
-            .ok_or(PyEditError::NoCompileCall)?;
+        let node = self.node_of(call).ok_or(PyEditError::NoCompileCall)?;
         let mut edits = Edits::default();
         let options = match step {
-            StepEdit::Original => options_state(self.call_args(node, call.form), self.src),
+            StepEdit::Original if extras.options.is_empty() => {
+                options_state(self.call_args(node, call.form), self.src)
+            }
+            StepEdit::Original => self.merge_options(node, call.form, extras.options, &mut edits),
             StepEdit::Eager => {
                 self.unwrap_call(node, call.form, &mut edits);
                 match self.call_args(node, call.form) {
@@ -322,9 +400,25 @@ impl<'s> Script<'s> {
                 }
             }
             StepEdit::Backend(name) => self.swap_backend(node, call.form, name, &mut edits),
-            StepEdit::ForceEager => self.merge_force_eager(node, call.form, &mut edits),
+            StepEdit::ForceEager => {
+                let mut pairs = vec![("force_eager".to_string(), "True".to_string())];
+                pairs.extend(
+                    extras
+                        .options
+                        .iter()
+                        .filter(|(k, _)| k != "force_eager")
+                        .cloned(),
+                );
+                self.merge_options(node, call.form, &pairs, &mut edits)
+            }
         };
-        if let Some(w) = wrapper {
+        if let Some(p) = extras.prelude {
+            let at = self.prelude_offset();
+            let mut text = p.trim_end_matches('\n').to_string();
+            text.push('\n');
+            edits.insert(at, text);
+        }
+        if let Some(w) = extras.wrapper {
             let has_model = call.form == CallForm::Call
                 && node.child_by_field_name("arguments").is_some_and(|a| {
                     positional(a, 0).is_some() || keyword(a, "model", self.src).is_some()
@@ -529,22 +623,54 @@ impl<'s> Script<'s> {
         change
     }
 
-    /// Step 4.
-    fn merge_force_eager(
+    /// Where the prelude goes: the start of the line of the first top-level statement that is
+    /// neither the module docstring nor a `from __future__` import (the end of the file when
+    /// there is none).
+    fn prelude_offset(&self) -> usize {
+        let root = self.tree.root_node();
+        let mut cursor = root.walk();
+        let mut first = true;
+        for c in root.named_children(&mut cursor) {
+            let docstring = first
+                && c.kind() == "expression_statement"
+                && c.named_child(0).is_some_and(|s| s.kind() == "string");
+            let skip = c.kind() == "comment" || c.kind() == "future_import_statement" || docstring;
+            if c.kind() != "comment" {
+                first = false;
+            }
+            if !skip {
+                return line_start(self.src, c.start_byte());
+            }
+        }
+        self.src.len()
+    }
+
+    /// Steps 4 and 5 with extra options: `pairs` (key, Python expression) merged into `options`.
+    /// A literal dict gets each key added at the end or its existing value replaced; any other
+    /// expression becomes `{**expr, pairs…}`; without options, `options={pairs…}` is added.
+    fn merge_options(
         &self,
         node: Node<'_>,
         form: CallForm,
+        pairs: &[(String, String)],
         edits: &mut Edits,
     ) -> OptionsChange {
         let src = self.src;
+        let literal = |quote: char| {
+            pairs
+                .iter()
+                .map(|(k, v)| format!("{quote}{k}{quote}: {v}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
         let Some(args) = self.call_args(node, form) else {
-            edits.insert(node.end_byte(), "(options={\"force_eager\": True})".into());
+            edits.insert(node.end_byte(), format!("(options={{{}}})", literal('"')));
             return OptionsChange::Merged {
                 into: MergeTarget::NewArgument,
             };
         };
         let Some(value) = keyword(args, "options", src) else {
-            append_element(args, "options={\"force_eager\": True}", src, edits);
+            append_element(args, &format!("options={{{}}}", literal('"')), src, edits);
             return OptionsChange::Merged {
                 into: MergeTarget::NewArgument,
             };
@@ -553,35 +679,41 @@ impl<'s> Script<'s> {
             edits.replace(
                 value.start_byte(),
                 value.end_byte(),
-                format!("{{**{}, \"force_eager\": True}}", text(value, src)),
+                format!("{{**{}, {}}}", text(value, src), literal('"')),
             );
             return OptionsChange::Merged {
                 into: MergeTarget::SpreadExpression,
             };
         }
-        // A literal dict: set the existing key, or add it at the end.
-        let mut cursor = value.walk();
-        let existing = value.named_children(&mut cursor).find(|c| {
-            c.kind() == "pair"
-                && c.child_by_field_name("key")
-                    .and_then(|k| string_literal(k, src))
-                    .is_some_and(|k| k == "force_eager")
-        });
-        if let Some(v) = existing.and_then(|p| p.child_by_field_name("value")) {
-            edits.replace(v.start_byte(), v.end_byte(), "True".into());
-            return OptionsChange::Merged {
-                into: MergeTarget::ReplacedValue,
-            };
-        }
+        // A literal dict: set each existing key, add the others at the end.
         let key_quote = first_key_quote(value, src);
-        append_element(
-            value,
-            &format!("{key_quote}force_eager{key_quote}: True"),
-            src,
-            edits,
-        );
+        let mut replaced_all = true;
+        let mut added = Vec::new();
+        for (k, v) in pairs {
+            let mut cursor = value.walk();
+            let existing = value.named_children(&mut cursor).find(|c| {
+                c.kind() == "pair"
+                    && c.child_by_field_name("key")
+                        .and_then(|key| string_literal(key, src))
+                        .is_some_and(|key| &key == k)
+            });
+            match existing.and_then(|p| p.child_by_field_name("value")) {
+                Some(old) => edits.replace(old.start_byte(), old.end_byte(), v.clone()),
+                None => {
+                    replaced_all = false;
+                    added.push(format!("{key_quote}{k}{key_quote}: {v}"));
+                }
+            }
+        }
+        if !added.is_empty() {
+            append_element(value, &added.join(", "), src, edits);
+        }
         OptionsChange::Merged {
-            into: MergeTarget::LiteralDict,
+            into: if replaced_all {
+                MergeTarget::ReplacedValue
+            } else {
+                MergeTarget::LiteralDict
+            },
         }
     }
 }

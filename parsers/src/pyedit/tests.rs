@@ -516,3 +516,105 @@ fn wrapped_for_output_capture() {
         PyEditError::CaptureUnsupported(CallForm::Decorator)
     );
 }
+
+fn pairs(p: &[(&str, &str)]) -> Vec<(String, String)> {
+    p.iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+#[test]
+fn extra_options_merge_into_step5_and_step4() {
+    let src = "import torch\nc = torch.compile(m, backend=\"npugraph_ex\", options={'inplace_pass': False, 'clone_output': False})\n";
+    let script = Script::parse(src).unwrap();
+    let call = script.select(None).unwrap();
+    let set = pairs(&[("clone_output", "True"), ("remove_noop_ops", "False")]);
+    let extras = Extras {
+        options: &set,
+        ..Extras::default()
+    };
+    let r = script
+        .rewrite_with(&call, StepEdit::Original, extras)
+        .unwrap();
+    assert_eq!(
+        r.text,
+        "import torch\nc = torch.compile(m, backend=\"npugraph_ex\", options={'inplace_pass': False, 'clone_output': True, 'remove_noop_ops': False})\n"
+    );
+    assert_eq!(
+        r.options,
+        OptionsChange::Merged {
+            into: MergeTarget::LiteralDict
+        }
+    );
+    let r = script
+        .rewrite_with(&call, StepEdit::ForceEager, extras)
+        .unwrap();
+    assert!(r.text.contains("{'inplace_pass': False, 'clone_output': True, 'force_eager': True, 'remove_noop_ops': False}"), "{}", r.text);
+    // No options / an expression.
+    for (call_text, want) in [
+        ("torch.compile(m, backend=\"npugraph_ex\")", "torch.compile(m, backend=\"npugraph_ex\", options={\"clone_output\": True, \"remove_noop_ops\": False})"),
+        ("torch.compile(m, backend=\"npugraph_ex\", options=opts)", "torch.compile(m, backend=\"npugraph_ex\", options={**opts, \"clone_output\": True, \"remove_noop_ops\": False})"),
+    ] {
+        let src = format!("import torch\nc = {call_text}\n");
+        let script = Script::parse(&src).unwrap();
+        let call = script.select(None).unwrap();
+        let r = script.rewrite_with(&call, StepEdit::Original, extras).unwrap();
+        assert_eq!(r.text, format!("import torch\nc = {want}\n"));
+    }
+}
+
+#[test]
+fn options_as_written() {
+    let src = "import torch\nc = torch.compile(m, backend=\"npugraph_ex\", options={**base, \"frozen_parameter\": True, \"capture_error_mode\": \"global\"})\n";
+    let script = Script::parse(src).unwrap();
+    let call = script.select(None).unwrap();
+    assert_eq!(
+        script.options_of(&call),
+        OptionsSource::Literal {
+            entries: pairs(&[
+                ("frozen_parameter", "True"),
+                ("capture_error_mode", "\"global\"")
+            ]),
+            splat: true
+        }
+    );
+    let src = "import torch\nc = torch.compile(m, options=cfg.opts)\nd = torch.compile(m)\n";
+    let script = Script::parse(src).unwrap();
+    let calls = script.compile_calls();
+    assert_eq!(
+        script.options_of(&calls[0]),
+        OptionsSource::Expression("cfg.opts".into())
+    );
+    assert_eq!(script.options_of(&calls[1]), OptionsSource::Absent);
+}
+
+#[test]
+fn prelude_goes_after_docstring_and_future_imports() {
+    let extras = Extras {
+        prelude: Some("import random; random.seed(0)"),
+        ..Extras::default()
+    };
+    let cases = [
+        (
+            "\"\"\"Doc.\"\"\"\n# c\nfrom __future__ import annotations\nimport torch\nc = torch.compile(m)\n",
+            "\"\"\"Doc.\"\"\"\n# c\nfrom __future__ import annotations\nimport random; random.seed(0)\nimport torch\nc = torch.compile(m)\n",
+        ),
+        (
+            "import torch\nc = torch.compile(m)\n",
+            "import random; random.seed(0)\nimport torch\nc = torch.compile(m)\n",
+        ),
+        (
+            "#!/usr/bin/env python\nimport torch\n\"\"\"not a docstring\"\"\"\nc = torch.compile(m)\n",
+            "#!/usr/bin/env python\nimport random; random.seed(0)\nimport torch\n\"\"\"not a docstring\"\"\"\nc = torch.compile(m)\n",
+        ),
+    ];
+    for (src, want) in cases {
+        let script = Script::parse(src).unwrap();
+        let call = script.select(None).unwrap();
+        let r = script
+            .rewrite_with(&call, StepEdit::Original, extras)
+            .unwrap();
+        assert_eq!(r.text, want);
+        assert!(Script::parse(&r.text).is_ok());
+    }
+}

@@ -392,7 +392,7 @@ mod tests {
             let _ = embedded_error(s);
             let _ = aclnn_call_failed(s);
             let _ = logging_line(s);
-            let _ = crate::torch_logs::strip_prefixes(s);
+            let _ = crate::line_prefix::strip_prefixes(s);
         }
     }
 }

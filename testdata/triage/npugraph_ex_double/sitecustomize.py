@@ -1,16 +1,29 @@
 # TEST DOUBLE — tests only, never shipped with npgx.
 #
 # Registers a fake "npugraph_ex" torch.compile backend that runs on CPU, so that the npgx triage
-# integration tests can drive steps 4 and 5 without an Ascend NPU. Active only when the
-# environment variable NPGX_TEST_DOUBLE names a behaviour:
+# integration tests can drive steps 4 and 5 (and bisect variants) without an Ascend NPU. Active
+# only when the environment variable NPGX_TEST_DOUBLE names a behaviour:
 #   fail_without_force_eager  graph mode (force_eager off) fails at the first call with a
-#                             CANN-style error report, force_eager runs eagerly
+#                             CANN-style error report, whatever the other options; force_eager
+#                             runs eagerly
 #   mismatch                  graph mode returns slightly wrong numbers
 #   slow                      graph mode sleeps 50 ms per call
+#   options                   graph mode reads the options in force (npugraph_ex's defaults
+#                             updated by the options given):
+#                               NPGX_TEST_DOUBLE_FAIL_WHEN="key=value,..." fails at the first call
+#                               when any condition holds (the error names the ones that hold);
+#                               NPGX_TEST_DOUBLE_OFF_WHEN="key=value,..." returns numbers off by
+#                               1 % when any condition holds;
+#                             otherwise graph mode is exactly eager.
+# NPGX_TEST_DOUBLE_REJECT="key,..." removes keys from the fake npugraph_ex.CompilerConfig: the
+# backend then rejects them like npugraph_ex does (a key the CompilerConfig has no attribute for
+# raises ValueError "Invalid option '<k>'. The 'CompilerConfig' object does not have attribute
+# '<k>'. Supported attributes are: [...]"), and `import npugraph_ex` shows which keys exist.
 # With the options dump_tensor_data=True and data_dump_dir=DIR it writes every FX node's output as
-# DIR/worldsize1_global_rank0/<node>_device_0_<count>.pt, like npugraph_ex's data dump; in
-# "mismatch" mode graph mode then perturbs the first computing node's output by 1 % instead of
-# the final outputs, so the difference starts there and propagates.
+# DIR/worldsize1_global_rank0/<node>_device_0_<count>.pt, like npugraph_ex's data dump (graph mode
+# then runs through the dumping interpreter); when graph mode is off ("mismatch", or an OFF_WHEN
+# condition) it perturbs the first computing node's output by 1 % instead of the final outputs, so
+# the difference starts there and propagates.
 import os
 import sys
 
@@ -18,17 +31,57 @@ _MODE = os.environ.get("NPGX_TEST_DOUBLE")
 
 if _MODE:
     import time
+    import types
 
     import torch
     from torch._dynamo import register_backend
 
-    _KNOWN_OPTIONS = {
-        "force_eager",
-        "static_kernel_compile",
-        "inplace_pass",
-        "dump_tensor_data",
-        "data_dump_dir",
+    # npugraph_ex's CompilerConfig attributes and defaults (spec triage-and-repro.md §2.2).
+    _DEFAULTS = {
+        "force_eager": False,
+        "force_recapture": False,
+        "use_graph_pool": None,
+        "reuse_graph_pool_in_same_fx": True,
+        "capture_limit": 64,
+        "clone_input": True,
+        "clone_output": False,
+        "static_kernel_compile": False,
+        "disable_static_kernel_compile_cache": False,
+        "frozen_parameter": False,
+        "remove_noop_ops": True,
+        "remove_cat_ops": True,
+        "inplace_pass": True,
+        "input_inplace_pass": True,
+        "pattern_fusion_pass": True,
+        "post_grad_custom_pre_pass": None,
+        "post_grad_custom_post_pass": None,
+        "dump_tensor_data": False,
+        "data_dump_stage": "optimized",
+        "data_dump_dir": "./",
+        "deadlock_check": False,
+        "capture_error_mode": "global",
+        "mode": "npugraph_ex",
     }
+    for _k in filter(None, os.environ.get("NPGX_TEST_DOUBLE_REJECT", "").split(",")):
+        _DEFAULTS.pop(_k, None)
+
+    class CompilerConfig:
+        def __init__(self):
+            for k, v in _DEFAULTS.items():
+                setattr(self, k, v)
+
+    _module = types.ModuleType("npugraph_ex")
+    _module.__version__ = "0.0+test-double"
+    _module.CompilerConfig = CompilerConfig
+    sys.modules["npugraph_ex"] = _module
+
+    def _conditions(var, cfg):
+        held = []
+        for cond in filter(None, os.environ.get(var, "").split(",")):
+            key, _, value = cond.partition("=")
+            if str(getattr(cfg, key, None)) == value:
+                held.append(cond)
+        return held
 
     def _dumping(gm, dump_dir, perturb):
         root = os.path.join(dump_dir, "worldsize1_global_rank0")
@@ -56,20 +109,30 @@ if _MODE:
 
         return run
 
+    def _off(out):
+        if isinstance(out, torch.Tensor):
+            return out * (1 + 1e-2)
+        if isinstance(out, (list, tuple)):
+            return type(out)(_off(o) for o in out)
+        return out
+
     @register_backend(name="npugraph_ex")
     def _npugraph_ex_double(gm, example_inputs, options=None, **kwargs):
-        options = dict(options or {})
-        for key in options:
-            if key not in _KNOWN_OPTIONS:
+        cfg = CompilerConfig()
+        for key, value in dict(options or {}).items():
+            if not hasattr(cfg, key):
                 raise ValueError(
                     f"Invalid option '{key}'. The 'CompilerConfig' object does not have "
-                    f"attribute '{key}'. Supported attributes are: {sorted(_KNOWN_OPTIONS)}"
+                    f"attribute '{key}'. Supported attributes are: {sorted(_DEFAULTS)}"
                 )
-        dump_dir = options.get("data_dump_dir", "./") if options.get("dump_tensor_data") else None
-        if options.get("force_eager"):
+            setattr(cfg, key, value)
+        dump_dir = cfg.data_dump_dir if cfg.dump_tensor_data else None
+        if cfg.force_eager:
             return _dumping(gm, dump_dir, False) if dump_dir else gm.forward
-        if dump_dir and _MODE == "mismatch":
-            return _dumping(gm, dump_dir, True)
+        failing = _conditions("NPGX_TEST_DOUBLE_FAIL_WHEN", cfg) if _MODE == "options" else []
+        off = _MODE == "mismatch" or (_MODE == "options" and _conditions("NPGX_TEST_DOUBLE_OFF_WHEN", cfg))
+        if dump_dir and not failing and _MODE != "fail_without_force_eager":
+            return _dumping(gm, dump_dir, bool(off))
 
         def graph_mode(*args):
             if _MODE == "fail_without_force_eager":
@@ -84,9 +147,15 @@ if _MODE:
                 raise RuntimeError(
                     "NPU function error: call aclnnAdd failed, error code is 507011"
                 )
+            if failing:
+                raise RuntimeError(
+                    "aclgraph capture failed (test double): " + ", ".join(failing)
+                )
             out = gm.forward(*args)
             if _MODE == "mismatch":
                 out = [o + 1e-2 if isinstance(o, torch.Tensor) else o for o in out] if isinstance(out, (list, tuple)) else out + 1e-2
+            elif off:
+                out = _off(out)
             if _MODE == "slow":
                 time.sleep(0.05)
             return out

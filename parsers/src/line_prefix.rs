@@ -1,4 +1,9 @@
-//! Line prefixes that launchers and loggers put in front of the text that matters.
+//! Line prefixes that launchers and loggers put in front of the text that matters: the one
+//! prefix grammar of npgx, used on plogs, console captures and pasted output alike (plog
+//! records behind `[rankN]:`, CANN reports behind c10 warnings, TORCH_LOGS lines, vLLM workers).
+//!
+//! Nothing is allocated: every field borrows from the line, so the plog hot path can peel each
+//! line that starts with `[` or `(` without cost beyond the parse.
 //!
 //! Grammar (spec `triage-and-repro.md` §3.2 and §4), peeled left to right, any number, any order:
 //!
@@ -7,7 +12,7 @@
 //! vllm_logger   = LEVEL " " MM "-" DD " " hh:mm:ss " " ( "[" file ":" n "]" | file ":" n "]" ) [" "]
 //! rank          = "[rank" n "]:" [" "]
 //! glog          = L MMDD " " hh:mm:ss.uuuuuu " " n " " path ":" n "]" [" [" trace_id "]"] [" [__" artifact "]"] [" "]
-//! c10           = "[" L MDD|MMDD " " hh:mm:ss.n+ " " file ":" n "]" [" "]
+//! c10           = "[" L MDD|MMDD " " hh:mm:ss.n+ " " file ":" n "]" [" "] ["Warning: "]
 //! old_torch_logs= "[" YYYY-MM-DD " " hh:mm:ss "," mmm "]" [" [" trace_id "]"] [" "]
 //! old_logger    = dotted_logger ": [" LEVEL "]" [" "]                    torch._dynamo.guards.__recompiles: [DEBUG]
 //! elided_glog   = ("..." | "…") path ":" n "]" [" [" trace_id "]"] [" [__" artifact "]"] [" "]
@@ -30,47 +35,47 @@ use serde::Serialize;
 /// One peeled prefix.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
-pub enum LinePrefix {
+pub enum LinePrefix<'a> {
     /// `(VllmWorker rank=3 pid=1564) `: the process label of a vLLM worker.
-    VllmProcess { label: String },
+    VllmProcess { label: &'a str },
     /// `ERROR 08-06 10:40:29 [multiproc_executor.py:546] `.
-    VllmLogger { level: String, source: String },
+    VllmLogger { level: &'a str, source: &'a str },
     /// `[rank1]:` from torchrun / torch.distributed.
     Rank { rank: u32 },
     /// A TORCH_LOGS (glog-style) header.
-    Glog(GlogHeader),
+    Glog(GlogHeader<'a>),
     /// A c10 (`TORCH_WARN` / `LOG(ERROR)`) header: `[E324 13:00:25.428029551 compiler_depend.ts:574] `.
-    C10 { level: char, source: String },
+    C10 { level: char, source: &'a str },
     /// The pre-2.2 TORCH_LOGS form `[2024-04-30 17:13:04,191] [0/0] `.
-    OldTorchLogs { trace_id: Option<String> },
+    OldTorchLogs { trace_id: Option<&'a str> },
     /// The pre-2.2 logger tag `torch._dynamo.guards.__recompiles: [DEBUG] `.
-    OldLogger { logger: String, level: String },
+    OldLogger { logger: &'a str, level: &'a str },
 }
 
 /// The parsed TORCH_LOGS header.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct GlogHeader {
+pub struct GlogHeader<'a> {
     /// `V` (debug), `I`, `W`, `E`, `C`.
     pub level: char,
     /// `torch/_dynamo/guards.py:2609`.
-    pub source: String,
+    pub source: &'a str,
     /// `0/7`, `1/0_1`, `!0/0/0`.
-    pub trace_id: Option<String>,
+    pub trace_id: Option<&'a str>,
     /// `recompiles_verbose` for `[__recompiles_verbose]`.
-    pub artifact: Option<String>,
+    pub artifact: Option<&'a str>,
 }
 
 /// A line with its prefixes peeled off.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Stripped<'a> {
-    pub prefixes: Vec<LinePrefix>,
+    pub prefixes: Vec<LinePrefix<'a>>,
     /// The text after the last prefix, verbatim (leading indentation kept).
     pub rest: &'a str,
 }
 
-impl Stripped<'_> {
+impl<'a> Stripped<'a> {
     /// The TORCH_LOGS header, if the line had one.
-    pub fn glog(&self) -> Option<&GlogHeader> {
+    pub fn glog(&self) -> Option<&GlogHeader<'a>> {
         self.prefixes.iter().find_map(|p| match p {
             LinePrefix::Glog(g) => Some(g),
             _ => None,
@@ -84,9 +89,39 @@ impl Stripped<'_> {
             _ => None,
         })
     }
+
+    /// The torchrun rank, from `[rankN]:`.
+    pub fn rank(&self) -> Option<u32> {
+        self.prefixes.iter().find_map(|p| match p {
+            LinePrefix::Rank { rank } => Some(*rank),
+            _ => None,
+        })
+    }
+
+    /// The innermost vLLM process label as name and pid: `(Worker_TP3 pid=2)` → `("Worker_TP3", 2)`;
+    /// a `rank=` field between them is not part of the name.
+    pub fn process(&self) -> Option<(&'a str, u64)> {
+        self.prefixes.iter().rev().find_map(|p| match p {
+            LinePrefix::VllmProcess { label } => {
+                let (head, pid) = label.rsplit_once(" pid=")?;
+                let name = head.split_once(" rank=").map_or(head, |(n, _)| n);
+                Some((name, pid.parse().ok()?))
+            }
+            _ => None,
+        })
+    }
 }
 
 /// Peels every known prefix off `line`. Never fails: a line without prefixes comes back as is.
+///
+/// ```
+/// use npgx_parsers::line_prefix::strip_prefixes;
+/// let p = strip_prefixes("(Worker_DP0_TP6_EP6 pid=363) ERROR 12-12 12:10:10 [multiproc_executor.py:822] WorkerProc hit");
+/// assert_eq!(p.process(), Some(("Worker_DP0_TP6_EP6", 363)));
+/// assert_eq!(p.rest, "WorkerProc hit");
+/// let p = strip_prefixes("[rank6]: [ERROR] (PID:360123, Device:6, RankID:6) ERR01100 OPS call acl api failed.");
+/// assert_eq!((p.rank(), p.rest.starts_with("[ERROR] (PID")), (Some(6), true));
+/// ```
 pub fn strip_prefixes(line: &str) -> Stripped<'_> {
     let mut rest = line;
     let mut prefixes = Vec::new();
@@ -128,7 +163,7 @@ fn opt_space(i: &str) -> R<'_, Option<char>> {
     opt(char(' ')).parse(i)
 }
 
-fn vllm_process(i: &str) -> R<'_, LinePrefix> {
+fn vllm_process(i: &str) -> R<'_, LinePrefix<'_>> {
     let (i, label) =
         delimited(char('('), take_till(|c| c == ')' || c == '('), char(')')).parse(i)?;
     if !label.contains("pid=") {
@@ -138,15 +173,10 @@ fn vllm_process(i: &str) -> R<'_, LinePrefix> {
         )));
     }
     let (i, _) = char(' ').parse(i)?;
-    Ok((
-        i,
-        LinePrefix::VllmProcess {
-            label: label.to_string(),
-        },
-    ))
+    Ok((i, LinePrefix::VllmProcess { label }))
 }
 
-fn vllm_logger(i: &str) -> R<'_, LinePrefix> {
+fn vllm_logger(i: &str) -> R<'_, LinePrefix<'_>> {
     let (i, level) = alt((
         tag("ERROR"),
         tag("WARNING"),
@@ -171,13 +201,7 @@ fn vllm_logger(i: &str) -> R<'_, LinePrefix> {
     ))
     .parse(i)?;
     let (i, _) = opt_space(i)?;
-    Ok((
-        i,
-        LinePrefix::VllmLogger {
-            level: level.to_string(),
-            source: source.to_string(),
-        },
-    ))
+    Ok((i, LinePrefix::VllmLogger { level, source }))
 }
 
 /// `file.py:546`
@@ -190,7 +214,7 @@ fn source_loc(i: &str) -> R<'_, &str> {
     .parse(i)
 }
 
-fn rank(i: &str) -> R<'_, LinePrefix> {
+fn rank(i: &str) -> R<'_, LinePrefix<'_>> {
     let (i, n) = delimited(tag("[rank"), digit1, tag("]:")).parse(i)?;
     let (i, _) = opt_space(i)?;
     Ok((
@@ -201,7 +225,7 @@ fn rank(i: &str) -> R<'_, LinePrefix> {
     ))
 }
 
-fn glog(i: &str) -> R<'_, LinePrefix> {
+fn glog(i: &str) -> R<'_, LinePrefix<'_>> {
     let (i, level) = one_of("VIWEC").parse(i)?;
     let (i, _) = (
         digits(4),
@@ -221,24 +245,29 @@ fn glog(i: &str) -> R<'_, LinePrefix> {
         i,
         LinePrefix::Glog(GlogHeader {
             level,
-            source: source.to_string(),
-            trace_id: trace_id.map(str::to_string),
-            artifact: artifact.map(str::to_string),
+            source,
+            trace_id,
+            artifact,
         }),
     ))
 }
 
-/// The part of a glog header after the source location: trace id and artifact tags.
-fn glog_tail(i: &str) -> R<'_, (Option<&str>, Option<&str>)> {
-    let (i, trace_id) = opt(preceded(
+/// ` [0/7]`, ` [1/0_1]`, ` [!0/0/0]`: a compile trace id.
+fn trace_id(i: &str) -> R<'_, &str> {
+    preceded(
         char(' '),
         delimited(
             char('['),
             take_while1(|c: char| c.is_ascii_digit() || "/_!".contains(c)),
             char(']'),
         ),
-    ))
-    .parse(i)?;
+    )
+    .parse(i)
+}
+
+/// The part of a glog header after the source location: trace id and artifact tags.
+fn glog_tail(i: &str) -> R<'_, (Option<&str>, Option<&str>)> {
+    let (i, trace_id) = opt(trace_id).parse(i)?;
     let (i, artifact) = opt(preceded(
         char(' '),
         delimited(
@@ -252,7 +281,7 @@ fn glog_tail(i: &str) -> R<'_, (Option<&str>, Option<&str>)> {
     Ok((i, (trace_id, artifact)))
 }
 
-fn elided_glog(i: &str) -> R<'_, LinePrefix> {
+fn elided_glog(i: &str) -> R<'_, LinePrefix<'_>> {
     let (i, _) = alt((tag("..."), tag("\u{2026}"))).parse(i)?;
     let (i, source) = source_loc(i)?;
     let (i, _) = char(']').parse(i)?;
@@ -261,14 +290,14 @@ fn elided_glog(i: &str) -> R<'_, LinePrefix> {
         i,
         LinePrefix::Glog(GlogHeader {
             level: '?',
-            source: source.to_string(),
-            trace_id: trace_id.map(str::to_string),
-            artifact: artifact.map(str::to_string),
+            source,
+            trace_id,
+            artifact,
         }),
     ))
 }
 
-fn old_logger(i: &str) -> R<'_, LinePrefix> {
+fn old_logger(i: &str) -> R<'_, LinePrefix<'_>> {
     let (i, logger) =
         take_while1(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == '.').parse(i)?;
     if !logger.contains('.') {
@@ -290,16 +319,10 @@ fn old_logger(i: &str) -> R<'_, LinePrefix> {
     )
     .parse(i)?;
     let (i, _) = opt_space(i)?;
-    Ok((
-        i,
-        LinePrefix::OldLogger {
-            logger: logger.to_string(),
-            level: level.to_string(),
-        },
-    ))
+    Ok((i, LinePrefix::OldLogger { logger, level }))
 }
 
-fn c10(i: &str) -> R<'_, LinePrefix> {
+fn c10(i: &str) -> R<'_, LinePrefix<'_>> {
     let (i, _) = char('[').parse(i)?;
     let (i, level) = one_of("VIWEF").parse(i)?;
     // c10 prints the month without zero padding: `E324` is March 24th.
@@ -315,16 +338,12 @@ fn c10(i: &str) -> R<'_, LinePrefix> {
     let (i, source) = source_loc(i)?;
     let (i, _) = char(']').parse(i)?;
     let (i, _) = opt_space(i)?;
-    Ok((
-        i,
-        LinePrefix::C10 {
-            level,
-            source: source.to_string(),
-        },
-    ))
+    // TORCH_WARN's own word, not the message: `[W904 …] Warning: EZ9999: Inner Error!`.
+    let (i, _) = opt(tag("Warning: ")).parse(i)?;
+    Ok((i, LinePrefix::C10 { level, source }))
 }
 
-fn old_torch_logs(i: &str) -> R<'_, LinePrefix> {
+fn old_torch_logs(i: &str) -> R<'_, LinePrefix<'_>> {
     let (i, _) = (
         char('['),
         digits(4),
@@ -339,27 +358,46 @@ fn old_torch_logs(i: &str) -> R<'_, LinePrefix> {
         char(']'),
     )
         .parse(i)?;
-    let (i, trace_id) = opt(preceded(
-        char(' '),
-        delimited(
-            char('['),
-            take_while1(|c: char| c.is_ascii_digit() || "/_!".contains(c)),
-            char(']'),
-        ),
-    ))
-    .parse(i)?;
+    let (i, trace_id) = opt(trace_id).parse(i)?;
     let (i, _) = opt_space(i)?;
-    Ok((
-        i,
-        LinePrefix::OldTorchLogs {
-            trace_id: trace_id.map(str::to_string),
-        },
-    ))
+    Ok((i, LinePrefix::OldTorchLogs { trace_id }))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn c10_warning_under_rank() {
+        let p = strip_prefixes(
+            "[rank0]:[W904 09:50:12.024496247 compiler_depend.ts:57] Warning: EZ9999: Inner Error!",
+        );
+        assert_eq!(p.rank(), Some(0));
+        assert_eq!(p.rest, "EZ9999: Inner Error!");
+    }
+
+    #[test]
+    fn innermost_vllm_process_wins() {
+        let p = strip_prefixes(
+            "(vLLMHttpServer pid=1) (Worker_TP3 pid=2) ERROR 01-02 03:04:05 [a.py:9] x",
+        );
+        assert_eq!(p.process(), Some(("Worker_TP3", 2)));
+        assert_eq!(p.rest, "x");
+        let p = strip_prefixes("(VllmWorker rank=3 pid=1564) x");
+        assert_eq!(p.process(), Some(("VllmWorker", 1564)));
+    }
+
+    #[test]
+    fn leaves_plain_lines_alone() {
+        for s in [
+            "[ERROR] RUNTIME(1,p):x",
+            "(function copy_between_host_and_device_opapi)",
+            "",
+            "[rank",
+        ] {
+            assert_eq!(strip_prefixes(s).rest, s);
+        }
+    }
 
     #[test]
     fn nested_vllm_process_and_logger() {
@@ -369,8 +407,8 @@ mod tests {
         assert_eq!(
             s.prefixes[2],
             LinePrefix::VllmLogger {
-                level: "ERROR".into(),
-                source: "multiproc_executor.py:932".into()
+                level: "ERROR",
+                source: "multiproc_executor.py:932"
             }
         );
     }
@@ -395,9 +433,9 @@ mod tests {
             s.glog(),
             Some(&GlogHeader {
                 level: 'V',
-                source: "torch/_dynamo/guards.py:2609".into(),
-                trace_id: Some("0/7".into()),
-                artifact: Some("recompiles_verbose".into()),
+                source: "torch/_dynamo/guards.py:2609",
+                trace_id: Some("0/7"),
+                artifact: Some("recompiles_verbose"),
             })
         );
     }
@@ -425,11 +463,11 @@ mod tests {
             s.prefixes,
             vec![
                 LinePrefix::OldTorchLogs {
-                    trace_id: Some("0/0".into())
+                    trace_id: Some("0/0")
                 },
                 LinePrefix::OldLogger {
-                    logger: "torch._dynamo.output_graph.__graph_code".into(),
-                    level: "DEBUG".into()
+                    logger: "torch._dynamo.output_graph.__graph_code",
+                    level: "DEBUG"
                 }
             ]
         );

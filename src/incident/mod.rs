@@ -1,0 +1,281 @@
+//! The inputs of an HTML incident report (`npgx report`, `--html`): npgx JSON documents, checked
+//! against the schemas this build reads, plus the log lines they point at (the context of a
+//! first causal error, the evidence lines of an AI Core error), read from the logs named in the
+//! document. Triage trees are analysed into their `npgx.triage-analyze` document first.
+//!
+//! The renderer (`report::html`) works on these values only, so a document saved with
+//! `--format json` and rendered later gives the same page as `--html` on the same machine.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::BufRead as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+use serde_json::Value;
+
+/// The documents a report renders and the newest `schema_version` of each this build reads.
+pub const SCHEMAS: &[(&str, u64)] = &[
+    ("npgx.triage-run", 1),
+    ("npgx.triage-analyze", 1),
+    ("npgx.triage-classify", 2),
+    ("npgx.dump-scan", 1),
+    ("npgx.dump-compare", 1),
+    ("npgx.plog", 2),
+    ("npgx.aicore", 1),
+];
+
+/// Lines of context shown on each side of a causal error line.
+pub const CONTEXT: u64 = 10;
+/// At most this many log lines are kept per document (bounded page size).
+const MAX_LINES: usize = 5_000;
+/// A log line longer than this is cut (and marked with `…`).
+const MAX_LINE_CHARS: usize = 2_000;
+
+/// One report input: its document and the log lines it refers to.
+#[derive(Debug, Clone)]
+pub struct Input {
+    /// Where it came from, as given (a JSON file, a triage tree, or the command that made it).
+    pub source: String,
+    /// The document, envelope included.
+    pub doc: Value,
+    /// The document's schema (`npgx.dump-scan`, …).
+    pub schema: String,
+    /// Log lines by file (as named in the document) and 1-based line number.
+    pub lines: BTreeMap<String, BTreeMap<u64, String>>,
+}
+
+/// Reads one INPUT of `npgx report`: a directory is a triage tree (analysed), anything else a
+/// saved npgx JSON document.
+pub fn load(path: &Path) -> anyhow::Result<Input> {
+    if path.is_dir() {
+        let analysis = crate::triage::analyze::analyze(path)
+            .with_context(|| format!("{}: cannot analyse the triage tree", path.display()))?;
+        let doc = crate::report::document("triage-analyze", 1, &analysis)?;
+        return from_document(path.display().to_string(), doc, None);
+    }
+    let file =
+        std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let doc: Value = serde_json::from_reader(std::io::BufReader::new(file)).map_err(|e| {
+        anyhow::anyhow!(
+            "{}: not a JSON document ({e}); expected a triage tree or an npgx JSON document ({})",
+            path.display(),
+            expected()
+        )
+    })?;
+    from_document(path.display().to_string(), doc, path.parent())
+}
+
+fn expected() -> String {
+    SCHEMAS
+        .iter()
+        .map(|(s, v)| format!("{s} v{v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Checks the envelope of `doc` and reads the log lines it points at. Relative log paths are
+/// tried as given and then under `base` (the directory of the JSON file).
+pub fn from_document(source: String, doc: Value, base: Option<&Path>) -> anyhow::Result<Input> {
+    let schema = doc
+        .get("schema")
+        .and_then(Value::as_str)
+        .ok_or_else(|| {
+            anyhow::anyhow!(
+                "{source}: not an npgx JSON document (no \"schema\" field); expected one of {}",
+                expected()
+            )
+        })?
+        .to_string();
+    let version = doc.get("schema_version").and_then(Value::as_u64);
+    let Some(&(_, newest)) = SCHEMAS.iter().find(|(s, _)| *s == schema) else {
+        anyhow::bail!(
+            "{source}: schema {schema:?} is not one npgx report renders; expected one of {}",
+            expected()
+        );
+    };
+    match version {
+        Some(v) if (1..=newest).contains(&v) => {}
+        Some(v) => anyhow::bail!(
+            "{source}: {schema} schema_version {v} is not one this npgx reads (expected {schema} v{newest}); use the npgx that wrote it"
+        ),
+        None => anyhow::bail!(
+            "{source}: {schema} without an integer schema_version (expected {schema} v{newest})"
+        ),
+    }
+    let mut wanted: BTreeMap<String, BTreeSet<u64>> = BTreeMap::new();
+    wanted_lines(&schema, &doc, &mut wanted);
+    let lines = read_lines(&wanted, base);
+    Ok(Input {
+        source,
+        doc,
+        schema,
+        lines,
+    })
+}
+
+fn around(set: &mut BTreeSet<u64>, line: u64) {
+    set.extend(line.saturating_sub(CONTEXT).max(1)..=line.saturating_add(CONTEXT));
+}
+
+/// The log lines a document's report shows: ±[`CONTEXT`] around causal errors, every evidence
+/// line of AI Core errors.
+fn wanted_lines(schema: &str, doc: &Value, wanted: &mut BTreeMap<String, BTreeSet<u64>>) {
+    let mut causal = |file: Option<&str>, line: Option<u64>| {
+        if let (Some(f), Some(l)) = (file, line) {
+            around(wanted.entry(f.to_string()).or_default(), l);
+        }
+    };
+    match schema {
+        "npgx.triage-run" | "npgx.triage-analyze" => {
+            let a = if schema == "npgx.triage-run" {
+                &doc["analysis"]
+            } else {
+                doc
+            };
+            let ev = &a["evidence"];
+            causal(
+                ev["file"].as_str(),
+                ev["first_causal_error"]["line"]
+                    .as_u64()
+                    .or(ev["evidence_line"].as_u64()),
+            );
+        }
+        "npgx.triage-classify" => {
+            for item in doc["items"].as_array().into_iter().flatten() {
+                causal(
+                    item["file"].as_str(),
+                    item["first_causal_error"]["line"]
+                        .as_u64()
+                        .or(item["evidence_line"].as_u64()),
+                );
+            }
+        }
+        "npgx.plog" => {
+            let fc = &doc["first_causal"];
+            causal(fc["file"].as_str(), fc["line"].as_u64());
+            for p in doc["processes"].as_array().into_iter().flatten().take(64) {
+                let fc = &p["first_causal"];
+                causal(fc["file"].as_str(), fc["line"].as_u64());
+            }
+        }
+        "npgx.aicore" => {
+            for e in doc["errors"].as_array().into_iter().flatten() {
+                if let Some(f) = e["file"].as_str() {
+                    let set = wanted.entry(f.to_string()).or_default();
+                    fact_lines(e, set);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Every `"line"` number inside an AI Core record (its facts' evidence lines).
+fn fact_lines(v: &Value, out: &mut BTreeSet<u64>) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                match (k.as_str(), x.as_u64()) {
+                    ("line", Some(l)) => {
+                        out.insert(l);
+                    }
+                    _ => fact_lines(x, out),
+                }
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|x| fact_lines(x, out)),
+        _ => {}
+    }
+}
+
+fn resolve(file: &str, base: Option<&Path>) -> Option<PathBuf> {
+    let p = PathBuf::from(file);
+    if p.is_file() {
+        return Some(p);
+    }
+    base.map(|b| b.join(&p)).filter(|p| p.is_file())
+}
+
+/// Reads the wanted lines, streaming each file once; unreadable files are skipped (the report
+/// says the lines are not available). At most [`MAX_LINES`] lines in all.
+fn read_lines(
+    wanted: &BTreeMap<String, BTreeSet<u64>>,
+    base: Option<&Path>,
+) -> BTreeMap<String, BTreeMap<u64, String>> {
+    let mut out = BTreeMap::new();
+    let mut budget = MAX_LINES;
+    for (file, lines) in wanted {
+        let Some(last) = lines.last().copied() else {
+            continue;
+        };
+        let Some(path) = resolve(file, base) else {
+            continue;
+        };
+        let Ok(f) = std::fs::File::open(&path) else {
+            continue;
+        };
+        let mut got = BTreeMap::new();
+        let mut reader = std::io::BufReader::new(f);
+        let mut buf = Vec::new();
+        let mut n = 0u64;
+        while n < last && budget > 0 {
+            buf.clear();
+            match reader.read_until(b'\n', &mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+            n += 1;
+            if lines.contains(&n) {
+                let text = String::from_utf8_lossy(&buf);
+                let text = text.trim_end_matches(['\n', '\r']);
+                let mut line: String = text.chars().take(MAX_LINE_CHARS).collect();
+                if line.len() < text.len() {
+                    line.push('…');
+                }
+                got.insert(n, line);
+                budget -= 1;
+            }
+        }
+        out.insert(file.clone(), got);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn other_tools_and_newer_versions_are_refused_with_the_expected_schema() {
+        let e = from_document("x.json".into(), json!({"a": 1}), None).unwrap_err();
+        assert!(
+            e.to_string().contains("x.json: not an npgx JSON document"),
+            "{e}"
+        );
+        assert!(e.to_string().contains("npgx.dump-scan v1"), "{e}");
+        let e = from_document(
+            "y.json".into(),
+            json!({"schema": "npgx.dump-scan", "schema_version": 9}),
+            None,
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("y.json: npgx.dump-scan schema_version 9"),
+            "{e}"
+        );
+        assert!(e.to_string().contains("expected npgx.dump-scan v1"), "{e}");
+    }
+
+    #[test]
+    fn fact_lines_are_collected_recursively() {
+        let mut s = BTreeSet::new();
+        fact_lines(
+            &json!({"first_line": 1, "task_id": {"value": 3, "line": 7},
+                    "cores": [{"serial": {"value": 1, "line": 9}}]}),
+            &mut s,
+        );
+        assert_eq!(s.into_iter().collect::<Vec<_>>(), vec![7, 9]);
+    }
+}

@@ -1,0 +1,360 @@
+//! The Logs sections: `npgx.plog` (per process an ERROR/WARNING timeline, the first causal
+//! error in context, CANN error reports with decoded codes) and `npgx.aicore` (one card per
+//! AI Core error, each field with its evidence line).
+
+use maud::{html, Markup};
+use npgx_parsers::cann_error::tables;
+use npgx_parsers::plog::PlogTime;
+use plotters::style::RGBColor;
+use serde_json::Value;
+
+use super::plot::{Chart, Line};
+use super::{excerpt, figure, list, other_fields, txt, Row, Section, Status};
+use crate::incident::Input;
+
+const RED: RGBColor = RGBColor(200, 30, 30);
+const ORANGE: RGBColor = RGBColor(230, 140, 0);
+/// Timeline buckets per process.
+const TIME_BUCKETS: i64 = 120;
+/// At most this many processes, reports and cards are drawn.
+const MAX_ITEMS: usize = 64;
+
+/// What a code means, from the parsers' code tables: `EZ9999` → component and title,
+/// `ACL 507035` / `retCode 0x31` → the runtime's text.
+pub(super) fn decode(code: &str) -> Option<String> {
+    if let Some(n) = code.strip_prefix("ACL ") {
+        return tables::acl_code(n.trim().parse().ok()?).map(str::to_string);
+    }
+    if let Some(h) = code.strip_prefix("retCode ") {
+        let v = u64::from_str_radix(h.trim().trim_start_matches("0x"), 16).ok()?;
+        return tables::ts_ret_code(v).map(str::to_string);
+    }
+    let mut chars = code.chars();
+    if chars.next() != Some('E') {
+        return None;
+    }
+    let component = chars.next().and_then(tables::module_letter);
+    let title = tables::code_title(code);
+    let inner = npgx_parsers::cann_error::is_inner_code(code).then_some("inner error");
+    let parts: Vec<&str> = [component, title, inner].into_iter().flatten().collect();
+    (!parts.is_empty()).then(|| parts.join(", "))
+}
+
+fn seconds(t: &str) -> Option<i64> {
+    let t = PlogTime::parse(t)?;
+    let dt = jiff::civil::DateTime::new(
+        i16::try_from(t.year).ok()?,
+        i8::try_from(t.month).ok()?,
+        i8::try_from(t.day).ok()?,
+        i8::try_from(t.hour).ok()?,
+        i8::try_from(t.minute).ok()?,
+        i8::try_from(t.second).ok()?,
+        0,
+    )
+    .ok()?;
+    let epoch = jiff::civil::date(1970, 1, 1).at(0, 0, 0, 0);
+    Some(dt.duration_since(epoch).as_secs())
+}
+
+/// ERROR and WARNING counts per bucket of a process's `timeline`.
+fn timeline(p: &Value, pid: &str, caption_index: usize) -> Markup {
+    let points: Vec<(i64, u64, u64)> = list(&p["timeline"])
+        .into_iter()
+        .filter_map(|t| {
+            Some((
+                seconds(t["time"].as_str()?)?,
+                t["error"].as_u64().unwrap_or(0),
+                t["warning"].as_u64().unwrap_or(0),
+            ))
+        })
+        .collect();
+    let (Some(first), Some(last)) = (points.first(), points.last()) else {
+        return html! { p.muted { "No ERROR or WARNING records with a time (or no timeline in this document)." } };
+    };
+    let start = first.0;
+    let width = ((last.0 - start) / TIME_BUCKETS + 1).max(1);
+    let n = ((last.0 - start) / width + 1) as usize;
+    let mut errors = vec![0u64; n];
+    let mut warnings = vec![0u64; n];
+    for (t, e, w) in &points {
+        let b = usize::try_from((t - start) / width).unwrap_or(0).min(n - 1);
+        errors[b] += e;
+        warnings[b] += w;
+    }
+    let x = |b: usize| (b as i64 * width) as f64;
+    let top = errors.iter().chain(&warnings).copied().max().unwrap_or(1) as f64;
+    let chart = Chart {
+        caption: format!(
+            "pid {pid}: ERROR / WARNING records per {width} s from {}",
+            txt(&p["first_time"])
+        ),
+        x_label: "seconds since the first ERROR/WARNING".into(),
+        y_label: "records".into(),
+        x_max: x(n - 1),
+        y_range: (0.0, top * 1.1 + 1.0),
+        log_y: false,
+        lines: vec![
+            Line {
+                name: "ERROR".into(),
+                color: RED,
+                points: errors
+                    .iter()
+                    .enumerate()
+                    .map(|(b, &c)| (x(b), c as f64))
+                    .collect(),
+            },
+            Line {
+                name: "WARNING".into(),
+                color: ORANGE,
+                points: warnings
+                    .iter()
+                    .enumerate()
+                    .map(|(b, &c)| (x(b), c as f64))
+                    .collect(),
+            },
+        ],
+        marks: vec![],
+        rules: vec![],
+        thresholds: vec![],
+    };
+    figure(&chart, &format!("timeline plot-t{caption_index}"))
+}
+
+fn codes(m: &Value) -> Markup {
+    html! {
+        @if let Some(m) = m.as_object() {
+            @if !m.is_empty() {
+                table.codes {
+                    tr { th { "code" } th { "count" } th { "meaning" } }
+                    @for (c, n) in m { tr { td { code { (c) } } td.num { (txt(n)) } td { (decode(c).unwrap_or_else(|| "—".into())) } } }
+                }
+            }
+        }
+    }
+}
+
+/// `npgx.plog`.
+pub(super) fn plog(input: &Input, index: usize) -> Section {
+    let doc = &input.doc;
+    let fc = &doc["first_causal"];
+    let file = fc["file"].as_str().unwrap_or("");
+    let files = list(&doc["files"]);
+    let errors: u64 = list(&doc["processes"])
+        .iter()
+        .filter_map(|p| p["levels"]["ERROR"].as_u64())
+        .sum();
+    let what = match files.as_slice() {
+        [f] => format!("plog {}", txt(&f["path"])),
+        _ => format!("plog ({} files)", files.len()),
+    };
+    let summary = vec![Row {
+        what,
+        status: if fc.is_null() && errors == 0 {
+            Status::Ok
+        } else {
+            Status::Fail
+        },
+        first: if fc.is_null() {
+            format!("no causal error ({errors} ERROR records)")
+        } else {
+            txt(&fc["text"])
+        },
+        at: fc["line"]
+            .as_u64()
+            .map(|l| format!("{file}:{l}"))
+            .unwrap_or_else(|| "—".into()),
+        next: if fc.is_null() {
+            vec![]
+        } else {
+            vec![
+                format!("npgx aicore {file}"),
+                format!("npgx triage classify {file}"),
+            ]
+        },
+    }];
+    let body = html! {
+        p { (txt(&doc["records"])) " records in " (files.len()) " files." }
+        details { summary { "Files" }
+            table { tr { th { "file" } th { "kind" } th { "lines" } th { "records" } }
+                @for f in &files { tr { td { code { (txt(&f["path"])) } } td { (txt(&f["kind"])) } td.num { (txt(&f["lines"])) } td.num { (txt(&f["records"])) } } } }
+        }
+        h3 { "First causal error" }
+        @if fc.is_null() { p.muted { "None found." } } @else {
+            p { strong { (txt(&fc["text"])) } }
+            p.muted { (txt(&fc["shape"])) ", tier " (txt(&fc["tier"])) ", rank " (txt(&fc["rank"]))
+                ", rule " code { (txt(&fc["evidence"]["rule"])) } }
+            @let ev: Vec<u64> = list(&fc["evidence"]["lines"]).into_iter().filter_map(Value::as_u64).collect();
+            @if let Some(l) = fc["line"].as_u64() { (excerpt(input, file, l, &ev)) }
+        }
+        @for (pi, p) in list(&doc["processes"]).iter().enumerate().take(MAX_ITEMS) {
+            @let pid = txt(&p["pid"]);
+            h3 { "Process " (pid) " " code { (txt(&p["pname"])) } }
+            p.muted { (txt(&p["records"])) " records from " (txt(&p["first_time"])) " to " (txt(&p["last_time"]))
+                "; levels: " @if let Some(m) = p["levels"].as_object() { @for (k, v) in m { (k) " " (txt(v)) " " } }
+                "; devices: " (list(&p["device_ids"]).iter().map(|d| txt(d)).collect::<Vec<_>>().join(", ")) }
+            (timeline(p, &pid, index * 1000 + pi))
+            (codes(&p["error_codes"]))
+            @let pc = &p["first_causal"];
+            @if !pc.is_null() && (pc["file"] != fc["file"] || pc["line"] != fc["line"]) {
+                p { "First causal error of this process: " strong { (txt(&pc["text"])) } }
+                @if let (Some(f), Some(l)) = (pc["file"].as_str(), pc["line"].as_u64()) { (excerpt(input, f, l, &[])) }
+            }
+        }
+        @let reports = list(&doc["error_reports"]);
+        @if !reports.is_empty() {
+            h3 { "CANN error reports (" (reports.len()) ")" }
+            @for r in reports.iter().take(MAX_ITEMS) {
+                div.card.report {
+                    p { strong { code { (txt(&r["code"])) } } " " (txt(&r["title"]))
+                        " — " (r["code"].as_str().and_then(decode).unwrap_or_else(|| "—".into())) }
+                    p.muted { code { (txt(&r["file"])) } " lines " (txt(&r["line"])) "–" (txt(&r["end_line"]))
+                        "; codes " (list(&r["codes"]).iter().map(|c| { let c = txt(c); match decode(&c) { Some(d) => format!("{c} ({d})"), None => c } }).collect::<Vec<_>>().join(", ")) }
+                    table {
+                        @for (k, label) in [("message", "message"), ("possible_cause", "possible cause"), ("solution", "solution")] {
+                            @if !r[k].is_null() { tr { th { (label) } td { (txt(&r[k]["text"])) " " span.muted { "(line " (txt(&r[k]["line"])) ")" } } } }
+                        }
+                    }
+                    @if !list(&r["traceback"]).is_empty() {
+                        details { summary { "TraceBack" }
+                            ul { @for t in list(&r["traceback"]) { li { span.muted { (txt(&t["line"])) ": " } (txt(&t["text"])) } } } }
+                    }
+                }
+            }
+        }
+        @let tn = list(&doc["torch_npu_errors"]);
+        @if !tn.is_empty() {
+            h3 { "torch_npu errors" }
+            table { tr { th { "code" } th { "submodule" } th { "type" } th { "line" } th { "text" } }
+                @for e in tn.iter().take(MAX_ITEMS) { tr { td { code { (txt(&e["code"])) } } td { (txt(&e["submodule"])) }
+                    td { (txt(&e["error_type"])) } td { code { (txt(&e["file"])) } ":" (txt(&e["line"])) } td { (txt(&e["text"])) } } } }
+        }
+        @let warnings = list(&doc["warnings"]);
+        @if !warnings.is_empty() {
+            details { summary { "Reader warnings (" (warnings.len()) ")" }
+                ul { @for w in warnings.iter().take(MAX_ITEMS) { li { code { (txt(&w["file"])) } " " (txt(&w["line"])) ": " (txt(&w["message"])) } } } }
+        }
+        (other_fields(doc, &["schema", "schema_version", "files", "records", "processes", "first_error", "first_causal", "error_reports", "torch_npu_errors", "warnings"]))
+    };
+    Section {
+        title: "Logs: plog".into(),
+        summary,
+        body,
+    }
+}
+
+/// The card fields: label, JSON pointer into the record.
+const CARD_FIELDS: &[(&str, &str)] = &[
+    ("device", "/device_id"),
+    ("chip", "/chip_id"),
+    ("stream", "/stream_id"),
+    ("task", "/task_id"),
+    ("kernel", "/kernel_name"),
+    ("GE node", "/aic_info/node_name"),
+    ("node type", "/aic_info/node_type"),
+    ("op", "/op_name"),
+    ("error type", "/err_type"),
+    ("retCode", "/ret_code"),
+    ("ACL code", "/acl_code"),
+    ("block dim", "/block_dim"),
+    ("tiling key", "/tiling_key"),
+];
+
+/// `npgx.aicore`.
+pub(super) fn aicore(input: &Input) -> Section {
+    let errors = list(&input.doc["errors"]);
+    let fact = |e: &Value, ptr: &str| -> Option<(String, Option<u64>)> {
+        let v = e.pointer(ptr)?;
+        match v.get("value") {
+            Some(x) => Some((txt(x), v["line"].as_u64())),
+            None => (!v.is_null()).then(|| (txt(v), None)),
+        }
+    };
+    let summary: Vec<Row> = errors
+        .iter()
+        .take(MAX_ITEMS)
+        .map(|e| {
+            let f = |p| fact(e, p).map(|x| x.0).unwrap_or_else(|| "—".into());
+            let file = txt(&e["file"]);
+            Row {
+                what: format!("aicore {file}"),
+                status: Status::Fail,
+                first: format!(
+                    "{} error: kernel {} (GE node {}) on device {}, stream {}, task {}",
+                    txt(&e["kind"]),
+                    f("/kernel_name"),
+                    f("/aic_info/node_name"),
+                    f("/device_id"),
+                    f("/stream_id"),
+                    f("/task_id")
+                ),
+                at: format!("{file}:{}", txt(&e["first_line"])),
+                next: vec![format!("npgx repro --from-aicore {file} -o repro")],
+            }
+        })
+        .collect();
+    let body = html! {
+        @if errors.is_empty() { p.muted { "No AI Core error in these logs." } }
+        div.cards {
+            @for e in errors.iter().take(MAX_ITEMS) {
+                @let file = e["file"].as_str().unwrap_or("");
+                @let lines = input.lines.get(file);
+                div.card.aicore {
+                    p { strong { (txt(&e["kind"])) } " — " code { (file) } " lines " (txt(&e["first_line"])) "–" (txt(&e["last_line"]))
+                        @if !e["pid"].is_null() { ", pid " (txt(&e["pid"])) } }
+                    table {
+                        tr { th { "field" } th { "value" } th { "evidence" } }
+                        @for (label, ptr) in CARD_FIELDS {
+                            @if let Some((value, line)) = fact(e, ptr) {
+                                tr { th { (label) } td { code { (value) } }
+                                    td { @if let Some(l) = line { span.muted { (l) ": " }
+                                        span.mono { (lines.and_then(|m| m.get(&l)).map(String::as_str).unwrap_or("(log not readable)")) } } } }
+                            }
+                        }
+                    }
+                    @let decoded = list(&e["decoded"]);
+                    @if !decoded.is_empty() { p { "Decoded: " (decoded.iter().map(|d| txt(d)).collect::<Vec<_>>().join("; ")) } }
+                    @for c in list(&e["cores"]).iter().take(8) {
+                        p.muted { "core " (c.pointer("/core_id/value").map(txt).unwrap_or_else(|| "—".into()))
+                            ": error " (c.pointer("/error_code/value").map(txt).unwrap_or_else(|| "—".into()))
+                            " " (list(&c["error_bits"]).iter().map(|b| txt(b)).collect::<Vec<_>>().join(", ")) }
+                    }
+                }
+            }
+        }
+    };
+    Section {
+        title: "Logs: AI Core errors".into(),
+        summary,
+        body,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_decode_from_the_parsers_tables() {
+        assert_eq!(
+            decode("ACL 507035").as_deref(),
+            Some("vector core exception")
+        );
+        assert_eq!(
+            decode("retCode 0x31").as_deref(),
+            Some("vector core exception")
+        );
+        let ez = decode("EZ9999").unwrap();
+        assert!(
+            ez.contains("AclNN_Inner_Error") && ez.contains("inner error"),
+            "{ez}"
+        );
+        assert_eq!(decode("inner 0x715005e"), None);
+    }
+
+    #[test]
+    fn plog_times_become_seconds() {
+        let a = seconds("2025-05-08-09:56:18.522.534").unwrap();
+        let b = seconds("2025-05-08-09:57:19.000.000").unwrap();
+        assert_eq!(b - a, 61);
+    }
+}

@@ -1,0 +1,961 @@
+//! `triage bisect` / `triage run --bisect`: when only the full npugraph_ex path fails (step 4
+//! passes, step 5 fails — or, with `--compare-outputs`, step 5's numbers differ from step 4's),
+//! find the `CompilerConfig` option that does it.
+//!
+//! Each variant is step 5's script with one option flipped away from the value in force (the
+//! same syntax-aware edit of the compile call; only `options` changes), run like step 5 into
+//! `bisect/<variant>/`. The verdict per variant: the failure disappears, stays, or changes (a
+//! different first causal error, from the shared causal engine) — or, on the accuracy path, the
+//! outputs match step 4 or not. When no single flip helps, pairs of the flips that changed
+//! something are tried; then "not isolated by options". Keys the installed npugraph_ex does not
+//! have (its `CompilerConfig` attributes, probed into `env.txt`) are never passed.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use anyhow::Context;
+use npgx_parsers::pyedit::{CompileCall, OptionsSource, Script};
+use serde::Serialize;
+
+use super::analyze::{StepStatus, TriageAnalysis};
+use super::classify::classify_file;
+use super::compare::{self, Closeness, CAPTURE_MODULE, CAPTURE_SOURCE, OUTPUTS_DIR};
+use super::dumps::{self, DumpComparison};
+use super::layout::{Step, BISECT_DIR, EXIT_CODE_FILE, LOG_FILE};
+use super::route::Route;
+use super::runner::{self, build_command, Extra, Progress, StepEnd};
+use super::scripts;
+
+/// Default `--max-runs`.
+pub const DEFAULT_MAX_RUNS: usize = 16;
+
+/// What the bisection may spend.
+#[derive(Debug, Clone, Copy)]
+pub struct BisectConfig {
+    /// Processes started for variants and dumps, at most.
+    pub max_runs: usize,
+}
+
+/// What the launcher needs to start a variant (from the run's configuration).
+pub struct Launch<'a> {
+    pub template: &'a str,
+    pub args: &'a [String],
+    pub timeout: Option<Duration>,
+    pub seed: u64,
+    pub capture: bool,
+    pub stop: &'a AtomicBool,
+}
+
+/// One npugraph_ex option the bisection can flip.
+struct Knob {
+    key: &'static str,
+    /// npugraph_ex's default, as a Python literal.
+    default: &'static str,
+    kind: Kind,
+    /// What a difference with this flip implicates.
+    mechanism: &'static str,
+    /// Where the evidence goes when this flip is implicated in a failure.
+    route: Route,
+}
+
+enum Kind {
+    /// A bool: flipped away from the value in force.
+    Flip,
+    /// Set back to the default, only when the script set it to something else.
+    BackToDefault,
+    /// Set to this value (failure path only: capture errors from unsafe calls).
+    SetForFailures(&'static str),
+}
+
+/// The catalogue, in the order the variants run (spec `triage-and-repro.md` §2.2).
+const KNOBS: &[Knob] = &[
+    Knob {
+        key: "force_recapture",
+        default: "False",
+        kind: Kind::Flip,
+        mechanism: "re-capturing before every replay changes it: input/output memory handling around capture and replay is implicated, not the capture itself",
+        route: Route::RuntimeError,
+    },
+    Knob {
+        key: "clone_output",
+        default: "False",
+        kind: Kind::Flip,
+        mechanism: "outputs are overwritten by a later replay (output memory reuse) is implicated",
+        route: Route::RuntimeError,
+    },
+    Knob {
+        key: "clone_input",
+        default: "True",
+        kind: Kind::Flip,
+        mechanism: "the copy of inputs into the captured buffers is implicated",
+        route: Route::RuntimeError,
+    },
+    Knob {
+        key: "reuse_graph_pool_in_same_fx",
+        default: "True",
+        kind: Kind::Flip,
+        mechanism: "the memory pool shared by the graphs of one FX graph is implicated",
+        route: Route::RuntimeError,
+    },
+    Knob {
+        key: "remove_noop_ops",
+        default: "True",
+        kind: Kind::Flip,
+        mechanism: "the no-op removal pass is implicated",
+        route: Route::CompileError,
+    },
+    Knob {
+        key: "remove_cat_ops",
+        default: "True",
+        kind: Kind::Flip,
+        mechanism: "the cat elimination pass is implicated",
+        route: Route::CompileError,
+    },
+    Knob {
+        key: "inplace_pass",
+        default: "True",
+        kind: Kind::Flip,
+        mechanism: "the reinplace pass is implicated",
+        route: Route::CompileError,
+    },
+    Knob {
+        key: "input_inplace_pass",
+        default: "True",
+        kind: Kind::Flip,
+        mechanism: "the reinplace pass on graph inputs is implicated",
+        route: Route::CompileError,
+    },
+    Knob {
+        key: "pattern_fusion_pass",
+        default: "True",
+        kind: Kind::Flip,
+        mechanism: "the ATen pattern fusions are implicated",
+        route: Route::CompileError,
+    },
+    Knob {
+        key: "frozen_parameter",
+        default: "False",
+        kind: Kind::BackToDefault,
+        mechanism: "treating parameter addresses as fixed is implicated",
+        route: Route::RuntimeError,
+    },
+    Knob {
+        key: "static_kernel_compile",
+        default: "False",
+        kind: Kind::BackToDefault,
+        mechanism: "static kernel compilation is implicated",
+        route: Route::CompileError,
+    },
+    Knob {
+        key: "capture_error_mode",
+        default: "\"global\"",
+        kind: Kind::SetForFailures("\"relaxed\""),
+        mechanism: "an unsafe call during capture is implicated",
+        route: Route::CompileError,
+    },
+];
+
+/// Which symptom is bisected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// Step 4 passed, step 5 failed.
+    Failure,
+    /// All steps passed; step 5's outputs differ from step 4's (`--compare-outputs`).
+    Accuracy,
+}
+
+/// One option set by a variant.
+#[derive(Debug, Clone, Serialize)]
+pub struct Flip {
+    pub key: String,
+    /// The value the variant sets (Python literal).
+    pub value: String,
+    /// The value in force in step 5 (the script's literal, or npugraph_ex's default).
+    pub in_force: String,
+}
+
+impl Flip {
+    fn label(&self) -> String {
+        format!("{}={}", self.key, self.value.trim_matches('"'))
+    }
+}
+
+/// The result of one variant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Failure path: the variant passes.
+    Disappears,
+    /// Failure path: the same first causal error.
+    Stays,
+    /// Failure path: a different first causal error.
+    Changes,
+    /// Accuracy path: the outputs match step 4 within tolerance.
+    Matches,
+    /// Accuracy path: the outputs still differ from step 4.
+    Differs,
+    /// Accuracy path: the variant failed.
+    Fails,
+    TimedOut,
+    /// The installed npugraph_ex rejected the key after all (`Invalid option`).
+    Rejected,
+    Interrupted,
+}
+
+impl Verdict {
+    /// The symptom is gone.
+    pub fn fixed(self) -> bool {
+        matches!(self, Verdict::Disappears | Verdict::Matches)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Disappears => "failure disappears",
+            Verdict::Stays => "failure stays",
+            Verdict::Changes => "failure changes",
+            Verdict::Matches => "outputs match step 4",
+            Verdict::Differs => "outputs differ from step 4",
+            Verdict::Fails => "fails",
+            Verdict::TimedOut => "timed out",
+            Verdict::Rejected => "option rejected",
+            Verdict::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// One variant run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Variant {
+    /// The directory name under `bisect/` (`inplace_pass-False`, pairs joined by `+`).
+    pub name: String,
+    pub flips: Vec<Flip>,
+    pub dir: PathBuf,
+    pub command: String,
+    pub end: StepEnd,
+    pub seconds: f64,
+    pub verdict: Verdict,
+    /// The first causal error of the variant's log, when it failed.
+    pub first_causal_error: Option<String>,
+    /// Accuracy path: the variant's outputs against step 4's.
+    pub outputs: Option<Closeness>,
+    /// Something differs from step 5 (another error, other numbers): a candidate for pairs.
+    pub changed: bool,
+}
+
+/// A variant that was not run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Skipped {
+    pub key: String,
+    pub reason: String,
+}
+
+/// How the search ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// One flip (or one pair) removes the symptom.
+    Isolated,
+    /// No single flip and no pair of the flips that changed something helps.
+    NotIsolated,
+    /// `--max-runs` was used up first.
+    BudgetExhausted,
+    Interrupted,
+    /// The ladder did not end with a step-5-only failure or difference: nothing to bisect.
+    NotApplicable,
+}
+
+/// The bisection of one run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Bisection {
+    pub mode: Option<Mode>,
+    /// Step 5's first causal error (failure path).
+    pub baseline_error: Option<String>,
+    /// Step 5's outputs against step 4's (accuracy path).
+    pub baseline_outputs: Option<Closeness>,
+    pub variants: Vec<Variant>,
+    pub skipped: Vec<Skipped>,
+    /// Processes started (variants and dumps).
+    pub runs: usize,
+    pub max_runs: usize,
+    pub outcome: Outcome,
+    /// The flips that remove the symptom (one entry per isolating variant).
+    pub implicated: Vec<String>,
+    /// One line with the evidence.
+    pub conclusion: String,
+    pub sub_skill: Option<&'static str>,
+    /// The failing and the passing run directories for the sub-skill.
+    pub evidence_dirs: Vec<PathBuf>,
+    /// Accuracy path: the failing and the passing variant's data dumps compared.
+    pub dump_comparison: Option<DumpComparison>,
+    pub notes: Vec<String>,
+}
+
+impl Bisection {
+    fn not_applicable(why: &str) -> Bisection {
+        Bisection {
+            mode: None,
+            baseline_error: None,
+            baseline_outputs: None,
+            variants: Vec::new(),
+            skipped: Vec::new(),
+            runs: 0,
+            max_runs: 0,
+            outcome: Outcome::NotApplicable,
+            implicated: Vec::new(),
+            conclusion: format!("nothing to bisect: {why}"),
+            sub_skill: None,
+            evidence_dirs: Vec::new(),
+            dump_comparison: None,
+            notes: Vec::new(),
+        }
+    }
+}
+
+/// The values in force in step 5: the script's literal options, else the defaults.
+struct InForce {
+    entries: Vec<(String, String)>,
+    /// Some keys are unknown (an options expression or a `**` spread).
+    partial: bool,
+}
+
+impl InForce {
+    fn of(source: OptionsSource) -> InForce {
+        match source {
+            OptionsSource::Absent => InForce {
+                entries: Vec::new(),
+                partial: false,
+            },
+            OptionsSource::Literal { entries, splat } => InForce {
+                entries,
+                partial: splat,
+            },
+            OptionsSource::Expression(_) => InForce {
+                entries: Vec::new(),
+                partial: true,
+            },
+        }
+    }
+
+    fn user_value(&self, key: &str) -> Option<&str> {
+        self.entries
+            .iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.trim())
+    }
+}
+
+/// The single-flip variants for `mode`, and the keys skipped with the reason.
+fn plan_flips(
+    mode: Mode,
+    in_force: &InForce,
+    supported: Option<&[String]>,
+) -> (Vec<Flip>, Vec<Skipped>) {
+    let mut flips = Vec::new();
+    let mut skipped = Vec::new();
+    for k in KNOBS {
+        let user = in_force.user_value(k.key);
+        let current = user.unwrap_or(k.default).to_string();
+        let value = match k.kind {
+            Kind::Flip => match current.as_str() {
+                "True" => "False",
+                "False" => "True",
+                other => {
+                    skipped.push(Skipped {
+                        key: k.key.into(),
+                        reason: format!(
+                            "the script sets it to `{other}`, not a literal True/False"
+                        ),
+                    });
+                    continue;
+                }
+            },
+            Kind::BackToDefault => match user {
+                Some(v) if v != k.default => k.default,
+                _ => continue,
+            },
+            Kind::SetForFailures(v) => {
+                if mode != Mode::Failure || current == v {
+                    continue;
+                }
+                v
+            }
+        };
+        if let Some(list) = supported {
+            if !list.iter().any(|s| s == k.key) {
+                skipped.push(Skipped {
+                    key: k.key.into(),
+                    reason:
+                        "the installed npugraph_ex rejects it (no such CompilerConfig attribute)"
+                            .into(),
+                });
+                continue;
+            }
+        }
+        flips.push(Flip {
+            key: k.key.into(),
+            value: value.into(),
+            in_force: current,
+        });
+    }
+    (flips, skipped)
+}
+
+fn knob(key: &str) -> Option<&'static Knob> {
+    KNOBS.iter().find(|k| k.key == key)
+}
+
+fn dir_name(flips: &[Flip]) -> String {
+    flips
+        .iter()
+        .map(|f| format!("{}-{}", f.key, f.value.trim_matches('"')))
+        .collect::<Vec<_>>()
+        .join("+")
+}
+
+/// Runs the bisection after the ladder of `analysis` (tree at `root`, original `source`).
+#[allow(clippy::too_many_arguments)]
+pub fn run(
+    root: &Path,
+    source: &str,
+    call: &CompileCall,
+    analysis: &TriageAnalysis,
+    launch: &Launch<'_>,
+    cfg: BisectConfig,
+    progress: &mut dyn Progress,
+) -> anyhow::Result<Bisection> {
+    let status = |s: Step| analysis.steps[s.number() - 1].status;
+    let step4_ok = status(Step::ForceEager) == StepStatus::Passed;
+    let step5_failed = analysis
+        .first_failure
+        .as_ref()
+        .is_some_and(|f| f.step == Step::NpugraphEx);
+    let step4_dir = root.join(Step::ForceEager.name());
+    let step5_dir = root.join(Step::NpugraphEx.name());
+    let (mode, baseline_error, baseline_outputs) = if step5_failed && step4_ok {
+        let err = analysis
+            .evidence
+            .as_ref()
+            .and_then(|c| c.first_causal_error.as_ref())
+            .map(|e| e.message.clone());
+        (Mode::Failure, err, None)
+    } else if analysis
+        .steps
+        .iter()
+        .all(|s| s.status == StepStatus::Passed)
+    {
+        let Some(cmp) = &analysis.comparison else {
+            return Ok(Bisection::not_applicable(
+                "all five steps passed (add --compare-outputs to bisect an output difference)",
+            ));
+        };
+        if cmp.eager_repeat.as_ref().is_some_and(|n| !n.allclose) {
+            return Ok(Bisection::not_applicable(
+                "nondeterministic even in eager: output differences say nothing about the options",
+            ));
+        }
+        let base =
+            compare::compare_dirs(&step4_dir.join(OUTPUTS_DIR), &step5_dir.join(OUTPUTS_DIR))?;
+        if base.allclose {
+            return Ok(Bisection::not_applicable("step 5's outputs match step 4's"));
+        }
+        (Mode::Accuracy, None, Some(base))
+    } else {
+        let why = match &analysis.first_failure {
+            Some(f) => format!(
+                "{} failed first: only a failure of step 5 alone (step 4 passing) is bisected",
+                f.step.name()
+            ),
+            None => "the ladder did not complete".into(),
+        };
+        return Ok(Bisection::not_applicable(&why));
+    };
+
+    let script = Script::parse(source).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let in_force = InForce::of(script.options_of(call));
+    let supported = analysis.versions.npugraph_ex_options.as_deref();
+    let (flips, skipped) = plan_flips(mode, &in_force, supported);
+    let mut b = Bisection {
+        mode: Some(mode),
+        baseline_error,
+        baseline_outputs,
+        variants: Vec::new(),
+        skipped,
+        runs: 0,
+        max_runs: cfg.max_runs,
+        outcome: Outcome::NotIsolated,
+        implicated: Vec::new(),
+        conclusion: String::new(),
+        sub_skill: None,
+        evidence_dirs: Vec::new(),
+        dump_comparison: None,
+        notes: Vec::new(),
+    };
+    if in_force.partial {
+        b.notes.push(
+            "the script's options are (partly) an expression: values in force assumed to be npugraph_ex's defaults where not written literally".into(),
+        );
+    }
+    if supported.is_none() {
+        b.notes.push(
+            "npugraph_ex could not be imported by the probe: the options it accepts are unknown, a rejected option shows as `option rejected`".into(),
+        );
+    }
+    let ctx = Ctx {
+        root,
+        source,
+        call,
+        launch,
+        mode,
+        supported,
+        step4_outputs: step4_dir.join(OUTPUTS_DIR),
+        step5_outputs: step5_dir.join(OUTPUTS_DIR),
+    };
+
+    let mut interrupted = false;
+    let mut exhausted = false;
+    for f in &flips {
+        if b.runs >= cfg.max_runs {
+            exhausted = true;
+            break;
+        }
+        let v = ctx.variant(std::slice::from_ref(f), &b, progress)?;
+        b.runs += 1;
+        interrupted = v.verdict == Verdict::Interrupted;
+        b.variants.push(v);
+        if interrupted {
+            break;
+        }
+    }
+    let fixed: Vec<usize> = (0..b.variants.len())
+        .filter(|i| b.variants[*i].verdict.fixed())
+        .collect();
+    let mut winner: Vec<usize> = fixed.clone();
+    if fixed.is_empty() && !interrupted && !exhausted {
+        let changed: Vec<Flip> = b
+            .variants
+            .iter()
+            .filter(|v| v.changed)
+            .map(|v| v.flips[0].clone())
+            .collect();
+        'pairs: for i in 0..changed.len() {
+            for j in i + 1..changed.len() {
+                if b.runs >= cfg.max_runs {
+                    exhausted = true;
+                    break 'pairs;
+                }
+                let pair = [changed[i].clone(), changed[j].clone()];
+                let v = ctx.variant(&pair, &b, progress)?;
+                b.runs += 1;
+                let verdict = v.verdict;
+                b.variants.push(v);
+                if verdict == Verdict::Interrupted {
+                    interrupted = true;
+                    break 'pairs;
+                }
+                if verdict.fixed() {
+                    winner = vec![b.variants.len() - 1];
+                    break 'pairs;
+                }
+            }
+        }
+    }
+
+    b.outcome = if !winner.is_empty() {
+        Outcome::Isolated
+    } else if interrupted {
+        Outcome::Interrupted
+    } else if exhausted {
+        Outcome::BudgetExhausted
+    } else {
+        Outcome::NotIsolated
+    };
+    b.implicated = winner
+        .iter()
+        .map(|i| {
+            b.variants[*i]
+                .flips
+                .iter()
+                .map(Flip::label)
+                .collect::<Vec<_>>()
+                .join(" + ")
+        })
+        .collect();
+
+    if let Some(&first) = winner.first() {
+        let passing = b.variants[first].clone();
+        b.evidence_dirs = vec![step5_dir.clone(), passing.dir.clone()];
+        if mode == Mode::Accuracy {
+            ctx.dumps(&passing, &mut b, progress)?;
+        }
+    } else {
+        b.evidence_dirs = vec![step4_dir, step5_dir];
+    }
+    conclude(&mut b, &winner);
+    Ok(b)
+}
+
+struct Ctx<'a> {
+    root: &'a Path,
+    source: &'a str,
+    call: &'a CompileCall,
+    launch: &'a Launch<'a>,
+    mode: Mode,
+    supported: Option<&'a [String]>,
+    step4_outputs: PathBuf,
+    step5_outputs: PathBuf,
+}
+
+impl Ctx<'_> {
+    /// Writes the variant's script into `bisect/<name>/` and runs it like step 5.
+    fn start(
+        &self,
+        name: &str,
+        options: &[(String, String)],
+        capture: bool,
+        dumps: bool,
+        progress: &mut dyn Progress,
+    ) -> anyhow::Result<(PathBuf, String, StepEnd, f64)> {
+        let dir = self.root.join(BISECT_DIR).join(name);
+        fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        let text = scripts::variant(self.source, self.call, options, capture, self.launch.seed)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        let script = dir.join(format!("{name}.py"));
+        fs::write(&script, text).with_context(|| format!("cannot write {}", script.display()))?;
+        if capture {
+            let helper = dir.join(CAPTURE_MODULE);
+            fs::write(&helper, CAPTURE_SOURCE)
+                .with_context(|| format!("cannot write {}", helper.display()))?;
+        }
+        let command = build_command(self.launch.template, &script, self.launch.args)?;
+        let label = format!("{BISECT_DIR}/{name}");
+        let (end, seconds) = runner::run_process(
+            &label,
+            Step::NpugraphEx,
+            &dir,
+            &command,
+            Extra { capture, dumps },
+            self.launch.timeout,
+            self.launch.stop,
+            progress,
+        )?;
+        if end != StepEnd::Passed {
+            let p = dir.join(EXIT_CODE_FILE);
+            fs::write(&p, format!("{}\n", end.exit_code()))
+                .with_context(|| format!("cannot write {}", p.display()))?;
+        }
+        Ok((dir, command, end, seconds))
+    }
+
+    fn variant(
+        &self,
+        flips: &[Flip],
+        b: &Bisection,
+        progress: &mut dyn Progress,
+    ) -> anyhow::Result<Variant> {
+        let name = dir_name(flips);
+        let options: Vec<(String, String)> = flips
+            .iter()
+            .map(|f| (f.key.clone(), f.value.clone()))
+            .collect();
+        let capture = self.mode == Mode::Accuracy && self.launch.capture;
+        let (dir, command, end, seconds) = self.start(&name, &options, capture, false, progress)?;
+        let mut error = None;
+        let mut outputs = None;
+        let verdict = match end {
+            StepEnd::Interrupted { .. } => Verdict::Interrupted,
+            StepEnd::TimedOut { .. } => Verdict::TimedOut,
+            StepEnd::Failed { .. } => {
+                let err = classify_file(&dir.join(LOG_FILE))?.first_causal_error;
+                let rejected = err.as_ref().is_some_and(|e| {
+                    flips.iter().any(|f| {
+                        let needle = format!("Invalid option '{}'", f.key);
+                        e.message.contains(&needle) || e.text.contains(&needle)
+                    })
+                });
+                error = err.map(|e| e.message);
+                if rejected {
+                    Verdict::Rejected
+                } else if self.mode == Mode::Accuracy {
+                    Verdict::Fails
+                } else if error.is_some() && error == b.baseline_error {
+                    Verdict::Stays
+                } else {
+                    Verdict::Changes
+                }
+            }
+            StepEnd::Passed => match self.mode {
+                Mode::Failure => Verdict::Disappears,
+                Mode::Accuracy => {
+                    let c = compare::compare_dirs(&self.step4_outputs, &dir.join(OUTPUTS_DIR))?;
+                    outputs = Some(c);
+                    if c.allclose {
+                        Verdict::Matches
+                    } else {
+                        Verdict::Differs
+                    }
+                }
+            },
+        };
+        let changed = match verdict {
+            Verdict::Changes | Verdict::Fails | Verdict::TimedOut => true,
+            Verdict::Differs => {
+                !compare::compare_dirs(&self.step5_outputs, &dir.join(OUTPUTS_DIR))?.allclose
+            }
+            _ => false,
+        };
+        Ok(Variant {
+            name,
+            flips: flips.to_vec(),
+            dir,
+            command,
+            end,
+            seconds,
+            verdict,
+            first_causal_error: error,
+            outputs,
+            changed,
+        })
+    }
+
+    /// Accuracy: step 5 and the passing variant with `dump_tensor_data=True` into two
+    /// directories, compared by dump-compare. Step 5's own dumps are used when it has them.
+    fn dumps(
+        &self,
+        passing: &Variant,
+        b: &mut Bisection,
+        progress: &mut dyn Progress,
+    ) -> anyhow::Result<()> {
+        let step5 = self.root.join(Step::NpugraphEx.name());
+        let failing_has = dumps::find_data_dump(&step5).is_some();
+        let needed = if failing_has { 1 } else { 2 };
+        if let Some(list) = self.supported {
+            if !["dump_tensor_data", "data_dump_dir"]
+                .iter()
+                .all(|k| list.iter().any(|s| s == k))
+            {
+                b.notes.push(
+                    "no data dumps: the installed npugraph_ex has no dump_tensor_data / data_dump_dir option".into(),
+                );
+                return Ok(());
+            }
+        }
+        if b.runs + needed > b.max_runs {
+            b.notes.push(format!(
+                "no data dumps: {needed} more run(s) would exceed --max-runs {}",
+                b.max_runs
+            ));
+            return Ok(());
+        }
+        let mut with_dumps: Vec<(String, String)> = passing
+            .flips
+            .iter()
+            .map(|f| (f.key.clone(), f.value.clone()))
+            .collect();
+        with_dumps.extend(scripts::dump_options());
+        let (good, _, end, _) = self.start(
+            &format!("dump-{}", passing.name),
+            &with_dumps,
+            false,
+            true,
+            progress,
+        )?;
+        b.runs += 1;
+        if end != StepEnd::Passed {
+            b.notes.push(format!(
+                "the passing variant with data dumps failed ({}): no dump comparison",
+                good.display()
+            ));
+            return Ok(());
+        }
+        let bad = if failing_has {
+            step5
+        } else {
+            let (bad, _, end, _) = self.start(
+                "dump-step5",
+                &scripts::dump_options(),
+                false,
+                true,
+                progress,
+            )?;
+            b.runs += 1;
+            if end != StepEnd::Passed {
+                b.notes.push(format!(
+                    "step 5 with data dumps failed ({}): no dump comparison",
+                    bad.display()
+                ));
+                return Ok(());
+            }
+            bad
+        };
+        match dumps::compare_steps(&good, &bad) {
+            Ok(Some(d)) => b.dump_comparison = Some(d),
+            Ok(None) => b.notes.push(
+                "the dump runs left no npugraph_ex data dumps (worldsize*_global_rank*/*.pt)"
+                    .into(),
+            ),
+            Err(e) => b
+                .notes
+                .push(format!("the data dumps could not be compared: {e:#}")),
+        }
+        Ok(())
+    }
+}
+
+/// Sets the conclusion line, the sub-skill and the outcome's wording.
+fn conclude(b: &mut Bisection, winner: &[usize]) {
+    let mode = b.mode.unwrap_or(Mode::Failure);
+    let symptom_gone = match mode {
+        Mode::Failure => "passes",
+        Mode::Accuracy => "matches step 4",
+    };
+    let dirs = b
+        .evidence_dirs
+        .iter()
+        .map(|d| format!("`{}`", d.display()))
+        .collect::<Vec<_>>()
+        .join(" and ");
+    match b.outcome {
+        Outcome::Isolated => {
+            let whats: Vec<String> = winner
+                .iter()
+                .map(|i| {
+                    b.variants[*i]
+                        .flips
+                        .iter()
+                        .map(Flip::label)
+                        .collect::<Vec<_>>()
+                        .join(" and ")
+                })
+                .collect();
+            let first = &b.variants[winner[0]];
+            let mechanisms: Vec<&str> = first
+                .flips
+                .iter()
+                .filter_map(|f| knob(&f.key).map(|k| k.mechanism))
+                .collect();
+            let route = match mode {
+                Mode::Accuracy => Route::Accuracy,
+                Mode::Failure => first
+                    .flips
+                    .first()
+                    .and_then(|f| knob(&f.key))
+                    .map_or(Route::RuntimeError, |k| k.route),
+            };
+            b.sub_skill = route.sub_skill();
+            let together = if first.flips.len() > 1 {
+                " together"
+            } else {
+                ""
+            };
+            let only = if whats.len() == 1 { " only" } else { "" };
+            let mut line = format!(
+                "{symptom_gone}{only} with {}{together} → {}; hand off to {} with these two run directories: {dirs}",
+                whats.join(", or with "),
+                mechanisms.join(" and "),
+                b.sub_skill.unwrap_or("the sub-skill"),
+            );
+            if let Some(d) = &b.dump_comparison {
+                if let Some(n) = d.origin.as_ref().or(d.first_divergence.as_ref()) {
+                    line.push_str(&format!(
+                        "; their data dumps diverge first at FX node `{}`",
+                        n.op_name
+                    ));
+                }
+            }
+            b.conclusion = line;
+        }
+        Outcome::NotIsolated => {
+            let singles = b.variants.iter().filter(|v| v.flips.len() == 1).count();
+            let pairs = b.variants.len() - singles;
+            b.sub_skill = match mode {
+                Mode::Accuracy => Route::Accuracy.sub_skill(),
+                Mode::Failure => Route::RuntimeError.sub_skill(),
+            };
+            b.conclusion = format!(
+                "not isolated by options: no single flip ({singles} run) and no pair of the flips that changed something ({pairs} run) removes the symptom — the cause lies in aclgraph capture / replay itself or outside npugraph_ex's options; hand off to {} with {dirs}",
+                b.sub_skill.unwrap_or("the sub-skill")
+            );
+        }
+        Outcome::BudgetExhausted => {
+            b.conclusion = format!(
+                "not isolated by options within --max-runs {} ({} runs): raise --max-runs to continue",
+                b.max_runs, b.runs
+            );
+        }
+        Outcome::Interrupted => {
+            b.conclusion = format!(
+                "interrupted after {} runs: not isolated so far (what was collected is kept)",
+                b.runs
+            );
+        }
+        Outcome::NotApplicable => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn literal(entries: &[(&str, &str)]) -> InForce {
+        InForce::of(OptionsSource::Literal {
+            entries: entries
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            splat: false,
+        })
+    }
+
+    #[test]
+    fn flips_go_away_from_the_value_in_force() {
+        let (flips, skipped) = plan_flips(
+            Mode::Failure,
+            &literal(&[("inplace_pass", "False"), ("frozen_parameter", "True")]),
+            None,
+        );
+        let got: Vec<String> = flips.iter().map(Flip::label).collect();
+        assert_eq!(
+            got,
+            [
+                "force_recapture=True",
+                "clone_output=True",
+                "clone_input=False",
+                "reuse_graph_pool_in_same_fx=False",
+                "remove_noop_ops=False",
+                "remove_cat_ops=False",
+                "inplace_pass=True",
+                "input_inplace_pass=False",
+                "pattern_fusion_pass=False",
+                "frozen_parameter=False",
+                "capture_error_mode=relaxed",
+            ]
+        );
+        assert!(skipped.is_empty());
+        // Accuracy: no capture_error_mode; static_kernel_compile only when set.
+        let (flips, _) = plan_flips(Mode::Accuracy, &literal(&[]), None);
+        assert_eq!(flips.len(), 9);
+    }
+
+    #[test]
+    fn unsupported_and_non_literal_keys_are_skipped_with_a_reason() {
+        let supported: Vec<String> = ["force_recapture", "clone_output"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let (flips, skipped) = plan_flips(
+            Mode::Accuracy,
+            &literal(&[("force_recapture", "cfg.recapture")]),
+            Some(&supported),
+        );
+        assert_eq!(flips.len(), 1);
+        assert_eq!(flips[0].key, "clone_output");
+        assert_eq!(skipped[0].key, "force_recapture");
+        assert!(skipped[0].reason.contains("cfg.recapture"));
+        assert!(skipped[1].reason.contains("rejects"));
+        assert_eq!(dir_name(&flips), "clone_output-True");
+    }
+}
