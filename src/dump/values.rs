@@ -549,17 +549,21 @@ fn list_dump(c: &Candidate, file: &File, len: u64, name: Option<&OpDumpName>) ->
     l
 }
 
-/// Decodes `bytes` (whole elements of `el`) to `f64`, appending to `out`. Inlined, so it is
-/// compiled into the vectorised metric loop of `dump-compare` ([`crate::dump::simd`]).
+/// Decodes the whole elements of `el` in `bytes` to `f64` into `out`, as many as fit; returns
+/// how many. Inlined (no call into a generic `Vec` method), so it is compiled into the vectorised
+/// metric loop of `dump-compare` ([`crate::dump::simd`]).
 #[inline(always)]
-pub fn decode_into(el: Element, bytes: &[u8], out: &mut Vec<f64>) {
+pub fn decode_to(el: Element, bytes: &[u8], out: &mut [f64]) -> usize {
     #[inline(always)]
-    fn each<const N: usize>(bytes: &[u8], out: &mut Vec<f64>, f: impl Fn([u8; N]) -> f64) {
-        out.extend(bytes.chunks_exact(N).map(|c| {
+    fn each<const N: usize>(bytes: &[u8], out: &mut [f64], f: impl Fn([u8; N]) -> f64) -> usize {
+        let mut n = 0;
+        for (dst, c) in out.iter_mut().zip(bytes.chunks_exact(N)) {
             let mut a = [0u8; N];
             a.copy_from_slice(c);
-            f(a)
-        }));
+            *dst = f(a);
+            n += 1;
+        }
+        n
     }
     match el {
         Element::F16 => each::<2>(bytes, out, |b| {
@@ -570,11 +574,11 @@ pub fn decode_into(el: Element, bytes: &[u8], out: &mut Vec<f64>) {
         }),
         Element::F32 => each::<4>(bytes, out, |b| f64::from(f32::from_le_bytes(b))),
         Element::F64 => each::<8>(bytes, out, f64::from_le_bytes),
-        Element::F8E4m3fn => out.extend(bytes.iter().map(|&b| f64::from(scalar::e4m3fn_to_f32(b)))),
-        Element::F8E5m2 => out.extend(bytes.iter().map(|&b| f64::from(scalar::e5m2_to_f32(b)))),
-        Element::I8 => out.extend(bytes.iter().map(|&b| f64::from(b as i8))),
-        Element::U8 => out.extend(bytes.iter().map(|&b| f64::from(b))),
-        Element::Bool => out.extend(bytes.iter().map(|&b| f64::from(u8::from(b != 0)))),
+        Element::F8E4m3fn => each::<1>(bytes, out, |[b]| f64::from(scalar::e4m3fn_to_f32(b))),
+        Element::F8E5m2 => each::<1>(bytes, out, |[b]| f64::from(scalar::e5m2_to_f32(b))),
+        Element::I8 => each::<1>(bytes, out, |[b]| f64::from(b as i8)),
+        Element::U8 => each::<1>(bytes, out, |[b]| f64::from(b)),
+        Element::Bool => each::<1>(bytes, out, |[b]| f64::from(u8::from(b != 0))),
         Element::I16 => each::<2>(bytes, out, |b| f64::from(i16::from_le_bytes(b))),
         Element::U16 => each::<2>(bytes, out, |b| f64::from(u16::from_le_bytes(b))),
         Element::I32 => each::<4>(bytes, out, |b| f64::from(i32::from_le_bytes(b))),
@@ -582,7 +586,7 @@ pub fn decode_into(el: Element, bytes: &[u8], out: &mut Vec<f64>) {
         Element::I64 => each::<8>(bytes, out, |b| i64::from_le_bytes(b) as f64),
         Element::U64 => each::<8>(bytes, out, |b| u64::from_le_bytes(b) as f64),
         // Not real-valued or not byte-aligned: never listed (see `is_real`).
-        Element::I4 | Element::C64 | Element::C128 => {}
+        Element::I4 | Element::C64 | Element::C128 => 0,
     }
 }
 
@@ -722,10 +726,20 @@ mod tests {
 
     /// The next at most `max` values of `r`, decoded; empty at the end.
     fn next_values(r: &mut ValueReader, out: &mut Vec<f64>, max: usize) -> usize {
-        out.clear();
         let el = r.element();
-        decode_into(el, r.next_bytes(max).unwrap(), out);
+        decode_into(el, r.next_bytes(max).unwrap(), {
+            out.clear();
+            out
+        });
         out.len()
+    }
+
+    /// Appends the decoded values of `bytes` to `out`.
+    fn decode_into(el: Element, bytes: &[u8], out: &mut Vec<f64>) {
+        let start = out.len();
+        out.resize(start + bytes.len(), 0.0);
+        let n = decode_to(el, bytes, &mut out[start..]);
+        out.truncate(start + n);
     }
 
     #[test]
