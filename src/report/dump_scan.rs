@@ -24,9 +24,12 @@ pub fn json(out: &mut dyn Write, report: &ScanReport, all: bool) -> anyhow::Resu
     Ok(())
 }
 
-/// The JSON document as a value (what `--html` renders: the same document `json` prints).
+/// The JSON document as a value (what `--html` renders: the same document `json` prints). Read
+/// back from its text, as a saved document would be: `to_value` would widen the f32 magnitudes
+/// (0.99 → 0.9900000095367432) and the page would differ from `npgx report saved.json`.
 pub fn value(report: &ScanReport, all: bool) -> serde_json::Result<serde_json::Value> {
-    with_document(report, all, |doc| serde_json::to_value(doc))
+    let text = with_document(report, all, |doc| serde_json::to_vec(doc))?;
+    serde_json::from_slice(&text)
 }
 
 #[derive(serde::Serialize)]
