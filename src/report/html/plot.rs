@@ -146,7 +146,12 @@ fn draw(c: &Chart, out: &mut String) -> Result<(), Box<dyn std::error::Error>> {
         .y_label_area_size(64)
         .build_cartesian_2d(-0.5..x_max + 0.5, y0..y1)?;
     let log = c.log_y;
-    let y_fmt = move |v: &f64| super::short(if log { 10f64.powf(*v) } else { *v });
+    // On a log axis only whole powers of ten are labelled (1, 10, 100 — not 1.995262).
+    let y_fmt = move |v: &f64| match log {
+        true if (v - v.round()).abs() < 1e-6 => super::short(10f64.powf(v.round())),
+        true => String::new(),
+        false => super::short(*v),
+    };
     chart
         .configure_mesh()
         .x_desc(c.x_label.as_str())
@@ -154,7 +159,8 @@ fn draw(c: &Chart, out: &mut String) -> Result<(), Box<dyn std::error::Error>> {
         .y_label_formatter(&y_fmt)
         .x_label_formatter(&|v| {
             if (v - v.round()).abs() < 1e-6 {
-                format!("{:.0}", v.round())
+                // `+ 0.0` turns -0 into 0.
+                format!("{:.0}", v.round() + 0.0)
             } else {
                 String::new()
             }
