@@ -1,3 +1,4 @@
+use super::TextFormat;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -92,15 +93,8 @@ pub struct NewArgs {
     pub torchair: bool,
     /// `json`: print the npgx document (preset, where it was written, the config) instead of
     /// the bare config.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
-}
-
-/// Output formats of `check`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    Text,
-    Json,
+    #[arg(long, value_enum, default_value_t = TextFormat::Text)]
+    pub format: TextFormat,
 }
 
 #[derive(Debug, clap::Args)]
@@ -114,8 +108,8 @@ pub struct CheckArgs {
     /// Do not look at dump_path on this machine (the config will run elsewhere).
     #[arg(long)]
     pub no_fs_check: bool,
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
+    #[arg(long, value_enum, default_value_t = TextFormat::Text)]
+    pub format: TextFormat,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -139,8 +133,8 @@ fn new(a: NewArgs) -> anyhow::Result<ExitCode> {
     };
     let made = crate::config::new_config(a.preset, &options, a.output.as_deref(), a.force)?;
     let (stdout, stderr) = match a.format {
-        Format::Json => (render::new_json(&made)? + "\n", String::new()),
-        Format::Text => render::new_text(&made, a.torchair),
+        TextFormat::Json => (render::new_json(&made)? + "\n", String::new()),
+        TextFormat::Text => render::new_text(&made, a.torchair),
     };
     print!("{stdout}");
     eprint!("{stderr}");
@@ -153,8 +147,8 @@ fn check(a: CheckArgs) -> anyhow::Result<ExitCode> {
     };
     let report = crate::config::check_file(&a.file, &a.graph, &options)?;
     let rendered = match a.format {
-        Format::Text => render::text(&report),
-        Format::Json => render::json(&report)? + "\n",
+        TextFormat::Text => render::text(&report),
+        TextFormat::Json => render::json(&report)? + "\n",
     };
     print!("{rendered}");
     Ok(if report.valid {

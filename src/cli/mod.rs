@@ -55,6 +55,16 @@ pub enum Command {
     Report(report::Args),
 }
 
+/// `--format` of the commands whose output is not a table: a human summary or the command's JSON
+/// document (docs/<command>.md, envelope docs/json.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum TextFormat {
+    /// Human summary.
+    Text,
+    /// The command's JSON document.
+    Json,
+}
+
 /// Output formats of the commands whose result is a table of tensors (`dump-scan`,
 /// `dump-compare`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]

@@ -1,5 +1,6 @@
 //! `npgx report INPUT... -o FILE`, and the `--html FILE` of other commands.
 
+use super::TextFormat;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -33,18 +34,8 @@ pub struct Args {
     pub output: PathBuf,
     /// What to print once the page is written: a line, or a JSON document (`npgx.report`: the
     /// page, its size and the inputs with their schemas).
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
-}
-
-/// Output format of `npgx report` on stdout (the page itself always goes to -o).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// One line naming the page.
-    Text,
-    /// `{"schema": "npgx.report", "schema_version": 1, "output", "bytes", "inputs": [{"source",
-    /// "schema", "schema_version"}]}`.
-    Json,
+    #[arg(long, value_enum, default_value_t = TextFormat::Text)]
+    pub format: TextFormat,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -55,12 +46,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .collect::<anyhow::Result<Vec<_>>>()?;
     let bytes = write(&args.output, &inputs)?;
     match args.format {
-        Format::Text => println!(
+        TextFormat::Text => println!(
             "npgx report: wrote {} ({bytes} bytes, {} sections)",
             args.output.display(),
             inputs.len()
         ),
-        Format::Json => {
+        TextFormat::Json => {
             let doc = serde_json::json!({
                 "output": args.output,
                 "bytes": bytes,

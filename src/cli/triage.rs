@@ -1,9 +1,10 @@
 //! `npgx triage run|analyze|classify`.
 
+use super::TextFormat;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Subcommand, ValueEnum};
+use clap::Subcommand;
 
 use std::io::IsTerminal;
 use std::time::Duration;
@@ -15,15 +16,6 @@ use crate::report::triage::FileError;
 use crate::triage::bisect::{BisectConfig, DEFAULT_MAX_RUNS};
 use crate::triage::runner::{Progress, RunConfig, StepEnd};
 use crate::triage::{self as engine, analyze, classify};
-
-/// Output format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    /// Human summary.
-    Text,
-    /// JSON on stdout (schema in docs/triage.md).
-    Json,
-}
 
 /// Arguments of `npgx triage`.
 #[derive(Debug, clap::Args)]
@@ -106,8 +98,8 @@ pub struct ClassifyArgs {
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
+    #[arg(long, value_enum, default_value_t = TextFormat::Text)]
+    pub format: TextFormat,
 }
 
 #[derive(Debug, clap::Args)]
@@ -128,8 +120,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "S")]
     pub timeout: Option<u64>,
     /// Output format of the handoff on stdout.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
+    #[arg(long, value_enum, default_value_t = TextFormat::Text)]
+    pub format: TextFormat,
     /// Also write the HTML report of the run to FILE (docs/report.md).
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
@@ -161,8 +153,8 @@ pub struct AnalyzeArgs {
     /// The tree: torch-npugraph-ex-triage-logs/<YYYYMMDD-HHMMSS>-pid<PID>/.
     pub dir: PathBuf,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
+    #[arg(long, value_enum, default_value_t = TextFormat::Text)]
+    pub format: TextFormat,
     /// Also write the HTML report of the analysis to FILE (docs/report.md).
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
@@ -248,8 +240,8 @@ fn run_run(args: RunArgs, bisect_command: bool) -> anyhow::Result<ExitCode> {
         super::report::write_html(path, source, serde_json::from_str(&json)?)?;
     }
     match args.format {
-        Format::Text => print!("{}", report::triage::run_text(&outcome)),
-        Format::Json => println!("{json}"),
+        TextFormat::Text => print!("{}", report::triage::run_text(&outcome)),
+        TextFormat::Json => println!("{json}"),
     }
     Ok(ExitCode::from(outcome.exit_code()))
 }
@@ -262,8 +254,8 @@ fn run_analyze(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
         super::report::write_html(path, source, serde_json::from_str(&json)?)?;
     }
     match args.format {
-        Format::Text => print!("{}", report::triage::handoff_markdown(&analysis, None)),
-        Format::Json => println!("{json}"),
+        TextFormat::Text => print!("{}", report::triage::handoff_markdown(&analysis, None)),
+        TextFormat::Json => println!("{json}"),
     }
     Ok(if analysis.complete {
         ExitCode::SUCCESS
@@ -288,8 +280,8 @@ fn run_classify(args: ClassifyArgs) -> anyhow::Result<ExitCode> {
         }
     }
     match args.format {
-        Format::Text => print!("{}", report::triage::classifications_text(&items)),
-        Format::Json => println!("{}", report::triage::classify_json(&items, &errors)?),
+        TextFormat::Text => print!("{}", report::triage::classifications_text(&items)),
+        TextFormat::Json => println!("{}", report::triage::classify_json(&items, &errors)?),
     }
     let code = if !errors.is_empty() {
         2
