@@ -377,17 +377,18 @@ pub fn handoff_markdown(a: &TriageAnalysis, plan: Option<&ScriptPlan>) -> String
         }
         let _ = writeln!(
             out,
-            "\n| step | calls | first call (ms) | median of later calls (ms) |"
+            "\n| step | calls | first call (ms) | median of later calls (ms) | fastest later call (ms) |"
         );
-        let _ = writeln!(out, "|---|---|---|---|");
+        let _ = writeln!(out, "|---|---|---|---|---|");
         for t in &cmp.timings {
             let _ = writeln!(
                 out,
-                "| {} | {} | {:.3} | {:.3} |",
+                "| {} | {} | {:.3} | {:.3} | {:.3} |",
                 t.step.name(),
                 t.calls,
                 t.first_call_seconds * 1e3,
-                t.median_seconds * 1e3
+                t.median_seconds * 1e3,
+                t.fastest_seconds * 1e3
             );
         }
         out.push('\n');

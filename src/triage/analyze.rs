@@ -490,23 +490,26 @@ fn route_passed(a: &mut TriageAnalysis) {
         a.notes.extend(m.problems.iter().cloned());
         a.handoff_paths = handoff_runs(&a.steps, &[Step::ForceEager, Step::NpugraphEx]);
     } else {
-        let median = |s: Step| {
-            cmp.timings
-                .iter()
-                .find(|t| t.step == s)
-                .map(|t| t.median_seconds)
-        };
-        match (median(Step::Eager), median(Step::NpugraphEx)) {
-            (Some(base), Some(graph))
-                if graph > base * SLOWER_FACTOR && graph - base > SLOWER_MIN_SECONDS =>
+        let timing = |s: Step| cmp.timings.iter().find(|t| t.step == s);
+        match (timing(Step::Eager), timing(Step::NpugraphEx)) {
+            (Some(eager), Some(graph)) if eager.calls.min(graph.calls) <= MIN_TIMED_CALLS => {
+                a.notes.push(format!(
+                    "all five steps passed and outputs match eager; speed not judged: steps 1 and 5 made {} and {} calls after the first (compiling) one, at least {MIN_TIMED_CALLS} each are needed — call the model more often",
+                    eager.calls.saturating_sub(1),
+                    graph.calls.saturating_sub(1)
+                ));
+            }
+            (Some(eager), Some(graph))
+                if graph.fastest_seconds > eager.fastest_seconds * SLOWER_FACTOR
+                    && graph.fastest_seconds - eager.fastest_seconds > SLOWER_MIN_SECONDS =>
             {
                 a.route = Route::Performance;
                 a.rule = "compare.timings".into();
                 a.matched = Some(format!(
-                    "step5 median {:.3} ms per call vs step1 (eager) {:.3} ms ({:.1}x)",
-                    graph * 1e3,
-                    base * 1e3,
-                    graph / base
+                    "step5 fastest call {:.3} ms vs step1 (eager) {:.3} ms ({:.1}x)",
+                    graph.fastest_seconds * 1e3,
+                    eager.fastest_seconds * 1e3,
+                    graph.fastest_seconds / eager.fastest_seconds
                 ));
                 a.handoff_paths = handoff_runs(&a.steps, &[Step::NpugraphEx]);
             }
@@ -518,7 +521,9 @@ fn route_passed(a: &mut TriageAnalysis) {
     a.sub_skill = a.route.sub_skill();
 }
 
-/// Step 5 counts as slower than eager beyond this factor …
+/// Speed is judged only when steps 1 and 5 each made at least this many calls after the first …
+const MIN_TIMED_CALLS: usize = 2;
+/// … from their fastest later calls: step 5 counts as slower than eager beyond this factor …
 const SLOWER_FACTOR: f64 = 1.5;
 /// … and this absolute difference per call.
 const SLOWER_MIN_SECONDS: f64 = 1e-3;

@@ -855,7 +855,7 @@ fn compare_outputs_routes_a_mismatch_to_accuracy_and_a_slow_path_to_performance(
     let a = &v["analysis"];
     assert_eq!(a["route"], "performance", "{a:#}");
     assert_eq!(a["rule"], "compare.timings");
-    let t5 = a["comparison"]["timings"][2]["median_seconds"]
+    let t5 = a["comparison"]["timings"][2]["fastest_seconds"]
         .as_f64()
         .unwrap();
     assert!(t5 >= 0.05, "{t5}");
@@ -1240,6 +1240,8 @@ fn every_step_starts_from_the_same_seed_and_eager_noise_is_measured() {
         assert_eq!(o["allclose"], true, "{o:#}");
     }
     assert_eq!(a["comparison"]["eager_repeat"]["allclose"], true);
+    // Two calls (one after compiling) are too few to judge speed, whatever the machine's load.
+    assert!(a["notes"].to_string().contains("speed not judged"), "{a:#}");
     assert!(root.join("step1-eager-repeat/SUCCESS").exists());
     assert!(read(&root.join("env.txt")).contains("\nseed: 0\n"));
     assert_eq!(a["versions"]["seed"], 0);
