@@ -321,7 +321,6 @@ impl Collector {
         let mut tensors = self.all.unwrap_or_default();
         tensors.sort_by_cached_key(order_key);
         let places: Vec<Place> = tensors.iter().map(&mut place).collect();
-        drop(place);
         let collectives: Vec<Vec<usize>> = self
             .groups
             .values()
@@ -333,7 +332,6 @@ impl Collector {
                 at
             })
             .collect();
-        drop(order_of);
         drop(op_orders);
         drop(group_keys);
         let pick = |i: Option<usize>| i.and_then(|i| anomalies.get(i)).cloned();

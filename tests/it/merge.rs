@@ -119,14 +119,21 @@ fn sixty_four_ranks_name_the_origin_by_collectives_not_clocks() {
     let (bad, clean) = (&steps[0], &steps[1]);
     assert_eq!(
         (&bad["world_size"], &bad["model"], &bad["step"]),
-        (&Value::from(64), &Value::from("ge_default_*_1"), &Value::from(0))
+        (
+            &Value::from(64),
+            &Value::from("ge_default_*_1"),
+            &Value::from(0)
+        )
     );
     assert_eq!(bad["ranks"], 64);
     assert_eq!(bad["missing_ranks"], serde_json::json!([]));
     assert_eq!(bad["collectives"], exp["collectives"]);
     assert_eq!(u64s(&bad["anomalous_ranks"]), (0..64).collect::<Vec<_>>());
     let verdict = &bad["verdict"];
-    assert_eq!(u64s(&verdict["origin"]), [exp["origin"].as_u64().expect("origin")]);
+    assert_eq!(
+        u64s(&verdict["origin"]),
+        [exp["origin"].as_u64().expect("origin")]
+    );
     assert_eq!(verdict["evidence"], "collective_ordinal");
     assert_eq!(verdict["before_collective"], exp["before_collective"]);
     let received: Vec<(u64, u64)> = verdict["received"]
@@ -141,7 +148,10 @@ fn sixty_four_ranks_name_the_origin_by_collectives_not_clocks() {
         })
         .collect();
     let via = exp["received_after_collective"].as_u64().expect("k");
-    let want: Vec<(u64, u64)> = u64s(&exp["received"]).into_iter().map(|r| (r, via)).collect();
+    let want: Vec<(u64, u64)> = u64s(&exp["received"])
+        .into_iter()
+        .map(|r| (r, via))
+        .collect();
     assert_eq!(received, want);
     // The skewed rank's dumps are minutes earlier than everyone's: it is only a receiver.
     let skewed = exp["skewed_rank"].as_u64().expect("skewed");
@@ -177,7 +187,9 @@ fn sixty_four_ranks_name_the_origin_by_collectives_not_clocks() {
     let out = common::npgx(["merge", s(&dir)]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        text.contains("origin        : rank 37, before collective 1 [evidence: collective_ordinal]"),
+        text.contains(
+            "origin        : rank 37, before collective 1 [evidence: collective_ordinal]"
+        ),
         "{text}"
     );
     let _ = std::fs::remove_dir_all(&dir);
@@ -216,7 +228,8 @@ fn a_shard_has_every_tensor_positions_collectives_and_its_schema() {
             .get(i)
             .map(str::to_string)
     };
-    let num = |c: &str, i: usize| -> Option<u64> { df.column(c).expect(c).u64().expect("u64").get(i) };
+    let num =
+        |c: &str, i: usize| -> Option<u64> { df.column(c).expect(c).u64().expect("u64").get(i) };
     // Rows in execution order: step 0 first; RealDiv output (row 14) is born before collective 1.
     for (i, op, pos, before, coll) in [
         (0, "model/layer0/MatMul", 0, 0, None),
@@ -234,10 +247,18 @@ fn a_shard_has_every_tensor_positions_collectives_and_its_schema() {
         assert_eq!(text("rank_source", i).as_deref(), Some("path"));
         assert_eq!(text("model_key", i).as_deref(), Some("ge_default_*_1"));
     }
-    let anomalous = df.column("anomalous").expect("anomalous").bool().expect("bool");
+    let anomalous = df
+        .column("anomalous")
+        .expect("anomalous")
+        .bool()
+        .expect("bool");
     assert_eq!(anomalous.get(13), Some(false), "RealDiv input 1 clean");
     assert_eq!(anomalous.get(14), Some(true), "RealDiv output NaN");
-    assert_eq!(anomalous.sum(), Some(9), "RealDiv out, AllReduce 1 in+out, 3 × 2 after");
+    assert_eq!(
+        anomalous.sum(),
+        Some(9),
+        "RealDiv out, AllReduce 1 in+out, 3 × 2 after"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -256,8 +277,18 @@ fn the_rank_comes_from_options_or_the_launchers_environment() {
     };
     // The path's own rank wins over the option.
     let got = df(&a);
-    assert_eq!(got.column("rank").expect("rank").u64().expect("u64").get(0), Some(1));
-    assert_eq!(got.column("rank_source").expect("src").str().expect("s").get(0), Some("path"));
+    assert_eq!(
+        got.column("rank").expect("rank").u64().expect("u64").get(0),
+        Some(1)
+    );
+    assert_eq!(
+        got.column("rank_source")
+            .expect("src")
+            .str()
+            .expect("s")
+            .get(0),
+        Some("path")
+    );
     // A tree without a rank level below the worldsize directory: the option gives it.
     let inner = tree.join("worldsize1_global_rank0");
     let time = std::fs::read_dir(&inner)
@@ -269,29 +300,74 @@ fn the_rank_comes_from_options_or_the_launchers_environment() {
     let b = dir.join("b.parquet");
     scan(&time, &b, &["--rank", "5", "--world-size", "8"], 1);
     let got = df(&b);
-    assert_eq!(got.column("rank").expect("rank").u64().expect("u64").get(0), Some(5));
-    assert_eq!(got.column("world_size").expect("ws").u64().expect("u64").get(0), Some(8));
-    assert_eq!(got.column("rank_source").expect("src").str().expect("s").get(0), Some("option"));
+    assert_eq!(
+        got.column("rank").expect("rank").u64().expect("u64").get(0),
+        Some(5)
+    );
+    assert_eq!(
+        got.column("world_size")
+            .expect("ws")
+            .u64()
+            .expect("u64")
+            .get(0),
+        Some(8)
+    );
+    assert_eq!(
+        got.column("rank_source")
+            .expect("src")
+            .str()
+            .expect("s")
+            .get(0),
+        Some("option")
+    );
     // From Slurm's variables (torchrun's absent).
     let c = dir.join("c.parquet");
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_npgx"))
-        .args(["dump-scan", s(&time), "--rank-from-env", "--format", "parquet", "-o", s(&c)])
+        .args([
+            "dump-scan",
+            s(&time),
+            "--rank-from-env",
+            "--format",
+            "parquet",
+            "-o",
+            s(&c),
+        ])
         .env_remove("RANK")
         .env_remove("WORLD_SIZE")
         .env("SLURM_PROCID", "3")
         .env("SLURM_NTASKS", "4")
         .output()
         .expect("runs");
-    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
-    let got = df(&c);
-    assert_eq!(got.column("rank").expect("rank").u64().expect("u64").get(0), Some(3));
     assert_eq!(
-        got.column("rank_source").expect("src").str().expect("s").get(0),
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got = df(&c);
+    assert_eq!(
+        got.column("rank").expect("rank").u64().expect("u64").get(0),
+        Some(3)
+    );
+    assert_eq!(
+        got.column("rank_source")
+            .expect("src")
+            .str()
+            .expect("s")
+            .get(0),
         Some("env:SLURM_PROCID")
     );
     // No launcher variable at all: exit 2 with the list of variables.
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_npgx"))
-        .args(["dump-scan", s(&time), "--rank-from-env", "--format", "parquet", "-o", s(&c)])
+        .args([
+            "dump-scan",
+            s(&time),
+            "--rank-from-env",
+            "--format",
+            "parquet",
+            "-o",
+            s(&c),
+        ])
         .env_remove("RANK")
         .env_remove("SLURM_PROCID")
         .env_remove("OMPI_COMM_WORLD_RANK")
@@ -305,11 +381,8 @@ fn the_rank_comes_from_options_or_the_launchers_environment() {
 
 /// A Parquet file written by polars (not npgx), with `meta` as its key-value metadata.
 fn foreign_parquet(p: &Path, meta: Option<Vec<(String, String)>>) {
-    let mut df = DataFrame::new(
-        1,
-        vec![Column::new(PlSmallStr::from("rank"), vec![0u64])],
-    )
-    .expect("frame");
+    let mut df =
+        DataFrame::new(1, vec![Column::new(PlSmallStr::from("rank"), vec![0u64])]).expect("frame");
     ParquetWriter::new(std::fs::File::create(p).expect("create"))
         .with_key_value_metadata(meta.map(KeyValueMetadata::from_static))
         .finish(&mut df)
@@ -349,14 +422,25 @@ fn bad_shards_are_skipped_by_name_and_mixed_jobs_kept_apart() {
         .iter()
         .map(|x| {
             let p = x["path"].as_str().expect("path");
-            let name = Path::new(p).file_name().expect("name").to_string_lossy().into_owned();
+            let name = Path::new(p)
+                .file_name()
+                .expect("name")
+                .to_string_lossy()
+                .into_owned();
             (name, x["message"].as_str().expect("message").to_string())
         })
         .collect();
     let names: Vec<&str> = skipped.iter().map(|(n, _)| n.as_str()).collect();
-    assert_eq!(names, ["future.parquet", "plain.parquet", "truncated.parquet"]);
+    assert_eq!(
+        names,
+        ["future.parquet", "plain.parquet", "truncated.parquet"]
+    );
     assert!(skipped[0].1.contains("version \"99\""), "{}", skipped[0].1);
-    assert!(skipped[1].1.contains("not an npgx shard"), "{}", skipped[1].1);
+    assert!(
+        skipped[1].1.contains("not an npgx shard"),
+        "{}",
+        skipped[1].1
+    );
     assert!(skipped[2].1.contains("truncated"), "{}", skipped[2].1);
     for n in &names {
         assert!(stderr.contains(n), "warning names {n}:\n{stderr}");
@@ -364,7 +448,10 @@ fn bad_shards_are_skipped_by_name_and_mixed_jobs_kept_apart() {
     assert_eq!(v["summary"]["shards"], 3);
     let warnings = v["warnings"].as_array().expect("warnings");
     assert_eq!(warnings.len(), 1);
-    assert!(warnings[0].as_str().expect("w").contains("world sizes 2, 64"));
+    assert!(warnings[0]
+        .as_str()
+        .expect("w")
+        .contains("world sizes 2, 64"));
     // The 64-rank steps keep their own verdict: rank 37 over 36, 62 ranks missing.
     let steps = v["steps"].as_array().expect("steps");
     let big: Vec<&Value> = steps.iter().filter(|s| s["world_size"] == 64).collect();
