@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::io::Write;
 
 use anyhow::Context as _;
-use polars::prelude::{Column, CsvWriter, DataFrame, PlSmallStr, SerWriter};
+use polars::prelude::{Column, DataFrame, PlSmallStr};
 
 use crate::compare::convert::ConvertReport;
 use crate::compare::{CompareReport, GroupReport, Metrics, Pair};
@@ -132,10 +132,7 @@ pub fn table(report: &CompareReport) -> anyhow::Result<DataFrame> {
 
 /// Writes the table as CSV.
 pub fn csv(report: &CompareReport, out: &mut dyn Write) -> anyhow::Result<()> {
-    let mut df = table(report)?;
-    CsvWriter::new(out)
-        .finish(&mut df)
-        .context("cannot write CSV")
+    super::write_csv(table(report)?, out)
 }
 
 /// Writes the table as Parquet: the compare shard (`npgx.dump-compare.shard` in its metadata).

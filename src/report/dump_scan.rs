@@ -6,7 +6,7 @@ use std::io::Write;
 
 use anyhow::Context as _;
 use npgx_parsers::dump::path::Location;
-use polars::prelude::{Column, CsvWriter, DataFrame, PlSmallStr, SerWriter};
+use polars::prelude::{Column, DataFrame, PlSmallStr};
 
 use crate::dump::{Anomaly, Group, Place, ScanReport, TensorRecord};
 
@@ -278,10 +278,7 @@ pub fn table(report: &ScanReport, all: bool) -> anyhow::Result<DataFrame> {
 
 /// Writes the table as CSV.
 pub fn csv(report: &ScanReport, all: bool, out: &mut dyn Write) -> anyhow::Result<()> {
-    let mut df = table(report, all)?;
-    CsvWriter::new(out)
-        .finish(&mut df)
-        .context("cannot write CSV")
+    super::write_csv(table(report, all)?, out)
 }
 
 /// Writes the shard: every tensor as Parquet, with the shard schema's name and version in the

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::io::Write;
 
 use anyhow::Context as _;
-use polars::prelude::{Column, CsvWriter, DataFrame, PlSmallStr, SerWriter};
+use polars::prelude::{Column, DataFrame, PlSmallStr};
 
 use crate::merge::{Evidence, MergeReport, Point, RankFinding, StepReport, SCHEMA_VERSION};
 
@@ -138,10 +138,7 @@ pub fn table(report: &MergeReport) -> anyhow::Result<DataFrame> {
 
 /// Writes the table as CSV.
 pub fn csv(report: &MergeReport, out: &mut dyn Write) -> anyhow::Result<()> {
-    let mut df = table(report)?;
-    CsvWriter::new(out)
-        .finish(&mut df)
-        .context("cannot write CSV")
+    super::write_csv(table(report)?, out)
 }
 
 /// Writes the table as Parquet (schema `npgx.merge.table` in its metadata).

@@ -63,6 +63,18 @@ impl<'a, T: Serialize + ?Sized> Envelope<'a, T> {
     }
 }
 
+/// Writes a table as CSV.
+pub fn write_csv(
+    mut df: polars::prelude::DataFrame,
+    out: &mut dyn std::io::Write,
+) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    use polars::prelude::{CsvWriter, SerWriter};
+    CsvWriter::new(out)
+        .finish(&mut df)
+        .context("cannot write CSV")
+}
+
 /// Writes `df` as a Parquet shard: `schema`'s name and version and the npgx version in the file's
 /// key-value metadata (docs/cluster.md), so `npgx merge` (or anyone) can tell what it holds.
 pub fn write_shard(

@@ -277,18 +277,8 @@ fn the_rank_comes_from_options_or_the_launchers_environment() {
     };
     // The path's own rank wins over the option.
     let got = df(&a);
-    assert_eq!(
-        got.column("rank").expect("rank").u64().expect("u64").get(0),
-        Some(1)
-    );
-    assert_eq!(
-        got.column("rank_source")
-            .expect("src")
-            .str()
-            .expect("s")
-            .get(0),
-        Some("path")
-    );
+    assert_eq!(first_u64(&got, "rank"), Some(1));
+    assert_eq!(first_str(&got, "rank_source").as_deref(), Some("path"));
     // A tree without a rank level below the worldsize directory: the option gives it.
     let inner = tree.join("worldsize1_global_rank0");
     let time = std::fs::read_dir(&inner)
@@ -300,26 +290,9 @@ fn the_rank_comes_from_options_or_the_launchers_environment() {
     let b = dir.join("b.parquet");
     scan(&time, &b, &["--rank", "5", "--world-size", "8"], 1);
     let got = df(&b);
-    assert_eq!(
-        got.column("rank").expect("rank").u64().expect("u64").get(0),
-        Some(5)
-    );
-    assert_eq!(
-        got.column("world_size")
-            .expect("ws")
-            .u64()
-            .expect("u64")
-            .get(0),
-        Some(8)
-    );
-    assert_eq!(
-        got.column("rank_source")
-            .expect("src")
-            .str()
-            .expect("s")
-            .get(0),
-        Some("option")
-    );
+    assert_eq!(first_u64(&got, "rank"), Some(5));
+    assert_eq!(first_u64(&got, "world_size"), Some(8));
+    assert_eq!(first_str(&got, "rank_source").as_deref(), Some("option"));
     // From Slurm's variables (torchrun's absent).
     let c = dir.join("c.parquet");
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_npgx"))
@@ -345,16 +318,9 @@ fn the_rank_comes_from_options_or_the_launchers_environment() {
         String::from_utf8_lossy(&out.stderr)
     );
     let got = df(&c);
+    assert_eq!(first_u64(&got, "rank"), Some(3));
     assert_eq!(
-        got.column("rank").expect("rank").u64().expect("u64").get(0),
-        Some(3)
-    );
-    assert_eq!(
-        got.column("rank_source")
-            .expect("src")
-            .str()
-            .expect("s")
-            .get(0),
+        first_str(&got, "rank_source").as_deref(),
         Some("env:SLURM_PROCID")
     );
     // No launcher variable at all: exit 2 with the list of variables.
@@ -377,6 +343,20 @@ fn the_rank_comes_from_options_or_the_launchers_environment() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("SLURM_PROCID/SLURM_NTASKS"));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Row 0 of column `c`, as u64 and as text.
+fn first_u64(df: &DataFrame, c: &str) -> Option<u64> {
+    df.column(c).expect(c).u64().expect("u64 column").get(0)
+}
+
+fn first_str(df: &DataFrame, c: &str) -> Option<String> {
+    df.column(c)
+        .expect(c)
+        .str()
+        .expect("string column")
+        .get(0)
+        .map(str::to_string)
 }
 
 /// A Parquet file written by polars (not npgx), with `meta` as its key-value metadata.
