@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 use polars::prelude::{
-    col, len, lit, when, Column, DataFrame, DataType, Expr, JoinArgs, JoinType, LazyFrame,
+    col, len, lit, when, Column, DataFrame, DataType, Engine, Expr, JoinArgs, JoinType, LazyFrame,
     ParquetReader, PlRefPath, ScanArgsParquet, SerReader, SortMultipleOptions,
 };
 use serde::Serialize;
@@ -370,9 +370,13 @@ fn per_rank(files: &[PathBuf]) -> anyhow::Result<DataFrame> {
         args.nulls_equal = true;
         a.join(b, keys(), keys(), args)
     };
+    // The streaming engine reads the shards in morsels: peak memory is the aggregates', not
+    // every projected row of every shard (docs/performance.md).
     join(join(totals, first), born)
         .sort(KEYS, SortMultipleOptions::default().with_nulls_last(true))
-        .collect()
+        .collect_with_engine(Engine::Streaming)
+        // One plan, one sink: always a single frame (`Multiple` comes only from collect_all).
+        .map(|r| r.unwrap_single())
         .context("cannot merge the shards")
 }
 
