@@ -124,10 +124,6 @@ pub struct RankFinding {
     pub collectives: u64,
     pub first_anomaly: Option<Point>,
     pub first_born: Option<Point>,
-    /// Collectives passed before the first anomaly appeared: an anomalous output of collective k
-    /// with clean inputs counts k + 1 (it arrived through k).
-    #[serde(skip)]
-    pub passed: Option<u64>,
 }
 
 /// A rank whose first anomaly appeared after the origin's, and the collective it came through.
@@ -280,15 +276,14 @@ const POINT: [&str; 9] = [
 fn per_rank(files: &[PathBuf]) -> anyhow::Result<DataFrame> {
     let args = ScanArgsParquet {
         glob: false,
+        include_file_paths: Some("shard".into()),
         ..ScanArgsParquet::default()
     };
     let paths = files
         .iter()
         .map(|p| PlRefPath::new(p.to_string_lossy().into_owned()))
         .collect();
-    let rows = LazyFrame::scan_parquet_files(paths, args)
-        .context("cannot scan the shards")?
-        .filter(col("rank").is_not_null());
+    let rows = LazyFrame::scan_parquet_files(paths, args).context("cannot scan the shards")?;
     let totals = rows.clone().group_by(keys()).agg([
         len().cast(DataType::UInt64).alias("tensors"),
         col("anomalous")
@@ -296,6 +291,9 @@ fn per_rank(files: &[PathBuf]) -> anyhow::Result<DataFrame> {
             .sum()
             .alias("anomalous_tensors"),
         col("collective").max().alias("last_collective"),
+        // Two different files for one rank and step: a rank scanned twice, or two jobs' shards.
+        col("shard").min().alias("shard_min"),
+        col("shard").max().alias("shard_max"),
     ]);
     // Anomalous tensors only (pushed down into the scan), then one row per operator execution:
     // its first anomalous tensor (inputs before outputs, then by index) and whether any input
@@ -525,14 +523,36 @@ pub fn merge(inputs: &[PathBuf]) -> anyhow::Result<MergeReport> {
         u64s(&df, "last_collective")?,
     );
     let (first, born) = (points(&df, "first_")?, points(&df, "born_")?);
+    let (shard_min, shard_max) = (strs(&df, "shard_min")?, strs(&df, "shard_max")?);
+    let mut warnings = Vec::new();
     let mut steps: BTreeMap<StepKey, Vec<RankFinding>> = BTreeMap::new();
     for i in 0..df.height() {
+        let at = format!(
+            "world size {}, model {}, step {}",
+            ws[i].map_or("?".into(), |v| v.to_string()),
+            model[i].as_deref().unwrap_or("?"),
+            step[i].map_or("?".into(), |v| v.to_string())
+        );
+        let Some(r) = rank[i] else {
+            warnings.push(format!(
+                "{} tensors of {at} have no rank (their tree has no worldsize…_global_rank… level \
+                 and the scan had no --rank or --rank-from-env): not merged",
+                tensors[i].unwrap_or(0)
+            ));
+            continue;
+        };
+        if shard_min[i] != shard_max[i] {
+            warnings.push(format!(
+                "rank {r} of {at} has rows in several shards ({} … {}): merged as one rank",
+                shard_min[i].as_deref().unwrap_or("?"),
+                shard_max[i].as_deref().unwrap_or("?")
+            ));
+        }
         let f = RankFinding {
-            rank: rank[i].unwrap_or(0),
+            rank: r,
             tensors: tensors[i].unwrap_or(0),
             anomalous_tensors: anomalous[i].unwrap_or(0),
             collectives: last[i].map_or(0, |k| k + 1),
-            passed: first[i].as_ref().map(passed),
             first_anomaly: first[i].clone(),
             first_born: born[i].clone(),
         };
@@ -541,7 +561,6 @@ pub fn merge(inputs: &[PathBuf]) -> anyhow::Result<MergeReport> {
             .or_default()
             .push(f);
     }
-    let mut warnings = Vec::new();
     let sizes: std::collections::BTreeSet<Option<u64>> = steps.keys().map(|k| k.0).collect();
     if sizes.len() > 1 {
         let list: Vec<String> = sizes
@@ -622,7 +641,6 @@ mod tests {
                 input_anomalous: input,
             }),
             first_born: None,
-            passed: None,
         }
     }
 

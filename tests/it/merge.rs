@@ -384,6 +384,16 @@ fn bad_shards_are_skipped_by_name_and_mixed_jobs_kept_apart() {
         &[],
         1,
     );
+    // Rank 36 scanned twice; a tree without any rank.
+    std::fs::copy(dir.join("rank36.parquet"), dir.join("rank36-again.parquet")).expect("copy");
+    let example = common::fixture("dump/example/root/worldsize1_global_rank0");
+    let time = std::fs::read_dir(&example)
+        .expect("time dir")
+        .next()
+        .expect("one entry")
+        .expect("entry")
+        .path();
+    scan(&time, &dir.join("no-rank.parquet"), &[], 1);
     // Truncated: half of a real shard.
     let whole = std::fs::read(dir.join("rank36.parquet")).expect("shard");
     std::fs::write(dir.join("truncated.parquet"), &whole[..whole.len() / 2]).expect("write");
@@ -425,13 +435,23 @@ fn bad_shards_are_skipped_by_name_and_mixed_jobs_kept_apart() {
     for n in &names {
         assert!(stderr.contains(n), "warning names {n}:\n{stderr}");
     }
-    assert_eq!(v["summary"]["shards"], 3);
-    let warnings = v["warnings"].as_array().expect("warnings");
-    assert_eq!(warnings.len(), 1);
-    assert!(warnings[0]
-        .as_str()
-        .expect("w")
-        .contains("world sizes 2, 64"));
+    assert_eq!(v["summary"]["shards"], 5);
+    let warnings: Vec<&str> = v["warnings"]
+        .as_array()
+        .expect("warnings")
+        .iter()
+        .map(|w| w.as_str().expect("text"))
+        .collect();
+    let has = |text: &str| warnings.iter().filter(|w| w.contains(text)).count();
+    assert_eq!(has("world sizes 2, 64"), 1, "{warnings:#?}");
+    assert_eq!(
+        has("rank 36 of world size 64, model ge_default_*_1, step"),
+        2,
+        "{warnings:#?}"
+    );
+    assert_eq!(has("rank36.parquet"), 2, "{warnings:#?}");
+    assert_eq!(has("have no rank"), 2, "{warnings:#?}");
+    assert_eq!(warnings.len(), 5, "{warnings:#?}");
     // The 64-rank steps keep their own verdict: rank 37 over 36, 62 ranks missing.
     let steps = v["steps"].as_array().expect("steps");
     let big: Vec<&Value> = steps.iter().filter(|s| s["world_size"] == 64).collect();
