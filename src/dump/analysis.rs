@@ -453,6 +453,27 @@ mod tests {
     }
 
     #[test]
+    fn collectives_are_hcom_ops_and_fx_collectives() {
+        for (name, ty, want) in [
+            ("hcom_allreduce_1", Some("HcomAllReduce"), true),
+            ("layer/AllGather", Some("HcomAllGather"), true),
+            ("x_hcom_broadcast", Some("Identity"), true),
+            ("BroadcastTo_3", Some("BroadcastTo"), false),
+            ("all_reduce_1", Some("Add"), false),
+            ("all_reduce_1", None, true),
+            ("reduce_scatter_tensor", None, true),
+            ("broadcast_tensors", None, false),
+        ] {
+            assert_eq!(is_collective_op(name, ty), want, "{name} {ty:?}");
+        }
+        let c = [2, 5, 7];
+        assert_eq!(collectives_at(&c, 0), (0, None));
+        assert_eq!(collectives_at(&c, 5), (1, Some(1)));
+        assert_eq!(collectives_at(&c, 6), (2, None));
+        assert_eq!(collectives_at(&c, 9), (3, None));
+    }
+
+    #[test]
     fn an_operator_execution_costs_32_bytes() {
         assert_eq!(std::mem::size_of::<(CompactKey, f32)>(), 32);
     }

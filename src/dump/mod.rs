@@ -243,3 +243,42 @@ pub fn scan(
         places: analysed.places,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::RankInfo;
+
+    fn env<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
+        move |k| {
+            vars.iter()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| v.to_string())
+        }
+    }
+
+    #[test]
+    fn the_first_launcher_with_both_variables_wins() {
+        let r = RankInfo::from_env(env(&[
+            ("RANK", "7"),
+            ("SLURM_PROCID", "3"),
+            ("SLURM_NTASKS", "4"),
+        ]))
+        .expect("slurm");
+        assert_eq!(
+            (r.rank, r.world_size, r.source.as_str()),
+            (3, 4, "env:SLURM_PROCID")
+        );
+        let r = RankInfo::from_env(env(&[("PMI_RANK", "1"), ("PMI_SIZE", "2")])).expect("pmi");
+        assert_eq!(r.source, "env:PMI_RANK");
+    }
+
+    #[test]
+    fn bad_or_missing_ranks_are_errors() {
+        let e = RankInfo::from_env(env(&[("RANK", "x"), ("WORLD_SIZE", "2")])).unwrap_err();
+        assert!(e.to_string().contains("RANK=\"x\""), "{e}");
+        let e = RankInfo::from_env(env(&[("RANK", "2"), ("WORLD_SIZE", "2")])).unwrap_err();
+        assert!(e.to_string().contains("not below world size 2"), "{e}");
+        let e = RankInfo::from_env(env(&[])).unwrap_err();
+        assert!(e.to_string().contains("OMPI_COMM_WORLD_RANK"), "{e}");
+    }
+}

@@ -171,9 +171,26 @@ fn describe(p: &Point) -> String {
     s
 }
 
+/// Ranks as ascending ranges: `0-36, 38-63`.
 fn ranks(list: &[u64]) -> String {
-    let v: Vec<String> = list.iter().map(u64::to_string).collect();
-    v.join(", ")
+    let mut sorted = list.to_vec();
+    sorted.sort_unstable();
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while let Some(&start) = sorted.get(i) {
+        let mut end = start;
+        while sorted.get(i + 1) == Some(&(end + 1)) {
+            end += 1;
+            i += 1;
+        }
+        out.push(if end == start {
+            start.to_string()
+        } else {
+            format!("{start}-{end}")
+        });
+        i += 1;
+    }
+    out.join(", ")
 }
 
 /// The human summary.
@@ -250,4 +267,13 @@ pub fn text(report: &MergeReport) -> String {
         let _ = writeln!(o, "\nwarning: {w}");
     }
     o
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn ranks_are_written_as_ranges() {
+        assert_eq!(super::ranks(&[5, 0, 1, 2, 3, 7, 9, 10]), "0-3, 5, 7, 9-10");
+        assert_eq!(super::ranks(&[]), "");
+    }
 }
