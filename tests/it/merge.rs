@@ -192,6 +192,39 @@ fn sixty_four_ranks_name_the_origin_by_collectives_not_clocks() {
         ),
         "{text}"
     );
+    assert!(
+        text.contains("received after collective 1: rank 0-36, 38-63"),
+        "{text}"
+    );
+    // The table: one row per anomalous rank, in Parquet with its schema in the metadata.
+    let table = dir.join("merged.parquet");
+    let out = common::npgx(["merge", s(&dir), "--format", "parquet", "-o", s(&table)]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        shard_metadata(&table).contains(&("npgx.schema".into(), Some("npgx.merge.table".into())))
+    );
+    let df = ParquetReader::new(std::fs::File::open(&table).expect("table"))
+        .finish()
+        .expect("reads");
+    assert_eq!(df.height(), 64);
+    let rank = df.column("rank").expect("rank").u64().expect("u64");
+    let role = df.column("role").expect("role").str().expect("str");
+    let after = df
+        .column("after_collective")
+        .expect("after")
+        .u64()
+        .expect("u64");
+    let rows: Vec<(Option<u64>, Option<&str>, Option<u64>)> = (0..df.height())
+        .map(|i| (rank.get(i), role.get(i), after.get(i)))
+        .filter(|r| r.0 == Some(37) || r.0 == Some(skewed))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            (Some(skewed), Some("received"), Some(1)),
+            (Some(37), Some("origin"), None)
+        ]
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
