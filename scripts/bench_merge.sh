@@ -70,7 +70,7 @@ for r in range(shards):
         "time": pa.array(np.full(n, "20241121120000")),
         "device": pa.array(np.full(n, r % 8, np.uint64)),
         "model": pa.array(np.full(n, "ge_default_20241121120000_1")),
-        "model_key": pa.array(np.full(n, "ge_default_*_1")),
+        "model_key": pa.array(np.full(n, "1")),
         "model_id": pa.array(np.full(n, 1, np.uint64)),
         "step": pa.array(step),
         "rank_source": pa.array(np.full(n, "path")),

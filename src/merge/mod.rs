@@ -50,32 +50,6 @@ pub const META_SCHEMA: &str = "npgx.schema";
 pub const META_VERSION: &str = "npgx.schema_version";
 pub const META_WRITER: &str = "npgx.writer";
 
-/// The model name with every run of 8 or more digits (the time stamps GE puts in default graph
-/// names, `ge_default_20241121120000_1`) replaced by `*`, so the same graph matches across ranks
-/// whose processes started at different times.
-pub fn model_key(model: &str) -> String {
-    let mut out = String::with_capacity(model.len());
-    let mut digits = String::new();
-    let flush = |digits: &mut String, out: &mut String| {
-        if digits.len() >= 8 {
-            out.push('*');
-        } else {
-            out.push_str(digits);
-        }
-        digits.clear();
-    };
-    for ch in model.chars() {
-        if ch.is_ascii_digit() {
-            digits.push(ch);
-        } else {
-            flush(&mut digits, &mut out);
-            out.push(ch);
-        }
-    }
-    flush(&mut digits, &mut out);
-    out
-}
-
 /// A file that was not merged, and why.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Skipped {
@@ -150,7 +124,8 @@ pub struct Verdict {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct StepReport {
     pub world_size: Option<u64>,
-    /// The model name, time stamps replaced by `*` ([`model_key`]).
+    /// The model key: the model name without torchair's run stamp
+    /// ([`crate::compare::matching::model_key`]).
     pub model: Option<String>,
     pub step: Option<u64>,
     pub ranks: u64,
@@ -642,13 +617,6 @@ mod tests {
             }),
             first_born: None,
         }
-    }
-
-    #[test]
-    fn model_keys_drop_time_stamps_only() {
-        assert_eq!(model_key("ge_default_20241121120000_1"), "ge_default_*_1");
-        assert_eq!(model_key("graph_1234567_2"), "graph_1234567_2");
-        assert_eq!(model_key("20241121120000"), "*");
     }
 
     #[test]

@@ -118,10 +118,13 @@ pub fn table(report: &CompareReport) -> anyhow::Result<DataFrame> {
         text("golden_file", &|p| p.golden_file.clone()),
         text("target_file", &|p| p.target_file.clone()),
         opt_int("rank", &|p| side(p).and_then(|s| s.rank).map(u64::from)),
+        opt_int("world_size", &|p| {
+            side(p).and_then(|s| s.world_size).map(u64::from)
+        }),
         opt_int("device", &|p| side(p).and_then(|s| s.device).map(u64::from)),
         opt_text("model", &|p| side(p).and_then(|s| s.model.clone())),
         opt_text("model_key", &|p| {
-            side(p).and_then(|s| s.model.as_deref().map(crate::merge::model_key))
+            side(p).and_then(|s| s.model.as_deref().map(crate::compare::matching::model_key))
         }),
         opt_int("step", &|p| side(p).and_then(|s| s.step)),
         int("collectives_before", &|p| at(p).0 as u64),

@@ -118,7 +118,12 @@ pub fn table(report: &ScanReport, all: bool) -> anyhow::Result<DataFrame> {
         Column::new(
             col("model_key"),
             rows.iter()
-                .map(|(_, t)| t.op.location.model.as_deref().map(crate::merge::model_key))
+                .map(|(_, t)| {
+                    t.op.location
+                        .model
+                        .as_deref()
+                        .map(crate::compare::matching::model_key)
+                })
                 .collect::<Vec<_>>(),
         ),
         Column::new(col("model_id"), loc(|l| l.model_id)),

@@ -55,12 +55,13 @@ const HEAD_COLUMNS: [&str; 12] = [
     "elements",
 ];
 /// CSV / Parquet columns after the metrics and counts.
-const TAIL_COLUMNS: [&str; 11] = [
+const TAIL_COLUMNS: [&str; 12] = [
     "passed",
     "error",
     "golden_file",
     "target_file",
     "rank",
+    "world_size",
     "device",
     "model",
     "model_key",

@@ -119,11 +119,7 @@ fn sixty_four_ranks_name_the_origin_by_collectives_not_clocks() {
     let (bad, clean) = (&steps[0], &steps[1]);
     assert_eq!(
         (&bad["world_size"], &bad["model"], &bad["step"]),
-        (
-            &Value::from(64),
-            &Value::from("ge_default_*_1"),
-            &Value::from(0)
-        )
+        (&Value::from(64), &Value::from("1"), &Value::from(0))
     );
     assert_eq!(bad["ranks"], 64);
     assert_eq!(bad["missing_ranks"], serde_json::json!([]));
@@ -278,7 +274,7 @@ fn a_shard_has_every_tensor_positions_collectives_and_its_schema() {
         assert_eq!(num("rank", i), Some(37));
         assert_eq!(num("world_size", i), Some(64));
         assert_eq!(text("rank_source", i).as_deref(), Some("path"));
-        assert_eq!(text("model_key", i).as_deref(), Some("ge_default_*_1"));
+        assert_eq!(text("model_key", i).as_deref(), Some("1"));
     }
     let anomalous = df
         .column("anomalous")
@@ -466,7 +462,7 @@ fn bad_shards_are_skipped_by_name_and_mixed_jobs_kept_apart() {
     let has = |text: &str| warnings.iter().filter(|w| w.contains(text)).count();
     assert_eq!(has("world sizes 2, 64"), 1, "{warnings:#?}");
     assert_eq!(
-        has("rank 36 of world size 64, model ge_default_*_1, step"),
+        has("rank 36 of world size 64, model 1, step"),
         2,
         "{warnings:#?}"
     );
