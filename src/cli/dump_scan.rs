@@ -82,6 +82,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         (_, _, true) => Some(dump::RankInfo::from_env(|k| std::env::var(k).ok())?),
         _ => None,
     };
+    if let Some(r) = &rank {
+        eprintln!(
+            "npgx dump-scan: rank {} of world size {} ({}) for files whose path has no rank level",
+            r.rank, r.world_size, r.source
+        );
+    }
     let opts = ScanOptions {
         threads: args.threads,
         // A shard holds every tensor.
