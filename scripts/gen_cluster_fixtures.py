@@ -67,7 +67,9 @@ def write_rank(root: Path, rank: int) -> None:
         base = T0 + step * 10_000_000 + rank * 1_000 - skew
         for pos, (op_type, op_name, _) in enumerate(PROGRAM):
             seed = (rank * 2 + step) * 100 + pos
-            bad = step == 0 and (pos > BORN_AT + 1 or (pos == BORN_AT + 1) or (rank == ORIGIN and pos >= BORN_AT))
+            # outputs: NaN from the birth on the origin, from collective THROUGH on every rank;
+            # inputs: NaN after the birth on the origin, after collective THROUGH everywhere
+            bad = step == 0 and (pos > BORN_AT or (rank == ORIGIN and pos == BORN_AT))
             bad_in = step == 0 and (pos > BORN_AT + 1 or (rank == ORIGIN and pos == BORN_AT + 1))
             inputs = [tensor(seed, bad_in), tensor(seed + 50, False)]
             outputs = [tensor(seed + 70, bad)]
