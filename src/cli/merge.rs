@@ -36,11 +36,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         anyhow::bail!("--format parquet writes a binary file: give it with -o FILE");
     }
     let report = merge::merge(&args.inputs)?;
-    for s in &report.skipped {
-        eprintln!("npgx merge: warning: skipped {}: {}", s.path, s.message);
-    }
-    for w in &report.warnings {
-        eprintln!("npgx merge: warning: {w}");
+    // The text summary on stdout lists them itself.
+    if args.format != Format::Table || args.output.is_some() {
+        for s in &report.skipped {
+            eprintln!("npgx merge: warning: skipped {}: {}", s.path, s.message);
+        }
+        for w in &report.warnings {
+            eprintln!("npgx merge: warning: {w}");
+        }
     }
     super::emit(
         args.output.as_deref(),
