@@ -118,6 +118,10 @@ pub struct Verdict {
     /// which it reached the others; `null` without collectives or after the last one.
     pub before_collective: Option<u64>,
     pub received: Vec<Received>,
+    /// Every origin rank's first anomaly is the output of a collective whose inputs were clean:
+    /// it came from another rank — one without a shard (`missing_ranks`) or whose dump lacks
+    /// the operators where it was born.
+    pub origin_received: bool,
 }
 
 /// One step of one job: (world size, model, step).
@@ -225,6 +229,15 @@ pub fn check_shard(path: &Path, schema: ShardSchema) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// Reads a shard whole, for naming the file a failed merge could not read.
+fn read_whole(path: &Path) -> Result<(), String> {
+    let file = std::fs::File::open(path).map_err(|e| format!("cannot open: {e}"))?;
+    ParquetReader::new(file)
+        .finish()
+        .map(drop)
+        .map_err(|e| format!("data cannot be read (corrupt?): {e}"))
 }
 
 const KEYS: [&str; 4] = ["world_size", "model_key", "step", "rank"];
@@ -448,11 +461,17 @@ pub fn decide(findings: &[RankFinding], collectives: u64) -> Option<Verdict> {
             after_collective: by_collective.then(|| passed.saturating_sub(1)),
         })
         .collect();
+    let origin_received = findings
+        .iter()
+        .filter(|f| origin.contains(&f.rank))
+        .filter_map(|f| f.first_anomaly.as_ref())
+        .all(|p| p.collective.is_some() && !p.input_anomalous);
     Some(Verdict {
         origin,
         evidence,
         before_collective: (by_collective && first < collectives).then_some(first),
         received,
+        origin_received,
     })
 }
 
@@ -485,7 +504,29 @@ pub fn merge(inputs: &[PathBuf]) -> anyhow::Result<MergeReport> {
             }
         });
     }
-    let df = per_rank(&files)?;
+    let df = loop {
+        match per_rank(&files) {
+            Ok(df) => break df,
+            // A shard whose footer reads but whose data does not: find it by reading each
+            // file whole (only on this path), skip it and merge the rest.
+            Err(e) => {
+                let before = files.len();
+                files.retain(|f| match read_whole(f) {
+                    Ok(()) => true,
+                    Err(message) => {
+                        skipped.push(Skipped {
+                            path: f.display().to_string(),
+                            message,
+                        });
+                        false
+                    }
+                });
+                if files.len() == before || files.is_empty() {
+                    return Err(e);
+                }
+            }
+        }
+    };
     let (ws, model, step, rank) = (
         u64s(&df, "world_size")?,
         strs(&df, "model_key")?,
@@ -634,6 +675,7 @@ mod tests {
         )
         .expect("a verdict");
         assert_eq!(v.origin, [2]);
+        assert!(!v.origin_received);
         assert_eq!(v.evidence, Evidence::CollectiveOrdinal);
         assert_eq!(v.before_collective, Some(1));
         let got: Vec<(u64, Option<u64>)> = v
@@ -658,6 +700,9 @@ mod tests {
         let by_position = decide(&[finding(4, None, 0, false), finding(6, None, 0, false)], 0)
             .expect("a verdict");
         assert_eq!(by_position.origin, [4]);
+        // Only receivers present: the origin named is itself a receiver.
+        let only = decide(&[finding(1, Some(1), 1, false)], 3).expect("a verdict");
+        assert_eq!((only.origin, only.origin_received), (vec![1], true));
         assert_eq!(by_position.evidence, Evidence::ExecutionPosition);
         assert_eq!(by_position.received[0].after_collective, None);
         assert!(decide(&[], 3).is_none());

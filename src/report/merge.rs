@@ -241,6 +241,18 @@ pub fn text(report: &MergeReport) -> String {
             ranks(&v.origin),
             evidence(v.evidence)
         );
+        if v.origin_received {
+            let _ = writeln!(
+                o,
+                "  note          : that rank's first anomaly came out of a collective with clean \
+                 inputs — it was received from a rank not seen here{}",
+                if st.missing_ranks.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (missing: {})", ranks(&st.missing_ranks))
+                }
+            );
+        }
         if !v.received.is_empty() {
             let mut by: std::collections::BTreeMap<Option<u64>, Vec<u64>> = Default::default();
             for r in &v.received {

@@ -131,6 +131,7 @@ fn sixty_four_ranks_name_the_origin_by_collectives_not_clocks() {
         [exp["origin"].as_u64().expect("origin")]
     );
     assert_eq!(verdict["evidence"], "collective_ordinal");
+    assert_eq!(verdict["origin_received"], false);
     assert_eq!(verdict["before_collective"], exp["before_collective"]);
     let received: Vec<(u64, u64)> = verdict["received"]
         .as_array()
@@ -414,6 +415,11 @@ fn bad_shards_are_skipped_by_name_and_mixed_jobs_kept_apart() {
     // Truncated: half of a real shard.
     let whole = std::fs::read(dir.join("rank36.parquet")).expect("shard");
     std::fs::write(dir.join("truncated.parquet"), &whole[..whole.len() / 2]).expect("write");
+    // Corrupt data pages behind an intact footer: polars fails, the file is found and skipped.
+    let mut bad = whole.clone();
+    let quarter = bad.len() / 4;
+    bad[8..quarter].fill(0xFF);
+    std::fs::write(dir.join("corrupt.parquet"), &bad).expect("write");
     foreign_parquet(&dir.join("plain.parquet"), None);
     foreign_parquet(
         &dir.join("future.parquet"),
@@ -440,7 +446,12 @@ fn bad_shards_are_skipped_by_name_and_mixed_jobs_kept_apart() {
     let names: Vec<&str> = skipped.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(
         names,
-        ["future.parquet", "plain.parquet", "truncated.parquet"]
+        [
+            "future.parquet",
+            "plain.parquet",
+            "truncated.parquet",
+            "corrupt.parquet"
+        ]
     );
     assert!(skipped[0].1.contains("version \"99\""), "{}", skipped[0].1);
     assert!(
@@ -449,6 +460,11 @@ fn bad_shards_are_skipped_by_name_and_mixed_jobs_kept_apart() {
         skipped[1].1
     );
     assert!(skipped[2].1.contains("truncated"), "{}", skipped[2].1);
+    assert!(
+        skipped[3].1.contains("data cannot be read"),
+        "{}",
+        skipped[3].1
+    );
     for n in &names {
         assert!(stderr.contains(n), "warning names {n}:\n{stderr}");
     }
