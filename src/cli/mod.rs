@@ -77,7 +77,7 @@ pub enum TableFormat {
     /// The command's JSON document (docs/<command>.md, envelope docs/json.md).
     Json,
     /// One row per tensor (dump-scan: per anomalous tensor, every tensor with --all; dump-compare:
-    /// per compared pair).
+    /// per compared pair; merge: per anomalous rank and step).
     Csv,
     /// The same table as Parquet (needs -o); dump-scan: every tensor, the shard that `npgx merge`
     /// reads (docs/cluster.md).
