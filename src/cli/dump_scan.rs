@@ -17,9 +17,12 @@ use super::TableFormat as Format;
 /// Exit status: 0 no anomaly, 1 anomalies found, 2 the scan could not run or checked nothing:
 /// not one tensor (and no Opdebug payload) could be read — no dump file found, or none decoded.
 /// The report, with its `errors`, is still written.
+///
+/// `--format parquet` writes the shard of docs/cluster.md: one row per tensor (every tensor,
+/// `--all` or not) with rank, step, execution position and collective ordinals, for `npgx merge`.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  npgx dump-scan /home/dump\n  npgx dump-scan /home/dump --format json > scan.json\n  npgx dump-scan /home/dump --format csv --all -o tensors.csv\n\nJSON schema and layouts: docs/dump-scan.md"
+    after_help = "Examples:\n  npgx dump-scan /home/dump\n  npgx dump-scan /home/dump --format json > scan.json\n  npgx dump-scan /home/dump --format csv --all -o tensors.csv\n  npgx dump-scan /local/dump --rank-from-env --format parquet -o /shared/shards/rank$RANK.parquet\n\nJSON schema and layouts: docs/dump-scan.md; shards and merging: docs/cluster.md"
 )]
 pub struct Args {
     /// Dump directory (any level of the tree) or a single dump file.
@@ -36,6 +39,23 @@ pub struct Args {
     /// Worker threads (default: one per core).
     #[arg(short = 'j', long, value_name = "N")]
     pub threads: Option<usize>,
+    /// Rank of this process's files when the path has no `worldsize{W}_global_rank{R}` level
+    /// (needs --world-size).
+    #[arg(
+        long,
+        value_name = "N",
+        requires = "world_size",
+        conflicts_with = "rank_from_env"
+    )]
+    pub rank: Option<u32>,
+    /// World size, with --rank.
+    #[arg(long, value_name = "W", requires = "rank")]
+    pub world_size: Option<u32>,
+    /// Take --rank and --world-size from the launcher's environment: torchrun RANK/WORLD_SIZE,
+    /// Slurm SLURM_PROCID/SLURM_NTASKS, Open MPI OMPI_COMM_WORLD_RANK/OMPI_COMM_WORLD_SIZE,
+    /// PMI_RANK/PMI_SIZE (first pair set wins). Paths with a rank level keep theirs.
+    #[arg(long)]
+    pub rank_from_env: bool,
     /// Do not draw a progress bar on stderr.
     #[arg(long)]
     pub no_progress: bool,
@@ -57,9 +77,22 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
         }
     };
+    let rank = match (args.rank, args.world_size, args.rank_from_env) {
+        (Some(r), Some(w), _) => Some(dump::RankInfo::new(r, w, "option".into())?),
+        (_, _, true) => Some(dump::RankInfo::from_env(|k| std::env::var(k).ok())?),
+        _ => None,
+    };
+    if let Some(r) = &rank {
+        eprintln!(
+            "npgx dump-scan: rank {} of world size {} ({}) for files whose path has no rank level",
+            r.rank, r.world_size, r.source
+        );
+    }
     let opts = ScanOptions {
         threads: args.threads,
-        keep_all: args.all,
+        // A shard holds every tensor.
+        keep_all: args.all || args.format == Format::Parquet,
+        rank,
     };
     let report = dump::scan(&args.path, &opts, &on_progress)?;
     if let Some(b) = &bar {
@@ -68,7 +101,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     super::emit(
         args.output.as_deref(),
         args.format,
-        |f| render::parquet(&report, args.all, f),
+        |f| render::parquet(&report, f),
         |out, format| write_to(out, &report, format, args.all),
     )?;
     if let Some(path) = &args.html {

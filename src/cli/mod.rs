@@ -12,6 +12,7 @@ mod dump_compare;
 mod dump_config;
 mod dump_convert;
 mod dump_scan;
+mod merge;
 mod plog;
 mod report;
 mod repro;
@@ -51,6 +52,8 @@ pub enum Command {
     Repro(repro::Args),
     /// Layered triage of torch.compile failures: run the five steps, analyse a tree, classify a log.
     Triage(triage::Args),
+    /// Merge dump-scan shards of many ranks and name the first anomalous rank of each step.
+    Merge(merge::Args),
     /// One self-contained HTML incident report from triage trees and saved npgx JSON documents.
     Report(report::Args),
 }
@@ -74,9 +77,10 @@ pub enum TableFormat {
     /// The command's JSON document (docs/<command>.md, envelope docs/json.md).
     Json,
     /// One row per tensor (dump-scan: per anomalous tensor, every tensor with --all; dump-compare:
-    /// per compared pair).
+    /// per compared pair; merge: per anomalous rank and step).
     Csv,
-    /// The same table as Parquet (needs -o).
+    /// The same table as Parquet (needs -o); dump-scan: every tensor, the shard that `npgx merge`
+    /// reads (docs/cluster.md).
     Parquet,
 }
 
@@ -156,6 +160,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Repro(args) => repro::run(args),
         Command::Triage(args) => triage::run(args),
         Command::Report(args) => report::run(args),
+        Command::Merge(args) => merge::run(args),
     };
     match outcome {
         Ok(code) => code,

@@ -32,6 +32,7 @@ pub fn pairing_key(l: &Location) -> (Option<u32>, Option<u32>, Option<String>, O
 pub fn side(l: &Location) -> GroupSide {
     GroupSide {
         rank: l.rank,
+        world_size: l.world_size,
         device: l.device,
         model: l.model.clone(),
         step: l.step,

@@ -120,6 +120,7 @@ pub struct Origin {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct GroupSide {
     pub rank: Option<u32>,
+    pub world_size: Option<u32>,
     pub device: Option<u32>,
     pub model: Option<String>,
     pub step: Option<u64>,

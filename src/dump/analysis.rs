@@ -6,12 +6,12 @@
 //! execution order for model dumps (the timestamp is written when the task completes).
 
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use npgx_parsers::dump::header::Io;
 use npgx_parsers::dump::path::{Layout, Location};
 
-use super::records::{Anomaly, Group, OpRef, OpdebugRecord, TensorRecord};
+use super::records::{Anomaly, Group, OpRef, OpdebugRecord, Place, TensorRecord};
 
 /// A group: where in the tree, and which layout matched.
 pub type GroupKey = (Location, Layout);
@@ -55,6 +55,37 @@ fn io_rank(io: Io) -> u8 {
     }
 }
 
+/// Whether an operator execution is a collective communication (HCCL) operator: a GE op type
+/// starting with `Hcom` (`HcomAllReduce`, `HcomAllGather`, `HcomBroadcast`, `HcomReduceScatter`,
+/// `HcomAllToAllV`, `HcomSend`, `HcomReceive`, …) or an op name containing `hcom`; for files with
+/// no op type (FX nodes of torchair `.npy` and npugraph_ex `.pt` dumps), a node name containing
+/// `all_reduce`, `all_gather`, `reduce_scatter` or `all_to_all` (the c10d functional
+/// collectives). Every rank passes the k-th collective of a step at the same point of the
+/// program (docs/cluster.md).
+pub fn is_collective(op: &OpRef) -> bool {
+    is_collective_op(&op.op_name, op.op_type.as_deref())
+}
+
+/// [`is_collective`] from an op name and type.
+pub fn is_collective_op(op_name: &str, op_type: Option<&str>) -> bool {
+    const FX: [&str; 4] = ["all_reduce", "all_gather", "reduce_scatter", "all_to_all"];
+    let name = op_name.to_ascii_lowercase();
+    match op_type {
+        Some(ty) => {
+            ty.get(..4).is_some_and(|p| p.eq_ignore_ascii_case("hcom")) || name.contains("hcom")
+        }
+        None => name.contains("hcom") || FX.iter().any(|f| name.contains(f)),
+    }
+}
+
+/// Given the ascending positions of a group's collectives: how many executed strictly before the
+/// operator execution at `order`, and its own collective ordinal if it is one.
+pub fn collectives_at(collectives: &[usize], order: usize) -> (usize, Option<usize>) {
+    let before = collectives.partition_point(|&c| c < order);
+    let own = (collectives.get(before) == Some(&order)).then_some(before);
+    (before, own)
+}
+
 /// Where a tensor sits in execution order: group, operator, inputs before outputs, index.
 fn order_key(t: &TensorRecord) -> (GroupKey, OpKey, u8, usize) {
     (
@@ -94,6 +125,8 @@ struct GroupState {
     /// Every operator execution (unordered until [`Collector::finish`], consecutive tensors of
     /// one execution merged): its compact key and its largest finite magnitude (NaN: none).
     magnitudes: Vec<(CompactKey, f32)>,
+    /// The collective operator executions ([`is_collective`]); few per step.
+    collectives: BTreeSet<OpKey>,
 }
 
 /// [`OpKey`] in 28 bytes (4-byte aligned), for the one entry every operator execution keeps: `None` is 0 and
@@ -176,6 +209,8 @@ pub struct Analysis {
     pub groups: Vec<Group>,
     pub anomalies: Vec<Anomaly>,
     pub tensors: Vec<TensorRecord>,
+    /// Where each of `tensors` sits (parallel to it).
+    pub places: Vec<Place>,
     pub tensor_count: u64,
 }
 
@@ -210,7 +245,11 @@ impl Collector {
             .map(f64::abs)
             .reduce(f64::max)
             .map_or(f32::NAN, |m| (m as f32).min(f32::MAX));
-        let key = self.names.key(&op_key(&t));
+        let op = op_key(&t);
+        let key = self.names.key(&op);
+        if is_collective(&t.op) && !g.collectives.contains(&op) {
+            g.collectives.insert(op);
+        }
         match g.magnitudes.last_mut() {
             // f32::max ignores a NaN operand.
             Some((k, m)) if *k == key => *m = m.max(magnitude),
@@ -249,24 +288,50 @@ impl Collector {
                 same
             });
         }
-        let mut anomalies = self.anomalies;
+        let names = &mut self.names;
         let group_keys: Vec<&GroupKey> = self.groups.keys().collect();
         let op_orders: Vec<&[(CompactKey, f32)]> = self
             .groups
             .values()
             .map(|g| g.magnitudes.as_slice())
             .collect();
-        for a in &mut anomalies {
-            let key = (a.tensor.op.location.clone(), a.tensor.op.layout);
-            if let Ok(group) = group_keys.binary_search(&&key) {
-                a.group = group;
-                let op = self.names.key(&op_key(&a.tensor));
-                a.order = op_orders
-                    .get(group)
-                    .and_then(|keys| keys.binary_search_by(|(k, _)| self.names.cmp(k, &op)).ok())
-                    .unwrap_or(0);
+        // Position of an operator execution in its group's execution order.
+        let mut order_of = |group: usize, op: &OpKey| -> usize {
+            let op = names.key(op);
+            op_orders
+                .get(group)
+                .and_then(|keys| keys.binary_search_by(|(k, _)| names.cmp(k, &op)).ok())
+                .unwrap_or(0)
+        };
+        let mut place = |t: &TensorRecord| -> Place {
+            let key = (t.op.location.clone(), t.op.layout);
+            match group_keys.binary_search(&&key) {
+                Ok(group) => Place {
+                    group,
+                    order: order_of(group, &op_key(t)),
+                },
+                Err(_) => Place::default(),
             }
+        };
+        let mut anomalies = self.anomalies;
+        for a in &mut anomalies {
+            let p = place(&a.tensor);
+            (a.group, a.order) = (p.group, p.order);
         }
+        let mut tensors = self.all.unwrap_or_default();
+        tensors.sort_by_cached_key(order_key);
+        let places: Vec<Place> = tensors.iter().map(&mut place).collect();
+        let collectives: Vec<Vec<usize>> = self
+            .groups
+            .values()
+            .enumerate()
+            .map(|(group, g)| {
+                let mut at: Vec<usize> = g.collectives.iter().map(|k| order_of(group, k)).collect();
+                at.sort_unstable();
+                at.dedup();
+                at
+            })
+            .collect();
         drop(op_orders);
         drop(group_keys);
         let pick = |i: Option<usize>| i.and_then(|i| anomalies.get(i)).cloned();
@@ -274,7 +339,8 @@ impl Collector {
         let groups: Vec<Group> = self
             .groups
             .into_iter()
-            .map(|((location, layout), g)| {
+            .zip(collectives)
+            .map(|(((location, layout), g), collectives)| {
                 tensor_count += g.tensors;
                 let first_anomaly = pick(g.ops.values().find_map(|o| o.first));
                 let first_born = pick(
@@ -286,6 +352,7 @@ impl Collector {
                 Group {
                     location,
                     layout,
+                    rank_source: None,
                     files: g.files,
                     tensors: g.tensors,
                     bytes: g.bytes,
@@ -297,16 +364,16 @@ impl Collector {
                         .into_iter()
                         .map(|(_, m)| (!m.is_nan()).then_some(m))
                         .collect(),
+                    collectives,
                 }
             })
             .collect();
         anomalies.sort_by_cached_key(|a| order_key(&a.tensor));
-        let mut tensors = self.all.unwrap_or_default();
-        tensors.sort_by_cached_key(order_key);
         Analysis {
             groups,
             anomalies,
             tensors,
+            places,
             tensor_count,
         }
     }
@@ -383,6 +450,27 @@ mod tests {
             c.add(t);
         }
         c.finish()
+    }
+
+    #[test]
+    fn collectives_are_hcom_ops_and_fx_collectives() {
+        for (name, ty, want) in [
+            ("hcom_allreduce_1", Some("HcomAllReduce"), true),
+            ("layer/AllGather", Some("HcomAllGather"), true),
+            ("x_hcom_broadcast", Some("Identity"), true),
+            ("BroadcastTo_3", Some("BroadcastTo"), false),
+            ("all_reduce_1", Some("Add"), false),
+            ("all_reduce_1", None, true),
+            ("reduce_scatter_tensor", None, true),
+            ("broadcast_tensors", None, false),
+        ] {
+            assert_eq!(is_collective_op(name, ty), want, "{name} {ty:?}");
+        }
+        let c = [2, 5, 7];
+        assert_eq!(collectives_at(&c, 0), (0, None));
+        assert_eq!(collectives_at(&c, 5), (1, Some(1)));
+        assert_eq!(collectives_at(&c, 6), (2, None));
+        assert_eq!(collectives_at(&c, 9), (3, None));
     }
 
     #[test]

@@ -20,7 +20,9 @@ use std::path::Path;
 use anyhow::Context;
 use rayon::prelude::*;
 
-pub use records::{Anomaly, Group, Kind, ScanError, ScanReport, Source, Summary, TensorRecord};
+pub use records::{
+    Anomaly, Group, Kind, Place, ScanError, ScanReport, Source, Summary, TensorRecord,
+};
 
 /// Version of the JSON schema in `docs/dump-scan.md`.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -30,8 +32,75 @@ pub const SCHEMA_VERSION: u32 = 1;
 pub struct ScanOptions {
     /// Worker threads; `None` = one per core.
     pub threads: Option<usize>,
-    /// Keep every tensor record, not only anomalous ones (`--all`).
+    /// Keep every tensor record, not only anomalous ones (`--all`, shards).
     pub keep_all: bool,
+    /// Rank and world size for files whose path does not give them (no torchair
+    /// `worldsize{W}_global_rank{R}` level).
+    pub rank: Option<RankInfo>,
+}
+
+/// A rank given from outside the tree: by option or from the launcher's environment.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RankInfo {
+    pub rank: u32,
+    pub world_size: u32,
+    /// `option`, or `env:<VARIABLE>` (the group's `rank_source`).
+    pub source: String,
+}
+
+/// The launchers' variables, first match wins: torchrun, Slurm, Open MPI, PMI (MPICH, Intel MPI).
+pub const RANK_ENV: [(&str, &str); 4] = [
+    ("RANK", "WORLD_SIZE"),
+    ("SLURM_PROCID", "SLURM_NTASKS"),
+    ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"),
+    ("PMI_RANK", "PMI_SIZE"),
+];
+
+impl RankInfo {
+    /// The rank and world size from the first launcher whose two variables are both set
+    /// ([`RANK_ENV`]), through `get` (the process environment in the CLI).
+    pub fn from_env(get: impl Fn(&str) -> Option<String>) -> anyhow::Result<RankInfo> {
+        for (rank, size) in RANK_ENV {
+            let (Some(r), Some(w)) = (get(rank), get(size)) else {
+                continue;
+            };
+            let num = |name: &str, v: &str| {
+                v.trim()
+                    .parse::<u32>()
+                    .with_context(|| format!("{name}={v:?} is not a rank number"))
+            };
+            let (r, w) = (num(rank, &r)?, num(size, &w)?);
+            return RankInfo::new(r, w, format!("env:{rank}"));
+        }
+        let names: Vec<String> = RANK_ENV.iter().map(|(r, w)| format!("{r}/{w}")).collect();
+        anyhow::bail!(
+            "--rank-from-env: none of the launcher variables is set ({})",
+            names.join(", ")
+        )
+    }
+
+    /// Checks `rank < world_size`.
+    pub fn new(rank: u32, world_size: u32, source: String) -> anyhow::Result<RankInfo> {
+        anyhow::ensure!(
+            rank < world_size,
+            "rank {rank} is not below world size {world_size} ({source})"
+        );
+        Ok(RankInfo {
+            rank,
+            world_size,
+            source,
+        })
+    }
+
+    /// Gives `location` this rank when its path gave none; returns whether it did.
+    fn fill(&self, location: &mut npgx_parsers::dump::path::Location) -> bool {
+        if location.rank.is_some() {
+            return false;
+        }
+        location.rank = Some(self.rank);
+        location.world_size = Some(self.world_size);
+        true
+    }
 }
 
 /// Progress events, for a progress bar.
@@ -70,6 +139,8 @@ pub fn scan(
         opdebug: Vec<records::OpdebugRecord>,
         dump_files: u64,
         bytes: u64,
+        /// Group locations whose rank came from `opts.rank`.
+        ranked: Vec<npgx_parsers::dump::path::Location>,
     }
     let folded = std::sync::Mutex::new(Folded {
         collector: analysis::Collector::new(opts.keep_all),
@@ -77,6 +148,7 @@ pub fn scan(
         opdebug: Vec::new(),
         dump_files: 0,
         bytes: 0,
+        ranked: Vec::new(),
     });
     let lock = || {
         folded
@@ -109,13 +181,21 @@ pub fn scan(
                 let mut f = lock();
                 if o.decoded {
                     f.dump_files += 1;
-                    f.collector
-                        .add_file((c.location.clone(), c.layout), o.bytes);
+                    let mut location = c.location.clone();
+                    if let Some(r) = &opts.rank {
+                        if r.fill(&mut location) && !f.ranked.contains(&location) {
+                            f.ranked.push(location.clone());
+                        }
+                    }
+                    f.collector.add_file((location, c.layout), o.bytes);
                 }
                 f.bytes += o.bytes;
                 f.errors.extend(o.errors);
                 f.opdebug.extend(o.opdebug);
-                for t in o.tensors {
+                for mut t in o.tensors {
+                    if let Some(r) = &opts.rank {
+                        r.fill(&mut t.op.location);
+                    }
                     f.collector.add(t);
                 }
             });
@@ -131,7 +211,13 @@ pub fn scan(
     let mut f = folded
         .into_inner()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let analysed = f.collector.finish();
+    let mut analysed = f.collector.finish();
+    for g in &mut analysed.groups {
+        g.rank_source = match &opts.rank {
+            Some(r) if f.ranked.contains(&g.location) => Some(r.source.clone()),
+            _ => g.location.rank.map(|_| "path".to_string()),
+        };
+    }
     f.opdebug.sort_by(|a, b| a.path.cmp(&b.path));
     let mut errors = walked.errors;
     errors.extend(f.errors);
@@ -154,5 +240,45 @@ pub fn scan(
         opdebug: f.opdebug,
         errors,
         tensors: analysed.tensors,
+        places: analysed.places,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RankInfo;
+
+    fn env<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
+        move |k| {
+            vars.iter()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| v.to_string())
+        }
+    }
+
+    #[test]
+    fn the_first_launcher_with_both_variables_wins() {
+        let r = RankInfo::from_env(env(&[
+            ("RANK", "7"),
+            ("SLURM_PROCID", "3"),
+            ("SLURM_NTASKS", "4"),
+        ]))
+        .expect("slurm");
+        assert_eq!(
+            (r.rank, r.world_size, r.source.as_str()),
+            (3, 4, "env:SLURM_PROCID")
+        );
+        let r = RankInfo::from_env(env(&[("PMI_RANK", "1"), ("PMI_SIZE", "2")])).expect("pmi");
+        assert_eq!(r.source, "env:PMI_RANK");
+    }
+
+    #[test]
+    fn bad_or_missing_ranks_are_errors() {
+        let e = RankInfo::from_env(env(&[("RANK", "x"), ("WORLD_SIZE", "2")])).unwrap_err();
+        assert!(e.to_string().contains("RANK=\"x\""), "{e}");
+        let e = RankInfo::from_env(env(&[("RANK", "2"), ("WORLD_SIZE", "2")])).unwrap_err();
+        assert!(e.to_string().contains("not below world size 2"), "{e}");
+        let e = RankInfo::from_env(env(&[])).unwrap_err();
+        assert!(e.to_string().contains("OMPI_COMM_WORLD_RANK"), "{e}");
+    }
 }

@@ -114,6 +114,14 @@ impl Anomaly {
     }
 }
 
+/// Where a tensor sits: the index of its group in the report's `groups` and the position of its
+/// operator execution in the group's execution order.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Place {
+    pub group: usize,
+    pub order: usize,
+}
+
 /// A file (or part of one) that could not be read.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ScanError {
@@ -141,6 +149,10 @@ pub struct Group {
     #[serde(flatten)]
     pub location: Location,
     pub layout: Layout,
+    /// Where `rank` and `world_size` came from: `path` (the torchair `worldsize{W}_global_rank{R}`
+    /// directory), `option` (`--rank`/`--world-size`), `env:RANK` (the launcher variable read
+    /// with `--rank-from-env`, e.g. `env:SLURM_PROCID`); `None` when the rank is unknown.
+    pub rank_source: Option<String>,
     pub files: u64,
     pub tensors: u64,
     pub bytes: u64,
@@ -151,6 +163,17 @@ pub struct Group {
     /// tensors (`max(|min|, |max|)`, as f32 capped at `f32::MAX`), `None` when no tensor had a
     /// finite value.
     pub magnitudes: Vec<Option<f32>>,
+    /// Positions in execution order of the collective communication operators (HCCL: `Hcom*`
+    /// op types), ascending: the k-th entry is the group's collective number k (0-based).
+    pub collectives: Vec<usize>,
+}
+
+impl Group {
+    /// How many collectives executed strictly before the operator execution at `order`, and the
+    /// ordinal of that execution if it is a collective itself.
+    pub fn collectives_at(&self, order: usize) -> (usize, Option<usize>) {
+        super::analysis::collectives_at(&self.collectives, order)
+    }
 }
 
 /// Totals over the whole scan.
@@ -188,4 +211,7 @@ pub struct ScanReport {
     /// Every checked tensor, in execution order; rendered only on request (`--all`).
     #[serde(skip)]
     pub tensors: Vec<TensorRecord>,
+    /// Where each of `tensors` sits (parallel to it).
+    #[serde(skip)]
+    pub places: Vec<Place>,
 }

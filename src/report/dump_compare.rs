@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::io::Write;
 
 use anyhow::Context as _;
-use polars::prelude::{Column, CsvWriter, DataFrame, ParquetWriter, PlSmallStr, SerWriter};
+use polars::prelude::{Column, DataFrame, PlSmallStr};
 
 use crate::compare::convert::ConvertReport;
 use crate::compare::{CompareReport, GroupReport, Metrics, Pair};
@@ -26,6 +26,25 @@ fn enum_name<T: serde::Serialize>(v: &T) -> String {
 /// One row per pair, columns in the order of `docs/dump-compare.md`.
 pub fn table(report: &CompareReport) -> anyhow::Result<DataFrame> {
     let rows = &report.pairs;
+    // Per group, the ascending positions of the compared collective operators.
+    let mut collectives: Vec<Vec<usize>> = vec![Vec::new(); report.groups.len()];
+    for p in rows {
+        if crate::dump::analysis::is_collective_op(&p.op_name, p.op_type.as_deref()) {
+            if let Some(c) = collectives.get_mut(p.group) {
+                c.push(p.order);
+            }
+        }
+    }
+    for c in &mut collectives {
+        c.sort_unstable();
+        c.dedup();
+    }
+    let at = |p: &Pair| {
+        collectives.get(p.group).map_or((0, None), |c| {
+            crate::dump::analysis::collectives_at(c, p.order)
+        })
+    };
+    let side = |p: &Pair| report.groups.get(p.group).map(|g| &g.target);
     let col = |name: &str| PlSmallStr::from(name);
     let text = |name: &str, f: &dyn Fn(&Pair) -> String| {
         Column::new(col(name), rows.iter().map(f).collect::<Vec<_>>())
@@ -51,6 +70,9 @@ pub fn table(report: &CompareReport) -> anyhow::Result<DataFrame> {
                 .map(|p| p.metrics.as_ref().map(f))
                 .collect::<Vec<_>>(),
         )
+    };
+    let opt_int = |name: &str, f: &dyn Fn(&Pair) -> Option<u64>| {
+        Column::new(col(name), rows.iter().map(f).collect::<Vec<_>>())
     };
     let columns = vec![
         int("group", &|p| p.group as u64),
@@ -95,25 +117,31 @@ pub fn table(report: &CompareReport) -> anyhow::Result<DataFrame> {
         opt_text("error", &|p| p.error.clone()),
         text("golden_file", &|p| p.golden_file.clone()),
         text("target_file", &|p| p.target_file.clone()),
+        opt_int("rank", &|p| side(p).and_then(|s| s.rank).map(u64::from)),
+        opt_int("world_size", &|p| {
+            side(p).and_then(|s| s.world_size).map(u64::from)
+        }),
+        opt_int("device", &|p| side(p).and_then(|s| s.device).map(u64::from)),
+        opt_text("model", &|p| side(p).and_then(|s| s.model.clone())),
+        opt_text("model_key", &|p| {
+            side(p).and_then(|s| s.model.as_deref().map(crate::compare::matching::model_key))
+        }),
+        opt_int("step", &|p| side(p).and_then(|s| s.step)),
+        int("collectives_before", &|p| at(p).0 as u64),
+        opt_int("collective", &|p| at(p).1.map(|k| k as u64)),
     ];
     DataFrame::new(rows.len(), columns).context("cannot assemble the pair table")
 }
 
 /// Writes the table as CSV.
 pub fn csv(report: &CompareReport, out: &mut dyn Write) -> anyhow::Result<()> {
-    let mut df = table(report)?;
-    CsvWriter::new(out)
-        .finish(&mut df)
-        .context("cannot write CSV")
+    super::write_csv(table(report)?, out)
 }
 
-/// Writes the table as Parquet.
+/// Writes the table as Parquet: the compare shard (`npgx.dump-compare.shard` in its metadata).
 pub fn parquet(report: &CompareReport, out: std::fs::File) -> anyhow::Result<()> {
     let mut df = table(report)?;
-    ParquetWriter::new(out)
-        .finish(&mut df)
-        .context("cannot write Parquet")?;
-    Ok(())
+    super::write_shard(&mut df, crate::merge::COMPARE_SHARD, out)
 }
 
 fn num(v: Option<f64>) -> String {

@@ -6,9 +6,9 @@ use std::io::Write;
 
 use anyhow::Context as _;
 use npgx_parsers::dump::path::Location;
-use polars::prelude::{Column, CsvWriter, DataFrame, ParquetWriter, PlSmallStr, SerWriter};
+use polars::prelude::{Column, DataFrame, PlSmallStr};
 
-use crate::dump::{Anomaly, Group, ScanReport, TensorRecord};
+use crate::dump::{Anomaly, Group, Place, ScanReport, TensorRecord};
 
 /// The JSON document (`npgx.dump-scan`, docs/dump-scan.md). With `all`, a `tensors` array lists
 /// every tensor.
@@ -56,17 +56,34 @@ fn with_document<R>(
     ))
 }
 
-/// One row per anomalous tensor (or per tensor with `all`), in execution order.
+/// One row per anomalous tensor (or per tensor with `all`), in execution order: the columns of
+/// the shard schema (docs/cluster.md).
 pub fn table(report: &ScanReport, all: bool) -> anyhow::Result<DataFrame> {
-    let rows: Vec<(Option<&Anomaly>, &TensorRecord)> = if all {
-        report.tensors.iter().map(|t| (None, t)).collect()
+    let rows: Vec<(Place, &TensorRecord)> = if all {
+        report.places.iter().copied().zip(&report.tensors).collect()
     } else {
         report
             .anomalies
             .iter()
-            .map(|a| (Some(a), &a.tensor))
+            .map(|a| {
+                let place = Place {
+                    group: a.group,
+                    order: a.order,
+                };
+                (place, &a.tensor)
+            })
             .collect()
     };
+    let group = |p: &Place| report.groups.get(p.group);
+    let collectives: Vec<(Option<usize>, Option<usize>)> = rows
+        .iter()
+        .map(|(p, _)| {
+            group(p).map_or((None, None), |g| {
+                let (before, own) = g.collectives_at(p.order);
+                (Some(before), own)
+            })
+        })
+        .collect();
     let col = |name: &str| PlSmallStr::from(name);
     let loc = |f: fn(&Location) -> Option<u64>| -> Vec<Option<u64>> {
         rows.iter().map(|(_, t)| f(&t.op.location)).collect()
@@ -98,8 +115,25 @@ pub fn table(report: &ScanReport, all: bool) -> anyhow::Result<DataFrame> {
                 .map(|(_, t)| t.op.location.model.clone())
                 .collect::<Vec<_>>(),
         ),
+        Column::new(
+            col("model_key"),
+            rows.iter()
+                .map(|(_, t)| {
+                    t.op.location
+                        .model
+                        .as_deref()
+                        .map(crate::compare::matching::model_key)
+                })
+                .collect::<Vec<_>>(),
+        ),
         Column::new(col("model_id"), loc(|l| l.model_id)),
         Column::new(col("step"), loc(|l| l.step)),
+        Column::new(
+            col("rank_source"),
+            rows.iter()
+                .map(|(p, _)| group(p).and_then(|g| g.rank_source.clone()))
+                .collect::<Vec<_>>(),
+        ),
         Column::new(
             col("op_name"),
             rows.iter()
@@ -125,6 +159,24 @@ pub fn table(report: &ScanReport, all: bool) -> anyhow::Result<DataFrame> {
             rows.iter().map(|(_, t)| t.op.timestamp).collect::<Vec<_>>(),
         ),
         Column::new(
+            col("position"),
+            rows.iter().map(|(p, _)| p.order as u64).collect::<Vec<_>>(),
+        ),
+        Column::new(
+            col("collectives_before"),
+            collectives
+                .iter()
+                .map(|c| c.0.map(|n| n as u64))
+                .collect::<Vec<_>>(),
+        ),
+        Column::new(
+            col("collective"),
+            collectives
+                .iter()
+                .map(|c| c.1.map(|n| n as u64))
+                .collect::<Vec<_>>(),
+        ),
+        Column::new(
             col("io"),
             rows.iter()
                 .map(|(_, t)| t.io.to_string())
@@ -144,6 +196,12 @@ pub fn table(report: &ScanReport, all: bool) -> anyhow::Result<DataFrame> {
             col("kinds"),
             rows.iter()
                 .map(|(_, t)| kinds(t).join("|"))
+                .collect::<Vec<_>>(),
+        ),
+        Column::new(
+            col("anomalous"),
+            rows.iter()
+                .map(|(_, t)| t.is_anomalous())
                 .collect::<Vec<_>>(),
         ),
         Column::new(
@@ -225,19 +283,14 @@ pub fn table(report: &ScanReport, all: bool) -> anyhow::Result<DataFrame> {
 
 /// Writes the table as CSV.
 pub fn csv(report: &ScanReport, all: bool, out: &mut dyn Write) -> anyhow::Result<()> {
-    let mut df = table(report, all)?;
-    CsvWriter::new(out)
-        .finish(&mut df)
-        .context("cannot write CSV")
+    super::write_csv(table(report, all)?, out)
 }
 
-/// Writes the table as Parquet.
-pub fn parquet(report: &ScanReport, all: bool, out: std::fs::File) -> anyhow::Result<()> {
-    let mut df = table(report, all)?;
-    ParquetWriter::new(out)
-        .finish(&mut df)
-        .context("cannot write Parquet")?;
-    Ok(())
+/// Writes the shard: every tensor as Parquet, with the shard schema's name and version in the
+/// file's key-value metadata (docs/cluster.md). The report must keep every tensor.
+pub fn parquet(report: &ScanReport, out: std::fs::File) -> anyhow::Result<()> {
+    let mut df = table(report, true)?;
+    super::write_shard(&mut df, crate::merge::SCAN_SHARD, out)
 }
 
 fn human_bytes(n: u64) -> String {
@@ -259,7 +312,10 @@ fn group_title(g: &Group) -> String {
     let l = &g.location;
     let mut parts = Vec::new();
     if let Some(r) = l.rank {
-        parts.push(format!("rank {r}"));
+        match g.rank_source.as_deref() {
+            Some(source) if source != "path" => parts.push(format!("rank {r} ({source})")),
+            _ => parts.push(format!("rank {r}")),
+        }
     }
     if let Some(t) = &l.time {
         parts.push(t.clone());

@@ -8,6 +8,7 @@ pub mod config;
 pub mod dump_compare;
 pub mod dump_scan;
 pub mod html;
+pub mod merge;
 pub mod plog;
 pub mod repro;
 pub mod triage;
@@ -60,6 +61,45 @@ impl<'a, T: Serialize + ?Sized> Envelope<'a, T> {
             body,
         }
     }
+}
+
+/// Writes a table as CSV.
+pub fn write_csv(
+    mut df: polars::prelude::DataFrame,
+    out: &mut dyn std::io::Write,
+) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    use polars::prelude::{CsvWriter, SerWriter};
+    CsvWriter::new(out)
+        .finish(&mut df)
+        .context("cannot write CSV")
+}
+
+/// Writes `df` as a Parquet shard: `schema`'s name and version and the npgx version in the file's
+/// key-value metadata (docs/cluster.md), so `npgx merge` (or anyone) can tell what it holds.
+pub fn write_shard(
+    df: &mut polars::prelude::DataFrame,
+    schema: crate::merge::ShardSchema,
+    out: std::fs::File,
+) -> anyhow::Result<()> {
+    use anyhow::Context as _;
+    use polars::prelude::{KeyValueMetadata, ParquetWriter};
+    let meta = KeyValueMetadata::from_static(vec![
+        (crate::merge::META_SCHEMA.into(), schema.name.into()),
+        (
+            crate::merge::META_VERSION.into(),
+            schema.version.to_string(),
+        ),
+        (
+            crate::merge::META_WRITER.into(),
+            format!("npgx {}", env!("CARGO_PKG_VERSION")),
+        ),
+    ]);
+    ParquetWriter::new(out)
+        .with_key_value_metadata(Some(meta))
+        .finish(df)
+        .context("cannot write Parquet")?;
+    Ok(())
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@ const COMMANDS: &[&[&str]] = &[
     &["triage", "bisect"],
     &["triage", "analyze"],
     &["triage", "classify"],
+    &["merge"],
     &["report"],
 ];
 

@@ -55,7 +55,20 @@ const HEAD_COLUMNS: [&str; 12] = [
     "elements",
 ];
 /// CSV / Parquet columns after the metrics and counts.
-const TAIL_COLUMNS: [&str; 4] = ["passed", "error", "golden_file", "target_file"];
+const TAIL_COLUMNS: [&str; 12] = [
+    "passed",
+    "error",
+    "golden_file",
+    "target_file",
+    "rank",
+    "world_size",
+    "device",
+    "model",
+    "model_key",
+    "step",
+    "collectives_before",
+    "collective",
+];
 
 /// Every CSV / Parquet column, in this order (contract "CSV / Parquet").
 fn columns() -> Vec<&'static str> {

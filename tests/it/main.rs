@@ -10,6 +10,7 @@ mod dump_config;
 mod dump_scan;
 mod ge_graph;
 mod json;
+mod merge;
 mod plog;
 mod report;
 mod repro;

@@ -1,0 +1,69 @@
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use crate::merge;
+use crate::report::merge as render;
+
+use super::TableFormat as Format;
+
+/// Merge the Parquet shards written by `npgx dump-scan --format parquet` on each node and name,
+/// per step, the first anomalous rank — placed by the collective operators (HCCL) each rank had
+/// passed, never by wall clocks.
+///
+/// Shards are read with polars' lazy Parquet scan. A file that is not a shard of this schema
+/// version (or not Parquet, or truncated) is skipped with a warning naming it.
+///
+/// Exit status: 0 no anomaly, 1 anomalies found, 2 nothing could be merged.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  npgx merge /shared/shards/\n  npgx merge rank0.parquet rank1.parquet --format json\n  npgx merge /shared/shards/ --format parquet -o merged.parquet\n\nShard schema, the merge rule and cluster recipes: docs/cluster.md"
+)]
+pub struct Args {
+    /// Shard files, or directories whose `*.parquet` files are shards (not recursive).
+    #[arg(required = true, value_name = "SHARD_OR_DIR")]
+    pub inputs: Vec<PathBuf>,
+    /// Output format (csv/parquet: one row per anomalous rank and step).
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// Write the output to FILE instead of stdout.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if args.format == Format::Parquet && args.output.is_none() {
+        anyhow::bail!("--format parquet writes a binary file: give it with -o FILE");
+    }
+    let report = merge::merge(&args.inputs)?;
+    // The text summary on stdout lists them itself.
+    if args.format != Format::Table || args.output.is_some() {
+        for s in &report.skipped {
+            eprintln!("npgx merge: warning: skipped {}: {}", s.path, s.message);
+        }
+        for w in &report.warnings {
+            eprintln!("npgx merge: warning: {w}");
+        }
+    }
+    super::emit(
+        args.output.as_deref(),
+        args.format,
+        |f| render::parquet(&report, f),
+        |out, format| write_to(out, &report, format),
+    )?;
+    Ok(ExitCode::from(u8::from(report.has_findings())))
+}
+
+fn write_to(
+    out: &mut dyn Write,
+    report: &merge::MergeReport,
+    format: Format,
+) -> anyhow::Result<()> {
+    match format {
+        Format::Table => out.write_all(render::text(report).as_bytes())?,
+        Format::Json => render::json(out, report)?,
+        Format::Csv => render::csv(report, out)?,
+        Format::Parquet => anyhow::bail!("--format parquet needs -o FILE"),
+    }
+    Ok(())
+}
