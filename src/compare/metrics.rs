@@ -432,8 +432,10 @@ impl LaneSums for simd::x86::Features {
         // values of both buffers it fills.
         unsafe {
             let differ = moments(&mut x, g, t, whole, (k_g, k_t));
-            // Packing costs about half of what it saves per pair left out: worth it when
-            // most pairs are equal (fp16 targets against fp16 goldens, mostly).
+            // Packing a block costs about 40 % of its dense errors and KL loops (`perf` on the
+            // bench trees), so it pays when well under half of the pairs differ (fp16 targets
+            // against fp16 goldens, mostly); a third leaves room for uneven lanes. The buffers
+            // hold one block.
             if whole <= BLOCK && differ * 3 <= whole {
                 let mut pg = [MaybeUninit::<f64>::uninit(); BLOCK];
                 let mut pt = [MaybeUninit::<f64>::uninit(); BLOCK];
