@@ -83,6 +83,7 @@ pub mod x86 {
             for src in [
                 include_str!("simd.rs"),
                 include_str!("stats.rs"),
+                include_str!("values.rs"),
                 include_str!("../compare/metrics.rs"),
             ] {
                 assert_eq!(src.matches(concat!("enable", " = \"")).count(), 0);
