@@ -7,12 +7,25 @@
 //! `#[target_feature]` attributes and the run-time check, so the check cannot miss one. FMA is
 //! not in it: Rust never fuses a multiply and an add on its own, so it would buy nothing (and
 //! results stay bit-identical to the portable build).
+//!
+//! Where the compiler's vectoriser falls short (it turns lane-wise f64 code into blends and
+//! shuffles), a kernel can also provide [`Kernel::run_x86`], the same loop written with
+//! `std::arch` vectors. It is called only from the feature-enabled function, with a
+//! [`x86::Features`] token as proof that the CPU has the features, and must give the portable
+//! `run`'s result bit for bit (same operations per lane, same order; tested per kernel).
 
 /// A hot loop. `run` must be `#[inline(always)]` (and everything it calls in the loop too), so
 /// that it is compiled into the feature-enabled caller.
-pub trait Kernel {
+pub trait Kernel: Sized {
     type Output;
     fn run(self) -> Self::Output;
+
+    /// The loop with explicit vectors, `#[inline(always)]` too; by default `run`.
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    fn run_x86(self, _: x86::Features) -> Self::Output {
+        self.run()
+    }
 }
 
 /// Runs `k` with the widest vectors this CPU has.
@@ -27,8 +40,13 @@ pub fn dispatch<K: Kernel>(k: K) -> K::Output {
 }
 
 #[cfg(target_arch = "x86_64")]
-mod x86 {
+pub mod x86 {
     use super::Kernel;
+
+    /// Proof that the CPU has every feature of [`run_simd`]: only [`run_simd`] makes one, so code
+    /// holding it may call the `std::arch` intrinsics of those features.
+    #[derive(Clone, Copy)]
+    pub struct Features(());
 
     macro_rules! features {
         ($($feature:tt),+) => {
@@ -41,13 +59,13 @@ mod x86 {
                 $(std::is_x86_feature_detected!($feature))&&+
             }
 
-            /// `k.run()` (inlined), compiled for these features.
+            /// `k.run_x86()` (inlined), compiled for these features.
             ///
             /// # Safety
             /// Only when [`available`] returned true.
             $(#[target_feature(enable = $feature)])+
             pub unsafe fn run_simd<K: Kernel>(k: K) -> K::Output {
-                k.run()
+                k.run_x86(Features(()))
             }
         };
     }
@@ -65,6 +83,7 @@ mod x86 {
             for src in [
                 include_str!("simd.rs"),
                 include_str!("stats.rs"),
+                include_str!("values.rs"),
                 include_str!("../compare/metrics.rs"),
             ] {
                 assert_eq!(src.matches(concat!("enable", " = \"")).count(), 0);
