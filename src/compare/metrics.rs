@@ -336,15 +336,8 @@ impl LaneSums for simd::x86::Features {
         #[inline(always)]
         unsafe fn kl_terms(x: &mut Lanes, g: &[f64], t: &[f64], n: usize) {
             let (zero, sign) = (_mm256_setzero_pd(), _mm256_set1_pd(-0.0));
-            let small = _mm256_set1_pd(1e-3);
-            let c = [
-                _mm256_set1_pd(1.0),
-                _mm256_set1_pd(0.5),
-                _mm256_set1_pd(1.0 / 3.0),
-                _mm256_set1_pd(0.25),
-                _mm256_set1_pd(0.2),
-                _mm256_set1_pd(1.0 / 6.0),
-            ];
+            let small = _mm256_set1_pd(LN_SERIES_LIMIT);
+            let c = LN_SERIES.map(|c| _mm256_set1_pd(c));
             let mut kl = zero;
             let mut undefined = 0;
             for i in (0..n).step_by(LANES) {
@@ -358,11 +351,10 @@ impl LaneSums for simd::x86::Features {
                 undefined |= _mm256_movemask_pd(_mm256_and_pd(active, t_zero));
                 let used = _mm256_andnot_pd(t_zero, active);
                 let r = _mm256_div_pd(_mm256_sub_pd(ag, at), at);
-                let mut p = _mm256_sub_pd(c[4], _mm256_mul_pd(r, c[5]));
-                p = _mm256_sub_pd(c[3], _mm256_mul_pd(r, p));
-                p = _mm256_sub_pd(c[2], _mm256_mul_pd(r, p));
-                p = _mm256_sub_pd(c[1], _mm256_mul_pd(r, p));
-                p = _mm256_sub_pd(c[0], _mm256_mul_pd(r, p));
+                let mut p = c[c.len() - 1];
+                for &k in c[..c.len() - 1].iter().rev() {
+                    p = _mm256_sub_pd(k, _mm256_mul_pd(r, p));
+                }
                 let mut ln = _mm256_mul_pd(r, p);
                 let series = _mm256_cmp_pd::<_CMP_LT_OQ>(_mm256_andnot_pd(sign, r), small);
                 let need_ln = _mm256_movemask_pd(_mm256_andnot_pd(series, used));
@@ -490,18 +482,42 @@ fn part(how: impl LaneSums, g: &[f64], t: &[f64]) -> Part {
 }
 
 /// ln(a / b) for a, b > 0. Close ratios (the common case: a low-precision target against its
-/// golden) take ln(1 + r) from its series with r = (a − b) / b, which is exact to rounding (a − b
-/// is exact there) and avoids a `ln` call per element; others call `ln`.
+/// golden — one bf16 ulp is a ratio of 1 ± 2⁻⁸ … 2⁻⁷) take ln(1 + r) from its series with
+/// r = (a − b) / b, which is exact to rounding (a − b is exact there) and avoids a `ln` call per
+/// element; others call `ln`.
 #[inline(always)]
 fn ln_ratio(a: f64, b: f64) -> f64 {
     let r = (a - b) / b;
-    if r.abs() < 1e-3 {
-        // r − r²/2 + r³/3 − r⁴/4 + r⁵/5 − r⁶/6; the next term is below 1.5e-19·|r|.
-        r * (1.0 - r * (0.5 - r * (1.0 / 3.0 - r * (0.25 - r * (0.2 - r * (1.0 / 6.0))))))
+    if r.abs() < LN_SERIES_LIMIT {
+        let mut p = LN_SERIES[LN_SERIES.len() - 1];
+        for &c in LN_SERIES[..LN_SERIES.len() - 1].iter().rev() {
+            p = c - r * p;
+        }
+        r * p
     } else {
         (a / b).ln()
     }
 }
+
+/// |r| below which ln(1 + r) is taken from its series (2⁻⁵: up to 4 bf16 ulps, 32 fp16 ulps).
+const LN_SERIES_LIMIT: f64 = 1.0 / 32.0;
+
+/// ln(1 + r) = r·(1 − r·(1/2 − r·(1/3 − … − r·(1/12)))), Horner from the last coefficient. For
+/// |r| < 2⁻⁵ the first term left out, r¹³/13, is below 2⁻⁶⁰/13 ≈ 7e-20 of |r|: far below an ulp.
+const LN_SERIES: [f64; 12] = [
+    1.0,
+    1.0 / 2.0,
+    1.0 / 3.0,
+    1.0 / 4.0,
+    1.0 / 5.0,
+    1.0 / 6.0,
+    1.0 / 7.0,
+    1.0 / 8.0,
+    1.0 / 9.0,
+    1.0 / 10.0,
+    1.0 / 11.0,
+    1.0 / 12.0,
+];
 
 /// Values decoded per block by [`Acc::update_raw`]: both f64 blocks stay in the L1 cache.
 pub const BLOCK: usize = 2048;
@@ -727,6 +743,12 @@ mod tests {
             (3.0, 2.0),
             (1e-30, 3e-30),
             (7.0, 7.0000001),
+            // bf16 neighbours (1 and 4 ulps) and both sides of the series limit.
+            (1.0078125, 1.0),
+            (1.0, 1.03125),
+            (1.0 + 1.0 / 32.0 - 1e-12, 1.0),
+            (1.0 + 1.0 / 32.0 + 1e-12, 1.0),
+            (0.97, 1.0),
         ] {
             let want: f64 = ((a - b) / b).ln_1p();
             let got = ln_ratio(a, b);
@@ -830,6 +852,9 @@ mod tests {
             -1.0,
             1.0005,
             1.0 + 1e-9,
+            1.0078125, // one bf16 ulp above 1: the KL series
+            1.03,      // still the series against 1.0 …
+            1.03125,   // … and ln at the series limit
             3.0,
             -2.5,
             1e-3,
