@@ -4,7 +4,7 @@
 #   scripts/bench_merge.sh [SHARDS] [ROWS]      (default 1000 10000)
 #
 # 1. Writes SHARDS shards of ROWS rows each with an independent writer (pyarrow, installed into
-#    the Python given by $NPGX_PYTHON or /work/venv for this benchmark only) into
+#    the Python given by $NPGX_PYTHON, default the test venv .venv, for this benchmark only) into
 #    ${CARGO_TARGET_DIR:-target}/bench-merge/: one rank per shard, 5 steps, 1000 operator
 #    executions of 2 tensors per step, a collective every 100 operators; a NaN is born on one rank
 #    in step 3 before collective 4 and every rank receives it through collective 4.
@@ -22,7 +22,11 @@ shards="${1:-1000}"
 rows="${2:-10000}"
 target="${CARGO_TARGET_DIR:-target}"
 out_dir="$target/bench-merge"
-py="${NPGX_PYTHON:-/work/venv/bin/python}"
+py="${NPGX_PYTHON:-.venv/bin/python}"
+if [ ! -x "$py" ]; then
+  python3 -m venv .venv
+  py=.venv/bin/python
+fi
 bin="${NPGX_BIN:-}"
 if [ -z "$bin" ]; then
   if [ -x "$target/release/npgx" ]; then bin="$target/release/npgx"; else bin="$target/debug/npgx"; fi

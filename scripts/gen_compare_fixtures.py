@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Independent writer of `npgx dump-compare` / `npgx dump-convert` fixtures and their truth.
 
-Everything here follows the written contract (`/work/contracts/dump-compare.md`, repeated in
-`docs/dump-compare.md`) and the dump specification (`shared/specs/dump-data.md`), never the Rust
+Everything here follows the written contract of the command (`docs/dump-compare.md`: matching,
+formulas, thresholds) and the dump specification (`shared/specs/dump-data.md`), never the Rust
 code under test. Dump bytes are written with the helpers of `gen_dump_fixtures.py` (official
 protobuf runtime, numpy, ml_dtypes, torch.save), imported as a module.
 
