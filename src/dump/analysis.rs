@@ -12,6 +12,7 @@ use npgx_parsers::dump::header::Io;
 use npgx_parsers::dump::path::{Layout, Location};
 
 use super::records::{Anomaly, Group, OpRef, OpdebugRecord, Place, TensorRecord};
+use super::store::{RowView, TensorStore};
 
 /// A group: where in the tree, and which layout matched.
 pub type GroupKey = (Location, Layout);
@@ -84,6 +85,23 @@ pub fn collectives_at(collectives: &[usize], order: usize) -> (usize, Option<usi
     let before = collectives.partition_point(|&c| c < order);
     let own = (collectives.get(before) == Some(&order)).then_some(before);
     (before, own)
+}
+
+/// [`order_key`] of two stored tensors, without rebuilding them.
+fn order_cmp(a: &RowView, b: &RowView) -> Ordering {
+    // The path takes part only for files not tied to an op by task id or timestamp (`exec_key`).
+    fn key_path<'a>(r: &RowView<'a>) -> &'a str {
+        if r.task_id.is_some() || r.timestamp.is_some() {
+            ""
+        } else {
+            r.path
+        }
+    }
+    (a.group, a.timestamp, a.counter, a.task_id, a.stream_id)
+        .cmp(&(b.group, b.timestamp, b.counter, b.task_id, b.stream_id))
+        .then_with(|| a.op_name.cmp(b.op_name))
+        .then_with(|| key_path(a).cmp(key_path(b)))
+        .then_with(|| (io_rank(a.io), a.index).cmp(&(io_rank(b.io), b.index)))
 }
 
 /// Where a tensor sits in execution order: group, operator, inputs before outputs, index.
@@ -200,7 +218,7 @@ pub struct Collector {
     groups: BTreeMap<GroupKey, GroupState>,
     names: Names,
     anomalies: Vec<Anomaly>,
-    all: Option<Vec<TensorRecord>>,
+    all: Option<TensorStore>,
 }
 
 /// The result: groups with their first anomaly and first birth, anomalies and (on request) all
@@ -208,7 +226,7 @@ pub struct Collector {
 pub struct Analysis {
     pub groups: Vec<Group>,
     pub anomalies: Vec<Anomaly>,
-    pub tensors: Vec<TensorRecord>,
+    pub tensors: TensorStore,
     /// Where each of `tensors` sits (parallel to it).
     pub places: Vec<Place>,
     pub tensor_count: u64,
@@ -221,7 +239,7 @@ impl Collector {
             groups: BTreeMap::new(),
             names: Names::default(),
             anomalies: Vec::new(),
-            all: keep_all.then(Vec::new),
+            all: keep_all.then(TensorStore::default),
         }
     }
 
@@ -319,8 +337,8 @@ impl Collector {
             (a.group, a.order) = (p.group, p.order);
         }
         let mut tensors = self.all.unwrap_or_default();
-        tensors.sort_by_cached_key(order_key);
-        let places: Vec<Place> = tensors.iter().map(&mut place).collect();
+        tensors.sort_by(order_cmp);
+        let places: Vec<Place> = tensors.iter().map(|t| place(&t)).collect();
         let collectives: Vec<Vec<usize>> = self
             .groups
             .values()
@@ -530,19 +548,15 @@ mod tests {
         );
         let born = g.first_born.as_ref().unwrap();
         assert_eq!(born.tensor.op.op_name, "B");
-        let order: Vec<_> = a
-            .tensors
-            .iter()
-            .map(|t| (t.op.op_name.as_str(), t.io))
-            .collect();
+        let order: Vec<_> = a.tensors.iter().map(|t| (t.op.op_name, t.io)).collect();
         assert_eq!(
             order,
             [
-                ("A", Io::Output),
-                ("B", Io::Input),
-                ("B", Io::Output),
-                ("C", Io::Input),
-                ("C", Io::Output)
+                ("A".to_string(), Io::Output),
+                ("B".to_string(), Io::Input),
+                ("B".to_string(), Io::Output),
+                ("C".to_string(), Io::Input),
+                ("C".to_string(), Io::Output)
             ]
         );
         let anomalous: Vec<_> = a
@@ -555,6 +569,51 @@ mod tests {
             [("B", Io::Output), ("C", Io::Input), ("C", Io::Output)]
         );
         assert_eq!(a.tensor_count, 5);
+    }
+
+    #[test]
+    fn kept_tensors_are_in_order_key_order() {
+        // Two groups, tied and untied files (no task id or timestamp: the path orders them),
+        // counters, equal timestamps broken by op name, inputs before outputs.
+        let mut all = Vec::new();
+        for (i, (op, ts, counter, group)) in [
+            ("B", Some(5), None, 0),
+            ("A", Some(5), None, 0),
+            ("x", None, Some(2), 1),
+            ("x", None, Some(1), 1),
+            ("C", Some(3), None, 1),
+            ("y", None, None, 0),
+            ("y", None, None, 1),
+            ("y", None, None, 0),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            for (io, index) in [
+                (Io::Output, 1),
+                (Io::Input, 1),
+                (Io::Output, 0),
+                (Io::Input, 0),
+            ] {
+                let mut r = t(op, ts.unwrap_or(0), io, index, 0);
+                r.op.timestamp = ts;
+                r.op.task_id = ts;
+                r.op.counter = counter;
+                r.op.path = format!("d{}/f{}", i % 3, 9 - i);
+                r.op.location.step = Some(group);
+                all.push(r);
+            }
+        }
+        let mut c = Collector::new(true);
+        for r in all.clone() {
+            c.add(r);
+        }
+        let a = c.finish();
+        let mut want = all;
+        want.sort_by_cached_key(order_key);
+        let got: Vec<TensorRecord> = a.tensors.iter().collect();
+        assert_eq!(got, want);
+        assert_eq!(a.places.len(), got.len());
     }
 
     #[test]

@@ -12,6 +12,7 @@ pub mod read;
 pub mod records;
 pub mod simd;
 pub mod stats;
+pub mod store;
 pub mod values;
 pub mod walk;
 

@@ -197,7 +197,7 @@ impl ScanReport {
 }
 
 /// Everything a scan found.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Debug, Serialize)]
 pub struct ScanReport {
     /// Rendered as the envelope's `schema_version` (`docs/json.md`).
     #[serde(skip)]
@@ -210,7 +210,7 @@ pub struct ScanReport {
     pub errors: Vec<ScanError>,
     /// Every checked tensor, in execution order; rendered only on request (`--all`).
     #[serde(skip)]
-    pub tensors: Vec<TensorRecord>,
+    pub tensors: super::store::TensorStore,
     /// Where each of `tensors` sits (parallel to it).
     #[serde(skip)]
     pub places: Vec<Place>,

@@ -8,6 +8,7 @@ use anyhow::Context as _;
 use npgx_parsers::dump::path::Location;
 use polars::prelude::{Column, DataFrame, PlSmallStr};
 
+use crate::dump::store::TensorStore;
 use crate::dump::{Anomaly, Group, Place, ScanReport, TensorRecord};
 
 /// The JSON document (`npgx.dump-scan`, docs/dump-scan.md). With `all`, a `tensors` array lists
@@ -37,7 +38,16 @@ struct Document<'a> {
     #[serde(flatten)]
     report: &'a ScanReport,
     #[serde(skip_serializing_if = "Option::is_none")]
-    tensors: Option<&'a [TensorRecord]>,
+    tensors: Option<Tensors<'a>>,
+}
+
+/// Every tensor as a JSON array, each record rebuilt from the store as it is written.
+struct Tensors<'a>(&'a TensorStore);
+
+impl serde::Serialize for Tensors<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter())
+    }
 }
 
 fn with_document<R>(
@@ -47,7 +57,7 @@ fn with_document<R>(
 ) -> R {
     let doc = Document {
         report,
-        tensors: all.then_some(report.tensors.as_slice()),
+        tensors: all.then_some(Tensors(&report.tensors)),
     };
     f(&super::Envelope::new(
         "dump-scan",
@@ -56,13 +66,21 @@ fn with_document<R>(
     ))
 }
 
-/// One row per anomalous tensor (or per tensor with `all`), in execution order: the columns of
-/// the shard schema (docs/cluster.md).
-pub fn table(report: &ScanReport, all: bool) -> anyhow::Result<DataFrame> {
-    let rows: Vec<(Place, &TensorRecord)> = if all {
-        report.places.iter().copied().zip(&report.tensors).collect()
-    } else {
-        report
+/// Rows per table chunk when every tensor is written: the rebuilt records and the frame of one
+/// chunk at a time, whatever the number of tensors.
+const CHUNK: usize = 1 << 16;
+
+/// The table in chunks of at most `chunk` rows, each handed to `f`: the anomalous tensors, or
+/// with `all` every tensor, in execution order. At least one chunk (maybe empty), so that an
+/// empty table still has its columns.
+fn for_each_chunk(
+    report: &ScanReport,
+    all: bool,
+    chunk: usize,
+    mut f: impl FnMut(DataFrame) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    if !all {
+        let rows: Vec<(Place, &TensorRecord)> = report
             .anomalies
             .iter()
             .map(|a| {
@@ -72,8 +90,27 @@ pub fn table(report: &ScanReport, all: bool) -> anyhow::Result<DataFrame> {
                 };
                 (place, &a.tensor)
             })
-            .collect()
-    };
+            .collect();
+        return f(frame(report, &rows)?);
+    }
+    let n = report.tensors.len();
+    let mut start = 0;
+    loop {
+        let end = n.min(start + chunk.max(1));
+        let records: Vec<TensorRecord> =
+            (start..end).filter_map(|i| report.tensors.get(i)).collect();
+        let places = report.places.get(start..end).unwrap_or_default();
+        let rows: Vec<(Place, &TensorRecord)> = places.iter().copied().zip(&records).collect();
+        f(frame(report, &rows)?)?;
+        start = end;
+        if start >= n {
+            return Ok(());
+        }
+    }
+}
+
+/// One row per given tensor: the columns of the shard schema (docs/cluster.md).
+fn frame(report: &ScanReport, rows: &[(Place, &TensorRecord)]) -> anyhow::Result<DataFrame> {
     let group = |p: &Place| report.groups.get(p.group);
     let collectives: Vec<(Option<usize>, Option<usize>)> = rows
         .iter()
@@ -281,16 +318,49 @@ pub fn table(report: &ScanReport, all: bool) -> anyhow::Result<DataFrame> {
     DataFrame::new(rows.len(), columns).context("cannot assemble the tensor table")
 }
 
-/// Writes the table as CSV.
+/// Writes the table as CSV, chunk by chunk (one header).
 pub fn csv(report: &ScanReport, all: bool, out: &mut dyn Write) -> anyhow::Result<()> {
-    super::write_csv(table(report, all)?, out)
+    csv_in_chunks(report, all, CHUNK, out)
 }
 
-/// Writes the shard: every tensor as Parquet, with the shard schema's name and version in the
-/// file's key-value metadata (docs/cluster.md). The report must keep every tensor.
+fn csv_in_chunks(
+    report: &ScanReport,
+    all: bool,
+    chunk: usize,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
+    let mut header = true;
+    for_each_chunk(report, all, chunk, |df| {
+        super::write_csv_rows(df, &mut *out, std::mem::take(&mut header))
+    })
+}
+
+/// Writes the shard: every tensor as Parquet, one row group per chunk, with the shard schema's
+/// name and version in the file's key-value metadata (docs/cluster.md). The report must keep
+/// every tensor.
 pub fn parquet(report: &ScanReport, out: std::fs::File) -> anyhow::Result<()> {
-    let mut df = table(report, true)?;
-    super::write_shard(&mut df, crate::merge::SCAN_SHARD, out)
+    parquet_in_chunks(report, CHUNK, out)
+}
+
+fn parquet_in_chunks(report: &ScanReport, chunk: usize, out: std::fs::File) -> anyhow::Result<()> {
+    let mut out = Some(out);
+    let mut writer = None;
+    for_each_chunk(report, true, chunk, |df| {
+        let w = match (&mut writer, out.take()) {
+            (Some(w), _) => w,
+            (None, Some(file)) => writer.insert(super::shard_writer(
+                crate::merge::SCAN_SHARD,
+                file,
+                df.schema(),
+            )?),
+            (None, None) => anyhow::bail!("the Parquet writer was not opened"),
+        };
+        w.write_batch(&df).context("cannot write Parquet")
+    })?;
+    if let Some(w) = writer {
+        w.finish().context("cannot write Parquet")?;
+    }
+    Ok(())
 }
 
 fn human_bytes(n: u64) -> String {
@@ -451,4 +521,101 @@ pub fn text(report: &ScanReport) -> String {
         }
     }
     o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{csv_in_chunks, parquet_in_chunks};
+    use crate::dump::analysis::Collector;
+    use crate::dump::records::{OpRef, Source, Summary, TensorRecord};
+    use crate::dump::ScanReport;
+    use npgx_parsers::dump::header::Io;
+    use npgx_parsers::dump::path::{Layout, Location};
+    use polars::prelude::{ParquetReader, SerReader};
+
+    fn report(tensors: usize) -> ScanReport {
+        let mut c = Collector::new(true);
+        for i in 0..tensors {
+            let op = (tensors - i) / 2; // pushed against execution order
+            c.add(TensorRecord {
+                op: OpRef {
+                    location: Location {
+                        step: Some((op % 2) as u64),
+                        ..Location::default()
+                    },
+                    layout: Layout::Model,
+                    op_name: format!("op{op}"),
+                    op_type: Some(if op % 5 == 0 { "HcomAllReduce" } else { "Add" }.into()),
+                    task_id: Some(op as u64),
+                    stream_id: Some(1),
+                    timestamp: Some(1000 + op as u64),
+                    counter: None,
+                    path: format!("d/op{op}"),
+                },
+                io: if i % 2 == 0 { Io::Input } else { Io::Output },
+                index: 0,
+                dtype: "DT_FLOAT16".into(),
+                format: (i % 3 == 0).then(|| "ND".into()),
+                shape: vec![2, i as u64],
+                elements: 2 * i as u64,
+                nan: (i % 7 == 0) as u64,
+                pos_inf: 0,
+                neg_inf: 0,
+                overflow: Some(0),
+                min: Some(-(i as f64)),
+                max: (i % 4 != 0).then_some(i as f64),
+                mean: None,
+                source: Source::Dump,
+            });
+        }
+        let a = c.finish();
+        ScanReport {
+            schema_version: 1,
+            root: "r".into(),
+            summary: Summary::default(),
+            groups: a.groups,
+            anomalies: a.anomalies,
+            opdebug: Vec::new(),
+            errors: Vec::new(),
+            tensors: a.tensors,
+            places: a.places,
+        }
+    }
+
+    #[test]
+    fn tables_written_in_chunks_equal_one_chunk() {
+        let r = report(23);
+        for all in [true, false] {
+            let (mut one, mut many) = (Vec::new(), Vec::new());
+            csv_in_chunks(&r, all, usize::MAX, &mut one).unwrap();
+            csv_in_chunks(&r, all, 4, &mut many).unwrap();
+            assert_eq!(
+                String::from_utf8_lossy(&many),
+                String::from_utf8_lossy(&one)
+            );
+            let lines = String::from_utf8_lossy(&one).lines().count();
+            assert_eq!(lines, 1 + if all { 23 } else { r.anomalies.len() });
+        }
+        let dir = std::env::temp_dir().join(format!("npgx-chunks-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let read = |chunk: usize| {
+            let p = dir.join(format!("{chunk}.parquet"));
+            parquet_in_chunks(&r, chunk, std::fs::File::create(&p).unwrap()).unwrap();
+            ParquetReader::new(std::fs::File::open(&p).unwrap())
+                .finish()
+                .unwrap()
+        };
+        let (one, many) = (read(usize::MAX), read(5));
+        assert_eq!(many.height(), 23);
+        assert!(one.equals_missing(&many));
+        // An empty scan still writes a shard with every column.
+        let empty = report(0);
+        let p = dir.join("empty.parquet");
+        parquet_in_chunks(&empty, 5, std::fs::File::create(&p).unwrap()).unwrap();
+        let df = ParquetReader::new(std::fs::File::open(&p).unwrap())
+            .finish()
+            .unwrap();
+        assert_eq!((df.height(), df.width()), (0, one.width()));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

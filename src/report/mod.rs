@@ -65,26 +65,59 @@ impl<'a, T: Serialize + ?Sized> Envelope<'a, T> {
 
 /// Writes a table as CSV.
 pub fn write_csv(
+    df: polars::prelude::DataFrame,
+    out: &mut dyn std::io::Write,
+) -> anyhow::Result<()> {
+    write_csv_rows(df, out, true)
+}
+
+/// [`write_csv`] of one chunk of a longer table: the header only with the first.
+pub fn write_csv_rows(
     mut df: polars::prelude::DataFrame,
     out: &mut dyn std::io::Write,
+    header: bool,
 ) -> anyhow::Result<()> {
     use anyhow::Context as _;
     use polars::prelude::{CsvWriter, SerWriter};
     CsvWriter::new(out)
+        .include_header(header)
         .finish(&mut df)
         .context("cannot write CSV")
 }
 
-/// Writes `df` as a Parquet shard: `schema`'s name and version and the npgx version in the file's
-/// key-value metadata (docs/cluster.md), so `npgx merge` (or anyone) can tell what it holds.
+/// A Parquet writer for a shard written in row groups: `schema`'s name and version and the npgx
+/// version in the file's key-value metadata (docs/cluster.md), so `npgx merge` (or anyone) can
+/// tell what it holds. `table` is the polars schema of every batch.
+pub fn shard_writer(
+    schema: crate::merge::ShardSchema,
+    out: std::fs::File,
+    table: &polars::prelude::Schema,
+) -> anyhow::Result<polars::io::parquet::write::BatchedWriter<std::fs::File>> {
+    use anyhow::Context as _;
+    use polars::prelude::ParquetWriter;
+    ParquetWriter::new(out)
+        .with_key_value_metadata(Some(shard_metadata(schema)))
+        .batched(table)
+        .context("cannot write Parquet")
+}
+
+/// Writes `df` as a Parquet shard, with [`shard_writer`]'s metadata.
 pub fn write_shard(
     df: &mut polars::prelude::DataFrame,
     schema: crate::merge::ShardSchema,
     out: std::fs::File,
 ) -> anyhow::Result<()> {
     use anyhow::Context as _;
-    use polars::prelude::{KeyValueMetadata, ParquetWriter};
-    let meta = KeyValueMetadata::from_static(vec![
+    use polars::prelude::ParquetWriter;
+    ParquetWriter::new(out)
+        .with_key_value_metadata(Some(shard_metadata(schema)))
+        .finish(df)
+        .context("cannot write Parquet")?;
+    Ok(())
+}
+
+fn shard_metadata(schema: crate::merge::ShardSchema) -> polars::prelude::KeyValueMetadata {
+    polars::prelude::KeyValueMetadata::from_static(vec![
         (crate::merge::META_SCHEMA.into(), schema.name.into()),
         (
             crate::merge::META_VERSION.into(),
@@ -94,12 +127,7 @@ pub fn write_shard(
             crate::merge::META_WRITER.into(),
             format!("npgx {}", env!("CARGO_PKG_VERSION")),
         ),
-    ]);
-    ParquetWriter::new(out)
-        .with_key_value_metadata(Some(meta))
-        .finish(df)
-        .context("cannot write Parquet")?;
-    Ok(())
+    ])
 }
 
 #[cfg(test)]
