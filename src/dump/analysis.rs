@@ -6,13 +6,13 @@
 //! execution order for model dumps (the timestamp is written when the task completes).
 
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 
 use npgx_parsers::dump::header::Io;
 use npgx_parsers::dump::path::{Layout, Location};
 
 use super::records::{Anomaly, Group, OpRef, OpdebugRecord, Place, TensorRecord};
-use super::store::{RowView, TensorStore};
+use super::store::{RowView, Table, TensorStore};
 
 /// A group: where in the tree, and which layout matched.
 pub type GroupKey = (Location, Layout);
@@ -166,20 +166,11 @@ struct CompactKey {
 
 /// Interned op names and paths of [`CompactKey`]s (names repeat across steps and groups).
 #[derive(Default)]
-struct Names {
-    ids: HashMap<String, u32>,
-    list: Vec<String>,
-}
+struct Names(Table<String>);
 
 impl Names {
     fn id(&mut self, s: &str) -> u32 {
-        if let Some(&i) = self.ids.get(s) {
-            return i;
-        }
-        let i = u32::try_from(self.list.len()).unwrap_or(u32::MAX);
-        self.ids.insert(s.to_string(), i);
-        self.list.push(s.to_string());
-        i
+        self.0.id(s)
     }
 
     fn key(&mut self, k: &OpKey) -> CompactKey {
@@ -199,7 +190,7 @@ impl Names {
     }
 
     fn text(&self, id: u32) -> &str {
-        self.list.get(id as usize).map_or("", String::as_str)
+        self.0.get(id).map_or("", String::as_str)
     }
 
     fn cmp(&self, a: &CompactKey, b: &CompactKey) -> Ordering {

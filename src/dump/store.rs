@@ -7,16 +7,19 @@
 //! and file paths are stored once per file in one string. Records are rebuilt one at a time when
 //! they are written ([`TensorStore::get`]).
 
+use std::borrow::Borrow;
 use std::cmp::Ordering;
 use std::collections::HashMap;
+use std::hash::Hash;
 
 use npgx_parsers::dump::header::Io;
 
 use super::analysis::GroupKey;
 use super::records::{OpRef, Source, TensorRecord};
 
-/// Distinct values, each stored once, by index.
-struct Table<T> {
+/// Distinct values, each stored once, by index (also the op names and paths of the analysis's
+/// order keys).
+pub(super) struct Table<T> {
     ids: HashMap<T, u32>,
     list: Vec<T>,
 }
@@ -30,19 +33,25 @@ impl<T> Default for Table<T> {
     }
 }
 
-impl<T: Clone + Eq + std::hash::Hash> Table<T> {
-    fn id(&mut self, v: &T) -> u32 {
+impl<T: Clone + Eq + Hash> Table<T> {
+    /// The index of `v`, added when new.
+    pub(super) fn id<Q>(&mut self, v: &Q) -> u32
+    where
+        Q: ?Sized + Hash + Eq + ToOwned<Owned = T>,
+        T: Borrow<Q>,
+    {
         if let Some(&i) = self.ids.get(v) {
             return i;
         }
         // More than 4 G distinct values cannot come from files of a tree this process can hold.
         let i = u32::try_from(self.list.len()).unwrap_or(u32::MAX);
-        self.ids.insert(v.clone(), i);
-        self.list.push(v.clone());
+        let owned = v.to_owned();
+        self.ids.insert(owned.clone(), i);
+        self.list.push(owned);
         i
     }
 
-    fn get(&self, i: u32) -> Option<&T> {
+    pub(super) fn get(&self, i: u32) -> Option<&T> {
         self.list.get(i as usize)
     }
 }
@@ -209,14 +218,14 @@ impl TensorStore {
         let op_type = match &op.op_type {
             Some(ty) => {
                 present |= OP_TYPE;
-                self.strings.id(ty)
+                self.strings.id(ty.as_str())
             }
             None => 0,
         };
         let format = match &format {
             Some(f) => {
                 present |= FORMAT;
-                self.strings.id(f)
+                self.strings.id(f.as_str())
             }
             None => 0,
         };
@@ -230,11 +239,11 @@ impl TensorStore {
         };
         let row = Row {
             group: self.groups.id(&(op.location, op.layout)),
-            op_name: self.strings.id(&op.op_name),
+            op_name: self.strings.id(op.op_name.as_str()),
             op_type,
-            dtype: self.strings.id(&dtype),
+            dtype: self.strings.id(dtype.as_str()),
             format,
-            shape: self.shapes.id(&shape),
+            shape: self.shapes.id(shape.as_slice()),
             path_start,
             path_len,
             index: index as u64,
