@@ -105,9 +105,8 @@ e=$(now)
 t_py=$(awk -v s="$s" -v e="$e" 'BEGIN {printf "%.4f", e - s}')
 
 # peak RSS of one more run; exit code 1 (divergences found) is expected on these trees
-out=$(mktemp); rss=$(mktemp)
-/usr/bin/time -v -o "$rss" "$bin" dump-compare "$golden" "$target" --format json --no-progress > "$out" || true
-rss_kb=$(awk -F: '/Maximum resident set size/ {gsub(/ /, "", $2); print $2}' "$rss")
+out=$(mktemp)
+rss_kb=$(PEAK_OUT="$out" peak_rss_kib "$bin" dump-compare "$golden" "$target" --format json --no-progress) || true
 read -r npgx_pairs npgx_failed npgx_cos < <("$py" -c '
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -115,7 +114,7 @@ print(r["summary"]["pairs"], r["summary"]["failed"], sum(p["metrics"]["cosine"] 
 read -r py_pairs py_failed py_cos < <("$py" -c '
 import json, sys
 r = json.loads(sys.argv[1]); print(r["pairs"], r["failed"], r["cosine_sum"])' "$py_out")
-rm -f "$out" "$rss"
+rm -f "$out"
 
 awk -v b="$bytes" -v c="$t_cat" -v n="$t_npgx" -v p="$t_py" -v r="$rss_kb" \
     -v np_="$npgx_pairs" -v nf="$npgx_failed" -v nc="$npgx_cos" -v pp="$py_pairs" -v pf="$py_failed" -v pc="$py_cos" 'BEGIN {

@@ -23,8 +23,9 @@ gib="${1:-1}"
 runs="${NPGX_BENCH_RUNS:-3}"
 py="${NPGX_PYTHON:-.venv/bin/python}"
 bin="${NPGX_BIN:-${CARGO_TARGET_DIR:-target}/release/npgx}"
-now_s() { date +%s.%N; }
 tree="target/bench/dump-${gib}gib"
+# shellcheck source=scripts/bench_lib.sh
+. scripts/bench_lib.sh
 
 if [ ! -x "$py" ]; then
   python3 -m venv .venv
@@ -50,13 +51,10 @@ if [ -n "$files_mode" ]; then
       "$py" scripts/gen_dump_fixtures.py --out "$ftree" --bench-files "$n" > /dev/null
     fi
     find "$ftree/root" -type f -print0 | xargs -0 cat > /dev/null  # warm the inode and page cache
-    rss=$(mktemp)
-    s=$(now_s)
+    s=$(now)
     code=0
-    /usr/bin/time -v -o "$rss" "$bin" dump-scan "$ftree/root" --format json --no-progress > /dev/null || code=$?
-    e=$(now_s)
-    rss_kb=$(awk -F: '/Maximum resident set size/ {gsub(/ /, "", $2); print $2}' "$rss")
-    rm -f "$rss"
+    rss_kb=$(peak_rss_kib "$bin" dump-scan "$ftree/root" --format json --no-progress) || code=$?
+    e=$(now)
     awk -v n="$n" -v s="$s" -v e="$e" -v r="$rss_kb" -v c="$code" 'BEGIN {
       printf "%10d %10.2f %14.1f %14.0f %s\n", n, e - s, r / 1024, r * 1024 / n, c }'
   done
@@ -75,8 +73,6 @@ echo "tree: $tree, $files files, $bytes bytes"
 # warm the page cache (the tree must fit in RAM for the comparison to mean anything)
 find "$tree" -type f -print0 | xargs -0 cat > /dev/null
 
-# shellcheck source=scripts/bench_lib.sh
-. scripts/bench_lib.sh
 cat_all() { find "$tree" -type f -print0 | xargs -0 cat > /dev/null; }
 npgx_scan() { "$bin" dump-scan "$tree" --format json --no-progress; }
 
@@ -91,11 +87,10 @@ e=$(now)
 t_py=$(awk -v s="$s" -v e="$e" 'BEGIN {printf "%.4f", e - s}')
 
 # peak RSS of one more run; exit code 1 (anomalies found) is expected on this tree
-out=$(mktemp); rss=$(mktemp)
-/usr/bin/time -v -o "$rss" "$bin" dump-scan "$tree" --format json --no-progress > "$out" || true
-rss_kb=$(awk -F: '/Maximum resident set size/ {gsub(/ /, "", $2); print $2}' "$rss")
+out=$(mktemp)
+rss_kb=$(PEAK_OUT="$out" peak_rss_kib "$bin" dump-scan "$tree" --format json --no-progress) || true
 npgx_anom=$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["summary"]["anomalous_tensors"])' "$out")
-rm -f "$out" "$rss"
+rm -f "$out"
 py_anom=$("$py" -c 'import json,sys; print(json.loads(sys.argv[1])["anomalous_tensors"])' "$py_out")
 
 awk -v b="$bytes" -v c="$t_cat" -v n="$t_npgx" -v p="$t_py" -v r="$rss_kb" -v na="$npgx_anom" -v pa="$py_anom" 'BEGIN {

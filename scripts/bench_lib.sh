@@ -12,3 +12,13 @@ best() { # best wall time (s) of $runs runs of "$@"
   done
   echo "$b"
 }
+
+peak_rss_kib() { # peak RSS (KiB) of one run of "$@", its stdout to $PEAK_OUT (default /dev/null);
+  # returns the command's exit status. Needs GNU time at /usr/bin/time.
+  local log code=0
+  log=$(mktemp)
+  /usr/bin/time -v -o "$log" "$@" > "${PEAK_OUT:-/dev/null}" || code=$?
+  awk -F: '/Maximum resident set size/ {gsub(/ /, "", $2); print $2}' "$log"
+  rm -f "$log"
+  return "$code"
+}

@@ -111,13 +111,14 @@ print(f"origin rank {origin}, step {bad_step}, before collective {through}")
 PY
 du -sh "$out_dir"
 
-measure() { # prints "wall_s peak_rss_mib" of "$@"
-  local log; log=$(mktemp)
-  /usr/bin/time -v "$@" > /dev/null 2> "$log" || true
-  awk -F': ' '/Elapsed \(wall clock\)/ {n = split($2, p, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + p[i]}
-              /Maximum resident set size/ {rss = $2}
-              END {printf "%.2f %.0f\n", s, rss / 1024}' "$log"
-  rm -f "$log"
+# shellcheck source=scripts/bench_lib.sh
+. scripts/bench_lib.sh
+measure() { # prints "wall_s peak_rss_mib" of one run of "$@"
+  local s e kib
+  s=$(now)
+  kib=$(peak_rss_kib "$@") || true
+  e=$(now)
+  awk -v s="$s" -v e="$e" -v k="$kib" 'BEGIN {printf "%.2f %.0f\n", e - s, k / 1024}'
 }
 
 echo "== baseline: pyarrow reads the merge's columns of every shard"

@@ -116,9 +116,7 @@ fn parse_dtype_threshold(s: &str) -> Result<(String, Threshold), String> {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    if args.format == Format::Parquet && args.output.is_none() {
-        anyhow::bail!("--format parquet writes a binary file: give it with -o FILE");
-    }
+    super::check_output(args.format, args.output.as_deref())?;
     for (name, v) in [("--cosine", args.cosine), ("--max-rel", args.max_rel)] {
         if !v.is_finite() {
             anyhow::bail!("{name} must be a finite number");

@@ -65,9 +65,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    if args.format == Format::Parquet && args.output.is_none() {
-        anyhow::bail!("--format parquet writes a binary file: give it with -o FILE");
-    }
+    super::check_output(args.format, args.output.as_deref())?;
     let bar = super::progress_bar(!args.no_progress, "files");
     let on_progress = |p: Progress| {
         if let Some(b) = &bar {

@@ -32,9 +32,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    if args.format == Format::Parquet && args.output.is_none() {
-        anyhow::bail!("--format parquet writes a binary file: give it with -o FILE");
-    }
+    super::check_output(args.format, args.output.as_deref())?;
     let report = merge::merge(&args.inputs)?;
     // The text summary on stdout lists them itself.
     if args.format != Format::Table || args.output.is_some() {

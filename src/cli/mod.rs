@@ -99,6 +99,14 @@ fn progress_bar(enabled: bool, what: &str) -> Option<indicatif::ProgressBar> {
     Some(bar)
 }
 
+/// Refuses `--format parquet` without `-o FILE` before any work is done (a binary file).
+fn check_output(format: TableFormat, output: Option<&std::path::Path>) -> anyhow::Result<()> {
+    if format == TableFormat::Parquet && output.is_none() {
+        anyhow::bail!("--format parquet writes a binary file: give it with -o FILE");
+    }
+    Ok(())
+}
+
 /// Writes a [`TableFormat`] result: Parquet into `output` through `parquet`, every other format
 /// through `text` into `output` (buffered) or stdout.
 fn emit(

@@ -629,6 +629,7 @@ pub fn compare(
             first_divergence: None,
             origin: None,
             worst: Worst::default(),
+            collectives: Vec::new(),
         });
     }
     for (side, data, paired_keys) in [
@@ -672,6 +673,13 @@ pub fn compare(
         gr.first_divergence = fd;
         gr.origin = origin;
         gr.worst = worst;
+        // `own` is in execution order: the positions come out ascending.
+        gr.collectives = own
+            .iter()
+            .filter(|p| crate::dump::analysis::is_collective_op(&p.op_name, p.op_type.as_deref()))
+            .map(|p| p.order)
+            .collect();
+        gr.collectives.dedup();
     }
     let sort_unmatched = |v: &mut Vec<UnmatchedTensor>| {
         v.sort_by(|a, b| (&a.file, io_rank(a.io), a.index).cmp(&(&b.file, io_rank(b.io), b.index)));

@@ -147,6 +147,17 @@ pub struct GroupReport {
     pub first_divergence: Option<Pair>,
     pub origin: Option<Origin>,
     pub worst: Worst,
+    /// Ascending positions of the group's compared collective operators (for the shard columns).
+    #[serde(skip)]
+    pub collectives: Vec<usize>,
+}
+
+impl GroupReport {
+    /// How many compared collectives executed strictly before the operator execution at `order`,
+    /// and its own collective ordinal if it is one.
+    pub fn collectives_at(&self, order: usize) -> (usize, Option<usize>) {
+        crate::dump::analysis::collectives_at(&self.collectives, order)
+    }
 }
 
 /// A tensor with no counterpart on the other side.

@@ -256,13 +256,16 @@ impl Collector {
             .map_or(f32::NAN, |m| (m as f32).min(f32::MAX));
         let op = op_key(&t);
         let key = self.names.key(&op);
-        if is_collective(&t.op) && !g.collectives.contains(&op) {
-            g.collectives.insert(op);
-        }
         match g.magnitudes.last_mut() {
             // f32::max ignores a NaN operand.
             Some((k, m)) if *k == key => *m = m.max(magnitude),
-            _ => g.magnitudes.push((key, magnitude)),
+            // A new operator execution: the one place to ask whether it is a collective.
+            _ => {
+                g.magnitudes.push((key, magnitude));
+                if is_collective(&t.op) {
+                    g.collectives.insert(op);
+                }
+            }
         }
         if let Some(a) = Anomaly::of(&t) {
             g.anomalous += 1;

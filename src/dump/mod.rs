@@ -141,7 +141,7 @@ pub fn scan(
         dump_files: u64,
         bytes: u64,
         /// Group locations whose rank came from `opts.rank`.
-        ranked: Vec<npgx_parsers::dump::path::Location>,
+        ranked: std::collections::BTreeSet<npgx_parsers::dump::path::Location>,
     }
     let folded = std::sync::Mutex::new(Folded {
         collector: analysis::Collector::new(opts.keep_all),
@@ -149,7 +149,7 @@ pub fn scan(
         opdebug: Vec::new(),
         dump_files: 0,
         bytes: 0,
-        ranked: Vec::new(),
+        ranked: std::collections::BTreeSet::new(),
     });
     let lock = || {
         folded
@@ -185,7 +185,7 @@ pub fn scan(
                     let mut location = c.location.clone();
                     if let Some(r) = &opts.rank {
                         if r.fill(&mut location) && !f.ranked.contains(&location) {
-                            f.ranked.push(location.clone());
+                            f.ranked.insert(location.clone());
                         }
                     }
                     f.collector.add_file((location, c.layout), o.bytes);

@@ -325,19 +325,23 @@ impl TensorStore {
         let mut order: Vec<u32> = (0..self.rows.len())
             .map(|i| u32::try_from(i).unwrap_or(u32::MAX))
             .collect();
-        let rows = &self.rows;
-        order.sort_by(
-            |&a, &b| match (rows.get(a as usize), rows.get(b as usize)) {
-                (Some(a), Some(b)) => cmp(&self.view(a), &self.view(b)),
-                _ => Ordering::Equal,
-            },
-        );
-        self.order = Some(order);
-    }
-
-    fn view<'a>(&'a self, r: &Row) -> RowView<'a> {
-        RowView {
-            group: self.groups.get(r.group),
+        // Groups by their place in key order, so that comparing two rows' groups is comparing
+        // two integers, not two locations.
+        let mut by_key: Vec<u32> = (0..self.groups.list.len())
+            .map(|i| u32::try_from(i).unwrap_or(u32::MAX))
+            .collect();
+        by_key.sort_by(|&a, &b| self.groups.get(a).cmp(&self.groups.get(b)));
+        let mut group_rank = vec![0u32; by_key.len()];
+        for (rank, &g) in by_key.iter().enumerate() {
+            if let Some(r) = group_rank.get_mut(g as usize) {
+                *r = u32::try_from(rank).unwrap_or(u32::MAX);
+            }
+        }
+        let view = |r: &Row| RowView {
+            group: group_rank
+                .get(r.group as usize)
+                .copied()
+                .unwrap_or(u32::MAX),
             timestamp: r.opt(TIMESTAMP, r.timestamp),
             counter: r.opt(COUNTER, r.counter),
             task_id: r.opt(TASK, r.task_id),
@@ -346,13 +350,22 @@ impl TensorStore {
             path: self.path(r),
             io: r.io,
             index: r.index,
-        }
+        };
+        let rows = &self.rows;
+        order.sort_by(
+            |&a, &b| match (rows.get(a as usize), rows.get(b as usize)) {
+                (Some(a), Some(b)) => cmp(&view(a), &view(b)),
+                _ => Ordering::Equal,
+            },
+        );
+        self.order = Some(order);
     }
 }
 
 /// The fields of a stored tensor that decide its place in execution order, borrowed.
 pub(super) struct RowView<'a> {
-    pub group: Option<&'a GroupKey>,
+    /// The group's place in group-key order.
+    pub group: u32,
     pub timestamp: Option<u64>,
     pub counter: Option<u64>,
     pub task_id: Option<u64>,

@@ -180,19 +180,14 @@ pub fn shard_files(inputs: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
             files.push(input.clone());
             continue;
         }
-        let mut here = Vec::new();
-        for e in
-            std::fs::read_dir(input).with_context(|| format!("cannot list {}", input.display()))?
-        {
-            let p = e
-                .with_context(|| format!("cannot list {}", input.display()))?
-                .path();
+        // The one tree walker (sorted by name), one level deep.
+        for e in crate::dump::walk::tree(input).min_depth(1).max_depth(1) {
+            let e = e.with_context(|| format!("cannot list {}", input.display()))?;
+            let p = e.path();
             if p.extension().is_some_and(|x| x == "parquet") && p.is_file() {
-                here.push(p);
+                files.push(p.to_path_buf());
             }
         }
-        here.sort();
-        files.extend(here);
     }
     Ok(files)
 }
@@ -293,31 +288,27 @@ fn per_rank(files: &[PathBuf]) -> anyhow::Result<DataFrame> {
     op_keys.push(col("position"));
     let ops = rows
         .filter(col("anomalous"))
-        .select([
-            col("world_size"),
-            col("model_key"),
-            col("step"),
-            col("rank"),
-            col("position"),
-            col("collectives_before"),
-            col("collective"),
-            col("op_name"),
-            col("op_type"),
-            col("io"),
-            col("index"),
-            col("kind"),
-            io_rank.alias("io_rank"),
-        ])
+        .select(
+            keys()
+                .into_iter()
+                .chain([
+                    col("position"),
+                    col("collectives_before"),
+                    col("collective"),
+                    col("op_name"),
+                    col("op_type"),
+                    col("io"),
+                    col("index"),
+                    col("kind"),
+                    io_rank.alias("io_rank"),
+                ])
+                .collect::<Vec<_>>(),
+        )
         .sort_by_exprs(
-            [
-                col("world_size"),
-                col("model_key"),
-                col("step"),
-                col("rank"),
-                col("position"),
-                col("io_rank"),
-                col("index"),
-            ],
+            keys()
+                .into_iter()
+                .chain([col("position"), col("io_rank"), col("index")])
+                .collect::<Vec<_>>(),
             SortMultipleOptions::default().with_nulls_last(true),
         )
         .group_by_stable(op_keys)

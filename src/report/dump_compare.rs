@@ -16,33 +16,14 @@ pub fn json(report: &CompareReport) -> anyhow::Result<String> {
     Ok(serde_json::to_string_pretty(&doc)?)
 }
 
-fn enum_name<T: serde::Serialize>(v: &T) -> String {
-    serde_json::to_value(v)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default()
-}
-
 /// One row per pair, columns in the order of `docs/dump-compare.md`.
 pub fn table(report: &CompareReport) -> anyhow::Result<DataFrame> {
     let rows = &report.pairs;
-    // Per group, the ascending positions of the compared collective operators.
-    let mut collectives: Vec<Vec<usize>> = vec![Vec::new(); report.groups.len()];
-    for p in rows {
-        if crate::dump::analysis::is_collective_op(&p.op_name, p.op_type.as_deref()) {
-            if let Some(c) = collectives.get_mut(p.group) {
-                c.push(p.order);
-            }
-        }
-    }
-    for c in &mut collectives {
-        c.sort_unstable();
-        c.dedup();
-    }
     let at = |p: &Pair| {
-        collectives.get(p.group).map_or((0, None), |c| {
-            crate::dump::analysis::collectives_at(c, p.order)
-        })
+        report
+            .groups
+            .get(p.group)
+            .map_or((0, None), |g| g.collectives_at(p.order))
     };
     let side = |p: &Pair| report.groups.get(p.group).map(|g| &g.target);
     let col = |name: &str| PlSmallStr::from(name);
@@ -82,7 +63,7 @@ pub fn table(report: &CompareReport) -> anyhow::Result<DataFrame> {
         text("golden_op_name", &|p| p.golden_op_name.clone()),
         text("io", &|p| p.io.to_string()),
         int("index", &|p| p.index as u64),
-        text("matched_by", &|p| enum_name(&p.matched_by)),
+        text("matched_by", &|p| super::enum_name(&p.matched_by)),
         text("golden_dtype", &|p| p.golden_dtype.clone()),
         text("target_dtype", &|p| p.target_dtype.clone()),
         text("shape", &|p| {
@@ -281,7 +262,13 @@ pub fn text(report: &CompareReport) -> String {
     if !report.errors.is_empty() {
         let _ = writeln!(o, "\nproblems:");
         for e in &report.errors {
-            let _ = writeln!(o, "  {}: {}: {}", enum_name(&e.side), e.path, e.message);
+            let _ = writeln!(
+                o,
+                "  {}: {}: {}",
+                super::enum_name(&e.side),
+                e.path,
+                e.message
+            );
         }
     }
     if s.pairs == 0 {

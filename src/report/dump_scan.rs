@@ -125,17 +125,7 @@ fn frame(report: &ScanReport, rows: &[(Place, &TensorRecord)]) -> anyhow::Result
     let loc = |f: fn(&Location) -> Option<u64>| -> Vec<Option<u64>> {
         rows.iter().map(|(_, t)| f(&t.op.location)).collect()
     };
-    let kinds = |t: &TensorRecord| {
-        t.kinds()
-            .iter()
-            .map(|k| {
-                serde_json::to_value(k)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_string))
-                    .unwrap_or_default()
-            })
-            .collect::<Vec<_>>()
-    };
+    let kinds = |t: &TensorRecord| t.kinds().iter().map(super::enum_name).collect::<Vec<_>>();
     let columns = vec![
         Column::new(col("rank"), loc(|l| l.rank.map(u64::from))),
         Column::new(col("world_size"), loc(|l| l.world_size.map(u64::from))),

@@ -19,14 +19,6 @@ pub fn json(out: &mut dyn Write, report: &MergeReport) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn evidence(e: Evidence) -> &'static str {
-    match e {
-        Evidence::CollectiveOrdinal => "collective_ordinal",
-        Evidence::ExecutionPosition => "execution_position",
-        Evidence::Ambiguous => "ambiguous",
-    }
-}
-
 /// Each step's role of a rank: `origin`, `received` or `ambiguous` (one of several candidates).
 fn role(step: &StepReport, rank: u64) -> (&'static str, Option<u64>) {
     let Some(v) = &step.verdict else {
@@ -117,7 +109,7 @@ pub fn table(report: &MergeReport) -> anyhow::Result<DataFrame> {
         Column::new(
             col("evidence"),
             rows.iter()
-                .map(|(s, _)| s.verdict.as_ref().map(|v| evidence(v.evidence)))
+                .map(|(s, _)| s.verdict.as_ref().map(|v| super::enum_name(&v.evidence)))
                 .collect::<Vec<_>>(),
         ),
         Column::new(
@@ -239,7 +231,7 @@ pub fn text(report: &MergeReport) -> String {
             o,
             "  origin        : rank {}{at} [evidence: {}]",
             ranks(&v.origin),
-            evidence(v.evidence)
+            super::enum_name(&v.evidence)
         );
         if v.origin_received {
             let _ = writeln!(

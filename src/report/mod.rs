@@ -63,6 +63,15 @@ impl<'a, T: Serialize + ?Sized> Envelope<'a, T> {
     }
 }
 
+/// The name serde gives a unit enum variant (`snake_case`, `lowercase`, …): the spelling the JSON
+/// documents use, for tables and text.
+pub fn enum_name<T: Serialize>(v: &T) -> String {
+    serde_json::to_value(v)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
 /// Writes a table as CSV.
 pub fn write_csv(
     df: polars::prelude::DataFrame,
