@@ -13,6 +13,7 @@ pub mod cann_error;
 pub mod causal;
 pub mod dump;
 pub mod ge_graph;
+pub mod knowledge;
 pub mod line_prefix;
 pub mod pickle;
 pub mod plog;

@@ -16,6 +16,7 @@
 //! old_torch_logs= "[" YYYY-MM-DD " " hh:mm:ss "," mmm "]" [" [" trace_id "]"] [" "]
 //! old_logger    = dotted_logger ": [" LEVEL "]" [" "]                    torch._dynamo.guards.__recompiles: [DEBUG]
 //! elided_glog   = ("..." | "…") path ":" n "]" [" [" trace_id "]"] [" [__" artifact "]"] [" "]
+//! compose       = service " "+ "|" [" "]                                  web-1    | (docker compose)
 //! ```
 //!
 //! `elided_glog` is a glog header whose head a user cut to `...` when pasting; its level is
@@ -25,7 +26,7 @@
 //! is opaque (pid in new PyTorch, thread id in older releases).
 
 use nom::branch::alt;
-use nom::bytes::complete::{tag, take_till, take_while1, take_while_m_n};
+use nom::bytes::complete::{tag, take_till, take_while, take_while1, take_while_m_n};
 use nom::character::complete::{char, digit1, one_of};
 use nom::combinator::{opt, recognize};
 use nom::sequence::{delimited, preceded};
@@ -50,6 +51,8 @@ pub enum LinePrefix<'a> {
     OldTorchLogs { trace_id: Option<&'a str> },
     /// The pre-2.2 logger tag `torch._dynamo.guards.__recompiles: [DEBUG] `.
     OldLogger { logger: &'a str, level: &'a str },
+    /// `docker compose` / `docker-compose` service column: `vllm-1  | `.
+    Compose { service: &'a str },
 }
 
 /// The parsed TORCH_LOGS header.
@@ -135,6 +138,7 @@ pub fn strip_prefixes(line: &str) -> Stripped<'_> {
             c10,
             old_torch_logs,
             old_logger,
+            compose,
         ))
         .parse(rest);
         match parsed {
@@ -212,6 +216,18 @@ fn source_loc(i: &str) -> R<'_, &str> {
         digit1,
     ))
     .parse(i)
+}
+
+/// `vllm-1  | `: a service name (letters, digits, `_.-`), at least one space, a bar. Only at
+/// the start of a line (compose prints it first).
+fn compose(i: &str) -> R<'_, LinePrefix<'_>> {
+    let (r, service) = recognize((
+        take_while_m_n(1, 1, |c: char| c.is_ascii_alphanumeric()),
+        take_while(|c: char| c.is_ascii_alphanumeric() || "_.-".contains(c)),
+    ))
+    .parse(i)?;
+    let (r, _) = (take_while1(|c| c == ' '), char('|'), opt_space).parse(r)?;
+    Ok((r, LinePrefix::Compose { service }))
 }
 
 fn rank(i: &str) -> R<'_, LinePrefix<'_>> {
@@ -374,6 +390,21 @@ mod tests {
         );
         assert_eq!(p.rank(), Some(0));
         assert_eq!(p.rest, "EZ9999: Inner Error!");
+    }
+
+    #[test]
+    fn compose_service_column() {
+        let p = strip_prefixes("vllm-npu-1  | ERROR 01-02 03:04:05 [a.py:9] RuntimeError: x");
+        assert_eq!(p.rest, "RuntimeError: x");
+        assert_eq!(
+            p.prefixes.first(),
+            Some(&LinePrefix::Compose {
+                service: "vllm-npu-1"
+            })
+        );
+        // A bar without the padding, or at the line start, is no service column.
+        assert_eq!(strip_prefixes("a|b").rest, "a|b");
+        assert_eq!(strip_prefixes("| a | b |").rest, "| a | b |");
     }
 
     #[test]

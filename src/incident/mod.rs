@@ -17,7 +17,7 @@ use serde_json::Value;
 pub const SCHEMAS: &[(&str, u64)] = &[
     ("npgx.triage-run", 1),
     ("npgx.triage-analyze", 1),
-    ("npgx.triage-classify", 2),
+    ("npgx.triage-classify", 3),
     ("npgx.dump-scan", 1),
     ("npgx.dump-compare", 1),
     ("npgx.plog", 2),

@@ -14,8 +14,9 @@ use crate::triage::scripts::{self, ScriptPlan};
 use crate::triage::TriageRun;
 
 /// Version of the `npgx.triage-classify` document (2: the envelope of `docs/json.md`, the shared
-/// causal engine's fields, the `environment` route).
-pub const CLASSIFY_SCHEMA_VERSION: u32 = 2;
+/// causal engine's fields, the `environment` route; 3: `phase`, `confidence`, `why`,
+/// `candidates[]`, `settle`, and the error's `phase` evidence).
+pub const CLASSIFY_SCHEMA_VERSION: u32 = 3;
 /// Version of the `npgx.triage-run` document.
 pub const RUN_SCHEMA_VERSION: u32 = 1;
 /// Version of the `npgx.triage-analyze` document.
@@ -94,6 +95,19 @@ pub fn classifications_text(items: &[Classification]) -> String {
             .map(|l| format!(" (line {l})"))
             .unwrap_or_default();
         let _ = writeln!(out, "  rule:        {}{matched}{at}", c.rule);
+        let phase = c
+            .phase
+            .map(|p| format!(", phase {}", p.name()))
+            .unwrap_or_default();
+        let conf = match c.confidence {
+            crate::triage::route::Confidence::High => "high",
+            crate::triage::route::Confidence::Medium => "medium",
+            crate::triage::route::Confidence::Low => "low",
+        };
+        let _ = writeln!(out, "  confidence:  {conf}{phase}");
+        if !c.why.is_empty() {
+            let _ = writeln!(out, "  why:         {}", c.why);
+        }
         if let Some(p) = &c.package {
             let _ = writeln!(out, "  package:     {p}");
         }
@@ -113,6 +127,25 @@ pub fn classifications_text(items: &[Classification]) -> String {
             }
         } else if let (Some(l), Some(t)) = (c.evidence_line, &c.evidence_text) {
             let _ = writeln!(out, "  evidence (line {l}): {t}");
+        }
+        let doubtful = c.route == crate::triage::route::Route::Undetermined
+            || c.confidence == crate::triage::route::Confidence::Low;
+        if doubtful && !c.candidates.is_empty() {
+            let _ = writeln!(out, "  candidates:");
+            for k in &c.candidates {
+                let phase = k.phase.map_or("?", |p| p.name());
+                let _ = writeln!(
+                    out,
+                    "    line {:>5}  {:<13} phase {:<11} {}",
+                    k.line,
+                    k.route.as_str(),
+                    phase,
+                    k.why
+                );
+            }
+        }
+        if let Some(s) = &c.settle {
+            let _ = writeln!(out, "  to settle it: {s}");
         }
         for n in &c.notes {
             let _ = writeln!(out, "  note: {n}");

@@ -8,10 +8,11 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use npgx_parsers::causal::{CausalError, CausalScanner};
+use npgx_parsers::causal::{CausalError, CausalScanner, Shape, Tier};
+use npgx_parsers::knowledge::Phase;
 use serde::Serialize;
 
-use super::route::{route_error, route_prose, Route, Routing};
+use super::route::{route_error, route_prose, Confidence, Route, Routing};
 use crate::plog::reader::for_each_line;
 
 /// Bytes of the input kept for the wording rules (reports without an error are short).
@@ -31,12 +32,37 @@ pub struct Classification {
     /// For the environment route: the package or component to fix.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub package: Option<String>,
+    /// The phase the route was read from (`capture`, `execution`, …), when one was.
+    pub phase: Option<Phase>,
+    /// How much the route is trusted (`high`: the error's own text decided; `medium`: its
+    /// frames, its context, a keyword or a report's wording; `low`: the no-token fallback).
+    pub confidence: Confidence,
+    /// One sentence: what decided the route.
+    pub why: String,
     /// The first causal error, when the log has one.
     pub first_causal_error: Option<CausalError>,
+    /// The ranked candidates (the first causal error first), each with its phase and route.
+    pub candidates: Vec<Candidate>,
+    /// When the route is `undetermined` or `low`: what would settle it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub settle: Option<String>,
     /// For reports without an error (rules 3 and 4): the line that carries the symptom.
     pub evidence_line: Option<u64>,
     pub evidence_text: Option<String>,
     pub notes: Vec<String>,
+}
+
+/// One ranked candidate for the first causal error.
+#[derive(Debug, Clone, Serialize)]
+pub struct Candidate {
+    pub line: u64,
+    pub text: String,
+    pub shape: Shape,
+    pub tier: Tier,
+    pub phase: Option<Phase>,
+    pub route: Route,
+    pub rule: String,
+    pub why: String,
 }
 
 impl Classification {
@@ -54,6 +80,9 @@ fn from_routing(file: &Path, routing: Routing) -> Classification {
         matched_line,
         package,
         notes,
+        phase,
+        confidence,
+        why,
     } = routing;
     Classification {
         file: file.to_path_buf(),
@@ -63,16 +92,69 @@ fn from_routing(file: &Path, routing: Routing) -> Classification {
         matched,
         matched_line,
         package,
+        phase,
+        confidence,
+        why,
         first_causal_error: None,
+        candidates: Vec::new(),
+        settle: None,
         evidence_line: None,
         evidence_text: None,
         notes,
     }
 }
 
+fn candidate(err: &CausalError) -> Candidate {
+    let r = route_error(err);
+    Candidate {
+        line: err.line,
+        text: err.text.chars().take(240).collect(),
+        shape: err.shape,
+        tier: err.tier,
+        phase: r.phase,
+        route: r.route,
+        rule: r.rule,
+        why: r.why,
+    }
+}
+
+/// What settles a route the text alone cannot: the step results.
+const SETTLE: &str = "run the layered triage (`npgx triage run SCRIPT`): the first failing step decides compile-error (steps 1–4) against the keyword rules (step 5), and its plogs hold the CANN detail";
+
 /// Routes a first causal error found in `file`.
 pub fn classify_causal(file: &Path, err: CausalError) -> Classification {
-    let mut c = from_routing(file, route_error(&err));
+    classify_ranked(file, vec![err])
+}
+
+/// Routes the first of `ranked` (best first), keeping the others as candidates. Abstains —
+/// `undetermined`, with the candidates and what would settle it — when the only evidence is a
+/// weak line (a traceback without its exception, a bare `raise`) that says nothing of its
+/// phase: the fallback never outranks evidence, and a guess would send the engineer to the
+/// wrong sub-skill.
+pub fn classify_ranked(file: &Path, ranked: Vec<CausalError>) -> Classification {
+    let Some(err) = ranked.first().cloned() else {
+        return classify_found(file, None, "");
+    };
+    let routing = route_error(&err);
+    let weak = err.tier == Tier::Soft && err.phase.is_none();
+    let mut c = if weak && routing.confidence == Confidence::Low {
+        let mut c = from_routing(
+            file,
+            Routing::new(Route::Undetermined, "abstain.weak-evidence", None),
+        );
+        c.confidence = Confidence::Low;
+        c.why = format!(
+            "the only error is a weak line ({}) with no phase evidence: not enough to route",
+            err.evidence.rule
+        );
+        c
+    } else {
+        from_routing(file, routing)
+    };
+    if c.route == Route::Undetermined || c.confidence == Confidence::Low {
+        c.settle = Some(SETTLE.into());
+    }
+    c.candidates = ranked.iter().map(candidate).collect();
     c.first_causal_error = Some(err);
     c
 }
@@ -95,6 +177,8 @@ pub fn classify_found(file: &Path, err: Option<CausalError>, head: &str) -> Clas
         }
         None => {
             let mut c = from_routing(file, Routing::new(Route::Undetermined, "none", None));
+            c.confidence = Confidence::Low;
+            c.why = "no error, no accuracy or performance report".into();
             c.notes
                 .push("no error, no accuracy or performance report: nothing to route".into());
             c
@@ -126,7 +210,12 @@ pub fn classify_file(path: &Path) -> anyhow::Result<Classification> {
         }
     })
     .with_context(|| format!("cannot read {}", path.display()))?;
-    let mut c = classify_found(path, scanner.finish(), &head);
+    let ranked = scanner.finish_ranked();
+    let mut c = if ranked.is_empty() {
+        classify_found(path, None, &head)
+    } else {
+        classify_ranked(path, ranked)
+    };
     if not_text > 0 {
         c.notes.push(format!(
             "{not_text} of {} lines hold NUL bytes or invalid UTF-8 (read with replacement characters)",

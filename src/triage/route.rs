@@ -1,28 +1,27 @@
 //! Routing: which diagnosis sub-skill a failure goes to (spec `triage-and-repro.md` §1.1
 //! "Step 2 — routing", documented in `docs/triage.md`).
 //!
-//! Order, first match wins:
-//! 1. **capture context** — the error, its CANN block or the frames above it say an ACL graph
-//!    was being captured (`captur…`, runtime code 107030): compile-error, even when the first
-//!    line is a memory, resource or stream failure (capture succeeded and only replay fails →
-//!    runtime-error);
-//! 2. **step pre-classification** (only with a step tree, in [`super::analyze`]);
-//! 3. **the causal error's own shape** — an environment problem (undefined symbol in a vendor
-//!    library, a missing CANN Python module, an attribute the installed torch_npu lacks, an
-//!    unknown backend or option), a graph-break or recompile reason, a Dynamo / FakeTensor /
-//!    Inductor exception class, a kernel assertion, the CANN error-code family, a runtime error
-//!    number (107xxx / 207xxx / 507xxx), a plog record;
-//! 4. **keywords** — compile words, then runtime words (the seed's rules 1–2);
-//! 5. **fallback** — a crash with none of them → compile-error (rule 1's last bullet). It is
-//!    never reached when a runtime code was seen (step 3 routes those).
+//! The route is a function of the error's **phase** ([`npgx_parsers::causal::phase`]: where in
+//! the run it happened, read from the error, its frames and its context with the facts of
+//! [`npgx_parsers::knowledge`]) — environment → environment; tracing, compile and capture →
+//! compile-error; execution and collective → runtime-error. Order, first match wins:
+//! 1. **step pre-classification** (only with a step tree, in [`super::analyze`]);
+//! 2. **the phase** — capture context first (compile-error even when the error reads like a
+//!    memory, resource or stream failure; capture succeeded and only replay fails → runtime),
+//!    then the error's own evidence, its frames, its context;
+//! 3. **keywords** — compile words, then runtime words (the seed's rules 1–2);
+//! 4. **fallback** — a crash with none of them → compile-error (rule 1's last bullet), with
+//!    `low` confidence. A fallback never outranks evidence; the classifier abstains
+//!    (`undetermined`, with its candidates) when the only error is a weak one.
 //!
 //! Without an error: report tables and wording — accuracy (scores, graph vs eager mismatch),
 //! then performance (throughput / latency, slowness).
 
 use serde::Serialize;
 
-use npgx_parsers::cann_error::find_code;
-use npgx_parsers::causal::{CausalError, Shape};
+use npgx_parsers::causal::phase::{quoted_after, Source as PhaseSource};
+use npgx_parsers::causal::CausalError;
+use npgx_parsers::knowledge::{self, Kind, Phase};
 
 /// The route a failure takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -77,6 +76,11 @@ pub struct Routing {
     pub package: Option<String>,
     /// Notes the handoff must carry (step-1 hint, force_eager note, boundary note).
     pub notes: Vec<String>,
+    /// The phase the route was read from, when one was.
+    pub phase: Option<Phase>,
+    pub confidence: Confidence,
+    /// One sentence: what decided the route.
+    pub why: String,
 }
 
 impl Routing {
@@ -88,6 +92,9 @@ impl Routing {
             matched_line: None,
             package: None,
             notes: Vec::new(),
+            phase: None,
+            confidence: Confidence::High,
+            why: String::new(),
         }
     }
 
@@ -179,45 +186,26 @@ fn first_word<'w>(hay: &str, words: &'w [(&'w str, bool)]) -> Option<&'w str> {
         .map(|(w, _)| *w)
 }
 
-/// The first (line, text) of the error's scope or frames where `f` finds a token.
-fn first_in(
-    err: &CausalError,
-    mut f: impl FnMut(&str) -> Option<&'static str>,
-) -> Option<(u64, &'static str)> {
-    err.scope
-        .iter()
-        .chain(err.frames.iter())
-        .find_map(|(no, text)| f(text).map(|t| (*no, t)))
+/// How much a route is trusted: `high` when the error's own text decided, `medium` when its
+/// frames, its context or a keyword did, `low` for the no-token fallback.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Confidence {
+    Low,
+    Medium,
+    High,
 }
 
-/// ACL-graph capture evidence in one line: `captur…`, or runtime code 107030 (the current
-/// capture mode does not support this operation).
-fn capture_token(line: &str) -> Option<&'static str> {
-    let l = line.to_ascii_lowercase();
-    if l.contains("capture mode does not support") || l.contains("107030") {
-        return Some("107030 capture mode");
-    }
-    if l.contains("captur") {
-        return Some("captur");
-    }
-    None
-}
-
-/// Step 1: capture context.
-fn capture_context(err: &CausalError) -> Option<Routing> {
-    let (line, token) = first_in(err, capture_token)?;
-    let text = format!("{}\n{}", err.scope_text(), err.message).to_ascii_lowercase();
-    let replay_only = text.contains("replay")
-        && !text.contains("capture fail")
-        && !text.contains("capture stream fail");
-    if replay_only {
-        return None;
-    }
-    let mut r = Routing::new(Route::CompileError, "capture.context", Some(token)).at(Some(line));
-    r.notes.push(format!(
-        "ACL graph capture was active (line {line}): compile-error even though the error reads like a runtime or resource failure"
-    ));
-    Some(r)
+/// The route a phase leads to (spec §1.1 step 2): tracing, compile and capture failures are
+/// compile-errors (rule 1), execution and collective failures runtime-errors (rule 2), a broken
+/// environment is fixed first. Host code has no route of its own.
+pub fn route_of_phase(phase: Phase) -> Option<Route> {
+    Some(match phase {
+        Phase::Environment => Route::Environment,
+        Phase::Tracing | Phase::Compile | Phase::Capture => Route::CompileError,
+        Phase::Execution | Phase::Collective => Route::RuntimeError,
+        Phase::Host => return None,
+    })
 }
 
 /// An environment problem named by the error itself.
@@ -227,24 +215,6 @@ pub struct EnvironmentProblem {
     pub why: String,
     pub token: String,
 }
-
-/// Python modules that come with CANN, torch_npu or the graph backends.
-const ASCEND_MODULES: &[&str] = &[
-    "torch_npu",
-    "torchair",
-    "npugraph_ex",
-    "te",
-    "tbe",
-    "acl",
-    "hccl",
-    "atb",
-    "op_gen",
-    "op_compile_tool",
-    "auto_tune",
-    "schedule_search",
-    "ascendebug",
-    "mindie_llm",
-];
 
 /// The package a vendor library path belongs to (`…/nnal/atb/…/libx.so` → `NNAL ATB`).
 fn package_of_library(path: &str) -> String {
@@ -266,41 +236,45 @@ fn package_of_library(path: &str) -> String {
         .unwrap_or_else(|| path.rsplit('/').next().unwrap_or(path).to_string())
 }
 
-/// Step 3a: environment problems, from the error's exception class and message.
+/// The package to fix when the error's phase is the environment: the missing module, the
+/// library whose symbols do not match, the module that lacks an attribute, the backend that is
+/// not registered — read from the error's message and scope.
 pub fn environment_problem(err: &CausalError) -> Option<EnvironmentProblem> {
-    let m = err.message.as_str();
-    let ty = err.exception_type.as_deref().unwrap_or("");
-    let short = ty.rsplit('.').next().unwrap_or(ty);
-    if let Some(at) = m.find(": undefined symbol") {
-        let lib = m[..at]
-            .rsplit([' ', '\t'])
-            .next()
-            .unwrap_or("")
-            .trim_start_matches([':', '\'']);
-        if lib.contains(".so") {
-            return Some(EnvironmentProblem {
-                package: package_of_library(lib),
-                why: format!("{lib} needs a symbol the installed libraries do not export (ABI / version mismatch between torch_npu, CANN and its add-ons)"),
-                token: "undefined symbol".into(),
-            });
-        }
-    }
-    if matches!(short, "ModuleNotFoundError" | "ImportError") {
+    let p = err
+        .phase
+        .as_ref()
+        .filter(|p| p.phase == Phase::Environment)?;
+    let lines =
+        std::iter::once(err.message.as_str()).chain(err.scope.iter().map(|(_, t)| t.as_str()));
+    let mut fallback = None;
+    for m in lines {
         if let Some(name) = quoted_after(m, "No module named ") {
             let top = name.split('.').next().unwrap_or(name);
-            if ASCEND_MODULES.contains(&top) || top.to_ascii_lowercase().starts_with("ascend") {
-                return Some(EnvironmentProblem {
-                    package: top.to_string(),
-                    why: format!("the Python module `{name}` is not installed in this interpreter (or the CANN environment script was not sourced)"),
-                    token: "No module named".into(),
-                });
+            return Some(EnvironmentProblem {
+                package: top.to_string(),
+                why: format!("the Python module `{name}` is not installed in this interpreter (or the environment that provides it was not activated)"),
+                token: "No module named".into(),
+            });
+        }
+        for token in [": undefined symbol", ": cannot open shared object file"] {
+            if let Some(at) = m.find(token) {
+                let lib = m[..at]
+                    .rsplit([' ', '\t'])
+                    .next()
+                    .unwrap_or("")
+                    .trim_start_matches([':', '\'', '`']);
+                if lib.contains(".so") {
+                    return Some(EnvironmentProblem {
+                        package: package_of_library(lib),
+                        why: format!("{lib} cannot be loaded with the installed libraries (ABI / version mismatch or a missing library between torch_npu, CANN and its add-ons)"),
+                        token: token.trim_start_matches(": ").into(),
+                    });
+                }
             }
         }
-    }
-    if short == "AttributeError" {
         if let Some(module) = quoted_after(m, "module ") {
-            let top = module.split('.').next().unwrap_or(module);
-            if ASCEND_MODULES.contains(&top) && m.contains("has no attribute") {
+            if m.contains("has no attribute") {
+                let top = module.split('.').next().unwrap_or(module);
                 return Some(EnvironmentProblem {
                     package: top.to_string(),
                     why: format!("the installed `{module}` lacks an attribute this code uses (version mismatch)"),
@@ -308,228 +282,125 @@ pub fn environment_problem(err: &CausalError) -> Option<EnvironmentProblem> {
                 });
             }
         }
+        let lower = m.to_ascii_lowercase();
+        if lower.contains("invalid backend") || lower.contains("unknown backend") {
+            let name = quoted_after(m, "backend: ")
+                .or_else(|| quoted_after(m, "backend "))
+                .unwrap_or("the backend");
+            return Some(EnvironmentProblem {
+                package: name.to_string(),
+                why: format!("the backend `{name}` is not registered in this interpreter (torch_npu missing or too old)"),
+                token: "invalid backend".into(),
+            });
+        }
+        if fallback.is_none() {
+            if let Some(f) = npgx_parsers::knowledge::environment(m) {
+                let package = ["torch_npu", "torchair", "npugraph_ex", "libopapi.so", "opp"]
+                    .into_iter()
+                    .find(|k| lower.contains(k))
+                    .map_or("the installed packages", |k| match k {
+                        "libopapi.so" => "CANN (op-API library)",
+                        "opp" => "CANN operator package (opp)",
+                        k => k,
+                    });
+                fallback = Some(EnvironmentProblem {
+                    package: package.to_string(),
+                    why: f.meaning.to_string(),
+                    token: f.key.to_string(),
+                });
+            }
+        }
     }
-    let lower = m.to_ascii_lowercase();
-    if lower.contains("invalid backend") || lower.contains("unknown backend") {
-        let name = quoted_after(m, "backend: ")
-            .or_else(|| quoted_after(m, "backend "))
-            .unwrap_or("the backend");
-        return Some(EnvironmentProblem {
-            package: name.to_string(),
-            why: format!("the backend `{name}` is not registered in this interpreter (torch_npu missing or too old)"),
-            token: "invalid backend".into(),
-        });
-    }
-    let config_frame = err
-        .frames
-        .iter()
-        .any(|(_, f)| f.contains("npugraph_ex") || f.contains("torchair"));
-    if config_frame
-        && matches!(short, "TypeError" | "ValueError" | "AttributeError")
-        && (lower.contains("unexpected keyword argument")
-            || lower.contains("unknown option")
-            || lower.contains("unsupported option")
-            || lower.contains("has no attribute"))
-    {
-        let package = if err.frames.iter().any(|(_, f)| f.contains("npugraph_ex")) {
-            "npugraph_ex"
-        } else {
-            "torchair"
-        };
-        return Some(EnvironmentProblem {
-            package: package.to_string(),
-            why: format!("the installed {package} does not know an option this code passes (version mismatch)"),
-            token: "unknown option".into(),
-        });
-    }
-    None
-}
-
-/// `'name'` right after `lead` in `m`.
-fn quoted_after<'a>(m: &'a str, lead: &str) -> Option<&'a str> {
-    let r = &m[m.find(lead)? + lead.len()..];
-    let q = r.chars().next().filter(|c| *c == '\'' || *c == '"')?;
-    let r = &r[1..];
-    Some(&r[..r.find(q)?])
-}
-
-/// Exception classes raised by the compile stack (Dynamo, FakeTensor, AOTAutograd, Inductor).
-const COMPILE_EXCEPTIONS: &[&str] = &[
-    "Unsupported",
-    "BackendCompilerFailed",
-    "TorchRuntimeError",
-    "InternalTorchDynamoError",
-    "UserError",
-    "UncapturedHigherOrderOpError",
-    "GuardOnDataDependentSymNode",
-    "DataDependentOutputException",
-    "DynamicOutputShapeException",
-    "UnsupportedOperatorException",
-    "FailOnRecompileLimitHit",
-    "RecompileLimitExceeded",
-    "InductorError",
-    "LoweringException",
-    "CompilationError",
-];
-
-/// CANN error-code family (second character) → the layer it belongs to.
-fn code_family_route(code: &str) -> Option<Route> {
-    let c = code.as_bytes().get(1).copied().map(char::from)?;
-    Some(match c {
-        // GE, FE, TEFusion, operator checks, TBE compilation, tuning, fusion, AMCT.
-        '1' | '2' | '4'..='9' | 'A' | 'B' | 'C' | 'D' | 'F' | 'G' | 'O' => Route::CompileError,
-        // AI CPU, runtime, ACL, HCCL, HCCP, profiling, driver, queues, DVPP, dump, aclnn.
-        '3' | 'E' | 'H' | 'I' | 'J' | 'K' | 'L' | 'M' | 'N' | 'P' | 'Z' => Route::RuntimeError,
-        _ => return None,
+    fallback.or_else(|| {
+        Some(EnvironmentProblem {
+            package: "the installed packages".into(),
+            why: p
+                .fact
+                .clone()
+                .unwrap_or_else(|| "the error names a broken installation".into()),
+            token: p.token.clone(),
+        })
     })
 }
 
-/// A runtime error number (107xxx parameter/usage, 207xxx resource, 507xxx execution) after
-/// one of the phrases CANN and torch_npu print it with.
-fn runtime_code(line: &str) -> Option<u64> {
-    const LEADS: &[&str] = &[
-        "error code is ",
-        "errcode=",
-        "runtime result = ",
-        "runtime result=",
-        "retcode: ",
-        "error code: ",
-        "ret=",
-        "ret = ",
-    ];
-    let l = line.to_ascii_lowercase();
-    LEADS.iter().find_map(|lead| {
-        let mut from = 0;
-        while let Some(at) = l[from..].find(lead) {
-            let r = &l[from + at + lead.len()..];
-            let end = r.find(|c: char| !c.is_ascii_digit()).unwrap_or(r.len());
-            if let Ok(n) = r[..end].parse::<u64>() {
-                if matches!(n, 107_000..=107_999 | 207_000..=207_999 | 507_000..=507_999) {
-                    return Some(n);
+/// Keyword rules on a causal error, after its phase (spec §1.1 step 2).
+pub fn route_error(err: &CausalError) -> Routing {
+    if let Some(p) = &err.phase {
+        if let Some(route) = route_of_phase(p.phase) {
+            let mut r = Routing::new(route, p.rule, Some(&p.token)).at(Some(p.line));
+            r.phase = Some(p.phase);
+            r.confidence = match p.source {
+                PhaseSource::Error => Confidence::High,
+                PhaseSource::Frames | PhaseSource::Context => Confidence::Medium,
+            };
+            let whence = match p.source {
+                PhaseSource::Error => "the error",
+                PhaseSource::Frames => "its traceback frames",
+                PhaseSource::Context => "the lines around it",
+            };
+            r.why = format!(
+                "{} phase, read from {whence} (`{}`, line {})",
+                p.phase.name(),
+                p.token,
+                p.line
+            );
+            if let Some(f) = &p.fact {
+                r.why.push_str(&format!(": {f}"));
+            }
+            match p.phase {
+                Phase::Capture => r.notes.push(format!(
+                    "ACL graph capture was active (line {}): compile-error even though the error reads like a runtime or resource failure",
+                    p.line
+                )),
+                Phase::Environment => {
+                    if let Some(env) = environment_problem(err) {
+                        r.notes.push(format!(
+                            "{}: fix the environment ({}) first, then re-run",
+                            env.why, env.package
+                        ));
+                        r.package = Some(env.package);
+                    }
+                }
+                _ => {}
+            }
+            if let Some(n) = p
+                .token
+                .parse::<u64>()
+                .ok()
+                .filter(|_| p.rule == "shape.runtime-code")
+            {
+                if let Some(f) = npgx_parsers::knowledge::runtime_code(n) {
+                    r.notes.push(format!("runtime error {n}: {}", f.meaning));
                 }
             }
-            from += at + lead.len();
+            if route == Route::RuntimeError
+                && format!("{}\n{}", err.message, err.scope_text())
+                    .to_ascii_lowercase()
+                    .contains("replay")
+            {
+                r.notes.push(
+                    "capture succeeded and replay fails: runtime-error by default; if evidence is thin, also consult compile-error"
+                        .into(),
+                );
+            }
+            return r;
         }
-        None
-    })
-}
-
-/// Step 3: the causal error's own shape.
-fn by_shape(err: &CausalError) -> Option<Routing> {
-    if let Some(env) = environment_problem(err) {
-        let mut r = Routing::new(Route::Environment, "shape.environment", Some(&env.token))
-            .at(Some(err.line));
-        r.package = Some(env.package.clone());
-        r.notes.push(format!(
-            "{}: fix the environment ({}) first, then re-run",
-            env.why, env.package
-        ));
-        return Some(r);
-    }
-    match err.shape {
-        Shape::GraphBreak => {
-            return Some(
-                Routing::new(
-                    Route::CompileError,
-                    "shape.graph-break",
-                    Some("graph break reason"),
-                )
-                .at(Some(err.line)),
-            )
-        }
-        Shape::Recompile => {
-            return Some(
-                Routing::new(
-                    Route::CompileError,
-                    "shape.recompile",
-                    Some("recompilation"),
-                )
-                .at(Some(err.line)),
-            )
-        }
-        Shape::KernelAssert => {
-            return Some(
-                Routing::new(Route::RuntimeError, "shape.kernel-assert", Some("[ASSERT]"))
-                    .at(Some(err.line)),
-            )
-        }
-        _ => {}
-    }
-    if let Some(ty) = err.exception_type.as_deref() {
-        let short = ty.rsplit('.').next().unwrap_or(ty);
-        let compile_module = [
-            "torch._dynamo",
-            "torch._subclasses",
-            "torch._inductor",
-            "torch.fx",
-            "torch._functorch",
-        ]
-        .iter()
-        .any(|m| ty.starts_with(m));
-        if compile_module || COMPILE_EXCEPTIONS.contains(&short) {
-            return Some(
-                Routing::new(Route::CompileError, "shape.exception-class", Some(ty))
-                    .at(Some(err.line)),
-            );
-        }
-    }
-    if let Some(at) = find_code(&err.message) {
-        let code = &err.message[at..at + 6];
-        if let Some(route) = code_family_route(code) {
-            return Some(
-                Routing::new(route, "shape.cann-code-family", Some(code)).at(Some(err.line)),
-            );
-        }
-    }
-    if let Some((line, n)) = err
-        .scope
-        .iter()
-        .find_map(|(no, t)| runtime_code(t).map(|n| (*no, n)))
-    {
-        let code = n.to_string();
-        let mut r =
-            Routing::new(Route::RuntimeError, "shape.runtime-code", Some(&code)).at(Some(line));
-        if let Some(meaning) = npgx_parsers::cann_error::tables::acl_code(n) {
-            r.notes.push(format!("runtime error {n}: {meaning}"));
-        }
-        return Some(r);
-    }
-    if let Some(code) = err
-        .scope
-        .iter()
-        .find_map(|(no, t)| find_code(t).map(|at| (*no, t[at..at + 6].to_string())))
-    {
-        if let Some(route) = code_family_route(&code.1) {
-            return Some(
-                Routing::new(route, "shape.cann-code-family", Some(&code.1)).at(Some(code.0)),
-            );
-        }
-    }
-    if matches!(err.shape, Shape::PlogRecord | Shape::FrameworkError) {
-        // Rule 2 names "CANN plog" itself as a runtime-error keyword.
-        return Some(
-            Routing::new(Route::RuntimeError, "shape.plog-record", Some("CANN plog"))
-                .at(Some(err.line)),
-        );
-    }
-    None
-}
-
-/// Keyword rules on a causal error, in the documented order.
-pub fn route_error(err: &CausalError) -> Routing {
-    if let Some(r) = capture_context(err) {
-        return r;
-    }
-    if let Some(r) = by_shape(err) {
-        return r;
     }
     let scope = err.scope_text();
     let frames: String = err.frames.iter().map(|(_, f)| format!("{f}\n")).collect();
     let compile_hay = format!("{}\n{scope}\n{frames}", err.message);
     if let Some(w) = first_word(&compile_hay, COMPILE_WORDS) {
-        let line = first_in(err, |t| first_word(t, COMPILE_WORDS).map(|_| "")).map(|x| x.0);
-        return Routing::new(Route::CompileError, "keyword.compile", Some(w))
+        let line = err
+            .scope
+            .iter()
+            .chain(err.frames.iter())
+            .find(|(_, t)| first_word(t, COMPILE_WORDS).is_some())
+            .map(|x| x.0);
+        let mut r = Routing::new(Route::CompileError, "keyword.compile", Some(w))
             .at(line.or(Some(err.line)));
+        r.confidence = Confidence::Medium;
+        r.why = format!("no phase evidence; compile keyword `{w}` (rule 1)");
+        return r;
     }
     let runtime_hay = format!("{}\n{scope}", err.message);
     if let Some(w) = first_word(&runtime_hay, RUNTIME_WORDS) {
@@ -540,6 +411,8 @@ pub fn route_error(err: &CausalError) -> Routing {
             .map(|(n, _)| *n);
         let mut r = Routing::new(Route::RuntimeError, "keyword.runtime", Some(w))
             .at(line.or(Some(err.line)));
+        r.confidence = Confidence::Medium;
+        r.why = format!("no phase evidence; runtime keyword `{w}` (rule 2)");
         if runtime_hay.to_ascii_lowercase().contains("replay") {
             r.notes.push(
                 "capture succeeded and replay fails: runtime-error by default; if evidence is thin, also consult compile-error"
@@ -550,46 +423,13 @@ pub fn route_error(err: &CausalError) -> Routing {
     }
     let mut r =
         Routing::new(Route::CompileError, "fallback.no-runtime-token", None).at(Some(err.line));
+    r.confidence = Confidence::Low;
+    r.why = "no phase evidence and no keyword: a crash without an aclnn / ACL / HCCL / stream / event token (rule 1, last bullet)".into();
     r.notes.push(
         "no runtime code and no aclnn / ACL / HCCL / stream / event token in the first causal error (rule 1, last bullet)".into(),
     );
     r
 }
-
-/// Accuracy wording in a report without a stack (rule 3).
-const ACCURACY_WORDS: &[&str] = &[
-    "accuracy",
-    "precision",
-    "mismatch",
-    "misalign",
-    "discrepan",
-    "not equal",
-    "allclose",
-    "wrong result",
-    "wrong output",
-    "incorrect",
-    "differ",
-    "diverge",
-    "score",
-    "nan",
-    "精度",
-    "不一致",
-    "误差",
-];
-
-/// Performance wording in a report without a stack (rule 4).
-const PERFORMANCE_WORDS: &[&str] = &[
-    "slow",
-    "latency",
-    "throughput",
-    "performance",
-    "tokens/s",
-    "faster",
-    "speedup",
-    "性能",
-    "耗时",
-    "慢",
-];
 
 /// Column headers of an accuracy report table.
 const ACCURACY_COLUMNS: &[&str] = &[
@@ -682,35 +522,94 @@ fn route_table(text: &str) -> Option<(Routing, usize, String)> {
     None
 }
 
-/// Rules 3 and 4 on text without an error: a report table, else the first line with accuracy
-/// or performance wording.
+/// Where `word` (lower-case) occurs in `line` (lower-case) and is not negated right after it
+/// (`精度正常`, `accuracy is fine`): ASCII words at word starts (`nan` only as a whole word),
+/// others anywhere.
+fn lexicon_hit(line: &str, word: &str) -> bool {
+    if let Some(unit) = word.strip_prefix('0') {
+        return unit_after_number(line, unit);
+    }
+    let mut from = 0;
+    while let Some(rel) = line.get(from..).and_then(|l| l.find(word)) {
+        let at = from + rel;
+        let end = at + word.len();
+        let bytes = line.as_bytes();
+        let boundary = !word.is_ascii()
+            || (token_start(bytes, at)
+                && (word != "nan" || end >= bytes.len() || !bytes[end].is_ascii_alphabetic()));
+        if boundary {
+            let after: String = line[end..].chars().take(12).collect();
+            let negated = knowledge::lexicon(Kind::Negation).any(|n| after.contains(n.key));
+            if !negated {
+                return true;
+            }
+        }
+        from = end;
+    }
+    false
+}
+
+/// Whether `unit` follows a number in `line` (`1520 ms`, `830ms`), and no letter follows it.
+fn unit_after_number(line: &str, unit: &str) -> bool {
+    let mut from = 0;
+    while let Some(rel) = line.get(from..).and_then(|l| l.find(unit)) {
+        let at = from + rel;
+        let end = at + unit.len();
+        let before = line[..at].strip_suffix(' ').unwrap_or(&line[..at]);
+        let after_ok = !line[end..]
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic());
+        if before.ends_with(|c: char| c.is_ascii_digit()) && after_ok {
+            return true;
+        }
+        from = end;
+    }
+    false
+}
+
+/// Rules 3 and 4 on text without an error: a report table, else the report's wording (the
+/// bilingual lexicon of [`npgx_parsers::knowledge`]). The route with more lines of its wording
+/// wins (accuracy on a tie, the rules' order); the evidence is its first line that carries a
+/// figure (a measurement), else its first line.
 pub fn route_prose(text: &str) -> Option<(Routing, usize, String)> {
     if let Some(t) = route_table(text) {
         return Some(t);
     }
-    for (route, words, rule) in [
-        (Route::Accuracy, ACCURACY_WORDS, "keyword.accuracy"),
-        (Route::Performance, PERFORMANCE_WORDS, "keyword.performance"),
+    let mut best: Option<(Route, &'static str, usize, Vec<(usize, &'static str)>)> = None;
+    for (route, kind, rule) in [
+        (Route::Accuracy, Kind::Accuracy, "keyword.accuracy"),
+        (Route::Performance, Kind::Performance, "keyword.performance"),
     ] {
-        for (i, line) in text.lines().enumerate() {
-            let l = line.to_lowercase();
-            if let Some(w) = words.iter().copied().find(|&w| {
-                if w.is_ascii() {
-                    // `nan` only as a word (not `nano…`); the others also as word starts.
-                    find_token(&l, w, w == "nan")
-                } else {
-                    l.contains(w)
-                }
-            }) {
-                return Some((
-                    Routing::new(route, rule, Some(w)),
-                    i + 1,
-                    line.trim_end().to_string(),
-                ));
-            }
+        let hits: Vec<(usize, &'static str)> = text
+            .lines()
+            .enumerate()
+            .filter_map(|(i, line)| {
+                let l = line.to_lowercase();
+                knowledge::lexicon(kind)
+                    .find(|w| lexicon_hit(&l, w.key))
+                    .map(|w| (i, w.key))
+            })
+            .collect();
+        if !hits.is_empty() && best.as_ref().is_none_or(|b| hits.len() > b.3.len()) {
+            best = Some((route, rule, hits.len(), hits));
         }
     }
-    None
+    let (route, rule, _, hits) = best?;
+    let lines: Vec<&str> = text.lines().collect();
+    let (i, w) = hits
+        .iter()
+        .copied()
+        .find(|(i, _)| lines[*i].bytes().any(|b| b.is_ascii_digit()))
+        .or_else(|| hits.first().copied())?;
+    let mut r = Routing::new(route, rule, Some(w));
+    r.confidence = Confidence::Medium;
+    r.why = format!(
+        "no error stack; {} line(s) of {} wording (rules 3–4)",
+        hits.len(),
+        route.as_str()
+    );
+    Some((r, i + 1, lines[i].trim_end().to_string()))
 }
 
 #[cfg(test)]
@@ -789,9 +688,106 @@ mod tests {
             (r.route, r.package.as_deref()),
             (Route::Environment, Some("npugraph_ex"))
         );
-        // A module that is not part of the Ascend stack is not an environment route.
+        // Any missing module is an installation problem, Ascend's or not.
         let r = route_of("ModuleNotFoundError: No module named 'mylib'\n");
-        assert_ne!(r.route, Route::Environment);
+        assert_eq!(
+            (r.route, r.package.as_deref()),
+            (Route::Environment, Some("mylib"))
+        );
+    }
+
+    // The held-back classes of issue 19, one synthetic case each (the shapes, not the samples).
+    #[test]
+    fn frames_only_glog_traceback_is_compile() {
+        let p = "W0430 10:16:12.733000 2814 torch/_dynamo/convert_frame.py:1009]";
+        let text = format!(
+            "{p} WON'T CONVERT forward m.py line 12\n{p} Traceback (most recent call last):\n{p}   File \"/x/torch/_dynamo/convert_frame.py\", line 986, in __call__\n{p}     result = self._inner(frame)\n{p}   File \"/x/torch/_functorch/aot_autograd.py\", line 1, in aot_module\n{p}     g()\n{p}   File \"/x/torchair/npu_fx_compiler.py\", line 2, in compile\n{p}     h()\n"
+        );
+        let r = route_of(&text);
+        assert_eq!(
+            (r.route, r.rule.as_str()),
+            (Route::CompileError, "phase.frames")
+        );
+        assert_eq!(r.confidence, Confidence::Medium);
+    }
+
+    #[test]
+    fn capture_behind_a_generic_hint() {
+        let text = "RuntimeError: capture_begin:NPUGraph.cpp:230 NPU function error: c10_npu::acl::AclmdlRICaptureBegin(s, m), error code is 207005\n[ERROR] 2025-01-01-00:00:00 (PID:1, Device:0, RankID:-1) ERR00100 PTA call acl api failed\n[Error]: Failed to apply for memory.\n        Check the remaining storage space in the hardware environment.\nEE9999: Inner Error!\nEE9999[PID: 1] 2025-01-01-00:00:00.000.000 (EE9999):  Failed to alloc 64 streams, resource exhausted[FUNC:F][FILE:f.cc][LINE:1]\n";
+        let e = first_causal_error(text.as_bytes()).unwrap();
+        // The CANN line with the detail, not the generic hint, is cited; capture decides.
+        assert_eq!(e.line, 6);
+        let r = route_error(&e);
+        assert_eq!(
+            (r.route, r.rule.as_str()),
+            (Route::CompileError, "capture.context")
+        );
+        let text = "RuntimeError: Cannot run aclop operators during NPU graph capture. Current working aclop is MatMul.\n";
+        assert_eq!(route_of(text).route, Route::CompileError);
+    }
+
+    #[test]
+    fn device_hint_is_runtime_not_fallback() {
+        let text = "RuntimeError: synchronize:NPUStream.cpp:1 NPU function error: AclrtSynchronizeStreamWithTimeout, error code is 507035\n[Error]: The vector core execution is abnormal.\n        Rectify the fault based on the error information in the ascend log.\n";
+        let r = route_of(text);
+        assert_eq!(r.route, Route::RuntimeError);
+        assert_eq!(first_causal_error(text.as_bytes()).unwrap().line, 2);
+    }
+
+    #[test]
+    fn environment_behind_other_shapes() {
+        for text in [
+            "[ERROR] TBE(9,python):2025-01-01-00:00:00.000.000 [x.cc:1]9 Run: ModuleNotFoundError: No module named 'attr'\n",
+            "torch._inductor.exc.InductorError: ModuleNotFoundError: No module named 'triton'\n",
+            "AttributeError: module 'torch_npu' has no attribute 'npu_fused_infer_attention_score'\n",
+            "RuntimeError: aclnnFooGetWorkspaceSize or aclnnFoo not in libopapi.so, or libopapi.so not found.\n",
+            "RuntimeError: SetDevice:NPUFunctions.cpp:1 NPU function error: aclrtSetDevice, error code is 507033\nE30006: [PID: 1] 2025-01-01-00:00:00.000.000 The signature verification of the OPP package failed.\n",
+        ] {
+            assert_eq!(route_of(text).route, Route::Environment, "{text}");
+        }
+    }
+
+    #[test]
+    fn explain_2022_format() {
+        let text = "Dynamo produced 12 graphs with 11 graph breaks and 40 ops\n Break reasons: \n\n1. generic_jump TensorVariable()\n  File \"m.py\", line 3, in forward\n\n2. call_function BuiltinVariable(print)\n";
+        let e = first_causal_error(text.as_bytes()).unwrap();
+        assert_eq!(
+            (e.line, e.message.as_str()),
+            (4, "generic_jump TensorVariable()")
+        );
+        assert_eq!(route_error(&e).route, Route::CompileError);
+    }
+
+    #[test]
+    fn line_gutters_compose_prefixes_and_noise() {
+        let text = "101:[ERROR] ATRACE(1,python):2025-01-01-00:00:00.000.000 [t.c:1]1 TraceSubmit: failed to write trace\n102:Traceback (most recent call last):\n103:  File \"m.py\", line 1, in f\n104:RuntimeError: call aclnnAdd failed, detail:EZ1001: [PID: 1] 2025-01-01-00:00:00.000.000 add: shape mismatch\n";
+        let e = first_causal_error(text.as_bytes()).unwrap();
+        assert_eq!(e.line, 4);
+        assert_eq!(route_error(&e).route, Route::RuntimeError);
+        let text = "api-1  | Traceback (most recent call last):\napi-1  |   File \"m.py\", line 1, in f\napi-1  | torch._dynamo.exc.Unsupported: call_method x\n";
+        let e = first_causal_error(text.as_bytes()).unwrap();
+        assert_eq!((e.line, route_error(&e).route), (3, Route::CompileError));
+    }
+
+    #[test]
+    fn a_device_fault_report_outranks_an_argument_header() {
+        let text = "[PID: 1] 2025-01-01-00:00:00.000.000 Invalid_Argument(EL0003): The argument is invalid.\n        Solution: Try again with a valid argument.\n\nEZ9999: [PID: 1] 2025-01-01-00:00:00.000.000 The error from device(chipId:0, dieId:0), serial number is 1, there is an aivec error exception, core id is 3, task timeout\n";
+        assert_eq!(first_causal_error(text.as_bytes()).unwrap().line, 4);
+    }
+
+    #[test]
+    fn chinese_reports() {
+        let (r, line, _) =
+            route_prose("问题描述：\n开图 1520 ms，关图 830 ms，开图更慢\n").unwrap();
+        assert_eq!((r.route, line), (Route::Performance, 2));
+        let (r, _, _) = route_prose("图模式下一直重复输出同一个token，eager正常\n").unwrap();
+        assert_eq!(r.route, Route::Accuracy);
+        let (r, _, _) =
+            route_prose("graph mode repeats one token forever; eager is fine\n").unwrap();
+        assert_eq!(r.route, Route::Accuracy);
+        // 精度正常 says accuracy is fine: the report is about speed.
+        let (r, _, _) = route_prose("精度正常，但是性能下降 30%\n").unwrap();
+        assert_eq!(r.route, Route::Performance);
     }
 
     // Class 9: report tables.

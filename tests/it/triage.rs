@@ -25,7 +25,7 @@ fn classify_items(paths: &[PathBuf], code: i32) -> Vec<Value> {
     args.extend(paths.iter().map(|p| p.display().to_string()));
     let v = npgx_json(&args, code);
     assert_eq!(v["schema"], "npgx.triage-classify");
-    assert_eq!(v["schema_version"], 2);
+    assert_eq!(v["schema_version"], 3);
     v["items"].as_array().expect("items").clone()
 }
 
@@ -317,11 +317,14 @@ fn analyze_step5_tree_routes_by_keywords_with_force_eager_note() {
     assert_eq!(v["first_failure"]["step"], "step5-npugraph_ex");
     assert_eq!(v["route"], "runtime-error");
     assert_eq!(v["sub_skill"], "torch-npugraph-ex-runtime-error-diagnosis");
+    // The wrapper only says the call failed: the report's device line under it is the error,
+    // the wrapper its evidence.
     let e = &v["evidence"]["first_causal_error"];
-    assert_eq!(e["line"], 5);
+    assert_eq!(e["line"], 6);
+    assert_eq!(e["evidence"]["wrapper_line"], 5);
     assert_eq!(
         e["message"],
-        "RuntimeError: call aclnnMatmul failed, detail:EZ9999: Inner Error!"
+        "EZ9999: The error from device(chipId:0, dieId:0), serial number is 3, an exception occurred during AICORE execution."
     );
     let notes = v["notes"].to_string();
     assert!(notes.contains("only with force_eager=False"), "{notes}");
@@ -347,7 +350,7 @@ fn analyze_step5_tree_routes_by_keywords_with_force_eager_note() {
         "{md}"
     );
     assert!(
-        md.contains("First causal error at `step5-npugraph_ex/stdout_stderr.log:5`"),
+        md.contains("First causal error at `step5-npugraph_ex/stdout_stderr.log:6`"),
         "{md}"
     );
 }

@@ -1,5 +1,7 @@
 //! Code tables (spec §2.6, §3.1): what a code means. Unknown values give `None`; callers keep
-//! the raw value.
+//! the raw value. CANN families, code titles and runtime numbers live in [`crate::knowledge`].
+
+use crate::knowledge;
 
 /// TS retCode (device task status) → text printed by the runtime.
 pub fn ts_ret_code(code: u64) -> Option<&'static str> {
@@ -22,32 +24,12 @@ pub fn ts_ret_code(code: u64) -> Option<&'static str> {
     })
 }
 
-/// ACL / runtime external error code (`ErrCode=507035`, `runtime result = 507035`) → meaning.
+/// ACL / runtime external error code (`ErrCode=507035`, `runtime result = 507035`) → meaning,
+/// from the knowledge table ([`crate::knowledge`]): a known number, or the 107xxx range.
 pub fn acl_code(code: u64) -> Option<&'static str> {
-    Some(match code {
-        507011 => "model execute failed",
-        507014 => "aicore timeout",
-        507015 => "aicore exception",
-        507016 => "aicore trap",
-        507017 => "aicpu timeout",
-        507018 => "aicpu exception",
-        507033 => "device setup failed",
-        507034 => "vector core timeout",
-        507035 => "vector core exception",
-        507046 => "stream sync timeout",
-        507048 => "FFTS+ timeout",
-        507049 => "FFTS+ exception",
-        507053 => "UCE (uncorrectable memory error)",
-        507057 => "suspect remote error",
-        507899 => "driver internal error",
-        507901 => "HDC disconnected",
-        207001 => "memory allocation failed",
-        207005 => "resource allocation failure",
-        207018 => "device out of memory",
-        107030 => "the current capture mode does not support this operation",
-        107000..=107999 => "parameter or usage error",
-        _ => return None,
-    })
+    knowledge::runtime_code(code)
+        .filter(|f| !f.key.ends_with('*') || f.key == "107*")
+        .map(|f| f.meaning)
 }
 
 /// `report error module_type=N` → the inner code the runtime forwards.
@@ -67,54 +49,16 @@ pub fn module_type_code(module_type: u64) -> Option<&'static str> {
     })
 }
 
-/// Second character of a CANN error code → component.
+/// Second character of a CANN error code → component (the knowledge table's family rows).
 pub fn module_letter(c: char) -> Option<&'static str> {
-    Some(match c {
-        '1' => "GE",
-        '2' => "FE",
-        '3' => "AI CPU",
-        '4' => "TEFusion",
-        '5'..='8' => "operator parameter check / vector operator",
-        '9' | 'A' | 'B' => "TBE compilation",
-        'C' => "Auto Tune",
-        'D' => "RLTune",
-        'E' => "RTS (runtime)",
-        'F' => "LxFusion & AutoDeploy",
-        'G' => "AOE",
-        'H' => "ACL (AscendCL)",
-        'I' => "HCCL",
-        'J' => "HCCP",
-        'K' => "Profiling",
-        'L' => "Driver",
-        'M' => "Queue schedule",
-        'N' => "DVPP",
-        'O' => "AMCT",
-        'P' => "Dump",
-        'U' => "user-reported",
-        'Z' => "public operators / aclnn",
-        _ => return None,
-    })
+    let mut buf = [0u8; 4];
+    let code = format!("E{}", c.encode_utf8(&mut buf));
+    knowledge::code_family(&code).map(|f| f.meaning)
 }
 
-/// Known titles of CANN error codes.
+/// Known titles of CANN error codes (the knowledge table's code rows).
 pub fn code_title(code: &str) -> Option<&'static str> {
-    Some(match code {
-        "EZ9999" => "AclNN_Inner_Error",
-        "EZ9903" => "AclNN_Runtime_Error",
-        "EZ1001" => "AclNN_Parameter_Error",
-        "EZ2001" => "Execution_Error",
-        "EZ3002" => "Unsupported_Operator",
-        "EE1001" => "Invalid_Argument",
-        "EE1002" => "Execution_Error_Stream_Synchronize_Timeout",
-        "EE1003" => "Invalid_Argument",
-        "EL0003" => "Invalid_Argument",
-        "EL0004" => "Memory_Allocation_Failure",
-        "EI0002" => "Communication_Error_Timeout",
-        "EI0006" => "Communication_Error_Socket_Timeout",
-        "EJ0001" => "HCCP_Process_Initialization_Failure",
-        "E19999" => "Unknown error",
-        _ => return None,
-    })
+    knowledge::cann_code(code).map(|f| f.meaning)
 }
 
 /// HCCL `HcclResult` value → name.

@@ -5,6 +5,8 @@
 //! [`super`] cuts the input into windows so memory stays bounded.
 
 use crate::cann_error::{find_code, torch_npu, CannErrorReport, ReportAssembler};
+use crate::knowledge;
+use crate::line_prefix::LinePrefix;
 use crate::plog::content::parse_content;
 use crate::plog::header::{parse_header, Level, PlogTime};
 use crate::torch_logs::{
@@ -164,6 +166,7 @@ fn continuation(
             || find_code(l).is_some()
             || is_cann_traceback(l)
             || torch_npu::parse_torch_npu_line(l.trim()).is_some()
+            || torch_npu_hint(l).is_some()
             || parse_header(l.as_bytes()).is_some()
         {
             break;
@@ -279,12 +282,17 @@ pub(super) fn collect(w: &[WinLine<'_>]) -> Vec<Candidate> {
         }
         // Graph-break reports: `torch._dynamo.explain()` and TORCH_LOGS=graph_breaks.
         let t = line.trim();
-        if t == "Break Reasons:" {
+        if t.eq_ignore_ascii_case("Break Reasons:") {
             break_reasons = true;
             i += 1;
             continue;
         }
-        if let Some(reason) = t.strip_prefix("Reason:") {
+        // `torch._dynamo.explain()` before 2.1 numbers its reasons: `1. generic_jump …`.
+        let numbered = break_reasons
+            .then(|| numbered_item(t))
+            .flatten()
+            .filter(|r| !r.is_empty());
+        if let Some(reason) = t.strip_prefix("Reason:").or(numbered) {
             if break_reasons || n.artifact() == Some("graph_breaks") {
                 let mut c = Candidate::new(
                     i,
@@ -301,7 +309,10 @@ pub(super) fn collect(w: &[WinLine<'_>]) -> Vec<Candidate> {
                 continue;
             }
         }
-        if n.artifact() == Some("graph_breaks") || t.starts_with("Graph break") {
+        if n.artifact() == Some("graph_breaks")
+            || t.starts_with("Graph break")
+            || is_explain_summary(t)
+        {
             let mut c = Candidate::new(
                 i,
                 Tier::Soft,
@@ -368,45 +379,12 @@ pub(super) fn collect(w: &[WinLine<'_>]) -> Vec<Candidate> {
         // CANN error reports: code line, or a cut excerpt's TraceBack.
         if let Some(report) = report_at(i) {
             if exception_line(line).is_none() {
-                let end = index_of(w, report.end_line)
-                    .saturating_add(1)
-                    .max(i + 1)
-                    .min(w.len());
-                let (root, root_text) = match (report.inner, report.items.first(), &report.message)
-                {
-                    (true, Some(item), _) => (index_of(w, item.line), item.text.as_str()),
-                    (_, _, Some(m)) => (index_of(w, m.line), m.text.as_str()),
-                    (_, Some(item), None) => (index_of(w, item.line), item.text.as_str()),
-                    (_, None, None) => (i, ""),
-                };
-                let root_message = strip_location(root_text).to_string();
-                let external = report.code.is_some() && !report.inner;
-                let cited = if external {
-                    i
-                } else {
-                    index_of(w, report.causal_line).min(w.len() - 1)
-                };
-                let mut c = Candidate::new(
-                    cited,
-                    if soft { Tier::Soft } else { Tier::Strong },
-                    CauseRank::ErrorReport,
-                    Shape::CannReport,
-                    "cann.report",
-                );
-                c.message = match &report.code {
-                    Some(code) => format!("{code}: {root_message}"),
-                    None => root_message,
-                };
-                for l in &w[i..end] {
-                    push_scope(&mut c.scope, l.no, l.norm.rest.trim());
-                }
-                c.root_index = (root != cited && root < w.len()).then_some(root);
+                let (mut c, end) = report_candidate(w, i, report, soft);
                 if let Some((wl, wf)) = wrapper.take() {
                     c.wrapper_line = Some(wl);
                     c.frames = wf;
                 }
-                c.pid = report.pid.and_then(|p| i64::try_from(p).ok());
-                merge_with_hint(&mut out, c, w, report.inner);
+                merge_with_hint(&mut out, c, w);
                 i = end;
                 continue;
             }
@@ -499,10 +477,25 @@ pub(super) fn collect(w: &[WinLine<'_>]) -> Vec<Candidate> {
                 wrapper = Some((w[i].no, frames.clone()));
             }
             out.push(c);
-            // A `detail:` CANN report that starts on this exception line follows as items.
+            // A `detail:` CANN report that starts on this exception line: under a wrapper that
+            // only says a call failed (`call aclnnX failed, detail:…`) the report is the error
+            // and the wrapper its evidence; under any other exception it is the exception's detail.
             if let Some(report) = report_at(i) {
                 let block_end = index_of(w, report.end_line).saturating_add(1).min(w.len());
-                if let Some(last) = out.last_mut() {
+                if tier == Tier::Cascade && !soft {
+                    let (mut c, _) = report_candidate(w, i, report, soft);
+                    // The wrapper's line holds only the report's header (`detail:EZ9999: Inner
+                    // Error!`): the root message below it is the error.
+                    if c.index == i && report.inner {
+                        if let Some(root) = c.root_index.take() {
+                            c.index = root;
+                        }
+                    }
+                    c.wrapper_line = Some(w[i].no);
+                    c.frames = frames.clone();
+                    wrapper = None;
+                    out.push(c);
+                } else if let Some(last) = out.last_mut() {
                     for l in &w[(i + 1).min(block_end)..block_end] {
                         push_scope(&mut last.scope, l.no, l.rest);
                     }
@@ -514,9 +507,16 @@ pub(super) fn collect(w: &[WinLine<'_>]) -> Vec<Candidate> {
             continue;
         }
         if let Some(hint) = torch_npu_hint(line) {
+            // A hint that only says that something failed (`Failed to apply for memory.`, `A GE
+            // error occurs in the system.`) is a summary: the lines around it say what failed.
+            let tier = if knowledge::is_generic(hint) {
+                Tier::Cascade
+            } else {
+                Tier::Strong
+            };
             let mut c = Candidate::new(
                 i,
-                Tier::Strong,
+                tier,
                 CauseRank::ErrorReport,
                 Shape::TorchNpuHint,
                 "torch-npu.hint",
@@ -545,13 +545,51 @@ pub(super) fn collect(w: &[WinLine<'_>]) -> Vec<Candidate> {
         }
         i += 1;
     }
+    // A traceback pasted without its exception (and without a `raise` line): its innermost
+    // frame is the best line to cite, and the frames say which phase failed.
+    if out.is_empty() {
+        if let Some(&(no, ref text)) = frames.last() {
+            if let Some(k) = w.iter().position(|l| l.no == no) {
+                let mut c = Candidate::new(
+                    k,
+                    Tier::Soft,
+                    CauseRank::Error,
+                    Shape::TracebackFrames,
+                    "traceback.frames-only",
+                );
+                c.message = format!("traceback without its exception, innermost frame: {text}");
+                c.scope.push((no, w[k].rest.trim().to_string()));
+                c.frames = frames.clone();
+                out.push(c);
+            }
+        }
+    }
     out
 }
 
+/// `1. generic_jump TensorVariable()` → the text after the number.
+fn numbered_item(t: &str) -> Option<&str> {
+    let digits = t.bytes().take_while(u8::is_ascii_digit).count();
+    (digits > 0)
+        .then(|| t[digits..].strip_prefix(". "))
+        .flatten()
+        .map(str::trim)
+}
+
+/// `Dynamo produced 12 graphs with 11 graph breaks and 40 ops` (`torch._dynamo.explain()`
+/// before 2.1).
+fn is_explain_summary(t: &str) -> bool {
+    t.starts_with("Dynamo produced ") && t.contains(" graph break")
+}
+
 /// A CANN report right after a torch_npu hint (only indented advice lines between) is one error.
-fn merge_with_hint(out: &mut Vec<Candidate>, block: Candidate, w: &[WinLine<'_>], inner: bool) {
+/// Which line is cited: the report's when the hint is generic (it only says that something
+/// failed) or when the report states a device fault; else the hint, which names the fault
+/// (`The aicore execution times out.`), with the report's root as its root line.
+fn merge_with_hint(out: &mut Vec<Candidate>, block: Candidate, w: &[WinLine<'_>]) {
     if let Some(last) = out.last_mut() {
         let between_ok = last.shape == Shape::TorchNpuHint
+            && last.rule == "torch-npu.hint"
             && (last.index + 1..block.index.min(w.len())).all(|k| {
                 let l = w[k].norm.rest;
                 w[k].norm.skip
@@ -560,23 +598,91 @@ fn merge_with_hint(out: &mut Vec<Candidate>, block: Candidate, w: &[WinLine<'_>]
                     || is_cann_traceback(l)
             });
         if between_ok {
-            if inner {
-                last.root_index = Some(block.root_index.unwrap_or(block.index));
-                last.message = format!("{} ({})", last.message, block.message);
-                last.scope.extend(block.scope);
-                last.rule = "torch-npu.hint+cann.report";
-            } else {
+            let generic_hint = last.tier == Tier::Cascade;
+            let device = is_device_fault(&block.message);
+            if generic_hint || device {
                 let (wl, wf) = (last.wrapper_line, std::mem::take(&mut last.frames));
+                let hint_line = w[last.index].no;
+                let hint_scope = std::mem::take(&mut last.scope);
                 *last = block;
                 if last.wrapper_line.is_none() {
                     last.wrapper_line = wl;
                     last.frames = wf;
                 }
+                // The hint stays in the error's scope: routing reads what it stands for.
+                for (no, t) in hint_scope {
+                    if no == hint_line {
+                        last.scope.insert(0, (no, t));
+                    }
+                }
+            } else {
+                last.root_index = Some(block.root_index.unwrap_or(block.index));
+                last.message = format!("{} ({})", last.message, block.message);
+                last.scope.extend(block.scope);
+                last.rule = "torch-npu.hint+cann.report";
             }
             return;
         }
     }
     out.push(block);
+}
+
+/// A line that states a fault on the device (`The error from device(…)`, `Task exception!`).
+fn is_device_fault(text: &str) -> bool {
+    super::rank::rank_plog_error("", text) == CauseRank::DeviceFault
+}
+
+/// The candidate for a CANN report starting at window index `i`, and the index after its block.
+///
+/// The cited line is the report's causal line (its code line when the first code is an external
+/// one). A report whose root states a device fault ranks as one ([`CauseRank::DeviceFault`]):
+/// it outranks an earlier report that only says an argument was invalid — specific over
+/// generic, in the ranking.
+fn report_candidate(
+    w: &[WinLine<'_>],
+    i: usize,
+    report: &CannErrorReport,
+    soft: bool,
+) -> (Candidate, usize) {
+    let end = index_of(w, report.end_line)
+        .saturating_add(1)
+        .max(i + 1)
+        .min(w.len());
+    let (root, root_text) = match (report.inner, report.items.first(), &report.message) {
+        (true, Some(item), _) => (index_of(w, item.line), item.text.as_str()),
+        (_, _, Some(m)) => (index_of(w, m.line), m.text.as_str()),
+        (_, Some(item), None) => (index_of(w, item.line), item.text.as_str()),
+        (_, None, None) => (i, ""),
+    };
+    let root_message = strip_location(root_text).to_string();
+    let external = report.code.is_some() && !report.inner;
+    let cited = if external {
+        i
+    } else {
+        index_of(w, report.causal_line).min(w.len() - 1)
+    };
+    let rank = if is_device_fault(&root_message) {
+        CauseRank::DeviceFault
+    } else {
+        CauseRank::ErrorReport
+    };
+    let mut c = Candidate::new(
+        cited,
+        if soft { Tier::Soft } else { Tier::Strong },
+        rank,
+        Shape::CannReport,
+        "cann.report",
+    );
+    c.message = match &report.code {
+        Some(code) => format!("{code}: {root_message}"),
+        None => root_message,
+    };
+    for l in &w[i..end] {
+        push_scope(&mut c.scope, l.no, l.norm.rest.trim());
+    }
+    c.root_index = (root != cited && root < w.len()).then_some(root);
+    c.pid = report.pid.and_then(|p| i64::try_from(p).ok());
+    (c, end)
 }
 
 /// Error lines that are neither exceptions nor CANN reports.
@@ -623,7 +729,14 @@ fn classify_other(w: &[WinLine<'_>], i: usize, soft: bool) -> Option<Candidate> 
         let text = String::from_utf8_lossy(rest);
         let content = parse_content(h.module, &text);
         let msg = content.message;
-        let (tier, rank, shape, rule) = if is_kernel_assert(msg) {
+        let (tier, rank, shape, rule) = if knowledge::is_noise_module(h.module) {
+            (
+                Tier::Cascade,
+                CauseRank::Cascade,
+                Shape::PlogRecord,
+                "plog.noise-module",
+            )
+        } else if is_kernel_assert(msg) {
             (
                 Tier::Strong,
                 CauseRank::DeviceFault,
@@ -700,6 +813,33 @@ fn classify_other(w: &[WinLine<'_>], i: usize, soft: bool) -> Option<Candidate> 
             t,
         ));
     }
+    // torch_npu's asynchronous wrapper printed without its exception type: it only says that an
+    // error was reported earlier.
+    if t.starts_with("The Inner error is reported as above") {
+        return Some(make(
+            Tier::Cascade,
+            CauseRank::ErrorReport,
+            Shape::TorchNpuHint,
+            "torch-npu.async-wrapper",
+            t,
+        ));
+    }
+    // A line that states a broken environment on its own (`libx.so: undefined symbol: …`,
+    // `… was not compiled with torchair`), outside an exception: the weakest strong rank, so a
+    // real error elsewhere in the text still wins, and INFO / DEBUG chatter is not a candidate.
+    if !info_level(n) {
+        if let Some(f) = knowledge::environment_line(t) {
+            let mut c = make(
+                Tier::Strong,
+                CauseRank::Framework,
+                Shape::EnvironmentLine,
+                "environment.line",
+                t,
+            );
+            c.message = format!("{t} ({})", f.meaning);
+            return Some(c);
+        }
+    }
     let lower = t.to_ascii_lowercase();
     if lower.starts_with("terminate called")
         || lower.starts_with("what():")
@@ -717,6 +857,16 @@ fn classify_other(w: &[WinLine<'_>], i: usize, soft: bool) -> Option<Candidate> 
         ));
     }
     None
+}
+
+/// A logger prefix at INFO or DEBUG level (vLLM, Python logging, glog `I`/`V`).
+fn info_level(n: &Normalised<'_>) -> bool {
+    n.prefixes.iter().any(|p| match p {
+        LinePrefix::VllmLogger { level, .. } => matches!(*level, "INFO" | "DEBUG"),
+        LinePrefix::OldLogger { level, .. } => matches!(*level, "INFO" | "DEBUG"),
+        LinePrefix::Glog(g) => matches!(g.level, 'I' | 'V'),
+        _ => false,
+    })
 }
 
 /// A plog record at level ERROR printed into the screen log.

@@ -31,6 +31,7 @@
 
 pub mod collect;
 pub mod normalise;
+pub mod phase;
 pub mod rank;
 
 use serde::Serialize;
@@ -38,6 +39,7 @@ use serde::Serialize;
 use crate::plog::header::PlogTime;
 use collect::{collect, floor_char, Candidate, WinLine};
 pub use normalise::{common_indent, normalise, Normalised};
+pub use phase::PhaseEvidence;
 pub use rank::{rank_plog_error, CauseRank};
 
 /// Longest line the engine looks at; callers keep this head and count the rest.
@@ -48,6 +50,10 @@ pub const WINDOW_LINES: usize = 20_000;
 pub const WINDOW_BYTES: usize = 16 * 1024 * 1024;
 /// Most skipped-cascade line numbers kept.
 const MAX_SKIPPED: usize = 64;
+/// Most ranked candidates kept (the first causal error and its runners-up).
+pub const MAX_RANKED: usize = 6;
+/// Lines around an error whose other candidates are its context.
+const CONTEXT_LINES: usize = 40;
 
 /// How strongly a candidate states a cause; lower is stronger.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -83,6 +89,11 @@ pub enum Shape {
     /// A recompilation and its guard failure.
     Recompile,
     TracebackRaise,
+    /// A traceback pasted without its exception line: its innermost frame.
+    TracebackFrames,
+    /// A line that states a broken environment on its own (a loader failure, a missing module,
+    /// a build without a component), outside any exception.
+    EnvironmentLine,
 }
 
 /// Why a candidate was chosen: the rule, the lines it read, what was skipped.
@@ -124,6 +135,13 @@ pub struct CausalError {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub time: Option<PlogTime>,
     pub evidence: Evidence,
+    /// Where in the run the error happened, and why we think so.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub phase: Option<PhaseEvidence>,
+    /// Lines of the same failure around the error (its wrapper, neighbouring error lines) that
+    /// routing may read when the error itself says nothing of its phase.
+    #[serde(skip)]
+    pub context: Vec<(u64, String)>,
     /// The error's lines (line number, normalised text) that routing reads.
     #[serde(skip)]
     pub scope: Vec<(u64, String)>,
@@ -157,6 +175,8 @@ pub struct CausalScanner {
     /// Per line of the window: its number and its byte range in `text`.
     spans: Vec<(u64, usize, usize)>,
     best: Option<CausalError>,
+    /// The best candidates of every window so far, best first (at most [`MAX_RANKED`]).
+    ranked: Vec<CausalError>,
     skipped: Vec<u64>,
 }
 
@@ -198,9 +218,13 @@ impl CausalScanner {
             .iter()
             .map(|(no, a, b)| (*no, &self.text[*a..*b]))
             .collect();
-        let (best, skipped) = analyse(&window);
+        let (ranked, skipped) = analyse(&window);
+        let best = ranked.first().cloned();
         self.spans.clear();
         self.text.clear();
+        self.ranked.extend(ranked);
+        self.ranked.sort_by_key(CausalError::key);
+        self.ranked.truncate(MAX_RANKED);
         if let Some(c) = best {
             if self.best.as_ref().is_none_or(|b| c.key() < b.key()) {
                 let mut c = c;
@@ -224,15 +248,41 @@ impl CausalScanner {
     }
 
     /// The first causal error, or `None` when the text holds no error at all.
-    pub fn finish(mut self) -> Option<CausalError> {
+    pub fn finish(self) -> Option<CausalError> {
+        self.finish_ranked().into_iter().next()
+    }
+
+    /// The first causal error and its runners-up, best first (at most [`MAX_RANKED`]; the
+    /// first is what [`Self::finish`] returns).
+    pub fn finish_ranked(mut self) -> Vec<CausalError> {
         self.flush();
-        self.best
+        let Some(best) = self.best else {
+            return Vec::new();
+        };
+        let line = best.line;
+        let mut out = vec![best];
+        out.extend(
+            self.ranked
+                .into_iter()
+                .filter(|c| c.line != line)
+                .take(MAX_RANKED - 1),
+        );
+        out
     }
 }
 
-/// Analyses one window: the best candidate and the cascade lines skipped before it.
-fn analyse(window: &[(u64, &str)]) -> (Option<CausalError>, Vec<u64>) {
-    let norms: Vec<Normalised<'_>> = window.iter().map(|(_, l)| normalise(l)).collect();
+/// Analyses one window: its best candidates (best first) and the cascade lines skipped before
+/// the best.
+fn analyse(window: &[(u64, &str)]) -> (Vec<CausalError>, Vec<u64>) {
+    // A `grep -n` or editor gutter on most lines comes off before anything else.
+    let gutter = normalise::window_has_gutter(window.iter().map(|(_, l)| *l));
+    let norms: Vec<Normalised<'_>> = window
+        .iter()
+        .map(|(_, l)| {
+            let g = if gutter { normalise::gutter_len(l) } else { 0 };
+            normalise(l.get(g..).unwrap_or(l))
+        })
+        .collect();
     let indent = common_indent(norms.iter().filter(|n| !n.skip).map(|n| n.rest));
     let lines: Vec<WinLine<'_>> = window
         .iter()
@@ -252,20 +302,60 @@ fn analyse(window: &[(u64, &str)]) -> (Option<CausalError>, Vec<u64>) {
         })
         .collect();
     let cands = collect(&lines);
-    let Some(best) = cands
-        .iter()
-        .min_by_key(|c| (c.tier, c.rank, c.index))
-        .cloned()
-    else {
-        return (None, Vec::new());
+    let mut order: Vec<usize> = (0..cands.len()).collect();
+    order.sort_by_key(|&k| (cands[k].tier, cands[k].rank, cands[k].index));
+    let Some(&best) = order.first() else {
+        return (Vec::new(), Vec::new());
     };
+    let best_index = cands[best].index;
     let skipped: Vec<u64> = cands
         .iter()
-        .filter(|c| c.tier == Tier::Cascade && c.index < best.index)
+        .filter(|c| c.tier == Tier::Cascade && c.index < best_index)
         .map(|c| lines[c.index].no)
         .take(MAX_SKIPPED)
         .collect();
-    (Some(to_error(&lines, best)), skipped)
+    let ranked = order
+        .iter()
+        .take(MAX_RANKED)
+        .map(|&k| {
+            let mut e = to_error(&lines, cands[k].clone());
+            e.context = context(&lines, &cands, k);
+            e.phase = phase::infer(&e);
+            e
+        })
+        .collect();
+    (ranked, skipped)
+}
+
+/// The context of candidate `k`: the line of the wrapper it was found under and the first line
+/// of every other candidate within [`CONTEXT_LINES`] lines of it.
+fn context(lines: &[WinLine<'_>], cands: &[Candidate], k: usize) -> Vec<(u64, String)> {
+    let me = &cands[k];
+    let first = lines.first().map_or(0, |l| l.no);
+    let mut out: Vec<(u64, String)> = Vec::new();
+    if let Some(wl) = me.wrapper_line {
+        if let Some(l) = usize::try_from(wl.saturating_sub(first))
+            .ok()
+            .and_then(|i| lines.get(i))
+        {
+            out.push((wl, l.rest.trim().to_string()));
+        }
+    }
+    for (j, c) in cands.iter().enumerate() {
+        if j == k || c.index.abs_diff(me.index) > CONTEXT_LINES {
+            continue;
+        }
+        let no = lines[c.index].no;
+        if out.iter().any(|(n, _)| *n == no) {
+            continue;
+        }
+        let text = c
+            .scope
+            .first()
+            .map_or(c.message.as_str(), |(_, t)| t.as_str());
+        out.push((no, text[..floor_char(text, 1024)].to_string()));
+    }
+    out
 }
 
 fn to_error(lines: &[WinLine<'_>], c: Candidate) -> CausalError {
@@ -290,6 +380,8 @@ fn to_error(lines: &[WinLine<'_>], c: Candidate) -> CausalError {
             lines: ev_lines,
             wrapper_line: c.wrapper_line,
         },
+        phase: None,
+        context: Vec::new(),
         scope: c.scope,
         frames: c.frames,
     }

@@ -4,8 +4,12 @@
 //! Grammar of one physical line, left to right:
 //!
 //! ```text
-//! line     = marker | fence | quote* prefix* indent rest
+//! line     = marker | fence | gutter? quote* prefix* indent rest
 //! marker   = "[... excerpt gap" …                    (a joint between two pasted windows)
+//! gutter   = " "* digit+ ("\t" | ":")  |  path ":" digit+ ":"
+//!                                                     (`grep -n` and editor line numbers; peeled
+//!                                                      only when most lines of a window have one,
+//!                                                      see [`gutter_len`])
 //! fence    = ("```" | "~~~") info-string              (Markdown code fence)
 //! quote    = ">" [" "]                                (Markdown block quote; lazy continuation
 //!                                                      lines carry no marker and need nothing)
@@ -88,6 +92,58 @@ pub fn strip_quote(s: &str) -> &str {
     r
 }
 
+/// Length of a line-number gutter at the start of `line`: an editor's or `cat -n`'s
+/// `   1145<TAB>`, `grep -n`'s `1145:` or `file.log:1145:`. A colon right before a digit is a
+/// clock (`10:35`), not a gutter. Zero when there is none. A window strips gutters only when most
+/// of its lines have one ([`window_has_gutter`]): `507014: The aicore execution times out` alone
+/// is a message, not a line number.
+pub fn gutter_len(line: &str) -> usize {
+    let b = line.as_bytes();
+    let mut i = b.iter().take_while(|c| **c == b' ').count();
+    let start_digits = i;
+    while i < b.len() && b[i].is_ascii_digit() {
+        i += 1;
+    }
+    if i > start_digits && i - start_digits <= 9 {
+        match b.get(i) {
+            Some(b'\t') => return i + 1,
+            Some(b':') if !b.get(i + 1).is_some_and(u8::is_ascii_digit) => return i + 1,
+            _ => {}
+        }
+    }
+    // `path:NNN:` (grep -n over several files): a path without spaces, then the number.
+    if let Some(colon) = line.find(':') {
+        let path = &line[..colon];
+        let is_path = !path.is_empty()
+            && (path.contains('/') || path.contains('.'))
+            && !path.contains([' ', '\t', '[', '(', '\'', '"']);
+        if is_path {
+            let rest = &b[colon + 1..];
+            let n = rest.iter().take_while(|c| c.is_ascii_digit()).count();
+            if n > 0 && rest.get(n) == Some(&b':') {
+                return colon + 1 + n + 1;
+            }
+        }
+    }
+    0
+}
+
+/// Whether a window's lines carry a gutter: at least two lines, and at least two thirds of the
+/// non-blank ones.
+pub fn window_has_gutter<'a>(lines: impl IntoIterator<Item = &'a str>) -> bool {
+    let (mut with, mut total) = (0usize, 0usize);
+    for l in lines {
+        if l.trim().is_empty() {
+            continue;
+        }
+        total += 1;
+        if gutter_len(l) > 0 {
+            with += 1;
+        }
+    }
+    with >= 2 && with * 3 >= total * 2
+}
+
 /// Normalises one line (trailing `\r` dropped).
 pub fn normalise(line: &str) -> Normalised<'_> {
     let line = line.strip_suffix('\r').unwrap_or(line);
@@ -145,6 +201,22 @@ mod tests {
         assert_eq!(normalise(">> > x").rest, "x");
         assert_eq!(normalise(">>> import torch").rest, ">>> import torch");
         assert_eq!(normalise(">").rest, "");
+    }
+
+    #[test]
+    fn gutters() {
+        assert_eq!(gutter_len("  1145\t[rank3]: x"), 7);
+        assert_eq!(gutter_len("12:RuntimeError: x"), 3);
+        assert_eq!(gutter_len("logs/run.log:88:EZ9999: Inner Error!"), 16);
+        assert_eq!(gutter_len("10:35:57 INFO x"), 0);
+        assert_eq!(gutter_len("2025-07-23 10:35:42 x"), 0);
+        assert_eq!(gutter_len("RuntimeError: x"), 0);
+        assert_eq!(gutter_len("    File \"a.py\", line 3"), 0);
+        assert!(window_has_gutter(["1:a", "2:b", "", "3:c"]));
+        assert!(!window_has_gutter([
+            "507014: The aicore execution times out"
+        ]));
+        assert!(!window_has_gutter(["1:a", "b", "c", "d"]));
     }
 
     #[test]

@@ -1,0 +1,541 @@
+//! The phase of a causal error: where in a `torch.compile` run it happened — environment,
+//! Dynamo tracing, AOT / backend compile, ACL graph capture, execution, collective, host — and
+//! what kind of failure it is, read from the error's own text first and from what surrounds it
+//! second. Every fact comes from [`crate::knowledge`]; this module only orders the evidence.
+//!
+//! Evidence, strongest first (the first that speaks decides):
+//! 1. **capture** — an ACL graph capture API or message in the error, its frames or the wrapper
+//!    it was found under, unless the error itself is a collective failure (a remote rank that
+//!    does not answer is not a capture problem) or capture had finished and only replay fails;
+//! 2. **the error itself** — an environment message, its shape (graph break, recompile, kernel
+//!    assertion, environment line), a compile-stack exception class, a CANN code (known code,
+//!    else its module family; an operator check takes the phase of its caller: execution under
+//!    an aclnn call, compile elsewhere), a runtime error number, a torch_npu hint, an API name;
+//! 3. **its frames** — the innermost frame whose module has a known phase;
+//! 4. **its context** — the codes, numbers and hints of the wrapper and the neighbouring error
+//!    lines of the same failure (a device hint printed next to a generic wrapper).
+//!
+//! Keywords and the no-token fallback are the router's, after all of these: a fallback never
+//! outranks evidence.
+
+use serde::Serialize;
+
+use super::{CausalError, Shape};
+use crate::cann_error::find_code;
+use crate::knowledge::{self, Nature, Phase};
+
+/// Where the phase was read, which decides how much it is trusted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    /// The error's own text.
+    Error,
+    /// The error's traceback frames.
+    Frames,
+    /// The wrapper or neighbouring error lines of the same failure.
+    Context,
+}
+
+/// The phase of one error and the evidence for it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PhaseEvidence {
+    pub phase: Phase,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nature: Option<Nature>,
+    /// The rule that read it (`capture.context`, `shape.cann-code-family`, …).
+    pub rule: &'static str,
+    /// The token, code or phrase.
+    pub token: String,
+    /// The 1-based line the token is on.
+    pub line: u64,
+    pub source: Source,
+    /// The knowledge row's meaning and source, when a row decided.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fact: Option<String>,
+}
+
+fn ev(
+    phase: Phase,
+    nature: Option<Nature>,
+    rule: &'static str,
+    token: impl Into<String>,
+    line: u64,
+    source: Source,
+) -> PhaseEvidence {
+    PhaseEvidence {
+        phase,
+        nature,
+        rule,
+        token: token.into(),
+        line,
+        source,
+        fact: None,
+    }
+}
+
+fn with_fact(mut e: PhaseEvidence, f: &knowledge::Fact) -> PhaseEvidence {
+    e.fact = Some(format!("{} [{}]", f.meaning, f.source));
+    e
+}
+
+/// A runtime error number (107xxx parameter/usage, 207xxx resource, 507xxx execution, 500xxx
+/// internal) after one of the phrases CANN and torch_npu print it with.
+pub fn runtime_number(line: &str) -> Option<u64> {
+    const LEADS: &[&str] = &[
+        "error code is ",
+        "error code:",
+        "errcode=",
+        "runtime result = ",
+        "runtime result=",
+        "retcode: ",
+        "retcode is ",
+        "error code: ",
+        "ret=",
+        "ret = ",
+        "failed: ",
+    ];
+    let l = line.to_ascii_lowercase();
+    LEADS.iter().find_map(|lead| {
+        let mut from = 0;
+        while let Some(at) = l[from..].find(lead) {
+            let r = l[from + at + lead.len()..].trim_start();
+            let end = r.find(|c: char| !c.is_ascii_digit()).unwrap_or(r.len());
+            if let Ok(n) = r[..end].parse::<u64>() {
+                if matches!(
+                    n,
+                    107_000..=107_999 | 207_000..=207_999 | 507_000..=507_999 | 500_000..=500_999
+                ) {
+                    return Some(n);
+                }
+            }
+            from += at + lead.len();
+        }
+        None
+    })
+}
+
+/// Exception classes raised by the compile stack (Dynamo, FakeTensor, AOTAutograd, Inductor),
+/// with the phase each belongs to.
+const COMPILE_EXCEPTIONS: &[(&str, Phase)] = &[
+    ("Unsupported", Phase::Tracing),
+    ("BackendCompilerFailed", Phase::Compile),
+    ("TorchRuntimeError", Phase::Tracing),
+    ("InternalTorchDynamoError", Phase::Tracing),
+    ("UserError", Phase::Tracing),
+    ("UncapturedHigherOrderOpError", Phase::Tracing),
+    ("GuardOnDataDependentSymNode", Phase::Tracing),
+    ("DataDependentOutputException", Phase::Tracing),
+    ("DynamicOutputShapeException", Phase::Tracing),
+    ("UnsupportedOperatorException", Phase::Tracing),
+    ("FailOnRecompileLimitHit", Phase::Tracing),
+    ("RecompileLimitExceeded", Phase::Tracing),
+    ("InductorError", Phase::Compile),
+    ("LoweringException", Phase::Compile),
+    ("CompilationError", Phase::Compile),
+];
+
+/// Modules whose exceptions are compile-stack exceptions.
+const COMPILE_MODULES: &[(&str, Phase)] = &[
+    ("torch._dynamo", Phase::Tracing),
+    ("torch._subclasses", Phase::Tracing),
+    ("torch._inductor", Phase::Compile),
+    ("torch.fx", Phase::Compile),
+    ("torch._functorch", Phase::Compile),
+];
+
+/// Python modules that come with CANN, torch_npu or the graph backends: an attribute they lack
+/// is a version mismatch.
+const ASCEND_MODULES: &[&str] = &[
+    "torch_npu",
+    "torchair",
+    "npugraph_ex",
+    "te",
+    "tbe",
+    "acl",
+    "hccl",
+    "atb",
+    "mindie_llm",
+];
+
+/// `'name'` right after `lead` in `m`.
+pub fn quoted_after<'a>(m: &'a str, lead: &str) -> Option<&'a str> {
+    let r = &m[m.find(lead)? + lead.len()..];
+    let q = r.chars().next().filter(|c| *c == '\'' || *c == '"')?;
+    let r = &r[1..];
+    Some(&r[..r.find(q)?])
+}
+
+/// An environment problem stated by one line of the error (`No module named 'x'`, a loader
+/// failure, an attribute the installed torch_npu lacks).
+fn environment_in(text: &str) -> Option<(&'static str, Option<&'static knowledge::Fact>)> {
+    if let Some(f) = knowledge::environment(text) {
+        return Some((f.key, Some(f)));
+    }
+    if let Some(module) = quoted_after(text, "module ") {
+        let top = module.split('.').next().unwrap_or(module);
+        if ASCEND_MODULES.contains(&top) && text.contains("has no attribute") {
+            return Some(("has no attribute", None));
+        }
+    }
+    let lower = text.to_ascii_lowercase();
+    if lower.contains("invalid backend") || lower.contains("unknown backend") {
+        return Some(("invalid backend", None));
+    }
+    None
+}
+
+/// Capture evidence in one line.
+fn capture_in(text: &str) -> Option<(&'static str, Option<&'static knowledge::Fact>)> {
+    if let Some(n) = runtime_number(text) {
+        if let Some(f) = knowledge::runtime_code(n) {
+            if f.phase_or(Phase::Execution) == Some(Phase::Capture) {
+                return Some((f.key, Some(f)));
+            }
+        }
+    }
+    if let Some(f) = knowledge::api(text) {
+        if f.phase_or(Phase::Execution) == Some(Phase::Capture) {
+            return Some((f.key, Some(f)));
+        }
+    }
+    text.to_ascii_lowercase()
+        .contains("captur")
+        .then_some(("captur", None))
+}
+
+/// The phase an error's own lines (message, scope) state, without capture.
+fn own(err: &CausalError, under: Phase) -> Option<PhaseEvidence> {
+    let at = err.line;
+    // An environment problem named by the error.
+    let env_text = std::iter::once((at, err.message.as_str()))
+        .chain(err.scope.iter().map(|(n, t)| (*n, t.as_str())));
+    for (no, t) in env_text {
+        if let Some((token, fact)) = environment_in(t) {
+            let e = ev(
+                Phase::Environment,
+                Some(Nature::Environment),
+                "shape.environment",
+                token,
+                no,
+                Source::Error,
+            );
+            return Some(match fact {
+                Some(f) => with_fact(e, f),
+                None => e,
+            });
+        }
+    }
+    match err.shape {
+        Shape::GraphBreak => {
+            return Some(ev(
+                Phase::Tracing,
+                None,
+                "shape.graph-break",
+                "graph break reason",
+                at,
+                Source::Error,
+            ))
+        }
+        Shape::Recompile => {
+            return Some(ev(
+                Phase::Tracing,
+                None,
+                "shape.recompile",
+                "recompilation",
+                at,
+                Source::Error,
+            ))
+        }
+        Shape::KernelAssert => {
+            return Some(ev(
+                Phase::Execution,
+                Some(Nature::DeviceFault),
+                "shape.kernel-assert",
+                "[ASSERT]",
+                at,
+                Source::Error,
+            ))
+        }
+        _ => {}
+    }
+    if let Some(ty) = err.exception_type.as_deref() {
+        let short = ty.rsplit('.').next().unwrap_or(ty);
+        let phase = COMPILE_MODULES
+            .iter()
+            .find(|(m, _)| ty.starts_with(m))
+            .map(|(_, p)| *p)
+            .or_else(|| {
+                COMPILE_EXCEPTIONS
+                    .iter()
+                    .find(|(x, _)| *x == short)
+                    .map(|(_, p)| *p)
+            });
+        if let Some(phase) = phase {
+            return Some(ev(
+                phase,
+                Some(Nature::Compile),
+                "shape.exception-class",
+                ty,
+                at,
+                Source::Error,
+            ));
+        }
+    }
+    from_codes(
+        std::iter::once((at, err.message.as_str()))
+            .chain(err.scope.iter().map(|(n, t)| (*n, t.as_str()))),
+        under,
+        Source::Error,
+    )
+    .or_else(|| {
+        matches!(err.shape, Shape::PlogRecord | Shape::FrameworkError).then(|| {
+            // Rule 2 names "CANN plog" itself as a runtime-error keyword.
+            ev(
+                Phase::Execution,
+                None,
+                "shape.plog-record",
+                "CANN plog",
+                at,
+                Source::Error,
+            )
+        })
+    })
+}
+
+/// Codes, runtime numbers, hints and API names in some lines: the first line that holds one
+/// decides (a CANN code before a number before a hint before an API name within a line).
+fn from_codes<'a>(
+    lines: impl Iterator<Item = (u64, &'a str)>,
+    under: Phase,
+    source: Source,
+) -> Option<PhaseEvidence> {
+    let lines: Vec<(u64, &str)> = lines.collect();
+    // Known CANN codes and families first, over all lines: a code names its component.
+    for (no, t) in &lines {
+        if let Some(at) = find_code(t) {
+            let code = &t[at..at + 6];
+            let fact = knowledge::cann_code(code)
+                .filter(|f| f.phase.is_some())
+                .or_else(|| knowledge::code_family(code).filter(|f| f.phase.is_some()));
+            if let Some(f) = fact {
+                if let Some(phase) = f.phase_or(under) {
+                    let e = ev(phase, f.nature, "shape.cann-code-family", code, *no, source);
+                    return Some(with_fact(e, f));
+                }
+            }
+        }
+    }
+    for (no, t) in &lines {
+        if let Some(n) = runtime_number(t) {
+            if let Some(f) = knowledge::runtime_code(n) {
+                if let Some(phase) = f.phase_or(under) {
+                    let e = ev(
+                        phase,
+                        f.nature,
+                        "shape.runtime-code",
+                        n.to_string(),
+                        *no,
+                        source,
+                    );
+                    return Some(with_fact(e, f));
+                }
+            }
+        }
+    }
+    // torch_npu `ERRssEEE`: the error type, else the sub-module.
+    for (no, t) in &lines {
+        if let Some(e) = crate::cann_error::torch_npu::parse_torch_npu_line(t.trim()) {
+            let code = e.code.trim_start_matches("ERR");
+            let (Some(ss), Some(eee)) = (code.get(..2), code.get(2..5)) else {
+                continue;
+            };
+            let (module, kind) = knowledge::pta_code(ss, eee);
+            if let Some(f) = kind.into_iter().chain(module).find(|f| f.phase.is_some()) {
+                if let Some(phase) = f.phase_or(under) {
+                    let e = ev(
+                        phase,
+                        f.nature,
+                        "shape.torch-npu-code",
+                        e.code.clone(),
+                        *no,
+                        source,
+                    );
+                    return Some(with_fact(e, f));
+                }
+            }
+        }
+    }
+    for (no, t) in &lines {
+        let hint_text = t.trim_start().strip_prefix("[Error]:").unwrap_or(t);
+        if let Some(f) = knowledge::hint(hint_text) {
+            if let Some(phase) = f.phase_or(under) {
+                let e = ev(phase, f.nature, "shape.hint", f.key, *no, source);
+                return Some(with_fact(e, f));
+            }
+        }
+    }
+    for (no, t) in &lines {
+        if super::rank::rank_plog_error("", t) == super::rank::CauseRank::DeviceFault {
+            return Some(ev(
+                Phase::Execution,
+                Some(Nature::DeviceFault),
+                "shape.device-fault",
+                "device fault",
+                *no,
+                source,
+            ));
+        }
+        if let Some(f) = knowledge::api(t) {
+            if let Some(phase) = f.phase_or(under).filter(|p| *p != Phase::Capture) {
+                let e = ev(phase, f.nature, "phase.api", f.key, *no, source);
+                return Some(with_fact(e, f));
+            }
+        }
+    }
+    None
+}
+
+/// The phase of a causal error (see the module documentation for the order).
+pub fn infer(err: &CausalError) -> Option<PhaseEvidence> {
+    // An operator check runs under its caller: an aclnn call means execution.
+    let all_text = || {
+        std::iter::once(err.message.as_str())
+            .chain(err.scope.iter().map(|(_, t)| t.as_str()))
+            .chain(err.context.iter().map(|(_, t)| t.as_str()))
+    };
+    let under = if all_text().any(|t| t.to_ascii_lowercase().contains("aclnn")) {
+        Phase::Execution
+    } else {
+        Phase::Compile
+    };
+    let own = own(err, under);
+    // 1. Capture, unless the error itself is a collective failure or only replay failed.
+    let replay_only = {
+        let t = all_text()
+            .collect::<Vec<_>>()
+            .join("\n")
+            .to_ascii_lowercase();
+        t.contains("replay") && !t.contains("capture fail") && !t.contains("capture stream fail")
+    };
+    let collective = own.as_ref().is_some_and(|e| e.phase == Phase::Collective);
+    if !replay_only && !collective {
+        let sources = std::iter::once((err.line, err.message.as_str(), Source::Error))
+            .chain(
+                err.scope
+                    .iter()
+                    .map(|(n, t)| (*n, t.as_str(), Source::Error)),
+            )
+            .chain(
+                err.frames
+                    .iter()
+                    .map(|(n, t)| (*n, t.as_str(), Source::Frames)),
+            )
+            .chain(
+                err.context
+                    .iter()
+                    .map(|(n, t)| (*n, t.as_str(), Source::Context)),
+            );
+        for (no, t, source) in sources {
+            if let Some((token, fact)) = capture_in(t) {
+                let e = ev(
+                    Phase::Capture,
+                    fact.and_then(|f| f.nature),
+                    "capture.context",
+                    token,
+                    no,
+                    source,
+                );
+                return Some(match fact {
+                    Some(f) => with_fact(e, f),
+                    None => e,
+                });
+            }
+        }
+    }
+    // 2. The error itself.
+    if let Some(e) = own {
+        return Some(e);
+    }
+    if err.shape == Shape::EnvironmentLine {
+        return Some(ev(
+            Phase::Environment,
+            Some(Nature::Environment),
+            "shape.environment",
+            "environment line",
+            err.line,
+            Source::Error,
+        ));
+    }
+    // 3. Its frames, innermost first.
+    for (no, f) in err.frames.iter().rev() {
+        if let Some(fact) = knowledge::frame(f) {
+            if let Some(phase) = fact.phase_or(Phase::Host) {
+                let e = ev(phase, None, "phase.frames", fact.key, *no, Source::Frames);
+                return Some(with_fact(e, fact));
+            }
+        }
+    }
+    // 4. Its context.
+    from_codes(
+        err.context.iter().map(|(n, t)| (*n, t.as_str())),
+        under,
+        Source::Context,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::causal::first_causal_error;
+
+    fn phase(text: &str) -> Option<(Phase, &'static str)> {
+        let e = first_causal_error(text.as_bytes())?;
+        e.phase.as_ref().map(|p| (p.phase, p.rule))
+    }
+
+    #[test]
+    fn numbers_after_their_phrases() {
+        assert_eq!(runtime_number("x, error code is 507035"), Some(507035));
+        assert_eq!(
+            runtime_number("rtMemcpy:ErrCode=107030, desc"),
+            Some(107030)
+        );
+        assert_eq!(runtime_number("failed, error code:507034'"), Some(507034));
+        assert_eq!(runtime_number("error code is 1"), None);
+    }
+
+    #[test]
+    fn operator_checks_take_their_callers_phase() {
+        let under_aclnn = "RuntimeError: call aclnnQuantMatmulV4 failed, detail:E69999: Inner Error!\nE69999[PID: 1] 2026-01-01-00:00:00.000.000 (E69999):  op[QuantBatchMatmulV3], this platform only support x[FUNC:F][FILE:f.cc][LINE:1]\n        TraceBack (most recent call last):\n        y failed[FUNC:G][FILE:g.cc][LINE:2]\n";
+        let e = first_causal_error(under_aclnn.as_bytes()).unwrap();
+        assert_eq!(e.line, 2);
+        assert_eq!(e.phase.map(|p| p.phase), Some(Phase::Execution));
+        let under_ge = "E69999: [PID: 1] 2026-01-01-00:00:00.000.000 op[X] tiling failed\n";
+        assert_eq!(phase(under_ge).map(|p| p.0), Some(Phase::Compile));
+    }
+
+    #[test]
+    fn capture_beats_resource_but_not_collective() {
+        let t = "RuntimeError: capture_begin:NPUGraph.cpp:230 NPU function error: AclmdlRICaptureBegin(s, m), error code is 207005\n";
+        assert_eq!(phase(t), Some((Phase::Capture, "capture.context")));
+        let t = "EI0006: [PID: 1] 2025-01-01-00:00:00.000.000 Getting socket times out during capture_model.\n";
+        assert_eq!(phase(t).map(|p| p.0), Some(Phase::Collective));
+    }
+
+    #[test]
+    fn hints_and_frames() {
+        let t = "[Error]: The vector core execution is abnormal.\n";
+        assert_eq!(phase(t), Some((Phase::Execution, "shape.hint")));
+        let t = "Traceback (most recent call last):\n  File \"/x/torch/_dynamo/convert_frame.py\", line 1, in __call__\n    f()\n  File \"/x/torch/_inductor/compile_fx.py\", line 2, in compile_fx\n    g()\n";
+        assert_eq!(phase(t), Some((Phase::Compile, "phase.frames")));
+    }
+
+    #[test]
+    fn environment_in_any_shape() {
+        let t = "[ERROR] TBE(1,python):2026-01-01-00:00:00.000.000 [x.cc:1]1 F: ModuleNotFoundError: No module named 'sympy'\n";
+        assert_eq!(phase(t).map(|p| p.0), Some(Phase::Environment));
+        let t =
+            "torch._inductor.exc.InductorError: ModuleNotFoundError: No module named 'triton'\n";
+        assert_eq!(phase(t).map(|p| p.0), Some(Phase::Environment));
+    }
+}

@@ -1,0 +1,380 @@
+//! What npgx knows about Ascend failures, as data: CANN error-code families and titles, runtime
+//! error numbers, torch_npu's hint lines and `ERRssEEE` families, messages that mean a broken
+//! environment, the phase a traceback frame or an API name belongs to, and the bilingual wording
+//! of accuracy and performance reports.
+//!
+//! Every fact is one row of `knowledge.tsv` (read at compile time), with the source it was taken
+//! from; the header of that file documents the columns. Keeping the facts out of the code means a
+//! new code or phrase is a reviewed data row, not a new branch in a matcher, and every matcher
+//! reads the same table. The table is parsed once, on first use; a unit test checks that every row
+//! parses, so a malformed row fails the build's tests rather than being skipped silently.
+//!
+//! What it is not for: deciding a route. The causal engine ([`crate::causal`]) and the router read
+//! these facts and combine them with the text they came from.
+
+use std::sync::OnceLock;
+
+use serde::Serialize;
+
+/// The table, as compiled in.
+const TABLE: &str = include_str!("knowledge.tsv");
+
+/// Where in a torch.compile run an error happens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Phase {
+    /// Import, library load, version and package checks, device initialisation.
+    Environment,
+    /// Dynamo tracing (bytecode analysis, FakeTensor propagation, guards).
+    Tracing,
+    /// AOT / backend compile: AOTAutograd, FX passes, converters, GE graph build, operator compile.
+    Compile,
+    /// ACL graph capture.
+    Capture,
+    /// Replay or execution of operators on the device.
+    Execution,
+    /// Collective communication (HCCL).
+    Collective,
+    /// Python host code outside the compile stack.
+    Host,
+}
+
+impl Phase {
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Environment => "environment",
+            Phase::Tracing => "tracing",
+            Phase::Compile => "compile",
+            Phase::Capture => "capture",
+            Phase::Execution => "execution",
+            Phase::Collective => "collective",
+            Phase::Host => "host",
+        }
+    }
+}
+
+/// What kind of failure a fact describes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Nature {
+    Environment,
+    Compile,
+    Resource,
+    Memory,
+    Parameter,
+    DeviceFault,
+    Timeout,
+    Unsupported,
+    Internal,
+    /// Says that something failed, not what.
+    Generic,
+}
+
+/// A phase as the table writes it: a phase, or `op-check` (an operator parameter / tiling check
+/// whose phase is the caller's: compile under GE, execution under an aclnn call).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PhaseCell {
+    Known(Phase),
+    OperatorCheck,
+}
+
+/// The kinds of rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Family,
+    Code,
+    Runtime,
+    Hint,
+    Generic,
+    PtaModule,
+    PtaType,
+    Environment,
+    EnvironmentMessage,
+    Frame,
+    Api,
+    NoiseModule,
+    Accuracy,
+    Performance,
+    Negation,
+}
+
+/// One row of the table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fact {
+    pub kind: Kind,
+    pub key: &'static str,
+    pub phase: Option<PhaseCell>,
+    pub nature: Option<Nature>,
+    pub meaning: &'static str,
+    pub source: &'static str,
+}
+
+impl Fact {
+    /// The phase, when the row names one (an operator check resolves to `under`).
+    pub fn phase_or(&self, under: Phase) -> Option<Phase> {
+        match self.phase? {
+            PhaseCell::Known(p) => Some(p),
+            PhaseCell::OperatorCheck => Some(under),
+        }
+    }
+}
+
+/// A row that does not parse: its 1-based line and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadRow {
+    pub line: usize,
+    pub why: String,
+}
+
+fn kind(s: &str) -> Option<Kind> {
+    Some(match s {
+        "family" => Kind::Family,
+        "code" => Kind::Code,
+        "runtime" => Kind::Runtime,
+        "hint" => Kind::Hint,
+        "generic" => Kind::Generic,
+        "pta-module" => Kind::PtaModule,
+        "pta-type" => Kind::PtaType,
+        "environment" => Kind::Environment,
+        "environment-message" => Kind::EnvironmentMessage,
+        "frame" => Kind::Frame,
+        "api" => Kind::Api,
+        "noise-module" => Kind::NoiseModule,
+        "accuracy" => Kind::Accuracy,
+        "performance" => Kind::Performance,
+        "negation" => Kind::Negation,
+        _ => return None,
+    })
+}
+
+fn phase_cell(s: &str) -> Result<Option<PhaseCell>, String> {
+    Ok(Some(PhaseCell::Known(match s {
+        "-" => return Ok(None),
+        "op-check" => return Ok(Some(PhaseCell::OperatorCheck)),
+        "environment" => Phase::Environment,
+        "tracing" => Phase::Tracing,
+        "compile" => Phase::Compile,
+        "capture" => Phase::Capture,
+        "execution" => Phase::Execution,
+        "collective" => Phase::Collective,
+        "host" => Phase::Host,
+        other => return Err(format!("unknown phase `{other}`")),
+    })))
+}
+
+fn nature(s: &str) -> Result<Option<Nature>, String> {
+    Ok(Some(match s {
+        "-" => return Ok(None),
+        "environment" => Nature::Environment,
+        "compile" => Nature::Compile,
+        "resource" => Nature::Resource,
+        "memory" => Nature::Memory,
+        "parameter" => Nature::Parameter,
+        "device-fault" => Nature::DeviceFault,
+        "timeout" => Nature::Timeout,
+        "unsupported" => Nature::Unsupported,
+        "internal" => Nature::Internal,
+        "generic" => Nature::Generic,
+        other => return Err(format!("unknown nature `{other}`")),
+    }))
+}
+
+/// Parses a table text: the rows, and every row that does not parse.
+pub fn parse_table(text: &'static str) -> (Vec<Fact>, Vec<BadRow>) {
+    let mut facts = Vec::new();
+    let mut bad = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let cells: Vec<&'static str> = line.split('\t').collect();
+        let row = (|| {
+            let [k, key, phase, nat, meaning, source] = cells[..] else {
+                return Err(format!("{} cells, 6 expected", cells.len()));
+            };
+            let kind = kind(k).ok_or_else(|| format!("unknown kind `{k}`"))?;
+            if key.is_empty() || meaning.is_empty() || source.is_empty() {
+                return Err("empty key, meaning or source".to_string());
+            }
+            if key != key.trim() {
+                return Err("key has surrounding spaces".to_string());
+            }
+            Ok(Fact {
+                kind,
+                key,
+                phase: phase_cell(phase)?,
+                nature: nature(nat)?,
+                meaning,
+                source,
+            })
+        })();
+        match row {
+            Ok(f) => facts.push(f),
+            Err(why) => bad.push(BadRow { line: i + 1, why }),
+        }
+    }
+    (facts, bad)
+}
+
+/// Every fact of the compiled-in table (rows that do not parse are left out; a unit test
+/// guarantees there are none).
+pub fn facts() -> &'static [Fact] {
+    static FACTS: OnceLock<Vec<Fact>> = OnceLock::new();
+    FACTS.get_or_init(|| parse_table(TABLE).0)
+}
+
+fn of_kind(kind: Kind) -> impl Iterator<Item = &'static Fact> {
+    facts().iter().filter(move |f| f.kind == kind)
+}
+
+/// The component row of a CANN error code (`EZ9999` → the `Z` family).
+pub fn code_family(code: &str) -> Option<&'static Fact> {
+    let c = code.get(1..2)?;
+    of_kind(Kind::Family).find(|f| f.key == c)
+}
+
+/// The row of a CANN code with a known title.
+pub fn cann_code(code: &str) -> Option<&'static Fact> {
+    of_kind(Kind::Code).find(|f| f.key == code)
+}
+
+/// The row of a runtime error number: the number itself, else its range (`507*`).
+pub fn runtime_code(n: u64) -> Option<&'static Fact> {
+    let s = n.to_string();
+    of_kind(Kind::Runtime).find(|f| f.key == s).or_else(|| {
+        of_kind(Kind::Runtime).find(|f| {
+            f.key
+                .strip_suffix('*')
+                .is_some_and(|p| s.len() == 6 && s.starts_with(p))
+        })
+    })
+}
+
+/// Whether `lower` (already lower-case) holds the key: every `&`-separated part of it.
+fn holds(lower: &str, key: &str) -> bool {
+    key.split('&').all(|part| lower.contains(part))
+}
+
+/// The first row of `kind` whose key occurs in `lower` (already lower-case).
+fn phrase(kind: Kind, lower: &str) -> Option<&'static Fact> {
+    of_kind(kind).find(|f| holds(lower, f.key))
+}
+
+/// The row of a torch_npu hint text (`The aicore execution times out.`).
+pub fn hint(text: &str) -> Option<&'static Fact> {
+    phrase(Kind::Hint, &text.to_ascii_lowercase())
+}
+
+/// Whether a message only says that something failed (an `Inner Error!` header, a torch_npu
+/// hint with a generic meaning, a `reported as above` wrapper).
+pub fn is_generic(text: &str) -> bool {
+    let lower = text.to_ascii_lowercase();
+    phrase(Kind::Generic, &lower).is_some()
+        || phrase(Kind::Hint, &lower).is_some_and(|f| f.nature == Some(Nature::Generic))
+}
+
+/// The environment row whose phrase an error's message contains.
+pub fn environment(text: &str) -> Option<&'static Fact> {
+    let lower = text.to_ascii_lowercase();
+    phrase(Kind::Environment, &lower).or_else(|| phrase(Kind::EnvironmentMessage, &lower))
+}
+
+/// The environment row a line states on its own (a loader failure, a missing module), even
+/// outside an exception.
+pub fn environment_line(text: &str) -> Option<&'static Fact> {
+    phrase(Kind::Environment, &text.to_ascii_lowercase())
+}
+
+/// The phase a traceback frame (`file function`) runs in.
+pub fn frame(frame: &str) -> Option<&'static Fact> {
+    phrase(Kind::Frame, &frame.to_ascii_lowercase())
+}
+
+/// The API-name or phrase row a line contains.
+pub fn api(text: &str) -> Option<&'static Fact> {
+    phrase(Kind::Api, &text.to_ascii_lowercase())
+}
+
+/// Whether ERROR records of this plog module are tool noise.
+pub fn is_noise_module(module: &str) -> bool {
+    of_kind(Kind::NoiseModule).any(|f| f.key == module)
+}
+
+/// torch_npu `ERRssEEE`: the sub-module and error-type rows.
+pub fn pta_code(ss: &str, eee: &str) -> (Option<&'static Fact>, Option<&'static Fact>) {
+    (
+        of_kind(Kind::PtaModule).find(|f| f.key == ss),
+        of_kind(Kind::PtaType).find(|f| f.key == eee),
+    )
+}
+
+/// The report lexicon of one kind (`Accuracy`, `Performance`, `Negation`).
+pub fn lexicon(kind: Kind) -> impl Iterator<Item = &'static Fact> {
+    of_kind(kind)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_row_parses_and_names_its_source() {
+        let (facts, bad) = parse_table(TABLE);
+        assert!(bad.is_empty(), "bad rows: {bad:?}");
+        assert!(facts.len() > 200, "{} rows", facts.len());
+        assert!(facts.iter().all(|f| !f.source.trim().is_empty()));
+    }
+
+    #[test]
+    fn malformed_rows_are_reported_with_their_line() {
+        let (facts, bad) =
+            parse_table("# c\nfamily\tZ\texecution\t-\taclnn\tdoc\nnope\tx\t-\t-\tm\ts\nhint\tx\tsoon\t-\tm\ts\nfamily\tY\n");
+        assert_eq!(facts.len(), 1);
+        let lines: Vec<usize> = bad.iter().map(|b| b.line).collect();
+        assert_eq!(lines, vec![3, 4, 5]);
+    }
+
+    #[test]
+    fn lookups() {
+        assert_eq!(
+            code_family("EZ9999").and_then(|f| f.phase_or(Phase::Compile)),
+            Some(Phase::Execution)
+        );
+        // An operator check takes its caller's phase.
+        assert_eq!(
+            code_family("E69999").and_then(|f| f.phase_or(Phase::Execution)),
+            Some(Phase::Execution)
+        );
+        assert_eq!(
+            runtime_code(507035).map(|f| f.meaning),
+            Some("vector core exception")
+        );
+        assert_eq!(runtime_code(507999).map(|f| f.key), Some("507*"));
+        assert_eq!(runtime_code(107030).map(|f| f.key), Some("107030"));
+        assert!(runtime_code(42).is_none());
+        assert_eq!(
+            hint("The vector core execution is abnormal.").map(|f| f.nature),
+            Some(Some(Nature::DeviceFault))
+        );
+        assert!(is_generic("EZ9999: Inner Error!"));
+        assert!(is_generic(
+            "Failed to apply for memory. Check the remaining storage"
+        ));
+        assert!(!is_generic("The aicore execution times out."));
+        assert!(
+            environment("ImportError: libascendcl.so: cannot open shared object file").is_some()
+        );
+        assert!(environment_line("E30006: the OPP package verification failed").is_some());
+        // `Parameter verification failed` (a hint) names no package.
+        assert!(environment("Parameter verification failed.").is_none());
+        assert!(environment_line("torch 2.1 is not installed").is_none());
+        assert!(environment("torch 2.1 is not installed").is_some());
+        assert_eq!(
+            frame("/x/torch/_dynamo/convert_frame.py __call__")
+                .and_then(|f| f.phase_or(Phase::Host)),
+            Some(Phase::Tracing)
+        );
+        assert!(is_noise_module("ATRACE"));
+        assert!(!is_noise_module("RUNTIME"));
+    }
+}
