@@ -133,6 +133,8 @@ pub struct StepReport {
     pub model: Option<String>,
     pub step: Option<u64>,
     pub ranks: u64,
+    /// Whether every rank of the world size has rows in this step (`missing_ranks` is empty).
+    pub complete: bool,
     /// Ranks below the world size with no rows in any shard: an origin among them cannot be seen.
     pub missing_ranks: Vec<u64>,
     /// The most collectives any rank executed in the step.
@@ -153,9 +155,45 @@ pub struct Summary {
     pub anomalous_steps: u64,
 }
 
+/// Ranks of a job (a world size) with no row in any step: no shard, or a skipped one.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct MissingRanks {
+    pub world_size: u64,
+    pub ranks: Vec<u64>,
+}
+
+/// A step that ranks seen in other steps of the job lack.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct MissingInStep {
+    pub world_size: u64,
+    pub model: Option<String>,
+    pub step: Option<u64>,
+    pub ranks: Vec<u64>,
+}
+
+/// What a merge could not see: a verdict over the rest is not an all-clear.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Unseen {
+    /// Shard files skipped (paths; the reasons are in `skipped`).
+    pub shards: Vec<String>,
+    /// Ranks below the world size without a row in any step of their job.
+    pub ranks: Vec<MissingRanks>,
+    /// Steps that ranks seen elsewhere in their job lack.
+    pub steps: Vec<MissingInStep>,
+}
+
+impl Unseen {
+    pub fn is_empty(&self) -> bool {
+        self.shards.is_empty() && self.ranks.is_empty() && self.steps.is_empty()
+    }
+}
+
 /// Everything a merge found.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct MergeReport {
+    /// Whether every shard was read and every rank of every step seen (`unseen` is empty).
+    pub complete: bool,
+    pub unseen: Unseen,
     pub summary: Summary,
     pub steps: Vec<StepReport>,
     pub skipped: Vec<Skipped>,
@@ -166,6 +204,51 @@ impl MergeReport {
     /// Whether any step has an anomalous rank.
     pub fn has_findings(&self) -> bool {
         self.summary.anomalous_steps > 0
+    }
+}
+
+/// What could not be seen: the skipped shards, and per job the ranks missing from every step
+/// or from some steps.
+fn unseen(steps: &[StepReport], skipped: &[Skipped]) -> Unseen {
+    let mut seen: BTreeMap<u64, std::collections::BTreeSet<u64>> = BTreeMap::new();
+    for st in steps {
+        if let Some(w) = st.world_size {
+            let ranks = seen.entry(w).or_default();
+            ranks.extend((0..w).filter(|r| !st.missing_ranks.contains(r)));
+        }
+    }
+    let ranks = seen
+        .iter()
+        .filter_map(|(&w, present)| {
+            let ranks: Vec<u64> = (0..w).filter(|r| !present.contains(r)).collect();
+            (!ranks.is_empty()).then_some(MissingRanks {
+                world_size: w,
+                ranks,
+            })
+        })
+        .collect();
+    let steps = steps
+        .iter()
+        .filter_map(|st| {
+            let w = st.world_size?;
+            let ranks: Vec<u64> = st
+                .missing_ranks
+                .iter()
+                .copied()
+                .filter(|r| seen.get(&w).is_some_and(|p| p.contains(r)))
+                .collect();
+            (!ranks.is_empty()).then(|| MissingInStep {
+                world_size: w,
+                model: st.model.clone(),
+                step: st.step,
+                ranks,
+            })
+        })
+        .collect();
+    Unseen {
+        shards: skipped.iter().map(|s| s.path.clone()).collect(),
+        ranks,
+        steps,
     }
 }
 
@@ -611,6 +694,7 @@ pub fn merge(inputs: &[PathBuf]) -> anyhow::Result<MergeReport> {
             model,
             step,
             ranks: present.len() as u64,
+            complete: missing_ranks.is_empty(),
             missing_ranks,
             collectives,
             anomalous_ranks: findings.iter().map(|f| f.rank).collect(),
@@ -618,7 +702,10 @@ pub fn merge(inputs: &[PathBuf]) -> anyhow::Result<MergeReport> {
             findings,
         });
     }
+    let unseen = unseen(&out, &skipped);
     Ok(MergeReport {
+        complete: unseen.is_empty(),
+        unseen,
         summary,
         steps: out,
         skipped,

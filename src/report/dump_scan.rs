@@ -35,6 +35,8 @@ pub fn value(report: &ScanReport, all: bool) -> serde_json::Result<serde_json::V
 
 #[derive(serde::Serialize)]
 struct Document<'a> {
+    /// Whether every file found could be read (`errors` is empty).
+    complete: bool,
     #[serde(flatten)]
     report: &'a ScanReport,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -56,6 +58,7 @@ fn with_document<R>(
     f: impl FnOnce(&super::Envelope<'_, Document<'_>>) -> R,
 ) -> R {
     let doc = Document {
+        complete: report.errors.is_empty(),
         report,
         tensors: all.then_some(Tensors(&report.tensors)),
     };
@@ -461,6 +464,14 @@ pub fn text(report: &ScanReport) -> String {
         "  {} anomalous tensors, {} problems reading files",
         s.anomalous_tensors, s.errors
     );
+    if s.errors > 0 {
+        let _ = writeln!(
+            o,
+            "  INCOMPLETE: {} problem(s) reading files (listed below) — no anomaly in what was \
+             read is not an all-clear",
+            s.errors
+        );
+    }
     for g in &report.groups {
         let _ = writeln!(o, "\n{}", group_title(g));
         let _ = writeln!(

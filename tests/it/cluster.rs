@@ -1,4 +1,5 @@
-//! Cluster runs under launchers (docs/cluster.md): symbolic links as roots.
+//! Cluster runs under launchers (docs/cluster.md): symbolic links as roots, `--exit-zero`, no
+//! all-clear that cannot be known (exit 3).
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -73,5 +74,214 @@ fn a_root_given_as_a_symbolic_link_is_walked_as_its_target() {
         json_without(&["dump-compare", s(&link), s(&link)], &keys, &link, &real);
     assert_eq!(code, Some(0));
     assert_eq!(two_links, both_real);
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn exit_zero_keeps_the_output_and_only_changes_1_and_3() {
+    let example = common::repo().join("testdata/dump-example");
+    let plain = common::npgx([
+        "dump-scan",
+        s(&example),
+        "--format",
+        "json",
+        "--no-progress",
+    ]);
+    assert_eq!(plain.status.code(), Some(1));
+    for args in [
+        vec![
+            "dump-scan",
+            s(&example),
+            "--format",
+            "json",
+            "--no-progress",
+            "--exit-zero",
+        ],
+        vec![
+            "--exit-zero",
+            "dump-scan",
+            s(&example),
+            "--format",
+            "json",
+            "--no-progress",
+        ],
+    ] {
+        let out = common::npgx(&args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        assert_eq!(out.stdout, plain.stdout, "{args:?}: the same report");
+    }
+    // Could not run: still 2.
+    let missing = common::npgx(["dump-scan", "/nonexistent/npgx-dump", "--exit-zero"]);
+    assert_eq!(missing.status.code(), Some(2));
+    // Other commands that exit 1 for findings take it the same way.
+    let log = common::sample("logs/01-plog-raw-aivec-gatherv3-assert-2025.log");
+    for args in [vec!["aicore", s(&log)], vec!["triage", "classify", s(&log)]] {
+        assert_eq!(common::npgx(&args).status.code(), Some(1), "{args:?}");
+        let mut zero = args.clone();
+        zero.push("--exit-zero");
+        assert_eq!(common::npgx(&zero).status.code(), Some(0), "{zero:?}");
+    }
+}
+
+/// Copies the tree `from` into `to` (files only; what the tests below then break or remove).
+fn copy_tree(from: &Path, to: &Path) {
+    for e in walkdir::WalkDir::new(from) {
+        let e = e.expect("entry");
+        let dest = to.join(e.path().strip_prefix(from).expect("below"));
+        if e.file_type().is_dir() {
+            std::fs::create_dir_all(&dest).expect("mkdir");
+        } else {
+            std::fs::copy(e.path(), &dest).expect("copy");
+        }
+    }
+}
+
+/// Scans `root` as `rank` of a world of 2 into `dest`, expecting `code`.
+fn shard(root: &Path, dest: &Path, rank: u32, code: i32) {
+    let r = rank.to_string();
+    let out = common::npgx([
+        "dump-scan",
+        s(root),
+        "--rank",
+        &r,
+        "--world-size",
+        "2",
+        "--format",
+        "parquet",
+        "-o",
+        s(dest),
+        "--no-progress",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn merge(dir: &Path, code: i32) -> Value {
+    common::npgx_json(["merge", s(dir), "--format", "json"], code)
+}
+
+#[test]
+fn merge_gives_no_all_clear_when_a_shard_a_rank_or_a_step_is_unseen() {
+    let example =
+        common::repo().join("testdata/dump-example/worldsize1_global_rank0/20241121120000");
+    let d = scratch("unseen");
+    // Rank 1 of 2 saw only step 0; rank 0 saw steps 0 and 1.
+    let partial = d.join("rank1/20241121120000");
+    copy_tree(&example, &partial);
+    std::fs::remove_dir_all(partial.join("0/ge_default_20241121120000_1/1/1")).expect("rm step 1");
+    let shards = d.join("shards");
+    std::fs::create_dir_all(&shards).expect("mkdir");
+    shard(&example, &shards.join("rank0.parquet"), 0, 1);
+    // Rank 1 alone missing from a world of 2: exit 3, not 1.
+    let v = merge(&shards, 3);
+    assert_eq!(v["complete"], false);
+    assert_eq!(
+        v["unseen"],
+        serde_json::json!({"shards": [], "ranks": [{"world_size": 2, "ranks": [1]}], "steps": []})
+    );
+    assert!(v["steps"]
+        .as_array()
+        .expect("steps")
+        .iter()
+        .all(|st| st["complete"] == false));
+    let text = common::npgx(["merge", s(&shards)]);
+    assert_eq!(text.status.code(), Some(3));
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("INCOMPLETE: rank 1 of world size 2 not seen"),
+        "{text}"
+    );
+    assert_eq!(
+        common::npgx(["merge", s(&shards), "--exit-zero"])
+            .status
+            .code(),
+        Some(0)
+    );
+    // Rank 1 present, but without step 1.
+    shard(&partial, &shards.join("rank1.parquet"), 1, 1);
+    let v = merge(&shards, 3);
+    assert_eq!(
+        v["unseen"],
+        serde_json::json!({"shards": [], "ranks": [],
+                           "steps": [{"world_size": 2, "model": "1", "step": 1, "ranks": [1]}]})
+    );
+    let steps = v["steps"].as_array().expect("steps");
+    assert_eq!(steps[0]["complete"], true);
+    assert_eq!(steps[1]["complete"], false);
+    assert_eq!(steps[1]["missing_ranks"], serde_json::json!([1]));
+    // Complete: every rank of every step. Anomalies: 1.
+    std::fs::remove_file(shards.join("rank1.parquet")).expect("rm");
+    shard(&example, &shards.join("rank1.parquet"), 1, 1);
+    let v = merge(&shards, 1);
+    assert_eq!(v["complete"], true);
+    // A truncated shard beside them: skipped, and the merge is incomplete.
+    let whole = std::fs::read(shards.join("rank1.parquet")).expect("shard");
+    std::fs::write(shards.join("rank2.parquet"), &whole[..whole.len() / 2]).expect("write");
+    let v = merge(&shards, 3);
+    assert_eq!(v["complete"], false);
+    let skipped = v["unseen"]["shards"][0].as_str().expect("a path");
+    assert!(skipped.ends_with("rank2.parquet"), "{skipped}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn scan_and_compare_with_unreadable_files_are_incomplete() {
+    let example = common::repo().join("testdata/dump-example");
+    let d = scratch("unreadable");
+    let broken = d.join("tree");
+    copy_tree(&example, &broken);
+    let step =
+        broken.join("worldsize1_global_rank0/20241121120000/0/ge_default_20241121120000_1/1/0");
+    let good = std::fs::read(step.join("Add.model_layer0_Add.6.2.1732190400000300")).expect("dump");
+    std::fs::write(
+        step.join("Mul.model_layer0_Mul.7.2.1732190400000400"),
+        &good[..12],
+    )
+    .expect("a truncated dump");
+    let v = common::npgx_json(
+        ["dump-scan", s(&broken), "--format", "json", "--no-progress"],
+        3,
+    );
+    assert_eq!(v["complete"], false);
+    assert_eq!(v["summary"]["errors"], 1);
+    assert_eq!(
+        v["summary"]["anomalous_tensors"], 4,
+        "what was read is still reported"
+    );
+    let text = common::npgx(["dump-scan", s(&broken), "--no-progress"]);
+    assert_eq!(text.status.code(), Some(3));
+    assert!(
+        String::from_utf8_lossy(&text.stdout).contains("INCOMPLETE: 1 problem(s) reading files")
+    );
+    let clean = common::npgx_json(
+        [
+            "dump-scan",
+            s(&example),
+            "--format",
+            "json",
+            "--no-progress",
+        ],
+        1,
+    );
+    assert_eq!(clean["complete"], true);
+    let v = common::npgx_json(
+        ["dump-compare", s(&example), s(&broken), "--format", "json"],
+        3,
+    );
+    assert_eq!(
+        (v["complete"].clone(), v["summary"]["errors"].clone()),
+        (Value::Bool(false), 1.into())
+    );
+    assert_eq!(v["summary"]["failed"], 0);
+    assert_eq!(
+        common::npgx(["dump-compare", s(&example), s(&broken), "--exit-zero"])
+            .status
+            .code(),
+        Some(0)
+    );
     let _ = std::fs::remove_dir_all(&d);
 }
