@@ -119,25 +119,23 @@ fn check_output(format: TableFormat, output: Option<&std::path::Path>) -> anyhow
 }
 
 /// Writes a [`TableFormat`] result: Parquet into `output` through `parquet`, every other format
-/// through `text` into `output` (buffered) or stdout.
+/// through `text` into `output` (buffered; whole or not at all, [`crate::output`]) or stdout.
 fn emit(
     output: Option<&std::path::Path>,
     format: TableFormat,
     parquet: impl FnOnce(std::fs::File) -> anyhow::Result<()>,
     text: impl FnOnce(&mut dyn std::io::Write, TableFormat) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
-    use anyhow::Context as _;
     use std::io::Write as _;
-    let create = |path: &std::path::Path| {
-        std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))
-    };
     match (output, format) {
-        (Some(path), TableFormat::Parquet) => parquet(create(path)?),
-        (Some(path), format) => {
-            let mut f = std::io::BufWriter::new(create(path)?);
+        (Some(path), TableFormat::Parquet) => {
+            crate::output::write_with(path, |f| parquet(f.try_clone()?))
+        }
+        (Some(path), format) => crate::output::write_with(path, |f| {
+            let mut f = std::io::BufWriter::new(f);
             text(&mut f, format)?;
             Ok(f.flush()?)
-        }
+        }),
         (None, TableFormat::Parquet) => anyhow::bail!("--format parquet needs -o FILE"),
         (None, format) => text(&mut std::io::stdout().lock(), format),
     }

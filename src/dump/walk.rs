@@ -8,7 +8,8 @@
 //! symbolic link to a directory or file *inside* the tree is skipped (the directory or file is
 //! walked under its real path), a directory reached again through links from outside the tree
 //! (a "diamond") is skipped silently by its (device, inode), and a link back to one of its own
-//! ancestors is reported as a loop. Hard links are separate files.
+//! ancestors is reported as a loop. Hard links are separate files. npgx's own temporary files
+//! (an output being written, or left by a killed npgx: [`crate::output::is_temp`]) are not seen.
 //!
 //! Hashed file names are resolved through the `mapping.csv` of their own directory before the
 //! file is classified. Directories are handed to the caller one at a time with their candidate
@@ -285,7 +286,11 @@ impl Dirs<'_> {
                 path: entry.into_path(),
                 files: Vec::new(),
             });
-        } else if entry.file_type().is_file() && !(link && self.ctx.links_inside(entry.path())) {
+        } else if entry.file_type().is_file()
+            && !(link && self.ctx.links_inside(entry.path()))
+            // An npgx output still being written, or left by a killed npgx.
+            && !crate::output::is_temp(entry.file_name())
+        {
             self.files_seen.fetch_add(1, Ordering::Relaxed);
             if let Some(dir) = self.open.last_mut() {
                 dir.files.push(entry.into_path());

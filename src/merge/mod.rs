@@ -267,6 +267,7 @@ pub fn shard_files(inputs: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
         for e in crate::dump::walk::tree(input).min_depth(1).max_depth(1) {
             let e = e.with_context(|| format!("cannot list {}", input.display()))?;
             let p = e.path();
+            // (A shard being written, `.NAME.parquet.PID-N.npgx-tmp`, is not one.)
             if p.extension().is_some_and(|x| x == "parquet") && p.is_file() {
                 files.push(p.to_path_buf());
             }

@@ -1,5 +1,5 @@
 //! Cluster runs under launchers (docs/cluster.md): symbolic links as roots, `--exit-zero`, no
-//! all-clear that cannot be known (exit 3).
+//! all-clear that cannot be known (exit 3), shards whole or absent under real signals.
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -283,5 +283,114 @@ fn scan_and_compare_with_unreadable_files_are_incomplete() {
             .code(),
         Some(0)
     );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// `target/fixtures/launch` (scripts/gen_launch_fixtures.py): the two ranks' trees and the truth.
+fn launch() -> (PathBuf, Value) {
+    let dir = common::fixture("launch");
+    let exp = std::fs::read_to_string(dir.join("expected.json")).expect("expected.json");
+    (dir.join("ranks"), serde_json::from_str(&exp).expect("JSON"))
+}
+
+/// The temporary file of `dest` in its directory, if one is there (`.NAME.PID-N.npgx-tmp`).
+fn temp_of(dest: &Path) -> Option<PathBuf> {
+    let name = dest.file_name().expect("a file name").to_string_lossy();
+    let prefix = format!(".{name}.");
+    std::fs::read_dir(dest.parent().expect("a directory"))
+        .expect("list")
+        .map(|e| e.expect("entry").path())
+        .find(|p| {
+            let n = p.file_name().expect("name").to_string_lossy();
+            n.starts_with(&prefix) && n.ends_with(".npgx-tmp")
+        })
+}
+
+fn send(child: &std::process::Child, sig: i32) {
+    let pid = libc::pid_t::try_from(child.id()).expect("a pid");
+    // SAFETY: kill(2) on the pid of a child this test started and has not yet waited for.
+    assert_eq!(unsafe { libc::kill(pid, sig) }, 0, "kill {sig}");
+}
+
+/// Starts a shard scan of rank 1's tree (60 009 dumps) into `dest`.
+fn start_scan(tree: &Path, dest: &Path) -> std::process::Child {
+    std::process::Command::new(env!("CARGO_BIN_EXE_npgx"))
+        .args(["dump-scan", s(tree), "--rank", "1", "--world-size", "2"])
+        .args(["--format", "parquet", "-o", s(dest), "--no-progress"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("npgx starts")
+}
+
+/// Starts a scan and stops it (SIGSTOP) as soon as its shard's temporary file appears: frozen
+/// while writing, the temporary file there and nothing at `dest`. Returns the child and the
+/// temporary file. A few tries, in case a write finishes between two looks.
+fn frozen_while_writing(tree: &Path, dest: &Path) -> (std::process::Child, PathBuf) {
+    for _ in 0..3 {
+        let mut child = start_scan(tree, dest);
+        let started = std::time::Instant::now();
+        while temp_of(dest).is_none() && child.try_wait().expect("wait").is_none() {
+            assert!(started.elapsed().as_secs() < 300, "no shard written");
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        send(&child, libc::SIGSTOP);
+        match temp_of(dest) {
+            Some(temp) if !dest.exists() => return (child, temp),
+            _ => {
+                send(&child, libc::SIGKILL);
+                let _ = child.wait();
+                let _ = std::fs::remove_file(dest);
+            }
+        }
+    }
+    panic!(
+        "the shard was written faster than it could be caught: grow the launch fixture's --filler"
+    )
+}
+
+#[test]
+fn a_shard_killed_by_a_signal_is_never_left_at_its_name() {
+    use std::os::unix::process::ExitStatusExt as _;
+    let (ranks, _) = launch();
+    let tree = ranks.join("1");
+    let d = scratch("kill");
+    let dest = d.join("node1.parquet");
+    // While scanning (the shard not opened yet): nothing is written.
+    for sig in [libc::SIGTERM, libc::SIGKILL] {
+        let mut child = start_scan(&tree, &dest);
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        send(&child, sig);
+        let status = child.wait().expect("wait");
+        assert_eq!(status.signal(), Some(sig), "still scanning when signalled");
+        assert!(!dest.exists() && temp_of(&dest).is_none(), "signal {sig}");
+    }
+    // SIGTERM while writing: the temporary file is removed and the process dies of the signal.
+    let (mut child, temp) = frozen_while_writing(&tree, &dest);
+    send(&child, libc::SIGTERM);
+    send(&child, libc::SIGCONT);
+    assert_eq!(child.wait().expect("wait").signal(), Some(libc::SIGTERM));
+    assert!(!dest.exists(), "no shard after SIGTERM");
+    assert!(!temp.exists(), "{} removed after SIGTERM", temp.display());
+    // SIGKILL while writing: the temporary file stays, nothing at the shard's name…
+    let (mut child, temp) = frozen_while_writing(&tree, &dest);
+    send(&child, libc::SIGKILL);
+    assert_eq!(child.wait().expect("wait").signal(), Some(libc::SIGKILL));
+    assert!(!dest.exists() && temp.exists());
+    // …and merge and dump-scan do not see it.
+    shard(&ranks.join("0"), &d.join("node0.parquet"), 0, 1);
+    let v = merge(&d, 3);
+    assert_eq!(v["summary"]["shards"], 1);
+    assert_eq!(v["skipped"], serde_json::json!([]));
+    assert_eq!(
+        v["unseen"]["ranks"],
+        serde_json::json!([{"world_size": 2, "ranks": [1]}])
+    );
+    let scan = common::npgx_json(["dump-scan", s(&d), "--format", "json", "--no-progress"], 2);
+    assert_eq!(
+        scan["summary"]["files_seen"], 1,
+        "the shard, not the leftover"
+    );
+    assert_eq!(scan["summary"]["errors"], 0);
     let _ = std::fs::remove_dir_all(&d);
 }
