@@ -1,5 +1,7 @@
 //! Cluster runs under launchers (docs/cluster.md): symbolic links as roots, `--exit-zero`, no
-//! all-clear that cannot be known (exit 3), shards whole or absent under real signals.
+//! all-clear that cannot be known (exit 3), shards whole or absent under real signals, and the
+//! recipes run for real with torchrun and mpirun on the fixture of scripts/gen_launch_fixtures.py.
+
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -393,4 +395,203 @@ fn a_shard_killed_by_a_signal_is_never_left_at_its_name() {
     );
     assert_eq!(scan["summary"]["errors"], 0);
     let _ = std::fs::remove_dir_all(&d);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The recipes of docs/cluster.md, run on this machine.
+
+/// The `sh` block of docs/cluster.md whose command starts with `launcher`: its launcher command
+/// (continuation lines joined) and its merge command, as written.
+fn recipe(launcher: &str) -> (String, String) {
+    let doc = std::fs::read_to_string(common::repo().join("docs/cluster.md")).expect("cluster.md");
+    let block = doc
+        .split("```sh\n")
+        .skip(1)
+        .filter_map(|b| b.split("```").next())
+        .find(|b| b.starts_with(launcher))
+        .unwrap_or_else(|| panic!("docs/cluster.md has no ```sh block starting with {launcher}"));
+    let joined = block.replace("\\\n", " ");
+    let lines: Vec<&str> = joined
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    assert_eq!(
+        lines.len(),
+        2,
+        "{launcher}: a launcher line and a merge line: {lines:?}"
+    );
+    assert!(
+        lines[1].starts_with("npgx merge /shared/shards/"),
+        "{lines:?}"
+    );
+    (lines[0].to_string(), lines[1].to_string())
+}
+
+/// A recipe's command on one machine: each rank scans `dumps/<its rank>` (the rank variable the
+/// recipe names its shard by) instead of every node's `/local/dump`, and the shards go to
+/// `shards/`.
+fn on_this_machine(cmd: &str, dumps: &Path, shards: &Path) -> String {
+    let var = cmd
+        .split("/shared/shards/node$")
+        .nth(1)
+        .and_then(|r| r.split(".parquet").next())
+        .unwrap_or(cmd);
+    cmd.replace("/local/dump", &format!("{}/${var}", s(dumps)))
+        .replace("/shared/shards/", &format!("{}/", s(shards)))
+}
+
+/// Runs `cmd` with bash, `npgx` and `extra_path` first on PATH; kills it after five minutes.
+fn run_sh(cmd: &str, extra_path: &[PathBuf], env: &[(&str, String)]) -> std::process::Output {
+    let bin = Path::new(env!("CARGO_BIN_EXE_npgx"))
+        .parent()
+        .expect("bin dir");
+    let path = std::env::join_paths(
+        [bin.to_path_buf()]
+            .into_iter()
+            .chain(extra_path.iter().cloned())
+            .chain(std::env::split_paths(
+                &std::env::var_os("PATH").unwrap_or_default(),
+            )),
+    )
+    .expect("PATH");
+    let mut child = std::process::Command::new("bash")
+        .args(["-c", cmd])
+        .env("PATH", path)
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("bash runs");
+    let started = std::time::Instant::now();
+    while child.try_wait().expect("wait").is_none() {
+        if started.elapsed().as_secs() > 300 {
+            let _ = child.kill();
+            panic!("{cmd}: still running after 300 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.wait_with_output().expect("output")
+}
+
+/// Runs a recipe's launcher line for two ranks — rank 0 finds a NaN at once, rank 1 scans for
+/// seconds — then its merge line: the launcher exits 0, both shards are whole, the merge names
+/// rank 0. Then the same line without `--exit-zero`: the launcher stops rank 1 when rank 0 exits
+/// 1, and rank 1's shard is missing (what the option is for).
+fn run_recipe(name: &str, cmd: &str, merge_line: &str, path: &[PathBuf], env: &[(&str, String)]) {
+    let (ranks, exp) = launch();
+    let d = scratch(name);
+    let shards = d.join("shards");
+    std::fs::create_dir_all(&shards).expect("mkdir");
+    let launch = on_this_machine(cmd, &ranks, &shards);
+    assert!(launch.contains("--exit-zero"), "{launch}");
+    let out = run_sh(&launch, path, env);
+    let log = format!(
+        "{launch}\nstdout:\n{}\nstderr:\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.status.code(), Some(0), "{log}");
+    let merge_cmd = on_this_machine(merge_line, &ranks, &shards);
+    let out = run_sh(&format!("{merge_cmd} --format json"), &[], &[]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{log}\nmerge: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).expect("merge JSON");
+    assert_eq!(v["complete"], true, "{v:#}");
+    assert_eq!(v["summary"]["shards"], 2);
+    let step = &v["steps"][0];
+    assert_eq!(step["world_size"], exp["world_size"]);
+    assert_eq!(
+        step["verdict"]["origin"],
+        serde_json::json!([exp["origin"]])
+    );
+    assert_eq!(step["verdict"]["evidence"], "collective_ordinal");
+    assert_eq!(
+        step["verdict"]["before_collective"],
+        exp["before_collective"]
+    );
+    assert_eq!(
+        step["verdict"]["received"],
+        serde_json::json!([{"rank": 1, "after_collective": exp["before_collective"]}])
+    );
+    let origin = &step["findings"][0];
+    assert_eq!(origin["tensors"], exp["tensors"]["0"]);
+    assert_eq!(
+        origin["first_anomaly"]["op_name"],
+        exp["origin_first"]["op_name"]
+    );
+    assert_eq!(
+        step["findings"][1]["tensors"], exp["tensors"]["1"],
+        "rank 1's shard is whole"
+    );
+    // The failure the option prevents.
+    std::fs::remove_dir_all(&shards).expect("rm");
+    std::fs::create_dir_all(&shards).expect("mkdir");
+    let out = run_sh(&launch.replace(" --exit-zero", ""), path, env);
+    assert_ne!(
+        out.status.code(),
+        Some(0),
+        "without --exit-zero the launcher fails"
+    );
+    assert!(shards.join("node0.parquet").exists());
+    assert!(
+        !shards.join("node1.parquet").exists(),
+        "rank 1 was stopped before writing"
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// A TCP port free on this machine now.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
+}
+
+#[test]
+#[ignore = "needs torch (torchrun); run by scripts/test.sh"]
+fn the_torchrun_recipe_runs_two_ranks_to_a_merge_naming_the_origin() {
+    let venv_bin = std::env::var_os("NPGX_PYTHON")
+        .map(PathBuf::from)
+        .and_then(|p| p.parent().map(Path::to_path_buf))
+        .unwrap_or_else(|| common::repo().join(".venv/bin"));
+    assert!(
+        venv_bin.join("torchrun").exists(),
+        "no torchrun in {}",
+        venv_bin.display()
+    );
+    let (cmd, merge_line) = recipe("torchrun");
+    // Two processes on this one node; a port no other test holds.
+    let cmd = cmd
+        .replace("--nproc-per-node=1", "--nproc-per-node=2")
+        .replace(
+            "--master-port=29500",
+            &format!("--master-port={}", free_port()),
+        );
+    let env = [
+        ("NNODES", "1".to_string()),
+        ("NODE_RANK", "0".to_string()),
+        ("MASTER", "127.0.0.1".to_string()),
+    ];
+    run_recipe("torchrun", &cmd, &merge_line, &[venv_bin], &env);
+}
+
+#[test]
+#[ignore = "needs mpirun (Debian openmpi-bin); run by scripts/test.sh"]
+fn the_mpirun_recipe_runs_two_ranks_to_a_merge_naming_the_origin() {
+    let (cmd, merge_line) = recipe("mpirun");
+    // Two processes on this one node (the recipe places one per node).
+    let cmd = cmd.replace("--map-by ppr:1:node", "--oversubscribe");
+    let env = [
+        ("NNODES", "2".to_string()),
+        // Test machines often run as root, which Open MPI refuses unless told.
+        ("OMPI_ALLOW_RUN_AS_ROOT", "1".to_string()),
+        ("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1".to_string()),
+    ];
+    run_recipe("mpirun", &cmd, &merge_line, &[], &env);
 }
