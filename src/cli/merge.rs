@@ -15,9 +15,10 @@ use super::TableFormat as Format;
 /// version (or not Parquet, or truncated) is skipped with a warning naming it.
 ///
 /// Exit status: 0 no anomaly in any step, every shard read and every rank seen; 1 anomalies
-/// found (every rank seen); 2 nothing could be merged; 3 incomplete — a shard was skipped, or a
-/// rank below the world size is missing from a step (`complete: false`, `unseen` in JSON),
-/// whatever was found in the rest. --exit-zero turns 1 and 3 into 0.
+/// found (every rank seen); 2 nothing could be merged; 3 incomplete — a shard was skipped, a
+/// shard's scan could not read some files, or a rank below the world size is missing from a step
+/// (`complete: false`, `unseen` in JSON), whatever was found in the rest. --exit-zero turns 1
+/// and 3 into 0.
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "Examples:\n  npgx merge /shared/shards/\n  npgx merge rank0.parquet rank1.parquet --format json\n  npgx merge /shared/shards/ --format parquet -o merged.parquet\n\nShard schema, the merge rule and cluster recipes: docs/cluster.md"

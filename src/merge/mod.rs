@@ -49,6 +49,8 @@ pub const MERGE_TABLE: ShardSchema = ShardSchema {
 pub const META_SCHEMA: &str = "npgx.schema";
 pub const META_VERSION: &str = "npgx.schema_version";
 pub const META_WRITER: &str = "npgx.writer";
+/// Files the scan that wrote a `dump-scan` shard could not read (a count).
+pub const META_UNREADABLE: &str = "npgx.unreadable_files";
 
 /// A file that was not merged, and why.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -171,11 +173,21 @@ pub struct MissingInStep {
     pub ranks: Vec<u64>,
 }
 
+/// A shard whose scan could not read some files of its tree.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Unread {
+    pub shard: String,
+    /// Files of the scanned tree the scan could not read (its `errors`).
+    pub files: u64,
+}
+
 /// What a merge could not see: a verdict over the rest is not an all-clear.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Unseen {
     /// Shard files skipped (paths; the reasons are in `skipped`).
     pub shards: Vec<String>,
+    /// Shards whose scan could not read some files (`dump-scan --exit-zero` exits 0 for them).
+    pub unread: Vec<Unread>,
     /// Ranks below the world size without a row in any step of their job.
     pub ranks: Vec<MissingRanks>,
     /// Steps that ranks seen elsewhere in their job lack.
@@ -184,7 +196,10 @@ pub struct Unseen {
 
 impl Unseen {
     pub fn is_empty(&self) -> bool {
-        self.shards.is_empty() && self.ranks.is_empty() && self.steps.is_empty()
+        self.shards.is_empty()
+            && self.unread.is_empty()
+            && self.ranks.is_empty()
+            && self.steps.is_empty()
     }
 }
 
@@ -209,7 +224,7 @@ impl MergeReport {
 
 /// What could not be seen: the skipped shards, and per job the ranks missing from every step
 /// or from some steps.
-fn unseen(steps: &[StepReport], skipped: &[Skipped]) -> Unseen {
+fn unseen(steps: &[StepReport], skipped: &[Skipped], unread: Vec<Unread>) -> Unseen {
     let mut seen: BTreeMap<u64, std::collections::BTreeSet<u64>> = BTreeMap::new();
     for st in steps {
         if let Some(w) = st.world_size {
@@ -247,6 +262,7 @@ fn unseen(steps: &[StepReport], skipped: &[Skipped]) -> Unseen {
         .collect();
     Unseen {
         shards: skipped.iter().map(|s| s.path.clone()).collect(),
+        unread,
         ranks,
         steps,
     }
@@ -276,8 +292,9 @@ pub fn shard_files(inputs: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-/// Checks that `path` is a Parquet file whose metadata names `schema` (reads only the footer).
-pub fn check_shard(path: &Path, schema: ShardSchema) -> Result<(), String> {
+/// Checks that `path` is a Parquet file whose metadata names `schema` (reads only the footer);
+/// returns how many files its scan could not read ([`META_UNREADABLE`], 0 when absent).
+pub fn check_shard(path: &Path, schema: ShardSchema) -> Result<u64, String> {
     let file = std::fs::File::open(path).map_err(|e| format!("cannot open: {e}"))?;
     let mut reader = ParquetReader::new(file);
     let meta = reader
@@ -307,7 +324,9 @@ pub fn check_shard(path: &Path, schema: ShardSchema) -> Result<(), String> {
             schema.name, schema.version
         ));
     }
-    Ok(())
+    Ok(get(META_UNREADABLE)
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0))
 }
 
 /// Reads a shard whole, for naming the file a failed merge could not read.
@@ -557,9 +576,18 @@ type StepKey = (Option<u64>, Option<String>, Option<u64>);
 pub fn merge(inputs: &[PathBuf]) -> anyhow::Result<MergeReport> {
     let mut skipped = Vec::new();
     let mut files = Vec::new();
+    let mut unread = Vec::new();
     for f in shard_files(inputs)? {
         match check_shard(&f, SCAN_SHARD) {
-            Ok(()) => files.push(f),
+            Ok(n) => {
+                if n > 0 {
+                    unread.push(Unread {
+                        shard: f.display().to_string(),
+                        files: n,
+                    });
+                }
+                files.push(f);
+            }
             Err(message) => skipped.push(Skipped {
                 path: f.display().to_string(),
                 message,
@@ -703,7 +731,8 @@ pub fn merge(inputs: &[PathBuf]) -> anyhow::Result<MergeReport> {
             findings,
         });
     }
-    let unseen = unseen(&out, &skipped);
+    unread.retain(|u| files.iter().any(|f| f.display().to_string() == u.shard));
+    let unseen = unseen(&out, &skipped, unread);
     Ok(MergeReport {
         complete: unseen.is_empty(),
         unseen,

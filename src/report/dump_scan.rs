@@ -345,6 +345,11 @@ fn parquet_in_chunks(report: &ScanReport, chunk: usize, out: std::fs::File) -> a
                 crate::merge::SCAN_SHARD,
                 file,
                 df.schema(),
+                // What the scan could not read, so that `npgx merge` does not call it complete.
+                &[(
+                    crate::merge::META_UNREADABLE,
+                    report.errors.len().to_string(),
+                )],
             )?),
             (None, None) => anyhow::bail!("the Parquet writer was not opened"),
         };

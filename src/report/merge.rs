@@ -200,6 +200,12 @@ pub fn text(report: &MergeReport) -> String {
         if !u.shards.is_empty() {
             what.push(format!("{} shard(s) skipped", u.shards.len()));
         }
+        for s in &u.unread {
+            what.push(format!(
+                "the scan of {} could not read {} file(s)",
+                s.shard, s.files
+            ));
+        }
         for m in &u.ranks {
             what.push(format!(
                 "rank {} of world size {} not seen",

@@ -183,7 +183,7 @@ fn merge_gives_no_all_clear_when_a_shard_a_rank_or_a_step_is_unseen() {
     assert_eq!(v["complete"], false);
     assert_eq!(
         v["unseen"],
-        serde_json::json!({"shards": [], "ranks": [{"world_size": 2, "ranks": [1]}], "steps": []})
+        serde_json::json!({"shards": [], "unread": [], "ranks": [{"world_size": 2, "ranks": [1]}], "steps": []})
     );
     assert!(v["steps"]
         .as_array()
@@ -208,7 +208,7 @@ fn merge_gives_no_all_clear_when_a_shard_a_rank_or_a_step_is_unseen() {
     let v = merge(&shards, 3);
     assert_eq!(
         v["unseen"],
-        serde_json::json!({"shards": [], "ranks": [],
+        serde_json::json!({"shards": [], "unread": [], "ranks": [],
                            "steps": [{"world_size": 2, "model": "1", "step": 1, "ranks": [1]}]})
     );
     let steps = v["steps"].as_array().expect("steps");
@@ -270,6 +270,28 @@ fn scan_and_compare_with_unreadable_files_are_incomplete() {
         1,
     );
     assert_eq!(clean["complete"], true);
+    // Under a launcher the scan exits 0 (--exit-zero), and its shard tells merge what it missed.
+    let shards = d.join("shards");
+    std::fs::create_dir_all(&shards).expect("mkdir");
+    let shard = shards.join("node0.parquet");
+    let out = common::npgx([
+        "dump-scan",
+        s(&broken),
+        "--exit-zero",
+        "--format",
+        "parquet",
+        "-o",
+        s(&shard),
+        "--no-progress",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let v = merge(&shards, 3);
+    assert_eq!(
+        v["unseen"]["unread"],
+        serde_json::json!([{"shard": s(&shard), "files": 1}])
+    );
+    let text = String::from_utf8_lossy(&common::npgx(["merge", s(&shards)]).stdout).into_owned();
+    assert!(text.contains("could not read 1 file(s)"), "{text}");
     let v = common::npgx_json(
         ["dump-compare", s(&example), s(&broken), "--format", "json"],
         3,
