@@ -476,7 +476,8 @@ class Compare:
         errors = ([dict(e, side="golden") for e in self.golden.errors]
                   + [dict(e, side="target") for e in self.target.errors])
         failed = sum(1 for p in pairs if not p["passed"])
-        code = (1 if failed else 0) if pairs else 2
+        # 3: files could not be read (incomplete), whatever the pairs say
+        code = (3 if errors else 1 if failed else 0) if pairs else 2
         if exit_code is not None:
             assert code == exit_code, f"{self.name}/{name}: exit {code}, the case says {exit_code}"
         self.runs.append({
@@ -982,7 +983,8 @@ def case_corrupt(out: Path) -> Compare:
                    ["header", "length", "protobuf", "decode", "not a dump", "invalid", "unrecognised",
                     "unrecognized", "unknown", "exceed", "larger", "truncat"], "ASCII text")
     c.single_op_groups()
-    res = c.run("default", exit_code=1)
+    # 3: files could not be read — incomplete, whatever the failing pair says
+    res = c.run("default", exit_code=3)
     assert len(res["unmatched"]["golden"]) == 2 and len(res["unmatched"]["target"]) == 2
     return c
 

@@ -611,7 +611,8 @@ class Case:
             "case": self.name,
             "description": self.description,
             "root": os.path.relpath(self.root, self.case_dir),
-            "exit_code": 1 if anomalous else 0,
+            # 3: files could not be read (incomplete), whatever was found in the rest
+            "exit_code": 3 if self.errors else 1 if anomalous else 0,
             "summary": {
                 "groups": len(exp_groups),
                 "anomalous_tensors": len(anomalous),

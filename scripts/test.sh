@@ -25,6 +25,16 @@ if ! command -v chromium >/dev/null 2>&1; then
   fi
 fi
 
+# The cluster recipe tests (tests/it/cluster.rs) run docs/cluster.md's mpirun recipe with Open MPI.
+if ! command -v mpirun >/dev/null 2>&1; then
+  echo "== apt-get install openmpi-bin"
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && apt-get install -y -qq openmpi-bin
+  else
+    sudo apt-get update -qq && sudo apt-get install -y -qq openmpi-bin
+  fi
+fi
+
 # The triage tests (tests/it/triage.rs) run real PyTorch on CPU and fail, not skip, without it.
 export NPGX_REQUIRE_TORCH=1
 

@@ -11,6 +11,7 @@ pub mod config;
 pub mod dump;
 pub mod incident;
 pub mod merge;
+pub mod output;
 pub mod plog;
 pub mod report;
 pub mod repro;

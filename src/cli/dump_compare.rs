@@ -19,8 +19,10 @@ use super::TableFormat as Format;
 /// --graph or --mapping). A pair passes when no NaN/Inf sits on one side only, cosine ≥
 /// --cosine and max relative error < --max-rel.
 ///
-/// Exit status: 0 every pair passes, 1 a pair fails or its shapes differ, 2 could not run
-/// (missing root, bad option, no pair formed).
+/// Exit status: 0 every pair passes (every file read), 1 a pair fails or its shapes differ, 2
+/// could not run (missing root, bad option, no pair formed), 3 incomplete: some files could not
+/// be read (`errors`, `complete: false`), whatever the pairs say. --exit-zero turns 1 and 3
+/// into 0.
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "Examples:\n  npgx dump-compare eager_dump/ graph_dump/\n  npgx dump-compare step4/ step5/ --format json > compare.json\n  npgx dump-compare golden/ target/ --dtype-threshold float16=0.98,0.05 --format csv -o pairs.csv\n\nFormulas, matching rules and the JSON schema: docs/dump-compare.md"
@@ -167,6 +169,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::from(if s.pairs == 0 {
         eprintln!("npgx: error: no tensor pairs could be formed between the two runs");
         super::EXIT_FAILURE
+    } else if s.errors > 0 {
+        eprintln!(
+            "npgx dump-compare: incomplete: {} problem(s) reading files; see `errors`",
+            s.errors
+        );
+        super::EXIT_INCOMPLETE
     } else {
         u8::from(s.failed > 0)
     }))

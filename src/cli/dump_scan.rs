@@ -14,9 +14,11 @@ use super::TableFormat as Format;
 /// .npy files and npugraph_ex .pt files, in torchair, GE model, single-op and exception layouts.
 /// Files that cannot be read are listed and the scan goes on.
 ///
-/// Exit status: 0 no anomaly, 1 anomalies found, 2 the scan could not run or checked nothing:
-/// not one tensor (and no Opdebug payload) could be read — no dump file found, or none decoded.
-/// The report, with its `errors`, is still written.
+/// Exit status: 0 no anomaly and every file read, 1 anomalies found (every file read), 2 the
+/// scan could not run or checked nothing: not one tensor (and no Opdebug payload) could be read
+/// — no dump file found, or none decoded; 3 incomplete: some files could not be read (listed in
+/// `errors`, `complete: false`), whatever was found in the rest. The report is still written.
+/// --exit-zero turns 1 and 3 into 0 (for launchers).
 ///
 /// `--format parquet` writes the shard of docs/cluster.md: one row per tensor (every tensor,
 /// `--all` or not) with rank, step, execution position and collective ordinals, for `npgx merge`.
@@ -116,6 +118,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             if report.summary.errors > 0 { "; see `errors`" } else { "" }
         );
         return Ok(ExitCode::from(2));
+    }
+    if !report.errors.is_empty() {
+        eprintln!(
+            "npgx dump-scan: incomplete: {} problem(s) reading files under {}; see `errors`",
+            report.errors.len(),
+            args.path.display()
+        );
+        return Ok(ExitCode::from(super::EXIT_INCOMPLETE));
     }
     Ok(ExitCode::from(u8::from(
         report.summary.anomalous_tensors > 0,

@@ -14,7 +14,11 @@ use super::TableFormat as Format;
 /// Shards are read with polars' lazy Parquet scan. A file that is not a shard of this schema
 /// version (or not Parquet, or truncated) is skipped with a warning naming it.
 ///
-/// Exit status: 0 no anomaly, 1 anomalies found, 2 nothing could be merged.
+/// Exit status: 0 no anomaly in any step, every shard read and every rank seen; 1 anomalies
+/// found (every rank seen); 2 nothing could be merged; 3 incomplete — a shard was skipped, a
+/// shard's scan could not read some files, or a rank below the world size is missing from a step
+/// (`complete: false`, `unseen` in JSON), whatever was found in the rest. --exit-zero turns 1
+/// and 3 into 0.
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "Examples:\n  npgx merge /shared/shards/\n  npgx merge rank0.parquet rank1.parquet --format json\n  npgx merge /shared/shards/ --format parquet -o merged.parquet\n\nShard schema, the merge rule and cluster recipes: docs/cluster.md"
@@ -49,7 +53,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         |f| render::parquet(&report, f),
         |out, format| write_to(out, &report, format),
     )?;
-    Ok(ExitCode::from(u8::from(report.has_findings())))
+    Ok(ExitCode::from(if !report.complete {
+        super::EXIT_INCOMPLETE
+    } else {
+        u8::from(report.has_findings())
+    }))
 }
 
 fn write_to(

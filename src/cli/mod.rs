@@ -18,8 +18,14 @@ mod report;
 mod repro;
 mod triage;
 
+/// Exit code for findings (anomalies, failing pairs, device errors, a failed step, …).
+pub const EXIT_FINDINGS: u8 = 1;
 /// Exit code for a run that could not be carried out at all (bad usage, unreadable root).
 pub const EXIT_FAILURE: u8 = 2;
+/// Exit code for a result that cannot be complete: files that could not be read (dump-scan,
+/// dump-compare), shards skipped or ranks missing (merge). Whatever was found is reported; a
+/// clean result is not an all-clear.
+pub const EXIT_INCOMPLETE: u8 = 3;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -34,6 +40,11 @@ first.\n\nEvery command prints a human summary by default and `--format json` fo
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// Exit 0 when the command ran, even with findings (1) or an incomplete result (3); still
+    /// 2 when it could not run. The output reports everything as without it. For launchers
+    /// (torchrun, mpirun, srun) that stop every rank when one process exits non-zero.
+    #[arg(long, global = true)]
+    pub exit_zero: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -108,25 +119,23 @@ fn check_output(format: TableFormat, output: Option<&std::path::Path>) -> anyhow
 }
 
 /// Writes a [`TableFormat`] result: Parquet into `output` through `parquet`, every other format
-/// through `text` into `output` (buffered) or stdout.
+/// through `text` into `output` (buffered; whole or not at all, [`crate::output`]) or stdout.
 fn emit(
     output: Option<&std::path::Path>,
     format: TableFormat,
     parquet: impl FnOnce(std::fs::File) -> anyhow::Result<()>,
     text: impl FnOnce(&mut dyn std::io::Write, TableFormat) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
-    use anyhow::Context as _;
     use std::io::Write as _;
-    let create = |path: &std::path::Path| {
-        std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))
-    };
     match (output, format) {
-        (Some(path), TableFormat::Parquet) => parquet(create(path)?),
-        (Some(path), format) => {
-            let mut f = std::io::BufWriter::new(create(path)?);
+        (Some(path), TableFormat::Parquet) => {
+            crate::output::write_with(path, |f| parquet(f.try_clone()?))
+        }
+        (Some(path), format) => crate::output::write_with(path, |f| {
+            let mut f = std::io::BufWriter::new(f);
             text(&mut f, format)?;
             Ok(f.flush()?)
-        }
+        }),
         (None, TableFormat::Parquet) => anyhow::bail!("--format parquet needs -o FILE"),
         (None, format) => text(&mut std::io::stdout().lock(), format),
     }
@@ -171,6 +180,14 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Merge(args) => merge::run(args),
     };
     match outcome {
+        Ok(code)
+            if cli.exit_zero
+                && [EXIT_FINDINGS, EXIT_INCOMPLETE]
+                    .iter()
+                    .any(|&c| code == ExitCode::from(c)) =>
+        {
+            ExitCode::SUCCESS
+        }
         Ok(code) => code,
         Err(err) => {
             eprintln!("npgx: error: {err:#}");

@@ -4,8 +4,6 @@ use super::TextFormat;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::Context as _;
-
 use crate::incident;
 use crate::report::html;
 
@@ -73,7 +71,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 /// Writes the page; returns its size in bytes.
 fn write(path: &Path, inputs: &[incident::Input]) -> anyhow::Result<usize> {
     let page = html::render(inputs);
-    std::fs::write(path, &page).with_context(|| format!("cannot write {}", path.display()))?;
+    crate::output::write(path, page.as_bytes())?;
     Ok(page.len())
 }
 

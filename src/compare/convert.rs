@@ -59,21 +59,22 @@ fn dump_file_name(c: &Candidate) -> String {
 fn write_one(path: &Path, slot: &TensorSlot, dest: &Path) -> Result<String, String> {
     let ty = npy::npy_type(slot.element);
     let mut reader = ValueReader::open(path, slot)?;
-    let file = std::fs::File::create(dest)
-        .map_err(|e| format!("cannot create {}: {e}", dest.display()))?;
-    let mut w = npy::write_header(std::io::BufWriter::new(file), ty.descr, &slot.shape)
-        .map_err(|e| format!("cannot write {}: {e}", dest.display()))?;
-    loop {
-        let bytes = reader.next_bytes(CHUNK)?;
-        if bytes.is_empty() {
-            break;
+    crate::output::write_with(dest, |file| {
+        let mut w = npy::write_header(std::io::BufWriter::new(file), ty.descr, &slot.shape)
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", dest.display()))?;
+        loop {
+            let bytes = reader.next_bytes(CHUNK).map_err(anyhow::Error::msg)?;
+            if bytes.is_empty() {
+                break;
+            }
+            let out = npy::convert(slot.element, bytes, bytes.len());
+            w.write_all(&out)
+                .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", dest.display()))?;
         }
-        let out = npy::convert(slot.element, bytes, bytes.len());
-        w.write_all(&out)
-            .map_err(|e| format!("cannot write {}: {e}", dest.display()))?;
-    }
-    w.flush()
-        .map_err(|e| format!("cannot write {}: {e}", dest.display()))?;
+        w.flush()
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", dest.display()))
+    })
+    .map_err(|e| format!("{e:#}"))?;
     Ok(ty.name.to_string())
 }
 
@@ -108,8 +109,7 @@ fn convert_file(c: &Candidate, l: &Listed, out_dir: &Path) -> (Vec<Written>, Vec
                 shape: slot.shape.clone(),
             }),
             Err(message) => {
-                // Never leave a half-written file behind.
-                let _ = std::fs::remove_file(&dest);
+                // A failed file is not left behind (crate::output).
                 errors.push(ConvertError {
                     path: l.path.display().to_string(),
                     message: format!("{} {}: {message}", slot.io, slot.index),

@@ -229,22 +229,9 @@ pub fn new_config(
 }
 
 fn write_new_file(path: &std::path::Path, text: &str, force: bool) -> anyhow::Result<()> {
-    use anyhow::Context as _;
-    use std::io::Write as _;
-    let mut open = std::fs::OpenOptions::new();
-    open.write(true);
     if force {
-        open.create(true).truncate(true);
+        crate::output::write(path, text.as_bytes())
     } else {
-        open.create_new(true);
+        crate::output::write_new(path, text.as_bytes())
     }
-    let mut f = open.open(path).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::AlreadyExists {
-            anyhow::anyhow!("{} exists; pass --force to overwrite it", path.display())
-        } else {
-            anyhow::anyhow!("cannot create {}: {e}", path.display())
-        }
-    })?;
-    f.write_all(text.as_bytes())
-        .with_context(|| format!("cannot write {}", path.display()))
 }

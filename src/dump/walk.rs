@@ -2,11 +2,14 @@
 //!
 //! The one directory walker of npgx is `walkdir`, configured by [`tree`] (repro finds graphs,
 //! kernels and dumps through it too). The dump walk follows symbolic links (dump trees are
-//! often assembled from links to per-rank storage) and visits every real directory once: a
+//! often assembled from links to per-rank storage) and visits every real directory once. The
+//! root itself is followed when it is a symbolic link (`/home/dump -> /data/dump`), as `find -H`
+//! and ripgrep follow command-line paths. Below it, a
 //! symbolic link to a directory or file *inside* the tree is skipped (the directory or file is
 //! walked under its real path), a directory reached again through links from outside the tree
 //! (a "diamond") is skipped silently by its (device, inode), and a link back to one of its own
-//! ancestors is reported as a loop. Hard links are separate files.
+//! ancestors is reported as a loop. Hard links are separate files. npgx's own temporary files
+//! (an output being written, or left by a killed npgx: [`crate::output::is_temp`]) are not seen.
 //!
 //! Hashed file names are resolved through the `mapping.csv` of their own directory before the
 //! file is classified. Directories are handed to the caller one at a time with their candidate
@@ -263,7 +266,8 @@ impl Dirs<'_> {
     /// Records one entry: a directory is opened (unless it is reached through a link inside the
     /// tree or was seen before), a file joins its directory.
     fn take(&mut self, entry: walkdir::DirEntry) {
-        let link = entry.path_is_symlink();
+        // The root is walked whatever it is a link to; only links below it can be "inside".
+        let link = entry.depth() > 0 && entry.path_is_symlink();
         if entry.file_type().is_dir() {
             let id = match entry.metadata() {
                 Ok(m) => (m.dev(), m.ino()),
@@ -282,7 +286,11 @@ impl Dirs<'_> {
                 path: entry.into_path(),
                 files: Vec::new(),
             });
-        } else if entry.file_type().is_file() && !(link && self.ctx.links_inside(entry.path())) {
+        } else if entry.file_type().is_file()
+            && !(link && self.ctx.links_inside(entry.path()))
+            // An npgx output still being written, or left by a killed npgx.
+            && !crate::output::is_temp(entry.file_name())
+        {
             self.files_seen.fetch_add(1, Ordering::Relaxed);
             if let Some(dir) = self.open.last_mut() {
                 dir.files.push(entry.into_path());
@@ -319,10 +327,17 @@ impl Iterator for Dirs<'_> {
 /// walk goes on. Every problem met on the way (unreadable directory, dangling link, loop) is in
 /// the returned summary's errors, sorted by path.
 pub fn for_each_dir(root: &Path, visit: impl Fn(DirFiles) + Sync) -> WalkSummary {
+    let canonical_root = std::fs::canonicalize(root).ok();
+    // A root that is a link is named by its target for the layout (`rank0 ->
+    // …/worldsize8_global_rank0` keeps its rank level); paths stay relative to the link.
+    let named = match &canonical_root {
+        Some(c) if root.is_symlink() => c.as_path(),
+        _ => root,
+    };
     let ctx = Ctx {
         root,
-        root_name: root.file_name().map(|n| n.to_string_lossy().into_owned()),
-        canonical_root: std::fs::canonicalize(root).ok(),
+        root_name: named.file_name().map(|n| n.to_string_lossy().into_owned()),
+        canonical_root,
     };
     let mut summary = WalkSummary::default();
     let root_meta = match std::fs::metadata(root) {

@@ -49,6 +49,8 @@ pub const MERGE_TABLE: ShardSchema = ShardSchema {
 pub const META_SCHEMA: &str = "npgx.schema";
 pub const META_VERSION: &str = "npgx.schema_version";
 pub const META_WRITER: &str = "npgx.writer";
+/// Files the scan that wrote a `dump-scan` shard could not read (a count).
+pub const META_UNREADABLE: &str = "npgx.unreadable_files";
 
 /// A file that was not merged, and why.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -133,6 +135,8 @@ pub struct StepReport {
     pub model: Option<String>,
     pub step: Option<u64>,
     pub ranks: u64,
+    /// Whether every rank of the world size has rows in this step (`missing_ranks` is empty).
+    pub complete: bool,
     /// Ranks below the world size with no rows in any shard: an origin among them cannot be seen.
     pub missing_ranks: Vec<u64>,
     /// The most collectives any rank executed in the step.
@@ -153,9 +157,58 @@ pub struct Summary {
     pub anomalous_steps: u64,
 }
 
+/// Ranks of a job (a world size) with no row in any step: no shard, or a skipped one.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct MissingRanks {
+    pub world_size: u64,
+    pub ranks: Vec<u64>,
+}
+
+/// A step that ranks seen in other steps of the job lack.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct MissingInStep {
+    pub world_size: u64,
+    pub model: Option<String>,
+    pub step: Option<u64>,
+    pub ranks: Vec<u64>,
+}
+
+/// A shard whose scan could not read some files of its tree.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Unread {
+    pub shard: String,
+    /// Files of the scanned tree the scan could not read (its `errors`).
+    pub files: u64,
+}
+
+/// What a merge could not see: a verdict over the rest is not an all-clear.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Unseen {
+    /// Shard files skipped (paths; the reasons are in `skipped`).
+    pub shards: Vec<String>,
+    /// Shards whose scan could not read some files (`dump-scan --exit-zero` exits 0 for them).
+    pub unread: Vec<Unread>,
+    /// Ranks below the world size without a row in any step of their job.
+    pub ranks: Vec<MissingRanks>,
+    /// Steps that ranks seen elsewhere in their job lack.
+    pub steps: Vec<MissingInStep>,
+}
+
+impl Unseen {
+    pub fn is_empty(&self) -> bool {
+        self.shards.is_empty()
+            && self.unread.is_empty()
+            && self.ranks.is_empty()
+            && self.steps.is_empty()
+    }
+}
+
 /// Everything a merge found.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct MergeReport {
+    /// Whether every shard was read and every rank of every step seen (`unseen` is empty).
+    pub complete: bool,
+    pub unseen: Unseen,
     pub summary: Summary,
     pub steps: Vec<StepReport>,
     pub skipped: Vec<Skipped>,
@@ -166,6 +219,52 @@ impl MergeReport {
     /// Whether any step has an anomalous rank.
     pub fn has_findings(&self) -> bool {
         self.summary.anomalous_steps > 0
+    }
+}
+
+/// What could not be seen: the skipped shards, and per job the ranks missing from every step
+/// or from some steps.
+fn unseen(steps: &[StepReport], skipped: &[Skipped], unread: Vec<Unread>) -> Unseen {
+    let mut seen: BTreeMap<u64, std::collections::BTreeSet<u64>> = BTreeMap::new();
+    for st in steps {
+        if let Some(w) = st.world_size {
+            let ranks = seen.entry(w).or_default();
+            ranks.extend((0..w).filter(|r| !st.missing_ranks.contains(r)));
+        }
+    }
+    let ranks = seen
+        .iter()
+        .filter_map(|(&w, present)| {
+            let ranks: Vec<u64> = (0..w).filter(|r| !present.contains(r)).collect();
+            (!ranks.is_empty()).then_some(MissingRanks {
+                world_size: w,
+                ranks,
+            })
+        })
+        .collect();
+    let steps = steps
+        .iter()
+        .filter_map(|st| {
+            let w = st.world_size?;
+            let ranks: Vec<u64> = st
+                .missing_ranks
+                .iter()
+                .copied()
+                .filter(|r| seen.get(&w).is_some_and(|p| p.contains(r)))
+                .collect();
+            (!ranks.is_empty()).then(|| MissingInStep {
+                world_size: w,
+                model: st.model.clone(),
+                step: st.step,
+                ranks,
+            })
+        })
+        .collect();
+    Unseen {
+        shards: skipped.iter().map(|s| s.path.clone()).collect(),
+        unread,
+        ranks,
+        steps,
     }
 }
 
@@ -184,6 +283,7 @@ pub fn shard_files(inputs: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
         for e in crate::dump::walk::tree(input).min_depth(1).max_depth(1) {
             let e = e.with_context(|| format!("cannot list {}", input.display()))?;
             let p = e.path();
+            // (A shard being written, `.NAME.parquet.PID-N.npgx-tmp`, is not one.)
             if p.extension().is_some_and(|x| x == "parquet") && p.is_file() {
                 files.push(p.to_path_buf());
             }
@@ -192,8 +292,9 @@ pub fn shard_files(inputs: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-/// Checks that `path` is a Parquet file whose metadata names `schema` (reads only the footer).
-pub fn check_shard(path: &Path, schema: ShardSchema) -> Result<(), String> {
+/// Checks that `path` is a Parquet file whose metadata names `schema` (reads only the footer);
+/// returns how many files its scan could not read ([`META_UNREADABLE`], 0 when absent).
+pub fn check_shard(path: &Path, schema: ShardSchema) -> Result<u64, String> {
     let file = std::fs::File::open(path).map_err(|e| format!("cannot open: {e}"))?;
     let mut reader = ParquetReader::new(file);
     let meta = reader
@@ -223,7 +324,9 @@ pub fn check_shard(path: &Path, schema: ShardSchema) -> Result<(), String> {
             schema.name, schema.version
         ));
     }
-    Ok(())
+    Ok(get(META_UNREADABLE)
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0))
 }
 
 /// Reads a shard whole, for naming the file a failed merge could not read.
@@ -473,9 +576,18 @@ type StepKey = (Option<u64>, Option<String>, Option<u64>);
 pub fn merge(inputs: &[PathBuf]) -> anyhow::Result<MergeReport> {
     let mut skipped = Vec::new();
     let mut files = Vec::new();
+    let mut unread = Vec::new();
     for f in shard_files(inputs)? {
         match check_shard(&f, SCAN_SHARD) {
-            Ok(()) => files.push(f),
+            Ok(n) => {
+                if n > 0 {
+                    unread.push(Unread {
+                        shard: f.display().to_string(),
+                        files: n,
+                    });
+                }
+                files.push(f);
+            }
             Err(message) => skipped.push(Skipped {
                 path: f.display().to_string(),
                 message,
@@ -611,6 +723,7 @@ pub fn merge(inputs: &[PathBuf]) -> anyhow::Result<MergeReport> {
             model,
             step,
             ranks: present.len() as u64,
+            complete: missing_ranks.is_empty(),
             missing_ranks,
             collectives,
             anomalous_ranks: findings.iter().map(|f| f.rank).collect(),
@@ -618,7 +731,11 @@ pub fn merge(inputs: &[PathBuf]) -> anyhow::Result<MergeReport> {
             findings,
         });
     }
+    unread.retain(|u| files.iter().any(|f| f.display().to_string() == u.shard));
+    let unseen = unseen(&out, &skipped, unread);
     Ok(MergeReport {
+        complete: unseen.is_empty(),
+        unseen,
         summary,
         steps: out,
         skipped,

@@ -12,7 +12,18 @@ use crate::compare::{CompareReport, GroupReport, Metrics, Pair};
 
 /// The JSON document (schema `npgx.dump-compare`, version 1).
 pub fn json(report: &CompareReport) -> anyhow::Result<String> {
-    let doc = super::document("dump-compare", report.schema_version, report)?;
+    /// The report and whether every file could be read.
+    #[derive(serde::Serialize)]
+    struct Document<'a> {
+        complete: bool,
+        #[serde(flatten)]
+        report: &'a CompareReport,
+    }
+    let doc = Document {
+        complete: report.errors.is_empty(),
+        report,
+    };
+    let doc = super::document("dump-compare", report.schema_version, &doc)?;
     Ok(serde_json::to_string_pretty(&doc)?)
 }
 
@@ -241,6 +252,13 @@ pub fn text(report: &CompareReport) -> String {
         "  {} pairs in {} groups: {} passed, {} failed; unmatched: {} golden, {} target; {} problems reading files",
         s.pairs, s.groups, s.passed, s.failed, s.unmatched_golden, s.unmatched_target, s.errors
     );
+    if s.errors > 0 {
+        let _ = writeln!(
+            o,
+            "  INCOMPLETE: files could not be read (listed below) — pairs that pass are not an \
+             all-clear"
+        );
+    }
     for (i, g) in report.groups.iter().enumerate() {
         group_text(&mut o, i, g);
     }

@@ -35,6 +35,8 @@ pub fn value(report: &ScanReport, all: bool) -> serde_json::Result<serde_json::V
 
 #[derive(serde::Serialize)]
 struct Document<'a> {
+    /// Whether every file found could be read (`errors` is empty).
+    complete: bool,
     #[serde(flatten)]
     report: &'a ScanReport,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -56,6 +58,7 @@ fn with_document<R>(
     f: impl FnOnce(&super::Envelope<'_, Document<'_>>) -> R,
 ) -> R {
     let doc = Document {
+        complete: report.errors.is_empty(),
         report,
         tensors: all.then_some(Tensors(&report.tensors)),
     };
@@ -342,6 +345,11 @@ fn parquet_in_chunks(report: &ScanReport, chunk: usize, out: std::fs::File) -> a
                 crate::merge::SCAN_SHARD,
                 file,
                 df.schema(),
+                // What the scan could not read, so that `npgx merge` does not call it complete.
+                &[(
+                    crate::merge::META_UNREADABLE,
+                    report.errors.len().to_string(),
+                )],
             )?),
             (None, None) => anyhow::bail!("the Parquet writer was not opened"),
         };
@@ -461,6 +469,14 @@ pub fn text(report: &ScanReport) -> String {
         "  {} anomalous tensors, {} problems reading files",
         s.anomalous_tensors, s.errors
     );
+    if s.errors > 0 {
+        let _ = writeln!(
+            o,
+            "  INCOMPLETE: {} problem(s) reading files (listed below) — no anomaly in what was \
+             read is not an all-clear",
+            s.errors
+        );
+    }
     for g in &report.groups {
         let _ = writeln!(o, "\n{}", group_title(g));
         let _ = writeln!(

@@ -194,6 +194,40 @@ pub fn text(report: &MergeReport) -> String {
         "merge: {} shards ({} skipped), {} tensors, {} steps, {} with anomalies",
         s.shards, s.skipped, s.tensors, s.steps, s.anomalous_steps
     );
+    if !report.complete {
+        let u = &report.unseen;
+        let mut what = Vec::new();
+        if !u.shards.is_empty() {
+            what.push(format!("{} shard(s) skipped", u.shards.len()));
+        }
+        for s in &u.unread {
+            what.push(format!(
+                "the scan of {} could not read {} file(s)",
+                s.shard, s.files
+            ));
+        }
+        for m in &u.ranks {
+            what.push(format!(
+                "rank {} of world size {} not seen",
+                ranks(&m.ranks),
+                m.world_size
+            ));
+        }
+        for m in &u.steps {
+            what.push(format!(
+                "step {} of model {} lacks rank {}",
+                m.step.map_or("?".into(), |v| v.to_string()),
+                m.model.as_deref().unwrap_or("?"),
+                ranks(&m.ranks)
+            ));
+        }
+        let _ = writeln!(
+            o,
+            "INCOMPLETE: {} — the verdicts below cover only what was seen; an origin may be \
+             among what was not",
+            what.join("; ")
+        );
+    }
     for st in &report.steps {
         let mut title = Vec::new();
         if let Some(w) = st.world_size {
@@ -220,9 +254,20 @@ pub fn text(report: &MergeReport) -> String {
             );
         }
         let Some(v) = &st.verdict else {
-            let _ = writeln!(o, "  no anomaly");
+            let _ = writeln!(
+                o,
+                "  {}",
+                if st.complete && report.complete {
+                    "no anomaly"
+                } else {
+                    "incomplete: no anomaly in the ranks seen"
+                }
+            );
             continue;
         };
+        if !st.complete {
+            let _ = writeln!(o, "  verdict       : incomplete (ranks not seen above)");
+        }
         let _ = writeln!(o, "  anomalous ranks: {}", ranks(&st.anomalous_ranks));
         let at = v
             .before_collective

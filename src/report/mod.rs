@@ -96,16 +96,17 @@ pub fn write_csv_rows(
 
 /// A Parquet writer for a shard written in row groups: `schema`'s name and version and the npgx
 /// version in the file's key-value metadata (docs/cluster.md), so `npgx merge` (or anyone) can
-/// tell what it holds. `table` is the polars schema of every batch.
+/// tell what it holds, then the `extra` pairs. `table` is the polars schema of every batch.
 pub fn shard_writer(
     schema: crate::merge::ShardSchema,
     out: std::fs::File,
     table: &polars::prelude::Schema,
+    extra: &[(&str, String)],
 ) -> anyhow::Result<polars::io::parquet::write::BatchedWriter<std::fs::File>> {
     use anyhow::Context as _;
     use polars::prelude::ParquetWriter;
     ParquetWriter::new(out)
-        .with_key_value_metadata(Some(shard_metadata(schema)))
+        .with_key_value_metadata(Some(shard_metadata(schema, extra)))
         .batched(table)
         .context("cannot write Parquet")
 }
@@ -119,14 +120,17 @@ pub fn write_shard(
     use anyhow::Context as _;
     use polars::prelude::ParquetWriter;
     ParquetWriter::new(out)
-        .with_key_value_metadata(Some(shard_metadata(schema)))
+        .with_key_value_metadata(Some(shard_metadata(schema, &[])))
         .finish(df)
         .context("cannot write Parquet")?;
     Ok(())
 }
 
-fn shard_metadata(schema: crate::merge::ShardSchema) -> polars::prelude::KeyValueMetadata {
-    polars::prelude::KeyValueMetadata::from_static(vec![
+fn shard_metadata(
+    schema: crate::merge::ShardSchema,
+    extra: &[(&str, String)],
+) -> polars::prelude::KeyValueMetadata {
+    let mut pairs = vec![
         (crate::merge::META_SCHEMA.into(), schema.name.into()),
         (
             crate::merge::META_VERSION.into(),
@@ -136,7 +140,9 @@ fn shard_metadata(schema: crate::merge::ShardSchema) -> polars::prelude::KeyValu
             crate::merge::META_WRITER.into(),
             format!("npgx {}", env!("CARGO_PKG_VERSION")),
         ),
-    ])
+    ];
+    pairs.extend(extra.iter().map(|(k, v)| (k.to_string(), v.clone())));
+    polars::prelude::KeyValueMetadata::from_static(pairs)
 }
 
 #[cfg(test)]

@@ -4,7 +4,6 @@ use std::fmt::Write as _;
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Context as _;
 use serde::Serialize;
 
 use crate::triage::analyze::TriageAnalysis;
@@ -68,7 +67,7 @@ pub fn write_handoff(run: &TriageRun) -> anyhow::Result<PathBuf> {
     if let Some(b) = &run.bisect {
         text.push_str(&bisect_markdown(b, &run.run.root));
     }
-    std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+    crate::output::write(&path, text.as_bytes())?;
     Ok(path)
 }
 

@@ -403,7 +403,7 @@ fn write(out: &Path, rel: &str, bytes: &[u8]) -> anyhow::Result<()> {
         std::fs::create_dir_all(parent)
             .with_context(|| format!("cannot create {}", parent.display()))?;
     }
-    std::fs::write(&p, bytes).with_context(|| format!("cannot write {}", p.display()))
+    crate::output::write(&p, bytes)
 }
 
 fn copy_kernel(
@@ -444,8 +444,11 @@ fn write_case(
                     std::fs::create_dir_all(parent)
                         .with_context(|| format!("cannot create {}", parent.display()))?;
                 }
-                std::fs::copy(src, &p)
-                    .with_context(|| format!("cannot copy {} to {}", src.display(), p.display()))?;
+                crate::output::write_with(&p, |f| {
+                    let mut from = std::fs::File::open(src)?;
+                    Ok(std::io::copy(&mut from, f)?)
+                })
+                .with_context(|| format!("cannot copy {} to {}", src.display(), p.display()))?;
             }
         }
         files.push(GeneratedFile {

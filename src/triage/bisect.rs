@@ -624,11 +624,10 @@ impl Ctx<'_> {
         let text = scripts::variant(self.source, self.call, options, capture, self.launch.seed)
             .map_err(|e| anyhow::anyhow!("{e}"))?;
         let script = dir.join(format!("{name}.py"));
-        fs::write(&script, text).with_context(|| format!("cannot write {}", script.display()))?;
+        crate::output::write(&script, text.as_bytes())?;
         if capture {
             let helper = dir.join(CAPTURE_MODULE);
-            fs::write(&helper, CAPTURE_SOURCE)
-                .with_context(|| format!("cannot write {}", helper.display()))?;
+            crate::output::write(&helper, CAPTURE_SOURCE.as_bytes())?;
         }
         let command = build_command(self.launch.template, &script, self.launch.args)?;
         let label = format!("{BISECT_DIR}/{name}");
@@ -644,8 +643,7 @@ impl Ctx<'_> {
         )?;
         if end != StepEnd::Passed {
             let p = dir.join(EXIT_CODE_FILE);
-            fs::write(&p, format!("{}\n", end.exit_code()))
-                .with_context(|| format!("cannot write {}", p.display()))?;
+            crate::output::write(&p, format!("{}\n", end.exit_code()).as_bytes())?;
         }
         Ok((dir, command, end, seconds))
     }

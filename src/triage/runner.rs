@@ -98,14 +98,10 @@ pub trait Progress {
     fn step_finished(&mut self, label: &str, end: StepEnd, seconds: f64);
 }
 
-/// Ctrl-C and SIGTERM set this flag; a running step's process group is then stopped.
+/// Ctrl-C and SIGTERM set this flag; a running step's process group is then stopped. (The one
+/// SIGINT/SIGTERM handler of npgx is [`crate::output`]'s, which removes unfinished files.)
 pub fn interrupt_flag() -> anyhow::Result<Arc<AtomicBool>> {
-    let stop = Arc::new(AtomicBool::new(false));
-    signal_hook::flag::register(signal_hook::consts::SIGINT, Arc::clone(&stop))
-        .context("cannot install the Ctrl-C handler")?;
-    signal_hook::flag::register(signal_hook::consts::SIGTERM, Arc::clone(&stop))
-        .context("cannot install the SIGTERM handler")?;
-    Ok(stop)
+    crate::output::interrupt_flag()
 }
 
 /// Finds `name` on PATH.
@@ -298,8 +294,7 @@ fn write_env(root: &Path, template: &str, command_example: &str, seed: u64) -> a
         };
         out.push_str(&format!("{which}: {}\n", list.join(" ")));
     }
-    let p = root.join(ENV_FILE);
-    fs::write(&p, out).with_context(|| format!("cannot write {}", p.display()))
+    crate::output::write(&root.join(ENV_FILE), out.as_bytes())
 }
 
 /// `<YYYYMMDD-HHMMSS>-pid<PID>` in local time (the system time zone, `TZ` honoured), as
@@ -367,7 +362,7 @@ pub fn run(
                     _ => {}
                 }
                 let p = root.join(FIRST_FAILURE_FILE);
-                fs::write(&p, text).with_context(|| format!("cannot write {}", p.display()))?;
+                crate::output::write(&p, text.as_bytes())?;
                 interrupted = matches!(other, StepEnd::Interrupted { .. });
                 break;
             }

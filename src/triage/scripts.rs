@@ -142,15 +142,14 @@ pub fn write(root: &Path, original: &[u8], plan: &ScriptPlan) -> anyhow::Result<
     let dir = root.join(SCRIPTS_DIR);
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let orig = dir.join(ORIGINAL_SCRIPT);
-    std::fs::write(&orig, original).with_context(|| format!("cannot write {}", orig.display()))?;
+    crate::output::write(&orig, original)?;
     for s in &plan.steps {
         let p = dir.join(&s.file);
-        std::fs::write(&p, &s.text).with_context(|| format!("cannot write {}", p.display()))?;
+        crate::output::write(&p, s.text.as_bytes())?;
     }
     if plan.capture {
         let p = dir.join(compare::CAPTURE_MODULE);
-        std::fs::write(&p, compare::CAPTURE_SOURCE)
-            .with_context(|| format!("cannot write {}", p.display()))?;
+        crate::output::write(&p, compare::CAPTURE_SOURCE.as_bytes())?;
     }
     Ok(())
 }

@@ -4,6 +4,7 @@
 
 mod aicore;
 mod cli;
+mod cluster;
 mod common;
 mod dump_compare;
 mod dump_config;

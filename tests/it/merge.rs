@@ -428,7 +428,10 @@ fn bad_shards_are_skipped_by_name_and_mixed_jobs_kept_apart() {
             ("npgx.schema_version".into(), "99".into()),
         ]),
     );
-    let (v, stderr) = merge_json(&[&dir], 1);
+    // Skipped shards and missing ranks: incomplete (exit 3), whatever was found.
+    let (v, stderr) = merge_json(&[&dir], 3);
+    assert_eq!(v["complete"], false);
+    assert_eq!(v["unseen"]["shards"].as_array().expect("shards").len(), 4);
     let skipped: Vec<(String, String)> = v["skipped"]
         .as_array()
         .expect("skipped")
