@@ -7,6 +7,7 @@ mod cli;
 mod common;
 mod dump_compare;
 mod dump_config;
+mod dump_plan;
 mod dump_scan;
 mod ge_graph;
 mod json;
