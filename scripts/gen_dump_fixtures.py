@@ -1774,6 +1774,25 @@ def case_addr_born(out: Path) -> Case:
         # Div's input (256) + Mul's output (256) + Div's anomalous output (64 fp32 = 256)
         "plan_bytes": 768,
     }]
+    # The GE graph of that model (spec §8.3 text format): x -> model/Mul -> model/Div -> model/Add,
+    # every tensor 64 fp32 (shape [64], no `size`: shape x element size).
+    desc = 'dtype: DT_FLOAT shape { dim: 64 } layout: "ND"'
+    ops = [("x", "Data", None), ("model/Mul", "Mul", "x:0"), ("model/Div", "RealDiv", "model/Mul:0"),
+           ("model/Add", "Add", "model/Div:0")]
+    lines = [f'graph {{\n  name: "{MODEL_A}"']
+    for name, ty, src in ops:
+        lines.append(f'  op {{\n    name: "{name}"\n    type: "{ty}"')
+        if src:
+            lines.append(f'    input: "{src}"\n    input_desc {{ {desc} }}')
+        lines.append(f'    output_desc {{ {desc} }}\n  }}')
+    lines.append("}")
+    (c.case_dir / "ge_proto_00000001_Build.txt").write_text("\n".join(lines) + "\n")
+    c.checks["plan_with_graph"] = {
+        # --hops 2 from model/Div up the graph's edges: model/Mul, then x
+        "layer": ["model/Div", "model/Mul", "x"],
+        # Div 256 in + 256 out, Mul 256 + 256, x 256 out
+        "plan_bytes": 1280,
+    }
     return c
 
 

@@ -631,12 +631,11 @@ fn plan_one(
                         notes.push(format!(
                             "no GE graph given and no address links in the document: the dump is narrowed to {op} alone (pass --graph for its producers)"
                         ));
-                        (
-                            vec![op.clone()],
-                            *own_bytes,
-                            "the anomalous tensor seen in the first pass (at least this)"
-                                .to_string(),
-                        )
+                        let basis = match own_bytes {
+                            Some(_) => "the anomalous tensor seen in the first pass (at least this)",
+                            None => "no tensor size in the document (pass --graph for the graph's descriptors)",
+                        };
+                        (vec![op.clone()], *own_bytes, basis.to_string())
                     }
                 }
             };

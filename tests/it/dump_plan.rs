@@ -280,3 +280,102 @@ fn a_document_plan_cannot_read_is_refused() {
     );
     std::fs::remove_dir_all(&dir).expect("cleanup");
 }
+
+#[test]
+fn with_the_ge_graph_producers_and_sizes_come_from_the_graph() {
+    let dir = scratch("graph");
+    plan("addr_born", &dir);
+    let graph = common::fixture("dump/addr_born/ge_proto_00000001_Build.txt");
+    let doc = npgx_json(
+        [
+            "dump-config".as_ref(),
+            "plan".as_ref(),
+            dir.join("scan.json").as_os_str(),
+            "--graph".as_ref(),
+            graph.as_os_str(),
+            "--format".as_ref(),
+            "json".as_ref(),
+        ],
+        0,
+    );
+    let want = &expected("addr_born")["plan_with_graph"];
+    let d = &doc["dumps"][0];
+    assert_eq!(d["config"]["dump"]["dump_list"][0]["layer"], want["layer"]);
+    assert_eq!(d["estimate"]["plan_bytes"], want["plan_bytes"]);
+    // Every planned name is an op of the graph: no finding.
+    assert_eq!(d["warnings"], json!([]), "{doc:#}");
+    assert!(d["written"].is_null());
+    std::fs::remove_dir_all(&dir).expect("cleanup");
+}
+
+#[test]
+fn a_dump_compare_origin_is_planned_as_a_narrowed_dump() {
+    let case = common::fixture("compare/chain");
+    let truth: Value = serde_json::from_slice(
+        &std::fs::read(case.join("truth.json")).expect("truth.json readable"),
+    )
+    .expect("truth is JSON");
+    // The first run of the case is the default comparison (no extra arguments).
+    let origin = truth["runs"][0]["groups"]
+        .as_array()
+        .expect("groups")
+        .iter()
+        .find_map(|g| g["origin"]["op_name"].as_str())
+        .expect("an origin");
+    let dir = scratch("compare");
+    let doc_path = dir.join("compare.json");
+    let out = npgx([
+        "dump-compare".as_ref(),
+        case.join("golden").as_os_str(),
+        case.join("target").as_os_str(),
+        "--format".as_ref(),
+        "json".as_ref(),
+        "-o".as_ref(),
+        doc_path.as_os_str(),
+        "--no-progress".as_ref(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let doc = npgx_json(
+        [
+            "dump-config".as_ref(),
+            "plan".as_ref(),
+            doc_path.as_os_str(),
+            "--format".as_ref(),
+            "json".as_ref(),
+        ],
+        0,
+    );
+    let dumps = doc["dumps"].as_array().expect("dumps");
+    assert_eq!(dumps.len(), 1, "{doc:#}");
+    let dump = &dumps[0]["config"]["dump"];
+    assert_eq!(dump["dump_list"][0]["layer"], json!([origin]));
+    assert_eq!(
+        (&dump["dump_mode"], &dump["dump_step"]),
+        (&json!("all"), &json!("0"))
+    );
+    std::fs::remove_dir_all(&dir).expect("cleanup");
+}
+
+#[test]
+fn the_html_page_shows_the_overwrite_and_the_next_step() {
+    let dir = scratch("html");
+    let page = dir.join("scan.html");
+    let out = npgx([
+        "dump-scan".as_ref(),
+        root("addr_overwrite").as_os_str(),
+        "--no-progress".as_ref(),
+        "--html".as_ref(),
+        page.as_os_str(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let html = std::fs::read_to_string(&page).expect("page written");
+    for want in [
+        "Overwritten: ",
+        "0x20000000–0x20000100 (256 bytes)",
+        "2 operators ran in between",
+        "npgx dump-config plan scan.json -o dump_config.json",
+    ] {
+        assert!(html.contains(want), "missing {want:?}");
+    }
+    std::fs::remove_dir_all(&dir).expect("cleanup");
+}
