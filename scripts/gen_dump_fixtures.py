@@ -1745,12 +1745,14 @@ def case_addr_clean(out: Path) -> Case:
     return c
 
 
-def _born_chain(c, d, g, b, names, absent=False):
-    """names[0] writes X (clean), names[1] reads X and writes Y with a NaN (born), names[2] reads Y."""
-    a = (lambda x: 0) if absent else (lambda x: x)
-    _addr_op(c, d, g, b + 100, 1, "Mul", names[0], [(_clean(11), a(0x1000_0000))], [(_clean(12), a(0x2000_0000))])
-    _addr_op(c, d, g, b + 200, 2, "Div", names[1], [(_clean(13), a(0x2000_0000))], [(_nan(14), a(0x3000_0000))])
-    _addr_op(c, d, g, b + 300, 3, "Add", names[2], [(_nan(15), a(0x3000_0000))], [(_nan(16), a(0x4000_0000))])
+def _born_chain(c, d, g, b, names, absent=False, born=1, seed=11):
+    """A chain Mul -> Div -> Add: op i reads 0x{i+1}0000000 and writes 0x{i+2}0000000; the output of
+    op `born` holds a NaN (born there), which every later op reads and writes."""
+    for i, (ty, name) in enumerate(zip(("Mul", "Div", "Add"), names)):
+        src, dst = (0 if absent else (i + 1) << 28), (0 if absent else (i + 2) << 28)
+        x = _nan(seed + 2 * i) if i > born else _clean(seed + 2 * i)
+        y = _nan(seed + 2 * i + 1) if i >= born else _clean(seed + 2 * i + 1)
+        _addr_op(c, d, g, b + 100 * (i + 1), i + 1, ty, name, [(x, src)], [(y, dst)])
 
 
 def case_addr_born(out: Path) -> Case:
@@ -1814,13 +1816,7 @@ def case_addr_ranks(out: Path) -> Case:
     c = Case(out, "addr_ranks", "two ranks, step 1: rank 0 is born in model/Div, rank 1 in model/Add2")
     for rank, names in ((0, ["model/Mul", "model/Div", "model/Add"]), (1, ["model/Mul", "model/Div2", "model/Add2"])):
         d, g = _addr_group(rank, ws=2, step=1)
-        b = T0 + 5_000_000 + rank * 1000
-        if rank == 0:
-            _born_chain(c, d, g, b, names)
-        else:
-            _addr_op(c, d, g, b + 100, 1, "Mul", names[0], [(_clean(21), 0x1000_0000)], [(_clean(22), 0x2000_0000)])
-            _addr_op(c, d, g, b + 200, 2, "Div", names[1], [(_clean(23), 0x2000_0000)], [(_clean(24), 0x3000_0000)])
-            _addr_op(c, d, g, b + 300, 3, "Add", names[2], [(_clean(25), 0x3000_0000)], [(_nan(26), 0x4000_0000)])
+        _born_chain(c, d, g, T0 + 5_000_000 + rank * 1000, names, born=1 + rank, seed=11 + 10 * rank)
     c.checks["plan"] = [
         {"rank": 0, "scene": "narrowed",
          "dump": {"dump_path": "./", "dump_mode": "all", "dump_step": "1",

@@ -269,18 +269,18 @@ fn scan_targets(from: &str, doc: ScanDoc, out: &mut Vec<Target>) {
             out.push(base(What::Overwrite(w.clone()), why));
             continue;
         }
+        let narrow = |p: &Point| What::Narrow {
+            op: p.op_name.clone(),
+            order: Some(p.order),
+            links: g.addresses.clone(),
+            own_bytes: p.bytes(),
+        };
         if let Some(b) = &g.first_born {
             let why = format!(
                 "{} {} of {} (#{}) is anomalous while its inputs are clean: born there",
                 b.io, b.index, b.op_name, b.order
             );
-            let what = What::Narrow {
-                op: b.op_name.clone(),
-                order: Some(b.order),
-                links: g.addresses.clone(),
-                own_bytes: b.bytes(),
-            };
-            out.push(base(what, why));
+            out.push(base(narrow(b), why));
             continue;
         }
         if first.source == "stats" {
@@ -300,13 +300,7 @@ fn scan_targets(from: &str, doc: ScanDoc, out: &mut Vec<Target>) {
             "the first anomaly, {} {} of {} (#{}), entered through an input: no operator of the dump was born anomalous",
             first.io, first.index, first.op_name, first.order
         );
-        let what = What::Narrow {
-            op: first.op_name.clone(),
-            order: Some(first.order),
-            links: g.addresses.clone(),
-            own_bytes: first.bytes(),
-        };
-        out.push(base(what, why));
+        out.push(base(narrow(first), why));
     }
 }
 

@@ -334,39 +334,8 @@ fn between(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dump::analysis::tests::t as tensor;
     use crate::dump::analysis::Collector;
-    use crate::dump::records::Source;
-    use npgx_parsers::dump::path::{Layout, Location};
-
-    fn tensor(op: &str, ts: u64, io: Io, index: usize, nan: u64) -> TensorRecord {
-        TensorRecord {
-            op: OpRef {
-                location: Location::default(),
-                layout: Layout::Model,
-                op_name: op.into(),
-                op_type: Some("T".into()),
-                task_id: Some(ts),
-                stream_id: Some(1),
-                timestamp: Some(ts),
-                counter: None,
-                path: format!("{op}.{ts}"),
-            },
-            io,
-            index,
-            dtype: "DT_FLOAT".into(),
-            format: None,
-            shape: vec![4],
-            elements: 4,
-            nan,
-            pos_inf: 0,
-            neg_inf: 0,
-            overflow: Some(0),
-            min: None,
-            max: None,
-            mean: None,
-            source: Source::Dump,
-        }
-    }
 
     /// One operator execution: `(io, address, size, nan)` per tensor.
     type Exec<'a> = (&'a str, u64, &'a [(Io, u64, u64, u64)]);

@@ -446,11 +446,12 @@ pub fn pair_opdebug(opdebug: &mut [OpdebugRecord], dumps: &[DumpIndexEntry]) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::dump::records::Source;
 
-    fn t(op: &str, ts: u64, io: Io, index: usize, nan: u64) -> TensorRecord {
+    /// A tensor of 4 fp32 elements of operator `op` run at `ts`, with `nan` NaNs.
+    pub(in crate::dump) fn t(op: &str, ts: u64, io: Io, index: usize, nan: u64) -> TensorRecord {
         TensorRecord {
             op: OpRef {
                 location: Location::default(),
