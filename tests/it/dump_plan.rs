@@ -379,3 +379,58 @@ fn the_html_page_shows_the_overwrite_and_the_next_step() {
     }
     std::fs::remove_dir_all(&dir).expect("cleanup");
 }
+
+#[test]
+fn a_merge_origin_rank_is_planned_for_that_rank_and_step() {
+    let case = common::fixture("cluster/ranks64");
+    let truth: Value = serde_json::from_slice(
+        &std::fs::read(case.join("expected.json")).expect("expected.json readable"),
+    )
+    .expect("expected is JSON");
+    let dir = scratch("merge");
+    let shard = dir.join("all.parquet");
+    let out = npgx([
+        "dump-scan".as_ref(),
+        case.join("root").as_os_str(),
+        "--format".as_ref(),
+        "parquet".as_ref(),
+        "-o".as_ref(),
+        shard.as_os_str(),
+        "--no-progress".as_ref(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let merged = dir.join("merge.json");
+    let out = npgx([
+        "merge".as_ref(),
+        shard.as_os_str(),
+        "--format".as_ref(),
+        "json".as_ref(),
+        "-o".as_ref(),
+        merged.as_os_str(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let doc = npgx_json(
+        [
+            "dump-config".as_ref(),
+            "plan".as_ref(),
+            merged.as_os_str(),
+            "--format".as_ref(),
+            "json".as_ref(),
+        ],
+        0,
+    );
+    let dumps = doc["dumps"].as_array().expect("dumps");
+    assert_eq!(dumps.len(), 1, "only the origin rank: {doc:#}");
+    assert_eq!(dumps[0]["rank"], truth["origin"]);
+    let dump = &dumps[0]["config"]["dump"];
+    assert_eq!(
+        dump["dump_list"][0],
+        json!({"layer": [truth["origin_first"]["op_name"]]}),
+        "merge names models by key: no model_name"
+    );
+    assert_eq!(
+        dump["dump_step"],
+        json!(truth["anomalous_step"].to_string())
+    );
+    std::fs::remove_dir_all(&dir).expect("cleanup");
+}
