@@ -418,6 +418,11 @@ mod tests {
     }
 
     #[test]
+    fn an_output_range_costs_64_bytes() {
+        assert_eq!(std::mem::size_of::<Range>(), 64);
+    }
+
+    #[test]
     fn no_address_no_link() {
         let a = run(&[
             ("P", 1, &[(Io::Output, 0, 256, 0)]),

@@ -118,8 +118,9 @@ pub enum Progress {
 /// every problem with a file inside becomes a [`ScanError`] and the scan goes on.
 ///
 /// What stays in memory: per group a few counters and the operators that had an anomaly, every
-/// anomaly, errors and Opdebug records — plus, with `--all`, every tensor record. Clean files
-/// leave nothing behind, so memory does not grow with the number of files. Directories are
+/// anomaly, errors and Opdebug records — plus, with `--all`, every tensor record. A clean file
+/// leaves only fixed-size entries behind (its order key and magnitude, and the address range of
+/// each addressed output, [`address`]), never its tensors. Directories are
 /// scanned as the walk lists them, so no list of all files is built either; Opdebug payloads are
 /// paired with the dumps of their own directory as soon as that directory is done, and only
 /// directories holding Opdebug payloads index their dumps at all.
