@@ -50,7 +50,7 @@ JSON schema: docs/dump-config.md")]
     #[command(after_help = "What is planned, per rank:\n  \
 an overwrite (dump-scan's address links)   the watcher scene: watcher_nodes = the producer, layer = the ops run in between\n  \
 an anomaly born in an op, a divergence      a model dump of that op and its producers (--hops), dump_mode all, that step\n  \
-a statistics pass with nothing born         a statistics dump of the ops before the first anomaly, inputs and outputs\n\n\
+a stats or overflow pass, nothing born     a statistics dump of the ops before the first anomaly, inputs and outputs\n\n\
 Examples:\n  \
 npgx dump-scan /home/dump --format json -o scan.json\n  \
 npgx dump-config plan scan.json -o dump_config.json\n  \

@@ -11,8 +11,8 @@
 //!   **divergence origin** → a model dump narrowed to that operator and its producers up to N hops
 //!   (the GE graph's edges when given, else the address links), `dump_mode: all`, `dump_step` =
 //!   that step;
-//! * a **statistics** first pass where nothing was born → a wider statistics dump (inputs and
-//!   outputs) of the operators before the first anomaly, for that step.
+//! * a **statistics** or **overflow** first pass where nothing was born → a wider statistics dump
+//!   (inputs and outputs) of the operators before the first anomaly, for that step.
 //!
 //! One plan per rank; ranks whose plans differ get one file each. Each plan carries an estimate
 //! of the bytes it writes per step next to what a full dump writes, and every plan passes the
@@ -109,6 +109,9 @@ struct Envelope {
 #[derive(Deserialize)]
 struct ScanDoc {
     groups: Vec<ScanGroup>,
+    /// Opdebug payloads: present when the first pass was an overflow dump (`dump_debug: on`).
+    #[serde(default)]
+    opdebug: Vec<serde::de::IgnoredAny>,
 }
 
 #[derive(Deserialize)]
@@ -246,6 +249,7 @@ impl What {
 }
 
 fn scan_targets(from: &str, doc: ScanDoc, out: &mut Vec<Target>) {
+    let overflow_pass = !doc.opdebug.is_empty();
     for g in doc.groups {
         let Some(first) = &g.first_anomaly else {
             continue;
@@ -283,9 +287,14 @@ fn scan_targets(from: &str, doc: ScanDoc, out: &mut Vec<Target>) {
             out.push(base(narrow(b), why));
             continue;
         }
-        if first.source == "stats" {
+        if first.source == "stats" || overflow_pass {
+            let pass = if overflow_pass {
+                "overflow"
+            } else {
+                "statistics"
+            };
             let why = format!(
-                "the statistics pass first saw an anomaly at {} {} of {} (#{}) and no birth",
+                "the {pass} pass first saw an anomaly at {} {} of {} (#{}) and no birth",
                 first.io, first.index, first.op_name, first.order
             );
             out.push(base(
@@ -744,6 +753,38 @@ pub fn write(plan: &mut Plan, output: &Path, force: bool) -> anyhow::Result<()> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_statistics_pass_with_nothing_born_plans_a_wider_statistics_dump() {
+        let doc: ScanDoc = serde_json::from_value(serde_json::json!({"groups": [{
+            "rank": 1, "model": "bert", "step": 3, "files": 2, "bytes": 0,
+            "first_anomaly": {"op_name": "bert_gelu", "order": 1, "io": "input", "index": 0,
+                              "source": "stats", "elements": 8, "dtype": "DT_FLOAT16"},
+            "first_born": null
+        }]}))
+        .expect("a scan document");
+        let mut targets = Vec::new();
+        scan_targets("s.json", doc, &mut targets);
+        assert_eq!(targets.len(), 1);
+        let t = targets.remove(0);
+        let d = plan_one(t, &[], &[], &PlanOptions::default()).expect("planned");
+        assert_eq!(d.scene, Scene::WiderStats);
+        let dump = &d.config["dump"];
+        assert_eq!(dump["dump_data"], "stats");
+        assert_eq!(dump["dump_mode"], "all");
+        assert_eq!(dump["dump_step"], "3");
+        // Without a graph, every op of the step: no layer.
+        assert_eq!(
+            dump["dump_list"],
+            serde_json::json!([{"model_name": "bert"}])
+        );
+        assert_eq!(d.estimate.plan_bytes, None);
+        assert!(
+            d.why.starts_with("the statistics pass first saw"),
+            "{}",
+            d.why
+        );
+    }
 
     #[test]
     fn remote_paths_are_ipv4_prefixed() {
