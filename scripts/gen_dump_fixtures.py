@@ -205,6 +205,7 @@ class Tensor:
     report_shape: list | None = None   # the logical shape the report must show
     elements_override: int | None = None
     optional: bool = False       # the scanner may leave it out of `tensors`; if listed, it must be right
+    address: int | None = None   # device address in the header; None: 0x12C0_0000_0000 + size; 0: absent
 
     def __post_init__(self):
         if self.raw is None:
@@ -326,7 +327,8 @@ def _fill_tensor(msg, tensor: Tensor, inline: bool, variant: str):
     if tensor.orig is not None:
         msg.original_shape.dim.extend(int(d) for d in tensor.orig)
     msg.size = tensor.size
-    msg.address = 0x12C0_0000_0000 + tensor.size
+    # proto3: an address of 0 is not written at all (a header without the field)
+    msg.address = 0x12C0_0000_0000 + tensor.size if tensor.address is None else tensor.address
     if inline:
         msg.data = tensor.raw
     if variant == "future":
@@ -402,14 +404,16 @@ def tlv_bytes(inputs, outputs, out_names) -> bytes:
     ins = []
     for ten in inputs:
         nested = tlv(0, dims(ten.shape)) + (tlv(1, dims(ten.orig)) if ten.orig is not None else b"")
-        ins.append(struct.pack("<iiiQQQI", PROTO_TO_GE[ten.dt], ten.fmt, 0, 0x1000, 0, ten.size,
+        ins.append(struct.pack("<iiiQQQI", PROTO_TO_GE[ten.dt], ten.fmt, 0,
+                               0x1000 if ten.address is None else ten.address, 0, ten.size,
                                len(nested)) + nested)
     outs = []
     for i, ten in enumerate(outputs):
         nested = (tlv(0, dims(ten.shape)) + (tlv(1, dims(ten.orig)) if ten.orig is not None else b"")
                   + tlv(2, out_names[i].encode()))
         outs.append(struct.pack("<iiiiiiQQQI", PROTO_TO_GE[ten.dt], ten.fmt, 0, i,
-                                PROTO_TO_GE[ten.dt], ten.fmt, 0x2000, 0, ten.size, len(nested)) + nested)
+                                PROTO_TO_GE[ten.dt], ten.fmt, 0x2000 if ten.address is None else ten.address,
+                                0, ten.size, len(nested)) + nested)
     in_tlv = tlv(4, struct.pack("<I", len(ins)) + b"".join(ins))
     out_tlv = tlv(5, struct.pack("<I", len(outs)) + b"".join(outs))
     head_len = len(in_tlv) + len(out_tlv) + 8
@@ -659,6 +663,8 @@ class Case:
                 assert off + extra == len(data), rel
                 for x, m in zip(inputs + outputs, list(dd.input) + list(dd.output)):
                     assert list(m.shape.dim) == [int(d) for d in x.shape], rel
+                    if x.address is not None:
+                        assert m.address == x.address, rel
                     _check_logical(x, rel)
             elif framing == "v1":
                 (hlen,) = struct.unpack_from("<Q", data, 0)
@@ -1661,9 +1667,175 @@ def bench_files_tree(out: Path, n: int, per_dir: int = 1000):
 # ---------------------------------------------------------------------------------------------
 
 
+# ---------------------------------------------------------------------------------------------
+# Device addresses (spec §1.4: OpInput.address = field 8, OpOutput.address = field 9)
+# ---------------------------------------------------------------------------------------------
+#
+# Each case writes a small model dump whose headers carry explicit device addresses, and states
+# in `expected.json` ("addresses", per group key) what the address analysis must find — written
+# down from the scenario, not computed by any linking code: the producer of each anomalous input
+# and each overwrite (producer, consumer, range, operators in between, overlapping ones first).
+
+MODEL_A = "ge_default_20241121120000_1"
+
+
+def _addr_op(c, d, g, ts, task, op_type, name, ins, outs):
+    """ins / outs: (values, address) pairs of 64 fp32 values (256 bytes) each."""
+    return c.dump(d, g, op_type=op_type, op_name=name, task=task, stream=2, ts=ts,
+                  inputs=[t(v, 1, address=a) for v, a in ins],
+                  outputs=[t(v, 1, address=a) for v, a in outs])
+
+
+def _addr_group(rank, ws=1, step=0, time="20241121120000"):
+    d = f"worldsize{ws}_global_rank{rank}/{time}/0/{MODEL_A}/1/{step}"
+    return d, model_group(rank, ws, time, 0, MODEL_A, 1, step)
+
+
+def _clean(seed):
+    return vals(64, dt=1, seed=seed)
+
+
+def _nan(seed):
+    return vals(64, dt=1, seed=seed, plant={3: NAN})
+
+
+def case_addr_overwrite(out: Path) -> Case:
+    c = Case(out, "addr_overwrite", "memory overwrite: model/A writes clean values to 0x20000000; "
+             "model/B (output at 0x20000080, overlapping) and model/Other run; model/C reads NaN "
+             "from 0x20000000. Every dumped output is clean, nothing is born")
+    d, g = _addr_group(0)
+    b = T0 + 5_000_000
+    _addr_op(c, d, g, b + 100, 1, "Mul", "model/A", [(_clean(1), 0x1000_0000)], [(_clean(2), 0x2000_0000)])
+    _addr_op(c, d, g, b + 200, 2, "Add", "model/B", [(_clean(3), 0x3000_0000)], [(_clean(4), 0x2000_0080)])
+    _addr_op(c, d, g, b + 300, 3, "Relu", "model/Other", [(_clean(5), 0x4000_0000)], [(_clean(6), 0x5000_0000)])
+    _addr_op(c, d, g, b + 400, 4, "MatMul", "model/C", [(_nan(7), 0x2000_0000), (_clean(8), 0x6000_0000)],
+             [(_nan(9), 0x7000_0000)])
+    c.checks["addresses"] = {
+        "status": "linked",
+        "links": [
+            {"consumer": ["model/C", 3, 0], "held": "anomalous", "start": 0x2000_0000, "end": 0x2000_0100,
+             "producer": ["model/A", 0, 0], "producer_held": "clean"},
+            {"consumer": ["model/C", 3, 1], "held": "clean", "start": 0x6000_0000, "end": 0x6000_0100,
+             "producer": None, "producer_held": None},
+        ],
+        "overwrites": [
+            {"producer": ["model/A", 0, 0], "consumer": ["model/C", 3, 0], "start": 0x2000_0000,
+             "end": 0x2000_0100, "between": [["model/B", 1, True], ["model/Other", 2, False]],
+             "between_count": 2},
+        ],
+    }
+    c.checks["plan"] = [{
+        "rank": 0, "scene": "watcher",
+        "dump": {"dump_path": "./", "dump_scene": "watcher", "dump_mode": "output",
+                 "dump_list": [{"layer": ["model/B", "model/Other"], "watcher_nodes": ["model/A"]}]},
+        # the watched output (256 bytes) after each of the 2 layer ops
+        "plan_bytes": 512,
+    }]
+    return c
+
+
+def case_addr_clean(out: Path) -> Case:
+    c = Case(out, "addr_clean", "the overwrite tree's operators, all clean: addresses linked, nothing to plan")
+    d, g = _addr_group(0)
+    b = T0 + 5_000_000
+    _addr_op(c, d, g, b + 100, 1, "Mul", "model/A", [(_clean(1), 0x1000_0000)], [(_clean(2), 0x2000_0000)])
+    _addr_op(c, d, g, b + 200, 2, "Add", "model/B", [(_clean(3), 0x3000_0000)], [(_clean(4), 0x2000_0080)])
+    _addr_op(c, d, g, b + 400, 4, "MatMul", "model/C", [(_clean(7), 0x2000_0000)], [(_clean(9), 0x7000_0000)])
+    c.checks["addresses"] = {"status": "linked", "links": [], "overwrites": []}
+    c.checks["plan"] = []
+    return c
+
+
+def _born_chain(c, d, g, b, names, absent=False, born=1, seed=11):
+    """A chain Mul -> Div -> Add: op i reads 0x{i+1}0000000 and writes 0x{i+2}0000000; the output of
+    op `born` holds a NaN (born there), which every later op reads and writes."""
+    for i, (ty, name) in enumerate(zip(("Mul", "Div", "Add"), names)):
+        src, dst = (0 if absent else (i + 1) << 28), (0 if absent else (i + 2) << 28)
+        x = _nan(seed + 2 * i) if i > born else _clean(seed + 2 * i)
+        y = _nan(seed + 2 * i + 1) if i >= born else _clean(seed + 2 * i + 1)
+        _addr_op(c, d, g, b + 100 * (i + 1), i + 1, ty, name, [(x, src)], [(y, dst)])
+
+
+def case_addr_born(out: Path) -> Case:
+    c = Case(out, "addr_born", "NaN born in model/Div (clean input written by model/Mul), read by model/Add")
+    d, g = _addr_group(0)
+    _born_chain(c, d, g, T0 + 5_000_000, ["model/Mul", "model/Div", "model/Add"])
+    c.checks["addresses"] = {
+        "status": "linked",
+        "links": [
+            {"consumer": ["model/Div", 1, 0], "held": "clean", "start": 0x2000_0000, "end": 0x2000_0100,
+             "producer": ["model/Mul", 0, 0], "producer_held": "clean"},
+            {"consumer": ["model/Add", 2, 0], "held": "anomalous", "start": 0x3000_0000, "end": 0x3000_0100,
+             "producer": ["model/Div", 1, 0], "producer_held": "anomalous"},
+        ],
+        "overwrites": [],
+    }
+    c.checks["plan"] = [{
+        "rank": 0, "scene": "narrowed",
+        "dump": {"dump_path": "./", "dump_mode": "all", "dump_step": "0",
+                 "dump_list": [{"model_name": MODEL_A, "layer": ["model/Div", "model/Mul"]}]},
+        # Div's input (256) + Mul's output (256) + Div's anomalous output (64 fp32 = 256)
+        "plan_bytes": 768,
+    }]
+    # The GE graph of that model (spec §8.3 text format): x -> model/Mul -> model/Div -> model/Add,
+    # every tensor 64 fp32 (shape [64], no `size`: shape x element size).
+    desc = 'dtype: DT_FLOAT shape { dim: 64 } layout: "ND"'
+    ops = [("x", "Data", None), ("model/Mul", "Mul", "x:0"), ("model/Div", "RealDiv", "model/Mul:0"),
+           ("model/Add", "Add", "model/Div:0")]
+    lines = [f'graph {{\n  name: "{MODEL_A}"']
+    for name, ty, src in ops:
+        lines.append(f'  op {{\n    name: "{name}"\n    type: "{ty}"')
+        if src:
+            lines.append(f'    input: "{src}"\n    input_desc {{ {desc} }}')
+        lines.append(f'    output_desc {{ {desc} }}\n  }}')
+    lines.append("}")
+    (c.case_dir / "ge_proto_00000001_Build.txt").write_text("\n".join(lines) + "\n")
+    c.checks["plan_with_graph"] = {
+        # --hops 2 from model/Div up the graph's edges: model/Mul, then x
+        "layer": ["model/Div", "model/Mul", "x"],
+        # Div 256 in + 256 out, Mul 256 + 256, x 256 out
+        "plan_bytes": 1280,
+    }
+    return c
+
+
+def case_addr_absent(out: Path) -> Case:
+    c = Case(out, "addr_absent", "the born chain with no address in any header: nothing linked")
+    d, g = _addr_group(0)
+    _born_chain(c, d, g, T0 + 5_000_000, ["model/Mul", "model/Div", "model/Add"], absent=True)
+    c.checks["addresses"] = {"status": "absent", "links": [], "overwrites": []}
+    c.checks["plan"] = [{
+        "rank": 0, "scene": "narrowed",
+        "dump": {"dump_path": "./", "dump_mode": "all", "dump_step": "0",
+                 "dump_list": [{"model_name": MODEL_A, "layer": ["model/Div"]}]},
+        "plan_bytes": 256,
+    }]
+    return c
+
+
+def case_addr_ranks(out: Path) -> Case:
+    c = Case(out, "addr_ranks", "two ranks, step 1: rank 0 is born in model/Div, rank 1 in model/Add2")
+    for rank, names in ((0, ["model/Mul", "model/Div", "model/Add"]), (1, ["model/Mul", "model/Div2", "model/Add2"])):
+        d, g = _addr_group(rank, ws=2, step=1)
+        _born_chain(c, d, g, T0 + 5_000_000 + rank * 1000, names, born=1 + rank, seed=11 + 10 * rank)
+    c.checks["plan"] = [
+        {"rank": 0, "scene": "narrowed",
+         "dump": {"dump_path": "./", "dump_mode": "all", "dump_step": "1",
+                  "dump_list": [{"model_name": MODEL_A, "layer": ["model/Div", "model/Mul"]}]},
+         "plan_bytes": 768},
+        {"rank": 1, "scene": "narrowed",
+         "dump": {"dump_path": "./", "dump_mode": "all", "dump_step": "1",
+                  "dump_list": [{"model_name": MODEL_A, "layer": ["model/Add2", "model/Div2"]}]},
+         "plan_bytes": 768},
+    ]
+    return c
+
+
+ADDRESS_CASES = [case_addr_overwrite, case_addr_clean, case_addr_born, case_addr_absent, case_addr_ranks]
+
 ALL_CASES = [case_torchair, case_model_plain, case_msprobe, case_framings, case_dtypes, case_exception,
              case_ffts, case_formats, case_npugraph_ex, case_npy, case_stats, case_opdebug, case_bad,
-             case_large, case_symlinks, case_no_dumps, case_nothing_decoded, case_example]
+             case_large, case_symlinks, case_no_dumps, case_nothing_decoded, case_example, *ADDRESS_CASES]
 
 
 def main(argv=None) -> int:

@@ -46,6 +46,45 @@ npgx dump-config check dump_config.json --graph ge_proto_00000062_Build.txt\n  \
 npgx dump-config check acl.json --no-fs-check --format json\n\n\
 JSON schema: docs/dump-config.md")]
     Check(CheckArgs),
+    /// Plan the next, narrower dump from saved dump-scan, dump-compare or merge JSON documents.
+    #[command(after_help = "What is planned, per rank:\n  \
+an overwrite (dump-scan's address links)   the watcher scene: watcher_nodes = the producer, layer = the ops run in between\n  \
+an anomaly born in an op, a divergence      a model dump of that op and its producers (--hops), dump_mode all, that step\n  \
+a stats or overflow pass, nothing born     a statistics dump of the ops before the first anomaly, inputs and outputs\n\n\
+Examples:\n  \
+npgx dump-scan /home/dump --format json -o scan.json\n  \
+npgx dump-config plan scan.json -o dump_config.json\n  \
+npgx dump-config plan compare.json --graph ge_proto_00000062_Build.txt --dump-path /data/dump2 -o dump_config.json\n\n\
+Every plan passes the `dump-config check` rules before it is written. docs/dump-config.md")]
+    Plan(PlanArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct PlanArgs {
+    /// Saved JSON documents of the first pass (npgx dump-scan, dump-compare or merge --format json).
+    #[arg(required = true, value_name = "REPORT.json")]
+    pub reports: Vec<PathBuf>,
+    /// GE graph dump(s) of the model (ge_proto_*_Build.txt): producers and tensor sizes from the
+    /// graph, and the planned names checked against it.
+    #[arg(long, value_name = "GE_GRAPH")]
+    pub graph: Vec<PathBuf>,
+    /// How many producer hops a narrowed dump reaches.
+    #[arg(long, value_name = "N", default_value_t = crate::config::plan::DEFAULT_HOPS)]
+    pub hops: usize,
+    /// Directory CANN writes the next dump under (default "./"); its free space is compared
+    /// with the plan's estimate when it is local.
+    #[arg(long, value_name = "DIR")]
+    pub dump_path: Option<String>,
+    /// Write the config here (per rank FILE's stem + .rank<R>.json when ranks need different
+    /// plans) instead of printing it.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Overwrite FILE if it exists.
+    #[arg(long, requires = "output")]
+    pub force: bool,
+    /// `json`: print the plan document (what was planned, why, estimates) instead of the config.
+    #[arg(long, value_enum, default_value_t = TextFormat::Text)]
+    pub format: TextFormat,
 }
 
 #[derive(Debug, clap::Args)]
@@ -116,7 +155,33 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     match args.command {
         Sub::New(a) => new(a),
         Sub::Check(a) => check(a),
+        Sub::Plan(a) => plan(a),
     }
+}
+
+fn plan(a: PlanArgs) -> anyhow::Result<ExitCode> {
+    let options = crate::config::plan::PlanOptions {
+        hops: a.hops,
+        dump_path: a.dump_path,
+    };
+    let mut made = crate::config::plan::plan(&a.reports, &a.graph, &options)?;
+    match &a.output {
+        Some(path) => crate::config::plan::write(&mut made, path, a.force)?,
+        None if made.dumps.len() > 1 && made.dumps.windows(2).any(|w| w[0].text != w[1].text) => {
+            anyhow::bail!(
+                "the ranks need {} different plans: pass -o FILE (each is written as FILE's stem + .rank<R>.json)",
+                made.dumps.len()
+            )
+        }
+        None => {}
+    }
+    let (stdout, stderr) = match a.format {
+        TextFormat::Json => (render::plan_json(&made)? + "\n", String::new()),
+        TextFormat::Text => render::plan_text(&made),
+    };
+    print!("{stdout}");
+    eprint!("{stderr}");
+    Ok(ExitCode::SUCCESS)
 }
 
 fn new(a: NewArgs) -> anyhow::Result<ExitCode> {

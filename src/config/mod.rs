@@ -14,6 +14,7 @@ pub mod cann;
 pub mod check;
 pub mod graph;
 pub mod locate;
+pub mod plan;
 pub mod preset;
 
 use serde::Serialize;
@@ -191,22 +192,7 @@ pub fn new_config(
     force: bool,
 ) -> anyhow::Result<NewConfig> {
     let text = preset::render(preset, options)?;
-    let verdict = check::check(
-        text.as_bytes(),
-        "<generated>",
-        &check::CheckOptions { filesystem: false },
-    );
-    if !verdict.valid {
-        let reasons: Vec<String> = verdict
-            .problems
-            .iter()
-            .map(|p| format!("{} {}: {}", p.code, p.path, p.message))
-            .collect();
-        anyhow::bail!(
-            "these options give a config CANN rejects:\n  {}",
-            reasons.join("\n  ")
-        );
-    }
+    ensure_valid(&text)?;
     let config = serde_json::from_str(&text)?;
     let written = match output {
         Some(path) => {
@@ -226,6 +212,28 @@ pub fn new_config(
         text,
         config,
     })
+}
+
+/// Runs a generated config through the `check` rules (without the filesystem checks): an error
+/// listing CANN's objections when it would be rejected.
+fn ensure_valid(text: &str) -> anyhow::Result<()> {
+    let verdict = check::check(
+        text.as_bytes(),
+        "<generated>",
+        &check::CheckOptions { filesystem: false },
+    );
+    if !verdict.valid {
+        let reasons: Vec<String> = verdict
+            .problems
+            .iter()
+            .map(|p| format!("{} {}: {}", p.code, p.path, p.message))
+            .collect();
+        anyhow::bail!(
+            "these options give a config CANN rejects:\n  {}",
+            reasons.join("\n  ")
+        );
+    }
+    Ok(())
 }
 
 fn write_new_file(path: &std::path::Path, text: &str, force: bool) -> anyhow::Result<()> {

@@ -11,6 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use npgx_parsers::dump::header::Io;
 use npgx_parsers::dump::path::{Layout, Location};
 
+use super::address::{Addressed, Book};
 use super::records::{Anomaly, Group, OpRef, OpdebugRecord, Place, TensorRecord};
 use super::store::{RowView, Table, TensorStore};
 
@@ -145,6 +146,8 @@ struct GroupState {
     magnitudes: Vec<(CompactKey, f32)>,
     /// The collective operator executions ([`is_collective`]); few per step.
     collectives: BTreeSet<OpKey>,
+    /// Address ranges of outputs, and of inputs of operators with an anomaly.
+    book: Book,
 }
 
 /// [`OpKey`] in 28 bytes (4-byte aligned), for the one entry every operator execution keeps: `None` is 0 and
@@ -154,22 +157,22 @@ struct GroupState {
 /// saturates, which can only merge two executions' magnitudes, never reorder anomalies (those keep
 /// their full [`OpKey`]).
 #[derive(Clone, Copy, PartialEq, Eq)]
-struct CompactKey {
+pub(super) struct CompactKey {
     /// High and low halves, so that the key aligns to 4 bytes and a (key, f32) entry is 32.
     timestamp: [u32; 2],
     counter: u32,
     task_id: u32,
     stream_id: u32,
-    op_name: u32,
+    pub(super) op_name: u32,
     path: u32,
 }
 
 /// Interned op names and paths of [`CompactKey`]s (names repeat across steps and groups).
 #[derive(Default)]
-struct Names(Table<String>);
+pub(super) struct Names(Table<String>);
 
 impl Names {
-    fn id(&mut self, s: &str) -> u32 {
+    pub(super) fn id(&mut self, s: &str) -> u32 {
         self.0.id(s)
     }
 
@@ -189,11 +192,11 @@ impl Names {
         }
     }
 
-    fn text(&self, id: u32) -> &str {
+    pub(super) fn text(&self, id: u32) -> &str {
         self.0.get(id).map_or("", String::as_str)
     }
 
-    fn cmp(&self, a: &CompactKey, b: &CompactKey) -> Ordering {
+    pub(super) fn cmp(&self, a: &CompactKey, b: &CompactKey) -> Ordering {
         (a.timestamp, a.counter, a.task_id, a.stream_id)
             .cmp(&(b.timestamp, b.counter, b.task_id, b.stream_id))
             .then_with(|| self.text(a.op_name).cmp(self.text(b.op_name)))
@@ -239,6 +242,21 @@ impl Collector {
         let g = self.groups.entry(key).or_default();
         g.files += 1;
         g.bytes += bytes;
+    }
+
+    /// Takes in the device addresses of one file's tensors (`tensors`: the verdicts read from
+    /// it, all of one operator execution), before the tensors themselves are added.
+    pub fn add_addresses(&mut self, tensors: &[TensorRecord], addresses: &[Addressed]) {
+        let Some(first) = tensors.first() else {
+            return;
+        };
+        let g = self
+            .groups
+            .entry((first.op.location.clone(), first.op.layout))
+            .or_default();
+        let key = self.names.key(&op_key(first));
+        g.book
+            .add(&mut self.names, key, &first.op, tensors, addresses);
     }
 
     pub fn add(&mut self, t: TensorRecord) {
@@ -300,6 +318,11 @@ impl Collector {
                 same
             });
         }
+        let addresses: Vec<_> = self
+            .groups
+            .values_mut()
+            .map(|g| super::address::link(std::mem::take(&mut g.book), names, &g.magnitudes))
+            .collect();
         let names = &mut self.names;
         let group_keys: Vec<&GroupKey> = self.groups.keys().collect();
         let op_orders: Vec<&[(CompactKey, f32)]> = self
@@ -352,7 +375,8 @@ impl Collector {
             .groups
             .into_iter()
             .zip(collectives)
-            .map(|(((location, layout), g), collectives)| {
+            .zip(addresses)
+            .map(|((((location, layout), g), collectives), addresses)| {
                 tensor_count += g.tensors;
                 let first_anomaly = pick(g.ops.values().find_map(|o| o.first));
                 let first_born = pick(
@@ -377,6 +401,7 @@ impl Collector {
                         .map(|(_, m)| (!m.is_nan()).then_some(m))
                         .collect(),
                     collectives,
+                    addresses,
                 }
             })
             .collect();
@@ -421,11 +446,12 @@ pub fn pair_opdebug(opdebug: &mut [OpdebugRecord], dumps: &[DumpIndexEntry]) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::dump::records::Source;
 
-    fn t(op: &str, ts: u64, io: Io, index: usize, nan: u64) -> TensorRecord {
+    /// A tensor of 4 fp32 elements of operator `op` run at `ts`, with `nan` NaNs.
+    pub(in crate::dump) fn t(op: &str, ts: u64, io: Io, index: usize, nan: u64) -> TensorRecord {
         TensorRecord {
             op: OpRef {
                 location: Location::default(),

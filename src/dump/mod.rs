@@ -6,6 +6,7 @@
 //! per-thread buffer), [`analysis`] groups and orders them. Nothing here prints: progress is
 //! reported through a callback and the [`ScanReport`] goes to a renderer.
 
+pub mod address;
 pub mod analysis;
 pub mod pt;
 pub mod read;
@@ -25,8 +26,8 @@ pub use records::{
     Anomaly, Group, Kind, Place, ScanError, ScanReport, Source, Summary, TensorRecord,
 };
 
-/// Version of the JSON schema in `docs/dump-scan.md`.
-pub const SCHEMA_VERSION: u32 = 1;
+/// Version of the JSON schema in `docs/dump-scan.md` (2: groups carry `addresses`).
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// How to scan.
 #[derive(Clone, Debug, Default)]
@@ -117,8 +118,9 @@ pub enum Progress {
 /// every problem with a file inside becomes a [`ScanError`] and the scan goes on.
 ///
 /// What stays in memory: per group a few counters and the operators that had an anomaly, every
-/// anomaly, errors and Opdebug records — plus, with `--all`, every tensor record. Clean files
-/// leave nothing behind, so memory does not grow with the number of files. Directories are
+/// anomaly, errors and Opdebug records — plus, with `--all`, every tensor record. A clean file
+/// leaves only fixed-size entries behind (its order key and magnitude, and the address range of
+/// each addressed output, [`address`]), never its tensors. Directories are
 /// scanned as the walk lists them, so no list of all files is built either; Opdebug payloads are
 /// paired with the dumps of their own directory as soon as that directory is done, and only
 /// directories holding Opdebug payloads index their dumps at all.
@@ -193,10 +195,13 @@ pub fn scan(
                 f.bytes += o.bytes;
                 f.errors.extend(o.errors);
                 f.opdebug.extend(o.opdebug);
-                for mut t in o.tensors {
-                    if let Some(r) = &opts.rank {
+                if let Some(r) = &opts.rank {
+                    for t in &mut o.tensors {
                         r.fill(&mut t.op.location);
                     }
+                }
+                f.collector.add_addresses(&o.tensors, &o.addresses);
+                for t in o.tensors {
                     f.collector.add(t);
                 }
             });

@@ -44,6 +44,8 @@ pub struct FileOutcome {
     pub task_id: Option<u64>,
     pub stream_id: Option<u64>,
     pub timestamp: Option<u64>,
+    /// Device address ranges of the inputs and outputs whose header gave one.
+    pub addresses: Vec<super::address::Addressed>,
 }
 
 impl FileOutcome {
@@ -282,6 +284,19 @@ fn read_dump(c: &Candidate, file: &File, len: u64, name: Option<&OpDumpName>) ->
         timestamp: op.timestamp,
         ..FileOutcome::default()
     };
+    out.addresses = h
+        .tensors
+        .iter()
+        .filter(|t| matches!(t.io, Io::Input | Io::Output) && t.input_type != Some(7))
+        .filter_map(|t| {
+            Some(super::address::Addressed {
+                io: t.io,
+                index: t.index,
+                address: t.address?,
+                size: t.size,
+            })
+        })
+        .collect();
     for (i, (t, span)) in h.tensors.iter().zip(&blocks).enumerate() {
         if !is_checked(t) {
             continue;

@@ -166,6 +166,8 @@ pub struct Group {
     /// Positions in execution order of the collective communication operators (HCCL: `Hcom*`
     /// op types), ascending: the k-th entry is the group's collective number k (0-based).
     pub collectives: Vec<usize>,
+    /// Producers of the inputs of anomalous operators, and overwrites, from device addresses.
+    pub addresses: super::address::Addresses,
 }
 
 impl Group {
@@ -188,7 +190,16 @@ pub struct Summary {
     pub errors: u64,
 }
 
+/// What to run after a scan that found anomalies: plan the next, narrower dump from its saved
+/// JSON document (`npgx dump-config plan`, docs/dump-config.md).
+pub const NEXT_PLAN: &str = "npgx dump-config plan scan.json -o dump_config.json";
+
 impl ScanReport {
+    /// [`NEXT_PLAN`] when a plan applies: some tensor was anomalous.
+    pub fn next(&self) -> Option<&'static str> {
+        (self.summary.anomalous_tensors > 0).then_some(NEXT_PLAN)
+    }
+
     /// Whether the scan checked nothing at all: not one tensor and not one Opdebug payload was
     /// read (no dump file was found, or none decoded). Exit code 2, not "clean".
     pub fn nothing_checked(&self) -> bool {

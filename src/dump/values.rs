@@ -888,6 +888,7 @@ mod tests {
             shape: vec![1, 1, 1, 2, 4],
             original_shape: vec![1, 3, 1, 2],
             size: 8,
+            address: None,
             input_type: None,
             original_name: None,
             original_output_index: None,

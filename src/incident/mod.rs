@@ -18,7 +18,7 @@ pub const SCHEMAS: &[(&str, u64)] = &[
     ("npgx.triage-run", 1),
     ("npgx.triage-analyze", 1),
     ("npgx.triage-classify", 3),
-    ("npgx.dump-scan", 1),
+    ("npgx.dump-scan", crate::dump::SCHEMA_VERSION as u64),
     ("npgx.dump-compare", 1),
     ("npgx.plog", 2),
     ("npgx.aicore", 1),
@@ -253,7 +253,7 @@ mod tests {
             e.to_string().contains("x.json: not an npgx JSON document"),
             "{e}"
         );
-        assert!(e.to_string().contains("npgx.dump-scan v1"), "{e}");
+        assert!(e.to_string().contains("npgx.dump-scan v2"), "{e}");
         let e = from_document(
             "y.json".into(),
             json!({"schema": "npgx.dump-scan", "schema_version": 9}),
@@ -265,7 +265,7 @@ mod tests {
                 .contains("y.json: npgx.dump-scan schema_version 9"),
             "{e}"
         );
-        assert!(e.to_string().contains("expected npgx.dump-scan v1"), "{e}");
+        assert!(e.to_string().contains("expected npgx.dump-scan v2"), "{e}");
     }
 
     #[test]

@@ -3,6 +3,7 @@
 
 use std::fmt::Write as _;
 
+use crate::config::plan::{Plan, Scene};
 use crate::config::{preset, CheckReport, DumpType, NewConfig, Severity};
 
 /// The JSON document of `check` (`npgx.dump-config`, docs/dump-config.md). Each problem also
@@ -126,4 +127,81 @@ fn describe(kind: DumpType) -> &'static str {
             "an AI Core error detail dump with coredump (AIC_ERR_DETAIL_DUMP)"
         }
     }
+}
+
+/// The JSON document of `plan --format json` (`npgx.dump-config`, docs/dump-config.md).
+pub fn plan_json(plan: &Plan) -> anyhow::Result<String> {
+    let v = super::document("dump-config", crate::config::SCHEMA_VERSION, plan)?;
+    Ok(serde_json::to_string_pretty(&v)?)
+}
+
+fn bytes(n: Option<u64>) -> String {
+    n.map_or_else(|| "unknown".to_string(), super::human_bytes)
+}
+
+/// What `plan` prints: the config on stdout when it was not written to a file (one config), and
+/// per plan what it dumps, why, its estimate, warnings and notes on stderr. Returns (stdout,
+/// stderr).
+pub fn plan_text(plan: &Plan) -> (String, String) {
+    let mut err = String::new();
+    let mut out = String::new();
+    for n in &plan.notes {
+        let _ = writeln!(err, "note: {n}");
+    }
+    for (i, d) in plan.dumps.iter().enumerate() {
+        let scene = match d.scene {
+            Scene::Watcher => "watcher scene (memory overwrite)",
+            Scene::Narrowed => "narrowed model dump",
+            Scene::WiderStats => "wider statistics dump",
+        };
+        let mut place = Vec::new();
+        if let Some(r) = d.rank {
+            place.push(format!("rank {r}"));
+        }
+        if let Some(m) = &d.model {
+            place.push(format!("model {m}"));
+        }
+        if let Some(s) = d.step {
+            place.push(format!("step {s}"));
+        }
+        let _ = writeln!(
+            err,
+            "{}{scene}{}{}",
+            if i > 0 { "\n" } else { "" },
+            if place.is_empty() {
+                String::new()
+            } else {
+                format!(" for {}", place.join(", "))
+            },
+            d.written
+                .as_ref()
+                .map_or(String::new(), |w| format!(": wrote {w}"))
+        );
+        let _ = writeln!(err, "  why      : {} ({})", d.why, d.from);
+        let _ = writeln!(
+            err,
+            "  estimate : {} per step (a full dump: {}) — {}",
+            bytes(d.estimate.plan_bytes),
+            bytes(d.estimate.full_bytes),
+            d.estimate.basis
+        );
+        if d.estimate.exceeds_free() {
+            let _ = writeln!(
+                err,
+                "  warning  : that is more than the {} free under dump_path ({})",
+                bytes(d.estimate.free_bytes),
+                d.config["dump"]["dump_path"].as_str().unwrap_or("")
+            );
+        }
+        for w in &d.warnings {
+            let _ = writeln!(err, "  warning  : {w}");
+        }
+        for n in &d.notes {
+            let _ = writeln!(err, "  note     : {n}");
+        }
+        if d.written.is_none() && i == 0 {
+            out.push_str(&d.text);
+        }
+    }
+    (out, err)
 }

@@ -8,6 +8,7 @@ use anyhow::Context as _;
 use npgx_parsers::dump::path::Location;
 use polars::prelude::{Column, DataFrame, PlSmallStr};
 
+use crate::dump::address::{AddressStatus, Addresses, Held, Link, TensorAt};
 use crate::dump::store::TensorStore;
 use crate::dump::{Anomaly, Group, Place, ScanReport, TensorRecord};
 
@@ -39,6 +40,8 @@ struct Document<'a> {
     complete: bool,
     #[serde(flatten)]
     report: &'a ScanReport,
+    /// The command that plans the next dump (`null` when nothing was anomalous).
+    next: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tensors: Option<Tensors<'a>>,
 }
@@ -60,6 +63,7 @@ fn with_document<R>(
     let doc = Document {
         complete: report.errors.is_empty(),
         report,
+        next: report.next(),
         tensors: all.then_some(Tensors(&report.tensors)),
     };
     f(&super::Envelope::new(
@@ -361,21 +365,6 @@ fn parquet_in_chunks(report: &ScanReport, chunk: usize, out: std::fs::File) -> a
     Ok(())
 }
 
-fn human_bytes(n: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = n as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u + 1 < UNITS.len() {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{n} B")
-    } else {
-        format!("{v:.1} {}", UNITS[u])
-    }
-}
-
 fn group_title(g: &Group) -> String {
     let l = &g.location;
     let mut parts = Vec::new();
@@ -461,7 +450,7 @@ pub fn text(report: &ScanReport) -> String {
         s.files_seen,
         s.dump_files,
         s.tensors,
-        human_bytes(s.bytes),
+        super::human_bytes(s.bytes),
         s.groups
     );
     let _ = writeln!(
@@ -495,6 +484,9 @@ pub fn text(report: &ScanReport) -> String {
                 "  born at       : not found (every anomalous output has an anomalous input)"
             );
         }
+        if g.anomalous_tensors > 0 {
+            addresses_text(&mut o, &g.addresses);
+        }
     }
     let overflowed: Vec<_> = report
         .opdebug
@@ -526,7 +518,113 @@ pub fn text(report: &ScanReport) -> String {
             let _ = writeln!(o, "  {}: {}", e.path, e.message);
         }
     }
+    if let Some(next) = report.next() {
+        let _ = writeln!(
+            o,
+            "\nnext: {next}\n      (scan.json: this scan saved with --format json -o scan.json)"
+        );
+    }
     o
+}
+
+/// At most this many producer links are listed per group in the text (JSON has them all).
+const MAX_TEXT_LINKS: usize = 10;
+
+/// `0x…–0x… (N B)`.
+fn range(start: u64, end: u64) -> String {
+    format!(
+        "0x{start:x}–0x{end:x} ({})",
+        super::human_bytes(end - start)
+    )
+}
+
+fn op_at(t: &TensorAt) -> String {
+    let ty = t
+        .op_type
+        .as_ref()
+        .map_or(String::new(), |ty| format!(" ({ty})"));
+    format!("{}{ty} #{}", t.op_name, t.order)
+}
+
+/// Producers of anomalous inputs and overwrites of one group with anomalies.
+fn addresses_text(o: &mut String, a: &Addresses) {
+    if a.status == AddressStatus::Absent {
+        let _ = writeln!(
+            o,
+            "  addresses     : absent in these files (npugraph_ex .pt, .npy, stats CSVs and older dump headers carry none): producers not linked"
+        );
+        return;
+    }
+    if a.status == AddressStatus::Partial {
+        let _ = writeln!(
+            o,
+            "  addresses     : {} tensors without an address are not linked",
+            a.without_address
+        );
+    }
+    for w in &a.overwrites {
+        let _ = writeln!(
+            o,
+            "  OVERWRITTEN   : input {} of {} read anomalous values at {}; its producer {} left output {} clean — overwritten between them",
+            w.consumer.index,
+            op_at(&w.consumer),
+            range(w.start, w.end),
+            op_at(&w.producer),
+            w.producer.index
+        );
+        let listed: Vec<String> = w
+            .between
+            .iter()
+            .map(|b| {
+                let overlap = if b.overlaps { " (overlaps)" } else { "" };
+                format!("{} #{}{overlap}", b.op_name, b.order)
+            })
+            .collect();
+        let more = w.between_count.saturating_sub(listed.len());
+        let _ = writeln!(
+            o,
+            "    in between  : {}{}",
+            if listed.is_empty() {
+                "nothing (adjacent in execution order)".to_string()
+            } else {
+                listed.join(", ")
+            },
+            if more > 0 {
+                format!(", … {more} more")
+            } else {
+                String::new()
+            }
+        );
+    }
+    let anomalous: Vec<&Link> = a
+        .links
+        .iter()
+        .filter(|l| l.held == Held::Anomalous)
+        .collect();
+    for l in anomalous.iter().take(MAX_TEXT_LINKS) {
+        let from = match (&l.producer, l.producer_held) {
+            (Some(p), Some(held)) => format!(
+                "output {} of {} ({})",
+                p.index,
+                op_at(p),
+                super::enum_name(&held)
+            ),
+            _ => "no dumped output (graph input, weight or an op not dumped)".to_string(),
+        };
+        let _ = writeln!(
+            o,
+            "  producer      : input {} of {} ← {from}",
+            l.consumer.index,
+            op_at(&l.consumer)
+        );
+    }
+    if anomalous.len() > MAX_TEXT_LINKS {
+        let _ = writeln!(
+            o,
+            "  producer      : … {} more anomalous inputs (groups[].addresses.links in JSON)",
+            anomalous.len() - MAX_TEXT_LINKS
+        );
+    }
 }
 
 #[cfg(test)]

@@ -63,6 +63,22 @@ impl<'a, T: Serialize + ?Sized> Envelope<'a, T> {
     }
 }
 
+/// `n` bytes in binary units: `512 B`, `1.5 KiB`, `3.2 GiB`.
+pub fn human_bytes(n: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = n as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{n} B")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
 /// The name serde gives a unit enum variant (`snake_case`, `lowercase`, …): the spelling the JSON
 /// documents use, for tables and text.
 pub fn enum_name<T: Serialize>(v: &T) -> String {

@@ -167,7 +167,7 @@ fn check(case: &Case, extra: &[&str]) -> Value {
 /// Everything in `exp` (an expected.json) that `got` (npgx's JSON) does not satisfy.
 fn compare(exp: &Value, got: &Value) -> Vec<String> {
     let mut problems: Vec<String> = Vec::new();
-    if got["schema_version"] != 1 {
+    if got["schema_version"] != 2 {
         problems.push(format!("schema_version {}", got["schema_version"]));
     }
 
@@ -385,7 +385,7 @@ fn compare(exp: &Value, got: &Value) -> Vec<String> {
     problems
 }
 
-fn check_case(name: &str) -> Value {
+pub(crate) fn check_case(name: &str) -> Value {
     let mut c = case(name);
     adjust_for_unreadable(&mut c);
     check(&c, &["-j", "2"])
@@ -885,7 +885,7 @@ fn ideal_output(exp: &Value) -> Value {
     summary["tensors"] = json!(tensors.len());
     summary["errors"] = json!(errors.len());
     json!({
-        "schema_version": 1, "root": "x", "summary": summary, "groups": groups,
+        "schema_version": 2, "root": "x", "summary": summary, "groups": groups,
         "anomalies": anomalies, "tensors": tensors, "opdebug": opdebug, "errors": errors,
     })
 }

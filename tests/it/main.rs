@@ -8,6 +8,7 @@ mod cluster;
 mod common;
 mod dump_compare;
 mod dump_config;
+mod dump_plan;
 mod dump_scan;
 mod ge_graph;
 mod json;

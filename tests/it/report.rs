@@ -252,7 +252,7 @@ fn other_tools_json_and_newer_schemas_exit_2_naming_the_file_and_schema() {
         err.contains("tlparse.json: not an npgx JSON document"),
         "{err}"
     );
-    assert!(err.contains("npgx.dump-scan v1"), "{err}");
+    assert!(err.contains("npgx.dump-scan v2"), "{err}");
 
     let newer = json_file(
         &dir,

@@ -119,6 +119,10 @@ pub struct TensorDesc {
     pub original_shape: Vec<u64>,
     /// Declared byte count of the data block.
     pub size: u64,
+    /// Device address the tensor was read from or written to (`OpInput.address`,
+    /// `OpOutput.address`, the TLV descriptors' `address`); `None` when absent or zero (headers
+    /// written before 2022 have no such field; zero-address tensors are not dumped).
+    pub address: Option<u64>,
     /// `DfxTensorType` of exception-dump inputs (7 = tiling data), when set.
     pub input_type: Option<u32>,
     /// Name of the original (pre-fusion) op an output maps to, when set.
@@ -249,6 +253,7 @@ fn from_proto(d: proto::DumpData, framing: Framing, data_start: u64) -> DumpHead
             shape: dims(&t.shape),
             original_shape: dims(&t.original_shape),
             size: t.size,
+            address: (t.address != 0).then_some(t.address),
             input_type: (t.input_type != 0).then_some(t.input_type),
             original_name: None,
             original_output_index: None,
@@ -263,6 +268,7 @@ fn from_proto(d: proto::DumpData, framing: Framing, data_start: u64) -> DumpHead
             shape: dims(&t.shape),
             original_shape: dims(&t.original_shape),
             size: t.size,
+            address: (t.address != 0).then_some(t.address),
             input_type: None,
             original_name: t.original_op.as_ref().and_then(|o| non_empty(&o.name)),
             original_output_index: t
@@ -303,6 +309,7 @@ fn opaque(io: Io, index: usize, size: u64) -> TensorDesc {
         shape: vec![size],
         original_shape: Vec::new(),
         size,
+        address: None,
         input_type: None,
         original_name: None,
         original_output_index: None,
@@ -406,19 +413,21 @@ fn tlv_descs(value: &[u8], io: Io) -> Result<Vec<TensorDesc>, String> {
     for index in 0..count as usize {
         let parsed: TlvResult<'_, _> = if io == Io::Input {
             (le_i32, le_i32, le_i32, le_u64, le_u64, le_u64, le_u32)
-                .map(|(dt, fmt, _addr_type, _addr, _off, size, nlen)| (dt, fmt, -1, size, nlen))
+                .map(|(dt, fmt, _addr_type, addr, _off, size, nlen)| {
+                    (dt, fmt, -1, addr, size, nlen)
+                })
                 .parse(rest)
         } else {
             (
                 (le_i32, le_i32, le_i32, le_i32, le_i32, le_i32),
                 (le_u64, le_u64, le_u64, le_u32),
             )
-                .map(|((dt, fmt, _addr_type, orig, ..), (_, _, size, nlen))| {
-                    (dt, fmt, orig, size, nlen)
+                .map(|((dt, fmt, _addr_type, orig, ..), (addr, _, size, nlen))| {
+                    (dt, fmt, orig, addr, size, nlen)
                 })
                 .parse(rest)
         };
-        let (after, (dt, fmt, original_index, size, nested_len)) =
+        let (after, (dt, fmt, original_index, address, size, nested_len)) =
             parsed.map_err(|_| format!("{io} {index}: descriptor cut short"))?;
         let (after, nested_bytes) =
             nom::bytes::complete::take::<_, _, nom::error::Error<&[u8]>>(nested_len)
@@ -435,6 +444,7 @@ fn tlv_descs(value: &[u8], io: Io) -> Result<Vec<TensorDesc>, String> {
             shape: info.shape,
             original_shape: info.original_shape,
             size,
+            address: (address != 0).then_some(address),
             input_type: None,
             original_output_index: info
                 .original_name
@@ -552,6 +562,40 @@ mod tests {
             }
         );
         assert_eq!(h.trailing_bytes(35), 0);
+    }
+
+    #[test]
+    fn addresses_are_read_and_zero_is_absent() {
+        let d = proto::DumpData {
+            version: b"2.0".to_vec(),
+            input: vec![
+                proto::OpInput {
+                    size: 4,
+                    address: 0x12c0_0000_0040,
+                    ..Default::default()
+                },
+                proto::OpInput {
+                    size: 4,
+                    ..Default::default()
+                },
+            ],
+            output: vec![proto::OpOutput {
+                size: 8,
+                address: 0x20,
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let h = decode_v2(&d.encode_to_vec()).expect("decodes");
+        let got: Vec<(Io, Option<u64>)> = h.tensors.iter().map(|t| (t.io, t.address)).collect();
+        assert_eq!(
+            got,
+            [
+                (Io::Input, Some(0x12c0_0000_0040)),
+                (Io::Input, None),
+                (Io::Output, Some(0x20))
+            ]
+        );
     }
 
     #[test]

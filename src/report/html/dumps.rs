@@ -86,11 +86,13 @@ pub(super) fn scan(input: &Input, index: usize) -> Section {
                     txt(&fa["order"]),
                     txt(&fa["path"])
                 ),
-                next: vec![format!(
+                next: std::iter::once(format!(
                     "npgx repro --op {} --dump {} -o repro",
                     quote(&txt(&culprit["op_name"])),
                     quote(&format!("{root}/{}", txt(&culprit["path"])))
-                )],
+                ))
+                .chain(doc["next"].as_str().map(str::to_string))
+                .collect(),
             }
         })
         .collect();
@@ -154,6 +156,7 @@ pub(super) fn scan(input: &Input, index: usize) -> Section {
                 (txt(&g["anomalous_tensors"])) " anomalous" }
             (scan_plot(g, gi, &anomalies, index))
             (first_pair(g))
+            (addresses(g))
         }
         @if groups.len() > MAX_PLOTS { p.muted { "Plots of the first " (MAX_PLOTS) " of " (groups.len()) " groups." } }
         h3 { "Anomalous tensors" }
@@ -172,7 +175,7 @@ pub(super) fn scan(input: &Input, index: usize) -> Section {
             }
         }
         (errors(&doc["errors"]))
-        (other_fields(doc, &["schema", "schema_version", "root", "summary", "groups", "anomalies", "opdebug", "errors", "tensors"]))
+        (other_fields(doc, &["schema", "schema_version", "root", "summary", "groups", "anomalies", "opdebug", "errors", "tensors", "next"]))
     };
     Section {
         title: "Dump scan".into(),
@@ -188,6 +191,53 @@ fn first_pair(g: &Value) -> Markup {
                 @if !a.is_null() {
                     li { strong { (label) } ": operator #" (txt(&a["order"])) " " code { (txt(&a["op_name"])) }
                         " (" (txt(&a["op_type"])) "), " (tensor(a)) ", " (txt(&a["kind"])) " — " code { (txt(&a["path"])) } }
+                }
+            }
+        }
+    }
+}
+
+/// A group's overwrites and the producers of its anomalous inputs (`groups[].addresses`), read
+/// into the engine's typed record; nothing for documents older than schema version 2.
+fn addresses(g: &Value) -> Markup {
+    use crate::dump::address::{AddressStatus, Addresses, Held};
+    let Ok(a) = serde_json::from_value::<Addresses>(g["addresses"].clone()) else {
+        return html! {};
+    };
+    if g["anomalous_tensors"].as_u64().unwrap_or(0) == 0 {
+        return html! {};
+    }
+    let hex = |s: u64, e: u64| format!("0x{s:x}–0x{e:x} ({} bytes)", e - s);
+    let anomalous: Vec<_> = a
+        .links
+        .iter()
+        .filter(|l| l.held == Held::Anomalous)
+        .take(MAX_PLOTS)
+        .collect();
+    html! {
+        @if a.status == AddressStatus::Absent {
+            p.muted { "Device addresses: absent in these files (npugraph_ex .pt, .npy, stats CSVs and older dump headers carry none), so producers are not linked." }
+        }
+        @for w in &a.overwrites {
+            p { strong { "Overwritten: " } "input " (w.consumer.index) " of " code { (w.consumer.op_name) } " (#" (w.consumer.order) ") read anomalous values at "
+                (hex(w.start, w.end)) " that output " (w.producer.index) " of " code { (w.producer.op_name) } " (#" (w.producer.order) ") had left clean. "
+                (w.between_count) " operators ran in between"
+                @if !w.between.is_empty() { ": "
+                    @for (i, b) in w.between.iter().enumerate() {
+                        @if i > 0 { ", " } code { (b.op_name) } " #" (b.order) @if b.overlaps { " (overlaps)" }
+                    }
+                }
+                "." }
+        }
+        @if !anomalous.is_empty() {
+            ul {
+                @for l in anomalous {
+                    li { "input " (l.consumer.index) " of " code { (l.consumer.op_name) } " (#" (l.consumer.order) ") ← "
+                        @match (&l.producer, l.producer_held) {
+                            (Some(p), Some(held)) => { "output " (p.index) " of " code { (p.op_name) } " (#" (p.order) ", " (crate::report::enum_name(&held)) ")" }
+                            _ => { "no dumped output (graph input, weight or an op not dumped)" }
+                        }
+                    }
                 }
             }
         }
