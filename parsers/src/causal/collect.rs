@@ -583,9 +583,9 @@ fn is_explain_summary(t: &str) -> bool {
 }
 
 /// A CANN report right after a torch_npu hint (only indented advice lines between) is one error.
-/// Which line is cited: the report's when the hint is generic (it only says that something
-/// failed) or when the report states a device fault; else the hint, which names the fault
-/// (`The aicore execution times out.`), with the report's root as its root line.
+/// Which line is cited: the hint when it names the fault (a device fault or a timeout: `The
+/// aicore execution times out.`), with the report's root as its root line; else — a resource,
+/// memory, parameter or generic hint, or a report that states a device fault — the report.
 fn merge_with_hint(out: &mut Vec<Candidate>, block: Candidate, w: &[WinLine<'_>]) {
     if let Some(last) = out.last_mut() {
         let between_ok = last.shape == Shape::TorchNpuHint
@@ -598,9 +598,17 @@ fn merge_with_hint(out: &mut Vec<Candidate>, block: Candidate, w: &[WinLine<'_>]
                     || is_cann_traceback(l)
             });
         if between_ok {
-            let generic_hint = last.tier == Tier::Cascade;
+            // A hint names the fault only when it is a device fault or a timeout (`The aicore
+            // execution times out.`); a resource, memory, parameter or generic hint is the
+            // code's summary, and the report after it says what exactly.
+            let names_fault = knowledge::hint(&last.message).is_some_and(|f| {
+                matches!(
+                    f.nature,
+                    Some(knowledge::Nature::DeviceFault | knowledge::Nature::Timeout)
+                )
+            });
             let device = is_device_fault(&block.message);
-            if generic_hint || device {
+            if !names_fault || device {
                 let (wl, wf) = (last.wrapper_line, std::mem::take(&mut last.frames));
                 let hint_line = w[last.index].no;
                 let hint_scope = std::mem::take(&mut last.scope);
