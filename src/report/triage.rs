@@ -16,8 +16,8 @@ use crate::triage::TriageRun;
 /// Version of the `npgx.triage-classify` document (2: the envelope of `docs/json.md`, the shared
 /// causal engine's fields, the `environment` route).
 pub const CLASSIFY_SCHEMA_VERSION: u32 = 2;
-/// Version of the `npgx.triage-run` document.
-pub const RUN_SCHEMA_VERSION: u32 = 1;
+/// Version of the `npgx.triage-run` document (2: `bisect.nodes`, the FX node search).
+pub const RUN_SCHEMA_VERSION: u32 = 2;
 /// Version of the `npgx.triage-analyze` document.
 pub const ANALYZE_SCHEMA_VERSION: u32 = 1;
 
@@ -66,6 +66,10 @@ pub fn write_handoff(run: &TriageRun) -> anyhow::Result<PathBuf> {
     let mut text = handoff_markdown(&run.analysis, Some(&run.run.plan));
     if let Some(b) = &run.bisect {
         text.push_str(&bisect_markdown(b, &run.run.root));
+        if let Some(n) = &b.nodes {
+            text.push_str(&super::nodes::markdown(n, &run.run.root));
+            super::nodes::write_json(n, &run.run.root)?;
+        }
     }
     std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
     Ok(path)
@@ -474,6 +478,9 @@ pub fn run_text(run: &TriageRun) -> String {
             let _ = writeln!(out, "  skipped {}: {}", s.key, s.reason);
         }
         let _ = writeln!(out, "bisect: {}", b.conclusion);
+        if let Some(n) = &b.nodes {
+            out.push_str(&super::nodes::text(n));
+        }
     }
     out
 }
