@@ -15,3 +15,4 @@ mod plog;
 mod report;
 mod repro;
 mod triage;
+mod triage_nodes;
