@@ -74,19 +74,11 @@ pub fn markdown(s: &NodeSearch, root: &Path) -> String {
     );
     let _ = writeln!(out, "|---|---|---|---|---|---|");
     for r in &s.runs {
-        let result = match &r.outputs {
-            Some(c) if !c.allclose => format!(
-                "{} (max abs error {:.3e})",
-                r.verdict.as_str(),
-                c.max_abs_error
-            ),
-            _ => r.verdict.as_str().to_string(),
-        };
-        let error = r
-            .first_causal_error
-            .as_deref()
-            .map(|e| format!("`{}`", e.replace('|', "\\|")))
-            .unwrap_or_else(|| "—".into());
+        let (result, error) = super::triage::result_cells(
+            r.verdict,
+            r.outputs.as_ref(),
+            r.first_causal_error.as_deref(),
+        );
         let _ = writeln!(
             out,
             "| `{}` | {} | {} | {result} | {error} | {:.1} |",

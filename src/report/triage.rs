@@ -8,8 +8,9 @@ use anyhow::Context as _;
 use serde::Serialize;
 
 use crate::triage::analyze::TriageAnalysis;
-use crate::triage::bisect::{Bisection, Outcome};
+use crate::triage::bisect::{Bisection, Outcome, Verdict};
 use crate::triage::classify::Classification;
+use crate::triage::compare::Closeness;
 use crate::triage::scripts::{self, ScriptPlan};
 use crate::triage::TriageRun;
 
@@ -129,6 +130,26 @@ fn rel<'a>(root: &'a Path, p: &'a Path) -> std::path::Display<'a> {
     p.strip_prefix(root).unwrap_or(p).display()
 }
 
+/// The `result` and `first causal error` cells of a bisect run's row (option variant or node run).
+pub(super) fn result_cells(
+    verdict: Verdict,
+    outputs: Option<&Closeness>,
+    error: Option<&str>,
+) -> (String, String) {
+    let result = match outputs {
+        Some(c) if !c.allclose => format!(
+            "{} (max abs error {:.3e})",
+            verdict.as_str(),
+            c.max_abs_error
+        ),
+        _ => verdict.as_str().to_string(),
+    };
+    let error = error
+        .map(|e| format!("`{}`", e.replace('|', "\\|")))
+        .unwrap_or_else(|| "—".into());
+    (result, error)
+}
+
 /// The `## Bisect` section of `triage_report.md`: one row per variant and the conclusion.
 pub fn bisect_markdown(b: &Bisection, root: &Path) -> String {
     let mut out = String::new();
@@ -162,19 +183,11 @@ pub fn bisect_markdown(b: &Bisection, root: &Path) -> String {
             .map(|f| format!("{}: {} → {}", f.key, f.in_force, f.value))
             .collect::<Vec<_>>()
             .join(", ");
-        let result = match &v.outputs {
-            Some(c) if !c.allclose => format!(
-                "{} (max abs error {:.3e})",
-                v.verdict.as_str(),
-                c.max_abs_error
-            ),
-            _ => v.verdict.as_str().to_string(),
-        };
-        let error = v
-            .first_causal_error
-            .as_deref()
-            .map(|e| format!("`{}`", e.replace('|', "\\|")))
-            .unwrap_or_else(|| "—".into());
+        let (result, error) = result_cells(
+            v.verdict,
+            v.outputs.as_ref(),
+            v.first_causal_error.as_deref(),
+        );
         let _ = writeln!(
             out,
             "| `{}` | {changed} | {result} | {error} | {:.1} |",

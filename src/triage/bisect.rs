@@ -618,6 +618,35 @@ pub fn run(
     Ok(b)
 }
 
+/// Runs `script` (a variant of step 5's) in `dir` like step 5, under `label`; a run that did
+/// not pass leaves its exit code in `dir/exit_code`. Returns the command, the end and the time.
+pub(super) fn run_like_step5(
+    launch: &Launch<'_>,
+    dir: &Path,
+    script: &Path,
+    label: &str,
+    extra: Extra,
+    progress: &mut dyn Progress,
+) -> anyhow::Result<(String, StepEnd, f64)> {
+    let command = build_command(launch.template, script, launch.args)?;
+    let (end, seconds) = runner::run_process(
+        label,
+        Step::NpugraphEx,
+        dir,
+        &command,
+        extra,
+        launch.timeout,
+        launch.stop,
+        progress,
+    )?;
+    if end != StepEnd::Passed {
+        let p = dir.join(EXIT_CODE_FILE);
+        fs::write(&p, format!("{}\n", end.exit_code()))
+            .with_context(|| format!("cannot write {}", p.display()))?;
+    }
+    Ok((command, end, seconds))
+}
+
 /// The verdict of a finished run of step 5's script (an option variant or a node run): on the
 /// failure path the same first causal error as step 5 (`baseline_error`) or not; on the accuracy
 /// path its outputs against step 4's. Also returns the run's first causal error and outputs.
@@ -689,23 +718,15 @@ impl Ctx<'_> {
             fs::write(&helper, CAPTURE_SOURCE)
                 .with_context(|| format!("cannot write {}", helper.display()))?;
         }
-        let command = build_command(self.launch.template, &script, self.launch.args)?;
         let label = format!("{BISECT_DIR}/{name}");
-        let (end, seconds) = runner::run_process(
-            &label,
-            Step::NpugraphEx,
+        let (command, end, seconds) = run_like_step5(
+            self.launch,
             &dir,
-            &command,
+            &script,
+            &label,
             Extra { capture, dumps },
-            self.launch.timeout,
-            self.launch.stop,
             progress,
         )?;
-        if end != StepEnd::Passed {
-            let p = dir.join(EXIT_CODE_FILE);
-            fs::write(&p, format!("{}\n", end.exit_code()))
-                .with_context(|| format!("cannot write {}", p.display()))?;
-        }
         Ok((dir, command, end, seconds))
     }
 

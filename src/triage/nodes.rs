@@ -27,12 +27,12 @@ use anyhow::Context;
 use npgx_parsers::pyedit::{CompileCall, Extras, OptionsSource, Script, StepEdit};
 use serde::{Deserialize, Serialize};
 
-use super::bisect::{judge, Launch, Mode, Verdict};
+use super::bisect::{judge, run_like_step5, Launch, Mode, Verdict};
 use super::compare::{self, Closeness, CAPTURE_MODULE, CAPTURE_SOURCE, OUTPUTS_DIR};
 use super::dumps;
-use super::layout::{Step, BISECT_DIR, EXIT_CODE_FILE, ORIGINAL_SCRIPT, SCRIPTS_DIR};
+use super::layout::{Step, BISECT_DIR, ORIGINAL_SCRIPT, SCRIPTS_DIR};
 use super::node_search::{self, Answer, End};
-use super::runner::{self, build_command, Extra, Progress, StepEnd};
+use super::runner::{Extra, Progress, StepEnd};
 use super::scripts;
 use crate::repro::fx_node;
 
@@ -596,31 +596,14 @@ impl<'a> Runner<'a> {
             let p = dir.join(f);
             fs::write(&p, text).with_context(|| format!("cannot write {}", p.display()))?;
         }
-        let launch = self.inp.launch;
-        let command = build_command(
-            launch.template,
-            &dir.join(format!("{name}.py")),
-            launch.args,
-        )?;
         let label = format!("{BISECT_DIR}/{NODES_DIR}/{name}");
-        let (end, seconds) = runner::run_process(
-            &label,
-            Step::NpugraphEx,
-            &dir,
-            &command,
-            Extra {
-                capture,
-                dumps: false,
-            },
-            launch.timeout,
-            launch.stop,
-            progress,
-        )?;
-        if end != StepEnd::Passed {
-            let p = dir.join(EXIT_CODE_FILE);
-            fs::write(&p, format!("{}\n", end.exit_code()))
-                .with_context(|| format!("cannot write {}", p.display()))?;
-        }
+        let extra = Extra {
+            capture,
+            dumps: false,
+        };
+        let script = dir.join(format!("{name}.py"));
+        let (_, end, seconds) =
+            run_like_step5(self.inp.launch, &dir, &script, &label, extra, progress)?;
         let (verdict, error, outputs) = judge(
             self.inp.mode,
             end,
