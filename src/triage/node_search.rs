@@ -13,10 +13,12 @@
 //!    between `j` and `k-1`, always testing them together with both ends, down to a 1-minimal
 //!    set: removing any one item makes the symptom go away.
 //!
-//! The binary searches assume monotonicity (more compiled nodes never hide the symptom); ddmin
-//! does not, and its result is checked item by item, so a set it returns is 1-minimal whatever
-//! the predicate. An answer other than "reproduces" or "gone" (a timeout, a different error)
-//! counts as "gone" for the search and is kept in the log. The same set is never run twice.
+//! The binary searches assume monotonicity (more compiled nodes never hide the symptom); that
+//! both ends are needed rests on it. ddmin does not: every interior item it keeps was tested
+//! away, so the interior is 1-minimal whatever the predicate, and whatever the predicate the
+//! set returned is one that reproduced. An answer other than "reproduces" (a timeout, a
+//! different error) counts as "gone" for the search; the caller keeps every run in its log.
+//! The same set is never run twice.
 
 use std::collections::BTreeMap;
 
