@@ -46,6 +46,9 @@ impl From<PathArg> for ReproPath {
 /// otherwise) writes repro_<op>.py: CPU golden, NPU re-run via torch_npu, comparison, verdict.
 /// Both write case.json and README.md; what could not be found is listed there, never guessed.
 ///
+/// --fx-node reads a node search of `npgx triage bisect` instead and writes the single-op repro
+/// of each FX node it found (exit 0, or 2 when it found none).
+///
 /// Exit status: 0 the case is complete, 1 the case was written but something is missing,
 /// 2 no case could be written.
 #[derive(Debug, clap::Args)]
@@ -92,9 +95,20 @@ pub struct Args {
     /// What to print on stdout.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
+    /// A saved node search (`npgx triage bisect --format json` output, or bisect/nodes.json of
+    /// the tree): write repro_g<graph>_<node>.py for each FX node it found into OUT_DIR — the op
+    /// alone, eagerly and through npugraph_ex with the triaged call's options.
+    #[arg(long, value_name = "RESULT.json", conflicts_with_all = ["from_aicore", "op", "kernel", "graph", "dump", "path"])]
+    pub fx_node: Option<PathBuf>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if let Some(result) = &args.fx_node {
+        for p in repro::fx_node::from_result(result, &args.output)? {
+            println!("{}", p.display());
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let req = Request {
         from_aicore: args.from_aicore,
         error_number: args.error_number,

@@ -61,7 +61,13 @@ pairs of the flips that changed something are tried. Each variant runs into \
 bisect/<variant>/ of the tree; triage_report.md gets the table and one conclusion line. On the \
 accuracy path the failing and the passing variant are run again with data dumps and compared \
 (dump-compare). Same as `triage run --bisect`.\n\nExit code: as `triage run` (0 all ladder \
-steps passed, 1 a step failed, 2 npgx could not run, 130 interrupted)."
+steps passed, 1 a step failed, 2 npgx could not run, 130 interrupted).\n\n\
+When no option isolates the symptom (or with --nodes), the FX nodes are searched: step 5's \
+script runs with a wrapper backend that splits every FX graph handed to npugraph_ex at node \
+boundaries, compiles a chosen set of nodes with npugraph_ex (the call's options) and runs the \
+rest eagerly; a binary search along execution order, then delta debugging, finds the smallest \
+set that still shows the symptom (into bisect/nodes/), and bisect/repro_g<graph>_<node>.py \
+re-runs that node's op alone, eagerly and through npugraph_ex."
     )]
     Bisect(RunArgs),
     /// Analyse an existing five-step tree (does not re-run anything).
@@ -140,9 +146,15 @@ pub struct RunArgs {
     /// npugraph_ex options (as `triage bisect`).
     #[arg(long)]
     pub bisect: bool,
-    /// Bisect budget: processes started for variants and dumps, at most.
+    /// Bisect budget: processes started for variants and dumps, at most (the FX node search has
+    /// the same budget of its own).
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_RUNS)]
     pub max_runs: usize,
+    /// After the option search, find the FX node(s) behind the failure or difference whatever
+    /// the options showed (implies --bisect); without it the node search runs only when no
+    /// option isolates the symptom.
+    #[arg(long)]
+    pub nodes: bool,
     /// Arguments passed to the script.
     #[arg(last = true)]
     pub args: Vec<String>,
@@ -225,8 +237,9 @@ fn run_run(args: RunArgs, bisect_command: bool) -> anyhow::Result<ExitCode> {
         dump_tensors: args.dump_tensors,
         seed: args.seed,
     };
-    let bisect = (bisect_command || args.bisect).then_some(BisectConfig {
+    let bisect = (bisect_command || args.bisect || args.nodes).then_some(BisectConfig {
         max_runs: args.max_runs,
+        nodes: args.nodes,
     });
     let mut progress = StepProgress {
         bar: None,

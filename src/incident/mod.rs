@@ -15,7 +15,7 @@ use serde_json::Value;
 
 /// The documents a report renders and the newest `schema_version` of each this build reads.
 pub const SCHEMAS: &[(&str, u64)] = &[
-    ("npgx.triage-run", 1),
+    ("npgx.triage-run", 2),
     ("npgx.triage-analyze", 1),
     ("npgx.triage-classify", 3),
     ("npgx.dump-scan", crate::dump::SCHEMA_VERSION as u64),

@@ -9,6 +9,7 @@ pub mod dump_compare;
 pub mod dump_scan;
 pub mod html;
 pub mod merge;
+pub mod nodes;
 pub mod plog;
 pub mod repro;
 pub mod triage;

@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::triage::analyze::TriageAnalysis;
-use crate::triage::bisect::{Bisection, Outcome};
+use crate::triage::bisect::{Bisection, Outcome, Verdict};
 use crate::triage::classify::Classification;
+use crate::triage::compare::Closeness;
 use crate::triage::scripts::{self, ScriptPlan};
 use crate::triage::TriageRun;
 
@@ -16,8 +17,8 @@ use crate::triage::TriageRun;
 /// causal engine's fields, the `environment` route; 3: `phase`, `confidence`, `why`,
 /// `candidates[]`, `settle`, and the error's `phase` evidence).
 pub const CLASSIFY_SCHEMA_VERSION: u32 = 3;
-/// Version of the `npgx.triage-run` document.
-pub const RUN_SCHEMA_VERSION: u32 = 1;
+/// Version of the `npgx.triage-run` document (2: `bisect.nodes`, the FX node search).
+pub const RUN_SCHEMA_VERSION: u32 = 2;
 /// Version of the `npgx.triage-analyze` document.
 pub const ANALYZE_SCHEMA_VERSION: u32 = 1;
 
@@ -66,6 +67,10 @@ pub fn write_handoff(run: &TriageRun) -> anyhow::Result<PathBuf> {
     let mut text = handoff_markdown(&run.analysis, Some(&run.run.plan));
     if let Some(b) = &run.bisect {
         text.push_str(&bisect_markdown(b, &run.run.root));
+        if let Some(n) = &b.nodes {
+            text.push_str(&super::nodes::markdown(n, &run.run.root));
+            super::nodes::write_json(n, &run.run.root)?;
+        }
     }
     crate::output::write(&path, text.as_bytes())?;
     Ok(path)
@@ -157,6 +162,26 @@ fn rel<'a>(root: &'a Path, p: &'a Path) -> std::path::Display<'a> {
     p.strip_prefix(root).unwrap_or(p).display()
 }
 
+/// The `result` and `first causal error` cells of a bisect run's row (option variant or node run).
+pub(super) fn result_cells(
+    verdict: Verdict,
+    outputs: Option<&Closeness>,
+    error: Option<&str>,
+) -> (String, String) {
+    let result = match outputs {
+        Some(c) if !c.allclose => format!(
+            "{} (max abs error {:.3e})",
+            verdict.as_str(),
+            c.max_abs_error
+        ),
+        _ => verdict.as_str().to_string(),
+    };
+    let error = error
+        .map(|e| format!("`{}`", e.replace('|', "\\|")))
+        .unwrap_or_else(|| "—".into());
+    (result, error)
+}
+
 /// The `## Bisect` section of `triage_report.md`: one row per variant and the conclusion.
 pub fn bisect_markdown(b: &Bisection, root: &Path) -> String {
     let mut out = String::new();
@@ -190,19 +215,11 @@ pub fn bisect_markdown(b: &Bisection, root: &Path) -> String {
             .map(|f| format!("{}: {} → {}", f.key, f.in_force, f.value))
             .collect::<Vec<_>>()
             .join(", ");
-        let result = match &v.outputs {
-            Some(c) if !c.allclose => format!(
-                "{} (max abs error {:.3e})",
-                v.verdict.as_str(),
-                c.max_abs_error
-            ),
-            _ => v.verdict.as_str().to_string(),
-        };
-        let error = v
-            .first_causal_error
-            .as_deref()
-            .map(|e| format!("`{}`", e.replace('|', "\\|")))
-            .unwrap_or_else(|| "—".into());
+        let (result, error) = result_cells(
+            v.verdict,
+            v.outputs.as_ref(),
+            v.first_causal_error.as_deref(),
+        );
         let _ = writeln!(
             out,
             "| `{}` | {changed} | {result} | {error} | {:.1} |",
@@ -506,6 +523,9 @@ pub fn run_text(run: &TriageRun) -> String {
             let _ = writeln!(out, "  skipped {}: {}", s.key, s.reason);
         }
         let _ = writeln!(out, "bisect: {}", b.conclusion);
+        if let Some(n) = &b.nodes {
+            out.push_str(&super::nodes::text(n));
+        }
     }
     out
 }

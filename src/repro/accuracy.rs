@@ -260,7 +260,7 @@ pub fn script(case: &Case) -> String {
 
 /// Replaces each placeholder of `template` by its value in one pass, so a value that happens to
 /// contain a placeholder's text (an op name from a graph file) is never substituted again.
-fn fill(template: &str, values: &[(&str, String)]) -> String {
+pub(crate) fn fill(template: &str, values: &[(&str, String)]) -> String {
     let mut out = String::with_capacity(template.len() * 2);
     let mut rest = template;
     loop {

@@ -14,6 +14,7 @@ pub mod accuracy;
 pub mod aicore;
 pub mod case;
 pub mod dumpdata;
+pub mod fx_node;
 pub mod graph;
 pub mod io;
 pub mod kernel;

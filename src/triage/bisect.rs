@@ -16,14 +16,16 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use anyhow::Context;
+use npgx_parsers::causal::CausalError;
 use npgx_parsers::pyedit::{CompileCall, OptionsSource, Script};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::analyze::{StepStatus, TriageAnalysis};
 use super::classify::classify_file;
 use super::compare::{self, Closeness, CAPTURE_MODULE, CAPTURE_SOURCE, OUTPUTS_DIR};
 use super::dumps::{self, DumpComparison};
 use super::layout::{Step, BISECT_DIR, EXIT_CODE_FILE, LOG_FILE};
+use super::nodes::{self, NodeSearch};
 use super::route::Route;
 use super::runner::{self, build_command, Extra, Progress, StepEnd};
 use super::scripts;
@@ -34,8 +36,10 @@ pub const DEFAULT_MAX_RUNS: usize = 16;
 /// What the bisection may spend.
 #[derive(Debug, Clone, Copy)]
 pub struct BisectConfig {
-    /// Processes started for variants and dumps, at most.
+    /// Processes started for variants and dumps, at most (and, separately, for the node search).
     pub max_runs: usize,
+    /// `--nodes`: search the FX nodes after the option search whatever it found.
+    pub nodes: bool,
 }
 
 /// What the launcher needs to start a variant (from the run's configuration).
@@ -158,7 +162,7 @@ const KNOBS: &[Knob] = &[
 ];
 
 /// Which symptom is bisected.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Mode {
     /// Step 4 passed, step 5 failed.
@@ -184,7 +188,7 @@ impl Flip {
 }
 
 /// The result of one variant.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     /// Failure path: the variant passes.
@@ -291,6 +295,8 @@ pub struct Bisection {
     /// Accuracy path: the failing and the passing variant's data dumps compared.
     pub dump_comparison: Option<DumpComparison>,
     pub notes: Vec<String>,
+    /// The FX node search (`--nodes`, or after `not_isolated`).
+    pub nodes: Option<NodeSearch>,
 }
 
 impl Bisection {
@@ -310,6 +316,7 @@ impl Bisection {
             evidence_dirs: Vec::new(),
             dump_comparison: None,
             notes: Vec::new(),
+            nodes: None,
         }
     }
 }
@@ -493,6 +500,7 @@ pub fn run(
         evidence_dirs: Vec::new(),
         dump_comparison: None,
         notes: Vec::new(),
+        nodes: None,
     };
     if in_force.partial {
         b.notes.push(
@@ -595,7 +603,86 @@ pub fn run(
         b.evidence_dirs = vec![step4_dir, step5_dir];
     }
     conclude(&mut b, &winner);
+    if (cfg.nodes && !interrupted) || b.outcome == Outcome::NotIsolated {
+        let inputs = nodes::Inputs {
+            root,
+            source,
+            call,
+            launch,
+            mode,
+            baseline_error: b.baseline_error.as_ref(),
+            max_runs: cfg.max_runs,
+        };
+        b.nodes = Some(nodes::search(&inputs, progress)?);
+    }
     Ok(b)
+}
+
+/// Runs `script` (a variant of step 5's) in `dir` like step 5, under `label`; a run that did
+/// not pass leaves its exit code in `dir/exit_code`. Returns the command, the end and the time.
+pub(super) fn run_like_step5(
+    launch: &Launch<'_>,
+    dir: &Path,
+    script: &Path,
+    label: &str,
+    extra: Extra,
+    progress: &mut dyn Progress,
+) -> anyhow::Result<(String, StepEnd, f64)> {
+    let command = build_command(launch.template, script, launch.args)?;
+    let (end, seconds) = runner::run_process(
+        label,
+        Step::NpugraphEx,
+        dir,
+        &command,
+        extra,
+        launch.timeout,
+        launch.stop,
+        progress,
+    )?;
+    if end != StepEnd::Passed {
+        let p = dir.join(EXIT_CODE_FILE);
+        crate::output::write(&p, format!("{}\n", end.exit_code()).as_bytes())?;
+    }
+    Ok((command, end, seconds))
+}
+
+/// The verdict of a finished run of step 5's script (an option variant or a node run): on the
+/// failure path the same first causal error as step 5 (`baseline_error`) or not; on the accuracy
+/// path its outputs against step 4's. Also returns the run's first causal error and outputs.
+pub(super) fn judge(
+    mode: Mode,
+    end: StepEnd,
+    dir: &Path,
+    baseline_error: Option<&String>,
+    step4_outputs: &Path,
+) -> anyhow::Result<(Verdict, Option<CausalError>, Option<Closeness>)> {
+    Ok(match end {
+        StepEnd::Interrupted { .. } => (Verdict::Interrupted, None, None),
+        StepEnd::TimedOut { .. } => (Verdict::TimedOut, None, None),
+        StepEnd::Failed { .. } => {
+            let error = classify_file(&dir.join(LOG_FILE))?.first_causal_error;
+            let verdict = if mode == Mode::Accuracy {
+                Verdict::Fails
+            } else if error.is_some() && error.as_ref().map(|e| &e.message) == baseline_error {
+                Verdict::Stays
+            } else {
+                Verdict::Changes
+            };
+            (verdict, error, None)
+        }
+        StepEnd::Passed => match mode {
+            Mode::Failure => (Verdict::Disappears, None, None),
+            Mode::Accuracy => {
+                let c = compare::compare_dirs(step4_outputs, &dir.join(OUTPUTS_DIR))?;
+                let verdict = if c.allclose {
+                    Verdict::Matches
+                } else {
+                    Verdict::Differs
+                };
+                (verdict, None, Some(c))
+            }
+        },
+    })
 }
 
 struct Ctx<'a> {
@@ -629,22 +716,15 @@ impl Ctx<'_> {
             let helper = dir.join(CAPTURE_MODULE);
             crate::output::write(&helper, CAPTURE_SOURCE.as_bytes())?;
         }
-        let command = build_command(self.launch.template, &script, self.launch.args)?;
         let label = format!("{BISECT_DIR}/{name}");
-        let (end, seconds) = runner::run_process(
-            &label,
-            Step::NpugraphEx,
+        let (command, end, seconds) = run_like_step5(
+            self.launch,
             &dir,
-            &command,
+            &script,
+            &label,
             Extra { capture, dumps },
-            self.launch.timeout,
-            self.launch.stop,
             progress,
         )?;
-        if end != StepEnd::Passed {
-            let p = dir.join(EXIT_CODE_FILE);
-            crate::output::write(&p, format!("{}\n", end.exit_code()).as_bytes())?;
-        }
         Ok((dir, command, end, seconds))
     }
 
@@ -661,43 +741,23 @@ impl Ctx<'_> {
             .collect();
         let capture = self.mode == Mode::Accuracy && self.launch.capture;
         let (dir, command, end, seconds) = self.start(&name, &options, capture, false, progress)?;
-        let mut error = None;
-        let mut outputs = None;
-        let verdict = match end {
-            StepEnd::Interrupted { .. } => Verdict::Interrupted,
-            StepEnd::TimedOut { .. } => Verdict::TimedOut,
-            StepEnd::Failed { .. } => {
-                let err = classify_file(&dir.join(LOG_FILE))?.first_causal_error;
-                let rejected = err.as_ref().is_some_and(|e| {
-                    flips.iter().any(|f| {
-                        let needle = format!("Invalid option '{}'", f.key);
-                        e.message.contains(&needle) || e.text.contains(&needle)
-                    })
-                });
-                error = err.map(|e| e.message);
-                if rejected {
-                    Verdict::Rejected
-                } else if self.mode == Mode::Accuracy {
-                    Verdict::Fails
-                } else if error.is_some() && error == b.baseline_error {
-                    Verdict::Stays
-                } else {
-                    Verdict::Changes
-                }
-            }
-            StepEnd::Passed => match self.mode {
-                Mode::Failure => Verdict::Disappears,
-                Mode::Accuracy => {
-                    let c = compare::compare_dirs(&self.step4_outputs, &dir.join(OUTPUTS_DIR))?;
-                    outputs = Some(c);
-                    if c.allclose {
-                        Verdict::Matches
-                    } else {
-                        Verdict::Differs
-                    }
-                }
-            },
-        };
+        let (mut verdict, error, outputs) = judge(
+            self.mode,
+            end,
+            &dir,
+            b.baseline_error.as_ref(),
+            &self.step4_outputs,
+        )?;
+        let rejected = error.as_ref().is_some_and(|e| {
+            flips.iter().any(|f| {
+                let needle = format!("Invalid option '{}'", f.key);
+                e.message.contains(&needle) || e.text.contains(&needle)
+            })
+        });
+        if rejected {
+            verdict = Verdict::Rejected;
+        }
+        let error = error.map(|e| e.message);
         let changed = match verdict {
             Verdict::Changes | Verdict::Fails | Verdict::TimedOut => true,
             Verdict::Differs => {

@@ -135,7 +135,7 @@ pub struct Comparison {
 }
 
 /// The numbers of one comparison, without the step names (bisect variants).
-#[derive(Debug, Clone, Copy, Serialize)]
+#[derive(Debug, Clone, Copy, Serialize, serde::Deserialize)]
 pub struct Closeness {
     pub tensors: usize,
     pub max_abs_error: f64,

@@ -19,6 +19,8 @@ pub mod classify;
 pub mod compare;
 pub mod dumps;
 pub mod layout;
+pub mod node_search;
+pub mod nodes;
 pub mod route;
 pub mod runner;
 pub mod scripts;

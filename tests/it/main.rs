@@ -17,3 +17,4 @@ mod plog;
 mod report;
 mod repro;
 mod triage;
+mod triage_nodes;

@@ -259,7 +259,7 @@ fn classify_reads_garbage_and_non_utf8_as_undetermined() {
 }
 
 /// A scratch directory under the target dir, fresh for each test.
-fn scratch(name: &str) -> PathBuf {
+pub(crate) fn scratch(name: &str) -> PathBuf {
     let d = repo().join("target/test-triage").join(name);
     let _ = fs::remove_dir_all(&d);
     fs::create_dir_all(&d).unwrap();
@@ -426,7 +426,7 @@ fn analyze_reports_incomplete_and_out_of_order_trees() {
 /// The interpreter with PyTorch: `NPGX_PYTHON` (set by scripts/test.sh), else the repo's .venv.
 /// The tests that need it are `#[ignore]`d with that reason and fail — never skip — without it;
 /// scripts/test.sh installs torch and runs them with `--include-ignored`.
-fn torch_python() -> String {
+pub(crate) fn torch_python() -> String {
     let candidates: Vec<String> = std::env::var("NPGX_PYTHON")
         .ok()
         .into_iter()
@@ -495,7 +495,7 @@ fn triage_cmd(
     (o.status.code().unwrap_or(-1), v, root)
 }
 
-fn read(p: &Path) -> String {
+pub(crate) fn read(p: &Path) -> String {
     fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
@@ -962,7 +962,7 @@ fn accuracy_route_hands_step4_and_step5_data_dumps_to_dump_compare() {
 // Bisect (issue 14) and the seeded steps.
 
 /// `triage <sub>` on `script` with the test double in `options` mode and `env` on top.
-fn double_options(
+pub(crate) fn double_options(
     sub: &str,
     name: &str,
     script: &str,

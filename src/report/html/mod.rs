@@ -13,6 +13,7 @@
 
 mod dumps;
 mod logs;
+mod nodes;
 pub mod plot;
 mod triage;
 

@@ -32,11 +32,16 @@ const KNOWN: &[&str] = &[
 
 /// `npgx.triage-run`: the run's timings and exit codes joined to its analysis.
 pub(super) fn run(input: &Input) -> Section {
-    analyze_with(
+    let mut section = analyze_with(
         input,
         &input.doc["analysis"],
         list(&input.doc["run"]["steps"]),
-    )
+    );
+    let (bisect, rows) = super::nodes::bisect(&input.doc["bisect"]);
+    let body = section.body;
+    section.body = html! { (body) (bisect) };
+    section.summary.extend(rows);
+    section
 }
 
 /// `npgx.triage-analyze` (also a triage tree given to `npgx report`).

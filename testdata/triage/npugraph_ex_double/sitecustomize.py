@@ -24,6 +24,17 @@
 # then runs through the dumping interpreter); when graph mode is off ("mismatch", or an OFF_WHEN
 # condition) it perturbs the first computing node's output by 1 % instead of the final outputs, so
 # the difference starts there and propagates.
+# Node-level faults (any mode, graph mode only; a node's kind is its target's name: "sigmoid",
+# "mul", "linear", or the method name), for `triage bisect --nodes`:
+#   NPGX_TEST_DOUBLE_MISCOMPILE=kind   nodes of that kind return numbers off by 1 %
+#   NPGX_TEST_DOUBLE_REFUSE=kind       compiling a graph that holds that kind fails (a converter
+#                                      error raised by the backend call); "a&b": fails once the
+#                                      graphs compiled by the process hold both kinds (a pair)
+#   NPGX_TEST_DOUBLE_REFUSE_NODES_AT_LEAST=N  compiling a graph of N or more computing nodes
+#                                      fails (only a whole graph shows it)
+#   NPGX_TEST_DOUBLE_MISCOMPILE_BACKWARD=kind  graph mode compiles through AOTAutograd and the
+#                                      backward graph's nodes of that aten kind
+#                                      ("sigmoid_backward") return numbers off by 1 %
 import os
 import sys
 
@@ -83,9 +94,35 @@ if _MODE:
                 held.append(cond)
         return held
 
-    def _dumping(gm, dump_dir, perturb):
-        root = os.path.join(dump_dir, "worldsize1_global_rank0")
-        os.makedirs(root, exist_ok=True)
+    _COMPUTING = ("call_module", "call_function", "call_method")
+
+    def _kind(n):
+        return str(n.target) if n.op == "call_method" else getattr(n.target, "__name__", str(n.target))
+
+    _compiled_kinds = set()
+
+    def _refuse(gm):
+        nodes = [n for n in gm.graph.nodes if n.op in _COMPUTING]
+        kinds = {_kind(n) for n in nodes}
+        _compiled_kinds.update(kinds)
+        refuse = os.environ.get("NPGX_TEST_DOUBLE_REFUSE")
+        if refuse:
+            wanted = refuse.split("&")
+            held = kinds if len(wanted) == 1 else _compiled_kinds
+            if all(w in held for w in wanted):
+                raise RuntimeError(
+                    "npugraph_ex converter failed (test double): cannot lower " + " with ".join(wanted)
+                )
+        at_least = os.environ.get("NPGX_TEST_DOUBLE_REFUSE_NODES_AT_LEAST")
+        if at_least and len(nodes) >= int(at_least):
+            raise RuntimeError(
+                "npugraph_ex capture failed (test double): graph of %s nodes exceeds the stream limit" % at_least
+            )
+
+    def _dumping(gm, dump_dir, perturb, kind=None):
+        root = os.path.join(dump_dir, "worldsize1_global_rank0") if dump_dir else None
+        if root:
+            os.makedirs(root, exist_ok=True)
         counts = {}
 
         class Dumper(torch.fx.Interpreter):
@@ -93,11 +130,14 @@ if _MODE:
 
             def run_node(self, n):
                 out = super().run_node(n)
-                if perturb and not Dumper.perturbed and n.op in ("call_module", "call_function", "call_method"):
+                if kind is not None and n.op in _COMPUTING and _kind(n) == kind:
+                    if isinstance(out, torch.Tensor) and out.is_floating_point():
+                        out = out * (1 + 1e-2)
+                if perturb and not Dumper.perturbed and n.op in _COMPUTING:
                     if isinstance(out, torch.Tensor) and out.is_floating_point():
                         out = out * (1 + 1e-2)
                         Dumper.perturbed = True
-                if isinstance(out, torch.Tensor):
+                if root and isinstance(out, torch.Tensor):
                     k = counts.get(n.name, 0)
                     counts[n.name] = k + 1
                     torch.save(out.detach().clone(), os.path.join(root, f"{n.name}_device_0_{k}.pt"))
@@ -108,6 +148,29 @@ if _MODE:
             return Dumper(gm).run(*args)
 
         return run
+
+    def _aot(gm, example_inputs, backward_kind):
+        from functorch.compile import make_boxed_func
+        from torch._dynamo.backends.common import aot_autograd
+
+        def fw(g, _):
+            return make_boxed_func(g.forward)
+
+        def bw(g, _):
+            def off(n):
+                return n.op == "call_function" and str(n.target).split(".")[1:2] == [backward_kind]
+
+            if not any(off(n) for n in g.graph.nodes):
+                return make_boxed_func(g.forward)
+
+            class Off(torch.fx.Interpreter):
+                def run_node(self, n):
+                    out = super().run_node(n)
+                    return out * (1 + 1e-2) if off(n) else out
+
+            return make_boxed_func(lambda *args: Off(g).run(*args))
+
+        return aot_autograd(fw_compiler=fw, bw_compiler=bw)(gm, example_inputs)
 
     def _off(out):
         if isinstance(out, torch.Tensor):
@@ -129,6 +192,13 @@ if _MODE:
         dump_dir = cfg.data_dump_dir if cfg.dump_tensor_data else None
         if cfg.force_eager:
             return _dumping(gm, dump_dir, False) if dump_dir else gm.forward
+        _refuse(gm)
+        backward_kind = os.environ.get("NPGX_TEST_DOUBLE_MISCOMPILE_BACKWARD")
+        if backward_kind:
+            return _aot(gm, example_inputs, backward_kind)
+        kind = os.environ.get("NPGX_TEST_DOUBLE_MISCOMPILE")
+        if kind and any(n.op in _COMPUTING and _kind(n) == kind for n in gm.graph.nodes):
+            return _dumping(gm, dump_dir, False, kind)
         failing = _conditions("NPGX_TEST_DOUBLE_FAIL_WHEN", cfg) if _MODE == "options" else []
         off = _MODE == "mismatch" or (_MODE == "options" and _conditions("NPGX_TEST_DOUBLE_OFF_WHEN", cfg))
         if dump_dir and not failing and _MODE != "fail_without_force_eager":
