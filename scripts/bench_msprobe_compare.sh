@@ -66,19 +66,13 @@ echo "golden $golden ($g_bytes bytes, $g_files tensor files), target $target ($t
 
 find "$golden" "$target" -type f -print0 | xargs -0 cat > /dev/null  # warm the page cache
 
-time_v() { # wall seconds and peak RSS KiB of one run of "$@" (stdout to $TIME_OUT); sets $code
-  local log
-  log=$(mktemp)
-  code=0
-  /usr/bin/time -v -o "$log" "$@" > "${TIME_OUT:-/dev/null}" 2>&1 || code=$?
-  wall=$(awk -F': ' '/Elapsed \(wall clock\)/ {n = split($2, a, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + a[i]; print s}' "$log")
-  rss=$(awk -F: '/Maximum resident set size/ {gsub(/ /, "", $2); print $2}' "$log")
-  rm -f "$log"
-}
-
 echo "== msprobe compare (1 run)"
-TIME_OUT="$dir/msprobe.log" time_v "$msprobe" compare -tp "$target_json" -gp "$golden_json" -o "$dir/msprobe-out"
-ms_code=$code ms_wall=$wall ms_rss=$rss
+ms_code=0
+s=$(now)
+ms_rss=$(PEAK_OUT="$dir/msprobe.log" peak_rss_kib "$msprobe" compare -tp "$target_json" -gp "$golden_json" \
+  -o "$dir/msprobe-out") || ms_code=$?
+e=$(now)
+ms_wall=$(awk -v s="$s" -v e="$e" 'BEGIN {printf "%.2f", e - s}')
 ms_csv=$(find "$dir/msprobe-out" -name 'compare_result_*.csv' 2>/dev/null | head -1)
 ms_rows=0
 [ -n "$ms_csv" ] && ms_rows=$("$py" -c 'import csv, sys; print(sum(1 for _ in csv.DictReader(open(sys.argv[1]))))' "$ms_csv")
@@ -92,8 +86,9 @@ if [ -x "$bin" ]; then
   npgx_compare() { "$bin" dump-compare "$golden" "$target" --format json --no-progress; }
   echo "== npgx dump-compare (best of $runs)"
   np_wall=$(best npgx_compare)
-  TIME_OUT="$npgx_json" time_v "$bin" dump-compare "$golden" "$target" --format json --no-progress
-  np_code=$code np_rss=$rss
+  np_code=0
+  np_rss=$(PEAK_OUT="$npgx_json" peak_rss_kib "$bin" dump-compare "$golden" "$target" --format json --no-progress) \
+    || np_code=$?
   np_size=$(wc -c < "$npgx_json")
   echo "npgx: exit $np_code (0 nothing found, 1 divergences, 2 could not run), ${np_wall} s, peak RSS $((np_rss / 1024)) MiB, output $np_size bytes"
   if [ "$np_code" = 2 ]; then
