@@ -69,8 +69,9 @@ find "$golden" "$target" -type f -print0 | xargs -0 cat > /dev/null  # warm the 
 echo "== msprobe compare (1 run)"
 ms_code=0
 s=$(now)
-ms_rss=$(PEAK_OUT="$dir/msprobe.log" peak_rss_kib "$msprobe" compare -tp "$target_json" -gp "$golden_json" \
-  -o "$dir/msprobe-out") || ms_code=$?
+# its log and progress bars (stderr too, through sh's exec: still the one msprobe process) to msprobe.log
+ms_rss=$(PEAK_OUT="$dir/msprobe.log" peak_rss_kib sh -c 'exec "$@" 2>&1' sh "$msprobe" compare \
+  -tp "$target_json" -gp "$golden_json" -o "$dir/msprobe-out") || ms_code=$?
 e=$(now)
 ms_wall=$(awk -v s="$s" -v e="$e" 'BEGIN {printf "%.2f", e - s}')
 ms_csv=$(find "$dir/msprobe-out" -name 'compare_result_*.csv' 2>/dev/null | head -1)
