@@ -76,6 +76,14 @@ NAN = {"kind": "nan_birth", "api": "softmax", "call_index": 0, "step": 0, "shift
        "what": "torch.softmax's first call returns softmax(x) - 0.3 (some probabilities become "
                "negative), so torch.log's output holds NaN while its input is finite: NaN born "
                "at Torch.log.0.forward (the divergence starts at Torch.softmax.0.forward)"}
+EXTRA = {"kind": "extra_call", "call": "Torch.tanh.0.forward",
+         "what": "the target also calls torch.tanh(h) after embed and drops the result: one call "
+                 "(Torch.tanh.0.forward) only in the target, every other value the golden one"}
+BF16 = {"kind": "dtype", "dtype": "bfloat16",
+        "what": "the same model, weights and inputs cast to bfloat16 (the golden runs in float32): "
+                "every tensor differs by rounding, msprobe compares bf16 against fp32"}
+FP16 = {"kind": "dtype", "dtype": "float16",
+        "what": "the same model, weights and inputs cast to float16 (the golden runs in float32)"}
 RANK_KERNEL = dict(KERNEL, rank=1,
                    what="on rank 1 only, step 0: torch.relu's second call returns relu(x) + 0.01 * "
                         "N(0,1); rank 0 receives the difference through the gradients' all_reduce "
@@ -92,6 +100,9 @@ RUNS = [
     run("tensor_L1/kernel", "tensor", "L1", inject=KERNEL),
     run("tensor_L1/weight", "tensor", "L1", inject=WEIGHT),
     run("tensor_L1/nan", "tensor", "L1", inject=NAN),
+    run("tensor_L1/extra_call", "tensor", "L1", inject=EXTRA),
+    run("tensor_L1/bf16", "tensor", "L1", inject=BF16),
+    run("tensor_L1/fp16", "tensor", "L1", inject=FP16),
     run("tensor_L0/golden", "tensor", "L0"),
     run("tensor_L0/weight", "tensor", "L0", inject=WEIGHT),
     run("tensor_L0/kernel", "tensor", "L0", inject=KERNEL),
@@ -121,6 +132,9 @@ PAIRS = [
     ("tensor_L1_kernel", "tensor_L1/golden", "tensor_L1/kernel"),
     ("tensor_L1_weight", "tensor_L1/golden", "tensor_L1/weight"),
     ("tensor_L1_nan", "tensor_L1/golden", "tensor_L1/nan"),
+    ("tensor_L1_extra_call", "tensor_L1/golden", "tensor_L1/extra_call"),
+    ("tensor_L1_bf16", "tensor_L1/golden", "tensor_L1/bf16"),
+    ("tensor_L1_fp16", "tensor_L1/golden", "tensor_L1/fp16"),
     ("tensor_L0_weight", "tensor_L0/golden", "tensor_L0/weight"),
     ("tensor_L0_kernel", "tensor_L0/golden", "tensor_L0/kernel"),
     ("tensor_mix_kernel", "tensor_mix/golden", "tensor_mix/kernel"),
@@ -175,7 +189,7 @@ def install_fault(inject, rank):
     setattr(torch, inject["api"], faulty)
 
 
-def build_mlp(layers, d_model):
+def build_mlp(layers, d_model, extra_call=False):
     import torch
     from torch import nn
 
@@ -199,6 +213,8 @@ def build_mlp(layers, d_model):
 
         def forward(self, x):
             h = self.embed(x)
+            if extra_call:
+                torch.tanh(h)  # dumped, result unused: the values downstream stay the golden ones
             for b in self.blocks:
                 h = b(h)
             return torch.log(torch.softmax(self.head(h), dim=-1))
@@ -254,9 +270,11 @@ def train(spec, rank, world, cfg_path, layers=2, d_model=D_MODEL, batch=BATCH):
         debugger.step()
         return
 
-    model = build_mlp(layers, d_model)
-    inject = spec["inject"]
-    if inject and inject["kind"] == "weight_nudge":
+    inject = spec["inject"] or {}
+    model = build_mlp(layers, d_model, extra_call=inject.get("kind") == "extra_call")
+    dtype = getattr(torch, inject.get("dtype", "float32"))
+    model.to(dtype)
+    if inject.get("kind") == "weight_nudge":
         param = dict(model.named_parameters())[inject["param"]]
         gen = torch.Generator().manual_seed(SEED + 5)
         with torch.no_grad():
@@ -265,7 +283,7 @@ def train(spec, rank, world, cfg_path, layers=2, d_model=D_MODEL, batch=BATCH):
     for step in range(spec["steps"]):
         STATE["step"] = step
         gen = torch.Generator().manual_seed(SEED + 100 * step + rank)
-        x = torch.randn(batch, D_IN, generator=gen)
+        x = torch.randn(batch, D_IN, generator=gen).to(dtype)
         y = torch.randint(0, N_CLASSES, (batch,), generator=gen)
         debugger.start(model)
         loss = F.nll_loss(model(x), y)
@@ -502,13 +520,12 @@ def same(a, b):
 def divergence_truth(gd: Path, td: Path, task):
     """Where golden and target part, in dump.json order (see README: first_divergent, origin)."""
     g, t = load_dump(gd)["data"], load_dump(td)["data"]
-    if list(g) != list(t):
-        raise SystemExit(f"gen_msprobe_fixtures.py: {gd} and {td} dumped different calls")
+    only_golden, only_target = [c for c in g if c not in t], [c for c in t if c not in g]
     gdir, tdir = gd / "dump_tensor_data", td / "dump_tensor_data"
     first = origin = None
     differing_calls = 0
     earlier_outputs = []  # (call, golden key) of every output seen so far, for produced_by
-    for call in g:
+    for call in (c for c in g if c in t):
         gl, tl = tensors_of(call, g[call]), tensors_of(call, t[call])
         if [(r, s) for r, s, _ in gl] != [(r, s) for r, s, _ in tl]:
             raise SystemExit(f"gen_msprobe_fixtures.py: {call} has other tensors in {td}")
@@ -535,7 +552,8 @@ def divergence_truth(gd: Path, td: Path, task):
                                                                      "inputs match, output differs"):
                 origin = rec
         earlier_outputs += [(call, ga) for r, s, ga, _ in keys if r == "output"]
-    return {"first_divergent": first, "origin": origin, "differing_calls": differing_calls}
+    return {"first_divergent": first, "origin": origin, "differing_calls": differing_calls,
+            "calls_only_in_golden": only_golden, "calls_only_in_target": only_target}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -628,6 +646,11 @@ def check_expectations(runs, pairs):
     for p in pairs:
         inj = runs[p["target"]]["injected"]
         for d in p["dumps"]:
+            extra = inj["kind"] == "extra_call"
+            if (d["calls_only_in_target"] != ([inj["call"]] if extra else [])) or d["calls_only_in_golden"]:
+                fail(f"{p['name']}: calls differ unexpectedly: {d['calls_only_in_golden']} / {d['calls_only_in_target']}")
+            if extra and d["first_divergent"] is not None:
+                fail(f"{p['name']}: an unused extra call changed values: {d['first_divergent']}")
             o = d["origin"]
             if inj["kind"] == "kernel_noise" and d["rank"] in (None, 1) and d["step"] == 0:
                 want = inj["call"] if p["level"] != "L0" else "Module.blocks.1.Block.forward.0"
