@@ -10,7 +10,7 @@ nothing comes from the Rust code under test:
   output perturbed inside the call (a faulty kernel: its inputs match, its output differs), one
   weight nudged (the kernel is right, a parameter differs), a NaN born at a known call (log of a
   negative), a fault on one rank of two that an all_reduce carries to the other;
-* tasks `tensor`, `statistics` and `statistics` with summary_mode `md5`; levels L0, L1, mix;
+* tasks `tensor`, `statistics`, and `statistics` with summary_mode `md5` and `xor`; levels L0, L1, mix;
 * two ranks written by two processes (torch.distributed, gloo, world size 2) for two steps;
 * an fp16 chain whose fp16 `Norm` statistic overflows while its Max and Min are finite;
 * for every golden/target pair, the CSV written by msprobe's own compare (`msprobe compare -tp
@@ -119,6 +119,8 @@ RUNS = [
     run("statistics_mix/nan", "statistics", "mix", inject=NAN),
     run("md5_mix/golden", "statistics", "mix", summary_mode="md5"),
     run("md5_mix/kernel", "statistics", "mix", summary_mode="md5", inject=KERNEL),
+    run("xor_L1/golden", "statistics", "L1", summary_mode="xor"),
+    run("xor_L1/kernel", "statistics", "L1", summary_mode="xor", inject=KERNEL),
     run("ranks_tensor_L1/golden", "tensor", "L1", world=2, steps=2),
     run("ranks_tensor_L1/target", "tensor", "L1", world=2, steps=2, inject=RANK_KERNEL),
     run("ranks_statistics_mix/golden", "statistics", "mix", world=2, steps=2),
@@ -145,6 +147,7 @@ PAIRS = [
     ("statistics_L0_kernel", "statistics_L0/golden", "statistics_L0/kernel"),
     ("statistics_mix_nan", "statistics_mix/golden", "statistics_mix/nan"),
     ("md5_mix_kernel", "md5_mix/golden", "md5_mix/kernel"),
+    ("xor_L1_kernel", "xor_L1/golden", "xor_L1/kernel"),
     ("ranks_tensor_L1", "ranks_tensor_L1/golden", "ranks_tensor_L1/target"),
     ("ranks_statistics_mix", "ranks_statistics_mix/golden", "ranks_statistics_mix/target"),
 ]
@@ -362,6 +365,7 @@ def dist_rank(rank, spec, cfg_path, port):
     import torch.distributed as dist
     os.environ["MASTER_ADDR"] = "127.0.0.1"
     os.environ["MASTER_PORT"] = str(port)
+    os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")  # not whatever the host name resolves to
     dist.init_process_group("gloo", rank=rank, world_size=spec["world"])
     try:
         train(spec, rank, spec["world"], cfg_path)
