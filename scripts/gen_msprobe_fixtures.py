@@ -701,8 +701,9 @@ Definitions used for the truths in MANIFEST.json (all in dump.json order, per ra
   statistic of a finite tensor is a note too;
 * `first_anomaly`: the first anomalous tensor; `birth`: the first call (parameters_grad entries
   excluded) with an anomalous output and no anomalous input (inputs = input_args, input_kwargs,
-  parameters; backward: input). An L0 dump of the `nan` run has no birth: the NaN is born in
-  `torch.log`, which is no module;
+  parameters; backward: input). The `nan` runs are L1 and mix only: the NaN is born in
+  `torch.log`, which is no module, and stays out of the backward pass (log's gradient at a
+  negative input is finite), so an L0 dump would show nothing;
 * pairs: `first_divergent` is the first call with any tensor not bit-equal between golden and
   target (NaN equal to NaN; statistics task: the four statistics, md5: the CRC), with its
   `evidence`: "a parameter differs" (a Module's `parameters` entry), "inputs match, output
