@@ -153,18 +153,19 @@ PAIRS = [
 ]
 
 # ---------------------------------------------------------------------------------------------
-# Worker side: runs in its own process (PrecisionDebugger is a process-wide singleton and its
-# hooks stay installed), imports msprobe only after the fault is installed.
+# One dump per forked process: PrecisionDebugger is a process-wide singleton whose hooks stay
+# installed; the fault is installed before its start(), where msprobe takes the APIs to wrap.
 # ---------------------------------------------------------------------------------------------
 
-STATE = {"step": 0, "rank": 0}
+STATE = {"step": 0}
 
 
 def install_fault(inject, rank):
     """Wrap torch.<api> so that one call (by index, in one step, on one rank) is perturbed.
 
-    Installed before msprobe is imported, so msprobe wraps this function like the original: its
-    hook sees the call's real inputs and the perturbed output. The perturbation uses
+    Installed before PrecisionDebugger.start(), where msprobe reads the APIs it wraps
+    (ApiRegistry.initialize_hook), so msprobe wraps this function like the original: its hook
+    sees the call's real inputs and the perturbed output. The perturbation uses
     torch._C._VariableFunctions directly, which msprobe does not hook, so the dumped call
     sequence is the golden one."""
     import torch
@@ -258,9 +259,8 @@ def train(spec, rank, world, cfg_path, layers=2, d_model=D_MODEL, batch=BATCH):
     import torch.nn.functional as F
 
     torch.set_num_threads(1)
-    STATE["rank"] = rank
     install_fault(spec["inject"], rank)
-    from msprobe.pytorch import PrecisionDebugger  # after install_fault, on purpose
+    from msprobe.pytorch import PrecisionDebugger
 
     if spec["model"] == "fp16":
         model = build_fp16()
