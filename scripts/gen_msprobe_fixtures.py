@@ -233,12 +233,12 @@ def build_fp16():
 
     class Fp16Chain(nn.Module):
         """x ≈ 300 (64×64 fp16): x*8 ≈ 2400 has finite Max/Min but Norm ≈ 153 600 > 65 504;
-        +1 keeps that; *40 ≈ 96 000 overflows fp16 for real."""
+        +1 keeps that; *40 ≈ 96 000 overflows fp16 for real; neg turns +inf into -inf."""
 
         def forward(self, x):
             a = torch.mul(x, 8.0)
             b = torch.add(a, 1.0)
-            return torch.mul(b, 40.0)
+            return torch.neg(torch.mul(b, 40.0))
 
     return Fp16Chain()
 
@@ -784,8 +784,9 @@ def main(argv=None) -> int:
         inj = spec["inject"]
         how = inj["what"] if inj else "golden"
         if spec["model"] == "fp16":
-            how = ("fp16 chain torch.mul(x, 8) → torch.add(·, 1) → torch.mul(·, 40) on x ≈ 300 (64×64): "
-                   "Norm of the first two outputs overflows fp16 (notes), the third overflows for real")
+            how = ("fp16 chain torch.mul(x, 8) → torch.add(·, 1) → torch.mul(·, 40) → torch.neg on x ≈ 300 "
+                   "(64×64): the Norm of the first two outputs overflows fp16 (notes), the third output "
+                   "overflows for real (+inf), torch.neg makes it -inf")
         extra = f", {spec['world']} ranks (gloo), {spec['steps']} steps" if spec["world"] > 1 else ""
         mode = f" ({spec['summary_mode']})" if spec["summary_mode"] else ""
         rows.append(f"| `{spec['name']}` | {spec['task']}{mode} | {spec['level']} | {how}{extra} |")
