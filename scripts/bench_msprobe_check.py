@@ -11,8 +11,9 @@ cannot be read at all.
 
 msprobe names a row `{call}.{io}.{slot}` (`Torch.relu.1.forward.output.0`); an npgx pair is
 looked up by its `msprobe_name` field when it has one, else by `{op_name}.{io}.{index}`. Metric
-values are looked up in npgx's `metrics` object under msprobe's column name or one of the names
-below; msprobe's non-numeric cells (`unsupported`, `N/A`, `Nan`) are skipped.
+values are looked up in the pair's `msprobe` object (npgx's figures computed msprobe's way), else
+its `metrics` object, under msprobe's column name or one of the names below; msprobe's
+non-numeric cells (`unsupported`, `N/A`, `Nan`) are skipped.
 """
 
 import csv
@@ -23,8 +24,8 @@ import sys
 METRICS = {
     "Cosine": ("cosine",),
     "EucDist": ("euc_dist", "eucdist", "euclidean"),
-    "MaxAbsErr": ("max_abs",),
-    "MaxRelativeErr": ("max_rel_msprobe", "msprobe_max_rel", "max_rel"),
+    "MaxAbsErr": ("max_abs_err", "max_abs"),
+    "MaxRelativeErr": ("max_relative_err", "max_rel"),
     "One Thousandth Err Ratio": ("one_thousandth_err_ratio", "rel_lt_0_001", "within_0_001"),
     "Five Thousandths Err Ratio": ("five_thousandths_err_ratio", "rel_lt_0_005", "within_0_005"),
 }
@@ -81,9 +82,12 @@ def main(argv):
             want = number(rows[name].get(col))
             if want is None:
                 continue
-            metrics = p.get("metrics") or {}
-            key = next((k for k in (col,) + keys if k in metrics), None)
-            got = number(metrics.get(key)) if key else None
+            got = None
+            for metrics in (p.get("msprobe") or {}, p.get("metrics") or {}):
+                key = next((k for k in (col,) + keys if k in metrics), None)
+                if key:
+                    got = number(metrics[key])
+                    break
             if got is None:
                 missing += 1
                 continue
