@@ -14,6 +14,7 @@ pub mod causal;
 pub mod dump;
 pub mod ge_graph;
 pub mod line_prefix;
+pub mod msprobe;
 pub mod pickle;
 pub mod plog;
 pub mod pyedit;

@@ -11,6 +11,7 @@ mod dump_scan;
 mod ge_graph;
 mod json;
 mod merge;
+mod msprobe;
 mod plog;
 mod report;
 mod repro;

@@ -1,0 +1,268 @@
+//! `npgx dump-scan` on msprobe dumps and statistics tables: the real files of
+//! `../shared/samples/real/msprobe/` and `../shared/samples/real/stats/` (their README says what
+//! each holds, read off the files with plain Python).
+
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+
+use crate::common;
+
+fn scan(rel: &str, code: i32) -> Value {
+    let root = common::sample(rel);
+    common::npgx_json(
+        [
+            "dump-scan",
+            &root.display().to_string(),
+            "--format",
+            "json",
+            "--no-progress",
+        ],
+        code,
+    )
+}
+
+fn list<'a>(v: &'a Value, key: &str) -> &'a Vec<Value> {
+    v[key]
+        .as_array()
+        .unwrap_or_else(|| panic!("`{key}` is not an array in {v:#}"))
+}
+
+fn call_and_slot(v: &Value) -> (String, String) {
+    (
+        v["op_name"].as_str().unwrap_or_default().to_string(),
+        v["slot"].as_str().unwrap_or_default().to_string(),
+    )
+}
+
+/// The README: `Infinity` tokens, nine calls (eleven tensors) whose only non-finite figure is an
+/// fp16 Norm before the first real overflow. Read with Python's json: the first tensor with a
+/// non-finite Max or Min is input 0 of `Tensor.div_.22.forward` (call 3310), and the first call
+/// with clean inputs and a non-finite output is `Tensor.__mul__.144.forward` (call 3320:
+/// `0.0 * 5.0` recorded as `Infinity`).
+#[test]
+fn vit_overflow_statistics_notes_apart_and_the_first_real_overflow_named() {
+    let v = scan("real/msprobe/ascend-msinsight__vit_overflow_dump", 1);
+    assert_eq!(list(&v, "errors").len(), 0, "{:#}", v["errors"]);
+    let groups = list(&v, "groups");
+    assert_eq!(groups.len(), 1);
+    let g = &groups[0];
+    assert_eq!(g["layout"], "msprobe");
+    assert_eq!((g["rank"].as_u64(), g["step"].as_u64()), (Some(0), None));
+    assert_eq!(g["rank_source"], "path");
+    assert_eq!(list(g, "magnitudes").len(), 3323, "one entry per call");
+    // 34 Distributed calls: all_reduce, reduce, all_gather.
+    assert_eq!(list(g, "collectives").len(), 34);
+    assert_eq!(g["collectives"][0], 1109);
+
+    let first = &g["first_anomaly"];
+    assert_eq!(
+        call_and_slot(first),
+        ("Tensor.div_.22.forward".into(), "input.0".into())
+    );
+    assert_eq!(
+        (first["order"].as_u64(), first["io"].as_str()),
+        (Some(3310), Some("input"))
+    );
+    assert_eq!(
+        (first["kind"].as_str(), first["source"].as_str()),
+        (Some("inf"), Some("stats"))
+    );
+    assert_eq!(first["dtype"], "DT_FLOAT16");
+    assert_eq!(first["min"], -546.5);
+    let born = &g["first_born"];
+    assert_eq!(
+        call_and_slot(born),
+        ("Tensor.__mul__.144.forward".into(), "output.0".into())
+    );
+    assert_eq!(born["order"], 3320);
+
+    let notes = list(&v, "notes");
+    assert_eq!(notes.len(), 11, "{notes:#?}");
+    let calls: BTreeSet<&str> = notes.iter().filter_map(|n| n["op_name"].as_str()).collect();
+    let want: BTreeSet<&str> = [
+        "Tensor.div_.2.forward",
+        "Distributed.all_reduce.3.forward",
+        "Distributed.all_reduce.4.forward",
+        "Distributed.all_reduce.19.forward",
+        "Distributed.all_reduce.20.forward",
+        "Distributed.all_reduce.21.forward",
+        "Functional.linear.186.backward",
+        "Functional.linear.190.backward",
+        "Distributed.all_reduce.22.forward",
+    ]
+    .into_iter()
+    .collect();
+    assert_eq!(calls, want);
+    for n in notes {
+        assert_eq!(n["statistics"], serde_json::json!(["Norm"]), "{n:#}");
+        assert_eq!(n["dtype"], "DT_FLOAT16");
+        assert!(n["order"].as_u64() < first["order"].as_u64(), "{n:#}");
+    }
+    let n = &notes[0];
+    assert_eq!(
+        call_and_slot(n),
+        ("Tensor.div_.2.forward".into(), "input.0".into())
+    );
+    assert_eq!(
+        (n["max"].as_f64(), n["min"].as_f64()),
+        (Some(6912.0), Some(-6804.0))
+    );
+    // No note is an anomaly, and 14 tensors have a non-finite Max or Min.
+    let anomalies = list(&v, "anomalies");
+    assert_eq!(anomalies.len(), 14);
+    assert_eq!(v["summary"]["anomalous_tensors"], 14);
+    let noted: BTreeSet<(String, String)> = notes.iter().map(call_and_slot).collect();
+    assert!(anomalies.iter().all(|a| !noted.contains(&call_and_slot(a))));
+    // No stack.json in this sample: no line, and nothing to complain about.
+    assert!(first["stack"].is_null());
+}
+
+#[test]
+fn vit_overflow_table_names_the_call_the_slot_and_the_notes() {
+    let root = common::sample("real/msprobe/ascend-msinsight__vit_overflow_dump");
+    let out = common::npgx(["dump-scan", &root.display().to_string(), "--no-progress"]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("first anomaly : input.0 of Tensor.div_.22.forward (Tensor.div_)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("born at       : output.0 of Tensor.__mul__.144.forward"),
+        "{text}"
+    );
+    assert!(text.contains("statistics notes"), "{text}");
+    assert!(
+        text.contains("output.0 of Distributed.all_reduce.3.forward — DT_FLOAT16 Norm not finite"),
+        "{text}"
+    );
+}
+
+/// Two steps of a non-distributed run (`proc2016`), statistics only, clean: every tensor read.
+#[test]
+fn gpu_dump_two_steps_clean_and_every_tensor_read() {
+    let v = scan("real/msprobe/ascend-msprobe__gpu_dump", 0);
+    assert_eq!(list(&v, "errors").len(), 0, "{:#}", v["errors"]);
+    let steps: Vec<(Option<u64>, Option<u64>, u64)> = list(&v, "groups")
+        .iter()
+        .map(|g| {
+            (
+                g["rank"].as_u64(),
+                g["step"].as_u64(),
+                g["tensors"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect();
+    assert_eq!(steps, [(None, Some(0), 2071), (None, Some(1), 2071)]);
+    assert_eq!(v["summary"]["dump_files"], 2);
+    assert_eq!(list(&v, "notes").len(), 0);
+}
+
+/// MindSpore L1 dump in a `rank` directory (single card): step 2, no rank; 31 tensors.
+#[test]
+fn mindspore_l1_single_card_rank_directory() {
+    let v = scan(
+        "real/msprobe/ascend-msinsight__L1_task_statistics_step_2_rank_all_scope_all_list_all_data_mode_input",
+        0,
+    );
+    let g = &list(&v, "groups")[0];
+    assert_eq!((g["rank"].as_u64(), g["step"].as_u64()), (None, Some(2)));
+    assert_eq!(g["tensors"], 31);
+    assert_eq!(list(g, "magnitudes").len(), 13);
+}
+
+/// Tensor tasks whose `dump_tensor_data` was not committed: one error per dump.json naming the
+/// count and the first missing file; the statistics are checked instead.
+#[test]
+fn tensor_task_with_missing_tensor_files_is_one_error_and_the_statistics_are_read() {
+    for (rel, n, first) in [
+        (
+            "real/msprobe/ascend-msinsight__llama2_tensor_dump",
+            240,
+            "Module.module.module.language_model.embedding.word_embeddings.VocabParallelEmbedding.forward.0.input.0.pt",
+        ),
+        (
+            "real/msprobe/ascend-msinsight__ms_tensor_dump",
+            1151,
+            "Cell.conv1.Conv2d.forward.0.input.0.npy",
+        ),
+    ] {
+        let v = scan(rel, 0);
+        let errors = list(&v, "errors");
+        assert_eq!(errors.len(), 1, "{errors:#?}");
+        let m = errors[0]["message"].as_str().unwrap_or_default();
+        assert!(
+            m.starts_with(&format!("{n} tensor files named by data_name are not in ")),
+            "{m}"
+        );
+        assert!(m.contains(first), "{m}");
+        assert_eq!(v["summary"]["tensors"], n);
+    }
+}
+
+/// The MindSpore kernel-by-kernel statistics tree: 246 files, 238 `statistic.csv` (IO, Slot,
+/// quoted shapes, a trailing comma on every row), 24 320 rows, one group per graph and
+/// iteration; graph 0 iteration 0 holds 77 op executions.
+#[test]
+fn mindspore_statistic_csv_tree_reads_fully() {
+    for run in ["dump_data0", "dump_data1"] {
+        let v = scan(
+            &format!("real/stats/ascend-msinsight__ms_graph_statistic_compare_data/{run}"),
+            0,
+        );
+        let s = &v["summary"];
+        assert_eq!(list(&v, "errors").len(), 0, "{:#}", v["errors"]);
+        assert_eq!(
+            (
+                s["files_seen"].as_u64(),
+                s["dump_files"].as_u64(),
+                s["tensors"].as_u64()
+            ),
+            (Some(246), Some(238), Some(24_320))
+        );
+        let groups = list(&v, "groups");
+        assert_eq!(groups.len(), 238);
+        let g = &groups[0];
+        assert_eq!(g["layout"], "mindspore");
+        assert_eq!(
+            (
+                g["rank"].as_u64(),
+                g["model"].as_str(),
+                g["model_id"].as_u64(),
+                g["step"].as_u64()
+            ),
+            (Some(0), Some("mnist"), Some(0), Some(0))
+        );
+        assert_eq!(g["tensors"], 247);
+        assert_eq!(list(g, "magnitudes").len(), 77);
+    }
+}
+
+/// An unknown header is one error naming the file and the columns found.
+#[test]
+fn an_unknown_statistics_header_is_one_error_naming_the_columns() {
+    let dir = std::env::temp_dir().join(format!("npgx-msprobe-header-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    std::fs::write(dir.join("statistic.csv"), "Name,Value\na,1\n").expect("write");
+    let v = common::npgx_json(
+        [
+            "dump-scan",
+            &dir.display().to_string(),
+            "--format",
+            "json",
+            "--no-progress",
+        ],
+        2,
+    );
+    let errors = list(&v, "errors");
+    assert_eq!(errors.len(), 1);
+    assert_eq!(errors[0]["path"], "statistic.csv");
+    assert!(
+        errors[0]["message"]
+            .as_str()
+            .is_some_and(|m| m.ends_with("the columns found are: Name, Value")),
+        "{errors:#?}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
