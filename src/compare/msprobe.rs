@@ -2,8 +2,9 @@
 //! tensor dumps (`docs/dump-compare.md`, "msprobe dumps").
 //!
 //! msprobe loads both tensors (bf16 and fp8 widened to float32, other types kept), squeezes
-//! size-1 dimensions, and refuses a pair whose dtypes differ or whose NaN / Inf positions differ;
-//! where they agree, those elements count as 0 on both sides. Then, over all elements:
+//! size-1 dimensions, and refuses a pair whose dtypes differ (unless both are floats: fp16,
+//! bf16, fp32, fp64) or whose NaN / Inf positions differ; where they agree, those elements count
+//! as 0 on both sides. Then, over all elements:
 //!
 //! * `Cosine` = g·t / (‖g‖·‖t‖) in float64 (both norms ≤ f64 epsilon → 1; one → no value),
 //!   printed with 12 decimals and, above 0.9999, rounded to 6;
@@ -15,7 +16,8 @@
 //! * `One Thousandth` / `Five Thousandths Err Ratio` = the share of elements whose relative error
 //!   (as above) is below 0.001 / 0.005; 12 decimals.
 //!
-//! A 0-d tensor has no Cosine, EucDist or ratios ("unsupported"). This accumulator runs beside
+//! A 0-d tensor has no Cosine, EucDist or ratios ("unsupported"); its MaxAbsErr and
+//! MaxRelativeErr are taken from the raw values (a NaN gives "Nan"). This accumulator runs beside
 //! npgx's own ([`super::metrics::Acc`]) on the same decoded chunks.
 
 use npgx_parsers::dump::dtype::Element;
@@ -105,6 +107,36 @@ pub struct Acc {
     below_0_005: u64,
     /// A NaN or Inf on one side where the other has none (or the other kind).
     specials_differ: bool,
+    /// The first pair of values as read (a 0-d tensor's only one).
+    first: Option<(f64, f64)>,
+}
+
+/// msprobe's relative error of one element (see the module's comment).
+fn relative(wide: bool, g: f64, t: f64) -> f64 {
+    if wide {
+        let (g, t) = if g == 0.0 {
+            (f64::EPSILON, t + f64::EPSILON)
+        } else {
+            (g, t)
+        };
+        ((t - g) / g).abs()
+    } else {
+        let (g, t) = (g as f32, t as f32);
+        let (g, t) = if g == 0.0 {
+            (f32::EPSILON, t + f32::EPSILON)
+        } else {
+            (g, t)
+        };
+        f64::from(((t - g) / g).abs())
+    }
+}
+
+/// A value printed with 12 decimals and read back, as msprobe's `format_value`; NaN is "Nan".
+fn twelve(v: f64) -> Value {
+    match format!("{v:.12}").parse::<f64>() {
+        Ok(x) if !v.is_nan() => Value::Number(x),
+        _ => NAN,
+    }
 }
 
 impl Acc {
@@ -123,12 +155,14 @@ impl Acc {
             below_0_001: 0,
             below_0_005: 0,
             specials_differ: false,
+            first: None,
         }
     }
 
     /// Adds pairs of values (golden, target), decoded exactly to f64.
     pub fn update(&mut self, golden: &[f64], target: &[f64]) {
         for (&g, &t) in golden.iter().zip(target) {
+            self.first.get_or_insert((g, t));
             let (g, t) = if g.is_finite() && t.is_finite() {
                 (g, t)
             } else {
@@ -143,22 +177,7 @@ impl Acc {
             let d = t - g;
             self.diff2 += d * d;
             self.max_abs = self.max_abs.max(d.abs());
-            let rel = if self.wide {
-                let (g, t) = if g == 0.0 {
-                    (f64::EPSILON, t + f64::EPSILON)
-                } else {
-                    (g, t)
-                };
-                ((t - g) / g).abs()
-            } else {
-                let (g, t) = (g as f32, t as f32);
-                let (g, t) = if g == 0.0 {
-                    (f32::EPSILON, t + f32::EPSILON)
-                } else {
-                    (g, t)
-                };
-                f64::from(((t - g) / g).abs())
-            };
+            let rel = relative(self.wide, g, t);
             self.rel_nan |= rel.is_nan();
             self.max_rel = self.max_rel.max(rel);
             self.below_0_001 += u64::from(rel < 0.001);
@@ -172,8 +191,15 @@ impl Acc {
         if self.n == 0 {
             return MsprobeMetrics::all(UNSUPPORTED, "This is empty data, can not compare.");
         }
-        if loaded(golden) != loaded(target) {
+        let float = |e| matches!(loaded(e), Element::F16 | Element::F32 | Element::F64);
+        if loaded(golden) != loaded(target) && !(float(golden) && float(target)) {
             return MsprobeMetrics::all(NA, "Dtype of NPU and bench Tensor do not match. Skipped.");
+        }
+        if let (0, Some((g, t))) = (squeezed_dims, self.first) {
+            let mut m = MsprobeMetrics::all(UNSUPPORTED, "");
+            m.max_abs_err = twelve((t - g).abs());
+            m.max_relative_err = twelve(relative(self.wide, g, t));
+            return m;
         }
         if self.specials_differ {
             return MsprobeMetrics::all(
@@ -181,12 +207,6 @@ impl Acc {
                 "The position of inf or nan in NPU and bench Tensor do not match.",
             );
         }
-        let twelve = |v: f64| -> Value {
-            match format!("{v:.12}").parse::<f64>() {
-                Ok(x) if !v.is_nan() => Value::Number(x),
-                _ => NAN,
-            }
-        };
         let scalar = squeezed_dims == 0;
         let (gn, tn) = (self.gg.sqrt(), self.tt.sqrt());
         let cosine = if scalar {
@@ -271,9 +291,17 @@ mod tests {
         assert_eq!(m.cosine, Value::Number(1.0));
         let m = run(&[3.0], &[2.0], Element::F32, 0);
         assert_eq!((m.cosine, m.max_abs_err), (UNSUPPORTED, Value::Number(1.0)));
+        let m = run(&[3.0], &[f64::NAN], Element::F32, 0);
+        assert_eq!((m.cosine, m.max_abs_err), (UNSUPPORTED, NAN));
         let mut a = Acc::new(Element::F16, Element::F32);
-        a.update(&[1.0], &[1.0]);
-        assert_eq!(a.finish(Element::F16, Element::F32, 1).cosine, NA);
+        a.update(&[1.0, 2.0], &[1.0, 2.0]);
+        assert_eq!(
+            a.finish(Element::F16, Element::F32, 1).cosine,
+            Value::Number(1.0)
+        );
+        let mut a = Acc::new(Element::I32, Element::F32);
+        a.update(&[1.0, 2.0], &[1.0, 2.0]);
+        assert_eq!(a.finish(Element::I32, Element::F32, 1).cosine, NA);
         let mut a = Acc::new(Element::Bf16, Element::F32);
         a.update(&[1.0, 2.0], &[1.0, 2.0]);
         assert_eq!(

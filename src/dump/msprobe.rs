@@ -55,6 +55,7 @@ pub fn read(c: &Candidate, file: &File, sink: &mut dyn FnMut(Vec<TensorRecord>))
                     Some(path) => match check_file(&path, &op, &leaf, index) {
                         Ok((r, bytes)) => {
                             out.bytes += bytes;
+                            out.notes.extend(note(&op, &leaf, index, &r.dtype));
                             out.tensors.push(r);
                             continue;
                         }
@@ -303,9 +304,6 @@ fn from_statistics(
         return None;
     }
     let dtype = leaf.dtype.as_deref().and_then(DType::from_framework_name);
-    let extremes_finite = [leaf.max, leaf.min]
-        .iter()
-        .all(|v| v.is_some_and(f64::is_finite));
     // With Max and Min known, they alone say whether an element is NaN or infinite.
     let judged = if leaf.max.is_some() && leaf.min.is_some() {
         [leaf.max, leaf.min, None]
@@ -337,19 +335,29 @@ fn from_statistics(
         source: Source::Stats,
         slot: Some(leaf.slot.clone()),
     };
+    let note = note(op, leaf, index, &r.dtype);
+    Some((r, note))
+}
+
+/// The note on a statistic of `leaf` that overflowed by itself: Mean or Norm not finite while
+/// Max and Min are.
+fn note(op: &OpRef, leaf: &Leaf, index: usize, dtype: &str) -> Option<StatsNote> {
+    let extremes_finite = [leaf.max, leaf.min]
+        .iter()
+        .all(|v| v.is_some_and(f64::is_finite));
     let statistics: Vec<&'static str> = [("Mean", leaf.mean), ("Norm", leaf.norm)]
         .into_iter()
         .filter(|(_, v)| v.is_some_and(|x| !x.is_finite()))
         .map(|(name, _)| name)
         .collect();
-    let note = (extremes_finite && !statistics.is_empty()).then(|| StatsNote {
+    (extremes_finite && !statistics.is_empty()).then(|| StatsNote {
         group: 0,
         order: 0,
         op_name: op.op_name.clone(),
         io: leaf.io,
         index,
         slot: Some(leaf.slot.clone()),
-        dtype: r.dtype.clone(),
+        dtype: dtype.to_string(),
         shape: leaf.shape.clone(),
         statistics,
         max: leaf.max,
@@ -359,8 +367,7 @@ fn from_statistics(
         path: op.path.clone(),
         stack: None,
         op: op.clone(),
-    });
-    Some((r, note))
+    })
 }
 
 /// Gives every msprobe finding of the report (anomalies, first anomalies and births, notes)

@@ -197,7 +197,12 @@ impl Ctx<'_> {
                 let mut location = location.clone();
                 let mut layout = layout;
                 if name == FileName::MsprobeDump {
-                    let (rank, step) = npgx_parsers::msprobe::locate(&comps);
+                    // The whole path: the step directory may lie above the scan root.
+                    let dirs: Vec<String> = dir_path
+                        .components()
+                        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                        .collect();
+                    let (rank, step) = npgx_parsers::msprobe::locate(&dirs);
                     layout = Layout::Msprobe;
                     location = Location {
                         rank,

@@ -266,3 +266,234 @@ fn an_unknown_statistics_header_is_one_error_naming_the_columns() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `target/fixtures/msprobe/MANIFEST.json`, written with the dumps by msprobe itself
+/// (`scripts/gen_msprobe_fixtures.py`).
+fn manifest() -> (std::path::PathBuf, Value) {
+    let dir = common::fixture("msprobe");
+    let text = std::fs::read_to_string(dir.join("MANIFEST.json")).expect("MANIFEST.json");
+    (
+        dir,
+        serde_json::from_str(&text).expect("MANIFEST.json is JSON"),
+    )
+}
+
+fn s(v: &Value) -> &str {
+    v.as_str().unwrap_or_default()
+}
+
+/// Every msprobe-written dump: the first anomaly, the birth and the statistics notes the
+/// manifest computed from the dumps (xor dumps hold no statistics: nothing checked, exit 2).
+#[test]
+fn fixtures_first_anomaly_birth_and_notes_per_manifest() {
+    let (dir, m) = manifest();
+    let mut checked = 0;
+    for run in list(&m, "runs") {
+        for d in list(run, "dumps") {
+            let (ta, tb) = (&d["first_anomaly"], &d["birth"]);
+            let code = match (ta.is_null(), s(&run["summary_mode"])) {
+                (false, _) => 1,
+                (true, "xor") => 2,
+                (true, _) => 0,
+            };
+            let root = dir.join(s(&d["dir"]));
+            let v = common::npgx_json(
+                [
+                    "dump-scan",
+                    &root.display().to_string(),
+                    "--format",
+                    "json",
+                    "--no-progress",
+                ],
+                code,
+            );
+            let what = format!("{} {}", s(&run["name"]), s(&d["dir"]));
+            let g = &list(&v, "groups")[0];
+            assert_eq!(g["layout"], "msprobe", "{what}");
+            assert_eq!(g["step"], d["step"], "{what}");
+            assert_eq!(g["rank"], d["rank"], "{what}");
+            let fa = &g["first_anomaly"];
+            let fb = &g["first_born"];
+            if ta.is_null() {
+                assert!(fa.is_null(), "{what}: {fa:#}");
+            } else {
+                assert_eq!(
+                    (s(&fa["op_name"]), s(&fa["slot"]), s(&fa["io"])),
+                    (s(&ta["call"]), s(&ta["slot"]), s(&ta["io"])),
+                    "{what}"
+                );
+            }
+            if tb.is_null() {
+                assert!(fb.is_null(), "{what}: {fb:#}");
+            } else {
+                assert_eq!(s(&fb["op_name"]), s(&tb["call"]), "{what}");
+                assert_eq!(fb["slot"], tb["anomalous_outputs"][0], "{what}");
+            }
+            let notes: Vec<(&str, &str)> = list(&v, "notes")
+                .iter()
+                .map(|n| (s(&n["op_name"]), s(&n["slot"])))
+                .collect();
+            let want: Vec<(&str, &str)> = list(d, "stat_notes")
+                .iter()
+                .map(|n| (s(&n["call"]), s(&n["slot"])))
+                .collect();
+            assert_eq!(notes, want, "{what}");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 30, "{checked} dumps");
+}
+
+/// One of msprobe's metric cells against npgx's: numbers within 1e-6, words (`unsupported`,
+/// `Nan`, `N/A`) equal.
+fn same_cell(got: &Value, want: &str) -> bool {
+    match (got.as_f64(), want.trim().parse::<f64>()) {
+        (Some(a), Ok(b)) => (a - b).abs() <= 1e-6 || (a.is_infinite() && a == b),
+        _ => got.as_str().is_some_and(|g| g == want.trim()),
+    }
+}
+
+/// Every tensor-task pair of the manifest: npgx's `msprobe` figures of each pair equal the row
+/// of msprobe compare's own output for that tensor, and every tensor row msprobe compared with a
+/// bench tensor is a pair of npgx's.
+#[test]
+fn fixtures_compare_metrics_equal_msprobe_compare() {
+    const COLUMNS: [(&str, &str); 6] = [
+        ("cosine", "Cosine"),
+        ("euc_dist", "EucDist"),
+        ("max_abs_err", "MaxAbsErr"),
+        ("max_relative_err", "MaxRelativeErr"),
+        ("one_thousandth_err_ratio", "One Thousandth Err Ratio"),
+        ("five_thousandths_err_ratio", "Five Thousandths Err Ratio"),
+    ];
+    let (dir, m) = manifest();
+    let mut cells = 0;
+    for p in list(&m, "pairs").iter().filter(|p| p["task"] == "tensor") {
+        for d in list(p, "dumps") {
+            let what = format!("{} step {} rank {}", s(&p["name"]), d["step"], d["rank"]);
+            let truth_text =
+                std::fs::read_to_string(dir.join(s(&d["compare_json"]))).expect("compare json");
+            let truth: Value = serde_json::from_str(&truth_text).expect("compare json is JSON");
+            let rows: std::collections::HashMap<&str, &Value> = list(&truth, "rows")
+                .iter()
+                .map(|r| (s(&r["NPU Name"]), r))
+                .collect();
+            let out = common::npgx([
+                "dump-compare",
+                &dir.join(s(&d["golden_dir"])).display().to_string(),
+                &dir.join(s(&d["target_dir"])).display().to_string(),
+                "--format",
+                "json",
+                "--no-progress",
+            ]);
+            let v: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+            let mut names = BTreeSet::new();
+            for pair in list(&v, "pairs") {
+                let file = std::path::Path::new(s(&pair["target_file"]));
+                let name = file
+                    .file_stem()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                let row = rows
+                    .get(name.as_str())
+                    .unwrap_or_else(|| panic!("{what}: {name} is not a row of msprobe's"));
+                for (key, column) in COLUMNS {
+                    let got = &pair["msprobe"][key];
+                    let want = s(&row[column]);
+                    assert!(
+                        same_cell(got, want),
+                        "{what}: {name} {column}: npgx {got}, msprobe {want}"
+                    );
+                    cells += 1;
+                }
+                names.insert(name);
+            }
+            for (name, row) in &rows {
+                let tensor = s(&row["NPU Dtype"]).starts_with("torch.");
+                if tensor && row["Bench Name"] != "N/A" {
+                    assert!(
+                        names.contains(*name),
+                        "{what}: msprobe row {name} is no npgx pair"
+                    );
+                }
+            }
+        }
+    }
+    assert!(cells > 5_000, "{cells} cells compared");
+}
+
+/// Where the manifest names an origin (the first forward call whose inputs match and output
+/// differs, or whose parameter differs), npgx names the same first divergence and origin with
+/// the same evidence.
+#[test]
+fn fixtures_compare_origin_and_evidence_per_manifest() {
+    let (dir, m) = manifest();
+    let mut checked = 0;
+    for p in list(&m, "pairs").iter().filter(|p| p["task"] == "tensor") {
+        for d in list(p, "dumps").iter().filter(|d| !d["origin"].is_null()) {
+            let what = format!("{} step {} rank {}", s(&p["name"]), d["step"], d["rank"]);
+            let v = common::npgx_json(
+                [
+                    "dump-compare",
+                    &dir.join(s(&d["golden_dir"])).display().to_string(),
+                    &dir.join(s(&d["target_dir"])).display().to_string(),
+                    "--format",
+                    "json",
+                    "--no-progress",
+                ],
+                1,
+            );
+            let g = &list(&v, "groups")[0];
+            assert_eq!(
+                s(&g["first_divergence"]["op_name"]),
+                s(&d["first_divergent"]["call"]),
+                "{what}"
+            );
+            let evidence = match s(&d["origin"]["evidence"]) {
+                "a parameter differs" => "parameters",
+                "inputs match, output differs" => "inputs",
+                other => panic!("{what}: evidence {other}"),
+            };
+            assert_eq!(
+                (s(&g["origin"]["op_name"]), s(&g["origin"]["evidence"])),
+                (s(&d["origin"]["call"]), evidence),
+                "{what}"
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 8, "{checked} pairs");
+}
+
+/// `--msprobe-columns`: msprobe's header, its row names and its figures.
+#[test]
+fn msprobe_columns_csv() {
+    let (dir, _) = manifest();
+    let out = common::npgx([
+        "dump-compare",
+        &dir.join("tensor_L1/golden").display().to_string(),
+        &dir.join("tensor_L1/kernel").display().to_string(),
+        "--format",
+        "csv",
+        "--msprobe-columns",
+        "--no-progress",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next(),
+        Some("NPU Name,Bench Name,NPU Dtype,Bench Dtype,NPU Tensor Shape,Bench Tensor Shape,Cosine,EucDist,MaxAbsErr,MaxRelativeErr,One Thousandth Err Ratio,Five Thousandths Err Ratio,Err_message")
+    );
+    assert_eq!(
+        lines.next(),
+        Some("Functional.linear.0.forward.input.0,Functional.linear.0.forward.input.0,float32,float32,\"[4, 8]\",\"[4, 8]\",1,0,0,0,1,1,\"\"")
+    );
+    let out = common::npgx([
+        "dump-compare",
+        &dir.join("tensor_L1/golden").display().to_string(),
+        &dir.join("tensor_L1/kernel").display().to_string(),
+        "--msprobe-columns",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+}

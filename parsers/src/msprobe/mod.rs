@@ -155,17 +155,18 @@ pub fn is_collective(name: &str) -> bool {
 }
 
 /// Where an msprobe dump directory sits: the rank from `rank{R}` (`rank` alone: a single-card
-/// run; `proc{pid}`: a run without distribution — both no rank) and the step from `step{N}`.
-/// `dirs` are the directory's components, outermost first.
+/// run; `proc{pid}`: a run without distribution — both no rank) and the step from the
+/// `step{N}` directory above it. `dirs` are the directory's components, outermost first.
 pub fn locate<S: AsRef<str>>(dirs: &[S]) -> (Option<u32>, Option<u64>) {
+    let n = dirs.len();
     let rank = dirs
         .last()
         .and_then(|d| d.as_ref().strip_prefix("rank"))
         .and_then(|r| r.parse().ok());
-    let step = dirs
-        .iter()
-        .rev()
-        .find_map(|d| d.as_ref().strip_prefix("step")?.parse().ok());
+    let step = n
+        .checked_sub(2)
+        .and_then(|i| dirs.get(i))
+        .and_then(|d| d.as_ref().strip_prefix("step")?.parse().ok());
     (rank, step)
 }
 

@@ -154,6 +154,7 @@ fn rank_and_step_from_the_path() {
     assert_eq!(locate(&["dump", "step2", "rank"]), (None, Some(2)));
     assert_eq!(locate(&["dump", "step0", "proc2016"]), (None, Some(0)));
     assert_eq!(locate(&["x", "rank0"]), (Some(0), None));
+    assert_eq!(locate(&["step1", "x", "rank0"]), (Some(0), None));
     assert_eq!(locate::<&str>(&[]), (None, None));
 }
 
