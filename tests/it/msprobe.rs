@@ -323,6 +323,15 @@ fn fixtures_first_anomaly_birth_and_notes_per_manifest() {
                     "{what}"
                 );
             }
+            // stack.json is beside every fixture dump: the user's line of the call.
+            if s(&ta["call"]) == "Torch.log.0.forward" {
+                assert!(
+                    s(&fa["stack"]).ends_with(
+                        "in forward: return torch.log(torch.softmax(self.head(h), dim=-1))"
+                    ),
+                    "{what}: {fa:#}"
+                );
+            }
             if tb.is_null() {
                 assert!(fb.is_null(), "{what}: {fb:#}");
             } else {
@@ -496,4 +505,33 @@ fn msprobe_columns_csv() {
         "--msprobe-columns",
     ]);
     assert_eq!(out.status.code(), Some(2));
+}
+
+/// Shards of msprobe dumps merge: the rank from `rank{R}`, the collectives the 16
+/// `Distributed.all_reduce` calls each rank's dump.json lists (read with Python's json).
+#[test]
+fn msprobe_shards_merge_by_rank_and_distributed_calls() {
+    let (dir, _) = manifest();
+    let out_dir = std::env::temp_dir().join(format!("npgx-msprobe-shards-{}", std::process::id()));
+    std::fs::create_dir_all(&out_dir).expect("temp dir");
+    for rank in 0..2 {
+        let root = dir.join(format!("ranks_statistics_mix/target/step0/rank{rank}"));
+        let shard = out_dir.join(format!("rank{rank}.parquet"));
+        let out = common::npgx([
+            "dump-scan",
+            &root.display().to_string(),
+            "--format",
+            "parquet",
+            "-o",
+            &shard.display().to_string(),
+            "--no-progress",
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let v = common::npgx_json(["merge", &out_dir.display().to_string(), "--format", "json"], 0);
+    assert_eq!(v["summary"]["shards"], 2);
+    let step = &list(&v, "steps")[0];
+    assert_eq!((step["step"].as_u64(), step["ranks"].as_u64()), (Some(0), Some(2)));
+    assert_eq!(step["collectives"], 16);
+    let _ = std::fs::remove_dir_all(&out_dir);
 }
