@@ -8,8 +8,8 @@ use serde_json::Value;
 
 use crate::common;
 
-fn scan(rel: &str, code: i32) -> Value {
-    let root = common::sample(rel);
+/// `dump-scan ROOT --format json`, expecting exit `code`.
+fn scan_root(root: &std::path::Path, code: i32) -> Value {
     common::npgx_json(
         [
             "dump-scan",
@@ -20,6 +20,22 @@ fn scan(rel: &str, code: i32) -> Value {
         ],
         code,
     )
+}
+
+fn scan(rel: &str, code: i32) -> Value {
+    scan_root(&common::sample(rel), code)
+}
+
+/// `dump-compare GOLDEN TARGET --format json` of one manifest dump pair.
+fn compare_args(dir: &std::path::Path, d: &Value) -> Vec<String> {
+    vec![
+        "dump-compare".into(),
+        dir.join(s(&d["golden_dir"])).display().to_string(),
+        dir.join(s(&d["target_dir"])).display().to_string(),
+        "--format".into(),
+        "json".into(),
+        "--no-progress".into(),
+    ]
 }
 
 fn list<'a>(v: &'a Value, key: &str) -> &'a Vec<Value> {
@@ -296,17 +312,7 @@ fn fixtures_first_anomaly_birth_and_notes_per_manifest() {
                 (true, "xor") => 2,
                 (true, _) => 0,
             };
-            let root = dir.join(s(&d["dir"]));
-            let v = common::npgx_json(
-                [
-                    "dump-scan",
-                    &root.display().to_string(),
-                    "--format",
-                    "json",
-                    "--no-progress",
-                ],
-                code,
-            );
+            let v = scan_root(&dir.join(s(&d["dir"])), code);
             let what = format!("{} {}", s(&run["name"]), s(&d["dir"]));
             let g = &list(&v, "groups")[0];
             assert_eq!(g["layout"], "msprobe", "{what}");
@@ -387,14 +393,7 @@ fn fixtures_compare_metrics_equal_msprobe_compare() {
                 .iter()
                 .map(|r| (s(&r["NPU Name"]), r))
                 .collect();
-            let out = common::npgx([
-                "dump-compare",
-                &dir.join(s(&d["golden_dir"])).display().to_string(),
-                &dir.join(s(&d["target_dir"])).display().to_string(),
-                "--format",
-                "json",
-                "--no-progress",
-            ]);
+            let out = common::npgx(compare_args(&dir, d));
             let v: Value = serde_json::from_slice(&out.stdout).expect("JSON");
             let mut names = BTreeSet::new();
             for pair in list(&v, "pairs") {
@@ -441,17 +440,7 @@ fn fixtures_compare_origin_and_evidence_per_manifest() {
     for p in list(&m, "pairs").iter().filter(|p| p["task"] == "tensor") {
         for d in list(p, "dumps").iter().filter(|d| !d["origin"].is_null()) {
             let what = format!("{} step {} rank {}", s(&p["name"]), d["step"], d["rank"]);
-            let v = common::npgx_json(
-                [
-                    "dump-compare",
-                    &dir.join(s(&d["golden_dir"])).display().to_string(),
-                    &dir.join(s(&d["target_dir"])).display().to_string(),
-                    "--format",
-                    "json",
-                    "--no-progress",
-                ],
-                1,
-            );
+            let v = common::npgx_json(compare_args(&dir, d), 1);
             let g = &list(&v, "groups")[0];
             assert_eq!(
                 s(&g["first_divergence"]["op_name"]),
@@ -526,12 +515,23 @@ fn msprobe_shards_merge_by_rank_and_distributed_calls() {
             &shard.display().to_string(),
             "--no-progress",
         ]);
-        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
-    let v = common::npgx_json(["merge", &out_dir.display().to_string(), "--format", "json"], 0);
+    let v = common::npgx_json(
+        ["merge", &out_dir.display().to_string(), "--format", "json"],
+        0,
+    );
     assert_eq!(v["summary"]["shards"], 2);
     let step = &list(&v, "steps")[0];
-    assert_eq!((step["step"].as_u64(), step["ranks"].as_u64()), (Some(0), Some(2)));
+    assert_eq!(
+        (step["step"].as_u64(), step["ranks"].as_u64()),
+        (Some(0), Some(2))
+    );
     assert_eq!(step["collectives"], 16);
     let _ = std::fs::remove_dir_all(&out_dir);
 }
