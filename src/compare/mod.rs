@@ -382,6 +382,7 @@ fn run_job(j: &Job, golden: &SideData, target: &SideData, th: &Thresholds) -> Pa
         golden_file: gl.path.display().to_string(),
         target_file: tl.path.display().to_string(),
         msprobe: None,
+        summary: None,
     };
     if !same_shape(&gs.shape, &ts.shape) || gs.elements() != ts.elements() {
         pair.error = Some(format!(
@@ -389,6 +390,19 @@ fn run_job(j: &Job, golden: &SideData, target: &SideData, th: &Thresholds) -> Pa
             fmt_shape(&gs.shape),
             fmt_shape(&ts.shape)
         ));
+        return pair;
+    }
+    // msprobe's summary mode: one side known by its statistics only.
+    if let (values::Data::Statistics(g), values::Data::Statistics(t)) = (&gs.data, &ts.data) {
+        let summary = msprobe::Summary::of(*g, *t);
+        pair.passed = summary.passes(th.for_dtype(&pair.target_dtype).max_rel);
+        pair.summary = Some(summary);
+        return pair;
+    }
+    if matches!(gs.data, values::Data::Statistics(_))
+        || matches!(ts.data, values::Data::Statistics(_))
+    {
+        pair.error = Some("one run holds values, the other statistics only: not compared".into());
         return pair;
     }
     let with_msprobe = tl.op.layout == npgx_parsers::dump::path::Layout::Msprobe;
@@ -753,6 +767,7 @@ mod tests {
             golden_file: String::new(),
             target_file: String::new(),
             msprobe: None,
+            summary: None,
         }
     }
 

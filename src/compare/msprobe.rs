@@ -311,3 +311,118 @@ mod tests {
         assert_eq!(squeezed_dims(&[1, 3, 1]), 1);
     }
 }
+
+/// msprobe's summary mode: how the statistics of two tensors known only by them differ. Each
+/// `*_diff` is target − golden; each `*_rel_err` is |diff / golden| in percent, as msprobe
+/// writes its `MaxRelativeErr` … `NormRelativeErr` columns. Equal statistics (two absent ones
+/// too) give 0; a NaN on
+/// either side gives `Nan`, an infinite difference `inf` / `-inf`, a golden 0 a relative `inf`,
+/// an absent statistic `N/A`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Summary {
+    pub max_diff: Value,
+    pub min_diff: Value,
+    pub mean_diff: Value,
+    pub norm_diff: Value,
+    pub max_rel_err: Value,
+    pub min_rel_err: Value,
+    pub mean_rel_err: Value,
+    pub norm_rel_err: Value,
+}
+
+const INF: Value = Value::Text("inf");
+const NEG_INF: Value = Value::Text("-inf");
+
+/// One statistic's difference and relative difference (percent), msprobe's way.
+fn stat_diff(golden: Option<f64>, target: Option<f64>) -> (Value, Value) {
+    let (g, t) = match (golden, target) {
+        (Some(g), Some(t)) => (g, t),
+        // msprobe compares the printed values: two absent ones are equal.
+        (None, None) => return (Value::Number(0.0), Value::Number(0.0)),
+        _ => return (NA, NA),
+    };
+    if g == t || (g.is_nan() && t.is_nan()) {
+        return (Value::Number(0.0), Value::Number(0.0));
+    }
+    if g.is_nan() || t.is_nan() {
+        return (NAN, NAN);
+    }
+    let d = t - g;
+    let word = |v: f64| match v {
+        v if v.is_nan() => NAN,
+        v if v == f64::INFINITY => INF,
+        v if v == f64::NEG_INFINITY => NEG_INF,
+        v => Value::Number(v),
+    };
+    let rel = if g == 0.0 {
+        INF
+    } else {
+        word((d / g * 100.0).abs())
+    };
+    (word(d), rel)
+}
+
+impl Summary {
+    /// Compares the statistics (Max, Min, Mean, Norm) of a golden and a target tensor.
+    pub fn of(golden: [Option<f64>; 4], target: [Option<f64>; 4]) -> Summary {
+        let [max, min, mean, norm] = [0, 1, 2, 3].map(|i| {
+            stat_diff(
+                golden.get(i).copied().flatten(),
+                target.get(i).copied().flatten(),
+            )
+        });
+        Summary {
+            max_diff: max.0,
+            min_diff: min.0,
+            mean_diff: mean.0,
+            norm_diff: norm.0,
+            max_rel_err: max.1,
+            min_rel_err: min.1,
+            mean_rel_err: mean.1,
+            norm_rel_err: norm.1,
+        }
+    }
+
+    /// Whether every statistic agrees within `max_rel` (a fraction): no NaN or infinity on one
+    /// side only and every relative difference below it.
+    pub fn passes(&self, max_rel: f64) -> bool {
+        [
+            &self.max_rel_err,
+            &self.min_rel_err,
+            &self.mean_rel_err,
+            &self.norm_rel_err,
+        ]
+        .iter()
+        .all(|v| match v {
+            Value::Number(p) => p / 100.0 < max_rel,
+            Value::Text(t) => *t == "N/A",
+        })
+    }
+}
+
+#[cfg(test)]
+mod summary_tests {
+    use super::*;
+
+    #[test]
+    fn differences_and_relative_differences_in_percent() {
+        let s = Summary::of(
+            [Some(2.0), Some(0.0), Some(f64::NAN), None],
+            [Some(2.5), Some(1.0), Some(1.0), Some(3.0)],
+        );
+        assert_eq!(
+            (s.max_diff.clone(), s.max_rel_err.clone()),
+            (Value::Number(0.5), Value::Number(25.0))
+        );
+        assert_eq!(
+            (s.min_diff.clone(), s.min_rel_err.clone()),
+            (Value::Number(1.0), INF)
+        );
+        assert_eq!((s.mean_diff.clone(), s.norm_rel_err.clone()), (NAN, NA));
+        let none = Summary::of([None; 4], [None; 4]);
+        assert_eq!(none.max_diff, Value::Number(0.0));
+        assert!(!s.passes(0.01));
+        let same = Summary::of([Some(1.0); 4], [Some(1.0); 4]);
+        assert!(same.passes(0.01));
+    }
+}

@@ -97,6 +97,10 @@ pub struct Pair {
     /// msprobe compare's own six metrics (pairs of msprobe dumps only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub msprobe: Option<super::msprobe::MsprobeMetrics>,
+    /// msprobe's summary mode, for tensors both runs know by their statistics only (then
+    /// `metrics` is null).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summary: Option<super::msprobe::Summary>,
 }
 
 /// What told the origin apart from operators that only carried an error.

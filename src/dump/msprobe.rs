@@ -158,7 +158,7 @@ pub fn list(c: &Candidate) -> Vec<Listed> {
     };
     let data_dir = c.path.parent().map(|d| d.join(TENSOR_DIR));
     let mut counter = 0u64;
-    let (mut missing, mut statistics_only) = (0u64, 0u64);
+    let (mut missing, mut unchecked) = (0u64, 0u64);
     let mut errors = Vec::new();
     let mut on_call = |call: grammar::Call| {
         let op = call_op(c, call.name, &mut counter);
@@ -166,12 +166,23 @@ pub fn list(c: &Candidate) -> Vec<Listed> {
             if !leaf.is_tensor() {
                 continue;
             }
-            let Some(name) = &leaf.data_name else {
-                statistics_only += 1;
-                continue;
-            };
-            let Some(path) = data_dir.as_deref().and_then(|d| tensor_file(d, name)) else {
-                missing += 1;
+            let file = leaf
+                .data_name
+                .as_deref()
+                .and_then(|name| data_dir.as_deref().and_then(|d| tensor_file(d, name)));
+            let Some(path) = file else {
+                missing += u64::from(leaf.data_name.is_some());
+                match statistics_slot(&leaf, index) {
+                    Some(slot) => out.push(Listed {
+                        path: c.path.clone(),
+                        op: op.clone(),
+                        match_name: op.op_name.clone(),
+                        tensors: vec![slot],
+                        errors: Vec::new(),
+                        fx_input: None,
+                    }),
+                    None => unchecked += 1,
+                }
                 continue;
             };
             let slot = File::open(&path)
@@ -204,12 +215,12 @@ pub fn list(c: &Candidate) -> Vec<Listed> {
     }
     if missing > 0 {
         errors.push(error(format!(
-            "{missing} tensor files named by data_name are not in its {TENSOR_DIR}: not compared"
+            "{missing} tensor files named by data_name are not in its {TENSOR_DIR}: their statistics are compared instead (summary)"
         )));
     }
-    if statistics_only > 0 {
+    if unchecked > 0 {
         errors.push(error(format!(
-            "{statistics_only} tensors have statistics only (no tensor file): not compared (npgx compares the values of msprobe task \"tensor\" dumps)"
+            "{unchecked} tensors have neither a tensor file nor statistics (Max, Min, Mean, Norm): not compared"
         )));
     }
     if !errors.is_empty() {
@@ -227,6 +238,26 @@ fn empty_listing(c: &Candidate, errors: Vec<ScanError>) -> Listed {
         errors,
         fx_input: None,
     }
+}
+
+/// A tensor known by its statistics only, as a slot compared in summary mode; `None` without
+/// statistics or a dtype npgx knows.
+fn statistics_slot(leaf: &Leaf, index: usize) -> Option<TensorSlot> {
+    let stats = [leaf.max, leaf.min, leaf.mean, leaf.norm];
+    if stats.iter().all(Option::is_none) {
+        return None;
+    }
+    let dtype = leaf.dtype.as_deref().and_then(DType::from_framework_name)?;
+    Some(TensorSlot {
+        io: leaf.io,
+        index,
+        dtype,
+        element: dtype.element()?,
+        format: npgx_parsers::dump::format::Format::primary(npgx_parsers::dump::format::Format::ND),
+        shape: leaf.shape.clone(),
+        original_op: None,
+        data: super::values::Data::Statistics(stats),
+    })
 }
 
 /// Where the values of a tensor file lie: the first tensor of a `.pt` archive, or a `.npy`.

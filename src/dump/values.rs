@@ -121,6 +121,9 @@ pub enum Data {
         block: usize,
         view: Option<PaddedView>,
     },
+    /// No values: only msprobe's statistics of the tensor (Max, Min, Mean, Norm), compared as
+    /// msprobe's summary mode does.
+    Statistics([Option<f64>; 4]),
 }
 
 /// One tensor of a file, ready to be read.
@@ -658,6 +661,7 @@ pub fn raw_tensor(path: &Path, slot: &TensorSlot) -> Result<Vec<u8>, String> {
             gather_strided(&storage, &slot.shape, stride, es)
                 .ok_or_else(|| "strided view runs past its storage".to_string())
         }
+        Data::Statistics(_) => Err("statistics only: the dump holds no values".to_string()),
         Data::V1 { block, view } => {
             let len = file
                 .metadata()
@@ -727,10 +731,12 @@ impl ValueReader {
                     end: offset.saturating_add(*len / size as u64 * size as u64),
                 }
             }
-            Data::Padded { .. } | Data::Strided { .. } | Data::V1 { .. } => Source::Memory {
-                bytes: raw_tensor(path, slot)?,
-                pos: 0,
-            },
+            Data::Padded { .. } | Data::Strided { .. } | Data::V1 { .. } | Data::Statistics(_) => {
+                Source::Memory {
+                    bytes: raw_tensor(path, slot)?,
+                    pos: 0,
+                }
+            }
         };
         Ok(ValueReader {
             source,

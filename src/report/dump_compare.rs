@@ -230,7 +230,13 @@ fn describe(p: &Pair) -> String {
             }
             s
         }
-        (None, None) => String::new(),
+        (None, None) => match &p.summary {
+            Some(s) => format!(
+                "statistics only (msprobe summary mode): Max {}%, Min {}%, Mean {}%, Norm {}% relative difference",
+                s.max_rel_err, s.min_rel_err, s.mean_rel_err, s.norm_rel_err
+            ),
+            None => String::new(),
+        },
     };
     format!(
         "#{} {}{} {} {} ({} vs {}) — {}",

@@ -535,3 +535,81 @@ fn msprobe_shards_merge_by_rank_and_distributed_calls() {
     assert_eq!(step["collectives"], 16);
     let _ = std::fs::remove_dir_all(&out_dir);
 }
+
+/// Statistics-only pairs in msprobe's summary mode: each statistic's difference and relative
+/// difference (percent) equal msprobe compare's `Max diff` … `NormRelativeErr` for every row of
+/// a plain argument or output (`{call}.{input|output}.{i}`), and the kernel and NaN faults at L1
+/// and mix give the manifest's first divergence and origin.
+#[test]
+fn fixtures_statistics_pairs_in_summary_mode() {
+    const COLUMNS: [(&str, &str); 8] = [
+        ("max_diff", "Max diff"),
+        ("min_diff", "Min diff"),
+        ("mean_diff", "Mean diff"),
+        ("norm_diff", "L2norm diff"),
+        ("max_rel_err", "MaxRelativeErr"),
+        ("min_rel_err", "MinRelativeErr"),
+        ("mean_rel_err", "MeanRelativeErr"),
+        ("norm_rel_err", "NormRelativeErr"),
+    ];
+    let (dir, m) = manifest();
+    let mut cells = 0;
+    let mut origins = 0;
+    for p in list(&m, "pairs") {
+        if p["task"] == "tensor" || p["summary_mode"] == "xor" {
+            continue;
+        }
+        for d in list(p, "dumps") {
+            let what = format!("{} step {} rank {}", s(&p["name"]), d["step"], d["rank"]);
+            let truth_text =
+                std::fs::read_to_string(dir.join(s(&d["compare_json"]))).expect("compare json");
+            let truth: Value = serde_json::from_str(&truth_text).expect("compare json is JSON");
+            let rows: std::collections::HashMap<&str, &Value> = list(&truth, "rows")
+                .iter()
+                .map(|r| (s(&r["NPU Name"]), r))
+                .collect();
+            let v = common::npgx_json(compare_args(&dir, d), 1);
+            for pair in list(&v, "pairs") {
+                let io = match s(&pair["io"]) {
+                    "parameter" => "parameters",
+                    other => other,
+                };
+                let name = format!("{}.{io}.{}", s(&pair["op_name"]), pair["index"]);
+                let Some(row) = rows.get(name.as_str()) else {
+                    continue;
+                };
+                // md5 runs: msprobe writes checksums, not these columns.
+                for (key, column) in COLUMNS.iter().filter(|(_, c)| !row[*c].is_null()) {
+                    let got = &pair["summary"][key];
+                    let want = s(&row[*column]).trim_end_matches('%');
+                    assert!(
+                        same_cell(got, want),
+                        "{what}: {name} {column}: npgx {got}, msprobe {want}"
+                    );
+                    cells += 1;
+                }
+            }
+            let fault = s(&p["injected"]["kind"]);
+            // Rank 0 of the two-rank run receives rank 1's fault through all_reduce, and in
+            // step 1 every weight differs; at L0 the faulty call is inside a module whose input
+            // statistics differ: all below the thresholds, where msprobe's bit-equality sees them.
+            let direct = d["rank"] != 0 && d["step"] == 0 && p["level"] != "L0";
+            if direct && (fault == "kernel_noise" || fault == "nan_birth") {
+                let g = &list(&v, "groups")[0];
+                assert_eq!(
+                    s(&g["first_divergence"]["op_name"]),
+                    s(&d["first_divergent"]["call"]),
+                    "{what}"
+                );
+                assert_eq!(
+                    s(&g["origin"]["op_name"]),
+                    s(&d["origin"]["call"]),
+                    "{what}"
+                );
+                origins += 1;
+            }
+        }
+    }
+    assert!(cells > 2_000, "{cells} cells");
+    assert!(origins >= 4, "{origins} origins");
+}
