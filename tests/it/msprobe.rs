@@ -359,6 +359,20 @@ fn fixtures_first_anomaly_birth_and_notes_per_manifest() {
     assert!(checked >= 30, "{checked} dumps");
 }
 
+/// msprobe compare's output for one manifest dump pair (`compare_result.json`).
+fn msprobe_compare(dir: &std::path::Path, d: &Value) -> Value {
+    let text = std::fs::read_to_string(dir.join(s(&d["compare_json"]))).expect("compare json");
+    serde_json::from_str(&text).expect("compare json is JSON")
+}
+
+/// The rows of msprobe's output by their `NPU Name`.
+fn by_npu_name(truth: &Value) -> std::collections::HashMap<&str, &Value> {
+    list(truth, "rows")
+        .iter()
+        .map(|r| (s(&r["NPU Name"]), r))
+        .collect()
+}
+
 /// One of msprobe's metric cells against npgx's: numbers within 1e-6, words (`unsupported`,
 /// `Nan`, `N/A`) equal.
 fn same_cell(got: &Value, want: &str) -> bool {
@@ -386,13 +400,8 @@ fn fixtures_compare_metrics_equal_msprobe_compare() {
     for p in list(&m, "pairs").iter().filter(|p| p["task"] == "tensor") {
         for d in list(p, "dumps") {
             let what = format!("{} step {} rank {}", s(&p["name"]), d["step"], d["rank"]);
-            let truth_text =
-                std::fs::read_to_string(dir.join(s(&d["compare_json"]))).expect("compare json");
-            let truth: Value = serde_json::from_str(&truth_text).expect("compare json is JSON");
-            let rows: std::collections::HashMap<&str, &Value> = list(&truth, "rows")
-                .iter()
-                .map(|r| (s(&r["NPU Name"]), r))
-                .collect();
+            let truth = msprobe_compare(&dir, d);
+            let rows = by_npu_name(&truth);
             let out = common::npgx(compare_args(&dir, d));
             let v: Value = serde_json::from_slice(&out.stdout).expect("JSON");
             let mut names = BTreeSet::new();
@@ -561,13 +570,8 @@ fn fixtures_statistics_pairs_in_summary_mode() {
         }
         for d in list(p, "dumps") {
             let what = format!("{} step {} rank {}", s(&p["name"]), d["step"], d["rank"]);
-            let truth_text =
-                std::fs::read_to_string(dir.join(s(&d["compare_json"]))).expect("compare json");
-            let truth: Value = serde_json::from_str(&truth_text).expect("compare json is JSON");
-            let rows: std::collections::HashMap<&str, &Value> = list(&truth, "rows")
-                .iter()
-                .map(|r| (s(&r["NPU Name"]), r))
-                .collect();
+            let truth = msprobe_compare(&dir, d);
+            let rows = by_npu_name(&truth);
             let v = common::npgx_json(compare_args(&dir, d), 1);
             for pair in list(&v, "pairs") {
                 let io = match s(&pair["io"]) {
