@@ -345,6 +345,31 @@ mod tests {
     }
 
     #[test]
+    fn msprobe_merged_table_by_header() {
+        // msprobe's AclDumpDataProcessor: Input/Output and Slot, the selected items, MD5 Value.
+        let text = "Op Type,Op Name,Task ID,Stream ID,Timestamp,Input/Output,Slot,Data Size,Data Type,Format,Shape,Max Value,Min Value,L2Norm Value,NaN Count,MD5 Value\n\
+                    MatMul,mm_1,7,2,1700000000000001,Output,1,8,DT_FLOAT16,ND,2x2,inf,-1,nan,3,ab12\n";
+        let csv = parse(text).unwrap();
+        assert!(csv.problems.is_empty(), "{:?}", csv.problems);
+        let r = &csv.rows[0];
+        assert_eq!(
+            (r.io, r.index, r.dtype),
+            (Io::Output, 1, Some(DType::Float16))
+        );
+        assert_eq!(
+            (r.max, r.min, r.nan),
+            (Some(f64::INFINITY), Some(-1.0), Some(3))
+        );
+        assert!(r.l2norm.is_some_and(f64::is_nan));
+        assert_eq!(r.format, "ND");
+        let op = r.op.as_ref().unwrap();
+        assert_eq!(
+            (op.op_name.as_str(), op.task_id, op.stream_id),
+            ("mm_1", Some(7), Some(2))
+        );
+    }
+
+    #[test]
     fn an_unknown_header_lists_its_columns() {
         let e = parse("Name,Value,Shape\na,1,2\n").unwrap_err();
         assert!(
