@@ -15,6 +15,7 @@ pub mod dump;
 pub mod ge_graph;
 pub mod knowledge;
 pub mod line_prefix;
+pub mod msprobe;
 pub mod pickle;
 pub mod plog;
 pub mod pyedit;

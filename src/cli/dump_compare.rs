@@ -35,6 +35,11 @@ pub struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
+    /// With --format csv: msprobe compare's column names and metrics (NPU Name, Bench Name, …,
+    /// Cosine, EucDist, MaxAbsErr, MaxRelativeErr, One Thousandth Err Ratio, …), for scripts
+    /// that read msprobe's CSV.
+    #[arg(long)]
+    pub msprobe_columns: bool,
     /// Write the output to FILE instead of stdout.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -119,6 +124,9 @@ fn parse_dtype_threshold(s: &str) -> Result<(String, Threshold), String> {
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     super::check_output(args.format, args.output.as_deref())?;
+    if args.msprobe_columns && args.format != Format::Csv {
+        anyhow::bail!("--msprobe-columns needs --format csv");
+    }
     for (name, v) in [("--cosine", args.cosine), ("--max-rel", args.max_rel)] {
         if !v.is_finite() {
             anyhow::bail!("{name} must be a finite number");
@@ -154,7 +162,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         args.output.as_deref(),
         args.format,
         |f| render::parquet(&report, f),
-        |out, format| write_to(out, &report, format),
+        |out, format| match format {
+            Format::Csv if args.msprobe_columns => render::csv_msprobe(&report, out),
+            _ => write_to(out, &report, format),
+        },
     )?;
     if let Some(path) = &args.html {
         let doc = serde_json::from_str(&render::json(&report)?)?;

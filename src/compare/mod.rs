@@ -11,6 +11,7 @@
 pub mod convert;
 pub mod matching;
 pub mod metrics;
+pub mod msprobe;
 pub mod records;
 
 use std::collections::{BTreeMap, HashMap};
@@ -20,7 +21,7 @@ use anyhow::Context;
 use npgx_parsers::dump::header::Io;
 use rayon::prelude::*;
 
-use crate::dump::analysis::{exec_key, GroupKey, OpKey};
+use crate::dump::analysis::{exec_key, io_rank, GroupKey, OpKey};
 use crate::dump::records::OpRef;
 use crate::dump::values::{self, Listed, TensorSlot, ValueReader, CHUNK};
 use crate::dump::walk;
@@ -104,15 +105,6 @@ impl SideData {
     }
 }
 
-fn io_rank(io: Io) -> u8 {
-    match io {
-        Io::Input => 0,
-        Io::Output => 1,
-        Io::Buffer => 2,
-        Io::Workspace => 3,
-    }
-}
-
 /// Walks and lists one side; file problems go to `errors`.
 fn load(root: &Path, side: Side, errors: &mut Vec<CompareError>) -> SideData {
     let walked = walk::walk(root);
@@ -137,7 +129,7 @@ fn load(root: &Path, side: Side, errors: &mut Vec<CompareError>) -> SideData {
     let listed: Vec<Listed> = walked
         .candidates
         .par_iter()
-        .filter_map(values::list)
+        .flat_map(values::list_all)
         .collect();
     let mut by_group: BTreeMap<GroupKey, BTreeMap<OpKey, Exec>> = BTreeMap::new();
     for (li, l) in listed.iter().enumerate() {
@@ -332,15 +324,18 @@ fn same_shape(a: &[u64], b: &[u64]) -> bool {
 }
 
 /// Streams both tensors through one accumulator, chunk by chunk as raw bytes.
+/// Streams both tensors through npgx's metrics and, for msprobe pairs, msprobe's.
 fn compare_values(
     golden: (&Path, &TensorSlot),
     target: (&Path, &TensorSlot),
-) -> Result<metrics::Acc, String> {
+    with_msprobe: bool,
+) -> Result<(metrics::Acc, Option<msprobe::Acc>), String> {
     let mut g = ValueReader::open(golden.0, golden.1).map_err(|e| format!("golden: {e}"))?;
     let mut t = ValueReader::open(target.0, target.1).map_err(|e| format!("target: {e}"))?;
     let (ge, te) = (g.element(), t.element());
     let (gs, ts) = (ge.size().unwrap_or(1), te.size().unwrap_or(1));
     let mut acc = metrics::Acc::default();
+    let mut ms = with_msprobe.then(|| (msprobe::Acc::new(ge, te), Vec::new(), Vec::new()));
     loop {
         let gb = g.next_bytes(CHUNK).map_err(|e| format!("golden: {e}"))?;
         let tb = t.next_bytes(CHUNK).map_err(|e| format!("target: {e}"))?;
@@ -351,7 +346,14 @@ fn compare_values(
             ));
         }
         if ng == 0 {
-            return Ok(acc);
+            return Ok((acc, ms.map(|m| m.0)));
+        }
+        if let Some((m, gv, tv)) = &mut ms {
+            gv.resize(ng, 0.0);
+            tv.resize(nt, 0.0);
+            values::decode_to(ge, gb, gv);
+            values::decode_to(te, tb, tv);
+            m.update(gv, tv);
         }
         acc.update_raw((ge, gb), (te, tb));
     }
@@ -379,6 +381,8 @@ fn run_job(j: &Job, golden: &SideData, target: &SideData, th: &Thresholds) -> Pa
         error: None,
         golden_file: gl.path.display().to_string(),
         target_file: tl.path.display().to_string(),
+        msprobe: None,
+        summary: None,
     };
     if !same_shape(&gs.shape, &ts.shape) || gs.elements() != ts.elements() {
         pair.error = Some(format!(
@@ -388,8 +392,28 @@ fn run_job(j: &Job, golden: &SideData, target: &SideData, th: &Thresholds) -> Pa
         ));
         return pair;
     }
-    match compare_values((gl.path.as_path(), gs), (tl.path.as_path(), ts)) {
-        Ok(acc) => {
+    // msprobe's summary mode: one side known by its statistics only.
+    if let (values::Data::Statistics(g), values::Data::Statistics(t)) = (&gs.data, &ts.data) {
+        let summary = msprobe::Summary::of(*g, *t);
+        pair.passed = summary.passes(th.for_dtype(&pair.target_dtype).max_rel);
+        pair.summary = Some(summary);
+        return pair;
+    }
+    if matches!(gs.data, values::Data::Statistics(_))
+        || matches!(ts.data, values::Data::Statistics(_))
+    {
+        pair.error = Some("one run holds values, the other statistics only: not compared".into());
+        return pair;
+    }
+    let with_msprobe = tl.op.layout == npgx_parsers::dump::path::Layout::Msprobe;
+    match compare_values(
+        (gl.path.as_path(), gs),
+        (tl.path.as_path(), ts),
+        with_msprobe,
+    ) {
+        Ok((acc, ms)) => {
+            pair.msprobe =
+                ms.map(|m| m.finish(gs.element, ts.element, msprobe::squeezed_dims(&ts.shape)));
             let m = acc.finish();
             let t = th.for_dtype(&pair.target_dtype);
             pair.passed = m.nan_inf_one_side == 0
@@ -420,16 +444,22 @@ fn conclude(
         let Some(failed) = ops.iter().copied().find(failing_output) else {
             continue;
         };
-        let inputs: Vec<&&Pair> = ops
-            .iter()
-            .filter(|p| p.io == Io::Input && p.error.is_none())
-            .collect();
+        let compared = |io: Io| -> Vec<&&Pair> {
+            ops.iter()
+                .filter(|p| p.io == io && p.error.is_none())
+                .collect()
+        };
+        let (inputs, parameters) = (compared(Io::Input), compared(Io::Parameter));
+        // msprobe module calls: a failing parameter with passing inputs is the weights'.
+        let weights_differ = parameters.iter().any(|p| !p.passed);
         let evidence = if !inputs.is_empty() {
-            if inputs.iter().all(|p| p.passed) {
-                Some(Evidence::Inputs)
-            } else {
-                None
+            match (inputs.iter().all(|p| p.passed), weights_differ) {
+                (true, false) => Some(Evidence::Inputs),
+                (true, true) => Some(Evidence::Parameters),
+                (false, _) => None,
             }
+        } else if weights_differ {
+            Some(Evidence::Parameters)
         } else {
             let producers = graph_producers(pairs, order, graph, exec_names);
             match producers {
@@ -736,7 +766,26 @@ mod tests {
             error: None,
             golden_file: String::new(),
             target_file: String::new(),
+            msprobe: None,
+            summary: None,
         }
+    }
+
+    #[test]
+    fn a_failing_parameter_with_passing_inputs_is_the_weights() {
+        let pairs = vec![
+            pair(0, "a", Io::Input, true),
+            pair(0, "a", Io::Parameter, false),
+            pair(0, "a", Io::Output, false),
+            pair(1, "b", Io::Input, false),
+            pair(1, "b", Io::Output, false),
+        ];
+        let (_, origin, _) = conclude(&pairs, 2, None, &[]);
+        let o = origin.unwrap();
+        assert_eq!(
+            (o.pair.op_name.as_str(), o.evidence),
+            ("a", Evidence::Parameters)
+        );
     }
 
     #[test]

@@ -94,6 +94,13 @@ pub struct Pair {
     pub error: Option<String>,
     pub golden_file: String,
     pub target_file: String,
+    /// msprobe compare's own six metrics (pairs of msprobe dumps only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub msprobe: Option<super::msprobe::MsprobeMetrics>,
+    /// msprobe's summary mode, for tensors both runs know by their statistics only (then
+    /// `metrics` is null).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summary: Option<super::msprobe::Summary>,
 }
 
 /// What told the origin apart from operators that only carried an error.
@@ -104,6 +111,9 @@ pub enum Evidence {
     Inputs,
     /// No inputs dumped: the producers' outputs named by the GE graph pass.
     Graph,
+    /// The op's inputs pass (or were not dumped) but one of its parameters (msprobe: a module's
+    /// weight or bias) differs: the weights differ, not the kernel.
+    Parameters,
     /// No input evidence: the origin is the first divergence.
     None,
 }

@@ -12,7 +12,7 @@ use npgx_parsers::dump::header::Io;
 use npgx_parsers::dump::path::{Layout, Location};
 
 use super::address::{Addressed, Book};
-use super::records::{Anomaly, Group, OpRef, OpdebugRecord, Place, TensorRecord};
+use super::records::{Anomaly, Group, OpRef, OpdebugRecord, Place, StatsNote, TensorRecord};
 use super::store::{RowView, Table, TensorStore};
 
 /// A group: where in the tree, and which layout matched.
@@ -48,12 +48,14 @@ pub fn exec_key(op: &OpRef) -> OpKey {
     }
 }
 
-fn io_rank(io: Io) -> u8 {
+/// Inputs, then parameters (msprobe: inputs of the call too), then outputs.
+pub fn io_rank(io: Io) -> u8 {
     match io {
         Io::Input => 0,
-        Io::Output => 1,
-        Io::Buffer => 2,
-        Io::Workspace => 3,
+        Io::Parameter => 1,
+        Io::Output => 2,
+        Io::Buffer => 3,
+        Io::Workspace => 4,
     }
 }
 
@@ -62,7 +64,8 @@ fn io_rank(io: Io) -> u8 {
 /// `HcomAllToAllV`, `HcomSend`, `HcomReceive`, …) or an op name containing `hcom`; for files with
 /// no op type (FX nodes of torchair `.npy` and npugraph_ex `.pt` dumps), a node name containing
 /// `all_reduce`, `all_gather`, `reduce_scatter` or `all_to_all` (the c10d functional
-/// collectives). Every rank passes the k-th collective of a step at the same point of the
+/// collectives); an msprobe call with the `Distributed` prefix
+/// ([`npgx_parsers::msprobe::is_collective`]). Every rank passes the k-th collective of a step at the same point of the
 /// program (docs/cluster.md).
 pub fn is_collective(op: &OpRef) -> bool {
     is_collective_op(&op.op_name, op.op_type.as_deref())
@@ -71,6 +74,9 @@ pub fn is_collective(op: &OpRef) -> bool {
 /// [`is_collective`] from an op name and type.
 pub fn is_collective_op(op_name: &str, op_type: Option<&str>) -> bool {
     const FX: [&str; 4] = ["all_reduce", "all_gather", "reduce_scatter", "all_to_all"];
+    if npgx_parsers::msprobe::is_collective(op_name) {
+        return true;
+    }
     let name = op_name.to_ascii_lowercase();
     match op_type {
         Some(ty) => {
@@ -212,6 +218,7 @@ pub struct Collector {
     groups: BTreeMap<GroupKey, GroupState>,
     names: Names,
     anomalies: Vec<Anomaly>,
+    notes: Vec<StatsNote>,
     all: Option<TensorStore>,
 }
 
@@ -220,6 +227,8 @@ pub struct Collector {
 pub struct Analysis {
     pub groups: Vec<Group>,
     pub anomalies: Vec<Anomaly>,
+    /// Statistics notes, in execution order.
+    pub notes: Vec<StatsNote>,
     pub tensors: TensorStore,
     /// Where each of `tensors` sits (parallel to it).
     pub places: Vec<Place>,
@@ -233,6 +242,7 @@ impl Collector {
             groups: BTreeMap::new(),
             names: Names::default(),
             anomalies: Vec::new(),
+            notes: Vec::new(),
             all: keep_all.then(TensorStore::default),
         }
     }
@@ -257,6 +267,11 @@ impl Collector {
         let key = self.names.key(&op_key(first));
         g.book
             .add(&mut self.names, key, &first.op, tensors, addresses);
+    }
+
+    /// Keeps a statistics note (its tensor is added with [`Collector::add`] as well).
+    pub fn add_note(&mut self, n: StatsNote) {
+        self.notes.push(n);
     }
 
     pub fn add(&mut self, t: TensorRecord) {
@@ -289,7 +304,7 @@ impl Collector {
             g.anomalous += 1;
             let i = self.anomalies.len();
             let op = g.ops.entry(op_key(&t)).or_default();
-            if t.io == Io::Input {
+            if matches!(t.io, Io::Input | Io::Parameter) {
                 op.input_anomalous = true;
             } else if earlier(&self.anomalies, op.first_output, &a) {
                 op.first_output = Some(i);
@@ -338,24 +353,30 @@ impl Collector {
                 .and_then(|keys| keys.binary_search_by(|(k, _)| names.cmp(k, &op)).ok())
                 .unwrap_or(0)
         };
-        let mut place = |t: &TensorRecord| -> Place {
-            let key = (t.op.location.clone(), t.op.layout);
+        let mut place = |op: &OpRef| -> Place {
+            let key = (op.location.clone(), op.layout);
             match group_keys.binary_search(&&key) {
                 Ok(group) => Place {
                     group,
-                    order: order_of(group, &op_key(t)),
+                    order: order_of(group, &exec_key(op)),
                 },
                 Err(_) => Place::default(),
             }
         };
         let mut anomalies = self.anomalies;
         for a in &mut anomalies {
-            let p = place(&a.tensor);
+            let p = place(&a.tensor.op);
             (a.group, a.order) = (p.group, p.order);
         }
+        let mut notes = self.notes;
+        for n in &mut notes {
+            let p = place(&n.op);
+            (n.group, n.order) = (p.group, p.order);
+        }
+        notes.sort_by_key(|n| (n.group, n.order, io_rank(n.io), n.index));
         let mut tensors = self.all.unwrap_or_default();
         tensors.sort_by(order_cmp);
-        let places: Vec<Place> = tensors.iter().map(|t| place(&t)).collect();
+        let places: Vec<Place> = tensors.iter().map(|t| place(&t.op)).collect();
         let collectives: Vec<Vec<usize>> = self
             .groups
             .values()
@@ -409,6 +430,7 @@ impl Collector {
         Analysis {
             groups,
             anomalies,
+            notes,
             tensors,
             places,
             tensor_count,
@@ -478,6 +500,7 @@ pub(super) mod tests {
             max: None,
             mean: None,
             source: Source::Dump,
+            slot: None,
         }
     }
 

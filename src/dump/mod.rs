@@ -8,6 +8,7 @@
 
 pub mod address;
 pub mod analysis;
+pub mod msprobe;
 pub mod pt;
 pub mod read;
 pub mod records;
@@ -23,7 +24,7 @@ use anyhow::Context;
 use rayon::prelude::*;
 
 pub use records::{
-    Anomaly, Group, Kind, Place, ScanError, ScanReport, Source, Summary, TensorRecord,
+    Anomaly, Group, Kind, Place, ScanError, ScanReport, Source, StatsNote, Summary, TensorRecord,
 };
 
 /// Version of the JSON schema in `docs/dump-scan.md` (2: groups carry `addresses`).
@@ -164,7 +165,17 @@ pub fn scan(
             // Per directory, and only where Opdebug payloads are: the dumps they may pair with.
             let pairing = std::sync::Mutex::new((Vec::new(), Vec::new()));
             d.candidates.into_par_iter().for_each(|c| {
-                let mut o = read::read(&c);
+                // Files of many operators (msprobe) hand their records over in batches.
+                let mut sink = |batch: Vec<records::TensorRecord>| {
+                    let mut f = lock();
+                    for mut t in batch {
+                        if let Some(r) = &opts.rank {
+                            r.fill(&mut t.op.location);
+                        }
+                        f.collector.add(t);
+                    }
+                };
+                let mut o = read::read(&c, &mut sink);
                 progress(Progress::FileDone);
                 if d.has_opdebug {
                     let mut p = pairing
@@ -195,6 +206,12 @@ pub fn scan(
                 f.bytes += o.bytes;
                 f.errors.extend(o.errors);
                 f.opdebug.extend(o.opdebug);
+                for mut n in o.notes {
+                    if let Some(r) = &opts.rank {
+                        r.fill(&mut n.op.location);
+                    }
+                    f.collector.add_note(n);
+                }
                 if let Some(r) = &opts.rank {
                     for t in &mut o.tensors {
                         r.fill(&mut t.op.location);
@@ -237,17 +254,31 @@ pub fn scan(
         groups: analysed.groups.len() as u64,
         errors: errors.len() as u64,
     };
-    Ok(ScanReport {
+    let mut report = ScanReport {
         schema_version: SCHEMA_VERSION,
         root: root.display().to_string(),
         summary,
         groups: analysed.groups,
         anomalies: analysed.anomalies,
         opdebug: f.opdebug,
+        notes: analysed.notes,
         errors,
         tensors: analysed.tensors,
         places: analysed.places,
-    })
+    };
+    // Paths are relative to the root, or to its directory when the root is one file.
+    let base = if std::fs::metadata(root).is_ok_and(|m| m.is_dir()) {
+        root
+    } else {
+        root.parent().unwrap_or(root)
+    };
+    msprobe::attach_stacks(base, &mut report);
+    let errors = report.errors.len() as u64;
+    report.summary.errors = errors;
+    report
+        .errors
+        .sort_by(|a, b| (&a.path, &a.message).cmp(&(&b.path, &b.message)));
+    Ok(report)
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@ use npgx_parsers::dump::layout::PaddedView;
 use npgx_parsers::dump::name::{FileName, OpDumpName};
 use npgx_parsers::dump::{opdebug, stats_csv};
 
-use super::records::{OpRef, OpdebugRecord, ScanError, Source, TensorRecord};
+use super::records::{OpRef, OpdebugRecord, ScanError, Source, StatsNote, TensorRecord};
 use super::stats::{chunk_unit, Acc};
 use super::walk::Candidate;
 
@@ -35,6 +35,8 @@ thread_local! {
 pub struct FileOutcome {
     pub tensors: Vec<TensorRecord>,
     pub opdebug: Option<OpdebugRecord>,
+    /// Statistics that overflowed by themselves (msprobe dumps).
+    pub notes: Vec<StatsNote>,
     pub errors: Vec<ScanError>,
     /// Tensor bytes read.
     pub bytes: u64,
@@ -69,8 +71,9 @@ impl FileOutcome {
     }
 }
 
-/// Reads one candidate file.
-pub fn read(c: &Candidate) -> FileOutcome {
+/// Reads one candidate file. Readers of files that hold many operators (msprobe's dump.json)
+/// hand tensor records to `sink` in batches as they go; the others return them in the outcome.
+pub fn read(c: &Candidate, sink: &mut dyn FnMut(Vec<TensorRecord>)) -> FileOutcome {
     let file = match File::open(&c.path) {
         Ok(f) => f,
         Err(e) => return FileOutcome::error(c, format!("cannot open: {e}"), None),
@@ -82,7 +85,9 @@ pub fn read(c: &Candidate) -> FileOutcome {
     match &c.name {
         FileName::Dump(name) => read_dump(c, &file, len, Some(name)),
         FileName::Hashed => read_dump(c, &file, len, None),
-        FileName::Stats(name) => read_stats(c, &file, len, name),
+        FileName::Stats(name) => read_stats(c, &file, len, Some(name)),
+        FileName::StatsTable => read_stats(c, &file, len, None),
+        FileName::MsprobeDump => super::msprobe::read(c, &file, sink),
         FileName::Npy { .. } | FileName::FxNpy(_) => read_npy(c, &file, len),
         FileName::Pt { .. } => super::pt::read(c, &file, len),
         FileName::Mapping | FileName::Other => FileOutcome::default(),
@@ -203,6 +208,7 @@ fn verdict(op: &OpRef, d: Described, acc: Acc, el: Element, source: Source) -> T
         max: acc.max(),
         mean: acc.mean(),
         source,
+        slot: None,
     }
 }
 
@@ -404,7 +410,9 @@ fn read_opdebug(c: &Candidate, file: &File, len: u64, h: &DumpHeader, op: &OpRef
     }
 }
 
-fn read_stats(c: &Candidate, file: &File, len: u64, name: &OpDumpName) -> FileOutcome {
+/// A per-op stats CSV (`name`: its op dump name) or a `statistic.csv` table whose rows name
+/// their ops.
+fn read_stats(c: &Candidate, file: &File, len: u64, name: Option<&OpDumpName>) -> FileOutcome {
     if len > MAX_CSV_LEN {
         return FileOutcome::error(c, format!("{len} bytes is too large for a stats CSV"), None);
     }
@@ -416,7 +424,7 @@ fn read_stats(c: &Candidate, file: &File, len: u64, name: &OpDumpName) -> FileOu
         Ok(csv) => csv,
         Err(e) => return FileOutcome::error(c, format!("not a stats CSV: {e}"), None),
     };
-    let op = op_ref(c, Some(name), None);
+    let file_op = op_ref(c, name, None);
     let mut out = FileOutcome {
         decoded: true,
         ..FileOutcome::default()
@@ -424,26 +432,79 @@ fn read_stats(c: &Candidate, file: &File, len: u64, name: &OpDumpName) -> FileOu
     for (line, problem) in csv.problems {
         out.push_error(c, format!("line {line}: {problem}"), None);
     }
+    // A table's execution: consecutive rows of one op, inputs before outputs; every row of it
+    // takes the first row's timestamp (MindSpore stamps the input and output rows apart).
+    let mut current: Option<(stats_csv::RowOp, Io, OpRef)> = None;
     for r in csv.rows {
+        let op = match &r.op {
+            None => file_op.clone(),
+            Some(row_op) => {
+                let same = current.as_ref().is_some_and(|(o, last_io, _)| {
+                    (&o.op_name, o.task_id, o.stream_id)
+                        == (&row_op.op_name, row_op.task_id, row_op.stream_id)
+                        && !(*last_io == Io::Output && r.io == Io::Input)
+                });
+                if !same {
+                    let mut op = file_op.clone();
+                    op.op_name = row_op.op_name.clone();
+                    op.op_type = Some(row_op.op_type.clone());
+                    op.task_id = row_op.task_id;
+                    op.stream_id = row_op.stream_id;
+                    op.timestamp = row_op.timestamp;
+                    current = Some((row_op.clone(), r.io, op));
+                }
+                match &mut current {
+                    Some((_, last_io, op)) => {
+                        *last_io = r.io;
+                        op.clone()
+                    }
+                    None => file_op.clone(),
+                }
+            }
+        };
         out.tensors.push(stats_record(&op, r));
     }
     out
 }
 
-fn stats_record(op: &OpRef, r: stats_csv::StatsRow) -> TensorRecord {
-    let finite = |v: Option<f64>| v.filter(|x| x.is_finite());
-    let limit = r
-        .dtype
+/// What statistics prove about a tensor: a NaN or infinite value among `values` proves one
+/// such element (the count is unknown: 1 stands for "at least one"); a finite `max` or `min`
+/// at the saturation limit of a low-precision `dtype` proves an overflow (count unknown: `None`).
+pub struct Proven {
+    pub nan: u64,
+    pub pos_inf: u64,
+    pub neg_inf: u64,
+    pub overflow: Option<u64>,
+}
+
+pub fn proven(
+    dtype: Option<DType>,
+    max: Option<f64>,
+    min: Option<f64>,
+    values: &[Option<f64>],
+) -> Proven {
+    let limit = dtype
         .and_then(DType::element)
         .and_then(Element::saturation_limit);
     let saturated = limit.is_some_and(|l| {
-        [r.max, r.min]
+        [max, min]
             .iter()
             .flatten()
             .any(|v| v.is_finite() && v.abs() >= l)
     });
+    let any = |p: fn(f64) -> bool| u64::from(values.iter().flatten().any(|&x| p(x)));
+    Proven {
+        nan: any(f64::is_nan),
+        pos_inf: any(|x| x == f64::INFINITY),
+        neg_inf: any(|x| x == f64::NEG_INFINITY),
+        overflow: if saturated { None } else { Some(0) },
+    }
+}
+
+fn stats_record(op: &OpRef, r: stats_csv::StatsRow) -> TensorRecord {
+    let finite = |v: Option<f64>| v.filter(|x| x.is_finite());
     // A selection may leave a count column out: a NaN or infinite max/min still proves one.
-    let any = |p: fn(f64) -> bool| u64::from([r.max, r.min, r.avg].iter().flatten().any(|&x| p(x)));
+    let p = proven(r.dtype, r.max, r.min, &[r.max, r.min, r.avg]);
     TensorRecord {
         op: op.clone(),
         io: r.io,
@@ -453,15 +514,24 @@ fn stats_record(op: &OpRef, r: stats_csv::StatsRow) -> TensorRecord {
             .map_or_else(|| r.dtype_name.clone(), |d| d.to_string()),
         format: (!r.format.is_empty()).then(|| r.format.clone()),
         shape: r.shape.clone().unwrap_or_default(),
-        elements: r.count.unwrap_or(0),
-        nan: r.nan.unwrap_or_else(|| any(f64::is_nan)),
-        pos_inf: r.pos_inf.unwrap_or_else(|| any(|x| x == f64::INFINITY)),
-        neg_inf: r.neg_inf.unwrap_or_else(|| any(|x| x == f64::NEG_INFINITY)),
-        overflow: if saturated { None } else { Some(0) },
+        elements: r
+            .count
+            .or_else(|| {
+                r.shape
+                    .as_ref()?
+                    .iter()
+                    .try_fold(1u64, |a, &d| a.checked_mul(d))
+            })
+            .unwrap_or(0),
+        nan: r.nan.unwrap_or(p.nan),
+        pos_inf: r.pos_inf.unwrap_or(p.pos_inf),
+        neg_inf: r.neg_inf.unwrap_or(p.neg_inf),
+        overflow: p.overflow,
         min: finite(r.min),
         max: finite(r.max),
         mean: finite(r.avg),
         source: Source::Stats,
+        slot: None,
     }
 }
 
@@ -532,28 +602,23 @@ fn npy_data_start(head: &[u8]) -> Result<usize, String> {
         })
 }
 
-fn read_npy(c: &Candidate, file: &File, len: u64) -> FileOutcome {
+/// Where the array of an `.npy` file lies, as a [`RawTensor`] of the given io and index; the error
+/// carries the byte offset it concerns.
+pub fn npy_raw(file: &File, len: u64, io: Io, index: usize) -> Result<RawTensor, (String, u64)> {
     let mut head = vec![0u8; NPY_HEADER_PROBE.min(len as usize)];
-    if let Err(e) = file.read_exact_at(&mut head, 0) {
-        return FileOutcome::error(c, format!("cannot read: {e}"), Some(0));
-    }
-    let data_start = match npy_data_start(&head) {
-        Ok(n) => n,
-        Err(e) => return FileOutcome::error(c, format!("not a .npy file: {e}"), Some(0)),
-    };
-    let header = match npyz::NpyHeader::from_reader(&head[..data_start]) {
-        Ok(h) => h,
-        Err(e) => return FileOutcome::error(c, format!("not a .npy file: {e}"), Some(0)),
-    };
+    file.read_exact_at(&mut head, 0)
+        .map_err(|e| (format!("cannot read: {e}"), 0))?;
+    let data_start = npy_data_start(&head).map_err(|e| (format!("not a .npy file: {e}"), 0))?;
+    let header = npyz::NpyHeader::from_reader(&head[..data_start])
+        .map_err(|e| (format!("not a .npy file: {e}"), 0))?;
     let npyz::DType::Plain(ts) = header.dtype() else {
-        return FileOutcome::error(c, "structured .npy arrays are not checked", Some(0));
+        return Err(("structured .npy arrays are not checked".into(), 0));
     };
     let Some(el) = super::values::npy_element(&ts) else {
-        return FileOutcome::error(
-            c,
+        return Err((
             format!("npy dtype '{ts}' is not checked (bf16/fp8 saved as raw void or big-endian data cannot be told apart)"),
-            Some(0),
-        );
+            0,
+        ));
     };
     let shape = header.shape().to_vec();
     let elements = shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d));
@@ -561,29 +626,36 @@ fn read_npy(c: &Candidate, file: &File, len: u64) -> FileOutcome {
     let offset = data_start as u64;
     let Some(nbytes) = nbytes.filter(|&n| offset.checked_add(n).is_some_and(|end| end <= len))
     else {
-        return FileOutcome::error(
-            c,
+        return Err((
             format!(
                 "npy header declares shape {shape:?} of {ts}, more than the {} bytes after the {offset}-byte header (file truncated?)",
                 len - offset
             ),
-            Some(offset),
-        );
+            offset,
+        ));
     };
+    Ok(RawTensor {
+        io,
+        index,
+        element: el,
+        shape,
+        offset,
+        nbytes,
+    })
+}
+
+fn read_npy(c: &Candidate, file: &File, len: u64) -> FileOutcome {
     let (origin, io, index) = match &c.name {
         FileName::Npy { origin, io, index } => (origin.as_ref(), *io, *index),
         FileName::FxNpy(fx) => (None, Some(fx.io), Some(fx.index)),
         _ => (None, None, None),
     };
-    let op = op_ref(c, origin, None);
-    let raw = RawTensor {
-        io: io.unwrap_or(Io::Output),
-        index: index.unwrap_or(0),
-        element: el,
-        shape,
-        offset,
-        nbytes,
+    let raw = match npy_raw(file, len, io.unwrap_or(Io::Output), index.unwrap_or(0)) {
+        Ok(r) => r,
+        Err((m, offset)) => return FileOutcome::error(c, m, Some(offset)),
     };
+    let op = op_ref(c, origin, None);
+    let nbytes = raw.nbytes;
     match check_raw(file, &op, raw, Source::Npy) {
         Ok(t) => FileOutcome {
             bytes: nbytes,

@@ -63,6 +63,9 @@ pub struct TensorRecord {
     pub max: Option<f64>,
     pub mean: Option<f64>,
     pub source: Source,
+    /// msprobe's name of the tensor within its call (`input.0`, `input.2.1`,
+    /// `parameters.weight`); `None` for other dumps.
+    pub slot: Option<String>,
 }
 
 impl TensorRecord {
@@ -98,6 +101,8 @@ pub struct Anomaly {
     pub kinds: Vec<Kind>,
     #[serde(flatten)]
     pub tensor: TensorRecord,
+    /// The user's line of the call's stack (msprobe `stack.json`), when known.
+    pub stack: Option<String>,
 }
 
 impl Anomaly {
@@ -110,8 +115,38 @@ impl Anomaly {
             kind: *kinds.first()?,
             kinds,
             tensor: tensor.clone(),
+            stack: None,
         })
     }
+}
+
+/// A statistic that overflowed by itself: msprobe's Mean or Norm of a tensor is not finite while
+/// its Max and Min are (so no element is NaN or infinite — the sum of squares or the sum ran
+/// past the largest value of the type the statistic was computed in). Reported apart, never as
+/// an anomaly of the tensor.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct StatsNote {
+    /// Index of its group in the report's `groups` and position of its call in execution order.
+    pub group: usize,
+    pub order: usize,
+    /// The call (`Distributed.all_reduce.3.forward`).
+    pub op_name: String,
+    pub io: Io,
+    pub index: usize,
+    pub slot: Option<String>,
+    pub dtype: String,
+    pub shape: Vec<u64>,
+    /// The statistics that are not finite (`Mean`, `Norm`).
+    pub statistics: Vec<&'static str>,
+    pub max: Option<f64>,
+    pub min: Option<f64>,
+    /// As written; JSON prints a non-finite value as null, so `statistics` names them.
+    pub mean: Option<f64>,
+    pub norm: Option<f64>,
+    pub path: String,
+    pub stack: Option<String>,
+    #[serde(skip)]
+    pub op: OpRef,
 }
 
 /// Where a tensor sits: the index of its group in the report's `groups` and the position of its
@@ -218,6 +253,8 @@ pub struct ScanReport {
     pub groups: Vec<Group>,
     pub anomalies: Vec<Anomaly>,
     pub opdebug: Vec<OpdebugRecord>,
+    /// Statistics that overflowed by themselves (msprobe dumps), in execution order.
+    pub notes: Vec<StatsNote>,
     pub errors: Vec<ScanError>,
     /// Every checked tensor, in execution order; rendered only on request (`--all`).
     #[serde(skip)]

@@ -67,6 +67,7 @@ const MAX: u16 = 1 << 6;
 const MEAN: u16 = 1 << 7;
 const OP_TYPE: u16 = 1 << 8;
 const FORMAT: u16 = 1 << 9;
+const SLOT: u16 = 1 << 10;
 
 /// One tensor.
 struct Row {
@@ -76,6 +77,7 @@ struct Row {
     dtype: u32,
     format: u32,
     shape: u32,
+    slot: u32,
     /// `paths[path_start .. path_start + path_len]`.
     path_start: u64,
     path_len: u32,
@@ -197,6 +199,7 @@ impl TensorStore {
             max,
             mean,
             source,
+            slot,
         } = t;
         let mut present = 0;
         let mut opt = |bit: u16, v: Option<u64>| {
@@ -229,6 +232,13 @@ impl TensorStore {
             }
             None => 0,
         };
+        let slot = match &slot {
+            Some(name) => {
+                present |= SLOT;
+                self.strings.id(name.as_str())
+            }
+            None => 0,
+        };
         let (path_start, path_len) = match self.rows.last() {
             Some(r) if self.path(r) == op.path => (r.path_start, r.path_len),
             _ => {
@@ -244,6 +254,7 @@ impl TensorStore {
             dtype: self.strings.id(dtype.as_str()),
             format,
             shape: self.shapes.id(shape.as_slice()),
+            slot,
             path_start,
             path_len,
             index: index as u64,
@@ -310,6 +321,7 @@ impl TensorStore {
             max: r.opt_f(MAX, r.max),
             mean: r.opt_f(MEAN, r.mean),
             source: r.source,
+            slot: (r.present & SLOT != 0).then(|| self.text(r.slot).to_string()),
         })
     }
 
@@ -416,6 +428,7 @@ mod tests {
             max: some.then_some(f64::MAX),
             mean: some.then_some(f64::MIN_POSITIVE),
             source: if some { Source::Dump } else { Source::Npy },
+            slot: some.then(|| "input.2.1".to_string()),
         }
     }
 

@@ -121,6 +121,9 @@ pub enum Data {
         block: usize,
         view: Option<PaddedView>,
     },
+    /// No values: only msprobe's statistics of the tensor (Max, Min, Mean, Norm), compared as
+    /// msprobe's summary mode does.
+    Statistics([Option<f64>; 4]),
 }
 
 /// One tensor of a file, ready to be read.
@@ -273,35 +276,8 @@ pub fn list(c: &Candidate) -> Option<Listed> {
             match super::pt::blocks(&file, len) {
                 Ok(tensors) => {
                     for (index, t) in tensors.into_iter().enumerate() {
-                        match t {
-                            Ok(raw) if is_real(raw.element) => l.tensors.push(TensorSlot {
-                                io: Io::Output,
-                                index,
-                                dtype: raw.element.dtype(),
-                                element: raw.element,
-                                format: Format::primary(Format::ND),
-                                data: if raw.is_contiguous() {
-                                    Data::Plain {
-                                        offset: raw.offset,
-                                        len: raw.nbytes,
-                                    }
-                                } else {
-                                    Data::Strided {
-                                        offset: raw.offset,
-                                        len: raw.nbytes,
-                                        stride: raw.stride,
-                                    }
-                                },
-                                shape: raw.shape,
-                                original_op: None,
-                            }),
-                            Ok(raw) => l.errors.push(error(
-                                format!(
-                                    "tensor {index}: {} values are not compared",
-                                    numpy_name(raw.element)
-                                ),
-                                None,
-                            )),
+                        match t.and_then(|raw| pt_slot(raw, Io::Output, index)) {
+                            Ok(slot) => l.tensors.push(slot),
                             Err(m) => l.errors.push(error(format!("tensor {index}: {m}"), None)),
                         }
                     }
@@ -310,7 +286,51 @@ pub fn list(c: &Candidate) -> Option<Listed> {
             }
             Some(l)
         }
-        FileName::Stats(_) | FileName::Mapping | FileName::Other => None,
+        FileName::Stats(_)
+        | FileName::StatsTable
+        | FileName::MsprobeDump
+        | FileName::Mapping
+        | FileName::Other => None,
+    }
+}
+
+/// A tensor of a `.pt` archive as a slot, or why its values are not compared.
+pub fn pt_slot(raw: super::pt::PtBlock, io: Io, index: usize) -> Result<TensorSlot, String> {
+    if !is_real(raw.element) {
+        return Err(format!(
+            "{} values are not compared",
+            numpy_name(raw.element)
+        ));
+    }
+    Ok(TensorSlot {
+        io,
+        index,
+        dtype: raw.element.dtype(),
+        element: raw.element,
+        format: Format::primary(Format::ND),
+        data: if raw.is_contiguous() {
+            Data::Plain {
+                offset: raw.offset,
+                len: raw.nbytes,
+            }
+        } else {
+            Data::Strided {
+                offset: raw.offset,
+                len: raw.nbytes,
+                stride: raw.stride,
+            }
+        },
+        shape: raw.shape,
+        original_op: None,
+    })
+}
+
+/// Every file's listing: one per file, except msprobe's dump.json, which lists one per
+/// tensor file of each call ([`super::msprobe::list`]).
+pub fn list_all(c: &Candidate) -> Vec<Listed> {
+    match c.name {
+        FileName::MsprobeDump => super::msprobe::list(c),
+        _ => list(c).into_iter().collect(),
     }
 }
 
@@ -641,6 +661,7 @@ pub fn raw_tensor(path: &Path, slot: &TensorSlot) -> Result<Vec<u8>, String> {
             gather_strided(&storage, &slot.shape, stride, es)
                 .ok_or_else(|| "strided view runs past its storage".to_string())
         }
+        Data::Statistics(_) => Err("statistics only: the dump holds no values".to_string()),
         Data::V1 { block, view } => {
             let len = file
                 .metadata()
@@ -710,10 +731,12 @@ impl ValueReader {
                     end: offset.saturating_add(*len / size as u64 * size as u64),
                 }
             }
-            Data::Padded { .. } | Data::Strided { .. } | Data::V1 { .. } => Source::Memory {
-                bytes: raw_tensor(path, slot)?,
-                pos: 0,
-            },
+            Data::Padded { .. } | Data::Strided { .. } | Data::V1 { .. } | Data::Statistics(_) => {
+                Source::Memory {
+                    bytes: raw_tensor(path, slot)?,
+                    pos: 0,
+                }
+            }
         };
         Ok(ValueReader {
             source,

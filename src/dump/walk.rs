@@ -168,6 +168,13 @@ impl Ctx<'_> {
                 .collect()
         };
         let (layout, location) = layout_path::locate(&comps);
+        // msprobe's tensor files are read through the dump.json beside their directory.
+        let msprobe_data = dir_path
+            .file_name()
+            .is_some_and(|n| n == super::msprobe::TENSOR_DIR)
+            && dir_path
+                .parent()
+                .is_some_and(|p| p.join("dump.json").is_file());
         let fx_graphs = files
             .iter()
             .filter_map(|path| {
@@ -187,10 +194,25 @@ impl Ctx<'_> {
                         mapped_from = Some(real.clone());
                     }
                 }
-                if matches!(name, FileName::Other | FileName::Mapping) {
+                if matches!(name, FileName::Other | FileName::Mapping) || msprobe_data {
                     return None;
                 }
                 let mut location = location.clone();
+                let mut layout = layout;
+                if name == FileName::MsprobeDump {
+                    // The whole path: the step directory may lie above the scan root.
+                    let dirs: Vec<String> = dir_path
+                        .components()
+                        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                        .collect();
+                    let (rank, step) = npgx_parsers::msprobe::locate(&dirs);
+                    layout = Layout::Msprobe;
+                    location = Location {
+                        rank,
+                        step,
+                        ..Location::default()
+                    };
+                }
                 // npugraph_ex names carry the device the directory does not.
                 if let FileName::Pt {
                     device: Some(d), ..

@@ -130,6 +130,71 @@ pub fn csv(report: &CompareReport, out: &mut dyn Write) -> anyhow::Result<()> {
     super::write_csv(table(report)?, out)
 }
 
+/// The name msprobe gives a pair's tensor: its `data_name` without the extension (the tensor
+/// file's stem, for msprobe dumps), else `{op}.{io}.{index}`.
+fn msprobe_name(file: &str, op: &str, p: &Pair) -> String {
+    let stem = std::path::Path::new(file)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned());
+    match (&p.msprobe, stem) {
+        (Some(_), Some(stem)) => stem,
+        _ => format!("{op}.{}.{}", p.io, p.index),
+    }
+}
+
+/// The table with msprobe compare's column names (tensor mode), for scripts that read them:
+/// `NPU Name` is the target, `Bench Name` the golden side; the six metrics are msprobe's own
+/// (`N/A` for pairs that are not msprobe dumps or could not be compared).
+pub fn csv_msprobe(report: &CompareReport, out: &mut dyn Write) -> anyhow::Result<()> {
+    let rows = &report.pairs;
+    let col = |name: &str, f: &dyn Fn(&Pair) -> String| {
+        Column::new(
+            PlSmallStr::from(name),
+            rows.iter().map(f).collect::<Vec<_>>(),
+        )
+    };
+    let shape = |p: &Pair| {
+        let dims: Vec<String> = p.shape.iter().map(u64::to_string).collect();
+        format!("[{}]", dims.join(", "))
+    };
+    type Get = fn(&crate::compare::msprobe::MsprobeMetrics) -> String;
+    let metric = |name: &str, f: Get| {
+        col(name, &|p: &Pair| {
+            p.msprobe.as_ref().map_or_else(|| "N/A".to_string(), f)
+        })
+    };
+    let columns = vec![
+        col("NPU Name", &|p| msprobe_name(&p.target_file, &p.op_name, p)),
+        col("Bench Name", &|p| {
+            msprobe_name(&p.golden_file, &p.golden_op_name, p)
+        }),
+        col("NPU Dtype", &|p| p.target_dtype.clone()),
+        col("Bench Dtype", &|p| p.golden_dtype.clone()),
+        col("NPU Tensor Shape", &shape),
+        col("Bench Tensor Shape", &shape),
+        metric("Cosine", |m| m.cosine.to_string()),
+        metric("EucDist", |m| m.euc_dist.to_string()),
+        metric("MaxAbsErr", |m| m.max_abs_err.to_string()),
+        metric("MaxRelativeErr", |m| m.max_relative_err.to_string()),
+        metric("One Thousandth Err Ratio", |m| {
+            m.one_thousandth_err_ratio.to_string()
+        }),
+        metric("Five Thousandths Err Ratio", |m| {
+            m.five_thousandths_err_ratio.to_string()
+        }),
+        col("Err_message", &|p| {
+            p.msprobe
+                .as_ref()
+                .map(|m| m.message.clone())
+                .filter(|m| !m.is_empty())
+                .or_else(|| p.error.clone())
+                .unwrap_or_default()
+        }),
+    ];
+    let df = DataFrame::new(rows.len(), columns).context("cannot assemble the pair table")?;
+    super::write_csv(df, out)
+}
+
 /// Writes the table as Parquet: the compare shard (`npgx.dump-compare.shard` in its metadata).
 pub fn parquet(report: &CompareReport, out: std::fs::File) -> anyhow::Result<()> {
     let mut df = table(report)?;
@@ -176,7 +241,13 @@ fn describe(p: &Pair) -> String {
             }
             s
         }
-        (None, None) => String::new(),
+        (None, None) => match &p.summary {
+            Some(s) => format!(
+                "statistics only (msprobe summary mode): Max {}%, Min {}%, Mean {}%, Norm {}% relative difference",
+                s.max_rel_err, s.min_rel_err, s.mean_rel_err, s.norm_rel_err
+            ),
+            None => String::new(),
+        },
     };
     format!(
         "#{} {}{} {} {} ({} vs {}) — {}",
@@ -214,6 +285,9 @@ fn group_text(o: &mut String, i: usize, g: &GroupReport) {
         let how = match origin.evidence {
             crate::compare::Evidence::Inputs => "its inputs match the golden run",
             crate::compare::Evidence::Graph => "its producers' outputs (GE graph) match",
+            crate::compare::Evidence::Parameters => {
+                "its inputs match but a parameter differs: the weights differ, not the kernel"
+            }
             crate::compare::Evidence::None => "no input evidence: the first divergence",
         };
         let _ = writeln!(o, "  origin           : {} [{how}]", describe(&origin.pair));

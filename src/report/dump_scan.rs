@@ -311,6 +311,10 @@ fn frame(report: &ScanReport, rows: &[(Place, &TensorRecord)]) -> anyhow::Result
                 .map(|(_, t)| t.op.path.clone())
                 .collect::<Vec<_>>(),
         ),
+        Column::new(
+            col("slot"),
+            rows.iter().map(|(_, t)| t.slot.clone()).collect::<Vec<_>>(),
+        ),
     ];
     DataFrame::new(rows.len(), columns).context("cannot assemble the tensor table")
 }
@@ -423,10 +427,17 @@ fn describe(a: &Anomaly) -> String {
         Some(n) => counts.push(format!("{n} saturated")),
         None => counts.push("saturated".into()),
     }
+    let place = match &t.slot {
+        Some(slot) => slot.clone(),
+        None => format!("{} {}", t.io, t.index),
+    };
+    let stack = a
+        .stack
+        .as_ref()
+        .map_or(String::new(), |s| format!("\n                  at {s}"));
     format!(
-        "{} {} of {}{}{} — {} of {} {} — {}",
-        t.io,
-        t.index,
+        "{} of {}{}{} — {} of {} {} — {}{stack}",
+        place,
         t.op.op_name,
         t.op.op_type
             .as_ref()
@@ -486,6 +497,29 @@ pub fn text(report: &ScanReport) -> String {
         }
         if g.anomalous_tensors > 0 {
             addresses_text(&mut o, &g.addresses);
+        }
+    }
+    if !report.notes.is_empty() {
+        let _ = writeln!(
+            o,
+            "\nstatistics notes — a statistic overflowed by itself (Max and Min finite), not an anomaly of the tensor:"
+        );
+        for n in &report.notes {
+            let slot = n
+                .slot
+                .clone()
+                .unwrap_or_else(|| format!("{} {}", n.io, n.index));
+            let _ = writeln!(
+                o,
+                "  {} of {} — {} {} not finite (Max {}, Min {}) — {}",
+                slot,
+                n.op_name,
+                n.dtype,
+                n.statistics.join(" and "),
+                n.max.map_or("-".into(), |v| v.to_string()),
+                n.min.map_or("-".into(), |v| v.to_string()),
+                n.path
+            );
         }
     }
     let overflowed: Vec<_> = report
@@ -670,6 +704,7 @@ mod tests {
                 max: (i % 4 != 0).then_some(i as f64),
                 mean: None,
                 source: Source::Dump,
+                slot: None,
             });
         }
         let a = c.finish();
@@ -680,6 +715,7 @@ mod tests {
             groups: a.groups,
             anomalies: a.anomalies,
             opdebug: Vec::new(),
+            notes: a.notes,
             errors: Vec::new(),
             tensors: a.tensors,
             places: a.places,

@@ -303,7 +303,7 @@ pub fn decode(
         let io = match t.io {
             Io::Input => "input",
             Io::Output => "output",
-            Io::Buffer | Io::Workspace => continue,
+            Io::Buffer | Io::Workspace | Io::Parameter => continue,
         };
         let bytes = || -> Result<Vec<u8>, String> {
             match &inline {

@@ -13,6 +13,7 @@ mod dump_scan;
 mod ge_graph;
 mod json;
 mod merge;
+mod msprobe;
 mod plog;
 mod report;
 mod repro;

@@ -279,6 +279,35 @@ impl DType {
         PROTO_ORDER.iter().copied().find(|d| &d.name()[3..] == bare)
     }
 
+    /// A framework's dtype name: PyTorch (`torch.float16`, `torch.bfloat16`), MindSpore
+    /// (`Float16`, `BFloat16`) and NumPy / MindSpore dump CSVs (`float32`, `int64`, `bool`).
+    pub fn from_framework_name(name: &str) -> Option<DType> {
+        let bare = name
+            .strip_prefix("torch.")
+            .unwrap_or(name)
+            .to_ascii_lowercase();
+        Some(match bare.as_str() {
+            "float16" | "half" => DType::Float16,
+            "bfloat16" => DType::Bf16,
+            "float32" | "float" => DType::Float,
+            "float64" | "double" => DType::Double,
+            "int8" => DType::Int8,
+            "uint8" => DType::Uint8,
+            "int16" | "short" => DType::Int16,
+            "uint16" => DType::Uint16,
+            "int32" | "int" => DType::Int32,
+            "uint32" => DType::Uint32,
+            "int64" | "long" => DType::Int64,
+            "uint64" => DType::Uint64,
+            "bool" => DType::Bool,
+            "complex64" => DType::Complex64,
+            "complex128" => DType::Complex128,
+            "float8_e4m3fn" => DType::Float8E4m3fn,
+            "float8_e5m2" => DType::Float8E5m2,
+            _ => return None,
+        })
+    }
+
     /// The protobuf name, e.g. `DT_FLOAT16`; unknown values print as `DT_UNKNOWN(<n>)`.
     pub fn name(self) -> &'static str {
         match self {
@@ -414,6 +443,17 @@ mod tests {
                 assert_eq!(el.dtype().element(), Some(el), "{d}");
             }
         }
+    }
+
+    #[test]
+    fn framework_names() {
+        assert_eq!(
+            DType::from_framework_name("torch.float16"),
+            Some(DType::Float16)
+        );
+        assert_eq!(DType::from_framework_name("BFloat16"), Some(DType::Bf16));
+        assert_eq!(DType::from_framework_name("float32"), Some(DType::Float));
+        assert_eq!(DType::from_framework_name("torch.Size"), None);
     }
 
     #[test]

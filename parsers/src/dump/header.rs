@@ -92,6 +92,8 @@ pub enum Io {
     Output,
     Buffer,
     Workspace,
+    /// A module's or API's parameter (weight, bias) in an msprobe dump: an input of the call.
+    Parameter,
 }
 
 impl std::fmt::Display for Io {
@@ -101,6 +103,7 @@ impl std::fmt::Display for Io {
             Io::Output => "output",
             Io::Buffer => "buffer",
             Io::Workspace => "workspace",
+            Io::Parameter => "parameter",
         })
     }
 }

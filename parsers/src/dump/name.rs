@@ -10,6 +10,8 @@
 //! npy         : <anything>.npy, msaccucmp convert output <op dump name>.{input|output}.{i}.npy
 //! FX npy      : {fx node}-{target}.{INPUT|OUTPUT}.{i}[.{j}].{YYYYMMDDhhmmssffffff}.npy
 //! npugraph_ex : {fx_node}_device_{dev}_{count}.pt
+//! statistics  : statistic.csv   (one table for many ops: msprobe's merged CSV, MindSpore's)
+//! msprobe     : dump.json       (stack.json, construct.json beside it; tensors in dump_tensor_data/)
 //! FX graph    : dynamo_original_graph[_{graph id}][_rank_{r}][_pid_{pid}][_ts_{ts}].txt
 //! hashed      : all digits (resolved through mapping.csv)
 //! ```
@@ -197,6 +199,10 @@ pub enum FileName {
         device: Option<u32>,
         count: Option<u64>,
     },
+    /// A `statistic.csv`: one row per tensor of many ops, the op named in each row.
+    StatsTable,
+    /// An msprobe `dump.json` (`crate::msprobe`).
+    MsprobeDump,
     /// An all-digit name: a dump whose real name was too long, listed in `mapping.csv`.
     Hashed,
     /// The `mapping.csv` that resolves hashed names.
@@ -309,8 +315,11 @@ fn parse_npy(stem: &str) -> FileName {
 
 /// Classifies a file by its name (no directory part).
 pub fn classify(name: &str) -> FileName {
-    if name == "mapping.csv" {
-        return FileName::Mapping;
+    match name {
+        "mapping.csv" => return FileName::Mapping,
+        "statistic.csv" => return FileName::StatsTable,
+        "dump.json" => return FileName::MsprobeDump,
+        _ => {}
     }
     if is_digits(name) {
         return FileName::Hashed;
@@ -400,7 +409,9 @@ mod tests {
             classify("Add.Add_1.3.2.1700000000123456.csv"),
             FileName::Stats(_)
         ));
-        assert_eq!(classify("statistic.csv"), FileName::Other);
+        assert_eq!(classify("statistic.csv"), FileName::StatsTable);
+        assert_eq!(classify("dump.json"), FileName::MsprobeDump);
+        assert_eq!(classify("stack.json"), FileName::Other);
         assert_eq!(classify("mapping.csv"), FileName::Mapping);
         assert_eq!(classify("12345678901234567890"), FileName::Hashed);
         match classify("Add.Add_1.3.2.1700000000123456.output.0.npy") {

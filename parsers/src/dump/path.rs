@@ -5,6 +5,8 @@
 //! single-op   : {dump_path}/[step{N}/]{time}/{device}/{file}
 //! exception   : {dump_path}/extra-info/data-dump/{device}/{file}
 //! npugraph_ex : {data_dump_dir}/worldsize{W}_global_rank{R}/{fxnode}_device_{dev}_{count}.pt
+//! MindSpore   : {dump_path}/rank_{R}/{net_name}/{graph_id}/{iteration}/statistic.csv
+//! msprobe     : {dump_path}/[step{N}/]rank{R}|rank|proc{pid}/dump.json  (matched by the file, `crate::msprobe::locate`)
 //! ```
 //!
 //! The layout is matched from the file's directory upwards, so the scan root may be any level of
@@ -22,6 +24,11 @@ pub enum Layout {
     SingleOp,
     Exception,
     NpugraphEx,
+    /// A MindSpore kernel-by-kernel dump (`rank_{R}/{net}/{graph}/{iteration}`).
+    #[serde(rename = "mindspore")]
+    MindSpore,
+    /// An msprobe framework dump (`dump.json`).
+    Msprobe,
     Other,
 }
 
@@ -57,6 +64,11 @@ fn world_rank(s: &str) -> Option<(u32, u32)> {
     Some((w.parse().ok()?, r.parse().ok()?))
 }
 
+/// MindSpore's `rank_{R}`.
+fn mindspore_rank(s: &str) -> Option<u32> {
+    s.strip_prefix("rank_")?.parse().ok()
+}
+
 /// `step{N}` / `step_{N}`.
 fn step_dir(s: &str) -> Option<u64> {
     let n = s.strip_prefix("step")?;
@@ -77,6 +89,18 @@ pub fn locate<S: AsRef<str>>(dirs: &[S]) -> (Layout, Location) {
         }
     }
     let n = c.len();
+    // rank_{R}/{net}/{graph}/{iteration}
+    if n >= 4 {
+        if let (Some(r), Some(g), Some(i)) =
+            (mindspore_rank(c[n - 4]), small(c[n - 2]), small(c[n - 1]))
+        {
+            loc.rank = Some(r);
+            loc.model = Some(c[n - 3].to_string());
+            loc.model_id = Some(g);
+            loc.step = Some(i);
+            return (Layout::MindSpore, loc);
+        }
+    }
     // extra-info/data-dump/{device}
     if n >= 2 && c[n - 2] == "data-dump" {
         if let Some(dev) = small(c[n - 1]) {
@@ -156,6 +180,17 @@ mod tests {
         assert_eq!((loc.device, loc.step), (Some(2), Some(3)));
         let (l, loc) = locate(&split("work/extra-info/data-dump/1"));
         assert_eq!((l, loc.device), (Layout::Exception, Some(1)));
+    }
+
+    #[test]
+    fn mindspore_kernel_dump() {
+        let (l, loc) = locate(&split("dump_data0/rank_3/mnist/2/75"));
+        assert_eq!(l, Layout::MindSpore);
+        assert_eq!(
+            (loc.rank, loc.model.as_deref(), loc.model_id, loc.step),
+            (Some(3), Some("mnist"), Some(2), Some(75))
+        );
+        assert_eq!(locate(&split("dump/rank_x/mnist/2/75")).0, Layout::Other);
     }
 
     #[test]

@@ -1,15 +1,21 @@
-//! Stats dumps (`"dump_data": "stats"`, `dump-data.md` §2.1–2.3): one CSV per op execution.
+//! Statistics CSVs (`dump-data.md` §2.1–2.4): CANN's per-op stats dumps (`"dump_data": "stats"`,
+//! one CSV per op execution) and the `statistic.csv` tables of msprobe and MindSpore (one row
+//! per tensor of many ops, the op named in the row).
 //!
 //! ```text
-//! compatible : Input/Output,Index,Data Size,Data Type,Format,Shape,Max Value,Min Value,Avg Value,Count,Nan Count,Negative Inf Count,Positive Inf Count
-//! selected   : Input/Output,Index,Data Size,Data Type,Format,Shape,Count[,Max Value][,Min Value][,Avg Value][,Nan Count][,Negative Inf Count][,Positive Inf Count][,l2norm]
-//! row        : Input|Output,<i>,<bytes>,DT_…|-|UNKNOW,<FORMAT>|-,<d0>x<d1>…|-|NA,<values…>
+//! CANN compatible : Input/Output,Index,Data Size,Data Type,Format,Shape,Max Value,Min Value,Avg Value,Count,Nan Count,Negative Inf Count,Positive Inf Count
+//! CANN selected   : Input/Output,Index,Data Size,Data Type,Format,Shape,Count[,Max Value][,Min Value][,Avg Value][,Nan Count][,Negative Inf Count][,Positive Inf Count][,l2norm]
+//! msprobe table   : Op Type,Op Name,Task ID,Stream ID,Timestamp,Input/Output,Slot,Data Size,Data Type,Format,Shape[,Max Value][,Min Value][,Avg Value][,L2Norm Value][,NaN Count][,Negative Inf Count][,Positive Inf Count][,MD5 Value]
+//! MindSpore table : Op Type,Op Name,Task ID,Stream ID,Timestamp,IO,Slot,Data Size,Data Type,Shape,<items…>,     (every row ends in a comma)
+//! row             : Input|Output|input|output,<i>,<bytes>,DT_…|float32|-|UNKNOW,<FORMAT>|-,<d0>x<d1>…|"(d0,d1)"|-|NA,<values…>
 //! ```
 //!
-//! Columns are found by header name, so any selection and order reads. Values are C++ `ostream`
-//! output: placeholders `-`, empty, `NA`, `UNKNOW` mean "not computed" (`None`); `nan`, `-nan`,
-//! `inf`, `-inf` are real values. A header repeated later in the file (several device chunks) is
-//! skipped.
+//! Columns are found by header name, never by position, so any selection and order reads, and a
+//! trailing comma is one more (empty) field. Fields may be quoted (`"(128,1,28,28)"`). Values are
+//! C++ `ostream` output: placeholders `-`, empty, `NA`, `UNKNOW` mean "not computed" (`None`);
+//! `nan`, `-nan`, `inf`, `-inf` are real values. A header repeated later in the file (several
+//! device chunks) is skipped. A header without an io column (`Input/Output` or `IO`) and an index
+//! column (`Index` or `Slot`) is an error that lists the columns found.
 
 use serde::Serialize;
 
@@ -38,6 +44,20 @@ pub struct StatsRow {
     pub neg_inf: Option<u64>,
     pub pos_inf: Option<u64>,
     pub l2norm: Option<f64>,
+    /// The op of the row, in a `statistic.csv` table (`None` in a per-op CSV).
+    pub op: Option<RowOp>,
+}
+
+/// The op a `statistic.csv` row belongs to.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct RowOp {
+    pub op_type: String,
+    pub op_name: String,
+    pub task_id: Option<u64>,
+    pub stream_id: Option<u64>,
+    /// µs since the epoch, as written (MindSpore writes the input and output rows of one
+    /// execution with different timestamps).
+    pub timestamp: Option<u64>,
 }
 
 /// A parsed stats CSV: its rows and the lines that could not be read.
@@ -64,6 +84,11 @@ struct Columns {
     neg_inf: Option<usize>,
     pos_inf: Option<usize>,
     l2norm: Option<usize>,
+    op_type: Option<usize>,
+    op_name: Option<usize>,
+    task_id: Option<usize>,
+    stream_id: Option<usize>,
+    timestamp: Option<usize>,
 }
 
 fn columns(header: &[&str]) -> Option<Columns> {
@@ -73,8 +98,8 @@ fn columns(header: &[&str]) -> Option<Columns> {
             .position(|h| h.trim().eq_ignore_ascii_case(name))
     };
     Some(Columns {
-        io: find("Input/Output")?,
-        index: find("Index")?,
+        io: find("Input/Output").or_else(|| find("IO"))?,
+        index: find("Index").or_else(|| find("Slot"))?,
         size: find("Data Size"),
         dtype: find("Data Type"),
         format: find("Format"),
@@ -86,7 +111,12 @@ fn columns(header: &[&str]) -> Option<Columns> {
         nan: find("Nan Count"),
         neg_inf: find("Negative Inf Count"),
         pos_inf: find("Positive Inf Count"),
-        l2norm: find("l2norm"),
+        l2norm: find("l2norm").or_else(|| find("L2Norm Value")),
+        op_type: find("Op Type"),
+        op_name: find("Op Name"),
+        task_id: find("Task ID"),
+        stream_id: find("Stream ID"),
+        timestamp: find("Timestamp"),
     })
 }
 
@@ -121,19 +151,53 @@ fn parse_count(v: &str) -> Result<Option<u64>, String> {
         .map_err(|_| format!("'{v}' is not a count"))
 }
 
+/// `4x50x50x16` (CANN), `(128,1,28,28)` (MindSpore), `[2, 3]`; `()` and `[]` are a scalar.
 fn parse_shape(v: &str) -> Option<Vec<u64>> {
     let v = v.trim();
     if placeholder(v) {
         return None;
     }
-    v.split('x').map(|d| d.trim().parse().ok()).collect()
+    let bracketed = v
+        .strip_prefix('(')
+        .and_then(|x| x.strip_suffix(')'))
+        .or_else(|| v.strip_prefix('[').and_then(|x| x.strip_suffix(']')));
+    match bracketed {
+        Some(inner) => inner
+            .split(',')
+            .map(str::trim)
+            .filter(|d| !d.is_empty())
+            .map(|d| d.parse().ok())
+            .collect(),
+        None => v.split('x').map(|d| d.trim().parse().ok()).collect(),
+    }
+}
+
+/// Splits one CSV line into fields; a field in double quotes may hold commas (`""` is a quote).
+fn fields(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, quoted) {
+            ('"', true) if chars.peek() == Some(&'"') => {
+                cur.push('"');
+                chars.next();
+            }
+            ('"', _) => quoted = !quoted,
+            (',', false) => out.push(std::mem::take(&mut cur)),
+            _ => cur.push(c),
+        }
+    }
+    out.push(cur);
+    out
 }
 
 fn row(cols: &Columns, f: &[&str], line: usize) -> Result<StatsRow, String> {
     let get = |i: Option<usize>| i.and_then(|i| f.get(i)).map_or("", |s| s.trim());
     let io = match get(Some(cols.io)) {
-        "Input" => Io::Input,
-        "Output" => Io::Output,
+        v if v.eq_ignore_ascii_case("input") => Io::Input,
+        v if v.eq_ignore_ascii_case("output") => Io::Output,
         other => return Err(format!("'{other}' is neither Input nor Output")),
     };
     let index = get(Some(cols.index))
@@ -142,12 +206,22 @@ fn row(cols: &Columns, f: &[&str], line: usize) -> Result<StatsRow, String> {
     let value = |i, what: &str| parse_value(get(i)).map_err(|e| format!("{what}: {e}"));
     let count = |i, what: &str| parse_count(get(i)).map_err(|e| format!("{what}: {e}"));
     let dtype_name = get(cols.dtype).to_string();
+    let op = match cols.op_name {
+        Some(_) => Some(RowOp {
+            op_type: get(cols.op_type).to_string(),
+            op_name: get(cols.op_name).to_string(),
+            task_id: count(cols.task_id, "Task ID")?,
+            stream_id: count(cols.stream_id, "Stream ID")?,
+            timestamp: count(cols.timestamp, "Timestamp")?,
+        }),
+        None => None,
+    };
     Ok(StatsRow {
         line,
         io,
         index,
         data_size: count(cols.size, "Data Size")?,
-        dtype: DType::from_name(&dtype_name),
+        dtype: DType::from_name(&dtype_name).or_else(|| DType::from_framework_name(&dtype_name)),
         dtype_name,
         format: get(cols.format).to_string(),
         shape: parse_shape(get(cols.shape)),
@@ -159,6 +233,7 @@ fn row(cols: &Columns, f: &[&str], line: usize) -> Result<StatsRow, String> {
         neg_inf: count(cols.neg_inf, "Negative Inf Count")?,
         pos_inf: count(cols.pos_inf, "Positive Inf Count")?,
         l2norm: value(cols.l2norm, "l2norm")?,
+        op,
     })
 }
 
@@ -169,16 +244,26 @@ pub fn parse(text: &str) -> Result<StatsCsv, String> {
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty());
     let (_, header_line) = lines.next().ok_or("empty file")?;
-    let header: Vec<&str> = header_line.split(',').collect();
+    let header_fields = fields(header_line);
+    let header: Vec<&str> = header_fields.iter().map(String::as_str).collect();
     let cols = columns(&header).ok_or_else(|| {
-        format!("line 1 is not a stats header (no Input/Output and Index columns): '{header_line}'")
+        let found: Vec<&str> = header
+            .iter()
+            .map(|h| h.trim())
+            .filter(|h| !h.is_empty())
+            .collect();
+        format!(
+            "unknown statistics header: no io column (Input/Output or IO) with an index column (Index or Slot); the columns found are: {}",
+            found.join(", ")
+        )
     })?;
     let mut out = StatsCsv::default();
     for (i, l) in lines {
         if l == header_line {
             continue;
         }
-        let fields: Vec<&str> = l.split(',').collect();
+        let owned = fields(l);
+        let fields: Vec<&str> = owned.iter().map(String::as_str).collect();
         match row(&cols, &fields, i + 1) {
             Ok(r) => out.rows.push(r),
             Err(e) => out.problems.push((i + 1, e)),
@@ -230,6 +315,67 @@ mod tests {
         assert_eq!(csv.rows[1].shape, None);
         assert_eq!(csv.rows[1].max, None);
         assert_eq!(csv.rows[2].dtype, None);
+    }
+
+    #[test]
+    fn mindspore_table_with_quoted_shapes_and_trailing_commas() {
+        let text = "Op Type,Op Name,Task ID,Stream ID,Timestamp,IO,Slot,Data Size,Data Type,Shape,Max Value,Min Value,L2Norm Value\n\
+                    GeLU,Default_GeLU-op0,0,0,1721724942726120,input,0,401408,float32,\"(128,1,28,28)\",2.82149,-0.424213,305.872,\n\
+                    GeLU,Default_GeLU-op0,0,0,1721724942728400,output,0,1,bool,\"()\",1,0,1,\n";
+        let csv = parse(text).unwrap();
+        assert!(csv.problems.is_empty(), "{:?}", csv.problems);
+        let r = &csv.rows[0];
+        assert_eq!((r.io, r.index, r.dtype), (Io::Input, 0, Some(DType::Float)));
+        assert_eq!(r.shape, Some(vec![128, 1, 28, 28]));
+        assert_eq!(
+            (r.max, r.min, r.l2norm, r.avg),
+            (Some(2.82149), Some(-0.424213), Some(305.872), None)
+        );
+        let op = r.op.as_ref().unwrap();
+        assert_eq!(
+            (op.op_type.as_str(), op.op_name.as_str()),
+            ("GeLU", "Default_GeLU-op0")
+        );
+        assert_eq!(
+            (op.task_id, op.stream_id, op.timestamp),
+            (Some(0), Some(0), Some(1721724942726120))
+        );
+        assert_eq!(csv.rows[1].shape, Some(vec![]));
+        assert_eq!(csv.rows[1].dtype, Some(DType::Bool));
+    }
+
+    #[test]
+    fn msprobe_merged_table_by_header() {
+        // msprobe's AclDumpDataProcessor: Input/Output and Slot, the selected items, MD5 Value.
+        let text = "Op Type,Op Name,Task ID,Stream ID,Timestamp,Input/Output,Slot,Data Size,Data Type,Format,Shape,Max Value,Min Value,L2Norm Value,NaN Count,MD5 Value\n\
+                    MatMul,mm_1,7,2,1700000000000001,Output,1,8,DT_FLOAT16,ND,2x2,inf,-1,nan,3,ab12\n";
+        let csv = parse(text).unwrap();
+        assert!(csv.problems.is_empty(), "{:?}", csv.problems);
+        let r = &csv.rows[0];
+        assert_eq!(
+            (r.io, r.index, r.dtype),
+            (Io::Output, 1, Some(DType::Float16))
+        );
+        assert_eq!(
+            (r.max, r.min, r.nan),
+            (Some(f64::INFINITY), Some(-1.0), Some(3))
+        );
+        assert!(r.l2norm.is_some_and(f64::is_nan));
+        assert_eq!(r.format, "ND");
+        let op = r.op.as_ref().unwrap();
+        assert_eq!(
+            (op.op_name.as_str(), op.task_id, op.stream_id),
+            ("mm_1", Some(7), Some(2))
+        );
+    }
+
+    #[test]
+    fn an_unknown_header_lists_its_columns() {
+        let e = parse("Name,Value,Shape\na,1,2\n").unwrap_err();
+        assert!(
+            e.ends_with("the columns found are: Name, Value, Shape"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -1,0 +1,464 @@
+//! msprobe framework dumps in a scan: one `dump.json` is many calls, each call one operator
+//! execution in the order of the file ([`npgx_parsers::msprobe`] has the grammar).
+//!
+//! A tensor is judged from its file in `dump_tensor_data/` when the dump names one that is there
+//! (task `tensor`: exact counts, through the one `.pt` and `.npy` readers of the scan), else from
+//! the statistics msprobe wrote (Max, Min, Mean, Norm). From statistics, a non-finite Max or Min
+//! proves a NaN or an infinity in the tensor; a non-finite Mean or Norm while Max and Min are
+//! finite proves only that the statistic itself overflowed (the sum of squares of an fp16
+//! tensor passes 65504 long before any element does), so that is a [`StatsNote`], not an
+//! anomaly. Records are handed to the caller in batches while the file is read, so a dump.json
+//! of any size costs one call's tree and one batch of records.
+
+use std::collections::{HashMap, HashSet};
+use std::fs::File;
+use std::io::BufReader;
+use std::path::Path;
+
+use npgx_parsers::dump::dtype::DType;
+use npgx_parsers::dump::header::Io;
+use npgx_parsers::msprobe::{self as grammar, Leaf};
+
+use super::read::{check_raw, npy_raw, proven, FileOutcome, RawTensor};
+use super::records::{OpRef, ScanError, ScanReport, Source, StatsNote, TensorRecord};
+use super::values::{npy_slot, pt_slot, Listed, TensorSlot};
+use super::walk::Candidate;
+
+/// Records handed out at a time.
+const BATCH: usize = 4096;
+
+/// The directory msprobe writes tensor files to, beside dump.json.
+pub const TENSOR_DIR: &str = "dump_tensor_data";
+
+/// Reads one dump.json; tensor records go to `sink` in batches (the outcome keeps the rest).
+pub fn read(c: &Candidate, file: &File, sink: &mut dyn FnMut(Vec<TensorRecord>)) -> FileOutcome {
+    let mut out = FileOutcome {
+        decoded: true,
+        ..FileOutcome::default()
+    };
+    let data_dir = c.path.parent().map(|d| d.join(TENSOR_DIR));
+    let data_rel = match c.rel.rsplit_once('/') {
+        Some((dir, _)) => format!("{dir}/{TENSOR_DIR}"),
+        None => TENSOR_DIR.to_string(),
+    };
+    let mut counter = 0u64;
+    let mut missing = (0u64, None::<String>);
+    let mut unchecked = 0u64;
+    let mut on_call = |call: grammar::Call| {
+        let op = call_op(c, call.name, &mut counter);
+        for (leaf, index) in indexed(call.leaves) {
+            if !leaf.is_tensor() {
+                continue;
+            }
+            if let (Some(name), Some(dir)) = (&leaf.data_name, &data_dir) {
+                match tensor_file(dir, name) {
+                    Some(path) => match check_file(&path, &op, &leaf, index) {
+                        Ok((r, bytes)) => {
+                            out.bytes += bytes;
+                            out.notes.extend(note(&op, &leaf, index, &r.dtype));
+                            out.tensors.push(r);
+                            continue;
+                        }
+                        Err(m) => out.errors.push(ScanError {
+                            path: format!("{data_rel}/{name}"),
+                            message: format!(
+                                "{m}; the statistics in dump.json were checked instead"
+                            ),
+                            offset: None,
+                        }),
+                    },
+                    None => {
+                        missing.0 += 1;
+                        missing.1.get_or_insert_with(|| name.clone());
+                    }
+                }
+            }
+            match from_statistics(&op, &leaf, index) {
+                Some((r, note)) => {
+                    out.notes.extend(note);
+                    out.tensors.push(r);
+                }
+                None => unchecked += 1,
+            }
+        }
+        if out.tensors.len() >= BATCH {
+            sink(std::mem::take(&mut out.tensors));
+        }
+    };
+    let meta = grammar::read_dump(BufReader::with_capacity(1 << 20, file), &mut on_call);
+    let mut error = |message: String| {
+        out.errors.push(ScanError {
+            path: c.rel.clone(),
+            message,
+            offset: None,
+        })
+    };
+    match meta {
+        Ok(_) => {}
+        Err(e) => error(format!(
+            "not a readable msprobe dump.json: {e}; the calls before that point were checked"
+        )),
+    }
+    if let (n @ 1.., Some(first)) = missing {
+        error(format!(
+            "{n} tensor files named by data_name are not in {data_rel} (first: {first}); their statistics were checked instead"
+        ));
+    }
+    if unchecked > 0 {
+        error(format!(
+            "{unchecked} tensors have neither a tensor file nor statistics (Max, Min, Mean, Norm): not checked"
+        ));
+    }
+    out
+}
+
+/// The operator execution of the next call of a dump.json (`counter`: its place in the file).
+fn call_op(c: &Candidate, name: String, counter: &mut u64) -> OpRef {
+    let op = OpRef {
+        location: c.location.clone(),
+        layout: c.layout,
+        op_type: grammar::call_name(&name).map(|n| n.op),
+        op_name: name,
+        task_id: None,
+        stream_id: None,
+        timestamp: None,
+        counter: Some(*counter),
+        path: c.rel.clone(),
+    };
+    *counter += 1;
+    op
+}
+
+/// The leaves of a call with their index: the count of the leaves of the same io before them
+/// (non-tensor leaves take a position too).
+fn indexed(leaves: Vec<Leaf>) -> impl Iterator<Item = (Leaf, usize)> {
+    let mut next = HashMap::<Io, usize>::new();
+    leaves.into_iter().map(move |leaf| {
+        let n = next.entry(leaf.io).or_default();
+        *n += 1;
+        let index = *n - 1;
+        (leaf, index)
+    })
+}
+
+/// Lists the tensors of a dump.json for dump-compare: one [`Listed`] per tensor file of each
+/// call (task `tensor`), the call's name to match by. Statistics hold no values to compare.
+pub fn list(c: &Candidate) -> Vec<Listed> {
+    let mut out = Vec::new();
+    let error = |message: String| ScanError {
+        path: c.rel.clone(),
+        message,
+        offset: None,
+    };
+    let file = match File::open(&c.path) {
+        Ok(f) => f,
+        Err(e) => {
+            return vec![empty_listing(c, vec![error(format!("cannot open: {e}"))])];
+        }
+    };
+    let data_dir = c.path.parent().map(|d| d.join(TENSOR_DIR));
+    let mut counter = 0u64;
+    let (mut missing, mut unchecked) = (0u64, 0u64);
+    let mut errors = Vec::new();
+    let mut on_call = |call: grammar::Call| {
+        let op = call_op(c, call.name, &mut counter);
+        for (leaf, index) in indexed(call.leaves) {
+            if !leaf.is_tensor() {
+                continue;
+            }
+            let file = leaf
+                .data_name
+                .as_deref()
+                .and_then(|name| data_dir.as_deref().and_then(|d| tensor_file(d, name)));
+            let Some(path) = file else {
+                missing += u64::from(leaf.data_name.is_some());
+                match statistics_slot(&leaf, index) {
+                    Some(slot) => out.push(Listed {
+                        path: c.path.clone(),
+                        op: op.clone(),
+                        match_name: op.op_name.clone(),
+                        tensors: vec![slot],
+                        errors: Vec::new(),
+                        fx_input: None,
+                    }),
+                    None => unchecked += 1,
+                }
+                continue;
+            };
+            let slot = File::open(&path)
+                .and_then(|f| f.metadata().map(|m| (f, m.len())))
+                .map_err(|e| format!("cannot open: {e}"))
+                .and_then(|(f, len)| tensor_slot(&f, len, &path, leaf.io, index));
+            let mut l = Listed {
+                path: path.clone(),
+                op: op.clone(),
+                match_name: op.op_name.clone(),
+                tensors: Vec::new(),
+                errors: Vec::new(),
+                fx_input: None,
+            };
+            match slot {
+                Ok(s) => l.tensors.push(s),
+                Err(m) => l.errors.push(ScanError {
+                    path: path.display().to_string(),
+                    message: m,
+                    offset: None,
+                }),
+            }
+            out.push(l);
+        }
+    };
+    if let Err(e) = grammar::read_dump(BufReader::with_capacity(1 << 20, &file), &mut on_call) {
+        errors.push(error(format!(
+            "not a readable msprobe dump.json: {e}; the calls before that point are compared"
+        )));
+    }
+    if missing > 0 {
+        errors.push(error(format!(
+            "{missing} tensor files named by data_name are not in its {TENSOR_DIR}: their statistics are compared instead (summary)"
+        )));
+    }
+    if unchecked > 0 {
+        errors.push(error(format!(
+            "{unchecked} tensors have neither a tensor file nor statistics (Max, Min, Mean, Norm): not compared"
+        )));
+    }
+    if !errors.is_empty() {
+        out.push(empty_listing(c, errors));
+    }
+    out
+}
+
+fn empty_listing(c: &Candidate, errors: Vec<ScanError>) -> Listed {
+    Listed {
+        path: c.path.clone(),
+        op: super::read::op_ref(c, None, None),
+        match_name: String::new(),
+        tensors: Vec::new(),
+        errors,
+        fx_input: None,
+    }
+}
+
+/// A tensor known by its statistics only, as a slot compared in summary mode; `None` without
+/// statistics or a dtype npgx knows.
+fn statistics_slot(leaf: &Leaf, index: usize) -> Option<TensorSlot> {
+    let stats = [leaf.max, leaf.min, leaf.mean, leaf.norm];
+    if stats.iter().all(Option::is_none) {
+        return None;
+    }
+    let dtype = leaf.dtype.as_deref().and_then(DType::from_framework_name)?;
+    Some(TensorSlot {
+        io: leaf.io,
+        index,
+        dtype,
+        element: dtype.element()?,
+        format: npgx_parsers::dump::format::Format::primary(npgx_parsers::dump::format::Format::ND),
+        shape: leaf.shape.clone(),
+        original_op: None,
+        data: super::values::Data::Statistics(stats),
+    })
+}
+
+/// Where the values of a tensor file lie: the first tensor of a `.pt` archive, or a `.npy`.
+fn tensor_slot(
+    file: &File,
+    len: u64,
+    path: &Path,
+    io: Io,
+    index: usize,
+) -> Result<TensorSlot, String> {
+    if path.extension().is_some_and(|e| e == "npy") {
+        return npy_slot(file, len, io, index).map_err(|(m, _)| m);
+    }
+    let first = super::pt::blocks(file, len)?
+        .into_iter()
+        .next()
+        .ok_or("the archive holds no tensor")??;
+    pt_slot(first, io, index)
+}
+
+/// `dir/name` when `name` is a plain file name and the file is there.
+fn tensor_file(dir: &Path, name: &str) -> Option<std::path::PathBuf> {
+    let plain = Path::new(name).file_name().is_some_and(|n| n == name);
+    let path = dir.join(name);
+    (plain && path.is_file()).then_some(path)
+}
+
+/// Checks a tensor from its `.pt` (PyTorch) or `.npy` (MindSpore) file.
+fn check_file(
+    path: &Path,
+    op: &OpRef,
+    leaf: &Leaf,
+    index: usize,
+) -> Result<(TensorRecord, u64), String> {
+    let file = File::open(path).map_err(|e| format!("cannot open: {e}"))?;
+    let len = file
+        .metadata()
+        .map_err(|e| format!("cannot stat: {e}"))?
+        .len();
+    let (raw, source) = if path.extension().is_some_and(|e| e == "npy") {
+        let raw = npy_raw(&file, len, leaf.io, index).map_err(|(m, _)| m)?;
+        (raw, Source::Npy)
+    } else {
+        let first = super::pt::blocks(&file, len)?
+            .into_iter()
+            .next()
+            .ok_or("the archive holds no tensor")??;
+        let raw = RawTensor {
+            io: leaf.io,
+            index,
+            element: first.element,
+            shape: first.shape,
+            offset: first.offset,
+            nbytes: first.nbytes,
+        };
+        (raw, Source::Pt)
+    };
+    let bytes = raw.nbytes;
+    let mut r = check_raw(&file, op, raw, source)?;
+    r.slot = Some(leaf.slot.clone());
+    Ok((r, bytes))
+}
+
+/// The verdict on a tensor from its statistics, and a note when a statistic overflowed by
+/// itself; `None` when the leaf has no statistics at all.
+fn from_statistics(
+    op: &OpRef,
+    leaf: &Leaf,
+    index: usize,
+) -> Option<(TensorRecord, Option<StatsNote>)> {
+    if [leaf.max, leaf.min, leaf.mean, leaf.norm]
+        .iter()
+        .all(Option::is_none)
+    {
+        return None;
+    }
+    let dtype = leaf.dtype.as_deref().and_then(DType::from_framework_name);
+    // With Max and Min known, they alone say whether an element is NaN or infinite.
+    let judged = if leaf.max.is_some() && leaf.min.is_some() {
+        [leaf.max, leaf.min, None]
+    } else {
+        [leaf.max, leaf.min, leaf.mean]
+    };
+    let p = proven(dtype, leaf.max, leaf.min, &judged);
+    let finite = |v: Option<f64>| v.filter(|x| x.is_finite());
+    let elements = leaf
+        .shape
+        .iter()
+        .try_fold(1u64, |a, &d| a.checked_mul(d))
+        .unwrap_or(0);
+    let r = TensorRecord {
+        op: op.clone(),
+        io: leaf.io,
+        index,
+        dtype: dtype.map_or_else(|| leaf.dtype.clone().unwrap_or_default(), |d| d.to_string()),
+        format: None,
+        shape: leaf.shape.clone(),
+        elements,
+        nan: p.nan,
+        pos_inf: p.pos_inf,
+        neg_inf: p.neg_inf,
+        overflow: p.overflow,
+        min: finite(leaf.min).or(finite(leaf.min_finite)),
+        max: finite(leaf.max).or(finite(leaf.max_finite)),
+        mean: finite(leaf.mean),
+        source: Source::Stats,
+        slot: Some(leaf.slot.clone()),
+    };
+    let note = note(op, leaf, index, &r.dtype);
+    Some((r, note))
+}
+
+/// The note on a statistic of `leaf` that overflowed by itself: Mean or Norm not finite while
+/// Max and Min are.
+fn note(op: &OpRef, leaf: &Leaf, index: usize, dtype: &str) -> Option<StatsNote> {
+    let extremes_finite = [leaf.max, leaf.min]
+        .iter()
+        .all(|v| v.is_some_and(f64::is_finite));
+    let statistics: Vec<&'static str> = [("Mean", leaf.mean), ("Norm", leaf.norm)]
+        .into_iter()
+        .filter(|(_, v)| v.is_some_and(|x| !x.is_finite()))
+        .map(|(name, _)| name)
+        .collect();
+    (extremes_finite && !statistics.is_empty()).then(|| StatsNote {
+        group: 0,
+        order: 0,
+        op_name: op.op_name.clone(),
+        io: leaf.io,
+        index,
+        slot: Some(leaf.slot.clone()),
+        dtype: dtype.to_string(),
+        shape: leaf.shape.clone(),
+        statistics,
+        max: leaf.max,
+        min: leaf.min,
+        mean: leaf.mean,
+        norm: leaf.norm,
+        path: op.path.clone(),
+        stack: None,
+        op: op.clone(),
+    })
+}
+
+/// Gives every msprobe finding of the report (anomalies, first anomalies and births, notes)
+/// the user's line of its call's stack, from the `stack.json` beside its dump.json. Only the
+/// calls with findings are kept while a stack.json streams by; a missing or unreadable
+/// stack.json leaves the lines empty (and an unreadable one is reported in `errors`).
+pub fn attach_stacks(base: &Path, report: &mut ScanReport) {
+    let mut wanted: HashMap<String, HashSet<String>> = HashMap::new();
+    let mut want = |path: &str, call: &str, layout| {
+        if layout == npgx_parsers::dump::path::Layout::Msprobe {
+            wanted
+                .entry(path.to_string())
+                .or_default()
+                .insert(call.to_string());
+        }
+    };
+    for a in &report.anomalies {
+        want(&a.tensor.op.path, &a.tensor.op.op_name, a.tensor.op.layout);
+    }
+    for n in &report.notes {
+        want(&n.path, &n.op_name, n.op.layout);
+    }
+    let mut lines: HashMap<(String, String), String> = HashMap::new();
+    for (dump_json, calls) in wanted {
+        let stack_rel = match dump_json.rsplit_once('/') {
+            Some((dir, _)) => format!("{dir}/stack.json"),
+            None => "stack.json".to_string(),
+        };
+        let Ok(file) = File::open(base.join(&stack_rel)) else {
+            continue;
+        };
+        let read = grammar::read_stacks(
+            BufReader::with_capacity(1 << 20, file),
+            &mut |call, frames| {
+                if calls.contains(call) {
+                    if let Some(line) = grammar::user_frame(frames) {
+                        lines.insert((dump_json.clone(), call.to_string()), line);
+                    }
+                }
+            },
+        );
+        if let Err(e) = read {
+            report.errors.push(ScanError {
+                path: stack_rel,
+                message: format!("not a readable msprobe stack.json: {e}"),
+                offset: None,
+            });
+        }
+    }
+    let line = |path: &str, call: &str| lines.get(&(path.to_string(), call.to_string())).cloned();
+    let anomalies = report.anomalies.iter_mut().chain(
+        report
+            .groups
+            .iter_mut()
+            .flat_map(|g| g.first_anomaly.iter_mut().chain(g.first_born.iter_mut())),
+    );
+    for a in anomalies {
+        a.stack = line(&a.tensor.op.path, &a.tensor.op.op_name);
+    }
+    for n in &mut report.notes {
+        n.stack = line(&n.path, &n.op_name);
+    }
+}
