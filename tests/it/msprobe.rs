@@ -204,7 +204,9 @@ fn tensor_task_with_missing_tensor_files_is_one_error_and_the_statistics_are_rea
             "Cell.conv1.Conv2d.forward.0.input.0.npy",
         ),
     ] {
-        let v = scan(rel, 0);
+        // The missing files are an error entry: the scan is incomplete (exit 3, issue 27).
+        let v = scan(rel, 3);
+        assert_eq!(v["complete"], false);
         let errors = list(&v, "errors");
         assert_eq!(errors.len(), 1, "{errors:#?}");
         let m = errors[0]["message"].as_str().unwrap_or_default();
