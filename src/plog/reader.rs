@@ -38,6 +38,7 @@ pub struct ReadStats {
 
 /// The lines of one chunk, in a buffer: `data[begin..end]`, `\n`-separated; the last line has no
 /// `\n` when it ends the file or when it was cut (`tail_dropped` bytes of it were not kept).
+/// Bytes past `end` are left over from an earlier chunk.
 #[derive(Default)]
 struct Chunk {
     data: Vec<u8>,
@@ -98,60 +99,59 @@ fn read_full_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
     Ok(got)
 }
 
+/// Makes `buf` at least `len` bytes long. The buffer only grows: its bytes are written once,
+/// not zeroed again for every chunk read into it.
+fn room(buf: &mut Vec<u8>, len: usize) {
+    if buf.len() < len {
+        buf.resize(len, 0);
+    }
+}
+
 /// Reads the lines that start in `start..end` of `file` (`len` bytes long) into `c`.
 fn read_chunk(file: &File, len: u64, start: u64, end: u64, c: &mut Chunk) -> io::Result<()> {
     let from = start.saturating_sub(1);
     let want = usize::try_from(end - from).unwrap_or(usize::MAX);
-    c.data.resize(want, 0);
-    let n = read_full_at(file, &mut c.data, from)?;
-    c.data.truncate(n);
-    c.tail_dropped = 0;
+    room(&mut c.data, want);
+    let n = read_full_at(file, &mut c.data[..want], from)?;
+    (c.begin, c.end, c.tail_dropped) = (0, 0, 0);
     // A line starts at `start` when it is the file's first byte or follows a newline: newlines at
     // `start - 1 ..= end - 2` start lines inside the range.
-    c.begin = if start == 0 {
-        0
-    } else {
+    if start > 0 {
         match memchr::memchr(b'\n', &c.data[..n.min(want - 1)]) {
-            Some(i) => i + 1,
-            None => {
-                (c.begin, c.end) = (0, 0);
-                return Ok(());
-            }
+            Some(i) => c.begin = i + 1,
+            None => return Ok(()),
         }
-    };
-    c.end = c.data.len();
-    if c.data.last() == Some(&b'\n') || end >= len || n < want {
+    }
+    let mut filled = n;
+    c.end = filled;
+    if c.data[..filled].last() == Some(&b'\n') || end >= len || n < want {
         return Ok(());
     }
     // The last line runs past the range: read on to its newline, keeping at most its head.
     let line_start =
-        memchr::memrchr(b'\n', &c.data[c.begin..]).map_or(c.begin, |i| c.begin + i + 1);
+        memchr::memrchr(b'\n', &c.data[c.begin..filled]).map_or(c.begin, |i| c.begin + i + 1);
     let mut at = from + n as u64;
-    let mut scratch: Vec<u8> = Vec::new();
     loop {
-        let kept = c.data.len() - line_start;
+        let kept = filled - line_start;
         if kept <= MAX_LINE + 1 {
-            let old = c.data.len();
-            c.data.resize(old + STEP, 0);
-            let got = read_full_at(file, &mut c.data[old..], at)?;
-            c.data.truncate(old + got);
+            room(&mut c.data, filled + STEP);
+            let got = read_full_at(file, &mut c.data[filled..filled + STEP], at)?;
             at += got as u64;
-            match memchr::memchr(b'\n', &c.data[old..]) {
+            let newline = memchr::memchr(b'\n', &c.data[filled..filled + got]);
+            match newline {
                 Some(i) => {
-                    c.data.truncate(old + i + 1);
+                    filled += i + 1;
                     break;
                 }
                 None if got == 0 => break,
-                None => {}
+                None => filled += got,
             }
         } else {
             // Too long: keep the head, count the rest (a `\r` before the newline is not counted).
-            let dropped_so_far = (kept - MAX_LINE) as u64;
-            let last_cr = c.data.last() == Some(&b'\r');
-            c.data.truncate(line_start + MAX_LINE);
-            let mut dropped = dropped_so_far;
-            let mut prev_cr = last_cr;
-            scratch.resize(STEP, 0);
+            let mut dropped = (kept - MAX_LINE) as u64;
+            let mut prev_cr = c.data[filled - 1] == b'\r';
+            filled = line_start + MAX_LINE;
+            let mut scratch = vec![0u8; STEP];
             loop {
                 let got = read_full_at(file, &mut scratch, at)?;
                 at += got as u64;
@@ -175,7 +175,7 @@ fn read_chunk(file: &File, len: u64, start: u64, end: u64, c: &mut Chunk) -> io:
             break;
         }
     }
-    c.end = c.data.len();
+    c.end = filled;
     Ok(())
 }
 
@@ -215,7 +215,7 @@ pub fn map_chunks<R: Send>(
     let len = file.metadata()?.len();
     let chunk = chunk.max(1);
     let count = usize::try_from(len.div_ceil(chunk)).unwrap_or(usize::MAX);
-    let batch = 4 * rayon::current_num_threads();
+    let batch = 2 * rayon::current_num_threads();
     let buffers: Mutex<Vec<Chunk>> = Mutex::new(Vec::new());
     let run = |k: usize| -> io::Result<R> {
         let mut c = buffers
