@@ -7,12 +7,15 @@
 //! ([`map_chunks`]), and their lines, taken chunk after chunk, are the file's lines in order —
 //! the same lines [`for_each_line`] gives one at a time.
 //!
+//! A file without a size (a pipe such as `<(zcat plog.gz)`, a `/proc` file) cannot be cut by
+//! offset: it is read front to back with `read` into one buffer, on the calling thread.
+//!
 //! Lines are passed on without the `\n` or `\r\n` terminator. A line longer than [`MAX_LINE`]
 //! (after the `\r` is dropped) is passed on as its first [`MAX_LINE`] bytes; the rest is not kept
 //! and is counted in [`ReadStats`] (a 2 GB file without a newline costs one chunk buffer).
 
 use std::fs::File;
-use std::io;
+use std::io::{self, Read};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::Mutex;
@@ -83,6 +86,13 @@ impl ChunkLines<'_> {
         }
         stats
     }
+}
+
+/// The size of a regular file that has one; `None` for pipes, devices and `/proc` files, which
+/// are read front to back.
+fn sized(file: &File) -> io::Result<Option<u64>> {
+    let meta = file.metadata()?;
+    Ok((meta.is_file() && meta.len() > 0).then_some(meta.len()))
 }
 
 /// Reads into `buf` from `offset` until `buf` is full or the file ends; returns the bytes read.
@@ -179,11 +189,95 @@ fn read_chunk(file: &File, len: u64, start: u64, end: u64, c: &mut Chunk) -> io:
     Ok(())
 }
 
+/// A file that cannot be read at offsets or gives no size (a pipe, `/proc`), front to back with
+/// `read` into one buffer: calls `f(line, dropped)` for every line (its head when it is longer
+/// than [`MAX_LINE`], `dropped` the bytes not kept).
+fn stream_lines(mut file: File, mut f: impl FnMut(&[u8], u64)) -> io::Result<ReadStats> {
+    let mut buf = vec![0u8; 2 * MAX_LINE];
+    let mut start = 0usize; // first unconsumed byte
+    let mut end = 0usize; // end of valid data
+    let mut stats = ReadStats::default();
+    // `buf[..MAX_LINE]` holds the head of an over-long line whose rest is being dropped.
+    let mut skipping = false;
+    let mut emit = |stats: &mut ReadStats, line: &[u8], dropped: usize| {
+        stats.lines += 1;
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let (head, extra) = if line.len() > MAX_LINE {
+            (&line[..MAX_LINE], line.len() - MAX_LINE)
+        } else {
+            (line, 0)
+        };
+        if dropped + extra > 0 {
+            stats.long_lines += 1;
+            stats.dropped_bytes += (dropped + extra) as u64;
+        }
+        f(head, (dropped + extra) as u64);
+    };
+    let mut dropped = 0usize;
+    loop {
+        if end == buf.len() {
+            if start > 0 {
+                buf.copy_within(start..end, 0);
+                end -= start;
+                start = 0;
+            } else {
+                // One line fills the buffer: keep its head, drop the rest up to its newline.
+                dropped += end - MAX_LINE;
+                end = MAX_LINE;
+                skipping = true;
+            }
+        }
+        let n = match file.read(&mut buf[end..]) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if n == 0 {
+            if start < end {
+                if skipping {
+                    dropped += end - MAX_LINE;
+                    emit(&mut stats, &buf[..MAX_LINE], dropped);
+                } else {
+                    emit(&mut stats, &buf[start..end], 0);
+                }
+            }
+            return Ok(stats);
+        }
+        let chunk_end = end + n;
+        let mut pos = start;
+        for nl in memchr::memchr_iter(b'\n', &buf[end..chunk_end]) {
+            let at = end + nl;
+            if skipping {
+                // A `\r` before the newline is not counted (as in `read_chunk`).
+                dropped += at - MAX_LINE - usize::from(at > MAX_LINE && buf[at - 1] == b'\r');
+                emit(&mut stats, &buf[..MAX_LINE], dropped);
+                skipping = false;
+                dropped = 0;
+            } else {
+                emit(&mut stats, &buf[pos..at], 0);
+            }
+            pos = at + 1;
+        }
+        start = pos;
+        end = chunk_end;
+        if start == end {
+            start = 0;
+            end = 0;
+        }
+    }
+}
+
 /// Calls `f(line_no, line)` for every line of the file at `path`, in order, on this thread.
 /// Line numbers are 1-based. A final line without `\n` is included.
 pub fn for_each_line(path: &Path, mut f: impl FnMut(u64, &[u8])) -> io::Result<ReadStats> {
     let file = File::open(path)?;
-    let len = file.metadata()?.len();
+    let Some(len) = sized(&file)? else {
+        let mut no = 0;
+        return stream_lines(file, |line, _| {
+            no += 1;
+            f(no, line);
+        });
+    };
     let mut chunk = Chunk::default();
     let mut total = ReadStats::default();
     let mut start = 0;
@@ -212,7 +306,30 @@ pub fn map_chunks<R: Send>(
     mut reduce: impl FnMut(R) + Send,
 ) -> io::Result<()> {
     let file = File::open(path)?;
-    let len = file.metadata()?.len();
+    let Some(len) = sized(&file)? else {
+        // Front to back on this thread, in chunks of whole lines (a cut line ends its chunk).
+        let mut c = Chunk::default();
+        let mut flush = |c: &mut Chunk, tail_dropped: u64| {
+            (c.begin, c.end, c.tail_dropped) = (0, c.data.len(), tail_dropped);
+            reduce(map(ChunkLines { chunk: c }));
+            c.data.clear();
+        };
+        stream_lines(file, |line, dropped| {
+            c.data.extend_from_slice(line);
+            if dropped > 0 {
+                flush(&mut c, dropped);
+                return;
+            }
+            c.data.push(b'\n');
+            if c.data.len() as u64 >= chunk {
+                flush(&mut c, 0);
+            }
+        })?;
+        if !c.data.is_empty() {
+            flush(&mut c, 0);
+        }
+        return Ok(());
+    };
     let chunk = chunk.max(1);
     let count = usize::try_from(len.div_ceil(chunk)).unwrap_or(usize::MAX);
     let batch = 2 * rayon::current_num_threads();
@@ -391,6 +508,21 @@ mod tests {
             }
             std::fs::remove_file(&path).unwrap();
         }
+        // A pipe has no size: read front to back, the same lines.
+        let (want, want_stats) = read_all(&long, "pipe-one");
+        let file = temp(&long, "pipe");
+        let mut child = std::process::Command::new("cat")
+            .arg(&file)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let fd = std::os::fd::AsRawFd::as_raw_fd(&stdout);
+        let (got, stats) = read_chunked(Path::new(&format!("/proc/self/fd/{fd}")), 4096);
+        child.wait().unwrap();
+        std::fs::remove_file(&file).unwrap();
+        assert_eq!(stats, want_stats);
+        assert!(got == want, "pipe: lines differ");
         let empty = temp(b"", "empty");
         assert_eq!(read_chunked(&empty, 3), (Vec::new(), ReadStats::default()));
         std::fs::remove_file(&empty).unwrap();
