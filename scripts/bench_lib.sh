@@ -1,23 +1,42 @@
-# Shared by the benchmark scripts (sourced, not run): wall-clock timing of a command.
-# Needs $runs set by the caller.
+# Shared by the benchmark scripts (sourced, not run): wall-clock timing of a command, the read
+# limit of the machine, peak RSS, the load. Needs $runs set by the caller.
+#
+# Every timed command writes its standard output to a file, never to /dev/null: GNU grep (and
+# other tools) notice /dev/null and stop at the first match.
 
 now() { date +%s.%N; }
 
-best() { # best wall time (s) of $runs runs of "$@"
+bench_out="$(mktemp)"
+trap 'rm -f "$bench_out"' EXIT
+
+best() { # best wall time (s) of $runs runs of "$@", stdout to a scratch file
   local b="" s e t
   for _ in $(seq "$runs"); do
-    s=$(now); "$@" > /dev/null 2>&1 || true; e=$(now)
+    s=$(now); "$@" > "$bench_out" 2> /dev/null || true; e=$(now)
     t=$(awk -v s="$s" -v e="$e" 'BEGIN {printf "%.4f", e - s}')
     if [ -z "$b" ] || awk -v t="$t" -v b="$b" 'BEGIN {exit !(t < b)}'; then b=$t; fi
   done
+  : > "$bench_out"
   echo "$b"
 }
 
-peak_rss_kib() { # peak RSS (KiB) of one run of "$@", its stdout to $PEAK_OUT (default /dev/null);
-  # returns the command's exit status. Needs GNU time at /usr/bin/time.
+read_limit() { # best wall time (s) of $runs reads of every byte of PATH… (files or directories)
+  # into one reused buffer per thread, on $NPGX_READ_THREADS threads (default: the CPUs this
+  # process may use), by scripts/read_limit.py (stdlib only; $NPGX_READ_PYTHON, default python3).
+  # Timed inside Python, from the first open to the last read.
+  "${NPGX_READ_PYTHON:-python3}" "$(dirname "${BASH_SOURCE[0]}")/read_limit.py" \
+    --runs "$runs" --threads "${NPGX_READ_THREADS:-$(nproc)}" "$@"
+}
+
+load() { # the 1-minute load average and the core count, for the line printed next to a figure
+  echo "load $(cut -d' ' -f1 /proc/loadavg) on $(nproc) cores"
+}
+
+peak_rss_kib() { # peak RSS (KiB) of one run of "$@", its stdout to $PEAK_OUT (default a scratch
+  # file); returns the command's exit status. Needs GNU time at /usr/bin/time.
   local log code=0
   log=$(mktemp)
-  /usr/bin/time -v -o "$log" "$@" > "${PEAK_OUT:-/dev/null}" || code=$?
+  /usr/bin/time -v -o "$log" "$@" > "${PEAK_OUT:-$bench_out}" || code=$?
   awk -F: '/Maximum resident set size/ {gsub(/ /, "", $2); print $2}' "$log"
   rm -f "$log"
   return "$code"

@@ -15,7 +15,8 @@ Usage:
     gen_dump_fixtures.py --out DIR              all fixture trees (needs torch for the .pt case)
     gen_dump_fixtures.py --out DIR --example    only the small example tree, written into DIR itself
     gen_dump_fixtures.py --out DIR --bench-gib N  a >= N GiB tree of fp16/fp32 dumps for the benchmark
-    gen_dump_fixtures.py --out DIR --bench-files N  N small dumps (hard links) for the file-count benchmark
+    gen_dump_fixtures.py --out DIR --bench-files N [--per-dir M]  N small dumps (hard links) for the
+                                                    file-count benchmark, M per step directory
 
 Output is deterministic: fixed seeds, fixed timestamps, sorted JSON.
 """
@@ -1847,12 +1848,14 @@ def main(argv=None) -> int:
                     help="write a benchmark tree of at least N GiB into --out")
     ap.add_argument("--bench-files", type=int, metavar="N",
                     help="write a benchmark tree of N small dumps (hard links) into --out/root")
+    ap.add_argument("--per-dir", type=int, default=1000, metavar="N",
+                    help="with --bench-files: N files per step directory (one group each)")
     args = ap.parse_args(argv)
     if args.bench_gib is not None:
         bench_tree(args.out, args.bench_gib)
         return 0
     if args.bench_files is not None:
-        bench_files_tree(args.out, args.bench_files)
+        bench_files_tree(args.out, args.bench_files, args.per_dir)
         return 0
     if args.example:
         _replace_generated_dir(args.out, "worldsize1_global_rank0")

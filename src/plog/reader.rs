@@ -1,15 +1,33 @@
-//! Streaming line reader: fixed-size buffer, `memchr` line splitting, no whole-file reads.
-//! Memory stays flat in the file size: one buffer of [`BUFFER`] bytes, never grown. A line
-//! longer than [`MAX_LINE`] is passed on as its first [`MAX_LINE`] bytes; the rest is dropped
-//! and counted in [`ReadStats`] (a 2 GB file without a newline costs 2 MiB).
+//! Streaming line reader: a file is read in chunks of [`CHUNK`] bytes with `pread` into reused
+//! buffers, never whole. Memory stays flat in the file size.
+//!
+//! A chunk owns the lines that *start* inside its byte range: it reads one byte before its range
+//! (to see whether a line starts at its first byte) and, for its last line, past its end up to
+//! the next newline. So chunks can be read and split independently, one per thread
+//! ([`map_chunks`]), and their lines, taken chunk after chunk, are the file's lines in order —
+//! the same lines [`for_each_line`] gives one at a time.
+//!
+//! A file without a size (a pipe such as `<(zcat plog.gz)`, a `/proc` file) cannot be cut by
+//! offset: it is read front to back with `read` into one buffer, on the calling thread.
+//!
+//! Lines are passed on without the `\n` or `\r\n` terminator. A line longer than [`MAX_LINE`]
+//! (after the `\r` is dropped) is passed on as its first [`MAX_LINE`] bytes; the rest is not kept
+//! and is counted in [`ReadStats`] (a 2 GB file without a newline costs one chunk buffer).
 
 use std::fs::File;
 use std::io::{self, Read};
+use std::os::unix::fs::FileExt;
 use std::path::Path;
+use std::sync::Mutex;
+
+use rayon::prelude::*;
 
 /// The longest line passed on whole; longer lines are cut to this head.
 pub const MAX_LINE: usize = 1 << 20;
-const BUFFER: usize = 2 * MAX_LINE;
+/// Bytes of a file one chunk covers.
+pub const CHUNK: u64 = 4 << 20;
+/// Bytes read at a time past a chunk's end, to finish its last line.
+const STEP: usize = 64 << 10;
 
 /// What a read saw besides the lines.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -21,11 +39,161 @@ pub struct ReadStats {
     pub dropped_bytes: u64,
 }
 
-/// Calls `f(line_no, line)` for every physical line of the file at `path`, without the `\n` or
-/// `\r\n` terminator. Line numbers are 1-based. A final line without `\n` is included.
-pub fn for_each_line(path: &Path, mut f: impl FnMut(u64, &[u8])) -> io::Result<ReadStats> {
-    let mut file = File::open(path)?;
-    let mut buf = vec![0u8; BUFFER];
+/// The lines of one chunk, in a buffer: `data[begin..end]`, `\n`-separated; the last line has no
+/// `\n` when it ends the file or when it was cut (`tail_dropped` bytes of it were not kept).
+/// Bytes past `end` are left over from an earlier chunk.
+#[derive(Default)]
+struct Chunk {
+    data: Vec<u8>,
+    begin: usize,
+    end: usize,
+    tail_dropped: u64,
+}
+
+/// One chunk's lines, handed to the `map` of [`map_chunks`].
+pub struct ChunkLines<'a> {
+    chunk: &'a Chunk,
+}
+
+impl ChunkLines<'_> {
+    /// Calls `f(line_no, line)` for every line of the chunk; line numbers count from 1 within the
+    /// chunk (the caller adds the lines of the chunks before).
+    pub fn for_each(&self, mut f: impl FnMut(u64, &[u8])) -> ReadStats {
+        let c = self.chunk;
+        let mut stats = ReadStats::default();
+        let mut emit = |line: &[u8], dropped: u64| {
+            stats.lines += 1;
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            let (head, extra) = if line.len() > MAX_LINE {
+                (&line[..MAX_LINE], (line.len() - MAX_LINE) as u64)
+            } else {
+                (line, 0)
+            };
+            if dropped + extra > 0 {
+                stats.long_lines += 1;
+                stats.dropped_bytes += dropped + extra;
+            }
+            f(stats.lines, head);
+        };
+        let text = c.data.get(c.begin..c.end).unwrap_or(&[]);
+        let mut pos = 0;
+        for nl in memchr::memchr_iter(b'\n', text) {
+            emit(&text[pos..nl], 0);
+            pos = nl + 1;
+        }
+        if pos < text.len() {
+            emit(&text[pos..], c.tail_dropped);
+        }
+        stats
+    }
+}
+
+/// The size of a regular file that has one; `None` for pipes, devices and `/proc` files, which
+/// are read front to back.
+fn sized(file: &File) -> io::Result<Option<u64>> {
+    let meta = file.metadata()?;
+    Ok((meta.is_file() && meta.len() > 0).then_some(meta.len()))
+}
+
+/// Reads into `buf` from `offset` until `buf` is full or the file ends; returns the bytes read.
+fn read_full_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match file.read_at(&mut buf[got..], offset + got as u64) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(got)
+}
+
+/// Makes `buf` at least `len` bytes long. The buffer only grows: its bytes are written once,
+/// not zeroed again for every chunk read into it.
+fn room(buf: &mut Vec<u8>, len: usize) {
+    if buf.len() < len {
+        buf.resize(len, 0);
+    }
+}
+
+/// Reads the lines that start in `start..end` of `file` (`len` bytes long) into `c`.
+fn read_chunk(file: &File, len: u64, start: u64, end: u64, c: &mut Chunk) -> io::Result<()> {
+    let from = start.saturating_sub(1);
+    let want = usize::try_from(end - from).unwrap_or(usize::MAX);
+    room(&mut c.data, want);
+    let n = read_full_at(file, &mut c.data[..want], from)?;
+    (c.begin, c.end, c.tail_dropped) = (0, 0, 0);
+    // A line starts at `start` when it is the file's first byte or follows a newline: newlines at
+    // `start - 1 ..= end - 2` start lines inside the range.
+    if start > 0 {
+        match memchr::memchr(b'\n', &c.data[..n.min(want - 1)]) {
+            Some(i) => c.begin = i + 1,
+            None => return Ok(()),
+        }
+    }
+    let mut filled = n;
+    c.end = filled;
+    if c.data[..filled].last() == Some(&b'\n') || end >= len || n < want {
+        return Ok(());
+    }
+    // The last line runs past the range: read on to its newline, keeping at most its head.
+    let line_start =
+        memchr::memrchr(b'\n', &c.data[c.begin..filled]).map_or(c.begin, |i| c.begin + i + 1);
+    let mut at = from + n as u64;
+    loop {
+        let kept = filled - line_start;
+        if kept <= MAX_LINE + 1 {
+            room(&mut c.data, filled + STEP);
+            let got = read_full_at(file, &mut c.data[filled..filled + STEP], at)?;
+            at += got as u64;
+            let newline = memchr::memchr(b'\n', &c.data[filled..filled + got]);
+            match newline {
+                Some(i) => {
+                    filled += i + 1;
+                    break;
+                }
+                None if got == 0 => break,
+                None => filled += got,
+            }
+        } else {
+            // Too long: keep the head, count the rest (a `\r` before the newline is not counted).
+            let mut dropped = (kept - MAX_LINE) as u64;
+            let mut prev_cr = c.data[filled - 1] == b'\r';
+            filled = line_start + MAX_LINE;
+            let mut scratch = vec![0u8; STEP];
+            loop {
+                let got = read_full_at(file, &mut scratch, at)?;
+                at += got as u64;
+                let bytes = &scratch[..got];
+                match memchr::memchr(b'\n', bytes) {
+                    Some(i) => {
+                        dropped += i as u64;
+                        if (i > 0 && bytes[i - 1] == b'\r') || (i == 0 && prev_cr) {
+                            dropped -= 1;
+                        }
+                        break;
+                    }
+                    None if got == 0 => break,
+                    None => {
+                        dropped += got as u64;
+                        prev_cr = bytes.last() == Some(&b'\r');
+                    }
+                }
+            }
+            c.tail_dropped = dropped;
+            break;
+        }
+    }
+    c.end = filled;
+    Ok(())
+}
+
+/// A file that cannot be read at offsets or gives no size (a pipe, `/proc`), front to back with
+/// `read` into one buffer: calls `f(line, dropped)` for every line (its head when it is longer
+/// than [`MAX_LINE`], `dropped` the bytes not kept).
+fn stream_lines(mut file: File, mut f: impl FnMut(&[u8], u64)) -> io::Result<ReadStats> {
+    let mut buf = vec![0u8; 2 * MAX_LINE];
     let mut start = 0usize; // first unconsumed byte
     let mut end = 0usize; // end of valid data
     let mut stats = ReadStats::default();
@@ -33,7 +201,7 @@ pub fn for_each_line(path: &Path, mut f: impl FnMut(u64, &[u8])) -> io::Result<R
     let mut skipping = false;
     let mut emit = |stats: &mut ReadStats, line: &[u8], dropped: usize| {
         stats.lines += 1;
-        let line = strip_cr(line);
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
         let (head, extra) = if line.len() > MAX_LINE {
             (&line[..MAX_LINE], line.len() - MAX_LINE)
         } else {
@@ -43,7 +211,7 @@ pub fn for_each_line(path: &Path, mut f: impl FnMut(u64, &[u8])) -> io::Result<R
             stats.long_lines += 1;
             stats.dropped_bytes += (dropped + extra) as u64;
         }
-        f(stats.lines, head);
+        f(head, (dropped + extra) as u64);
     };
     let mut dropped = 0usize;
     loop {
@@ -80,7 +248,8 @@ pub fn for_each_line(path: &Path, mut f: impl FnMut(u64, &[u8])) -> io::Result<R
         for nl in memchr::memchr_iter(b'\n', &buf[end..chunk_end]) {
             let at = end + nl;
             if skipping {
-                dropped += at - MAX_LINE;
+                // A `\r` before the newline is not counted (as in `read_chunk`).
+                dropped += at - MAX_LINE - usize::from(at > MAX_LINE && buf[at - 1] == b'\r');
                 emit(&mut stats, &buf[..MAX_LINE], dropped);
                 skipping = false;
                 dropped = 0;
@@ -98,24 +267,161 @@ pub fn for_each_line(path: &Path, mut f: impl FnMut(u64, &[u8])) -> io::Result<R
     }
 }
 
-fn strip_cr(line: &[u8]) -> &[u8] {
-    line.strip_suffix(b"\r").unwrap_or(line)
+/// Calls `f(line_no, line)` for every line of the file at `path`, in order, on this thread.
+/// Line numbers are 1-based. A final line without `\n` is included.
+pub fn for_each_line(path: &Path, mut f: impl FnMut(u64, &[u8])) -> io::Result<ReadStats> {
+    let file = File::open(path)?;
+    let Some(len) = sized(&file)? else {
+        let mut no = 0;
+        return stream_lines(file, |line, _| {
+            no += 1;
+            f(no, line);
+        });
+    };
+    let mut chunk = Chunk::default();
+    let mut total = ReadStats::default();
+    let mut start = 0;
+    while start < len {
+        let end = len.min(start + CHUNK);
+        read_chunk(&file, len, start, end, &mut chunk)?;
+        let base = total.lines;
+        let s = ChunkLines { chunk: &chunk }.for_each(|no, line| f(base + no, line));
+        total.lines += s.lines;
+        total.long_lines += s.long_lines;
+        total.dropped_bytes += s.dropped_bytes;
+        start = end;
+    }
+    Ok(total)
+}
+
+/// Reads the file at `path` in chunks of `chunk` bytes on the rayon pool: `map` turns each
+/// chunk's lines into a value on a worker thread, and `reduce` gets the values in file order on
+/// this thread, while the next chunks are being mapped. At most a few chunks per thread are in
+/// flight, so memory does not grow with the file. A read error stops the file: the values of the
+/// chunks before it are reduced, then the error is returned.
+pub fn map_chunks<R: Send>(
+    path: &Path,
+    chunk: u64,
+    map: impl Fn(ChunkLines<'_>) -> R + Sync,
+    mut reduce: impl FnMut(R) + Send,
+) -> io::Result<()> {
+    let file = File::open(path)?;
+    let Some(len) = sized(&file)? else {
+        // Front to back on this thread, in chunks of whole lines (a cut line ends its chunk).
+        let mut c = Chunk::default();
+        let mut flush = |c: &mut Chunk, tail_dropped: u64| {
+            (c.begin, c.end, c.tail_dropped) = (0, c.data.len(), tail_dropped);
+            reduce(map(ChunkLines { chunk: c }));
+            c.data.clear();
+        };
+        stream_lines(file, |line, dropped| {
+            c.data.extend_from_slice(line);
+            if dropped > 0 {
+                flush(&mut c, dropped);
+                return;
+            }
+            c.data.push(b'\n');
+            if c.data.len() as u64 >= chunk {
+                flush(&mut c, 0);
+            }
+        })?;
+        if !c.data.is_empty() {
+            flush(&mut c, 0);
+        }
+        return Ok(());
+    };
+    let chunk = chunk.max(1);
+    let count = usize::try_from(len.div_ceil(chunk)).unwrap_or(usize::MAX);
+    let batch = 2 * rayon::current_num_threads();
+    let buffers: Mutex<Vec<Chunk>> = Mutex::new(Vec::new());
+    let run = |k: usize| -> io::Result<R> {
+        let mut c = buffers
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .pop()
+            .unwrap_or_default();
+        let start = k as u64 * chunk;
+        let read = read_chunk(&file, len, start, len.min(start + chunk), &mut c);
+        let out = read.map(|()| map(ChunkLines { chunk: &c }));
+        buffers
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(c);
+        out
+    };
+    let mut done: Vec<io::Result<R>> = Vec::new();
+    let mut failed: Option<io::Error> = None;
+    let mut next = 0;
+    while next < count || !done.is_empty() {
+        let todo = next..count.min(next + batch);
+        next = todo.end;
+        let mut reduce_done = |done: Vec<io::Result<R>>, failed: &mut Option<io::Error>| {
+            for r in done {
+                if failed.is_some() {
+                    break;
+                }
+                match r {
+                    Ok(v) => reduce(v),
+                    Err(e) => *failed = Some(e),
+                }
+            }
+        };
+        let previous = std::mem::take(&mut done);
+        let (mapped, ()) = rayon::join(
+            || todo.into_par_iter().map(run).collect::<Vec<_>>(),
+            || reduce_done(previous, &mut failed),
+        );
+        if failed.is_some() {
+            break;
+        }
+        done = mapped;
+    }
+    failed.map_or(Ok(()), Err)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn read_all(data: &[u8], name: &str) -> (Vec<(u64, Vec<u8>)>, ReadStats) {
+    fn temp(data: &[u8], name: &str) -> std::path::PathBuf {
         let path = std::env::temp_dir().join(format!(
             "npgx-reader-test-{name}-{}.log",
             std::process::id()
         ));
         std::fs::write(&path, data).unwrap();
+        path
+    }
+
+    fn read_all(data: &[u8], name: &str) -> (Vec<(u64, Vec<u8>)>, ReadStats) {
+        let path = temp(data, name);
         let mut got: Vec<(u64, Vec<u8>)> = Vec::new();
         let stats = for_each_line(&path, |no, line| got.push((no, line.to_vec()))).unwrap();
         std::fs::remove_file(&path).unwrap();
         (got, stats)
+    }
+
+    /// The lines of every chunk of `chunk` bytes, chunk after chunk, numbered across chunks.
+    fn read_chunked(path: &Path, chunk: u64) -> (Vec<(u64, Vec<u8>)>, ReadStats) {
+        let mut got: Vec<(u64, Vec<u8>)> = Vec::new();
+        let mut total = ReadStats::default();
+        map_chunks(
+            path,
+            chunk,
+            |lines| {
+                let mut v: Vec<(u64, Vec<u8>)> = Vec::new();
+                let s = lines.for_each(|no, l| v.push((no, l.to_vec())));
+                (v, s)
+            },
+            |(v, s)| {
+                let base = total.lines;
+                got.extend(v.into_iter().map(|(no, l)| (base + no, l)));
+                total.lines += s.lines;
+                total.long_lines += s.long_lines;
+                total.dropped_bytes += s.dropped_bytes;
+            },
+        )
+        .unwrap();
+        (got, total)
     }
 
     #[test]
@@ -140,17 +446,22 @@ mod tests {
         }
     }
 
-    #[test]
-    fn long_lines_keep_their_head_and_count_the_rest() {
+    fn long_data() -> (Vec<u8>, usize, usize, usize) {
         let mut data = b"first\n".to_vec();
         let mid = MAX_LINE + 5;
         data.extend(std::iter::repeat_n(b'a', mid));
         data.push(b'\n');
-        let huge = BUFFER * 2 + 17;
+        let huge = 2 * CHUNK as usize + 17;
         data.extend(std::iter::repeat_n(b'b', huge));
-        data.extend_from_slice(b"\nafter\n");
-        let tail = BUFFER + 3;
+        data.extend_from_slice(b"\r\nafter\n");
+        let tail = CHUNK as usize + 3;
         data.extend(std::iter::repeat_n(b'c', tail));
+        (data, mid, huge, tail)
+    }
+
+    #[test]
+    fn long_lines_keep_their_head_and_count_the_rest() {
+        let (data, mid, huge, tail) = long_data();
         let (got, stats) = read_all(&data, "long");
         let lens: Vec<(u64, usize)> = got.iter().map(|(n, l)| (*n, l.len())).collect();
         assert_eq!(
@@ -164,5 +475,56 @@ mod tests {
             stats.dropped_bytes,
             (mid - MAX_LINE + huge - MAX_LINE + tail - MAX_LINE) as u64
         );
+    }
+
+    // Any chunk size, on any number of threads, gives the same lines as one pass.
+    #[test]
+    fn chunks_give_the_lines_of_one_pass() {
+        let mut short = Vec::new();
+        for i in 0..3000u32 {
+            short.extend_from_slice(format!("line {i}\n").as_bytes());
+            if i % 11 == 0 {
+                short.extend_from_slice(b"\r\n\n\r\n");
+            }
+        }
+        short.extend_from_slice(b"no newline\r");
+        let (mut long, ..) = long_data();
+        long.push(b'\n');
+        long.extend_from_slice(&short);
+        for (name, data, chunks) in [
+            ("short", &short, &[1, 2, 7, 4096, 1 << 40][..]),
+            (
+                "long",
+                &long,
+                &[4096, MAX_LINE as u64 - 1, MAX_LINE as u64 + 1, CHUNK][..],
+            ),
+        ] {
+            let path = temp(data, name);
+            let (want, want_stats) = read_all(data, &format!("{name}-one"));
+            for &chunk in chunks {
+                let (got, stats) = read_chunked(&path, chunk);
+                assert_eq!(stats, want_stats, "{name}, chunk {chunk}");
+                assert!(got == want, "{name}, chunk {chunk}: lines differ");
+            }
+            std::fs::remove_file(&path).unwrap();
+        }
+        // A pipe has no size: read front to back, the same lines.
+        let (want, want_stats) = read_all(&long, "pipe-one");
+        let file = temp(&long, "pipe");
+        let mut child = std::process::Command::new("cat")
+            .arg(&file)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let fd = std::os::fd::AsRawFd::as_raw_fd(&stdout);
+        let (got, stats) = read_chunked(Path::new(&format!("/proc/self/fd/{fd}")), 4096);
+        child.wait().unwrap();
+        std::fs::remove_file(&file).unwrap();
+        assert_eq!(stats, want_stats);
+        assert!(got == want, "pipe: lines differ");
+        let empty = temp(b"", "empty");
+        assert_eq!(read_chunked(&empty, 3), (Vec::new(), ReadStats::default()));
+        std::fs::remove_file(&empty).unwrap();
     }
 }

@@ -1,19 +1,26 @@
 //! `npgx plog`: per-process summaries and filtered record lists, streamed.
 //!
-//! The hot loop parses only the header of each physical line; the content prefix, codes and
-//! causal rank are computed for ERROR records only. With `--grep`, a record whose header line
-//! does not match is held (its bytes, in one reused buffer) until a continuation line matches or
-//! the next header arrives.
+//! A file is read in chunks on all cores ([`map_chunks`]): each chunk's records are counted per
+//! process on a worker thread, and the results are folded together in file order, so they do not
+//! depend on the chunk size. The hot loop parses only the header of each physical line; the
+//! content prefix, codes and causal rank are computed for ERROR records only. What needs every
+//! line in order — the record a continuation line belongs to, CANN report assembly, the causal
+//! engine — runs on the folding thread over the lines a worker kept: all but the quiet records
+//! that follow a quiet record (most of a plog, and lines the causal engine drops anyway). With
+//! `--grep`, a record whose header line does not match is held (its bytes) until a continuation
+//! line matches or the next header arrives.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use memchr::memmem;
 use npgx_parsers::aicore::kv::KvBag;
 use npgx_parsers::cann_error::torch_npu::{parse_torch_npu_line, TorchNpuError};
 use npgx_parsers::cann_error::{codes_in, CannErrorReport, ReportAssembler};
-use npgx_parsers::causal::{rank_plog_error, CausalError, CausalScanner, CauseRank, Shape, Tier};
+use npgx_parsers::causal::{
+    is_quiet_record, rank_plog_error, CausalError, CausalScanner, CauseRank, Shape, Tier,
+};
 use npgx_parsers::line_prefix::strip_prefixes;
 use npgx_parsers::plog::content::parse_content;
 use npgx_parsers::plog::path::LogFileKind;
@@ -21,7 +28,7 @@ use npgx_parsers::plog::record::{lossy, RecordAssembler, TRUNCATION_LENGTH};
 use npgx_parsers::plog::{parse_header, Level, PlogHeader, PlogRecord, PlogTime};
 use serde::Serialize;
 
-use super::reader::for_each_line;
+use super::reader::{for_each_line, map_chunks, ChunkLines, ReadStats, CHUNK, MAX_LINE};
 use super::{Filters, LogInput, Warning};
 
 /// Most warnings kept per file; the rest are counted in one last warning.
@@ -192,77 +199,131 @@ struct Acc {
     timeline: BTreeMap<PlogTime, (u64, u64)>,
 }
 
+impl Acc {
+    fn new(pid: i64, pname: String) -> Acc {
+        Acc {
+            pid,
+            pname,
+            files: Vec::new(),
+            devices: BTreeSet::new(),
+            records: 0,
+            cont: 0,
+            truncated: 0,
+            levels: Vec::new(),
+            modules: Vec::new(),
+            codes: HashMap::new(),
+            first_time: None,
+            last_time: None,
+            first_error: None,
+            first_causal: None,
+            timeline: BTreeMap::new(),
+        }
+    }
+
+    /// Adds the counts of `o` (the same process, read later in the scan) whose line numbers
+    /// start after `offset` lines.
+    fn absorb(&mut self, o: Acc, offset: u64) {
+        for f in o.files {
+            if self.files.last() != Some(&f) {
+                self.files.push(f);
+            }
+        }
+        self.devices.extend(o.devices);
+        self.records += o.records;
+        self.cont += o.cont;
+        self.truncated += o.truncated;
+        for (level, n) in o.levels {
+            match self.levels.iter_mut().find(|(l, _)| *l == level) {
+                Some((_, m)) => *m += n,
+                None => self.levels.push((level, n)),
+            }
+        }
+        for (module, n) in o.modules {
+            match self.modules.iter_mut().find(|(m, _)| *m == module) {
+                Some((_, m)) => *m += n,
+                None => self.modules.push((module, n)),
+            }
+        }
+        for (code, n) in o.codes {
+            *self.codes.entry(code).or_insert(0) += n;
+        }
+        self.first_time = self.first_time.into_iter().chain(o.first_time).min();
+        self.last_time = self.last_time.into_iter().chain(o.last_time).max();
+        if let Some((t, f, l, mut r)) = o.first_error {
+            let l = l + offset;
+            r.line = l;
+            if self
+                .first_error
+                .as_ref()
+                .is_none_or(|(t0, f0, l0, _)| (t, f, l) < (*t0, *f0, *l0))
+            {
+                self.first_error = Some((t, f, l, r));
+            }
+        }
+        if let Some((k, t, f, l, mut r)) = o.first_causal {
+            let l = l + offset;
+            r.line = l;
+            if self
+                .first_causal
+                .as_ref()
+                .is_none_or(|(k0, t0, f0, l0, _)| (k, t, f, l) < (*k0, *t0, *f0, *l0))
+            {
+                self.first_causal = Some((k, t, f, l, r));
+            }
+        }
+        for (second, (e, w)) in o.timeline {
+            let (e0, w0) = self.timeline.entry(second).or_default();
+            *e0 += e;
+            *w0 += w;
+        }
+    }
+}
+
+/// Counts per process: one for the whole scan, and one per chunk of a file on the worker threads
+/// (folded into the first in file order, [`Processes::absorb`]).
 #[derive(Default)]
-struct Summarizer {
-    reports: Vec<(usize, CannErrorReport)>,
-    torch_npu: Vec<FileTorchNpuError>,
-    causal: Vec<(usize, CausalRef)>,
+struct Processes {
     accs: Vec<Acc>,
     by_pid: HashMap<i64, usize>,
     last: Option<(i64, usize)>,
-    files: Vec<FileSummary>,
 }
 
-enum State {
-    None,
-    Skipped,
-    Counted(usize),
-    Pending,
-}
-
-impl Summarizer {
-    fn acc(&mut self, h: &PlogHeader<'_>, file: usize) -> usize {
-        let idx = match self.last {
-            Some((pid, i)) if pid == h.pid => i,
+impl Processes {
+    fn index(&mut self, pid: i64, pname: impl FnOnce() -> String) -> usize {
+        match self.last {
+            Some((p, i)) if p == pid => i,
             _ => {
-                let i = match self.by_pid.get(&h.pid) {
+                let i = match self.by_pid.get(&pid) {
                     Some(&i) => i,
                     None => {
-                        self.accs.push(Acc {
-                            pid: h.pid,
-                            pname: h.pname.to_string(),
-                            files: Vec::new(),
-                            devices: BTreeSet::new(),
-                            records: 0,
-                            cont: 0,
-                            truncated: 0,
-                            levels: Vec::new(),
-                            modules: Vec::new(),
-                            codes: HashMap::new(),
-                            first_time: None,
-                            last_time: None,
-                            first_error: None,
-                            first_causal: None,
-                            timeline: BTreeMap::new(),
-                        });
-                        self.by_pid.insert(h.pid, self.accs.len() - 1);
+                        self.accs.push(Acc::new(pid, pname()));
+                        self.by_pid.insert(pid, self.accs.len() - 1);
                         self.accs.len() - 1
                     }
                 };
-                self.last = Some((h.pid, i));
+                self.last = Some((pid, i));
                 i
             }
-        };
-        let acc = &mut self.accs[idx];
-        if acc.files.last() != Some(&file) {
-            acc.files.push(file);
         }
-        idx
     }
 
+    /// Counts one record that passed the filters; returns its process's index.
+    #[allow(clippy::too_many_arguments)]
     fn count(
         &mut self,
         h: &PlogHeader<'_>,
         rest: &[u8],
         line_len: usize,
         file: usize,
+        path: &Path,
         line: u64,
         device: Option<u32>,
     ) -> usize {
-        let idx = self.acc(h, file);
-        self.files[file].records += 1;
-        let path = &self.files[file].path;
+        let idx = self.index(h.pid, || h.pname.to_string());
         let acc = &mut self.accs[idx];
+        if acc.files.last() != Some(&file) {
+            acc.files.push(file);
+        }
         acc.records += 1;
         if let Some(d) = device {
             acc.devices.insert(u64::from(d));
@@ -308,7 +369,7 @@ impl Summarizer {
                 acc.devices.insert(d);
             }
             let rr = |rank| RecordRef {
-                file: path.clone(),
+                file: path.to_path_buf(),
                 line,
                 time: h.time,
                 level: h.level,
@@ -336,9 +397,44 @@ impl Summarizer {
         idx
     }
 
+    /// Adds the counts of a later chunk whose line numbers start after `offset` lines; returns
+    /// where each of its processes went.
+    fn absorb(&mut self, other: Processes, offset: u64) -> Vec<usize> {
+        other
+            .accs
+            .into_iter()
+            .map(|a| {
+                let i = self.index(a.pid, || a.pname.clone());
+                self.accs[i].absorb(a, offset);
+                i
+            })
+            .collect()
+    }
+}
+
+#[derive(Default)]
+struct Summarizer {
+    reports: Vec<(usize, CannErrorReport)>,
+    torch_npu: Vec<FileTorchNpuError>,
+    causal: Vec<(usize, CausalRef)>,
+    procs: Processes,
+    files: Vec<FileSummary>,
+}
+
+/// The record the lines being read belong to.
+enum State<P> {
+    None,
+    Skipped,
+    Counted(usize),
+    /// A record that did not match `--grep` (yet): its line number and bytes.
+    Pending(u64, P),
+}
+
+impl Summarizer {
     fn finish(self, warnings: Vec<Warning>) -> PlogSummary {
         let files = self.files;
         let mut processes: Vec<ProcessSummary> = self
+            .procs
             .accs
             .into_iter()
             .map(|a| ProcessSummary {
@@ -409,10 +505,14 @@ impl Summarizer {
     }
 }
 
-/// A header on this line, directly or behind console prefixes (`[rank1]:`, `(Worker pid=…)`).
-fn header_or_peeled<R>(line: &[u8], f: impl FnOnce(Option<(PlogHeader<'_>, &[u8])>) -> R) -> R {
+/// A header on this line, directly or behind console prefixes (`[rank1]:`, `(Worker pid=…)`);
+/// `direct` when the line starts with it.
+fn header_or_peeled<R>(
+    line: &[u8],
+    f: impl FnOnce(Option<(PlogHeader<'_>, &[u8])>, bool) -> R,
+) -> R {
     if let Some(x) = parse_header(line) {
-        return f(Some(x));
+        return f(Some(x), true);
     }
     // Console and pasted output: the causal engine's normalisation (Markdown quotes, launcher and
     // logger prefixes), then the same prefixes once more behind indentation.
@@ -427,10 +527,10 @@ fn header_or_peeled<R>(line: &[u8], f: impl FnOnce(Option<(PlogHeader<'_>, &[u8]
         let n = npgx_parsers::causal::normalise(&text);
         let p = strip_prefixes(n.rest.trim_start());
         if p.rest.len() != text.len() {
-            return f(parse_header(p.rest.as_bytes()));
+            return f(parse_header(p.rest.as_bytes()), false);
         }
     }
-    f(None)
+    f(None, false)
 }
 
 /// A torch_npu `ERRxxxxx` line, behind console prefixes.
@@ -453,6 +553,10 @@ fn looks_like_header(line: &[u8]) -> bool {
     .iter()
     .any(|p| line.starts_with(p))
 }
+
+const WARN_UNPARSED: &str =
+    "starts like a plog header but does not parse; kept as a continuation line";
+const WARN_BEFORE_FIRST: &str = "text before the first plog header";
 
 struct FileWarnings<'a> {
     out: &'a mut Vec<Warning>,
@@ -483,20 +587,268 @@ impl FileWarnings<'_> {
     }
 }
 
+/// Line warnings of one chunk: the first [`WARNINGS_PER_FILE`] of each kind and the counts (a
+/// file shows its first ones only). "Before the first header" applies only to the lines before
+/// the chunk's first record, and only if no record came before the chunk.
+#[derive(Default)]
+struct ChunkWarnings {
+    unparsed: Vec<u64>,
+    unparsed_count: usize,
+    before_first: Vec<u64>,
+    before_first_count: usize,
+}
+
+impl ChunkWarnings {
+    fn note(list: &mut Vec<u64>, count: &mut usize, line: u64) {
+        *count += 1;
+        if list.len() < WARNINGS_PER_FILE {
+            list.push(line);
+        }
+    }
+
+    /// Passes the warnings on to the file's, lines shifted by `offset`.
+    fn apply(self, fw: &mut FileWarnings<'_>, offset: u64, before_first: bool) {
+        let (early, early_count) = if before_first {
+            (self.before_first, self.before_first_count)
+        } else {
+            (Vec::new(), 0)
+        };
+        let mut a = self.unparsed.iter().peekable();
+        let mut b = early.iter().peekable();
+        let mut shown = 0;
+        loop {
+            let take_a = match (a.peek(), b.peek()) {
+                (Some(x), Some(y)) => x < y,
+                (Some(_), None) => true,
+                (None, Some(_)) => false,
+                (None, None) => break,
+            };
+            let (line, message) = if take_a {
+                (a.next(), WARN_UNPARSED)
+            } else {
+                (b.next(), WARN_BEFORE_FIRST)
+            };
+            if let Some(l) = line {
+                fw.push(l + offset, message);
+                shown += 1;
+            }
+        }
+        fw.count += self.unparsed_count + early_count - shown;
+    }
+}
+
+/// What one chunk of a file gives (line numbers from 1 within the chunk): records counted per
+/// process, and what the file-level state machines need — the state the chunk ends in and the
+/// lines the CANN report assembly and the causal engine read.
+#[derive(Default)]
+struct ChunkScan {
+    stats: ReadStats,
+    procs: Processes,
+    records: u64,
+    any_record: bool,
+    /// Lines before the chunk's first record: continuation lines of the record the chunk
+    /// before ended in.
+    lead: u64,
+    /// The first of those (1-based) that matches `--grep`.
+    lead_grep: Option<u64>,
+    /// The state after the chunk's last record (`None`: the chunk holds no record).
+    end: Option<State<Vec<u8>>>,
+    /// Every line but a quiet record after a quiet record ([`is_quiet_record`], which the causal
+    /// engine drops as well): (line, whether it is a record, its bytes in `text`).
+    kept: Vec<(u64, bool, usize, usize)>,
+    text: Vec<u8>,
+    torch_npu: Vec<TorchNpuError>,
+    warnings: ChunkWarnings,
+}
+
+/// The per-file constants a chunk is read with.
+struct FileCtx<'a> {
+    file: usize,
+    path: &'a Path,
+    device: Option<u32>,
+    is_log: bool,
+    filters: &'a Filters,
+    grep: Option<&'a memmem::Finder<'a>>,
+}
+
+/// Reads one chunk's lines (on a worker thread).
+fn scan_chunk(lines: ChunkLines<'_>, cx: &FileCtx<'_>) -> ChunkScan {
+    let mut c = ChunkScan::default();
+    let mut state: Option<State<Vec<u8>>> = None;
+    let mut prev_quiet = false;
+    let stats = lines.for_each(|no, line| {
+        let handled = header_or_peeled(line, |hdr, direct| {
+            let (h, rest) = hdr?;
+            if state.is_none() {
+                c.lead = no - 1;
+            }
+            c.any_record = true;
+            state = Some(if !cx.filters.accepts_header(&h) {
+                State::Skipped
+            } else if cx.grep.is_none_or(|g| g.find(line).is_some()) {
+                c.records += 1;
+                State::Counted(
+                    c.procs
+                        .count(&h, rest, line.len(), cx.file, cx.path, no, cx.device),
+                )
+            } else {
+                State::Pending(no, line.to_vec())
+            });
+            // The causal engine's own test, unless the line is cut for it.
+            Some(
+                direct
+                    && h.level != Level::Error
+                    && (line.len() <= npgx_parsers::causal::MAX_LINE || is_quiet_record(line)),
+            )
+        });
+        let quiet = handled == Some(true);
+        if !(quiet && prev_quiet) {
+            let start = c.text.len();
+            c.text.extend_from_slice(line);
+            c.kept.push((no, handled.is_some(), start, c.text.len()));
+        }
+        prev_quiet = quiet;
+        if handled.is_some() {
+            return;
+        }
+        if matches!(line.first(), Some(b'[') | Some(b'(')) {
+            if let Some(error) = torch_npu_line(no, line) {
+                c.torch_npu.push(error);
+            }
+        }
+        let matches = || cx.grep.is_some_and(|g| g.find(line).is_some());
+        match &mut state {
+            None => {
+                if c.lead_grep.is_none() && matches() {
+                    c.lead_grep = Some(no);
+                }
+            }
+            Some(State::Counted(i)) => c.procs.accs[*i].cont += 1,
+            Some(State::Pending(at, pending)) => {
+                if matches() {
+                    let at = *at;
+                    let idx = header_or_peeled(pending, |hdr, _| {
+                        hdr.map(|(h, rest)| {
+                            c.procs
+                                .count(&h, rest, pending.len(), cx.file, cx.path, at, cx.device)
+                        })
+                    });
+                    if let Some(i) = idx {
+                        c.records += 1;
+                        c.procs.accs[i].cont += 1;
+                        state = Some(State::Counted(i));
+                    }
+                }
+            }
+            Some(State::Skipped | State::None) => {}
+        }
+        let w = &mut c.warnings;
+        if cx.is_log && looks_like_header(line) {
+            ChunkWarnings::note(&mut w.unparsed, &mut w.unparsed_count, no);
+        } else if cx.is_log && state.is_none() && !line.is_empty() {
+            ChunkWarnings::note(&mut w.before_first, &mut w.before_first_count, no);
+        }
+    });
+    c.stats = stats;
+    if state.is_none() {
+        c.lead = stats.lines;
+    }
+    c.end = state;
+    c
+}
+
+/// One file's scan in file order: the chunks' results folded in, and the state machines that
+/// need every line in order (record state, CANN reports, the causal engine).
+struct FileScan<'a> {
+    file: usize,
+    path: &'a Path,
+    device: Option<u32>,
+    state: State<Vec<u8>>,
+    lines: u64,
+    long_lines: u64,
+    any_record: bool,
+    reports: ReportAssembler,
+    scanner: CausalScanner,
+    warnings: FileWarnings<'a>,
+}
+
+impl FileScan<'_> {
+    fn absorb(&mut self, s: &mut Summarizer, c: ChunkScan) {
+        let offset = self.lines;
+        // The lines before the chunk's first record continue the record read last.
+        match &self.state {
+            State::Counted(i) => s.procs.accs[*i].cont += c.lead,
+            State::Pending(at, pending) => {
+                if let Some(j) = c.lead_grep {
+                    let (file, path, device, at) = (self.file, self.path, self.device, *at);
+                    let idx = header_or_peeled(pending, |hdr, _| {
+                        hdr.map(|(h, rest)| {
+                            s.procs
+                                .count(&h, rest, pending.len(), file, path, at, device)
+                        })
+                    });
+                    if let Some(i) = idx {
+                        s.files[file].records += 1;
+                        s.procs.accs[i].cont += c.lead - j + 1;
+                        self.state = State::Counted(i);
+                    }
+                }
+            }
+            State::Skipped | State::None => {}
+        }
+        c.warnings.apply(
+            &mut self.warnings,
+            offset,
+            matches!(self.state, State::None),
+        );
+        let map = s.procs.absorb(c.procs, offset);
+        s.files[self.file].records += c.records;
+        match c.end {
+            Some(State::Counted(i)) => self.state = State::Counted(map[i]),
+            Some(State::Pending(at, p)) => self.state = State::Pending(at + offset, p),
+            Some(State::Skipped) => self.state = State::Skipped,
+            Some(State::None) | None => {}
+        }
+        for &(no, record, a, b) in &c.kept {
+            let line = &c.text[a..b];
+            self.scanner.push(no + offset, line);
+            if record {
+                self.reports.interrupt();
+            } else {
+                self.reports.push(no + offset, line);
+            }
+        }
+        s.torch_npu.extend(c.torch_npu.into_iter().map(|mut error| {
+            error.line += offset;
+            FileTorchNpuError {
+                file: self.path.to_path_buf(),
+                error,
+            }
+        }));
+        self.any_record |= c.any_record;
+        self.lines += c.stats.lines;
+        self.long_lines += c.stats.long_lines;
+    }
+}
+
 /// Summarises `inputs` (see [`super::discover`]) under `filters`. Unreadable files and
-/// unparsable lines become warnings; the scan goes on.
-pub fn summarize(
+/// unparsable lines become warnings; the scan goes on. Each file is read in chunks on all cores
+/// ([`map_chunks`]); the result does not depend on the chunk size or the number of threads.
+pub fn summarize(inputs: &[LogInput], filters: &Filters, warnings: Vec<Warning>) -> PlogSummary {
+    summarize_in_chunks(inputs, filters, warnings, CHUNK)
+}
+
+fn summarize_in_chunks(
     inputs: &[LogInput],
     filters: &Filters,
     mut warnings: Vec<Warning>,
+    chunk: u64,
 ) -> PlogSummary {
     let mut s = Summarizer::default();
     let grep = filters
         .grep
         .as_deref()
-        .map(|g| memmem::Finder::new(g.as_bytes()).into_owned());
-    let mut pending: Vec<u8> = Vec::new();
-    let mut pending_line = 0u64;
+        .map(|g| memmem::Finder::new(g.as_bytes()));
     for input in inputs {
         let file = s.files.len();
         s.files.push(FileSummary {
@@ -506,94 +858,60 @@ pub fn summarize(
             records: 0,
             read: false,
         });
-        let device = input.info.as_ref().and_then(|i| i.device_id);
-        let is_log = input.info.is_some();
-        let mut state = State::None;
-        let mut lines = 0u64;
-        let mut any_record = false;
-        let mut reports = ReportAssembler::default();
-        let mut scanner = CausalScanner::new();
-        let mut torch_npu: Vec<FileTorchNpuError> = Vec::new();
-        let mut fw = FileWarnings {
-            out: &mut warnings,
-            path: input.path.clone(),
-            count: 0,
+        let cx = FileCtx {
+            file,
+            path: &input.path,
+            device: input.info.as_ref().and_then(|i| i.device_id),
+            is_log: input.info.is_some(),
+            filters,
+            grep: grep.as_ref(),
         };
-        let res = for_each_line(&input.path, |no, line| {
-            lines = no;
-            scanner.push(no, line);
-            let handled = header_or_peeled(line, |hdr| {
-                let (h, rest) = hdr?;
-                any_record = true;
-                state = if !filters.accepts_header(&h) {
-                    State::Skipped
-                } else if grep.as_ref().is_none_or(|g| g.find(line).is_some()) {
-                    State::Counted(s.count(&h, rest, line.len(), file, no, device))
-                } else {
-                    pending.clear();
-                    pending.extend_from_slice(line);
-                    pending_line = no;
-                    State::Pending
-                };
-                Some(())
-            });
-            if handled.is_some() {
-                reports.interrupt();
-                return;
-            }
-            reports.push(no, line);
-            if matches!(line.first(), Some(b'[') | Some(b'(')) {
-                if let Some(error) = torch_npu_line(no, line) {
-                    torch_npu.push(FileTorchNpuError {
-                        file: input.path.clone(),
-                        error,
-                    });
-                }
-            }
-            match state {
-                State::Counted(i) => s.accs[i].cont += 1,
-                State::Pending => {
-                    if grep.as_ref().is_some_and(|g| g.find(line).is_some()) {
-                        let idx = header_or_peeled(&pending, |hdr| {
-                            hdr.map(|(h, rest)| {
-                                s.count(&h, rest, pending.len(), file, pending_line, device)
-                            })
-                        });
-                        if let Some(i) = idx {
-                            s.accs[i].cont += 1;
-                            state = State::Counted(i);
-                        }
-                    }
-                }
-                State::Skipped => {}
-                State::None => {}
-            }
-            if is_log && looks_like_header(line) {
-                fw.push(
-                    no,
-                    "starts like a plog header but does not parse; kept as a continuation line",
-                );
-            } else if is_log && matches!(state, State::None) && !line.is_empty() {
-                fw.push(no, "text before the first plog header");
-            }
-        });
+        let mut f = FileScan {
+            file,
+            path: &input.path,
+            device: cx.device,
+            state: State::None,
+            lines: 0,
+            long_lines: 0,
+            any_record: false,
+            reports: ReportAssembler::default(),
+            scanner: CausalScanner::new(),
+            warnings: FileWarnings {
+                out: &mut warnings,
+                path: input.path.clone(),
+                count: 0,
+            },
+        };
+        let res = map_chunks(
+            &input.path,
+            chunk,
+            |lines| scan_chunk(lines, &cx),
+            |c| f.absorb(&mut s, c),
+        );
+        let FileScan {
+            lines,
+            long_lines,
+            any_record,
+            reports,
+            scanner,
+            warnings: fw,
+            ..
+        } = f;
         match res {
             Err(e) => fw
                 .out
                 .push(Warning::io(&input.path, &format!("cannot read: {e}"))),
-            Ok(stats) => {
+            Ok(()) => {
                 s.files[file].read = true;
                 if !any_record {
                     fw.out
                         .push(Warning::io(&input.path, "no plog records in this file"));
                 }
-                if stats.long_lines > 0 {
+                if long_lines > 0 {
                     fw.out.push(Warning::io(
                         &input.path,
                         &format!(
-                            "{} line(s) longer than {} bytes: only their head was read",
-                            stats.long_lines,
-                            super::reader::MAX_LINE
+                            "{long_lines} line(s) longer than {MAX_LINE} bytes: only their head was read"
                         ),
                     ));
                 }
@@ -606,7 +924,6 @@ pub fn summarize(
         s.files[file].lines = lines;
         s.reports
             .extend(reports.finish().into_iter().map(|r| (file, r)));
-        s.torch_npu.extend(torch_npu);
     }
     s.finish(warnings)
 }
@@ -707,4 +1024,127 @@ pub fn for_each_record(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fmt::Write as _;
+
+    fn json(s: &PlogSummary) -> String {
+        serde_json::to_string_pretty(s).expect("a summary serialises")
+    }
+
+    /// The summaries of `inputs` read in chunks of each size equal the one of a single chunk.
+    fn same_for_every_chunk(inputs: &[LogInput], filters: &Filters, chunks: &[u64]) {
+        let whole = json(&summarize_in_chunks(inputs, filters, Vec::new(), 1 << 40));
+        for &chunk in chunks {
+            let got = json(&summarize_in_chunks(inputs, filters, Vec::new(), chunk));
+            if got != whole {
+                let at = got
+                    .lines()
+                    .zip(whole.lines())
+                    .position(|(a, b)| a != b)
+                    .unwrap_or(0);
+                panic!(
+                    "chunk {chunk}: summary differs at JSON line {at}: {:?} vs {:?}",
+                    got.lines().nth(at),
+                    whole.lines().nth(at)
+                );
+            }
+        }
+    }
+
+    fn filters(levels: &[Level], grep: Option<&str>) -> Filters {
+        Filters {
+            levels: levels.to_vec(),
+            grep: grep.map(str::to_owned),
+            ..Filters::default()
+        }
+    }
+
+    #[test]
+    fn chunked_summaries_of_the_samples_equal_one_pass() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/samples");
+        let mut warnings = Vec::new();
+        let inputs = super::super::discover(&[root.join("logs"), root.join("cann")], &mut warnings);
+        assert!(inputs.len() > 40, "{} inputs", inputs.len());
+        // Explicit files are read even when their names are not CANN log names.
+        let mut explicit: Vec<LogInput> = std::fs::read_dir(root.join("logs"))
+            .expect("the shared log samples")
+            .filter_map(|e| {
+                let path = e.ok()?.path();
+                (path.extension()? == "log").then_some(LogInput { path, info: None })
+            })
+            .collect();
+        explicit.sort_by(|a, b| a.path.cmp(&b.path));
+        for inputs in [&inputs, &explicit] {
+            same_for_every_chunk(inputs, &Filters::default(), &[53, 4096, 1 << 20]);
+            same_for_every_chunk(inputs, &filters(&[Level::Error], Some("rror")), &[211]);
+        }
+    }
+
+    /// A plog of every kind of line, written here: records of three processes at every level,
+    /// continuation lines, CANN error reports, torch_npu lines, look-alike headers, blank lines,
+    /// CRLF, text before the first header and a line longer than the reader keeps.
+    fn corpus() -> Vec<u8> {
+        let mut s = String::from("text before the first header\n[ERROR] not a header\n\n");
+        let levels = ["INFO", "DEBUG", "WARNING", "ERROR", "EVENT"];
+        for i in 0..6000u32 {
+            let pid = 100 + i % 3;
+            let level = levels[(i * 7 % 11 % 5) as usize];
+            let _ = write!(
+                s,
+                "[{level}] {}({pid},python):2025-05-08-09:{:02}:{:02}.{:03}.000 [f.cc:{i}]{pid} F:",
+                ["GE", "RUNTIME", "HCCL"][(i % 3) as usize],
+                i / 3600 % 60,
+                i / 60 % 60,
+                i % 1000
+            );
+            match i % 97 {
+                5 => s.push_str("Task exception! device_id=1, stream_id=2, retCode=0x31\n"),
+                11 => s.push_str("rtStreamSynchronize:ErrCode=507035, desc=[vector core exception]\n"),
+                23 => s.push_str("call failed\nEZ9999: Inner Error!\nEZ9999[PID: 101] 2025-05-08-09:00:00.000.000 (EZ9999):  The device failed[FUNC:F][FILE:f.cc][LINE:1]\n        TraceBack (most recent call last):\n        x failed[FUNC:G][FILE:g.cc][LINE:2]\n"),
+                31 => s.push_str("x\r\n  continuation retCode=0x7\r\n\n"),
+                47 => s.push_str("y\n[ERROR] 2025-05-08-09:00:00 (PID:101, Device:0, RankID:-1) ERR00100 PTA call acl api failed\n"),
+                59 => s.push_str("z\n[INFO] GE(1,p):garbled\n"),
+                _ => s.push_str("plain message\n"),
+            }
+            if i == 4000 {
+                s.push_str(&"w".repeat(MAX_LINE + 100));
+                s.push('\n');
+            }
+        }
+        s.push_str("[ERROR] GE(100,python):2025-05-08-10:00:00.000.000 last record, no newline");
+        s.into_bytes()
+    }
+
+    #[test]
+    fn chunked_summaries_of_a_generated_plog_equal_one_pass() {
+        let path = std::env::temp_dir().join(format!(
+            "npgx-summary-chunks-{}/plog-101_20250508090000000.log",
+            std::process::id()
+        ));
+        let dir = path.parent().expect("a directory");
+        std::fs::create_dir_all(dir).unwrap();
+        std::fs::write(&path, corpus()).unwrap();
+        let inputs = super::super::discover(&[dir.to_path_buf()], &mut Vec::new());
+        assert_eq!(inputs.len(), 1);
+        let whole = summarize_in_chunks(&inputs, &Filters::default(), Vec::new(), 1 << 40);
+        // The corpus exercises what chunks must carry over.
+        assert!(whole.error_reports.len() > 50);
+        assert_eq!(whole.torch_npu_errors.len(), 62);
+        assert!(whole.processes.iter().all(|p| p.continuation_lines > 0));
+        assert!(whole.first_causal.is_some());
+        assert!(whole.warnings.len() > 3);
+        for f in [
+            Filters::default(),
+            filters(&[Level::Error, Level::Warning], None),
+            filters(&[], Some("continuation")),
+            filters(&[], Some("EZ9999")),
+        ] {
+            same_for_every_chunk(&inputs, &f, &[37, 4096, 100_000]);
+        }
+        std::fs::remove_dir_all(dir).unwrap();
+    }
 }

@@ -185,19 +185,19 @@ fn reports(w: &[WinLine<'_>]) -> Vec<(usize, CannErrorReport)> {
     for l in w.iter().filter(|l| !l.norm.skip) {
         asm.push(l.no, l.norm.rest.as_bytes());
     }
-    let first = w.first().map_or(0, |l| l.no);
     asm.finish()
         .into_iter()
         .filter_map(|r| {
-            let i = usize::try_from(r.line.checked_sub(first)?).ok()?;
-            Some((i, r))
+            let i = index_of(w, r.line);
+            (w.get(i)?.no == r.line).then_some((i, r))
         })
         .collect()
 }
 
+/// The window index of physical line `line` (line numbers have gaps where the scanner dropped
+/// quiet records), or of the first line after it.
 fn index_of(w: &[WinLine<'_>], line: u64) -> usize {
-    let first = w.first().map_or(0, |l| l.no);
-    usize::try_from(line.saturating_sub(first)).unwrap_or(usize::MAX)
+    w.partition_point(|l| l.no < line)
 }
 
 /// A glog level that marks debug chatter rather than an error.

@@ -26,6 +26,12 @@
 //! [`WINDOW_LINES`] lines / [`WINDOW_BYTES`] bytes (cut at a blank line when one is near), so a
 //! multi-GB input costs the same as a small one. Callers cap single lines ([`MAX_LINE`]).
 //!
+//! Speed: most lines of a plog are records below ERROR ([`is_quiet_record`]). Such a record is
+//! never a candidate; it only ends whatever block came before it, and a run of them ends it no
+//! more than one does. So the scanner keeps the first line of each run and drops the rest before
+//! any per-line work: windows count the lines kept (their line numbers have gaps), and a caller
+//! may drop those lines itself (`npgx plog` does, on its worker threads) with the same result.
+//!
 //! What it is not for: reading files (the application streams them) and routing (the triage
 //! engine decides a route from the [`CausalError`]'s shape and scope).
 
@@ -178,6 +184,18 @@ pub struct CausalScanner {
     /// The best candidates of every window so far, best first (at most [`MAX_RANKED`]).
     ranked: Vec<CausalError>,
     skipped: Vec<u64>,
+    /// Whether the last line kept was a [quiet record](is_quiet_record).
+    quiet: bool,
+}
+
+/// A plog record below ERROR (the line starts with its header): never a causal error. The
+/// scanner drops such a line when the line kept before it was one too (see the module's
+/// comment); a caller that drops them first must use this test on the same bytes.
+pub fn is_quiet_record(line: &[u8]) -> bool {
+    let head = &line[..line.len().min(MAX_LINE)];
+    head.first() == Some(&b'[')
+        && crate::plog::header::parse_header(head)
+            .is_some_and(|(h, _)| h.level != crate::plog::header::Level::Error)
 }
 
 impl CausalScanner {
@@ -188,6 +206,11 @@ impl CausalScanner {
     /// Feeds one physical line (1-based number, bytes without the terminator; invalid UTF-8 is
     /// replaced, NUL bytes become spaces, a line longer than [`MAX_LINE`] is cut).
     pub fn push(&mut self, no: u64, line: &[u8]) {
+        let quiet = is_quiet_record(line);
+        if quiet && self.quiet {
+            return;
+        }
+        self.quiet = quiet;
         let head = &line[..line.len().min(MAX_LINE)];
         let start = self.text.len();
         match std::str::from_utf8(head) {
@@ -516,6 +539,39 @@ mod tests {
         junk.extend_from_slice(b"\n\0\0\0\n\xff\xfe\n");
         assert!(first_causal_error(&junk).is_none());
         assert!(first_causal_error(b"").is_none());
+    }
+
+    // A run of plog records below ERROR is kept as its first line, so a long plog is one window;
+    // dropping the rest before the scanner (as `npgx plog` does) gives the same error, with the
+    // file's line numbers.
+    #[test]
+    fn quiet_records_after_the_first_are_dropped() {
+        let info = "[INFO] GE(1,p):2025-01-01-00:00:00.000.000 [a.cc:1]1 ok\n";
+        let block = "EE9999: Inner Error!\nEE9999[PID: 1] 2026-01-01-00:00:00.000.000 (EE9999):  the device failed[FUNC:F][FILE:f.cc][LINE:1]\n        TraceBack (most recent call last):\n        x failed[FUNC:G][FILE:g.cc][LINE:2]\n";
+        let mut text = info.repeat(25_001);
+        text.push_str(block);
+        text.push_str(&info.repeat(3));
+        text.push_str("[ERROR] RUNTIME(1,p):2025-01-01-00:00:01.000.000 [s.cc:1]1 GetError: Stream Synchronize failed\n");
+        text.push_str(&info.repeat(10_000));
+        let full = first(&text);
+        assert_eq!((full.line, full.shape), (25_003, Shape::CannReport));
+        assert_eq!(full.evidence.lines.first(), Some(&25_002));
+        let mut s = CausalScanner::new();
+        let mut previous = false;
+        for (i, line) in text.lines().enumerate() {
+            let quiet = is_quiet_record(line.as_bytes());
+            if !(quiet && previous) {
+                s.push(i as u64 + 1, line.as_bytes());
+            }
+            previous = quiet;
+        }
+        assert_eq!(s.finish(), Some(full));
+        assert!(!is_quiet_record(
+            b"[ERROR] GE(1,p):2025-01-01-00:00:00.000.000 x"
+        ));
+        assert!(!is_quiet_record(
+            b" [INFO] GE(1,p):2025-01-01-00:00:00.000.000 x"
+        ));
     }
 
     // Windows: a candidate in a later window still loses to a stronger one in an earlier window,
