@@ -354,14 +354,13 @@ fn analyse(window: &[(u64, &str)]) -> (Vec<CausalError>, Vec<u64>) {
 /// of every other candidate within [`CONTEXT_LINES`] lines of it.
 fn context(lines: &[WinLine<'_>], cands: &[Candidate], k: usize) -> Vec<(u64, String)> {
     let me = &cands[k];
-    let first = lines.first().map_or(0, |l| l.no);
     let mut out: Vec<(u64, String)> = Vec::new();
     if let Some(wl) = me.wrapper_line {
-        if let Some(l) = usize::try_from(wl.saturating_sub(first))
-            .ok()
-            .and_then(|i| lines.get(i))
-        {
-            out.push((wl, l.rest.trim().to_string()));
+        // Line numbers may have gaps (quiet plog records are dropped): find it by number.
+        if let Some(l) = lines.get(lines.partition_point(|l| l.no < wl)) {
+            if l.no == wl {
+                out.push((wl, l.rest.trim().to_string()));
+            }
         }
     }
     for (j, c) in cands.iter().enumerate() {
