@@ -3,6 +3,7 @@
 //! `scripts/test.sh`), and assert exact fields.
 
 mod aicore;
+mod build;
 mod cli;
 mod common;
 mod dump_compare;
@@ -10,6 +11,7 @@ mod dump_config;
 mod dump_scan;
 mod ge_graph;
 mod json;
+#[cfg(feature = "tables")]
 mod merge;
 mod plog;
 mod report;
