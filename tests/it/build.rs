@@ -11,11 +11,19 @@ const FEATURES: &str = "(features: none; a lean build: no CSV/Parquet tables, no
 
 #[test]
 fn version_names_the_enabled_features() {
-    let want = format!("npgx {} {FEATURES}\n", env!("CARGO_PKG_VERSION"));
-    for args in [&["--version"][..], &["-V"], &["merge", "--version"]] {
+    let want = format!("{} {FEATURES}\n", env!("CARGO_PKG_VERSION"));
+    for (args, name) in [
+        (&["--version"][..], "npgx"),
+        (&["-V"], "npgx"),
+        (&["merge", "--version"], "npgx-merge"),
+    ] {
         let out = npgx(args);
         assert_eq!(out.status.code(), Some(0), "{args:?}");
-        assert_eq!(String::from_utf8_lossy(&out.stdout), want, "{args:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            format!("{name} {want}"),
+            "{args:?}"
+        );
     }
 }
 
