@@ -2,7 +2,8 @@
 # The whole test suite, on a fresh machine or a warm one:
 #   1. a Python venv (.venv) with what the independent fixture writers need,
 #   2. fixtures generated into target/fixtures/ (never committed, never written by Rust),
-#   3. formatting, lints and every Rust test of the workspace.
+#   3. formatting, lints and every Rust test of the workspace; lints and the build tests
+#      (tests/it/build.rs) of the lean build too (`--no-default-features`: no polars).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -55,7 +56,12 @@ echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
+# The lean build (README "Install": no polars) compiles, lints clean and refuses what it lacks.
+echo "== cargo clippy --no-default-features"
+cargo clippy --workspace --all-targets --locked --no-default-features -- -D warnings
 echo "== cargo test"
 # --include-ignored: the tests that need torch or an unprivileged account are #[ignore]d with the
 # reason, so a bare `cargo test` skips them visibly; this script provides both and runs them.
 cargo test --workspace --locked -- --include-ignored
+echo "== cargo test --no-default-features (the lean build: --version, the refused tables and merge)"
+cargo test --locked --no-default-features --test it build::

@@ -10,6 +10,7 @@ pub mod compare;
 pub mod config;
 pub mod dump;
 pub mod incident;
+#[cfg(feature = "tables")]
 pub mod merge;
 pub mod output;
 pub mod plog;

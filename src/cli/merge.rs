@@ -1,8 +1,11 @@
+#[cfg(feature = "tables")]
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+#[cfg(feature = "tables")]
 use crate::merge;
+#[cfg(feature = "tables")]
 use crate::report::merge as render;
 
 use super::TableFormat as Format;
@@ -35,6 +38,7 @@ pub struct Args {
     pub output: Option<PathBuf>,
 }
 
+#[cfg(feature = "tables")]
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     super::check_output(args.format, args.output.as_deref())?;
     let report = merge::merge(&args.inputs)?;
@@ -60,6 +64,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }))
 }
 
+#[cfg(feature = "tables")]
 fn write_to(
     out: &mut dyn Write,
     report: &merge::MergeReport,
@@ -72,4 +77,10 @@ fn write_to(
         Format::Parquet => anyhow::bail!("--format parquet needs -o FILE"),
     }
     Ok(())
+}
+
+/// A build without the `tables` feature cannot read Parquet.
+#[cfg(not(feature = "tables"))]
+pub fn run(_: Args) -> anyhow::Result<ExitCode> {
+    Err(crate::report::tables_left_out("npgx merge"))
 }

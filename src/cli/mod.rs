@@ -27,10 +27,20 @@ pub const EXIT_FAILURE: u8 = 2;
 /// clean result is not an all-clear.
 pub const EXIT_INCOMPLETE: u8 = 3;
 
+/// What `npgx --version` prints: the version and the cargo features this binary was built with
+/// (docs: README, Install).
+#[cfg(feature = "tables")]
+const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (features: tables)");
+#[cfg(not(feature = "tables"))]
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (features: none; a lean build: no CSV/Parquet tables, no merge)"
+);
+
 #[derive(Debug, Parser)]
 #[command(
     name = "npgx",
-    version,
+    version = VERSION,
     about = "Triage toolkit for PyTorch graph mode (torch.compile) on Ascend NPUs",
     long_about = "npgx reads what a failing Ascend graph-mode run leaves behind — operator dumps, \
 plogs, error reports, GE graphs — and tells you which operator, which step and which error came \
@@ -110,8 +120,15 @@ fn progress_bar(enabled: bool, what: &str) -> Option<indicatif::ProgressBar> {
     Some(bar)
 }
 
-/// Refuses `--format parquet` without `-o FILE` before any work is done (a binary file).
+/// Refuses `--format parquet` without `-o FILE` before any work is done (a binary file), and the
+/// table formats in a build without the `tables` feature.
 fn check_output(format: TableFormat, output: Option<&std::path::Path>) -> anyhow::Result<()> {
+    #[cfg(not(feature = "tables"))]
+    match format {
+        TableFormat::Csv => return Err(crate::report::tables_left_out("--format csv")),
+        TableFormat::Parquet => return Err(crate::report::tables_left_out("--format parquet")),
+        TableFormat::Table | TableFormat::Json => {}
+    }
     if format == TableFormat::Parquet && output.is_none() {
         anyhow::bail!("--format parquet writes a binary file: give it with -o FILE");
     }

@@ -4,11 +4,15 @@
 use std::fmt::Write as _;
 use std::io::Write;
 
+#[cfg(feature = "tables")]
 use anyhow::Context as _;
+#[cfg(feature = "tables")]
 use polars::prelude::{Column, DataFrame, PlSmallStr};
 
 use crate::compare::convert::ConvertReport;
-use crate::compare::{CompareReport, GroupReport, Metrics, Pair};
+#[cfg(feature = "tables")]
+use crate::compare::Metrics;
+use crate::compare::{CompareReport, GroupReport, Pair};
 
 /// The JSON document (schema `npgx.dump-compare`, version 1).
 pub fn json(report: &CompareReport) -> anyhow::Result<String> {
@@ -28,6 +32,7 @@ pub fn json(report: &CompareReport) -> anyhow::Result<String> {
 }
 
 /// One row per pair, columns in the order of `docs/dump-compare.md`.
+#[cfg(feature = "tables")]
 pub fn table(report: &CompareReport) -> anyhow::Result<DataFrame> {
     let rows = &report.pairs;
     let at = |p: &Pair| {
@@ -126,6 +131,7 @@ pub fn table(report: &CompareReport) -> anyhow::Result<DataFrame> {
 }
 
 /// Writes the table as CSV.
+#[cfg(feature = "tables")]
 pub fn csv(report: &CompareReport, out: &mut dyn Write) -> anyhow::Result<()> {
     super::write_csv(table(report)?, out)
 }
@@ -196,9 +202,23 @@ pub fn csv_msprobe(report: &CompareReport, out: &mut dyn Write) -> anyhow::Resul
 }
 
 /// Writes the table as Parquet: the compare shard (`npgx.dump-compare.shard` in its metadata).
+#[cfg(feature = "tables")]
 pub fn parquet(report: &CompareReport, out: std::fs::File) -> anyhow::Result<()> {
     let mut df = table(report)?;
     super::write_shard(&mut df, crate::merge::COMPARE_SHARD, out)
+}
+
+/// A build without the `tables` feature writes no table (the CLI refuses the format before it
+/// compares).
+#[cfg(not(feature = "tables"))]
+pub fn csv(_: &CompareReport, _: &mut dyn Write) -> anyhow::Result<()> {
+    Err(super::tables_left_out("--format csv"))
+}
+
+/// See the lean [`csv`].
+#[cfg(not(feature = "tables"))]
+pub fn parquet(_: &CompareReport, _: std::fs::File) -> anyhow::Result<()> {
+    Err(super::tables_left_out("--format parquet"))
 }
 
 fn num(v: Option<f64>) -> String {

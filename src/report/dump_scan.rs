@@ -4,13 +4,18 @@
 use std::fmt::Write as _;
 use std::io::Write;
 
+#[cfg(feature = "tables")]
 use anyhow::Context as _;
+#[cfg(feature = "tables")]
 use npgx_parsers::dump::path::Location;
+#[cfg(feature = "tables")]
 use polars::prelude::{Column, DataFrame, PlSmallStr};
 
 use crate::dump::address::{AddressStatus, Addresses, Held, Link, TensorAt};
 use crate::dump::store::TensorStore;
-use crate::dump::{Anomaly, Group, Place, ScanReport, TensorRecord};
+use crate::dump::{Anomaly, Group, ScanReport};
+#[cfg(feature = "tables")]
+use crate::dump::{Place, TensorRecord};
 
 /// The JSON document (`npgx.dump-scan`, docs/dump-scan.md). With `all`, a `tensors` array lists
 /// every tensor.
@@ -75,11 +80,13 @@ fn with_document<R>(
 
 /// Rows per table chunk when every tensor is written: the rebuilt records and the frame of one
 /// chunk at a time, whatever the number of tensors.
+#[cfg(feature = "tables")]
 const CHUNK: usize = 1 << 16;
 
 /// The table in chunks of at most `chunk` rows, each handed to `f`: the anomalous tensors, or
 /// with `all` every tensor, in execution order. At least one chunk (maybe empty), so that an
 /// empty table still has its columns.
+#[cfg(feature = "tables")]
 fn for_each_chunk(
     report: &ScanReport,
     all: bool,
@@ -117,6 +124,7 @@ fn for_each_chunk(
 }
 
 /// One row per given tensor: the columns of the shard schema (docs/cluster.md).
+#[cfg(feature = "tables")]
 fn frame(report: &ScanReport, rows: &[(Place, &TensorRecord)]) -> anyhow::Result<DataFrame> {
     let group = |p: &Place| report.groups.get(p.group);
     let collectives: Vec<(Option<usize>, Option<usize>)> = rows
@@ -320,10 +328,12 @@ fn frame(report: &ScanReport, rows: &[(Place, &TensorRecord)]) -> anyhow::Result
 }
 
 /// Writes the table as CSV, chunk by chunk (one header).
+#[cfg(feature = "tables")]
 pub fn csv(report: &ScanReport, all: bool, out: &mut dyn Write) -> anyhow::Result<()> {
     csv_in_chunks(report, all, CHUNK, out)
 }
 
+#[cfg(feature = "tables")]
 fn csv_in_chunks(
     report: &ScanReport,
     all: bool,
@@ -339,10 +349,12 @@ fn csv_in_chunks(
 /// Writes the shard: every tensor as Parquet, one row group per chunk, with the shard schema's
 /// name and version in the file's key-value metadata (docs/cluster.md). The report must keep
 /// every tensor.
+#[cfg(feature = "tables")]
 pub fn parquet(report: &ScanReport, out: std::fs::File) -> anyhow::Result<()> {
     parquet_in_chunks(report, CHUNK, out)
 }
 
+#[cfg(feature = "tables")]
 fn parquet_in_chunks(report: &ScanReport, chunk: usize, out: std::fs::File) -> anyhow::Result<()> {
     let mut out = Some(out);
     let mut writer = None;
@@ -367,6 +379,19 @@ fn parquet_in_chunks(report: &ScanReport, chunk: usize, out: std::fs::File) -> a
         w.finish().context("cannot write Parquet")?;
     }
     Ok(())
+}
+
+/// A build without the `tables` feature writes no table (the CLI refuses the format before it
+/// scans).
+#[cfg(not(feature = "tables"))]
+pub fn csv(_: &ScanReport, _: bool, _: &mut dyn Write) -> anyhow::Result<()> {
+    Err(super::tables_left_out("--format csv"))
+}
+
+/// See the lean [`csv`].
+#[cfg(not(feature = "tables"))]
+pub fn parquet(_: &ScanReport, _: std::fs::File) -> anyhow::Result<()> {
+    Err(super::tables_left_out("--format parquet"))
 }
 
 fn group_title(g: &Group) -> String {
@@ -661,7 +686,7 @@ fn addresses_text(o: &mut String, a: &Addresses) {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "tables"))]
 mod tests {
     use super::{csv_in_chunks, parquet_in_chunks};
     use crate::dump::analysis::Collector;

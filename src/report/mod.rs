@@ -8,6 +8,7 @@ pub mod config;
 pub mod dump_compare;
 pub mod dump_scan;
 pub mod html;
+#[cfg(feature = "tables")]
 pub mod merge;
 pub mod nodes;
 pub mod plog;
@@ -89,7 +90,19 @@ pub fn enum_name<T: Serialize>(v: &T) -> String {
         .unwrap_or_default()
 }
 
+/// The error of a build without the `tables` feature (`cargo build --no-default-features`) when
+/// `what` — a table format, `npgx merge` — needs it: polars is not compiled in.
+#[cfg(not(feature = "tables"))]
+pub fn tables_left_out(what: &str) -> anyhow::Error {
+    anyhow::anyhow!(
+        "{what} needs the `tables` feature (polars), which this build of npgx {} left out: \
+         rebuild with default features (`cargo install --path .`) or `--features tables`",
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
 /// Writes a table as CSV.
+#[cfg(feature = "tables")]
 pub fn write_csv(
     df: polars::prelude::DataFrame,
     out: &mut dyn std::io::Write,
@@ -98,6 +111,7 @@ pub fn write_csv(
 }
 
 /// [`write_csv`] of one chunk of a longer table: the header only with the first.
+#[cfg(feature = "tables")]
 pub fn write_csv_rows(
     mut df: polars::prelude::DataFrame,
     out: &mut dyn std::io::Write,
@@ -114,6 +128,7 @@ pub fn write_csv_rows(
 /// A Parquet writer for a shard written in row groups: `schema`'s name and version and the npgx
 /// version in the file's key-value metadata (docs/cluster.md), so `npgx merge` (or anyone) can
 /// tell what it holds, then the `extra` pairs. `table` is the polars schema of every batch.
+#[cfg(feature = "tables")]
 pub fn shard_writer(
     schema: crate::merge::ShardSchema,
     out: std::fs::File,
@@ -129,6 +144,7 @@ pub fn shard_writer(
 }
 
 /// Writes `df` as a Parquet shard, with [`shard_writer`]'s metadata.
+#[cfg(feature = "tables")]
 pub fn write_shard(
     df: &mut polars::prelude::DataFrame,
     schema: crate::merge::ShardSchema,
@@ -143,6 +159,7 @@ pub fn write_shard(
     Ok(())
 }
 
+#[cfg(feature = "tables")]
 fn shard_metadata(
     schema: crate::merge::ShardSchema,
     extra: &[(&str, String)],

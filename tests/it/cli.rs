@@ -93,6 +93,7 @@ fn missing_root_is_a_run_failure() {
     assert!(err.contains("/nonexistent/npgx-test-root"), "{err}");
 }
 
+#[cfg(feature = "tables")]
 #[test]
 fn parquet_needs_an_output_file() {
     let dir = crate::common::repo().join("testdata");

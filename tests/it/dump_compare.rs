@@ -11,6 +11,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+#[cfg(feature = "tables")]
 use polars::prelude::{CsvReadOptions, DataFrame, DataType, ParquetReader, SerReader as _};
 use serde_json::{json, Value};
 
@@ -40,6 +41,7 @@ const COUNTS: [&str; 5] = [
     "nan_inf_one_side",
 ];
 /// CSV / Parquet columns before the metrics, in the contract's order.
+#[cfg(feature = "tables")]
 const HEAD_COLUMNS: [&str; 12] = [
     "group",
     "order",
@@ -55,6 +57,7 @@ const HEAD_COLUMNS: [&str; 12] = [
     "elements",
 ];
 /// CSV / Parquet columns after the metrics and counts.
+#[cfg(feature = "tables")]
 const TAIL_COLUMNS: [&str; 12] = [
     "passed",
     "error",
@@ -71,6 +74,7 @@ const TAIL_COLUMNS: [&str; 12] = [
 ];
 
 /// Every CSV / Parquet column, in this order (contract "CSV / Parquet").
+#[cfg(feature = "tables")]
 fn columns() -> Vec<&'static str> {
     [&HEAD_COLUMNS[..], &METRICS, &COUNTS, &TAIL_COLUMNS].concat()
 }
@@ -812,6 +816,7 @@ fn table_names_first_divergence_origin_and_the_next_command() {
 // --- CSV and Parquet ----------------------------------------------------------------------------
 
 /// One table cell as text (empty for null), whatever the column's type.
+#[cfg(feature = "tables")]
 fn cell(df: &DataFrame, col: &str, row: usize) -> String {
     let c = df
         .column(col)
@@ -825,6 +830,7 @@ fn cell(df: &DataFrame, col: &str, row: usize) -> String {
 }
 
 /// One numeric cell: parsed from text (CSV read as text), or read as f64 (Parquet numbers).
+#[cfg(feature = "tables")]
 fn cell_f64(df: &DataFrame, col: &str, row: usize) -> Result<Option<f64>, String> {
     let c = df.column(col).map_err(|e| e.to_string())?;
     if c.dtype() == &DataType::String {
@@ -838,6 +844,7 @@ fn cell_f64(df: &DataFrame, col: &str, row: usize) -> Result<Option<f64>, String
 }
 
 /// Checks a CSV/Parquet table against the truth run, cell by cell.
+#[cfg(feature = "tables")]
 fn check_table(roots: &Roots, want: &Value, df: &DataFrame) -> Vec<String> {
     let mut problems = Vec::new();
     let names: Vec<String> = df
@@ -928,6 +935,7 @@ fn temp(name: &str) -> PathBuf {
     std::env::temp_dir().join(format!("npgx-it-compare-{}-{name}", std::process::id()))
 }
 
+#[cfg(feature = "tables")]
 #[test]
 fn csv_and_parquet_have_the_contract_columns_and_values() {
     for name in ["chain", "nan_one_side", "shape_mismatch"] {
@@ -1175,6 +1183,7 @@ fn comparator_accepts_agreement_and_rejects_each_kind_of_disagreement() {
     }
 }
 
+#[cfg(feature = "tables")]
 #[test]
 fn table_checker_rejects_a_wrong_cell() {
     let c = case("chain");

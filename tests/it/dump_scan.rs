@@ -611,6 +611,7 @@ fn without_all_the_anomalies_are_the_same() {
     );
 }
 
+#[cfg(feature = "tables")]
 #[test]
 fn csv_has_one_row_per_anomaly_with_the_writers_counts() {
     use polars::prelude::{CsvReadOptions, SerReader};
@@ -719,6 +720,7 @@ fn table_names_the_first_anomaly_and_unreadable_files() {
 }
 
 /// Reads a Parquet table back with polars and returns, per (path, io, index), the named u64 columns.
+#[cfg(feature = "tables")]
 fn parquet_counts(dest: &Path, cols: &[&str]) -> BTreeMap<(String, String, u64), Vec<u64>> {
     use polars::prelude::{ParquetReader, SerReader};
     let file = std::fs::File::open(dest).expect("parquet written");
@@ -755,6 +757,7 @@ fn parquet_counts(dest: &Path, cols: &[&str]) -> BTreeMap<(String, String, u64),
         .collect()
 }
 
+#[cfg(feature = "tables")]
 #[test]
 fn parquet_rows_read_back_with_the_writers_counts() {
     let c = case("framings");

@@ -3,6 +3,7 @@
 //! `scripts/test.sh`), and assert exact fields.
 
 mod aicore;
+mod build;
 mod cli;
 mod cluster;
 mod common;
@@ -12,6 +13,7 @@ mod dump_plan;
 mod dump_scan;
 mod ge_graph;
 mod json;
+#[cfg(feature = "tables")]
 mod merge;
 mod msprobe;
 mod plog;
