@@ -9,7 +9,7 @@ use npgx_parsers::cann_error::{codes_in, parse_item, torch_npu::parse_torch_npu_
 use npgx_parsers::plog::content::parse_content;
 use npgx_parsers::plog::path::classify as classify_path;
 use npgx_parsers::line_prefix::strip_prefixes;
-use npgx_parsers::plog::{parse_header, PlogRecord, PlogTime};
+use npgx_parsers::plog::{parse_header, BoundEnd, PlogRecord, PlogTime};
 
 fuzz_target!(|data: &[u8]| {
     if let Some((h, rest)) = parse_header(data) {
@@ -24,7 +24,8 @@ fuzz_target!(|data: &[u8]| {
     let _ = parse_item(1, &s);
     let _ = parse_torch_npu_line(&s);
     let _ = classify_path(&s);
-    let _ = PlogTime::parse_bound(&s);
+    let _ = PlogTime::parse_bound(&s, BoundEnd::Lower);
+    let _ = PlogTime::parse_bound(&s, BoundEnd::Upper);
     let bag = KvBag::new(&s);
     let _ = (bag.u64("stream_id"), bag.after("serial number is "), bag.text("fault kernel_name"));
 });

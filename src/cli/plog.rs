@@ -3,7 +3,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use npgx_parsers::plog::{Level, PlogTime};
+use npgx_parsers::plog::{BoundEnd, Level, PlogTime};
 
 use crate::plog::{self, Filters};
 use crate::report::plog as render;
@@ -77,10 +77,11 @@ pub struct Args {
     )]
     pub pid: Vec<i64>,
     /// Keep records at or after TIME (YYYY-MM-DD-hh:mm:ss.mmm.uuu or a prefix such as 2025-05-08-09:56).
-    #[arg(long, value_name = "TIME", value_parser = parse_time)]
+    #[arg(long, value_name = "TIME", value_parser = parse_since)]
     pub since: Option<PlogTime>,
-    /// Keep records at or before TIME (same forms as --since).
-    #[arg(long, value_name = "TIME", value_parser = parse_time)]
+    /// Keep records at or before TIME (same forms as --since; a prefix covers its whole span:
+    /// 2025-05-08 keeps all of the 8th).
+    #[arg(long, value_name = "TIME", value_parser = parse_until)]
     pub until: Option<PlogTime>,
     /// Keep records whose text (header line or continuation lines) contains TEXT.
     #[arg(long, value_name = "TEXT")]
@@ -93,14 +94,18 @@ fn parse_level(s: &str) -> Result<Level, String> {
     })
 }
 
-fn parse_time(s: &str) -> Result<PlogTime, String> {
-    PlogTime::parse(s)
-        .or_else(|| PlogTime::parse_bound(s))
-        .ok_or_else(|| {
-            format!(
-                "cannot read `{s}` as a time; use YYYY-MM-DD-hh:mm:ss.mmm.uuu or a prefix of it"
-            )
-        })
+fn parse_since(s: &str) -> Result<PlogTime, String> {
+    parse_time(s, BoundEnd::Lower)
+}
+
+fn parse_until(s: &str) -> Result<PlogTime, String> {
+    parse_time(s, BoundEnd::Upper)
+}
+
+fn parse_time(s: &str, end: BoundEnd) -> Result<PlogTime, String> {
+    PlogTime::parse_bound(s, end).ok_or_else(|| {
+        format!("cannot read `{s}` as a time; use YYYY-MM-DD-hh:mm:ss.mmm.uuu or a prefix of it")
+    })
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {

@@ -675,7 +675,7 @@ fn asys_layout_and_filters() {
             "--since",
             "2025-05-08-09:56:20.764",
             "--until",
-            "2025-05-08-09:56:20.765",
+            "2025-05-08-09:56:20.764",
         ],
     );
     assert!(!recs.is_empty());
@@ -683,6 +683,26 @@ fn asys_layout_and_filters() {
         .as_str()
         .unwrap()
         .starts_with("2025-05-08-09:56:20.764")));
+}
+
+/// An upper bound given as a prefix covers its whole span: every record of process 155320 is
+/// written during 09:56 on 2025-05-08, so `--until` the day or the minute keeps all of them.
+#[test]
+fn until_prefix_covers_its_whole_span() {
+    let dir = "cann/asys-20250508-gatherv3-assert";
+    let all = records(dir, &["--pid", "155320"]);
+    assert!(all.len() > 400, "{}", all.len());
+    for until in ["2025-05-08", "2025-05-08-09:56", "2025-05-08 09"] {
+        let kept = records(dir, &["--pid", "155320", "--until", until]);
+        assert_eq!(kept.len(), all.len(), "--until {until}");
+    }
+    let second = records(dir, &["--pid", "155320", "--since", "2025-05-08-09:56:20", "--until", "2025-05-08-09:56:20"]);
+    assert!(!second.is_empty());
+    assert!(second
+        .iter()
+        .all(|r| r["time"].as_str().unwrap().starts_with("2025-05-08-09:56:20.")));
+    let before = records(dir, &["--pid", "155320", "--until", "2025-05-07"]);
+    assert!(before.is_empty());
 }
 
 #[test]

@@ -106,9 +106,11 @@ impl PlogTime {
     }
 
     /// Parses a user-supplied bound: the plog form, or a prefix of it (`2025-05-08`,
-    /// `2025-05-08-09:56`), or the same with a space or `T` between date and time. Missing parts are
-    /// zero.
-    pub fn parse_bound(s: &str) -> Option<PlogTime> {
+    /// `2025-05-08-09:56`), or the same with a space or `T` between date and time. A prefix names
+    /// a span of time, and the bound covers all of it: the missing fields are the span's first
+    /// instant for [`BoundEnd::Lower`] and its last for [`BoundEnd::Upper`], so an upper bound of
+    /// `2025-05-08` keeps every record of the 8th and `2025-05-08-09:57` keeps 09:57:59.999.999.
+    pub fn parse_bound(s: &str, end: BoundEnd) -> Option<PlogTime> {
         let digits: Vec<u32> = s
             .split(|c: char| !c.is_ascii_digit())
             .filter(|p| !p.is_empty())
@@ -117,7 +119,14 @@ impl PlogTime {
         if digits.is_empty() || digits.len() > 8 || digits[0] > 9999 {
             return None;
         }
-        let get = |i: usize| digits.get(i).copied().unwrap_or(0);
+        // The first and last value of each field, year to microsecond.
+        let (first, last) = ([0, 1, 1, 0, 0, 0, 0, 0], [0, 12, 31, 23, 59, 59, 999, 999]);
+        let get = |i: usize| {
+            digits.get(i).copied().unwrap_or(match end {
+                BoundEnd::Lower => first[i],
+                BoundEnd::Upper => last[i],
+            })
+        };
         let t = PlogTime {
             year: get(0) as u16,
             month: get(1).min(99) as u8,
@@ -130,6 +139,13 @@ impl PlogTime {
         };
         Some(t)
     }
+}
+
+/// Which end of a time range a user-supplied bound closes (see [`PlogTime::parse_bound`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BoundEnd {
+    Lower,
+    Upper,
 }
 
 impl fmt::Display for PlogTime {
@@ -402,8 +418,18 @@ mod tests {
 
     #[test]
     fn bounds() {
-        let t = PlogTime::parse_bound("2025-05-08 09:56").unwrap();
+        let t = PlogTime::parse_bound("2025-05-08 09:56", BoundEnd::Lower).unwrap();
         assert_eq!(t.to_string(), "2025-05-08-09:56:00.000.000");
-        assert!(PlogTime::parse_bound("yesterday").is_none());
+        let t = PlogTime::parse_bound("2025-05-08 09:56", BoundEnd::Upper).unwrap();
+        assert_eq!(t.to_string(), "2025-05-08-09:56:59.999.999");
+        let t = PlogTime::parse_bound("2025-05", BoundEnd::Lower).unwrap();
+        assert_eq!(t.to_string(), "2025-05-01-00:00:00.000.000");
+        let t = PlogTime::parse_bound("2025-05-08", BoundEnd::Upper).unwrap();
+        assert_eq!(t.to_string(), "2025-05-08-23:59:59.999.999");
+        let full = "2025-05-08-09:56:20.764.120";
+        for end in [BoundEnd::Lower, BoundEnd::Upper] {
+            assert_eq!(PlogTime::parse_bound(full, end).unwrap().to_string(), full);
+        }
+        assert!(PlogTime::parse_bound("yesterday", BoundEnd::Upper).is_none());
     }
 }
