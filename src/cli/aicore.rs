@@ -1,4 +1,4 @@
-use std::io::{self, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -56,18 +56,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if scan.files.is_empty() {
         anyhow::bail!("none of the inputs could be read");
     }
-    let stdout = io::stdout();
-    let mut out = io::BufWriter::new(stdout.lock());
+    let mut out = super::stdout();
     let res = match args.format {
         Format::Table => render::table(&mut out, &scan),
         Format::Json => render::json(&mut out, &scan),
         Format::Csv => render::csv(&mut out, &scan),
     }
     .and_then(|()| out.flush());
-    match res {
-        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => {}
-        other => other.context("writing the output")?,
-    }
+    res.context("writing the output")?;
     Ok(if scan.errors.is_empty() {
         ExitCode::SUCCESS
     } else {

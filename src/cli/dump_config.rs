@@ -201,7 +201,7 @@ fn new(a: NewArgs) -> anyhow::Result<ExitCode> {
         TextFormat::Json => (render::new_json(&made)? + "\n", String::new()),
         TextFormat::Text => render::new_text(&made, a.torchair),
     };
-    print!("{stdout}");
+    super::print(&stdout)?;
     eprint!("{stderr}");
     Ok(ExitCode::SUCCESS)
 }
@@ -215,7 +215,7 @@ fn check(a: CheckArgs) -> anyhow::Result<ExitCode> {
         TextFormat::Text => render::text(&report),
         TextFormat::Json => render::json(&report)? + "\n",
     };
-    print!("{rendered}");
+    super::print(&rendered)?;
     Ok(if report.valid {
         ExitCode::SUCCESS
     } else {

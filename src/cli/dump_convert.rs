@@ -42,8 +42,8 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let report = convert::convert(&args.tree, &args.output, args.threads)?;
     match args.format {
-        Format::Table => print!("{}", render::convert_text(&report)),
-        Format::Json => println!("{}", render::convert_json(&report)?),
+        Format::Table => super::print(&render::convert_text(&report))?,
+        Format::Json => super::print(&(render::convert_json(&report)? + "\n"))?,
     }
     Ok(ExitCode::from(u8::from(!report.errors.is_empty())))
 }

@@ -135,6 +135,48 @@ fn check_output(format: TableFormat, output: Option<&std::path::Path>) -> anyhow
     Ok(())
 }
 
+/// Set once a write to stdout found its reader gone (see [`Stdout`]).
+static STDOUT_CLOSED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Standard output, the one way every command writes to it: buffered, and it notes when the reader
+/// has gone away (`npgx … | head`). [`run`] then ends the command quietly with exit 0, whatever
+/// the write's error turned into on its way up (the reader took what it wanted; there is nothing to
+/// report and no one to report it to). The flag, not the error value, carries this because a
+/// renderer may wrap the error (serde_json does) beyond recognition.
+struct Stdout(std::io::BufWriter<std::io::StdoutLock<'static>>);
+
+fn stdout() -> Stdout {
+    Stdout(std::io::BufWriter::new(std::io::stdout().lock()))
+}
+
+/// Passes a write's result through, noting a closed stdout.
+fn noted<T>(res: std::io::Result<T>) -> std::io::Result<T> {
+    if let Err(e) = &res {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            STDOUT_CLOSED.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+    res
+}
+
+impl std::io::Write for Stdout {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        noted(self.0.write(buf))
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        noted(self.0.flush())
+    }
+}
+
+/// Prints `text` on stdout (through [`Stdout`]).
+fn print(text: &str) -> anyhow::Result<()> {
+    use std::io::Write as _;
+    let mut out = stdout();
+    out.write_all(text.as_bytes())?;
+    Ok(out.flush()?)
+}
+
 /// Writes a [`TableFormat`] result: Parquet into `output` through `parquet`, every other format
 /// through `text` into `output` (buffered; whole or not at all, [`crate::output`]) or stdout.
 fn emit(
@@ -154,7 +196,11 @@ fn emit(
             Ok(f.flush()?)
         }),
         (None, TableFormat::Parquet) => anyhow::bail!("--format parquet needs -o FILE"),
-        (None, format) => text(&mut std::io::stdout().lock(), format),
+        (None, format) => {
+            let mut out = stdout();
+            text(&mut out, format)?;
+            Ok(out.flush()?)
+        }
     }
 }
 
@@ -182,7 +228,8 @@ fn named<T: Copy + Send + Sync + 'static>(
 }
 
 /// Runs the chosen subcommand and maps its outcome to the process exit code.
-/// Errors that stop the whole run are printed once, here, and give exit code 2.
+/// Errors that stop the whole run are printed once, here, and give exit code 2; a closed stdout
+/// ends every command with 0 and nothing on stderr (see [`Stdout`]).
 pub fn run(cli: Cli) -> ExitCode {
     let outcome = match cli.command {
         Command::DumpScan(args) => dump_scan::run(args),
@@ -196,6 +243,9 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Report(args) => report::run(args),
         Command::Merge(args) => merge::run(args),
     };
+    if STDOUT_CLOSED.load(std::sync::atomic::Ordering::Relaxed) {
+        return ExitCode::SUCCESS;
+    }
     match outcome {
         Ok(code)
             if cli.exit_zero

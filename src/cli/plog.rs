@@ -123,8 +123,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         render::print_warnings(&warnings);
         anyhow::bail!("no log files found under the given paths");
     }
-    let stdout = io::stdout();
-    let mut out = io::BufWriter::new(stdout.lock());
+    let mut out = super::stdout();
     if args.records {
         let mut writer = render::RecordWriter::new(&mut out, args.format.into());
         let res = writer.begin().and_then(|()| {
@@ -150,12 +149,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     finish(res.and_then(|()| out.flush()))
 }
 
-/// A closed pipe (`| head`) is not an error.
 fn finish(res: io::Result<()>) -> anyhow::Result<ExitCode> {
-    match res {
-        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
-        other => other
-            .context("writing the output")
-            .map(|()| ExitCode::SUCCESS),
-    }
+    res.context("writing the output")?;
+    Ok(ExitCode::SUCCESS)
 }

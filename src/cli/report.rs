@@ -44,11 +44,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .collect::<anyhow::Result<Vec<_>>>()?;
     let bytes = write(&args.output, &inputs)?;
     match args.format {
-        TextFormat::Text => println!(
-            "npgx report: wrote {} ({bytes} bytes, {} sections)",
+        TextFormat::Text => super::print(&format!(
+            "npgx report: wrote {} ({bytes} bytes, {} sections)\n",
             args.output.display(),
             inputs.len()
-        ),
+        ))?,
         TextFormat::Json => {
             let doc = serde_json::json!({
                 "output": args.output,
@@ -59,10 +59,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     "schema_version": i.doc["schema_version"],
                 })).collect::<Vec<_>>(),
             });
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&crate::report::document("report", 1, &doc)?)?
-            );
+            let json = serde_json::to_string_pretty(&crate::report::document("report", 1, &doc)?)?;
+            super::print(&(json + "\n"))?;
         }
     }
     Ok(ExitCode::SUCCESS)

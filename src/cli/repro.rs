@@ -124,8 +124,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let case = repro::build(&req)?;
     repro::write_documents(&case, &render::readme(&case), &render::json(&case)?)?;
     match args.format {
-        Format::Table => print!("{}", render::text(&case)),
-        Format::Json => println!("{}", render::json(&case)?),
+        Format::Table => super::print(&render::text(&case))?,
+        Format::Json => super::print(&(render::json(&case)? + "\n"))?,
     }
     Ok(ExitCode::from(u8::from(!case.missing.is_empty())))
 }

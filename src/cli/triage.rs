@@ -253,8 +253,8 @@ fn run_run(args: RunArgs, bisect_command: bool) -> anyhow::Result<ExitCode> {
         super::report::write_html(path, source, serde_json::from_str(&json)?)?;
     }
     match args.format {
-        TextFormat::Text => print!("{}", report::triage::run_text(&outcome)),
-        TextFormat::Json => println!("{json}"),
+        TextFormat::Text => super::print(&report::triage::run_text(&outcome))?,
+        TextFormat::Json => super::print(&(json + "\n"))?,
     }
     Ok(ExitCode::from(outcome.exit_code()))
 }
@@ -267,8 +267,8 @@ fn run_analyze(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
         super::report::write_html(path, source, serde_json::from_str(&json)?)?;
     }
     match args.format {
-        TextFormat::Text => print!("{}", report::triage::handoff_markdown(&analysis, None)),
-        TextFormat::Json => println!("{json}"),
+        TextFormat::Text => super::print(&report::triage::handoff_markdown(&analysis, None))?,
+        TextFormat::Json => super::print(&(json + "\n"))?,
     }
     Ok(if analysis.complete {
         ExitCode::SUCCESS
@@ -293,8 +293,8 @@ fn run_classify(args: ClassifyArgs) -> anyhow::Result<ExitCode> {
         }
     }
     match args.format {
-        TextFormat::Text => print!("{}", report::triage::classifications_text(&items)),
-        TextFormat::Json => println!("{}", report::triage::classify_json(&items, &errors)?),
+        TextFormat::Text => super::print(&report::triage::classifications_text(&items))?,
+        TextFormat::Json => super::print(&(report::triage::classify_json(&items, &errors)? + "\n"))?,
     }
     let code = if !errors.is_empty() {
         2

@@ -112,3 +112,55 @@ fn unknown_flag_is_a_usage_error() {
     let out = npgx(["dump-scan", "--no-such-flag", "x"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// Runs npgx with a stdout whose reader is already gone: the write end of a pipe whose read end
+/// was closed before the process started, so the first write fails with a broken pipe for sure.
+fn npgx_into_closed_pipe(args: &[&str]) -> std::process::Output {
+    use std::os::fd::{FromRawFd as _, OwnedFd};
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: `fds` has room for the two descriptors pipe(2) writes.
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0, "pipe(2)");
+    // SAFETY: both descriptors were just opened by pipe(2) and are owned by nothing else.
+    let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    drop(read);
+    std::process::Command::new(env!("CARGO_BIN_EXE_npgx"))
+        .args(args)
+        .stdout(write)
+        .output()
+        .expect("the npgx binary runs")
+}
+
+/// `npgx … | head`: every command ends quietly with exit 0 when its reader goes away, whatever
+/// it found (these inputs all have findings) and however it writes.
+#[test]
+fn closed_stdout_ends_quietly_with_success() {
+    let root = crate::common::repo();
+    let dump = root.join("testdata/dump-example");
+    let plog = crate::common::sample("logs/01-plog-raw-aivec-gatherv3-assert-2025.log");
+    let config = crate::common::sample("real/acl-json/hicann-ge__testDumpWatcher1.json");
+    let triage = crate::common::sample("triage/01-dynamo-unsupported-fake-tensor-custom-op.txt");
+    let (dump, plog, config, triage) = (
+        dump.to_str().unwrap(),
+        plog.to_str().unwrap(),
+        config.to_str().unwrap(),
+        triage.to_str().unwrap(),
+    );
+    let runs: &[&[&str]] = &[
+        &["dump-scan", dump],
+        &["dump-scan", dump, "--format", "json"],
+        &["plog", plog],
+        &["plog", plog, "--records", "--format", "json"],
+        &["aicore", plog],
+        &["dump-config", "check", config, "--no-fs-check"],
+        &["dump-config", "new", "model"],
+        &["triage", "classify", triage],
+        &["triage", "classify", triage, "--format", "json"],
+    ];
+    for args in runs {
+        let out = npgx_into_closed_pipe(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: stderr:\n{stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert!(!stderr.contains("npgx: error"), "{args:?}: {stderr}");
+    }
+}
