@@ -32,11 +32,50 @@ pub trait Kernel: Sized {
 pub fn dispatch<K: Kernel>(k: K) -> K::Output {
     #[cfg(target_arch = "x86_64")]
     if x86::available() {
+        #[cfg(test)]
+        VECTOR_RUNS.with(|n| n.set(n.get() + 1));
         // SAFETY: the CPU has every feature `run_simd` is compiled for (`available` and the
         // `target_feature` attributes come from the same list).
         return unsafe { x86::run_simd(k) };
     }
     k.run()
+}
+
+#[cfg(test)]
+thread_local! {
+    /// How many kernels [`dispatch`] ran on the vector path in this thread.
+    static VECTOR_RUNS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Test support for the equality tests of the kernels (vector path against portable path):
+/// whether this CPU runs the vector path. Where it does not, such a test would compare the
+/// portable path with itself, so it is skipped, and says so on the test's stderr past libtest's
+/// capture (the note shows in every `cargo test` run).
+#[cfg(test)]
+pub fn vector_path_or_skip(test: &str) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if x86::available() {
+        return true;
+    }
+    use std::io::Write as _;
+    let _ = writeln!(
+        std::io::stderr(),
+        "{test}: SKIPPED, this CPU has no vector path (AVX2 and F16C); only the portable one runs"
+    );
+    false
+}
+
+/// Test support: runs `f` and asserts that it ran at least one kernel on the vector path of
+/// [`dispatch`] (call it after [`vector_path_or_skip`]).
+#[cfg(test)]
+pub fn on_vector_path<T>(f: impl FnOnce() -> T) -> T {
+    let before = VECTOR_RUNS.with(std::cell::Cell::get);
+    let out = f();
+    assert!(
+        VECTOR_RUNS.with(std::cell::Cell::get) > before,
+        "the vector path did not run"
+    );
+    out
 }
 
 #[cfg(target_arch = "x86_64")]
