@@ -814,3 +814,134 @@ pub fn scan_text(text: &[u8]) -> Vec<AicoreError> {
     }
     asm.finish()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEADER: &str = "The error from device(chipId:0, dieId:0), serial number is 19, there is an aivec error exception, core id is 0, error code = 0, dump info: pc start: 0x12c100014f8c.";
+    const KERNEL: &str = "Aicore kernel execute failed, device_id=0, stream_id=2, report_stream_id=2, task_id=1, flip_num=0, fault kernel_name=GatherV3_high_performance_10330, fault kernel info ext=none, program id=0, hash=9005124917278870274.";
+    const RET_CODE: &str = "Stream Synchronize failed, stream_id=2, retCode=0x31, [vector core exception].";
+
+    /// Feeds `(line, pid, message)` in order and finishes.
+    fn assemble(lines: &[(u64, Option<i64>, &str)]) -> Vec<AicoreError> {
+        let mut asm = AicoreAssembler::default();
+        for &(line, pid, msg) in lines {
+            asm.push(line, pid, msg);
+        }
+        asm.finish()
+    }
+
+    fn at<T: Clone>(f: &Option<Fact<T>>) -> Option<(T, u64)> {
+        f.as_ref().map(|f| (f.value.clone(), f.line))
+    }
+
+    #[test]
+    fn a_header_joins_the_next_kernel_line_and_repeats_merge() {
+        let repeat = KERNEL.replace("hash=9005124917278870274", "hash=1");
+        let errs = assemble(&[
+            (1, Some(7), HEADER),
+            (2, Some(7), KERNEL),
+            (5, Some(7), &repeat),
+        ]);
+        assert_eq!(errs.len(), 1, "{errs:#?}");
+        let e = &errs[0];
+        // The header names the kind; the kernel line's generic `Aicore` does not override it.
+        assert_eq!(e.kind, ErrorKind::Aivec);
+        assert_eq!((e.first_line, e.last_line), (1, 5));
+        assert_eq!(at(&e.stream_id), Some((2, 2)));
+        assert_eq!(at(&e.task_id), Some((1, 2)));
+        // A value comes from the first line that states it.
+        assert_eq!(at(&e.hash), Some(("9005124917278870274".into(), 2)));
+        assert_eq!(e.cores.len(), 1);
+        assert_eq!(at(&e.cores[0].serial), Some((19, 1)));
+        assert_eq!(at(&e.cores[0].core_id), Some((0, 1)));
+        assert_eq!((at(&e.chip_id), at(&e.die_id)), (Some((0, 1)), Some((0, 1))));
+    }
+
+    #[test]
+    fn a_header_no_kernel_line_follows_is_a_record_of_its_own() {
+        let errs = assemble(&[(4, None, HEADER)]);
+        assert_eq!(errs.len(), 1);
+        // The header's own wording names the kind.
+        assert_eq!(errs[0].kind, ErrorKind::Aivec);
+        assert_eq!(errs[0].first_line, 4);
+        assert_eq!(errs[0].cores.len(), 1);
+        assert!(errs[0].stream_id.is_none(), "nothing is inferred");
+    }
+
+    #[test]
+    fn waiting_evidence_joins_only_within_the_window() {
+        let near = assemble(&[(100, None, RET_CODE), (300, None, KERNEL)]);
+        assert_eq!(at(&near[0].ret_code), Some(("0x31".into(), 100)));
+        assert_eq!(near[0].first_line, 100);
+        assert!(
+            near[0].decoded[0].starts_with("retCode 0x31: "),
+            "{:?}",
+            near[0].decoded
+        );
+        let far = assemble(&[(99, None, RET_CODE), (300, None, KERNEL)]);
+        assert_eq!(far.len(), 1);
+        assert!(far[0].ret_code.is_none());
+        assert_eq!(far[0].first_line, 300);
+    }
+
+    #[test]
+    fn a_task_failure_of_another_task_does_not_join() {
+        let other = "Task run failed, device_id=0, stream_id=2, task_id=9, retCode=0x91";
+        let same = "Task run failed, device_id=0, stream_id=2, task_id=1, retCode=0x31";
+        let errs = assemble(&[(1, None, other), (2, None, KERNEL)]);
+        assert_eq!(errs.len(), 1);
+        assert_eq!(at(&errs[0].task_id), Some((1, 2)));
+        assert!(errs[0].ret_code.is_none());
+        let errs = assemble(&[(1, None, same), (2, None, KERNEL)]);
+        assert_eq!(at(&errs[0].ret_code), Some(("0x31".into(), 1)));
+        assert_eq!(errs[0].first_line, 1);
+    }
+
+    #[test]
+    fn each_pid_assembles_apart() {
+        let errs = assemble(&[(1, Some(1), HEADER), (2, Some(2), KERNEL)]);
+        assert_eq!(errs.len(), 2, "{errs:#?}");
+        assert_eq!((errs[0].pid, errs[0].first_line), (Some(1), 1));
+        assert_eq!(errs[0].cores.len(), 1);
+        assert_eq!((errs[1].pid, errs[1].first_line), (Some(2), 2));
+        assert!(errs[1].cores.is_empty());
+    }
+
+    #[test]
+    fn kinds_refine_from_generic_to_specific() {
+        use ErrorKind::*;
+        assert_eq!(refine(FftsplusOther, Aicore), FftsplusAicore);
+        assert_eq!(refine(Aivec, FftsplusOther), FftsplusAivector);
+        assert_eq!(refine(Aicore, Aicpu), Aicpu);
+        assert_eq!(refine(Aivec, Aicore), Aivec);
+        assert_eq!(refine(Firmware, Aivec), Firmware);
+    }
+
+    #[test]
+    fn an_a5_decimal_code_is_not_read_as_error_bits() {
+        let extend = |codes: &str| {
+            format!("The extend info: errcode:({codes}) errorStr: x. blk:3, subErrType:4.")
+        };
+        let (a5, bits) = (extend("95"), extend("0, 0x8000, 0"));
+        let errs = assemble(&[(1, None, HEADER), (2, None, &a5), (3, None, KERNEL)]);
+        assert_eq!(errs[0].cores[0].errcode.as_ref().map(|f| f.line), Some(2));
+        assert!(errs[0].cores[0].error_bits.is_empty());
+        let errs = assemble(&[(1, None, HEADER), (2, None, &bits), (3, None, KERNEL)]);
+        assert!(!errs[0].cores[0].error_bits.is_empty());
+    }
+
+    #[test]
+    fn line_message_reads_plog_and_console_lines() {
+        let plog = format!("[ERROR] RUNTIME(155320,python3):2025-05-08-09:56:18.527.785 [davinci_kernel_task.cc:1381]155320 PrintErrorInfoForDavinciTask:{KERNEL}");
+        let (pid, msg) = line_message(plog.as_bytes());
+        assert_eq!(pid, Some(155320));
+        assert!(msg.starts_with("Aicore kernel execute failed"), "{msg}");
+        let (pid, msg) = line_message(format!("  {RET_CODE}  ").as_bytes());
+        assert_eq!((pid, msg.as_str()), (None, RET_CODE));
+        let errs = scan_text(format!("{plog}\nunrelated\n{plog}\n").as_bytes());
+        assert_eq!(errs.len(), 1);
+        assert_eq!((errs[0].first_line, errs[0].last_line), (1, 3));
+    }
+}

@@ -881,3 +881,148 @@ fn info_level(n: &Normalised<'_>) -> bool {
 fn is_plog_error(line: &str) -> bool {
     parse_header(line.trim_start().as_bytes()).is_some_and(|(h, _)| h.level == Level::Error)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::normalise::normalise;
+    use super::*;
+
+    /// Every candidate of `text` (one window, lines numbered from 1) as (line, tier, rule,
+    /// message).
+    fn candidates(text: &str) -> Vec<(u64, Tier, &'static str, String)> {
+        let lines: Vec<WinLine<'_>> = text
+            .lines()
+            .zip(1..)
+            .map(|(raw, no)| {
+                let norm = normalise(raw);
+                let rest = norm.rest;
+                WinLine {
+                    no,
+                    raw,
+                    norm,
+                    rest,
+                }
+            })
+            .collect();
+        collect(&lines)
+            .into_iter()
+            .map(|c| (lines[c.index].no, c.tier, c.rule, c.message))
+            .collect()
+    }
+
+    #[test]
+    fn every_candidate_in_line_order_with_its_tier() {
+        let text = "\
+Traceback (most recent call last):
+  File \"m.py\", line 3, in f
+    g()
+ValueError: bad value
+[INFO] GE(7,python):2025-05-08-09:56:18.526.761 [a.cc:1]7 Run:fine
+[ERROR] RUNTIME(7,python):2025-05-08-09:56:18.526.762 [a.cc:1]7 Run:synchronize stream failed, runtime result = 507035
+RuntimeError: NPU function error: call aclnnAdd failed
+";
+        let got = candidates(text);
+        let short: Vec<(u64, Tier, &str)> = got.iter().map(|(l, t, r, _)| (*l, *t, *r)).collect();
+        assert_eq!(
+            short,
+            [
+                (4, Tier::Strong, "python.exception"),
+                // INFO records are never candidates; a cascade wording is its own tier.
+                (6, Tier::Cascade, "plog.error-record"),
+                (7, Tier::Cascade, "python.exception"),
+            ],
+            "{got:#?}"
+        );
+        assert_eq!(got[0].3, "ValueError: bad value");
+        assert_eq!(got[1].3, "synchronize stream failed, runtime result = 507035");
+    }
+
+    #[test]
+    fn a_backend_compiler_failure_is_unwrapped_to_the_line_after_it() {
+        let text = "\
+torch._dynamo.exc.BackendCompilerFailed: backend='npugraph_ex' raised:
+TypeError: unsupported operand
+  more detail
+";
+        let got = candidates(text);
+        assert_eq!(
+            got,
+            [(
+                2,
+                Tier::Strong,
+                "python.wrapped",
+                "TypeError: unsupported operand".to_string()
+            )]
+        );
+    }
+
+    #[test]
+    fn graph_breaks_and_recompiles_are_signals() {
+        let text = "\
+Break Reasons:
+  Reason: call_function BuiltinVariable(print)
+Recompiling function forward in m.py:3
+    triggered by the following guard failure(s):
+    - 0/0: tensor 'x' size mismatch at index 0. expected 2, actual 3
+";
+        let got = candidates(text);
+        let short: Vec<(u64, Tier, &str)> = got.iter().map(|(l, t, r, _)| (*l, *t, *r)).collect();
+        assert_eq!(
+            short,
+            [
+                (2, Tier::Signal, "graph-break.reason"),
+                (5, Tier::Signal, "recompile.guard-failure"),
+            ],
+            "{got:#?}"
+        );
+        assert_eq!(got[0].3, "call_function BuiltinVariable(print)");
+    }
+
+    #[test]
+    fn a_torch_npu_hint_and_process_aborts() {
+        let text = "\
+[Error]: The aicore execution times out.
+        Rectify the fault based on the error information in the ascend log.
+terminate called after throwing an instance of 'c10::Error'
+";
+        let got = candidates(text);
+        let short: Vec<(u64, Tier, &str)> = got.iter().map(|(l, t, r, _)| (*l, *t, *r)).collect();
+        assert_eq!(
+            short,
+            [
+                (1, Tier::Strong, "torch-npu.hint"),
+                (3, Tier::Cascade, "process.abort"),
+            ],
+            "{got:#?}"
+        );
+        assert_eq!(got[0].3, "The aicore execution times out.");
+    }
+
+    #[test]
+    fn text_helpers() {
+        assert!(is_cascade_text("Stream Synchronize failed, retCode=0x31"));
+        assert!(!is_cascade_text("Tiling failed: x must be positive"));
+        assert_eq!(
+            strip_location(" bad tiling [FUNC:Tiling][FILE:t.cc][LINE:3] "),
+            "bad tiling"
+        );
+        assert_eq!(strip_location("no location"), "no location");
+        assert!(is_kernel_assert("[ASSERT] /k.cpp:9: Assertion `i < n'"));
+        assert_eq!(floor_char("aé", 2), 1);
+        assert_eq!(floor_char("ab", 9), 2);
+    }
+
+    #[test]
+    fn a_scope_keeps_at_most_its_byte_budget() {
+        let mut scope = Vec::new();
+        let long = "é".repeat(SCOPE_BYTES);
+        push_scope(&mut scope, 1, &long);
+        push_scope(&mut scope, 2, "more");
+        assert_eq!(scope.len(), 1);
+        assert_eq!(scope[0].1.len(), SCOPE_BYTES);
+        let mut scope = Vec::new();
+        push_scope(&mut scope, 1, "a");
+        push_scope(&mut scope, 2, &"b".repeat(SCOPE_BYTES));
+        assert_eq!(scope[1].1.len(), SCOPE_BYTES - 1);
+    }
+}
