@@ -129,29 +129,29 @@ fn is_code(b: &[u8]) -> bool {
         && b[2..].iter().all(u8::is_ascii_digit)
 }
 
+fn is_word(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+/// Byte offsets of the code tokens (`[EWI][0-9A-Z][0-9]{4}`) in `s` that are not glued to a
+/// preceding word character.
+fn code_tokens(s: &str) -> impl Iterator<Item = usize> + '_ {
+    let b = s.as_bytes();
+    (0..b.len().saturating_sub(5)).filter(move |&i| is_code(&b[i..i + 6]) && (i == 0 || !is_word(b[i - 1])))
+}
+
 /// Finds a code token (`[EWI][0-9A-Z][0-9]{4}`) not glued to a preceding word character,
 /// followed by one of `: `, `[PID`, `)`, `(`. Returns its byte offset.
 pub fn find_code(s: &str) -> Option<usize> {
-    let b = s.as_bytes();
-    let mut i = 0;
-    while i + 6 <= b.len() {
-        if matches!(b[i], b'E' | b'W' | b'I')
-            && is_code(&b[i..i + 6])
-            && (i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_'))
-        {
-            let after = &s[i + 6..];
-            if after.starts_with(": ")
-                || after.starts_with("[PID")
-                || after.starts_with(":[PID")
-                || after.starts_with(')')
-                || after.starts_with('(')
-            {
-                return Some(i);
-            }
-        }
-        i += 1;
-    }
-    None
+    code_tokens(s).find(|&i| {
+        // The token is ASCII: `i + 6` is a char boundary.
+        let after = &s[i + 6..];
+        after.starts_with(": ")
+            || after.starts_with("[PID")
+            || after.starts_with(":[PID")
+            || after.starts_with(')')
+            || after.starts_with('(')
+    })
 }
 
 /// Splits a `[FUNC:f][FILE:f][LINE:n][THREAD:t]` suffix off an item.
@@ -542,20 +542,8 @@ pub fn codes_in(text: &str) -> Vec<String> {
         }
     };
     let b = text.as_bytes();
-    let mut i = 0;
-    while i + 6 <= b.len() {
-        if matches!(b[i], b'E' | b'W' | b'I')
-            && is_code(&b[i..i + 6])
-            && (i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_'))
-            && !b
-                .get(i + 6)
-                .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_')
-        {
-            push(text[i..i + 6].to_owned());
-            i += 6;
-            continue;
-        }
-        i += 1;
+    for i in code_tokens(text).filter(|&i| !b.get(i + 6).copied().is_some_and(is_word)) {
+        push(text[i..i + 6].to_owned());
     }
     let bag = crate::aicore::kv::KvBag::new(text);
     if let Some(c) = bag
