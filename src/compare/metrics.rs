@@ -30,20 +30,8 @@ pub struct Acc {
     target_nan: u64,
     target_inf: u64,
     one_side: u64,
-    dot: f64,
-    gg: f64,
-    tt: f64,
-    max_abs: f64,
-    sum_abs: f64,
-    sum_sq: f64,
-    max_rel: f64,
-    sum_rel: f64,
-    sum_ag: f64,
-    sum_at: f64,
-    kl: f64,
+    sums: Sums<f64>,
     kl_undefined: bool,
-    gt_0_001: u64,
-    gt_0_005: u64,
     mean_g: f64,
     m2_g: f64,
     mean_t: f64,
@@ -52,23 +40,82 @@ pub struct Acc {
     fin_t: Vec<f64>,
 }
 
-/// Sums over one chunk of pairs.
+/// The sums the metrics come from, in one shape at each stage: per lane (`T = [f64; LANES]`,
+/// [`Lanes`]), then per chunk ([`Part`]) and per pair ([`Acc`]) (`T = f64`). The counts of
+/// relative errors above 0.001 and 0.005 are f64 too (exact below 2^53), so the lane loop
+/// vectorises.
+#[derive(Clone, Copy, Debug, Default)]
+struct Sums<T> {
+    dot: T,
+    gg: T,
+    tt: T,
+    max_abs: T,
+    sum_abs: T,
+    sum_sq: T,
+    max_rel: T,
+    sum_rel: T,
+    sum_ag: T,
+    sum_at: T,
+    kl: T,
+    gt_0_001: T,
+    gt_0_005: T,
+}
+
+/// A lane sum folded, pairwise.
+#[inline(always)]
+fn lane_sum(a: [f64; LANES]) -> f64 {
+    (a[0] + a[1]) + (a[2] + a[3])
+}
+
+impl Sums<[f64; LANES]> {
+    /// The lanes folded into one: sums added pairwise, maxima kept.
+    #[inline(always)]
+    fn fold(&self) -> Sums<f64> {
+        let sum = lane_sum;
+        let max = |a: [f64; LANES]| a.iter().fold(0.0f64, |m, &v| m.max(v));
+        Sums {
+            dot: sum(self.dot),
+            gg: sum(self.gg),
+            tt: sum(self.tt),
+            max_abs: max(self.max_abs),
+            sum_abs: sum(self.sum_abs),
+            sum_sq: sum(self.sum_sq),
+            max_rel: max(self.max_rel),
+            sum_rel: sum(self.sum_rel),
+            sum_ag: sum(self.sum_ag),
+            sum_at: sum(self.sum_at),
+            kl: sum(self.kl),
+            gt_0_001: sum(self.gt_0_001),
+            gt_0_005: sum(self.gt_0_005),
+        }
+    }
+}
+
+impl Sums<f64> {
+    /// Adds the sums of the next chunk.
+    #[inline(always)]
+    fn add(&mut self, o: &Sums<f64>) {
+        self.dot += o.dot;
+        self.gg += o.gg;
+        self.tt += o.tt;
+        self.max_abs = self.max_abs.max(o.max_abs);
+        self.sum_abs += o.sum_abs;
+        self.sum_sq += o.sum_sq;
+        self.max_rel = self.max_rel.max(o.max_rel);
+        self.sum_rel += o.sum_rel;
+        self.sum_ag += o.sum_ag;
+        self.sum_at += o.sum_at;
+        self.kl += o.kl;
+        self.gt_0_001 += o.gt_0_001;
+        self.gt_0_005 += o.gt_0_005;
+    }
+}
+
+/// One chunk of pairs: its [`Sums`] and shifted moments.
 #[derive(Debug, Default)]
 struct Part {
-    dot: f64,
-    gg: f64,
-    tt: f64,
-    max_abs: f64,
-    sum_abs: f64,
-    sum_sq: f64,
-    max_rel: f64,
-    sum_rel: f64,
-    sum_ag: f64,
-    sum_at: f64,
-    kl: f64,
+    sums: Sums<f64>,
     kl_undefined: bool,
-    gt_0_001: u64,
-    gt_0_005: u64,
     /// Σ(x − k) and Σ(x − k)² with k the chunk's first value (shifted moments: no
     /// cancellation as long as k is within a few standard deviations of the mean).
     k_g: f64,
@@ -88,25 +135,11 @@ const _: () = assert!(LANES == 4, "the loops step the lanes one by one");
 
 #[derive(Default)]
 struct Lanes {
-    dot: [f64; LANES],
-    gg: [f64; LANES],
-    tt: [f64; LANES],
-    max_abs: [f64; LANES],
-    sum_abs: [f64; LANES],
-    sum_sq: [f64; LANES],
-    max_rel: [f64; LANES],
-    sum_rel: [f64; LANES],
-    sum_ag: [f64; LANES],
-    sum_at: [f64; LANES],
-    /// Counts kept as f64 (exact below 2^53; a block holds [`BLOCK`] values) so the loop
-    /// vectorises.
-    gt_0_001: [f64; LANES],
-    gt_0_005: [f64; LANES],
+    sums: Sums<[f64; LANES]>,
     s1_g: [f64; LANES],
     s2_g: [f64; LANES],
     s1_t: [f64; LANES],
     s2_t: [f64; LANES],
-    kl: [f64; LANES],
     kl_undefined: bool,
 }
 
@@ -116,27 +149,27 @@ impl Lanes {
         let d = t - g;
         let ad = d.abs();
         let ag = g.abs();
-        self.dot[l] += g * t;
-        self.gg[l] += g * g;
-        self.tt[l] += t * t;
-        self.max_abs[l] = if ad > self.max_abs[l] {
+        self.sums.dot[l] += g * t;
+        self.sums.gg[l] += g * g;
+        self.sums.tt[l] += t * t;
+        self.sums.max_abs[l] = if ad > self.sums.max_abs[l] {
             ad
         } else {
-            self.max_abs[l]
+            self.sums.max_abs[l]
         };
-        self.sum_abs[l] += ad;
-        self.sum_sq[l] += d * d;
+        self.sums.sum_abs[l] += ad;
+        self.sums.sum_sq[l] += d * d;
         let rel = ad / (ag + EPS);
-        self.max_rel[l] = if rel > self.max_rel[l] {
+        self.sums.max_rel[l] = if rel > self.sums.max_rel[l] {
             rel
         } else {
-            self.max_rel[l]
+            self.sums.max_rel[l]
         };
-        self.sum_rel[l] += rel;
-        self.gt_0_001[l] += if rel > 0.001 { 1.0 } else { 0.0 };
-        self.gt_0_005[l] += if rel > 0.005 { 1.0 } else { 0.0 };
-        self.sum_ag[l] += ag;
-        self.sum_at[l] += t.abs();
+        self.sums.sum_rel[l] += rel;
+        self.sums.gt_0_001[l] += if rel > 0.001 { 1.0 } else { 0.0 };
+        self.sums.gt_0_005[l] += if rel > 0.005 { 1.0 } else { 0.0 };
+        self.sums.sum_ag[l] += ag;
+        self.sums.sum_at[l] += t.abs();
         let (dg, dt) = (g - k_g, t - k_t);
         self.s1_g[l] += dg;
         self.s2_g[l] += dg * dg;
@@ -153,7 +186,7 @@ impl Lanes {
             if at == 0.0 {
                 self.kl_undefined = true;
             } else {
-                self.kl[l] += ag * ln_ratio(ag, at);
+                self.sums.kl[l] += ag * ln_ratio(ag, at);
             }
         }
     }
@@ -283,7 +316,8 @@ impl LaneSums for simd::x86::Features {
                 let ne = _mm256_castpd_si256(_mm256_cmp_pd::<_CMP_NEQ_UQ>(d, zero));
                 differ = _mm256_sub_epi64(differ, ne);
             }
-            (x.dot, x.gg, x.tt, x.sum_ag, x.sum_at) =
+            let y = &mut x.sums;
+            (y.dot, y.gg, y.tt, y.sum_ag, y.sum_at) =
                 (out(dot), out(gg), out(tt), out(sum_ag), out(sum_at));
             (x.s1_g, x.s2_g, x.s1_t, x.s2_t) = (out(s1_g), out(s2_g), out(s1_t), out(s2_t));
             count(differ).iter().sum::<f64>() as usize
@@ -317,14 +351,15 @@ impl LaneSums for simd::x86::Features {
                 let gt = _mm256_castpd_si256(_mm256_cmp_pd::<_CMP_GT_OQ>(rel, p005));
                 n005 = _mm256_sub_epi64(n005, gt);
             }
-            (x.max_abs, x.sum_abs, x.sum_sq, x.max_rel, x.sum_rel) = (
+            let y = &mut x.sums;
+            (y.max_abs, y.sum_abs, y.sum_sq, y.max_rel, y.sum_rel) = (
                 out(max_abs),
                 out(sum_abs),
                 out(sum_sq),
                 out(max_rel),
                 out(sum_rel),
             );
-            (x.gt_0_001, x.gt_0_005) = (count(n001), count(n005));
+            (y.gt_0_001, y.gt_0_005) = (count(n001), count(n005));
         }
 
         /// KL terms of the first `n` pairs (a multiple of `LANES`), as `kl_step` and
@@ -371,7 +406,7 @@ impl LaneSums for simd::x86::Features {
                 // sum starting at +0.0 never becomes -0.0).
                 kl = _mm256_add_pd(kl, _mm256_and_pd(used, _mm256_mul_pd(ag, ln)));
             }
-            x.kl = out(kl);
+            x.sums.kl = out(kl);
             x.kl_undefined = undefined != 0;
         }
 
@@ -455,29 +490,15 @@ fn part(how: impl LaneSums, g: &[f64], t: &[f64]) -> Part {
         t.first().copied().unwrap_or(0.0),
     );
     let x = how.lanes(g, t, k_g, k_t);
-    let sum = |a: [f64; LANES]| (a[0] + a[1]) + (a[2] + a[3]);
-    let max = |a: [f64; LANES]| a.iter().fold(0.0f64, |m, &v| m.max(v));
     Part {
-        dot: sum(x.dot),
-        gg: sum(x.gg),
-        tt: sum(x.tt),
-        max_abs: max(x.max_abs),
-        sum_abs: sum(x.sum_abs),
-        sum_sq: sum(x.sum_sq),
-        max_rel: max(x.max_rel),
-        sum_rel: sum(x.sum_rel),
-        sum_ag: sum(x.sum_ag),
-        sum_at: sum(x.sum_at),
-        kl: sum(x.kl),
+        sums: x.sums.fold(),
         kl_undefined: x.kl_undefined,
-        gt_0_001: sum(x.gt_0_001) as u64,
-        gt_0_005: sum(x.gt_0_005) as u64,
         k_g,
         k_t,
-        s1_g: sum(x.s1_g),
-        s2_g: sum(x.s2_g),
-        s1_t: sum(x.s1_t),
-        s2_t: sum(x.s2_t),
+        s1_g: lane_sum(x.s1_g),
+        s2_g: lane_sum(x.s2_g),
+        s1_t: lane_sum(x.s1_t),
+        s2_t: lane_sum(x.s2_t),
     }
 }
 
@@ -580,7 +601,7 @@ impl Acc {
             return;
         }
         let p = part(how, g, t);
-        let clean = [p.gg, p.tt, p.sum_sq, p.s2_g, p.s2_t, p.kl]
+        let clean = [p.sums.gg, p.sums.tt, p.sums.sum_sq, p.s2_g, p.s2_t, p.sums.kl]
             .iter()
             .all(|v| v.is_finite());
         if clean {
@@ -630,20 +651,8 @@ impl Acc {
         (self.mean_g, self.m2_g) = merge(self.mean_g, self.m2_g, mean_gb, m2_gb);
         (self.mean_t, self.m2_t) = merge(self.mean_t, self.m2_t, mean_tb, m2_tb);
         self.n += len as u64;
-        self.dot += p.dot;
-        self.gg += p.gg;
-        self.tt += p.tt;
-        self.max_abs = self.max_abs.max(p.max_abs);
-        self.sum_abs += p.sum_abs;
-        self.sum_sq += p.sum_sq;
-        self.max_rel = self.max_rel.max(p.max_rel);
-        self.sum_rel += p.sum_rel;
-        self.sum_ag += p.sum_ag;
-        self.sum_at += p.sum_at;
-        self.kl += p.kl;
+        self.sums.add(&p.sums);
         self.kl_undefined |= p.kl_undefined;
-        self.gt_0_001 += p.gt_0_001;
-        self.gt_0_005 += p.gt_0_005;
     }
 
     /// The metrics; non-finite results (overflowing sums) become `None`.
@@ -661,23 +670,24 @@ impl Acc {
             return m;
         }
         let n = self.n as f64;
-        let (ng, nt) = (self.gg.sqrt(), self.tt.sqrt());
+        let s = &self.sums;
+        let (ng, nt) = (s.gg.sqrt(), s.tt.sqrt());
         m.cosine = match (ng == 0.0, nt == 0.0) {
             (true, true) => Some(1.0),
             (true, false) | (false, true) => Some(0.0),
-            (false, false) => fin(self.dot / (ng * nt)),
+            (false, false) => fin(s.dot / (ng * nt)),
         };
-        m.max_abs = fin(self.max_abs);
-        m.mean_abs = fin(self.sum_abs / n);
-        m.rmse = fin((self.sum_sq / n).sqrt());
-        m.max_rel = fin(self.max_rel);
-        m.mean_rel = fin(self.sum_rel / n);
-        m.acc_rel = fin(self.sum_abs / (self.sum_ag + EPS));
-        m.rel_euclidean = fin(self.sum_sq.sqrt() / (ng + EPS));
-        m.kl_div = if self.kl_undefined || self.sum_ag == 0.0 || self.sum_at == 0.0 {
+        m.max_abs = fin(s.max_abs);
+        m.mean_abs = fin(s.sum_abs / n);
+        m.rmse = fin((s.sum_sq / n).sqrt());
+        m.max_rel = fin(s.max_rel);
+        m.mean_rel = fin(s.sum_rel / n);
+        m.acc_rel = fin(s.sum_abs / (s.sum_ag + EPS));
+        m.rel_euclidean = fin(s.sum_sq.sqrt() / (ng + EPS));
+        m.kl_div = if self.kl_undefined || s.sum_ag == 0.0 || s.sum_at == 0.0 {
             None
         } else {
-            fin(self.kl / self.sum_ag + (self.sum_at / self.sum_ag).ln())
+            fin(s.kl / s.sum_ag + (s.sum_at / s.sum_ag).ln())
         };
         let (sg, st) = ((self.m2_g / n).sqrt(), (self.m2_t / n).sqrt());
         m.std_ratio = if sg == 0.0 {
@@ -685,8 +695,8 @@ impl Acc {
         } else {
             fin(st / sg)
         };
-        m.rel_gt_0_001 = Some(self.gt_0_001 as f64 / n);
-        m.rel_gt_0_005 = Some(self.gt_0_005 as f64 / n);
+        m.rel_gt_0_001 = Some(s.gt_0_001 / n);
+        m.rel_gt_0_005 = Some(s.gt_0_005 / n);
         m
     }
 }
