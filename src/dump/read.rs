@@ -226,11 +226,6 @@ fn describe(t: &TensorDesc) -> Described {
     }
 }
 
-/// Whether a header entry is data npgx checks (inputs and outputs, not tiling data).
-fn is_checked(t: &TensorDesc) -> bool {
-    matches!(t.io, Io::Input | Io::Output) && t.input_type != Some(7) && t.dtype != DType::Undefined
-}
-
 use super::values::InlineData;
 
 enum Data<'a> {
@@ -304,7 +299,7 @@ fn read_dump(c: &Candidate, file: &File, len: u64, name: Option<&OpDumpName>) ->
         })
         .collect();
     for (i, (t, span)) in h.tensors.iter().zip(&blocks).enumerate() {
-        if !is_checked(t) {
+        if !t.is_tensor_data() {
             continue;
         }
         let Some(el) = t.dtype.element() else {

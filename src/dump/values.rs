@@ -414,11 +414,6 @@ pub fn npy_slot(
     })
 }
 
-/// Whether a header entry is tensor data (inputs and outputs, not tiling data).
-fn is_data(t: &TensorDesc) -> bool {
-    matches!(t.io, Io::Input | Io::Output) && t.input_type != Some(7) && t.dtype != DType::Undefined
-}
-
 /// The slot of one header entry, or why its values cannot be read.
 pub fn dump_slot(
     t: &TensorDesc,
@@ -554,7 +549,7 @@ fn list_dump(c: &Candidate, file: &File, len: u64, name: Option<&OpDumpName>) ->
     }
     let blocks = h.blocks(len);
     for (i, (t, span)) in h.tensors.iter().zip(&blocks).enumerate() {
-        if !is_data(t) {
+        if !t.is_tensor_data() {
             continue;
         }
         let (available, block) = match &inline {

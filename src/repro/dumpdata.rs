@@ -315,7 +315,7 @@ pub fn decode(
                 None => values::read_exact(&file, span.offset, span.size),
             }
         };
-        if t.io == Io::Input && t.input_type == Some(7) {
+        if t.io == Io::Input && t.is_tiling_data() {
             match bytes() {
                 Ok(b) => {
                     let rel = "tiling_data.bin".to_string();

@@ -134,6 +134,24 @@ pub struct TensorDesc {
     pub original_output_index: Option<u32>,
 }
 
+/// `input_type` of the extra input that carries an exception dump's tiling data (`DfxTensorType`
+/// TILING_DATA, `dump-data.md` §1.1): bytes for the kernel, not a tensor.
+pub const TILING_DATA: u32 = 7;
+
+impl TensorDesc {
+    /// Whether the entry is an exception dump's tiling data ([`TILING_DATA`]).
+    pub fn is_tiling_data(&self) -> bool {
+        self.input_type == Some(TILING_DATA)
+    }
+
+    /// Whether the entry is tensor data: an input or output with a data type, not tiling data.
+    pub fn is_tensor_data(&self) -> bool {
+        matches!(self.io, Io::Input | Io::Output)
+            && !self.is_tiling_data()
+            && self.dtype != DType::Undefined
+    }
+}
+
 /// A decoded dump header: everything but the tensor bytes.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct DumpHeader {
