@@ -119,13 +119,13 @@ fn py_shape(s: Option<&[i64]>) -> String {
 fn io_entries(rows: &[IoRow], with_files: bool) -> String {
     let mut s = String::from("[\n");
     for r in rows {
-        let dtype = r.dtype.as_deref().map(np_dtype);
+        let dtype = r.tensor.dtype.as_deref().map(np_dtype);
         let file = if with_files { r.npy.as_deref() } else { None };
         let _ = writeln!(
             s,
             "    {{\"index\": {}, \"name\": {}, \"file\": {}, \"dtype\": {}, \"shape\": {}}},",
-            r.index,
-            py_opt_str(r.name.as_deref()),
+            r.tensor.index,
+            py_opt_str(r.tensor.name.as_deref()),
             py_opt_str(file),
             py_opt_str(dtype.as_deref()),
             py_shape(r.logical_shape()),
@@ -169,7 +169,7 @@ pub fn script(case: &Case) -> String {
     );
     let out_dtypes: Vec<String> = outputs
         .iter()
-        .map(|r| py_opt_str(r.dtype.as_deref().map(np_dtype).as_deref()))
+        .map(|r| py_opt_str(r.tensor.dtype.as_deref().map(np_dtype).as_deref()))
         .collect();
     let out_shapes: Vec<String> = outputs
         .iter()
@@ -181,9 +181,9 @@ pub fn script(case: &Case) -> String {
         .map(|r| {
             format!(
                 "#   input {} {}: {} {}",
-                r.index,
-                comment(r.name.as_deref().unwrap_or("?")),
-                r.dtype.as_deref().map_or_else(|| "?".to_string(), np_dtype),
+                r.tensor.index,
+                comment(r.tensor.name.as_deref().unwrap_or("?")),
+                r.tensor.dtype.as_deref().map_or_else(|| "?".to_string(), np_dtype),
                 py_shape(r.logical_shape())
             )
         })
@@ -200,8 +200,8 @@ pub fn script(case: &Case) -> String {
         .chain(outputs.iter().map(|r| {
             format!(
                 "#   output {}: {} {}",
-                r.index,
-                r.dtype.as_deref().map_or_else(|| "?".to_string(), np_dtype),
+                r.tensor.index,
+                r.tensor.dtype.as_deref().map_or_else(|| "?".to_string(), np_dtype),
                 py_shape(r.logical_shape())
             )
         }))

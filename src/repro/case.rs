@@ -64,7 +64,7 @@ pub struct RuntimeTensor {
 }
 
 /// One input or output tensor as the GE graph describes it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct TensorFacts {
     pub index: usize,
     /// The IR name of the argument (`x`, `indices`) where the graph records it.

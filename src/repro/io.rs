@@ -4,19 +4,12 @@
 use super::case::{Case, DumpTensorFacts, RuntimeTensor, TensorFacts};
 
 /// One input or output of the op.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IoRow {
-    pub index: usize,
-    /// IR argument name, when the graph records it.
-    pub name: Option<String>,
-    /// Data type name (`DT_FLOAT16`): from the dump when dumped, else from the graph.
-    pub dtype: Option<String>,
-    /// Runtime (device) shape and format.
-    pub shape: Option<Vec<i64>>,
-    pub format: Option<String>,
-    /// Framework (origin) shape and format.
-    pub ori_shape: Option<Vec<i64>>,
-    pub ori_format: Option<String>,
+    /// The graph's descriptor completed from the run: dynamic (-1) shapes from the runtime's
+    /// `[AIC_INFO]`, the data type from the dump when dumped, everything from the dump when the
+    /// graph has no such tensor.
+    pub tensor: TensorFacts,
     /// The `.npy` in the logical layout (relative to the case directory).
     pub npy: Option<String>,
     /// The `.npy` in the device layout (the kernel's view); the same file when nothing was
@@ -40,49 +33,47 @@ fn row(
     d: Option<&DumpTensorFacts>,
     rt: Option<&RuntimeTensor>,
 ) -> IoRow {
-    let mut r = IoRow {
+    let mut t = g.cloned().unwrap_or_else(|| TensorFacts {
         index,
-        name: g.and_then(|g| g.name.clone()),
-        dtype: g.and_then(|g| g.dtype.clone()),
-        shape: g.and_then(|g| g.shape.clone()),
-        format: g.and_then(|g| g.format.clone()),
-        ori_shape: g.and_then(|g| g.ori_shape.clone()),
-        ori_format: g.and_then(|g| g.ori_format.clone()),
-        npy: None,
-        device_npy: None,
-    };
+        ..TensorFacts::default()
+    });
+    let (mut npy, mut device_npy) = (None, None);
     // The runtime's [AIC_INFO] shape replaces dynamic (-1) graph dimensions.
     if let Some(rt) = rt.filter(|rt| rt.shape.is_some()) {
-        if is_dynamic(&r.shape) {
-            r.shape = rt.shape.clone();
-            r.format = r.format.take().or_else(|| rt.format.clone());
+        if is_dynamic(&t.shape) {
+            t.shape = rt.shape.clone();
+            t.format = t.format.take().or_else(|| rt.format.clone());
         }
-        if is_dynamic(&r.ori_shape) && r.ori_format == r.format {
-            r.ori_shape = rt.shape.clone();
+        if is_dynamic(&t.ori_shape) && t.ori_format == t.format {
+            t.ori_shape = rt.shape.clone();
         }
-        if r.dtype.is_none() {
-            r.dtype = rt.dtype.clone();
+        if t.dtype.is_none() {
+            t.dtype = rt.dtype.clone();
         }
     }
     if let Some(d) = d {
-        r.dtype = Some(d.dtype.clone());
+        t.dtype = Some(d.dtype.clone());
         if g.is_none() {
-            r.shape = Some(to_i64(&d.device_shape));
-            r.format = Some(d.format.clone());
+            t.shape = Some(to_i64(&d.device_shape));
+            t.format = Some(d.format.clone());
             if !d.original_shape.is_empty() {
-                r.ori_shape = Some(to_i64(&d.original_shape));
+                t.ori_shape = Some(to_i64(&d.original_shape));
             }
         }
         match d.layout.as_str() {
             "logical" => {
-                r.npy = d.npy.clone();
-                r.device_npy = d.device_npy.clone().or_else(|| d.npy.clone());
+                npy = d.npy.clone();
+                device_npy = d.device_npy.clone().or_else(|| d.npy.clone());
             }
-            "device" => r.device_npy = d.npy.clone(),
+            "device" => device_npy = d.npy.clone(),
             _ => {}
         }
     }
-    r
+    IoRow {
+        tensor: t,
+        npy,
+        device_npy,
+    }
 }
 
 /// Inputs (`outputs == false`) or outputs of the case, by index: the graph's descriptors
@@ -127,7 +118,10 @@ impl IoRow {
     /// The logical shape: the converted `.npy` shape is not known here, so the origin shape,
     /// else the runtime shape.
     pub fn logical_shape(&self) -> Option<&[i64]> {
-        self.ori_shape.as_deref().or(self.shape.as_deref())
+        self.tensor
+            .ori_shape
+            .as_deref()
+            .or(self.tensor.shape.as_deref())
     }
 }
 

@@ -71,14 +71,14 @@ fn tuple(s: Option<&[i64]>) -> String {
 fn tensor_param(r: &IoRow, param_type: &str, with_value: bool) -> String {
     let mut s = format!(
         "        {{\"shape\": {}, \"dtype\": {}, \"format\": {}, \"ori_shape\": {}, \"ori_format\": {}, \"param_type\": {}",
-        tuple(r.shape.as_deref()),
-        py_opt_str(r.dtype.as_deref().map(np_dtype).as_deref()),
-        py_opt_str(r.format.as_deref()),
-        tuple(r.ori_shape.as_deref().or(r.shape.as_deref())),
-        py_opt_str(r.ori_format.as_deref().or(r.format.as_deref())),
+        tuple(r.tensor.shape.as_deref()),
+        py_opt_str(r.tensor.dtype.as_deref().map(np_dtype).as_deref()),
+        py_opt_str(r.tensor.format.as_deref()),
+        tuple(r.tensor.ori_shape.as_deref().or(r.tensor.shape.as_deref())),
+        py_opt_str(r.tensor.ori_format.as_deref().or(r.tensor.format.as_deref())),
         py_str(param_type),
     );
-    let label = comment(r.name.as_deref().unwrap_or(&r.index.to_string()));
+    let label = comment(r.tensor.name.as_deref().unwrap_or(&r.tensor.index.to_string()));
     match (&r.device_npy, with_value) {
         (Some(f), true) => {
             let _ = write!(
@@ -246,7 +246,7 @@ pub fn run_config(case: &Case, files: &RuntimeFiles) -> RunConfig {
             .collect(),
         output_file_list: rows(case, true)
             .iter()
-            .map(|r| format!("run_outputs/output_{}.bin", r.index))
+            .map(|r| format!("run_outputs/output_{}.bin", r.tensor.index))
             .collect(),
         kernel_name: files.kernel_name.clone(),
     }
