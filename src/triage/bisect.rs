@@ -808,46 +808,23 @@ impl Ctx<'_> {
             ));
             return Ok(());
         }
-        let mut with_dumps: Vec<(String, String)> = passing
+        let flips: Vec<(String, String)> = passing
             .flips
             .iter()
             .map(|f| (f.key.clone(), f.value.clone()))
             .collect();
-        with_dumps.extend(scripts::dump_options());
-        let (good, _, end, _) = self.start(
-            &format!("dump-{}", passing.name),
-            &with_dumps,
-            false,
-            true,
-            progress,
-        )?;
-        b.runs += 1;
-        if end != StepEnd::Passed {
-            b.notes.push(format!(
-                "the passing variant with data dumps failed ({}): no dump comparison",
-                good.display()
-            ));
+        let name = format!("dump-{}", passing.name);
+        let what = "the passing variant";
+        let Some(good) = self.dump_run(&name, flips, what, b, progress)? else {
             return Ok(());
-        }
+        };
         let bad = if failing_has {
             step5
         } else {
-            let (bad, _, end, _) = self.start(
-                "dump-step5",
-                &scripts::dump_options(),
-                false,
-                true,
-                progress,
-            )?;
-            b.runs += 1;
-            if end != StepEnd::Passed {
-                b.notes.push(format!(
-                    "step 5 with data dumps failed ({}): no dump comparison",
-                    bad.display()
-                ));
-                return Ok(());
+            match self.dump_run("dump-step5", Vec::new(), "step 5", b, progress)? {
+                Some(bad) => bad,
+                None => return Ok(()),
             }
-            bad
         };
         match dumps::compare_steps(&good, &bad) {
             Ok(Some(d)) => b.dump_comparison = Some(d),
@@ -860,6 +837,29 @@ impl Ctx<'_> {
                 .push(format!("the data dumps could not be compared: {e:#}")),
         }
         Ok(())
+    }
+
+    /// Runs step 5 with `options` and data dumps into `name`: its directory, or `None` (and a
+    /// note naming `what`) when it did not pass.
+    fn dump_run(
+        &self,
+        name: &str,
+        mut options: Vec<(String, String)>,
+        what: &str,
+        b: &mut Bisection,
+        progress: &mut dyn Progress,
+    ) -> anyhow::Result<Option<PathBuf>> {
+        options.extend(scripts::dump_options());
+        let (dir, _, end, _) = self.start(name, &options, false, true, progress)?;
+        b.runs += 1;
+        if end != StepEnd::Passed {
+            b.notes.push(format!(
+                "{what} with data dumps failed ({}): no dump comparison",
+                dir.display()
+            ));
+            return Ok(None);
+        }
+        Ok(Some(dir))
     }
 }
 
