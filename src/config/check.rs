@@ -12,7 +12,7 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use super::cann::{self, Code};
-use super::{CheckReport, DumpType, Problem, Severity, Source};
+use super::{CheckReport, DumpType, OperatorDump, Problem, Severity, Source};
 
 /// Allowed values per enumerated key (adump `dumpValidOptions`).
 pub const DUMP_MODES: &[&str] = &["input", "output", "all"];
@@ -32,6 +32,10 @@ pub const DUMP_SCENES: &[&str] = &[
     "aic_err_detail_dump",
     "watcher",
 ];
+/// CANN's statistics when `dump_stats` is not given: the first six of [`DUMP_STATS`].
+pub fn default_dump_stats() -> Vec<String> {
+    DUMP_STATS[..6].iter().map(|s| s.to_string()).collect()
+}
 pub const KERNEL_DATA: &[&str] = &["all", "printf", "tensor", "assert", "timestamp"];
 pub const DUMP_STATS: &[&str] = &[
     "Max",
@@ -88,6 +92,7 @@ pub fn check(bytes: &[u8], file: &str, options: &CheckOptions) -> CheckReport {
         warnings: 0,
         dump_enabled: None,
         dump_type: None,
+        operator_dump: None,
         filesystem_checked: false,
         graphs: Vec::new(),
         problems: Vec::new(),
@@ -162,6 +167,7 @@ pub fn check(bytes: &[u8], file: &str, options: &CheckOptions) -> CheckReport {
     let (enabled, kind) = need_dump(dump);
     report.dump_enabled = Some(enabled);
     report.dump_type = enabled.then_some(kind);
+    report.operator_dump = (enabled && kind == DumpType::Operator).then(|| operator_dump(dump));
     if !enabled {
         report.notes.push(
             "nothing enables a dump (empty or missing dump_list, dump_op_switch off, dump_debug off, no dump_scene): CANN accepts the file and dumps nothing".into(),
@@ -1077,6 +1083,27 @@ impl<'a> Checker<'a> {
 }
 
 /// adump `NeedDump` and `ConvertDumpType`, for a config that passed.
+/// What an `OPERATOR` dump of this (valid) config writes: the watcher scene, statistics or
+/// tensors, with `dump_mode`'s default `output` and `dump_stats`' default first six items.
+fn operator_dump(dump: &Map<String, Value>) -> OperatorDump {
+    let s = |k: &str| dump.get(k).and_then(Value::as_str);
+    if s("dump_scene") == Some("watcher") {
+        return OperatorDump::Watcher;
+    }
+    let mode = s("dump_mode").unwrap_or("output").to_string();
+    if s("dump_data") != Some("stats") {
+        return OperatorDump::Tensors { mode };
+    }
+    let stats = match dump.get("dump_stats").and_then(Value::as_array) {
+        Some(items) => items
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_string))
+            .collect(),
+        None => default_dump_stats(),
+    };
+    OperatorDump::Stats { mode, stats }
+}
+
 fn need_dump(dump: &Map<String, Value>) -> (bool, DumpType) {
     let s = |k: &str| dump.get(k).and_then(Value::as_str);
     let list = dump

@@ -84,6 +84,20 @@ pub enum DumpType {
     AicErrDetailDump,
 }
 
+/// What an [`DumpType::Operator`] dump writes: adump has one dump type for the model and single-op
+/// dumps and the watcher scene, of tensors or of statistics; this says which.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum OperatorDump {
+    /// `dump_data: tensor` (the default): the tensors of `mode` (`input`, `output` or `all`).
+    Tensors { mode: String },
+    /// `dump_data: stats`: per op execution one CSV row per tensor of `mode` with these
+    /// statistics (`dump_stats`, by default the first six), no tensor data.
+    Stats { mode: String, stats: Vec<String> },
+    /// `dump_scene: watcher`: after each op of `layer`, the outputs of the `watcher_nodes`.
+    Watcher,
+}
+
 /// A graph dump used by `--graph`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct GraphSummary {
@@ -105,6 +119,8 @@ pub struct CheckReport {
     pub dump_enabled: Option<bool>,
     /// The kind of dump CANN would run (`None` when invalid or nothing is dumped).
     pub dump_type: Option<DumpType>,
+    /// What an `OPERATOR` dump writes (`None` for the other dump types).
+    pub operator_dump: Option<OperatorDump>,
     /// Whether `dump_path` was checked on this machine's filesystem.
     pub filesystem_checked: bool,
     pub graphs: Vec<GraphSummary>,
@@ -131,6 +147,7 @@ impl CheckReport {
         if !self.valid {
             self.dump_enabled = None;
             self.dump_type = None;
+            self.operator_dump = None;
         }
         self
     }

@@ -6,7 +6,7 @@
 
 use serde::Serialize;
 
-use super::check::DUMP_STATS;
+use super::check::{default_dump_stats, DUMP_STATS};
 
 /// The scenarios `new` can write ([`Preset::about`] says what each dumps).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -347,7 +347,7 @@ pub fn render(preset: Preset, o: &PresetOptions) -> Result<String, PresetError> 
             d.dump_step = o.dump_step.clone();
             d.dump_data = Some("stats");
             d.dump_stats = Some(if o.stats.is_empty() {
-                DUMP_STATS[..6].iter().map(|s| s.to_string()).collect()
+                default_dump_stats()
             } else {
                 o.stats.clone()
             });

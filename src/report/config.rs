@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use crate::config::plan::{Plan, Scene};
-use crate::config::{preset, CheckReport, DumpType, NewConfig, Severity};
+use crate::config::{preset, CheckReport, DumpType, NewConfig, OperatorDump, Severity};
 
 /// The JSON document of `check` (`npgx.dump-config`, docs/dump-config.md). Each problem also
 /// carries `log_line`, the line CANN writes to its log.
@@ -92,8 +92,11 @@ pub fn text(report: &CheckReport) -> String {
         let _ = writeln!(out, "  fix: {}", p.fix);
     }
     if report.valid {
-        let what = match (report.dump_enabled, report.dump_type) {
-            (Some(true), Some(kind)) => format!("CANN will run: {}", describe(kind)),
+        let what = match (report.dump_enabled, report.dump_type, &report.operator_dump) {
+            (Some(true), Some(DumpType::Operator), Some(dump)) => {
+                format!("CANN will run: {}", describe_operator(dump))
+            }
+            (Some(true), Some(kind), _) => format!("CANN will run: {}", describe(kind)),
             _ => "CANN will accept it but dump nothing".to_string(),
         };
         let _ = writeln!(out, "\n{what}");
@@ -109,6 +112,26 @@ pub fn text(report: &CheckReport) -> String {
         let _ = writeln!(out, "note: {n}");
     }
     out
+}
+
+/// The three things adump's one `OPERATOR` type can mean.
+fn describe_operator(dump: &OperatorDump) -> String {
+    let which = |mode: &str| match mode {
+        "input" => "input",
+        "all" => "input and output",
+        _ => "output",
+    };
+    match dump {
+        OperatorDump::Tensors { mode } => {
+            format!("an operator tensor dump of the {} tensors (OPERATOR)", which(mode))
+        }
+        OperatorDump::Stats { mode, stats } => format!(
+            "a statistics dump: for each op execution a CSV row per {} tensor with {}, instead of the tensor data (OPERATOR, dump_data stats)",
+            which(mode),
+            stats.join(", ")
+        ),
+        OperatorDump::Watcher => "a watcher dump: after each op in layer, the outputs of the watcher_nodes, to find the op that overwrites them (OPERATOR, dump_scene watcher)".to_string(),
+    }
 }
 
 fn describe(kind: DumpType) -> &'static str {

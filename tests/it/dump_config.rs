@@ -1017,6 +1017,53 @@ fn graph_hcom_ops_in_watcher_mode_and_several_graphs() {
     assert_eq!(r["graphs"].as_array().map(Vec::len), Some(2));
 }
 
+/// adump's one `OPERATOR` type covers tensors, statistics and the watcher scene: the report says
+/// which, in JSON and in the text's last line.
+#[test]
+fn operator_dump_names_tensors_stats_or_watcher() {
+    let d = dump_dir();
+    let cases = [
+        (
+            "what-tensors",
+            json!({"dump": {"dump_path": d, "dump_mode": "all", "dump_list": [{"model_name": "m"}]}}),
+            json!({"kind": "tensors", "mode": "all"}),
+            "CANN will run: an operator tensor dump of the input and output tensors (OPERATOR)",
+        ),
+        (
+            "what-stats",
+            json!({"dump": {"dump_path": d, "dump_data": "stats", "dump_list": [{"model_name": "m"}]}}),
+            json!({"kind": "stats", "mode": "output",
+                   "stats": ["Max", "Min", "Avg", "Nan", "Negative Inf", "Positive Inf"]}),
+            "CANN will run: a statistics dump: for each op execution a CSV row per output tensor with Max, Min, Avg, Nan, Negative Inf, Positive Inf, instead of the tensor data (OPERATOR, dump_data stats)",
+        ),
+        (
+            "what-stats-items",
+            json!({"dump": {"dump_path": d, "dump_data": "stats", "dump_mode": "input", "dump_stats": ["L2norm", "Nan"], "dump_op_switch": "on"}}),
+            json!({"kind": "stats", "mode": "input", "stats": ["L2norm", "Nan"]}),
+            "CANN will run: a statistics dump: for each op execution a CSV row per input tensor with L2norm, Nan, instead of the tensor data (OPERATOR, dump_data stats)",
+        ),
+        (
+            "what-watcher",
+            json!({"dump": {"dump_path": d, "dump_scene": "watcher", "dump_list": [{"layer": ["A"], "watcher_nodes": ["C"]}]}}),
+            json!({"kind": "watcher"}),
+            "CANN will run: a watcher dump: after each op in layer, the outputs of the watcher_nodes, to find the op that overwrites them (OPERATOR, dump_scene watcher)",
+        ),
+    ];
+    for (name, config, json_what, text_what) in cases {
+        let r = assert_passes(name, config.clone());
+        assert_eq!(r["dump_type"], "OPERATOR", "{name}");
+        assert_eq!(r["operator_dump"], json_what, "{name}");
+        let file = scratch(name).join("cfg.json");
+        std::fs::write(&file, config.to_string()).expect("write config");
+        let out = npgx(["dump-config", "check", file.to_str().expect("utf-8")]);
+        assert_eq!(out.status.code(), Some(0), "{name}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.lines().any(|l| l == text_what), "{name}: {text}");
+    }
+    let r = assert_passes("what-overflow", json!({"dump": {"dump_path": d, "dump_debug": "on"}}));
+    assert_eq!(r["operator_dump"], Value::Null);
+}
+
 // ---- exit codes and new --------------------------------------------------------------------
 
 #[test]
