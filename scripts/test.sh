@@ -36,8 +36,8 @@ if ! command -v mpirun >/dev/null 2>&1; then
   fi
 fi
 
-# The triage tests (tests/it/triage.rs) run real PyTorch on CPU and fail, not skip, without it.
-export NPGX_REQUIRE_TORCH=1
+# The triage and repro tests that run real PyTorch on CPU fail, not skip, without it (the venv
+# above has it).
 
 for gen in scripts/gen_*_fixtures.py; do
   [ -e "$gen" ] || continue

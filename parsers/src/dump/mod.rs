@@ -18,7 +18,9 @@ pub mod pt;
 pub mod scalar;
 pub mod stats_csv;
 
-/// Entry points for fuzzing: each takes arbitrary bytes and must never panic.
+/// Entry points for fuzzing: each takes arbitrary bytes and must never panic. Not part of the
+/// crate's API: built for `cargo fuzz` (`--cfg fuzzing`) and for the unit tests.
+#[cfg(any(fuzzing, test))]
 pub mod fuzz {
     use super::*;
 
