@@ -294,7 +294,9 @@ fn run_classify(args: ClassifyArgs) -> anyhow::Result<ExitCode> {
     }
     match args.format {
         TextFormat::Text => super::print(&report::triage::classifications_text(&items))?,
-        TextFormat::Json => super::print(&(report::triage::classify_json(&items, &errors)? + "\n"))?,
+        TextFormat::Json => {
+            super::print(&(report::triage::classify_json(&items, &errors)? + "\n"))?
+        }
     }
     let code = if !errors.is_empty() {
         2

@@ -601,9 +601,16 @@ impl Acc {
             return;
         }
         let p = part(how, g, t);
-        let clean = [p.sums.gg, p.sums.tt, p.sums.sum_sq, p.s2_g, p.s2_t, p.sums.kl]
-            .iter()
-            .all(|v| v.is_finite());
+        let clean = [
+            p.sums.gg,
+            p.sums.tt,
+            p.sums.sum_sq,
+            p.s2_g,
+            p.s2_t,
+            p.sums.kl,
+        ]
+        .iter()
+        .all(|v| v.is_finite());
         if clean {
             self.add(&p, g.len());
             return;

@@ -138,6 +138,7 @@ pub fn csv(report: &CompareReport, out: &mut dyn Write) -> anyhow::Result<()> {
 
 /// The name msprobe gives a pair's tensor: its `data_name` without the extension (the tensor
 /// file's stem, for msprobe dumps), else `{op}.{io}.{index}`.
+#[cfg(feature = "tables")]
 fn msprobe_name(file: &str, op: &str, p: &Pair) -> String {
     let stem = std::path::Path::new(file)
         .file_stem()
@@ -151,6 +152,7 @@ fn msprobe_name(file: &str, op: &str, p: &Pair) -> String {
 /// The table with msprobe compare's column names (tensor mode), for scripts that read them:
 /// `NPU Name` is the target, `Bench Name` the golden side; the six metrics are msprobe's own
 /// (`N/A` for pairs that are not msprobe dumps or could not be compared).
+#[cfg(feature = "tables")]
 pub fn csv_msprobe(report: &CompareReport, out: &mut dyn Write) -> anyhow::Result<()> {
     let rows = &report.pairs;
     let col = |name: &str, f: &dyn Fn(&Pair) -> String| {
@@ -212,6 +214,12 @@ pub fn parquet(report: &CompareReport, out: std::fs::File) -> anyhow::Result<()>
 /// compares).
 #[cfg(not(feature = "tables"))]
 pub fn csv(_: &CompareReport, _: &mut dyn Write) -> anyhow::Result<()> {
+    Err(super::tables_left_out("--format csv"))
+}
+
+/// See the lean [`csv`].
+#[cfg(not(feature = "tables"))]
+pub fn csv_msprobe(_: &CompareReport, _: &mut dyn Write) -> anyhow::Result<()> {
     Err(super::tables_left_out("--format csv"))
 }
 

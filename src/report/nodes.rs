@@ -5,7 +5,6 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-
 use crate::triage::nodes::{Dim, FxNode, NodeSearch, TensorMeta, NODES_DIR};
 
 /// Version of the `npgx.triage-nodes` document.

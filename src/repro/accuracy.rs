@@ -183,7 +183,10 @@ pub fn script(case: &Case) -> String {
                 "#   input {} {}: {} {}",
                 r.tensor.index,
                 comment(r.tensor.name.as_deref().unwrap_or("?")),
-                r.tensor.dtype.as_deref().map_or_else(|| "?".to_string(), np_dtype),
+                r.tensor
+                    .dtype
+                    .as_deref()
+                    .map_or_else(|| "?".to_string(), np_dtype),
                 py_shape(r.logical_shape())
             )
         })
@@ -201,7 +204,10 @@ pub fn script(case: &Case) -> String {
             format!(
                 "#   output {}: {} {}",
                 r.tensor.index,
-                r.tensor.dtype.as_deref().map_or_else(|| "?".to_string(), np_dtype),
+                r.tensor
+                    .dtype
+                    .as_deref()
+                    .map_or_else(|| "?".to_string(), np_dtype),
                 py_shape(r.logical_shape())
             )
         }))

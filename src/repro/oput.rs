@@ -78,7 +78,12 @@ fn tensor_param(r: &IoRow, param_type: &str, with_value: bool) -> String {
         py_opt_str(r.tensor.ori_format.as_deref().or(r.tensor.format.as_deref())),
         py_str(param_type),
     );
-    let label = comment(r.tensor.name.as_deref().unwrap_or(&r.tensor.index.to_string()));
+    let label = comment(
+        r.tensor
+            .name
+            .as_deref()
+            .unwrap_or(&r.tensor.index.to_string()),
+    );
     match (&r.device_npy, with_value) {
         (Some(f), true) => {
             let _ = write!(

@@ -576,7 +576,9 @@ pub fn route_prose(text: &str) -> Option<(Routing, usize, String)> {
     if let Some(t) = route_table(text) {
         return Some(t);
     }
-    let mut best: Option<(Route, &'static str, usize, Vec<(usize, &'static str)>)> = None;
+    // (route, rule, lines with its wording as (line index, word)).
+    type Hits = (Route, &'static str, Vec<(usize, &'static str)>);
+    let mut best: Option<Hits> = None;
     for (route, kind, rule) in [
         (Route::Accuracy, Kind::Accuracy, "keyword.accuracy"),
         (Route::Performance, Kind::Performance, "keyword.performance"),
@@ -591,11 +593,11 @@ pub fn route_prose(text: &str) -> Option<(Routing, usize, String)> {
                     .map(|w| (i, w.key))
             })
             .collect();
-        if !hits.is_empty() && best.as_ref().is_none_or(|b| hits.len() > b.3.len()) {
-            best = Some((route, rule, hits.len(), hits));
+        if !hits.is_empty() && best.as_ref().is_none_or(|b| hits.len() > b.2.len()) {
+            best = Some((route, rule, hits));
         }
     }
-    let (route, rule, _, hits) = best?;
+    let (route, rule, hits) = best?;
     let lines: Vec<&str> = text.lines().collect();
     let (i, w) = hits
         .iter()

@@ -1060,7 +1060,10 @@ fn operator_dump_names_tensors_stats_or_watcher() {
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(text.lines().any(|l| l == text_what), "{name}: {text}");
     }
-    let r = assert_passes("what-overflow", json!({"dump": {"dump_path": d, "dump_debug": "on"}}));
+    let r = assert_passes(
+        "what-overflow",
+        json!({"dump": {"dump_path": d, "dump_debug": "on"}}),
+    );
     assert_eq!(r["operator_dump"], Value::Null);
 }
 

@@ -696,11 +696,22 @@ fn until_prefix_covers_its_whole_span() {
         let kept = records(dir, &["--pid", "155320", "--until", until]);
         assert_eq!(kept.len(), all.len(), "--until {until}");
     }
-    let second = records(dir, &["--pid", "155320", "--since", "2025-05-08-09:56:20", "--until", "2025-05-08-09:56:20"]);
+    let second = records(
+        dir,
+        &[
+            "--pid",
+            "155320",
+            "--since",
+            "2025-05-08-09:56:20",
+            "--until",
+            "2025-05-08-09:56:20",
+        ],
+    );
     assert!(!second.is_empty());
-    assert!(second
-        .iter()
-        .all(|r| r["time"].as_str().unwrap().starts_with("2025-05-08-09:56:20.")));
+    assert!(second.iter().all(|r| r["time"]
+        .as_str()
+        .unwrap()
+        .starts_with("2025-05-08-09:56:20.")));
     let before = records(dir, &["--pid", "155320", "--until", "2025-05-07"]);
     assert!(before.is_empty());
 }

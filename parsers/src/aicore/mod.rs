@@ -821,7 +821,8 @@ mod tests {
 
     const HEADER: &str = "The error from device(chipId:0, dieId:0), serial number is 19, there is an aivec error exception, core id is 0, error code = 0, dump info: pc start: 0x12c100014f8c.";
     const KERNEL: &str = "Aicore kernel execute failed, device_id=0, stream_id=2, report_stream_id=2, task_id=1, flip_num=0, fault kernel_name=GatherV3_high_performance_10330, fault kernel info ext=none, program id=0, hash=9005124917278870274.";
-    const RET_CODE: &str = "Stream Synchronize failed, stream_id=2, retCode=0x31, [vector core exception].";
+    const RET_CODE: &str =
+        "Stream Synchronize failed, stream_id=2, retCode=0x31, [vector core exception].";
 
     /// Feeds `(line, pid, message)` in order and finishes.
     fn assemble(lines: &[(u64, Option<i64>, &str)]) -> Vec<AicoreError> {
@@ -856,7 +857,10 @@ mod tests {
         assert_eq!(e.cores.len(), 1);
         assert_eq!(at(&e.cores[0].serial), Some((19, 1)));
         assert_eq!(at(&e.cores[0].core_id), Some((0, 1)));
-        assert_eq!((at(&e.chip_id), at(&e.die_id)), (Some((0, 1)), Some((0, 1))));
+        assert_eq!(
+            (at(&e.chip_id), at(&e.die_id)),
+            (Some((0, 1)), Some((0, 1)))
+        );
     }
 
     #[test]

@@ -137,7 +137,8 @@ fn is_word(b: u8) -> bool {
 /// preceding word character.
 fn code_tokens(s: &str) -> impl Iterator<Item = usize> + '_ {
     let b = s.as_bytes();
-    (0..b.len().saturating_sub(5)).filter(move |&i| is_code(&b[i..i + 6]) && (i == 0 || !is_word(b[i - 1])))
+    (0..b.len().saturating_sub(5))
+        .filter(move |&i| is_code(&b[i..i + 6]) && (i == 0 || !is_word(b[i - 1])))
 }
 
 /// Finds a code token (`[EWI][0-9A-Z][0-9]{4}`) not glued to a preceding word character,

@@ -934,7 +934,10 @@ RuntimeError: NPU function error: call aclnnAdd failed
             "{got:#?}"
         );
         assert_eq!(got[0].3, "ValueError: bad value");
-        assert_eq!(got[1].3, "synchronize stream failed, runtime result = 507035");
+        assert_eq!(
+            got[1].3,
+            "synchronize stream failed, runtime result = 507035"
+        );
     }
 
     #[test]
