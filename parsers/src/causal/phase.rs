@@ -143,45 +143,12 @@ const COMPILE_MODULES: &[(&str, Phase)] = &[
     ("torch._functorch", Phase::Compile),
 ];
 
-/// Python modules that come with CANN, torch_npu or the graph backends: an attribute they lack
-/// is a version mismatch.
-const ASCEND_MODULES: &[&str] = &[
-    "torch_npu",
-    "torchair",
-    "npugraph_ex",
-    "te",
-    "tbe",
-    "acl",
-    "hccl",
-    "atb",
-    "mindie_llm",
-];
-
 /// `'name'` right after `lead` in `m`.
 pub fn quoted_after<'a>(m: &'a str, lead: &str) -> Option<&'a str> {
     let r = &m[m.find(lead)? + lead.len()..];
     let q = r.chars().next().filter(|c| *c == '\'' || *c == '"')?;
     let r = &r[1..];
     Some(&r[..r.find(q)?])
-}
-
-/// An environment problem stated by one line of the error (`No module named 'x'`, a loader
-/// failure, an attribute the installed torch_npu lacks).
-fn environment_in(text: &str) -> Option<(&'static str, Option<&'static knowledge::Fact>)> {
-    if let Some(f) = knowledge::environment(text) {
-        return Some((f.key, Some(f)));
-    }
-    if let Some(module) = quoted_after(text, "module ") {
-        let top = module.split('.').next().unwrap_or(module);
-        if ASCEND_MODULES.contains(&top) && text.contains("has no attribute") {
-            return Some(("has no attribute", None));
-        }
-    }
-    let lower = text.to_ascii_lowercase();
-    if lower.contains("invalid backend") || lower.contains("unknown backend") {
-        return Some(("invalid backend", None));
-    }
-    None
 }
 
 /// Capture evidence in one line.
@@ -210,19 +177,18 @@ fn own(err: &CausalError, under: Phase) -> Option<PhaseEvidence> {
     let env_text = std::iter::once((at, err.message.as_str()))
         .chain(err.scope.iter().map(|(n, t)| (*n, t.as_str())));
     for (no, t) in env_text {
-        if let Some((token, fact)) = environment_in(t) {
+        // An environment problem stated by the line: a knowledge row (`No module named`, a
+        // loader failure, an attribute the installed torch_npu lacks, an unregistered backend).
+        if let Some(f) = knowledge::environment(t) {
             let e = ev(
                 Phase::Environment,
                 Some(Nature::Environment),
                 "shape.environment",
-                token,
+                f.key,
                 no,
                 Source::Error,
             );
-            return Some(match fact {
-                Some(f) => with_fact(e, f),
-                None => e,
-            });
+            return Some(with_fact(e, f));
         }
     }
     match err.shape {
