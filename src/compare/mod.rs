@@ -323,8 +323,8 @@ fn same_shape(a: &[u64], b: &[u64]) -> bool {
     squeeze(a) == squeeze(b)
 }
 
-/// Streams both tensors through one accumulator, chunk by chunk as raw bytes.
-/// Streams both tensors through npgx's metrics and, for msprobe pairs, msprobe's.
+/// Streams both tensors, chunk by chunk as raw bytes, through npgx's metrics and, for msprobe
+/// pairs, msprobe's (fed the same decoded blocks).
 fn compare_values(
     golden: (&Path, &TensorSlot),
     target: (&Path, &TensorSlot),
@@ -335,7 +335,7 @@ fn compare_values(
     let (ge, te) = (g.element(), t.element());
     let (gs, ts) = (ge.size().unwrap_or(1), te.size().unwrap_or(1));
     let mut acc = metrics::Acc::default();
-    let mut ms = with_msprobe.then(|| (msprobe::Acc::new(ge, te), Vec::new(), Vec::new()));
+    let mut ms = with_msprobe.then(|| msprobe::Acc::new(ge, te));
     loop {
         let gb = g.next_bytes(CHUNK).map_err(|e| format!("golden: {e}"))?;
         let tb = t.next_bytes(CHUNK).map_err(|e| format!("target: {e}"))?;
@@ -346,16 +346,9 @@ fn compare_values(
             ));
         }
         if ng == 0 {
-            return Ok((acc, ms.map(|m| m.0)));
+            return Ok((acc, ms));
         }
-        if let Some((m, gv, tv)) = &mut ms {
-            gv.resize(ng, 0.0);
-            tv.resize(nt, 0.0);
-            values::decode_to(ge, gb, gv);
-            values::decode_to(te, tb, tv);
-            m.update(gv, tv);
-        }
-        acc.update_raw((ge, gb), (te, tb));
+        acc.update_raw_with((ge, gb), (te, tb), &mut ms);
     }
 }
 
