@@ -330,8 +330,7 @@ fn compare_values(
     target: (&Path, &TensorSlot),
     with_msprobe: bool,
 ) -> Result<(metrics::Acc, Option<msprobe::Acc>), String> {
-    let mut g = ValueReader::open(golden.0, golden.1).map_err(|e| format!("golden: {e}"))?;
-    let mut t = ValueReader::open(target.0, target.1).map_err(|e| format!("target: {e}"))?;
+    let (mut g, mut t) = ValueReader::pair(golden, target)?;
     let (ge, te) = (g.element(), t.element());
     let (gs, ts) = (ge.size().unwrap_or(1), te.size().unwrap_or(1));
     let mut acc = metrics::Acc::default();
