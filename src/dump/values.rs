@@ -1120,4 +1120,104 @@ mod tests {
         assert!(dump_slot(&wrong, 8, 0, None).is_err());
         std::fs::remove_dir_all(&dir).unwrap();
     }
+
+    /// Every chunk of both readers of a pair, as (golden, target) value lists.
+    fn read_pair(
+        g: (&Path, &TensorSlot),
+        t: (&Path, &TensorSlot),
+        max: usize,
+    ) -> Vec<(Vec<f64>, Vec<f64>)> {
+        let (mut rg, mut rt) = ValueReader::pair(g, t).unwrap();
+        let mut chunks = Vec::new();
+        loop {
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            let (na, nb) = (
+                next_values(&mut rg, &mut a, max),
+                next_values(&mut rt, &mut b, max),
+            );
+            assert_eq!(na, nb, "both sides give the same elements per call");
+            if na == 0 {
+                return chunks;
+            }
+            chunks.push((a, b));
+        }
+    }
+
+    #[test]
+    fn a_pair_reads_in_an_order_both_sides_share() {
+        let dir = std::env::temp_dir().join(format!("npgx-pair-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        // NC1HWC0 of NCHW (1, 3, 2, 2) with C0 2: C1 = 2, the second block holds channel 2 and
+        // one row of padding per (h, w); 255 marks the padding.
+        let logical: Vec<u8> = (0..12).collect();
+        let mut device = Vec::new();
+        for c1 in 0..2u8 {
+            for hw in 0..4u8 {
+                for c0 in 0..2u8 {
+                    let c = c1 * 2 + c0;
+                    device.push(if c < 3 {
+                        logical[usize::from(c * 4 + hw)]
+                    } else {
+                        255
+                    });
+                }
+            }
+        }
+        let (dev_path, nd_path) = (dir.join("dev.bin"), dir.join("nd.bin"));
+        std::fs::write(&dev_path, &device).unwrap();
+        std::fs::write(&nd_path, &logical).unwrap();
+        let desc = TensorDesc {
+            io: Io::Output,
+            index: 0,
+            dtype: DType::Uint8,
+            format: Format::primary(Format::NC1HWC0),
+            shape: vec![1, 2, 2, 2, 2],
+            original_shape: vec![1, 3, 2, 2],
+            size: 16,
+            address: None,
+            input_type: None,
+            original_name: None,
+            original_output_index: None,
+        };
+        let padded = dump_slot(&desc, 16, 0, None).unwrap();
+        let plain = TensorSlot {
+            format: Format::primary(Format::ND),
+            data: Data::Plain { offset: 0, len: 12 },
+            ..padded.clone()
+        };
+        let (dev, nd) = ((dev_path.as_path(), &padded), (nd_path.as_path(), &plain));
+        let flat = |chunks: &[(Vec<f64>, Vec<f64>)]| -> (Vec<f64>, Vec<f64>) {
+            chunks
+                .iter()
+                .fold((Vec::new(), Vec::new()), |(mut a, mut b), (x, y)| {
+                    a.extend(x);
+                    b.extend(y);
+                    (a, b)
+                })
+        };
+        // The same layout: device rows, padding dropped (channels 0, 1 per (h, w), then 2).
+        let device_order = vec![0.0, 4.0, 1.0, 5.0, 2.0, 6.0, 3.0, 7.0, 8.0, 9.0, 10.0, 11.0];
+        let chunks = read_pair(dev, dev, 3);
+        assert!(chunks.len() > 1 && !chunks.iter().flat_map(|c| &c.0).any(|&v| v == 255.0));
+        assert_eq!(flat(&chunks), (device_order.clone(), device_order.clone()));
+        // Against the plain tensor: the plain side in the padded side's device order.
+        assert_eq!(
+            flat(&read_pair(nd, dev, 3)),
+            (device_order.clone(), device_order.clone())
+        );
+        assert_eq!(
+            flat(&read_pair(dev, nd, 5)),
+            (device_order.clone(), device_order)
+        );
+        // Plain against plain: logical order.
+        let logical_f: Vec<f64> = logical.iter().map(|&v| f64::from(v)).collect();
+        assert_eq!(flat(&read_pair(nd, nd, 5)), (logical_f.clone(), logical_f));
+        // A plain side shorter than the layout is an error, not a panic.
+        let short = TensorSlot {
+            data: Data::Plain { offset: 0, len: 8 },
+            ..plain.clone()
+        };
+        assert!(ValueReader::pair((nd_path.as_path(), &short), dev).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
