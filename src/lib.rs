@@ -16,4 +16,5 @@ pub mod output;
 pub mod plog;
 pub mod report;
 pub mod repro;
+pub mod shard;
 pub mod triage;

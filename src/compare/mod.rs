@@ -508,7 +508,7 @@ fn graph_producers<'a>(
     let op = graph?.get(real).or_else(|| graph?.get(matched))?;
     let mut out = Vec::new();
     for (src, idx) in &op.inputs {
-        let clean = crate::repro::dumpdata::sanitise(src);
+        let clean = npgx_parsers::dump::name::sanitise(src);
         let found = pairs.iter().rev().find(|p| {
             p.order < order
                 && p.io == Io::Output

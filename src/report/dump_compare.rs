@@ -207,7 +207,7 @@ pub fn csv_msprobe(report: &CompareReport, out: &mut dyn Write) -> anyhow::Resul
 #[cfg(feature = "tables")]
 pub fn parquet(report: &CompareReport, out: std::fs::File) -> anyhow::Result<()> {
     let mut df = table(report)?;
-    super::write_shard(&mut df, crate::merge::COMPARE_SHARD, out)
+    super::write_shard(&mut df, crate::shard::COMPARE_SHARD, out)
 }
 
 /// A build without the `tables` feature writes no table (the CLI refuses the format before it

@@ -130,7 +130,7 @@ pub fn write_csv_rows(
 /// tell what it holds, then the `extra` pairs. `table` is the polars schema of every batch.
 #[cfg(feature = "tables")]
 pub fn shard_writer(
-    schema: crate::merge::ShardSchema,
+    schema: crate::shard::ShardSchema,
     out: std::fs::File,
     table: &polars::prelude::Schema,
     extra: &[(&str, String)],
@@ -147,7 +147,7 @@ pub fn shard_writer(
 #[cfg(feature = "tables")]
 pub fn write_shard(
     df: &mut polars::prelude::DataFrame,
-    schema: crate::merge::ShardSchema,
+    schema: crate::shard::ShardSchema,
     out: std::fs::File,
 ) -> anyhow::Result<()> {
     use anyhow::Context as _;
@@ -161,17 +161,17 @@ pub fn write_shard(
 
 #[cfg(feature = "tables")]
 fn shard_metadata(
-    schema: crate::merge::ShardSchema,
+    schema: crate::shard::ShardSchema,
     extra: &[(&str, String)],
 ) -> polars::prelude::KeyValueMetadata {
     let mut pairs = vec![
-        (crate::merge::META_SCHEMA.into(), schema.name.into()),
+        (crate::shard::META_SCHEMA.into(), schema.name.into()),
         (
-            crate::merge::META_VERSION.into(),
+            crate::shard::META_VERSION.into(),
             schema.version.to_string(),
         ),
         (
-            crate::merge::META_WRITER.into(),
+            crate::shard::META_WRITER.into(),
             format!("npgx {}", env!("CARGO_PKG_VERSION")),
         ),
     ];

@@ -18,7 +18,7 @@ use npgx_parsers::dump::layout::PaddedView;
 use npgx_parsers::dump::name::{self, FileName, OpDumpName};
 
 use super::case::{DumpFacts, DumpTensorFacts};
-use super::npy;
+use crate::dump::npy;
 use crate::dump::values;
 
 /// How deep a dump tree is searched.
@@ -30,19 +30,6 @@ pub struct DumpQuery {
     pub op_name: Option<String>,
     pub task_id: Option<u64>,
     pub stream_id: Option<u64>,
-}
-
-/// How the writers sanitise names in dump file names (`dump-data.md` §1.6).
-pub fn sanitise(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if matches!(c, '.' | '/' | '\\' | ' ') {
-                '_'
-            } else {
-                c
-            }
-        })
-        .collect()
 }
 
 /// A dump that matched the query, with its score (higher is better).
@@ -93,7 +80,7 @@ pub fn find(root: &Path, q: &DumpQuery) -> Vec<Candidate> {
         }];
     }
     let files = super::files_under(root, MAX_DEPTH);
-    let wanted = q.op_name.as_deref().map(sanitise);
+    let wanted = q.op_name.as_deref().map(name::sanitise);
     let mut out: Vec<Candidate> = Vec::new();
     // Converted .npy files of one dump, keyed by directory and dump name.
     let mut groups: BTreeMap<(PathBuf, String), Candidate> = BTreeMap::new();
@@ -487,14 +474,4 @@ fn tensor_npy(
         layout: "logical",
         note: widen_note,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sanitising_matches_the_writer() {
-        assert_eq!(sanitise("layer.0/attn add\\x"), "layer_0_attn_add_x");
-    }
 }

@@ -3,7 +3,8 @@
 //! tensors can be streamed.
 //!
 //! Types NumPy has no dtype for are widened: bf16 and the fp8 types become float32 (exact, every
-//! value is representable), int4 becomes int8. The caller records the widening in `case.json`.
+//! value is representable), int4 becomes int8. The caller records the widening (repro in
+//! `case.json`, dump-convert in its report).
 
 use npgx_parsers::dump::dtype::Element;
 use npgx_parsers::dump::scalar;
