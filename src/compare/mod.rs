@@ -21,7 +21,7 @@ use anyhow::Context;
 use npgx_parsers::dump::header::Io;
 use rayon::prelude::*;
 
-use crate::dump::analysis::{exec_key, io_rank, GroupKey, OpKey};
+use crate::dump::analysis::{exec_key, GroupKey, OpKey};
 use crate::dump::records::OpRef;
 use crate::dump::values::{self, Listed, TensorSlot, ValueReader, CHUNK};
 use crate::dump::walk;
@@ -162,7 +162,7 @@ fn load(root: &Path, side: Side, errors: &mut Vec<CompareError>) -> SideData {
             for e in &mut execs {
                 e.slots.sort_by_key(|&(l, s)| {
                     let t = &listed[l].tensors[s];
-                    (io_rank(t.io), t.index, listed[l].fx_input, l)
+                    (t.io, t.index, listed[l].fx_input, l)
                 });
             }
             (k, execs)
@@ -684,7 +684,7 @@ pub fn compare(
             })
             .collect()
     });
-    pairs.sort_by_key(|p| (p.group, p.order, io_rank(p.io), p.index));
+    pairs.sort_by_key(|p| (p.group, p.order, p.io, p.index));
     for (gi, gr) in groups.iter_mut().enumerate() {
         let start = pairs.partition_point(|p| p.group < gi);
         let end = pairs.partition_point(|p| p.group <= gi);
@@ -704,7 +704,7 @@ pub fn compare(
         gr.collectives.dedup();
     }
     let sort_unmatched = |v: &mut Vec<UnmatchedTensor>| {
-        v.sort_by(|a, b| (&a.file, io_rank(a.io), a.index).cmp(&(&b.file, io_rank(b.io), b.index)));
+        v.sort_by(|a, b| (&a.file, a.io, a.index).cmp(&(&b.file, b.io, b.index)));
     };
     sort_unmatched(&mut unmatched.golden);
     sort_unmatched(&mut unmatched.target);

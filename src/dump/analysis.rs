@@ -48,17 +48,6 @@ pub fn exec_key(op: &OpRef) -> OpKey {
     }
 }
 
-/// Inputs, then parameters (msprobe: inputs of the call too), then outputs.
-pub fn io_rank(io: Io) -> u8 {
-    match io {
-        Io::Input => 0,
-        Io::Parameter => 1,
-        Io::Output => 2,
-        Io::Buffer => 3,
-        Io::Workspace => 4,
-    }
-}
-
 /// Whether an operator execution is a collective communication (HCCL) operator: a GE op type
 /// starting with `Hcom` (`HcomAllReduce`, `HcomAllGather`, `HcomBroadcast`, `HcomReduceScatter`,
 /// `HcomAllToAllV`, `HcomSend`, `HcomReceive`, …) or an op name containing `hcom`; for files with
@@ -108,15 +97,15 @@ fn order_cmp(a: &RowView, b: &RowView) -> Ordering {
         .cmp(&(b.group, b.timestamp, b.counter, b.task_id, b.stream_id))
         .then_with(|| a.op_name.cmp(b.op_name))
         .then_with(|| key_path(a).cmp(key_path(b)))
-        .then_with(|| (io_rank(a.io), a.index).cmp(&(io_rank(b.io), b.index)))
+        .then_with(|| (a.io, a.index).cmp(&(b.io, b.index)))
 }
 
 /// Where a tensor sits in execution order: group, operator, inputs before outputs, index.
-fn order_key(t: &TensorRecord) -> (GroupKey, OpKey, u8, usize) {
+fn order_key(t: &TensorRecord) -> (GroupKey, OpKey, Io, usize) {
     (
         (t.op.location.clone(), t.op.layout),
         op_key(t),
-        io_rank(t.io),
+        t.io,
         t.index,
     )
 }
@@ -134,8 +123,7 @@ struct OpState {
 
 fn earlier(anomalies: &[Anomaly], current: Option<usize>, candidate: &Anomaly) -> bool {
     current.and_then(|i| anomalies.get(i)).is_none_or(|c| {
-        (io_rank(candidate.tensor.io), candidate.tensor.index)
-            < (io_rank(c.tensor.io), c.tensor.index)
+        (candidate.tensor.io, candidate.tensor.index) < (c.tensor.io, c.tensor.index)
     })
 }
 
@@ -373,7 +361,7 @@ impl Collector {
             let p = place(&n.op);
             (n.group, n.order) = (p.group, p.order);
         }
-        notes.sort_by_key(|n| (n.group, n.order, io_rank(n.io), n.index));
+        notes.sort_by_key(|n| (n.group, n.order, n.io, n.index));
         let mut tensors = self.all.unwrap_or_default();
         tensors.sort_by(order_cmp);
         let places: Vec<Place> = tensors.iter().map(|t| place(&t.op)).collect();
