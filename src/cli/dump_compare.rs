@@ -1,5 +1,4 @@
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -161,10 +160,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     super::emit(
         args.output.as_deref(),
         args.format,
-        |f| render::parquet(&report, f),
-        |out, format| match format {
-            Format::Csv if args.msprobe_columns => render::csv_msprobe(&report, out),
-            _ => write_to(out, &report, format),
+        super::Renderers {
+            parquet: &|f| render::parquet(&report, f),
+            table: &|| render::text(&report),
+            json: &|out| Ok(writeln!(out, "{}", render::json(&report)?)?),
+            csv: &|out| {
+                if args.msprobe_columns {
+                    render::csv_msprobe(&report, out)
+                } else {
+                    render::csv(&report, out)
+                }
+            },
         },
     )?;
     if let Some(path) = &args.html {
@@ -189,18 +195,4 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         u8::from(s.failed > 0)
     }))
-}
-
-fn write_to(
-    out: &mut dyn Write,
-    report: &compare::CompareReport,
-    format: Format,
-) -> anyhow::Result<()> {
-    match format {
-        Format::Table => out.write_all(render::text(report).as_bytes())?,
-        Format::Json => writeln!(out, "{}", render::json(report)?)?,
-        Format::Csv => render::csv(report, out)?,
-        Format::Parquet => anyhow::bail!("--format parquet needs -o FILE"),
-    }
-    Ok(())
 }
