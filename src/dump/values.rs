@@ -22,7 +22,6 @@
 //! for writers of `.npy` files (`dump-convert`, `repro`).
 
 use std::fs::File;
-use std::io::Read as _;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
@@ -39,8 +38,6 @@ use super::walk::Candidate;
 
 /// Whole-file v1 protobufs larger than this are refused.
 pub const MAX_V1_LEN: u64 = 256 << 20;
-/// Bytes read to parse an `.npy` header.
-const NPY_HEADER_PROBE: usize = 64 << 10;
 /// Elements decoded per chunk.
 pub const CHUNK: usize = 1 << 16;
 
@@ -344,61 +341,32 @@ fn npy_stem(rel: &str) -> &str {
     name.strip_suffix(".npy").unwrap_or(name)
 }
 
-/// The element type of a NumPy type string (little-endian or byte-sized types only).
-pub fn npy_element(t: &npyz::TypeStr) -> Option<Element> {
-    use npyz::TypeChar as T;
-    if t.endianness() == npyz::Endianness::Big && t.size_field() > 1 {
-        return None;
-    }
-    Some(match (t.type_char(), t.size_field()) {
-        (T::Float, 2) => Element::F16,
-        (T::Float, 4) => Element::F32,
-        (T::Float, 8) => Element::F64,
-        (T::Int, 1) => Element::I8,
-        (T::Int, 2) => Element::I16,
-        (T::Int, 4) => Element::I32,
-        (T::Int, 8) => Element::I64,
-        (T::Uint, 1) => Element::U8,
-        (T::Uint, 2) => Element::U16,
-        (T::Uint, 4) => Element::U32,
-        (T::Uint, 8) => Element::U64,
-        (T::Bool, 1) => Element::Bool,
-        (T::Complex, 8) => Element::C64,
-        (T::Complex, 16) => Element::C128,
-        _ => return None,
-    })
-}
-
-/// A `.npy` file as a tensor slot: header parsed from its first bytes, data at the end.
+/// A `.npy` file as a tensor slot: header parsed from its first bytes, data after it.
 pub fn npy_slot(
     file: &File,
     len: u64,
     io: Io,
     index: usize,
 ) -> Result<TensorSlot, (String, Option<u64>)> {
-    let mut head = vec![0u8; NPY_HEADER_PROBE.min(usize::try_from(len).unwrap_or(usize::MAX))];
-    file.read_exact_at(&mut head, 0)
-        .map_err(|e| (format!("cannot read: {e}"), Some(0)))?;
-    let header = npyz::NpyHeader::from_reader((&head[..]).chain(std::io::empty()))
-        .map_err(|e| (format!("not a .npy file: {e}"), Some(0)))?;
-    let npyz::DType::Plain(ts) = header.dtype() else {
+    let header = super::npy::read_header(file, len).map_err(|e| (e, Some(0)))?;
+    let Some(ts) = &header.type_str else {
         return Err(("structured .npy arrays are not tensors".into(), Some(0)));
     };
-    let el = npy_element(&ts).ok_or_else(|| {
+    let el = header.element().ok_or_else(|| {
         (
             format!("npy dtype '{ts}' is not read (bf16/fp8 saved as raw void or big-endian data cannot be told apart)"),
             Some(0),
         )
     })?;
-    if header.order() == npyz::Order::Fortran {
+    // Values are compared in order: a column-major array would pair the wrong elements.
+    if header.fortran {
         return Err(("Fortran-order .npy arrays are not read".into(), Some(0)));
     }
-    let shape = header.shape().to_vec();
-    let nbytes = product(&shape).and_then(|n| n.checked_mul(ts.size_field()));
-    let Some(nbytes) = nbytes.filter(|&n| n <= len) else {
+    let Some(nbytes) = header.nbytes_within(len) else {
         return Err((
             format!(
-                "npy header declares shape {shape:?} of {ts}, more than the file's {len} bytes"
+                "npy header declares shape {:?} of {ts}, more than the file's {len} bytes",
+                header.shape
             ),
             Some(0),
         ));
@@ -409,10 +377,10 @@ pub fn npy_slot(
         dtype: el.dtype(),
         element: el,
         format: Format::primary(Format::ND),
-        shape,
+        shape: header.shape,
         original_op: None,
         data: Data::Plain {
-            offset: len - nbytes,
+            offset: header.data_offset,
             len: nbytes,
         },
     })

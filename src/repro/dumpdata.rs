@@ -178,9 +178,6 @@ pub fn read(c: &Candidate, candidates: usize) -> Result<(DumpFacts, Vec<OutFile>
     }
 }
 
-/// `.npy` headers larger than this are refused.
-const MAX_NPY_HEADER: usize = 1 << 20;
-
 /// Takes msaccucmp-converted `.npy` files as they are (they are already in the logical
 /// layout), after checking their headers.
 pub fn copy_npy(c: &Candidate, candidates: usize) -> Result<(DumpFacts, Vec<OutFile>), String> {
@@ -200,22 +197,20 @@ pub fn copy_npy(c: &Candidate, candidates: usize) -> Result<(DumpFacts, Vec<OutF
     for (io, index, path) in &c.npy {
         let io_name = if *io == Io::Input { "input" } else { "output" };
         let file = File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let mut head = Vec::new();
-        std::io::Read::read_to_end(
-            &mut std::io::Read::take(&file, MAX_NPY_HEADER as u64),
-            &mut head,
-        )
-        .map_err(|e| format!("{}: {e}", path.display()))?;
-        let header = npyz::NpyHeader::from_reader(&head[..])
-            .map_err(|e| format!("{}: not a .npy file ({e})", path.display()))?;
-        let npyz::DType::Plain(ts) = header.dtype() else {
+        let len = file
+            .metadata()
+            .map_err(|e| format!("{}: {e}", path.display()))?
+            .len();
+        let header =
+            npy::read_header(&file, len).map_err(|e| format!("{}: {e}", path.display()))?;
+        let Some(ts) = &header.type_str else {
             return Err(format!(
                 "{}: structured .npy arrays are not tensors",
                 path.display()
             ));
         };
-        let dt = values::npy_element(&ts).map(|el| el.dtype().name());
-        let shape = header.shape().to_vec();
+        let dt = header.element().map(|el| el.dtype().name());
+        let shape = header.shape.clone();
         let dir = if *io == Io::Input {
             "inputs"
         } else {
