@@ -84,31 +84,8 @@ fn parse_group(s: &str) -> Result<(PathBuf, PathBuf), String> {
 
 /// Dtype names as the output prints them; DT_ names are accepted too.
 fn dtype_name(s: &str) -> Result<String, String> {
-    use npgx_parsers::dump::dtype::DType;
-    let lower = s.to_ascii_lowercase();
-    let known = [
-        "float16",
-        "bfloat16",
-        "float32",
-        "float64",
-        "float8_e4m3fn",
-        "float8_e5m2",
-        "int8",
-        "uint8",
-        "int16",
-        "uint16",
-        "int32",
-        "uint32",
-        "int64",
-        "uint64",
-        "bool",
-    ];
-    if known.contains(&lower.as_str()) {
-        return Ok(lower);
-    }
-    DType::from_name(&s.to_ascii_uppercase())
-        .and_then(DType::element)
-        .map(|e| crate::dump::values::numpy_name(e).to_string())
+    npgx_parsers::dump::dtype::Element::from_user_name(s)
+        .map(|e| e.numpy_name().to_string())
         .ok_or_else(|| format!("unknown dtype {s:?} (use float16, bfloat16, float32, …)"))
 }
 

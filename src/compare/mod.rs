@@ -354,7 +354,7 @@ fn compare_values(
 fn run_job(j: &Job, golden: &SideData, target: &SideData, th: &Thresholds) -> Pair {
     let (gl, gs) = golden.slot(j.golden);
     let (tl, ts) = target.slot(j.target);
-    let target_dtype = values::numpy_name(ts.element).to_string();
+    let target_dtype = ts.element.numpy_name().to_string();
     let mut pair = Pair {
         group: j.group,
         order: j.order,
@@ -364,7 +364,7 @@ fn run_job(j: &Job, golden: &SideData, target: &SideData, th: &Thresholds) -> Pa
         io: ts.io,
         index: ts.index,
         matched_by: j.matched_by,
-        golden_dtype: values::numpy_name(gs.element).to_string(),
+        golden_dtype: gs.element.numpy_name().to_string(),
         target_dtype,
         shape: ts.shape.clone(),
         elements: ts.elements(),

@@ -165,30 +165,6 @@ pub struct Listed {
     pub fx_input: Option<(usize, Option<usize>)>,
 }
 
-/// The name of a dtype as NumPy / PyTorch users write it (`float16`, `bfloat16`, …).
-pub fn numpy_name(el: Element) -> &'static str {
-    match el {
-        Element::F16 => "float16",
-        Element::Bf16 => "bfloat16",
-        Element::F32 => "float32",
-        Element::F64 => "float64",
-        Element::F8E4m3fn => "float8_e4m3fn",
-        Element::F8E5m2 => "float8_e5m2",
-        Element::I8 => "int8",
-        Element::U8 => "uint8",
-        Element::I16 => "int16",
-        Element::U16 => "uint16",
-        Element::I32 => "int32",
-        Element::U32 => "uint32",
-        Element::I64 => "int64",
-        Element::U64 => "uint64",
-        Element::Bool => "bool",
-        Element::I4 => "int4",
-        Element::C64 => "complex64",
-        Element::C128 => "complex128",
-    }
-}
-
 fn product(dims: &[u64]) -> Option<u64> {
     dims.iter().try_fold(1u64, |a, &d| a.checked_mul(d))
 }
@@ -300,7 +276,7 @@ pub fn pt_slot(raw: super::pt::PtBlock, io: Io, index: usize) -> Result<TensorSl
     if !is_real(raw.element) {
         return Err(format!(
             "{} values are not compared",
-            numpy_name(raw.element)
+            raw.element.numpy_name()
         ));
     }
     Ok(TensorSlot {
@@ -929,7 +905,7 @@ fn real_size(slot: &TensorSlot) -> Result<usize, String> {
     slot.element
         .size()
         .filter(|_| is_real(slot.element))
-        .ok_or_else(|| format!("{} values are not read", numpy_name(slot.element)))
+        .ok_or_else(|| format!("{} values are not read", slot.element.numpy_name()))
 }
 
 #[cfg(test)]
