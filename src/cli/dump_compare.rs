@@ -151,7 +151,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         },
     )?;
     if let Some(path) = &args.html {
-        let doc = serde_json::from_str(&render::json(&report)?)?;
+        let doc = render::value(&report)?;
         let source = format!(
             "npgx dump-compare {} {}",
             args.golden.display(),

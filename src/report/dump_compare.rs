@@ -31,6 +31,12 @@ pub fn json(report: &CompareReport) -> anyhow::Result<String> {
     Ok(serde_json::to_string_pretty(&doc)?)
 }
 
+/// [`json`] as a value, for `--html`: read back from its text, so the page is the one `npgx
+/// report` makes of the saved document.
+pub fn value(report: &CompareReport) -> anyhow::Result<serde_json::Value> {
+    Ok(serde_json::from_str(&json(report)?)?)
+}
+
 /// One row per pair, columns in the order of `docs/dump-compare.md`.
 #[cfg(feature = "tables")]
 pub fn table(report: &CompareReport) -> anyhow::Result<DataFrame> {

@@ -3,9 +3,9 @@
 //! `npgx repro --fx-node`).
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use crate::triage::nodes::{Dim, FxNode, NodeSearch, TensorMeta, NODES_DIR};
+use crate::triage::nodes::{Dim, FxNode, NodeSearch, TensorMeta};
 
 /// Version of the `npgx.triage-nodes` document.
 pub const NODES_SCHEMA_VERSION: u32 = 1;
@@ -145,12 +145,8 @@ pub fn text(s: &NodeSearch) -> String {
     out
 }
 
-/// Writes `bisect/nodes.json` under `root`.
-pub fn write_json(s: &NodeSearch, root: &Path) -> anyhow::Result<PathBuf> {
-    let path = root
-        .join(crate::triage::layout::BISECT_DIR)
-        .join(format!("{NODES_DIR}.json"));
+/// The `bisect/nodes.json` document (schema `npgx.triage-nodes`).
+pub fn json(s: &NodeSearch) -> anyhow::Result<String> {
     let doc = super::document("triage-nodes", NODES_SCHEMA_VERSION, s)?;
-    crate::output::write(&path, serde_json::to_string_pretty(&doc)?.as_bytes())?;
-    Ok(path)
+    Ok(serde_json::to_string_pretty(&doc)?)
 }

@@ -41,6 +41,21 @@ impl TriageRun {
         self.run.root.join(layout::REPORT_FILE)
     }
 
+    /// Writes the rendered hand-off (`report::triage::run_handoff`) into the run's tree:
+    /// `triage_report.md` and, after an FX node search, `bisect/nodes.json`.
+    pub fn write_handoff(&self, report: &str, nodes: Option<&str>) -> anyhow::Result<()> {
+        crate::output::write(&self.report_path(), report.as_bytes())?;
+        if let Some(text) = nodes {
+            let path = self
+                .run
+                .root
+                .join(layout::BISECT_DIR)
+                .join(format!("{}.json", nodes::NODES_DIR));
+            crate::output::write(&path, text.as_bytes())?;
+        }
+        Ok(())
+    }
+
     /// 0 all steps passed, 1 a step failed, 130 interrupted.
     pub fn exit_code(&self) -> u8 {
         let bisect_interrupted = self
