@@ -9,6 +9,7 @@ pub mod cli;
 pub mod compare;
 pub mod config;
 pub mod dump;
+pub mod envelope;
 pub mod incident;
 #[cfg(feature = "tables")]
 pub mod merge;

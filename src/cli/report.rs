@@ -59,7 +59,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     "schema_version": i.doc["schema_version"],
                 })).collect::<Vec<_>>(),
             });
-            let json = serde_json::to_string_pretty(&crate::report::document("report", 1, &doc)?)?;
+            let json = serde_json::to_string_pretty(&crate::report::document(
+                "report",
+                incident::REPORT_SCHEMA_VERSION,
+                &doc,
+            )?)?;
             super::print(&(json + "\n"))?;
         }
     }

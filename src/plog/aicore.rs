@@ -18,6 +18,9 @@ pub struct FileAicoreError {
     pub error: AicoreError,
 }
 
+/// Version of the `npgx.aicore` document of an [`AicoreScan`].
+pub const SCHEMA_VERSION: u32 = 1;
+
 /// The result of `npgx aicore`.
 #[derive(Debug, Clone, Serialize)]
 pub struct AicoreScan {

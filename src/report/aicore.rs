@@ -13,7 +13,7 @@ use crate::plog::{AicoreScan, FileAicoreError};
 pub fn json(out: &mut impl Write, scan: &AicoreScan) -> io::Result<()> {
     let doc = super::document(
         "aicore",
-        1,
+        crate::plog::aicore::SCHEMA_VERSION,
         &serde_json::json!({ "errors": serde_json::to_value(&scan.errors)? }),
     )?;
     serde_json::to_writer_pretty(&mut *out, &doc)?;

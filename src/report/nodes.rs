@@ -5,10 +5,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::triage::nodes::{Dim, FxNode, NodeSearch, TensorMeta};
-
-/// Version of the `npgx.triage-nodes` document.
-pub const NODES_SCHEMA_VERSION: u32 = 1;
+use crate::triage::nodes::{Dim, FxNode, NodeSearch, TensorMeta, SCHEMA_VERSION};
 
 fn rel<'a>(root: &'a Path, p: &'a Path) -> std::path::Display<'a> {
     p.strip_prefix(root).unwrap_or(p).display()
@@ -147,6 +144,6 @@ pub fn text(s: &NodeSearch) -> String {
 
 /// The `bisect/nodes.json` document (schema `npgx.triage-nodes`).
 pub fn json(s: &NodeSearch) -> anyhow::Result<String> {
-    let doc = super::document("triage-nodes", NODES_SCHEMA_VERSION, s)?;
+    let doc = super::document("triage-nodes", SCHEMA_VERSION, s)?;
     Ok(serde_json::to_string_pretty(&doc)?)
 }

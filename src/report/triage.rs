@@ -6,21 +6,12 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::triage::analyze::TriageAnalysis;
+use crate::triage::analyze::{TriageAnalysis, SCHEMA_VERSION as ANALYZE_SCHEMA_VERSION};
 use crate::triage::bisect::{Bisection, Outcome, Verdict};
-use crate::triage::classify::Classification;
+use crate::triage::classify::{Classification, SCHEMA_VERSION as CLASSIFY_SCHEMA_VERSION};
 use crate::triage::compare::Closeness;
 use crate::triage::scripts::{self, ScriptPlan};
-use crate::triage::TriageRun;
-
-/// Version of the `npgx.triage-classify` document (2: the envelope of `docs/json.md`, the shared
-/// causal engine's fields, the `environment` route; 3: `phase`, `confidence`, `why`,
-/// `candidates[]`, `settle`, and the error's `phase` evidence).
-pub const CLASSIFY_SCHEMA_VERSION: u32 = 3;
-/// Version of the `npgx.triage-run` document (2: `bisect.nodes`, the FX node search).
-pub const RUN_SCHEMA_VERSION: u32 = 2;
-/// Version of the `npgx.triage-analyze` document.
-pub const ANALYZE_SCHEMA_VERSION: u32 = 1;
+use crate::triage::{TriageRun, RUN_SCHEMA_VERSION};
 
 /// A file `triage classify` could not read.
 #[derive(Debug, Clone, Serialize)]

@@ -25,6 +25,10 @@ pub mod route;
 pub mod runner;
 pub mod scripts;
 
+/// Version of the `npgx.triage-run` document of a [`TriageRun`] (`triage run` and `bisect`; 2:
+/// `bisect.nodes`, the FX node search).
+pub const RUN_SCHEMA_VERSION: u32 = 2;
+
 /// What `triage run` produced: the run (scripts, steps) and the analysis of its tree.
 #[derive(Debug, Clone, Serialize)]
 pub struct TriageRun {
