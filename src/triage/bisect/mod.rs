@@ -143,6 +143,17 @@ pub struct Variant {
     pub changed: bool,
 }
 
+impl Variant {
+    /// Its flips' labels joined by `sep`.
+    fn label(&self, sep: &str) -> String {
+        self.flips
+            .iter()
+            .map(Flip::label)
+            .collect::<Vec<_>>()
+            .join(sep)
+    }
+}
+
 /// A variant that was not run.
 #[derive(Debug, Clone, Serialize)]
 pub struct Skipped {
@@ -373,17 +384,7 @@ pub fn run(
     } else {
         Outcome::NotIsolated
     };
-    b.implicated = winner
-        .iter()
-        .map(|i| {
-            b.variants[*i]
-                .flips
-                .iter()
-                .map(Flip::label)
-                .collect::<Vec<_>>()
-                .join(" + ")
-        })
-        .collect();
+    b.implicated = winner.iter().map(|i| b.variants[*i].label(" + ")).collect();
 
     if let Some(&first) = winner.first() {
         let passing = b.variants[first].clone();
@@ -672,14 +673,7 @@ fn conclude(b: &mut Bisection, winner: &[usize]) {
         Outcome::Isolated => {
             let whats: Vec<String> = winner
                 .iter()
-                .map(|i| {
-                    b.variants[*i]
-                        .flips
-                        .iter()
-                        .map(Flip::label)
-                        .collect::<Vec<_>>()
-                        .join(" and ")
-                })
+                .map(|i| b.variants[*i].label(" and "))
                 .collect();
             let first = &b.variants[winner[0]];
             let mechanisms: Vec<&str> = first
