@@ -14,7 +14,7 @@ pub fn json(out: &mut impl Write, scan: &AicoreScan) -> io::Result<()> {
     let doc = super::document(
         "aicore",
         crate::plog::aicore::SCHEMA_VERSION,
-        &serde_json::json!({ "errors": serde_json::to_value(&scan.errors)? }),
+        &scan.document(),
     )?;
     serde_json::to_writer_pretty(&mut *out, &doc)?;
     writeln!(out)

@@ -34,7 +34,7 @@ mod apply;
 pub mod evidence;
 pub mod kv;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::cann_error::tables;
 use crate::plog::content::parse_content;
@@ -47,7 +47,9 @@ use evidence::{classify, Evidence, HeaderEvidence, TensorDesc};
 use kv::parse_int;
 
 /// What failed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash, PartialOrd, Ord, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorKind {
     #[default]
@@ -64,14 +66,14 @@ pub enum ErrorKind {
 }
 
 /// A value and the 1-based line it was read from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Fact<T> {
     pub value: T,
     pub line: u64,
 }
 
 /// A named register or extended-info value.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Register {
     pub name: String,
     pub value: String,
@@ -79,7 +81,7 @@ pub struct Register {
 }
 
 /// One faulting core: a device-error header plus its extend info.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CoreError {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub serial: Option<Fact<u64>>,
@@ -107,15 +109,15 @@ pub struct CoreError {
     pub sub_err_type: Option<Fact<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub blk: Option<Fact<u64>>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub registers: Vec<Register>,
     /// Names of the set AIC_ERROR bits (from `errcode` when present, else `error_code`).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub error_bits: Vec<String>,
 }
 
 /// GE's `[AIC_INFO]` block for the failing node.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AicInfo {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node_name: Option<Fact<String>>,
@@ -131,7 +133,7 @@ pub struct AicInfo {
     pub op_file_path: Option<Fact<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kernel_info: Option<Fact<String>>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tensors: Vec<Fact<TensorDesc>>,
 }
 
@@ -142,7 +144,7 @@ impl AicInfo {
 }
 
 /// One device error with every field found and the line that states it.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AicoreError {
     pub kind: ErrorKind,
     /// Plog pid of the evidence lines, when they are plog records.
@@ -212,17 +214,17 @@ pub struct AicoreError {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub core_list: Option<Fact<String>>,
     /// CANN codes forwarded for this failure (`report error … module_name=EZ9999`).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cann_codes: Vec<Fact<String>>,
-    #[serde(skip_serializing_if = "AicInfo::is_empty")]
+    #[serde(default, skip_serializing_if = "AicInfo::is_empty")]
     pub aic_info: AicInfo,
     /// Exception dump files written for this failure.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub dump_files: Vec<Fact<String>>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cores: Vec<CoreError>,
     /// What the codes mean (`retCode 0x31: vector core exception`, `ACL 507035: …`).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub decoded: Vec<String>,
 }
 
