@@ -128,6 +128,53 @@ pub fn render(inputs: &[Input]) -> String {
     page.into_string()
 }
 
+/// What `npgx report` prints once the page is written, as a line.
+pub fn written_text(output: &std::path::Path, bytes: usize, inputs: &[Input]) -> String {
+    format!(
+        "npgx report: wrote {} ({bytes} bytes, {} sections)\n",
+        output.display(),
+        inputs.len()
+    )
+}
+
+/// What `npgx report --format json` prints once the page is written: the `npgx.report`
+/// document (the page, its size, the inputs with their schemas).
+pub fn written_json(
+    output: &std::path::Path,
+    bytes: usize,
+    inputs: &[Input],
+) -> serde_json::Result<String> {
+    #[derive(serde::Serialize)]
+    struct Written<'a> {
+        output: &'a std::path::Path,
+        bytes: usize,
+        inputs: Vec<WrittenInput<'a>>,
+    }
+    #[derive(serde::Serialize)]
+    struct WrittenInput<'a> {
+        source: &'a str,
+        schema: &'a str,
+        schema_version: &'a Value,
+    }
+    let doc = Written {
+        output,
+        bytes,
+        inputs: inputs
+            .iter()
+            .map(|i| WrittenInput {
+                source: &i.source,
+                schema: &i.schema,
+                schema_version: &i.doc["schema_version"],
+            })
+            .collect(),
+    };
+    serde_json::to_string_pretty(&crate::report::document(
+        "report",
+        crate::incident::REPORT_SCHEMA_VERSION,
+        &doc,
+    )?)
+}
+
 fn section(input: &Input, index: usize) -> Section {
     match input.schema.as_str() {
         "npgx.triage-run" => triage::run(input),
