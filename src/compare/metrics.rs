@@ -111,6 +111,17 @@ impl Sums<f64> {
     }
 }
 
+/// Sums over the pairs finite on both sides: Σ g·t, Σ g², Σ t², Σ (t − g)² and max |t − g|
+/// ([`Acc::products`], for msprobe's metrics).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Products {
+    pub dot: f64,
+    pub gg: f64,
+    pub tt: f64,
+    pub diff2: f64,
+    pub max_abs: f64,
+}
+
 /// One chunk of pairs: its [`Sums`] and shifted moments.
 #[derive(Debug, Default)]
 struct Part {
@@ -408,7 +419,8 @@ impl LaneSums for simd::x86::Features {
         unsafe fn kl_terms(x: &mut Lanes, g: &[f64], t: &[f64], n: usize) {
             let (zero, sign) = (_mm256_setzero_pd(), _mm256_set1_pd(-0.0));
             let inverse_limit = _mm256_set1_pd(LN_SERIES_INVERSE_LIMIT);
-            let c = LN_SERIES.map(|c| _mm256_set1_pd(c));
+            let c: [__m256d; CLOSE_TERMS] =
+                std::array::from_fn(|i| _mm256_set1_pd(ATANH_SERIES[i]));
             let mut kl = zero;
             let mut undefined = 0;
             for i in (0..n).step_by(LANES) {
@@ -433,12 +445,13 @@ impl LaneSums for simd::x86::Features {
                 );
                 let mut ln = zero;
                 if _mm256_movemask_pd(_mm256_and_pd(close, used)) != 0 {
-                    let r = _mm256_div_pd(diff, at);
+                    let u = _mm256_div_pd(diff, _mm256_add_pd(ag, at));
+                    let z = _mm256_mul_pd(u, u);
                     let mut p = c[c.len() - 1];
                     for &k in c[..c.len() - 1].iter().rev() {
-                        p = _mm256_sub_pd(k, _mm256_mul_pd(r, p));
+                        p = _mm256_add_pd(k, _mm256_mul_pd(z, p));
                     }
-                    ln = _mm256_mul_pd(r, p);
+                    ln = _mm256_mul_pd(_mm256_mul_pd(_mm256_set1_pd(2.0), u), p);
                 }
                 let far = _mm256_andnot_pd(close, used);
                 if _mm256_movemask_pd(far) != 0 {
@@ -562,19 +575,21 @@ fn part(how: impl LaneSums, g: &[f64], t: &[f64]) -> Part {
 }
 
 /// ln(a / b) for a, b > 0. Close ratios (the common case: a low-precision target against its
-/// golden — one bf16 ulp is a ratio of 1 ± 2⁻⁸ … 2⁻⁷), |a − b| < b/32, take ln(1 + r) from its
-/// series with r = (a − b) / b, which is exact to rounding (a − b is exact there); others
-/// [`ln_positive`]. The test needs no division: the vector loop forms r only where a lane uses it.
+/// golden — one bf16 ulp is a ratio of 1 ± 2⁻⁸ … 2⁻⁷), |a − b| < b/32, take
+/// ln(a / b) = 2·atanh(u), u = (a − b)/(a + b) (a − b is exact there, |u| < 1/63), from the
+/// first [`CLOSE_TERMS`] terms of its series; others [`ln_positive`]. The test needs no
+/// division: the vector loop forms u only where a lane uses it.
 #[inline(always)]
 fn ln_ratio(a: f64, b: f64) -> f64 {
     let d = a - b;
     if d.abs() * LN_SERIES_INVERSE_LIMIT < b {
-        let r = d / b;
-        let mut p = LN_SERIES[LN_SERIES.len() - 1];
-        for &c in LN_SERIES[..LN_SERIES.len() - 1].iter().rev() {
-            p = c - r * p;
+        let u = d / (a + b);
+        let z = u * u;
+        let mut p = ATANH_SERIES[CLOSE_TERMS - 1];
+        for &c in ATANH_SERIES[..CLOSE_TERMS - 1].iter().rev() {
+            p = c + z * p;
         }
-        r * p
+        2.0 * u * p
     } else {
         ln_positive(a / b)
     }
@@ -637,26 +652,13 @@ const ATANH_SERIES: [f64; 10] = [
     1.0 / 19.0,
 ];
 
-/// 1/|r| above which ln(1 + r) is taken from its series (|r| < 2⁻⁵: up to 4 bf16 ulps, 32 fp16
-/// ulps).
+/// 1/|r|, r = (a − b)/b, above which ln(a / b) is taken from the close series (|r| < 2⁻⁵: up to
+/// 4 bf16 ulps, 32 fp16 ulps).
 const LN_SERIES_INVERSE_LIMIT: f64 = 32.0;
 
-/// ln(1 + r) = r·(1 − r·(1/2 − r·(1/3 − … − r·(1/12)))), Horner from the last coefficient. For
-/// |r| ≤ 2⁻⁵ the first term left out, r¹³/13, is below 2⁻⁶⁰/13 ≈ 7e-20 of |r|: far below an ulp.
-const LN_SERIES: [f64; 12] = [
-    1.0,
-    1.0 / 2.0,
-    1.0 / 3.0,
-    1.0 / 4.0,
-    1.0 / 5.0,
-    1.0 / 6.0,
-    1.0 / 7.0,
-    1.0 / 8.0,
-    1.0 / 9.0,
-    1.0 / 10.0,
-    1.0 / 11.0,
-    1.0 / 12.0,
-];
+/// Terms of the atanh series for close ratios: with |u| < 1/63, (u²)⁵/11 < 1e-19, far below an
+/// ulp.
+const CLOSE_TERMS: usize = 5;
 
 /// Values decoded per block by [`Acc::update_raw`]: both f64 blocks stay in the L1 cache.
 pub const BLOCK: usize = 2048;
@@ -814,6 +816,18 @@ impl Acc {
         self.n += len as u64;
         self.sums.add(&p.sums);
         self.kl_undefined |= p.kl_undefined;
+    }
+
+    /// The sums msprobe's metrics share with npgx's.
+    pub fn products(&self) -> Products {
+        let s = &self.sums;
+        Products {
+            dot: s.dot,
+            gg: s.gg,
+            tt: s.tt,
+            diff2: s.sum_sq,
+            max_abs: s.max_abs,
+        }
     }
 
     /// The metrics; non-finite results (overflowing sums) become `None`.

@@ -404,8 +404,8 @@ fn run_job(j: &Job, golden: &SideData, target: &SideData, th: &Thresholds) -> Pa
         with_msprobe,
     ) {
         Ok((acc, ms)) => {
-            pair.msprobe =
-                ms.map(|m| m.finish(gs.element, ts.element, msprobe::squeezed_dims(&ts.shape)));
+            let dims = msprobe::squeezed_dims(&ts.shape);
+            pair.msprobe = ms.map(|m| m.finish(gs.element, ts.element, dims, &acc.products()));
             let m = acc.finish();
             let t = th.for_dtype(&pair.target_dtype);
             pair.passed = m.nan_inf_one_side == 0

@@ -24,6 +24,8 @@
 use npgx_parsers::dump::dtype::Element;
 use serde::Serialize;
 
+use super::metrics::Products;
+
 /// One msprobe metric: a number, or msprobe's word for its absence (`unsupported`, `N/A`).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(untagged)]
@@ -97,11 +99,6 @@ pub struct Acc {
     /// Relative errors in float64 (float64 or integer data), else in float32.
     wide: bool,
     n: u64,
-    dot: f64,
-    gg: f64,
-    tt: f64,
-    diff2: f64,
-    max_abs: f64,
     max_rel: f64,
     rel_nan: bool,
     below_0_001: u64,
@@ -161,11 +158,6 @@ impl Acc {
         Acc {
             wide: !(float(golden) && float(target)),
             n: 0,
-            dot: 0.0,
-            gg: 0.0,
-            tt: 0.0,
-            diff2: 0.0,
-            max_abs: 0.0,
             max_rel: 0.0,
             rel_nan: false,
             below_0_001: 0,
@@ -193,8 +185,8 @@ impl Acc {
     fn lanes<const WIDE: bool>(&mut self, golden: &[f64], target: &[f64]) {
         let n = golden.len().min(target.len());
         let whole = n / LANES * LANES;
-        let mut x = [[0f64; LANES]; 8];
-        let [dot, gg, tt, diff2, max_abs, max_rel, below_0_001, below_0_005] = &mut x;
+        let mut x = [[0f64; LANES]; 4];
+        let [sum_rel, max_rel, below_0_001, below_0_005] = &mut x;
         // The relative errors first, in a loop of their own with no sums (a map, which the
         // compiler vectorises with its type conversions and selects), then the sums in lanes.
         let mut rel = [0f64; REL_CHUNK];
@@ -205,20 +197,10 @@ impl Acc {
             for ((r, &g), &t) in rel.iter_mut().zip(gs).zip(ts) {
                 *r = relative_of::<WIDE>(g, t);
             }
-            for ((gc, tc), rc) in gs
-                .chunks_exact(LANES)
-                .zip(ts.chunks_exact(LANES))
-                .zip(rel.chunks_exact(LANES))
-            {
+            for rc in rel[..gs.len()].chunks_exact(LANES) {
                 for l in 0..LANES {
-                    let (g, t, rel) = (gc[l], tc[l], rc[l]);
-                    dot[l] += g * t;
-                    gg[l] += g * g;
-                    tt[l] += t * t;
-                    let d = t - g;
-                    diff2[l] += d * d;
-                    let ad = d.abs();
-                    max_abs[l] = if ad > max_abs[l] { ad } else { max_abs[l] };
+                    let rel = rc[l];
+                    sum_rel[l] += rel;
                     max_rel[l] = if rel > max_rel[l] { rel } else { max_rel[l] };
                     below_0_001[l] += if rel < 0.001 { 1.0 } else { 0.0 };
                     below_0_005[l] += if rel < 0.005 { 1.0 } else { 0.0 };
@@ -226,9 +208,9 @@ impl Acc {
             }
         }
         let sum = |a: &[f64; LANES]| a.iter().sum::<f64>();
-        let max = |a: &[f64; LANES]| a.iter().fold(0f64, |m, &v| m.max(v));
-        // A non-finite value makes g² or t² (or d²) non-finite: such a block takes the rules.
-        if !(sum(gg).is_finite() && sum(tt).is_finite() && sum(diff2).is_finite()) {
+        // A NaN or an infinity among the values makes a relative error, and so their sum, not
+        // finite (finite values give finite ones): such a block takes the element rules.
+        if !sum(sum_rel).is_finite() {
             self.update(golden, target);
             return;
         }
@@ -236,12 +218,9 @@ impl Acc {
             self.first.get_or_insert((golden[0], target[0]));
         }
         self.n += whole as u64;
-        self.dot += sum(dot);
-        self.gg += sum(gg);
-        self.tt += sum(tt);
-        self.diff2 += sum(diff2);
-        self.max_abs = self.max_abs.max(max(max_abs));
-        self.max_rel = self.max_rel.max(max(max_rel));
+        self.max_rel = self
+            .max_rel
+            .max(max_rel.iter().fold(0f64, |m, &v| m.max(v)));
         self.below_0_001 += sum(below_0_001) as u64;
         self.below_0_005 += sum(below_0_005) as u64;
         self.update(&golden[whole..n], &target[whole..n]);
@@ -259,12 +238,6 @@ impl Acc {
                 (0.0, 0.0)
             };
             self.n += 1;
-            self.dot += g * t;
-            self.gg += g * g;
-            self.tt += t * t;
-            let d = t - g;
-            self.diff2 += d * d;
-            self.max_abs = self.max_abs.max(d.abs());
             let rel = relative(self.wide, g, t);
             self.rel_nan |= rel.is_nan();
             self.max_rel = self.max_rel.max(rel);
@@ -274,8 +247,16 @@ impl Acc {
     }
 
     /// The metrics of a pair of tensors of these loaded element types and this many
-    /// dimensions left after squeezing.
-    pub fn finish(&self, golden: Element, target: Element, squeezed_dims: usize) -> MsprobeMetrics {
+    /// dimensions left after squeezing, with the sums npgx's accumulator formed over the same
+    /// values ([`Products`]: msprobe's NaN / Inf positions count as 0 on both sides, which adds
+    /// what npgx's leaving them out adds — nothing).
+    pub fn finish(
+        &self,
+        golden: Element,
+        target: Element,
+        squeezed_dims: usize,
+        sums: &Products,
+    ) -> MsprobeMetrics {
         if self.n == 0 {
             return MsprobeMetrics::all(UNSUPPORTED, "This is empty data, can not compare.");
         }
@@ -296,7 +277,7 @@ impl Acc {
             );
         }
         let scalar = squeezed_dims == 0;
-        let (gn, tn) = (self.gg.sqrt(), self.tt.sqrt());
+        let (gn, tn) = (sums.gg.sqrt(), sums.tt.sqrt());
         let cosine = if scalar {
             UNSUPPORTED
         } else if gn <= f64::EPSILON && tn <= f64::EPSILON {
@@ -304,7 +285,7 @@ impl Acc {
         } else if gn <= f64::EPSILON || tn <= f64::EPSILON {
             NAN
         } else {
-            match twelve(self.dot / (gn * tn)) {
+            match twelve(sums.dot / (gn * tn)) {
                 Value::Number(c) if c > 0.9999 => Value::Number((c * 1e6).round() / 1e6),
                 other => other,
             }
@@ -321,9 +302,9 @@ impl Acc {
             euc_dist: if scalar {
                 UNSUPPORTED
             } else {
-                Value::Number(self.diff2.sqrt())
+                Value::Number(sums.diff2.sqrt())
             },
-            max_abs_err: twelve(self.max_abs),
+            max_abs_err: twelve(sums.max_abs),
             max_relative_err: if self.rel_nan {
                 NAN
             } else {
@@ -352,10 +333,17 @@ pub fn squeezed_dims(shape: &[u64]) -> usize {
 mod tests {
     use super::*;
 
-    fn run(g: &[f64], t: &[f64], el: Element, dims: usize) -> MsprobeMetrics {
-        let mut a = Acc::new(el, el);
+    /// msprobe's metrics of the pair (golden `ge`, target `te`), with npgx's sums beside.
+    fn pair(g: &[f64], t: &[f64], ge: Element, te: Element, dims: usize) -> MsprobeMetrics {
+        let mut a = Acc::new(ge, te);
         a.update(g, t);
-        a.finish(el, el, dims)
+        let mut sums = super::super::metrics::Acc::default();
+        sums.update(g, t);
+        a.finish(ge, te, dims, &sums.products())
+    }
+
+    fn run(g: &[f64], t: &[f64], el: Element, dims: usize) -> MsprobeMetrics {
+        pair(g, t, el, el, dims)
     }
 
     #[test]
@@ -392,7 +380,10 @@ mod tests {
                 for (gc, tc) in golden.chunks(40).zip(t.chunks(40)) {
                     b.update_block(gc, tc);
                 }
-                let (a, b) = (a.finish(el, el, 1), b.finish(el, el, 1));
+                let mut sums = super::super::metrics::Acc::default();
+                sums.update(golden, &t);
+                let sums = sums.products();
+                let (a, b) = (a.finish(el, el, 1, &sums), b.finish(el, el, 1, &sums));
                 assert_eq!(a.message, b.message);
                 for (x, y) in [
                     (&a.cosine, &b.cosine),
@@ -423,21 +414,10 @@ mod tests {
         assert_eq!((m.cosine, m.max_abs_err), (UNSUPPORTED, Value::Number(1.0)));
         let m = run(&[3.0], &[f64::NAN], Element::F32, 0);
         assert_eq!((m.cosine, m.max_abs_err), (UNSUPPORTED, NAN));
-        let mut a = Acc::new(Element::F16, Element::F32);
-        a.update(&[1.0, 2.0], &[1.0, 2.0]);
-        assert_eq!(
-            a.finish(Element::F16, Element::F32, 1).cosine,
-            Value::Number(1.0)
-        );
-        let mut a = Acc::new(Element::I32, Element::F32);
-        a.update(&[1.0, 2.0], &[1.0, 2.0]);
-        assert_eq!(a.finish(Element::I32, Element::F32, 1).cosine, NA);
-        let mut a = Acc::new(Element::Bf16, Element::F32);
-        a.update(&[1.0, 2.0], &[1.0, 2.0]);
-        assert_eq!(
-            a.finish(Element::Bf16, Element::F32, 1).cosine,
-            Value::Number(1.0)
-        );
+        let same = |ge, te| pair(&[1.0, 2.0], &[1.0, 2.0], ge, te, 1).cosine;
+        assert_eq!(same(Element::F16, Element::F32), Value::Number(1.0));
+        assert_eq!(same(Element::I32, Element::F32), NA);
+        assert_eq!(same(Element::Bf16, Element::F32), Value::Number(1.0));
         assert_eq!(squeezed_dims(&[1, 3, 1]), 1);
     }
 }
