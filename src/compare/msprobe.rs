@@ -19,7 +19,9 @@
 //! A 0-d tensor has no Cosine, EucDist or ratios ("unsupported"); its MaxAbsErr and
 //! MaxRelativeErr are taken from the raw values (a NaN gives "Nan"). This accumulator runs beside
 //! npgx's own ([`super::metrics::Acc`]) on the same decoded blocks, in the same SIMD kernel
-//! ([`super::metrics::AlsoBlocks`]).
+//! ([`super::metrics::AlsoBlocks`]); it keeps what is msprobe's own (the count, the relative
+//! errors, the NaN / Inf positions) and takes the products and squares from npgx's
+//! ([`Products`]).
 
 use npgx_parsers::dump::dtype::Element;
 use serde::Serialize;
