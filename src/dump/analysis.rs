@@ -455,6 +455,8 @@ impl Collector {
                 addresses
             })
             .collect();
+        // The links were the last use of the files' names.
+        self.names.files = Vec::new();
         let names = &mut self.names;
         let group_keys: Vec<&GroupKey> = self.groups.keys().collect();
         let op_orders: Vec<&[(CompactKey, f32)]> = self
