@@ -819,6 +819,36 @@ def case_formats(out: Path) -> Compare:
     return c
 
 
+def case_formats_both(out: Path) -> Compare:
+    c = Compare(out, "formats_both", "golden and target both in device formats: the same layout on both "
+                "sides (FRACTAL_NZ fp16 2-D, batched and 600x300 = several read chunks; NC1HWC0, NDC1HWC0, "
+                "FRACTAL_Z), and a different one (NC1HWC0 fp32 with C0 8 against fp16 with C0 16); "
+                "perturbed: the large NZ tensor and the mixed-C0 one")
+    r = rng(91)
+    cases = [  # (op_type, op_name, array, golden dt, target dt, golden fmt/c0, target fmt/c0, perturb)
+        ("MatMul", "mm_nz_fp16", r.uniform(-2, 2, (20, 35)), 2, 2, ("FRACTAL_NZ", 16), ("FRACTAL_NZ", 16), False),
+        ("BatchMatMul", "bmm_nz_batch", r.uniform(-2, 2, (2, 17, 20)), 2, 2, ("FRACTAL_NZ", 16),
+         ("FRACTAL_NZ", 16), False),
+        ("MatMul", "mm_nz_large", r.uniform(-2, 2, (600, 300)), 2, 2, ("FRACTAL_NZ", 16), ("FRACTAL_NZ", 16), True),
+        ("Conv2D", "conv_nc1hwc0", r.uniform(-2, 2, (2, 20, 3, 3)), 2, 2, ("NC1HWC0", 16), ("NC1HWC0", 16), False),
+        ("Conv3D", "conv3d_ndc1hwc0", r.uniform(-2, 2, (1, 18, 2, 3, 3)), 2, 2, ("NDC1HWC0", 16),
+         ("NDC1HWC0", 16), False),
+        ("TransData", "weight_fractal_z", r.uniform(-2, 2, (20, 18, 3, 3)), 2, 2, ("FRACTAL_Z", 16),
+         ("FRACTAL_Z", 16), False),
+        ("Conv2D", "conv_c0_8_vs_16", r.uniform(-2, 2, (2, 20, 3, 3)), 1, 2, ("NC1HWC0", 8), ("NC1HWC0", 16), True),
+    ]
+    for i, (ty, name, a, gdt, tdt, (gfmt, gc0), (tfmt, tc0), bad) in enumerate(cases):
+        garr = a.astype(NP[gdt])
+        tarr = perturb(garr, rng(92 + i), rel=2e-2).astype(NP[tdt]) if bad else garr.astype(NP[tdt])
+        c.golden.ge("20241121120000/0", "g", ty, name, i + 1, T0 + 10 * (i + 1), outs=[tensor(garr, gdt, gfmt, gc0)])
+        c.target.ge("20241122120000/0", "t", ty, name, i + 1, T0 + 7_000_000 + 10 * (i + 1),
+                    outs=[tensor(tarr, tdt, tfmt, tc0)])
+    c.single_op_groups()
+    res = c.run("default", exit_code=1)
+    assert [p["op_name"] for p in res["pairs"] if not p["passed"]] == ["mm_nz_large", "conv_c0_8_vs_16"]
+    return c
+
+
 # ---------------------------------------------------------------------------------------------
 # e. missing and extra operators; f. shape mismatch
 # ---------------------------------------------------------------------------------------------
@@ -1424,6 +1454,7 @@ def convert_bad(out: Path):
 # ---------------------------------------------------------------------------------------------
 
 COMPARE_CASES = [case_chain, case_chain_input, case_chain_side, case_nan, case_fused, case_formats,
+                 case_formats_both,
                  case_missing_extra, case_shape, case_pt, case_npy_vs_ge, case_corrupt, case_thresholds,
                  case_mapping, case_single_files, case_graph, case_fx_graph, case_ranks_loops, case_explicit_groups, case_large, case_dtypes,
                  case_no_pairs]

@@ -9,6 +9,7 @@ pub mod cli;
 pub mod compare;
 pub mod config;
 pub mod dump;
+pub mod envelope;
 pub mod incident;
 #[cfg(feature = "tables")]
 pub mod merge;
@@ -16,4 +17,5 @@ pub mod output;
 pub mod plog;
 pub mod report;
 pub mod repro;
+pub mod shard;
 pub mod triage;

@@ -1,5 +1,4 @@
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -85,31 +84,8 @@ fn parse_group(s: &str) -> Result<(PathBuf, PathBuf), String> {
 
 /// Dtype names as the output prints them; DT_ names are accepted too.
 fn dtype_name(s: &str) -> Result<String, String> {
-    use npgx_parsers::dump::dtype::DType;
-    let lower = s.to_ascii_lowercase();
-    let known = [
-        "float16",
-        "bfloat16",
-        "float32",
-        "float64",
-        "float8_e4m3fn",
-        "float8_e5m2",
-        "int8",
-        "uint8",
-        "int16",
-        "uint16",
-        "int32",
-        "uint32",
-        "int64",
-        "uint64",
-        "bool",
-    ];
-    if known.contains(&lower.as_str()) {
-        return Ok(lower);
-    }
-    DType::from_name(&s.to_ascii_uppercase())
-        .and_then(DType::element)
-        .map(|e| crate::dump::values::numpy_name(e).to_string())
+    npgx_parsers::dump::dtype::Element::from_user_name(s)
+        .map(|e| e.numpy_name().to_string())
         .ok_or_else(|| format!("unknown dtype {s:?} (use float16, bfloat16, float32, …)"))
 }
 
@@ -161,14 +137,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     super::emit(
         args.output.as_deref(),
         args.format,
-        |f| render::parquet(&report, f),
-        |out, format| match format {
-            Format::Csv if args.msprobe_columns => render::csv_msprobe(&report, out),
-            _ => write_to(out, &report, format),
+        super::Renderers {
+            parquet: &|f| render::parquet(&report, f),
+            table: &|| render::text(&report),
+            json: &|out| Ok(writeln!(out, "{}", render::json(&report)?)?),
+            csv: &|out| {
+                if args.msprobe_columns {
+                    render::csv_msprobe(&report, out)
+                } else {
+                    render::csv(&report, out)
+                }
+            },
         },
     )?;
     if let Some(path) = &args.html {
-        let doc = serde_json::from_str(&render::json(&report)?)?;
+        let doc = render::value(&report)?;
         let source = format!(
             "npgx dump-compare {} {}",
             args.golden.display(),
@@ -189,18 +172,4 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         u8::from(s.failed > 0)
     }))
-}
-
-fn write_to(
-    out: &mut dyn Write,
-    report: &compare::CompareReport,
-    format: Format,
-) -> anyhow::Result<()> {
-    match format {
-        Format::Table => out.write_all(render::text(report).as_bytes())?,
-        Format::Json => writeln!(out, "{}", render::json(report)?)?,
-        Format::Csv => render::csv(report, out)?,
-        Format::Parquet => anyhow::bail!("--format parquet needs -o FILE"),
-    }
-    Ok(())
 }

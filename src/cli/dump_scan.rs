@@ -1,4 +1,3 @@
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -101,8 +100,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     super::emit(
         args.output.as_deref(),
         args.format,
-        |f| render::parquet(&report, f),
-        |out, format| write_to(out, &report, format, args.all),
+        super::Renderers {
+            parquet: &|f| render::parquet(&report, f),
+            table: &|| render::text(&report),
+            json: &|out| render::json(out, &report, args.all),
+            csv: &|out| render::csv(&report, args.all, out),
+        },
     )?;
     if let Some(path) = &args.html {
         let doc = render::value(&report, args.all)?;
@@ -130,19 +133,4 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::from(u8::from(
         report.summary.anomalous_tensors > 0,
     )))
-}
-
-fn write_to(
-    out: &mut dyn Write,
-    report: &dump::ScanReport,
-    format: Format,
-    all: bool,
-) -> anyhow::Result<()> {
-    match format {
-        Format::Table => out.write_all(render::text(report).as_bytes())?,
-        Format::Json => render::json(out, report, all)?,
-        Format::Csv => render::csv(report, all, out)?,
-        Format::Parquet => anyhow::bail!("--format parquet needs -o FILE"),
-    }
-    Ok(())
 }

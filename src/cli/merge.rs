@@ -1,5 +1,3 @@
-#[cfg(feature = "tables")]
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -54,29 +52,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     super::emit(
         args.output.as_deref(),
         args.format,
-        |f| render::parquet(&report, f),
-        |out, format| write_to(out, &report, format),
+        super::Renderers {
+            parquet: &|f| render::parquet(&report, f),
+            table: &|| render::text(&report),
+            json: &|out| render::json(out, &report),
+            csv: &|out| render::csv(&report, out),
+        },
     )?;
     Ok(ExitCode::from(if !report.complete {
         super::EXIT_INCOMPLETE
     } else {
         u8::from(report.has_findings())
     }))
-}
-
-#[cfg(feature = "tables")]
-fn write_to(
-    out: &mut dyn Write,
-    report: &merge::MergeReport,
-    format: Format,
-) -> anyhow::Result<()> {
-    match format {
-        Format::Table => out.write_all(render::text(report).as_bytes())?,
-        Format::Json => render::json(out, report)?,
-        Format::Csv => render::csv(report, out)?,
-        Format::Parquet => anyhow::bail!("--format parquet needs -o FILE"),
-    }
-    Ok(())
 }
 
 /// A build without the `tables` feature cannot read Parquet.

@@ -177,28 +177,42 @@ fn print(text: &str) -> anyhow::Result<()> {
     Ok(out.flush()?)
 }
 
-/// Writes a [`TableFormat`] result: Parquet into `output` through `parquet`, every other format
-/// through `text` into `output` (buffered; whole or not at all, [`crate::output`]) or stdout.
+/// The renderers of a table command's result, one per [`TableFormat`].
+struct Renderers<'a> {
+    parquet: &'a dyn Fn(std::fs::File) -> anyhow::Result<()>,
+    table: &'a dyn Fn() -> String,
+    json: &'a dyn Fn(&mut dyn std::io::Write) -> anyhow::Result<()>,
+    csv: &'a dyn Fn(&mut dyn std::io::Write) -> anyhow::Result<()>,
+}
+
+/// Writes a [`TableFormat`] result with its renderer: Parquet into `output`, every other format
+/// into `output` (buffered; whole or not at all, [`crate::output`]) or stdout.
 fn emit(
     output: Option<&std::path::Path>,
     format: TableFormat,
-    parquet: impl FnOnce(std::fs::File) -> anyhow::Result<()>,
-    text: impl FnOnce(&mut dyn std::io::Write, TableFormat) -> anyhow::Result<()>,
+    render: Renderers<'_>,
 ) -> anyhow::Result<()> {
     use std::io::Write as _;
-    match (output, format) {
-        (Some(path), TableFormat::Parquet) => {
-            crate::output::write_with(path, |f| parquet(f.try_clone()?))
+    let text: &dyn Fn(&mut dyn std::io::Write) -> anyhow::Result<()> = match format {
+        TableFormat::Parquet => {
+            let Some(path) = output else {
+                anyhow::bail!("--format parquet needs -o FILE");
+            };
+            return crate::output::write_with(path, |f| (render.parquet)(f.try_clone()?));
         }
-        (Some(path), format) => crate::output::write_with(path, |f| {
+        TableFormat::Table => &|out| Ok(out.write_all((render.table)().as_bytes())?),
+        TableFormat::Json => render.json,
+        TableFormat::Csv => render.csv,
+    };
+    match output {
+        Some(path) => crate::output::write_with(path, |f| {
             let mut f = std::io::BufWriter::new(f);
-            text(&mut f, format)?;
+            text(&mut f)?;
             Ok(f.flush()?)
         }),
-        (None, TableFormat::Parquet) => anyhow::bail!("--format parquet needs -o FILE"),
-        (None, format) => {
+        None => {
             let mut out = stdout();
-            text(&mut out, format)?;
+            text(&mut out)?;
             Ok(out.flush()?)
         }
     }

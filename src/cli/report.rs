@@ -44,23 +44,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .collect::<anyhow::Result<Vec<_>>>()?;
     let bytes = write(&args.output, &inputs)?;
     match args.format {
-        TextFormat::Text => super::print(&format!(
-            "npgx report: wrote {} ({bytes} bytes, {} sections)\n",
-            args.output.display(),
-            inputs.len()
-        ))?,
+        TextFormat::Text => super::print(&html::written_text(&args.output, bytes, &inputs))?,
         TextFormat::Json => {
-            let doc = serde_json::json!({
-                "output": args.output,
-                "bytes": bytes,
-                "inputs": inputs.iter().map(|i| serde_json::json!({
-                    "source": i.source,
-                    "schema": i.schema,
-                    "schema_version": i.doc["schema_version"],
-                })).collect::<Vec<_>>(),
-            });
-            let json = serde_json::to_string_pretty(&crate::report::document("report", 1, &doc)?)?;
-            super::print(&(json + "\n"))?;
+            super::print(&(html::written_json(&args.output, bytes, &inputs)? + "\n"))?
         }
     }
     Ok(ExitCode::SUCCESS)

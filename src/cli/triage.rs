@@ -246,29 +246,28 @@ fn run_run(args: RunArgs, bisect_command: bool) -> anyhow::Result<ExitCode> {
         terminal: std::io::stderr().is_terminal(),
     };
     let outcome = engine::run(&cfg, bisect, &mut progress)?;
-    report::triage::write_handoff(&outcome)?;
-    let json = report::triage::run_json(&outcome)?;
+    let (handoff, nodes) = report::triage::run_handoff(&outcome)?;
+    outcome.write_handoff(&handoff, nodes.as_deref())?;
     if let Some(path) = &args.html {
         let source = format!("npgx triage run {}", outcome.run.root.display());
-        super::report::write_html(path, source, serde_json::from_str(&json)?)?;
+        super::report::write_html(path, source, report::triage::run_value(&outcome)?)?;
     }
     match args.format {
         TextFormat::Text => super::print(&report::triage::run_text(&outcome))?,
-        TextFormat::Json => super::print(&(json + "\n"))?,
+        TextFormat::Json => super::print(&(report::triage::run_json(&outcome)? + "\n"))?,
     }
     Ok(ExitCode::from(outcome.exit_code()))
 }
 
 fn run_analyze(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     let analysis = analyze::analyze(&args.dir)?;
-    let json = report::triage::analyze_json(&analysis)?;
     if let Some(path) = &args.html {
         let source = format!("npgx triage analyze {}", args.dir.display());
-        super::report::write_html(path, source, serde_json::from_str(&json)?)?;
+        super::report::write_html(path, source, report::triage::analyze_value(&analysis)?)?;
     }
     match args.format {
         TextFormat::Text => super::print(&report::triage::handoff_markdown(&analysis, None))?,
-        TextFormat::Json => super::print(&(json + "\n"))?,
+        TextFormat::Json => super::print(&(report::triage::analyze_json(&analysis)? + "\n"))?,
     }
     Ok(if analysis.complete {
         ExitCode::SUCCESS

@@ -12,9 +12,9 @@ use npgx_parsers::dump::name::FileName;
 use rayon::prelude::*;
 use serde::Serialize;
 
+use crate::dump::npy;
 use crate::dump::values::{self, Listed, TensorSlot, ValueReader, CHUNK};
 use crate::dump::walk::{self, Candidate};
-use crate::repro::npy;
 
 /// Version of the `dump-convert` JSON document.
 pub const SCHEMA_VERSION: u32 = 1;

@@ -87,7 +87,7 @@ pub fn graph_index(model: &GeModel) -> GraphIndex {
                 .filter_map(|i| Some((i.src.clone(), usize::try_from(i.index?).ok()?)))
                 .collect(),
         };
-        let clean = crate::repro::dumpdata::sanitise(&r.op.name);
+        let clean = npgx_parsers::dump::name::sanitise(&r.op.name);
         if clean != r.op.name {
             idx.entry(clean).or_insert_with(|| op.clone());
         }
@@ -250,7 +250,7 @@ impl<T: Copy> GoldenIndex<T> {
         if let Some((name, k)) = t.original_op {
             let k = k as usize;
             tries.push(((name.to_string(), Io::Output, k), MatchedBy::OriginalOp));
-            let clean = crate::repro::dumpdata::sanitise(name);
+            let clean = npgx_parsers::dump::name::sanitise(name);
             tries.push(((clean, Io::Output, k), MatchedBy::OriginalOp));
         }
         if let Some(op) = t.graph {
@@ -262,7 +262,7 @@ impl<T: Copy> GoldenIndex<T> {
             };
             for n in names {
                 tries.push(((n.clone(), t.io, t.index), MatchedBy::Graph));
-                let clean = crate::repro::dumpdata::sanitise(n);
+                let clean = npgx_parsers::dump::name::sanitise(n);
                 tries.push(((clean, t.io, t.index), MatchedBy::Graph));
             }
         }

@@ -248,7 +248,7 @@ impl LaneSums for Portable {
 /// over the (L1-resident) chunk instead of one, so that each loop's accumulators and constants
 /// fit the 16 vector registers (one loop spilled accumulators to the stack); the counts as
 /// integers; the KL terms without branches per pair (one division and the series for four
-/// pairs; the rare lanes whose ratio needs `ln` go through the scalar `ln`).
+/// pairs, and `ln_normal` in vectors where a ratio is far from 1).
 #[cfg(target_arch = "x86_64")]
 impl LaneSums for simd::x86::Features {
     #[inline(always)]
@@ -362,6 +362,42 @@ impl LaneSums for simd::x86::Features {
             (y.gt_0_001, y.gt_0_005) = (count(n001), count(n005));
         }
 
+        /// [`super::ln_normal`] in four lanes, the same operations in the same order.
+        ///
+        /// # Safety
+        /// AVX2; every lane a normal finite number > 0 (other lanes give garbage, not UB).
+        #[inline(always)]
+        unsafe fn ln_normal(x: __m256d) -> __m256d {
+            let set = _mm256_set1_pd;
+            let bits = _mm256_castpd_si256(x);
+            // The biased exponent as f64, exactly: put it in the mantissa of 2⁵² and subtract 2⁵².
+            let two52 = set(4_503_599_627_370_496.0);
+            let biased = _mm256_castsi256_pd(_mm256_or_si256(
+                _mm256_srli_epi64::<52>(bits),
+                _mm256_castpd_si256(two52),
+            ));
+            let e = _mm256_sub_pd(_mm256_sub_pd(biased, two52), set(1023.0));
+            let m = _mm256_castsi256_pd(_mm256_or_si256(
+                _mm256_and_si256(bits, _mm256_set1_epi64x(MANTISSA as i64)),
+                _mm256_set1_epi64x(ONE as i64),
+            ));
+            let big = _mm256_cmp_pd::<_CMP_GT_OQ>(m, set(std::f64::consts::SQRT_2));
+            let m = _mm256_blendv_pd(m, _mm256_mul_pd(m, set(0.5)), big);
+            let e = _mm256_add_pd(e, _mm256_and_pd(big, set(1.0)));
+            let f = _mm256_sub_pd(m, set(1.0));
+            let s = _mm256_div_pd(f, _mm256_add_pd(set(2.0), f));
+            let z = _mm256_mul_pd(s, s);
+            let mut p = set(ATANH_SERIES[ATANH_SERIES.len() - 1]);
+            for &c in ATANH_SERIES[..ATANH_SERIES.len() - 1].iter().rev() {
+                p = _mm256_add_pd(set(c), _mm256_mul_pd(z, p));
+            }
+            let tail = _mm256_add_pd(
+                _mm256_mul_pd(_mm256_mul_pd(set(2.0), s), p),
+                _mm256_mul_pd(e, set(LN2_LO)),
+            );
+            _mm256_add_pd(_mm256_mul_pd(e, set(LN2_HI)), tail)
+        }
+
         /// KL terms of the first `n` pairs (a multiple of `LANES`), as `kl_step` and
         /// `ln_ratio`: where |g| > 0 and |g| != |t| (NaN counts as different, as with Rust's
         /// `!=`); t = 0 there makes KL undefined.
@@ -371,7 +407,7 @@ impl LaneSums for simd::x86::Features {
         #[inline(always)]
         unsafe fn kl_terms(x: &mut Lanes, g: &[f64], t: &[f64], n: usize) {
             let (zero, sign) = (_mm256_setzero_pd(), _mm256_set1_pd(-0.0));
-            let small = _mm256_set1_pd(LN_SERIES_LIMIT);
+            let inverse_limit = _mm256_set1_pd(LN_SERIES_INVERSE_LIMIT);
             let c = LN_SERIES.map(|c| _mm256_set1_pd(c));
             let mut kl = zero;
             let mut undefined = 0;
@@ -385,22 +421,45 @@ impl LaneSums for simd::x86::Features {
                 let t_zero = _mm256_cmp_pd::<_CMP_EQ_OQ>(at, zero);
                 undefined |= _mm256_movemask_pd(_mm256_and_pd(active, t_zero));
                 let used = _mm256_andnot_pd(t_zero, active);
-                let r = _mm256_div_pd(_mm256_sub_pd(ag, at), at);
-                let mut p = c[c.len() - 1];
-                for &k in c[..c.len() - 1].iter().rev() {
-                    p = _mm256_sub_pd(k, _mm256_mul_pd(r, p));
+                if _mm256_movemask_pd(used) == 0 {
+                    continue;
                 }
-                let mut ln = _mm256_mul_pd(r, p);
-                let series = _mm256_cmp_pd::<_CMP_LT_OQ>(_mm256_andnot_pd(sign, r), small);
-                let need_ln = _mm256_movemask_pd(_mm256_andnot_pd(series, used));
-                if need_ln != 0 {
-                    let (mut lanes, a, b) = (out(ln), out(ag), out(at));
-                    for (l, v) in lanes.iter_mut().enumerate() {
-                        if need_ln & (1 << l) != 0 {
-                            *v = (a[l] / b[l]).ln();
-                        }
+                // As `ln_ratio`: the series where 32·|a − b| < b, else `ln_positive(a / b)`;
+                // each only when a lane needs it.
+                let diff = _mm256_sub_pd(ag, at);
+                let close = _mm256_cmp_pd::<_CMP_LT_OQ>(
+                    _mm256_mul_pd(_mm256_andnot_pd(sign, diff), inverse_limit),
+                    at,
+                );
+                let mut ln = zero;
+                if _mm256_movemask_pd(_mm256_and_pd(close, used)) != 0 {
+                    let r = _mm256_div_pd(diff, at);
+                    let mut p = c[c.len() - 1];
+                    for &k in c[..c.len() - 1].iter().rev() {
+                        p = _mm256_sub_pd(k, _mm256_mul_pd(r, p));
                     }
-                    ln = _mm256_loadu_pd(lanes.as_ptr());
+                    ln = _mm256_mul_pd(r, p);
+                }
+                let far = _mm256_andnot_pd(close, used);
+                if _mm256_movemask_pd(far) != 0 {
+                    // `ln_normal` in all four lanes, then the library's `ln` for the rare
+                    // ratios that are not normal finite numbers.
+                    let ratio = _mm256_div_pd(ag, at);
+                    ln = _mm256_blendv_pd(ln, ln_normal(ratio), far);
+                    let normal = _mm256_and_pd(
+                        _mm256_cmp_pd::<_CMP_GE_OQ>(ratio, _mm256_set1_pd(f64::MIN_POSITIVE)),
+                        _mm256_cmp_pd::<_CMP_LE_OQ>(ratio, _mm256_set1_pd(f64::MAX)),
+                    );
+                    let odd = _mm256_movemask_pd(_mm256_andnot_pd(normal, far));
+                    if odd != 0 {
+                        let (mut lanes, x) = (out(ln), out(ratio));
+                        for (l, v) in lanes.iter_mut().enumerate() {
+                            if odd & (1 << l) != 0 {
+                                *v = x[l].ln();
+                            }
+                        }
+                        ln = _mm256_loadu_pd(lanes.as_ptr());
+                    }
                 }
                 // Unused lanes add +0.0, which leaves every sum but -0.0 unchanged (and a lane
                 // sum starting at +0.0 never becomes -0.0).
@@ -503,28 +562,87 @@ fn part(how: impl LaneSums, g: &[f64], t: &[f64]) -> Part {
 }
 
 /// ln(a / b) for a, b > 0. Close ratios (the common case: a low-precision target against its
-/// golden — one bf16 ulp is a ratio of 1 ± 2⁻⁸ … 2⁻⁷) take ln(1 + r) from its series with
-/// r = (a − b) / b, which is exact to rounding (a − b is exact there) and avoids a `ln` call per
-/// element; others call `ln`.
+/// golden — one bf16 ulp is a ratio of 1 ± 2⁻⁸ … 2⁻⁷), |a − b| < b/32, take ln(1 + r) from its
+/// series with r = (a − b) / b, which is exact to rounding (a − b is exact there); others
+/// [`ln_positive`]. The test needs no division: the vector loop forms r only where a lane uses it.
 #[inline(always)]
 fn ln_ratio(a: f64, b: f64) -> f64 {
-    let r = (a - b) / b;
-    if r.abs() < LN_SERIES_LIMIT {
+    let d = a - b;
+    if d.abs() * LN_SERIES_INVERSE_LIMIT < b {
+        let r = d / b;
         let mut p = LN_SERIES[LN_SERIES.len() - 1];
         for &c in LN_SERIES[..LN_SERIES.len() - 1].iter().rev() {
             p = c - r * p;
         }
         r * p
     } else {
-        (a / b).ln()
+        ln_positive(a / b)
     }
 }
 
-/// |r| below which ln(1 + r) is taken from its series (2⁻⁵: up to 4 bf16 ulps, 32 fp16 ulps).
-const LN_SERIES_LIMIT: f64 = 1.0 / 32.0;
+/// ln(x) for x > 0: [`ln_normal`] for normal finite x, the library `ln` for the rest (subnormal
+/// or infinite ratios, which are rare).
+#[inline(always)]
+fn ln_positive(x: f64) -> f64 {
+    if (f64::MIN_POSITIVE..=f64::MAX).contains(&x) {
+        ln_normal(x)
+    } else {
+        x.ln()
+    }
+}
+
+/// ln(x) for a normal finite x > 0 in plain IEEE operations (no table, no library call), so that
+/// the vector loop can take the same steps four lanes at a time and match it bit for bit. With
+/// x = 2ᵉ·m, m in [√½, √2): ln x = e·ln 2 + 2·atanh(s), s = (m − 1)/(m + 1), |s| < 0.172; the
+/// atanh series in s² to s²⁰ leaves out less than 2⁻⁵⁵ of the result; ln 2 is split in a high
+/// part with trailing zeros (e·LN2_HI is exact) and the rest. Within 2 ulps of the library's
+/// `ln` (tested).
+#[inline(always)]
+fn ln_normal(x: f64) -> f64 {
+    let bits = x.to_bits();
+    let mut e = ((bits >> 52) as f64) - 1023.0;
+    let mut m = f64::from_bits((bits & MANTISSA) | ONE);
+    if m > std::f64::consts::SQRT_2 {
+        m *= 0.5;
+        e += 1.0;
+    }
+    let f = m - 1.0;
+    let s = f / (2.0 + f);
+    let z = s * s;
+    let mut p = ATANH_SERIES[ATANH_SERIES.len() - 1];
+    for &c in ATANH_SERIES[..ATANH_SERIES.len() - 1].iter().rev() {
+        p = c + z * p;
+    }
+    e * LN2_HI + (2.0 * s * p + e * LN2_LO)
+}
+
+const MANTISSA: u64 = (1 << 52) - 1;
+/// The bits of 1.0 (a biased exponent of 1023, no mantissa).
+const ONE: u64 = 1023 << 52;
+/// ln 2 = LN2_HI + LN2_LO, LN2_HI with 21 trailing zero bits (fdlibm's split).
+const LN2_HI: f64 = f64::from_bits(0x3FE6_2E42_FEE0_0000);
+const LN2_LO: f64 = f64::from_bits(0x3DEA_39EF_3579_3C76);
+
+/// atanh(s)/s = Σ s²ᵏ/(2k + 1), k = 0 … 9: (s²)¹⁰/21 < 2.3e-17 for |s| < 0.172.
+const ATANH_SERIES: [f64; 10] = [
+    1.0,
+    1.0 / 3.0,
+    1.0 / 5.0,
+    1.0 / 7.0,
+    1.0 / 9.0,
+    1.0 / 11.0,
+    1.0 / 13.0,
+    1.0 / 15.0,
+    1.0 / 17.0,
+    1.0 / 19.0,
+];
+
+/// 1/|r| above which ln(1 + r) is taken from its series (|r| < 2⁻⁵: up to 4 bf16 ulps, 32 fp16
+/// ulps).
+const LN_SERIES_INVERSE_LIMIT: f64 = 32.0;
 
 /// ln(1 + r) = r·(1 − r·(1/2 − r·(1/3 − … − r·(1/12)))), Horner from the last coefficient. For
-/// |r| < 2⁻⁵ the first term left out, r¹³/13, is below 2⁻⁶⁰/13 ≈ 7e-20 of |r|: far below an ulp.
+/// |r| ≤ 2⁻⁵ the first term left out, r¹³/13, is below 2⁻⁶⁰/13 ≈ 7e-20 of |r|: far below an ulp.
 const LN_SERIES: [f64; 12] = [
     1.0,
     1.0 / 2.0,
@@ -543,14 +661,38 @@ const LN_SERIES: [f64; 12] = [
 /// Values decoded per block by [`Acc::update_raw`]: both f64 blocks stay in the L1 cache.
 pub const BLOCK: usize = 2048;
 
-/// [`Acc::update_raw`] as a [`Kernel`]: decoding and the metric loop compiled together.
-struct UpdateRaw<'a> {
+/// Another accumulator fed the decoded blocks of [`Acc::update_raw_with`], inside the same SIMD
+/// kernel (its `block` is inlined there, so the compiler vectorises it with the kernel's
+/// instruction set).
+pub trait AlsoBlocks {
+    /// Adds a block of golden and target values (same length, logical order).
+    fn block(&mut self, golden: &[f64], target: &[f64]);
+}
+
+/// Nothing else to feed.
+impl AlsoBlocks for () {
+    #[inline(always)]
+    fn block(&mut self, _: &[f64], _: &[f64]) {}
+}
+
+impl<T: AlsoBlocks> AlsoBlocks for Option<T> {
+    #[inline(always)]
+    fn block(&mut self, golden: &[f64], target: &[f64]) {
+        if let Some(a) = self {
+            a.block(golden, target);
+        }
+    }
+}
+
+/// [`Acc::update_raw_with`] as a [`Kernel`]: decoding and the metric loops compiled together.
+struct UpdateRaw<'a, A: AlsoBlocks> {
     acc: &'a mut Acc,
+    also: &'a mut A,
     golden: (Element, &'a [u8]),
     target: (Element, &'a [u8]),
 }
 
-impl UpdateRaw<'_> {
+impl<A: AlsoBlocks> UpdateRaw<'_, A> {
     #[inline(always)]
     fn blocks(self, how: impl LaneSums) {
         let (ge, gb) = self.golden;
@@ -560,12 +702,13 @@ impl UpdateRaw<'_> {
         let mut t = [0f64; BLOCK];
         for (gc, tc) in gb.chunks(BLOCK * gs).zip(tb.chunks(BLOCK * ts)) {
             let n = how.decode(ge, gc, &mut g).min(how.decode(te, tc, &mut t));
+            self.also.block(&g[..n], &t[..n]);
             self.acc.update_with(how, &g[..n], &t[..n]);
         }
     }
 }
 
-impl Kernel for UpdateRaw<'_> {
+impl<A: AlsoBlocks> Kernel for UpdateRaw<'_, A> {
     type Output = ();
     #[inline(always)]
     fn run(self) {
@@ -583,8 +726,19 @@ impl Acc {
     /// Adds raw little-endian values of each side (whole elements, the same number on both),
     /// decoded exactly to f64 [`BLOCK`] values at a time, with the widest vectors the CPU has.
     pub fn update_raw(&mut self, golden: (Element, &[u8]), target: (Element, &[u8])) {
+        self.update_raw_with(golden, target, &mut ());
+    }
+
+    /// [`Acc::update_raw`], feeding `also` the same decoded blocks.
+    pub fn update_raw_with(
+        &mut self,
+        golden: (Element, &[u8]),
+        target: (Element, &[u8]),
+        also: &mut impl AlsoBlocks,
+    ) {
         simd::dispatch(UpdateRaw {
             acc: self,
+            also,
             golden,
             target,
         });
@@ -777,6 +931,43 @@ mod tests {
     }
 
     #[test]
+    fn ln_positive_is_within_two_ulps_of_ln() {
+        let ulps = |a: f64, b: f64| (a.to_bits() as i64 - b.to_bits() as i64).unsigned_abs();
+        let mut x = f64::MIN_POSITIVE;
+        while x < f64::MAX / 1.37 {
+            // Some of these are subnormal: `ln_positive` hands them to the library.
+            for y in [
+                x,
+                x * 0.999_999_9,
+                x * std::f64::consts::SQRT_2,
+                x * std::f64::consts::FRAC_1_SQRT_2,
+                1.0 / x,
+            ] {
+                let (got, want) = (ln_positive(y), y.ln());
+                assert!(ulps(got, want) <= 2, "ln({y}): {got} vs {want}");
+            }
+            x *= 1.37;
+        }
+        for y in [
+            1.0,
+            0.5,
+            2.0,
+            std::f64::consts::SQRT_2,
+            1.0 + 1e-15,
+            1.0 - 1e-16,
+            0.97,
+        ] {
+            let (got, want) = (ln_normal(y), y.ln());
+            assert!(
+                ulps(got, want) <= 2 || (got - want).abs() < 1e-300,
+                "ln({y}): {got} vs {want}"
+            );
+        }
+        assert_eq!(ln_positive(f64::from_bits(1)), f64::from_bits(1).ln());
+        assert_eq!(ln_positive(f64::INFINITY), f64::INFINITY);
+    }
+
+    #[test]
     fn non_finite_values_and_zero_rules() {
         let nan = f64::NAN;
         let inf = f64::INFINITY;
@@ -954,6 +1145,7 @@ mod tests {
         let mut a = Acc::default();
         UpdateRaw {
             acc: &mut a,
+            also: &mut (),
             golden: (Element::F32, &g),
             target: (Element::F16, &t),
         }

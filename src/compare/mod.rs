@@ -21,7 +21,7 @@ use anyhow::Context;
 use npgx_parsers::dump::header::Io;
 use rayon::prelude::*;
 
-use crate::dump::analysis::{exec_key, io_rank, GroupKey, OpKey};
+use crate::dump::analysis::{exec_key, GroupKey, OpKey};
 use crate::dump::records::OpRef;
 use crate::dump::values::{self, Listed, TensorSlot, ValueReader, CHUNK};
 use crate::dump::walk;
@@ -162,7 +162,7 @@ fn load(root: &Path, side: Side, errors: &mut Vec<CompareError>) -> SideData {
             for e in &mut execs {
                 e.slots.sort_by_key(|&(l, s)| {
                     let t = &listed[l].tensors[s];
-                    (io_rank(t.io), t.index, listed[l].fx_input, l)
+                    (t.io, t.index, listed[l].fx_input, l)
                 });
             }
             (k, execs)
@@ -323,19 +323,18 @@ fn same_shape(a: &[u64], b: &[u64]) -> bool {
     squeeze(a) == squeeze(b)
 }
 
-/// Streams both tensors through one accumulator, chunk by chunk as raw bytes.
-/// Streams both tensors through npgx's metrics and, for msprobe pairs, msprobe's.
+/// Streams both tensors, chunk by chunk as raw bytes, through npgx's metrics and, for msprobe
+/// pairs, msprobe's (fed the same decoded blocks).
 fn compare_values(
     golden: (&Path, &TensorSlot),
     target: (&Path, &TensorSlot),
     with_msprobe: bool,
 ) -> Result<(metrics::Acc, Option<msprobe::Acc>), String> {
-    let mut g = ValueReader::open(golden.0, golden.1).map_err(|e| format!("golden: {e}"))?;
-    let mut t = ValueReader::open(target.0, target.1).map_err(|e| format!("target: {e}"))?;
+    let (mut g, mut t) = ValueReader::pair(golden, target)?;
     let (ge, te) = (g.element(), t.element());
     let (gs, ts) = (ge.size().unwrap_or(1), te.size().unwrap_or(1));
     let mut acc = metrics::Acc::default();
-    let mut ms = with_msprobe.then(|| (msprobe::Acc::new(ge, te), Vec::new(), Vec::new()));
+    let mut ms = with_msprobe.then(|| msprobe::Acc::new(ge, te));
     loop {
         let gb = g.next_bytes(CHUNK).map_err(|e| format!("golden: {e}"))?;
         let tb = t.next_bytes(CHUNK).map_err(|e| format!("target: {e}"))?;
@@ -346,23 +345,16 @@ fn compare_values(
             ));
         }
         if ng == 0 {
-            return Ok((acc, ms.map(|m| m.0)));
+            return Ok((acc, ms));
         }
-        if let Some((m, gv, tv)) = &mut ms {
-            gv.resize(ng, 0.0);
-            tv.resize(nt, 0.0);
-            values::decode_to(ge, gb, gv);
-            values::decode_to(te, tb, tv);
-            m.update(gv, tv);
-        }
-        acc.update_raw((ge, gb), (te, tb));
+        acc.update_raw_with((ge, gb), (te, tb), &mut ms);
     }
 }
 
 fn run_job(j: &Job, golden: &SideData, target: &SideData, th: &Thresholds) -> Pair {
     let (gl, gs) = golden.slot(j.golden);
     let (tl, ts) = target.slot(j.target);
-    let target_dtype = values::numpy_name(ts.element).to_string();
+    let target_dtype = ts.element.numpy_name().to_string();
     let mut pair = Pair {
         group: j.group,
         order: j.order,
@@ -372,7 +364,7 @@ fn run_job(j: &Job, golden: &SideData, target: &SideData, th: &Thresholds) -> Pa
         io: ts.io,
         index: ts.index,
         matched_by: j.matched_by,
-        golden_dtype: values::numpy_name(gs.element).to_string(),
+        golden_dtype: gs.element.numpy_name().to_string(),
         target_dtype,
         shape: ts.shape.clone(),
         elements: ts.elements(),
@@ -516,7 +508,7 @@ fn graph_producers<'a>(
     let op = graph?.get(real).or_else(|| graph?.get(matched))?;
     let mut out = Vec::new();
     for (src, idx) in &op.inputs {
-        let clean = crate::repro::dumpdata::sanitise(src);
+        let clean = npgx_parsers::dump::name::sanitise(src);
         let found = pairs.iter().rev().find(|p| {
             p.order < order
                 && p.io == Io::Output
@@ -692,7 +684,7 @@ pub fn compare(
             })
             .collect()
     });
-    pairs.sort_by_key(|p| (p.group, p.order, io_rank(p.io), p.index));
+    pairs.sort_by_key(|p| (p.group, p.order, p.io, p.index));
     for (gi, gr) in groups.iter_mut().enumerate() {
         let start = pairs.partition_point(|p| p.group < gi);
         let end = pairs.partition_point(|p| p.group <= gi);
@@ -712,7 +704,7 @@ pub fn compare(
         gr.collectives.dedup();
     }
     let sort_unmatched = |v: &mut Vec<UnmatchedTensor>| {
-        v.sort_by(|a, b| (&a.file, io_rank(a.io), a.index).cmp(&(&b.file, io_rank(b.io), b.index)));
+        v.sort_by(|a, b| (&a.file, a.io, a.index).cmp(&(&b.file, b.io, b.index)));
     };
     sort_unmatched(&mut unmatched.golden);
     sort_unmatched(&mut unmatched.target);

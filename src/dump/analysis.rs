@@ -48,17 +48,6 @@ pub fn exec_key(op: &OpRef) -> OpKey {
     }
 }
 
-/// Inputs, then parameters (msprobe: inputs of the call too), then outputs.
-pub fn io_rank(io: Io) -> u8 {
-    match io {
-        Io::Input => 0,
-        Io::Parameter => 1,
-        Io::Output => 2,
-        Io::Buffer => 3,
-        Io::Workspace => 4,
-    }
-}
-
 /// Whether an operator execution is a collective communication (HCCL) operator: a GE op type
 /// starting with `Hcom` (`HcomAllReduce`, `HcomAllGather`, `HcomBroadcast`, `HcomReduceScatter`,
 /// `HcomAllToAllV`, `HcomSend`, `HcomReceive`, …) or an op name containing `hcom`; for files with
@@ -108,18 +97,18 @@ fn order_cmp(a: &RowView, b: &RowView) -> Ordering {
         .cmp(&(b.group, b.timestamp, b.counter, b.task_id, b.stream_id))
         .then_with(|| a.op_name.cmp(b.op_name))
         .then_with(|| key_path(a).cmp(key_path(b)))
-        .then_with(|| (io_rank(a.io), a.index).cmp(&(io_rank(b.io), b.index)))
+        .then_with(|| (a.io, a.index).cmp(&(b.io, b.index)))
         // Files with equal keys (one exec's tensors in two files): the walk's order is not defined.
         .then_with(|| a.path.cmp(b.path))
 }
 
 /// Where a tensor sits in execution order: group, operator, inputs before outputs, index (then
 /// its file, for equal keys).
-fn order_key(t: &TensorRecord) -> (GroupKey, OpKey, u8, usize, String) {
+fn order_key(t: &TensorRecord) -> (GroupKey, OpKey, Io, usize, String) {
     (
         (t.op.location.clone(), t.op.layout),
         op_key(t),
-        io_rank(t.io),
+        t.io,
         t.index,
         t.op.path.clone(),
     )
@@ -139,7 +128,7 @@ struct OpState {
 /// Whether `candidate` comes before the anomalous tensor `current` of the same operator execution
 /// (inputs first, then by index, then by file).
 fn earlier(anomalies: &TensorStore, current: Option<usize>, candidate: &TensorRecord) -> bool {
-    let at = |t: &TensorRecord| (io_rank(t.io), t.index);
+    let at = |t: &TensorRecord| (t.io, t.index);
     current
         .and_then(|i| anomalies.get(i))
         .is_none_or(|c| (at(candidate), &candidate.op.path) < (at(&c), &c.op.path))
@@ -499,7 +488,7 @@ impl Collector {
             (n.group, n.order) = (p.group, p.order);
         }
         notes.sort_by(|a, b| {
-            let key = |n: &StatsNote| (n.group, n.order, io_rank(n.io), n.index);
+            let key = |n: &StatsNote| (n.group, n.order, n.io, n.index);
             key(a).cmp(&key(b)).then_with(|| a.path.cmp(&b.path))
         });
         let mut tensors = self.all.unwrap_or_default();

@@ -9,6 +9,7 @@
 pub mod address;
 pub mod analysis;
 pub mod msprobe;
+pub mod npy;
 pub mod pt;
 pub mod read;
 pub mod records;

@@ -23,8 +23,6 @@ use super::walk::Candidate;
 const BUF_LEN: usize = 4 << 20;
 /// Stats CSVs larger than this are refused (real ones hold a few rows).
 const MAX_CSV_LEN: u64 = 64 << 20;
-/// Bytes read to parse an `.npy` header.
-const NPY_HEADER_PROBE: usize = 64 << 10;
 
 thread_local! {
     static BUF: RefCell<Vec<u8>> = RefCell::new(vec![0; BUF_LEN]);
@@ -562,68 +560,26 @@ pub fn check_raw(
     Ok(verdict(op, d, acc, el, source))
 }
 
-/// Where an `.npy` file's data starts, from its preamble: the magic `\x93NUMPY`, a major and
-/// a minor version byte, then the header length — a little-endian u16 in version 1, a u32 in
-/// versions 2 and 3 — and the header itself. `head` is the file's first bytes; the header must
-/// lie within them.
-fn npy_data_start(head: &[u8]) -> Result<usize, String> {
-    let magic = head
-        .get(..6)
-        .ok_or("shorter than the 10-byte .npy preamble")?;
-    if magic != b"\x93NUMPY" {
-        return Err("no \\x93NUMPY magic".into());
-    }
-    let (len_bytes, start) = match head.get(6) {
-        Some(1) => (2, 10usize),
-        Some(2 | 3) => (4, 12),
-        Some(v) => return Err(format!(".npy format version {v} is not known")),
-        None => return Err("shorter than the 10-byte .npy preamble".into()),
-    };
-    let raw = head
-        .get(8..8 + len_bytes)
-        .ok_or("shorter than the .npy preamble")?;
-    let header_len = raw
-        .iter()
-        .rev()
-        .fold(0usize, |a, &b| (a << 8) | usize::from(b));
-    start
-        .checked_add(header_len)
-        .filter(|&end| end <= head.len())
-        .ok_or_else(|| {
-            format!(
-                ".npy header length {header_len} runs past the first {} bytes read",
-                head.len()
-            )
-        })
-}
-
 /// Where the array of an `.npy` file lies, as a [`RawTensor`] of the given io and index; the error
-/// carries the byte offset it concerns.
+/// carries the byte offset it concerns. Statistics do not depend on the element order:
+/// Fortran-order arrays are checked too.
 pub fn npy_raw(file: &File, len: u64, io: Io, index: usize) -> Result<RawTensor, (String, u64)> {
-    let mut head = vec![0u8; NPY_HEADER_PROBE.min(len as usize)];
-    file.read_exact_at(&mut head, 0)
-        .map_err(|e| (format!("cannot read: {e}"), 0))?;
-    let data_start = npy_data_start(&head).map_err(|e| (format!("not a .npy file: {e}"), 0))?;
-    let header = npyz::NpyHeader::from_reader(&head[..data_start])
-        .map_err(|e| (format!("not a .npy file: {e}"), 0))?;
-    let npyz::DType::Plain(ts) = header.dtype() else {
+    let header = super::npy::read_header(file, len).map_err(|e| (e, 0))?;
+    let Some(ts) = &header.type_str else {
         return Err(("structured .npy arrays are not checked".into(), 0));
     };
-    let Some(el) = super::values::npy_element(&ts) else {
+    let Some(el) = header.element() else {
         return Err((
             format!("npy dtype '{ts}' is not checked (bf16/fp8 saved as raw void or big-endian data cannot be told apart)"),
             0,
         ));
     };
-    let shape = header.shape().to_vec();
-    let elements = shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d));
-    let nbytes = elements.and_then(|n| n.checked_mul(ts.size_field()));
-    let offset = data_start as u64;
-    let Some(nbytes) = nbytes.filter(|&n| offset.checked_add(n).is_some_and(|end| end <= len))
-    else {
+    let offset = header.data_offset;
+    let Some(nbytes) = header.nbytes_within(len) else {
         return Err((
             format!(
-                "npy header declares shape {shape:?} of {ts}, more than the {} bytes after the {offset}-byte header (file truncated?)",
+                "npy header declares shape {:?} of {ts}, more than the {} bytes after the {offset}-byte header (file truncated?)",
+                header.shape,
                 len - offset
             ),
             offset,
@@ -633,7 +589,7 @@ pub fn npy_raw(file: &File, len: u64, io: Io, index: usize) -> Result<RawTensor,
         io,
         index,
         element: el,
-        shape,
+        shape: header.shape,
         offset,
         nbytes,
     })
@@ -659,37 +615,5 @@ fn read_npy(c: &Candidate, file: &File, len: u64) -> FileOutcome {
             ..FileOutcome::default()
         },
         Err(e) => FileOutcome::error(c, e, None),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::npy_data_start;
-
-    fn npy(major: u8, header: &[u8]) -> Vec<u8> {
-        let mut b = b"\x93NUMPY".to_vec();
-        b.extend([major, 0]);
-        match major {
-            1 => b.extend((header.len() as u16).to_le_bytes()),
-            _ => b.extend((header.len() as u32).to_le_bytes()),
-        }
-        b.extend(header);
-        b
-    }
-
-    #[test]
-    fn npy_header_lengths_by_version() {
-        let h = [b' '; 70_000];
-        assert_eq!(npy_data_start(&npy(1, &h[..118])), Ok(128));
-        assert_eq!(npy_data_start(&npy(2, &h[..116])), Ok(128));
-        assert_eq!(npy_data_start(&npy(3, &h)), Ok(70_012)); // past u16
-        let cut = npy(2, &h[..116]);
-        assert!(npy_data_start(&cut[..100]).is_err());
-        assert!(npy_data_start(&cut[..9]).is_err());
-        assert!(npy_data_start(&npy(4, &h[..4])).is_err());
-        assert!(npy_data_start(b"\x93NUMPZ\x01\x00\x00\x00").is_err());
-        let mut huge = npy(2, b"");
-        huge[8..12].copy_from_slice(&u32::MAX.to_le_bytes());
-        assert!(npy_data_start(&huge).is_err());
     }
 }

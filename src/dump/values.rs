@@ -3,22 +3,25 @@
 //! [`decode_header`] turns a binary dump (v2, v1, TLV) into its header; [`list`] turns any file
 //! of a dump tree that holds tensors (binary dumps, `.npy`, npugraph_ex `.pt`) into
 //! [`TensorSlot`]s — where each tensor's bytes lie and how to read them — without reading any
-//! tensor data. [`ValueReader`] then decodes one tensor exactly to `f64`, in logical C order,
-//! chunk by chunk:
+//! tensor data. [`ValueReader`] then gives one tensor's elements chunk by chunk, in logical C
+//! order ([`ValueReader::open`]) or, for a pair, in an order both sides share
+//! ([`ValueReader::pair`]: the metrics of a pair do not depend on the order of its elements):
 //!
 //! * plain (ND) data is streamed from the file in fixed-size chunks: memory stays flat whatever
 //!   the tensor size;
-//! * padded device formats (NC1HWC0, NDC1HWC0, FRACTAL_Z, FRACTAL_Z_3D, FRACTAL_NZ) are read
-//!   whole (their size already checked against the file) and brought back to the logical shape
-//!   with [`PaddedView::gather`] before decoding;
-//! * dense permuted views (a transposed `.pt` tensor) are read whole and put in logical order;
+//! * padded device formats (NC1HWC0, NDC1HWC0, FRACTAL_Z, FRACTAL_Z_3D, FRACTAL_NZ): a pair in
+//!   the same layout on both sides is streamed row by row in device order, padding dropped (flat
+//!   memory); against a plain tensor, the plain side is read whole and taken in the device order
+//!   of the other (one logical copy); otherwise the device block is read whole and brought back to
+//!   the logical shape with [`PaddedView::gather`] (device bytes plus one logical copy);
+//! * dense permuted views (a transposed `.pt` tensor): the storage is read whole and put in
+//!   logical order one chunk at a time;
 //! * v1 whole-file protobufs (old and small) are decoded again when their values are read.
 //!
 //! [`raw_tensor`] gives the decoded bytes of a tensor in logical order in its own element type,
 //! for writers of `.npy` files (`dump-convert`, `repro`).
 
 use std::fs::File;
-use std::io::Read as _;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
@@ -35,8 +38,6 @@ use super::walk::Candidate;
 
 /// Whole-file v1 protobufs larger than this are refused.
 pub const MAX_V1_LEN: u64 = 256 << 20;
-/// Bytes read to parse an `.npy` header.
-const NPY_HEADER_PROBE: usize = 64 << 10;
 /// Elements decoded per chunk.
 pub const CHUNK: usize = 1 << 16;
 
@@ -164,30 +165,6 @@ pub struct Listed {
     pub fx_input: Option<(usize, Option<usize>)>,
 }
 
-/// The name of a dtype as NumPy / PyTorch users write it (`float16`, `bfloat16`, …).
-pub fn numpy_name(el: Element) -> &'static str {
-    match el {
-        Element::F16 => "float16",
-        Element::Bf16 => "bfloat16",
-        Element::F32 => "float32",
-        Element::F64 => "float64",
-        Element::F8E4m3fn => "float8_e4m3fn",
-        Element::F8E5m2 => "float8_e5m2",
-        Element::I8 => "int8",
-        Element::U8 => "uint8",
-        Element::I16 => "int16",
-        Element::U16 => "uint16",
-        Element::I32 => "int32",
-        Element::U32 => "uint32",
-        Element::I64 => "int64",
-        Element::U64 => "uint64",
-        Element::Bool => "bool",
-        Element::I4 => "int4",
-        Element::C64 => "complex64",
-        Element::C128 => "complex128",
-    }
-}
-
 fn product(dims: &[u64]) -> Option<u64> {
     dims.iter().try_fold(1u64, |a, &d| a.checked_mul(d))
 }
@@ -299,7 +276,7 @@ pub fn pt_slot(raw: super::pt::PtBlock, io: Io, index: usize) -> Result<TensorSl
     if !is_real(raw.element) {
         return Err(format!(
             "{} values are not compared",
-            numpy_name(raw.element)
+            raw.element.numpy_name()
         ));
     }
     Ok(TensorSlot {
@@ -340,61 +317,32 @@ fn npy_stem(rel: &str) -> &str {
     name.strip_suffix(".npy").unwrap_or(name)
 }
 
-/// The element type of a NumPy type string (little-endian or byte-sized types only).
-pub fn npy_element(t: &npyz::TypeStr) -> Option<Element> {
-    use npyz::TypeChar as T;
-    if t.endianness() == npyz::Endianness::Big && t.size_field() > 1 {
-        return None;
-    }
-    Some(match (t.type_char(), t.size_field()) {
-        (T::Float, 2) => Element::F16,
-        (T::Float, 4) => Element::F32,
-        (T::Float, 8) => Element::F64,
-        (T::Int, 1) => Element::I8,
-        (T::Int, 2) => Element::I16,
-        (T::Int, 4) => Element::I32,
-        (T::Int, 8) => Element::I64,
-        (T::Uint, 1) => Element::U8,
-        (T::Uint, 2) => Element::U16,
-        (T::Uint, 4) => Element::U32,
-        (T::Uint, 8) => Element::U64,
-        (T::Bool, 1) => Element::Bool,
-        (T::Complex, 8) => Element::C64,
-        (T::Complex, 16) => Element::C128,
-        _ => return None,
-    })
-}
-
-/// A `.npy` file as a tensor slot: header parsed from its first bytes, data at the end.
+/// A `.npy` file as a tensor slot: header parsed from its first bytes, data after it.
 pub fn npy_slot(
     file: &File,
     len: u64,
     io: Io,
     index: usize,
 ) -> Result<TensorSlot, (String, Option<u64>)> {
-    let mut head = vec![0u8; NPY_HEADER_PROBE.min(usize::try_from(len).unwrap_or(usize::MAX))];
-    file.read_exact_at(&mut head, 0)
-        .map_err(|e| (format!("cannot read: {e}"), Some(0)))?;
-    let header = npyz::NpyHeader::from_reader((&head[..]).chain(std::io::empty()))
-        .map_err(|e| (format!("not a .npy file: {e}"), Some(0)))?;
-    let npyz::DType::Plain(ts) = header.dtype() else {
+    let header = super::npy::read_header(file, len).map_err(|e| (e, Some(0)))?;
+    let Some(ts) = &header.type_str else {
         return Err(("structured .npy arrays are not tensors".into(), Some(0)));
     };
-    let el = npy_element(&ts).ok_or_else(|| {
+    let el = header.element().ok_or_else(|| {
         (
             format!("npy dtype '{ts}' is not read (bf16/fp8 saved as raw void or big-endian data cannot be told apart)"),
             Some(0),
         )
     })?;
-    if header.order() == npyz::Order::Fortran {
+    // Values are compared in order: a column-major array would pair the wrong elements.
+    if header.fortran {
         return Err(("Fortran-order .npy arrays are not read".into(), Some(0)));
     }
-    let shape = header.shape().to_vec();
-    let nbytes = product(&shape).and_then(|n| n.checked_mul(ts.size_field()));
-    let Some(nbytes) = nbytes.filter(|&n| n <= len) else {
+    let Some(nbytes) = header.nbytes_within(len) else {
         return Err((
             format!(
-                "npy header declares shape {shape:?} of {ts}, more than the file's {len} bytes"
+                "npy header declares shape {:?} of {ts}, more than the file's {len} bytes",
+                header.shape
             ),
             Some(0),
         ));
@@ -405,10 +353,10 @@ pub fn npy_slot(
         dtype: el.dtype(),
         element: el,
         format: Format::primary(Format::ND),
-        shape,
+        shape: header.shape,
         original_op: None,
         data: Data::Plain {
-            offset: len - nbytes,
+            offset: header.data_offset,
             len: nbytes,
         },
     })
@@ -678,10 +626,30 @@ pub fn raw_tensor(path: &Path, slot: &TensorSlot) -> Result<Vec<u8>, String> {
 
 /// The elements of a strided view of `storage` (`es`-byte elements) in C order over `shape`.
 fn gather_strided(storage: &[u8], shape: &[u64], stride: &[u64], es: usize) -> Option<Vec<u8>> {
-    let n = usize::try_from(product(shape)?).ok()?;
-    let mut out = Vec::with_capacity(n.checked_mul(es)?.min(storage.len()));
+    let n = product(shape)?;
+    let mut out = Vec::with_capacity(usize::try_from(n).ok()?.checked_mul(es)?.min(storage.len()));
+    gather_strided_range(storage, shape, stride, es, 0, n, &mut out)?;
+    Some(out)
+}
+
+/// Appends to `out` the elements `from .. from + count` (in C order over `shape`) of a strided
+/// view of `storage`; `None` where one lies outside `storage`.
+fn gather_strided_range(
+    storage: &[u8],
+    shape: &[u64],
+    stride: &[u64],
+    es: usize,
+    from: u64,
+    count: u64,
+    out: &mut Vec<u8>,
+) -> Option<()> {
     let mut idx = vec![0u64; shape.len()];
-    for _ in 0..n {
+    let mut rem = from;
+    for d in (0..shape.len()).rev() {
+        idx[d] = rem % shape[d].max(1);
+        rem /= shape[d].max(1);
+    }
+    for _ in 0..count {
         let at = idx.iter().zip(stride).map(|(&i, &s)| i * s).sum::<u64>();
         let at = usize::try_from(at).ok()?.checked_mul(es)?;
         out.extend_from_slice(storage.get(at..at.checked_add(es)?)?);
@@ -693,30 +661,53 @@ fn gather_strided(storage: &[u8], shape: &[u64], stride: &[u64], es: usize) -> O
             idx[d] = 0;
         }
     }
-    Some(out)
+    Some(())
 }
 
 enum Source {
+    /// Plain data streamed from the file.
     File { file: File, pos: u64, end: u64 },
+    /// Elements in order, held whole.
     Memory { bytes: Vec<u8>, pos: usize },
+    /// A padded device layout streamed from the file row by row in device order, the padding
+    /// of each row dropped.
+    Rows {
+        file: File,
+        offset: u64,
+        view: PaddedView,
+        row: u64,
+    },
+    /// Logical elements held whole, taken in the device order of `view` (the other side's).
+    Picked {
+        bytes: Vec<u8>,
+        view: PaddedView,
+        row: u64,
+    },
+    /// A strided view's storage held whole, put in logical order a chunk at a time.
+    Strided {
+        storage: Vec<u8>,
+        shape: Vec<u64>,
+        stride: Vec<u64>,
+        pos: u64,
+        end: u64,
+    },
 }
 
-/// Streams a tensor's values as `f64` in logical C order, [`CHUNK`] elements at a time.
+/// Streams a tensor's elements as raw bytes, [`CHUNK`] elements at a time, in logical C order or
+/// in the order [`ValueReader::pair`] chose for both sides of a pair.
 pub struct ValueReader {
     source: Source,
     element: Element,
     size: usize,
     buf: Vec<u8>,
+    /// Device rows as read, before their padding is dropped ([`Source::Rows`]).
+    rows: Vec<u8>,
 }
 
 impl ValueReader {
-    /// Opens the tensor `slot` of the file at `path`.
+    /// Opens the tensor `slot` of the file at `path`, its elements in logical C order.
     pub fn open(path: &Path, slot: &TensorSlot) -> Result<ValueReader, String> {
-        let size = slot
-            .element
-            .size()
-            .filter(|_| is_real(slot.element))
-            .ok_or_else(|| format!("{} values are not read", numpy_name(slot.element)))?;
+        let size = real_size(slot)?;
         let source = match &slot.data {
             Data::Plain { offset, len } => {
                 let file = File::open(path).map_err(|e| format!("cannot open: {e}"))?;
@@ -726,27 +717,101 @@ impl ValueReader {
                     end: offset.saturating_add(*len / size as u64 * size as u64),
                 }
             }
-            Data::Padded { .. } | Data::Strided { .. } | Data::V1 { .. } | Data::Statistics(_) => {
-                Source::Memory {
-                    bytes: raw_tensor(path, slot)?,
+            Data::Strided {
+                offset,
+                len,
+                stride,
+            } => {
+                let file = File::open(path).map_err(|e| format!("cannot open: {e}"))?;
+                Source::Strided {
+                    storage: read_exact(&file, *offset, *len)?,
+                    shape: slot.shape.clone(),
+                    stride: stride.clone(),
                     pos: 0,
+                    end: slot.elements(),
                 }
             }
+            Data::Padded { .. } | Data::V1 { .. } | Data::Statistics(_) => Source::Memory {
+                bytes: raw_tensor(path, slot)?,
+                pos: 0,
+            },
         };
-        Ok(ValueReader {
-            source,
-            element: slot.element,
-            size,
-            buf: Vec::new(),
-        })
+        Ok(ValueReader::with(source, slot.element, size))
     }
 
-    /// The next at most `max` elements as raw little-endian bytes of the tensor's own type, in
-    /// logical order; empty at the end.
+    /// Opens both tensors of a pair (same number of elements, checked by the caller) so that
+    /// they give their elements in the same order, the cheapest there is: device order when
+    /// either is in a padded device format and the other in the same layout or plain, logical
+    /// order otherwise (see the module's comment for what each holds in memory).
+    pub fn pair(
+        golden: (&Path, &TensorSlot),
+        target: (&Path, &TensorSlot),
+    ) -> Result<(ValueReader, ValueReader), String> {
+        let open = |(path, slot): (&Path, &TensorSlot), order: Option<&PaddedView>| {
+            let size = real_size(slot)?;
+            let source = match (&slot.data, order) {
+                (Data::Padded { offset, view, .. }, Some(order)) if view == order => {
+                    let file = File::open(path).map_err(|e| format!("cannot open: {e}"))?;
+                    Source::Rows {
+                        file,
+                        offset: *offset,
+                        view: view.clone(),
+                        row: 0,
+                    }
+                }
+                (Data::Plain { .. }, Some(order)) => {
+                    let bytes = raw_tensor(path, slot)?;
+                    if (bytes.len() / size) as u64 != order.logical_elements {
+                        return Err(format!(
+                            "{} elements where the other side has {}",
+                            bytes.len() / size,
+                            order.logical_elements
+                        ));
+                    }
+                    Source::Picked {
+                        bytes,
+                        view: order.clone(),
+                        row: 0,
+                    }
+                }
+                _ => return ValueReader::open(path, slot),
+            };
+            Ok(ValueReader::with(source, slot.element, size))
+        };
+        let view = |slot: &TensorSlot| match &slot.data {
+            Data::Padded { view, .. } => Some(view.clone()),
+            _ => None,
+        };
+        let plain = |slot: &TensorSlot| matches!(slot.data, Data::Plain { .. });
+        let order = match (view(golden.1), view(target.1)) {
+            (Some(g), Some(t)) if g == t => Some(g),
+            (Some(g), None) if plain(target.1) => Some(g),
+            (None, Some(t)) if plain(golden.1) => Some(t),
+            _ => None,
+        };
+        let g = open(golden, order.as_ref()).map_err(|e| format!("golden: {e}"))?;
+        let t = open(target, order.as_ref()).map_err(|e| format!("target: {e}"))?;
+        Ok((g, t))
+    }
+
+    fn with(source: Source, element: Element, size: usize) -> ValueReader {
+        ValueReader {
+            source,
+            element,
+            size,
+            buf: Vec::new(),
+            rows: Vec::new(),
+        }
+    }
+
+    /// The next at most `max` elements (at least one) as raw little-endian bytes of the
+    /// tensor's own type; empty at the end.
     pub fn next_bytes(&mut self, max: usize) -> Result<&[u8], String> {
+        let es = self.size;
+        let max = max.max(1);
         match &mut self.source {
             Source::File { file, pos, end } => {
-                let want = (*end - *pos).min((max * self.size) as u64) as usize;
+                let want = (*end - *pos).min((max * es) as u64) as usize;
                 self.buf.resize(want, 0);
                 file.read_exact_at(&mut self.buf, *pos)
                     .map_err(|e| format!("read at offset {pos} failed: {e}"))?;
@@ -754,10 +819,70 @@ impl ValueReader {
                 Ok(&self.buf)
             }
             Source::Memory { bytes, pos } => {
-                let want = (bytes.len() - *pos).min(max * self.size) / self.size * self.size;
+                let want = (bytes.len() - *pos).min(max * es) / es * es;
                 let start = *pos;
                 *pos += want;
                 Ok(&bytes[start..start + want])
+            }
+            Source::Rows {
+                file,
+                offset,
+                view,
+                row,
+            } => {
+                let row_bytes = usize::try_from(view.row_len)
+                    .ok()
+                    .and_then(|r| r.checked_mul(es))
+                    .filter(|&b| b > 0)
+                    .ok_or("device rows do not fit in memory")?;
+                self.buf.clear();
+                // Rows of padding only give nothing: read on until some element or the end.
+                while self.buf.is_empty() && *row < view.rows {
+                    let n = rows_per_chunk(view, max).min(view.rows - *row);
+                    self.rows.resize(n as usize * row_bytes, 0);
+                    let at = *offset + *row * row_bytes as u64;
+                    file.read_exact_at(&mut self.rows, at)
+                        .map_err(|e| format!("read at offset {at} failed: {e}"))?;
+                    for (r, bytes) in (*row..*row + n).zip(self.rows.chunks_exact(row_bytes)) {
+                        let real = (view.real_in_row(r) as usize).min(view.row_len as usize);
+                        self.buf.extend_from_slice(&bytes[..real * es]);
+                    }
+                    *row += n;
+                }
+                Ok(&self.buf)
+            }
+            Source::Picked { bytes, view, row } => {
+                // The same rows per call as the other side's `Rows`.
+                self.buf.clear();
+                while self.buf.is_empty() && *row < view.rows {
+                    let n = rows_per_chunk(view, max).min(view.rows - *row);
+                    for r in *row..*row + n {
+                        for col in 0..view.real_in_row(r) {
+                            let at = usize::try_from(view.logical_index(r, col))
+                                .ok()
+                                .and_then(|i| i.checked_mul(es))
+                                .and_then(|at| bytes.get(at..at.checked_add(es)?))
+                                .ok_or("the device layout runs past the other side's elements")?;
+                            self.buf.extend_from_slice(at);
+                        }
+                    }
+                    *row += n;
+                }
+                Ok(&self.buf)
+            }
+            Source::Strided {
+                storage,
+                shape,
+                stride,
+                pos,
+                end,
+            } => {
+                let n = (*end - *pos).min(max as u64);
+                self.buf.clear();
+                gather_strided_range(storage, shape, stride, es, *pos, n, &mut self.buf)
+                    .ok_or("strided view runs past its storage")?;
+                *pos += n;
+                Ok(&self.buf)
             }
         }
     }
@@ -766,6 +891,21 @@ impl ValueReader {
     pub fn element(&self) -> Element {
         self.element
     }
+}
+
+/// Device rows per call of [`ValueReader::next_bytes`] for at most `max` elements (at least one
+/// row): a function of the layout alone, so both sides of a pair in device order give the same
+/// elements per call.
+fn rows_per_chunk(view: &PaddedView, max: usize) -> u64 {
+    (max as u64 / view.row_len.max(1)).max(1)
+}
+
+/// The size of `slot`'s elements, if npgx reads its values.
+fn real_size(slot: &TensorSlot) -> Result<usize, String> {
+    slot.element
+        .size()
+        .filter(|_| is_real(slot.element))
+        .ok_or_else(|| format!("{} values are not read", slot.element.numpy_name()))
 }
 
 #[cfg(test)]
@@ -922,6 +1062,106 @@ mod tests {
             ..desc
         };
         assert!(dump_slot(&wrong, 8, 0, None).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Every chunk of both readers of a pair, as (golden, target) value lists.
+    fn read_pair(
+        g: (&Path, &TensorSlot),
+        t: (&Path, &TensorSlot),
+        max: usize,
+    ) -> Vec<(Vec<f64>, Vec<f64>)> {
+        let (mut rg, mut rt) = ValueReader::pair(g, t).unwrap();
+        let mut chunks = Vec::new();
+        loop {
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            let (na, nb) = (
+                next_values(&mut rg, &mut a, max),
+                next_values(&mut rt, &mut b, max),
+            );
+            assert_eq!(na, nb, "both sides give the same elements per call");
+            if na == 0 {
+                return chunks;
+            }
+            chunks.push((a, b));
+        }
+    }
+
+    #[test]
+    fn a_pair_reads_in_an_order_both_sides_share() {
+        let dir = std::env::temp_dir().join(format!("npgx-pair-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        // NC1HWC0 of NCHW (1, 3, 2, 2) with C0 2: C1 = 2, the second block holds channel 2 and
+        // one row of padding per (h, w); 255 marks the padding.
+        let logical: Vec<u8> = (0..12).collect();
+        let mut device = Vec::new();
+        for c1 in 0..2u8 {
+            for hw in 0..4u8 {
+                for c0 in 0..2u8 {
+                    let c = c1 * 2 + c0;
+                    device.push(if c < 3 {
+                        logical[usize::from(c * 4 + hw)]
+                    } else {
+                        255
+                    });
+                }
+            }
+        }
+        let (dev_path, nd_path) = (dir.join("dev.bin"), dir.join("nd.bin"));
+        std::fs::write(&dev_path, &device).unwrap();
+        std::fs::write(&nd_path, &logical).unwrap();
+        let desc = TensorDesc {
+            io: Io::Output,
+            index: 0,
+            dtype: DType::Uint8,
+            format: Format::primary(Format::NC1HWC0),
+            shape: vec![1, 2, 2, 2, 2],
+            original_shape: vec![1, 3, 2, 2],
+            size: 16,
+            address: None,
+            input_type: None,
+            original_name: None,
+            original_output_index: None,
+        };
+        let padded = dump_slot(&desc, 16, 0, None).unwrap();
+        let plain = TensorSlot {
+            format: Format::primary(Format::ND),
+            data: Data::Plain { offset: 0, len: 12 },
+            ..padded.clone()
+        };
+        let (dev, nd) = ((dev_path.as_path(), &padded), (nd_path.as_path(), &plain));
+        let flat = |chunks: &[(Vec<f64>, Vec<f64>)]| -> (Vec<f64>, Vec<f64>) {
+            chunks
+                .iter()
+                .fold((Vec::new(), Vec::new()), |(mut a, mut b), (x, y)| {
+                    a.extend(x);
+                    b.extend(y);
+                    (a, b)
+                })
+        };
+        // The same layout: device rows, padding dropped (channels 0, 1 per (h, w), then 2).
+        let device_order = vec![0.0, 4.0, 1.0, 5.0, 2.0, 6.0, 3.0, 7.0, 8.0, 9.0, 10.0, 11.0];
+        let chunks = read_pair(dev, dev, 3);
+        assert!(chunks.len() > 1 && !chunks.iter().flat_map(|c| &c.0).any(|&v| v == 255.0));
+        assert_eq!(flat(&chunks), (device_order.clone(), device_order.clone()));
+        // Against the plain tensor: the plain side in the padded side's device order.
+        assert_eq!(
+            flat(&read_pair(nd, dev, 3)),
+            (device_order.clone(), device_order.clone())
+        );
+        assert_eq!(
+            flat(&read_pair(dev, nd, 5)),
+            (device_order.clone(), device_order)
+        );
+        // Plain against plain: logical order.
+        let logical_f: Vec<f64> = logical.iter().map(|&v| f64::from(v)).collect();
+        assert_eq!(flat(&read_pair(nd, nd, 5)), (logical_f.clone(), logical_f));
+        // A plain side shorter than the layout is an error, not a panic.
+        let short = TensorSlot {
+            data: Data::Plain { offset: 0, len: 8 },
+            ..plain.clone()
+        };
+        assert!(ValueReader::pair((nd_path.as_path(), &short), dev).is_err());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -13,16 +13,26 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 use serde_json::Value;
 
-/// The documents a report renders and the newest `schema_version` of each this build reads.
-pub const SCHEMAS: &[(&str, u64)] = &[
-    ("npgx.triage-run", 2),
-    ("npgx.triage-analyze", 1),
-    ("npgx.triage-classify", 3),
-    ("npgx.dump-scan", crate::dump::SCHEMA_VERSION as u64),
-    ("npgx.dump-compare", 1),
-    ("npgx.plog", 2),
-    ("npgx.aicore", 1),
+/// The documents a report renders and the newest `schema_version` of each this build reads:
+/// the version each engine defines beside its record.
+pub const SCHEMAS: &[(&str, u32)] = &[
+    ("npgx.triage-run", crate::triage::RUN_SCHEMA_VERSION),
+    (
+        "npgx.triage-analyze",
+        crate::triage::analyze::SCHEMA_VERSION,
+    ),
+    (
+        "npgx.triage-classify",
+        crate::triage::classify::SCHEMA_VERSION,
+    ),
+    ("npgx.dump-scan", crate::dump::SCHEMA_VERSION),
+    ("npgx.dump-compare", crate::compare::SCHEMA_VERSION),
+    ("npgx.plog", crate::plog::summary::SCHEMA_VERSION),
+    ("npgx.aicore", crate::plog::aicore::SCHEMA_VERSION),
 ];
+
+/// Version of the `npgx.report` document `npgx report --format json` prints.
+pub const REPORT_SCHEMA_VERSION: u32 = 1;
 
 /// Lines of context shown on each side of a causal error line.
 pub const CONTEXT: u64 = 10;
@@ -50,7 +60,11 @@ pub fn load(path: &Path) -> anyhow::Result<Input> {
     if path.is_dir() {
         let analysis = crate::triage::analyze::analyze(path)
             .with_context(|| format!("{}: cannot analyse the triage tree", path.display()))?;
-        let doc = crate::report::document("triage-analyze", 1, &analysis)?;
+        let doc = crate::envelope::document(
+            "triage-analyze",
+            crate::triage::analyze::SCHEMA_VERSION,
+            &analysis,
+        )?;
         return from_document(path.display().to_string(), doc, None);
     }
     let file =
@@ -94,7 +108,7 @@ pub fn from_document(source: String, doc: Value, base: Option<&Path>) -> anyhow:
         );
     };
     match version {
-        Some(v) if (1..=newest).contains(&v) => {}
+        Some(v) if (1..=u64::from(newest)).contains(&v) => {}
         Some(v) => anyhow::bail!(
             "{source}: {schema} schema_version {v} is not one this npgx reads (expected {schema} v{newest}); use the npgx that wrote it"
         ),

@@ -1,21 +1,32 @@
 //! `npgx aicore`: every AI Core / AI Vector / FFTS+ / AI CPU device error in plogs, device logs
 //! or captured console output, one record per failure, each field with the line that states it.
 
+use std::borrow::Cow;
 use std::path::PathBuf;
 
 use npgx_parsers::aicore::evidence::classify;
 use npgx_parsers::aicore::{line_message, AicoreAssembler, AicoreError};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::reader::for_each_line;
 use super::{LogInput, Warning};
 
 /// One device error and the file its evidence lines are in.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FileAicoreError {
     pub file: PathBuf,
     #[serde(flatten)]
     pub error: AicoreError,
+}
+
+/// Version of the `npgx.aicore` document of an [`AicoreScan`].
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The fields of the `npgx.aicore` document (inside the envelope of docs/json.md): what
+/// `--format json` writes and what the HTML report reads back.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct AicoreDocument<'a> {
+    pub errors: Cow<'a, [FileAicoreError]>,
 }
 
 /// The result of `npgx aicore`.
@@ -24,6 +35,15 @@ pub struct AicoreScan {
     pub errors: Vec<FileAicoreError>,
     pub files: Vec<PathBuf>,
     pub warnings: Vec<Warning>,
+}
+
+impl AicoreScan {
+    /// The scan's `npgx.aicore` document.
+    pub fn document(&self) -> AicoreDocument<'_> {
+        AicoreDocument {
+            errors: Cow::Borrowed(&self.errors),
+        }
+    }
 }
 
 /// Words that every line carrying device-error evidence contains (case-insensitive check on

@@ -157,6 +157,11 @@ pub struct FileSummary {
     pub read: bool,
 }
 
+/// Version of the `npgx.plog` document of a [`PlogSummary`] and of `--records` (2: the envelope
+/// of `docs/json.md`, and `first_causal` from the shared causal engine with tier, shape and
+/// evidence).
+pub const SCHEMA_VERSION: u32 = 2;
+
 /// The result of `npgx plog`.
 #[derive(Debug, Clone, Serialize)]
 pub struct PlogSummary {

@@ -13,8 +13,8 @@ use crate::plog::{AicoreScan, FileAicoreError};
 pub fn json(out: &mut impl Write, scan: &AicoreScan) -> io::Result<()> {
     let doc = super::document(
         "aicore",
-        1,
-        &serde_json::json!({ "errors": serde_json::to_value(&scan.errors)? }),
+        crate::plog::aicore::SCHEMA_VERSION,
+        &scan.document(),
     )?;
     serde_json::to_writer_pretty(&mut *out, &doc)?;
     writeln!(out)

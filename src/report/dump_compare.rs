@@ -31,6 +31,12 @@ pub fn json(report: &CompareReport) -> anyhow::Result<String> {
     Ok(serde_json::to_string_pretty(&doc)?)
 }
 
+/// [`json`] as a value, for `--html`: read back from its text, so the page is the one `npgx
+/// report` makes of the saved document.
+pub fn value(report: &CompareReport) -> anyhow::Result<serde_json::Value> {
+    Ok(serde_json::from_str(&json(report)?)?)
+}
+
 /// One row per pair, columns in the order of `docs/dump-compare.md`.
 #[cfg(feature = "tables")]
 pub fn table(report: &CompareReport) -> anyhow::Result<DataFrame> {
@@ -207,7 +213,7 @@ pub fn csv_msprobe(report: &CompareReport, out: &mut dyn Write) -> anyhow::Resul
 #[cfg(feature = "tables")]
 pub fn parquet(report: &CompareReport, out: std::fs::File) -> anyhow::Result<()> {
     let mut df = table(report)?;
-    super::write_shard(&mut df, crate::merge::COMPARE_SHARD, out)
+    super::write_shard(&mut df, crate::shard::COMPARE_SHARD, out)
 }
 
 /// A build without the `tables` feature writes no table (the CLI refuses the format before it

@@ -362,12 +362,12 @@ fn parquet_in_chunks(report: &ScanReport, chunk: usize, out: std::fs::File) -> a
         let w = match (&mut writer, out.take()) {
             (Some(w), _) => w,
             (None, Some(file)) => writer.insert(super::shard_writer(
-                crate::merge::SCAN_SHARD,
+                crate::shard::SCAN_SHARD,
                 file,
                 df.schema(),
                 // What the scan could not read, so that `npgx merge` does not call it complete.
                 &[(
-                    crate::merge::META_UNREADABLE,
+                    crate::shard::META_UNREADABLE,
                     report.errors.len().to_string(),
                 )],
             )?),

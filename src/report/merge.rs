@@ -136,7 +136,7 @@ pub fn csv(report: &MergeReport, out: &mut dyn Write) -> anyhow::Result<()> {
 /// Writes the table as Parquet (schema `npgx.merge.table` in its metadata).
 pub fn parquet(report: &MergeReport, out: std::fs::File) -> anyhow::Result<()> {
     let mut df = table(report)?;
-    super::write_shard(&mut df, crate::merge::MERGE_TABLE, out)
+    super::write_shard(&mut df, crate::shard::MERGE_TABLE, out)
 }
 
 fn describe(p: &Point) -> String {

@@ -2,7 +2,8 @@
 //!
 //! Every command's JSON document has one envelope, described in `docs/json.md`:
 //! `{"schema": "npgx.<command>", "schema_version": N, …fields of that command…}`. Build it with
-//! [`document`]; never write `schema` or `schema_version` by hand in a renderer.
+//! [`document`] ([`crate::envelope`]); never write `schema` or `schema_version` by hand in a
+//! renderer.
 pub mod aicore;
 pub mod config;
 pub mod dump_compare;
@@ -16,54 +17,8 @@ pub mod repro;
 pub mod triage;
 
 use serde::Serialize;
-use serde_json::{Map, Value};
 
-/// The JSON envelope of every command: `schema` = `npgx.<command>`, `schema_version` = `version`,
-/// then the fields of `body`. A body that is not a JSON object (a list of records, say) goes under
-/// the key `items`. A `schema` or `schema_version` field of the body is replaced.
-pub fn document<T: Serialize + ?Sized>(
-    command: &str,
-    version: u32,
-    body: &T,
-) -> serde_json::Result<Value> {
-    let mut out = Map::new();
-    out.insert("schema".into(), Value::String(format!("npgx.{command}")));
-    out.insert("schema_version".into(), Value::from(version));
-    match serde_json::to_value(body)? {
-        Value::Object(fields) => {
-            for (k, v) in fields {
-                if k != "schema" && k != "schema_version" {
-                    out.insert(k, v);
-                }
-            }
-        }
-        other => {
-            out.insert("items".into(), other);
-        }
-    }
-    Ok(Value::Object(out))
-}
-
-/// The same envelope, serialised straight from the body without building a [`Value`] first —
-/// for documents that grow with the input (a scan's anomalies). The body must be a struct or map
-/// that does not itself serialise `schema` or `schema_version`.
-#[derive(Serialize)]
-pub struct Envelope<'a, T: Serialize + ?Sized> {
-    schema: String,
-    schema_version: u32,
-    #[serde(flatten)]
-    body: &'a T,
-}
-
-impl<'a, T: Serialize + ?Sized> Envelope<'a, T> {
-    pub fn new(command: &str, version: u32, body: &'a T) -> Self {
-        Envelope {
-            schema: format!("npgx.{command}"),
-            schema_version: version,
-            body,
-        }
-    }
-}
+pub use crate::envelope::{document, Envelope};
 
 /// `n` bytes in binary units: `512 B`, `1.5 KiB`, `3.2 GiB`.
 pub fn human_bytes(n: u64) -> String {
@@ -130,7 +85,7 @@ pub fn write_csv_rows(
 /// tell what it holds, then the `extra` pairs. `table` is the polars schema of every batch.
 #[cfg(feature = "tables")]
 pub fn shard_writer(
-    schema: crate::merge::ShardSchema,
+    schema: crate::shard::ShardSchema,
     out: std::fs::File,
     table: &polars::prelude::Schema,
     extra: &[(&str, String)],
@@ -147,7 +102,7 @@ pub fn shard_writer(
 #[cfg(feature = "tables")]
 pub fn write_shard(
     df: &mut polars::prelude::DataFrame,
-    schema: crate::merge::ShardSchema,
+    schema: crate::shard::ShardSchema,
     out: std::fs::File,
 ) -> anyhow::Result<()> {
     use anyhow::Context as _;
@@ -161,50 +116,20 @@ pub fn write_shard(
 
 #[cfg(feature = "tables")]
 fn shard_metadata(
-    schema: crate::merge::ShardSchema,
+    schema: crate::shard::ShardSchema,
     extra: &[(&str, String)],
 ) -> polars::prelude::KeyValueMetadata {
     let mut pairs = vec![
-        (crate::merge::META_SCHEMA.into(), schema.name.into()),
+        (crate::shard::META_SCHEMA.into(), schema.name.into()),
         (
-            crate::merge::META_VERSION.into(),
+            crate::shard::META_VERSION.into(),
             schema.version.to_string(),
         ),
         (
-            crate::merge::META_WRITER.into(),
+            crate::shard::META_WRITER.into(),
             format!("npgx {}", env!("CARGO_PKG_VERSION")),
         ),
     ];
     pairs.extend(extra.iter().map(|(k, v)| (k.to_string(), v.clone())));
     polars::prelude::KeyValueMetadata::from_static(pairs)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{document, Envelope};
-    use serde_json::json;
-
-    #[test]
-    fn the_streamed_envelope_equals_the_document() {
-        let body = json!({"a": [1, 2], "b": {"c": null}});
-        let streamed: serde_json::Value =
-            serde_json::from_str(&serde_json::to_string(&Envelope::new("z", 2, &body)).unwrap())
-                .unwrap();
-        assert_eq!(streamed, document("z", 2, &body).unwrap());
-    }
-
-    #[test]
-    fn objects_keep_their_fields_and_lose_their_own_version() {
-        let v = document("x", 3, &json!({"schema_version": 1, "a": 1})).unwrap();
-        assert_eq!(v, json!({"schema": "npgx.x", "schema_version": 3, "a": 1}));
-    }
-
-    #[test]
-    fn lists_go_under_items() {
-        let v = document("y", 1, &json!([1, 2])).unwrap();
-        assert_eq!(
-            v,
-            json!({"schema": "npgx.y", "schema_version": 1, "items": [1, 2]})
-        );
-    }
 }

@@ -3,12 +3,9 @@
 //! `npgx repro --fx-node`).
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use crate::triage::nodes::{Dim, FxNode, NodeSearch, TensorMeta, NODES_DIR};
-
-/// Version of the `npgx.triage-nodes` document.
-pub const NODES_SCHEMA_VERSION: u32 = 1;
+use crate::triage::nodes::{Dim, FxNode, NodeSearch, TensorMeta, SCHEMA_VERSION};
 
 fn rel<'a>(root: &'a Path, p: &'a Path) -> std::path::Display<'a> {
     p.strip_prefix(root).unwrap_or(p).display()
@@ -145,12 +142,8 @@ pub fn text(s: &NodeSearch) -> String {
     out
 }
 
-/// Writes `bisect/nodes.json` under `root`.
-pub fn write_json(s: &NodeSearch, root: &Path) -> anyhow::Result<PathBuf> {
-    let path = root
-        .join(crate::triage::layout::BISECT_DIR)
-        .join(format!("{NODES_DIR}.json"));
-    let doc = super::document("triage-nodes", NODES_SCHEMA_VERSION, s)?;
-    crate::output::write(&path, serde_json::to_string_pretty(&doc)?.as_bytes())?;
-    Ok(path)
+/// The `bisect/nodes.json` document (schema `npgx.triage-nodes`).
+pub fn json(s: &NodeSearch) -> anyhow::Result<String> {
+    let doc = super::document("triage-nodes", SCHEMA_VERSION, s)?;
+    Ok(serde_json::to_string_pretty(&doc)?)
 }

@@ -2,12 +2,8 @@
 
 use std::io::{self, Write};
 
-use crate::plog::summary::RecordOut;
+use crate::plog::summary::{RecordOut, SCHEMA_VERSION as SUMMARY_SCHEMA_VERSION};
 use crate::plog::{CausalRef, PlogSummary, RecordRef, Warning};
-
-/// Version of the `npgx.plog` document (2: the envelope of `docs/json.md`, and `first_causal`
-/// from the shared causal engine with tier, shape and evidence).
-pub const SUMMARY_SCHEMA_VERSION: u32 = 2;
 
 /// Prints warnings to stderr as `npgx: warning: FILE[:LINE]: message`.
 pub fn print_warnings(warnings: &[Warning]) {

@@ -6,21 +6,12 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::triage::analyze::TriageAnalysis;
+use crate::triage::analyze::{TriageAnalysis, SCHEMA_VERSION as ANALYZE_SCHEMA_VERSION};
 use crate::triage::bisect::{Bisection, Outcome, Verdict};
-use crate::triage::classify::Classification;
+use crate::triage::classify::{Classification, SCHEMA_VERSION as CLASSIFY_SCHEMA_VERSION};
 use crate::triage::compare::Closeness;
 use crate::triage::scripts::{self, ScriptPlan};
-use crate::triage::TriageRun;
-
-/// Version of the `npgx.triage-classify` document (2: the envelope of `docs/json.md`, the shared
-/// causal engine's fields, the `environment` route; 3: `phase`, `confidence`, `why`,
-/// `candidates[]`, `settle`, and the error's `phase` evidence).
-pub const CLASSIFY_SCHEMA_VERSION: u32 = 3;
-/// Version of the `npgx.triage-run` document (2: `bisect.nodes`, the FX node search).
-pub const RUN_SCHEMA_VERSION: u32 = 2;
-/// Version of the `npgx.triage-analyze` document.
-pub const ANALYZE_SCHEMA_VERSION: u32 = 1;
+use crate::triage::{TriageRun, RUN_SCHEMA_VERSION};
 
 /// A file `triage classify` could not read.
 #[derive(Debug, Clone, Serialize)]
@@ -52,6 +43,17 @@ pub fn run_json(run: &TriageRun) -> serde_json::Result<String> {
     serde_json::to_string_pretty(&super::Envelope::new("triage-run", RUN_SCHEMA_VERSION, run))
 }
 
+/// [`run_json`] as a value, for `--html`: read back from its text, so the page is the one
+/// `npgx report` makes of the saved document.
+pub fn run_value(run: &TriageRun) -> serde_json::Result<serde_json::Value> {
+    serde_json::from_str(&run_json(run)?)
+}
+
+/// [`analyze_json`] as a value, for `--html` (read back from its text, as [`run_value`]).
+pub fn analyze_value(a: &TriageAnalysis) -> serde_json::Result<serde_json::Value> {
+    serde_json::from_str(&analyze_json(a)?)
+}
+
 /// The JSON document of `triage analyze`: the analysis' fields.
 pub fn analyze_json(a: &TriageAnalysis) -> serde_json::Result<String> {
     serde_json::to_string_pretty(&super::Envelope::new(
@@ -61,19 +63,19 @@ pub fn analyze_json(a: &TriageAnalysis) -> serde_json::Result<String> {
     ))
 }
 
-/// Renders `triage_report.md` of a run and writes it into the run's tree; returns its path.
-pub fn write_handoff(run: &TriageRun) -> anyhow::Result<PathBuf> {
-    let path = run.report_path();
+/// The hand-off of a run, rendered: `triage_report.md` and, after an FX node search,
+/// `bisect/nodes.json` ([`TriageRun::write_handoff`] puts them in its tree).
+pub fn run_handoff(run: &TriageRun) -> anyhow::Result<(String, Option<String>)> {
     let mut text = handoff_markdown(&run.analysis, Some(&run.run.plan));
+    let mut nodes = None;
     if let Some(b) = &run.bisect {
         text.push_str(&bisect_markdown(b, &run.run.root));
         if let Some(n) = &b.nodes {
             text.push_str(&super::nodes::markdown(n, &run.run.root));
-            super::nodes::write_json(n, &run.run.root)?;
+            nodes = Some(super::nodes::json(n)?);
         }
     }
-    crate::output::write(&path, text.as_bytes())?;
-    Ok(path)
+    Ok((text, nodes))
 }
 
 /// Human summary of `triage classify` results.

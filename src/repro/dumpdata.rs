@@ -18,7 +18,7 @@ use npgx_parsers::dump::layout::PaddedView;
 use npgx_parsers::dump::name::{self, FileName, OpDumpName};
 
 use super::case::{DumpFacts, DumpTensorFacts};
-use super::npy;
+use crate::dump::npy;
 use crate::dump::values;
 
 /// How deep a dump tree is searched.
@@ -30,19 +30,6 @@ pub struct DumpQuery {
     pub op_name: Option<String>,
     pub task_id: Option<u64>,
     pub stream_id: Option<u64>,
-}
-
-/// How the writers sanitise names in dump file names (`dump-data.md` §1.6).
-pub fn sanitise(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if matches!(c, '.' | '/' | '\\' | ' ') {
-                '_'
-            } else {
-                c
-            }
-        })
-        .collect()
 }
 
 /// A dump that matched the query, with its score (higher is better).
@@ -93,7 +80,7 @@ pub fn find(root: &Path, q: &DumpQuery) -> Vec<Candidate> {
         }];
     }
     let files = super::files_under(root, MAX_DEPTH);
-    let wanted = q.op_name.as_deref().map(sanitise);
+    let wanted = q.op_name.as_deref().map(name::sanitise);
     let mut out: Vec<Candidate> = Vec::new();
     // Converted .npy files of one dump, keyed by directory and dump name.
     let mut groups: BTreeMap<(PathBuf, String), Candidate> = BTreeMap::new();
@@ -191,9 +178,6 @@ pub fn read(c: &Candidate, candidates: usize) -> Result<(DumpFacts, Vec<OutFile>
     }
 }
 
-/// `.npy` headers larger than this are refused.
-const MAX_NPY_HEADER: usize = 1 << 20;
-
 /// Takes msaccucmp-converted `.npy` files as they are (they are already in the logical
 /// layout), after checking their headers.
 pub fn copy_npy(c: &Candidate, candidates: usize) -> Result<(DumpFacts, Vec<OutFile>), String> {
@@ -213,22 +197,20 @@ pub fn copy_npy(c: &Candidate, candidates: usize) -> Result<(DumpFacts, Vec<OutF
     for (io, index, path) in &c.npy {
         let io_name = if *io == Io::Input { "input" } else { "output" };
         let file = File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let mut head = Vec::new();
-        std::io::Read::read_to_end(
-            &mut std::io::Read::take(&file, MAX_NPY_HEADER as u64),
-            &mut head,
-        )
-        .map_err(|e| format!("{}: {e}", path.display()))?;
-        let header = npyz::NpyHeader::from_reader(&head[..])
-            .map_err(|e| format!("{}: not a .npy file ({e})", path.display()))?;
-        let npyz::DType::Plain(ts) = header.dtype() else {
+        let len = file
+            .metadata()
+            .map_err(|e| format!("{}: {e}", path.display()))?
+            .len();
+        let header =
+            npy::read_header(&file, len).map_err(|e| format!("{}: {e}", path.display()))?;
+        let Some(ts) = &header.type_str else {
             return Err(format!(
                 "{}: structured .npy arrays are not tensors",
                 path.display()
             ));
         };
-        let dt = values::npy_element(&ts).map(|el| el.dtype().name());
-        let shape = header.shape().to_vec();
+        let dt = header.element().map(|el| el.dtype().name());
+        let shape = header.shape.clone();
         let dir = if *io == Io::Input {
             "inputs"
         } else {
@@ -487,14 +469,4 @@ fn tensor_npy(
         layout: "logical",
         note: widen_note,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sanitising_matches_the_writer() {
-        assert_eq!(sanitise("layer.0/attn add\\x"), "layer_0_attn_add_x");
-    }
 }

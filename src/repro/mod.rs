@@ -18,7 +18,6 @@ pub mod fx_node;
 pub mod graph;
 pub mod io;
 pub mod kernel;
-pub mod npy;
 pub mod oput;
 pub mod pyquote;
 
@@ -263,7 +262,7 @@ pub fn build(req: &Request) -> anyhow::Result<Case> {
                 None => {
                     let mut looked = Vec::new();
                     if let Some(n) = &q.op_name {
-                        looked.push(format!("op name {}", dumpdata::sanitise(n)));
+                        looked.push(format!("op name {}", npgx_parsers::dump::name::sanitise(n)));
                     }
                     if let Some(t) = q.task_id {
                         looked.push(format!("task id {t}"));

@@ -75,6 +75,9 @@ pub struct Versions {
     pub seed: Option<u64>,
 }
 
+/// Version of the `npgx.triage-analyze` document of a [`TriageAnalysis`].
+pub const SCHEMA_VERSION: u32 = 1;
+
 /// The analysis of one tree: everything the handoff needs.
 #[derive(Debug, Clone, Serialize)]
 pub struct TriageAnalysis {

@@ -18,6 +18,11 @@ use crate::plog::reader::for_each_line;
 /// Bytes of the input kept for the wording rules (reports without an error are short).
 pub const PROSE_HEAD: usize = 256 * 1024;
 
+/// Version of the `npgx.triage-classify` document (2: the envelope of `docs/json.md`, the shared
+/// causal engine's fields, the `environment` route; 3: `phase`, `confidence`, `why`,
+/// `candidates[]`, `settle`, and the error's `phase` evidence).
+pub const SCHEMA_VERSION: u32 = 3;
+
 /// The classification of one captured log.
 #[derive(Debug, Clone, Serialize)]
 pub struct Classification {

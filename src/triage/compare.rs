@@ -4,9 +4,11 @@
 //! (eager) is the reference for steps 4 and 5, and step 4 for step 5.
 
 use std::fs;
+use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 use anyhow::Context;
+use npgx_parsers::dump::dtype::Element;
 use serde::Serialize;
 
 use super::layout::{Step, EAGER_REPEAT_DIR};
@@ -191,13 +193,31 @@ fn read_outputs(dir: &Path) -> anyhow::Result<Vec<Saved>> {
     names.sort();
     for name in names {
         let p = dir.join(&name);
-        let bytes = fs::read(&p).with_context(|| format!("cannot read {}", p.display()))?;
-        let npy = npyz::NpyFile::new(&bytes[..])
-            .with_context(|| format!("{}: not an .npy file", p.display()))?;
-        let shape = npy.shape().to_vec();
-        let data = npy
-            .into_vec::<f32>()
-            .with_context(|| format!("{}: expected float32 data", p.display()))?;
+        let file = fs::File::open(&p).with_context(|| format!("cannot read {}", p.display()))?;
+        let len = file
+            .metadata()
+            .with_context(|| format!("cannot read {}", p.display()))?
+            .len();
+        let header = crate::dump::npy::read_header(&file, len)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
+        if header.element() != Some(Element::F32) {
+            anyhow::bail!("{}: expected float32 data", p.display());
+        }
+        let nbytes = header.nbytes_within(len).with_context(|| {
+            format!(
+                "{}: the header declares shape {:?}, more than the file holds",
+                p.display(),
+                header.shape
+            )
+        })?;
+        let mut raw = vec![0u8; usize::try_from(nbytes)?];
+        file.read_exact_at(&mut raw, header.data_offset)
+            .with_context(|| format!("cannot read {}", p.display()))?;
+        let data = raw
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        let shape = header.shape;
         out.push(Saved { name, shape, data });
     }
     Ok(out)

@@ -25,6 +25,10 @@ pub mod route;
 pub mod runner;
 pub mod scripts;
 
+/// Version of the `npgx.triage-run` document of a [`TriageRun`] (`triage run` and `bisect`; 2:
+/// `bisect.nodes`, the FX node search).
+pub const RUN_SCHEMA_VERSION: u32 = 2;
+
 /// What `triage run` produced: the run (scripts, steps) and the analysis of its tree.
 #[derive(Debug, Clone, Serialize)]
 pub struct TriageRun {
@@ -39,6 +43,21 @@ impl TriageRun {
     /// Where `triage_report.md` goes.
     pub fn report_path(&self) -> PathBuf {
         self.run.root.join(layout::REPORT_FILE)
+    }
+
+    /// Writes the rendered hand-off (`report::triage::run_handoff`) into the run's tree:
+    /// `triage_report.md` and, after an FX node search, `bisect/nodes.json`.
+    pub fn write_handoff(&self, report: &str, nodes: Option<&str>) -> anyhow::Result<()> {
+        crate::output::write(&self.report_path(), report.as_bytes())?;
+        if let Some(text) = nodes {
+            let path = self
+                .run
+                .root
+                .join(layout::BISECT_DIR)
+                .join(format!("{}.json", nodes::NODES_DIR));
+            crate::output::write(&path, text.as_bytes())?;
+        }
+        Ok(())
     }
 
     /// 0 all steps passed, 1 a step failed, 130 interrupted.

@@ -175,6 +175,9 @@ impl NodeOutcome {
     }
 }
 
+/// Version of the `npgx.triage-nodes` document of a [`NodeSearch`] (`bisect/nodes.json`).
+pub const SCHEMA_VERSION: u32 = 1;
+
 /// The node search of one bisection.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct NodeSearch {

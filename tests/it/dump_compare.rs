@@ -627,6 +627,11 @@ fn device_format_targets_against_nd_golden() {
 }
 
 #[test]
+fn device_formats_on_both_sides_the_same_layout_or_not() {
+    check("formats_both", "default");
+}
+
+#[test]
 fn missing_and_extra_operators_are_unmatched_and_exit_0() {
     check("missing_extra", "default");
 }

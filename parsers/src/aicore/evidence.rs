@@ -72,7 +72,7 @@ pub struct KernelEvidence {
 }
 
 /// A GE `[AIC_INFO]` tensor line: `input:0;shape:[64];format:ND;dtype:DT_FLOAT;addr:0x…`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct TensorDesc {
     /// `input` or `output`.
     pub io: String,

@@ -910,6 +910,11 @@ mod tests {
             .collect()
     }
 
+    /// The (line, tier, rule) of each candidate.
+    fn rules(got: &[(u64, Tier, &'static str, String)]) -> Vec<(u64, Tier, &'static str)> {
+        got.iter().map(|(l, t, r, _)| (*l, *t, *r)).collect()
+    }
+
     #[test]
     fn every_candidate_in_line_order_with_its_tier() {
         let text = "\
@@ -922,7 +927,7 @@ ValueError: bad value
 RuntimeError: NPU function error: call aclnnAdd failed
 ";
         let got = candidates(text);
-        let short: Vec<(u64, Tier, &str)> = got.iter().map(|(l, t, r, _)| (*l, *t, *r)).collect();
+        let short = rules(&got);
         assert_eq!(
             short,
             [
@@ -969,7 +974,7 @@ Recompiling function forward in m.py:3
     - 0/0: tensor 'x' size mismatch at index 0. expected 2, actual 3
 ";
         let got = candidates(text);
-        let short: Vec<(u64, Tier, &str)> = got.iter().map(|(l, t, r, _)| (*l, *t, *r)).collect();
+        let short = rules(&got);
         assert_eq!(
             short,
             [
@@ -989,7 +994,7 @@ Recompiling function forward in m.py:3
 terminate called after throwing an instance of 'c10::Error'
 ";
         let got = candidates(text);
-        let short: Vec<(u64, Tier, &str)> = got.iter().map(|(l, t, r, _)| (*l, *t, *r)).collect();
+        let short = rules(&got);
         assert_eq!(
             short,
             [

@@ -189,6 +189,66 @@ pub enum Element {
 }
 
 impl Element {
+    /// Every layout.
+    pub const ALL: [Element; 18] = [
+        Element::F16,
+        Element::Bf16,
+        Element::F32,
+        Element::F64,
+        Element::F8E4m3fn,
+        Element::F8E5m2,
+        Element::I8,
+        Element::U8,
+        Element::I16,
+        Element::U16,
+        Element::I32,
+        Element::U32,
+        Element::I64,
+        Element::U64,
+        Element::Bool,
+        Element::I4,
+        Element::C64,
+        Element::C128,
+    ];
+
+    /// The name NumPy / PyTorch users write (`float16`, `bfloat16`, …).
+    pub fn numpy_name(self) -> &'static str {
+        match self {
+            Element::F16 => "float16",
+            Element::Bf16 => "bfloat16",
+            Element::F32 => "float32",
+            Element::F64 => "float64",
+            Element::F8E4m3fn => "float8_e4m3fn",
+            Element::F8E5m2 => "float8_e5m2",
+            Element::I8 => "int8",
+            Element::U8 => "uint8",
+            Element::I16 => "int16",
+            Element::U16 => "uint16",
+            Element::I32 => "int32",
+            Element::U32 => "uint32",
+            Element::I64 => "int64",
+            Element::U64 => "uint64",
+            Element::Bool => "bool",
+            Element::I4 => "int4",
+            Element::C64 => "complex64",
+            Element::C128 => "complex128",
+        }
+    }
+
+    /// The layout of a NumPy name (`float16`), case-insensitive.
+    pub fn from_numpy_name(name: &str) -> Option<Element> {
+        Element::ALL
+            .into_iter()
+            .find(|e| e.numpy_name().eq_ignore_ascii_case(name))
+    }
+
+    /// The layout a user names, case-insensitive: a NumPy name (`float16`) or a dump type name
+    /// with or without its prefix (`DT_FLOAT16`, `float`).
+    pub fn from_user_name(name: &str) -> Option<Element> {
+        Element::from_numpy_name(name)
+            .or_else(|| DType::from_name(&name.to_ascii_uppercase()).and_then(DType::element))
+    }
+
     /// Bytes per element, or `None` for sub-byte types.
     pub fn size(self) -> Option<usize> {
         Some(match self {
@@ -286,25 +346,15 @@ impl DType {
             .strip_prefix("torch.")
             .unwrap_or(name)
             .to_ascii_lowercase();
+        // PyTorch's aliases; every other name is NumPy's.
         Some(match bare.as_str() {
-            "float16" | "half" => DType::Float16,
-            "bfloat16" => DType::Bf16,
-            "float32" | "float" => DType::Float,
-            "float64" | "double" => DType::Double,
-            "int8" => DType::Int8,
-            "uint8" => DType::Uint8,
-            "int16" | "short" => DType::Int16,
-            "uint16" => DType::Uint16,
-            "int32" | "int" => DType::Int32,
-            "uint32" => DType::Uint32,
-            "int64" | "long" => DType::Int64,
-            "uint64" => DType::Uint64,
-            "bool" => DType::Bool,
-            "complex64" => DType::Complex64,
-            "complex128" => DType::Complex128,
-            "float8_e4m3fn" => DType::Float8E4m3fn,
-            "float8_e5m2" => DType::Float8E5m2,
-            _ => return None,
+            "half" => DType::Float16,
+            "float" => DType::Float,
+            "double" => DType::Double,
+            "short" => DType::Int16,
+            "int" => DType::Int32,
+            "long" => DType::Int64,
+            _ => Element::from_numpy_name(&bare)?.dtype(),
         })
     }
 
@@ -454,6 +504,17 @@ mod tests {
         assert_eq!(DType::from_framework_name("BFloat16"), Some(DType::Bf16));
         assert_eq!(DType::from_framework_name("float32"), Some(DType::Float));
         assert_eq!(DType::from_framework_name("torch.Size"), None);
+    }
+
+    #[test]
+    fn user_names() {
+        for el in Element::ALL {
+            assert_eq!(Element::from_user_name(el.numpy_name()), Some(el));
+            assert_eq!(Element::from_user_name(el.dtype().name()), Some(el));
+        }
+        assert_eq!(Element::from_user_name("Float16"), Some(Element::F16));
+        assert_eq!(Element::from_user_name("float"), Some(Element::F32));
+        assert_eq!(Element::from_user_name("half"), None);
     }
 
     #[test]

@@ -84,16 +84,18 @@ pub enum DumpError {
     BadTlv(String),
 }
 
-/// Which list of the header a tensor came from. Data blocks follow in this order.
+/// Which list of the header a tensor came from. The derived `Ord` is an operator's tensor order:
+/// inputs, then parameters (msprobe: inputs of the call too), then outputs, buffers and workspace
+/// (a dump's data blocks follow its lists in that order).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Io {
     Input,
+    /// A module's or API's parameter (weight, bias) in an msprobe dump: an input of the call.
+    Parameter,
     Output,
     Buffer,
     Workspace,
-    /// A module's or API's parameter (weight, bias) in an msprobe dump: an input of the call.
-    Parameter,
 }
 
 impl std::fmt::Display for Io {

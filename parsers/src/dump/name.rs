@@ -30,6 +30,20 @@ use serde::Serialize;
 
 use super::header::Io;
 
+/// How the writers sanitise an op type or name for a dump file name (`dump-data.md` §1.6): `.`,
+/// `/`, `\` and space become `_`. Matching a real op name against file names goes through it.
+pub fn sanitise(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if matches!(c, '.' | '/' | '\\' | ' ') {
+                '_'
+            } else {
+                c
+            }
+        })
+        .collect()
+}
+
 /// The parsed name of an operator dump (also of its stats CSV).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct OpDumpName {
@@ -342,6 +356,11 @@ pub fn classify(name: &str) -> FileName {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sanitising_matches_the_writer() {
+        assert_eq!(sanitise("layer.0/attn add\\x"), "layer_0_attn_add_x");
+    }
 
     fn op(name: &str) -> OpDumpName {
         match classify(name) {

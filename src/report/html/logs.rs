@@ -3,14 +3,18 @@
 //! AI Core error, each field with its evidence line).
 
 use maud::{html, Markup};
+use npgx_parsers::aicore::{AicoreError, Fact};
 use npgx_parsers::cann_error::tables;
 use npgx_parsers::plog::PlogTime;
 use plotters::style::RGBColor;
+use serde::Deserialize as _;
 use serde_json::Value;
 
 use super::plot::{Chart, Line};
-use super::{excerpt, figure, list, other_fields, txt, Row, Section, Status};
+use super::{excerpt, figure, list, other_fields, txt, unreadable, Row, Section, Status};
 use crate::incident::Input;
+use crate::plog::aicore::AicoreDocument;
+use crate::report::enum_name;
 
 const RED: RGBColor = RGBColor(200, 30, 30);
 const ORANGE: RGBColor = RGBColor(230, 140, 0);
@@ -242,52 +246,58 @@ pub(super) fn plog(input: &Input, index: usize) -> Section {
     }
 }
 
-/// The card fields: label, JSON pointer into the record.
-const CARD_FIELDS: &[(&str, &str)] = &[
-    ("device", "/device_id"),
-    ("chip", "/chip_id"),
-    ("stream", "/stream_id"),
-    ("task", "/task_id"),
-    ("kernel", "/kernel_name"),
-    ("GE node", "/aic_info/node_name"),
-    ("node type", "/aic_info/node_type"),
-    ("op", "/op_name"),
-    ("error type", "/err_type"),
-    ("retCode", "/ret_code"),
-    ("ACL code", "/acl_code"),
-    ("block dim", "/block_dim"),
-    ("tiling key", "/tiling_key"),
-];
+/// A fact's value as text and its evidence line.
+fn fact<T: std::fmt::Display>(f: &Option<Fact<T>>) -> Option<(String, u64)> {
+    f.as_ref().map(|f| (f.value.to_string(), f.line))
+}
 
-/// `npgx.aicore`.
+/// The card fields: label, value and evidence line.
+fn card_fields(e: &AicoreError) -> [(&'static str, Option<(String, u64)>); 13] {
+    [
+        ("device", fact(&e.device_id)),
+        ("chip", fact(&e.chip_id)),
+        ("stream", fact(&e.stream_id)),
+        ("task", fact(&e.task_id)),
+        ("kernel", fact(&e.kernel_name)),
+        ("GE node", fact(&e.aic_info.node_name)),
+        ("node type", fact(&e.aic_info.node_type)),
+        ("op", fact(&e.op_name)),
+        ("error type", fact(&e.err_type)),
+        ("retCode", fact(&e.ret_code)),
+        ("ACL code", fact(&e.acl_code)),
+        ("block dim", fact(&e.block_dim)),
+        ("tiling key", fact(&e.tiling_key)),
+    ]
+}
+
+/// `npgx.aicore`, read through its typed view ([`AicoreDocument`]): a document that does not
+/// read as one says so instead of rendering blank fields.
 pub(super) fn aicore(input: &Input) -> Section {
-    let errors = list(&input.doc["errors"]);
-    let fact = |e: &Value, ptr: &str| -> Option<(String, Option<u64>)> {
-        let v = e.pointer(ptr)?;
-        match v.get("value") {
-            Some(x) => Some((txt(x), v["line"].as_u64())),
-            None => (!v.is_null()).then(|| (txt(v), None)),
-        }
+    let doc = match AicoreDocument::deserialize(&input.doc) {
+        Ok(d) => d,
+        Err(e) => return unreadable(input, "Logs: AI Core errors", &e),
     };
+    let errors = &doc.errors[..];
+    let value = |f: Option<(String, u64)>| f.map(|x| x.0).unwrap_or_else(|| "—".into());
     let summary: Vec<Row> = errors
         .iter()
         .take(MAX_ITEMS)
-        .map(|e| {
-            let f = |p| fact(e, p).map(|x| x.0).unwrap_or_else(|| "—".into());
-            let file = txt(&e["file"]);
+        .map(|fe| {
+            let e = &fe.error;
+            let file = fe.file.display().to_string();
             Row {
                 what: format!("aicore {file}"),
                 status: Status::Fail,
                 first: format!(
                     "{} error: kernel {} (GE node {}) on device {}, stream {}, task {}",
-                    txt(&e["kind"]),
-                    f("/kernel_name"),
-                    f("/aic_info/node_name"),
-                    f("/device_id"),
-                    f("/stream_id"),
-                    f("/task_id")
+                    enum_name(&e.kind),
+                    value(fact(&e.kernel_name)),
+                    value(fact(&e.aic_info.node_name)),
+                    value(fact(&e.device_id)),
+                    value(fact(&e.stream_id)),
+                    value(fact(&e.task_id))
                 ),
-                at: format!("{file}:{}", txt(&e["first_line"])),
+                at: format!("{file}:{}", e.first_line),
                 next: vec![format!("npgx repro --from-aicore {file} -o repro")],
             }
         })
@@ -295,28 +305,28 @@ pub(super) fn aicore(input: &Input) -> Section {
     let body = html! {
         @if errors.is_empty() { p.muted { "No AI Core error in these logs." } }
         div.cards {
-            @for e in errors.iter().take(MAX_ITEMS) {
-                @let file = e["file"].as_str().unwrap_or("");
-                @let lines = input.lines.get(file);
+            @for fe in errors.iter().take(MAX_ITEMS) {
+                @let e = &fe.error;
+                @let file = fe.file.display().to_string();
+                @let lines = input.lines.get(&file);
                 div.card.aicore {
-                    p { strong { (txt(&e["kind"])) } " — " code { (file) } " lines " (txt(&e["first_line"])) "–" (txt(&e["last_line"]))
-                        @if !e["pid"].is_null() { ", pid " (txt(&e["pid"])) } }
+                    p { strong { (enum_name(&e.kind)) } " — " code { (file) } " lines " (e.first_line) "–" (e.last_line)
+                        @if let Some(pid) = e.pid { ", pid " (pid) } }
                     table {
                         tr { th { "field" } th { "value" } th { "evidence" } }
-                        @for (label, ptr) in CARD_FIELDS {
-                            @if let Some((value, line)) = fact(e, ptr) {
+                        @for (label, f) in card_fields(e) {
+                            @if let Some((value, l)) = f {
                                 tr { th { (label) } td { code { (value) } }
-                                    td { @if let Some(l) = line { span.muted { (l) ": " }
-                                        span.mono { (lines.and_then(|m| m.get(&l)).map(String::as_str).unwrap_or("(log not readable)")) } } } }
+                                    td { span.muted { (l) ": " }
+                                        span.mono { (lines.and_then(|m| m.get(&l)).map(String::as_str).unwrap_or("(log not readable)")) } } }
                             }
                         }
                     }
-                    @let decoded = list(&e["decoded"]);
-                    @if !decoded.is_empty() { p { "Decoded: " (decoded.iter().map(|d| txt(d)).collect::<Vec<_>>().join("; ")) } }
-                    @for c in list(&e["cores"]).iter().take(8) {
-                        p.muted { "core " (c.pointer("/core_id/value").map(txt).unwrap_or_else(|| "—".into()))
-                            ": error " (c.pointer("/error_code/value").map(txt).unwrap_or_else(|| "—".into()))
-                            " " (list(&c["error_bits"]).iter().map(|b| txt(b)).collect::<Vec<_>>().join(", ")) }
+                    @if !e.decoded.is_empty() { p { "Decoded: " (e.decoded.join("; ")) } }
+                    @for c in e.cores.iter().take(8) {
+                        p.muted { "core " (value(fact(&c.core_id)))
+                            ": error " (value(fact(&c.error_code)))
+                            " " (c.error_bits.join(", ")) }
                     }
                 }
             }
@@ -349,6 +359,63 @@ mod tests {
             "{ez}"
         );
         assert_eq!(decode("inner 0x715005e"), None);
+    }
+
+    /// An `npgx.aicore` document as `npgx aicore --format json` writes it, of one error.
+    fn aicore_input() -> Input {
+        let text = b"[ERROR] RUNTIME(9,p):2026-09-10-08:52:41.377.821 [stream.cc:1743]9 GetError:Stream Synchronize failed, stream_id=47, retCode=0x26, [aicore exception].\n\
+[ERROR] RUNTIME(9,p):2026-09-10-08:52:41.377.875 [stream.cc:1746]9 GetError:[DFX_INFO]AI Core kernel execution failed, device_id=9, stream_id=47, report_stream_id=47, task_id=23064, flip_num=1564, fault kernel_name=MlaPrologV3_18fe_1836449, fault kernel info ext=none, program id=\n";
+        let scan = crate::plog::AicoreScan {
+            errors: npgx_parsers::aicore::scan_text(text)
+                .into_iter()
+                .map(|error| crate::plog::FileAicoreError {
+                    file: "plog-9.log".into(),
+                    error,
+                })
+                .collect(),
+            files: vec![],
+            warnings: vec![],
+        };
+        let mut json = Vec::new();
+        crate::report::aicore::json(&mut json, &scan).unwrap();
+        Input {
+            source: "aicore.json".into(),
+            doc: serde_json::from_slice(&json).unwrap(),
+            schema: "npgx.aicore".into(),
+            lines: Default::default(),
+        }
+    }
+
+    #[test]
+    fn the_aicore_section_reads_what_the_writer_wrote() {
+        let s = aicore(&aicore_input());
+        assert_eq!(s.summary.len(), 1);
+        assert_eq!(
+            s.summary[0].first,
+            "aicore error: kernel MlaPrologV3_18fe_1836449 (GE node —) on device 9, stream 47, task 23064"
+        );
+        assert_eq!(s.summary[0].at, "plog-9.log:1");
+        let body = s.body.into_string();
+        assert!(body.contains("<code>0x26</code>"), "{body}");
+    }
+
+    #[test]
+    fn a_renamed_aicore_field_is_an_error_not_a_blank_card() {
+        let mut input = aicore_input();
+        let e = &mut input.doc["errors"][0];
+        let kind = e["kind"].take();
+        e["error_kind"] = kind;
+        e.as_object_mut().unwrap().remove("kind");
+        let s = aicore(&input);
+        assert_eq!(s.summary.len(), 1);
+        assert!(s.summary[0].status == Status::Fail);
+        assert!(
+            s.summary[0]
+                .first
+                .starts_with("does not read as npgx.aicore: missing field `kind`"),
+            "{}",
+            s.summary[0].first
+        );
     }
 
     #[test]

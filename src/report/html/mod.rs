@@ -9,7 +9,10 @@
 //! sorted, filtered and paged by a small inline script over rows embedded as JSON.
 //!
 //! Every section tolerates documents with fields it does not know (and misses fields it
-//! expects with a dash): readers ignore unknown fields (docs/json.md).
+//! expects with a dash): readers ignore unknown fields (docs/json.md). A section converted to a
+//! typed view (the engine's document type, deserialised: `npgx.aicore` so far) shows an
+//! optional field it misses with a dash and names a required one it misses, instead of a blank
+//! page; the others still read the untyped JSON.
 
 mod dumps;
 mod logs;
@@ -125,6 +128,53 @@ pub fn render(inputs: &[Input]) -> String {
     page.into_string()
 }
 
+/// What `npgx report` prints once the page is written, as a line.
+pub fn written_text(output: &std::path::Path, bytes: usize, inputs: &[Input]) -> String {
+    format!(
+        "npgx report: wrote {} ({bytes} bytes, {} sections)\n",
+        output.display(),
+        inputs.len()
+    )
+}
+
+/// What `npgx report --format json` prints once the page is written: the `npgx.report`
+/// document (the page, its size, the inputs with their schemas).
+pub fn written_json(
+    output: &std::path::Path,
+    bytes: usize,
+    inputs: &[Input],
+) -> serde_json::Result<String> {
+    #[derive(serde::Serialize)]
+    struct Written<'a> {
+        output: &'a std::path::Path,
+        bytes: usize,
+        inputs: Vec<WrittenInput<'a>>,
+    }
+    #[derive(serde::Serialize)]
+    struct WrittenInput<'a> {
+        source: &'a str,
+        schema: &'a str,
+        schema_version: &'a Value,
+    }
+    let doc = Written {
+        output,
+        bytes,
+        inputs: inputs
+            .iter()
+            .map(|i| WrittenInput {
+                source: &i.source,
+                schema: &i.schema,
+                schema_version: &i.doc["schema_version"],
+            })
+            .collect(),
+    };
+    serde_json::to_string_pretty(&crate::report::document(
+        "report",
+        crate::incident::REPORT_SCHEMA_VERSION,
+        &doc,
+    )?)
+}
+
 fn section(input: &Input, index: usize) -> Section {
     match input.schema.as_str() {
         "npgx.triage-run" => triage::run(input),
@@ -139,6 +189,23 @@ fn section(input: &Input, index: usize) -> Section {
             summary: vec![],
             body: html! { pre { (serde_json::to_string_pretty(&input.doc).unwrap_or_default()) } },
         },
+    }
+}
+
+/// The section of a document that passed the envelope check but does not read as its typed
+/// view (a field renamed or of another type): the error, never a page of blank fields.
+fn unreadable(input: &Input, title: &str, e: &serde_json::Error) -> Section {
+    let first = format!("does not read as {}: {e}", input.schema);
+    Section {
+        title: title.into(),
+        summary: vec![Row {
+            what: input.source.clone(),
+            status: Status::Fail,
+            first: first.clone(),
+            at: "—".into(),
+            next: vec![],
+        }],
+        body: html! { p.status-fail { (input.source) ": " (first) } },
     }
 }
 
