@@ -24,8 +24,9 @@
 use npgx_parsers::dump::header::Io;
 use serde::{Deserialize, Serialize};
 
-use super::analysis::{CompactKey, Names};
+use super::analysis::{CompactKey, Names, PathRef};
 use super::records::{OpRef, TensorRecord};
+use super::store::Blocks;
 
 /// At most this many in-between operators are listed per overwrite (all are counted).
 pub const MAX_BETWEEN: usize = 64;
@@ -141,10 +142,11 @@ impl Addresses {
 
 /// A tensor range kept while files are read.
 struct Range {
-    key: CompactKey,
-    /// Interned op type and path.
+    /// Its operator execution: an index into the group's executions as they were added.
+    exec: u32,
+    /// Interned op type, and the file.
     op_type: u32,
-    path: u32,
+    path: PathRef,
     index: u32,
     held: Held,
     start: u64,
@@ -154,9 +156,9 @@ struct Range {
 /// What a group keeps until [`link`].
 #[derive(Default)]
 pub(super) struct Book {
-    outputs: Vec<Range>,
+    outputs: Blocks<Range>,
     /// Inputs of operator executions that had an anomaly.
-    inputs: Vec<Range>,
+    inputs: Blocks<Range>,
     with_address: u64,
     without_address: u64,
 }
@@ -170,7 +172,7 @@ impl Book {
     pub(super) fn add(
         &mut self,
         names: &mut Names,
-        key: CompactKey,
+        exec: u32,
         op: &OpRef,
         tensors: &[TensorRecord],
         addresses: &[Addressed],
@@ -198,10 +200,10 @@ impl Book {
         }
         let anomalous = tensors.iter().any(TensorRecord::is_anomalous);
         let op_type = op.op_type.as_deref().map_or(NO_TYPE, |t| names.id(t));
-        let path = names.id(&op.path);
+        let path = names.path(&op.path);
         for a in addresses {
             let range = Range {
-                key,
+                exec,
                 op_type,
                 path,
                 index: u32::try_from(a.index).unwrap_or(u32::MAX),
@@ -219,30 +221,40 @@ impl Book {
 }
 
 /// Links the group's inputs to their producers, once `order` (the group's operator executions,
-/// sorted by [`Names::cmp`]) is known.
-pub(super) fn link(book: Book, names: &Names, order: &[(CompactKey, f32)]) -> Addresses {
+/// sorted by [`Names::cmp`]) is known, and `positions` (the position in `order` of each
+/// execution, by the index it was added with).
+pub(super) fn link(
+    book: Book,
+    names: &Names,
+    order: &[(CompactKey, f32)],
+    positions: &[u32],
+) -> Addresses {
     let status = match (book.with_address, book.without_address) {
         (0, _) => AddressStatus::Absent,
         (_, 0) => AddressStatus::Linked,
         _ => AddressStatus::Partial,
     };
-    let position = |k: &CompactKey| {
-        order
-            .binary_search_by(|(o, _)| names.cmp(o, k))
-            .unwrap_or_default()
-    };
-    let at = |r: &Range, order: usize| TensorAt {
-        op_name: names.text(r.key.op_name).to_string(),
+    let position = |r: &Range| positions.get(r.exec as usize).map_or(0, |&p| p as usize);
+    let at = |r: &Range, at: usize| TensorAt {
+        op_name: order
+            .get(at)
+            .map_or("", |(k, _)| names.text(k.op_name))
+            .to_string(),
         op_type: (r.op_type != NO_TYPE).then(|| names.text(r.op_type).to_string()),
-        order,
+        order: at,
         index: r.index as usize,
         bytes: r.end - r.start,
-        path: names.text(r.path).to_string(),
+        path: names.path_text(r.path),
     };
     // Outputs by start address, each with its position; the longest range bounds the search.
-    let mut outputs: Vec<(usize, &Range)> =
-        book.outputs.iter().map(|r| (position(&r.key), r)).collect();
-    outputs.sort_by_key(|(p, r)| (r.start, *p, r.index));
+    let mut outputs: Vec<(usize, &Range)> = book.outputs.iter().map(|r| (position(r), r)).collect();
+    // The file last: two files of one operator execution arrive in no defined order.
+    let file = |r: &Range| names.path_text(r.path);
+    outputs.sort_by(|(p, r), (q, w)| {
+        (r.start, *p, r.index)
+            .cmp(&(w.start, *q, w.index))
+            .then_with(|| file(r).cmp(&file(w)))
+    });
     let longest = outputs
         .iter()
         .map(|(_, r)| r.end - r.start)
@@ -259,9 +271,12 @@ pub(super) fn link(book: Book, names: &Names, order: &[(CompactKey, f32)]) -> Ad
             .max_by_key(|(p, r)| (*p, r.index))
             .copied()
     };
-    let mut inputs: Vec<(usize, &Range)> =
-        book.inputs.iter().map(|r| (position(&r.key), r)).collect();
-    inputs.sort_by_key(|(p, r)| (*p, r.index));
+    let mut inputs: Vec<(usize, &Range)> = book.inputs.iter().map(|r| (position(r), r)).collect();
+    inputs.sort_by(|(p, r), (q, w)| {
+        (*p, r.index)
+            .cmp(&(*q, w.index))
+            .then_with(|| file(r).cmp(&file(w)))
+    });
     inputs.dedup_by_key(|(p, r)| (*p, r.index));
     let mut links = Vec::with_capacity(inputs.len());
     let mut overwrites = Vec::new();
@@ -418,8 +433,8 @@ mod tests {
     }
 
     #[test]
-    fn an_output_range_costs_64_bytes() {
-        assert_eq!(std::mem::size_of::<Range>(), 64);
+    fn an_output_range_costs_40_bytes() {
+        assert_eq!(std::mem::size_of::<Range>(), 40);
     }
 
     #[test]

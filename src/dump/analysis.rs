@@ -13,7 +13,7 @@ use npgx_parsers::dump::path::{Layout, Location};
 
 use super::address::{Addressed, Book};
 use super::records::{Anomaly, Group, OpRef, OpdebugRecord, Place, StatsNote, TensorRecord};
-use super::store::{RowView, Table, TensorStore};
+use super::store::{Blocks, RowView, Table, TensorStore};
 
 /// A group: where in the tree, and which layout matched.
 pub type GroupKey = (Location, Layout);
@@ -98,15 +98,19 @@ fn order_cmp(a: &RowView, b: &RowView) -> Ordering {
         .then_with(|| a.op_name.cmp(b.op_name))
         .then_with(|| key_path(a).cmp(key_path(b)))
         .then_with(|| (a.io, a.index).cmp(&(b.io, b.index)))
+        // Files with equal keys (one exec's tensors in two files): the walk's order is not defined.
+        .then_with(|| a.path.cmp(b.path))
 }
 
-/// Where a tensor sits in execution order: group, operator, inputs before outputs, index.
-fn order_key(t: &TensorRecord) -> (GroupKey, OpKey, Io, usize) {
+/// Where a tensor sits in execution order: group, operator, inputs before outputs, index (then
+/// its file, for equal keys).
+fn order_key(t: &TensorRecord) -> (GroupKey, OpKey, Io, usize, String) {
     (
         (t.op.location.clone(), t.op.layout),
         op_key(t),
         t.io,
         t.index,
+        t.op.path.clone(),
     )
 }
 
@@ -121,10 +125,13 @@ struct OpState {
     first_output: Option<usize>,
 }
 
-fn earlier(anomalies: &[Anomaly], current: Option<usize>, candidate: &Anomaly) -> bool {
-    current.and_then(|i| anomalies.get(i)).is_none_or(|c| {
-        (candidate.tensor.io, candidate.tensor.index) < (c.tensor.io, c.tensor.index)
-    })
+/// Whether `candidate` comes before the anomalous tensor `current` of the same operator execution
+/// (inputs first, then by index, then by file).
+fn earlier(anomalies: &TensorStore, current: Option<usize>, candidate: &TensorRecord) -> bool {
+    let at = |t: &TensorRecord| (t.io, t.index);
+    current
+        .and_then(|i| anomalies.get(i))
+        .is_none_or(|c| (at(candidate), &candidate.op.path) < (at(&c), &c.op.path))
 }
 
 #[derive(Default)]
@@ -135,13 +142,68 @@ struct GroupState {
     anomalous: u64,
     /// Only operators with an anomaly, in execution order.
     ops: BTreeMap<OpKey, OpState>,
-    /// Every operator execution (unordered until [`Collector::finish`], consecutive tensors of
-    /// one execution merged): its compact key and its largest finite magnitude (NaN: none).
+    /// Every operator execution as files are read (unordered, consecutive tensors of one
+    /// execution merged): its compact key and its largest finite magnitude (NaN: none).
+    execs: Blocks<(CompactKey, f32)>,
+    /// The same in execution order, one entry per execution, from [`Collector::finish`] on.
     magnitudes: Vec<(CompactKey, f32)>,
+    /// From [`Collector::finish`] on: the position in `magnitudes` of each entry of `execs`.
+    positions: Vec<u32>,
     /// The collective operator executions ([`is_collective`]); few per step.
     collectives: BTreeSet<OpKey>,
     /// Address ranges of outputs, and of inputs of operators with an anomaly.
     book: Book,
+}
+
+impl GroupState {
+    /// The index in `execs` of the execution `key` of `op`: the last one when it is the same (a
+    /// file's tensors, then the next file of the same execution), else a new one.
+    fn exec(&mut self, key: CompactKey, op: &OpRef) -> u32 {
+        if self.execs.last().is_none_or(|(k, _)| *k != key) {
+            self.execs.push((key, f32::NAN));
+            // A new operator execution: the one place to ask whether it is a collective.
+            if is_collective(op) {
+                self.collectives.insert(exec_key(op));
+            }
+        }
+        u32::try_from(self.execs.len() - 1).unwrap_or(u32::MAX)
+    }
+
+    /// Orders the executions ([`GroupState::magnitudes`], equal keys merged) and numbers each
+    /// entry of `execs` with its position ([`GroupState::positions`]), sorting them in place.
+    fn order(&mut self, names: &Names) {
+        let mut execs = std::mem::take(&mut self.execs).into_vec();
+        let mut ids: Vec<u32> = (0..execs.len())
+            .map(|i| u32::try_from(i).unwrap_or(u32::MAX))
+            .collect();
+        let key = |i: u32| execs.get(i as usize).map(|(k, _)| k);
+        ids.sort_by(|&a, &b| match (key(a), key(b)) {
+            (Some(a), Some(b)) => names.cmp(a, b),
+            _ => Ordering::Equal,
+        });
+        let mut positions = vec![0u32; execs.len()];
+        let mut at = 0u32;
+        for (n, &i) in ids.iter().enumerate() {
+            if n > 0 && key(ids[n - 1]) != key(i) {
+                at += 1;
+            }
+            if let Some(p) = positions.get_mut(i as usize) {
+                *p = at;
+            }
+        }
+        drop(ids);
+        execs.sort_by(|a, b| names.cmp(&a.0, &b.0));
+        execs.dedup_by(|later, kept| {
+            let same = later.0 == kept.0;
+            if same {
+                // f32::max ignores a NaN operand.
+                kept.1 = kept.1.max(later.1);
+            }
+            same
+        });
+        self.magnitudes = execs;
+        self.positions = positions;
+    }
 }
 
 /// [`OpKey`] in 28 bytes (4-byte aligned), for the one entry every operator execution keeps: `None` is 0 and
@@ -161,13 +223,70 @@ pub(super) struct CompactKey {
     path: u32,
 }
 
-/// Interned op names and paths of [`CompactKey`]s (names repeat across steps and groups).
+/// Interned op names and paths of [`CompactKey`]s (names repeat across steps and groups), and
+/// the paths of dump files ([`PathRef`]).
 #[derive(Default)]
-pub(super) struct Names(Table<String>);
+pub(super) struct Names {
+    table: Table<String>,
+    /// File names of [`PathRef`]s, one after the other (each file is added once), in chunks of
+    /// [`FILES_CHUNK`] bytes that are never reallocated.
+    files: Vec<String>,
+}
+
+const FILES_CHUNK: usize = 1 << 20;
+
+/// A file's path, relative to the scan root: its directory (up to the last `/`) interned, its
+/// file name in [`Names::files`], ended by a `/` (which no file name holds); every file has its
+/// own name, so interning it would only add a hash table entry per file. Past 4 GiB of names, a
+/// path is interned whole (`start` is then `u32::MAX`).
+#[derive(Clone, Copy)]
+pub(super) struct PathRef {
+    dir: u32,
+    start: u32,
+}
 
 impl Names {
     pub(super) fn id(&mut self, s: &str) -> u32 {
-        self.0.id(s)
+        self.table.id(s)
+    }
+
+    /// Keeps the path of one file.
+    pub(super) fn path(&mut self, p: &str) -> PathRef {
+        let (dir, file) = p.split_at(p.rfind('/').map_or(0, |i| i + 1));
+        let room = |c: &String| c.len() + file.len() < FILES_CHUNK;
+        if !self.files.last().is_some_and(room) {
+            self.files.push(String::with_capacity(FILES_CHUNK));
+        }
+        let chunk = self.files.len() - 1;
+        let start = self.files.last().map_or(0, String::len);
+        match u32::try_from(chunk * FILES_CHUNK + start) {
+            Ok(start) if start < u32::MAX && file.len() < FILES_CHUNK => {
+                if let Some(c) = self.files.last_mut() {
+                    c.push_str(file);
+                    c.push('/');
+                }
+                PathRef {
+                    dir: self.id(dir),
+                    start,
+                }
+            }
+            _ => PathRef {
+                dir: self.id(p),
+                start: u32::MAX,
+            },
+        }
+    }
+
+    /// The path kept by [`Names::path`].
+    pub(super) fn path_text(&self, r: PathRef) -> String {
+        let start = r.start as usize;
+        let file = self
+            .files
+            .get(start / FILES_CHUNK)
+            .and_then(|c| c.get(start % FILES_CHUNK..))
+            .and_then(|rest| rest.split('/').next())
+            .unwrap_or("");
+        [self.text(r.dir), file].concat()
     }
 
     fn key(&mut self, k: &OpKey) -> CompactKey {
@@ -187,7 +306,7 @@ impl Names {
     }
 
     pub(super) fn text(&self, id: u32) -> &str {
-        self.0.get(id).map_or("", String::as_str)
+        self.table.get(id).map_or("", String::as_str)
     }
 
     pub(super) fn cmp(&self, a: &CompactKey, b: &CompactKey) -> Ordering {
@@ -205,7 +324,9 @@ impl Names {
 pub struct Collector {
     groups: BTreeMap<GroupKey, GroupState>,
     names: Names,
-    anomalies: Vec<Anomaly>,
+    /// The anomalous tensors, compactly until [`Collector::finish`] (an [`Anomaly`] holds ten
+    /// strings).
+    anomalies: TensorStore,
     notes: Vec<StatsNote>,
     all: Option<TensorStore>,
 }
@@ -229,7 +350,7 @@ impl Collector {
         Collector {
             groups: BTreeMap::new(),
             names: Names::default(),
-            anomalies: Vec::new(),
+            anomalies: TensorStore::default(),
             notes: Vec::new(),
             all: keep_all.then(TensorStore::default),
         }
@@ -253,8 +374,9 @@ impl Collector {
             .entry((first.op.location.clone(), first.op.layout))
             .or_default();
         let key = self.names.key(&op_key(first));
+        let exec = g.exec(key, &first.op);
         g.book
-            .add(&mut self.names, key, &first.op, tensors, addresses);
+            .add(&mut self.names, exec, &first.op, tensors, addresses);
     }
 
     /// Keeps a statistics note (its tensor is added with [`Collector::add`] as well).
@@ -275,34 +397,32 @@ impl Collector {
             .map(f64::abs)
             .reduce(f64::max)
             .map_or(f32::NAN, |m| (m as f32).min(f32::MAX));
-        let op = op_key(&t);
-        let key = self.names.key(&op);
-        match g.magnitudes.last_mut() {
+        let key = self.names.key(&op_key(&t));
+        g.exec(key, &t.op);
+        if let Some((_, m)) = g.execs.last_mut() {
             // f32::max ignores a NaN operand.
-            Some((k, m)) if *k == key => *m = m.max(magnitude),
-            // A new operator execution: the one place to ask whether it is a collective.
-            _ => {
-                g.magnitudes.push((key, magnitude));
-                if is_collective(&t.op) {
-                    g.collectives.insert(op);
-                }
-            }
+            *m = m.max(magnitude);
         }
-        if let Some(a) = Anomaly::of(&t) {
+        if t.is_anomalous() {
             g.anomalous += 1;
             let i = self.anomalies.len();
             let op = g.ops.entry(op_key(&t)).or_default();
             if matches!(t.io, Io::Input | Io::Parameter) {
                 op.input_anomalous = true;
-            } else if earlier(&self.anomalies, op.first_output, &a) {
+            } else if earlier(&self.anomalies, op.first_output, &t) {
                 op.first_output = Some(i);
             }
-            if earlier(&self.anomalies, op.first, &a) {
+            if earlier(&self.anomalies, op.first, &t) {
                 op.first = Some(i);
             }
-            self.anomalies.push(a);
-        }
-        if let Some(all) = &mut self.all {
+            match &mut self.all {
+                Some(all) => {
+                    self.anomalies.push(t.clone());
+                    all.push(t);
+                }
+                None => self.anomalies.push(t),
+            }
+        } else if let Some(all) = &mut self.all {
             all.push(t);
         }
     }
@@ -312,20 +432,20 @@ impl Collector {
     pub fn finish(mut self) -> Analysis {
         let names = &self.names;
         for g in self.groups.values_mut() {
-            g.magnitudes.sort_by(|a, b| names.cmp(&a.0, &b.0));
-            g.magnitudes.dedup_by(|later, kept| {
-                let same = later.0 == kept.0;
-                if same {
-                    kept.1 = kept.1.max(later.1);
-                }
-                same
-            });
+            g.order(names);
         }
         let addresses: Vec<_> = self
             .groups
             .values_mut()
-            .map(|g| super::address::link(std::mem::take(&mut g.book), names, &g.magnitudes))
+            .map(|g| {
+                let book = std::mem::take(&mut g.book);
+                let addresses = super::address::link(book, names, &g.magnitudes, &g.positions);
+                g.positions = Vec::new();
+                addresses
+            })
             .collect();
+        // The links were the last use of the files' names.
+        self.names.files = Vec::new();
         let names = &mut self.names;
         let group_keys: Vec<&GroupKey> = self.groups.keys().collect();
         let op_orders: Vec<&[(CompactKey, f32)]> = self
@@ -351,7 +471,13 @@ impl Collector {
                 Err(_) => Place::default(),
             }
         };
-        let mut anomalies = self.anomalies;
+        // Rebuilt once the address books are gone, so that the two are never held at once.
+        let mut anomalies: Vec<Anomaly> = self
+            .anomalies
+            .iter()
+            .filter_map(|t| Anomaly::of(&t))
+            .collect();
+        drop(self.anomalies);
         for a in &mut anomalies {
             let p = place(&a.tensor.op);
             (a.group, a.order) = (p.group, p.order);
@@ -361,7 +487,10 @@ impl Collector {
             let p = place(&n.op);
             (n.group, n.order) = (p.group, p.order);
         }
-        notes.sort_by_key(|n| (n.group, n.order, n.io, n.index));
+        notes.sort_by(|a, b| {
+            let key = |n: &StatsNote| (n.group, n.order, n.io, n.index);
+            key(a).cmp(&key(b)).then_with(|| a.path.cmp(&b.path))
+        });
         let mut tensors = self.all.unwrap_or_default();
         tensors.sort_by(order_cmp);
         let places: Vec<Place> = tensors.iter().map(|t| place(&t.op)).collect();
@@ -525,6 +654,24 @@ pub(super) mod tests {
     #[test]
     fn an_operator_execution_costs_32_bytes() {
         assert_eq!(std::mem::size_of::<(CompactKey, f32)>(), 32);
+    }
+
+    #[test]
+    fn paths_are_kept_whole() {
+        let mut names = Names::default();
+        let paths = [
+            "a/b/Add.x.1.2.3",
+            "top",
+            "a/b/Add.y.1.2.3",
+            "/abs/f",
+            "d/",
+            "",
+        ];
+        let refs: Vec<PathRef> = paths.iter().map(|p| names.path(p)).collect();
+        let back: Vec<String> = refs.into_iter().map(|r| names.path_text(r)).collect();
+        assert_eq!(back, paths);
+        let z = names.path("a/b/z");
+        assert_eq!(names.text(z.dir), "a/b/");
     }
 
     #[test]

@@ -9,9 +9,9 @@
 
 use std::borrow::Borrow;
 use std::cmp::Ordering;
-use std::collections::HashMap;
 use std::hash::Hash;
 
+use indexmap::IndexSet;
 use npgx_parsers::dump::header::Io;
 
 use super::analysis::GroupKey;
@@ -19,40 +19,35 @@ use super::records::{OpRef, Source, TensorRecord};
 
 /// Distinct values, each stored once, by index (also the op names and paths of the analysis's
 /// order keys).
-pub(super) struct Table<T> {
-    ids: HashMap<T, u32>,
-    list: Vec<T>,
-}
+pub(super) struct Table<T>(IndexSet<T>);
 
 impl<T> Default for Table<T> {
     fn default() -> Self {
-        Table {
-            ids: HashMap::new(),
-            list: Vec::new(),
-        }
+        Table(IndexSet::new())
     }
 }
 
-impl<T: Clone + Eq + Hash> Table<T> {
+impl<T: Eq + Hash> Table<T> {
     /// The index of `v`, added when new.
     pub(super) fn id<Q>(&mut self, v: &Q) -> u32
     where
         Q: ?Sized + Hash + Eq + ToOwned<Owned = T>,
         T: Borrow<Q>,
     {
-        if let Some(&i) = self.ids.get(v) {
-            return i;
-        }
         // More than 4 G distinct values cannot come from files of a tree this process can hold.
-        let i = u32::try_from(self.list.len()).unwrap_or(u32::MAX);
-        let owned = v.to_owned();
-        self.ids.insert(owned.clone(), i);
-        self.list.push(owned);
-        i
+        let id = |i: usize| u32::try_from(i).unwrap_or(u32::MAX);
+        match self.0.get_index_of(v) {
+            Some(i) => id(i),
+            None => id(self.0.insert_full(v.to_owned()).0),
+        }
     }
 
     pub(super) fn get(&self, i: u32) -> Option<&T> {
-        self.list.get(i as usize)
+        self.0.get_index(i as usize)
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.0.len()
     }
 }
 
@@ -109,43 +104,66 @@ impl Row {
     }
 }
 
-/// Rows in blocks of [`BLOCK`]: growing never copies the rows already kept (a doubling `Vec`
-/// would hold the old and the new buffer at once, half again the rows' size).
-#[derive(Default)]
-struct Rows {
-    blocks: Vec<Vec<Row>>,
+/// A list kept in blocks of [`BLOCK`] items: growing never copies the items already kept (a
+/// doubling `Vec` holds the old and the new buffer at once, and up to as much again unused), so
+/// it costs at most half a block more than its items. Rows here; the analysis's operator
+/// executions and address ranges.
+pub(super) struct Blocks<T> {
+    blocks: Vec<Vec<T>>,
     len: usize,
+}
+
+impl<T> Default for Blocks<T> {
+    fn default() -> Self {
+        Blocks {
+            blocks: Vec::new(),
+            len: 0,
+        }
+    }
 }
 
 const BLOCK: usize = 1 << 16;
 
-impl Rows {
-    fn push(&mut self, r: Row) {
+impl<T> Blocks<T> {
+    pub(super) fn push(&mut self, v: T) {
         match self.blocks.last_mut() {
-            Some(b) if b.len() < BLOCK => b.push(r),
-            _ => {
-                let mut b = Vec::with_capacity(BLOCK);
-                b.push(r);
-                self.blocks.push(b);
-            }
+            Some(b) if b.len() < BLOCK => b.push(v),
+            _ => self.blocks.push(vec![v]),
         }
         self.len += 1;
     }
 
-    fn get(&self, i: usize) -> Option<&Row> {
+    pub(super) fn get(&self, i: usize) -> Option<&T> {
         self.blocks.get(i / BLOCK)?.get(i % BLOCK)
     }
 
-    fn last(&self) -> Option<&Row> {
+    pub(super) fn last(&self) -> Option<&T> {
         self.blocks.last()?.last()
     }
 
-    fn len(&self) -> usize {
+    pub(super) fn last_mut(&mut self) -> Option<&mut T> {
+        self.blocks.last_mut()?.last_mut()
+    }
+
+    pub(super) fn len(&self) -> usize {
         self.len
     }
 
-    fn is_empty(&self) -> bool {
+    pub(super) fn is_empty(&self) -> bool {
         self.len == 0
+    }
+
+    pub(super) fn iter(&self) -> impl Iterator<Item = &T> {
+        self.blocks.iter().flatten()
+    }
+
+    /// One `Vec` of every item, each block freed as soon as it is moved.
+    pub(super) fn into_vec(self) -> Vec<T> {
+        let mut all = Vec::with_capacity(self.len);
+        for b in self.blocks {
+            all.extend(b);
+        }
+        all
     }
 }
 
@@ -156,7 +174,7 @@ pub struct TensorStore {
     strings: Table<String>,
     shapes: Table<Vec<u64>>,
     paths: String,
-    rows: Rows,
+    rows: Blocks<Row>,
     /// After [`TensorStore::sort_by`]: the rows in order (sorting these 4-byte indices, not the
     /// rows, keeps the sort's scratch space small).
     order: Option<Vec<u32>>,
@@ -339,7 +357,7 @@ impl TensorStore {
             .collect();
         // Groups by their place in key order, so that comparing two rows' groups is comparing
         // two integers, not two locations.
-        let mut by_key: Vec<u32> = (0..self.groups.list.len())
+        let mut by_key: Vec<u32> = (0..self.groups.len())
             .map(|i| u32::try_from(i).unwrap_or(u32::MAX))
             .collect();
         by_key.sort_by(|&a, &b| self.groups.get(a).cmp(&self.groups.get(b)));

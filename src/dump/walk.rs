@@ -1,7 +1,9 @@
 //! Finding the files of a dump tree and what each one is.
 //!
-//! The one directory walker of npgx is `walkdir`, configured by [`tree`] (repro finds graphs,
-//! kernels and dumps through it too). The dump walk follows symbolic links (dump trees are
+//! The one directory walker of npgx is `walkdir`: [`tree`] lists in file-name order (repro finds
+//! graphs, kernels and dumps through it, merge its shards); the dump walk below is unsorted, as a
+//! sorted walkdir reads a whole directory into memory before handing out its first entry. It
+//! follows symbolic links (dump trees are
 //! often assembled from links to per-rank storage) and visits every real directory once. The
 //! root itself is followed when it is a symbolic link (`/home/dump -> /data/dump`), as `find -H`
 //! and ripgrep follow command-line paths. Below it, a
@@ -11,16 +13,20 @@
 //! ancestors is reported as a loop. Hard links are separate files. npgx's own temporary files
 //! (an output being written, or left by a killed npgx: [`crate::output::is_temp`]) are not seen.
 //!
-//! Hashed file names are resolved through the `mapping.csv` of their own directory before the
-//! file is classified. Directories are handed to the caller one at a time with their candidate
-//! files ([`for_each_dir`]), on the rayon pool while the walk goes on, so a scan holds the
-//! listing of the directories in flight, never a list of every file of the tree.
+//! Hashed file names are resolved through the `mapping.csv` of their own directory, read when the
+//! directory is entered, before any of its files is classified. Files are handed to the caller in
+//! batches of at most [`BATCH`] files of one directory, classified when the batch is handed out
+//! ([`for_each_dir`]), on the rayon pool while the walk goes on, so a scan holds the batches in
+//! flight, never the listing of a whole directory or tree. A directory holding Opdebug overflow
+//! payloads (found by a first pass over its names) is handed out whole: pairing a payload with
+//! its dump needs all the dumps of its directory at once. Which files come first is not defined
+//! (the file system's order): a caller sorts what it reports.
 
 use std::collections::{HashMap, HashSet};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use npgx_parsers::dump::name::{self, FileName, FxGraphName};
 use npgx_parsers::dump::path::{self as layout_path, Layout, Location};
@@ -50,12 +56,13 @@ impl Candidate {
     }
 }
 
-/// One directory's candidate files.
+/// Candidate files of one directory: all of them when it holds an Opdebug payload, else one batch.
 pub struct DirFiles {
     /// Relative directory, `/`-separated (empty for the root).
     pub dir: String,
     pub candidates: Vec<Candidate>,
-    /// Whether any candidate is an Opdebug payload (only then does pairing need an index).
+    /// Whether any candidate is an Opdebug payload (only then does pairing need an index, and
+    /// `candidates` is the whole directory).
     pub has_opdebug: bool,
     /// torchair graph dumps `dynamo_original_graph_*.txt` (GE op → FX node names).
     pub fx_graphs: Vec<(PathBuf, FxGraphName)>,
@@ -79,6 +86,9 @@ pub struct Walk {
 }
 
 const MAX_MAPPING_BYTES: u64 = 64 << 20;
+
+/// Most files of a directory handed out at once.
+pub const BATCH: usize = 256;
 
 fn rel_string(root: &Path, p: &Path) -> String {
     let rel = p.strip_prefix(root).unwrap_or(p);
@@ -119,35 +129,45 @@ impl Ctx<'_> {
         target.starts_with(root)
     }
 
-    /// The candidates of one listed directory.
-    fn candidates(
-        &self,
-        dir_path: &Path,
-        files: &[PathBuf],
-        errors: &mut Vec<ScanError>,
-    ) -> DirFiles {
-        let mut mapping: HashMap<String, String> = HashMap::new();
-        for f in files
-            .iter()
-            .filter(|f| f.file_name().is_some_and(|n| n == "mapping.csv"))
-        {
-            let text = std::fs::metadata(f)
-                .map_err(|e| e.to_string())
-                .and_then(|m| {
-                    if m.len() > MAX_MAPPING_BYTES {
-                        Err(format!("{} bytes is too large for a mapping.csv", m.len()))
-                    } else {
-                        std::fs::read(f).map_err(|e| e.to_string())
-                    }
-                });
-            match text {
-                Ok(bytes) => mapping.extend(npgx_parsers::dump::mapping::parse(
-                    &String::from_utf8_lossy(&bytes),
-                )),
-                Err(e) => errors.push(self.error(f, format!("cannot read: {e}"))),
+    /// A directory's `mapping.csv` (hashed file name → dump name); a problem with it is an error
+    /// in `errors`.
+    fn mapping(&self, f: &Path, errors: &mut Vec<ScanError>) -> HashMap<String, String> {
+        let text = std::fs::metadata(f)
+            .map_err(|e| e.to_string())
+            .and_then(|m| {
+                if m.len() > MAX_MAPPING_BYTES {
+                    Err(format!("{} bytes is too large for a mapping.csv", m.len()))
+                } else {
+                    std::fs::read(f).map_err(|e| e.to_string())
+                }
+            });
+        match text {
+            Ok(bytes) => npgx_parsers::dump::mapping::parse(&String::from_utf8_lossy(&bytes))
+                .into_iter()
+                .collect(),
+            Err(e) => {
+                errors.push(self.error(f, format!("cannot read: {e}")));
+                HashMap::new()
             }
         }
-        let single = files.len() == 1 && files[0] == self.root;
+    }
+
+    /// What a directory's place in the tree and its `mapping.csv` say about all its files, read
+    /// when the walk enters it. `single`: the root is one file, in `dir_path`.
+    fn dir_info(&self, dir_path: &Path, single: bool, errors: &mut Vec<ScanError>) -> DirInfo {
+        // The walk's rule for files: a regular file (through links), not a link to a file the
+        // walk reaches under its real path.
+        let listed = |f: &Path| {
+            std::fs::metadata(f).is_ok_and(|m| m.is_file())
+                && !(f.is_symlink() && self.links_inside(f))
+        };
+        let mapping_csv = if single {
+            Some(self.root.to_path_buf())
+                .filter(|f| f.file_name().is_some_and(|n| n == "mapping.csv"))
+        } else {
+            Some(dir_path.join("mapping.csv")).filter(|f| listed(f))
+        };
+        let mapping = mapping_csv.map_or_else(HashMap::new, |f| self.mapping(&f, errors));
         let dir = if single || dir_path == self.root {
             String::new()
         } else {
@@ -175,6 +195,33 @@ impl Ctx<'_> {
             && dir_path
                 .parent()
                 .is_some_and(|p| p.join("dump.json").is_file());
+        // A first pass over the names alone (no file is opened): does any look like a payload?
+        let has_opdebug = !single
+            && !msprobe_data
+            && std::fs::read_dir(dir_path).is_ok_and(|entries| {
+                entries.flatten().any(|e| {
+                    let name = e.file_name();
+                    let name = name.to_string_lossy();
+                    let name = mapping
+                        .get(name.as_ref())
+                        .map_or(name.as_ref(), String::as_str);
+                    name.starts_with("Opdebug.")
+                        && matches!(name::classify(name), FileName::Dump(n) if n.is_opdebug())
+                })
+            });
+        DirInfo {
+            path: dir_path.to_path_buf(),
+            dir,
+            mapping,
+            layout,
+            location,
+            msprobe_data,
+            has_opdebug,
+        }
+    }
+
+    /// The candidates among `files` of the directory `info`.
+    fn candidates(&self, info: &DirInfo, files: &[PathBuf]) -> DirFiles {
         let fx_graphs = files
             .iter()
             .filter_map(|path| {
@@ -189,19 +236,20 @@ impl Ctx<'_> {
                 let mut name = name::classify(&file_name);
                 let mut mapped_from = None;
                 if name == FileName::Hashed {
-                    if let Some(real) = mapping.get(&file_name) {
+                    if let Some(real) = info.mapping.get(&file_name) {
                         name = name::classify(real);
                         mapped_from = Some(real.clone());
                     }
                 }
-                if matches!(name, FileName::Other | FileName::Mapping) || msprobe_data {
+                if matches!(name, FileName::Other | FileName::Mapping) || info.msprobe_data {
                     return None;
                 }
-                let mut location = location.clone();
-                let mut layout = layout;
+                let mut location = info.location.clone();
+                let mut layout = info.layout;
                 if name == FileName::MsprobeDump {
                     // The whole path: the step directory may lie above the scan root.
-                    let dirs: Vec<String> = dir_path
+                    let dirs: Vec<String> = info
+                        .path
                         .components()
                         .map(|c| c.as_os_str().to_string_lossy().into_owned())
                         .collect();
@@ -223,7 +271,7 @@ impl Ctx<'_> {
                 Some(Candidate {
                     rel: rel_string(self.root, path),
                     path: path.clone(),
-                    dir: dir.clone(),
+                    dir: info.dir.clone(),
                     name,
                     mapped_from,
                     layout,
@@ -233,11 +281,26 @@ impl Ctx<'_> {
             .collect();
         DirFiles {
             has_opdebug: candidates.iter().any(Candidate::is_opdebug),
-            dir,
+            dir: info.dir.clone(),
             candidates,
             fx_graphs,
         }
     }
+}
+
+/// What is common to the files of one directory.
+struct DirInfo {
+    path: PathBuf,
+    /// Relative directory, `/`-separated (empty for the root).
+    dir: String,
+    /// Its `mapping.csv`: hashed file name → dump name.
+    mapping: HashMap<String, String>,
+    layout: Layout,
+    location: Location,
+    /// Tensor files of an msprobe dump, read through the `dump.json` beside the directory.
+    msprobe_data: bool,
+    /// Whether a file name is an Opdebug payload's: the directory is then handed out whole.
+    has_opdebug: bool,
 }
 
 /// The one directory walker: `walkdir` over `root`, entries in file-name order.
@@ -245,21 +308,24 @@ pub fn tree(root: &Path) -> walkdir::WalkDir {
     walkdir::WalkDir::new(root).sort_by_file_name()
 }
 
-/// One directory being walked: its depth and the files found in it so far.
+/// One directory being walked: its depth and the files found in it and not yet handed out.
 struct Open {
     depth: usize,
-    path: PathBuf,
+    info: Arc<DirInfo>,
     files: Vec<PathBuf>,
 }
 
-/// The directories of a tree with their files, each handed out once complete (walkdir goes depth
-/// first and may list a directory's files after some of its subdirectories).
+/// The directories of a tree with their files, in batches of [`BATCH`] files, the last batch of
+/// a directory once it is complete (walkdir goes depth first and may list a directory's files
+/// after some of its subdirectories); a directory with an Opdebug payload in one batch.
 struct Dirs<'a> {
     ctx: &'a Ctx<'a>,
     it: walkdir::IntoIter,
     /// An entry read while a finished directory was handed out, to be taken next.
     pending: Option<walkdir::DirEntry>,
     open: Vec<Open>,
+    /// Files per batch.
+    batch: usize,
     visited: HashSet<(u64, u64)>,
     files_seen: &'a AtomicU64,
     errors: &'a Mutex<Vec<ScanError>>,
@@ -303,9 +369,14 @@ impl Dirs<'_> {
                 self.it.skip_current_dir();
                 return;
             }
+            let mut errors = Vec::new();
+            let info = self.ctx.dir_info(entry.path(), false, &mut errors);
+            for e in errors {
+                self.push_error(e);
+            }
             self.open.push(Open {
                 depth: entry.depth(),
-                path: entry.into_path(),
+                info: Arc::new(info),
                 files: Vec::new(),
             });
         } else if entry.file_type().is_file()
@@ -322,12 +393,12 @@ impl Dirs<'_> {
 }
 
 impl Iterator for Dirs<'_> {
-    type Item = (PathBuf, Vec<PathBuf>);
+    type Item = (Arc<DirInfo>, Vec<PathBuf>);
 
     fn next(&mut self) -> Option<Self::Item> {
         loop {
             let entry = match self.pending.take().map(Ok).or_else(|| self.it.next()) {
-                None => return self.open.pop().map(|o| (o.path, o.files)),
+                None => return self.open.pop().map(|o| (o.info, o.files)),
                 Some(Err(e)) => {
                     self.walk_error(&e);
                     continue;
@@ -337,9 +408,15 @@ impl Iterator for Dirs<'_> {
             // Directories at this depth or deeper are complete: hand out the deepest first.
             if self.open.last().is_some_and(|o| o.depth >= entry.depth()) {
                 self.pending = Some(entry);
-                return self.open.pop().map(|o| (o.path, o.files));
+                return self.open.pop().map(|o| (o.info, o.files));
             }
             self.take(entry);
+            if let Some(o) = self.open.last_mut() {
+                if o.files.len() >= self.batch && !o.info.has_opdebug {
+                    let files = std::mem::replace(&mut o.files, Vec::with_capacity(self.batch));
+                    return Some((o.info.clone(), files));
+                }
+            }
         }
     }
 }
@@ -349,6 +426,11 @@ impl Iterator for Dirs<'_> {
 /// walk goes on. Every problem met on the way (unreadable directory, dangling link, loop) is in
 /// the returned summary's errors, sorted by path.
 pub fn for_each_dir(root: &Path, visit: impl Fn(DirFiles) + Sync) -> WalkSummary {
+    for_each_batch(root, BATCH, visit)
+}
+
+/// [`for_each_dir`] with at most `batch` files a batch.
+fn for_each_batch(root: &Path, batch: usize, visit: impl Fn(DirFiles) + Sync) -> WalkSummary {
     let canonical_root = std::fs::canonicalize(root).ok();
     // A root that is a link is named by its target for the layout (`rank0 ->
     // …/worldsize8_global_rank0` keeps its rank level); paths stay relative to the link.
@@ -377,32 +459,27 @@ pub fn for_each_dir(root: &Path, visit: impl Fn(DirFiles) + Sync) -> WalkSummary
         let dir_path = root.parent().map(Path::to_path_buf).unwrap_or_default();
         let files = [root.to_path_buf()];
         summary.files_seen = 1;
-        let d = ctx.candidates(&dir_path, &files, &mut summary.errors);
-        visit(d);
+        let info = ctx.dir_info(&dir_path, true, &mut summary.errors);
+        visit(ctx.candidates(&info, &files));
         return summary;
     }
     let errors = Mutex::new(Vec::new());
     let files_seen = AtomicU64::new(0);
     let dirs = Dirs {
         ctx: &ctx,
-        it: tree(root).follow_links(true).into_iter(),
+        // Unsorted: a sorted walkdir lists a whole directory before its first entry.
+        it: walkdir::WalkDir::new(root).follow_links(true).into_iter(),
         pending: None,
         open: Vec::new(),
+        batch,
         visited: HashSet::new(),
         files_seen: &files_seen,
         errors: &errors,
     };
-    dirs.par_bridge().for_each(|(path, files)| {
-        let mut errs = Vec::new();
-        let d = ctx.candidates(&path, &files, &mut errs);
+    dirs.par_bridge().for_each(|(info, files)| {
+        let d = ctx.candidates(&info, &files);
         drop(files);
         visit(d);
-        if !errs.is_empty() {
-            errors
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .extend(errs);
-        }
     });
     summary.files_seen = files_seen.into_inner();
     summary.errors = errors
@@ -433,5 +510,81 @@ pub fn walk(root: &Path) -> Walk {
         fx_graphs,
         files_seen: summary.files_seen,
         errors: summary.errors,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A directory of `n` GE dump names, a hashed name resolved by its `mapping.csv`, and a
+    /// directory with an Opdebug payload.
+    fn tree(n: usize) -> PathBuf {
+        let root = std::env::temp_dir().join(format!("npgx-walk-{}-{n}", std::process::id()));
+        let big = root.join("big");
+        let over = root.join("over");
+        for d in [&big, &over] {
+            std::fs::create_dir_all(d).expect("dir");
+        }
+        for i in 0..n {
+            std::fs::write(
+                big.join(format!("Add.op_{i}.{i}.1.{}", 1_700_000_000_000_000 + i)),
+                b"",
+            )
+            .expect("file");
+        }
+        std::fs::write(big.join("12345"), b"").expect("hashed");
+        std::fs::write(
+            big.join("mapping.csv"),
+            b"12345,Mul.mapped.9.1.1700000000000009\n",
+        )
+        .expect("mapping");
+        for i in 0..3 {
+            std::fs::write(
+                over.join(format!("Add.x_{i}.{i}.1.170000000000000{i}")),
+                b"",
+            )
+            .expect("file");
+        }
+        std::fs::write(over.join("Opdebug.Node_OpDebug.7.1.1700000000000007"), b"")
+            .expect("payload");
+        root
+    }
+
+    #[test]
+    fn directories_come_in_batches_and_payload_directories_whole() {
+        let root = tree(7);
+        let seen = Mutex::new(Vec::new());
+        let summary = for_each_batch(&root, 2, |d| {
+            let names: Vec<String> = d.candidates.iter().map(|c| c.rel.clone()).collect();
+            let mapped: Vec<Option<String>> =
+                d.candidates.iter().map(|c| c.mapped_from.clone()).collect();
+            seen.lock()
+                .expect("lock")
+                .push((d.dir, d.has_opdebug, names, mapped));
+        });
+        std::fs::remove_dir_all(&root).expect("cleanup");
+        let seen = seen.into_inner().expect("lock");
+        // big: 7 dumps + the hashed one + mapping.csv = 9 files, at most 2 a batch.
+        let big: Vec<_> = seen.iter().filter(|b| b.0 == "big").collect();
+        assert!(big.iter().all(|b| b.2.len() <= 2 && !b.1), "{big:?}");
+        let mut files: Vec<&String> = big.iter().flat_map(|b| &b.2).collect();
+        files.sort();
+        files.dedup();
+        assert_eq!(files.len(), 8, "{files:?}");
+        assert!(big
+            .iter()
+            .flat_map(|b| &b.3)
+            .any(|m| m.as_deref() == Some("Mul.mapped.9.1.1700000000000009")));
+        // over: its four files at once, the payload among them.
+        let over: Vec<_> = seen
+            .iter()
+            .filter(|b| b.0 == "over" && !b.2.is_empty())
+            .collect();
+        assert_eq!(over.len(), 1, "{over:?}");
+        assert!(over[0].1);
+        assert_eq!(over[0].2.len(), 4);
+        assert_eq!(summary.files_seen, 13);
+        assert!(summary.errors.is_empty(), "{:?}", summary.errors.len());
     }
 }
