@@ -675,6 +675,9 @@ pub fn compare(
         max_rel: opts.max_rel,
         per_dtype: opts.per_dtype.clone(),
     };
+    // The largest pairs first, so that the last to finish are small ones and every worker stays
+    // busy to the end (the pairs are put back in execution order below).
+    jobs.sort_by_key(|j| std::cmp::Reverse(t.slot(j.target).1.elements()));
     let mut pairs: Vec<Pair> = pool.install(|| {
         jobs.par_iter()
             .map(|j| {
