@@ -11,7 +11,7 @@
 #
 # maturin (>= 1.5) drives the build with its built-in cargo-zigbuild: zig (the `ziglang` package
 # from PyPI) links against the glibc 2.28 symbol versions whatever the build machine's glibc, so
-# no manylinux container is needed. A release build of polars takes ~20-40 min on 2 cores: this is
+# no manylinux container is needed. A release build of polars takes ~10-45 min on 2 cores: this is
 # not part of .ci/run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
