@@ -10,6 +10,7 @@ pub mod compare;
 pub mod config;
 pub mod dump;
 pub mod envelope;
+pub mod fx;
 pub mod incident;
 #[cfg(feature = "tables")]
 pub mod merge;

@@ -104,7 +104,8 @@ pub struct Args {
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(result) = &args.fx_node {
-        for p in repro::fx_node::from_result(result, &args.output)? {
+        let search = crate::triage::nodes::load(result)?;
+        for p in repro::fx_node::write_all(&search.found, &search.options, &args.output)? {
             println!("{}", p.display());
         }
         return Ok(ExitCode::SUCCESS);

@@ -5,7 +5,8 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::triage::nodes::{Dim, FxNode, NodeSearch, TensorMeta, SCHEMA_VERSION};
+use crate::fx::{Dim, FxNode, TensorMeta};
+use crate::triage::nodes::{NodeSearch, SCHEMA_VERSION};
 
 fn rel<'a>(root: &'a Path, p: &'a Path) -> std::path::Display<'a> {
     p.strip_prefix(root).unwrap_or(p).display()

@@ -12,11 +12,10 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use serde::Deserialize;
 
 use super::accuracy::fill;
 use super::pyquote::{comment, file_stem, py_opt_str, py_str};
-use crate::triage::nodes::{Dim, FxNode, NodeSearch};
+use crate::fx::{Dim, FxNode};
 
 const TEMPLATE: &str = include_str!("fx_node_template.py");
 
@@ -113,59 +112,16 @@ pub fn write(node: &FxNode, options: &str, dir: &Path) -> anyhow::Result<PathBuf
     Ok(path)
 }
 
-/// The node search inside a saved document: a `npgx.triage-run` document (`bisect.nodes`) or a
-/// `npgx.triage-nodes` one (`bisect/nodes.json`).
-#[derive(Deserialize)]
-struct Saved {
-    schema: Option<String>,
-    #[serde(default)]
-    bisect: Option<SavedBisect>,
-}
-
-#[derive(Deserialize)]
-struct SavedBisect {
-    nodes: Option<NodeSearch>,
-}
-
-/// `npgx repro --fx-node FILE -o DIR`: the repro of every node the saved search found.
-pub fn from_result(file: &Path, out: &Path) -> anyhow::Result<Vec<PathBuf>> {
-    let text =
-        fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
-    let saved: Saved = serde_json::from_str(&text)
-        .with_context(|| format!("{}: not an npgx JSON document", file.display()))?;
-    let search: NodeSearch = match saved.schema.as_deref() {
-        Some("npgx.triage-run") => saved.bisect.and_then(|b| b.nodes).with_context(|| {
-            format!(
-                "{}: the bisection made no node search (run `npgx triage bisect --nodes`)",
-                file.display()
-            )
-        })?,
-        Some("npgx.triage-nodes") => serde_json::from_str(&text)
-            .with_context(|| format!("{}: not a node search result", file.display()))?,
-        other => anyhow::bail!(
-            "{}: schema {:?}, expected npgx.triage-run (triage bisect --format json) or npgx.triage-nodes (bisect/nodes.json)",
-            file.display(),
-            other.unwrap_or("none")
-        ),
-    };
-    if search.found.is_empty() {
-        anyhow::bail!(
-            "{}: the node search found no node ({})",
-            file.display(),
-            search.conclusion
-        );
-    }
-    search
-        .found
-        .iter()
-        .map(|n| write(n, &search.options, out))
-        .collect()
+/// `npgx repro --fx-node FILE -o DIR`: the repro of every node of a saved search
+/// ([`crate::triage::nodes::load`]).
+pub fn write_all(nodes: &[FxNode], options: &str, out: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    nodes.iter().map(|n| write(n, options, out)).collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::triage::nodes::TensorMeta;
+    use crate::fx::TensorMeta;
 
     fn node(call: &str) -> FxNode {
         FxNode {

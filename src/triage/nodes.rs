@@ -34,6 +34,7 @@ use super::layout::{Step, BISECT_DIR, ORIGINAL_SCRIPT, SCRIPTS_DIR};
 use super::node_search::{self, Answer, End};
 use super::runner::{Extra, Progress, StepEnd};
 use super::scripts;
+use crate::fx::{FxNode, SourceLine};
 use crate::repro::fx_node;
 
 /// The wrapper backend's module name and source.
@@ -47,67 +48,6 @@ pub const NODES_DIR: &str = "nodes";
 /// The line that installs the wrapper, after the seed prelude.
 const INSTALL: &str = "import npgx_nodes as _npgx_nodes; _npgx_nodes.install()\n";
 
-/// One tensor input (or output) of an FX node, from its `example_value` meta.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct TensorMeta {
-    /// Sizes; a symbolic size is kept as its expression (`s0`).
-    pub shape: Vec<Dim>,
-    pub dtype: String,
-    pub stride: Option<Vec<i64>>,
-    /// The FX node that produces it (inputs only).
-    #[serde(default)]
-    pub producer: Option<String>,
-    /// A dumped `.pt` of its value (`--dump-tensors`), when one was found.
-    #[serde(default)]
-    pub dump: Option<PathBuf>,
-}
-
-/// A size: a number, or a symbol of a dynamic shape.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(untagged)]
-pub enum Dim {
-    Size(i64),
-    Symbol(String),
-}
-
-/// Where the user's code made the node: the innermost frame of its stack trace outside torch.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct SourceLine {
-    pub file: PathBuf,
-    pub line: u64,
-    pub function: String,
-    pub code: String,
-}
-
-/// One FX node as the wrapper recorded it.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct FxNode {
-    /// The graph id: the order in which npugraph_ex received the graph (0, 1, …).
-    #[serde(default)]
-    pub graph: usize,
-    /// Position among the graph's computing nodes.
-    pub index: usize,
-    pub name: String,
-    /// `call_function`, `call_method` or `call_module`.
-    pub op: String,
-    /// The qualified target (`torch.sigmoid`, `_operator.mul`, `Tensor.view`).
-    pub target: String,
-    pub inputs: Vec<TensorMeta>,
-    pub output: Option<TensorMeta>,
-    pub source: Option<SourceLine>,
-    /// The call as a Python expression over `F` (the target) and `T[i]` (the tensor inputs).
-    pub call: String,
-    /// False when an argument or the target cannot be rebuilt outside the model.
-    pub rebuildable: bool,
-}
-
-impl FxNode {
-    /// `g1:sigmoid (torch.sigmoid)`.
-    pub fn label(&self) -> String {
-        format!("g{}:{} ({})", self.graph, self.name, self.target)
-    }
-}
-
 #[derive(Deserialize)]
 struct GraphsFile {
     graphs: Vec<GraphTable>,
@@ -117,6 +57,52 @@ struct GraphsFile {
 struct GraphTable {
     graph: usize,
     nodes: Vec<FxNode>,
+}
+
+/// The node search inside a saved document: a `npgx.triage-run` document (`bisect.nodes`) or a
+/// `npgx.triage-nodes` one (`bisect/nodes.json`).
+#[derive(Deserialize)]
+struct Saved {
+    schema: Option<String>,
+    #[serde(default)]
+    bisect: Option<SavedBisect>,
+}
+
+#[derive(Deserialize)]
+struct SavedBisect {
+    nodes: Option<NodeSearch>,
+}
+
+/// A saved node search (`npgx triage bisect --format json` output or `bisect/nodes.json`), for
+/// `npgx repro --fx-node`; an error when it found no node.
+pub fn load(file: &Path) -> anyhow::Result<NodeSearch> {
+    let text =
+        fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
+    let saved: Saved = serde_json::from_str(&text)
+        .with_context(|| format!("{}: not an npgx JSON document", file.display()))?;
+    let search: NodeSearch = match saved.schema.as_deref() {
+        Some("npgx.triage-run") => saved.bisect.and_then(|b| b.nodes).with_context(|| {
+            format!(
+                "{}: the bisection made no node search (run `npgx triage bisect --nodes`)",
+                file.display()
+            )
+        })?,
+        Some("npgx.triage-nodes") => serde_json::from_str(&text)
+            .with_context(|| format!("{}: not a node search result", file.display()))?,
+        other => anyhow::bail!(
+            "{}: schema {:?}, expected npgx.triage-run (triage bisect --format json) or npgx.triage-nodes (bisect/nodes.json)",
+            file.display(),
+            other.unwrap_or("none")
+        ),
+    };
+    if search.found.is_empty() {
+        anyhow::bail!(
+            "{}: the node search found no node ({})",
+            file.display(),
+            search.conclusion
+        );
+    }
+    Ok(search)
 }
 
 /// A graph the wrapper saw.
