@@ -258,8 +258,8 @@ impl LaneSums for Portable {
 /// bit-identical. Differences from the compiler's version: no blends or shuffles; three loops
 /// over the (L1-resident) chunk instead of one, so that each loop's accumulators and constants
 /// fit the 16 vector registers (one loop spilled accumulators to the stack); the counts as
-/// integers; the KL terms without branches per pair (one division and the series for four
-/// pairs, and `ln_normal` in vectors where a ratio is far from 1).
+/// integers; the KL terms without branches per pair, only per vector: the close series where a
+/// lane has a close ratio, `ln_normal` where a lane has a far one, nothing where all pairs agree.
 #[cfg(target_arch = "x86_64")]
 impl LaneSums for simd::x86::Features {
     #[inline(always)]
