@@ -172,8 +172,8 @@ impl Acc {
     /// Adds a block of pairs (golden, target), decoded exactly to f64, in the common case —
     /// every value finite — in [`LANES`] independent lanes the compiler vectorises (inlined
     /// into the caller's SIMD kernel, [`super::metrics::Acc::update_raw_with`]); a block with a
-    /// NaN or an infinity, or whose squares overflow, goes through [`Acc::update`]'s element
-    /// rules instead. Only the order of the additions differs from [`Acc::update`].
+    /// NaN or an infinity (or relative errors too large to sum) goes through [`Acc::update`]'s
+    /// element rules instead. The answer is [`Acc::update`]'s.
     #[inline(always)]
     pub fn update_block(&mut self, golden: &[f64], target: &[f64]) {
         if self.wide {
