@@ -25,7 +25,7 @@ use npgx_parsers::line_prefix::strip_prefixes;
 use npgx_parsers::plog::content::parse_content;
 use npgx_parsers::plog::path::LogFileKind;
 use npgx_parsers::plog::record::{lossy, RecordAssembler, TRUNCATION_LENGTH};
-use npgx_parsers::plog::{parse_header, Level, PlogHeader, PlogRecord, PlogTime};
+use npgx_parsers::plog::{parse_header, HeaderCache, Level, PlogHeader, PlogRecord, PlogTime};
 use serde::Serialize;
 
 use super::reader::{for_each_line, map_chunks, ChunkLines, ReadStats, CHUNK, MAX_LINE};
@@ -324,7 +324,7 @@ impl Processes {
         line: u64,
         device: Option<u32>,
     ) -> usize {
-        let idx = self.index(h.pid, || h.pname.to_string());
+        let idx = self.index(h.pid, || h.pname().into_owned());
         let acc = &mut self.accs[idx];
         if acc.files.last() != Some(&file) {
             acc.files.push(file);
@@ -511,12 +511,14 @@ impl Summarizer {
 }
 
 /// A header on this line, directly or behind console prefixes (`[rank1]:`, `(Worker pid=…)`);
-/// `direct` when the line starts with it.
+/// `direct` when the line starts with it. `cache` holds the last direct header's prefix (the
+/// lines of a chunk are read through one).
 fn header_or_peeled<R>(
+    cache: &mut HeaderCache,
     line: &[u8],
     f: impl FnOnce(Option<(PlogHeader<'_>, &[u8])>, bool) -> R,
 ) -> R {
-    if let Some(x) = parse_header(line) {
+    if let Some(x) = cache.parse(line) {
         return f(Some(x), true);
     }
     // Console and pasted output: the causal engine's normalisation (Markdown quotes, launcher and
@@ -681,8 +683,9 @@ fn scan_chunk(lines: ChunkLines<'_>, cx: &FileCtx<'_>) -> ChunkScan {
     let mut c = ChunkScan::default();
     let mut state: Option<State<Vec<u8>>> = None;
     let mut prev_quiet = false;
+    let mut headers = HeaderCache::new();
     let stats = lines.for_each(|no, line| {
-        let handled = header_or_peeled(line, |hdr, direct| {
+        let handled = header_or_peeled(&mut headers, line, |hdr, direct| {
             let (h, rest) = hdr?;
             if state.is_none() {
                 c.lead = no - 1;
@@ -732,7 +735,7 @@ fn scan_chunk(lines: ChunkLines<'_>, cx: &FileCtx<'_>) -> ChunkScan {
             Some(State::Pending(at, pending)) => {
                 if matches() {
                     let at = *at;
-                    let idx = header_or_peeled(pending, |hdr, _| {
+                    let idx = header_or_peeled(&mut HeaderCache::new(), pending, |hdr, _| {
                         hdr.map(|(h, rest)| {
                             c.procs
                                 .count(&h, rest, pending.len(), cx.file, cx.path, at, cx.device)
@@ -786,7 +789,7 @@ impl FileScan<'_> {
             State::Pending(at, pending) => {
                 if let Some(j) = c.lead_grep {
                     let (file, path, device, at) = (self.file, self.path, self.device, *at);
-                    let idx = header_or_peeled(pending, |hdr, _| {
+                    let idx = header_or_peeled(&mut HeaderCache::new(), pending, |hdr, _| {
                         hdr.map(|(h, rest)| {
                             s.procs
                                 .count(&h, rest, pending.len(), file, path, at, device)
@@ -997,7 +1000,7 @@ pub fn for_each_record(
             level: r.level,
             module: &r.module,
             pid: r.pid,
-            pname: std::borrow::Cow::Borrowed(&r.pname),
+            pname_bytes: r.pname.as_bytes(),
             time: r.time,
         };
         filters.accepts_header(&h)

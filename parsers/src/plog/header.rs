@@ -22,6 +22,7 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::ops::Range;
 
 use nom::IResult;
 use serde::Serialize;
@@ -180,9 +181,17 @@ pub struct PlogHeader<'a> {
     pub module: &'a str,
     /// Signed: device firmware writes `-1`.
     pub pid: i64,
-    /// Process name; may be empty, `null` or numeric.
-    pub pname: Cow<'a, str>,
+    /// Process name as written (any bytes but a comma); may be empty, `null` or numeric. Decoded
+    /// by [`PlogHeader::pname`] only where it is used: most lines repeat a name already seen.
+    pub pname_bytes: &'a [u8],
     pub time: PlogTime,
+}
+
+impl<'a> PlogHeader<'a> {
+    /// The process name, lossy UTF-8.
+    pub fn pname(&self) -> Cow<'a, str> {
+        String::from_utf8_lossy(self.pname_bytes)
+    }
 }
 
 /// Parses the header at the start of `line`; returns the header and the bytes after it (the
@@ -195,11 +204,25 @@ pub struct PlogHeader<'a> {
 /// use npgx_parsers::plog::header::{parse_header, Level};
 /// let line = b"[ERROR] RUNTIME(289610,):2026-09-10-08:52:41.377.821 [stream.cc:1743]289907 GetError:x";
 /// let (h, rest) = parse_header(line).unwrap();
-/// assert_eq!((h.level, h.module, h.pid, &*h.pname), (Level::Error, "RUNTIME", 289610, ""));
+/// assert_eq!((h.level, h.module, h.pid, &*h.pname()), (Level::Error, "RUNTIME", 289610, ""));
 /// assert_eq!(h.time.to_string(), "2026-09-10-08:52:41.377.821");
 /// assert!(rest.starts_with(b"[stream.cc:1743]"));
 /// ```
 pub fn parse_header(line: &[u8]) -> Option<(PlogHeader<'_>, &[u8])> {
+    parse_full(line).map(|(h, _, rest)| (h, rest))
+}
+
+/// Where the parts of a header's prefix lie in its line.
+struct Spans {
+    /// The prefix `[` … `):` before the timestamp.
+    prefix: usize,
+    module: Range<usize>,
+    pname: Range<usize>,
+}
+
+/// [`parse_header`], and where the parts of the prefix lie.
+fn parse_full(line: &[u8]) -> Option<(PlogHeader<'_>, Spans, &[u8])> {
+    let at = |rest: &[u8]| line.len() - rest.len();
     let rest = line.strip_prefix(b"[")?;
     let close = rest.iter().take(12).position(|&b| b == b']')?;
     let level = level(&rest[..close])?;
@@ -210,24 +233,90 @@ pub fn parse_header(line: &[u8]) -> Option<(PlogHeader<'_>, &[u8])> {
     if m == 0 {
         return None;
     }
+    let module_at = at(rest);
     let module = std::str::from_utf8(&rest[..m]).ok()?;
     let rest = rest[m..].strip_prefix(b"(")?;
     let (pid, rest) = signed(rest)?;
     let rest = rest.strip_prefix(b",")?;
+    let pname_at = at(rest);
     let (pname, rest) = pname(rest)?;
     let rest = rest.strip_prefix(b"):")?;
-    // Device IMP logs print a space before the timestamp: `IMP(-2,IMP): 1970-01-01-…`.
-    let rest = rest.strip_prefix(b" ").unwrap_or(rest);
-    let (rest, time) = timestamp(rest).ok()?;
-    let rest = rest.strip_prefix(b" ").unwrap_or(rest);
+    let spans = Spans {
+        prefix: at(rest),
+        module: module_at..module_at + m,
+        pname: pname_at..pname_at + pname.len(),
+    };
+    let (time, rest) = time_and_content(rest)?;
     let header = PlogHeader {
         level,
         module,
         pid,
-        pname: String::from_utf8_lossy(pname),
+        pname_bytes: pname,
         time,
     };
-    Some((header, rest))
+    Some((header, spans, rest))
+}
+
+/// The timestamp after a header's `):` and the content after it.
+fn time_and_content(rest: &[u8]) -> Option<(PlogTime, &[u8])> {
+    // Device IMP logs print a space before the timestamp: `IMP(-2,IMP): 1970-01-01-…`.
+    let rest = rest.strip_prefix(b" ").unwrap_or(rest);
+    let (rest, time) = timestamp(rest).ok()?;
+    Some((time, rest.strip_prefix(b" ").unwrap_or(rest)))
+}
+
+/// The longest header prefix (`[` to `):`) [`HeaderCache`] keeps; longer ones are parsed whole.
+const CACHED_PREFIX: usize = 256;
+
+/// [`parse_header`] for the lines of one file in order. Consecutive records mostly share the
+/// prefix before the timestamp (`[INFO] GE(1365,python3):`): when a line starts with the bytes
+/// of the last parsed prefix, the level, module, pid and name are the same, and only the
+/// timestamp is read. The result is always [`parse_header`]'s: a line whose timestamp does not
+/// follow the shared prefix is parsed whole (a name may itself hold `):`).
+#[derive(Debug, Default)]
+pub struct HeaderCache {
+    /// The last parsed prefix; empty when there is none.
+    prefix: Vec<u8>,
+    level: Option<Level>,
+    module: Range<usize>,
+    pid: i64,
+    pname: Range<usize>,
+}
+
+impl HeaderCache {
+    pub fn new() -> HeaderCache {
+        HeaderCache::default()
+    }
+
+    /// [`parse_header`] of `line`.
+    pub fn parse<'a>(&mut self, line: &'a [u8]) -> Option<(PlogHeader<'a>, &'a [u8])> {
+        if let (Some(level), false) = (self.level, self.prefix.is_empty()) {
+            if let Some(rest) = line.strip_prefix(&self.prefix[..]) {
+                // The same bytes as a validated module: ASCII.
+                let module = std::str::from_utf8(&line[self.module.clone()]).ok();
+                if let (Some((time, rest)), Some(module)) = (time_and_content(rest), module) {
+                    let header = PlogHeader {
+                        level,
+                        module,
+                        pid: self.pid,
+                        pname_bytes: &line[self.pname.clone()],
+                        time,
+                    };
+                    return Some((header, rest));
+                }
+            }
+        }
+        let (h, spans, rest) = parse_full(line)?;
+        self.prefix.clear();
+        if spans.prefix <= CACHED_PREFIX {
+            self.prefix.extend_from_slice(&line[..spans.prefix]);
+            self.level = Some(h.level);
+            self.module = spans.module;
+            self.pname = spans.pname;
+            self.pid = h.pid;
+        }
+        Some((h, rest))
+    }
 }
 
 /// Cheap test used by the record assembler on every physical line.
@@ -286,20 +375,59 @@ fn signed(i: &[u8]) -> Option<(i64, &[u8])> {
 /// The fixed shape of a plog timestamp: `9` = a digit, other bytes literal.
 const TIME_SHAPE: &[u8; 27] = b"9999-99-99-99:99:99.999.999";
 
-/// `YYYY-MM-DD-hh:mm:ss.mmm.uuu` — a fixed-width field, matched byte by byte (this runs on every
-/// line of multi-GB files; a byte loop is several times faster than a combinator chain here).
+/// The shape as four overlapping 8-byte words (bytes 0, 8, 16 and 19 on), each as three masks:
+/// the digit positions, the literal positions, and the literals.
+const SHAPE_WORDS: [(u64, u64, u64); 4] = [
+    shape_word(0),
+    shape_word(8),
+    shape_word(16),
+    shape_word(TIME_SHAPE.len() - 8),
+];
+
+const fn shape_word(at: usize) -> (u64, u64, u64) {
+    let (mut digits, mut literals, mut values) = (0u64, 0u64, 0u64);
+    let mut k = 0;
+    while k < 8 {
+        let c = TIME_SHAPE[at + k];
+        if c == b'9' {
+            digits |= 0xFF << (8 * k);
+        } else {
+            literals |= 0xFF << (8 * k);
+            values |= (c as u64) << (8 * k);
+        }
+        k += 1;
+    }
+    (digits, literals, values)
+}
+
+/// Whether the 27 bytes of `b` have [`TIME_SHAPE`], eight bytes at a time: a byte `c` is a
+/// digit when its high nibble is 3 and adding 6 does not leave it (`0x30..=0x39`). The added 6
+/// cannot carry into the next byte where the high nibbles are 3.
+fn has_time_shape(b: &[u8; 27]) -> bool {
+    const HIGH: u64 = 0xF0F0_F0F0_F0F0_F0F0;
+    const THREES: u64 = 0x3030_3030_3030_3030;
+    const SIXES: u64 = 0x0606_0606_0606_0606;
+    SHAPE_WORDS
+        .iter()
+        .zip([0, 8, 16, TIME_SHAPE.len() - 8])
+        .all(|(&(digits, literals, values), at)| {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(&b[at..at + 8]);
+            let w = u64::from_le_bytes(w);
+            let d = w & digits;
+            (w & literals) == values
+                && (d & HIGH) == (THREES & digits)
+                && (d.wrapping_add(SIXES & digits) & HIGH) == (THREES & digits)
+        })
+}
+
+/// `YYYY-MM-DD-hh:mm:ss.mmm.uuu` — a fixed-width field, its shape checked eight bytes at a
+/// time (this runs on every line of multi-GB files; a combinator chain is several times slower).
 pub(crate) fn timestamp(i: &[u8]) -> IResult<&[u8], PlogTime> {
-    let Some(b) = i.get(..TIME_SHAPE.len()) else {
+    let Some(b) = i.first_chunk::<27>() else {
         return Err(fail(i));
     };
-    let shape_ok = TIME_SHAPE.iter().zip(b).all(|(&s, &c)| {
-        if s == b'9' {
-            c.is_ascii_digit()
-        } else {
-            c == s
-        }
-    });
-    if !shape_ok {
+    if !has_time_shape(b) {
         return Err(fail(i));
     }
     let num = |at: usize, n: usize| {
@@ -338,28 +466,28 @@ mod tests {
         assert_eq!(x.level, Level::Error);
         assert_eq!(x.module, "RUNTIME");
         assert_eq!(x.pid, 155320);
-        assert_eq!(x.pname, "python3");
+        assert_eq!(x.pname(), "python3");
         assert_eq!(x.time.to_string(), "2025-05-08-09:56:18.522.534");
     }
 
     #[test]
     fn firmware_pid_minus_one_null_pname() {
         let x = h("[ERROR] TSCH(-1,null):2020-12-23-17:10:54.083.518 17 (cpuid:0) a.c:1 f: m");
-        assert_eq!((x.pid, &*x.pname, x.module), (-1, "null", "TSCH"));
+        assert_eq!((x.pid, &*x.pname(), x.module), (-1, "null", "TSCH"));
     }
 
     #[test]
     fn empty_and_numeric_pname_and_long_pname() {
         assert_eq!(
-            h("[ERROR] IDEDD(289610,):2026-09-10-08:52:37.489.589 x").pname,
+            h("[ERROR] IDEDD(289610,):2026-09-10-08:52:37.489.589 x").pname(),
             ""
         );
         assert_eq!(
-            h("[ERROR] RUNTIME(809924,4):2026-01-01-00:00:00.000.000 x").pname,
+            h("[ERROR] RUNTIME(809924,4):2026-01-01-00:00:00.000.000 x").pname(),
             "4"
         );
         assert_eq!(
-            h("[ERROR] HCCL(36035,mindie_llm_backend_connector):2025-05-13-02:25:58.068.817 [op_base.cc:974]").pname,
+            h("[ERROR] HCCL(36035,mindie_llm_backend_connector):2025-05-13-02:25:58.068.817 [op_base.cc:974]").pname(),
             "mindie_llm_backend_connector"
         );
     }
@@ -399,13 +527,84 @@ mod tests {
     fn device_imp_space_before_timestamp() {
         let x =
             h("[INFO] IMP(-2,IMP): 1970-01-01-00:00:00.000.000 1 (device_id:0 die_id:0) [IMP] x");
-        assert_eq!((x.pid, &*x.pname, x.module), (-2, "IMP", "IMP"));
+        assert_eq!((x.pid, &*x.pname(), x.module), (-2, "IMP", "IMP"));
     }
 
     #[test]
     fn pname_with_parenthesis_takes_last_close_before_timestamp() {
         let x = h("[INFO] APP(5,a(b)):2025-01-01-00:00:00.000.000 x");
-        assert_eq!(x.pname, "a(b)");
+        assert_eq!(x.pname(), "a(b)");
+    }
+
+    /// The byte-at-a-time reading of [`TIME_SHAPE`].
+    fn shape_by_bytes(b: &[u8; 27]) -> bool {
+        TIME_SHAPE.iter().zip(b).all(|(&s, &c)| {
+            if s == b'9' {
+                c.is_ascii_digit()
+            } else {
+                c == s
+            }
+        })
+    }
+
+    #[test]
+    fn time_shape_by_words_equals_by_bytes_for_every_byte_at_every_place() {
+        let good = *b"2025-05-08-09:56:18.522.534";
+        assert!(has_time_shape(&good));
+        for at in 0..27 {
+            for c in 0..=255u8 {
+                let mut b = good;
+                b[at] = c;
+                assert_eq!(
+                    has_time_shape(&b),
+                    shape_by_bytes(&b),
+                    "byte {c:#04x} at {at}"
+                );
+                // Two bytes wrong at once: a carry out of one must not hide the other.
+                let mut b2 = b;
+                b2[(at + 1) % 27] = 0xFF;
+                assert_eq!(
+                    has_time_shape(&b2),
+                    shape_by_bytes(&b2),
+                    "{c:#04x} at {at}, 0xff after"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn cache_gives_parse_header_for_every_line() {
+        let lines: &[&[u8]] = &[
+            b"[INFO] GE(1,python3):2025-01-01-00:00:00.000.001 a",
+            b"[INFO] GE(1,python3):2025-01-01-00:00:00.000.002 b",
+            b"[INFO] GE(1,python3):2025-01-01-00:00:00.000.00x c",
+            b"[INFO] GE(1,python3):2025-01-01-00:00:00.000.003",
+            b"[INFO] GE(1,python3):x):2025-01-01-00:00:00.000.004 a name holding ):",
+            b"[INFO] GE(1,python3): 2025-01-01-00:00:00.000.005 space",
+            b"[INFO] GE(1,python3):",
+            b"continuation",
+            b"[INFO] GE(1,python3):2025-01-01-00:00:00.000.006 after a continuation",
+            b"[INFO] GE(1,python3,x):2025-01-01-00:00:00.000.007 look-alike",
+            b"[ERROR] GE(1,python3):2025-01-01-00:00:00.000.008 level",
+            b"[ERROR] GE(2,python3):2025-01-01-00:00:00.000.009 pid",
+            b"[ERROR] GE(2,py\xff):2025-01-01-00:00:00.000.010 name",
+            b"[ERROR] GE(2,py\xff):2025-01-01-00:00:00.000.011 same name",
+        ];
+        let long = [
+            b"[INFO] GE(1,".as_slice(),
+            &[b'p'; 300],
+            b"):2025-01-01-00:00:00.000.012 x",
+        ]
+        .concat();
+        let mut cache = HeaderCache::new();
+        for line in lines.iter().copied().chain([&long[..], &long[..]]) {
+            assert_eq!(
+                cache.parse(line),
+                parse_header(line),
+                "{}",
+                String::from_utf8_lossy(line)
+            );
+        }
     }
 
     #[test]

@@ -22,5 +22,5 @@ pub mod header;
 pub mod path;
 pub mod record;
 
-pub use header::{parse_header, BoundEnd, Level, PlogHeader, PlogTime};
+pub use header::{parse_header, BoundEnd, HeaderCache, Level, PlogHeader, PlogTime};
 pub use record::{lines, parse_records, PlogRecord, RecordAssembler};

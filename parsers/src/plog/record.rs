@@ -74,7 +74,7 @@ impl PlogRecord {
             level: h.level,
             module: h.module.to_owned(),
             pid: h.pid,
-            pname: h.pname.into_owned(),
+            pname: h.pname().into_owned(),
             time: h.time,
             text: lossy(rest),
             continuation: Vec::new(),
