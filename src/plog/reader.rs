@@ -14,13 +14,12 @@
 //! (after the `\r` is dropped) is passed on as its first [`MAX_LINE`] bytes; the rest is not kept
 //! and is counted in [`ReadStats`] (a 2 GB file without a newline costs one chunk buffer).
 
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, Read};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
-use std::sync::Mutex;
-
-use rayon::prelude::*;
+use std::sync::{mpsc, Mutex};
 
 /// The longest line passed on whole; longer lines are cut to this head.
 pub const MAX_LINE: usize = 1 << 20;
@@ -28,6 +27,8 @@ pub const MAX_LINE: usize = 1 << 20;
 pub const CHUNK: u64 = 4 << 20;
 /// Bytes read at a time past a chunk's end, to finish its last line.
 const STEP: usize = 64 << 10;
+/// Chunks per thread being read, mapped or waiting to be reduced (see [`map_chunks`]).
+const IN_FLIGHT_PER_THREAD: usize = 4;
 
 /// What a read saw besides the lines.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -296,14 +297,18 @@ pub fn for_each_line(path: &Path, mut f: impl FnMut(u64, &[u8])) -> io::Result<R
 
 /// Reads the file at `path` in chunks of `chunk` bytes on the rayon pool: `map` turns each
 /// chunk's lines into a value on a worker thread, and `reduce` gets the values in file order on
-/// this thread, while the next chunks are being mapped. At most a few chunks per thread are in
-/// flight, so memory does not grow with the file. A read error stops the file: the values of the
-/// chunks before it are reduced, then the error is returned.
+/// this thread while the next chunks are being mapped. A chunk is started whenever one is
+/// reduced, so the workers never wait for each other; at most [`IN_FLIGHT_PER_THREAD`] chunks
+/// per thread are read or waiting, so memory does not grow with the file. A read error stops the
+/// file: the values of the chunks before it are reduced, then the error is returned.
+///
+/// Called on a rayon worker (where blocking for results could stall the pool), the chunks are
+/// mapped and reduced one after the other on that thread.
 pub fn map_chunks<R: Send>(
     path: &Path,
     chunk: u64,
     map: impl Fn(ChunkLines<'_>) -> R + Sync,
-    mut reduce: impl FnMut(R) + Send,
+    mut reduce: impl FnMut(R),
 ) -> io::Result<()> {
     let file = File::open(path)?;
     let Some(len) = sized(&file)? else {
@@ -332,7 +337,6 @@ pub fn map_chunks<R: Send>(
     };
     let chunk = chunk.max(1);
     let count = usize::try_from(len.div_ceil(chunk)).unwrap_or(usize::MAX);
-    let batch = 2 * rayon::current_num_threads();
     let buffers: Mutex<Vec<Chunk>> = Mutex::new(Vec::new());
     let run = |k: usize| -> io::Result<R> {
         let mut c = buffers
@@ -349,33 +353,46 @@ pub fn map_chunks<R: Send>(
             .push(c);
         out
     };
-    let mut done: Vec<io::Result<R>> = Vec::new();
-    let mut failed: Option<io::Error> = None;
-    let mut next = 0;
-    while next < count || !done.is_empty() {
-        let todo = next..count.min(next + batch);
-        next = todo.end;
-        let mut reduce_done = |done: Vec<io::Result<R>>, failed: &mut Option<io::Error>| {
-            for r in done {
-                if failed.is_some() {
-                    break;
-                }
-                match r {
+    if rayon::current_thread_index().is_some() {
+        for k in 0..count {
+            reduce(run(k)?);
+        }
+        return Ok(());
+    }
+    let window = IN_FLIGHT_PER_THREAD * rayon::current_num_threads();
+    let (tx, rx) = mpsc::channel::<(usize, io::Result<R>)>();
+    let mut failed = None;
+    rayon::in_place_scope(|scope| {
+        let run = &run;
+        let spawn = |k: usize| {
+            let tx = tx.clone();
+            // The receiver outlives the scope; a send cannot fail before it is dropped.
+            scope.spawn(move |_| drop(tx.send((k, run(k)))));
+        };
+        let mut next = count.min(window);
+        (0..next).for_each(spawn);
+        // Values that arrived before the ones ahead of them, by chunk index.
+        let mut waiting: BTreeMap<usize, io::Result<R>> = BTreeMap::new();
+        let mut want = 0;
+        while want < next {
+            let Ok((k, value)) = rx.recv() else { break };
+            waiting.insert(k, value);
+            while let Some(value) = waiting.remove(&want) {
+                want += 1;
+                match value {
                     Ok(v) => reduce(v),
-                    Err(e) => *failed = Some(e),
+                    Err(e) => {
+                        failed = Some(e);
+                        return;
+                    }
+                }
+                if next < count {
+                    spawn(next);
+                    next += 1;
                 }
             }
-        };
-        let previous = std::mem::take(&mut done);
-        let (mapped, ()) = rayon::join(
-            || todo.into_par_iter().map(run).collect::<Vec<_>>(),
-            || reduce_done(previous, &mut failed),
-        );
-        if failed.is_some() {
-            break;
         }
-        done = mapped;
-    }
+    });
     failed.map_or(Ok(()), Err)
 }
 
