@@ -291,6 +291,29 @@ struct Processes {
     accs: Vec<Acc>,
     by_pid: HashMap<i64, usize>,
     last: Option<(i64, usize)>,
+    /// Where the last record counted went, while the record parsed after it was a direct header
+    /// that was counted ([`Prefix`]).
+    repeat: Option<Slots>,
+}
+
+/// Where a record is counted: its process, and the slots of its level and module there.
+#[derive(Clone, Copy)]
+struct Slots {
+    process: usize,
+    level: usize,
+    module: usize,
+}
+
+/// How a counted record's header was read.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Prefix {
+    /// At the start of its line, with the level, module, pid and name of the header parsed
+    /// before it ([`HeaderCache`]): counted where that one was when it was counted too.
+    Repeated,
+    /// At the start of its line, with a prefix of its own.
+    New,
+    /// Behind console prefixes, or parsed again later (a `--grep` match on a continuation line).
+    Peeled,
 }
 
 impl Processes {
@@ -312,11 +335,17 @@ impl Processes {
         }
     }
 
+    /// A header was read and not counted: the next record may not reuse the last one's slots.
+    fn forget_repeat(&mut self) {
+        self.repeat = None;
+    }
+
     /// Counts one record that passed the filters; returns its process's index.
     #[allow(clippy::too_many_arguments)]
     fn count(
         &mut self,
         h: &PlogHeader<'_>,
+        prefix: Prefix,
         rest: &[u8],
         line_len: usize,
         file: usize,
@@ -324,26 +353,51 @@ impl Processes {
         line: u64,
         device: Option<u32>,
     ) -> usize {
-        let idx = self.index(h.pid, || h.pname().into_owned());
+        let reused = match self.repeat {
+            Some(slots) if prefix == Prefix::Repeated => Some(slots),
+            _ => None,
+        };
+        let slots = match reused {
+            Some(slots) => slots,
+            None => {
+                let process = self.index(h.pid, || h.pname().into_owned());
+                let acc = &mut self.accs[process];
+                if acc.files.last() != Some(&file) {
+                    acc.files.push(file);
+                }
+                if let Some(d) = device {
+                    acc.devices.insert(u64::from(d));
+                }
+                let level = match acc.levels.iter().position(|(l, _)| *l == h.level) {
+                    Some(k) => k,
+                    None => {
+                        acc.levels.push((h.level, 0));
+                        acc.levels.len() - 1
+                    }
+                };
+                let module = match acc.modules.iter().position(|(m, _)| m == h.module) {
+                    Some(k) => k,
+                    None => {
+                        acc.modules.push((h.module.to_owned(), 0));
+                        acc.modules.len() - 1
+                    }
+                };
+                Slots {
+                    process,
+                    level,
+                    module,
+                }
+            }
+        };
+        self.repeat = (prefix != Prefix::Peeled).then_some(slots);
+        let idx = slots.process;
         let acc = &mut self.accs[idx];
-        if acc.files.last() != Some(&file) {
-            acc.files.push(file);
-        }
         acc.records += 1;
-        if let Some(d) = device {
-            acc.devices.insert(u64::from(d));
-        }
         if line_len >= TRUNCATION_LENGTH {
             acc.truncated += 1;
         }
-        match acc.levels.iter_mut().find(|(l, _)| *l == h.level) {
-            Some((_, n)) => *n += 1,
-            None => acc.levels.push((h.level, 1)),
-        }
-        match acc.modules.iter_mut().find(|(m, _)| m == h.module) {
-            Some((_, n)) => *n += 1,
-            None => acc.modules.push((h.module.to_owned(), 1)),
-        }
+        acc.levels[slots.level].1 += 1;
+        acc.modules[slots.module].1 += 1;
         if acc.first_time.is_none_or(|t| h.time < t) {
             acc.first_time = Some(h.time);
         }
@@ -511,15 +565,20 @@ impl Summarizer {
 }
 
 /// A header on this line, directly or behind console prefixes (`[rank1]:`, `(Worker pid=…)`);
-/// `direct` when the line starts with it. `cache` holds the last direct header's prefix (the
-/// lines of a chunk are read through one).
+/// how it was read ([`Prefix`]; `Peeled` when there is none). `cache` holds the last direct
+/// header's prefix (the lines of a chunk are read through one).
 fn header_or_peeled<R>(
     cache: &mut HeaderCache,
     line: &[u8],
-    f: impl FnOnce(Option<(PlogHeader<'_>, &[u8])>, bool) -> R,
+    f: impl FnOnce(Option<(PlogHeader<'_>, &[u8])>, Prefix) -> R,
 ) -> R {
-    if let Some(x) = cache.parse(line) {
-        return f(Some(x), true);
+    if let Some((h, rest, repeated)) = cache.parse(line) {
+        let prefix = if repeated {
+            Prefix::Repeated
+        } else {
+            Prefix::New
+        };
+        return f(Some((h, rest)), prefix);
     }
     // Console and pasted output: the causal engine's normalisation (Markdown quotes, launcher and
     // logger prefixes), then the same prefixes once more behind indentation.
@@ -534,10 +593,10 @@ fn header_or_peeled<R>(
         let n = npgx_parsers::causal::normalise(&text);
         let p = strip_prefixes(n.rest.trim_start());
         if p.rest.len() != text.len() {
-            return f(parse_header(p.rest.as_bytes()), false);
+            return f(parse_header(p.rest.as_bytes()), Prefix::Peeled);
         }
     }
-    f(None, false)
+    f(None, Prefix::Peeled)
 }
 
 /// A torch_npu `ERRxxxxx` line, behind console prefixes.
@@ -685,26 +744,34 @@ fn scan_chunk(lines: ChunkLines<'_>, cx: &FileCtx<'_>) -> ChunkScan {
     let mut prev_quiet = false;
     let mut headers = HeaderCache::new();
     let stats = lines.for_each(|no, line| {
-        let handled = header_or_peeled(&mut headers, line, |hdr, direct| {
+        let handled = header_or_peeled(&mut headers, line, |hdr, prefix| {
             let (h, rest) = hdr?;
             if state.is_none() {
                 c.lead = no - 1;
             }
             c.any_record = true;
             state = Some(if !cx.filters.accepts_header(&h) {
+                c.procs.forget_repeat();
                 State::Skipped
             } else if cx.grep.is_none_or(|g| g.find(line).is_some()) {
                 c.records += 1;
-                State::Counted(
-                    c.procs
-                        .count(&h, rest, line.len(), cx.file, cx.path, no, cx.device),
-                )
+                State::Counted(c.procs.count(
+                    &h,
+                    prefix,
+                    rest,
+                    line.len(),
+                    cx.file,
+                    cx.path,
+                    no,
+                    cx.device,
+                ))
             } else {
+                c.procs.forget_repeat();
                 State::Pending(no, line.to_vec())
             });
             // The causal engine's own test, unless the line is cut for it.
             Some(
-                direct
+                prefix != Prefix::Peeled
                     && h.level != Level::Error
                     && (line.len() <= npgx_parsers::causal::MAX_LINE || is_quiet_record(line)),
             )
@@ -737,8 +804,16 @@ fn scan_chunk(lines: ChunkLines<'_>, cx: &FileCtx<'_>) -> ChunkScan {
                     let at = *at;
                     let idx = header_or_peeled(&mut HeaderCache::new(), pending, |hdr, _| {
                         hdr.map(|(h, rest)| {
-                            c.procs
-                                .count(&h, rest, pending.len(), cx.file, cx.path, at, cx.device)
+                            c.procs.count(
+                                &h,
+                                Prefix::Peeled,
+                                rest,
+                                pending.len(),
+                                cx.file,
+                                cx.path,
+                                at,
+                                cx.device,
+                            )
                         })
                     });
                     if let Some(i) = idx {
@@ -791,8 +866,16 @@ impl FileScan<'_> {
                     let (file, path, device, at) = (self.file, self.path, self.device, *at);
                     let idx = header_or_peeled(&mut HeaderCache::new(), pending, |hdr, _| {
                         hdr.map(|(h, rest)| {
-                            s.procs
-                                .count(&h, rest, pending.len(), file, path, at, device)
+                            s.procs.count(
+                                &h,
+                                Prefix::Peeled,
+                                rest,
+                                pending.len(),
+                                file,
+                                path,
+                                at,
+                                device,
+                            )
                         })
                     });
                     if let Some(i) = idx {
