@@ -4,6 +4,8 @@
 //! Works on one window of normalised lines (see [`super::normalise`]); the scanner in
 //! [`super`] cuts the input into windows so memory stays bounded.
 
+use std::borrow::Cow;
+
 use crate::cann_error::{find_code, torch_npu, CannErrorReport, ReportAssembler};
 use crate::knowledge;
 use crate::line_prefix::LinePrefix;
@@ -30,9 +32,13 @@ pub(super) struct WinLine<'a> {
     pub rest: &'a str,
 }
 
+/// Lines that belong to an error, by line number: borrowed from the window where they are its
+/// text (most candidates are dropped; only the ranked ones are copied out).
+pub(super) type Scope<'w> = Vec<(u64, Cow<'w, str>)>;
+
 /// A candidate first causal error.
 #[derive(Debug, Clone)]
-pub(super) struct Candidate {
+pub(super) struct Candidate<'w> {
     pub index: usize,
     pub tier: Tier,
     pub rank: CauseRank,
@@ -40,7 +46,7 @@ pub(super) struct Candidate {
     pub rule: &'static str,
     pub message: String,
     /// Lines that belong to the error: its message continuation, its CANN block.
-    pub scope: Vec<(u64, String)>,
+    pub scope: Scope<'w>,
     /// Traceback frames above a Python exception (or above the wrapper of a CANN report).
     pub frames: Vec<(u64, String)>,
     pub root_index: Option<usize>,
@@ -51,7 +57,7 @@ pub(super) struct Candidate {
     pub time: Option<PlogTime>,
 }
 
-impl Candidate {
+impl Candidate<'_> {
     fn new(index: usize, tier: Tier, rank: CauseRank, shape: Shape, rule: &'static str) -> Self {
         Candidate {
             index,
@@ -123,13 +129,24 @@ pub fn is_kernel_assert(msg: &str) -> bool {
     msg.contains("[ASSERT]")
 }
 
-fn push_scope(scope: &mut Vec<(u64, String)>, no: u64, text: &str) {
-    let used: usize = scope.iter().map(|(_, s)| s.len()).sum();
-    if used < SCOPE_BYTES {
-        let room = SCOPE_BYTES - used;
-        let cut = floor_char(text, room);
-        scope.push((no, text[..cut].to_string()));
+fn push_scope<'w>(scope: &mut Scope<'w>, no: u64, text: &'w str) {
+    if let Some(cut) = scope_room(scope, text) {
+        scope.push((no, Cow::Borrowed(&text[..cut])));
     }
+}
+
+/// [`push_scope`] of a text that does not live in the window.
+fn push_scope_copy(scope: &mut Scope<'_>, no: u64, text: &str) {
+    if let Some(cut) = scope_room(scope, text) {
+        scope.push((no, Cow::Owned(text[..cut].to_string())));
+    }
+}
+
+/// How much of `text` fits in the scope's byte budget (cut at a char boundary); `None` when the
+/// budget is spent.
+fn scope_room(scope: &Scope<'_>, text: &str) -> Option<usize> {
+    let used: usize = scope.iter().map(|(_, s)| s.len()).sum();
+    (used < SCOPE_BYTES).then(|| floor_char(text, SCOPE_BYTES - used))
 }
 
 /// The largest char boundary ≤ `at`.
@@ -146,12 +163,7 @@ pub(super) fn floor_char(s: &str, at: usize) -> usize {
 
 /// Lines following an error line that continue its message (until a blank line or the next
 /// recognisable record), at most `limit`.
-fn continuation(
-    w: &[WinLine<'_>],
-    from: usize,
-    limit: usize,
-    scope: &mut Vec<(u64, String)>,
-) -> usize {
+fn continuation<'w>(w: &[WinLine<'w>], from: usize, limit: usize, scope: &mut Scope<'w>) -> usize {
     let mut i = from;
     while i < w.len() && i < from + limit {
         let l = w[i].rest;
@@ -207,7 +219,7 @@ fn soft_level(n: &Normalised<'_>) -> bool {
 }
 
 /// Every candidate of the window, in line order.
-pub(super) fn collect(w: &[WinLine<'_>]) -> Vec<Candidate> {
+pub(super) fn collect<'w>(w: &[WinLine<'w>]) -> Vec<Candidate<'w>> {
     let reps = reports(w);
     // Reports come out in line order: a binary search finds the one starting on a line.
     let report_at = |i: usize| {
@@ -215,11 +227,13 @@ pub(super) fn collect(w: &[WinLine<'_>]) -> Vec<Candidate> {
             .ok()
             .map(|k| &reps[k].1)
     };
-    let mut out: Vec<Candidate> = Vec::new();
+    let mut out: Vec<Candidate<'w>> = Vec::new();
     let mut frames: Vec<(u64, String)> = Vec::new();
     // The last wrapper exception (cascade tier) and its frames, for a CANN report that follows.
     let mut wrapper: Option<(u64, Vec<(u64, String)>)> = None;
     let mut break_reasons = false;
+    // Whether a line is an ERROR plog record, once known: a run of them is every one's scope.
+    let mut plog_error: Vec<Option<bool>> = vec![None; w.len()];
     // Indentation of the last traceback frame: an exception line sits two columns left of it
     // (a paste that indents a traceback indents its exception too).
     let mut frame_indent: Option<usize> = None;
@@ -272,7 +286,7 @@ pub(super) fn collect(w: &[WinLine<'_>]) -> Vec<Candidate> {
                         "traceback.raise",
                     );
                     c.message = src.trim_end().to_string();
-                    c.scope.push((next.no, src.to_string()));
+                    c.scope.push((next.no, src.into()));
                     c.frames = frames.clone();
                     out.push(c);
                 }
@@ -302,7 +316,7 @@ pub(super) fn collect(w: &[WinLine<'_>]) -> Vec<Candidate> {
                     "graph-break.reason",
                 );
                 c.message = reason.trim().to_string();
-                c.scope.push((w[i].no, t.to_string()));
+                c.scope.push((w[i].no, t.into()));
                 out.push(c);
                 break_reasons = false;
                 i += 1;
@@ -321,7 +335,7 @@ pub(super) fn collect(w: &[WinLine<'_>]) -> Vec<Candidate> {
                 "graph-break.header",
             );
             c.message = t.to_string();
-            c.scope.push((w[i].no, t.to_string()));
+            c.scope.push((w[i].no, t.into()));
             out.push(c);
             i += 1;
             continue;
@@ -354,9 +368,9 @@ pub(super) fn collect(w: &[WinLine<'_>]) -> Vec<Candidate> {
                 },
             );
             c.message = w[k].rest.trim().to_string();
-            c.scope.push((w[i].no, t.to_string()));
+            c.scope.push((w[i].no, t.into()));
             if k != i {
-                c.scope.push((w[k].no, w[k].rest.trim().to_string()));
+                c.scope.push((w[k].no, w[k].rest.trim().into()));
             }
             out.push(c);
             i = k + 1;
@@ -371,7 +385,7 @@ pub(super) fn collect(w: &[WinLine<'_>]) -> Vec<Candidate> {
                 "recompile.limit-reason",
             );
             c.message = r.trim().to_string();
-            c.scope.push((w[i].no, t.to_string()));
+            c.scope.push((w[i].no, t.into()));
             out.push(c);
             i += 1;
             continue;
@@ -416,8 +430,8 @@ pub(super) fn collect(w: &[WinLine<'_>]) -> Vec<Candidate> {
                         "python.wrapped",
                     );
                     c.exception_type = Some(inner.type_name.to_string());
-                    c.scope.push((w[i].no, line.to_string()));
-                    c.scope.push((w[j].no, message.clone()));
+                    c.scope.push((w[i].no, line.into()));
+                    c.scope.push((w[j].no, Cow::Owned(message.clone())));
                     let end = continuation(w, j + 1, 40, &mut c.scope);
                     c.message = message;
                     c.frames = frames.clone();
@@ -439,9 +453,9 @@ pub(super) fn collect(w: &[WinLine<'_>]) -> Vec<Candidate> {
                     "python.embedded",
                 );
                 c.exception_type = Some(inner.type_name.clone());
-                c.scope.push((w[i].no, message.clone()));
+                c.scope.push((w[i].no, Cow::Owned(message.clone())));
                 for l in inner.message.lines().take(64) {
-                    push_scope(&mut c.scope, w[i].no, l);
+                    push_scope_copy(&mut c.scope, w[i].no, l);
                 }
                 c.message = message;
                 c.frames = frames.clone();
@@ -461,7 +475,7 @@ pub(super) fn collect(w: &[WinLine<'_>]) -> Vec<Candidate> {
                 "python.exception",
             );
             c.exception_type = Some(e.type_name.to_string());
-            c.scope.push((w[i].no, message.clone()));
+            c.scope.push((w[i].no, Cow::Owned(message.clone())));
             let end = continuation(w, i + 1, 40, &mut c.scope);
             // torch_npu's `ERRxxxxx` summaries right after the exception describe the same
             // error (its sub-module and error type): they join its scope, and stay candidates.
@@ -522,7 +536,7 @@ pub(super) fn collect(w: &[WinLine<'_>]) -> Vec<Candidate> {
                 "torch-npu.hint",
             );
             c.message = hint.to_string();
-            c.scope.push((w[i].no, hint.to_string()));
+            c.scope.push((w[i].no, hint.into()));
             continuation(w, i + 1, 3, &mut c.scope);
             if let Some((wl, wf)) = wrapper.take() {
                 c.wrapper_line = Some(wl);
@@ -534,11 +548,11 @@ pub(super) fn collect(w: &[WinLine<'_>]) -> Vec<Candidate> {
         }
         if let Some(mut c) = classify_other(w, i, soft) {
             if c.shape == Shape::PlogRecord {
-                for l in w.iter().skip(i + 1).take(12) {
-                    if !is_plog_error(l.rest) {
+                for k in (i + 1..w.len()).take(12) {
+                    if !*plog_error[k].get_or_insert_with(|| is_plog_error(w[k].rest)) {
                         break;
                     }
-                    push_scope(&mut c.scope, l.no, l.rest);
+                    push_scope(&mut c.scope, w[k].no, w[k].rest);
                 }
             }
             out.push(c);
@@ -558,7 +572,7 @@ pub(super) fn collect(w: &[WinLine<'_>]) -> Vec<Candidate> {
                     "traceback.frames-only",
                 );
                 c.message = format!("traceback without its exception, innermost frame: {text}");
-                c.scope.push((no, w[k].rest.trim().to_string()));
+                c.scope.push((no, w[k].rest.trim().into()));
                 c.frames = frames.clone();
                 out.push(c);
             }
@@ -586,7 +600,7 @@ fn is_explain_summary(t: &str) -> bool {
 /// Which line is cited: the hint when it names the fault (a device fault or a timeout: `The
 /// aicore execution times out.`), with the report's root as its root line; else — a resource,
 /// memory, parameter or generic hint, or a report that states a device fault — the report.
-fn merge_with_hint(out: &mut Vec<Candidate>, block: Candidate, w: &[WinLine<'_>]) {
+fn merge_with_hint<'w>(out: &mut Vec<Candidate<'w>>, block: Candidate<'w>, w: &[WinLine<'w>]) {
     if let Some(last) = out.last_mut() {
         let between_ok = last.shape == Shape::TorchNpuHint
             && last.rule == "torch-npu.hint"
@@ -646,12 +660,12 @@ fn is_device_fault(text: &str) -> bool {
 /// one). A report whose root states a device fault ranks as one ([`CauseRank::DeviceFault`]):
 /// it outranks an earlier report that only says an argument was invalid — specific over
 /// generic, in the ranking.
-fn report_candidate(
-    w: &[WinLine<'_>],
+fn report_candidate<'w>(
+    w: &[WinLine<'w>],
     i: usize,
     report: &CannErrorReport,
     soft: bool,
-) -> (Candidate, usize) {
+) -> (Candidate<'w>, usize) {
     let end = index_of(w, report.end_line)
         .saturating_add(1)
         .max(i + 1)
@@ -694,7 +708,7 @@ fn report_candidate(
 }
 
 /// Error lines that are neither exceptions nor CANN reports.
-fn classify_other(w: &[WinLine<'_>], i: usize, soft: bool) -> Option<Candidate> {
+fn classify_other<'w>(w: &[WinLine<'w>], i: usize, soft: bool) -> Option<Candidate<'w>> {
     let line = w[i].rest;
     let n = &w[i].norm;
     let no = w[i].no;
@@ -702,7 +716,7 @@ fn classify_other(w: &[WinLine<'_>], i: usize, soft: bool) -> Option<Candidate> 
     let make = |tier, rank, shape, rule: &'static str, msg: &str| {
         let mut c = Candidate::new(i, tier, rank, shape, rule);
         c.message = msg.to_string();
-        c.scope.push((no, t.to_string()));
+        c.scope.push((no, t.into()));
         c
     };
     if n.glog_level().is_some() {
@@ -1028,9 +1042,16 @@ terminate called after throwing an instance of 'c10::Error'
         push_scope(&mut scope, 2, "more");
         assert_eq!(scope.len(), 1);
         assert_eq!(scope[0].1.len(), SCOPE_BYTES);
+        let bs = "b".repeat(SCOPE_BYTES);
         let mut scope = Vec::new();
         push_scope(&mut scope, 1, "a");
-        push_scope(&mut scope, 2, &"b".repeat(SCOPE_BYTES));
+        push_scope(&mut scope, 2, &bs);
         assert_eq!(scope[1].1.len(), SCOPE_BYTES - 1);
+        // A copied text has the same budget.
+        push_scope_copy(&mut scope, 3, "c");
+        assert_eq!(scope.len(), 2);
+        let mut scope = Vec::new();
+        push_scope_copy(&mut scope, 1, &long);
+        assert_eq!(scope[0].1.len(), SCOPE_BYTES);
     }
 }

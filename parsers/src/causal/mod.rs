@@ -374,7 +374,7 @@ fn context(lines: &[WinLine<'_>], cands: &[Candidate], k: usize) -> Vec<(u64, St
         let text = c
             .scope
             .first()
-            .map_or(c.message.as_str(), |(_, t)| t.as_str());
+            .map_or(c.message.as_str(), |(_, t)| t.as_ref());
         out.push((no, text[..floor_char(text, 1024)].to_string()));
     }
     out
@@ -404,7 +404,11 @@ fn to_error(lines: &[WinLine<'_>], c: Candidate) -> CausalError {
         },
         phase: None,
         context: Vec::new(),
-        scope: c.scope,
+        scope: c
+            .scope
+            .into_iter()
+            .map(|(no, t)| (no, t.into_owned()))
+            .collect(),
         frames: c.frames,
     }
 }
