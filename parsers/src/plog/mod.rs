@@ -22,5 +22,7 @@ pub mod header;
 pub mod path;
 pub mod record;
 
-pub use header::{parse_header, BoundEnd, HeaderCache, Level, PlogHeader, PlogTime};
+pub use header::{
+    parse_header, BoundEnd, Cached, HeaderCache, Level, PlogHeader, PlogTime, CACHED_PREFIXES,
+};
 pub use record::{lines, parse_records, PlogRecord, RecordAssembler};
