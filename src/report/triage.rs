@@ -1,35 +1,26 @@
 //! Renders triage records: the terminal summary, `--format json`, and `triage_report.md`.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 
-use std::path::{Path, PathBuf};
-
-use serde::Serialize;
+use std::path::Path;
 
 use crate::triage::analyze::{TriageAnalysis, SCHEMA_VERSION as ANALYZE_SCHEMA_VERSION};
 use crate::triage::bisect::{Bisection, Outcome, Verdict};
-use crate::triage::classify::{Classification, SCHEMA_VERSION as CLASSIFY_SCHEMA_VERSION};
+use crate::triage::classify::{
+    Classification, ClassifyDocument, FileError, SCHEMA_VERSION as CLASSIFY_SCHEMA_VERSION,
+};
 use crate::triage::compare::Closeness;
 use crate::triage::scripts::{self, ScriptPlan};
 use crate::triage::{TriageRun, RUN_SCHEMA_VERSION};
 
-/// A file `triage classify` could not read.
-#[derive(Debug, Clone, Serialize)]
-pub struct FileError {
-    pub file: PathBuf,
-    pub message: String,
-}
-
-#[derive(Serialize)]
-struct ClassifyBody<'a> {
-    items: &'a [Classification],
-    errors: &'a [FileError],
-}
-
 /// The JSON document of `triage classify`: one item per file read, and the files that could not
 /// be read.
 pub fn classify_json(items: &[Classification], errors: &[FileError]) -> serde_json::Result<String> {
-    let body = ClassifyBody { items, errors };
+    let body = ClassifyDocument {
+        items: Cow::Borrowed(items),
+        errors: Cow::Borrowed(errors),
+    };
     serde_json::to_string_pretty(&super::Envelope::new(
         "triage-classify",
         CLASSIFY_SCHEMA_VERSION,
@@ -88,6 +79,7 @@ pub fn classifications_text(items: &[Classification]) -> String {
             "  route:       {}{}",
             c.route.as_str(),
             c.sub_skill
+                .as_ref()
                 .map(|s| format!("  (load {s})"))
                 .unwrap_or_default()
         );
@@ -301,6 +293,7 @@ pub fn handoff_markdown(a: &TriageAnalysis, plan: Option<&ScriptPlan>) -> String
         "- Route: **{}**{}",
         a.route.as_str(),
         a.sub_skill
+            .as_ref()
             .map(|s| format!(" → load `{s}`"))
             .unwrap_or_default()
     );
@@ -545,6 +538,7 @@ pub fn analysis_text(a: &TriageAnalysis) -> String {
         "route: {}{}",
         a.route.as_str(),
         a.sub_skill
+            .as_ref()
             .map(|s| format!("  (load {s})"))
             .unwrap_or_default()
     );

@@ -11,7 +11,7 @@
 
 use std::path::PathBuf;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub mod analyze;
 pub mod bisect;
@@ -30,7 +30,7 @@ pub mod scripts;
 pub const RUN_SCHEMA_VERSION: u32 = 2;
 
 /// What `triage run` produced: the run (scripts, steps) and the analysis of its tree.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TriageRun {
     pub run: runner::RunSummary,
     pub analysis: analyze::TriageAnalysis,

@@ -305,8 +305,10 @@ fn hostile_docs(dir: &Path) -> Vec<PathBuf> {
                     "magnitudes": [2.0]}],
         "anomalies": [anomaly], "opdebug": [], "errors": [{"path": XSS, "message": XSS, "offset": null}]});
     let classify = json!({"schema": "npgx.triage-classify", "schema_version": 2, "items": [{
-        "file": log, "route": "runtime-error", "rule": XSS, "matched": XSS,
+        "file": log, "route": "runtime-error", "rule": XSS, "matched": XSS, "notes": [],
         "first_causal_error": {"line": 2, "text": XSS, "message": XSS,
+                               "shape": "python_exception", "tier": "strong", "rank": "error",
+                               "skipped_cascades": [],
                                "evidence": {"rule": "python.exception", "lines": [2]}}}],
         "errors": []});
     vec![

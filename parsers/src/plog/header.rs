@@ -171,6 +171,19 @@ impl Serialize for PlogTime {
     }
 }
 
+/// Reads back what [`Serialize`] writes (a whole time stamp; no prefix).
+impl<'de> serde::Deserialize<'de> for PlogTime {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = <Cow<'de, str>>::deserialize(d)?;
+        PlogTime::parse(&s).ok_or_else(|| {
+            serde::de::Error::invalid_value(
+                serde::de::Unexpected::Str(&s),
+                &"a plog time YYYY-MM-DD-hh:mm:ss.mmm.uuu",
+            )
+        })
+    }
+}
+
 /// The parsed header of one plog record. Borrowed from the line; `module` is ASCII by grammar,
 /// `pname` is lossy UTF-8.
 #[derive(Debug, Clone, PartialEq, Eq)]

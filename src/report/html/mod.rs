@@ -178,7 +178,7 @@ pub fn written_json(
 fn section(input: &Input, index: usize) -> Section {
     match input.schema.as_str() {
         "npgx.triage-run" => triage::run(input),
-        "npgx.triage-analyze" => triage::analyze(input, &input.doc),
+        "npgx.triage-analyze" => triage::analyze(input),
         "npgx.triage-classify" => triage::classify(input),
         "npgx.dump-scan" => dumps::scan(input, index),
         "npgx.dump-compare" => dumps::compare(input, index),
