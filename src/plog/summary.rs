@@ -26,7 +26,7 @@ use npgx_parsers::plog::content::parse_content;
 use npgx_parsers::plog::path::LogFileKind;
 use npgx_parsers::plog::record::{lossy, RecordAssembler, TRUNCATION_LENGTH};
 use npgx_parsers::plog::{parse_header, Level, PlogHeader, PlogRecord, PlogTime};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::reader::{for_each_line, map_chunks, ChunkLines, ReadStats, CHUNK, MAX_LINE};
 use super::{Filters, LogInput, Warning};
@@ -35,7 +35,7 @@ use super::{Filters, LogInput, Warning};
 const WARNINGS_PER_FILE: usize = 20;
 
 /// A record cited by a summary (first ERROR, first causal error).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RecordRef {
     pub file: PathBuf,
     pub line: u64,
@@ -52,7 +52,7 @@ pub struct RecordRef {
 
 /// The first causal error over all inputs, by the shared causal engine
 /// ([`npgx_parsers::causal`]): the same line `npgx triage classify` names for each file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CausalRef {
     pub file: PathBuf,
     pub line: u64,
@@ -92,7 +92,7 @@ impl CausalRef {
 }
 
 /// A CANN error report found in an input, with its file.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FileReport {
     pub file: PathBuf,
     #[serde(flatten)]
@@ -100,7 +100,7 @@ pub struct FileReport {
 }
 
 /// A torch_npu `ERRxxxxx` line found in an input, with its file.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FileTorchNpuError {
     pub file: PathBuf,
     #[serde(flatten)]
@@ -108,7 +108,7 @@ pub struct FileTorchNpuError {
 }
 
 /// Everything counted for one process (pid).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ProcessSummary {
     pub pid: i64,
     pub pname: String,
@@ -131,12 +131,13 @@ pub struct ProcessSummary {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_causal: Option<RecordRef>,
     /// ERROR and WARNING records per second of plog time (seconds without either are left
-    /// out), in time order.
+    /// out), in time order. Added within version 2: absent from older documents.
+    #[serde(default)]
     pub timeline: Vec<TimelinePoint>,
 }
 
 /// ERROR and WARNING records of one process in one second (`time` has zero fractions).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TimelinePoint {
     pub time: PlogTime,
     pub error: u64,
@@ -144,7 +145,7 @@ pub struct TimelinePoint {
 }
 
 /// One file read.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FileSummary {
     pub path: PathBuf,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -163,7 +164,7 @@ pub struct FileSummary {
 pub const SCHEMA_VERSION: u32 = 2;
 
 /// The result of `npgx plog`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PlogSummary {
     pub files: Vec<FileSummary>,
     /// Records that passed the filters, over all files.

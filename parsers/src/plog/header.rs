@@ -85,6 +85,26 @@ impl Serialize for Level {
     }
 }
 
+/// Reads back what [`Serialize`] writes: a name as printed, or the number of a
+/// [`Level::Numeric`].
+impl<'de> serde::Deserialize<'de> for Level {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = <Cow<'de, str>>::deserialize(d)?;
+        Ok(match &*s {
+            "DEBUG" => Level::Debug,
+            "INFO" => Level::Info,
+            "WARNING" => Level::Warning,
+            "ERROR" => Level::Error,
+            "NULL" => Level::Null,
+            "EVENT" => Level::Event,
+            "TRACE" => Level::Trace,
+            n => Level::Numeric(n.parse().map_err(|_| {
+                serde::de::Error::invalid_value(serde::de::Unexpected::Str(n), &"a plog level")
+            })?),
+        })
+    }
+}
+
 /// A plog timestamp `YYYY-MM-DD-hh:mm:ss.mmm.uuu` (local time of the writer's clock; host and
 /// device clocks differ). Field order makes the derived ordering chronological.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]

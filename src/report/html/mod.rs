@@ -222,6 +222,11 @@ fn txt(v: &Value) -> String {
     }
 }
 
+/// An optional value as text, a dash when absent (as [`txt`] shows a JSON null).
+fn or_dash(v: Option<impl std::fmt::Display>) -> String {
+    v.map_or_else(|| "—".into(), |v| v.to_string())
+}
+
 /// A float with six significant digits.
 fn short(f: f64) -> String {
     if f == 0.0 || (1e-4..1e6).contains(&f.abs()) {

@@ -6,7 +6,7 @@ use maud::html;
 use serde::Deserialize as _;
 use serde_json::Value;
 
-use super::{excerpt, file_link, other_fields, txt, unreadable, Row, Section, Status};
+use super::{excerpt, file_link, or_dash, other_fields, txt, unreadable, Row, Section, Status};
 use crate::incident::Input;
 use crate::report::enum_name;
 use crate::triage::analyze::TriageAnalysis;
@@ -37,11 +37,6 @@ const KNOWN: &[&str] = &[
     "comparison",
     "dump_comparison",
 ];
-
-/// An optional text, a dash when absent.
-fn or_dash(v: Option<impl std::fmt::Display>) -> String {
-    v.map_or_else(|| "—".into(), |v| v.to_string())
-}
 
 /// `npgx.triage-run`: the run's timings and exit codes joined to its analysis.
 pub(super) fn run(input: &Input) -> Section {
