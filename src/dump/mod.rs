@@ -8,6 +8,7 @@
 
 pub mod address;
 pub mod analysis;
+pub mod document;
 pub mod msprobe;
 pub mod npy;
 pub mod pt;

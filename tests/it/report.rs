@@ -296,11 +296,12 @@ fn hostile_docs(dir: &Path) -> Vec<PathBuf> {
     )
     .unwrap();
     let anomaly = json!({"group": 0, "order": 0, "op_name": XSS, "op_type": XSS, "io": "output",
-        "index": 0, "kind": "nan", "kinds": ["nan"], "dtype": "DT_FLOAT", "shape": [2], "nan": 1,
-        "pos_inf": 0, "neg_inf": 0, "overflow": 0, "min": 1.0, "max": 2.0, "mean": 1.5, "path": XSS});
+        "index": 0, "kind": "nan", "kinds": ["nan"], "dtype": "DT_FLOAT", "shape": [2], "elements": 2,
+        "nan": 1, "pos_inf": 0, "neg_inf": 0, "overflow": 0, "min": 1.0, "max": 2.0, "mean": 1.5,
+        "source": "dump", "path": XSS});
     let scan = json!({"schema": "npgx.dump-scan", "schema_version": 1, "root": XSS,
-        "summary": {"files_seen": 1, "dump_files": 1, "tensors": 1, "anomalous_tensors": 1, "groups": 1, "errors": 1},
-        "groups": [{"rank": 0, "model": XSS, "layout": "model", "files": 1, "tensors": 1,
+        "summary": {"files_seen": 1, "dump_files": 1, "tensors": 1, "bytes": 8, "anomalous_tensors": 1, "groups": 1, "errors": 1},
+        "groups": [{"rank": 0, "model": XSS, "layout": "model", "files": 1, "tensors": 1, "bytes": 8,
                     "anomalous_tensors": 1, "first_anomaly": anomaly, "first_born": anomaly,
                     "magnitudes": [2.0]}],
         "anomalies": [anomaly], "opdebug": [], "errors": [{"path": XSS, "message": XSS, "offset": null}]});

@@ -239,13 +239,10 @@ fn short(f: f64) -> String {
 }
 
 /// `rank 0 · device 1 · model m · step 3` from whichever location fields are set.
-fn location(v: &Value) -> String {
-    let parts: Vec<String> = ["rank", "device", "model", "model_id", "step"]
+fn location(parts: &[(&str, Option<String>)]) -> String {
+    let parts: Vec<String> = parts
         .iter()
-        .filter_map(|k| {
-            let x = &v[*k];
-            (!x.is_null()).then(|| format!("{} {}", k.replace('_', " "), txt(x)))
-        })
+        .filter_map(|(k, v)| Some(format!("{k} {}", v.as_ref()?)))
         .collect();
     if parts.is_empty() {
         "the only group".into()
@@ -334,10 +331,6 @@ fn other_fields(v: &Value, known: &[&str]) -> Markup {
             details { summary { "Other fields" } pre { (serde_json::to_string_pretty(&rest).unwrap_or_default()) } }
         }
     }
-}
-
-fn list(v: &Value) -> Vec<&Value> {
-    v.as_array().map(|a| a.iter().collect()).unwrap_or_default()
 }
 
 #[cfg(test)]
