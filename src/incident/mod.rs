@@ -13,6 +13,12 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 use serde_json::Value;
 
+use crate::plog::aicore::AicoreDocument;
+use crate::plog::summary::PlogSummary;
+use crate::triage::analyze::TriageAnalysis;
+use crate::triage::classify::{Classification, ClassifyDocument};
+use crate::triage::TriageRun;
+
 /// The documents a report renders and the newest `schema_version` of each this build reads:
 /// the version each engine defines beside its record.
 pub const SCHEMAS: &[(&str, u32)] = &[
@@ -132,72 +138,66 @@ fn around(set: &mut BTreeSet<u64>, line: u64) {
 }
 
 /// The log lines a document's report shows: ±[`CONTEXT`] around causal errors, every evidence
-/// line of AI Core errors.
+/// line of AI Core errors. Read through each document's typed view; a document that does not
+/// read as its view wants none (its section says why).
 fn wanted_lines(schema: &str, doc: &Value, wanted: &mut BTreeMap<String, BTreeSet<u64>>) {
-    let mut causal = |file: Option<&str>, line: Option<u64>| {
-        if let (Some(f), Some(l)) = (file, line) {
-            around(wanted.entry(f.to_string()).or_default(), l);
+    use serde::Deserialize as _;
+    let mut causal = |file: &Path, line: Option<u64>| {
+        if let Some(l) = line {
+            around(wanted.entry(file.display().to_string()).or_default(), l);
         }
     };
+    let classified = |c: &Classification| {
+        c.first_causal_error
+            .as_ref()
+            .map(|e| e.line)
+            .or(c.evidence_line)
+    };
     match schema {
-        "npgx.triage-run" | "npgx.triage-analyze" => {
-            let a = if schema == "npgx.triage-run" {
-                &doc["analysis"]
-            } else {
-                doc
-            };
-            let ev = &a["evidence"];
-            causal(
-                ev["file"].as_str(),
-                ev["first_causal_error"]["line"]
-                    .as_u64()
-                    .or(ev["evidence_line"].as_u64()),
-            );
+        "npgx.triage-run" => {
+            if let Ok(run) = TriageRun::deserialize(doc) {
+                if let Some(c) = &run.analysis.evidence {
+                    causal(&c.file, classified(c));
+                }
+            }
+        }
+        "npgx.triage-analyze" => {
+            if let Ok(a) = TriageAnalysis::deserialize(doc) {
+                if let Some(c) = &a.evidence {
+                    causal(&c.file, classified(c));
+                }
+            }
         }
         "npgx.triage-classify" => {
-            for item in doc["items"].as_array().into_iter().flatten() {
-                causal(
-                    item["file"].as_str(),
-                    item["first_causal_error"]["line"]
-                        .as_u64()
-                        .or(item["evidence_line"].as_u64()),
-                );
+            if let Ok(d) = ClassifyDocument::deserialize(doc) {
+                for c in d.items.iter() {
+                    causal(&c.file, classified(c));
+                }
             }
         }
         "npgx.plog" => {
-            let fc = &doc["first_causal"];
-            causal(fc["file"].as_str(), fc["line"].as_u64());
-            for p in doc["processes"].as_array().into_iter().flatten().take(64) {
-                let fc = &p["first_causal"];
-                causal(fc["file"].as_str(), fc["line"].as_u64());
+            if let Ok(p) = PlogSummary::deserialize(doc) {
+                if let Some(fc) = &p.first_causal {
+                    causal(&fc.file, Some(fc.line));
+                }
+                for fc in p
+                    .processes
+                    .iter()
+                    .take(64)
+                    .filter_map(|p| p.first_causal.as_ref())
+                {
+                    causal(&fc.file, Some(fc.line));
+                }
             }
         }
         "npgx.aicore" => {
-            for e in doc["errors"].as_array().into_iter().flatten() {
-                if let Some(f) = e["file"].as_str() {
-                    let set = wanted.entry(f.to_string()).or_default();
-                    fact_lines(e, set);
+            if let Ok(d) = AicoreDocument::deserialize(doc) {
+                for e in d.errors.iter() {
+                    let set = wanted.entry(e.file.display().to_string()).or_default();
+                    set.extend(e.evidence_lines());
                 }
             }
         }
-        _ => {}
-    }
-}
-
-/// Every `"line"` number inside an AI Core record (its facts' evidence lines).
-fn fact_lines(v: &Value, out: &mut BTreeSet<u64>) {
-    match v {
-        Value::Object(m) => {
-            for (k, x) in m {
-                match (k.as_str(), x.as_u64()) {
-                    ("line", Some(l)) => {
-                        out.insert(l);
-                    }
-                    _ => fact_lines(x, out),
-                }
-            }
-        }
-        Value::Array(a) => a.iter().for_each(|x| fact_lines(x, out)),
         _ => {}
     }
 }
@@ -280,16 +280,5 @@ mod tests {
             "{e}"
         );
         assert!(e.to_string().contains("expected npgx.dump-scan v2"), "{e}");
-    }
-
-    #[test]
-    fn fact_lines_are_collected_recursively() {
-        let mut s = BTreeSet::new();
-        fact_lines(
-            &json!({"first_line": 1, "task_id": {"value": 3, "line": 7},
-                    "cores": [{"serial": {"value": 1, "line": 9}}]}),
-            &mut s,
-        );
-        assert_eq!(s.into_iter().collect::<Vec<_>>(), vec![7, 9]);
     }
 }
