@@ -107,7 +107,7 @@ pub(super) fn scan(input: &Input, index: usize) -> Section {
                 first,
                 at: format!(
                     "{} · operator #{} · {}",
-                    scan_location(&g.location),
+                    scan_location(&g.location()),
                     fa.order,
                     t.path
                 ),
@@ -184,7 +184,7 @@ pub(super) fn scan(input: &Input, index: usize) -> Section {
             (s.tensors) " tensors, " strong { (s.anomalous_tensors) " anomalous" } ", "
             (s.groups) " groups, " (s.errors) " errors." }
         @for (gi, g) in doc.groups.iter().enumerate().take(MAX_PLOTS) {
-            h3 { "Group " (gi) ": " (scan_location(&g.location)) }
+            h3 { "Group " (gi) ": " (scan_location(&g.location())) }
             p.muted { (enum_name(&g.layout)) " layout, " (g.files) " files, " (g.tensors) " tensors, "
                 (g.anomalous_tensors) " anomalous" }
             (scan_plot(g, gi, anomalies, index))
