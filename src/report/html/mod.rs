@@ -8,11 +8,15 @@
 //! syntax for the same escaping). Plots come from plotters' SVG backend ([`plot`]); tables are
 //! sorted, filtered and paged by a small inline script over rows embedded as JSON.
 //!
-//! Every section tolerates documents with fields it does not know (and misses fields it
-//! expects with a dash): readers ignore unknown fields (docs/json.md). A section converted to a
-//! typed view (the engine's document type, deserialised: `npgx.aicore` so far) shows an
-//! optional field it misses with a dash and names a required one it misses, instead of a blank
-//! page; the others still read the untyped JSON.
+//! Every section reads its document through one typed view, the type the JSON writer uses:
+//! the engine's records ([`crate::triage::TriageRun`], [`crate::triage::analyze::TriageAnalysis`],
+//! [`crate::triage::classify::ClassifyDocument`], [`crate::plog::summary::PlogSummary`],
+//! [`crate::plog::aicore::AicoreDocument`], [`crate::compare::records::CompareDocument`]) or, for
+//! the streamed dump-scan document, its read side [`crate::dump::document::ScanDocument`]. Unknown
+//! fields are ignored (docs/json.md; the top-level ones are shown raw by [`other_fields`]); an
+//! optional field that is absent shows as a dash; a required field that is missing or of another
+//! type makes the section say the document "does not read as" its schema ([`unreadable`]) instead
+//! of rendering blank values.
 
 mod dumps;
 mod logs;
