@@ -19,6 +19,8 @@ pub struct FileAicoreError {
     pub error: AicoreError,
 }
 
+/// Name of the document of an [`AicoreScan`] (schema `npgx.aicore`).
+pub const SCHEMA_NAME: &str = "aicore";
 /// Version of the `npgx.aicore` document of an [`AicoreScan`].
 pub const SCHEMA_VERSION: u32 = 1;
 

@@ -158,6 +158,8 @@ pub struct FileSummary {
     pub read: bool,
 }
 
+/// Name of the document of a [`PlogSummary`] and of `--records` (schema `npgx.plog`).
+pub const SCHEMA_NAME: &str = "plog";
 /// Version of the `npgx.plog` document of a [`PlogSummary`] and of `--records` (2: the envelope
 /// of `docs/json.md`, and `first_causal` from the shared causal engine with tier, shape and
 /// evidence).

@@ -16,7 +16,11 @@ use crate::compare::{CompareReport, GroupReport, Pair};
 
 /// The JSON document (schema `npgx.dump-compare`, version 1).
 pub fn json(report: &CompareReport) -> anyhow::Result<String> {
-    let doc = super::document("dump-compare", report.schema_version, &report.document())?;
+    let doc = super::document(
+        crate::compare::SCHEMA_NAME,
+        report.schema_version,
+        &report.document(),
+    )?;
     Ok(serde_json::to_string_pretty(&doc)?)
 }
 

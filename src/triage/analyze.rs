@@ -76,6 +76,8 @@ pub struct Versions {
     pub seed: Option<u64>,
 }
 
+/// Name of the document of a [`TriageAnalysis`] (schema `npgx.triage-analyze`).
+pub const SCHEMA_NAME: &str = "triage-analyze";
 /// Version of the `npgx.triage-analyze` document of a [`TriageAnalysis`].
 pub const SCHEMA_VERSION: u32 = 1;
 

@@ -19,6 +19,9 @@ use crate::plog::reader::for_each_line;
 /// Bytes of the input kept for the wording rules (reports without an error are short).
 pub const PROSE_HEAD: usize = 256 * 1024;
 
+/// Name of the document of `triage classify` ([`ClassifyDocument`], schema
+/// `npgx.triage-classify`).
+pub const SCHEMA_NAME: &str = "triage-classify";
 /// Version of the `npgx.triage-classify` document (2: the envelope of `docs/json.md`, the shared
 /// causal engine's fields, the `environment` route; 3: `phase`, `confidence`, `why`,
 /// `candidates[]`, `settle`, and the error's `phase` evidence).

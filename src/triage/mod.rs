@@ -25,6 +25,8 @@ pub mod route;
 pub mod runner;
 pub mod scripts;
 
+/// Name of the document of a [`TriageRun`] (schema `npgx.triage-run`).
+pub const RUN_SCHEMA_NAME: &str = "triage-run";
 /// Version of the `npgx.triage-run` document of a [`TriageRun`] (`triage run` and `bisect`; 2:
 /// `bisect.nodes`, the FX node search).
 pub const RUN_SCHEMA_VERSION: u32 = 2;

@@ -173,23 +173,24 @@ pub fn written_json(
             .collect(),
     };
     serde_json::to_string_pretty(&crate::report::document(
-        "report",
+        crate::incident::REPORT_SCHEMA_NAME,
         crate::incident::REPORT_SCHEMA_VERSION,
         &doc,
     )?)
 }
 
 fn section(input: &Input, index: usize) -> Section {
-    match input.schema.as_str() {
-        "npgx.triage-run" => triage::run(input),
-        "npgx.triage-analyze" => triage::analyze(input),
-        "npgx.triage-classify" => triage::classify(input),
-        "npgx.dump-scan" => dumps::scan(input, index),
-        "npgx.dump-compare" => dumps::compare(input, index),
-        "npgx.plog" => logs::plog(input, index),
-        "npgx.aicore" => logs::aicore(input),
-        other => Section {
-            title: other.to_string(),
+    use crate::{compare, dump, plog, triage as engine};
+    match input.name() {
+        engine::RUN_SCHEMA_NAME => triage::run(input),
+        engine::analyze::SCHEMA_NAME => triage::analyze(input),
+        engine::classify::SCHEMA_NAME => triage::classify(input),
+        dump::SCHEMA_NAME => dumps::scan(input, index),
+        compare::SCHEMA_NAME => dumps::compare(input, index),
+        plog::summary::SCHEMA_NAME => logs::plog(input, index),
+        plog::aicore::SCHEMA_NAME => logs::aicore(input),
+        _ => Section {
+            title: input.schema.clone(),
             summary: vec![],
             body: html! { pre { (serde_json::to_string_pretty(&input.doc).unwrap_or_default()) } },
         },
