@@ -1,6 +1,7 @@
 //! The Logs sections: `npgx.plog` (per process an ERROR/WARNING timeline, the first causal
 //! error in context, CANN error reports with decoded codes) and `npgx.aicore` (one card per
-//! AI Core error, each field with its evidence line).
+//! AI Core error, each field with its evidence line), read through the engine's documents
+//! ([`PlogSummary`], [`AicoreDocument`]).
 
 use std::collections::BTreeMap;
 
