@@ -7,6 +7,10 @@
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+/// What every `schema` starts with; the rest is the document's name, which each engine defines
+/// beside its record and version (`crate::dump::SCHEMA_NAME` = `dump-scan`).
+pub const SCHEMA_PREFIX: &str = "npgx.";
+
 /// The JSON envelope of every command: `schema` = `npgx.<command>`, `schema_version` = `version`,
 /// then the fields of `body`. A body that is not a JSON object (a list of records, say) goes under
 /// the key `items`. A `schema` or `schema_version` field of the body is replaced.
@@ -16,7 +20,10 @@ pub fn document<T: Serialize + ?Sized>(
     body: &T,
 ) -> serde_json::Result<Value> {
     let mut out = Map::new();
-    out.insert("schema".into(), Value::String(format!("npgx.{command}")));
+    out.insert(
+        "schema".into(),
+        Value::String(format!("{SCHEMA_PREFIX}{command}")),
+    );
     out.insert("schema_version".into(), Value::from(version));
     match serde_json::to_value(body)? {
         Value::Object(fields) => {
@@ -47,7 +54,7 @@ pub struct Envelope<'a, T: Serialize + ?Sized> {
 impl<'a, T: Serialize + ?Sized> Envelope<'a, T> {
     pub fn new(command: &str, version: u32, body: &'a T) -> Self {
         Envelope {
-            schema: format!("npgx.{command}"),
+            schema: format!("{SCHEMA_PREFIX}{command}"),
             schema_version: version,
             body,
         }

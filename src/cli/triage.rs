@@ -12,8 +12,8 @@ use std::time::Duration;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::report;
-use crate::report::triage::FileError;
 use crate::triage::bisect::{BisectConfig, DEFAULT_MAX_RUNS};
+use crate::triage::classify::FileError;
 use crate::triage::runner::{Progress, RunConfig, StepEnd};
 use crate::triage::{self as engine, analyze, classify};
 

@@ -32,6 +32,8 @@ pub use records::{
     Summary, Threshold, Thresholds, Unmatched, UnmatchedTensor, Worst,
 };
 
+/// Name of the JSON document of `docs/dump-compare.md` (schema `npgx.dump-compare`).
+pub const SCHEMA_NAME: &str = "dump-compare";
 /// Version of the JSON schema in `docs/dump-compare.md`.
 pub const SCHEMA_VERSION: u32 = 1;
 

@@ -23,17 +23,19 @@
 //! errors, the NaN / Inf positions) and takes the products and squares from npgx's
 //! ([`Products`]).
 
+use std::borrow::Cow;
+
 use npgx_parsers::dump::dtype::Element;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::metrics::Products;
 
 /// One msprobe metric: a number, or msprobe's word for its absence (`unsupported`, `N/A`).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Value {
     Number(f64),
-    Text(&'static str),
+    Text(Cow<'static, str>),
 }
 
 impl Value {
@@ -54,13 +56,13 @@ impl std::fmt::Display for Value {
     }
 }
 
-const UNSUPPORTED: Value = Value::Text("unsupported");
-const NA: Value = Value::Text("N/A");
+const UNSUPPORTED: Value = Value::Text(Cow::Borrowed("unsupported"));
+const NA: Value = Value::Text(Cow::Borrowed("N/A"));
 /// msprobe's value of a metric that came out NaN or could not divide by a zero norm.
-const NAN: Value = Value::Text("Nan");
+const NAN: Value = Value::Text(Cow::Borrowed("Nan"));
 
 /// The six columns of msprobe compare's tensor mode, and its message when it gives none.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MsprobeMetrics {
     pub cosine: Value,
     pub euc_dist: Value,
@@ -430,7 +432,7 @@ mod tests {
 /// too) give 0; a NaN on
 /// either side gives `Nan`, an infinite difference `inf` / `-inf`, a golden 0 a relative `inf`,
 /// an absent statistic `N/A`.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
     pub max_diff: Value,
     pub min_diff: Value,
@@ -442,8 +444,8 @@ pub struct Summary {
     pub norm_rel_err: Value,
 }
 
-const INF: Value = Value::Text("inf");
-const NEG_INF: Value = Value::Text("-inf");
+const INF: Value = Value::Text(Cow::Borrowed("inf"));
+const NEG_INF: Value = Value::Text(Cow::Borrowed("-inf"));
 
 /// One statistic's difference and relative difference (percent), msprobe's way.
 fn stat_diff(golden: Option<f64>, target: Option<f64>) -> (Value, Value) {
@@ -507,7 +509,7 @@ impl Summary {
         .iter()
         .all(|v| match v {
             Value::Number(p) => p / 100.0 < max_rel,
-            Value::Text(t) => *t == "N/A",
+            Value::Text(t) => t == "N/A",
         })
     }
 }

@@ -1,20 +1,21 @@
 //! The records a comparison produces. Renderers in `report::dump_compare` turn them into text,
 //! JSON, CSV or Parquet; the JSON field names are the stable schema of `docs/dump-compare.md`.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use npgx_parsers::dump::header::Io;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Pass thresholds of one dtype (or the defaults).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Threshold {
     pub cosine: f64,
     pub max_rel: f64,
 }
 
 /// The thresholds in force, echoed in the output.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Thresholds {
     pub cosine: f64,
     pub max_rel: f64,
@@ -33,7 +34,7 @@ impl Thresholds {
 }
 
 /// Per-pair metrics; `None` (JSON null) when undefined.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Metrics {
     pub cosine: Option<f64>,
     pub max_abs: Option<f64>,
@@ -55,7 +56,7 @@ pub struct Metrics {
 }
 
 /// How a target tensor found its golden tensor.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MatchedBy {
     /// Same op name, io and index.
@@ -71,7 +72,7 @@ pub enum MatchedBy {
 }
 
 /// One compared pair of tensors.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Pair {
     /// Index into the report's groups.
     pub group: usize,
@@ -104,7 +105,7 @@ pub struct Pair {
 }
 
 /// What told the origin apart from operators that only carried an error.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Evidence {
     /// The op's own inputs were dumped, compared and pass.
@@ -119,7 +120,7 @@ pub enum Evidence {
 }
 
 /// The origin pair and the evidence used.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Origin {
     #[serde(flatten)]
     pub pair: Pair,
@@ -127,7 +128,7 @@ pub struct Origin {
 }
 
 /// Where a group lies, as far as pairing is concerned.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GroupSide {
     pub rank: Option<u32>,
     pub world_size: Option<u32>,
@@ -137,7 +138,7 @@ pub struct GroupSide {
 }
 
 /// The worst pairs by each metric.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Worst {
     pub cosine: Vec<Pair>,
     pub max_rel: Vec<Pair>,
@@ -146,7 +147,7 @@ pub struct Worst {
 }
 
 /// A golden group compared with a target group.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GroupReport {
     pub golden: GroupSide,
     pub target: GroupSide,
@@ -171,7 +172,7 @@ impl GroupReport {
 }
 
 /// A tensor with no counterpart on the other side.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct UnmatchedTensor {
     pub op_name: String,
     pub io: Io,
@@ -179,14 +180,14 @@ pub struct UnmatchedTensor {
     pub file: String,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Unmatched {
     pub golden: Vec<UnmatchedTensor>,
     pub target: Vec<UnmatchedTensor>,
 }
 
 /// Which tree a problem was found in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Side {
     Golden,
@@ -194,7 +195,7 @@ pub enum Side {
 }
 
 /// A file (or part of one) that could not be read.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CompareError {
     pub side: Side,
     pub path: String,
@@ -202,7 +203,7 @@ pub struct CompareError {
     pub offset: Option<u64>,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Summary {
     pub pairs: u64,
     pub passed: u64,
@@ -214,7 +215,7 @@ pub struct Summary {
 }
 
 /// Everything a comparison found.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CompareReport {
     pub schema_version: u32,
     pub golden: String,
@@ -226,4 +227,25 @@ pub struct CompareReport {
     pub pairs: Vec<Pair>,
     pub unmatched: Unmatched,
     pub errors: Vec<CompareError>,
+}
+
+/// The fields of the `npgx.dump-compare` document (inside the envelope of docs/json.md): what
+/// `--format json` writes and what the HTML report reads back.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct CompareDocument<'a> {
+    /// Whether every file could be read. Always written; `None` only when reading a document of
+    /// an npgx from before the field (added within version 1).
+    pub complete: Option<bool>,
+    #[serde(flatten)]
+    pub report: Cow<'a, CompareReport>,
+}
+
+impl CompareReport {
+    /// The report's `npgx.dump-compare` document.
+    pub fn document(&self) -> CompareDocument<'_> {
+        CompareDocument {
+            complete: Some(self.errors.is_empty()),
+            report: Cow::Borrowed(self),
+        }
+    }
 }

@@ -8,6 +8,7 @@
 
 pub mod address;
 pub mod analysis;
+pub mod document;
 pub mod msprobe;
 pub mod npy;
 pub mod pt;
@@ -28,6 +29,8 @@ pub use records::{
     Anomaly, Group, Kind, Place, ScanError, ScanReport, Source, StatsNote, Summary, TensorRecord,
 };
 
+/// Name of the JSON document of `docs/dump-scan.md` (its envelope's schema is `npgx.dump-scan`).
+pub const SCHEMA_NAME: &str = "dump-scan";
 /// Version of the JSON schema in `docs/dump-scan.md` (2: groups carry `addresses`).
 pub const SCHEMA_VERSION: u32 = 2;
 

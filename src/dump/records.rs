@@ -3,10 +3,10 @@
 
 use npgx_parsers::dump::header::Io;
 use npgx_parsers::dump::path::{Layout, Location};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// What a tensor verdict was read from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Source {
     Dump,
@@ -16,7 +16,7 @@ pub enum Source {
 }
 
 /// The anomaly classes, most severe first.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Kind {
     Nan,
@@ -158,7 +158,7 @@ pub struct Place {
 }
 
 /// A file (or part of one) that could not be read.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ScanError {
     pub path: String,
     pub message: String,
@@ -214,7 +214,7 @@ impl Group {
 }
 
 /// Totals over the whole scan.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Summary {
     pub files_seen: u64,
     pub dump_files: u64,

@@ -13,24 +13,42 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 use serde_json::Value;
 
-/// The documents a report renders and the newest `schema_version` of each this build reads:
-/// the version each engine defines beside its record.
+use crate::plog::aicore::AicoreDocument;
+use crate::plog::summary::PlogSummary;
+use crate::triage::analyze::TriageAnalysis;
+use crate::triage::classify::{Classification, ClassifyDocument};
+use crate::triage::TriageRun;
+
+/// The documents a report renders (their names: the schema is `npgx.<name>`) and the newest
+/// `schema_version` of each this build reads: the name and version each engine defines beside
+/// its record.
 pub const SCHEMAS: &[(&str, u32)] = &[
-    ("npgx.triage-run", crate::triage::RUN_SCHEMA_VERSION),
     (
-        "npgx.triage-analyze",
+        crate::triage::RUN_SCHEMA_NAME,
+        crate::triage::RUN_SCHEMA_VERSION,
+    ),
+    (
+        crate::triage::analyze::SCHEMA_NAME,
         crate::triage::analyze::SCHEMA_VERSION,
     ),
     (
-        "npgx.triage-classify",
+        crate::triage::classify::SCHEMA_NAME,
         crate::triage::classify::SCHEMA_VERSION,
     ),
-    ("npgx.dump-scan", crate::dump::SCHEMA_VERSION),
-    ("npgx.dump-compare", crate::compare::SCHEMA_VERSION),
-    ("npgx.plog", crate::plog::summary::SCHEMA_VERSION),
-    ("npgx.aicore", crate::plog::aicore::SCHEMA_VERSION),
+    (crate::dump::SCHEMA_NAME, crate::dump::SCHEMA_VERSION),
+    (crate::compare::SCHEMA_NAME, crate::compare::SCHEMA_VERSION),
+    (
+        crate::plog::summary::SCHEMA_NAME,
+        crate::plog::summary::SCHEMA_VERSION,
+    ),
+    (
+        crate::plog::aicore::SCHEMA_NAME,
+        crate::plog::aicore::SCHEMA_VERSION,
+    ),
 ];
 
+/// Name of the document `npgx report --format json` prints (schema `npgx.report`).
+pub const REPORT_SCHEMA_NAME: &str = "report";
 /// Version of the `npgx.report` document `npgx report --format json` prints.
 pub const REPORT_SCHEMA_VERSION: u32 = 1;
 
@@ -40,6 +58,15 @@ pub const CONTEXT: u64 = 10;
 const MAX_LINES: usize = 5_000;
 /// A log line longer than this is cut (and marked with `…`).
 const MAX_LINE_CHARS: usize = 2_000;
+
+impl Input {
+    /// The document's name: its schema without the `npgx.` prefix (`dump-scan`).
+    pub fn name(&self) -> &str {
+        self.schema
+            .strip_prefix(crate::envelope::SCHEMA_PREFIX)
+            .unwrap_or_default()
+    }
+}
 
 /// One report input: its document and the log lines it refers to.
 #[derive(Debug, Clone)]
@@ -61,7 +88,7 @@ pub fn load(path: &Path) -> anyhow::Result<Input> {
         let analysis = crate::triage::analyze::analyze(path)
             .with_context(|| format!("{}: cannot analyse the triage tree", path.display()))?;
         let doc = crate::envelope::document(
-            "triage-analyze",
+            crate::triage::analyze::SCHEMA_NAME,
             crate::triage::analyze::SCHEMA_VERSION,
             &analysis,
         )?;
@@ -82,7 +109,7 @@ pub fn load(path: &Path) -> anyhow::Result<Input> {
 fn expected() -> String {
     SCHEMAS
         .iter()
-        .map(|(s, v)| format!("{s} v{v}"))
+        .map(|(s, v)| format!("{}{s} v{v}", crate::envelope::SCHEMA_PREFIX))
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -101,7 +128,8 @@ pub fn from_document(source: String, doc: Value, base: Option<&Path>) -> anyhow:
         })?
         .to_string();
     let version = doc.get("schema_version").and_then(Value::as_u64);
-    let Some(&(_, newest)) = SCHEMAS.iter().find(|(s, _)| *s == schema) else {
+    let name = schema.strip_prefix(crate::envelope::SCHEMA_PREFIX);
+    let Some(&(_, newest)) = SCHEMAS.iter().find(|(s, _)| Some(*s) == name) else {
         anyhow::bail!(
             "{source}: schema {schema:?} is not one npgx report renders; expected one of {}",
             expected()
@@ -117,7 +145,7 @@ pub fn from_document(source: String, doc: Value, base: Option<&Path>) -> anyhow:
         ),
     }
     let mut wanted: BTreeMap<String, BTreeSet<u64>> = BTreeMap::new();
-    wanted_lines(&schema, &doc, &mut wanted);
+    wanted_lines(name.unwrap_or_default(), &doc, &mut wanted);
     let lines = read_lines(&wanted, base);
     Ok(Input {
         source,
@@ -132,72 +160,66 @@ fn around(set: &mut BTreeSet<u64>, line: u64) {
 }
 
 /// The log lines a document's report shows: ±[`CONTEXT`] around causal errors, every evidence
-/// line of AI Core errors.
-fn wanted_lines(schema: &str, doc: &Value, wanted: &mut BTreeMap<String, BTreeSet<u64>>) {
-    let mut causal = |file: Option<&str>, line: Option<u64>| {
-        if let (Some(f), Some(l)) = (file, line) {
-            around(wanted.entry(f.to_string()).or_default(), l);
+/// line of AI Core errors. Read through each document's typed view; a document that does not
+/// read as its view wants none (its section says why).
+fn wanted_lines(name: &str, doc: &Value, wanted: &mut BTreeMap<String, BTreeSet<u64>>) {
+    use serde::Deserialize as _;
+    let mut causal = |file: &Path, line: Option<u64>| {
+        if let Some(l) = line {
+            around(wanted.entry(file.display().to_string()).or_default(), l);
         }
     };
-    match schema {
-        "npgx.triage-run" | "npgx.triage-analyze" => {
-            let a = if schema == "npgx.triage-run" {
-                &doc["analysis"]
-            } else {
-                doc
-            };
-            let ev = &a["evidence"];
-            causal(
-                ev["file"].as_str(),
-                ev["first_causal_error"]["line"]
-                    .as_u64()
-                    .or(ev["evidence_line"].as_u64()),
-            );
-        }
-        "npgx.triage-classify" => {
-            for item in doc["items"].as_array().into_iter().flatten() {
-                causal(
-                    item["file"].as_str(),
-                    item["first_causal_error"]["line"]
-                        .as_u64()
-                        .or(item["evidence_line"].as_u64()),
-                );
-            }
-        }
-        "npgx.plog" => {
-            let fc = &doc["first_causal"];
-            causal(fc["file"].as_str(), fc["line"].as_u64());
-            for p in doc["processes"].as_array().into_iter().flatten().take(64) {
-                let fc = &p["first_causal"];
-                causal(fc["file"].as_str(), fc["line"].as_u64());
-            }
-        }
-        "npgx.aicore" => {
-            for e in doc["errors"].as_array().into_iter().flatten() {
-                if let Some(f) = e["file"].as_str() {
-                    let set = wanted.entry(f.to_string()).or_default();
-                    fact_lines(e, set);
+    let classified = |c: &Classification| {
+        c.first_causal_error
+            .as_ref()
+            .map(|e| e.line)
+            .or(c.evidence_line)
+    };
+    match name {
+        crate::triage::RUN_SCHEMA_NAME => {
+            if let Ok(run) = TriageRun::deserialize(doc) {
+                if let Some(c) = &run.analysis.evidence {
+                    causal(&c.file, classified(c));
                 }
             }
         }
-        _ => {}
-    }
-}
-
-/// Every `"line"` number inside an AI Core record (its facts' evidence lines).
-fn fact_lines(v: &Value, out: &mut BTreeSet<u64>) {
-    match v {
-        Value::Object(m) => {
-            for (k, x) in m {
-                match (k.as_str(), x.as_u64()) {
-                    ("line", Some(l)) => {
-                        out.insert(l);
-                    }
-                    _ => fact_lines(x, out),
+        crate::triage::analyze::SCHEMA_NAME => {
+            if let Ok(a) = TriageAnalysis::deserialize(doc) {
+                if let Some(c) = &a.evidence {
+                    causal(&c.file, classified(c));
                 }
             }
         }
-        Value::Array(a) => a.iter().for_each(|x| fact_lines(x, out)),
+        crate::triage::classify::SCHEMA_NAME => {
+            if let Ok(d) = ClassifyDocument::deserialize(doc) {
+                for c in d.items.iter() {
+                    causal(&c.file, classified(c));
+                }
+            }
+        }
+        crate::plog::summary::SCHEMA_NAME => {
+            if let Ok(p) = PlogSummary::deserialize(doc) {
+                if let Some(fc) = &p.first_causal {
+                    causal(&fc.file, Some(fc.line));
+                }
+                for fc in p
+                    .processes
+                    .iter()
+                    .take(64)
+                    .filter_map(|p| p.first_causal.as_ref())
+                {
+                    causal(&fc.file, Some(fc.line));
+                }
+            }
+        }
+        crate::plog::aicore::SCHEMA_NAME => {
+            if let Ok(d) = AicoreDocument::deserialize(doc) {
+                for e in d.errors.iter() {
+                    let set = wanted.entry(e.file.display().to_string()).or_default();
+                    set.extend(e.evidence_lines());
+                }
+            }
+        }
         _ => {}
     }
 }
@@ -280,16 +302,5 @@ mod tests {
             "{e}"
         );
         assert!(e.to_string().contains("expected npgx.dump-scan v2"), "{e}");
-    }
-
-    #[test]
-    fn fact_lines_are_collected_recursively() {
-        let mut s = BTreeSet::new();
-        fact_lines(
-            &json!({"first_line": 1, "task_id": {"value": 3, "line": 7},
-                    "cores": [{"serial": {"value": 1, "line": 9}}]}),
-            &mut s,
-        );
-        assert_eq!(s.into_iter().collect::<Vec<_>>(), vec![7, 9]);
     }
 }

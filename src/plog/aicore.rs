@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use std::path::PathBuf;
 
 use npgx_parsers::aicore::evidence::classify;
-use npgx_parsers::aicore::{line_message, AicoreAssembler, AicoreError};
+use npgx_parsers::aicore::{line_message, AicoreAssembler, AicoreError, Fact};
 use serde::{Deserialize, Serialize};
 
 use super::reader::for_each_line;
@@ -19,6 +19,8 @@ pub struct FileAicoreError {
     pub error: AicoreError,
 }
 
+/// Name of the document of an [`AicoreScan`] (schema `npgx.aicore`).
+pub const SCHEMA_NAME: &str = "aicore";
 /// Version of the `npgx.aicore` document of an [`AicoreScan`].
 pub const SCHEMA_VERSION: u32 = 1;
 
@@ -35,6 +37,80 @@ pub struct AicoreScan {
     pub errors: Vec<FileAicoreError>,
     pub files: Vec<PathBuf>,
     pub warnings: Vec<Warning>,
+}
+
+impl FileAicoreError {
+    /// The evidence line of every fact of the error, its cores' (registers included) and its
+    /// AIC_INFO's: the lines a report quotes beside the facts.
+    pub fn evidence_lines(&self) -> Vec<u64> {
+        fn at<T>(f: &Option<Fact<T>>) -> Option<u64> {
+            f.as_ref().map(|f| f.line)
+        }
+        let e = &self.error;
+        let a = &e.aic_info;
+        let mut lines: Vec<u64> = [
+            at(&e.device_id),
+            at(&e.chip_id),
+            at(&e.die_id),
+            at(&e.stream_id),
+            at(&e.report_stream_id),
+            at(&e.task_id),
+            at(&e.task_pos),
+            at(&e.flip_num),
+            at(&e.context_id),
+            at(&e.thread_id),
+            at(&e.kernel_name),
+            at(&e.func_name),
+            at(&e.kernel_info_ext),
+            at(&e.program_id),
+            at(&e.hash),
+            at(&e.block_dim),
+            at(&e.tiling_key),
+            at(&e.err_type),
+            at(&e.task_error_code),
+            at(&e.so_name),
+            at(&e.op_name),
+            at(&e.ret_code),
+            at(&e.acl_code),
+            at(&e.inner_code),
+            at(&e.exception_code),
+            at(&e.core_list),
+            at(&a.node_name),
+            at(&a.node_type),
+            at(&a.dev_func),
+            at(&a.tiling_key),
+            at(&a.block_dim),
+            at(&a.op_file_path),
+            at(&a.kernel_info),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        lines.extend(e.cann_codes.iter().map(|f| f.line));
+        lines.extend(e.dump_files.iter().map(|f| f.line));
+        lines.extend(a.tensors.iter().map(|f| f.line));
+        for c in &e.cores {
+            lines.extend(
+                [
+                    at(&c.serial),
+                    at(&c.core_id),
+                    at(&c.core_list),
+                    at(&c.device),
+                    at(&c.chip_id),
+                    at(&c.die_id),
+                    at(&c.error_code),
+                    at(&c.error_str),
+                    at(&c.errcode),
+                    at(&c.sub_err_type),
+                    at(&c.blk),
+                ]
+                .into_iter()
+                .flatten(),
+            );
+            lines.extend(c.registers.iter().map(|r| r.line));
+        }
+        lines
+    }
 }
 
 impl AicoreScan {
@@ -128,5 +204,59 @@ pub fn scan_aicore(inputs: &[LogInput], mut warnings: Vec<Warning>) -> AicoreSca
         errors,
         files,
         warnings,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use serde_json::Value;
+
+    use super::FileAicoreError;
+
+    /// Every `line` number in a record's JSON, at any depth.
+    fn json_lines(v: &Value, out: &mut BTreeSet<u64>) {
+        match v {
+            Value::Object(m) => {
+                for (k, x) in m {
+                    match (k.as_str(), x.as_u64()) {
+                        ("line", Some(l)) => {
+                            out.insert(l);
+                        }
+                        _ => json_lines(x, out),
+                    }
+                }
+            }
+            Value::Array(a) => a.iter().for_each(|x| json_lines(x, out)),
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn evidence_lines_are_the_line_of_every_fact() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/samples/logs");
+        let (mut errors, mut with_cores, mut with_aic_info) = (0, 0, 0);
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let text = std::fs::read(&path).unwrap();
+            for error in npgx_parsers::aicore::scan_text(&text) {
+                errors += 1;
+                with_cores += usize::from(!error.cores.is_empty());
+                with_aic_info += usize::from(error.aic_info.node_name.is_some());
+                let e = FileAicoreError {
+                    file: path.clone(),
+                    error,
+                };
+                let mut want = BTreeSet::new();
+                json_lines(&serde_json::to_value(&e).unwrap(), &mut want);
+                let got: BTreeSet<u64> = e.evidence_lines().into_iter().collect();
+                assert_eq!(got, want, "{}", path.display());
+            }
+        }
+        assert!(
+            errors > 10 && with_cores > 0 && with_aic_info > 0,
+            "{errors} errors, {with_cores} with cores, {with_aic_info} with AIC_INFO"
+        );
     }
 }

@@ -21,7 +21,7 @@ pub mod summary;
 use std::path::{Path, PathBuf};
 
 use npgx_parsers::plog::{Level, PlogHeader, PlogTime};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub use aicore::{scan_aicore, AicoreScan, FileAicoreError};
 pub use discover::{discover, LogInput};
@@ -30,7 +30,7 @@ pub use summary::{
 };
 
 /// Something that could not be read or parsed; the scan went on.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Warning {
     pub file: PathBuf,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -28,7 +28,7 @@ use npgx_parsers::plog::record::{lossy, RecordAssembler, TRUNCATION_LENGTH};
 use npgx_parsers::plog::{
     parse_header, Cached, HeaderCache, Level, PlogHeader, PlogRecord, PlogTime, CACHED_PREFIXES,
 };
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::reader::{for_each_line, map_chunks, ChunkLines, ReadStats, CHUNK, MAX_LINE};
 use super::{Filters, LogInput, Warning};
@@ -37,7 +37,7 @@ use super::{Filters, LogInput, Warning};
 const WARNINGS_PER_FILE: usize = 20;
 
 /// A record cited by a summary (first ERROR, first causal error).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RecordRef {
     pub file: PathBuf,
     pub line: u64,
@@ -54,7 +54,7 @@ pub struct RecordRef {
 
 /// The first causal error over all inputs, by the shared causal engine
 /// ([`npgx_parsers::causal`]): the same line `npgx triage classify` names for each file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CausalRef {
     pub file: PathBuf,
     pub line: u64,
@@ -94,7 +94,7 @@ impl CausalRef {
 }
 
 /// A CANN error report found in an input, with its file.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FileReport {
     pub file: PathBuf,
     #[serde(flatten)]
@@ -102,7 +102,7 @@ pub struct FileReport {
 }
 
 /// A torch_npu `ERRxxxxx` line found in an input, with its file.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FileTorchNpuError {
     pub file: PathBuf,
     #[serde(flatten)]
@@ -110,7 +110,7 @@ pub struct FileTorchNpuError {
 }
 
 /// Everything counted for one process (pid).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ProcessSummary {
     pub pid: i64,
     pub pname: String,
@@ -133,12 +133,13 @@ pub struct ProcessSummary {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_causal: Option<RecordRef>,
     /// ERROR and WARNING records per second of plog time (seconds without either are left
-    /// out), in time order.
+    /// out), in time order. Added within version 2: absent from older documents.
+    #[serde(default)]
     pub timeline: Vec<TimelinePoint>,
 }
 
 /// ERROR and WARNING records of one process in one second (`time` has zero fractions).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TimelinePoint {
     pub time: PlogTime,
     pub error: u64,
@@ -146,7 +147,7 @@ pub struct TimelinePoint {
 }
 
 /// One file read.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FileSummary {
     pub path: PathBuf,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -159,13 +160,15 @@ pub struct FileSummary {
     pub read: bool,
 }
 
+/// Name of the document of a [`PlogSummary`] and of `--records` (schema `npgx.plog`).
+pub const SCHEMA_NAME: &str = "plog";
 /// Version of the `npgx.plog` document of a [`PlogSummary`] and of `--records` (2: the envelope
 /// of `docs/json.md`, and `first_causal` from the shared causal engine with tier, shape and
 /// evidence).
 pub const SCHEMA_VERSION: u32 = 2;
 
 /// The result of `npgx plog`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PlogSummary {
     pub files: Vec<FileSummary>,
     /// Records that passed the filters, over all files.

@@ -12,7 +12,7 @@ use crate::plog::{AicoreScan, FileAicoreError};
 /// records under `errors`.
 pub fn json(out: &mut impl Write, scan: &AicoreScan) -> io::Result<()> {
     let doc = super::document(
-        "aicore",
+        crate::plog::aicore::SCHEMA_NAME,
         crate::plog::aicore::SCHEMA_VERSION,
         &scan.document(),
     )?;

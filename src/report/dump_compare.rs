@@ -16,18 +16,11 @@ use crate::compare::{CompareReport, GroupReport, Pair};
 
 /// The JSON document (schema `npgx.dump-compare`, version 1).
 pub fn json(report: &CompareReport) -> anyhow::Result<String> {
-    /// The report and whether every file could be read.
-    #[derive(serde::Serialize)]
-    struct Document<'a> {
-        complete: bool,
-        #[serde(flatten)]
-        report: &'a CompareReport,
-    }
-    let doc = Document {
-        complete: report.errors.is_empty(),
-        report,
-    };
-    let doc = super::document("dump-compare", report.schema_version, &doc)?;
+    let doc = super::document(
+        crate::compare::SCHEMA_NAME,
+        report.schema_version,
+        &report.document(),
+    )?;
     Ok(serde_json::to_string_pretty(&doc)?)
 }
 

@@ -72,7 +72,7 @@ fn with_document<R>(
         tensors: all.then_some(Tensors(&report.tensors)),
     };
     f(&super::Envelope::new(
-        "dump-scan",
+        crate::dump::SCHEMA_NAME,
         report.schema_version,
         &doc,
     ))

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::fx::{Dim, FxNode, TensorMeta};
-use crate::triage::nodes::{NodeSearch, SCHEMA_VERSION};
+use crate::triage::nodes::{NodeSearch, SCHEMA_NAME, SCHEMA_VERSION};
 
 fn rel<'a>(root: &'a Path, p: &'a Path) -> std::path::Display<'a> {
     p.strip_prefix(root).unwrap_or(p).display()
@@ -145,6 +145,6 @@ pub fn text(s: &NodeSearch) -> String {
 
 /// The `bisect/nodes.json` document (schema `npgx.triage-nodes`).
 pub fn json(s: &NodeSearch) -> anyhow::Result<String> {
-    let doc = super::document("triage-nodes", SCHEMA_VERSION, s)?;
+    let doc = super::document(SCHEMA_NAME, SCHEMA_VERSION, s)?;
     Ok(serde_json::to_string_pretty(&doc)?)
 }

@@ -2,7 +2,9 @@
 
 use std::io::{self, Write};
 
-use crate::plog::summary::{RecordOut, SCHEMA_VERSION as SUMMARY_SCHEMA_VERSION};
+use crate::plog::summary::{
+    RecordOut, SCHEMA_NAME as SUMMARY_SCHEMA_NAME, SCHEMA_VERSION as SUMMARY_SCHEMA_VERSION,
+};
 use crate::plog::{CausalRef, PlogSummary, RecordRef, Warning};
 
 /// Prints warnings to stderr as `npgx: warning: FILE[:LINE]: message`.
@@ -69,7 +71,7 @@ fn cite_causal(c: &CausalRef) -> String {
 }
 
 pub fn summary_json(out: &mut impl Write, s: &PlogSummary) -> io::Result<()> {
-    let doc = super::document("plog", SUMMARY_SCHEMA_VERSION, s)?;
+    let doc = super::document(SUMMARY_SCHEMA_NAME, SUMMARY_SCHEMA_VERSION, s)?;
     serde_json::to_writer_pretty(&mut *out, &doc)?;
     writeln!(out)
 }
@@ -302,7 +304,7 @@ impl<'a, W: Write> RecordWriter<'a, W> {
             // The envelope of docs/json.md, written by hand because the records stream.
             Format::Json => write!(
                 self.out,
-                "{{\"schema\": \"npgx.plog\", \"schema_version\": {SUMMARY_SCHEMA_VERSION}, \"records\": ["
+                "{{\"schema\": \"npgx.{SUMMARY_SCHEMA_NAME}\", \"schema_version\": {SUMMARY_SCHEMA_VERSION}, \"records\": ["
             ),
             Format::Csv => csv_row(self.out, &RECORD_CSV_HEADER),
             Format::Table => Ok(()),

@@ -1,37 +1,31 @@
 //! Renders triage records: the terminal summary, `--format json`, and `triage_report.md`.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use serde::Serialize;
-
-use crate::triage::analyze::{TriageAnalysis, SCHEMA_VERSION as ANALYZE_SCHEMA_VERSION};
+use crate::triage::analyze::{
+    TriageAnalysis, SCHEMA_NAME as ANALYZE_SCHEMA_NAME, SCHEMA_VERSION as ANALYZE_SCHEMA_VERSION,
+};
 use crate::triage::bisect::{Bisection, Outcome, Verdict};
-use crate::triage::classify::{Classification, SCHEMA_VERSION as CLASSIFY_SCHEMA_VERSION};
+use crate::triage::classify::{
+    Classification, ClassifyDocument, FileError, SCHEMA_NAME as CLASSIFY_SCHEMA_NAME,
+    SCHEMA_VERSION as CLASSIFY_SCHEMA_VERSION,
+};
 use crate::triage::compare::Closeness;
 use crate::triage::scripts::{self, ScriptPlan};
-use crate::triage::{TriageRun, RUN_SCHEMA_VERSION};
-
-/// A file `triage classify` could not read.
-#[derive(Debug, Clone, Serialize)]
-pub struct FileError {
-    pub file: PathBuf,
-    pub message: String,
-}
-
-#[derive(Serialize)]
-struct ClassifyBody<'a> {
-    items: &'a [Classification],
-    errors: &'a [FileError],
-}
+use crate::triage::{TriageRun, RUN_SCHEMA_NAME, RUN_SCHEMA_VERSION};
 
 /// The JSON document of `triage classify`: one item per file read, and the files that could not
 /// be read.
 pub fn classify_json(items: &[Classification], errors: &[FileError]) -> serde_json::Result<String> {
-    let body = ClassifyBody { items, errors };
+    let body = ClassifyDocument {
+        items: Cow::Borrowed(items),
+        errors: Cow::Borrowed(errors),
+    };
     serde_json::to_string_pretty(&super::Envelope::new(
-        "triage-classify",
+        CLASSIFY_SCHEMA_NAME,
         CLASSIFY_SCHEMA_VERSION,
         &body,
     ))
@@ -40,7 +34,11 @@ pub fn classify_json(items: &[Classification], errors: &[FileError]) -> serde_js
 /// The JSON document of `triage run` and `triage bisect` (schema `npgx.triage-run` for both):
 /// `run` (scripts and steps), `analysis`, and `bisect` when it ran.
 pub fn run_json(run: &TriageRun) -> serde_json::Result<String> {
-    serde_json::to_string_pretty(&super::Envelope::new("triage-run", RUN_SCHEMA_VERSION, run))
+    serde_json::to_string_pretty(&super::Envelope::new(
+        RUN_SCHEMA_NAME,
+        RUN_SCHEMA_VERSION,
+        run,
+    ))
 }
 
 /// [`run_json`] as a value, for `--html`: read back from its text, so the page is the one
@@ -57,7 +55,7 @@ pub fn analyze_value(a: &TriageAnalysis) -> serde_json::Result<serde_json::Value
 /// The JSON document of `triage analyze`: the analysis' fields.
 pub fn analyze_json(a: &TriageAnalysis) -> serde_json::Result<String> {
     serde_json::to_string_pretty(&super::Envelope::new(
-        "triage-analyze",
+        ANALYZE_SCHEMA_NAME,
         ANALYZE_SCHEMA_VERSION,
         a,
     ))
@@ -88,6 +86,7 @@ pub fn classifications_text(items: &[Classification]) -> String {
             "  route:       {}{}",
             c.route.as_str(),
             c.sub_skill
+                .as_ref()
                 .map(|s| format!("  (load {s})"))
                 .unwrap_or_default()
         );
@@ -301,6 +300,7 @@ pub fn handoff_markdown(a: &TriageAnalysis, plan: Option<&ScriptPlan>) -> String
         "- Route: **{}**{}",
         a.route.as_str(),
         a.sub_skill
+            .as_ref()
             .map(|s| format!(" → load `{s}`"))
             .unwrap_or_default()
     );
@@ -545,6 +545,7 @@ pub fn analysis_text(a: &TriageAnalysis) -> String {
         "route: {}{}",
         a.route.as_str(),
         a.sub_skill
+            .as_ref()
             .map(|s| format!("  (load {s})"))
             .unwrap_or_default()
     );

@@ -1,11 +1,12 @@
 //! `npgx triage analyze DIR`: completeness checks, first failing step, first causal error,
 //! route and handoff for a five-step tree (made by `triage run`, `run_triage.sh`, or by hand).
 
+use std::borrow::Cow;
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use walkdir::WalkDir;
 
 use npgx_parsers::causal::{CausalError, CausalScanner};
@@ -20,7 +21,7 @@ use super::route::{environment_problem, route_error, Route};
 use crate::plog::reader::for_each_line;
 
 /// What was found for one step.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StepRecord {
     pub step: Step,
     pub number: usize,
@@ -34,7 +35,7 @@ pub struct StepRecord {
     pub debug_runs: Vec<PathBuf>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StepStatus {
     Passed,
@@ -43,7 +44,7 @@ pub enum StepStatus {
     Unknown,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LogFile {
     pub path: PathBuf,
     pub bytes: u64,
@@ -51,7 +52,7 @@ pub struct LogFile {
 }
 
 /// `first_failure.txt`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FirstFailure {
     pub step: Step,
     pub exit_code: i32,
@@ -60,7 +61,7 @@ pub struct FirstFailure {
 }
 
 /// Versions read back from `env.txt`.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Versions {
     pub python: Option<String>,
     pub torch: Option<String>,
@@ -75,11 +76,13 @@ pub struct Versions {
     pub seed: Option<u64>,
 }
 
+/// Name of the document of a [`TriageAnalysis`] (schema `npgx.triage-analyze`).
+pub const SCHEMA_NAME: &str = "triage-analyze";
 /// Version of the `npgx.triage-analyze` document of a [`TriageAnalysis`].
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// The analysis of one tree: everything the handoff needs.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TriageAnalysis {
     pub root: PathBuf,
     pub complete: bool,
@@ -91,7 +94,7 @@ pub struct TriageAnalysis {
     pub steps: Vec<StepRecord>,
     pub first_failure: Option<FirstFailure>,
     pub route: Route,
-    pub sub_skill: Option<&'static str>,
+    pub sub_skill: Option<Cow<'static, str>>,
     /// The rule that fired (`step.pre-classification`, `keyword.runtime`, …).
     pub rule: String,
     pub matched: Option<String>,
@@ -438,7 +441,7 @@ fn route_tree(a: &mut TriageAnalysis) -> anyhow::Result<()> {
             a.handoff_paths = handoff_runs(&a.steps, &[Step::ForceEager, Step::NpugraphEx]);
         }
     }
-    a.sub_skill = a.route.sub_skill();
+    a.sub_skill = a.route.sub_skill().map(Cow::Borrowed);
     a.evidence = evidence;
     Ok(())
 }
@@ -521,7 +524,7 @@ fn route_passed(a: &mut TriageAnalysis) {
             ),
         }
     }
-    a.sub_skill = a.route.sub_skill();
+    a.sub_skill = a.route.sub_skill().map(Cow::Borrowed);
 }
 
 /// Speed is judged only when steps 1 and 5 each made at least this many calls after the first …

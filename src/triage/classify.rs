@@ -5,12 +5,13 @@
 //! ([`npgx_parsers::causal::CausalScanner`]); only its first [`PROSE_HEAD`] bytes are kept, for
 //! the accuracy / performance wording of reports that hold no error.
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use npgx_parsers::causal::{CausalError, CausalScanner, Shape, Tier};
 use npgx_parsers::knowledge::Phase;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::route::{route_error, route_prose, Confidence, Route, Routing};
 use crate::plog::reader::for_each_line;
@@ -18,17 +19,36 @@ use crate::plog::reader::for_each_line;
 /// Bytes of the input kept for the wording rules (reports without an error are short).
 pub const PROSE_HEAD: usize = 256 * 1024;
 
+/// Name of the document of `triage classify` ([`ClassifyDocument`], schema
+/// `npgx.triage-classify`).
+pub const SCHEMA_NAME: &str = "triage-classify";
 /// Version of the `npgx.triage-classify` document (2: the envelope of `docs/json.md`, the shared
 /// causal engine's fields, the `environment` route; 3: `phase`, `confidence`, `why`,
 /// `candidates[]`, `settle`, and the error's `phase` evidence).
 pub const SCHEMA_VERSION: u32 = 3;
 
+/// A file `triage classify` could not read.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FileError {
+    pub file: PathBuf,
+    pub message: String,
+}
+
+/// The fields of the `npgx.triage-classify` document (inside the envelope of docs/json.md):
+/// what `--format json` writes and what the HTML report reads back.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ClassifyDocument<'a> {
+    pub items: Cow<'a, [Classification]>,
+    /// Files that could not be read.
+    pub errors: Cow<'a, [FileError]>,
+}
+
 /// The classification of one captured log.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Classification {
     pub file: PathBuf,
     pub route: Route,
-    pub sub_skill: Option<&'static str>,
+    pub sub_skill: Option<Cow<'static, str>>,
     pub rule: String,
     /// The keyword, code or phrase that fired.
     pub matched: Option<String>,
@@ -41,12 +61,17 @@ pub struct Classification {
     pub phase: Option<Phase>,
     /// How much the route is trusted (`high`: the error's own text decided; `medium`: its
     /// frames, its context, a keyword or a report's wording; `low`: the no-token fallback).
+    /// Documents before version 3 do not state it (read as `low`).
+    #[serde(default)]
     pub confidence: Confidence,
-    /// One sentence: what decided the route.
+    /// One sentence: what decided the route (empty in documents before version 3).
+    #[serde(default)]
     pub why: String,
     /// The first causal error, when the log has one.
     pub first_causal_error: Option<CausalError>,
-    /// The ranked candidates (the first causal error first), each with its phase and route.
+    /// The ranked candidates (the first causal error first), each with its phase and route
+    /// (none in documents before version 3).
+    #[serde(default)]
     pub candidates: Vec<Candidate>,
     /// When the route is `undetermined` or `low`: what would settle it.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -58,7 +83,7 @@ pub struct Classification {
 }
 
 /// One ranked candidate for the first causal error.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Candidate {
     pub line: u64,
     pub text: String,
@@ -92,7 +117,7 @@ fn from_routing(file: &Path, routing: Routing) -> Classification {
     Classification {
         file: file.to_path_buf(),
         route,
-        sub_skill: route.sub_skill(),
+        sub_skill: route.sub_skill().map(Cow::Borrowed),
         rule,
         matched,
         matched_line,

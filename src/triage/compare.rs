@@ -9,7 +9,7 @@ use std::path::Path;
 
 use anyhow::Context;
 use npgx_parsers::dump::dtype::Element;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::layout::{Step, EAGER_REPEAT_DIR};
 
@@ -98,7 +98,7 @@ pub const RTOL: f64 = 1e-3;
 pub const ATOL: f64 = 1e-5;
 
 /// Step `candidate` against step `reference`, over all saved outputs.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct OutputComparison {
     pub reference: Step,
     pub candidate: Step,
@@ -113,7 +113,7 @@ pub struct OutputComparison {
 }
 
 /// Wall times of one step's calls.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Timing {
     pub step: Step,
     pub calls: usize,
@@ -127,7 +127,7 @@ pub struct Timing {
 }
 
 /// Everything `--compare-outputs` measured.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Comparison {
     pub outputs: Vec<OutputComparison>,
     pub timings: Vec<Timing>,
@@ -137,7 +137,7 @@ pub struct Comparison {
 }
 
 /// The numbers of one comparison, without the step names (bisect variants).
-#[derive(Debug, Clone, Copy, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 pub struct Closeness {
     pub tensors: usize,
     pub max_abs_error: f64,

@@ -15,7 +15,7 @@
 use std::path::Path;
 
 use npgx_parsers::pyedit::StepEdit;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Directory that holds all triage runs, under the output directory.
 pub const LOGS_DIR: &str = "torch-npugraph-ex-triage-logs";
@@ -37,7 +37,7 @@ pub const EAGER_REPEAT_DIR: &str = "step1-eager-repeat";
 pub const BISECT_DIR: &str = "bisect";
 
 /// One rung of the ladder.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Step {
     #[serde(rename = "step1-eager")]
     Eager,

@@ -11,7 +11,7 @@
 
 use std::path::PathBuf;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub mod analyze;
 pub mod bisect;
@@ -25,12 +25,14 @@ pub mod route;
 pub mod runner;
 pub mod scripts;
 
+/// Name of the document of a [`TriageRun`] (schema `npgx.triage-run`).
+pub const RUN_SCHEMA_NAME: &str = "triage-run";
 /// Version of the `npgx.triage-run` document of a [`TriageRun`] (`triage run` and `bisect`; 2:
 /// `bisect.nodes`, the FX node search).
 pub const RUN_SCHEMA_VERSION: u32 = 2;
 
 /// What `triage run` produced: the run (scripts, steps) and the analysis of its tree.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TriageRun {
     pub run: runner::RunSummary,
     pub analysis: analyze::TriageAnalysis,

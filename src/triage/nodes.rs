@@ -80,19 +80,23 @@ pub fn load(file: &Path) -> anyhow::Result<NodeSearch> {
         fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
     let saved: Saved = serde_json::from_str(&text)
         .with_context(|| format!("{}: not an npgx JSON document", file.display()))?;
-    let search: NodeSearch = match saved.schema.as_deref() {
-        Some("npgx.triage-run") => saved.bisect.and_then(|b| b.nodes).with_context(|| {
+    let name = saved
+        .schema
+        .as_deref()
+        .and_then(|s| s.strip_prefix(crate::envelope::SCHEMA_PREFIX));
+    let search: NodeSearch = match name {
+        Some(super::RUN_SCHEMA_NAME) => saved.bisect.and_then(|b| b.nodes).with_context(|| {
             format!(
                 "{}: the bisection made no node search (run `npgx triage bisect --nodes`)",
                 file.display()
             )
         })?,
-        Some("npgx.triage-nodes") => serde_json::from_str(&text)
+        Some(SCHEMA_NAME) => serde_json::from_str(&text)
             .with_context(|| format!("{}: not a node search result", file.display()))?,
-        other => anyhow::bail!(
+        _ => anyhow::bail!(
             "{}: schema {:?}, expected npgx.triage-run (triage bisect --format json) or npgx.triage-nodes (bisect/nodes.json)",
             file.display(),
-            other.unwrap_or("none")
+            saved.schema.as_deref().unwrap_or("none")
         ),
     };
     if search.found.is_empty() {
@@ -161,6 +165,8 @@ impl NodeOutcome {
     }
 }
 
+/// Name of the document of a [`NodeSearch`] (`bisect/nodes.json`, schema `npgx.triage-nodes`).
+pub const SCHEMA_NAME: &str = "triage-nodes";
 /// Version of the `npgx.triage-nodes` document of a [`NodeSearch`] (`bisect/nodes.json`).
 pub const SCHEMA_VERSION: u32 = 1;
 

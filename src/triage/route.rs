@@ -17,14 +17,14 @@
 //! Without an error: report tables and wording — accuracy (scores, graph vs eager mismatch),
 //! then performance (throughput / latency, slowness).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use npgx_parsers::causal::phase::{quoted_after, Source as PhaseSource};
 use npgx_parsers::causal::CausalError;
 use npgx_parsers::knowledge::{self, Kind, Phase};
 
 /// The route a failure takes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Route {
     CompileError,
@@ -187,10 +187,12 @@ fn first_word<'w>(hay: &str, words: &'w [(&'w str, bool)]) -> Option<&'w str> {
 }
 
 /// How much a route is trusted: `high` when the error's own text decided, `medium` when its
-/// frames, its context or a keyword did, `low` for the no-token fallback.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+/// frames, its context or a keyword did, `low` for the no-token fallback (and the default: a
+/// `triage-classify` document before version 3 states none).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Confidence {
+    #[default]
     Low,
     Medium,
     High,
@@ -327,7 +329,7 @@ pub fn environment_problem(err: &CausalError) -> Option<EnvironmentProblem> {
 pub fn route_error(err: &CausalError) -> Routing {
     if let Some(p) = &err.phase {
         if let Some(route) = route_of_phase(p.phase) {
-            let mut r = Routing::new(route, p.rule, Some(&p.token)).at(Some(p.line));
+            let mut r = Routing::new(route, &p.rule, Some(&p.token)).at(Some(p.line));
             r.phase = Some(p.phase);
             r.confidence = match p.source {
                 PhaseSource::Error => Confidence::High,

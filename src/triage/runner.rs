@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::compare::OUTPUTS_DIR;
 use super::layout::{
@@ -48,7 +48,7 @@ pub struct RunConfig {
 }
 
 /// How a step ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum StepEnd {
     Passed,
@@ -58,6 +58,21 @@ pub enum StepEnd {
 }
 
 impl StepEnd {
+    /// The `status` name used in JSON (`timed_out`).
+    pub fn status(self) -> &'static str {
+        match self {
+            StepEnd::Passed => "passed",
+            StepEnd::Failed { .. } => "failed",
+            StepEnd::TimedOut { .. } => "timed_out",
+            StepEnd::Interrupted { .. } => "interrupted",
+        }
+    }
+
+    /// The process's exit code, `None` when it passed (the JSON has no `exit_code` then).
+    pub fn failed_code(self) -> Option<i32> {
+        (self != StepEnd::Passed).then(|| self.exit_code())
+    }
+
     pub fn exit_code(self) -> i32 {
         match self {
             StepEnd::Passed => 0,
@@ -69,7 +84,7 @@ impl StepEnd {
 }
 
 /// One executed step.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StepRun {
     pub step: Step,
     pub command: String,
@@ -78,7 +93,7 @@ pub struct StepRun {
 }
 
 /// The outcome of `triage run` before analysis.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunSummary {
     pub root: PathBuf,
     pub plan: ScriptPlan,

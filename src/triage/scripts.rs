@@ -6,13 +6,13 @@ use anyhow::Context;
 use npgx_parsers::pyedit::{
     CompileCall, Extras, MergeTarget, OptionsChange, PyEditError, Script, StepEdit,
 };
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::compare;
 use super::layout::{Step, ORIGINAL_SCRIPT, SCRIPTS_DIR};
 
 /// One generated step script.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StepScript {
     pub step: Step,
     /// File name under `scripts/`.
@@ -24,7 +24,7 @@ pub struct StepScript {
 }
 
 /// The selected compile call and the five scripts.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ScriptPlan {
     pub call: CompileCall,
     pub steps: Vec<StepScript>,

@@ -296,17 +296,20 @@ fn hostile_docs(dir: &Path) -> Vec<PathBuf> {
     )
     .unwrap();
     let anomaly = json!({"group": 0, "order": 0, "op_name": XSS, "op_type": XSS, "io": "output",
-        "index": 0, "kind": "nan", "kinds": ["nan"], "dtype": "DT_FLOAT", "shape": [2], "nan": 1,
-        "pos_inf": 0, "neg_inf": 0, "overflow": 0, "min": 1.0, "max": 2.0, "mean": 1.5, "path": XSS});
+        "index": 0, "kind": "nan", "kinds": ["nan"], "dtype": "DT_FLOAT", "shape": [2], "elements": 2,
+        "nan": 1, "pos_inf": 0, "neg_inf": 0, "overflow": 0, "min": 1.0, "max": 2.0, "mean": 1.5,
+        "source": "dump", "path": XSS});
     let scan = json!({"schema": "npgx.dump-scan", "schema_version": 1, "root": XSS,
-        "summary": {"files_seen": 1, "dump_files": 1, "tensors": 1, "anomalous_tensors": 1, "groups": 1, "errors": 1},
-        "groups": [{"rank": 0, "model": XSS, "layout": "model", "files": 1, "tensors": 1,
+        "summary": {"files_seen": 1, "dump_files": 1, "tensors": 1, "bytes": 8, "anomalous_tensors": 1, "groups": 1, "errors": 1},
+        "groups": [{"rank": 0, "model": XSS, "layout": "model", "files": 1, "tensors": 1, "bytes": 8,
                     "anomalous_tensors": 1, "first_anomaly": anomaly, "first_born": anomaly,
                     "magnitudes": [2.0]}],
         "anomalies": [anomaly], "opdebug": [], "errors": [{"path": XSS, "message": XSS, "offset": null}]});
     let classify = json!({"schema": "npgx.triage-classify", "schema_version": 2, "items": [{
-        "file": log, "route": "runtime-error", "rule": XSS, "matched": XSS,
+        "file": log, "route": "runtime-error", "rule": XSS, "matched": XSS, "notes": [],
         "first_causal_error": {"line": 2, "text": XSS, "message": XSS,
+                               "shape": "python_exception", "tier": "strong", "rank": "error",
+                               "skipped_cascades": [],
                                "evidence": {"rule": "python.exception", "lines": [2]}}}],
         "errors": []});
     vec![
@@ -652,4 +655,81 @@ fn format_json_names_the_page_and_its_inputs_in_the_envelope() {
     assert_eq!(v["bytes"], json!(fs::metadata(&out).unwrap().len()));
     assert_eq!(v["inputs"][0]["schema"], "npgx.plog");
     assert_eq!(v["inputs"][1]["schema"], "npgx.aicore");
+}
+
+/// Each document the page reads through a typed view, with one of its required fields renamed
+/// (as an engine change would): the section names the missing field instead of rendering blank
+/// values; the same document with fields this npgx does not know still renders.
+#[test]
+fn a_renamed_field_is_named_on_the_page_and_unknown_fields_are_ignored() {
+    let dir = scratch("renamed");
+    let (scan, _) = scan_docs(&dir);
+    let compare = compare_doc(&dir);
+    let (plog, aicore) = log_docs(&dir);
+    let classify = json_file(
+        &dir,
+        "classify.json",
+        &run(
+            args![
+                OsStr("triage"),
+                OsStr("classify"),
+                sample("triage/23-aicore-execution-timeout-event-query.txt"),
+                OsStr("--format"),
+                OsStr("json")
+            ],
+            1,
+        ),
+    );
+    let tree = triage_tree(&dir);
+    let analyze = json_file(
+        &dir,
+        "analyze.json",
+        &run(
+            args![
+                OsStr("triage"),
+                OsStr("analyze"),
+                tree,
+                OsStr("--format"),
+                OsStr("json")
+            ],
+            1,
+        ),
+    );
+    for (doc, at, field) in [
+        (&scan, "/groups/0", "layout"),
+        (&scan, "/anomalies/0", "source"),
+        (&compare, "/summary", "pairs"),
+        (&compare, "/pairs/0", "io"),
+        (&plog, "/processes/0", "pid"),
+        (&aicore, "/errors/0", "kind"),
+        (&classify, "/items/0", "route"),
+        (&analyze, "", "complete"),
+    ] {
+        let mut v: Value = serde_json::from_slice(&fs::read(doc).unwrap()).unwrap();
+        let schema = v["schema"].as_str().unwrap().to_string();
+        let name = doc.file_stem().unwrap().to_str().unwrap();
+
+        let mut newer = v.clone();
+        newer["from_a_newer_npgx"] = json!(1);
+        newer.pointer_mut(at).unwrap()["from_a_newer_npgx"] = json!([1]);
+        let p = json_file(
+            &dir,
+            &format!("{name}-newer.json"),
+            newer.to_string().as_bytes(),
+        );
+        let (_, html) = page(&dir, &format!("{name}-newer.html"), &[&p]);
+        assert!(!html.contains("does not read as"), "{name} {at}: {html}");
+
+        let fields = v.pointer_mut(at).unwrap().as_object_mut().unwrap();
+        let value = fields.remove(field).unwrap();
+        fields.insert(format!("{field}_renamed"), value);
+        let p = json_file(
+            &dir,
+            &format!("{name}-{field}.json"),
+            v.to_string().as_bytes(),
+        );
+        let (_, html) = page(&dir, &format!("{name}-{field}.html"), &[&p]);
+        let want = format!("does not read as {schema}: missing field `{field}`");
+        assert!(html.contains(&want), "{name} {at}: no {want:?} in {html}");
+    }
 }

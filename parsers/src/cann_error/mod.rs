@@ -39,21 +39,21 @@
 pub mod tables;
 pub mod torch_npu;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::line_prefix::strip_prefixes;
 use crate::plog::header::{parse_header, timestamp, PlogTime};
 use crate::plog::record::{lines, lossy};
 
 /// A text and the 1-based line it is on.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LineText {
     pub line: u64,
     pub text: String,
 }
 
 /// One item of a report: a message with its optional source location.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReportItem {
     pub line: u64,
     pub text: String,
@@ -68,7 +68,7 @@ pub struct ReportItem {
 }
 
 /// One CANN error report.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CannErrorReport {
     /// Line of the block start.
     pub line: u64,
@@ -78,7 +78,7 @@ pub struct CannErrorReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub code: Option<String>,
     /// Every distinct code of the block, in order.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub codes: Vec<String>,
     /// All codes end in 9999 / 8888 (an internal error).
     pub inner: bool,
@@ -96,9 +96,9 @@ pub struct CannErrorReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub solution: Option<LineText>,
     /// Items printed before the TraceBack line (inner 8888 items, 2021 detail lines).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub items: Vec<ReportItem>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub traceback: Vec<ReportItem>,
     /// The line to cite as the first causal error of this report: a bare `CODE: Inner Error!`
     /// start line, else the root message's line.

@@ -9,12 +9,14 @@
 //! (100 call acl api failed, 005 internal error, …). `RankID` may be `-1`; the timestamp may be
 //! missing. Call on a line with external prefixes already peeled ([`crate::line_prefix::strip_prefixes`]).
 
-use serde::Serialize;
+use std::borrow::Cow;
+
+use serde::{Deserialize, Serialize};
 
 use super::tables;
 
 /// One torch_npu `ERRxxxxx` line.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TorchNpuError {
     /// 1-based line number (set by the caller; 0 from [`parse_torch_npu_line`]).
     pub line: u64,
@@ -30,7 +32,7 @@ pub struct TorchNpuError {
     pub submodule: String,
     /// The error type's meaning from the torch_npu table, if known.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub error_type: Option<&'static str>,
+    pub error_type: Option<Cow<'static, str>>,
     pub text: String,
 }
 
@@ -71,7 +73,7 @@ pub fn parse_torch_npu_line(line: &str) -> Option<TorchNpuError> {
         rank: rank.trim().parse().ok()?,
         code: format!("ERR{digits}"),
         submodule: sub.to_owned(),
-        error_type: tables::torch_npu_error_type(eee),
+        error_type: tables::torch_npu_error_type(eee).map(Cow::Borrowed),
         text: text.trim_end().to_owned(),
     })
 }
@@ -87,7 +89,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            (e.time, e.rank, e.error_type),
+            (e.time, e.rank, e.error_type.as_deref()),
             (None, 6, Some("call acl api failed"))
         );
         assert_eq!(e.text, "call acl api failed.");

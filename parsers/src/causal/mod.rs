@@ -40,7 +40,9 @@ pub mod normalise;
 pub mod phase;
 pub mod rank;
 
-use serde::Serialize;
+use std::borrow::Cow;
+
+use serde::{Deserialize, Serialize};
 
 use crate::plog::header::PlogTime;
 use collect::{collect, floor_char, Candidate, WinLine};
@@ -62,7 +64,7 @@ pub const MAX_RANKED: usize = 6;
 const CONTEXT_LINES: usize = 40;
 
 /// How strongly a candidate states a cause; lower is stronger.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Tier {
     Strong,
@@ -72,7 +74,7 @@ pub enum Tier {
 }
 
 /// What the causal error looks like.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Shape {
     PythonException,
@@ -103,10 +105,10 @@ pub enum Shape {
 }
 
 /// Why a candidate was chosen: the rule, the lines it read, what was skipped.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Evidence {
     /// The recognising rule (`cann.report`, `python.exception`, `graph-break.reason`, …).
-    pub rule: &'static str,
+    pub rule: Cow<'static, str>,
     /// Lines of the error itself (its message continuation, its CANN block), 1-based.
     pub lines: Vec<u64>,
     /// The wrapper exception this error was found under (a Python exception that only says
@@ -116,7 +118,7 @@ pub struct Evidence {
 }
 
 /// The first causal error of a text.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CausalError {
     /// 1-based physical line of the quoted line.
     pub line: u64,
@@ -398,7 +400,7 @@ fn to_error(lines: &[WinLine<'_>], c: Candidate) -> CausalError {
         pid: c.pid,
         time: c.time,
         evidence: Evidence {
-            rule: c.rule,
+            rule: Cow::Borrowed(c.rule),
             lines: ev_lines,
             wrapper_line: c.wrapper_line,
         },
@@ -475,7 +477,7 @@ mod tests {
         assert_eq!(c.message, "first reason");
         let logs = "V0101 00:00:00.000000 1 torch/_dynamo/symbolic_convert.py:1] [0/0] [__graph_breaks] Graph break in user code at a.py:3\nV0101 00:00:00.000000 1 torch/_dynamo/symbolic_convert.py:1] [0/0] [__graph_breaks] Reason: Unsupported: builtin x\n";
         let c = first(logs);
-        assert_eq!((c.line, c.evidence.rule), (2, "graph-break.reason"));
+        assert_eq!((c.line, &*c.evidence.rule), (2, "graph-break.reason"));
     }
 
     // Recompilations: the first guard failure, the header when failures are grouped per cache

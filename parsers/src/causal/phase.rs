@@ -18,14 +18,16 @@
 //! Keywords and the no-token fallback are the router's, after all of these: a fallback never
 //! outranks evidence.
 
-use serde::Serialize;
+use std::borrow::Cow;
+
+use serde::{Deserialize, Serialize};
 
 use super::{CausalError, Shape};
 use crate::cann_error::find_code;
 use crate::knowledge::{self, Nature, Phase};
 
 /// Where the phase was read, which decides how much it is trusted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Source {
     /// The error's own text.
@@ -37,13 +39,13 @@ pub enum Source {
 }
 
 /// The phase of one error and the evidence for it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PhaseEvidence {
     pub phase: Phase,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub nature: Option<Nature>,
     /// The rule that read it (`capture.context`, `shape.cann-code-family`, …).
-    pub rule: &'static str,
+    pub rule: Cow<'static, str>,
     /// The token, code or phrase.
     pub token: String,
     /// The 1-based line the token is on.
@@ -65,7 +67,7 @@ fn ev(
     PhaseEvidence {
         phase,
         nature,
-        rule,
+        rule: Cow::Borrowed(rule),
         token: token.into(),
         line,
         source,
@@ -454,9 +456,9 @@ mod tests {
     use super::*;
     use crate::causal::first_causal_error;
 
-    fn phase(text: &str) -> Option<(Phase, &'static str)> {
+    fn phase(text: &str) -> Option<(Phase, String)> {
         let e = first_causal_error(text.as_bytes())?;
-        e.phase.as_ref().map(|p| (p.phase, p.rule))
+        e.phase.as_ref().map(|p| (p.phase, p.rule.to_string()))
     }
 
     #[test]
@@ -483,7 +485,7 @@ mod tests {
     #[test]
     fn capture_beats_resource_but_not_collective() {
         let t = "RuntimeError: capture_begin:NPUGraph.cpp:230 NPU function error: AclmdlRICaptureBegin(s, m), error code is 207005\n";
-        assert_eq!(phase(t), Some((Phase::Capture, "capture.context")));
+        assert_eq!(phase(t), Some((Phase::Capture, "capture.context".into())));
         let t = "EI0006: [PID: 1] 2025-01-01-00:00:00.000.000 Getting socket times out during capture_model.\n";
         assert_eq!(phase(t).map(|p| p.0), Some(Phase::Collective));
     }
@@ -491,9 +493,9 @@ mod tests {
     #[test]
     fn hints_and_frames() {
         let t = "[Error]: The vector core execution is abnormal.\n";
-        assert_eq!(phase(t), Some((Phase::Execution, "shape.hint")));
+        assert_eq!(phase(t), Some((Phase::Execution, "shape.hint".into())));
         let t = "Traceback (most recent call last):\n  File \"/x/torch/_dynamo/convert_frame.py\", line 1, in __call__\n    f()\n  File \"/x/torch/_inductor/compile_fx.py\", line 2, in compile_fx\n    g()\n";
-        assert_eq!(phase(t), Some((Phase::Compile, "phase.frames")));
+        assert_eq!(phase(t), Some((Phase::Compile, "phase.frames".into())));
     }
 
     #[test]

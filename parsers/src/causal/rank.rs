@@ -20,10 +20,10 @@
 //! 6. [`CauseRank::Cascade`] — propagation: stream synchronisation without a code, dump progress,
 //!    `report error module_type=…`, failure-abort, watchdog, `[AIC_INFO]` args, table rulers.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// How directly a line explains a failure; lower is more causal.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CauseRank {
     DeviceFault,

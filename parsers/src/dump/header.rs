@@ -87,7 +87,9 @@ pub enum DumpError {
 /// Which list of the header a tensor came from. The derived `Ord` is an operator's tensor order:
 /// inputs, then parameters (msprobe: inputs of the call too), then outputs, buffers and workspace
 /// (a dump's data blocks follow its lists in that order).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Io {
     Input,

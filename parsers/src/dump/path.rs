@@ -14,10 +14,10 @@
 //! `YYYYMMDDhhmmss` of the run start; any all-digit component of at least 8 digits is taken as
 //! a time, because device ids, model ids and step indices are short.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Which layout a file's directory matched.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Layout {
     Model,
@@ -33,7 +33,7 @@ pub enum Layout {
 }
 
 /// The grouping facts a directory path carries. Every field is absent when the layout lacks it.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Location {
     pub world_size: Option<u32>,
     pub rank: Option<u32>,

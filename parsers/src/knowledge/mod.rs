@@ -14,13 +14,13 @@
 
 use std::sync::OnceLock;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The table, as compiled in.
 const TABLE: &str = include_str!("knowledge.tsv");
 
 /// Where in a torch.compile run an error happens.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Phase {
     /// Import, library load, version and package checks, device initialisation.
@@ -54,7 +54,7 @@ impl Phase {
 }
 
 /// What kind of failure a fact describes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Nature {
     Environment,

@@ -86,6 +86,26 @@ impl Serialize for Level {
     }
 }
 
+/// Reads back what [`Serialize`] writes: a name as printed, or the number of a
+/// [`Level::Numeric`].
+impl<'de> serde::Deserialize<'de> for Level {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = <Cow<'de, str>>::deserialize(d)?;
+        Ok(match &*s {
+            "DEBUG" => Level::Debug,
+            "INFO" => Level::Info,
+            "WARNING" => Level::Warning,
+            "ERROR" => Level::Error,
+            "NULL" => Level::Null,
+            "EVENT" => Level::Event,
+            "TRACE" => Level::Trace,
+            n => Level::Numeric(n.parse().map_err(|_| {
+                serde::de::Error::invalid_value(serde::de::Unexpected::Str(n), &"a plog level")
+            })?),
+        })
+    }
+}
+
 /// A plog timestamp `YYYY-MM-DD-hh:mm:ss.mmm.uuu` (local time of the writer's clock; host and
 /// device clocks differ). Field order makes the derived ordering chronological.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
@@ -169,6 +189,19 @@ impl fmt::Display for PlogTime {
 impl Serialize for PlogTime {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_str(self)
+    }
+}
+
+/// Reads back what [`Serialize`] writes (a whole time stamp; no prefix).
+impl<'de> serde::Deserialize<'de> for PlogTime {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = <Cow<'de, str>>::deserialize(d)?;
+        PlogTime::parse(&s).ok_or_else(|| {
+            serde::de::Error::invalid_value(
+                serde::de::Unexpected::Str(&s),
+                &"a plog time YYYY-MM-DD-hh:mm:ss.mmm.uuu",
+            )
+        })
     }
 }
 

@@ -13,10 +13,10 @@
 //! Rotation: one process writes several files with increasing 17-digit timestamps in the name;
 //! [`LogFile::rotation_key`] orders them (sort, then read in that order).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// What a log file is, from its name and folders.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LogFileKind {
     /// `plog-«pid»_«ts».log` (or the old `plog_«ts».log`).

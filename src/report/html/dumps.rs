@@ -1,13 +1,23 @@
 //! The Dump scan and Dump compare sections: per group a plot along execution order with the
-//! first anomaly / divergence marked, tables of anomalous tensors and worst pairs, errors.
+//! first anomaly / divergence marked, tables of anomalous tensors and worst pairs, errors. The
+//! documents are read through their typed views ([`ScanDocument`], [`CompareDocument`]).
 
 use maud::{html, Markup};
+use npgx_parsers::dump::path::Location;
 use plotters::style::RGBColor;
+use serde::Deserialize as _;
 use serde_json::{json, Value};
 
 use super::plot::{self, Chart, Line, Marks, Rule, Shape, Threshold};
-use super::{data_table, figure, list, location, other_fields, short, txt, Row, Section, Status};
+use super::{
+    data_table, figure, location, or_dash, other_fields, short, unreadable, Row, Section, Status,
+};
+use crate::compare::records::{CompareDocument, GroupSide, Thresholds};
+use crate::compare::{GroupReport, Metrics, Pair};
+use crate::dump::document::{ScanAnomaly, ScanDocument, ScanGroup, ScanTensor};
+use crate::dump::records::Kind;
 use crate::incident::Input;
+use crate::report::enum_name;
 
 /// At most this many groups get a plot (the others are listed in the tables).
 const MAX_PLOTS: usize = 50;
@@ -21,8 +31,19 @@ const ORANGE: RGBColor = RGBColor(230, 120, 0);
 const PURPLE: RGBColor = RGBColor(130, 50, 170);
 const GREEN: RGBColor = RGBColor(30, 130, 60);
 
-fn tensor(a: &Value) -> String {
-    format!("{} {}", txt(&a["io"]), txt(&a["index"]))
+fn tensor(t: &ScanTensor) -> String {
+    format!("{} {}", t.io, t.index)
+}
+
+/// Where a scanned group lies: `rank 0 · device 1 · model m · step 3`.
+fn scan_location(l: &Location) -> String {
+    location(&[
+        ("rank", l.rank.map(|v| v.to_string())),
+        ("device", l.device.map(|v| v.to_string())),
+        ("model", l.model.clone()),
+        ("model id", l.model_id.map(|v| v.to_string())),
+        ("step", l.step.map(|v| v.to_string())),
+    ])
 }
 
 fn quote(s: &str) -> String {
@@ -46,52 +67,56 @@ fn span(values: impl Iterator<Item = f64>) -> (f64, f64) {
     }
 }
 
-/// `npgx.dump-scan`.
+/// `npgx.dump-scan`, read through its typed view ([`ScanDocument`]): a document that does not
+/// read as one says so instead of rendering blank fields.
 pub(super) fn scan(input: &Input, index: usize) -> Section {
-    let doc = &input.doc;
-    let root = txt(&doc["root"]);
-    let groups = list(&doc["groups"]);
-    let anomalies = list(&doc["anomalies"]);
-    let s = &doc["summary"];
-    let mut summary: Vec<Row> = groups
+    let doc = match ScanDocument::deserialize(&input.doc) {
+        Ok(d) => d,
+        Err(e) => return unreadable(input, "Dump scan", &e),
+    };
+    let root = &doc.root;
+    let anomalies = &doc.anomalies;
+    let s = &doc.summary;
+    let mut summary: Vec<Row> = doc
+        .groups
         .iter()
-        .filter(|g| !g["first_anomaly"].is_null())
+        .filter_map(|g| Some((g, g.first_anomaly.as_ref()?)))
         .take(MAX_PLOTS)
-        .map(|g| {
-            let fa = &g["first_anomaly"];
-            let born = &g["first_born"];
+        .map(|(g, fa)| {
+            let born = g.first_born.as_ref();
+            let t = &fa.tensor;
             let mut first = format!(
                 "{} of {} ({}): {}",
-                tensor(fa),
-                txt(&fa["op_name"]),
-                txt(&fa["op_type"]),
-                txt(&fa["kind"])
+                tensor(t),
+                t.op_name,
+                or_dash(t.op_type.as_ref()),
+                enum_name(&fa.kind)
             );
-            if !born.is_null() {
+            if let Some(born) = born {
                 first.push_str(&format!(
                     "; born at {} ({} {})",
-                    txt(&born["op_name"]),
-                    tensor(born),
-                    txt(&born["kind"])
+                    born.tensor.op_name,
+                    tensor(&born.tensor),
+                    enum_name(&born.kind)
                 ));
             }
-            let culprit = if born.is_null() { fa } else { born };
+            let culprit = &born.unwrap_or(fa).tensor;
             Row {
                 what: format!("dump-scan {root}"),
                 status: Status::Fail,
                 first,
                 at: format!(
                     "{} · operator #{} · {}",
-                    location(g),
-                    txt(&fa["order"]),
-                    txt(&fa["path"])
+                    scan_location(&g.location()),
+                    fa.order,
+                    t.path
                 ),
                 next: std::iter::once(format!(
                     "npgx repro --op {} --dump {} -o repro",
-                    quote(&txt(&culprit["op_name"])),
-                    quote(&format!("{root}/{}", txt(&culprit["path"])))
+                    quote(&culprit.op_name),
+                    quote(&format!("{root}/{}", culprit.path))
                 ))
-                .chain(doc["next"].as_str().map(str::to_string))
+                .chain(doc.next.clone())
                 .collect(),
             }
         })
@@ -99,15 +124,14 @@ pub(super) fn scan(input: &Input, index: usize) -> Section {
     if summary.is_empty() {
         summary.push(Row {
             what: format!("dump-scan {root}"),
-            status: if s["tensors"].as_u64().unwrap_or(0) == 0 {
+            status: if s.tensors == 0 {
                 Status::Info
             } else {
                 Status::Ok
             },
             first: format!(
                 "no NaN, Inf or overflow in {} tensors ({} errors)",
-                txt(&s["tensors"]),
-                txt(&s["errors"])
+                s.tensors, s.errors
             ),
             at: "—".into(),
             next: vec![],
@@ -117,25 +141,28 @@ pub(super) fn scan(input: &Input, index: usize) -> Section {
         .iter()
         .take(MAX_ROWS)
         .map(|a| {
+            let t = &a.tensor;
             json!([
-                a["group"],
-                a["order"],
-                a["op_name"],
-                a["op_type"],
-                tensor(a),
-                a["kind"],
-                a["dtype"],
-                a["shape"]
-                    .as_array()
-                    .map(|d| d.iter().map(txt).collect::<Vec<_>>().join("x")),
-                a["nan"],
-                a["pos_inf"],
-                a["neg_inf"],
-                a["overflow"],
-                a["min"],
-                a["max"],
-                a["mean"],
-                a["path"]
+                a.group,
+                a.order,
+                t.op_name,
+                t.op_type,
+                tensor(t),
+                a.kind,
+                t.dtype,
+                t.shape
+                    .iter()
+                    .map(u64::to_string)
+                    .collect::<Vec<_>>()
+                    .join("x"),
+                t.nan,
+                t.pos_inf,
+                t.neg_inf,
+                t.overflow,
+                t.min,
+                t.max,
+                t.mean,
+                t.path
             ])
         })
         .collect();
@@ -143,39 +170,45 @@ pub(super) fn scan(input: &Input, index: usize) -> Section {
         format!(
             "The first {MAX_ROWS} of {} anomalous tensors, in execution order; every row: npgx dump-scan {} --format csv",
             anomalies.len(),
-            quote(&root)
+            quote(root)
         )
     });
+    let errors = doc.errors.iter().map(|e| ErrorLine {
+        side: None,
+        path: &e.path,
+        message: &e.message,
+        offset: e.offset,
+    });
     let body = html! {
-        p { (txt(&s["files_seen"])) " files seen, " (txt(&s["dump_files"])) " dump files, "
-            (txt(&s["tensors"])) " tensors, " strong { (txt(&s["anomalous_tensors"])) " anomalous" } ", "
-            (txt(&s["groups"])) " groups, " (txt(&s["errors"])) " errors." }
-        @for (gi, g) in groups.iter().enumerate().take(MAX_PLOTS) {
-            h3 { "Group " (gi) ": " (location(g)) }
-            p.muted { (txt(&g["layout"])) " layout, " (txt(&g["files"])) " files, " (txt(&g["tensors"])) " tensors, "
-                (txt(&g["anomalous_tensors"])) " anomalous" }
-            (scan_plot(g, gi, &anomalies, index))
+        p { (s.files_seen) " files seen, " (s.dump_files) " dump files, "
+            (s.tensors) " tensors, " strong { (s.anomalous_tensors) " anomalous" } ", "
+            (s.groups) " groups, " (s.errors) " errors." }
+        @for (gi, g) in doc.groups.iter().enumerate().take(MAX_PLOTS) {
+            h3 { "Group " (gi) ": " (scan_location(&g.location())) }
+            p.muted { (enum_name(&g.layout)) " layout, " (g.files) " files, " (g.tensors) " tensors, "
+                (g.anomalous_tensors) " anomalous" }
+            (scan_plot(g, gi, anomalies, index))
             (first_pair(g))
             (addresses(g))
         }
-        @if groups.len() > MAX_PLOTS { p.muted { "Plots of the first " (MAX_PLOTS) " of " (groups.len()) " groups." } }
+        @if doc.groups.len() > MAX_PLOTS { p.muted { "Plots of the first " (MAX_PLOTS) " of " (doc.groups.len()) " groups." } }
         h3 { "Anomalous tensors" }
         (data_table(&format!("anomalies-{index}"),
             &["group", "order", "op", "type", "tensor", "kind", "dtype", "shape", "nan", "+inf", "-inf", "overflow", "min", "max", "mean", "file"],
             &rows, note))
-        @if !list(&doc["opdebug"]).is_empty() {
+        @if !doc.opdebug.is_empty() {
             h3 { "Opdebug overflow payloads" }
             table {
                 tr { th { "file" } th { "task" } th { "stream" } th { "units" } th { "paired dump" } }
-                @for o in list(&doc["opdebug"]) {
-                    tr { td { code { (txt(&o["path"])) } } td { (txt(&o["task_id"])) } td { (txt(&o["stream_id"])) }
-                        td { @for u in list(&o["units"]) { (txt(&u["unit"])) ": " (txt(&u["status"])) br; } }
-                        td { (txt(&o["paired_dump"])) } }
+                @for o in &doc.opdebug {
+                    tr { td { code { (o.path) } } td { (or_dash(o.task_id)) } td { (or_dash(o.stream_id)) }
+                        td { @for u in &o.units { (u.unit) ": " (u.status) br; } }
+                        td { (or_dash(o.paired_dump.as_ref())) } }
                 }
             }
         }
-        (errors(&doc["errors"]))
-        (other_fields(doc, &["schema", "schema_version", "root", "summary", "groups", "anomalies", "opdebug", "errors", "tensors", "next"]))
+        (error_list(errors))
+        (other_fields(&input.doc, &["schema", "schema_version", "root", "summary", "groups", "anomalies", "opdebug", "errors", "tensors", "next"]))
     };
     Section {
         title: "Dump scan".into(),
@@ -184,27 +217,28 @@ pub(super) fn scan(input: &Input, index: usize) -> Section {
     }
 }
 
-fn first_pair(g: &Value) -> Markup {
+fn first_pair(g: &ScanGroup) -> Markup {
     html! {
         ul {
-            @for (label, a) in [("first anomaly", &g["first_anomaly"]), ("birth", &g["first_born"])] {
-                @if !a.is_null() {
-                    li { strong { (label) } ": operator #" (txt(&a["order"])) " " code { (txt(&a["op_name"])) }
-                        " (" (txt(&a["op_type"])) "), " (tensor(a)) ", " (txt(&a["kind"])) " — " code { (txt(&a["path"])) } }
+            @for (label, a) in [("first anomaly", &g.first_anomaly), ("birth", &g.first_born)] {
+                @if let Some(a) = a {
+                    @let t = &a.tensor;
+                    li { strong { (label) } ": operator #" (a.order) " " code { (t.op_name) }
+                        " (" (or_dash(t.op_type.as_ref())) "), " (tensor(t)) ", " (enum_name(&a.kind)) " — " code { (t.path) } }
                 }
             }
         }
     }
 }
 
-/// A group's overwrites and the producers of its anomalous inputs (`groups[].addresses`), read
-/// into the engine's typed record; nothing for documents older than schema version 2.
-fn addresses(g: &Value) -> Markup {
-    use crate::dump::address::{AddressStatus, Addresses, Held};
-    let Ok(a) = serde_json::from_value::<Addresses>(g["addresses"].clone()) else {
+/// A group's overwrites and the producers of its anomalous inputs (`groups[].addresses`);
+/// nothing for documents older than schema version 2.
+fn addresses(g: &ScanGroup) -> Markup {
+    use crate::dump::address::{AddressStatus, Held};
+    let Some(a) = &g.addresses else {
         return html! {};
     };
-    if g["anomalous_tensors"].as_u64().unwrap_or(0) == 0 {
+    if g.anomalous_tensors == 0 {
         return html! {};
     }
     let hex = |s: u64, e: u64| format!("0x{s:x}–0x{e:x} ({} bytes)", e - s);
@@ -244,16 +278,25 @@ fn addresses(g: &Value) -> Markup {
     }
 }
 
-fn errors(errors: &Value) -> Markup {
-    let errors = list(errors);
+/// One unreadable file (or part of one), as the errors list shows it.
+struct ErrorLine<'a> {
+    /// `golden` / `target` (dump-compare).
+    side: Option<String>,
+    path: &'a str,
+    message: &'a str,
+    offset: Option<u64>,
+}
+
+fn error_list<'a>(errors: impl ExactSizeIterator<Item = ErrorLine<'a>>) -> Markup {
+    let n = errors.len();
     html! {
-        @if !errors.is_empty() {
-            h3 { "Errors (" (errors.len()) ")" }
+        @if n > 0 {
+            h3 { "Errors (" (n) ")" }
             ul.errors {
-                @for e in errors.iter().take(MAX_ROWS) {
-                    li { @if let Some(side) = e["side"].as_str() { (side) ": " }
-                        code { (txt(&e["path"])) } ": " (txt(&e["message"]))
-                        @if !e["offset"].is_null() { " (offset " (txt(&e["offset"])) ")" } }
+                @for e in errors.take(MAX_ROWS) {
+                    li { @if let Some(side) = &e.side { (side) ": " }
+                        code { (e.path) } ": " (e.message)
+                        @if let Some(o) = e.offset { " (offset " (o) ")" } }
                 }
             }
         }
@@ -261,14 +304,12 @@ fn errors(errors: &Value) -> Markup {
 }
 
 /// log10 of a positive finite magnitude.
-fn log_mag(v: &Value) -> Option<f64> {
-    v.as_f64()
-        .filter(|m| *m > 0.0 && m.is_finite())
-        .map(f64::log10)
+fn log_mag(v: &Option<f64>) -> Option<f64> {
+    v.filter(|m| *m > 0.0 && m.is_finite()).map(f64::log10)
 }
 
-fn scan_plot(g: &Value, gi: usize, anomalies: &[&Value], index: usize) -> Markup {
-    let Some(mags) = g["magnitudes"].as_array() else {
+fn scan_plot(g: &ScanGroup, gi: usize, anomalies: &[ScanAnomaly], index: usize) -> Markup {
+    let Some(mags) = &g.magnitudes else {
         return html! { p.muted { "No per-operator magnitudes in this document (written by an older npgx): no plot." } };
     };
     let n = mags.len();
@@ -281,31 +322,27 @@ fn scan_plot(g: &Value, gi: usize, anomalies: &[&Value], index: usize) -> Markup
             .flatten()
             .unwrap_or(y1 - (y1 - y0) * 0.03)
     };
-    let mine: Vec<&&Value> = anomalies
-        .iter()
-        .filter(|a| a["group"].as_u64() == Some(gi as u64))
-        .collect();
-    let kind_marks = |kind: &str, name: &str, color, shape| Marks {
+    let mine: Vec<&ScanAnomaly> = anomalies.iter().filter(|a| a.group == gi).collect();
+    let kind_marks = |kind: Kind, name: &str, color, shape| Marks {
         name: name.into(),
         color,
         shape,
         points: plot::thin(
             mine.iter()
-                .filter(|a| a["kind"] == kind)
-                .filter_map(|a| a["order"].as_u64())
-                .map(|o| (o as f64, at(o as usize))),
+                .filter(|a| a.kind == kind)
+                .map(|a| (a.order as f64, at(a.order))),
             x_max,
         ),
     };
     let mut rules = Vec::new();
     for (label, a, color) in [
-        ("first anomaly", &g["first_anomaly"], RED),
-        ("birth", &g["first_born"], PURPLE),
+        ("first anomaly", &g.first_anomaly, RED),
+        ("birth", &g.first_born, PURPLE),
     ] {
-        if let Some(o) = a["order"].as_u64() {
+        if let Some(a) = a {
             rules.push(Rule {
-                x: o as f64,
-                label: format!("{label}: {}", txt(&a["op_name"])),
+                x: a.order as f64,
+                label: format!("{label}: {}", a.tensor.op_name),
                 color,
             });
         }
@@ -328,9 +365,9 @@ fn scan_plot(g: &Value, gi: usize, anomalies: &[&Value], index: usize) -> Markup
             ),
         }],
         marks: vec![
-            kind_marks("nan", "NaN", RED, Shape::Circle),
-            kind_marks("inf", "Inf", ORANGE, Shape::Triangle),
-            kind_marks("overflow", "overflow", PURPLE, Shape::Cross),
+            kind_marks(Kind::Nan, "NaN", RED, Shape::Circle),
+            kind_marks(Kind::Inf, "Inf", ORANGE, Shape::Triangle),
+            kind_marks(Kind::Overflow, "overflow", PURPLE, Shape::Cross),
         ]
         .into_iter()
         .filter(|m| !m.points.is_empty())
@@ -341,54 +378,72 @@ fn scan_plot(g: &Value, gi: usize, anomalies: &[&Value], index: usize) -> Markup
     figure(&chart, &format!("scan-plot plot-{index}-{gi}"))
 }
 
-/// `npgx.dump-compare`.
+/// `tensor` of a pair: `output 0`.
+fn pair_tensor(p: &Pair) -> String {
+    format!("{} {}", p.io, p.index)
+}
+
+/// Where a compared group lies: `rank 0 · device 1 · model m · step 3`.
+fn side_location(s: &GroupSide) -> String {
+    location(&[
+        ("rank", s.rank.map(|v| v.to_string())),
+        ("device", s.device.map(|v| v.to_string())),
+        ("model", s.model.clone()),
+        ("step", s.step.map(|v| v.to_string())),
+    ])
+}
+
+/// A metric as text: six significant digits, a dash when undefined.
+fn metric_text(m: Option<&Metrics>, f: impl Fn(&Metrics) -> Option<f64>) -> String {
+    or_dash(m.and_then(f).map(short))
+}
+
+/// `npgx.dump-compare`, read through its typed view ([`CompareDocument`]): a document that
+/// does not read as one says so instead of rendering blank fields.
 pub(super) fn compare(input: &Input, index: usize) -> Section {
-    let doc = &input.doc;
-    let (golden, target) = (txt(&doc["golden"]), txt(&doc["target"]));
-    let groups = list(&doc["groups"]);
-    let pairs = list(&doc["pairs"]);
-    let s = &doc["summary"];
-    let th = &doc["thresholds"];
-    let mut summary: Vec<Row> = groups
+    let doc = match CompareDocument::deserialize(&input.doc) {
+        Ok(d) => d,
+        Err(e) => return unreadable(input, "Dump compare", &e),
+    };
+    let r = &*doc.report;
+    let (golden, target) = (&r.golden, &r.target);
+    let s = &r.summary;
+    let th = &r.thresholds;
+    let mut summary: Vec<Row> = r
+        .groups
         .iter()
-        .filter(|g| !g["first_divergence"].is_null())
+        .filter_map(|g| Some((g, g.first_divergence.as_ref()?)))
         .take(MAX_PLOTS)
-        .map(|g| {
-            let fd = &g["first_divergence"];
-            let origin = &g["origin"];
-            let mut first = format!(
-                "{} of {}: cosine {}, max rel {}",
-                tensor(fd),
-                txt(&fd["op_name"]),
-                txt(&fd["metrics"]["cosine"]),
-                txt(&fd["metrics"]["max_rel"])
-            );
-            if !fd["error"].is_null() {
-                first = format!(
-                    "{} of {}: {}",
-                    tensor(fd),
-                    txt(&fd["op_name"]),
-                    txt(&fd["error"])
-                );
-            }
+        .map(|(g, fd)| {
+            let m = fd.metrics.as_ref();
+            let mut first = match &fd.error {
+                Some(e) => format!("{} of {}: {e}", pair_tensor(fd), fd.op_name),
+                None => format!(
+                    "{} of {}: cosine {}, max rel {}",
+                    pair_tensor(fd),
+                    fd.op_name,
+                    metric_text(m, |m| m.cosine),
+                    metric_text(m, |m| m.max_rel)
+                ),
+            };
             let mut next = Vec::new();
-            if !origin.is_null() {
+            if let Some(origin) = &g.origin {
                 first.push_str(&format!(
                     "; origin {} ({} evidence)",
-                    txt(&origin["op_name"]),
-                    txt(&origin["evidence"])
+                    origin.pair.op_name,
+                    enum_name(&origin.evidence)
                 ));
                 next.push(format!(
                     "npgx repro --path accuracy --op {} --dump {} -o repro",
-                    quote(&txt(&origin["op_name"])),
-                    quote(&txt(&origin["target_file"]))
+                    quote(&origin.pair.op_name),
+                    quote(&origin.pair.target_file)
                 ));
             }
             Row {
                 what: format!("dump-compare {golden} vs {target}"),
                 status: Status::Fail,
                 first,
-                at: format!("{} · order {}", location(&g["target"]), txt(&fd["order"])),
+                at: format!("{} · order {}", side_location(&g.target), fd.order),
                 next,
             }
         })
@@ -396,71 +451,80 @@ pub(super) fn compare(input: &Input, index: usize) -> Section {
     if summary.is_empty() {
         summary.push(Row {
             what: format!("dump-compare {golden} vs {target}"),
-            status: if s["pairs"].as_u64().unwrap_or(0) == 0 {
+            status: if s.pairs == 0 {
                 Status::Info
             } else {
                 Status::Ok
             },
-            first: format!("all {} pairs pass", txt(&s["pairs"])),
+            first: format!("all {} pairs pass", s.pairs),
             at: "—".into(),
             next: vec![],
         });
     }
-    let mut worst: Vec<&Value> = Vec::new();
-    for g in &groups {
-        for k in ["cosine", "max_rel", "max_abs", "rmse"] {
-            for p in list(&g["worst"][k]) {
-                let same = |q: &&Value| {
-                    q["group"] == p["group"]
-                        && q["order"] == p["order"]
-                        && q["io"] == p["io"]
-                        && q["index"] == p["index"]
-                        && q["op_name"] == p["op_name"]
-                };
-                if !worst.iter().any(same) {
-                    worst.push(p);
-                }
+    let mut worst: Vec<&Pair> = Vec::new();
+    for g in &r.groups {
+        let w = &g.worst;
+        for p in w
+            .cosine
+            .iter()
+            .chain(&w.max_rel)
+            .chain(&w.max_abs)
+            .chain(&w.rmse)
+        {
+            let same = |q: &&Pair| {
+                (q.group, q.order, q.io, q.index, &q.op_name)
+                    == (p.group, p.order, p.io, p.index, &p.op_name)
+            };
+            if !worst.iter().any(same) {
+                worst.push(p);
             }
         }
     }
     let rows: Vec<Value> = worst
         .iter()
         .map(|p| {
-            let m = &p["metrics"];
+            let m = p.metrics.as_ref();
             json!([
-                p["group"],
-                p["order"],
-                p["op_name"],
-                p["op_type"],
-                tensor(p),
-                p["target_dtype"],
-                m["cosine"],
-                m["max_rel"],
-                m["max_abs"],
-                m["rmse"],
-                m["nan_inf_one_side"],
-                p["passed"],
-                p["error"],
-                p["target_file"]
+                p.group,
+                p.order,
+                p.op_name,
+                p.op_type,
+                pair_tensor(p),
+                p.target_dtype,
+                m.and_then(|m| m.cosine),
+                m.and_then(|m| m.max_rel),
+                m.and_then(|m| m.max_abs),
+                m.and_then(|m| m.rmse),
+                m.map(|m| m.nan_inf_one_side),
+                p.passed,
+                p.error,
+                p.target_file
             ])
         })
         .collect();
+    let errors = r.errors.iter().map(|e| ErrorLine {
+        side: Some(enum_name(&e.side)),
+        path: &e.path,
+        message: &e.message,
+        offset: e.offset,
+    });
     let body = html! {
-        p { (txt(&s["pairs"])) " pairs, " strong { (txt(&s["failed"])) " failed" } ", "
-            (txt(&s["unmatched_golden"])) " golden and " (txt(&s["unmatched_target"])) " target tensors unmatched, "
-            (txt(&s["errors"])) " errors. Thresholds: cosine ≥ " (txt(&th["cosine"])) ", max relative error < " (txt(&th["max_rel"]))
-            @if let Some(m) = th["per_dtype"].as_object() { @for (d, t) in m { "; " (d) ": " (txt(&t["cosine"])) ", " (txt(&t["max_rel"])) } } "." }
+        p { (s.pairs) " pairs, " strong { (s.failed) " failed" } ", "
+            (s.unmatched_golden) " golden and " (s.unmatched_target) " target tensors unmatched, "
+            (s.errors) " errors. Thresholds: cosine ≥ " (short(th.cosine)) ", max relative error < " (short(th.max_rel))
+            @for (d, t) in &th.per_dtype { "; " (d) ": " (short(t.cosine)) ", " (short(t.max_rel)) } "." }
         p.muted { "golden " code { (golden) } " · target " code { (target) } }
-        @for (gi, g) in groups.iter().enumerate().take(MAX_PLOTS) {
-            h3 { "Group " (gi) ": " (location(&g["target"])) }
-            p.muted { "paired by " (txt(&g["paired_by"])) ", " (txt(&g["pairs"])) " pairs, " (txt(&g["failed"])) " failed" }
-            (compare_plots(g, gi, &pairs, th, index))
+        @for (gi, g) in r.groups.iter().enumerate().take(MAX_PLOTS) {
+            h3 { "Group " (gi) ": " (side_location(&g.target)) }
+            p.muted { "paired by " (g.paired_by) ", " (g.pairs) " pairs, " (g.failed) " failed" }
+            (compare_plots(g, gi, &r.pairs, th, index))
             ul {
-                @for (label, p) in [("first divergence", &g["first_divergence"]), ("origin", &g["origin"])] {
-                    @if !p.is_null() {
-                        li { strong { (label) } ": order " (txt(&p["order"])) " " code { (txt(&p["op_name"])) } " " (tensor(p))
-                            ", cosine " (txt(&p["metrics"]["cosine"])) ", max rel " (txt(&p["metrics"]["max_rel"]))
-                            @if !p["evidence"].is_null() { " (evidence: " (txt(&p["evidence"])) ")" } }
+                @for (label, p, evidence) in [("first divergence", g.first_divergence.as_ref(), None),
+                        ("origin", g.origin.as_ref().map(|o| &o.pair), g.origin.as_ref().map(|o| o.evidence))] {
+                    @if let Some(p) = p {
+                        li { strong { (label) } ": order " (p.order) " " code { (p.op_name) } " " (pair_tensor(p))
+                            ", cosine " (metric_text(p.metrics.as_ref(), |m| m.cosine)) ", max rel " (metric_text(p.metrics.as_ref(), |m| m.max_rel))
+                            @if let Some(e) = evidence { " (evidence: " (enum_name(&e)) ")" } }
                     }
                 }
             }
@@ -469,8 +533,8 @@ pub(super) fn compare(input: &Input, index: usize) -> Section {
         (data_table(&format!("worst-{index}"),
             &["group", "order", "op", "type", "tensor", "dtype", "cosine", "max rel", "max abs", "rmse", "NaN/Inf one side", "passed", "error", "target file"],
             &rows, None))
-        (errors(&doc["errors"]))
-        (other_fields(doc, &["schema", "schema_version", "golden", "target", "thresholds", "summary", "groups", "pairs", "unmatched", "errors"]))
+        (error_list(errors))
+        (other_fields(&input.doc, &["schema", "schema_version", "golden", "target", "thresholds", "summary", "groups", "pairs", "unmatched", "errors"]))
     };
     Section {
         title: "Dump compare".into(),
@@ -479,18 +543,17 @@ pub(super) fn compare(input: &Input, index: usize) -> Section {
     }
 }
 
-fn compare_plots(g: &Value, gi: usize, pairs: &[&Value], th: &Value, index: usize) -> Markup {
-    let mine: Vec<&&Value> = pairs
-        .iter()
-        .filter(|p| p["group"].as_u64() == Some(gi as u64))
-        .collect();
-    let x_max = mine
-        .iter()
-        .filter_map(|p| p["order"].as_u64())
-        .max()
-        .unwrap_or(0) as f64;
-    let metric = |p: &Value, k: &str, log: bool| -> Option<f64> {
-        let v = p["metrics"][k].as_f64()?;
+fn compare_plots(
+    g: &GroupReport,
+    gi: usize,
+    pairs: &[Pair],
+    th: &Thresholds,
+    index: usize,
+) -> Markup {
+    let mine: Vec<&Pair> = pairs.iter().filter(|p| p.group == gi).collect();
+    let x_max = mine.iter().map(|p| p.order).max().unwrap_or(0) as f64;
+    let metric = |p: &Pair, key: fn(&Metrics) -> Option<f64>, log: bool| -> Option<f64> {
+        let v = key(p.metrics.as_ref()?)?;
         if log {
             (v > 0.0 && v.is_finite()).then(|| v.log10())
         } else {
@@ -498,42 +561,43 @@ fn compare_plots(g: &Value, gi: usize, pairs: &[&Value], th: &Value, index: usiz
         }
     };
     let mut charts = Vec::new();
-    for (key, label, log, limit) in [
-        ("cosine", "cosine similarity", false, th["cosine"].as_f64()),
+    let cosine: fn(&Metrics) -> Option<f64> = |m| m.cosine;
+    let max_rel: fn(&Metrics) -> Option<f64> = |m| m.max_rel;
+    for (key, get, label, log, limit) in [
+        ("cosine", cosine, "cosine similarity", false, th.cosine),
         (
             "max_rel",
+            max_rel,
             "max relative error (log scale)",
             true,
-            th["max_rel"].as_f64(),
+            th.max_rel,
         ),
     ] {
         let pts: Vec<(f64, f64)> = mine
             .iter()
-            .filter_map(|p| Some((p["order"].as_u64()? as f64, metric(p, key, log)?)))
+            .filter_map(|p| Some((p.order as f64, metric(p, get, log)?)))
             .collect();
-        let limit = limit.and_then(|t| {
-            if log {
-                (t > 0.0).then(|| t.log10())
-            } else {
-                Some(t)
-            }
-        });
+        let limit = if log {
+            (limit > 0.0).then(|| limit.log10())
+        } else {
+            Some(limit)
+        };
         let (y0, y1) = span(pts.iter().map(|p| p.1).chain(limit));
         let failed = plot::thin(
             mine.iter()
-                .filter(|p| p["passed"] == false)
-                .filter_map(|p| Some((p["order"].as_u64()? as f64, metric(p, key, log)?))),
+                .filter(|p| !p.passed)
+                .filter_map(|p| Some((p.order as f64, metric(p, get, log)?))),
             x_max,
         );
         let mut rules = Vec::new();
         for (name, p, color) in [
-            ("first divergence", &g["first_divergence"], RED),
-            ("origin", &g["origin"], PURPLE),
+            ("first divergence", g.first_divergence.as_ref(), RED),
+            ("origin", g.origin.as_ref().map(|o| &o.pair), PURPLE),
         ] {
-            if let Some(o) = p["order"].as_u64() {
+            if let Some(p) = p {
                 rules.push(Rule {
-                    x: o as f64,
-                    label: format!("{name}: {}", txt(&p["op_name"])),
+                    x: p.order as f64,
+                    label: format!("{name}: {}", p.op_name),
                     color,
                 });
             }

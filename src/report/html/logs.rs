@@ -1,6 +1,9 @@
 //! The Logs sections: `npgx.plog` (per process an ERROR/WARNING timeline, the first causal
 //! error in context, CANN error reports with decoded codes) and `npgx.aicore` (one card per
-//! AI Core error, each field with its evidence line).
+//! AI Core error, each field with its evidence line), read through the engine's documents
+//! ([`PlogSummary`], [`AicoreDocument`]).
+
+use std::collections::BTreeMap;
 
 use maud::{html, Markup};
 use npgx_parsers::aicore::{AicoreError, Fact};
@@ -8,12 +11,12 @@ use npgx_parsers::cann_error::tables;
 use npgx_parsers::plog::PlogTime;
 use plotters::style::RGBColor;
 use serde::Deserialize as _;
-use serde_json::Value;
 
 use super::plot::{Chart, Line};
-use super::{excerpt, figure, list, other_fields, txt, unreadable, Row, Section, Status};
+use super::{excerpt, figure, or_dash, other_fields, unreadable, Row, Section, Status};
 use crate::incident::Input;
 use crate::plog::aicore::AicoreDocument;
+use crate::plog::summary::{PlogSummary, ProcessSummary};
 use crate::report::enum_name;
 
 const RED: RGBColor = RGBColor(200, 30, 30);
@@ -44,8 +47,7 @@ pub(super) fn decode(code: &str) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join(", "))
 }
 
-fn seconds(t: &str) -> Option<i64> {
-    let t = PlogTime::parse(t)?;
+fn seconds(t: &PlogTime) -> Option<i64> {
     let dt = jiff::civil::DateTime::new(
         i16::try_from(t.year).ok()?,
         i8::try_from(t.month).ok()?,
@@ -61,16 +63,11 @@ fn seconds(t: &str) -> Option<i64> {
 }
 
 /// ERROR and WARNING counts per bucket of a process's `timeline`.
-fn timeline(p: &Value, pid: &str, caption_index: usize) -> Markup {
-    let points: Vec<(i64, u64, u64)> = list(&p["timeline"])
-        .into_iter()
-        .filter_map(|t| {
-            Some((
-                seconds(t["time"].as_str()?)?,
-                t["error"].as_u64().unwrap_or(0),
-                t["warning"].as_u64().unwrap_or(0),
-            ))
-        })
+fn timeline(p: &ProcessSummary, pid: &str, caption_index: usize) -> Markup {
+    let points: Vec<(i64, u64, u64)> = p
+        .timeline
+        .iter()
+        .filter_map(|t| Some((seconds(&t.time)?, t.error, t.warning)))
         .collect();
     let (Some(first), Some(last)) = (points.first(), points.last()) else {
         return html! { p.muted { "No ERROR or WARNING records with a time (or no timeline in this document)." } };
@@ -90,7 +87,7 @@ fn timeline(p: &Value, pid: &str, caption_index: usize) -> Markup {
     let chart = Chart {
         caption: format!(
             "pid {pid}: ERROR / WARNING records per {width} s from {}",
-            txt(&p["first_time"])
+            or_dash(p.first_time)
         ),
         x_label: "seconds since the first ERROR/WARNING".into(),
         y_label: "records".into(),
@@ -124,50 +121,56 @@ fn timeline(p: &Value, pid: &str, caption_index: usize) -> Markup {
     figure(&chart, &format!("timeline plot-t{caption_index}"))
 }
 
-fn codes(m: &Value) -> Markup {
+fn codes(m: &BTreeMap<String, u64>) -> Markup {
     html! {
-        @if let Some(m) = m.as_object() {
-            @if !m.is_empty() {
-                table.codes {
-                    tr { th { "code" } th { "count" } th { "meaning" } }
-                    @for (c, n) in m { tr { td { code { (c) } } td.num { (txt(n)) } td { (decode(c).unwrap_or_else(|| "—".into())) } } }
-                }
+        @if !m.is_empty() {
+            table.codes {
+                tr { th { "code" } th { "count" } th { "meaning" } }
+                @for (c, n) in m { tr { td { code { (c) } } td.num { (n) } td { (decode(c).unwrap_or_else(|| "—".into())) } } }
             }
         }
     }
 }
 
-/// `npgx.plog`.
+/// A code with its meaning, when the tables know it: `EZ9999 (…)`.
+fn with_meaning(c: &str) -> String {
+    match decode(c) {
+        Some(d) => format!("{c} ({d})"),
+        None => c.to_string(),
+    }
+}
+
+/// `npgx.plog`, read through its typed view ([`PlogSummary`]): a document that does not read
+/// as one says so instead of rendering blank fields.
 pub(super) fn plog(input: &Input, index: usize) -> Section {
-    let doc = &input.doc;
-    let fc = &doc["first_causal"];
-    let file = fc["file"].as_str().unwrap_or("");
-    let files = list(&doc["files"]);
-    let errors: u64 = list(&doc["processes"])
+    let doc = match PlogSummary::deserialize(&input.doc) {
+        Ok(d) => d,
+        Err(e) => return unreadable(input, "Logs: plog", &e),
+    };
+    let fc = doc.first_causal.as_ref();
+    let file = fc.map(|f| f.file.display().to_string()).unwrap_or_default();
+    let errors: u64 = doc
+        .processes
         .iter()
-        .filter_map(|p| p["levels"]["ERROR"].as_u64())
+        .filter_map(|p| p.levels.get("ERROR"))
         .sum();
-    let what = match files.as_slice() {
-        [f] => format!("plog {}", txt(&f["path"])),
-        _ => format!("plog ({} files)", files.len()),
+    let what = match doc.files.as_slice() {
+        [f] => format!("plog {}", f.path.display()),
+        files => format!("plog ({} files)", files.len()),
     };
     let summary = vec![Row {
         what,
-        status: if fc.is_null() && errors == 0 {
+        status: if fc.is_none() && errors == 0 {
             Status::Ok
         } else {
             Status::Fail
         },
-        first: if fc.is_null() {
-            format!("no causal error ({errors} ERROR records)")
-        } else {
-            txt(&fc["text"])
+        first: match fc {
+            None => format!("no causal error ({errors} ERROR records)"),
+            Some(fc) => fc.text.clone(),
         },
-        at: fc["line"]
-            .as_u64()
-            .map(|l| format!("{file}:{l}"))
-            .unwrap_or_else(|| "—".into()),
-        next: if fc.is_null() {
+        at: fc.map_or_else(|| "—".into(), |fc| format!("{file}:{}", fc.line)),
+        next: if fc.is_none() {
             vec![]
         } else {
             vec![
@@ -177,67 +180,71 @@ pub(super) fn plog(input: &Input, index: usize) -> Section {
         },
     }];
     let body = html! {
-        p { (txt(&doc["records"])) " records in " (files.len()) " files." }
+        p { (doc.records) " records in " (doc.files.len()) " files." }
         details { summary { "Files" }
             table { tr { th { "file" } th { "kind" } th { "lines" } th { "records" } }
-                @for f in &files { tr { td { code { (txt(&f["path"])) } } td { (txt(&f["kind"])) } td.num { (txt(&f["lines"])) } td.num { (txt(&f["records"])) } } } }
+                @for f in &doc.files { tr { td { code { (f.path.display()) } } td { (or_dash(f.kind.map(|k| enum_name(&k)))) } td.num { (f.lines) } td.num { (f.records) } } } }
         }
         h3 { "First causal error" }
-        @if fc.is_null() { p.muted { "None found." } } @else {
-            p { strong { (txt(&fc["text"])) } }
-            p.muted { (txt(&fc["shape"])) ", tier " (txt(&fc["tier"])) ", rank " (txt(&fc["rank"]))
-                ", rule " code { (txt(&fc["evidence"]["rule"])) } }
-            @let ev: Vec<u64> = list(&fc["evidence"]["lines"]).into_iter().filter_map(Value::as_u64).collect();
-            @if let Some(l) = fc["line"].as_u64() { (excerpt(input, file, l, &ev)) }
-        }
-        @for (pi, p) in list(&doc["processes"]).iter().enumerate().take(MAX_ITEMS) {
-            @let pid = txt(&p["pid"]);
-            h3 { "Process " (pid) " " code { (txt(&p["pname"])) } }
-            p.muted { (txt(&p["records"])) " records from " (txt(&p["first_time"])) " to " (txt(&p["last_time"]))
-                "; levels: " @if let Some(m) = p["levels"].as_object() { @for (k, v) in m { (k) " " (txt(v)) " " } }
-                "; devices: " (list(&p["device_ids"]).iter().map(|d| txt(d)).collect::<Vec<_>>().join(", ")) }
-            (timeline(p, &pid, index * 1000 + pi))
-            (codes(&p["error_codes"]))
-            @let pc = &p["first_causal"];
-            @if !pc.is_null() && (pc["file"] != fc["file"] || pc["line"] != fc["line"]) {
-                p { "First causal error of this process: " strong { (txt(&pc["text"])) } }
-                @if let (Some(f), Some(l)) = (pc["file"].as_str(), pc["line"].as_u64()) { (excerpt(input, f, l, &[])) }
+        @match fc {
+            None => { p.muted { "None found." } }
+            Some(fc) => {
+                p { strong { (fc.text) } }
+                p.muted { (enum_name(&fc.shape)) ", tier " (enum_name(&fc.tier)) ", rank " (fc.rank.name())
+                    ", rule " code { (fc.evidence.rule) } }
+                (excerpt(input, &file, fc.line, &fc.evidence.lines))
             }
         }
-        @let reports = list(&doc["error_reports"]);
+        @for (pi, p) in doc.processes.iter().enumerate().take(MAX_ITEMS) {
+            @let pid = p.pid.to_string();
+            h3 { "Process " (pid) " " code { (p.pname) } }
+            p.muted { (p.records) " records from " (or_dash(p.first_time)) " to " (or_dash(p.last_time))
+                "; levels: " @for (k, v) in &p.levels { (k) " " (v) " " }
+                "; devices: " (p.device_ids.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")) }
+            (timeline(p, &pid, index * 1000 + pi))
+            (codes(&p.error_codes))
+            @if let Some(pc) = p.first_causal.as_ref().filter(|pc| fc.map(|f| (&f.file, f.line)) != Some((&pc.file, pc.line))) {
+                p { "First causal error of this process: " strong { (pc.text) } }
+                (excerpt(input, &pc.file.display().to_string(), pc.line, &[]))
+            }
+        }
+        @let reports = &doc.error_reports;
         @if !reports.is_empty() {
             h3 { "CANN error reports (" (reports.len()) ")" }
-            @for r in reports.iter().take(MAX_ITEMS) {
+            @for fr in reports.iter().take(MAX_ITEMS) {
+                @let r = &fr.report;
                 div.card.report {
-                    p { strong { code { (txt(&r["code"])) } } " " (txt(&r["title"]))
-                        " — " (r["code"].as_str().and_then(decode).unwrap_or_else(|| "—".into())) }
-                    p.muted { code { (txt(&r["file"])) } " lines " (txt(&r["line"])) "–" (txt(&r["end_line"]))
-                        "; codes " (list(&r["codes"]).iter().map(|c| { let c = txt(c); match decode(&c) { Some(d) => format!("{c} ({d})"), None => c } }).collect::<Vec<_>>().join(", ")) }
+                    p { strong { code { (or_dash(r.code.as_ref())) } } " " (or_dash(r.title.as_ref()))
+                        " — " (r.code.as_deref().and_then(decode).unwrap_or_else(|| "—".into())) }
+                    p.muted { code { (fr.file.display()) } " lines " (r.line) "–" (r.end_line)
+                        "; codes " (r.codes.iter().map(|c| with_meaning(c)).collect::<Vec<_>>().join(", ")) }
                     table {
-                        @for (k, label) in [("message", "message"), ("possible_cause", "possible cause"), ("solution", "solution")] {
-                            @if !r[k].is_null() { tr { th { (label) } td { (txt(&r[k]["text"])) " " span.muted { "(line " (txt(&r[k]["line"])) ")" } } } }
+                        @for (t, label) in [(&r.message, "message"), (&r.possible_cause, "possible cause"), (&r.solution, "solution")] {
+                            @if let Some(t) = t { tr { th { (label) } td { (t.text) " " span.muted { "(line " (t.line) ")" } } } }
                         }
                     }
-                    @if !list(&r["traceback"]).is_empty() {
+                    @if !r.traceback.is_empty() {
                         details { summary { "TraceBack" }
-                            ul { @for t in list(&r["traceback"]) { li { span.muted { (txt(&t["line"])) ": " } (txt(&t["text"])) } } } }
+                            ul { @for t in &r.traceback { li { span.muted { (t.line) ": " } (t.text) } } } }
                     }
                 }
             }
         }
-        @let tn = list(&doc["torch_npu_errors"]);
+        @let tn = &doc.torch_npu_errors;
         @if !tn.is_empty() {
             h3 { "torch_npu errors" }
             table { tr { th { "code" } th { "submodule" } th { "type" } th { "line" } th { "text" } }
-                @for e in tn.iter().take(MAX_ITEMS) { tr { td { code { (txt(&e["code"])) } } td { (txt(&e["submodule"])) }
-                    td { (txt(&e["error_type"])) } td { code { (txt(&e["file"])) } ":" (txt(&e["line"])) } td { (txt(&e["text"])) } } } }
+                @for fe in tn.iter().take(MAX_ITEMS) {
+                    @let e = &fe.error;
+                    tr { td { code { (e.code) } } td { (e.submodule) }
+                    td { (or_dash(e.error_type.as_ref())) } td { code { (fe.file.display()) } ":" (e.line) } td { (e.text) } } } }
         }
-        @let warnings = list(&doc["warnings"]);
+        @let warnings = &doc.warnings;
         @if !warnings.is_empty() {
             details { summary { "Reader warnings (" (warnings.len()) ")" }
-                ul { @for w in warnings.iter().take(MAX_ITEMS) { li { code { (txt(&w["file"])) } " " (txt(&w["line"])) ": " (txt(&w["message"])) } } } }
+                ul { @for w in warnings.iter().take(MAX_ITEMS) { li { code { (w.file.display()) } " " (or_dash(w.line)) ": " (w.message) } } } }
         }
-        (other_fields(doc, &["schema", "schema_version", "files", "records", "processes", "first_error", "first_causal", "error_reports", "torch_npu_errors", "warnings"]))
+        (other_fields(&input.doc, &["schema", "schema_version", "files", "records", "processes", "first_error", "first_causal", "error_reports", "torch_npu_errors", "warnings"]))
     };
     Section {
         title: "Logs: plog".into(),
@@ -420,8 +427,8 @@ mod tests {
 
     #[test]
     fn plog_times_become_seconds() {
-        let a = seconds("2025-05-08-09:56:18.522.534").unwrap();
-        let b = seconds("2025-05-08-09:57:19.000.000").unwrap();
+        let a = seconds(&PlogTime::parse("2025-05-08-09:56:18.522.534").unwrap()).unwrap();
+        let b = seconds(&PlogTime::parse("2025-05-08-09:57:19.000.000").unwrap()).unwrap();
         assert_eq!(b - a, 61);
     }
 }

@@ -8,11 +8,15 @@
 //! syntax for the same escaping). Plots come from plotters' SVG backend ([`plot`]); tables are
 //! sorted, filtered and paged by a small inline script over rows embedded as JSON.
 //!
-//! Every section tolerates documents with fields it does not know (and misses fields it
-//! expects with a dash): readers ignore unknown fields (docs/json.md). A section converted to a
-//! typed view (the engine's document type, deserialised: `npgx.aicore` so far) shows an
-//! optional field it misses with a dash and names a required one it misses, instead of a blank
-//! page; the others still read the untyped JSON.
+//! Every section reads its document through one typed view, the type the JSON writer uses:
+//! the engine's records ([`crate::triage::TriageRun`], [`crate::triage::analyze::TriageAnalysis`],
+//! [`crate::triage::classify::ClassifyDocument`], [`crate::plog::summary::PlogSummary`],
+//! [`crate::plog::aicore::AicoreDocument`], [`crate::compare::records::CompareDocument`]) or, for
+//! the streamed dump-scan document, its read side [`crate::dump::document::ScanDocument`]. Unknown
+//! fields are ignored (docs/json.md; the top-level ones are shown raw by [`other_fields`]); an
+//! optional field that is absent shows as a dash; a required field that is missing or of another
+//! type makes the section say the document "does not read as" its schema ([`unreadable`]) instead
+//! of rendering blank values.
 
 mod dumps;
 mod logs;
@@ -169,23 +173,24 @@ pub fn written_json(
             .collect(),
     };
     serde_json::to_string_pretty(&crate::report::document(
-        "report",
+        crate::incident::REPORT_SCHEMA_NAME,
         crate::incident::REPORT_SCHEMA_VERSION,
         &doc,
     )?)
 }
 
 fn section(input: &Input, index: usize) -> Section {
-    match input.schema.as_str() {
-        "npgx.triage-run" => triage::run(input),
-        "npgx.triage-analyze" => triage::analyze(input, &input.doc),
-        "npgx.triage-classify" => triage::classify(input),
-        "npgx.dump-scan" => dumps::scan(input, index),
-        "npgx.dump-compare" => dumps::compare(input, index),
-        "npgx.plog" => logs::plog(input, index),
-        "npgx.aicore" => logs::aicore(input),
-        other => Section {
-            title: other.to_string(),
+    use crate::{compare, dump, plog, triage as engine};
+    match input.name() {
+        engine::RUN_SCHEMA_NAME => triage::run(input),
+        engine::analyze::SCHEMA_NAME => triage::analyze(input),
+        engine::classify::SCHEMA_NAME => triage::classify(input),
+        dump::SCHEMA_NAME => dumps::scan(input, index),
+        compare::SCHEMA_NAME => dumps::compare(input, index),
+        plog::summary::SCHEMA_NAME => logs::plog(input, index),
+        plog::aicore::SCHEMA_NAME => logs::aicore(input),
+        _ => Section {
+            title: input.schema.clone(),
             summary: vec![],
             body: html! { pre { (serde_json::to_string_pretty(&input.doc).unwrap_or_default()) } },
         },
@@ -222,6 +227,11 @@ fn txt(v: &Value) -> String {
     }
 }
 
+/// An optional value as text, a dash when absent (as [`txt`] shows a JSON null).
+fn or_dash(v: Option<impl std::fmt::Display>) -> String {
+    v.map_or_else(|| "—".into(), |v| v.to_string())
+}
+
 /// A float with six significant digits.
 fn short(f: f64) -> String {
     if f == 0.0 || (1e-4..1e6).contains(&f.abs()) {
@@ -234,13 +244,10 @@ fn short(f: f64) -> String {
 }
 
 /// `rank 0 · device 1 · model m · step 3` from whichever location fields are set.
-fn location(v: &Value) -> String {
-    let parts: Vec<String> = ["rank", "device", "model", "model_id", "step"]
+fn location(parts: &[(&str, Option<String>)]) -> String {
+    let parts: Vec<String> = parts
         .iter()
-        .filter_map(|k| {
-            let x = &v[*k];
-            (!x.is_null()).then(|| format!("{} {}", k.replace('_', " "), txt(x)))
-        })
+        .filter_map(|(k, v)| Some(format!("{k} {}", v.as_ref()?)))
         .collect();
     if parts.is_empty() {
         "the only group".into()
@@ -329,10 +336,6 @@ fn other_fields(v: &Value, known: &[&str]) -> Markup {
             details { summary { "Other fields" } pre { (serde_json::to_string_pretty(&rest).unwrap_or_default()) } }
         }
     }
-}
-
-fn list(v: &Value) -> Vec<&Value> {
-    v.as_array().map(|a| a.iter().collect()).unwrap_or_default()
 }
 
 #[cfg(test)]

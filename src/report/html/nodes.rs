@@ -3,20 +3,21 @@
 //! line; the single-op repro to run). The node search is read back into its typed record.
 
 use maud::{html, Markup};
-use serde_json::Value;
 
-use super::{file_link, txt, Row, Status};
+use super::{file_link, Row, Status};
+use crate::report::enum_name;
 use crate::report::nodes::{inputs_text, tensor_text};
-use crate::triage::nodes::{NodeOutcome, NodeSearch};
+use crate::triage::bisect::Bisection;
+use crate::triage::nodes::NodeOutcome;
 
 /// The body part and the summary row of `bisect` (a `npgx.triage-run` document's field).
-pub(super) fn bisect(b: &Value) -> (Markup, Vec<Row>) {
-    if b.is_null() {
+pub(super) fn bisect(b: Option<&Bisection>) -> (Markup, Vec<Row>) {
+    let Some(b) = b else {
         return (html! {}, Vec::new());
-    }
-    let nodes: Option<NodeSearch> = serde_json::from_value(b["nodes"].clone()).ok();
+    };
+    let nodes = b.nodes.as_ref();
     let mut rows = Vec::new();
-    if let Some(s) = &nodes {
+    if let Some(s) = nodes {
         let found = matches!(s.outcome, NodeOutcome::Isolated | NodeOutcome::WholeGraph);
         rows.push(Row {
             what: "bisect: FX nodes".into(),
@@ -38,8 +39,8 @@ pub(super) fn bisect(b: &Value) -> (Markup, Vec<Row>) {
     }
     let body = html! {
         h3 { "Bisect: npugraph_ex options" }
-        p { "Outcome " code { (txt(&b["outcome"])) } " — " (txt(&b["conclusion"])) }
-        @if let Some(s) = &nodes {
+        p { "Outcome " code { (enum_name(&b.outcome)) } " — " (b.conclusion) }
+        @if let Some(s) = nodes {
             h3 { "Bisect: FX nodes" }
             p { "Outcome " code { (s.outcome.as_str()) } " — " (s.conclusion) }
             table.nodes-runs {

@@ -1,11 +1,19 @@
 //! The Triage section: the five-step ladder, the route and its evidence, the first causal error
-//! in its log context, versions, what is missing and the hand-off.
+//! in its log context, versions, what is missing and the hand-off. Each document is read
+//! through the engine's own record ([`TriageRun`], [`TriageAnalysis`], [`ClassifyDocument`]).
 
 use maud::html;
+use serde::Deserialize as _;
 use serde_json::Value;
 
-use super::{excerpt, file_link, list, other_fields, txt, Row, Section, Status};
+use super::{excerpt, file_link, or_dash, other_fields, txt, unreadable, Row, Section, Status};
 use crate::incident::Input;
+use crate::report::enum_name;
+use crate::triage::analyze::TriageAnalysis;
+use crate::triage::classify::ClassifyDocument;
+use crate::triage::route::Route;
+use crate::triage::runner::StepRun;
+use crate::triage::TriageRun;
 
 /// Fields of `npgx.triage-analyze` rendered below.
 const KNOWN: &[&str] = &[
@@ -32,12 +40,12 @@ const KNOWN: &[&str] = &[
 
 /// `npgx.triage-run`: the run's timings and exit codes joined to its analysis.
 pub(super) fn run(input: &Input) -> Section {
-    let mut section = analyze_with(
-        input,
-        &input.doc["analysis"],
-        list(&input.doc["run"]["steps"]),
-    );
-    let (bisect, rows) = super::nodes::bisect(&input.doc["bisect"]);
+    let doc = match TriageRun::deserialize(&input.doc) {
+        Ok(d) => d,
+        Err(e) => return unreadable(input, "Triage", &e),
+    };
+    let mut section = analyze_with(input, &doc.analysis, &input.doc["analysis"], &doc.run.steps);
+    let (bisect, rows) = super::nodes::bisect(doc.bisect.as_ref());
     let body = section.body;
     section.body = html! { (body) (bisect) };
     section.summary.extend(rows);
@@ -45,144 +53,156 @@ pub(super) fn run(input: &Input) -> Section {
 }
 
 /// `npgx.triage-analyze` (also a triage tree given to `npgx report`).
-pub(super) fn analyze(input: &Input, a: &Value) -> Section {
-    analyze_with(input, a, Vec::new())
+pub(super) fn analyze(input: &Input) -> Section {
+    match TriageAnalysis::deserialize(&input.doc) {
+        Ok(a) => analyze_with(input, &a, &input.doc, &[]),
+        Err(e) => unreadable(input, "Triage", &e),
+    }
 }
 
 /// The commands to run next, from the analysis.
-fn next_commands(a: &Value) -> Vec<String> {
-    let mut next: Vec<String> = list(&a["dump_comparison"]["next"])
-        .into_iter()
-        .map(txt)
+fn next_commands(a: &TriageAnalysis) -> Vec<String> {
+    let mut next: Vec<String> = a
+        .dump_comparison
+        .iter()
+        .flat_map(|d| d.next.iter().cloned())
         .collect();
-    let failed = a["first_failure"]["step"].as_str();
-    for s in list(&a["steps"]) {
-        if s["step"].as_str() == failed && !list(&s["plog_files"]).is_empty() {
-            let dir = format!("{}/ascend_plog", txt(&s["dir"]));
+    let failed = a.first_failure.as_ref().map(|f| f.step);
+    for s in &a.steps {
+        if Some(s.step) == failed && !s.plog_files.is_empty() {
+            let dir = format!(
+                "{}/ascend_plog",
+                or_dash(s.dir.as_ref().map(|d| d.display()))
+            );
             next.push(format!("npgx plog {dir}"));
-            if a["route"] == "runtime-error" {
+            if a.route == Route::RuntimeError {
                 next.push(format!("npgx aicore {dir}"));
             }
         }
     }
-    if let Some(skill) = a["sub_skill"].as_str() {
+    if let Some(skill) = &a.sub_skill {
         next.push(format!("load skill {skill}"));
     }
     next
 }
 
-fn analyze_with(input: &Input, a: &Value, run_steps: Vec<&Value>) -> Section {
-    let root = txt(&a["root"]);
-    let ff = &a["first_failure"];
-    let ev = &a["evidence"];
-    let fce = &ev["first_causal_error"];
-    let file = ev["file"].as_str().unwrap_or("");
-    let line = fce["line"].as_u64().or(ev["evidence_line"].as_u64());
-    let failed = !ff.is_null();
-    let first = match (failed, fce.is_null()) {
-        (true, false) => format!(
-            "{} failed (exit {}): {}",
-            txt(&ff["step"]),
-            txt(&ff["exit_code"]),
-            txt(&fce["message"])
+/// The analysis section; `raw` is the same analysis as JSON, for the fields this npgx does not
+/// know (a newer npgx's).
+fn analyze_with(input: &Input, a: &TriageAnalysis, raw: &Value, run_steps: &[StepRun]) -> Section {
+    let root = a.root.display().to_string();
+    let ff = a.first_failure.as_ref();
+    let ev = a.evidence.as_ref();
+    let fce = ev.and_then(|e| e.first_causal_error.as_ref());
+    let file = ev.map(|e| e.file.display().to_string()).unwrap_or_default();
+    let evidence_line = ev.and_then(|e| e.evidence_line);
+    let line = fce.map(|f| f.line).or(evidence_line);
+    let message = or_dash(fce.map(|f| &f.message));
+    let first = match (ff, fce) {
+        (Some(ff), Some(_)) => format!(
+            "{} failed (exit {}): {message}",
+            ff.step.name(),
+            ff.exit_code,
         ),
-        (true, true) => format!(
+        (Some(ff), None) => format!(
             "{} failed (exit {}); no causal error found in its log",
-            txt(&ff["step"]),
-            txt(&ff["exit_code"])
+            ff.step.name(),
+            ff.exit_code
         ),
-        (false, _) => "no step failed".into(),
+        (None, _) => "no step failed".into(),
     };
     let at = match line {
         Some(l) if !file.is_empty() => format!("{file}:{l}"),
         _ => "—".into(),
     };
-    let route = format!("route {} (rule {})", txt(&a["route"]), txt(&a["rule"]));
+    let route = format!("route {} (rule {})", a.route.as_str(), a.rule);
     let summary = vec![Row {
         what: format!("triage {root}"),
-        status: if failed { Status::Fail } else { Status::Ok },
+        status: if ff.is_some() {
+            Status::Fail
+        } else {
+            Status::Ok
+        },
         first: format!("{first} — {route}"),
         at,
         next: next_commands(a),
     }];
-    let evidence_lines: Vec<u64> = list(&fce["evidence"]["lines"])
-        .into_iter()
-        .filter_map(Value::as_u64)
-        .collect();
-    let timing = |step: &str| run_steps.iter().find(|s| s["step"] == step).copied();
+    let evidence_lines: Vec<u64> = fce.map(|f| f.evidence.lines.clone()).unwrap_or_default();
+    let timing = |step| run_steps.iter().find(|s| s.step == step);
+    let versions = serde_json::to_value(&a.versions).unwrap_or_default();
     let body = html! {
-        p { "Tree " code { (root) } " — " @if a["complete"] == true { "complete" } @else { span.bad { "incomplete" } } }
+        p { "Tree " code { (root) } " — " @if a.complete { "complete" } @else { span.bad { "incomplete" } } }
         h3 { "Ladder" }
         table.ladder {
             thead { tr { th { "#" } th { "step" } th { "status" } th { "time" } th { "exit code" } th { "log" } } }
             tbody {
-                @for s in list(&a["steps"]) {
-                    @let name = s["step"].as_str().unwrap_or("");
-                    @let r = timing(name);
-                    @let status = r.and_then(|r| r["end"]["status"].as_str()).or(s["status"].as_str()).unwrap_or("unknown");
-                    @let exit = r.map(|r| &r["end"]["exit_code"]).filter(|v| !v.is_null())
-                        .or_else(|| (ff["step"] == name).then_some(&ff["exit_code"]));
+                @for s in &a.steps {
+                    @let name = s.step.name();
+                    @let r = timing(s.step);
+                    @let status = r.map_or_else(|| enum_name(&s.status), |r| r.end.status().into());
+                    @let exit = r.and_then(|r| r.end.failed_code())
+                        .or_else(|| ff.filter(|f| f.step == s.step).map(|f| f.exit_code));
                     tr data-step=(name) {
-                        td { (txt(&s["number"])) }
+                        td { (s.number) }
                         td { code { (name) } }
                         td class={ "status-" (status) } { (status) }
-                        td.num { @if let Some(r) = r { (format!("{:.1} s", r["seconds"].as_f64().unwrap_or(0.0))) } @else { "—" } }
-                        td.num { (exit.map(txt).unwrap_or_else(|| "—".into())) }
-                        td { @match s["log"]["path"].as_str() {
-                            Some(p) => { (file_link(p)) " (" (txt(&s["log"]["lines"])) " lines)" }
+                        td.num { @if let Some(r) = r { (format!("{:.1} s", r.seconds)) } @else { "—" } }
+                        td.num { (or_dash(exit)) }
+                        td { @match &s.log {
+                            Some(l) => { (file_link(&l.path.display().to_string())) " (" (l.lines) " lines)" }
                             None => "—",
                         } }
                     }
                 }
             }
         }
-        @if !ff["reason"].is_null() { p { "Reason: " (txt(&ff["reason"])) } }
+        @if let Some(reason) = ff.and_then(|f| f.reason.as_ref()) { p { "Reason: " (reason) } }
         h3 { "Route" }
         table {
-            tr { th { "route" } td.route { (txt(&a["route"])) } }
-            tr { th { "sub-skill" } td { (txt(&a["sub_skill"])) } }
-            tr { th { "rule" } td { code { (txt(&a["rule"])) } } }
-            tr { th { "matched" } td { code { (txt(&a["matched"])) } @if let Some(l) = ev["matched_line"].as_u64() { " on line " (l) } } }
-            tr { th { "evidence rule" } td { code { (txt(&fce["evidence"]["rule"])) } " lines " (evidence_lines.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")) } }
+            tr { th { "route" } td.route { (a.route.as_str()) } }
+            tr { th { "sub-skill" } td { (or_dash(a.sub_skill.as_ref())) } }
+            tr { th { "rule" } td { code { (a.rule) } } }
+            tr { th { "matched" } td { code { (or_dash(a.matched.as_ref())) } @if let Some(l) = ev.and_then(|e| e.matched_line) { " on line " (l) } } }
+            tr { th { "evidence rule" } td { code { (or_dash(fce.map(|f| &f.evidence.rule))) } " lines " (evidence_lines.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")) } }
         }
         h3 { "First causal error" }
-        @if fce.is_null() && ev["evidence_line"].is_null() {
+        @if fce.is_none() && evidence_line.is_none() {
             p.muted { "No causal error was found." }
         } @else {
-            p.causal-message { strong { (txt(&fce["message"])) } }
-            p.muted { (txt(&fce["shape"])) ", tier " (txt(&fce["tier"])) ", rank " (txt(&fce["rank"])) " — "
+            p.causal-message { strong { (message) } }
+            p.muted { (or_dash(fce.map(|f| enum_name(&f.shape)))) ", tier " (or_dash(fce.map(|f| enum_name(&f.tier))))
+                ", rank " (or_dash(fce.map(|f| f.rank.name()))) " — "
                 code { (file) } ":" (line.map(|l| l.to_string()).unwrap_or_default()) }
-            @if let Some(l) = line { (excerpt(input, file, l, &evidence_lines)) }
+            @if let Some(l) = line { (excerpt(input, &file, l, &evidence_lines)) }
         }
-        @for n in list(&a["notes"]) { p.note { (txt(n)) } }
+        @for n in &a.notes { p.note { (n) } }
         h3 { "Versions" }
         table {
-            @if let Some(m) = a["versions"].as_object() {
+            @if let Some(m) = versions.as_object() {
                 @for (k, v) in m { tr { th { (k) } td { (txt(v)) } } }
             }
         }
-        @if !list(&a["missing"]).is_empty() {
+        @if !a.missing.is_empty() {
             h3 { "Missing" }
-            ul { @for m in list(&a["missing"]) { li { (txt(m)) } } }
+            ul { @for m in &a.missing { li { (m) } } }
         }
-        @if !list(&a["problems"]).is_empty() || !list(&a["warnings"]).is_empty() {
+        @if !a.problems.is_empty() || !a.warnings.is_empty() {
             h3 { "Problems and warnings" }
             ul {
-                @for m in list(&a["problems"]) { li.bad { (txt(m)) } }
-                @for m in list(&a["warnings"]) { li { (txt(m)) } }
+                @for m in &a.problems { li.bad { (m) } }
+                @for m in &a.warnings { li { (m) } }
             }
         }
         h3 { "Hand-off" }
         ul.handoff {
             @for c in next_commands(a) { li { code { (c) } } }
-            @for p in list(&a["handoff_paths"]) { li { "look at " (file_link(&txt(p))) } }
+            @for p in &a.handoff_paths { li { "look at " (file_link(&p.display().to_string())) } }
         }
-        @if !a["dump_comparison"].is_null() || !a["comparison"].is_null() {
+        @if a.dump_comparison.is_some() || a.comparison.is_some() {
             details { summary { "Output and dump comparisons" }
                 pre { (serde_json::to_string_pretty(&serde_json::json!({
-                    "comparison": a["comparison"], "dump_comparison": a["dump_comparison"]})).unwrap_or_default()) } }
+                    "comparison": a.comparison, "dump_comparison": a.dump_comparison})).unwrap_or_default()) } }
         }
-        (other_fields(a, KNOWN))
+        (other_fields(raw, KNOWN))
     };
     Section {
         title: "Triage".into(),
@@ -193,53 +213,128 @@ fn analyze_with(input: &Input, a: &Value, run_steps: Vec<&Value>) -> Section {
 
 /// `npgx.triage-classify`: per file, the first causal error in context and its route.
 pub(super) fn classify(input: &Input) -> Section {
-    let items = list(&input.doc["items"]);
-    let summary = items
+    let doc = match ClassifyDocument::deserialize(&input.doc) {
+        Ok(d) => d,
+        Err(e) => return unreadable(input, "Triage: classified logs", &e),
+    };
+    let summary = doc
+        .items
         .iter()
         .map(|c| {
-            let fce = &c["first_causal_error"];
-            let found = !fce.is_null() || c["route"] != "undetermined";
+            let fce = c.first_causal_error.as_ref();
+            let file = c.file.display();
             Row {
-                what: format!("classify {}", txt(&c["file"])),
-                status: if found { Status::Fail } else { Status::Ok },
+                what: format!("classify {file}"),
+                status: if fce.is_some() || c.route != Route::Undetermined {
+                    Status::Fail
+                } else {
+                    Status::Ok
+                },
                 first: format!(
                     "{} — route {} (rule {})",
-                    if fce.is_null() {
-                        "no causal error".into()
-                    } else {
-                        txt(&fce["message"])
-                    },
-                    txt(&c["route"]),
-                    txt(&c["rule"])
+                    fce.map_or("no causal error", |f| &f.message),
+                    c.route.as_str(),
+                    c.rule
                 ),
-                at: fce["line"]
-                    .as_u64()
-                    .map(|l| format!("{}:{l}", txt(&c["file"])))
-                    .unwrap_or_else(|| "—".into()),
-                next: c["sub_skill"]
-                    .as_str()
-                    .map(|s| vec![format!("load skill {s}")])
-                    .unwrap_or_default(),
+                at: fce.map_or_else(|| "—".into(), |f| format!("{file}:{}", f.line)),
+                next: c
+                    .sub_skill
+                    .iter()
+                    .map(|s| format!("load skill {s}"))
+                    .collect(),
             }
         })
         .collect();
     let body = html! {
-        @for c in &items {
-            @let fce = &c["first_causal_error"];
-            @let file = c["file"].as_str().unwrap_or("");
+        @for c in doc.items.iter() {
+            @let fce = c.first_causal_error.as_ref();
+            @let file = c.file.display().to_string();
             h3 { code { (file) } }
-            p { "Route " strong { (txt(&c["route"])) } ", rule " code { (txt(&c["rule"])) } ", matched " code { (txt(&c["matched"])) } }
-            @if let Some(l) = fce["line"].as_u64().or(c["evidence_line"].as_u64()) {
-                p { strong { (txt(&fce["message"])) } }
-                @let ev: Vec<u64> = list(&fce["evidence"]["lines"]).into_iter().filter_map(Value::as_u64).collect();
-                (excerpt(input, file, l, &ev))
+            p { "Route " strong { (c.route.as_str()) } ", rule " code { (c.rule) } ", matched " code { (or_dash(c.matched.as_ref())) } }
+            @if let Some(l) = fce.map(|f| f.line).or(c.evidence_line) {
+                p { strong { (or_dash(fce.map(|f| &f.message))) } }
+                @let ev: Vec<u64> = fce.map(|f| f.evidence.lines.clone()).unwrap_or_default();
+                (excerpt(input, &file, l, &ev))
             }
         }
-        @for e in list(&input.doc["errors"]) { p.bad { (txt(&e["file"])) ": " (txt(&e["message"])) } }
+        @for e in doc.errors.iter() { p.bad { (e.file.display()) ": " (e.message) } }
     };
     Section {
         title: "Triage: classified logs".into(),
         summary,
         body,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::triage::classify::{classify_found, FileError};
+    use crate::triage::runner::StepEnd;
+
+    /// An `npgx.triage-classify` document as `triage classify --format json` writes it.
+    fn classify_input() -> Input {
+        let text = "start\nRuntimeError: the device is gone\n";
+        let err = npgx_parsers::causal::first_causal_error(text.as_bytes());
+        let item = classify_found(std::path::Path::new("run.log"), err, text);
+        let errors = [FileError {
+            file: "gone.log".into(),
+            message: "cannot open".into(),
+        }];
+        let json = crate::report::triage::classify_json(&[item], &errors).unwrap();
+        Input {
+            source: "classify.json".into(),
+            doc: serde_json::from_str(&json).unwrap(),
+            schema: "npgx.triage-classify".into(),
+            lines: Default::default(),
+        }
+    }
+
+    #[test]
+    fn the_classify_section_reads_what_the_writer_wrote() {
+        let s = classify(&classify_input());
+        assert_eq!(s.summary.len(), 1);
+        assert_eq!(
+            s.summary[0].first,
+            "RuntimeError: the device is gone — route compile-error (rule fallback.no-runtime-token)"
+        );
+        assert_eq!(s.summary[0].at, "run.log:2");
+        let body = s.body.into_string();
+        assert!(body.contains("gone.log: cannot open"), "{body}");
+    }
+
+    #[test]
+    fn a_renamed_classify_field_is_an_error_not_a_blank_section() {
+        let mut input = classify_input();
+        let item = input.doc["items"][0].as_object_mut().unwrap();
+        let route = item.remove("route").unwrap();
+        item.insert("routing".into(), route);
+        let s = classify(&input);
+        assert_eq!(s.summary.len(), 1);
+        assert!(s.summary[0].status == Status::Fail);
+        assert!(
+            s.summary[0]
+                .first
+                .starts_with("does not read as npgx.triage-classify: missing field `route`"),
+            "{}",
+            s.summary[0].first
+        );
+    }
+
+    #[test]
+    fn a_step_ends_status_is_its_json_tag() {
+        for end in [
+            StepEnd::Passed,
+            StepEnd::Failed { exit_code: 1 },
+            StepEnd::TimedOut {
+                exit_code: 124,
+                after_secs: 9,
+            },
+            StepEnd::Interrupted { exit_code: 130 },
+        ] {
+            let v = serde_json::to_value(end).unwrap();
+            assert_eq!(v["status"], end.status());
+            assert_eq!(v["exit_code"].as_i64(), end.failed_code().map(i64::from));
+        }
     }
 }

@@ -10,6 +10,7 @@
 //! something are tried; then "not isolated by options". Keys the installed npugraph_ex does not
 //! have (its `CompilerConfig` attributes, probed into `env.txt`) are never passed.
 
+use std::borrow::Cow;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -66,7 +67,7 @@ pub enum Mode {
 }
 
 /// One option set by a variant.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Flip {
     pub key: String,
     /// The value the variant sets (Python literal).
@@ -125,7 +126,7 @@ impl Verdict {
 }
 
 /// One variant run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Variant {
     /// The directory name under `bisect/` (`inplace_pass-False`, pairs joined by `+`).
     pub name: String,
@@ -155,14 +156,14 @@ impl Variant {
 }
 
 /// A variant that was not run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Skipped {
     pub key: String,
     pub reason: String,
 }
 
 /// How the search ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     /// One flip (or one pair) removes the symptom.
@@ -177,7 +178,7 @@ pub enum Outcome {
 }
 
 /// The bisection of one run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Bisection {
     pub mode: Option<Mode>,
     /// Step 5's first causal error (failure path).
@@ -194,7 +195,7 @@ pub struct Bisection {
     pub implicated: Vec<String>,
     /// One line with the evidence.
     pub conclusion: String,
-    pub sub_skill: Option<&'static str>,
+    pub sub_skill: Option<Cow<'static, str>>,
     /// The failing and the passing run directories for the sub-skill.
     pub evidence_dirs: Vec<PathBuf>,
     /// Accuracy path: the failing and the passing variant's data dumps compared.
@@ -689,7 +690,7 @@ fn conclude(b: &mut Bisection, winner: &[usize]) {
                     .and_then(|f| knob(&f.key))
                     .map_or(Route::RuntimeError, |k| k.route),
             };
-            b.sub_skill = route.sub_skill();
+            b.sub_skill = route.sub_skill().map(Cow::Borrowed);
             let together = if first.flips.len() > 1 {
                 " together"
             } else {
@@ -700,7 +701,7 @@ fn conclude(b: &mut Bisection, winner: &[usize]) {
                 "{symptom_gone}{only} with {}{together} → {}; hand off to {} with these two run directories: {dirs}",
                 whats.join(", or with "),
                 mechanisms.join(" and "),
-                b.sub_skill.unwrap_or("the sub-skill"),
+                b.sub_skill.as_deref().unwrap_or("the sub-skill"),
             );
             if let Some(d) = &b.dump_comparison {
                 if let Some(n) = d.origin.as_ref().or(d.first_divergence.as_ref()) {
@@ -716,12 +717,14 @@ fn conclude(b: &mut Bisection, winner: &[usize]) {
             let singles = b.variants.iter().filter(|v| v.flips.len() == 1).count();
             let pairs = b.variants.len() - singles;
             b.sub_skill = match mode {
-                Mode::Accuracy => Route::Accuracy.sub_skill(),
-                Mode::Failure => Route::RuntimeError.sub_skill(),
-            };
+                Mode::Accuracy => Route::Accuracy,
+                Mode::Failure => Route::RuntimeError,
+            }
+            .sub_skill()
+            .map(Cow::Borrowed);
             b.conclusion = format!(
                 "not isolated by options: no single flip ({singles} run) and no pair of the flips that changed something ({pairs} run) removes the symptom — the cause lies in aclgraph capture / replay itself or outside npugraph_ex's options; hand off to {} with {dirs}",
-                b.sub_skill.unwrap_or("the sub-skill")
+                b.sub_skill.as_deref().unwrap_or("the sub-skill")
             );
         }
         Outcome::BudgetExhausted => {
