@@ -400,9 +400,12 @@ pub fn map_chunks<R: Send>(
 mod tests {
     use super::*;
 
+    /// A file of its own for every call: the tests run in parallel in one process.
     fn temp(data: &[u8], name: &str) -> std::path::PathBuf {
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let k = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let path = std::env::temp_dir().join(format!(
-            "npgx-reader-test-{name}-{}.log",
+            "npgx-reader-test-{name}-{}-{k}.log",
             std::process::id()
         ));
         std::fs::write(&path, data).unwrap();
@@ -540,6 +543,18 @@ mod tests {
         std::fs::remove_file(&file).unwrap();
         assert_eq!(stats, want_stats);
         assert!(got == want, "pipe: lines differ");
+        // On a rayon worker (a pool of one thread: waiting there for the pool would never end)
+        // the chunks are read in turn, with the same lines.
+        let path = temp(&short, "on-worker");
+        let (want, want_stats) = read_chunked(&path, 1 << 40);
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        let (got, stats) = pool.install(|| read_chunked(&path, 7));
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(stats, want_stats);
+        assert!(got == want, "on a worker: lines differ");
         let empty = temp(b"", "empty");
         assert_eq!(read_chunked(&empty, 3), (Vec::new(), ReadStats::default()));
         std::fs::remove_file(&empty).unwrap();
