@@ -645,6 +645,30 @@ mod tests {
     }
 
     #[test]
+    fn every_field_of_a_timestamp_reads_back() {
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = |m: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % m
+        };
+        for _ in 0..20_000 {
+            let t = PlogTime {
+                year: next(10_000) as u16,
+                month: next(100) as u8,
+                day: next(100) as u8,
+                hour: next(100) as u8,
+                minute: next(100) as u8,
+                second: next(100) as u8,
+                milli: next(1000) as u16,
+                micro: next(1000) as u16,
+            };
+            assert_eq!(PlogTime::parse(&t.to_string()), Some(t));
+        }
+    }
+
+    #[test]
     fn cache_gives_parse_header_for_every_line() {
         let lines: &[&[u8]] = &[
             b"[INFO] GE(1,python3):2025-01-01-00:00:00.000.001 a",
