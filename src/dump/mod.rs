@@ -14,6 +14,7 @@ pub mod pt;
 pub mod read;
 pub mod records;
 pub mod simd;
+pub mod sorted;
 pub mod stats;
 pub mod store;
 pub mod values;
@@ -291,7 +292,6 @@ pub fn scan(
         notes: analysed.notes,
         errors,
         tensors: analysed.tensors,
-        places: analysed.places,
     };
     // Paths are relative to the root, or to its directory when the root is one file.
     let base = if std::fs::metadata(root).is_ok_and(|m| m.is_dir()) {

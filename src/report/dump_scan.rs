@@ -12,7 +12,7 @@ use npgx_parsers::dump::path::Location;
 use polars::prelude::{Column, DataFrame, PlSmallStr};
 
 use crate::dump::address::{AddressStatus, Addresses, Held, Link, TensorAt};
-use crate::dump::store::TensorStore;
+use crate::dump::sorted::TensorsInOrder;
 use crate::dump::{Anomaly, Group, ScanReport};
 #[cfg(feature = "tables")]
 use crate::dump::{Place, TensorRecord};
@@ -51,12 +51,19 @@ struct Document<'a> {
     tensors: Option<Tensors<'a>>,
 }
 
-/// Every tensor as a JSON array, each record rebuilt from the store as it is written.
-struct Tensors<'a>(&'a TensorStore);
+/// Every tensor as a JSON array, each record read back in order as it is written.
+struct Tensors<'a>(&'a TensorsInOrder);
 
 impl serde::Serialize for Tensors<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(self.0.iter())
+        use serde::ser::{Error as _, SerializeSeq as _};
+        let rows = self.0.iter().map_err(S::Error::custom)?;
+        let mut seq = s.serialize_seq(Some(self.0.len()))?;
+        for row in rows {
+            let (_, t) = row.map_err(S::Error::custom)?;
+            seq.serialize_element(&t)?;
+        }
+        seq.end()
     }
 }
 
@@ -107,17 +114,15 @@ fn for_each_chunk(
             .collect();
         return f(frame(report, &rows)?);
     }
-    let n = report.tensors.len();
-    let mut start = 0;
+    let mut tensors = report.tensors.iter()?.peekable();
     loop {
-        let end = n.min(start + chunk.max(1));
-        let records: Vec<TensorRecord> =
-            (start..end).filter_map(|i| report.tensors.get(i)).collect();
-        let places = report.places.get(start..end).unwrap_or_default();
-        let rows: Vec<(Place, &TensorRecord)> = places.iter().copied().zip(&records).collect();
+        let records = tensors
+            .by_ref()
+            .take(chunk.max(1))
+            .collect::<anyhow::Result<Vec<(Place, TensorRecord)>>>()?;
+        let rows: Vec<(Place, &TensorRecord)> = records.iter().map(|(p, t)| (*p, t)).collect();
         f(frame(report, &rows)?)?;
-        start = end;
-        if start >= n {
+        if tensors.peek().is_none() {
             return Ok(());
         }
     }
@@ -743,7 +748,6 @@ mod tests {
             notes: a.notes,
             errors: Vec::new(),
             tensors: a.tensors,
-            places: a.places,
         }
     }
 
