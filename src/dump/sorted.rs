@@ -4,9 +4,9 @@
 //! Execution order is known only when the whole tree has been read, and tensors arrive in the
 //! order the parallel readers finish, so this is an external merge sort. Tensors go into a batch
 //! (a compact [`TensorStore`] of at most [`BATCH`] rows); a full batch is sorted and appended to
-//! a scratch file as one sorted run, and a new batch begins. Reading merges the runs and the
-//! last batch (sorted in memory): one record per run in a heap, each run read through its own
-//! [`BUFFER`]-byte buffer. Past [`FAN_IN`] runs, the oldest are first merged into one longer
+//! a scratch file as one sorted run, and a new batch begins; so does the last batch, unless it is
+//! the only one (then it is sorted in memory and nothing is written). Reading merges the runs:
+//! one record per run in a heap, each run read through its own [`BUFFER`]-byte buffer. Past [`FAN_IN`] runs, the oldest are first merged into one longer
 //! run, so that reading never holds more than that many buffers. Ties keep the order the
 //! tensors came in (runs are merged oldest first), as the in-memory sort did.
 //!
@@ -32,8 +32,8 @@ use super::analysis::{order_cmp, tensor_order, Placer};
 use super::records::{OpRef, Place, Source, TensorRecord};
 use super::store::TensorStore;
 
-/// Tensors sorted in memory at once: ≈ 250 bytes each with their strings, ≈ 32 MiB a batch.
-const BATCH: usize = 1 << 17;
+/// Tensors sorted in memory at once: ≈ 250 bytes each with their strings, ≈ 16 MiB a batch.
+const BATCH: usize = 1 << 16;
 /// Runs merged at once.
 const FAN_IN: usize = 64;
 /// Bytes read ahead per run, and written at once.
@@ -95,9 +95,14 @@ impl TensorRuns {
         Ok(())
     }
 
-    /// Sorts the last batch and merges runs down to the fan-in; `placer` places each tensor
-    /// as it is read back.
+    /// Sorts the last batch (a run too, unless it is the only one) and merges runs down to the
+    /// fan-in; `placer` places each tensor as it is read back.
     pub(super) fn finish(mut self, placer: Placer) -> TensorsInOrder {
+        if self.scratch.is_some() && self.failed.is_none() && !self.batch.is_empty() {
+            if let Err(e) = self.spill() {
+                self.failed = Some(format!("{e:#}"));
+            }
+        }
         self.batch.sort_by(order_cmp);
         if let (Some(s), None) = (&mut self.scratch, &self.failed) {
             while s.runs.len() > self.fan_in {
@@ -126,7 +131,7 @@ impl TensorRuns {
 #[derive(Default)]
 pub struct TensorsInOrder {
     scratch: Option<Scratch>,
-    /// The last batch, sorted.
+    /// The only batch, sorted, when no run was written.
     tail: TensorStore,
     failed: Option<String>,
     len: usize,
@@ -674,10 +679,12 @@ mod tests {
         let all = tensors(200);
         let (one, in_memory) = sorted(TensorRuns::new(usize::MAX, FAN_IN), &all);
         assert!(one.scratch.is_none());
-        // Runs of 3 tensors merged 4 at a time: 66 runs on disk, merged down in three passes.
+        // Runs of 3 tensors merged 4 at a time: 67 runs on disk (the last of 2 tensors), merged
+        // down to 4 or fewer, runs of runs among them.
         let (many, spilled) = sorted(TensorRuns::new(3, 4), &all);
         let runs = many.scratch.as_ref().map_or(0, |s| s.runs.len());
         assert!((1..=4).contains(&runs), "{runs} runs");
+        assert!(many.tail.is_empty());
         assert_eq!(many.len(), 200);
         assert_eq!(bytes(&spilled), bytes(&in_memory));
         // The order is the analysis's; ties keep the order of arrival (a stable sort).
