@@ -25,12 +25,12 @@ use std::io::{BufRead, BufReader, BufWriter, Read, Write};
 use std::os::unix::fs::FileExt as _;
 
 use anyhow::Context as _;
-use npgx_parsers::dump::header::Io;
-use npgx_parsers::dump::path::{Layout, Location};
 
 use super::analysis::{order_cmp, tensor_order, Placer};
-use super::records::{OpRef, Place, Source, TensorRecord};
+use super::records::{Place, TensorRecord};
 use super::store::TensorStore;
+
+mod codec;
 
 /// Tensors sorted in memory at once: ≈ 250 bytes each with their strings, ≈ 16 MiB a batch.
 const BATCH: usize = 1 << 16;
@@ -234,9 +234,10 @@ fn write_run(
     };
     let mut out = BufWriter::with_capacity(BUFFER, at);
     let mut bytes = Vec::new();
+    let mut cx = codec::Context::default();
     for t in records {
         bytes.clear();
-        encode(&t?, &mut bytes);
+        codec::encode(&t?, &mut cx, &mut bytes);
         let len = u32::try_from(bytes.len()).context("a tensor record past 4 GiB")?;
         out.write_all(&len.to_le_bytes()).map_err(failed)?;
         out.write_all(&bytes).map_err(failed)?;
@@ -276,7 +277,7 @@ impl Write for At<'_> {
 
 /// Where a merge reads sorted records from.
 enum Input<'a> {
-    Run(BufReader<At<'a>>, Vec<u8>),
+    Run(Box<RunReader<'a>>),
     Tail(&'a TensorStore, usize),
 }
 
@@ -288,22 +289,36 @@ impl Input<'_> {
                 *i += 1;
                 Some(Ok(t))
             }
-            Input::Run(r, bytes) => match r.fill_buf() {
-                Ok([]) => None,
-                Ok(_) => Some(read_record(r, bytes)),
-                Err(e) => Some(Err(e.into())),
-            },
+            Input::Run(r) => r.next(),
         }
     }
 }
 
-fn read_record(r: &mut impl Read, bytes: &mut Vec<u8>) -> anyhow::Result<TensorRecord> {
-    let damaged = "the scratch file of sorted tensors is damaged";
-    let mut len = [0u8; 4];
-    r.read_exact(&mut len).context(damaged)?;
-    bytes.resize(u32::from_le_bytes(len) as usize, 0);
-    r.read_exact(bytes).context(damaged)?;
-    decode(bytes).context(damaged)
+/// One run, read record by record.
+struct RunReader<'a> {
+    read: BufReader<At<'a>>,
+    /// The record being read.
+    bytes: Vec<u8>,
+    cx: codec::Context,
+}
+
+impl RunReader<'_> {
+    fn next(&mut self) -> Option<anyhow::Result<TensorRecord>> {
+        match self.read.fill_buf() {
+            Ok([]) => None,
+            Ok(_) => Some(self.record()),
+            Err(e) => Some(Err(e.into())),
+        }
+    }
+
+    fn record(&mut self) -> anyhow::Result<TensorRecord> {
+        let damaged = "the scratch file of sorted tensors is damaged";
+        let mut len = [0u8; 4];
+        self.read.read_exact(&mut len).context(damaged)?;
+        self.bytes.resize(u32::from_le_bytes(len) as usize, 0);
+        self.read.read_exact(&mut self.bytes).context(damaged)?;
+        codec::decode(&self.bytes, &mut self.cx).context(damaged)
+    }
 }
 
 /// The next record of one input.
@@ -344,7 +359,13 @@ fn merge<'a>(
     tail: Option<&'a TensorStore>,
 ) -> anyhow::Result<Merge<'a>> {
     let mut inputs: Vec<Input<'a>> = runs
-        .map(|at| Input::Run(BufReader::with_capacity(BUFFER, at), Vec::new()))
+        .map(|at| {
+            Input::Run(Box::new(RunReader {
+                read: BufReader::with_capacity(BUFFER, at),
+                bytes: Vec::new(),
+                cx: codec::Context::default(),
+            }))
+        })
         .collect();
     inputs.extend(tail.map(|t| Input::Tail(t, 0)));
     let mut heap = BinaryHeap::with_capacity(inputs.len());
@@ -373,239 +394,13 @@ impl Iterator for Merge<'_> {
     }
 }
 
-/// A record in a run: fixed-width little-endian numbers, `Option`s as a 0/1 byte then the value,
-/// strings and shapes as a length then their bytes or dimensions.
-fn encode(t: &TensorRecord, out: &mut Vec<u8>) {
-    let mut e = Enc(out);
-    let l = &t.op.location;
-    e.opt_u64(l.world_size.map(u64::from));
-    e.opt_u64(l.rank.map(u64::from));
-    e.opt_str(l.time.as_deref());
-    e.opt_u64(l.device.map(u64::from));
-    e.opt_str(l.model.as_deref());
-    e.opt_u64(l.model_id);
-    e.opt_u64(l.step);
-    e.byte(layout_code(t.op.layout));
-    e.str(&t.op.op_name);
-    e.opt_str(t.op.op_type.as_deref());
-    for v in [t.op.task_id, t.op.stream_id, t.op.timestamp, t.op.counter] {
-        e.opt_u64(v);
-    }
-    e.str(&t.op.path);
-    e.byte(io_code(t.io));
-    e.u64(t.index as u64);
-    e.str(&t.dtype);
-    e.opt_str(t.format.as_deref());
-    e.u64(t.shape.len() as u64);
-    for &d in &t.shape {
-        e.u64(d);
-    }
-    for v in [t.elements, t.nan, t.pos_inf, t.neg_inf] {
-        e.u64(v);
-    }
-    e.opt_u64(t.overflow);
-    for v in [t.min, t.max, t.mean] {
-        e.opt_u64(v.map(f64::to_bits));
-    }
-    e.byte(source_code(t.source));
-    e.opt_str(t.slot.as_deref());
-}
-
-/// [`encode`]'s record back; `None` when the bytes do not hold one.
-fn decode(bytes: &[u8]) -> Option<TensorRecord> {
-    let mut d = Dec(bytes);
-    let u32_of = |v: Option<u64>| v.map(u32::try_from).transpose().ok();
-    let location = Location {
-        world_size: u32_of(d.opt_u64()?)?,
-        rank: u32_of(d.opt_u64()?)?,
-        time: d.opt_str()?,
-        device: u32_of(d.opt_u64()?)?,
-        model: d.opt_str()?,
-        model_id: d.opt_u64()?,
-        step: d.opt_u64()?,
-    };
-    let op = OpRef {
-        location,
-        layout: layout_of(d.byte()?)?,
-        op_name: d.str()?,
-        op_type: d.opt_str()?,
-        task_id: d.opt_u64()?,
-        stream_id: d.opt_u64()?,
-        timestamp: d.opt_u64()?,
-        counter: d.opt_u64()?,
-        path: d.str()?,
-    };
-    let io = io_of(d.byte()?)?;
-    let index = usize::try_from(d.u64()?).ok()?;
-    let dtype = d.str()?;
-    let format = d.opt_str()?;
-    let dims = usize::try_from(d.u64()?).ok()?;
-    // Each dimension takes 8 bytes: a count past what is left is not one.
-    if dims > d.0.len() / 8 {
-        return None;
-    }
-    let shape = (0..dims).map(|_| d.u64()).collect::<Option<Vec<u64>>>()?;
-    let t = TensorRecord {
-        op,
-        io,
-        index,
-        dtype,
-        format,
-        shape,
-        elements: d.u64()?,
-        nan: d.u64()?,
-        pos_inf: d.u64()?,
-        neg_inf: d.u64()?,
-        overflow: d.opt_u64()?,
-        min: d.opt_u64()?.map(f64::from_bits),
-        max: d.opt_u64()?.map(f64::from_bits),
-        mean: d.opt_u64()?.map(f64::from_bits),
-        source: source_of(d.byte()?)?,
-        slot: d.opt_str()?,
-    };
-    d.0.is_empty().then_some(t)
-}
-
-struct Enc<'a>(&'a mut Vec<u8>);
-
-impl Enc<'_> {
-    fn byte(&mut self, b: u8) {
-        self.0.push(b);
-    }
-
-    fn u64(&mut self, v: u64) {
-        self.0.extend_from_slice(&v.to_le_bytes());
-    }
-
-    fn opt_u64(&mut self, v: Option<u64>) {
-        self.byte(u8::from(v.is_some()));
-        if let Some(v) = v {
-            self.u64(v);
-        }
-    }
-
-    fn str(&mut self, s: &str) {
-        self.u64(s.len() as u64);
-        self.0.extend_from_slice(s.as_bytes());
-    }
-
-    fn opt_str(&mut self, s: Option<&str>) {
-        self.byte(u8::from(s.is_some()));
-        if let Some(s) = s {
-            self.str(s);
-        }
-    }
-}
-
-struct Dec<'a>(&'a [u8]);
-
-impl Dec<'_> {
-    fn take(&mut self, n: usize) -> Option<&[u8]> {
-        let (head, rest) = self.0.split_at_checked(n)?;
-        self.0 = rest;
-        Some(head)
-    }
-
-    fn byte(&mut self) -> Option<u8> {
-        self.take(1)?.first().copied()
-    }
-
-    fn u64(&mut self) -> Option<u64> {
-        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
-    }
-
-    /// `Some(None)` for an absent value, `None` for bytes that do not hold one.
-    fn opt_u64(&mut self) -> Option<Option<u64>> {
-        match self.byte()? {
-            0 => Some(None),
-            1 => self.u64().map(Some),
-            _ => None,
-        }
-    }
-
-    fn str(&mut self) -> Option<String> {
-        let len = usize::try_from(self.u64()?).ok()?;
-        String::from_utf8(self.take(len)?.to_vec()).ok()
-    }
-
-    fn opt_str(&mut self) -> Option<Option<String>> {
-        match self.byte()? {
-            0 => Some(None),
-            1 => self.str().map(Some),
-            _ => None,
-        }
-    }
-}
-
-fn layout_code(l: Layout) -> u8 {
-    match l {
-        Layout::Model => 0,
-        Layout::SingleOp => 1,
-        Layout::Exception => 2,
-        Layout::NpugraphEx => 3,
-        Layout::MindSpore => 4,
-        Layout::Msprobe => 5,
-        Layout::Other => 6,
-    }
-}
-
-fn layout_of(b: u8) -> Option<Layout> {
-    Some(match b {
-        0 => Layout::Model,
-        1 => Layout::SingleOp,
-        2 => Layout::Exception,
-        3 => Layout::NpugraphEx,
-        4 => Layout::MindSpore,
-        5 => Layout::Msprobe,
-        6 => Layout::Other,
-        _ => return None,
-    })
-}
-
-fn io_code(io: Io) -> u8 {
-    match io {
-        Io::Input => 0,
-        Io::Parameter => 1,
-        Io::Output => 2,
-        Io::Buffer => 3,
-        Io::Workspace => 4,
-    }
-}
-
-fn io_of(b: u8) -> Option<Io> {
-    Some(match b {
-        0 => Io::Input,
-        1 => Io::Parameter,
-        2 => Io::Output,
-        3 => Io::Buffer,
-        4 => Io::Workspace,
-        _ => return None,
-    })
-}
-
-fn source_code(s: Source) -> u8 {
-    match s {
-        Source::Dump => 0,
-        Source::Stats => 1,
-        Source::Npy => 2,
-        Source::Pt => 3,
-    }
-}
-
-fn source_of(b: u8) -> Option<Source> {
-    Some(match b {
-        0 => Source::Dump,
-        1 => Source::Stats,
-        2 => Source::Npy,
-        3 => Source::Pt,
-        _ => return None,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::dump::analysis::tests::t;
+    use crate::dump::records::Source;
+    use npgx_parsers::dump::header::Io;
+    use npgx_parsers::dump::path::Layout;
 
     /// Tensors of two groups, pushed against execution order, with every optional field both
     /// set and unset and a tie (two files of one operator with equal keys).
@@ -664,14 +459,13 @@ mod tests {
     }
 
     /// NaN-proof equality: records compared through their encoding.
-    fn bytes(rows: &[TensorRecord]) -> Vec<Vec<u8>> {
-        rows.iter()
-            .map(|r| {
-                let mut b = Vec::new();
-                encode(r, &mut b);
-                b
-            })
-            .collect()
+    fn bytes(rows: &[TensorRecord]) -> Vec<u8> {
+        let mut b = Vec::new();
+        let mut cx = codec::Context::default();
+        for r in rows {
+            codec::encode(r, &mut cx, &mut b);
+        }
+        b
     }
 
     #[test]
@@ -702,22 +496,34 @@ mod tests {
 
     #[test]
     fn records_survive_encoding_and_damage_is_refused() {
-        for r in tensors(40) {
+        let all = tensors(60);
+        let (mut write, mut read) = (codec::Context::default(), codec::Context::default());
+        let mut total = 0;
+        for r in &all {
             let mut b = Vec::new();
-            encode(&r, &mut b);
-            let back = decode(&b).expect("decodes");
-            let mut again = Vec::new();
-            encode(&back, &mut again);
-            assert_eq!(again, b);
+            codec::encode(r, &mut write, &mut b);
+            total += b.len();
+            // Every shorter prefix, and one byte more, is refused, and leaves the context as
+            // it was for the whole record.
+            for n in 0..b.len() {
+                assert!(codec::decode(&b[..n], &mut read).is_none());
+            }
+            let mut longer = b.clone();
+            longer.push(0);
+            assert!(codec::decode(&longer, &mut read).is_none());
+            let back = codec::decode(&b, &mut read).expect("decodes");
+            assert_eq!(
+                bytes(std::slice::from_ref(&back)),
+                bytes(std::slice::from_ref(r))
+            );
             assert_eq!(back.op, r.op);
-            assert!((0..b.len()).all(|n| decode(&b[..n]).is_none()));
-            b.push(0);
-            assert!(decode(&b).is_none(), "trailing bytes");
         }
-        // A bad variant byte: the first byte is world_size's presence flag.
+        // Neighbours share their group and most of their names.
+        assert!(total < 100 * all.len(), "{total} bytes");
+        // A bad first byte (the group flag).
         let mut b = Vec::new();
-        encode(&tensors(1)[0], &mut b);
+        codec::encode(&all[0], &mut codec::Context::default(), &mut b);
         b[0] = 7;
-        assert!(decode(&b).is_none());
+        assert!(codec::decode(&b, &mut codec::Context::default()).is_none());
     }
 }
