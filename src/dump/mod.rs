@@ -149,13 +149,15 @@ fn release_freed() {
     }
 }
 
-/// Scans `root` (a directory or one file). Fails only when the root itself cannot be read;
-/// every problem with a file inside becomes a [`ScanError`] and the scan goes on.
+/// Scans `root` (a directory or one file). Fails only when the root itself cannot be read, or
+/// when every tensor is to be kept and the scratch file cannot hold them; every problem with a
+/// file inside becomes a [`ScanError`] and the scan goes on.
 ///
 /// What stays in memory: per group a few counters and the operators that had an anomaly, every
-/// anomaly, errors and Opdebug records — plus, with `--all`, every tensor record. A clean file
-/// leaves only fixed-size entries behind (its order key and magnitude, and the address range of
-/// each addressed output, [`address`]), never its tensors. Directories are
+/// anomaly, errors and Opdebug records. A clean file leaves only fixed-size entries behind (its
+/// order key and magnitude, and the address range of each addressed output, [`address`]), never
+/// its tensors; with `--all` (and for shards) every tensor goes to sorted runs in a scratch
+/// file, one batch of them in memory at a time ([`sorted`]). Directories are
 /// scanned as the walk lists them, so no list of all files is built either; Opdebug payloads are
 /// paired with the dumps of their own directory as soon as that directory is done, and only
 /// directories holding Opdebug payloads index their dumps at all.
@@ -275,6 +277,7 @@ pub fn scan(
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     let mut analysed = f.collector.finish();
     release_freed();
+    analysed.tensors.check()?;
     for g in &mut analysed.groups {
         g.rank_source = match &opts.rank {
             Some(r) if f.ranked.contains(&g.location) => Some(r.source.clone()),

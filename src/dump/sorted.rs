@@ -156,14 +156,20 @@ impl TensorsInOrder {
         self.len == 0
     }
 
+    /// Fails when the tensors could not all be kept (a run could not be written).
+    pub fn check(&self) -> anyhow::Result<()> {
+        match &self.failed {
+            Some(e) => anyhow::bail!("cannot keep every tensor for sorting: {e}"),
+            None => Ok(()),
+        }
+    }
+
     /// Every tensor in execution order, with its group and position; each call reads the
     /// runs again. Fails when a run could not be written or read back.
     pub fn iter(
         &self,
     ) -> anyhow::Result<impl Iterator<Item = anyhow::Result<(Place, TensorRecord)>> + '_> {
-        if let Some(e) = &self.failed {
-            anyhow::bail!("cannot keep every tensor for sorting: {e}");
-        }
+        self.check()?;
         let runs = self
             .scratch
             .iter()
