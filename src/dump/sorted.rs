@@ -6,9 +6,10 @@
 //! (a compact [`TensorStore`] of at most [`BATCH`] rows); a full batch is sorted and appended to
 //! a scratch file as one sorted run, and a new batch begins; so does the last batch, unless it is
 //! the only one (then it is sorted in memory and nothing is written). Reading merges the runs:
-//! one record per run in a heap, each run read through its own [`BUFFER`]-byte buffer. Past [`FAN_IN`] runs, the oldest are first merged into one longer
-//! run, so that reading never holds more than that many buffers. Ties keep the order the
-//! tensors came in (runs are merged oldest first), as the in-memory sort did.
+//! one record per run in a heap, each run read through its own [`BUFFER`]-byte buffer. Past
+//! [`FAN_IN`] runs, neighbouring runs are first merged [`FAN_IN`] at a time into longer ones, so
+//! that reading never holds more buffers than that. Ties keep the order the tensors came in (runs
+//! stay in that order, and a tie goes to the older run), as an in-memory stable sort would.
 //!
 //! The scratch file has no name: it is created in the temporary directory (`$TMPDIR`, else
 //! `/tmp`) and unlinked at once, so its space goes back when the process ends, however it ends
@@ -106,14 +107,9 @@ impl TensorRuns {
         self.batch.sort_by(order_cmp);
         if let (Some(s), None) = (&mut self.scratch, &self.failed) {
             while s.runs.len() > self.fan_in {
-                let oldest: Vec<Run> = s.runs.drain(..self.fan_in).collect();
-                let runs = oldest.iter().map(|r| s.at(r));
-                match merge(runs, None).and_then(|m| write_run(&s.file, s.end, m)) {
-                    Ok(run) => s.push(run),
-                    Err(e) => {
-                        self.failed = Some(format!("{e:#}"));
-                        break;
-                    }
+                if let Err(e) = s.merge_neighbours(self.fan_in) {
+                    self.failed = Some(format!("{e:#}"));
+                    break;
                 }
             }
         }
@@ -218,9 +214,27 @@ impl Scratch {
         }
     }
 
+    /// Adds `run` after the others (it may have been written before some of them).
     fn push(&mut self, run: Run) {
-        self.end = run.end;
+        self.end = self.end.max(run.end);
         self.runs.push(run);
+    }
+
+    /// Replaces every `fan_in` neighbouring runs by their merge (written at the end of the
+    /// file), keeping the runs in order.
+    fn merge_neighbours(&mut self, fan_in: usize) -> anyhow::Result<()> {
+        let runs = std::mem::take(&mut self.runs);
+        for group in runs.chunks(fan_in) {
+            let merged = match group {
+                [one] => *one,
+                _ => {
+                    let merged = merge(group.iter().map(|r| self.at(r)), None)?;
+                    write_run(&self.file, self.end, merged)?
+                }
+            };
+            self.push(merged);
+        }
+        Ok(())
     }
 }
 
@@ -476,28 +490,42 @@ mod tests {
 
     #[test]
     fn many_small_runs_give_the_rows_of_one_sort() {
-        let all = tensors(200);
+        let mut all = tensors(200);
+        // Ties: copies with equal order fields, told apart by their element count, pushed
+        // later; each must come right after its original.
+        for k in 0..40 {
+            let mut copy = all[k * 5].clone();
+            copy.elements = 1_000 + k as u64;
+            all.push(copy);
+        }
         let (one, in_memory) = sorted(TensorRuns::new(usize::MAX, FAN_IN), &all);
         assert!(one.scratch.is_none());
-        // Runs of 3 tensors merged 4 at a time: 67 runs on disk (the last of 2 tensors), merged
-        // down to 4 or fewer, runs of runs among them.
-        let (many, spilled) = sorted(TensorRuns::new(3, 4), &all);
-        let runs = many.scratch.as_ref().map_or(0, |s| s.runs.len());
-        assert!((1..=4).contains(&runs), "{runs} runs");
-        assert!(many.tail.is_empty());
-        assert_eq!(many.len(), 200);
-        assert_eq!(bytes(&spilled), bytes(&in_memory));
         // The order is the analysis's; ties keep the order of arrival (a stable sort).
-        let mut want = all;
+        let mut want = all.clone();
         want.sort_by(tensor_order);
-        assert_eq!(bytes(&spilled), bytes(&want));
-        // Read twice, the same rows.
-        let again: Vec<TensorRecord> = many
-            .iter()
-            .expect("readable")
-            .map(|r| r.expect("row").1)
-            .collect();
-        assert_eq!(bytes(&again), bytes(&spilled));
+        assert_eq!(bytes(&in_memory), bytes(&want));
+        // Runs of 3 tensors merged 4 at a time: 80 runs on disk, merged down to 2; merged 2 at
+        // a time, a run left alone at the end of a pass (80 → 40 → 20 → 10 → 5 → 3 → 2); runs
+        // of 7 merged 3 at a time (35 → 12 → 4 → 2).
+        for (batch, fan_in) in [(3, 4), (3, 2), (7, 3)] {
+            let (many, spilled) = sorted(TensorRuns::new(batch, fan_in), &all);
+            let runs = many.scratch.as_ref().map_or(0, |s| s.runs.len());
+            assert!((2..=fan_in).contains(&runs), "{runs} runs");
+            assert!(many.tail.is_empty());
+            assert_eq!(many.len(), 240);
+            assert_eq!(
+                bytes(&spilled),
+                bytes(&want),
+                "runs of {batch}, {fan_in} at a time"
+            );
+            // Read twice, the same rows.
+            let again: Vec<TensorRecord> = many
+                .iter()
+                .expect("readable")
+                .map(|r| r.expect("row").1)
+                .collect();
+            assert_eq!(bytes(&again), bytes(&spilled));
+        }
     }
 
     #[test]
