@@ -359,7 +359,7 @@ pub struct Analysis {
 /// Where a tensor sits ([`Place`]), once the groups' execution orders are known: the groups'
 /// keys, in order, and each group's operator executions in execution order (28 bytes each).
 #[derive(Default)]
-pub struct Placer {
+pub(super) struct Placer {
     groups: Vec<GroupKey>,
     execs: Vec<Vec<CompactKey>>,
     names: Names,
@@ -377,7 +377,7 @@ impl Placer {
             .unwrap_or(0)
     }
 
-    pub fn place(&self, op: &OpRef) -> Place {
+    pub(super) fn place(&self, op: &OpRef) -> Place {
         let key = (&op.location, op.layout);
         match self.groups.binary_search_by(|g| (&g.0, g.1).cmp(&key)) {
             Ok(group) => Place {
