@@ -13,6 +13,10 @@
 #        peak RSS and RSS per file. Target: peak RSS < 200 MB at 1 000 000 files.
 #        NPGX_BENCH_PER_DIR=M puts M files in each step directory (default 1000; one directory is
 #        one group: 150 000 files = 300 000 tensors in one group, target peak RSS <= 50 MB).
+#        NPGX_BENCH_FORMAT=json|csv|parquet: what the curve's scans write (default json; csv is
+#        `--format csv --all`, parquet the shard of docs/cluster.md, every tensor: target peak
+#        RSS <= 300 MB at 1 000 000 files = 2 000 000 tensors). The shard goes to a scratch
+#        directory, removed at the end; its size is printed.
 # Env:   NPGX_PYTHON (default .venv/bin/python), CARGO_TARGET_DIR, NPGX_BENCH_RUNS (default 3),
 #        NPGX_BIN (use this npgx binary instead of building target/release/npgx).
 set -euo pipefail
@@ -46,7 +50,16 @@ if [ -z "${NPGX_BIN:-}" ]; then
 fi
 
 if [ -n "$files_mode" ]; then
-  echo "== $(load)"
+  format="${NPGX_BENCH_FORMAT:-json}"
+  shard_dir=$(mktemp -d)
+  trap 'rm -rf "$shard_dir" "$bench_out"' EXIT
+  case "$format" in
+    json) format_args=(--format json) ;;
+    csv) format_args=(--format csv --all) ;;
+    parquet) format_args=(--format parquet -o "$shard_dir/shard.parquet") ;;
+    *) echo "bench: NPGX_BENCH_FORMAT is json, csv or parquet, not $format" >&2; exit 2 ;;
+  esac
+  echo "== $(load), dump-scan ${format_args[*]}"
   printf '\n%10s %10s %14s %14s %s\n' files seconds "peak RSS MiB" "bytes/file" "exit"
   IFS=, read -r -a counts <<< "$files_mode"
   for n in "${counts[@]}"; do
@@ -58,10 +71,14 @@ if [ -n "$files_mode" ]; then
     find "$ftree/root" -type f -print0 | xargs -0 cat > /dev/null  # warm the inode and page cache
     s=$(now)
     code=0
-    rss_kb=$(peak_rss_kib "$bin" dump-scan "$ftree/root" --format json --no-progress) || code=$?
+    rss_kb=$(peak_rss_kib "$bin" dump-scan "$ftree/root" "${format_args[@]}" --no-progress) || code=$?
     e=$(now)
     awk -v n="$n" -v s="$s" -v e="$e" -v r="$rss_kb" -v c="$code" 'BEGIN {
       printf "%10d %10.2f %14.1f %14.0f %s\n", n, e - s, r / 1024, r * 1024 / n, c }'
+    if [ -f "$shard_dir/shard.parquet" ]; then
+      echo "           shard: $(stat -c %s "$shard_dir/shard.parquet") bytes"
+      rm -f "$shard_dir/shard.parquet"
+    fi
   done
   echo "== $(load) at the end"
   exit 0

@@ -94,9 +94,11 @@ struct Temp {
     done: bool,
 }
 
+/// Numbers the temporary names of this process.
+static NEXT: AtomicU64 = AtomicU64::new(0);
+
 impl Temp {
     fn create(dest: &Path) -> anyhow::Result<(Self, File)> {
-        static NEXT: AtomicU64 = AtomicU64::new(0);
         install()?;
         let name = dest
             .file_name()
@@ -165,6 +167,26 @@ impl Drop for Temp {
             files.retain(|f| f != &self.path);
         }
     }
+}
+
+/// A scratch file with no name, for data too large to hold in memory (the tensors of a scan
+/// being sorted, `dump::sorted`): created in `dir` under a temporary name ([`is_temp`]) and
+/// unlinked at once, so that its space goes back when it is closed, however the process ends.
+pub fn scratch_file(dir: &Path, what: &str) -> anyhow::Result<File> {
+    let name = format!(
+        ".npgx-{what}.{}-{}{TEMP_SUFFIX}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    );
+    let path = dir.join(name);
+    let file = File::options()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(&path)
+        .with_context(|| format!("cannot create {}", path.display()))?;
+    std::fs::remove_file(&path).with_context(|| format!("cannot unlink {}", path.display()))?;
+    Ok(file)
 }
 
 /// Writes `dest` whole or not at all: `write` fills a temporary file in the same directory,

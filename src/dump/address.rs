@@ -226,7 +226,7 @@ impl Book {
 pub(super) fn link(
     book: Book,
     names: &Names,
-    order: &[(CompactKey, f32)],
+    order: &[CompactKey],
     positions: &[u32],
 ) -> Addresses {
     let status = match (book.with_address, book.without_address) {
@@ -238,7 +238,7 @@ pub(super) fn link(
     let at = |r: &Range, at: usize| TensorAt {
         op_name: order
             .get(at)
-            .map_or("", |(k, _)| names.text(k.op_name))
+            .map_or("", |k| names.text(k.op_name))
             .to_string(),
         op_type: (r.op_type != NO_TYPE).then(|| names.text(r.op_type).to_string()),
         order: at,
@@ -318,7 +318,7 @@ pub(super) fn link(
 fn between(
     outputs: &[(usize, &Range)],
     names: &Names,
-    order: &[(CompactKey, f32)],
+    order: &[CompactKey],
     p: usize,
     c: usize,
     (start, end): (u64, u64),
@@ -337,7 +337,7 @@ fn between(
         .chain(rest.map(|q| (q, false)))
         .take(MAX_BETWEEN)
         .filter_map(|(q, overlaps)| {
-            order.get(q).map(|(k, _)| Between {
+            order.get(q).map(|k| Between {
                 op_name: names.text(k.op_name).to_string(),
                 order: q,
                 overlaps,

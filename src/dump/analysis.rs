@@ -13,6 +13,7 @@ use npgx_parsers::dump::path::{Layout, Location};
 
 use super::address::{Addressed, Book};
 use super::records::{Anomaly, Group, OpRef, OpdebugRecord, Place, StatsNote, TensorRecord};
+use super::sorted::{TensorRuns, TensorsInOrder};
 use super::store::{Blocks, RowView, Table, TensorStore};
 
 /// A group: where in the tree, and which layout matched.
@@ -32,6 +33,23 @@ pub struct OpKey {
 
 fn op_key(t: &TensorRecord) -> OpKey {
     exec_key(&t.op)
+}
+
+impl OpKey {
+    /// The key as a [`CompactKey`], with its interned op name and path.
+    fn compact(&self, op_name: u32, path: u32) -> CompactKey {
+        let n = |v: Option<u64>| v.map_or(0, |v| v.saturating_add(1));
+        let n32 = |v: Option<u64>| u32::try_from(n(v)).unwrap_or(u32::MAX);
+        let t = n(self.timestamp);
+        CompactKey {
+            timestamp: [(t >> 32) as u32, t as u32],
+            counter: n32(self.counter),
+            task_id: n32(self.task_id),
+            stream_id: n32(self.stream_id),
+            op_name,
+            path,
+        }
+    }
 }
 
 /// Where an operator execution sits in its group's execution order; files with equal keys are
@@ -83,8 +101,10 @@ pub fn collectives_at(collectives: &[usize], order: usize) -> (usize, Option<usi
     (before, own)
 }
 
-/// [`order_key`] of two stored tensors, without rebuilding them.
-fn order_cmp(a: &RowView, b: &RowView) -> Ordering {
+/// Where two tensors of one group sit in execution order: operator execution (timestamp, counter,
+/// task id, stream id, op name, and the path of files not tied to an op), inputs before outputs,
+/// index, then file (for equal keys).
+pub(super) fn order_cmp(a: &RowView, b: &RowView) -> Ordering {
     // The path takes part only for files not tied to an op by task id or timestamp (`exec_key`).
     fn key_path<'a>(r: &RowView<'a>) -> &'a str {
         if r.task_id.is_some() || r.timestamp.is_some() {
@@ -102,16 +122,11 @@ fn order_cmp(a: &RowView, b: &RowView) -> Ordering {
         .then_with(|| a.path.cmp(b.path))
 }
 
-/// Where a tensor sits in execution order: group, operator, inputs before outputs, index (then
-/// its file, for equal keys).
-fn order_key(t: &TensorRecord) -> (GroupKey, OpKey, Io, usize, String) {
-    (
-        (t.op.location.clone(), t.op.layout),
-        op_key(t),
-        t.io,
-        t.index,
-        t.op.path.clone(),
-    )
+/// Execution order of any two tensors: by group (key order), then [`order_cmp`].
+pub(super) fn tensor_order(a: &TensorRecord, b: &TensorRecord) -> Ordering {
+    (&a.op.location, a.op.layout)
+        .cmp(&(&b.op.location, b.op.layout))
+        .then_with(|| order_cmp(&RowView::of(a, 0), &RowView::of(b, 0)))
 }
 
 /// What is remembered of an operator execution that had an anomaly (clean executions leave
@@ -145,8 +160,10 @@ struct GroupState {
     /// Every operator execution as files are read (unordered, consecutive tensors of one
     /// execution merged): its compact key and its largest finite magnitude (NaN: none).
     execs: Blocks<(CompactKey, f32)>,
-    /// The same in execution order, one entry per execution, from [`Collector::finish`] on.
-    magnitudes: Vec<(CompactKey, f32)>,
+    /// The same in execution order, one entry per execution, from [`Collector::finish`] on:
+    /// keys and magnitudes.
+    keys: Vec<CompactKey>,
+    magnitudes: Vec<f32>,
     /// From [`Collector::finish`] on: the position in `magnitudes` of each entry of `execs`.
     positions: Vec<u32>,
     /// The collective operator executions ([`is_collective`]); few per step.
@@ -169,7 +186,7 @@ impl GroupState {
         u32::try_from(self.execs.len() - 1).unwrap_or(u32::MAX)
     }
 
-    /// Orders the executions ([`GroupState::magnitudes`], equal keys merged) and numbers each
+    /// Orders the executions ([`GroupState::keys`], equal keys merged) and numbers each
     /// entry of `execs` with its position ([`GroupState::positions`]), sorting them in place.
     fn order(&mut self, names: &Names) {
         let mut execs = std::mem::take(&mut self.execs).into_vec();
@@ -201,7 +218,7 @@ impl GroupState {
             }
             same
         });
-        self.magnitudes = execs;
+        (self.keys, self.magnitudes) = execs.into_iter().unzip();
         self.positions = positions;
     }
 }
@@ -290,19 +307,14 @@ impl Names {
     }
 
     fn key(&mut self, k: &OpKey) -> CompactKey {
-        let n = |v: Option<u64>| v.map_or(0, |v| v.saturating_add(1));
-        let n32 = |v: Option<u64>| u32::try_from(n(v)).unwrap_or(u32::MAX);
-        CompactKey {
-            timestamp: {
-                let t = n(k.timestamp);
-                [(t >> 32) as u32, t as u32]
-            },
-            counter: n32(k.counter),
-            task_id: n32(k.task_id),
-            stream_id: n32(k.stream_id),
-            op_name: self.id(&k.op_name),
-            path: self.id(&k.path),
-        }
+        let (op_name, path) = (self.id(&k.op_name), self.id(&k.path));
+        k.compact(op_name, path)
+    }
+
+    /// [`Names::key`] of a key whose names are kept; `None` when one is not.
+    fn find_key(&self, k: &OpKey) -> Option<CompactKey> {
+        let op_name = self.table.find(k.op_name.as_str())?;
+        Some(k.compact(op_name, self.table.find(k.path.as_str())?))
     }
 
     pub(super) fn text(&self, id: u32) -> &str {
@@ -328,7 +340,8 @@ pub struct Collector {
     /// strings).
     anomalies: TensorStore,
     notes: Vec<StatsNote>,
-    all: Option<TensorStore>,
+    /// Every tensor, in sorted runs (`--all`, shards).
+    all: Option<TensorRuns>,
 }
 
 /// The result: groups with their first anomaly and first birth, anomalies and (on request) all
@@ -338,10 +351,42 @@ pub struct Analysis {
     pub anomalies: Vec<Anomaly>,
     /// Statistics notes, in execution order.
     pub notes: Vec<StatsNote>,
-    pub tensors: TensorStore,
-    /// Where each of `tensors` sits (parallel to it).
-    pub places: Vec<Place>,
+    /// Every tensor with its place, read back in execution order (empty unless kept).
+    pub tensors: TensorsInOrder,
     pub tensor_count: u64,
+}
+
+/// Where a tensor sits ([`Place`]), once the groups' execution orders are known: the groups'
+/// keys, in order, and each group's operator executions in execution order (28 bytes each).
+#[derive(Default)]
+pub(super) struct Placer {
+    groups: Vec<GroupKey>,
+    execs: Vec<Vec<CompactKey>>,
+    names: Names,
+}
+
+impl Placer {
+    /// Position of an operator execution in its group's execution order (0 when not found).
+    fn order_of(&self, group: usize, op: &OpKey) -> usize {
+        let Some(op) = self.names.find_key(op) else {
+            return 0;
+        };
+        self.execs
+            .get(group)
+            .and_then(|keys| keys.binary_search_by(|k| self.names.cmp(k, &op)).ok())
+            .unwrap_or(0)
+    }
+
+    pub(super) fn place(&self, op: &OpRef) -> Place {
+        let key = (&op.location, op.layout);
+        match self.groups.binary_search_by(|g| (&g.0, g.1).cmp(&key)) {
+            Ok(group) => Place {
+                group,
+                order: self.order_of(group, &exec_key(op)),
+            },
+            Err(_) => Place::default(),
+        }
+    }
 }
 
 impl Collector {
@@ -352,7 +397,7 @@ impl Collector {
             names: Names::default(),
             anomalies: TensorStore::default(),
             notes: Vec::new(),
-            all: keep_all.then(TensorStore::default),
+            all: keep_all.then(TensorRuns::default),
         }
     }
 
@@ -439,37 +484,21 @@ impl Collector {
             .values_mut()
             .map(|g| {
                 let book = std::mem::take(&mut g.book);
-                let addresses = super::address::link(book, names, &g.magnitudes, &g.positions);
+                let addresses = super::address::link(book, names, &g.keys, &g.positions);
                 g.positions = Vec::new();
                 addresses
             })
             .collect();
         // The links were the last use of the files' names.
         self.names.files = Vec::new();
-        let names = &mut self.names;
-        let group_keys: Vec<&GroupKey> = self.groups.keys().collect();
-        let op_orders: Vec<&[(CompactKey, f32)]> = self
-            .groups
-            .values()
-            .map(|g| g.magnitudes.as_slice())
-            .collect();
-        // Position of an operator execution in its group's execution order.
-        let mut order_of = |group: usize, op: &OpKey| -> usize {
-            let op = names.key(op);
-            op_orders
-                .get(group)
-                .and_then(|keys| keys.binary_search_by(|(k, _)| names.cmp(k, &op)).ok())
-                .unwrap_or(0)
-        };
-        let mut place = |op: &OpRef| -> Place {
-            let key = (op.location.clone(), op.layout);
-            match group_keys.binary_search(&&key) {
-                Ok(group) => Place {
-                    group,
-                    order: order_of(group, &exec_key(op)),
-                },
-                Err(_) => Place::default(),
-            }
+        let placer = Placer {
+            groups: self.groups.keys().cloned().collect(),
+            execs: self
+                .groups
+                .values_mut()
+                .map(|g| std::mem::take(&mut g.keys))
+                .collect(),
+            names: self.names,
         };
         // Rebuilt once the address books are gone, so that the two are never held at once.
         let mut anomalies: Vec<Anomaly> = self
@@ -479,34 +508,38 @@ impl Collector {
             .collect();
         drop(self.anomalies);
         for a in &mut anomalies {
-            let p = place(&a.tensor.op);
+            let p = placer.place(&a.tensor.op);
             (a.group, a.order) = (p.group, p.order);
         }
         let mut notes = self.notes;
         for n in &mut notes {
-            let p = place(&n.op);
+            let p = placer.place(&n.op);
             (n.group, n.order) = (p.group, p.order);
         }
         notes.sort_by(|a, b| {
             let key = |n: &StatsNote| (n.group, n.order, n.io, n.index);
             key(a).cmp(&key(b)).then_with(|| a.path.cmp(&b.path))
         });
-        let mut tensors = self.all.unwrap_or_default();
-        tensors.sort_by(order_cmp);
-        let places: Vec<Place> = tensors.iter().map(|t| place(&t.op)).collect();
         let collectives: Vec<Vec<usize>> = self
             .groups
             .values()
             .enumerate()
             .map(|(group, g)| {
-                let mut at: Vec<usize> = g.collectives.iter().map(|k| order_of(group, k)).collect();
+                let mut at: Vec<usize> = g
+                    .collectives
+                    .iter()
+                    .map(|k| placer.order_of(group, k))
+                    .collect();
                 at.sort_unstable();
                 at.dedup();
                 at
             })
             .collect();
-        drop(op_orders);
-        drop(group_keys);
+        // The placer stays only to place every tensor as it is read back.
+        let tensors = match self.all {
+            Some(all) => all.finish(placer),
+            None => TensorsInOrder::default(),
+        };
         let pick = |i: Option<usize>| i.and_then(|i| anomalies.get(i)).cloned();
         let mut tensor_count = 0;
         let groups: Vec<Group> = self
@@ -536,20 +569,19 @@ impl Collector {
                     magnitudes: g
                         .magnitudes
                         .into_iter()
-                        .map(|(_, m)| (!m.is_nan()).then_some(m))
+                        .map(|m| (!m.is_nan()).then_some(m))
                         .collect(),
                     collectives,
                     addresses,
                 }
             })
             .collect();
-        anomalies.sort_by_cached_key(|a| order_key(&a.tensor));
+        anomalies.sort_by(|a, b| tensor_order(&a.tensor, &b.tensor));
         Analysis {
             groups,
             anomalies,
             notes,
             tensors,
-            places,
             tensor_count,
         }
     }
@@ -619,6 +651,24 @@ pub(super) mod tests {
             source: Source::Dump,
             slot: None,
         }
+    }
+
+    /// Where a tensor sits in execution order, spelled out: group, operator, inputs before
+    /// outputs, index, then its file.
+    fn order_key(t: &TensorRecord) -> (GroupKey, OpKey, Io, usize, String) {
+        (
+            (t.op.location.clone(), t.op.layout),
+            op_key(t),
+            t.io,
+            t.index,
+            t.op.path.clone(),
+        )
+    }
+
+    /// Every kept tensor, read back.
+    pub(in crate::dump) fn kept(a: &Analysis) -> Vec<(Place, TensorRecord)> {
+        let rows = a.tensors.iter().expect("runs readable");
+        rows.collect::<anyhow::Result<_>>().expect("runs readable")
     }
 
     fn run(tensors: Vec<TensorRecord>, keep_all: bool) -> Analysis {
@@ -726,7 +776,10 @@ pub(super) mod tests {
         );
         let born = g.first_born.as_ref().unwrap();
         assert_eq!(born.tensor.op.op_name, "B");
-        let order: Vec<_> = a.tensors.iter().map(|t| (t.op.op_name, t.io)).collect();
+        let order: Vec<_> = kept(&a)
+            .into_iter()
+            .map(|(_, t)| (t.op.op_name, t.io))
+            .collect();
         assert_eq!(
             order,
             [
@@ -789,9 +842,13 @@ pub(super) mod tests {
         let a = c.finish();
         let mut want = all;
         want.sort_by_cached_key(order_key);
-        let got: Vec<TensorRecord> = a.tensors.iter().collect();
+        let (places, got): (Vec<Place>, Vec<TensorRecord>) = kept(&a).into_iter().unzip();
         assert_eq!(got, want);
-        assert_eq!(a.places.len(), got.len());
+        // Two groups (steps 0 and 1); positions count the operator executions of each.
+        let at = |p: &Place| (p.group, p.order);
+        assert_eq!(places.first().map(at), Some((0, 0)));
+        assert_eq!(places.last().map(at), Some((1, 3)));
+        assert!(places.windows(2).all(|w| at(&w[0]) <= at(&w[1])));
     }
 
     #[test]

@@ -15,6 +15,7 @@ pub mod pt;
 pub mod read;
 pub mod records;
 pub mod simd;
+pub mod sorted;
 pub mod stats;
 pub mod store;
 pub mod values;
@@ -140,13 +141,26 @@ fn tune_malloc(threads: usize) {
     let _ = threads;
 }
 
-/// Scans `root` (a directory or one file). Fails only when the root itself cannot be read;
-/// every problem with a file inside becomes a [`ScanError`] and the scan goes on.
+/// Hands the pages of memory freed by the scan back to the system (glibc keeps freed small
+/// blocks in its arenas: the scan's per-file and per-execution state, freed by
+/// [`analysis::Collector::finish`], would stay in the process's RSS while the report is built).
+fn release_freed() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free pages of the allocator's arenas; it takes no pointer.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
+/// Scans `root` (a directory or one file). Fails only when the root itself cannot be read, or
+/// when every tensor is to be kept and the scratch file cannot hold them; every problem with a
+/// file inside becomes a [`ScanError`] and the scan goes on.
 ///
 /// What stays in memory: per group a few counters and the operators that had an anomaly, every
-/// anomaly, errors and Opdebug records — plus, with `--all`, every tensor record. A clean file
-/// leaves only fixed-size entries behind (its order key and magnitude, and the address range of
-/// each addressed output, [`address`]), never its tensors. Directories are
+/// anomaly, errors and Opdebug records. A clean file leaves only fixed-size entries behind (its
+/// order key and magnitude, and the address range of each addressed output, [`address`]), never
+/// its tensors; with `--all` (and for shards) every tensor goes to sorted runs in a scratch
+/// file, one batch of them in memory at a time ([`sorted`]). Directories are
 /// scanned as the walk lists them, so no list of all files is built either; Opdebug payloads are
 /// paired with the dumps of their own directory as soon as that directory is done, and only
 /// directories holding Opdebug payloads index their dumps at all.
@@ -265,6 +279,8 @@ pub fn scan(
         .into_inner()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     let mut analysed = f.collector.finish();
+    release_freed();
+    analysed.tensors.check()?;
     for g in &mut analysed.groups {
         g.rank_source = match &opts.rank {
             Some(r) if f.ranked.contains(&g.location) => Some(r.source.clone()),
@@ -294,7 +310,6 @@ pub fn scan(
         notes: analysed.notes,
         errors,
         tensors: analysed.tensors,
-        places: analysed.places,
     };
     // Paths are relative to the root, or to its directory when the root is one file.
     let base = if std::fs::metadata(root).is_ok_and(|m| m.is_dir()) {

@@ -256,10 +256,8 @@ pub struct ScanReport {
     /// Statistics that overflowed by themselves (msprobe dumps), in execution order.
     pub notes: Vec<StatsNote>,
     pub errors: Vec<ScanError>,
-    /// Every checked tensor, in execution order; rendered only on request (`--all`).
+    /// Every checked tensor with its place, in execution order; kept and rendered only on
+    /// request (`--all`, shards).
     #[serde(skip)]
-    pub tensors: super::store::TensorStore,
-    /// Where each of `tensors` sits (parallel to it).
-    #[serde(skip)]
-    pub places: Vec<Place>,
+    pub tensors: super::sorted::TensorsInOrder,
 }

@@ -1,11 +1,10 @@
-//! Every tensor of a scan, for `--all` and Parquet shards, kept compactly until it is written.
+//! Tensors kept compactly in memory: a scan's anomalies, and each batch of every tensor sorted
+//! for `--all` and Parquet shards (`super::sorted`).
 //!
-//! A shard lists every tensor in execution order, and that order is known only when the whole
-//! tree has been read, so every tensor must be kept until then. A [`TensorRecord`] with its eight
-//! strings costs about 1 KiB; here a tensor is one fixed-size [`Row`] (144 bytes): group, op name,
-//! op type, dtype, format and shape are indices into tables that hold each distinct value once,
-//! and file paths are stored once per file in one string. Records are rebuilt one at a time when
-//! they are written ([`TensorStore::get`]).
+//! A [`TensorRecord`] with its eight strings costs about 1 KiB; here a tensor is one fixed-size
+//! [`Row`] (144 bytes): group, op name, op type, dtype, format and shape are indices into tables
+//! that hold each distinct value once, and file paths are stored once per file in one string.
+//! Records are rebuilt one at a time when they are read ([`TensorStore::get`]).
 
 use std::borrow::Borrow;
 use std::cmp::Ordering;
@@ -40,6 +39,15 @@ impl<T: Eq + Hash> Table<T> {
             Some(i) => id(i),
             None => id(self.0.insert_full(v.to_owned()).0),
         }
+    }
+
+    /// The index of `v`, when kept.
+    pub(super) fn find<Q>(&self, v: &Q) -> Option<u32>
+    where
+        Q: ?Sized + Hash + Eq,
+        T: Borrow<Q>,
+    {
+        u32::try_from(self.0.get_index_of(v)?).ok()
     }
 
     pub(super) fn get(&self, i: u32) -> Option<&T> {
@@ -404,6 +412,23 @@ pub(super) struct RowView<'a> {
     pub path: &'a str,
     pub io: Io,
     pub index: u64,
+}
+
+impl<'a> RowView<'a> {
+    /// The order fields of `t`, in group `group` (a place in group-key order).
+    pub(super) fn of(t: &'a TensorRecord, group: u32) -> RowView<'a> {
+        RowView {
+            group,
+            timestamp: t.op.timestamp,
+            counter: t.op.counter,
+            task_id: t.op.task_id,
+            stream_id: t.op.stream_id,
+            op_name: &t.op.op_name,
+            path: &t.op.path,
+            io: t.io,
+            index: t.index as u64,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ use npgx_parsers::dump::path::Location;
 use polars::prelude::{Column, DataFrame, PlSmallStr};
 
 use crate::dump::address::{AddressStatus, Addresses, Held, Link, TensorAt};
-use crate::dump::store::TensorStore;
+use crate::dump::sorted::TensorsInOrder;
 use crate::dump::{Anomaly, Group, ScanReport};
 #[cfg(feature = "tables")]
 use crate::dump::{Place, TensorRecord};
@@ -51,12 +51,19 @@ struct Document<'a> {
     tensors: Option<Tensors<'a>>,
 }
 
-/// Every tensor as a JSON array, each record rebuilt from the store as it is written.
-struct Tensors<'a>(&'a TensorStore);
+/// Every tensor as a JSON array, each record read back in order as it is written.
+struct Tensors<'a>(&'a TensorsInOrder);
 
 impl serde::Serialize for Tensors<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(self.0.iter())
+        use serde::ser::{Error as _, SerializeSeq as _};
+        let rows = self.0.iter().map_err(S::Error::custom)?;
+        let mut seq = s.serialize_seq(Some(self.0.len()))?;
+        for row in rows {
+            let (_, t) = row.map_err(S::Error::custom)?;
+            seq.serialize_element(&t)?;
+        }
+        seq.end()
     }
 }
 
@@ -78,19 +85,26 @@ fn with_document<R>(
     ))
 }
 
-/// Rows per table chunk when every tensor is written: the rebuilt records and the frame of one
+/// Rows per table chunk (a Parquet row group) when every tensor is written: the frame of one
 /// chunk at a time, whatever the number of tensors.
 #[cfg(feature = "tables")]
 const CHUNK: usize = 1 << 16;
 
-/// The table in chunks of at most `chunk` rows, each handed to `f`: the anomalous tensors, or
-/// with `all` every tensor, in execution order. At least one chunk (maybe empty), so that an
-/// empty table still has its columns.
+/// Records rebuilt at once: a chunk is assembled from frames of at most this many rows, so that
+/// its columns are held whole but never all of its records (≈ 700 bytes each with their strings,
+/// 45 MB for a chunk).
+#[cfg(feature = "tables")]
+const PIECE: usize = 1 << 13;
+
+/// The table in chunks of at most `chunk` rows, each handed to `f` as one frame of one piece per
+/// column: the anomalous tensors, or with `all` every tensor, in execution order, rebuilt
+/// `piece` at a time. At least one chunk (maybe empty), so that an empty table still has its
+/// columns.
 #[cfg(feature = "tables")]
 fn for_each_chunk(
     report: &ScanReport,
     all: bool,
-    chunk: usize,
+    (chunk, piece): (usize, usize),
     mut f: impl FnMut(DataFrame) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
     if !all {
@@ -107,17 +121,30 @@ fn for_each_chunk(
             .collect();
         return f(frame(report, &rows)?);
     }
-    let n = report.tensors.len();
-    let mut start = 0;
+    let chunk = chunk.max(1);
+    let piece = piece.clamp(1, chunk);
+    let mut tensors = report.tensors.iter()?.peekable();
+    // The next `n` rows as a frame, and whether more follow.
+    let mut next = |n: usize| -> anyhow::Result<(DataFrame, bool)> {
+        let records = tensors
+            .by_ref()
+            .take(n)
+            .collect::<anyhow::Result<Vec<(Place, TensorRecord)>>>()?;
+        let rows: Vec<(Place, &TensorRecord)> = records.iter().map(|(p, t)| (*p, t)).collect();
+        Ok((frame(report, &rows)?, tensors.peek().is_some()))
+    };
     loop {
-        let end = n.min(start + chunk.max(1));
-        let records: Vec<TensorRecord> =
-            (start..end).filter_map(|i| report.tensors.get(i)).collect();
-        let places = report.places.get(start..end).unwrap_or_default();
-        let rows: Vec<(Place, &TensorRecord)> = places.iter().copied().zip(&records).collect();
-        f(frame(report, &rows)?)?;
-        start = end;
-        if start >= n {
+        let (mut df, mut more) = next(piece)?;
+        while more && df.height() < chunk {
+            let part;
+            (part, more) = next(piece.min(chunk - df.height()))?;
+            df.vstack_mut_owned(part)
+                .context("cannot assemble the tensor table")?;
+        }
+        // One piece per column: one Parquet row group.
+        df.rechunk_mut();
+        f(df)?;
+        if !more {
             return Ok(());
         }
     }
@@ -330,14 +357,15 @@ fn frame(report: &ScanReport, rows: &[(Place, &TensorRecord)]) -> anyhow::Result
 /// Writes the table as CSV, chunk by chunk (one header).
 #[cfg(feature = "tables")]
 pub fn csv(report: &ScanReport, all: bool, out: &mut dyn Write) -> anyhow::Result<()> {
-    csv_in_chunks(report, all, CHUNK, out)
+    // CSV is the same text whatever the chunks: one piece each.
+    csv_in_chunks(report, all, (PIECE, PIECE), out)
 }
 
 #[cfg(feature = "tables")]
 fn csv_in_chunks(
     report: &ScanReport,
     all: bool,
-    chunk: usize,
+    chunk: (usize, usize),
     out: &mut dyn Write,
 ) -> anyhow::Result<()> {
     let mut header = true;
@@ -351,11 +379,15 @@ fn csv_in_chunks(
 /// every tensor.
 #[cfg(feature = "tables")]
 pub fn parquet(report: &ScanReport, out: std::fs::File) -> anyhow::Result<()> {
-    parquet_in_chunks(report, CHUNK, out)
+    parquet_in_chunks(report, (CHUNK, PIECE), out)
 }
 
 #[cfg(feature = "tables")]
-fn parquet_in_chunks(report: &ScanReport, chunk: usize, out: std::fs::File) -> anyhow::Result<()> {
+fn parquet_in_chunks(
+    report: &ScanReport,
+    chunk: (usize, usize),
+    out: std::fs::File,
+) -> anyhow::Result<()> {
     let mut out = Some(out);
     let mut writer = None;
     for_each_chunk(report, true, chunk, |df| {
@@ -743,7 +775,6 @@ mod tests {
             notes: a.notes,
             errors: Vec::new(),
             tensors: a.tensors,
-            places: a.places,
         }
     }
 
@@ -752,8 +783,8 @@ mod tests {
         let r = report(23);
         for all in [true, false] {
             let (mut one, mut many) = (Vec::new(), Vec::new());
-            csv_in_chunks(&r, all, usize::MAX, &mut one).unwrap();
-            csv_in_chunks(&r, all, 4, &mut many).unwrap();
+            csv_in_chunks(&r, all, (usize::MAX, usize::MAX), &mut one).unwrap();
+            csv_in_chunks(&r, all, (4, 3), &mut many).unwrap();
             assert_eq!(
                 String::from_utf8_lossy(&many),
                 String::from_utf8_lossy(&one)
@@ -763,23 +794,32 @@ mod tests {
         }
         let dir = std::env::temp_dir().join(format!("npgx-chunks-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let read = |chunk: usize| {
-            let p = dir.join(format!("{chunk}.parquet"));
+        let write = |chunk: (usize, usize)| {
+            let p = dir.join(format!("{}-{}.parquet", chunk.0, chunk.1));
             parquet_in_chunks(&r, chunk, std::fs::File::create(&p).unwrap()).unwrap();
-            ParquetReader::new(std::fs::File::open(&p).unwrap())
+            p
+        };
+        let read = |p: &std::path::Path| {
+            ParquetReader::new(std::fs::File::open(p).unwrap())
                 .finish()
                 .unwrap()
         };
-        let (one, many) = (read(usize::MAX), read(5));
+        let whole = write((usize::MAX, usize::MAX));
+        let bytes = std::fs::read(&whole).unwrap();
+        // A chunk assembled from pieces is the same row group, byte for byte; an exact number
+        // of chunks is not followed by an empty one.
+        for chunk in [(usize::MAX, 3), (23, 4)] {
+            assert_eq!(std::fs::read(write(chunk)).unwrap(), bytes, "{chunk:?}");
+        }
+        // 23 rows in chunks of 5 (pieces of 2, 2, 1): other row groups, the same rows.
+        let (one, many) = (read(&whole), read(&write((5, 2))));
         assert_eq!(many.height(), 23);
         assert!(one.equals_missing(&many));
         // An empty scan still writes a shard with every column.
         let empty = report(0);
         let p = dir.join("empty.parquet");
-        parquet_in_chunks(&empty, 5, std::fs::File::create(&p).unwrap()).unwrap();
-        let df = ParquetReader::new(std::fs::File::open(&p).unwrap())
-            .finish()
-            .unwrap();
+        parquet_in_chunks(&empty, (5, 2), std::fs::File::create(&p).unwrap()).unwrap();
+        let df = read(&p);
         assert_eq!((df.height(), df.width()), (0, one.width()));
         std::fs::remove_dir_all(&dir).unwrap();
     }
