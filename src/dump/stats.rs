@@ -85,6 +85,28 @@ impl Lane for f64 {
     const NEG: Self = f64::NEG_INFINITY;
 }
 
+/// A block's lanes after its whole vectors: the values past them (`tail`) go to lane 0, as in
+/// the portable loop; returns the least and greatest lane value and the lane sums.
+#[inline(always)]
+fn close_lanes<T: Lane>(
+    mut mn: [T; LANES],
+    mut mx: [T; LANES],
+    mut sum: [f64; LANES],
+    tail: impl Iterator<Item = T>,
+) -> ((f64, f64), [f64; LANES]) {
+    for x in tail {
+        mn[0] = if x < mn[0] { x } else { mn[0] };
+        mx[0] = if x > mx[0] { x } else { mx[0] };
+        sum[0] += x.into();
+    }
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    for l in 0..LANES {
+        lo = lo.min(mn[l].into());
+        hi = hi.max(mx[l].into());
+    }
+    ((lo, hi), sum)
+}
+
 impl Acc {
     /// Minimum over finite values, if any.
     pub fn min(&self) -> Option<f64> {
@@ -118,17 +140,8 @@ impl Acc {
                 sum[l] += x.into();
             }
         }
-        for &x in tail {
-            mn[0] = if x < mn[0] { x } else { mn[0] };
-            mx[0] = if x > mx[0] { x } else { mx[0] };
-            sum[0] += x.into();
-        }
-        let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
-        for l in 0..LANES {
-            lo = lo.min(mn[l].into());
-            hi = hi.max(mx[l].into());
-        }
-        self.fold_block(xs.len(), (lo, hi), sum, |acc| acc.floats_careful(xs, pairs));
+        let (range, sum) = close_lanes(mn, mx, sum, tail.iter().copied());
+        self.fold_block(xs.len(), range, sum, |acc| acc.floats_careful(xs, pairs));
     }
 
     /// Adds a block of `n` values by its lanes (its least and greatest lane values, its lane
@@ -189,20 +202,12 @@ impl Acc {
                 _mm256_storeu_pd(l4.as_mut_ptr(), low);
                 _mm256_storeu_pd(h4.as_mut_ptr(), high);
             }
-            let mut sum = [l4[0], l4[1], l4[2], l4[3], h4[0], h4[1], h4[2], h4[3]];
-            // The tail goes to lane 0, as in the portable path.
-            for c in block[4 * whole..4 * n].chunks_exact(4) {
-                let x = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
-                a[0] = if x < a[0] { x } else { a[0] };
-                b[0] = if x > b[0] { x } else { b[0] };
-                sum[0] += f64::from(x);
-            }
-            let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
-            for l in 0..LANES {
-                lo = lo.min(f64::from(a[l]));
-                hi = hi.max(f64::from(b[l]));
-            }
-            self.fold_block(n, (lo, hi), sum, |acc| {
+            let sum = [l4[0], l4[1], l4[2], l4[3], h4[0], h4[1], h4[2], h4[3]];
+            let tail = block[4 * whole..4 * n]
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]));
+            let (range, sum) = close_lanes(a, b, sum, tail);
+            self.fold_block(n, range, sum, |acc| {
                 let mut buf = [0f32; BLOCK];
                 for (dst, c) in buf.iter_mut().zip(block.chunks_exact(4)) {
                     *dst = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
@@ -228,7 +233,7 @@ impl Acc {
             let n = block.len() / 2;
             let whole = n / LANES * LANES;
             let mut sum = [0f64; LANES];
-            let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+            let (mut a, mut b) = ([0f32; LANES], [0f32; LANES]);
             let mut saturated = 0u32;
             // SAFETY: the `Features` token proves the CPU has F16C and AVX2. Each step reads 16
             // bytes at `2·i` with `i + 8 <= whole <= n = block.len() / 2` and writes 8 values
@@ -273,7 +278,6 @@ impl Acc {
                 let mut counts = [0u16; 8];
                 _mm_storeu_si128(counts.as_mut_ptr().cast(), largest_seen);
                 saturated += counts.iter().map(|&c| u32::from(c)).sum::<u32>();
-                let (mut a, mut b) = ([0f32; LANES], [0f32; LANES]);
                 _mm256_storeu_ps(a.as_mut_ptr(), mn);
                 _mm256_storeu_ps(b.as_mut_ptr(), mx);
                 let (mut l4, mut h4) = ([0f64; 4], [0f64; 4]);
@@ -285,26 +289,19 @@ impl Acc {
                         sum[l + 4] += h4[l];
                     }
                 }
-                // The tail goes to lane 0, as in the portable path.
-                let mut m0 = a[0];
-                let mut x0 = b[0];
-                for (j, c) in block[2 * whole..2 * n].chunks_exact(2).enumerate() {
+            }
+            let tail = block[2 * whole..2 * n]
+                .chunks_exact(2)
+                .zip(whole..)
+                .map(|(c, j)| {
                     let bits = u16::from_le_bytes([c[0], c[1]]);
                     saturated += u32::from(bits & 0x7FFF == 0x7BFF);
-                    let x = scalar::f16_to_f32(bits);
-                    buf[whole + j] = x;
-                    m0 = if x < m0 { x } else { m0 };
-                    x0 = if x > x0 { x } else { x0 };
-                    sum[0] += f64::from(x);
-                }
-                (a[0], b[0]) = (m0, x0);
-                for l in 0..LANES {
-                    lo = lo.min(f64::from(a[l]));
-                    hi = hi.max(f64::from(b[l]));
-                }
-            }
+                    buf[j] = scalar::f16_to_f32(bits);
+                    buf[j]
+                });
+            let (range, sum) = close_lanes(a, b, sum, tail);
             self.overflow += u64::from(saturated);
-            self.fold_block(n, (lo, hi), sum, |acc| acc.floats_careful(&buf[..n], false));
+            self.fold_block(n, range, sum, |acc| acc.floats_careful(&buf[..n], false));
         }
     }
 
