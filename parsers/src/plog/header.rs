@@ -350,9 +350,9 @@ impl HeaderCache {
         &'c mut self,
         line: &'a [u8],
     ) -> Option<(PlogHeader<'c>, &'a [u8], Cached)> {
-        let order =
+        let mut order =
             std::iter::once(self.last).chain((0..CACHED_PREFIXES).filter(|&k| k != self.last));
-        let hit = order.into_iter().find_map(|k| {
+        let hit = order.find_map(|k| {
             let e = &self.entries[k];
             let rest = line
                 .strip_prefix(&e.prefix[..])
