@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use npgx_parsers::aicore::evidence::classify;
 use npgx_parsers::aicore::{line_message, AicoreAssembler, AicoreError, Fact};
+use npgx_parsers::causal::{table_remedy, Remedy};
 use serde::{Deserialize, Serialize};
 
 use super::reader::for_each_line;
@@ -29,6 +30,10 @@ pub const SCHEMA_VERSION: u32 = 1;
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct AicoreDocument<'a> {
     pub errors: Cow<'a, [FileAicoreError]>,
+    /// What to check or change for the first device error (a device fault: its kernel, its
+    /// inputs), with its source; empty without errors (absent in documents before it was added).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub remedy: Vec<Remedy>,
 }
 
 /// The result of `npgx aicore`.
@@ -118,7 +123,17 @@ impl AicoreScan {
     pub fn document(&self) -> AicoreDocument<'_> {
         AicoreDocument {
             errors: Cow::Borrowed(&self.errors),
+            remedy: self.remedy(),
         }
+    }
+
+    /// The remedy of the first device error: every error `aicore` reports is a device fault.
+    pub fn remedy(&self) -> Vec<Remedy> {
+        self.errors
+            .first()
+            .and_then(|e| table_remedy("nature:device-fault", e.file.to_str()))
+            .into_iter()
+            .collect()
     }
 }
 

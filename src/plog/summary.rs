@@ -19,7 +19,8 @@ use npgx_parsers::aicore::kv::KvBag;
 use npgx_parsers::cann_error::torch_npu::{parse_torch_npu_line, TorchNpuError};
 use npgx_parsers::cann_error::{codes_in, CannErrorReport, ReportAssembler};
 use npgx_parsers::causal::{
-    is_quiet_record, rank_plog_error, CausalError, CausalScanner, CauseRank, Shape, Tier,
+    is_quiet_record, rank_plog_error, remedies, CausalError, CausalScanner, CauseRank, Remedy,
+    Shape, Tier,
 };
 use npgx_parsers::line_prefix::strip_prefixes;
 use npgx_parsers::plog::content::parse_content;
@@ -73,11 +74,16 @@ pub struct CausalRef {
     pub evidence: npgx_parsers::causal::Evidence,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub root_line: Option<u64>,
+    /// What to check or change, each with its source (docs/triage.md, "What to do").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub remedy: Vec<Remedy>,
 }
 
 impl CausalRef {
     fn new(file: &std::path::Path, e: CausalError) -> CausalRef {
+        let remedy = remedies(&e, file.to_str());
         CausalRef {
+            remedy,
             file: file.to_path_buf(),
             line: e.line,
             tier: e.tier,

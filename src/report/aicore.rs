@@ -156,6 +156,11 @@ pub fn table(out: &mut impl Write, scan: &AicoreScan) -> io::Result<()> {
             writeln!(out, "  dump: {} (L{})", d.value, d.line)?;
         }
     }
+    let remedy = scan.remedy();
+    if !remedy.is_empty() {
+        writeln!(out)?;
+        write!(out, "{}", super::triage::remedy_text(&remedy, ""))?;
+    }
     Ok(())
 }
 

@@ -95,6 +95,7 @@ pub fn summary_table(out: &mut impl Write, s: &PlogSummary) -> io::Result<()> {
                 .unwrap_or_default(),
             cite_causal(c)
         )?;
+        write!(out, "{}", super::triage::remedy_text(&c.remedy, "  "))?;
     }
     if let Some(r) = &s.first_error {
         writeln!(out, "first ERROR:\n  {}", cite(r))?;

@@ -9,6 +9,8 @@ use crate::triage::analyze::{
     TriageAnalysis, SCHEMA_NAME as ANALYZE_SCHEMA_NAME, SCHEMA_VERSION as ANALYZE_SCHEMA_VERSION,
 };
 use crate::triage::bisect::{Bisection, Outcome, Verdict};
+use npgx_parsers::causal::Remedy;
+
 use crate::triage::classify::{
     Classification, ClassifyDocument, FileError, SCHEMA_NAME as CLASSIFY_SCHEMA_NAME,
     SCHEMA_VERSION as CLASSIFY_SCHEMA_VERSION,
@@ -109,7 +111,11 @@ pub fn classifications_text(items: &[Classification]) -> String {
             crate::triage::route::Confidence::Medium => "medium",
             crate::triage::route::Confidence::Low => "low",
         };
-        let _ = writeln!(out, "  confidence:  {conf}{phase}");
+        let kind = c
+            .kind
+            .map(|k| format!(", kind {}", k.name()))
+            .unwrap_or_default();
+        let _ = writeln!(out, "  confidence:  {conf}{phase}{kind}");
         if !c.why.is_empty() {
             let _ = writeln!(out, "  why:         {}", c.why);
         }
@@ -133,6 +139,7 @@ pub fn classifications_text(items: &[Classification]) -> String {
         } else if let (Some(l), Some(t)) = (c.evidence_line, &c.evidence_text) {
             let _ = writeln!(out, "  evidence (line {l}): {t}");
         }
+        out.push_str(&remedy_text(&c.remedy, "  "));
         let doubtful = c.route == crate::triage::route::Route::Undetermined
             || c.confidence == crate::triage::route::Confidence::Low;
         if doubtful && !c.candidates.is_empty() {
@@ -154,6 +161,24 @@ pub fn classifications_text(items: &[Classification]) -> String {
         }
         for n in &c.notes {
             let _ = writeln!(out, "  note: {n}");
+        }
+    }
+    out
+}
+
+/// The `do:` block of a first causal error's remedies: each action with its source (and the
+/// quoted line), then the commands that check it.
+pub fn remedy_text(remedy: &[Remedy], indent: &str) -> String {
+    let mut out = String::new();
+    if remedy.is_empty() {
+        return out;
+    }
+    let _ = writeln!(out, "{indent}do:");
+    for r in remedy {
+        let at = r.line.map(|l| format!(", line {l}")).unwrap_or_default();
+        let _ = writeln!(out, "{indent}  - {} [{}{at}]", r.action, r.source);
+        for c in &r.check {
+            let _ = writeln!(out, "{indent}      check: {c}");
         }
     }
     out

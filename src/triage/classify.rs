@@ -9,8 +9,10 @@ use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use npgx_parsers::causal::{CausalError, CausalScanner, Shape, Tier};
-use npgx_parsers::knowledge::Phase;
+use npgx_parsers::causal::{
+    remedies, route_remedy, CausalError, CausalScanner, Remedy, Shape, Tier,
+};
+use npgx_parsers::knowledge::{CauseKind, Phase};
 use serde::{Deserialize, Serialize};
 
 use super::route::{route_error, route_prose, Confidence, Route, Routing};
@@ -59,6 +61,10 @@ pub struct Classification {
     pub package: Option<String>,
     /// The phase the route was read from (`capture`, `execution`, …), when one was.
     pub phase: Option<Phase>,
+    /// The kind of the cause — what the user has to fix (`environment`, `resource`,
+    /// `device-fault`, …) — when the evidence says (absent in documents before version 4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<CauseKind>,
     /// How much the route is trusted (`high`: the error's own text decided; `medium`: its
     /// frames, its context, a keyword or a report's wording; `low`: the no-token fallback).
     /// Documents before version 3 do not state it (read as `low`).
@@ -76,6 +82,11 @@ pub struct Classification {
     /// When the route is `undetermined` or `low`: what would settle it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub settle: Option<String>,
+    /// What to check or change for the first causal error (or the report's route), each with
+    /// its source: the CANN report's own `Solution:` / `Possible Cause:` lines, quoted with their
+    /// line, then the remedy table's row (absent in documents before it was added).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub remedy: Vec<Remedy>,
     /// For reports without an error (rules 3 and 4): the line that carries the symptom.
     pub evidence_line: Option<u64>,
     pub evidence_text: Option<String>,
@@ -90,6 +101,9 @@ pub struct Candidate {
     pub shape: Shape,
     pub tier: Tier,
     pub phase: Option<Phase>,
+    /// The kind of the cause, when the evidence says (absent before version 4).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<CauseKind>,
     pub route: Route,
     pub rule: String,
     pub why: String,
@@ -111,6 +125,7 @@ fn from_routing(file: &Path, routing: Routing) -> Classification {
         package,
         notes,
         phase,
+        kind,
         confidence,
         why,
     } = routing;
@@ -123,11 +138,13 @@ fn from_routing(file: &Path, routing: Routing) -> Classification {
         matched_line,
         package,
         phase,
+        kind,
         confidence,
         why,
         first_causal_error: None,
         candidates: Vec::new(),
         settle: None,
+        remedy: Vec::new(),
         evidence_line: None,
         evidence_text: None,
         notes,
@@ -142,6 +159,7 @@ fn candidate(err: &CausalError) -> Candidate {
         shape: err.shape,
         tier: err.tier,
         phase: r.phase,
+        kind: r.kind,
         route: r.route,
         rule: r.rule,
         why: r.why,
@@ -185,6 +203,14 @@ pub fn classify_ranked(file: &Path, ranked: Vec<CausalError>) -> Classification 
         c.settle = Some(SETTLE.into());
     }
     c.candidates = ranked.iter().map(candidate).collect();
+    if c.route != Route::Undetermined {
+        c.remedy = remedies(&err, file.to_str());
+        if c.remedy.is_empty() {
+            c.remedy = route_remedy(c.route.as_str(), file.to_str())
+                .into_iter()
+                .collect();
+        }
+    }
     c.first_causal_error = Some(err);
     c
 }
@@ -203,6 +229,9 @@ pub fn classify_found(file: &Path, err: Option<CausalError>, head: &str) -> Clas
             c.notes.push(
                 "no error stack: routed by the report's tables or wording (rules 3–4)".into(),
             );
+            c.remedy = route_remedy(c.route.as_str(), file.to_str())
+                .into_iter()
+                .collect();
             c
         }
         None => {

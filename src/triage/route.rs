@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use npgx_parsers::causal::phase::{quoted_after, Source as PhaseSource};
 use npgx_parsers::causal::CausalError;
-use npgx_parsers::knowledge::{self, Kind, Phase};
+use npgx_parsers::knowledge::{self, CauseKind, Kind, Phase};
 
 /// The route a failure takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -78,6 +78,8 @@ pub struct Routing {
     pub notes: Vec<String>,
     /// The phase the route was read from, when one was.
     pub phase: Option<Phase>,
+    /// The kind of the cause (what the user has to fix), when the evidence says.
+    pub kind: Option<CauseKind>,
     pub confidence: Confidence,
     /// One sentence: what decided the route.
     pub why: String,
@@ -93,6 +95,7 @@ impl Routing {
             package: None,
             notes: Vec::new(),
             phase: None,
+            kind: None,
             confidence: Confidence::High,
             why: String::new(),
         }
@@ -245,7 +248,7 @@ pub fn environment_problem(err: &CausalError) -> Option<EnvironmentProblem> {
     let p = err
         .phase
         .as_ref()
-        .filter(|p| p.phase == Phase::Environment)?;
+        .filter(|p| p.phase == Phase::Environment || p.kind == Some(CauseKind::Environment))?;
     let lines =
         std::iter::once(err.message.as_str()).chain(err.scope.iter().map(|(_, t)| t.as_str()));
     let mut fallback = None;
@@ -297,14 +300,27 @@ pub fn environment_problem(err: &CausalError) -> Option<EnvironmentProblem> {
         }
         if fallback.is_none() {
             if let Some(f) = npgx_parsers::knowledge::environment(m) {
-                let package = ["torch_npu", "torchair", "npugraph_ex", "libopapi.so", "opp"]
-                    .into_iter()
-                    .find(|k| lower.contains(k))
-                    .map_or("the installed packages", |k| match k {
-                        "libopapi.so" => "CANN (op-API library)",
-                        "opp" => "CANN operator package (opp)",
-                        k => k,
-                    });
+                let package = [
+                    "torch_npu",
+                    "torchair",
+                    "npugraph_ex",
+                    "libopapi.so",
+                    "opp",
+                    "failed to find function",
+                    "platform info",
+                    "init env",
+                    "aclinit",
+                ]
+                .into_iter()
+                .find(|k| lower.contains(k))
+                .map_or("the installed packages", |k| match k {
+                    "libopapi.so" => "CANN (op-API library)",
+                    "opp" => "CANN operator package (opp)",
+                    "failed to find function" => "CANN (AscendCL runtime library)",
+                    "platform info" => "CANN (support for this chip)",
+                    "init env" | "aclinit" => "CANN and the Ascend driver",
+                    k => k,
+                });
                 fallback = Some(EnvironmentProblem {
                     package: package.to_string(),
                     why: f.meaning.to_string(),
@@ -328,9 +344,19 @@ pub fn environment_problem(err: &CausalError) -> Option<EnvironmentProblem> {
 /// Keyword rules on a causal error, after its phase (spec §1.1 step 2).
 pub fn route_error(err: &CausalError) -> Routing {
     if let Some(p) = &err.phase {
-        if let Some(route) = route_of_phase(p.phase) {
+        // Kind before phase: a broken environment or exhausted memory settles the route
+        // whatever the phase it surfaced in (docs/triage.md, "Kind before phase").
+        let by_kind = p.settled_by_kind().then(|| {
+            if p.kind == Some(CauseKind::Environment) {
+                Route::Environment
+            } else {
+                Route::RuntimeError
+            }
+        });
+        if let Some(route) = by_kind.or_else(|| route_of_phase(p.phase)) {
             let mut r = Routing::new(route, &p.rule, Some(&p.token)).at(Some(p.line));
             r.phase = Some(p.phase);
+            r.kind = p.kind;
             r.confidence = match p.source {
                 PhaseSource::Error => Confidence::High,
                 PhaseSource::Frames | PhaseSource::Context => Confidence::Medium,
@@ -340,21 +366,37 @@ pub fn route_error(err: &CausalError) -> Routing {
                 PhaseSource::Frames => "its traceback frames",
                 PhaseSource::Context => "the lines around it",
             };
-            r.why = format!(
-                "{} phase, read from {whence} (`{}`, line {})",
-                p.phase.name(),
-                p.token,
-                p.line
-            );
+            r.why = match (by_kind, p.kind) {
+                (Some(_), Some(kind)) => format!(
+                    "kind before phase: the cause is of kind {}, read from {whence} (`{}`, line {}), which settles the route whatever the phase",
+                    kind.name(),
+                    p.token,
+                    p.line
+                ),
+                (None, Some(kind)) => format!(
+                    "{} phase ({} cause), read from {whence} (`{}`, line {})",
+                    p.phase.name(),
+                    kind.name(),
+                    p.token,
+                    p.line
+                ),
+                _ => format!(
+                    "{} phase, read from {whence} (`{}`, line {})",
+                    p.phase.name(),
+                    p.token,
+                    p.line
+                ),
+            };
             if let Some(f) = &p.fact {
                 r.why.push_str(&format!(": {f}"));
             }
             match p.phase {
+                _ if by_kind.is_some() && p.kind != Some(CauseKind::Environment) => {}
                 Phase::Capture => r.notes.push(format!(
                     "ACL graph capture was active (line {}): compile-error even though the error reads like a runtime or resource failure",
                     p.line
                 )),
-                Phase::Environment => {
+                _ if route == Route::Environment => {
                     if let Some(env) = environment_problem(err) {
                         r.notes.push(format!(
                             "{}: fix the environment ({}) first, then re-run",
@@ -551,6 +593,20 @@ fn lexicon_hit(line: &str, word: &str) -> bool {
     false
 }
 
+/// Whether an ASCII `word` occurs in `line` (lower-case) as a whole word (`vs`, `than`: not
+/// inside `canvas` or `thank`); other words count anywhere.
+fn whole_ascii_word(line: &str, word: &str) -> bool {
+    if !word.is_ascii() || word.len() > 4 {
+        return true;
+    }
+    let bytes = line.as_bytes();
+    line.match_indices(word).any(|(at, _)| {
+        let end = at + word.len();
+        (at == 0 || !bytes[at - 1].is_ascii_alphanumeric())
+            && (end >= bytes.len() || !bytes[end].is_ascii_alphanumeric())
+    })
+}
+
 /// Whether `unit` follows a number in `line` (`1520 ms`, `830ms`), and no letter follows it.
 fn unit_after_number(line: &str, unit: &str) -> bool {
     let mut from = 0;
@@ -601,10 +657,25 @@ pub fn route_prose(text: &str) -> Option<(Routing, usize, String)> {
     }
     let (route, rule, hits) = best?;
     let lines: Vec<&str> = text.lines().collect();
-    let (i, w) = hits
-        .iter()
-        .copied()
-        .find(|(i, _)| lines[*i].bytes().any(|b| b.is_ascii_digit()))
+    // A performance report's symptom is its verdict (a latency alone is neither slow nor
+    // fast): the first line that compares, even one whose metric name is misspelt. An
+    // accuracy report's symptom is its first score.
+    let verdict = (route == Route::Performance)
+        .then(|| {
+            lines.iter().enumerate().find_map(|(i, line)| {
+                let l = line.to_lowercase();
+                knowledge::lexicon(Kind::Verdict)
+                    .find(|w| lexicon_hit(&l, w.key) && whole_ascii_word(&l, w.key))
+                    .map(|w| (i, w.key))
+            })
+        })
+        .flatten();
+    let (i, w) = verdict
+        .or_else(|| {
+            hits.iter()
+                .copied()
+                .find(|(i, _)| lines[*i].bytes().any(|b| b.is_ascii_digit()))
+        })
         .or_else(|| hits.first().copied())?;
     let mut r = Routing::new(route, rule, Some(w));
     r.confidence = Confidence::Medium;
@@ -648,15 +719,36 @@ mod tests {
         );
     }
 
-    // Class 7: capture context beats memory / resource / stream wording.
+    // Class 7: capture context beats resource and stream wording — but not exhausted memory,
+    // whose kind settles the route (kind before phase).
     #[test]
     fn capture_context_is_compile_error() {
-        let r = route_of("Traceback (most recent call last):\n  File \"r.py\", line 9, in capture_model\n    run()\nRuntimeError: NPU out of memory. Tried to allocate 2.00 GiB\n");
+        let r = route_of("Traceback (most recent call last):\n  File \"r.py\", line 9, in capture_model\n    run()\nRuntimeError: capture_begin failed, error code is 207005\n");
         assert_eq!(
             (r.route, r.rule.as_str()),
             (Route::CompileError, "capture.context")
         );
-        assert_eq!(r.matched_line, Some(2));
+        let r = route_of("Traceback (most recent call last):\n  File \"r.py\", line 9, in capture_model\n    run()\nRuntimeError: NPU out of memory. Tried to allocate 2.00 GiB\n");
+        assert_eq!(
+            (r.route, r.rule.as_str(), r.kind),
+            (
+                Route::RuntimeError,
+                "shape.phrase",
+                Some(CauseKind::Resource)
+            )
+        );
+        assert!(r.why.starts_with("kind before phase"), "{}", r.why);
+        assert_eq!(r.matched_line, Some(4));
+        // A CANN function missing from the installed library is the environment, even inside
+        // capture_begin.
+        let r = route_of("  File \"g.py\", line 96, in capture_begin\n    super().capture_begin(pool=pool)\nRuntimeError: Failed to find function aclmdlRICaptureBegin\n");
+        assert_eq!(
+            (r.route, r.package.as_deref()),
+            (Route::Environment, Some("CANN (AscendCL runtime library)"))
+        );
+        // An API that updates a graph already captured runs at replay: runtime-error.
+        let r = route_of("RuntimeError: graph_task_update_end:x.ts:48 NPU function error: c10_npu::acl::AclmdlRICaptureTaskUpdateEnd(stream), error code is 507000\n");
+        assert_eq!(r.route, Route::RuntimeError);
         let r = route_of("RuntimeError: stream sync failed while capturing the graph\n");
         assert_eq!(r.route, Route::CompileError);
         // Capture succeeded and replay fails: runtime-error.

@@ -1271,3 +1271,67 @@ fn every_step_starts_from_the_same_seed_and_eager_noise_is_measured() {
     assert_eq!(v["bisect"]["outcome"], "not_applicable");
     assert!(v["bisect"]["variants"].as_array().unwrap().is_empty());
 }
+
+/// Issue 33: every routed sample says what to do, each remedy with its source; a CANN report's
+/// own `Solution:` comes first, quoted with its line; `plog` and `aicore` carry the same remedies,
+/// and the text output prints them as a `do:` block.
+#[test]
+fn remedies_name_their_source_and_quote_the_report() {
+    let expected = all_expectations();
+    let paths: Vec<PathBuf> = expected
+        .iter()
+        .map(|(d, e)| sample(&format!("{d}/{}", e.file)))
+        .collect();
+    for (p, item) in paths.iter().zip(classify_items(&paths, 1)) {
+        if item["route"] == "undetermined" {
+            continue;
+        }
+        let remedy = item["remedy"].as_array().cloned().unwrap_or_default();
+        assert!(!remedy.is_empty(), "{}: no remedy", p.display());
+        for r in &remedy {
+            assert!(
+                r["do"].as_str().is_some_and(|s| !s.is_empty())
+                    && r["source"].as_str().is_some_and(|s| !s.is_empty()),
+                "{}: {r}",
+                p.display()
+            );
+        }
+    }
+    // logs/31: EL0004 with `Possible Cause:` (line 3) and `Solution:` (line 4).
+    let oom = sample("logs/31-oom-el0004-memory-allocation-failure.log");
+    let item = &classify_items(std::slice::from_ref(&oom), 1)[0];
+    let r = &item["remedy"];
+    assert_eq!(
+        (r[0]["source"].as_str(), r[0]["line"].as_u64()),
+        (Some("CANN report"), Some(4))
+    );
+    assert_eq!(r[2]["matched"], "nature:memory");
+    assert_eq!(item["kind"], "resource");
+    let out = npgx(["plog", "--format", "json", oom.to_str().unwrap()]);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["first_causal"]["remedy"], *r);
+    let text = npgx(["triage", "classify", oom.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("  do:\n    - Close applications not in use. [CANN report, line 4]"),
+        "{text}"
+    );
+    // triage/88: the environment's remedy names the missing CANN function's fix.
+    let env = sample("triage/88-env-capture-begin-symbol-missing-markdown-quote-prefix.txt");
+    let item = &classify_items(std::slice::from_ref(&env), 1)[0];
+    assert_eq!(item["remedy"][0]["matched"], "key:failed to find function");
+    assert!(item["why"]
+        .as_str()
+        .is_some_and(|w| w.starts_with("kind before phase")));
+    // aicore: the first device error's remedy, with the file in npgx's own commands.
+    let log = sample("logs/13-ptoas-aivec-illegal-instr-0x10-507035.log");
+    let out = npgx(["aicore", "--format", "json", log.to_str().unwrap()]);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let checks = v["remedy"][0]["check"].as_array().cloned().unwrap_or_default();
+    assert!(
+        checks
+            .iter()
+            .any(|c| c.as_str() == Some(&format!("npgx repro --from-aicore {}", log.display()))),
+        "{checks:?}"
+    );
+}

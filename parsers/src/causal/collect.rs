@@ -98,7 +98,74 @@ const CASCADE_WORDS: &[&str] = &[
 /// Whether an error message only reports that something else failed.
 pub fn is_cascade_text(s: &str) -> bool {
     let l = s.to_ascii_lowercase();
-    CASCADE_WORDS.iter().any(|w| l.contains(w)) || aclnn_call_failed(s).is_some()
+    CASCADE_WORDS.iter().any(|w| l.contains(w))
+        || aclnn_call_failed(s).is_some()
+        || only_says_where(s)
+}
+
+/// Words that say that an error happened, not what it was.
+const WHERE_WORDS: &[&str] = &[
+    "error",
+    "errors",
+    "failed",
+    "fail",
+    "failure",
+    "exception",
+    "in",
+    "at",
+    "from",
+    "on",
+    "the",
+    "an",
+    "a",
+    "occurred",
+    "occurs",
+    "raised",
+    "code",
+    "is",
+    "function",
+    "call",
+    "calling",
+];
+
+/// Whether a message only says where an error passed — a component, "error in" and a source
+/// location (`[ERROR] HCCL error in: …/ProcessGroupHCCL.cpp:1234`, `NPU error at foo.cc:12,
+/// error code is 4`) — and nothing of what failed. Such a line is a wrapper wherever it comes
+/// from: the report after it states the cause. A message with any other word (an API name, a
+/// description) is not.
+pub fn only_says_where(msg: &str) -> bool {
+    let mut located = false;
+    for raw in msg.split_whitespace() {
+        let t = raw.trim_matches(|c: char| "[](){}<>,;:.'\"`!".contains(c));
+        if t.is_empty() || t.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        if is_source_location(t) {
+            located = true;
+            continue;
+        }
+        let lower = t.to_ascii_lowercase();
+        if WHERE_WORDS.contains(&lower.as_str()) {
+            continue;
+        }
+        // A component name in capitals (`HCCL`, `NPU`, `ACL`, `ERROR`, `DIST`).
+        if t.len() <= 6 && t.bytes().all(|b| b.is_ascii_uppercase()) {
+            continue;
+        }
+        return false;
+    }
+    located
+}
+
+/// A path or `file.ext:line` token of a C++ / Python source (`…/ProcessGroupHCCL.cpp:1234`,
+/// `compiler_depend.ts:48`).
+fn is_source_location(t: &str) -> bool {
+    let file = t.rsplit('/').next().unwrap_or(t);
+    let file = file.split(':').next().unwrap_or(file);
+    let Some((stem, ext)) = file.rsplit_once('.') else {
+        return false;
+    };
+    !stem.is_empty() && matches!(ext, "cpp" | "cc" | "cxx" | "c" | "h" | "hpp" | "py" | "ts")
 }
 
 /// Exceptions Dynamo raises *because* of recompilations that were reported before them.
@@ -846,18 +913,19 @@ fn classify_other<'w>(w: &[WinLine<'w>], i: usize, soft: bool) -> Option<Candida
             t,
         ));
     }
-    // A line that states a broken environment on its own (`libx.so: undefined symbol: …`,
-    // `… was not compiled with torchair`), outside an exception: the weakest strong rank, so a
-    // real error elsewhere in the text still wins, and INFO / DEBUG chatter is not a candidate.
+    // A line that states a cause on its own — a broken environment (`libx.so: undefined symbol:
+    // …`, `… was not compiled with torchair`), a known cause phrase (`NPU out of memory. Tried
+    // to allocate …`), a torch_npu hint that names the fault — outside an exception or a report
+    // (bare, fenced, quoted, after any prefix): the weakest strong rank, so a real error
+    // elsewhere in the text still wins, and INFO / DEBUG chatter is not a candidate.
     if !info_level(n) {
-        if let Some(f) = knowledge::environment_line(t) {
-            let mut c = make(
-                Tier::Strong,
-                CauseRank::Framework,
-                Shape::EnvironmentLine,
-                "environment.line",
-                t,
-            );
+        if let Some(f) = knowledge::stated_cause(t) {
+            let (shape, rule) = if f.kind == knowledge::Kind::Environment {
+                (Shape::EnvironmentLine, "environment.line")
+            } else {
+                (Shape::KnownPhrase, "phrase.line")
+            };
+            let mut c = make(Tier::Strong, CauseRank::Framework, shape, rule, t);
             c.message = format!("{t} ({})", f.meaning);
             return Some(c);
         }
@@ -1018,6 +1086,23 @@ terminate called after throwing an instance of 'c10::Error'
             "{got:#?}"
         );
         assert_eq!(got[0].3, "The aicore execution times out.");
+    }
+
+    // A wrapper is a property of the line: it only says where an error passed.
+    #[test]
+    fn a_line_that_only_says_where_is_a_wrapper() {
+        assert!(only_says_where(
+            "[ERROR] HCCL error in: /usr1/torch_npu/csrc/distributed/ProcessGroupHCCL.cpp:1716"
+        ));
+        assert!(only_says_where("NPU error at x/y.cc:12, error code is 4"));
+        assert!(!only_says_where(
+            "HCCL function error: hcclCommInitRootInfoConfig(n, &r), error code is 1"
+        ));
+        assert!(!only_says_where("[ERROR] HCCL error"));
+        assert!(!only_says_where("could not open /data/x.py:3 for writing"));
+        let text = "RuntimeError: [ERROR] HCCL error in: /w/torch_npu/csrc/distributed/ProcessGroupHCCL.cpp:1716\n[ERROR] 2025-01-01-00:00:00 (PID:1, Device:0, RankID:0) ERR02200 DIST call hccl api failed.\nEJ0001: [PID: 1] 2025-01-01-00:00:00.000.000 Failed to initialize the HCCP process. Reason: the device network is not configured.\n";
+        let c = crate::causal::first_causal_error(text.as_bytes()).expect("an error");
+        assert_eq!(c.line, 3);
     }
 
     #[test]

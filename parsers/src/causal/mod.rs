@@ -39,6 +39,7 @@ pub mod collect;
 pub mod normalise;
 pub mod phase;
 pub mod rank;
+pub mod remedy;
 
 use std::borrow::Cow;
 
@@ -49,6 +50,7 @@ use collect::{collect, floor_char, Candidate, WinLine};
 pub use normalise::{common_indent, normalise, Normalised};
 pub use phase::PhaseEvidence;
 pub use rank::{rank_plog_error, CauseRank};
+pub use remedy::{remedies, route_remedy, table_remedy, Remedy};
 
 /// Longest line the engine looks at; callers keep this head and count the rest.
 pub const MAX_LINE: usize = 64 * 1024;
@@ -102,6 +104,9 @@ pub enum Shape {
     /// A line that states a broken environment on its own (a loader failure, a missing module,
     /// a build without a component), outside any exception.
     EnvironmentLine,
+    /// A line that holds a known cause phrase of the knowledge table (`NPU out of memory. Tried
+    /// to allocate …`), outside any exception or report.
+    KnownPhrase,
 }
 
 /// Why a candidate was chosen: the rule, the lines it read, what was skipped.

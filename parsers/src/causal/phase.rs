@@ -4,6 +4,11 @@
 //! second. Every fact comes from [`crate::knowledge`]; this module only orders the evidence.
 //!
 //! Evidence, strongest first (the first that speaks decides):
+//! 0. **kind before phase** — the error's own text states a cause whose kind settles the route
+//!    whatever the phase it surfaced in: a broken environment (a missing module, library or CANN
+//!    function, an initialisation the installed stack cannot do) or exhausted memory. Users fix
+//!    these by installing, upgrading or freeing memory, never by changing the model, so capture
+//!    frames or compile frames around them do not count;
 //! 1. **capture** — an ACL graph capture API or message in the error, its frames or the wrapper
 //!    it was found under, unless the error itself is a collective failure (a remote rank that
 //!    does not answer is not a capture problem) or capture had finished and only replay fails;
@@ -24,7 +29,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{CausalError, Shape};
 use crate::cann_error::find_code;
-use crate::knowledge::{self, Nature, Phase};
+use crate::knowledge::{self, CauseKind, Nature, Phase};
 
 /// Where the phase was read, which decides how much it is trusted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -54,6 +59,19 @@ pub struct PhaseEvidence {
     /// The knowledge row's meaning and source, when a row decided.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fact: Option<String>,
+    /// What the user has to fix, beside where it surfaced (absent when neither the nature nor
+    /// the phase says; documents before it was added read as absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<CauseKind>,
+}
+
+impl PhaseEvidence {
+    /// Whether the kind of the cause settles the route whatever the phase: a broken
+    /// environment, or exhausted memory (`memory` nature: device or host memory, not stream or
+    /// event slots, which fail because a capture needs them).
+    pub fn settled_by_kind(&self) -> bool {
+        self.kind == Some(CauseKind::Environment) || self.nature == Some(Nature::Memory)
+    }
 }
 
 fn ev(
@@ -72,6 +90,7 @@ fn ev(
         line,
         source,
         fact: None,
+        kind: CauseKind::of(phase, nature),
     }
 }
 
@@ -167,9 +186,15 @@ fn capture_in(text: &str) -> Option<(&'static str, Option<&'static knowledge::Fa
             return Some((f.key, Some(f)));
         }
     }
-    text.to_ascii_lowercase()
-        .contains("captur")
-        .then_some(("captur", None))
+    // `captur` anywhere else, except inside the name of an API that runs on a graph already
+    // captured (`AclmdlRICaptureTaskUpdateEnd`: a knowledge row with another phase).
+    let mut lower = text.to_ascii_lowercase();
+    for f in knowledge::apis_named_like("captur") {
+        if f.phase_or(Phase::Execution) != Some(Phase::Capture) {
+            lower = lower.replace(f.key, " ");
+        }
+    }
+    lower.contains("captur").then_some(("captur", None))
 }
 
 /// The phase an error's own lines (message, scope) state, without capture.
@@ -343,6 +368,14 @@ fn from_codes<'a>(
         }
     }
     for (no, t) in &lines {
+        if let Some(f) = knowledge::phrase_fact(t) {
+            if let Some(phase) = f.phase_or(under) {
+                let e = ev(phase, f.nature, "shape.phrase", f.key, *no, source);
+                return Some(with_fact(e, f));
+            }
+        }
+    }
+    for (no, t) in &lines {
         if super::rank::rank_plog_error("", t) == super::rank::CauseRank::DeviceFault {
             return Some(ev(
                 Phase::Execution,
@@ -377,6 +410,10 @@ pub fn infer(err: &CausalError) -> Option<PhaseEvidence> {
         Phase::Compile
     };
     let own = own(err, under);
+    // 0. Kind before phase: a cause whose kind settles the route.
+    if let Some(e) = own.as_ref().filter(|e| e.settled_by_kind()) {
+        return Some(e.clone());
+    }
     // 1. Capture, unless the error itself is a collective failure or only replay failed.
     let replay_only = {
         let t = all_text()

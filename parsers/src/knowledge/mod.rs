@@ -18,6 +18,82 @@ use serde::{Deserialize, Serialize};
 
 /// The table, as compiled in.
 const TABLE: &str = include_str!("knowledge.tsv");
+/// The remedy table, as compiled in.
+const REMEDIES: &str = include_str!("remedy.tsv");
+
+/// One row of the remedy table: what to check or change when a first causal error matches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemedyRow {
+    /// `key:…`, `code:…`, `runtime:…`, `nature:…`, `kind:…`, `phase:…` or `route:…`.
+    pub matches: &'static str,
+    pub action: &'static str,
+    /// Commands that check it (`;`-separated in the table), none for `-`.
+    pub check: Vec<&'static str>,
+    pub source: &'static str,
+}
+
+/// Parses a remedy table text: the rows, and every row that does not parse.
+pub fn parse_remedies(text: &'static str) -> (Vec<RemedyRow>, Vec<BadRow>) {
+    const MATCHES: &[&str] = &[
+        "key:", "code:", "runtime:", "nature:", "kind:", "phase:", "route:",
+    ];
+    let mut rows = Vec::new();
+    let mut bad = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let cells: Vec<&'static str> = line.split('\t').collect();
+        let [matches, action, check, source] = cells[..] else {
+            bad.push(BadRow {
+                line: i + 1,
+                why: format!("{} cells, 4 expected", cells.len()),
+            });
+            continue;
+        };
+        if !MATCHES.iter().any(|m| matches.starts_with(m)) {
+            bad.push(BadRow {
+                line: i + 1,
+                why: format!("unknown match `{matches}`"),
+            });
+            continue;
+        }
+        if action.trim().is_empty() || source.trim().is_empty() || check.trim().is_empty() {
+            bad.push(BadRow {
+                line: i + 1,
+                why: "empty action, check or source".to_string(),
+            });
+            continue;
+        }
+        let check = if check == "-" {
+            Vec::new()
+        } else {
+            check
+                .split(';')
+                .map(str::trim)
+                .filter(|c| !c.is_empty())
+                .collect()
+        };
+        rows.push(RemedyRow {
+            matches,
+            action,
+            check,
+            source,
+        });
+    }
+    (rows, bad)
+}
+
+/// Every row of the compiled-in remedy table (a unit test guarantees they all parse).
+pub fn remedy_rows() -> &'static [RemedyRow] {
+    static ROWS: OnceLock<Vec<RemedyRow>> = OnceLock::new();
+    ROWS.get_or_init(|| parse_remedies(REMEDIES).0)
+}
+
+/// The remedy row for a match (`key:npu out of memory`, `kind:environment`).
+pub fn remedy_for(matches: &str) -> Option<&'static RemedyRow> {
+    remedy_rows().iter().find(|r| r.matches == matches)
+}
 
 /// Where in a torch.compile run an error happens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -70,6 +146,24 @@ pub enum Nature {
     Generic,
 }
 
+impl Nature {
+    /// The name the tables and the JSON use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Nature::Environment => "environment",
+            Nature::Compile => "compile",
+            Nature::Resource => "resource",
+            Nature::Memory => "memory",
+            Nature::Parameter => "parameter",
+            Nature::DeviceFault => "device-fault",
+            Nature::Timeout => "timeout",
+            Nature::Unsupported => "unsupported",
+            Nature::Internal => "internal",
+            Nature::Generic => "generic",
+        }
+    }
+}
+
 /// A phase as the table writes it: a phase, or `op-check` (an operator parameter / tiling check
 /// whose phase is the caller's: compile under GE, execution under an aclnn call).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,9 +186,13 @@ pub enum Kind {
     EnvironmentMessage,
     Frame,
     Api,
+    /// A message that states a cause on its own, wherever it stands.
+    Phrase,
     NoiseModule,
     Accuracy,
     Performance,
+    /// A performance report's verdict word (a comparison with a baseline).
+    Verdict,
     Negation,
 }
 
@@ -139,9 +237,11 @@ fn kind(s: &str) -> Option<Kind> {
         "environment-message" => Kind::EnvironmentMessage,
         "frame" => Kind::Frame,
         "api" => Kind::Api,
+        "phrase" => Kind::Phrase,
         "noise-module" => Kind::NoiseModule,
         "accuracy" => Kind::Accuracy,
         "performance" => Kind::Performance,
+        "verdict" => Kind::Verdict,
         "negation" => Kind::Negation,
         _ => return None,
     })
@@ -285,6 +385,78 @@ pub fn environment_line(text: &str) -> Option<&'static Fact> {
     phrase(Kind::Environment, &text.to_ascii_lowercase())
 }
 
+/// The row of a message that states a cause on its own (`NPU out of memory`, `Ascend op
+/// converter is not implemented`).
+pub fn phrase_fact(text: &str) -> Option<&'static Fact> {
+    phrase(Kind::Phrase, &text.to_ascii_lowercase())
+}
+
+/// The row a line states a cause with wherever it stands — bare, fenced, quoted or after any
+/// prefix, outside an exception or a CANN report: an environment message, a cause phrase, or a
+/// torch_npu hint that names the fault (a hint that only says something failed does not).
+pub fn stated_cause(text: &str) -> Option<&'static Fact> {
+    let lower = text.to_ascii_lowercase();
+    phrase(Kind::Environment, &lower)
+        .or_else(|| phrase(Kind::Phrase, &lower))
+        .or_else(|| {
+            phrase(Kind::Hint, &lower).filter(|f| !matches!(f.nature, None | Some(Nature::Generic)))
+        })
+}
+
+/// The kind of a cause — what the user has to fix — beside the phase it surfaced in. Where the
+/// kind alone settles the route (a broken environment, exhausted memory) it is decided before
+/// the phase; elsewhere the phase decides (docs/triage.md, "Kind before phase").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CauseKind {
+    /// Install, version, library, driver or chip support.
+    Environment,
+    /// Device or host memory, workspace, stream and event slots.
+    Resource,
+    /// A fault raised by the device (AI Core / vector core / AI CPU exceptions, timeouts).
+    DeviceFault,
+    /// Collective communication (HCCL, HCCP).
+    Collective,
+    /// An operator's contract: shapes, dtypes, formats, attributes.
+    OperatorContract,
+    /// Dynamo tracing, AOT / backend compile, converters, GE build, ACL graph capture.
+    GraphCompile,
+    /// Wrong numbers without an error.
+    Accuracy,
+    /// Slowness without an error.
+    Performance,
+}
+
+impl CauseKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            CauseKind::Environment => "environment",
+            CauseKind::Resource => "resource",
+            CauseKind::DeviceFault => "device-fault",
+            CauseKind::Collective => "collective",
+            CauseKind::OperatorContract => "operator-contract",
+            CauseKind::GraphCompile => "graph-compile",
+            CauseKind::Accuracy => "accuracy",
+            CauseKind::Performance => "performance",
+        }
+    }
+
+    /// The kind a phase and a nature describe: the nature first (it says what failed), the
+    /// phase where the nature is silent or only says that something failed.
+    pub fn of(phase: Phase, nature: Option<Nature>) -> Option<CauseKind> {
+        Some(match (nature, phase) {
+            (Some(Nature::Environment), _) | (_, Phase::Environment) => CauseKind::Environment,
+            (Some(Nature::Memory | Nature::Resource), _) => CauseKind::Resource,
+            (_, Phase::Collective) => CauseKind::Collective,
+            (Some(Nature::DeviceFault | Nature::Timeout), _) => CauseKind::DeviceFault,
+            (Some(Nature::Parameter), _) => CauseKind::OperatorContract,
+            (_, Phase::Tracing | Phase::Compile | Phase::Capture) => CauseKind::GraphCompile,
+            (Some(Nature::Compile), _) => CauseKind::GraphCompile,
+            _ => return None,
+        })
+    }
+}
+
 /// The phase a traceback frame (`file function`) runs in.
 pub fn frame(frame: &str) -> Option<&'static Fact> {
     phrase(Kind::Frame, &frame.to_ascii_lowercase())
@@ -293,6 +465,11 @@ pub fn frame(frame: &str) -> Option<&'static Fact> {
 /// The API-name or phrase row a line contains.
 pub fn api(text: &str) -> Option<&'static Fact> {
     phrase(Kind::Api, &text.to_ascii_lowercase())
+}
+
+/// The API rows whose key contains `part`.
+pub fn apis_named_like(part: &'static str) -> impl Iterator<Item = &'static Fact> {
+    of_kind(Kind::Api).filter(move |f| f.key.contains(part))
 }
 
 /// Whether ERROR records of this plog module are tool noise.
@@ -308,7 +485,7 @@ pub fn pta_code(ss: &str, eee: &str) -> (Option<&'static Fact>, Option<&'static 
     )
 }
 
-/// The report lexicon of one kind (`Accuracy`, `Performance`, `Negation`).
+/// The report lexicon of one kind (`Accuracy`, `Performance`, `Verdict`, `Negation`).
 pub fn lexicon(kind: Kind) -> impl Iterator<Item = &'static Fact> {
     of_kind(kind)
 }
@@ -323,6 +500,25 @@ mod tests {
         assert!(bad.is_empty(), "bad rows: {bad:?}");
         assert!(facts.len() > 200, "{} rows", facts.len());
         assert!(facts.iter().all(|f| !f.source.trim().is_empty()));
+    }
+
+    #[test]
+    fn every_remedy_parses_and_names_its_source() {
+        let (rows, bad) = parse_remedies(REMEDIES);
+        assert!(bad.is_empty(), "bad remedy rows: {bad:?}");
+        assert!(rows.len() >= 20, "{} rows", rows.len());
+        // Every key a remedy names is a key of the knowledge table.
+        for r in &rows {
+            if let Some(key) = r.matches.strip_prefix("key:") {
+                assert!(
+                    facts().iter().any(|f| f.key == key),
+                    "remedy for unknown key `{key}`"
+                );
+            }
+        }
+        let (_, bad) = parse_remedies("kind:x\tdo\t-\n nope\ta\tb\tc\nkey:k\t\t-\ts\n");
+        let lines: Vec<usize> = bad.iter().map(|b| b.line).collect();
+        assert_eq!(lines, vec![1, 2, 3]);
     }
 
     #[test]
@@ -374,6 +570,26 @@ mod tests {
                 .and_then(|f| f.phase_or(Phase::Host)),
             Some(Phase::Tracing)
         );
+        assert_eq!(
+            stated_cause("NPU out of memory. Tried to allocate 2.00 GiB").map(|f| f.nature),
+            Some(Some(Nature::Memory))
+        );
+        assert!(
+            stated_cause("RuntimeError: Failed to find function aclmdlRICaptureBegin")
+                .is_some_and(|f| f.kind == Kind::Environment)
+        );
+        // A hint that only says that something failed states no cause.
+        assert!(stated_cause("[Error]: A GE error occurs in the system.").is_none());
+        assert!(stated_cause("[Error]: The aicore execution times out.").is_some());
+        assert_eq!(
+            CauseKind::of(Phase::Capture, Some(Nature::Memory)),
+            Some(CauseKind::Resource)
+        );
+        assert_eq!(
+            CauseKind::of(Phase::Capture, Some(Nature::Unsupported)),
+            Some(CauseKind::GraphCompile)
+        );
+        assert_eq!(CauseKind::of(Phase::Execution, Some(Nature::Generic)), None);
         assert!(is_noise_module("ATRACE"));
         assert!(!is_noise_module("RUNTIME"));
     }

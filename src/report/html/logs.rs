@@ -13,7 +13,7 @@ use plotters::style::RGBColor;
 use serde::Deserialize as _;
 
 use super::plot::{Chart, Line};
-use super::{excerpt, figure, or_dash, other_fields, unreadable, Row, Section, Status};
+use super::{excerpt, figure, or_dash, other_fields, unreadable, what_to_do, Row, Section, Status};
 use crate::incident::Input;
 use crate::plog::aicore::AicoreDocument;
 use crate::plog::summary::{PlogSummary, ProcessSummary};
@@ -193,6 +193,7 @@ pub(super) fn plog(input: &Input, index: usize) -> Section {
                 p.muted { (enum_name(&fc.shape)) ", tier " (enum_name(&fc.tier)) ", rank " (fc.rank.name())
                     ", rule " code { (fc.evidence.rule) } }
                 (excerpt(input, &file, fc.line, &fc.evidence.lines))
+                (what_to_do(&fc.remedy))
             }
         }
         @for (pi, p) in doc.processes.iter().enumerate().take(MAX_ITEMS) {
@@ -311,6 +312,7 @@ pub(super) fn aicore(input: &Input) -> Section {
         .collect();
     let body = html! {
         @if errors.is_empty() { p.muted { "No AI Core error in these logs." } }
+        (what_to_do(&doc.remedy))
         div.cards {
             @for fe in errors.iter().take(MAX_ITEMS) {
                 @let e = &fe.error;

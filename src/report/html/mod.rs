@@ -227,6 +227,24 @@ fn txt(v: &Value) -> String {
     }
 }
 
+/// The "What to do" card of a first causal error: each remedy with its source (and the quoted
+/// report line), then the commands that check it.
+pub(super) fn what_to_do(remedy: &[npgx_parsers::causal::Remedy]) -> maud::Markup {
+    maud::html! {
+        @if !remedy.is_empty() {
+            div.card.remedy {
+                h4 { "What to do" }
+                ul {
+                    @for r in remedy {
+                        li { (r.action) " " span.muted { "[" (r.source) @if let Some(l) = r.line { ", line " (l) } "]" }
+                            @for c in &r.check { br; code { (c) } } }
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// An optional value as text, a dash when absent (as [`txt`] shows a JSON null).
 fn or_dash(v: Option<impl std::fmt::Display>) -> String {
     v.map_or_else(|| "—".into(), |v| v.to_string())

@@ -6,7 +6,9 @@ use maud::html;
 use serde::Deserialize as _;
 use serde_json::Value;
 
-use super::{excerpt, file_link, or_dash, other_fields, txt, unreadable, Row, Section, Status};
+use super::{
+    excerpt, file_link, or_dash, other_fields, txt, unreadable, what_to_do, Row, Section, Status,
+};
 use crate::incident::Input;
 use crate::report::enum_name;
 use crate::triage::analyze::TriageAnalysis;
@@ -173,6 +175,7 @@ fn analyze_with(input: &Input, a: &TriageAnalysis, raw: &Value, run_steps: &[Ste
                 ", rank " (or_dash(fce.map(|f| f.rank.name()))) " — "
                 code { (file) } ":" (line.map(|l| l.to_string()).unwrap_or_default()) }
             @if let Some(l) = line { (excerpt(input, &file, l, &evidence_lines)) }
+            @if let Some(e) = ev { (what_to_do(&e.remedy)) }
         }
         @for n in &a.notes { p.note { (n) } }
         h3 { "Versions" }
@@ -256,6 +259,7 @@ pub(super) fn classify(input: &Input) -> Section {
                 @let ev: Vec<u64> = fce.map(|f| f.evidence.lines.clone()).unwrap_or_default();
                 (excerpt(input, &file, l, &ev))
             }
+            (what_to_do(&c.remedy))
         }
         @for e in doc.errors.iter() { p.bad { (e.file.display()) ": " (e.message) } }
     };

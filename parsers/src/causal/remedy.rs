@@ -1,0 +1,240 @@
+//! What to do about a first causal error: `remedy[]`, each item with its source.
+//!
+//! Two sources, in this order:
+//! 1. **The report's own words.** A CANN error report prints `Possible Cause:` and `Solution:`
+//!    lines under its message; when the error's block holds them they are quoted as they stand,
+//!    with their line, and their source is the report itself.
+//! 2. **The remedy table** (`knowledge/remedy.tsv`): the first row that matches the error, most
+//!    specific first — the knowledge row that decided its phase or kind (`key:`), its CANN code,
+//!    its runtime error number, then its nature, its kind and its phase. Each row has its
+//!    documented source and the commands that check it; `npgx …` commands get the file the error
+//!    was read from, other commands (`npu-smi`, `msprof`) are named for the user to run.
+//!
+//! A derived fault does not get a remedy of its own: the ranking already cites the root (a device
+//! fault before the stream failures it caused, a report before its wrapper), and the remedy is the
+//! root's; what cannot be seen from one log (another rank that failed first) is what the
+//! collective remedy tells the user to read.
+//!
+//! What it is not for: deciding the route, or reading files.
+
+use serde::{Deserialize, Serialize};
+
+use super::CausalError;
+use crate::cann_error::find_code;
+use crate::knowledge::{self, RemedyRow};
+
+/// Most report lines quoted.
+const MAX_QUOTED: usize = 4;
+
+/// One thing to check or change.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Remedy {
+    /// What to check or change.
+    #[serde(rename = "do")]
+    pub action: String,
+    /// Where the advice comes from: `CANN report` for the report's own `Solution:` /
+    /// `Possible Cause:` text, else the documented source of the remedy row.
+    pub source: String,
+    /// The 1-based line of the quoted report text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u64>,
+    /// Commands that check it: npgx's own with the file filled in, or a vendor's named as text.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub check: Vec<String>,
+    /// What chose it: `report.solution`, `report.possible-cause`, or the remedy row's match
+    /// (`key:npu out of memory`, `nature:device-fault`, `kind:environment`, …).
+    pub matched: String,
+}
+
+/// The remedies of a first causal error read from `file` (its path as the user gave it, for
+/// the commands; `None` leaves the `FILE` / `DIR` placeholders).
+pub fn remedies(err: &CausalError, file: Option<&str>) -> Vec<Remedy> {
+    let mut out = quoted(err);
+    if let Some(row) = matches(err).find_map(|m| knowledge::remedy_for(&m)) {
+        out.push(from_row(row, file));
+    }
+    out
+}
+
+/// The remedy of a route without a first causal error to read (a report's `accuracy` or
+/// `performance`), with the file for its commands.
+pub fn route_remedy(route: &str, file: Option<&str>) -> Option<Remedy> {
+    table_remedy(&format!("route:{route}"), file)
+}
+
+/// The remedy row of one match (`nature:device-fault`), with the file for its commands.
+pub fn table_remedy(matches: &str, file: Option<&str>) -> Option<Remedy> {
+    knowledge::remedy_for(matches).map(|r| from_row(r, file))
+}
+
+/// The report's own `Possible Cause:` and `Solution:` lines in the error's block.
+fn quoted(err: &CausalError) -> Vec<Remedy> {
+    let mut out = Vec::new();
+    for (no, text) in &err.scope {
+        let t = text.trim();
+        let found = [
+            ("Solution:", "report.solution"),
+            ("Possible Cause:", "report.possible-cause"),
+        ]
+        .into_iter()
+        .find_map(|(lead, rule)| t.strip_prefix(lead).map(|rest| (rest.trim(), rule)));
+        if let Some((rest, rule)) = found {
+            if !rest.is_empty() && !out.iter().any(|r: &Remedy| r.line == Some(*no)) {
+                out.push(Remedy {
+                    action: rest.to_string(),
+                    source: "CANN report".to_string(),
+                    line: Some(*no),
+                    check: Vec::new(),
+                    matched: rule.to_string(),
+                });
+            }
+        }
+        if out.len() >= MAX_QUOTED {
+            break;
+        }
+    }
+    // Solutions first: they say what to do, causes say why.
+    out.sort_by_key(|r| r.matched != "report.solution");
+    out
+}
+
+/// The remedy-table matches of an error, most specific first.
+fn matches(err: &CausalError) -> impl Iterator<Item = String> + '_ {
+    let p = err.phase.as_ref();
+    let stated_fact = knowledge::stated_cause(&err.message);
+    let stated = stated_fact.map(|f| format!("key:{}", f.key));
+    // The nature the message states (a hint naming a timeout) before the one its code's title
+    // gives.
+    let stated_nature = stated_fact
+        .and_then(|f| f.nature)
+        .map(|n| format!("nature:{}", n.name()));
+    let token = p.map(|p| match &*p.rule {
+        "shape.cann-code-family" => format!("code:{}", p.token),
+        "shape.runtime-code" => format!("runtime:{}", p.token),
+        _ => format!("key:{}", p.token),
+    });
+    let code = find_code(&err.message)
+        .and_then(|at| err.message.get(at..at + 6).map(|c| format!("code:{c}")));
+    let nature = p
+        .and_then(|p| p.nature)
+        .map(|n| format!("nature:{}", n.name()));
+    let kind = p.and_then(|p| p.kind).map(|k| format!("kind:{}", k.name()));
+    let phase = p.map(|p| format!("phase:{}", p.phase.name()));
+    // A report whose root states a device fault ranks as one, whatever its code's title says.
+    let fault = (err.rank == super::CauseRank::DeviceFault).then(|| "nature:device-fault".into());
+    // A collective failure's remedy is the other ranks' (a timeout there is a derived fault).
+    let collective = kind.clone().filter(|k| k == "kind:collective");
+    [
+        token,
+        stated,
+        code,
+        fault,
+        collective,
+        stated_nature,
+        nature,
+        kind,
+        phase,
+    ]
+    .into_iter()
+    .flatten()
+}
+
+fn from_row(row: &RemedyRow, file: Option<&str>) -> Remedy {
+    let check = row
+        .check
+        .iter()
+        .map(|c| match file {
+            Some(f) if c.starts_with("npgx ") => fill(c, f),
+            _ => (*c).to_string(),
+        })
+        .collect();
+    Remedy {
+        action: row.action.to_string(),
+        source: row.source.to_string(),
+        line: None,
+        check,
+        matched: row.matches.to_string(),
+    }
+}
+
+/// An npgx command with `FILE` and `DIR` replaced by the file and its folder, quoted for a POSIX
+/// shell when they need it.
+fn fill(command: &str, file: &str) -> String {
+    let dir = match file.rfind('/') {
+        Some(0) => "/",
+        Some(at) => &file[..at],
+        None => ".",
+    };
+    command
+        .split(' ')
+        .map(|w| match w {
+            "FILE" => shell_quote(file),
+            "DIR" => shell_quote(dir),
+            w => w.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn shell_quote(s: &str) -> String {
+    let plain = !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"/._-+=:,@".contains(&b));
+    if plain {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::causal::first_causal_error;
+
+    fn of(text: &str) -> Vec<Remedy> {
+        remedies(
+            &first_causal_error(text.as_bytes()).expect("an error"),
+            Some("logs/run 1.log"),
+        )
+    }
+
+    #[test]
+    fn the_reports_own_solution_comes_first_with_its_line() {
+        let r = of("[ERROR] RecentErrMsg: [PID: 1] 2026-03-24-12:14:45.885.234 Memory_Allocation_Failure(EL0004): Failed to allocate memory.\n        Possible Cause: Available memory is insufficient.\n        Solution: Close applications not in use.\n        TraceBack (most recent call last):\n        allocate device memory failed.[FUNC:Init][FILE:m.cc][LINE:50]\n");
+        assert_eq!(
+            (r[0].action.as_str(), r[0].line, r[0].source.as_str()),
+            ("Close applications not in use.", Some(3), "CANN report")
+        );
+        assert_eq!(r[1].line, Some(2));
+        // Then the table's row for exhausted memory, with its documented source.
+        assert_eq!(r[2].matched, "nature:memory");
+        assert!(r[2].source.contains("EL0004"));
+    }
+
+    #[test]
+    fn the_most_specific_row_wins_and_npgx_commands_get_the_file() {
+        let r = of("RuntimeError: Failed to find function aclmdlRICaptureBegin\n");
+        assert_eq!(r.len(), 1);
+        assert_eq!(r[0].matched, "key:failed to find function");
+        let r = of("EZ9999: [PID: 1] 2025-01-01-00:00:00.000.000 The error from device(chipId:0, dieId:0), serial number is 2, there is an aivec error exception, core id is 5\n");
+        assert_eq!(r[0].matched, "nature:device-fault");
+        assert!(r[0]
+            .check
+            .contains(&"npgx aicore 'logs/run 1.log'".to_string()));
+        // A collective timeout names the other ranks' logs.
+        let r = of("EI0002: [PID: 1] 2025-03-26-13:49:01.670.614 The wait execution of the Notify register times out.\n");
+        assert_eq!(r[0].matched, "kind:collective");
+        assert!(r[0]
+            .check
+            .contains(&"npgx triage classify logs".to_string()));
+    }
+
+    #[test]
+    fn reports_without_an_error() {
+        assert!(route_remedy("accuracy", None).is_some_and(
+            |r| r.check[0].contains("FILE") || r.check[0].contains("--compare-outputs")
+        ));
+        assert!(route_remedy("undetermined", None).is_none());
+    }
+}
