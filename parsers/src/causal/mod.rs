@@ -39,6 +39,7 @@ pub mod collect;
 pub mod normalise;
 pub mod phase;
 pub mod rank;
+pub mod volatile;
 
 use std::borrow::Cow;
 
