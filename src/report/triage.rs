@@ -8,7 +8,7 @@ use std::path::Path;
 use crate::triage::analyze::{
     TriageAnalysis, SCHEMA_NAME as ANALYZE_SCHEMA_NAME, SCHEMA_VERSION as ANALYZE_SCHEMA_VERSION,
 };
-use crate::triage::bisect::{Bisection, Outcome, Verdict};
+use crate::triage::bisect::{Bisection, Difference, Outcome, Verdict};
 use crate::triage::classify::{
     Classification, ClassifyDocument, FileError, SCHEMA_NAME as CLASSIFY_SCHEMA_NAME,
     SCHEMA_VERSION as CLASSIFY_SCHEMA_VERSION,
@@ -163,6 +163,40 @@ fn rel<'a>(root: &'a Path, p: &'a Path) -> std::path::Display<'a> {
     p.strip_prefix(root).unwrap_or(p).display()
 }
 
+/// Below a table of bisect runs: for each run whose failure `changes`, both errors as they were
+/// compared (volatile tokens replaced), so the reader sees what differs.
+pub(super) fn differences_markdown<'a>(
+    out: &mut String,
+    root: &Path,
+    runs: impl Iterator<Item = (&'a Path, Option<&'a Difference>)>,
+) {
+    let mut any = false;
+    for (dir, d) in runs {
+        let Some(d) = d else { continue };
+        if !any {
+            let _ = writeln!(
+                out,
+                "Failures read as different from step 5's, compared with addresses, process and thread ids, times and run paths replaced:\n"
+            );
+            any = true;
+        }
+        let run = if d.run.is_empty() {
+            "no causal error".to_string()
+        } else {
+            format!("`{}`", d.run)
+        };
+        let _ = writeln!(
+            out,
+            "- `{}`: {run}\n  step 5: `{}`",
+            rel(root, dir),
+            d.step5
+        );
+    }
+    if any {
+        out.push('\n');
+    }
+}
+
 /// The `result` and `first causal error` cells of a bisect run's row (option variant or node run).
 pub(super) fn result_cells(
     verdict: Verdict,
@@ -229,6 +263,13 @@ pub fn bisect_markdown(b: &Bisection, root: &Path) -> String {
         );
     }
     out.push('\n');
+    differences_markdown(
+        &mut out,
+        root,
+        b.variants
+            .iter()
+            .map(|v| (v.dir.as_path(), v.difference.as_ref())),
+    );
     for s in &b.skipped {
         let _ = writeln!(out, "- skipped `{}`: {}", s.key, s.reason);
     }

@@ -102,6 +102,7 @@ pub fn run(
                 .clone()
                 .unwrap_or_else(runner::default_template);
             let launch = bisect::Launch {
+                script: &cfg.script,
                 template: &template,
                 args: &cfg.args,
                 timeout: cfg.timeout,
