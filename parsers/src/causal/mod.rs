@@ -35,6 +35,7 @@
 //! What it is not for: reading files (the application streams them) and routing (the triage
 //! engine decides a route from the [`CausalError`]'s shape and scope).
 
+pub mod across;
 pub mod collect;
 pub mod normalise;
 pub mod phase;
