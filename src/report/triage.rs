@@ -14,15 +14,21 @@ use crate::triage::classify::{
     SCHEMA_VERSION as CLASSIFY_SCHEMA_VERSION,
 };
 use crate::triage::compare::Closeness;
+use crate::triage::ranks::{RankLog, RankView};
 use crate::triage::scripts::{self, ScriptPlan};
 use crate::triage::{TriageRun, RUN_SCHEMA_NAME, RUN_SCHEMA_VERSION};
 
 /// The JSON document of `triage classify`: one item per file read, and the files that could not
 /// be read.
-pub fn classify_json(items: &[Classification], errors: &[FileError]) -> serde_json::Result<String> {
+pub fn classify_json(
+    items: &[Classification],
+    errors: &[FileError],
+    ranks: &[RankView],
+) -> serde_json::Result<String> {
     let body = ClassifyDocument {
         items: Cow::Borrowed(items),
         errors: Cow::Borrowed(errors),
+        ranks: Cow::Borrowed(ranks),
     };
     serde_json::to_string_pretty(&super::Envelope::new(
         CLASSIFY_SCHEMA_NAME,
@@ -74,6 +80,57 @@ pub fn run_handoff(run: &TriageRun) -> anyhow::Result<(String, Option<String>)> 
         }
     }
     Ok((text, nodes))
+}
+
+/// The rank view of `triage classify DIR`, after the per-file summaries: the first rank, the
+/// ranks it cascaded to (with their delay), the clean ones and the notes.
+pub fn ranks_text(views: &[RankView]) -> String {
+    let mut out = String::new();
+    for v in views {
+        let _ = writeln!(out, "ranks of {}", v.dir.display());
+        let at = |l: &RankLog| {
+            let line = l.line.map_or(String::new(), |n| format!(":{n}"));
+            let time = l.time.map_or(String::new(), |t| format!(", {t}"));
+            format!("{}{line}{time}", l.file.display())
+        };
+        match &v.origin {
+            Some(o) => {
+                let _ = writeln!(
+                    out,
+                    "  first:        {} ({}): {}",
+                    o.label(),
+                    at(o),
+                    o.text.as_deref().unwrap_or_default()
+                );
+            }
+            None => {
+                let _ = writeln!(out, "  first:        none (no log holds a causal error)");
+            }
+        }
+        if !v.cascaded_to.is_empty() {
+            let _ = writeln!(out, "  cascaded to:");
+            for l in &v.cascaded_to {
+                let after = l
+                    .after_origin_s
+                    .map_or(String::new(), |s| format!(" {s:+.3} s"));
+                let _ = writeln!(
+                    out,
+                    "    {}{after} ({}): {}",
+                    l.label(),
+                    at(l),
+                    l.text.as_deref().unwrap_or_default()
+                );
+            }
+        }
+        if !v.clean.is_empty() {
+            let clean: Vec<String> = v.clean.iter().map(RankLog::label).collect();
+            let _ = writeln!(out, "  no error:     {}", clean.join(", "));
+        }
+        for n in &v.notes {
+            let _ = writeln!(out, "  note: {n}");
+        }
+    }
+    out
 }
 
 /// Human summary of `triage classify` results.
