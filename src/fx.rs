@@ -31,10 +31,15 @@ pub enum Dim {
 /// Where the user's code made the node: the innermost frame of its stack trace outside torch.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SourceLine {
+    /// The file: the user's own script when the frame was in a triage run's copy of it.
     pub file: PathBuf,
     pub line: u64,
     pub function: String,
     pub code: String,
+    /// The same line in the triage tree's byte copy of the user's script
+    /// (`scripts/original.py`), when `file` was moved from a run's script to the user's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copy: Option<PathBuf>,
 }
 
 /// One FX node as the wrapper recorded it.

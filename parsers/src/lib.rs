@@ -14,6 +14,7 @@ pub mod causal;
 pub mod dump;
 pub mod ge_graph;
 pub mod knowledge;
+pub mod line_origin;
 pub mod line_prefix;
 pub mod msprobe;
 pub mod pickle;

@@ -26,6 +26,7 @@ The ladder: 1 eager → 2 backend=\"eager\" → 3 backend=\"aot_eager\" → 4 np
 force_eager=True → 5 the original npugraph_ex call. The first failing step and the first causal \
 error decide the route: compile-error, runtime-error, accuracy or performance.\n\n\
   npgx triage classify stderr.log         route any captured output\n\
+  npgx triage classify logs/              the first rank of a job's rank logs, and its cascade\n\
   npgx triage analyze torch-npugraph-ex-triage-logs/20260101-120000-pid42\n\
   npgx triage run repro.py --cmd 'torchrun --nproc_per_node=8 {script} --cfg x'\n\
   npgx triage bisect repro.py --compare-outputs"
@@ -87,6 +88,11 @@ excerpt-gap markers, vLLM / [rankN]: / glog / c10 / old TORCH_LOGS prefixes. Wra
 (BackendCompilerFailed, escaped embedded errors, a Python exception that only names the C++ \
 file ahead of a CANN report) are unwrapped, CANN error reports are read root-first and cascades \
 are skipped; `npgx plog` names the same line.\n\n\
+A directory is a job's rank (worker) logs: every file under it is classified, each file's rank \
+read from its path (rank3.log, worker_3/, attempt_0/3/) or its lines ([rank3]:, (Worker_TP3 \
+pid=…), RankID:3), each error dated by its line's time stamp (or the last one before it), and \
+the ranks put in the order `npgx plog` uses across files: the first rank, then the ranks it \
+cascaded to with their delay; without time stamps, by the errors' strength (said in a note).\n\n\
 Routing order (docs/triage.md): capture context → the causal error's shape (environment \
 problem, graph-break / recompile reason, exception class, kernel assertion, CANN code family, \
 runtime error number) → keywords → fallback. Routes: compile-error, runtime-error, accuracy, \
@@ -100,8 +106,10 @@ in at least one file, 2 a file could not be read (the others are still classifie
 
 #[derive(Debug, clap::Args)]
 pub struct ClassifyArgs {
-    /// Files to classify.
-    #[arg(required = true)]
+    /// Files to classify, or directories of a job's rank (worker) logs: every file under a
+    /// directory is classified and the ranks are put in one order (the first rank, the ranks
+    /// it cascaded to).
+    #[arg(required = true, value_name = "FILE|DIR")]
     pub files: Vec<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = TextFormat::Text)]
@@ -279,7 +287,18 @@ fn run_analyze(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
 fn run_classify(args: ClassifyArgs) -> anyhow::Result<ExitCode> {
     let mut items = Vec::with_capacity(args.files.len());
     let mut errors = Vec::new();
+    let mut ranks = Vec::new();
     for f in &args.files {
+        if f.is_dir() {
+            let (found, unread, view) = engine::ranks::classify_dir(f);
+            for e in &unread {
+                eprintln!("npgx: error: {}: {}", e.file.display(), e.message);
+            }
+            items.extend(found);
+            errors.extend(unread);
+            ranks.push(view);
+            continue;
+        }
         match classify::classify_file(f) {
             Ok(c) => items.push(c),
             Err(e) => {
@@ -292,9 +311,11 @@ fn run_classify(args: ClassifyArgs) -> anyhow::Result<ExitCode> {
         }
     }
     match args.format {
-        TextFormat::Text => super::print(&report::triage::classifications_text(&items))?,
+        TextFormat::Text => super::print(
+            &(report::triage::classifications_text(&items) + &report::triage::ranks_text(&ranks)),
+        )?,
         TextFormat::Json => {
-            super::print(&(report::triage::classify_json(&items, &errors)? + "\n"))?
+            super::print(&(report::triage::classify_json(&items, &errors, &ranks)? + "\n"))?
         }
     }
     let code = if !errors.is_empty() {

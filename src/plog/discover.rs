@@ -25,25 +25,14 @@ pub fn discover(paths: &[PathBuf], warnings: &mut Vec<Warning>) -> Vec<LogInput>
     let mut out = Vec::new();
     for p in paths {
         if p.is_dir() {
-            for entry in walkdir::WalkDir::new(p)
-                .follow_links(true)
-                .sort_by_file_name()
-            {
-                match entry {
-                    Ok(e) if e.file_type().is_file() => {
-                        if let Some(info) = classify(&e.path().to_string_lossy()) {
-                            out.push(LogInput {
-                                path: e.path().to_path_buf(),
-                                info: Some(info),
-                            });
-                        }
-                    }
-                    Ok(_) => {}
-                    Err(err) => {
-                        warnings.push(Warning::io(err.path().unwrap_or(p), &err.to_string()))
-                    }
+            for_each_file(p, warnings, |path| {
+                if let Some(info) = classify(&path.to_string_lossy()) {
+                    out.push(LogInput {
+                        path: path.to_path_buf(),
+                        info: Some(info),
+                    });
                 }
-            }
+            });
         } else if p.is_file() {
             out.push(LogInput {
                 path: p.clone(),
@@ -56,6 +45,28 @@ pub fn discover(paths: &[PathBuf], warnings: &mut Vec<Warning>) -> Vec<LogInput>
     out.sort_by(|a, b| sort_key(a).cmp(&sort_key(b)));
     out.dedup_by(|a, b| a.path == b.path);
     out
+}
+
+/// Every regular file under `dir` (links followed), in file-name order, whatever its name: the
+/// logs of a job's workers (`npgx triage classify DIR`). Unreadable entries become warnings.
+pub fn files_under(dir: &Path, warnings: &mut Vec<Warning>) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for_each_file(dir, warnings, |p| out.push(p.to_path_buf()));
+    out
+}
+
+/// The one directory walk of the log readers: regular files under `dir`, sorted by name.
+fn for_each_file(dir: &Path, warnings: &mut Vec<Warning>, mut f: impl FnMut(&Path)) {
+    for entry in walkdir::WalkDir::new(dir)
+        .follow_links(true)
+        .sort_by_file_name()
+    {
+        match entry {
+            Ok(e) if e.file_type().is_file() => f(e.path()),
+            Ok(_) => {}
+            Err(err) => warnings.push(Warning::io(err.path().unwrap_or(dir), &err.to_string())),
+        }
+    }
 }
 
 type SortKey<'a> = (

@@ -18,10 +18,12 @@ use memchr::memmem;
 use npgx_parsers::aicore::kv::KvBag;
 use npgx_parsers::cann_error::torch_npu::{parse_torch_npu_line, TorchNpuError};
 use npgx_parsers::cann_error::{codes_in, CannErrorReport, ReportAssembler};
+use npgx_parsers::causal::across::{self, Contender};
 use npgx_parsers::causal::{
     is_quiet_record, rank_plog_error, remedies, CausalError, CausalScanner, CauseRank, Remedy,
     Shape, Tier,
 };
+use npgx_parsers::knowledge::Phase;
 use npgx_parsers::line_prefix::strip_prefixes;
 use npgx_parsers::plog::content::parse_content;
 use npgx_parsers::plog::path::LogFileKind;
@@ -184,8 +186,9 @@ pub struct PlogSummary {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_error: Option<RecordRef>,
     /// The first causal error over all files (the causal engine's ordering per file; between
-    /// files the lower tier and rank, then the earlier time when both have one, then the
-    /// earlier file). Computed over whole files: the record filters do not apply to it.
+    /// files `npgx_parsers::causal::across`: the lower tier, collective-communication errors
+    /// last, the lower rank, then the earlier time when both have one, then the earlier file).
+    /// Computed over whole files: the record filters do not apply to it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub first_causal: Option<CausalRef>,
     /// CANN error reports (`EZ9999: Inner Error!` …) found in the inputs.
@@ -488,7 +491,8 @@ impl Processes {
 struct Summarizer {
     reports: Vec<(usize, CannErrorReport)>,
     torch_npu: Vec<FileTorchNpuError>,
-    causal: Vec<(usize, CausalRef)>,
+    /// Per file read: its index, whether its error reads as collective communication, the error.
+    causal: Vec<(usize, bool, CausalRef)>,
     procs: Processes,
     files: Vec<FileSummary>,
 }
@@ -544,18 +548,20 @@ impl Summarizer {
             .iter()
             .filter_map(|p| p.first_error.clone())
             .min_by_key(|r| (r.time, r.file.clone(), r.line));
-        let first_causal = self
+        let contenders: Vec<Contender<PlogTime>> = self
             .causal
-            .into_iter()
-            .min_by(|(fa, a), (fb, b)| {
-                (a.tier, a.rank)
-                    .cmp(&(b.tier, b.rank))
-                    .then_with(|| match (a.time, b.time) {
-                        (Some(x), Some(y)) if fa != fb => x.cmp(&y),
-                        _ => (fa, a.line).cmp(&(fb, b.line)),
-                    })
+            .iter()
+            .map(|(file, collective, c)| Contender {
+                tier: c.tier,
+                collective: *collective,
+                rank: c.rank,
+                time: c.time,
+                source: *file,
+                line: c.line,
             })
-            .map(|(_, c)| c);
+            .collect();
+        let first_causal =
+            across::first(&contenders).and_then(|i| self.causal.into_iter().nth(i).map(|x| x.2));
         let error_reports = self
             .reports
             .into_iter()
@@ -1014,7 +1020,12 @@ fn summarize_in_chunks(
                     ));
                 }
                 if let Some(c) = scanner.finish() {
-                    s.causal.push((file, CausalRef::new(&input.path, c)));
+                    let collective = c
+                        .phase
+                        .as_ref()
+                        .is_some_and(|p| p.phase == Phase::Collective);
+                    s.causal
+                        .push((file, collective, CausalRef::new(&input.path, c)));
                 }
             }
         }

@@ -85,6 +85,13 @@ pub fn markdown(s: &NodeSearch, root: &Path) -> String {
         );
     }
     out.push('\n');
+    super::triage::differences_markdown(
+        &mut out,
+        root,
+        s.runs
+            .iter()
+            .map(|r| (r.dir.as_path(), r.difference.as_ref())),
+    );
     if !s.found.is_empty() {
         let _ = writeln!(
             out,

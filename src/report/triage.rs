@@ -8,23 +8,28 @@ use std::path::Path;
 use crate::triage::analyze::{
     TriageAnalysis, SCHEMA_NAME as ANALYZE_SCHEMA_NAME, SCHEMA_VERSION as ANALYZE_SCHEMA_VERSION,
 };
-use crate::triage::bisect::{Bisection, Outcome, Verdict};
-use npgx_parsers::causal::Remedy;
-
+use crate::triage::bisect::{Bisection, Difference, Outcome, Verdict};
 use crate::triage::classify::{
     Classification, ClassifyDocument, FileError, SCHEMA_NAME as CLASSIFY_SCHEMA_NAME,
     SCHEMA_VERSION as CLASSIFY_SCHEMA_VERSION,
 };
 use crate::triage::compare::Closeness;
+use crate::triage::ranks::{RankLog, RankView};
 use crate::triage::scripts::{self, ScriptPlan};
 use crate::triage::{TriageRun, RUN_SCHEMA_NAME, RUN_SCHEMA_VERSION};
+use npgx_parsers::causal::Remedy;
 
 /// The JSON document of `triage classify`: one item per file read, and the files that could not
 /// be read.
-pub fn classify_json(items: &[Classification], errors: &[FileError]) -> serde_json::Result<String> {
+pub fn classify_json(
+    items: &[Classification],
+    errors: &[FileError],
+    ranks: &[RankView],
+) -> serde_json::Result<String> {
     let body = ClassifyDocument {
         items: Cow::Borrowed(items),
         errors: Cow::Borrowed(errors),
+        ranks: Cow::Borrowed(ranks),
     };
     serde_json::to_string_pretty(&super::Envelope::new(
         CLASSIFY_SCHEMA_NAME,
@@ -76,6 +81,57 @@ pub fn run_handoff(run: &TriageRun) -> anyhow::Result<(String, Option<String>)> 
         }
     }
     Ok((text, nodes))
+}
+
+/// The rank view of `triage classify DIR`, after the per-file summaries: the first rank, the
+/// ranks it cascaded to (with their delay), the clean ones and the notes.
+pub fn ranks_text(views: &[RankView]) -> String {
+    let mut out = String::new();
+    for v in views {
+        let _ = writeln!(out, "ranks of {}", v.dir.display());
+        let at = |l: &RankLog| {
+            let line = l.line.map_or(String::new(), |n| format!(":{n}"));
+            let time = l.time.map_or(String::new(), |t| format!(", {t}"));
+            format!("{}{line}{time}", l.file.display())
+        };
+        match &v.origin {
+            Some(o) => {
+                let _ = writeln!(
+                    out,
+                    "  first:        {} ({}): {}",
+                    o.label(),
+                    at(o),
+                    o.text.as_deref().unwrap_or_default()
+                );
+            }
+            None => {
+                let _ = writeln!(out, "  first:        none (no log holds a causal error)");
+            }
+        }
+        if !v.cascaded_to.is_empty() {
+            let _ = writeln!(out, "  cascaded to:");
+            for l in &v.cascaded_to {
+                let after = l
+                    .after_origin_s
+                    .map_or(String::new(), |s| format!(" {s:+.3} s"));
+                let _ = writeln!(
+                    out,
+                    "    {}{after} ({}): {}",
+                    l.label(),
+                    at(l),
+                    l.text.as_deref().unwrap_or_default()
+                );
+            }
+        }
+        if !v.clean.is_empty() {
+            let clean: Vec<String> = v.clean.iter().map(RankLog::label).collect();
+            let _ = writeln!(out, "  no error:     {}", clean.join(", "));
+        }
+        for n in &v.notes {
+            let _ = writeln!(out, "  note: {n}");
+        }
+    }
+    out
 }
 
 /// Human summary of `triage classify` results.
@@ -188,6 +244,40 @@ fn rel<'a>(root: &'a Path, p: &'a Path) -> std::path::Display<'a> {
     p.strip_prefix(root).unwrap_or(p).display()
 }
 
+/// Below a table of bisect runs: for each run whose failure `changes`, both errors as they were
+/// compared (volatile tokens replaced), so the reader sees what differs.
+pub(super) fn differences_markdown<'a>(
+    out: &mut String,
+    root: &Path,
+    runs: impl Iterator<Item = (&'a Path, Option<&'a Difference>)>,
+) {
+    let mut any = false;
+    for (dir, d) in runs {
+        let Some(d) = d else { continue };
+        if !any {
+            let _ = writeln!(
+                out,
+                "Failures read as different from step 5's, compared with addresses, process and thread ids, times and run paths replaced:\n"
+            );
+            any = true;
+        }
+        let run = if d.run.is_empty() {
+            "no causal error".to_string()
+        } else {
+            format!("`{}`", d.run)
+        };
+        let _ = writeln!(
+            out,
+            "- `{}`: {run}\n  step 5: `{}`",
+            rel(root, dir),
+            d.step5
+        );
+    }
+    if any {
+        out.push('\n');
+    }
+}
+
 /// The `result` and `first causal error` cells of a bisect run's row (option variant or node run).
 pub(super) fn result_cells(
     verdict: Verdict,
@@ -254,6 +344,13 @@ pub fn bisect_markdown(b: &Bisection, root: &Path) -> String {
         );
     }
     out.push('\n');
+    differences_markdown(
+        &mut out,
+        root,
+        b.variants
+            .iter()
+            .map(|v| (v.dir.as_path(), v.difference.as_ref())),
+    );
     for s in &b.skipped {
         let _ = writeln!(out, "- skipped `{}`: {}", s.key, s.reason);
     }

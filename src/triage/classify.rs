@@ -15,6 +15,7 @@ use npgx_parsers::causal::{
 use npgx_parsers::knowledge::{CauseKind, Phase};
 use serde::{Deserialize, Serialize};
 
+use super::ranks::RankView;
 use super::route::{route_error, route_prose, Confidence, Route, Routing};
 use crate::plog::reader::for_each_line;
 
@@ -26,7 +27,8 @@ pub const PROSE_HEAD: usize = 256 * 1024;
 pub const SCHEMA_NAME: &str = "triage-classify";
 /// Version of the `npgx.triage-classify` document (2: the envelope of `docs/json.md`, the shared
 /// causal engine's fields, the `environment` route; 3: `phase`, `confidence`, `why`,
-/// `candidates[]`, `settle`, and the error's `phase` evidence).
+/// `candidates[]`, `settle`, and the error's `phase` evidence; within 3, the optional `ranks[]`
+/// of a directory of rank logs, absent when no directory was given).
 pub const SCHEMA_VERSION: u32 = 3;
 
 /// A file `triage classify` could not read.
@@ -43,6 +45,14 @@ pub struct ClassifyDocument<'a> {
     pub items: Cow<'a, [Classification]>,
     /// Files that could not be read.
     pub errors: Cow<'a, [FileError]>,
+    /// Per directory given: its rank logs' first causal errors in one order (the first rank and
+    /// the ranks it cascaded to, [`super::ranks`]). Absent when only files were given.
+    #[serde(default, skip_serializing_if = "no_ranks")]
+    pub ranks: Cow<'a, [RankView]>,
+}
+
+fn no_ranks(r: &[RankView]) -> bool {
+    r.is_empty()
 }
 
 /// The classification of one captured log.

@@ -4,8 +4,9 @@
 //! `backend="aot_eager"` → npugraph_ex with `force_eager` → the original npugraph_ex call.
 //! `run` generates the five step scripts ([`scripts`]), runs them ([`runner`]) and analyses the
 //! tree; `analyze` does the analysis on an existing tree ([`analyze`]); `classify` reads any
-//! captured log ([`classify`]). The analysis anchors on the first causal error (the shared engine
-//! `npgx_parsers::causal`) and routes it ([`route`]).
+//! captured log ([`classify`]), and a directory of rank logs side by side ([`ranks`]). The
+//! analysis anchors on the first causal error (the shared engine `npgx_parsers::causal`) and
+//! routes it ([`route`]).
 //!
 //! Engines here return records; `report::triage` renders them.
 
@@ -21,6 +22,7 @@ pub mod dumps;
 pub mod layout;
 pub mod node_search;
 pub mod nodes;
+pub mod ranks;
 pub mod route;
 pub mod runner;
 pub mod scripts;
@@ -102,6 +104,7 @@ pub fn run(
                 .clone()
                 .unwrap_or_else(runner::default_template);
             let launch = bisect::Launch {
+                script: &cfg.script,
                 template: &template,
                 args: &cfg.args,
                 timeout: cfg.timeout,

@@ -14,6 +14,7 @@ compiling, so a crash still leaves the table): per node its name, target, input 
 and strides from the node meta, the innermost frame of its stack trace outside torch, and the
 call as a Python expression over its tensor inputs T[i] and its target F (the single-op repro).
 """
+import inspect
 import json
 import os
 
@@ -202,7 +203,12 @@ def _split_compile(real, gm, chosen, nodes, kwargs):
                 run, prev = run + 1, flags[n]
             part[n] = run
     runs_chosen = {part[n] for n in part if flags[n]}
-    split = split_module(gm, None, lambda n: part[n])
+    # Keep the FX node names (torch >= 2.1 can): a backend error that names a node ("for node
+    # gate") then reads the same in a node run as in step 5, where the graph is whole.
+    extra = {}
+    if "keep_original_node_name" in inspect.signature(split_module).parameters:
+        extra["keep_original_node_name"] = True
+    split = split_module(gm, None, lambda n: part[n], **extra)
 
     class Compiled(torch.nn.Module):
         def __init__(self, fn, single):

@@ -10,7 +10,10 @@
 //! items searched are the computing nodes of all graphs in execution order (graph id, then
 //! node order); the whole set is step 5 itself. [`node_search::search`] then finds a minimal
 //! set that still shows the symptom: the same first causal error as step 5 (the shared causal
-//! engine), or outputs that differ from step 4's beyond the tolerance of `--compare-outputs`.
+//! engine, compared on its stable tokens: [`SameFailure`]), or outputs that differ from step 4's
+//! beyond the tolerance of `--compare-outputs`. A found node's source line names the user's own
+//! script (the run scripts are copies of it with a prelude on top), and the tree's byte copy
+//! `scripts/original.py` beside it.
 //!
 //! The node names are Dynamo's (torch-level) FX nodes: the real backend compiles a chosen
 //! node's forward and, through AOTAutograd, its backward, so a fault in a backward kernel is
@@ -27,7 +30,9 @@ use anyhow::Context;
 use npgx_parsers::pyedit::{CompileCall, Extras, OptionsSource, Script, StepEdit};
 use serde::{Deserialize, Serialize};
 
-use super::bisect::{judge, run_like_step5, Launch, Mode, Verdict};
+use super::bisect::{
+    judge, run_like_step5, Difference, Judged, Launch, Mode, SameFailure, Verdict,
+};
 use super::compare::{self, Closeness, CAPTURE_MODULE, CAPTURE_SOURCE, OUTPUTS_DIR};
 use super::dumps;
 use super::layout::{Step, BISECT_DIR, ORIGINAL_SCRIPT, SCRIPTS_DIR};
@@ -131,6 +136,9 @@ pub struct NodeRun {
     pub seconds: f64,
     pub verdict: Verdict,
     pub first_causal_error: Option<String>,
+    /// `changes`: step 5's error and this run's as compared (volatile tokens replaced).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub difference: Option<Difference>,
     pub outputs: Option<Closeness>,
 }
 
@@ -197,7 +205,8 @@ pub struct Inputs<'a> {
     pub call: &'a CompileCall,
     pub launch: &'a Launch<'a>,
     pub mode: Mode,
-    pub baseline_error: Option<&'a String>,
+    /// Step 5's failure, as runs are compared with it.
+    pub same: &'a SameFailure,
     pub max_runs: usize,
 }
 
@@ -286,10 +295,11 @@ pub fn search(inp: &Inputs<'_>, progress: &mut dyn Progress) -> anyhow::Result<N
         Some(node)
     };
     s.found = found.set.iter().filter_map(|&i| node_of(i)).collect();
-    let original = inp.root.join(SCRIPTS_DIR).join(ORIGINAL_SCRIPT);
+    let copy = inp.root.join(SCRIPTS_DIR).join(ORIGINAL_SCRIPT);
+    let user = std::path::absolute(inp.launch.script).unwrap_or_else(|_| copy.clone());
     for n in &mut s.found {
         if let Some(src) = &mut n.source {
-            relocate(src, &runner.scripts, inp.source, &original);
+            relocate(src, &runner.scripts, inp.source, (&user, &copy));
         }
     }
     let whole = tables.iter().find(|t| {
@@ -419,10 +429,15 @@ fn is_plain_literal(v: &str) -> bool {
             && !v[1..v.len() - 1].contains(['"', '\'', '\\', '\n'])
 }
 
-/// A node's frame in a run's script points at the original script instead: the run's script is
-/// the original with the prelude on top, so the line is found by its text near the shifted
-/// number.
-fn relocate(src: &mut SourceLine, scripts: &Path, original_text: &str, original: &Path) {
+/// A node's frame in a run's script points at the user's script instead (`user`, and its byte
+/// copy `copy` in the tree): the run's script is the original with the prelude on top, so the
+/// line is found by its text near the shifted number.
+fn relocate(
+    src: &mut SourceLine,
+    scripts: &Path,
+    original_text: &str,
+    (user, copy): (&Path, &Path),
+) {
     if !src.file.starts_with(scripts) {
         return;
     }
@@ -446,7 +461,8 @@ fn relocate(src: &mut SourceLine, scripts: &Path, original_text: &str, original:
         });
     if let Some(line) = best {
         src.line = line;
-        src.file = original.to_path_buf();
+        src.file = user.to_path_buf();
+        src.copy = Some(copy.to_path_buf());
     }
 }
 
@@ -599,11 +615,16 @@ impl<'a> Runner<'a> {
         let script = dir.join(format!("{name}.py"));
         let (_, end, seconds) =
             run_like_step5(self.inp.launch, &dir, &script, &label, extra, progress)?;
-        let (verdict, error, outputs) = judge(
+        let Judged {
+            verdict,
+            error,
+            difference,
+            outputs,
+        } = judge(
             self.inp.mode,
             end,
-            &dir,
-            self.inp.baseline_error,
+            (&dir, &script),
+            self.inp.same,
             &self.step4_outputs,
         )?;
         Ok(NodeRun {
@@ -615,6 +636,7 @@ impl<'a> Runner<'a> {
             seconds,
             verdict,
             first_causal_error: error.map(|e| e.message),
+            difference,
             outputs,
         })
     }
@@ -658,29 +680,27 @@ mod tests {
             line: 18,
             function: "f".into(),
             code: "y = x + 1".into(),
+            copy: None,
         };
-        relocate(
-            &mut src,
-            Path::new("/t/bisect/nodes"),
-            original,
+        let to = (
+            Path::new("/home/u/victim.py"),
             Path::new("/t/scripts/original.py"),
         );
+        relocate(&mut src, Path::new("/t/bisect/nodes"), original, to);
         assert_eq!(src.line, 4);
-        assert_eq!(src.file, PathBuf::from("/t/scripts/original.py"));
+        assert_eq!(src.file, PathBuf::from("/home/u/victim.py"));
+        assert_eq!(src.copy, Some(PathBuf::from("/t/scripts/original.py")));
         // A frame in another file stays where it is.
         let mut other = SourceLine {
             file: PathBuf::from("/home/u/model.py"),
             line: 7,
             function: "g".into(),
             code: "y = x + 1".into(),
+            copy: None,
         };
-        relocate(
-            &mut other,
-            Path::new("/t/bisect/nodes"),
-            original,
-            Path::new("/t/scripts/original.py"),
-        );
+        relocate(&mut other, Path::new("/t/bisect/nodes"), original, to);
         assert_eq!(other.line, 7);
+        assert_eq!(other.copy, None);
     }
 
     #[test]

@@ -1327,7 +1327,10 @@ fn remedies_name_their_source_and_quote_the_report() {
     let log = sample("logs/13-ptoas-aivec-illegal-instr-0x10-507035.log");
     let out = npgx(["aicore", "--format", "json", log.to_str().unwrap()]);
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let checks = v["remedy"][0]["check"].as_array().cloned().unwrap_or_default();
+    let checks = v["remedy"][0]["check"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     assert!(
         checks
             .iter()

@@ -35,11 +35,13 @@
 //! What it is not for: reading files (the application streams them) and routing (the triage
 //! engine decides a route from the [`CausalError`]'s shape and scope).
 
+pub mod across;
 pub mod collect;
 pub mod normalise;
 pub mod phase;
 pub mod rank;
 pub mod remedy;
+pub mod volatile;
 
 use std::borrow::Cow;
 

@@ -285,7 +285,7 @@ mod tests {
             file: "gone.log".into(),
             message: "cannot open".into(),
         }];
-        let json = crate::report::triage::classify_json(&[item], &errors).unwrap();
+        let json = crate::report::triage::classify_json(&[item], &errors, &[]).unwrap();
         Input {
             source: "classify.json".into(),
             doc: serde_json::from_str(&json).unwrap(),

@@ -9,6 +9,14 @@
 //! outputs match step 4 or not. When no single flip helps, pairs of the flips that changed
 //! something are tried; then "not isolated by options". Keys the installed npugraph_ex does not
 //! have (its `CompilerConfig` attributes, probed into `env.txt`) are never passed.
+//!
+//! "The same failure" is judged on what is stable ([`SameFailure`]): both first causal errors
+//! with their volatile tokens replaced (object addresses, process and thread ids, time stamps,
+//! temp paths, the run's own directory: `npgx_parsers::causal::volatile`), since every process
+//! prints its own. When they still differ, both compared texts are kept (`difference`).
+//!
+//! When the options isolate nothing — no flip or pair helps, or `--max-runs` ends the option
+//! search first — the FX node search ([`super::nodes`]) runs with its own budget.
 
 use std::borrow::Cow;
 use std::fs;
@@ -17,6 +25,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use anyhow::Context;
+use npgx_parsers::causal::volatile::stable_with;
 use npgx_parsers::causal::CausalError;
 use npgx_parsers::pyedit::{CompileCall, Script};
 use serde::{Deserialize, Serialize};
@@ -48,6 +57,8 @@ pub struct BisectConfig {
 
 /// What the launcher needs to start a variant (from the run's configuration).
 pub struct Launch<'a> {
+    /// The user's script as given on the command line (node answers name it).
+    pub script: &'a Path,
     pub template: &'a str,
     pub args: &'a [String],
     pub timeout: Option<Duration>,
@@ -138,10 +149,61 @@ pub struct Variant {
     pub verdict: Verdict,
     /// The first causal error of the variant's log, when it failed.
     pub first_causal_error: Option<String>,
+    /// `changes`: the two errors as compared, volatile tokens replaced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub difference: Option<Difference>,
     /// Accuracy path: the variant's outputs against step 4's.
     pub outputs: Option<Closeness>,
     /// Something differs from step 5 (another error, other numbers): a candidate for pairs.
     pub changed: bool,
+}
+
+/// Why a failing run's error is not step 5's: both texts as they were compared.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Difference {
+    /// Step 5's first causal error, volatile tokens replaced.
+    pub step5: String,
+    /// This run's, likewise.
+    pub run: String,
+}
+
+/// Step 5's first causal error as runs are compared with it: its message with the volatile
+/// tokens (`npgx_parsers::causal::volatile`) and step 5's own directories replaced. Another run
+/// shows "the same failure" when its first causal error reads the same after the same
+/// replacement with its own directory.
+pub struct SameFailure {
+    step5: Option<String>,
+}
+
+impl SameFailure {
+    /// From step 5's first causal error (`message`) in the tree at `root`.
+    pub(super) fn new(message: Option<&String>, root: &Path) -> SameFailure {
+        let dir = root.join(Step::NpugraphEx.name());
+        let script = root
+            .join(super::layout::SCRIPTS_DIR)
+            .join(Step::NpugraphEx.script_name());
+        SameFailure {
+            step5: message.map(|m| stable_in(m, &dir, &script)),
+        }
+    }
+
+    /// `None` when `error` (found in a run in `dir`, its script `script`) is step 5's failure,
+    /// else both compared texts.
+    fn differs(&self, error: &CausalError, dir: &Path, script: &Path) -> Option<Difference> {
+        let run = stable_in(&error.message, dir, script);
+        match &self.step5 {
+            Some(step5) if *step5 == run => None,
+            step5 => Some(Difference {
+                step5: step5.clone().unwrap_or_default(),
+                run,
+            }),
+        }
+    }
+}
+
+fn stable_in(message: &str, dir: &Path, script: &Path) -> String {
+    let (dir, script) = (dir.to_string_lossy(), script.to_string_lossy());
+    stable_with(message, &[&dir, &script])
 }
 
 impl Variant {
@@ -201,7 +263,8 @@ pub struct Bisection {
     /// Accuracy path: the failing and the passing variant's data dumps compared.
     pub dump_comparison: Option<DumpComparison>,
     pub notes: Vec<String>,
-    /// The FX node search (`--nodes`, or after `not_isolated`).
+    /// The FX node search (`--nodes`, or when the options isolated nothing: `not_isolated`,
+    /// `budget_exhausted`).
     pub nodes: Option<NodeSearch>,
 }
 
@@ -325,6 +388,7 @@ pub fn run(
         supported,
         step4_outputs: step4_dir.join(OUTPUTS_DIR),
         step5_outputs: step5_dir.join(OUTPUTS_DIR),
+        same: SameFailure::new(b.baseline_error.as_ref(), root),
     };
 
     let mut interrupted = false;
@@ -334,7 +398,7 @@ pub fn run(
             exhausted = true;
             break;
         }
-        let v = ctx.variant(std::slice::from_ref(f), &b, progress)?;
+        let v = ctx.variant(std::slice::from_ref(f), progress)?;
         b.runs += 1;
         interrupted = v.verdict == Verdict::Interrupted;
         b.variants.push(v);
@@ -360,7 +424,7 @@ pub fn run(
                     break 'pairs;
                 }
                 let pair = [changed[i].clone(), changed[j].clone()];
-                let v = ctx.variant(&pair, &b, progress)?;
+                let v = ctx.variant(&pair, progress)?;
                 b.runs += 1;
                 let verdict = v.verdict;
                 b.variants.push(v);
@@ -397,14 +461,15 @@ pub fn run(
         b.evidence_dirs = vec![step4_dir, step5_dir];
     }
     conclude(&mut b, &winner);
-    if (cfg.nodes && !interrupted) || b.outcome == Outcome::NotIsolated {
+    let isolated_nothing = matches!(b.outcome, Outcome::NotIsolated | Outcome::BudgetExhausted);
+    if (cfg.nodes && !interrupted) || isolated_nothing {
         let inputs = nodes::Inputs {
             root,
             source,
             call,
             launch,
             mode,
-            baseline_error: b.baseline_error.as_ref(),
+            same: &ctx.same,
             max_runs: cfg.max_runs,
         };
         b.nodes = Some(nodes::search(&inputs, progress)?);
@@ -440,32 +505,57 @@ pub(super) fn run_like_step5(
     Ok((command, end, seconds))
 }
 
-/// The verdict of a finished run of step 5's script (an option variant or a node run): on the
-/// failure path the same first causal error as step 5 (`baseline_error`) or not; on the accuracy
-/// path its outputs against step 4's. Also returns the run's first causal error and outputs.
+/// What [`judge`] says of one run.
+pub struct Judged {
+    pub verdict: Verdict,
+    /// The run's first causal error, when it failed.
+    pub error: Option<CausalError>,
+    /// `changes`: step 5's error and this one as compared.
+    pub difference: Option<Difference>,
+    /// Accuracy path: the run's outputs against step 4's.
+    pub outputs: Option<Closeness>,
+}
+
+/// The verdict of a finished run of step 5's script (an option variant or a node run, in `dir`
+/// with its script `script`): on the failure path the same first causal error as step 5 or not
+/// ([`SameFailure`]); on the accuracy path its outputs against step 4's.
 pub(super) fn judge(
     mode: Mode,
     end: StepEnd,
-    dir: &Path,
-    baseline_error: Option<&String>,
+    (dir, script): (&Path, &Path),
+    same: &SameFailure,
     step4_outputs: &Path,
-) -> anyhow::Result<(Verdict, Option<CausalError>, Option<Closeness>)> {
+) -> anyhow::Result<Judged> {
+    let judged = |verdict, error, difference, outputs| Judged {
+        verdict,
+        error,
+        difference,
+        outputs,
+    };
     Ok(match end {
-        StepEnd::Interrupted { .. } => (Verdict::Interrupted, None, None),
-        StepEnd::TimedOut { .. } => (Verdict::TimedOut, None, None),
+        StepEnd::Interrupted { .. } => judged(Verdict::Interrupted, None, None, None),
+        StepEnd::TimedOut { .. } => judged(Verdict::TimedOut, None, None, None),
         StepEnd::Failed { .. } => {
             let error = classify_file(&dir.join(LOG_FILE))?.first_causal_error;
-            let verdict = if mode == Mode::Accuracy {
-                Verdict::Fails
-            } else if error.is_some() && error.as_ref().map(|e| &e.message) == baseline_error {
+            if mode == Mode::Accuracy {
+                return Ok(judged(Verdict::Fails, error, None, None));
+            }
+            let difference = match &error {
+                Some(e) => same.differs(e, dir, script),
+                None => Some(Difference {
+                    step5: same.step5.clone().unwrap_or_default(),
+                    run: String::new(),
+                }),
+            };
+            let verdict = if difference.is_none() {
                 Verdict::Stays
             } else {
                 Verdict::Changes
             };
-            (verdict, error, None)
+            judged(verdict, error, difference, None)
         }
         StepEnd::Passed => match mode {
-            Mode::Failure => (Verdict::Disappears, None, None),
+            Mode::Failure => judged(Verdict::Disappears, None, None, None),
             Mode::Accuracy => {
                 let c = compare::compare_dirs(step4_outputs, &dir.join(OUTPUTS_DIR))?;
                 let verdict = if c.allclose {
@@ -473,7 +563,7 @@ pub(super) fn judge(
                 } else {
                     Verdict::Differs
                 };
-                (verdict, None, Some(c))
+                judged(verdict, None, None, Some(c))
             }
         },
     })
@@ -488,6 +578,7 @@ struct Ctx<'a> {
     supported: Option<&'a [String]>,
     step4_outputs: PathBuf,
     step5_outputs: PathBuf,
+    same: SameFailure,
 }
 
 impl Ctx<'_> {
@@ -499,7 +590,7 @@ impl Ctx<'_> {
         capture: bool,
         dumps: bool,
         progress: &mut dyn Progress,
-    ) -> anyhow::Result<(PathBuf, String, StepEnd, f64)> {
+    ) -> anyhow::Result<(PathBuf, PathBuf, String, StepEnd, f64)> {
         let dir = self.root.join(BISECT_DIR).join(name);
         fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
         let text = scripts::variant(self.source, self.call, options, capture, self.launch.seed)
@@ -519,27 +610,28 @@ impl Ctx<'_> {
             Extra { capture, dumps },
             progress,
         )?;
-        Ok((dir, command, end, seconds))
+        Ok((dir, script, command, end, seconds))
     }
 
-    fn variant(
-        &self,
-        flips: &[Flip],
-        b: &Bisection,
-        progress: &mut dyn Progress,
-    ) -> anyhow::Result<Variant> {
+    fn variant(&self, flips: &[Flip], progress: &mut dyn Progress) -> anyhow::Result<Variant> {
         let name = dir_name(flips);
         let options: Vec<(String, String)> = flips
             .iter()
             .map(|f| (f.key.clone(), f.value.clone()))
             .collect();
         let capture = self.mode == Mode::Accuracy && self.launch.capture;
-        let (dir, command, end, seconds) = self.start(&name, &options, capture, false, progress)?;
-        let (mut verdict, error, outputs) = judge(
+        let (dir, script, command, end, seconds) =
+            self.start(&name, &options, capture, false, progress)?;
+        let Judged {
+            mut verdict,
+            error,
+            difference,
+            outputs,
+        } = judge(
             self.mode,
             end,
-            &dir,
-            b.baseline_error.as_ref(),
+            (&dir, &script),
+            &self.same,
             &self.step4_outputs,
         )?;
         let rejected = error.as_ref().is_some_and(|e| {
@@ -548,9 +640,12 @@ impl Ctx<'_> {
                 e.message.contains(&needle) || e.text.contains(&needle)
             })
         });
-        if rejected {
+        let difference = if rejected {
             verdict = Verdict::Rejected;
-        }
+            None
+        } else {
+            difference
+        };
         let error = error.map(|e| e.message);
         let changed = match verdict {
             Verdict::Changes | Verdict::Fails | Verdict::TimedOut => true,
@@ -568,6 +663,7 @@ impl Ctx<'_> {
             seconds,
             verdict,
             first_causal_error: error,
+            difference,
             outputs,
             changed,
         })
@@ -644,7 +740,7 @@ impl Ctx<'_> {
         progress: &mut dyn Progress,
     ) -> anyhow::Result<Option<PathBuf>> {
         options.extend(scripts::dump_options());
-        let (dir, _, end, _) = self.start(name, &options, false, true, progress)?;
+        let (dir, _, _, end, _) = self.start(name, &options, false, true, progress)?;
         b.runs += 1;
         if end != StepEnd::Passed {
             b.notes.push(format!(

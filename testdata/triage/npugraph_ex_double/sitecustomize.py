@@ -30,6 +30,11 @@
 #   NPGX_TEST_DOUBLE_REFUSE=kind       compiling a graph that holds that kind fails (a converter
 #                                      error raised by the backend call); "a&b": fails once the
 #                                      graphs compiled by the process hold both kinds (a pair)
+#   NPGX_TEST_DOUBLE_REFUSE_NAMES_NODE=1  the converter error names the refused node and its
+#                                      target's repr, like torchair's: "... for node s
+#                                      (<built-in method sigmoid of type object at 0x7f…>):
+#                                      EZ3003: ... [PID: n]" (the address and pid differ in
+#                                      every process although the failure is the same)
 #   NPGX_TEST_DOUBLE_REFUSE_NODES_AT_LEAST=N  compiling a graph of N or more computing nodes
 #                                      fails (only a whole graph shows it)
 #   NPGX_TEST_DOUBLE_MISCOMPILE_BACKWARD=kind  graph mode compiles through AOTAutograd and the
@@ -110,9 +115,16 @@ if _MODE:
             wanted = refuse.split("&")
             held = kinds if len(wanted) == 1 else _compiled_kinds
             if all(w in held for w in wanted):
-                raise RuntimeError(
-                    "npugraph_ex converter failed (test double): cannot lower " + " with ".join(wanted)
-                )
+                message = "npugraph_ex converter failed (test double): cannot lower " + " with ".join(wanted)
+                node = next((n for n in nodes if _kind(n) in wanted), None)
+                if os.environ.get("NPGX_TEST_DOUBLE_REFUSE_NAMES_NODE") and node is not None:
+                    message += " for node %s (%r): EZ3003: no supported kernel for [%s] [PID: %d]" % (
+                        node.name,
+                        node.target,
+                        node.name,
+                        os.getpid(),
+                    )
+                raise RuntimeError(message)
         at_least = os.environ.get("NPGX_TEST_DOUBLE_REFUSE_NODES_AT_LEAST")
         if at_least and len(nodes) >= int(at_least):
             raise RuntimeError(
