@@ -8,7 +8,9 @@
 
 pub mod address;
 pub mod analysis;
+pub mod blocks;
 pub mod document;
+pub mod list;
 pub mod msprobe;
 pub mod npy;
 pub mod pt;
@@ -24,6 +26,7 @@ pub mod walk;
 use std::path::Path;
 
 use anyhow::Context;
+use npgx_parsers::dump::name::FileName;
 use rayon::prelude::*;
 
 pub use records::{
@@ -219,7 +222,11 @@ pub fn scan(
                         f.collector.add(t);
                     }
                 };
-                let mut o = read::read(&c, &mut sink);
+                let mut o = match c.name {
+                    // Files of many operators hand their records over in batches.
+                    FileName::MsprobeDump => msprobe::read(&c, &mut sink),
+                    _ => read::read(&c),
+                };
                 progress(Progress::FileDone);
                 if d.has_opdebug {
                     let mut p = pairing
