@@ -21,8 +21,9 @@ use anyhow::Context;
 use npgx_parsers::dump::header::Io;
 use rayon::prelude::*;
 
-use crate::dump::analysis::{exec_key, GroupKey, OpKey};
 use crate::dump::list::{self, Listed, TensorSlot};
+use crate::dump::order::{exec_key, OpKey};
+use crate::dump::records::GroupKey;
 use crate::dump::records::OpRef;
 use crate::dump::values::{ValueReader, CHUNK};
 use crate::dump::walk;

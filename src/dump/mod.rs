@@ -13,9 +13,11 @@ pub mod document;
 pub mod list;
 pub mod msprobe;
 pub mod npy;
+pub mod order;
 pub mod pt;
 pub mod read;
 pub mod records;
+pub mod scan_report;
 pub mod simd;
 pub mod sorted;
 pub mod stats;
@@ -29,9 +31,8 @@ use anyhow::Context;
 use npgx_parsers::dump::name::FileName;
 use rayon::prelude::*;
 
-pub use records::{
-    Anomaly, Group, Kind, Place, ScanError, ScanReport, Source, StatsNote, Summary, TensorRecord,
-};
+pub use records::{Anomaly, Kind, Place, ScanError, Source, StatsNote, TensorRecord};
+pub use scan_report::{Group, ScanReport, Summary};
 
 /// Name of the JSON document of `docs/dump-scan.md` (its envelope's schema is `npgx.dump-scan`).
 pub const SCHEMA_NAME: &str = "dump-scan";

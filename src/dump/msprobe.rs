@@ -22,7 +22,8 @@ use super::blocks::{Blocks, ReadError};
 use super::list::msprobe::{call_op, indexed, tensor_file};
 use super::list::tensor_file_slot;
 use super::read::{check_slot, proven, FileOutcome};
-use super::records::{OpRef, ScanError, ScanReport, Source, StatsNote, TensorRecord};
+use super::records::{OpRef, ScanError, Source, StatsNote, TensorRecord};
+use super::scan_report::ScanReport;
 use super::walk::{Candidate, TENSOR_DIR};
 
 /// Records handed out at a time.
