@@ -340,7 +340,7 @@ fn compare_values(
     let mut acc = metrics::Acc::default();
     let mut ms = with_msprobe.then(|| msprobe::Acc::new(ge, te));
     loop {
-        // Both chunks exist only inside the readers' calls.
+        // Both chunks exist only inside the readers' calls (mapped pages, under the guard).
         let mut step = |gb: &[u8], tb: &[u8]| {
             let (ng, nt) = (gb.len() / gs, tb.len() / ts);
             if ng != nt {

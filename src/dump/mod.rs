@@ -11,6 +11,7 @@ pub mod analysis;
 pub mod blocks;
 pub mod document;
 pub mod list;
+pub mod mapped;
 pub mod msprobe;
 pub mod npy;
 pub mod order;

@@ -100,8 +100,8 @@ pub fn read(c: &Candidate) -> FileOutcome {
 }
 
 /// Streams `len` bytes at `offset` of `blocks` in element-aligned chunks; `f` gets the byte
-/// position of the chunk within the block and the chunk (chunks of the per-thread buffer, read
-/// in turn).
+/// position of the chunk within the block and the chunk. A mapped file gives the whole block
+/// as one chunk; otherwise chunks of the per-thread buffer are read in turn.
 fn stream(
     blocks: &Blocks,
     offset: u64,
@@ -111,6 +111,10 @@ fn stream(
 ) -> Result<(), ReadError> {
     BUF.with(|buf| {
         let mut buf = buf.borrow_mut();
+        if blocks.is_mapped() {
+            blocks.will_read(offset, len);
+            return blocks.with_range(offset, len, &mut buf, |b| f(0, b));
+        }
         let cap = (BUF_LEN / unit * unit) as u64;
         let mut done = 0u64;
         while done < len {

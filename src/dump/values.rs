@@ -261,6 +261,7 @@ impl ValueReader {
         let source = match &slot.data {
             Data::Plain { offset, len } => {
                 let blocks = open_blocks(path)?;
+                blocks.will_read(*offset, *len);
                 Source::File {
                     blocks,
                     pos: *offset,
@@ -302,8 +303,9 @@ impl ValueReader {
         let open = |(path, slot): (&Path, &TensorSlot), order: Option<&PaddedView>| {
             let size = real_size(slot)?;
             let source = match (&slot.data, order) {
-                (Data::Padded { offset, view, .. }, Some(order)) if view == order => {
+                (Data::Padded { offset, view, len }, Some(order)) if view == order => {
                     let blocks = open_blocks(path)?;
+                    blocks.will_read(*offset, *len);
                     Source::Rows {
                         blocks,
                         offset: *offset,
@@ -357,9 +359,9 @@ impl ValueReader {
     }
 
     /// Calls `f` with the next at most `max` elements (at least one) as raw little-endian bytes
-    /// of the tensor's own type (empty at the end), and gives back its result. The bytes exist
-    /// only for the call; a file that lost bytes while it was read is an error, whatever `f`
-    /// computed.
+    /// of the tensor's own type (empty at the end), and gives back its result. The bytes may be
+    /// the file's own pages (a mapped file, under the SIGBUS guard), so they exist only for the
+    /// call; a file that lost bytes while it was read is an error, whatever `f` computed.
     pub fn next_with<R>(
         &mut self,
         max: usize,
