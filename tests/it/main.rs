@@ -21,3 +21,4 @@ mod report;
 mod repro;
 mod triage;
 mod triage_nodes;
+mod truncation;
