@@ -41,3 +41,40 @@ peak_rss_kib() { # peak RSS (KiB) of one run of "$@", its stdout to $PEAK_OUT (d
   rm -f "$log"
   return "$code"
 }
+
+evict() { # drops the page-cache pages of every file under PATH… (read_limit.py --evict)
+  "${NPGX_READ_PYTHON:-python3}" "$(dirname "${BASH_SOURCE[0]}")/read_limit.py" --evict "$@"
+}
+
+resident_bytes() { # bytes of the files under PATH… that the page cache holds (util-linux fincore)
+  find "$@" -type f -print0 | xargs -0 fincore --bytes --noheadings --output RES \
+    | awk '{s += $1} END {print s + 0}'
+}
+
+cold_best() { # best wall time (s) of $runs runs of "$@", the files under $cold_tree evicted
+  # before each run (stdout to a scratch file)
+  local b="" s e t
+  for _ in $(seq "$runs"); do
+    evict "$cold_tree"
+    s=$(now); "$@" > "$bench_out" 2> /dev/null || true; e=$(now)
+    t=$(awk -v s="$s" -v e="$e" 'BEGIN {printf "%.4f", e - s}')
+    if [ -z "$b" ] || awk -v t="$t" -v b="$b" 'BEGIN {exit !(t < b)}'; then b=$t; fi
+  done
+  : > "$bench_out"
+  echo "$b"
+}
+
+peak_rss_split() { # "anon file" peak KiB of one run of "$@" (RssAnon: the process's own memory;
+  # RssFile: mapped file pages, the page cache's), sampled from /proc every 5 ms
+  "$@" > "$bench_out" 2> /dev/null &
+  local pid=$! anon=0 file=0 a f
+  while kill -0 "$pid" 2> /dev/null; do
+    read -r a f < <(awk '/^RssAnon/ {a = $2} /^RssFile/ {f = $2} END {print a + 0, f + 0}' \
+      "/proc/$pid/status" 2> /dev/null || echo "0 0")
+    [ "${a:-0}" -gt "$anon" ] && anon=$a
+    [ "${f:-0}" -gt "$file" ] && file=$f
+    sleep 0.005
+  done
+  wait "$pid" || true
+  echo "$anon $file"
+}

@@ -45,6 +45,11 @@ for gen in scripts/gen_*_fixtures.py; do
   "$NPGX_PYTHON" "$gen" --out "target/fixtures/$(basename "$gen" .py | sed 's/^gen_//; s/_fixtures$//')"
 done
 
+# The truncation test (tests/it/truncation.rs) copies this tree of 0.75-6 MiB dumps (mapped
+# reads) and changes the copy while npgx reads it.
+echo "== truncation tree"
+"$NPGX_PYTHON" scripts/gen_dump_fixtures.py --out target/fixtures/truncation --bench-gib 0.03125
+
 # Permission tests must see a permission denied whoever runs the suite: as root, they run npgx
 # as this unprivileged account (tests/it/common.rs npgx_unprivileged).
 if [ "$(id -u)" = 0 ]; then

@@ -66,6 +66,10 @@ pub struct Args {
     /// Worker threads (default: one per core).
     #[arg(short = 'j', long, value_name = "N")]
     pub threads: Option<usize>,
+    /// Read tensor data with positional reads instead of mapping the files (for file systems
+    /// where mapping is slow; also NPGX_NO_MMAP=1).
+    #[arg(long)]
+    pub no_mmap: bool,
     /// Do not draw a progress bar on stderr.
     #[arg(long)]
     pub no_progress: bool,
@@ -99,6 +103,7 @@ fn parse_dtype_threshold(s: &str) -> Result<(String, Threshold), String> {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    super::set_mapped_reads(args.no_mmap);
     super::check_output(args.format, args.output.as_deref())?;
     if args.msprobe_columns && args.format != Format::Csv {
         anyhow::bail!("--msprobe-columns needs --format csv");

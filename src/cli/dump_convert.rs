@@ -34,12 +34,17 @@ pub struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
+    /// Read tensor data with positional reads instead of mapping the files (for file systems
+    /// where mapping is slow; also NPGX_NO_MMAP=1).
+    #[arg(long)]
+    pub no_mmap: bool,
     /// Worker threads (default: one per core).
     #[arg(short = 'j', long, value_name = "N")]
     pub threads: Option<usize>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    super::set_mapped_reads(args.no_mmap);
     let report = convert::convert(&args.tree, &args.output, args.threads)?;
     match args.format {
         Format::Table => super::print(&render::convert_text(&report))?,

@@ -57,6 +57,10 @@ pub struct Args {
     /// PMI_RANK/PMI_SIZE (first pair set wins). Paths with a rank level keep theirs.
     #[arg(long)]
     pub rank_from_env: bool,
+    /// Read tensor data with positional reads instead of mapping the files (for file systems
+    /// where mapping is slow; also NPGX_NO_MMAP=1).
+    #[arg(long)]
+    pub no_mmap: bool,
     /// Do not draw a progress bar on stderr.
     #[arg(long)]
     pub no_progress: bool,
@@ -66,6 +70,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    super::set_mapped_reads(args.no_mmap);
     super::check_output(args.format, args.output.as_deref())?;
     let bar = super::progress_bar(!args.no_progress, "files");
     let on_progress = |p: Progress| {

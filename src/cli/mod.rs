@@ -106,6 +106,16 @@ pub enum TableFormat {
 }
 
 /// A progress bar counting `what` on stderr, or `None` when disabled or stderr is not a terminal.
+/// The environment variable that turns mapped reads off, as `--no-mmap` does.
+pub const NO_MMAP_ENV: &str = "NPGX_NO_MMAP";
+
+/// Mapped reads of tensor data on, unless `--no-mmap` or [`NO_MMAP_ENV`] (set, not empty, not
+/// `0`) turns them off.
+fn set_mapped_reads(no_mmap: bool) {
+    let env_off = std::env::var_os(NO_MMAP_ENV).is_some_and(|v| !v.is_empty() && v != "0");
+    crate::dump::mapped::set_enabled(!(no_mmap || env_off));
+}
+
 fn progress_bar(enabled: bool, what: &str) -> Option<indicatif::ProgressBar> {
     use std::io::IsTerminal as _;
     if !enabled || !std::io::stderr().is_terminal() {

@@ -12,8 +12,9 @@ use npgx_parsers::dump::name::FileName;
 use rayon::prelude::*;
 use serde::Serialize;
 
+use crate::dump::list::{self, Listed, TensorSlot};
 use crate::dump::npy;
-use crate::dump::values::{self, Listed, TensorSlot, ValueReader, CHUNK};
+use crate::dump::values::{ValueReader, CHUNK};
 use crate::dump::walk::{self, Candidate};
 
 /// Version of the `dump-convert` JSON document.
@@ -63,14 +64,18 @@ fn write_one(path: &Path, slot: &TensorSlot, dest: &Path) -> Result<String, Stri
         let mut w = npy::write_header(std::io::BufWriter::new(file), ty.descr, &slot.shape)
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", dest.display()))?;
         loop {
-            let bytes = reader.next_bytes(CHUNK).map_err(anyhow::Error::msg)?;
-            if bytes.is_empty() {
+            let out = reader
+                .next_with(CHUNK, |bytes| {
+                    npy::convert(slot.element, bytes, bytes.len())
+                })
+                .map_err(anyhow::Error::msg)?;
+            if out.is_empty() {
                 break;
             }
-            let out = npy::convert(slot.element, bytes, bytes.len());
             w.write_all(&out)
                 .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", dest.display()))?;
         }
+        reader.finish().map_err(anyhow::Error::msg)?;
         w.flush()
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", dest.display()))
     })
@@ -148,7 +153,7 @@ pub fn convert(
     let results: Vec<(Vec<Written>, Vec<ConvertError>)> = pool.install(|| {
         dumps
             .par_iter()
-            .filter_map(|c| values::list(c).map(|l| convert_file(c, &l, out_dir)))
+            .filter_map(|c| list::list(c).map(|l| convert_file(c, &l, out_dir)))
             .collect()
     });
     let mut written = Vec::new();

@@ -21,9 +21,11 @@ use anyhow::Context;
 use npgx_parsers::dump::header::Io;
 use rayon::prelude::*;
 
-use crate::dump::analysis::{exec_key, GroupKey, OpKey};
+use crate::dump::list::{self, Listed, TensorSlot};
+use crate::dump::order::{exec_key, OpKey};
+use crate::dump::records::GroupKey;
 use crate::dump::records::OpRef;
-use crate::dump::values::{self, Listed, TensorSlot, ValueReader, CHUNK};
+use crate::dump::values::{ValueReader, CHUNK};
 use crate::dump::walk;
 use matching::{FxGraphs, GoldenIndex, GraphIndex, TargetTensor};
 use npgx_parsers::dump::name::FxGraphName;
@@ -131,7 +133,7 @@ fn load(root: &Path, side: Side, errors: &mut Vec<CompareError>) -> SideData {
     let listed: Vec<Listed> = walked
         .candidates
         .par_iter()
-        .flat_map(values::list_all)
+        .flat_map(list::list_all)
         .collect();
     let mut by_group: BTreeMap<GroupKey, BTreeMap<OpKey, Exec>> = BTreeMap::new();
     for (li, l) in listed.iter().enumerate() {
@@ -338,18 +340,30 @@ fn compare_values(
     let mut acc = metrics::Acc::default();
     let mut ms = with_msprobe.then(|| msprobe::Acc::new(ge, te));
     loop {
-        let gb = g.next_bytes(CHUNK).map_err(|e| format!("golden: {e}"))?;
-        let tb = t.next_bytes(CHUNK).map_err(|e| format!("target: {e}"))?;
-        let (ng, nt) = (gb.len() / gs, tb.len() / ts);
-        if ng != nt {
-            return Err(format!(
-                "golden and target data end at different places ({ng} vs {nt} values in the last chunk)"
-            ));
-        }
-        if ng == 0 {
+        // Both chunks exist only inside the readers' calls (mapped pages, under the guard).
+        let mut step = |gb: &[u8], tb: &[u8]| {
+            let (ng, nt) = (gb.len() / gs, tb.len() / ts);
+            if ng != nt {
+                return Err(format!(
+                    "golden and target data end at different places ({ng} vs {nt} values in the last chunk)"
+                ));
+            }
+            if ng > 0 {
+                acc.update_raw_with((ge, gb), (te, tb), &mut ms);
+            }
+            Ok(ng == 0)
+        };
+        let done = g
+            .next_with(CHUNK, |gb| {
+                t.next_with(CHUNK, |tb| step(gb, tb))
+                    .map_err(|e| format!("target: {e}"))
+            })
+            .map_err(|e| format!("golden: {e}"))???;
+        if done {
+            g.finish().map_err(|e| format!("golden: {e}"))?;
+            t.finish().map_err(|e| format!("target: {e}"))?;
             return Ok((acc, ms));
         }
-        acc.update_raw_with((ge, gb), (te, tb), &mut ms);
     }
 }
 
@@ -387,14 +401,13 @@ fn run_job(j: &Job, golden: &SideData, target: &SideData, th: &Thresholds) -> Pa
         return pair;
     }
     // msprobe's summary mode: one side known by its statistics only.
-    if let (values::Data::Statistics(g), values::Data::Statistics(t)) = (&gs.data, &ts.data) {
+    if let (list::Data::Statistics(g), list::Data::Statistics(t)) = (&gs.data, &ts.data) {
         let summary = msprobe::Summary::of(*g, *t);
         pair.passed = summary.passes(th.for_dtype(&pair.target_dtype).max_rel);
         pair.summary = Some(summary);
         return pair;
     }
-    if matches!(gs.data, values::Data::Statistics(_))
-        || matches!(ts.data, values::Data::Statistics(_))
+    if matches!(gs.data, list::Data::Statistics(_)) || matches!(ts.data, list::Data::Statistics(_))
     {
         pair.error = Some("one run holds values, the other statistics only: not compared".into());
         return pair;

@@ -24,7 +24,7 @@
 use npgx_parsers::dump::header::Io;
 use serde::{Deserialize, Serialize};
 
-use super::analysis::{CompactKey, Names, PathRef};
+use super::order::{CompactKey, Names, PathRef};
 use super::records::{OpRef, TensorRecord};
 use super::store::Blocks;
 

@@ -20,7 +20,8 @@ use npgx_parsers::dump::path::{Layout, Location};
 use serde::Deserialize;
 
 use super::address::Addresses;
-use super::records::{Kind, ScanError, Source, Summary};
+use super::records::{Kind, ScanError, Source};
+use super::scan_report::Summary;
 
 /// The fields of the `npgx.dump-scan` document (inside the envelope of docs/json.md).
 #[derive(Debug, Clone, Deserialize)]

@@ -8,12 +8,17 @@
 
 pub mod address;
 pub mod analysis;
+pub mod blocks;
 pub mod document;
+pub mod list;
+pub mod mapped;
 pub mod msprobe;
 pub mod npy;
+pub mod order;
 pub mod pt;
 pub mod read;
 pub mod records;
+pub mod scan_report;
 pub mod simd;
 pub mod sorted;
 pub mod stats;
@@ -24,11 +29,11 @@ pub mod walk;
 use std::path::Path;
 
 use anyhow::Context;
+use npgx_parsers::dump::name::FileName;
 use rayon::prelude::*;
 
-pub use records::{
-    Anomaly, Group, Kind, Place, ScanError, ScanReport, Source, StatsNote, Summary, TensorRecord,
-};
+pub use records::{Anomaly, Kind, Place, ScanError, Source, StatsNote, TensorRecord};
+pub use scan_report::{Group, ScanReport, Summary};
 
 /// Name of the JSON document of `docs/dump-scan.md` (its envelope's schema is `npgx.dump-scan`).
 pub const SCHEMA_NAME: &str = "dump-scan";
@@ -219,7 +224,11 @@ pub fn scan(
                         f.collector.add(t);
                     }
                 };
-                let mut o = read::read(&c, &mut sink);
+                let mut o = match c.name {
+                    // Files of many operators hand their records over in batches.
+                    FileName::MsprobeDump => msprobe::read(&c, &mut sink),
+                    _ => read::read(&c),
+                };
                 progress(Progress::FileDone);
                 if d.has_opdebug {
                     let mut p = pairing

@@ -16,22 +16,34 @@ use std::io::BufReader;
 use std::path::Path;
 
 use npgx_parsers::dump::dtype::DType;
-use npgx_parsers::dump::header::Io;
 use npgx_parsers::msprobe::{self as grammar, Leaf};
 
-use super::read::{check_raw, npy_raw, proven, FileOutcome, RawTensor};
-use super::records::{OpRef, ScanError, ScanReport, Source, StatsNote, TensorRecord};
-use super::values::{npy_slot, pt_slot, Listed, TensorSlot};
-use super::walk::Candidate;
+use super::blocks::{Blocks, ReadError};
+use super::list::msprobe::{call_op, indexed, tensor_file};
+use super::list::tensor_file_slot;
+use super::read::{check_slot, proven, FileOutcome};
+use super::records::{OpRef, ScanError, Source, StatsNote, TensorRecord};
+use super::scan_report::ScanReport;
+use super::walk::{Candidate, TENSOR_DIR};
 
 /// Records handed out at a time.
 const BATCH: usize = 4096;
 
-/// The directory msprobe writes tensor files to, beside dump.json.
-pub const TENSOR_DIR: &str = "dump_tensor_data";
-
 /// Reads one dump.json; tensor records go to `sink` in batches (the outcome keeps the rest).
-pub fn read(c: &Candidate, file: &File, sink: &mut dyn FnMut(Vec<TensorRecord>)) -> FileOutcome {
+pub fn read(c: &Candidate, sink: &mut dyn FnMut(Vec<TensorRecord>)) -> FileOutcome {
+    let file = match File::open(&c.path) {
+        Ok(f) => f,
+        Err(e) => {
+            return FileOutcome {
+                errors: vec![ScanError {
+                    path: c.rel.clone(),
+                    message: format!("cannot open: {e}"),
+                    offset: None,
+                }],
+                ..FileOutcome::default()
+            }
+        }
+    };
     let mut out = FileOutcome {
         decoded: true,
         ..FileOutcome::default()
@@ -85,7 +97,7 @@ pub fn read(c: &Candidate, file: &File, sink: &mut dyn FnMut(Vec<TensorRecord>))
             sink(std::mem::take(&mut out.tensors));
         }
     };
-    let meta = grammar::read_dump(BufReader::with_capacity(1 << 20, file), &mut on_call);
+    let meta = grammar::read_dump(BufReader::with_capacity(1 << 20, &file), &mut on_call);
     let mut error = |message: String| {
         out.errors.push(ScanError {
             path: c.rel.clone(),
@@ -112,180 +124,7 @@ pub fn read(c: &Candidate, file: &File, sink: &mut dyn FnMut(Vec<TensorRecord>))
     out
 }
 
-/// The operator execution of the next call of a dump.json (`counter`: its place in the file).
-fn call_op(c: &Candidate, name: String, counter: &mut u64) -> OpRef {
-    let op = OpRef {
-        location: c.location.clone(),
-        layout: c.layout,
-        op_type: grammar::call_name(&name).map(|n| n.op),
-        op_name: name,
-        task_id: None,
-        stream_id: None,
-        timestamp: None,
-        counter: Some(*counter),
-        path: c.rel.clone(),
-    };
-    *counter += 1;
-    op
-}
-
-/// The leaves of a call with their index: the count of the leaves of the same io before them
-/// (non-tensor leaves take a position too).
-fn indexed(leaves: Vec<Leaf>) -> impl Iterator<Item = (Leaf, usize)> {
-    let mut next = HashMap::<Io, usize>::new();
-    leaves.into_iter().map(move |leaf| {
-        let n = next.entry(leaf.io).or_default();
-        *n += 1;
-        let index = *n - 1;
-        (leaf, index)
-    })
-}
-
-/// Lists the tensors of a dump.json for dump-compare: one [`Listed`] per tensor file of each
-/// call (task `tensor`), the call's name to match by. Statistics hold no values to compare.
-pub fn list(c: &Candidate) -> Vec<Listed> {
-    let mut out = Vec::new();
-    let error = |message: String| ScanError {
-        path: c.rel.clone(),
-        message,
-        offset: None,
-    };
-    let file = match File::open(&c.path) {
-        Ok(f) => f,
-        Err(e) => {
-            return vec![empty_listing(c, vec![error(format!("cannot open: {e}"))])];
-        }
-    };
-    let data_dir = c.path.parent().map(|d| d.join(TENSOR_DIR));
-    let mut counter = 0u64;
-    let (mut missing, mut unchecked) = (0u64, 0u64);
-    let mut errors = Vec::new();
-    let mut on_call = |call: grammar::Call| {
-        let op = call_op(c, call.name, &mut counter);
-        for (leaf, index) in indexed(call.leaves) {
-            if !leaf.is_tensor() {
-                continue;
-            }
-            let file = leaf
-                .data_name
-                .as_deref()
-                .and_then(|name| data_dir.as_deref().and_then(|d| tensor_file(d, name)));
-            let Some(path) = file else {
-                missing += u64::from(leaf.data_name.is_some());
-                match statistics_slot(&leaf, index) {
-                    Some(slot) => out.push(Listed {
-                        path: c.path.clone(),
-                        op: op.clone(),
-                        match_name: op.op_name.clone(),
-                        tensors: vec![slot],
-                        errors: Vec::new(),
-                        fx_input: None,
-                    }),
-                    None => unchecked += 1,
-                }
-                continue;
-            };
-            let slot = File::open(&path)
-                .and_then(|f| f.metadata().map(|m| (f, m.len())))
-                .map_err(|e| format!("cannot open: {e}"))
-                .and_then(|(f, len)| tensor_slot(&f, len, &path, leaf.io, index));
-            let mut l = Listed {
-                path: path.clone(),
-                op: op.clone(),
-                match_name: op.op_name.clone(),
-                tensors: Vec::new(),
-                errors: Vec::new(),
-                fx_input: None,
-            };
-            match slot {
-                Ok(s) => l.tensors.push(s),
-                Err(m) => l.errors.push(ScanError {
-                    path: path.display().to_string(),
-                    message: m,
-                    offset: None,
-                }),
-            }
-            out.push(l);
-        }
-    };
-    if let Err(e) = grammar::read_dump(BufReader::with_capacity(1 << 20, &file), &mut on_call) {
-        errors.push(error(format!(
-            "not a readable msprobe dump.json: {e}; the calls before that point are compared"
-        )));
-    }
-    if missing > 0 {
-        errors.push(error(format!(
-            "{missing} tensor files named by data_name are not in its {TENSOR_DIR}: their statistics are compared instead (summary)"
-        )));
-    }
-    if unchecked > 0 {
-        errors.push(error(format!(
-            "{unchecked} tensors have neither a tensor file nor statistics (Max, Min, Mean, Norm): not compared"
-        )));
-    }
-    if !errors.is_empty() {
-        out.push(empty_listing(c, errors));
-    }
-    out
-}
-
-fn empty_listing(c: &Candidate, errors: Vec<ScanError>) -> Listed {
-    Listed {
-        path: c.path.clone(),
-        op: super::read::op_ref(c, None, None),
-        match_name: String::new(),
-        tensors: Vec::new(),
-        errors,
-        fx_input: None,
-    }
-}
-
-/// A tensor known by its statistics only, as a slot compared in summary mode; `None` without
-/// statistics or a dtype npgx knows.
-fn statistics_slot(leaf: &Leaf, index: usize) -> Option<TensorSlot> {
-    let stats = [leaf.max, leaf.min, leaf.mean, leaf.norm];
-    if stats.iter().all(Option::is_none) {
-        return None;
-    }
-    let dtype = leaf.dtype.as_deref().and_then(DType::from_framework_name)?;
-    Some(TensorSlot {
-        io: leaf.io,
-        index,
-        dtype,
-        element: dtype.element()?,
-        format: npgx_parsers::dump::format::Format::primary(npgx_parsers::dump::format::Format::ND),
-        shape: leaf.shape.clone(),
-        original_op: None,
-        data: super::values::Data::Statistics(stats),
-    })
-}
-
-/// Where the values of a tensor file lie: the first tensor of a `.pt` archive, or a `.npy`.
-fn tensor_slot(
-    file: &File,
-    len: u64,
-    path: &Path,
-    io: Io,
-    index: usize,
-) -> Result<TensorSlot, String> {
-    if path.extension().is_some_and(|e| e == "npy") {
-        return npy_slot(file, len, io, index).map_err(|(m, _)| m);
-    }
-    let first = super::pt::blocks(file, len)?
-        .into_iter()
-        .next()
-        .ok_or("the archive holds no tensor")??;
-    pt_slot(first, io, index)
-}
-
-/// `dir/name` when `name` is a plain file name and the file is there.
-fn tensor_file(dir: &Path, name: &str) -> Option<std::path::PathBuf> {
-    let plain = Path::new(name).file_name().is_some_and(|n| n == name);
-    let path = dir.join(name);
-    (plain && path.is_file()).then_some(path)
-}
-
-/// Checks a tensor from its `.pt` (PyTorch) or `.npy` (MindSpore) file.
+/// Checks a tensor from its `.pt` (PyTorch) or `.npy` (MindSpore) file, listed by the lister.
 fn check_file(
     path: &Path,
     op: &OpRef,
@@ -297,26 +136,18 @@ fn check_file(
         .metadata()
         .map_err(|e| format!("cannot stat: {e}"))?
         .len();
-    let (raw, source) = if path.extension().is_some_and(|e| e == "npy") {
-        let raw = npy_raw(&file, len, leaf.io, index).map_err(|(m, _)| m)?;
-        (raw, Source::Npy)
+    let slot = tensor_file_slot(&file, len, path, leaf.io, index).map_err(|(m, _)| m)?;
+    let source = if path.extension().is_some_and(|e| e == "npy") {
+        Source::Npy
     } else {
-        let first = super::pt::blocks(&file, len)?
-            .into_iter()
-            .next()
-            .ok_or("the archive holds no tensor")??;
-        let raw = RawTensor {
-            io: leaf.io,
-            index,
-            element: first.element,
-            shape: first.shape,
-            offset: first.offset,
-            nbytes: first.nbytes,
-        };
-        (raw, Source::Pt)
+        Source::Pt
     };
-    let bytes = raw.nbytes;
-    let mut r = check_raw(&file, op, raw, source)?;
+    let blocks = Blocks::new(file, len);
+    let (mut r, bytes) =
+        check_slot(&blocks, None, op, &slot, source).map_err(|(e, _)| e.to_string())?;
+    if !blocks.still_whole() {
+        return Err(ReadError::Changed { offset: len }.to_string());
+    }
     r.slot = Some(leaf.slot.clone());
     Ok((r, bytes))
 }

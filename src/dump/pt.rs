@@ -7,20 +7,14 @@
 //!
 //! This module does the archive I/O only: it reads `data.pkl` (bounded), hands it to the pure
 //! [`npgx_parsers::dump::pt::saved_tensors`] (a restricted pickle reader that never runs code),
-//! and locates each tensor's bytes inside its storage record, so that dump-scan can stream them
-//! like any dump block and dump-compare's value reader can read them in logical order.
+//! and locates each tensor's bytes inside its storage record; the lister ([`super::list`]) makes
+//! them slots like any dump block.
 
 use std::fs::File;
 use std::io::Read;
 
 use npgx_parsers::dump::dtype::Element;
-use npgx_parsers::dump::header::Io;
-use npgx_parsers::dump::name::FileName;
 use npgx_parsers::dump::pt::saved_tensors;
-
-use super::read::{check_raw, op_ref, FileOutcome, RawTensor};
-use super::records::{ScanError, Source};
-use super::walk::Candidate;
 
 /// The largest `data.pkl` read (real ones are a few hundred bytes per tensor); the same as the
 /// pickle reader's input limit.
@@ -121,55 +115,4 @@ pub fn blocks(file: &File, len: u64) -> Result<Vec<Result<PtBlock, String>>, Str
         out.push(located);
     }
     Ok(out)
-}
-
-/// Reads one `.pt` file.
-pub fn read(c: &Candidate, file: &File, len: u64) -> FileOutcome {
-    let error = |message: String| ScanError {
-        path: c.rel.clone(),
-        message,
-        offset: None,
-    };
-    let located = match blocks(file, len) {
-        Ok(b) => b,
-        Err(e) => {
-            return FileOutcome {
-                errors: vec![error(e)],
-                ..FileOutcome::default()
-            }
-        }
-    };
-    let (fx_node, counter) = match &c.name {
-        FileName::Pt { fx_node, count, .. } => (fx_node.clone(), *count),
-        _ => (c.rel.clone(), None),
-    };
-    let mut op = op_ref(c, None, None);
-    op.op_name = fx_node;
-    op.counter = counter;
-    let mut out = FileOutcome {
-        decoded: true,
-        ..FileOutcome::default()
-    };
-    for (index, block) in located.into_iter().enumerate() {
-        let checked = block.and_then(|b| {
-            let nbytes = b.nbytes;
-            let raw = RawTensor {
-                io: Io::Output,
-                index,
-                element: b.element,
-                shape: b.shape,
-                offset: b.offset,
-                nbytes,
-            };
-            check_raw(file, &op, raw, Source::Pt).map(|r| (r, nbytes))
-        });
-        match checked {
-            Ok((r, nbytes)) => {
-                out.bytes += nbytes;
-                out.tensors.push(r);
-            }
-            Err(m) => out.errors.push(error(format!("tensor {index}: {m}"))),
-        }
-    }
-    out
 }

@@ -1,20 +1,22 @@
-//! Reading one file of a dump tree into tensor records.
+//! Reading one file of a dump tree into tensor records: the scan's consumer of the lister.
 //!
-//! Files are never loaded whole (except v1 whole-file protobufs, which are old and small): the
-//! header is read at its offset, then each tensor block is streamed through a per-thread buffer
-//! with positional reads, so memory stays flat whatever the file size. Every offset and length
-//! comes from [`DumpHeader::blocks`], which has already clipped them to the file size.
+//! Tensor files are listed by [`list::list_file`] (the one lister: which tensors, where their
+//! bytes lie, and the one rule for a truncated block); each slot's block is then streamed through
+//! a per-thread buffer with positional reads into the statistics, so memory stays flat whatever
+//! the file size (v1 whole-file protobufs, old and small, are held whole). Opdebug payloads and
+//! statistics CSVs are read here too; msprobe's dump.json in [`super::msprobe`].
 
 use std::cell::RefCell;
 use std::fs::File;
-use std::os::unix::fs::FileExt;
 
 use npgx_parsers::dump::dtype::{DType, Element};
-use npgx_parsers::dump::header::{DumpHeader, Io, TensorDesc};
+use npgx_parsers::dump::header::Io;
 use npgx_parsers::dump::layout::PaddedView;
 use npgx_parsers::dump::name::{FileName, OpDumpName};
 use npgx_parsers::dump::{opdebug, stats_csv};
 
+use super::blocks::{Blocks, ReadError};
+use super::list::{self, Data, FileTensors, InlineData, TensorSlot};
 use super::records::{OpRef, OpdebugRecord, ScanError, Source, StatsNote, TensorRecord};
 use super::stats::{chunk_unit, Acc};
 use super::walk::Candidate;
@@ -69,9 +71,18 @@ impl FileOutcome {
     }
 }
 
-/// Reads one candidate file. Readers of files that hold many operators (msprobe's dump.json)
-/// hand tensor records to `sink` in batches as they go; the others return them in the outcome.
-pub fn read(c: &Candidate, sink: &mut dyn FnMut(Vec<TensorRecord>)) -> FileOutcome {
+/// Reads one candidate file (not msprobe's dump.json: [`super::msprobe::read`]). Tensor files
+/// (binary dumps, `.npy`, `.pt`) go through the one lister ([`list::list_file`]) and their
+/// slots are streamed here.
+pub fn read(c: &Candidate) -> FileOutcome {
+    match &c.name {
+        FileName::Dump(name) if name.is_opdebug() => {}
+        FileName::Dump(_) | FileName::Hashed | FileName::Npy { .. } | FileName::FxNpy(_) => {
+            return read_tensors(c)
+        }
+        FileName::Pt { .. } => return read_tensors(c),
+        _ => {}
+    }
     let file = match File::open(&c.path) {
         Ok(f) => f,
         Err(e) => return FileOutcome::error(c, format!("cannot open: {e}"), None),
@@ -81,74 +92,35 @@ pub fn read(c: &Candidate, sink: &mut dyn FnMut(Vec<TensorRecord>)) -> FileOutco
         Err(e) => return FileOutcome::error(c, format!("cannot stat: {e}"), None),
     };
     match &c.name {
-        FileName::Dump(name) => read_dump(c, &file, len, Some(name)),
-        FileName::Hashed => read_dump(c, &file, len, None),
+        FileName::Dump(name) => read_opdebug(c, &file, len, name),
         FileName::Stats(name) => read_stats(c, &file, len, Some(name)),
         FileName::StatsTable => read_stats(c, &file, len, None),
-        FileName::MsprobeDump => super::msprobe::read(c, &file, sink),
-        FileName::Npy { .. } | FileName::FxNpy(_) => read_npy(c, &file, len),
-        FileName::Pt { .. } => super::pt::read(c, &file, len),
-        FileName::Mapping | FileName::Other => FileOutcome::default(),
+        _ => FileOutcome::default(),
     }
 }
 
-/// The operator a file belongs to, from its name and (when decoded) its header.
-pub fn op_ref(c: &Candidate, name: Option<&OpDumpName>, header: Option<&DumpHeader>) -> OpRef {
-    let fallback = || c.rel.rsplit('/').next().unwrap_or(&c.rel).to_string();
-    if let FileName::FxNpy(fx) = &c.name {
-        // Every file of one FX node call shares the op name and the call's timestamp.
-        return OpRef {
-            location: c.location.clone(),
-            layout: c.layout,
-            op_name: fx.op.clone(),
-            op_type: None,
-            task_id: None,
-            stream_id: None,
-            timestamp: Some(fx.timestamp_us),
-            counter: None,
-            path: c.rel.clone(),
-        };
-    }
-    OpRef {
-        location: c.location.clone(),
-        layout: c.layout,
-        op_name: header
-            .and_then(|h| h.op_name.clone())
-            .or_else(|| name.map(|n| n.op_name.clone()))
-            .unwrap_or_else(fallback),
-        op_type: name.map(|n| n.op_type.clone()),
-        task_id: name.map(|n| n.task_id),
-        stream_id: name.and_then(|n| n.stream_id),
-        timestamp: header
-            .and_then(|h| h.dump_time)
-            .or_else(|| name.map(|n| n.timestamp)),
-        counter: None,
-        path: c.rel.clone(),
-    }
-}
-
-use super::values::read_exact;
-
-/// Streams `len` bytes at `offset` in element-aligned chunks; `f` gets the byte position of the
-/// chunk within the block and the chunk.
+/// Streams `len` bytes at `offset` of `blocks` in element-aligned chunks; `f` gets the byte
+/// position of the chunk within the block and the chunk. A mapped file gives the whole block
+/// as one chunk; otherwise chunks of the per-thread buffer are read in turn.
 fn stream(
-    file: &File,
+    blocks: &Blocks,
     offset: u64,
     len: u64,
     unit: usize,
     mut f: impl FnMut(u64, &[u8]),
-) -> Result<(), String> {
+) -> Result<(), ReadError> {
     BUF.with(|buf| {
         let mut buf = buf.borrow_mut();
+        if blocks.is_mapped() {
+            blocks.will_read(offset, len);
+            return blocks.with_range(offset, len, &mut buf, |b| f(0, b));
+        }
         let cap = (BUF_LEN / unit * unit) as u64;
         let mut done = 0u64;
         while done < len {
-            let want = (len - done).min(cap) as usize;
-            let chunk = &mut buf[..want];
-            file.read_exact_at(chunk, offset + done)
-                .map_err(|e| format!("read at offset {} failed: {e}", offset + done))?;
-            f(done, chunk);
-            done += want as u64;
+            let want = (len - done).min(cap);
+            blocks.with_range(offset + done, want, &mut buf, |chunk| f(done, chunk))?;
+            done += want;
         }
         Ok(())
     })
@@ -210,48 +182,143 @@ fn verdict(op: &OpRef, d: Described, acc: Acc, el: Element, source: Source) -> T
     }
 }
 
-fn describe(t: &TensorDesc) -> Described {
-    Described {
-        io: t.io,
-        index: t.index,
-        dtype: t.dtype.to_string(),
-        format: Some(t.format.name()),
-        shape: if t.original_shape.is_empty() {
-            t.shape.clone()
-        } else {
-            t.original_shape.clone()
-        },
+/// The statistics of one listed tensor and the bytes read, or why they could not be read
+/// (and where). `inline`: the data of a v1 file.
+pub fn check_slot(
+    blocks: &Blocks,
+    inline: Option<&InlineData>,
+    op: &OpRef,
+    slot: &TensorSlot,
+    source: Source,
+) -> Result<(TensorRecord, u64), (ReadError, Option<u64>)> {
+    let el = slot.element;
+    let unit = chunk_unit(el) as u64;
+    let mut acc = Acc::default();
+    let bytes = match &slot.data {
+        // Statistics do not depend on the order of the elements: a strided view's storage and
+        // a block of unknown order are read as they lie.
+        Data::Plain { offset, len } | Data::Strided { offset, len, .. } => {
+            let usable = len / unit * unit;
+            stream(blocks, *offset, usable, unit as usize, |_, chunk| {
+                acc.update(el, chunk)
+            })
+            .map_err(|e| (e, Some(*offset)))?;
+            usable
+        }
+        Data::Padded { offset, len, view } => {
+            let usable = len / unit * unit;
+            stream(blocks, *offset, usable, unit as usize, |pos, chunk| {
+                accumulate(el, Some(view), &mut acc, pos, chunk)
+            })
+            .map_err(|e| (e, Some(*offset)))?;
+            usable
+        }
+        Data::V1 { block, view } => {
+            let bytes = inline
+                .and_then(|d| d.get(*block))
+                .ok_or((ReadError::Io("v1 data block missing".to_string()), None))?;
+            let usable = bytes.len() as u64 / unit * unit;
+            accumulate(el, view.as_ref(), &mut acc, 0, &bytes[..usable as usize]);
+            usable
+        }
+        Data::Statistics(_) => {
+            return Err((
+                ReadError::Io("statistics only: the dump holds no values".to_string()),
+                None,
+            ))
+        }
+    };
+    let d = Described {
+        io: slot.io,
+        index: slot.index,
+        dtype: slot.dtype.to_string(),
+        format: (source == Source::Dump).then(|| slot.format.name()),
+        shape: slot.shape.clone(),
+    };
+    Ok((verdict(op, d, acc, el, source), bytes))
+}
+
+/// Reads the tensors of a binary dump, `.npy` or `.pt` file: the lister's slots, each streamed
+/// through the statistics.
+fn read_tensors(c: &Candidate) -> FileOutcome {
+    let Some(listing) = list::list_file(c) else {
+        return FileOutcome::default();
+    };
+    let FileTensors {
+        listed,
+        header,
+        inline,
+        file,
+    } = listing;
+    let source = match c.name {
+        FileName::Npy { .. } | FileName::FxNpy(_) => Source::Npy,
+        FileName::Pt { .. } => Source::Pt,
+        _ => Source::Dump,
+    };
+    let op = listed.op;
+    let mut out = FileOutcome {
+        decoded: listed.decoded,
+        errors: listed.errors,
+        ..FileOutcome::default()
+    };
+    if let Some(h) = &header {
+        out.task_id = op.task_id;
+        out.stream_id = op.stream_id;
+        out.timestamp = op.timestamp;
+        out.addresses = h
+            .tensors
+            .iter()
+            .filter(|t| matches!(t.io, Io::Input | Io::Output) && t.input_type != Some(7))
+            .filter_map(|t| {
+                Some(super::address::Addressed {
+                    io: t.io,
+                    index: t.index,
+                    address: t.address?,
+                    size: t.size,
+                })
+            })
+            .collect();
     }
-}
-
-use super::values::InlineData;
-
-enum Data<'a> {
-    File(&'a File),
-    Inline(&'a [Vec<u8>]),
-}
-
-fn decode_header(
-    c: &Candidate,
-    file: &File,
-    len: u64,
-) -> Result<(DumpHeader, Option<InlineData>), ScanError> {
-    super::values::decode_header(file, len).map_err(|e| ScanError {
-        path: c.rel.clone(),
-        message: e.message,
-        offset: e.offset,
-    })
-}
-
-fn read_dump(c: &Candidate, file: &File, len: u64, name: Option<&OpDumpName>) -> FileOutcome {
-    let (h, inline) = match decode_header(c, file, len) {
-        Ok(x) => x,
-        Err(e) => {
-            return FileOutcome {
-                errors: vec![e],
-                ..FileOutcome::default()
+    let Some((file, len)) = file else {
+        return out;
+    };
+    let blocks = Blocks::new(file, len);
+    let mut changed = None;
+    for slot in &listed.tensors {
+        match check_slot(&blocks, inline.as_ref(), &op, slot, source) {
+            Ok((r, bytes)) => {
+                out.bytes += bytes;
+                out.tensors.push(r);
+            }
+            Err((ReadError::Changed { offset }, _)) => {
+                changed = Some(offset);
+                break;
+            }
+            Err((ReadError::Io(m), offset)) => {
+                let m = match source {
+                    Source::Pt => format!("tensor {}: {m}", slot.index),
+                    _ => m,
+                };
+                out.push_error(c, m, offset);
             }
         }
+    }
+    // A file that lost bytes while it was read reports nothing read from it.
+    if changed.is_some() || !blocks.still_whole() {
+        let offset = changed.unwrap_or(len);
+        out.tensors.clear();
+        out.bytes = 0;
+        out.push_error(c, ReadError::Changed { offset }.to_string(), Some(offset));
+    }
+    out
+}
+
+/// An Opdebug payload (the overflow status of an op's execution), paired with the dumps of
+/// its directory later.
+fn read_opdebug(c: &Candidate, file: &File, len: u64, name: &OpDumpName) -> FileOutcome {
+    let h = match list::decode_header(file, len) {
+        Ok((h, _)) => h,
+        Err(e) => return FileOutcome::error(c, e.message, e.offset),
     };
     if !h
         .tensors
@@ -267,101 +334,7 @@ fn read_dump(c: &Candidate, file: &File, len: u64, name: Option<&OpDumpName>) ->
             Some(8),
         );
     }
-    let op = op_ref(c, name, Some(&h));
-    if name.is_some_and(OpDumpName::is_opdebug) {
-        return read_opdebug(c, file, len, &h, &op);
-    }
-    let data = match &inline {
-        Some(d) => Data::Inline(d),
-        None => Data::File(file),
-    };
-    let blocks = h.blocks(len);
-    let mut out = FileOutcome {
-        decoded: true,
-        task_id: op.task_id,
-        stream_id: op.stream_id,
-        timestamp: op.timestamp,
-        ..FileOutcome::default()
-    };
-    out.addresses = h
-        .tensors
-        .iter()
-        .filter(|t| matches!(t.io, Io::Input | Io::Output) && t.input_type != Some(7))
-        .filter_map(|t| {
-            Some(super::address::Addressed {
-                io: t.io,
-                index: t.index,
-                address: t.address?,
-                size: t.size,
-            })
-        })
-        .collect();
-    for (i, (t, span)) in h.tensors.iter().zip(&blocks).enumerate() {
-        if !t.is_tensor_data() {
-            continue;
-        }
-        let Some(el) = t.dtype.element() else {
-            out.push_error(
-                c,
-                format!(
-                    "{} {} has data type {}, which npgx does not decode: not checked",
-                    t.io, t.index, t.dtype
-                ),
-                None,
-            );
-            continue;
-        };
-        let (offset, available) = match data {
-            Data::File(_) => (span.offset, span.available),
-            Data::Inline(d) => (0, d.get(i).map_or(0, |b| b.len() as u64)),
-        };
-        if available < t.size {
-            out.push_error(
-                c,
-                format!(
-                    "{} {} declares {} bytes at offset {} but the file holds {}: truncated block",
-                    t.io, t.index, t.size, span.offset, available
-                ),
-                Some(span.offset),
-            );
-        }
-        let unit = chunk_unit(el) as u64;
-        let usable = available / unit * unit;
-        if usable == 0 && t.size > 0 {
-            continue;
-        }
-        // Skip padding only when the block is whole and exactly fills the device shape.
-        let fills_shape = el.size().is_some_and(|es| {
-            t.shape.iter().try_fold(es as u64, |a, &d| a.checked_mul(d)) == Some(t.size)
-        });
-        let view = if available == t.size && fills_shape {
-            PaddedView::new(t.format, &t.shape, &t.original_shape)
-        } else {
-            None
-        };
-        let mut acc = Acc::default();
-        let result = match data {
-            Data::File(f) => stream(f, offset, usable, unit as usize, |pos, chunk| {
-                accumulate(el, view.as_ref(), &mut acc, pos, chunk)
-            }),
-            Data::Inline(d) => {
-                let bytes = d.get(i).map_or(&[][..], |b| &b[..usable as usize]);
-                accumulate(el, view.as_ref(), &mut acc, 0, bytes);
-                Ok(())
-            }
-        };
-        if let Err(e) = result {
-            out.push_error(c, e, Some(offset));
-            continue;
-        }
-        out.bytes += usable;
-        out.tensors
-            .push(verdict(&op, describe(t), acc, el, Source::Dump));
-    }
-    out
-}
-
-fn read_opdebug(c: &Candidate, file: &File, len: u64, h: &DumpHeader, op: &OpRef) -> FileOutcome {
+    let op = list::op_ref(c, Some(name), Some(&h));
     let blocks = h.blocks(len);
     let Some((t, span)) = h
         .tensors
@@ -381,7 +354,7 @@ fn read_opdebug(c: &Candidate, file: &File, len: u64, h: &DumpHeader, op: &OpRef
             Some(span.offset),
         );
     }
-    let bytes = match read_exact(file, span.offset, span.available) {
+    let bytes = match list::read_exact(file, span.offset, span.available) {
         Ok(b) => b,
         Err(e) => return FileOutcome::error(c, e, Some(span.offset)),
     };
@@ -409,7 +382,7 @@ fn read_stats(c: &Candidate, file: &File, len: u64, name: Option<&OpDumpName>) -
     if len > MAX_CSV_LEN {
         return FileOutcome::error(c, format!("{len} bytes is too large for a stats CSV"), None);
     }
-    let text = match read_exact(file, 0, len) {
+    let text = match list::read_exact(file, 0, len) {
         Ok(b) => String::from_utf8_lossy(&b).into_owned(),
         Err(e) => return FileOutcome::error(c, e, None),
     };
@@ -417,7 +390,7 @@ fn read_stats(c: &Candidate, file: &File, len: u64, name: Option<&OpDumpName>) -
         Ok(csv) => csv,
         Err(e) => return FileOutcome::error(c, format!("not a stats CSV: {e}"), None),
     };
-    let file_op = op_ref(c, name, None);
+    let file_op = list::op_ref(c, name, None);
     let mut out = FileOutcome {
         decoded: true,
         ..FileOutcome::default()
@@ -525,95 +498,5 @@ fn stats_record(op: &OpRef, r: stats_csv::StatsRow) -> TensorRecord {
         mean: finite(r.avg),
         source: Source::Stats,
         slot: None,
-    }
-}
-
-/// A tensor stored as raw little-endian elements at a known place in a file (`.npy`, `.pt`).
-pub struct RawTensor {
-    pub io: Io,
-    pub index: usize,
-    pub element: Element,
-    pub shape: Vec<u64>,
-    pub offset: u64,
-    pub nbytes: u64,
-}
-
-/// Checks a [`RawTensor`].
-pub fn check_raw(
-    file: &File,
-    op: &OpRef,
-    t: RawTensor,
-    source: Source,
-) -> Result<TensorRecord, String> {
-    let el = t.element;
-    let mut acc = Acc::default();
-    stream(file, t.offset, t.nbytes, chunk_unit(el), |_, chunk| {
-        acc.update(el, chunk)
-    })?;
-    let d = Described {
-        io: t.io,
-        index: t.index,
-        dtype: el.dtype().to_string(),
-        format: None,
-        shape: t.shape,
-    };
-    Ok(verdict(op, d, acc, el, source))
-}
-
-/// Where the array of an `.npy` file lies, as a [`RawTensor`] of the given io and index; the error
-/// carries the byte offset it concerns. Statistics do not depend on the element order:
-/// Fortran-order arrays are checked too.
-pub fn npy_raw(file: &File, len: u64, io: Io, index: usize) -> Result<RawTensor, (String, u64)> {
-    let header = super::npy::read_header(file, len).map_err(|e| (e, 0))?;
-    let Some(ts) = &header.type_str else {
-        return Err(("structured .npy arrays are not checked".into(), 0));
-    };
-    let Some(el) = header.element() else {
-        return Err((
-            format!("npy dtype '{ts}' is not checked (bf16/fp8 saved as raw void or big-endian data cannot be told apart)"),
-            0,
-        ));
-    };
-    let offset = header.data_offset;
-    let Some(nbytes) = header.nbytes_within(len) else {
-        return Err((
-            format!(
-                "npy header declares shape {:?} of {ts}, more than the {} bytes after the {offset}-byte header (file truncated?)",
-                header.shape,
-                len - offset
-            ),
-            offset,
-        ));
-    };
-    Ok(RawTensor {
-        io,
-        index,
-        element: el,
-        shape: header.shape,
-        offset,
-        nbytes,
-    })
-}
-
-fn read_npy(c: &Candidate, file: &File, len: u64) -> FileOutcome {
-    let (origin, io, index) = match &c.name {
-        FileName::Npy { origin, io, index } => (origin.as_ref(), *io, *index),
-        FileName::FxNpy(fx) => (None, Some(fx.io), Some(fx.index)),
-        _ => (None, None, None),
-    };
-    let raw = match npy_raw(file, len, io.unwrap_or(Io::Output), index.unwrap_or(0)) {
-        Ok(r) => r,
-        Err((m, offset)) => return FileOutcome::error(c, m, Some(offset)),
-    };
-    let op = op_ref(c, origin, None);
-    let nbytes = raw.nbytes;
-    match check_raw(file, &op, raw, Source::Npy) {
-        Ok(t) => FileOutcome {
-            bytes: nbytes,
-            tensors: vec![t],
-            decoded: true,
-            ..FileOutcome::default()
-        },
-        Err(e) => FileOutcome::error(c, e, None),
     }
 }

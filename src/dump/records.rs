@@ -149,6 +149,17 @@ pub struct StatsNote {
     pub op: OpRef,
 }
 
+/// A group: where in the tree, and which layout matched.
+pub type GroupKey = (Location, Layout);
+
+/// Given the ascending positions of a group's collectives: how many executed strictly before the
+/// operator execution at `order`, and its own collective ordinal if it is one.
+pub fn collectives_at(collectives: &[usize], order: usize) -> (usize, Option<usize>) {
+    let before = collectives.partition_point(|&c| c < order);
+    let own = (collectives.get(before) == Some(&order)).then_some(before);
+    (before, own)
+}
+
 /// Where a tensor sits: the index of its group in the report's `groups` and the position of its
 /// operator execution in the group's execution order.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -176,88 +187,4 @@ pub struct OpdebugRecord {
     pub paired_dump: Option<String>,
     #[serde(skip)]
     pub dir: String,
-}
-
-/// One group of files: a (rank, time, device, model, model id, step) of the tree.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Group {
-    #[serde(flatten)]
-    pub location: Location,
-    pub layout: Layout,
-    /// Where `rank` and `world_size` came from: `path` (the torchair `worldsize{W}_global_rank{R}`
-    /// directory), `option` (`--rank`/`--world-size`), `env:RANK` (the launcher variable read
-    /// with `--rank-from-env`, e.g. `env:SLURM_PROCID`); `None` when the rank is unknown.
-    pub rank_source: Option<String>,
-    pub files: u64,
-    pub tensors: u64,
-    pub bytes: u64,
-    pub anomalous_tensors: u64,
-    pub first_anomaly: Option<Anomaly>,
-    pub first_born: Option<Anomaly>,
-    /// Per operator execution, in execution order: the largest finite magnitude over its
-    /// tensors (`max(|min|, |max|)`, as f32 capped at `f32::MAX`), `None` when no tensor had a
-    /// finite value.
-    pub magnitudes: Vec<Option<f32>>,
-    /// Positions in execution order of the collective communication operators (HCCL: `Hcom*`
-    /// op types), ascending: the k-th entry is the group's collective number k (0-based).
-    pub collectives: Vec<usize>,
-    /// Producers of the inputs of anomalous operators, and overwrites, from device addresses.
-    pub addresses: super::address::Addresses,
-}
-
-impl Group {
-    /// How many collectives executed strictly before the operator execution at `order`, and the
-    /// ordinal of that execution if it is a collective itself.
-    pub fn collectives_at(&self, order: usize) -> (usize, Option<usize>) {
-        super::analysis::collectives_at(&self.collectives, order)
-    }
-}
-
-/// Totals over the whole scan.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Summary {
-    pub files_seen: u64,
-    pub dump_files: u64,
-    pub tensors: u64,
-    pub bytes: u64,
-    pub anomalous_tensors: u64,
-    pub groups: u64,
-    pub errors: u64,
-}
-
-/// What to run after a scan that found anomalies: plan the next, narrower dump from its saved
-/// JSON document (`npgx dump-config plan`, docs/dump-config.md).
-pub const NEXT_PLAN: &str = "npgx dump-config plan scan.json -o dump_config.json";
-
-impl ScanReport {
-    /// [`NEXT_PLAN`] when a plan applies: some tensor was anomalous.
-    pub fn next(&self) -> Option<&'static str> {
-        (self.summary.anomalous_tensors > 0).then_some(NEXT_PLAN)
-    }
-
-    /// Whether the scan checked nothing at all: not one tensor and not one Opdebug payload was
-    /// read (no dump file was found, or none decoded). Exit code 2, not "clean".
-    pub fn nothing_checked(&self) -> bool {
-        self.summary.tensors == 0 && self.opdebug.is_empty()
-    }
-}
-
-/// Everything a scan found.
-#[derive(Debug, Serialize)]
-pub struct ScanReport {
-    /// Rendered as the envelope's `schema_version` (`docs/json.md`).
-    #[serde(skip)]
-    pub schema_version: u32,
-    pub root: String,
-    pub summary: Summary,
-    pub groups: Vec<Group>,
-    pub anomalies: Vec<Anomaly>,
-    pub opdebug: Vec<OpdebugRecord>,
-    /// Statistics that overflowed by themselves (msprobe dumps), in execution order.
-    pub notes: Vec<StatsNote>,
-    pub errors: Vec<ScanError>,
-    /// Every checked tensor with its place, in execution order; kept and rendered only on
-    /// request (`--all`, shards).
-    #[serde(skip)]
-    pub tensors: super::sorted::TensorsInOrder,
 }

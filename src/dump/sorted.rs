@@ -27,7 +27,7 @@ use std::os::unix::fs::FileExt as _;
 
 use anyhow::Context as _;
 
-use super::analysis::{order_cmp, tensor_order, Placer};
+use super::order::{order_cmp, tensor_order, Placer};
 use super::records::{Place, TensorRecord};
 use super::store::TensorStore;
 

@@ -13,7 +13,7 @@ use std::hash::Hash;
 use indexmap::IndexSet;
 use npgx_parsers::dump::header::Io;
 
-use super::analysis::GroupKey;
+use super::records::GroupKey;
 use super::records::{OpRef, Source, TensorRecord};
 
 /// Distinct values, each stored once, by index (also the op names and paths of the analysis's

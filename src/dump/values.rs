@@ -1,11 +1,9 @@
-//! Tensor values: the one dump-header reader and the one tensor value reader of npgx.
+//! Tensor values in order: the one tensor value reader of npgx.
 //!
-//! [`decode_header`] turns a binary dump (v2, v1, TLV) into its header; [`list`] turns any file
-//! of a dump tree that holds tensors (binary dumps, `.npy`, npugraph_ex `.pt`) into
-//! [`TensorSlot`]s — where each tensor's bytes lie and how to read them — without reading any
-//! tensor data. [`ValueReader`] then gives one tensor's elements chunk by chunk, in logical C
-//! order ([`ValueReader::open`]) or, for a pair, in an order both sides share
-//! ([`ValueReader::pair`]: the metrics of a pair do not depend on the order of its elements):
+//! [`ValueReader`] gives the elements of a [`TensorSlot`] (from the lister, [`super::list`])
+//! chunk by chunk, in logical C order ([`ValueReader::open`]) or, for a pair, in an order both
+//! sides share ([`ValueReader::pair`]: the metrics of a pair do not depend on the order of its
+//! elements):
 //!
 //! * plain (ND) data is streamed from the file in fixed-size chunks: memory stays flat whatever
 //!   the tensor size;
@@ -22,495 +20,17 @@
 //! for writers of `.npy` files (`dump-convert`, `repro`).
 
 use std::fs::File;
-use std::os::unix::fs::FileExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use npgx_parsers::dump::dtype::{DType, Element};
-use npgx_parsers::dump::format::Format;
-use npgx_parsers::dump::header::{self, DumpHeader, Io, Probe, TensorDesc};
+use npgx_parsers::dump::dtype::Element;
 use npgx_parsers::dump::layout::PaddedView;
-use npgx_parsers::dump::name::{FileName, OpDumpName};
 use npgx_parsers::dump::scalar;
 
-use super::read::op_ref;
-use super::records::{OpRef, ScanError};
-use super::walk::Candidate;
+use super::blocks::{Blocks, ReadError};
+use super::list::{decode_header, is_real, read_exact, Data, InlineData, TensorSlot};
 
-/// Whole-file v1 protobufs larger than this are refused.
-pub const MAX_V1_LEN: u64 = 256 << 20;
 /// Elements decoded per chunk.
 pub const CHUNK: usize = 1 << 16;
-
-/// Why a header could not be read, and where.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct HeaderError {
-    pub message: String,
-    pub offset: Option<u64>,
-}
-
-/// Tensor bytes held inline by a v1 file, in header order.
-pub type InlineData = Vec<Vec<u8>>;
-
-/// Reads `len` bytes at `offset` (the caller has checked `len` against the file size).
-pub fn read_exact(file: &File, offset: u64, len: u64) -> Result<Vec<u8>, String> {
-    let n = usize::try_from(len).map_err(|_| format!("{len} bytes do not fit in memory"))?;
-    let mut v = vec![0u8; n];
-    file.read_exact_at(&mut v, offset)
-        .map_err(|e| format!("read of {len} bytes at offset {offset} failed: {e}"))?;
-    Ok(v)
-}
-
-/// Reads and decodes the header of a binary dump of `len` bytes; for v1 files also the inline
-/// tensor data (v1 files are refused above [`MAX_V1_LEN`]). Every length is checked against the
-/// file size by the parsers before anything is allocated.
-pub fn decode_header(
-    file: &File,
-    len: u64,
-) -> Result<(DumpHeader, Option<InlineData>), HeaderError> {
-    let err = |message: String, offset: Option<u64>| HeaderError { message, offset };
-    let mut prefix = [0u8; header::PROBE_LEN];
-    let n = (header::PROBE_LEN as u64).min(len) as usize;
-    file.read_exact_at(&mut prefix[..n], 0)
-        .map_err(|e| err(format!("cannot read: {e}"), Some(0)))?;
-    let probe = header::probe(&prefix[..n], len).map_err(|e| err(e.to_string(), Some(0)))?;
-    match probe {
-        Probe::V2 { header_len } => {
-            let bytes = read_exact(file, 8, header_len).map_err(|e| err(e, Some(8)))?;
-            let h = header::decode_v2(&bytes).map_err(|e| err(e.to_string(), Some(8)))?;
-            Ok((h, None))
-        }
-        Probe::Tlv { head_len } => {
-            let bytes = read_exact(file, 8, head_len).map_err(|e| err(e, Some(8)))?;
-            let h = header::decode_tlv(&bytes).map_err(|e| err(e.to_string(), Some(8)))?;
-            Ok((h, None))
-        }
-        Probe::V1Candidate { claimed_header_len } => {
-            if len > MAX_V1_LEN {
-                return Err(err(
-                    format!("header length {claimed_header_len} at offset 0 is larger than the file ({len} bytes)"),
-                    Some(0),
-                ));
-            }
-            let bytes = read_exact(file, 0, len).map_err(|e| err(e, Some(0)))?;
-            let v1 = header::decode_v1(&bytes, claimed_header_len)
-                .map_err(|e| err(e.to_string(), Some(0)))?;
-            Ok((v1.header, Some(v1.data)))
-        }
-    }
-}
-
-/// Where a tensor's bytes are.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Data {
-    /// `len` bytes at `offset` of the file, elements in logical C order.
-    Plain { offset: u64, len: u64 },
-    /// A padded device layout of `len` bytes at `offset`, brought back through `view`.
-    Padded {
-        offset: u64,
-        len: u64,
-        view: PaddedView,
-    },
-    /// A dense permuted view (a transposed `.pt` tensor): `len` bytes at `offset` hold its
-    /// elements, element `idx` of the view at `Σ idx·stride` (in elements).
-    Strided {
-        offset: u64,
-        len: u64,
-        stride: Vec<u64>,
-    },
-    /// Block `block` of a v1 whole-file protobuf (decoded again when read).
-    V1 {
-        block: usize,
-        view: Option<PaddedView>,
-    },
-    /// No values: only msprobe's statistics of the tensor (Max, Min, Mean, Norm), compared as
-    /// msprobe's summary mode does.
-    Statistics([Option<f64>; 4]),
-}
-
-/// One tensor of a file, ready to be read.
-#[derive(Clone, Debug, PartialEq)]
-pub struct TensorSlot {
-    pub io: Io,
-    pub index: usize,
-    pub dtype: DType,
-    pub element: Element,
-    /// Device format (ND for `.npy` / `.pt`).
-    pub format: Format,
-    /// Logical shape: the values come in C order over it.
-    pub shape: Vec<u64>,
-    /// `(name, output index)` of the pre-fusion op an output stands for (GE dumps).
-    pub original_op: Option<(String, u32)>,
-    pub data: Data,
-}
-
-impl TensorSlot {
-    /// Number of logical elements.
-    pub fn elements(&self) -> u64 {
-        product(&self.shape).unwrap_or(u64::MAX)
-    }
-}
-
-/// What one file holds.
-#[derive(Clone, Debug)]
-pub struct Listed {
-    pub path: PathBuf,
-    pub op: OpRef,
-    /// The op name from the file name (the sanitised name dump files are matched by); the
-    /// header's real name otherwise.
-    pub match_name: String,
-    pub tensors: Vec<TensorSlot>,
-    pub errors: Vec<ScanError>,
-    /// For a torchair FX data dump input `INPUT.{i}[.{j}]`: (i, j). GE numbers the inputs of
-    /// an op by position, a list argument flattened, so a comparison renumbers by this.
-    pub fx_input: Option<(usize, Option<usize>)>,
-}
-
-fn product(dims: &[u64]) -> Option<u64> {
-    dims.iter().try_fold(1u64, |a, &d| a.checked_mul(d))
-}
-
-/// Whether the values of an element type can be compared as real numbers.
-fn is_real(el: Element) -> bool {
-    el.size().is_some() && !matches!(el, Element::C64 | Element::C128)
-}
-
-/// Lists the tensors of a file found by the walk. Files that hold no tensor values (stats
-/// CSVs, Opdebug payloads) give `None`.
-pub fn list(c: &Candidate) -> Option<Listed> {
-    let error = |message: String, offset: Option<u64>| ScanError {
-        path: c.rel.clone(),
-        message,
-        offset,
-    };
-    let fallback = |errors: Vec<ScanError>| {
-        let op = op_ref(c, None, None);
-        Listed {
-            path: c.path.clone(),
-            match_name: op.op_name.clone(),
-            op,
-            tensors: Vec::new(),
-            errors,
-            fx_input: None,
-        }
-    };
-    let opened = File::open(&c.path)
-        .and_then(|f| f.metadata().map(|m| (f, m.len())))
-        .map_err(|e| error(format!("cannot open: {e}"), None));
-    let (file, len) = match opened {
-        Ok(x) => x,
-        Err(e) => return Some(fallback(vec![e])),
-    };
-    match &c.name {
-        FileName::Dump(name) if name.is_opdebug() => None,
-        FileName::Dump(name) => Some(list_dump(c, &file, len, Some(name))),
-        FileName::Hashed => Some(list_dump(c, &file, len, None)),
-        FileName::Npy { origin, io, index } => {
-            let op = op_ref(c, origin.as_ref(), None);
-            let mut l = Listed {
-                path: c.path.clone(),
-                match_name: origin
-                    .as_ref()
-                    .map_or_else(|| npy_stem(&c.rel).to_string(), |o| o.op_name.clone()),
-                op,
-                tensors: Vec::new(),
-                errors: Vec::new(),
-                fx_input: None,
-            };
-            match npy_slot(&file, len, io.unwrap_or(Io::Output), index.unwrap_or(0)) {
-                Ok(t) => l.tensors.push(t),
-                Err((m, off)) => l.errors.push(error(m, off)),
-            }
-            Some(l)
-        }
-        FileName::FxNpy(fx) => {
-            let op = op_ref(c, None, None);
-            let mut l = Listed {
-                path: c.path.clone(),
-                match_name: fx.op.clone(),
-                op,
-                tensors: Vec::new(),
-                errors: Vec::new(),
-                fx_input: (fx.io == Io::Input).then_some((fx.index, fx.part)),
-            };
-            match npy_slot(&file, len, fx.io, fx.index) {
-                Ok(t) => l.tensors.push(t),
-                Err((m, off)) => l.errors.push(error(m, off)),
-            }
-            Some(l)
-        }
-        FileName::Pt { fx_node, count, .. } => {
-            let mut op = op_ref(c, None, None);
-            op.op_name = fx_node.clone();
-            op.counter = *count;
-            let mut l = Listed {
-                path: c.path.clone(),
-                match_name: fx_node.clone(),
-                op,
-                tensors: Vec::new(),
-                errors: Vec::new(),
-                fx_input: None,
-            };
-            match super::pt::blocks(&file, len) {
-                Ok(tensors) => {
-                    for (index, t) in tensors.into_iter().enumerate() {
-                        match t.and_then(|raw| pt_slot(raw, Io::Output, index)) {
-                            Ok(slot) => l.tensors.push(slot),
-                            Err(m) => l.errors.push(error(format!("tensor {index}: {m}"), None)),
-                        }
-                    }
-                }
-                Err(m) => l.errors.push(error(m, None)),
-            }
-            Some(l)
-        }
-        FileName::Stats(_)
-        | FileName::StatsTable
-        | FileName::MsprobeDump
-        | FileName::Mapping
-        | FileName::Other => None,
-    }
-}
-
-/// A tensor of a `.pt` archive as a slot, or why its values are not compared.
-pub fn pt_slot(raw: super::pt::PtBlock, io: Io, index: usize) -> Result<TensorSlot, String> {
-    if !is_real(raw.element) {
-        return Err(format!(
-            "{} values are not compared",
-            raw.element.numpy_name()
-        ));
-    }
-    Ok(TensorSlot {
-        io,
-        index,
-        dtype: raw.element.dtype(),
-        element: raw.element,
-        format: Format::primary(Format::ND),
-        data: if raw.is_contiguous() {
-            Data::Plain {
-                offset: raw.offset,
-                len: raw.nbytes,
-            }
-        } else {
-            Data::Strided {
-                offset: raw.offset,
-                len: raw.nbytes,
-                stride: raw.stride,
-            }
-        },
-        shape: raw.shape,
-        original_op: None,
-    })
-}
-
-/// Every file's listing: one per file, except msprobe's dump.json, which lists one per
-/// tensor file of each call ([`super::msprobe::list`]).
-pub fn list_all(c: &Candidate) -> Vec<Listed> {
-    match c.name {
-        FileName::MsprobeDump => super::msprobe::list(c),
-        _ => list(c).into_iter().collect(),
-    }
-}
-
-/// The stem of a `.npy` file name without msaccucmp naming (`x.npy` → `x`).
-fn npy_stem(rel: &str) -> &str {
-    let name = rel.rsplit('/').next().unwrap_or(rel);
-    name.strip_suffix(".npy").unwrap_or(name)
-}
-
-/// A `.npy` file as a tensor slot: header parsed from its first bytes, data after it.
-pub fn npy_slot(
-    file: &File,
-    len: u64,
-    io: Io,
-    index: usize,
-) -> Result<TensorSlot, (String, Option<u64>)> {
-    let header = super::npy::read_header(file, len).map_err(|e| (e, Some(0)))?;
-    let Some(ts) = &header.type_str else {
-        return Err(("structured .npy arrays are not tensors".into(), Some(0)));
-    };
-    let el = header.element().ok_or_else(|| {
-        (
-            format!("npy dtype '{ts}' is not read (bf16/fp8 saved as raw void or big-endian data cannot be told apart)"),
-            Some(0),
-        )
-    })?;
-    // Values are compared in order: a column-major array would pair the wrong elements.
-    if header.fortran {
-        return Err(("Fortran-order .npy arrays are not read".into(), Some(0)));
-    }
-    let Some(nbytes) = header.nbytes_within(len) else {
-        return Err((
-            format!(
-                "npy header declares shape {:?} of {ts}, more than the file's {len} bytes",
-                header.shape
-            ),
-            Some(0),
-        ));
-    };
-    Ok(TensorSlot {
-        io,
-        index,
-        dtype: el.dtype(),
-        element: el,
-        format: Format::primary(Format::ND),
-        shape: header.shape,
-        original_op: None,
-        data: Data::Plain {
-            offset: header.data_offset,
-            len: nbytes,
-        },
-    })
-}
-
-/// The slot of one header entry, or why its values cannot be read.
-pub fn dump_slot(
-    t: &TensorDesc,
-    available: u64,
-    offset: u64,
-    block: Option<usize>,
-) -> Result<TensorSlot, (String, Option<u64>)> {
-    let what = format!("{} {}", t.io, t.index);
-    let el = t.dtype.element().filter(|&e| is_real(e)).ok_or_else(|| {
-        (
-            format!(
-                "{what} has data type {}, whose values are not read",
-                t.dtype
-            ),
-            None,
-        )
-    })?;
-    if available < t.size {
-        return Err((
-            format!(
-                "{what} declares {} bytes at offset {offset} but the file holds {available}: truncated block",
-                t.size
-            ),
-            Some(offset),
-        ));
-    }
-    let es = el.size().unwrap_or(1) as u64;
-    let device_bytes = product(&t.shape).and_then(|n| n.checked_mul(es));
-    if device_bytes != Some(t.size) {
-        return Err((
-            format!(
-                "{what}: shape {:?} of {} needs {} bytes but the block declares {}",
-                t.shape,
-                t.dtype,
-                device_bytes.map_or_else(|| "too many".to_string(), |b| b.to_string()),
-                t.size
-            ),
-            Some(offset),
-        ));
-    }
-    let view = if t.format.is_padded_device_format() {
-        let v = PaddedView::new(t.format, &t.shape, &t.original_shape);
-        if v.is_none() {
-            return Err((
-                format!(
-                    "{what}: format {} with device shape {:?} and original shape {:?} cannot be brought back to ND",
-                    t.format, t.shape, t.original_shape
-                ),
-                Some(offset),
-            ));
-        }
-        v
-    } else {
-        None
-    };
-    let shape = match &view {
-        Some(v) => v.logical_shape.clone(),
-        None if !t.original_shape.is_empty() && product(&t.original_shape) == product(&t.shape) => {
-            t.original_shape.clone()
-        }
-        None => t.shape.clone(),
-    };
-    let data = match (block, view) {
-        (Some(block), view) => Data::V1 { block, view },
-        (None, Some(view)) => Data::Padded {
-            offset,
-            len: t.size,
-            view,
-        },
-        (None, None) => Data::Plain {
-            offset,
-            len: t.size,
-        },
-    };
-    Ok(TensorSlot {
-        io: t.io,
-        index: t.index,
-        dtype: t.dtype,
-        element: el,
-        format: t.format,
-        shape,
-        original_op: t
-            .original_name
-            .clone()
-            .zip(t.original_output_index)
-            .filter(|_| t.io == Io::Output),
-        data,
-    })
-}
-
-fn list_dump(c: &Candidate, file: &File, len: u64, name: Option<&OpDumpName>) -> Listed {
-    let error = |message: String, offset: Option<u64>| ScanError {
-        path: c.rel.clone(),
-        message,
-        offset,
-    };
-    let (h, inline) = match decode_header(file, len) {
-        Ok(x) => x,
-        Err(e) => {
-            let op = op_ref(c, name, None);
-            return Listed {
-                path: c.path.clone(),
-                match_name: name.map_or_else(|| op.op_name.clone(), |n| n.op_name.clone()),
-                op,
-                tensors: Vec::new(),
-                errors: vec![error(e.message, e.offset)],
-                fx_input: None,
-            };
-        }
-    };
-    let op = op_ref(c, name, Some(&h));
-    let mut l = Listed {
-        path: c.path.clone(),
-        match_name: name.map_or_else(|| op.op_name.clone(), |n| n.op_name.clone()),
-        op,
-        tensors: Vec::new(),
-        errors: Vec::new(),
-        fx_input: None,
-    };
-    if !h
-        .tensors
-        .iter()
-        .any(|t| matches!(t.io, Io::Input | Io::Output))
-    {
-        l.errors.push(error(
-            format!(
-                "the {} header declares no inputs or outputs (not a dump file?)",
-                h.framing
-            ),
-            Some(8),
-        ));
-        return l;
-    }
-    let blocks = h.blocks(len);
-    for (i, (t, span)) in h.tensors.iter().zip(&blocks).enumerate() {
-        if !t.is_tensor_data() {
-            continue;
-        }
-        let (available, block) = match &inline {
-            Some(d) => (d.get(i).map_or(0, |b| b.len() as u64), Some(i)),
-            None => (span.available, None),
-        };
-        match dump_slot(t, available, span.offset, block) {
-            Ok(s) => l.tensors.push(s),
-            Err((m, off)) => l.errors.push(error(m, off)),
-        }
-    }
-    l
-}
 
 /// Decodes the whole elements of `el` in `bytes` to `f64` into `out`, as many as fit; returns
 /// how many. Inlined (no call into a generic `Vec` method), so it is compiled into the vectorised
@@ -624,9 +144,29 @@ pub fn raw_tensor(path: &Path, slot: &TensorSlot) -> Result<Vec<u8>, String> {
     }
 }
 
+/// The bytes of a slot's block as the file holds them (device layout, storage order), read
+/// whole from `file` (or from `inline`, the data of a v1 file). For writers that keep the
+/// device layout beside the logical one (repro).
+pub fn device_block(
+    file: &File,
+    inline: Option<&InlineData>,
+    slot: &TensorSlot,
+) -> Result<Vec<u8>, String> {
+    match &slot.data {
+        Data::Plain { offset, len }
+        | Data::Padded { offset, len, .. }
+        | Data::Strided { offset, len, .. } => read_exact(file, *offset, *len),
+        Data::V1 { block, .. } => inline
+            .and_then(|d| d.get(*block))
+            .cloned()
+            .ok_or_else(|| "v1 data block missing".to_string()),
+        Data::Statistics(_) => Err("statistics only: the dump holds no values".to_string()),
+    }
+}
+
 /// The elements of a strided view of `storage` (`es`-byte elements) in C order over `shape`.
 fn gather_strided(storage: &[u8], shape: &[u64], stride: &[u64], es: usize) -> Option<Vec<u8>> {
-    let n = product(shape)?;
+    let n = shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d))?;
     let mut out = Vec::with_capacity(usize::try_from(n).ok()?.checked_mul(es)?.min(storage.len()));
     gather_strided_range(storage, shape, stride, es, 0, n, &mut out)?;
     Some(out)
@@ -664,19 +204,29 @@ fn gather_strided_range(
     Some(())
 }
 
+/// Where a reader's elements come from: streamed from the file, or held in memory.
 enum Source {
     /// Plain data streamed from the file.
-    File { file: File, pos: u64, end: u64 },
-    /// Elements in order, held whole.
-    Memory { bytes: Vec<u8>, pos: usize },
+    File {
+        blocks: Blocks,
+        pos: u64,
+        end: u64,
+    },
     /// A padded device layout streamed from the file row by row in device order, the padding
     /// of each row dropped.
     Rows {
-        file: File,
+        blocks: Blocks,
         offset: u64,
         view: PaddedView,
         row: u64,
     },
+    Held(Held),
+}
+
+/// Elements held in memory.
+enum Held {
+    /// Elements in order, held whole.
+    Memory { bytes: Vec<u8>, pos: usize },
     /// Logical elements held whole, taken in the device order of `view` (the other side's).
     Picked {
         bytes: Vec<u8>,
@@ -710,9 +260,10 @@ impl ValueReader {
         let size = real_size(slot)?;
         let source = match &slot.data {
             Data::Plain { offset, len } => {
-                let file = File::open(path).map_err(|e| format!("cannot open: {e}"))?;
+                let blocks = open_blocks(path)?;
+                blocks.will_read(*offset, *len);
                 Source::File {
-                    file,
+                    blocks,
                     pos: *offset,
                     end: offset.saturating_add(*len / size as u64 * size as u64),
                 }
@@ -723,18 +274,20 @@ impl ValueReader {
                 stride,
             } => {
                 let file = File::open(path).map_err(|e| format!("cannot open: {e}"))?;
-                Source::Strided {
+                Source::Held(Held::Strided {
                     storage: read_exact(&file, *offset, *len)?,
                     shape: slot.shape.clone(),
                     stride: stride.clone(),
                     pos: 0,
                     end: slot.elements(),
-                }
+                })
             }
-            Data::Padded { .. } | Data::V1 { .. } | Data::Statistics(_) => Source::Memory {
-                bytes: raw_tensor(path, slot)?,
-                pos: 0,
-            },
+            Data::Padded { .. } | Data::V1 { .. } | Data::Statistics(_) => {
+                Source::Held(Held::Memory {
+                    bytes: raw_tensor(path, slot)?,
+                    pos: 0,
+                })
+            }
         };
         Ok(ValueReader::with(source, slot.element, size))
     }
@@ -750,10 +303,11 @@ impl ValueReader {
         let open = |(path, slot): (&Path, &TensorSlot), order: Option<&PaddedView>| {
             let size = real_size(slot)?;
             let source = match (&slot.data, order) {
-                (Data::Padded { offset, view, .. }, Some(order)) if view == order => {
-                    let file = File::open(path).map_err(|e| format!("cannot open: {e}"))?;
+                (Data::Padded { offset, view, len }, Some(order)) if view == order => {
+                    let blocks = open_blocks(path)?;
+                    blocks.will_read(*offset, *len);
                     Source::Rows {
-                        file,
+                        blocks,
                         offset: *offset,
                         view: view.clone(),
                         row: 0,
@@ -768,11 +322,11 @@ impl ValueReader {
                             order.logical_elements
                         ));
                     }
-                    Source::Picked {
+                    Source::Held(Held::Picked {
                         bytes,
                         view: order.clone(),
                         row: 0,
-                    }
+                    })
                 }
                 _ => return ValueReader::open(path, slot),
             };
@@ -804,28 +358,28 @@ impl ValueReader {
         }
     }
 
-    /// The next at most `max` elements (at least one) as raw little-endian bytes of the
-    /// tensor's own type; empty at the end.
-    pub fn next_bytes(&mut self, max: usize) -> Result<&[u8], String> {
+    /// Calls `f` with the next at most `max` elements (at least one) as raw little-endian bytes
+    /// of the tensor's own type (empty at the end), and gives back its result. The bytes may be
+    /// the file's own pages (a mapped file, under the SIGBUS guard), so they exist only for the
+    /// call; a file that lost bytes while it was read is an error, whatever `f` computed.
+    pub fn next_with<R>(
+        &mut self,
+        max: usize,
+        f: impl for<'a> FnOnce(&'a [u8]) -> R,
+    ) -> Result<R, String> {
         let es = self.size;
         let max = max.max(1);
         match &mut self.source {
-            Source::File { file, pos, end } => {
-                let want = (*end - *pos).min((max * es) as u64) as usize;
-                self.buf.resize(want, 0);
-                file.read_exact_at(&mut self.buf, *pos)
-                    .map_err(|e| format!("read at offset {pos} failed: {e}"))?;
-                *pos += want as u64;
-                Ok(&self.buf)
-            }
-            Source::Memory { bytes, pos } => {
-                let want = (bytes.len() - *pos).min(max * es) / es * es;
-                let start = *pos;
+            Source::File { blocks, pos, end } => {
+                let want = (*end - *pos).min((max * es) as u64);
+                let r = blocks
+                    .with_range(*pos, want, &mut self.buf, f)
+                    .map_err(|e| e.to_string())?;
                 *pos += want;
-                Ok(&bytes[start..start + want])
+                Ok(r)
             }
             Source::Rows {
-                file,
+                blocks,
                 offset,
                 view,
                 row,
@@ -839,51 +393,34 @@ impl ValueReader {
                 // Rows of padding only give nothing: read on until some element or the end.
                 while self.buf.is_empty() && *row < view.rows {
                     let n = rows_per_chunk(view, max).min(view.rows - *row);
-                    self.rows.resize(n as usize * row_bytes, 0);
                     let at = *offset + *row * row_bytes as u64;
-                    file.read_exact_at(&mut self.rows, at)
-                        .map_err(|e| format!("read at offset {at} failed: {e}"))?;
-                    for (r, bytes) in (*row..*row + n).zip(self.rows.chunks_exact(row_bytes)) {
-                        let real = (view.real_in_row(r) as usize).min(view.row_len as usize);
-                        self.buf.extend_from_slice(&bytes[..real * es]);
-                    }
+                    let first = *row;
+                    let buf = &mut self.buf;
+                    blocks
+                        .with_range(at, n * row_bytes as u64, &mut self.rows, |rows| {
+                            for (r, bytes) in (first..first + n).zip(rows.chunks_exact(row_bytes)) {
+                                let real =
+                                    (view.real_in_row(r) as usize).min(view.row_len as usize);
+                                buf.extend_from_slice(&bytes[..real * es]);
+                            }
+                        })
+                        .map_err(|e| e.to_string())?;
                     *row += n;
                 }
-                Ok(&self.buf)
+                Ok(f(&self.buf))
             }
-            Source::Picked { bytes, view, row } => {
-                // The same rows per call as the other side's `Rows`.
-                self.buf.clear();
-                while self.buf.is_empty() && *row < view.rows {
-                    let n = rows_per_chunk(view, max).min(view.rows - *row);
-                    for r in *row..*row + n {
-                        for col in 0..view.real_in_row(r) {
-                            let at = usize::try_from(view.logical_index(r, col))
-                                .ok()
-                                .and_then(|i| i.checked_mul(es))
-                                .and_then(|at| bytes.get(at..at.checked_add(es)?))
-                                .ok_or("the device layout runs past the other side's elements")?;
-                            self.buf.extend_from_slice(at);
-                        }
-                    }
-                    *row += n;
-                }
-                Ok(&self.buf)
+            Source::Held(held) => Ok(f(next_held(held, &mut self.buf, es, max)?)),
+        }
+    }
+
+    /// Whether the files read still hold every byte they had when they were opened: a file
+    /// truncated after its last read is reported as changed too.
+    pub fn finish(&self) -> Result<(), String> {
+        match &self.source {
+            Source::File { blocks, .. } | Source::Rows { blocks, .. } if !blocks.still_whole() => {
+                Err(ReadError::Changed { offset: 0 }.to_string())
             }
-            Source::Strided {
-                storage,
-                shape,
-                stride,
-                pos,
-                end,
-            } => {
-                let n = (*end - *pos).min(max as u64);
-                self.buf.clear();
-                gather_strided_range(storage, shape, stride, es, *pos, n, &mut self.buf)
-                    .ok_or("strided view runs past its storage")?;
-                *pos += n;
-                Ok(&self.buf)
-            }
+            _ => Ok(()),
         }
     }
 
@@ -893,11 +430,72 @@ impl ValueReader {
     }
 }
 
-/// Device rows per call of [`ValueReader::next_bytes`] for at most `max` elements (at least one
+/// The next at most `max` elements (of `es` bytes) of elements held in memory; `buf` holds them
+/// when they are not contiguous there.
+fn next_held<'a>(
+    held: &'a mut Held,
+    buf: &'a mut Vec<u8>,
+    es: usize,
+    max: usize,
+) -> Result<&'a [u8], String> {
+    match held {
+        Held::Memory { bytes, pos } => {
+            let want = (bytes.len() - *pos).min(max * es) / es * es;
+            let start = *pos;
+            *pos += want;
+            Ok(&bytes[start..start + want])
+        }
+        Held::Picked { bytes, view, row } => {
+            // The same rows per call as the other side's `Rows`.
+            buf.clear();
+            while buf.is_empty() && *row < view.rows {
+                let n = rows_per_chunk(view, max).min(view.rows - *row);
+                for r in *row..*row + n {
+                    for col in 0..view.real_in_row(r) {
+                        let at = usize::try_from(view.logical_index(r, col))
+                            .ok()
+                            .and_then(|i| i.checked_mul(es))
+                            .and_then(|at| bytes.get(at..at.checked_add(es)?))
+                            .ok_or("the device layout runs past the other side's elements")?;
+                        buf.extend_from_slice(at);
+                    }
+                }
+                *row += n;
+            }
+            Ok(buf)
+        }
+        Held::Strided {
+            storage,
+            shape,
+            stride,
+            pos,
+            end,
+        } => {
+            let n = (*end - *pos).min(max as u64);
+            buf.clear();
+            gather_strided_range(storage, shape, stride, es, *pos, n, buf)
+                .ok_or("strided view runs past its storage")?;
+            *pos += n;
+            Ok(buf)
+        }
+    }
+}
+
+/// Device rows per call of [`ValueReader::next_with`] for at most `max` elements (at least one
 /// row): a function of the layout alone, so both sides of a pair in device order give the same
 /// elements per call.
 fn rows_per_chunk(view: &PaddedView, max: usize) -> u64 {
     (max as u64 / view.row_len.max(1)).max(1)
+}
+
+/// The file at `path`, opened for reading its blocks.
+fn open_blocks(path: &Path) -> Result<Blocks, String> {
+    let file = File::open(path).map_err(|e| format!("cannot open: {e}"))?;
+    let len = file
+        .metadata()
+        .map_err(|e| format!("cannot stat: {e}"))?
+        .len();
+    Ok(Blocks::new(file, len))
 }
 
 /// The size of `slot`'s elements, if npgx reads its values.
@@ -911,14 +509,17 @@ fn real_size(slot: &TensorSlot) -> Result<usize, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dump::list::dump_slot;
+    use npgx_parsers::dump::dtype::DType;
+    use npgx_parsers::dump::format::Format;
+    use npgx_parsers::dump::header::{Io, TensorDesc};
 
     /// The next at most `max` values of `r`, decoded; empty at the end.
     fn next_values(r: &mut ValueReader, out: &mut Vec<f64>, max: usize) -> usize {
         let el = r.element();
-        decode_into(el, r.next_bytes(max).unwrap(), {
-            out.clear();
-            out
-        });
+        out.clear();
+        r.next_with(max, |bytes| decode_into(el, bytes, out))
+            .unwrap();
         out.len()
     }
 
@@ -1021,6 +622,7 @@ mod tests {
             shape: vec![10],
             original_op: None,
             data: Data::Plain { offset: 3, len: 40 },
+            unordered: None,
         };
         let mut r = ValueReader::open(&path, &slot).unwrap();
         let mut out = Vec::new();
@@ -1061,7 +663,9 @@ mod tests {
             shape: vec![1, 1, 1, 3, 4],
             ..desc
         };
-        assert!(dump_slot(&wrong, 8, 0, None).is_err());
+        let unordered = dump_slot(&wrong, 8, 0, None).unwrap();
+        assert!(unordered.unordered.is_some());
+        assert!(crate::dump::list::ordered_slot(unordered).is_err());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

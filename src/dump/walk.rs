@@ -34,6 +34,10 @@ use rayon::prelude::*;
 
 use super::records::ScanError;
 
+/// The directory msprobe writes tensor files to, beside dump.json: its files are read through
+/// the dump.json, not as files of the tree.
+pub const TENSOR_DIR: &str = "dump_tensor_data";
+
 /// A file to read, with everything its name and place in the tree say.
 #[derive(Clone, Debug)]
 pub struct Candidate {
@@ -189,9 +193,7 @@ impl Ctx<'_> {
         };
         let (layout, location) = layout_path::locate(&comps);
         // msprobe's tensor files are read through the dump.json beside their directory.
-        let msprobe_data = dir_path
-            .file_name()
-            .is_some_and(|n| n == super::msprobe::TENSOR_DIR)
+        let msprobe_data = dir_path.file_name().is_some_and(|n| n == TENSOR_DIR)
             && dir_path
                 .parent()
                 .is_some_and(|p| p.join("dump.json").is_file());

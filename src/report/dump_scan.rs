@@ -722,7 +722,8 @@ fn addresses_text(o: &mut String, a: &Addresses) {
 mod tests {
     use super::{csv_in_chunks, parquet_in_chunks};
     use crate::dump::analysis::Collector;
-    use crate::dump::records::{OpRef, Source, Summary, TensorRecord};
+    use crate::dump::records::{OpRef, Source, TensorRecord};
+    use crate::dump::scan_report::Summary;
     use crate::dump::ScanReport;
     use npgx_parsers::dump::header::Io;
     use npgx_parsers::dump::path::{Layout, Location};

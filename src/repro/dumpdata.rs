@@ -1,8 +1,9 @@
 //! The failing operator's dump file: finding it in a dump tree and turning each input and
 //! output into a `.npy` in the logical (original) shape.
 //!
-//! Decoding goes through the one dump-header reader of npgx, [`values::decode_header`];
-//! [`header::DumpHeader::blocks`] gives the byte spans (already clipped to the file), and
+//! Decoding goes through the one dump-header reader and the one tensor lister of npgx,
+//! [`list::decode_header`] and [`list::header_slots`] (which also decides a truncated block: an
+//! error, never a short tensor); each block is read as the device holds it, and
 //! [`PaddedView::gather`] — the code `dump-compare` and `dump-convert` use too — brings a
 //! padded device layout (NC1HWC0, FRACTAL_Z, FRACTAL_NZ, …) back to the logical tensor. Formats
 //! without a view keep the device layout, and the case says so. Converted `.npy` files are
@@ -18,6 +19,7 @@ use npgx_parsers::dump::layout::PaddedView;
 use npgx_parsers::dump::name::{self, FileName, OpDumpName};
 
 use super::case::{DumpFacts, DumpTensorFacts};
+use crate::dump::list::{self, TensorSlot};
 use crate::dump::npy;
 use crate::dump::values;
 
@@ -263,8 +265,14 @@ pub fn decode(
     let file = File::open(path).map_err(|e| format!("{shown}: {e}"))?;
     let len = file.metadata().map_err(|e| format!("{shown}: {e}"))?.len();
     let (h, inline) =
-        values::decode_header(&file, len).map_err(|e| format!("{shown}: {}", e.message))?;
+        list::decode_header(&file, len).map_err(|e| format!("{shown}: {}", e.message))?;
     let blocks = h.blocks(len);
+    // The tensors' bytes as the lister places them (one rule for a truncated block).
+    let mut slots: BTreeMap<usize, Result<TensorSlot, String>> =
+        list::header_slots(&h, inline.as_ref(), len)
+            .into_iter()
+            .map(|(i, slot)| (i, slot.map_err(|(m, _)| m)))
+            .collect();
     let mut facts = DumpFacts {
         file: shown.to_string(),
         framing: h.framing.to_string(),
@@ -287,18 +295,17 @@ pub fn decode(
             Io::Output => "output",
             Io::Buffer | Io::Workspace | Io::Parameter => continue,
         };
-        let bytes = || -> Result<Vec<u8>, String> {
-            match &inline {
+        if t.io == Io::Input && t.is_tiling_data() {
+            // Tiling data is no tensor: its block is copied as it is.
+            let tiling = match &inline {
                 Some(d) => Ok(d.get(i).cloned().unwrap_or_default()),
                 None if span.available < span.size => Err(format!(
                     "{io} {} declares {} bytes at offset {} but the file holds {}: truncated block",
                     t.index, span.size, span.offset, span.available
                 )),
-                None => values::read_exact(&file, span.offset, span.size),
-            }
-        };
-        if t.io == Io::Input && t.is_tiling_data() {
-            match bytes() {
+                None => list::read_exact(&file, span.offset, span.size),
+            };
+            match tiling {
                 Ok(b) => {
                     let rel = "tiling_data.bin".to_string();
                     facts.tiling_data = Some(rel.clone());
@@ -325,6 +332,12 @@ pub fn decode(
             npy_shape: None,
             layout: "none".to_string(),
             note: None,
+        };
+        let slot = slots.remove(&i);
+        let bytes = || match slot {
+            Some(Ok(slot)) => values::device_block(&file, inline.as_ref(), &slot),
+            Some(Err(m)) => Err(m),
+            None => Err("not tensor data".to_string()),
         };
         let converted = tensor_npy(t, bytes).and_then(|c| {
             let main = npy::encode(c.ty.descr, &c.shape, &c.data).map_err(|e| e.to_string())?;

@@ -22,3 +22,4 @@ mod repro;
 mod triage;
 mod triage_nodes;
 mod triage_ranks;
+mod truncation;

@@ -1,0 +1,446 @@
+//! Mapped reads of dump files, guarded against SIGBUS: the only `unsafe` of the read path.
+//!
+//! A dump's tensor bytes are read where the page cache holds them, through a read-only private
+//! mapping of the file, instead of being copied into a buffer first (the copy was the limit of
+//! dump-scan and dump-compare, see docs/performance.md). The price of a mapping is that a file
+//! truncated while it is mapped turns every access past its new end into a SIGBUS, which by
+//! default kills the process. The guard turns that into an error of the one read:
+//!
+//! * [`Mapping::read`] registers the range it hands out in a per-thread table (up to
+//!   [`DEPTH`] nested reads: dump-compare reads a golden and a target block at once), calls the
+//!   consumer, and unregisters the range;
+//! * a process-wide SIGBUS handler, installed once, looks the faulting address up in the
+//!   *current thread's* table. Inside a registered range it maps an anonymous zero page over the
+//!   faulting page (`MAP_FIXED`), marks that read as failed and returns: the faulting load runs
+//!   again, reads zeros, and the consumer finishes on bytes that are then thrown away
+//!   ([`Vanished`]: the caller reports the file as changed while it was read). Any other SIGBUS
+//!   — another thread's, an address outside every range, one sent by `kill` — goes to the
+//!   action that was there before (Rust's runtime handler, or the default: the process dies as
+//!   it would have without npgx's handler).
+//!
+//! # Soundness
+//!
+//! * **Signal safety.** The handler reads the faulting address from `siginfo_t`, reads the
+//!   current thread's table (atomics in a `const`-initialised `thread_local!` without
+//!   destructor: on Linux a plain access to the thread's static TLS block, no allocation, no
+//!   lock, no lazy initialisation), and calls `mmap` (one system call; glibc's wrapper takes no
+//!   lock), `sigaction` and `raise` (async-signal-safe), or the previous handler. It allocates
+//!   nothing and takes no lock.
+//! * **Threads.** A SIGBUS from a memory access is delivered to the thread that made it, so a
+//!   thread only ever sees its own table. Another thread's fault in the same file falls into
+//!   that thread's own registration or none.
+//! * **Ordering.** The table is written and read by the same thread (the handler interrupts
+//!   it): a compiler fence after registering and before unregistering keeps the stores where
+//!   they are relative to the consumer's loads.
+//! * **Aliasing.** The mapping is held as a raw pointer. A `&[u8]` over it exists only inside
+//!   [`Mapping::read`], while its range is registered, and cannot outlive the call (the
+//!   consumer's result cannot borrow it); it is never held across an unguarded call. During the
+//!   call every byte of it stays readable: a file page, or our zero page after a fault. Its
+//!   contents may change under the reference (the zero page, or another process writing the
+//!   file, as with any file mapping): `u8` has no invalid values and the consumers' control flow
+//!   and indexing depend on lengths only, never on the bytes, so a changed byte can only give a
+//!   wrong statistic — and after a fault that result is discarded; a change without a fault (a
+//!   writer rewriting the file in place) is what a `pread` would have seen too.
+//! * **Lifetime.** The mapping is unmapped on drop, zero pages included (they lie inside it).
+//!
+//! Mapping is on by default; `--no-mmap` or `NPGX_NO_MMAP=1` ([`set_enabled`]) makes every read
+//! a positional read, for file systems where mapping is slow.
+
+use std::cell::Cell;
+use std::fs::File;
+use std::os::fd::AsRawFd;
+use std::ptr::NonNull;
+use std::sync::atomic::{compiler_fence, AtomicBool, AtomicPtr, AtomicUsize, Ordering};
+use std::sync::Once;
+
+/// Nested guarded reads a thread may have at once.
+pub const DEPTH: usize = 4;
+
+/// A file mapped read-only, whole.
+pub struct Mapping {
+    base: NonNull<u8>,
+    len: usize,
+}
+
+/// The pages under a guarded read vanished (the file was truncated while it was read): what
+/// was computed from them is not to be used.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Vanished;
+
+static ENABLED: AtomicBool = AtomicBool::new(true);
+
+/// Turns mapped reads on or off for the whole process (`--no-mmap`, `NPGX_NO_MMAP`).
+pub fn set_enabled(on: bool) {
+    ENABLED.store(on, Ordering::Relaxed);
+}
+
+/// Whether mapped reads are on.
+pub fn enabled() -> bool {
+    ENABLED.load(Ordering::Relaxed)
+}
+
+impl Mapping {
+    /// Maps the first `len` bytes of `file` (its length when it was opened). `None` when
+    /// mapped reads are off, `len` is 0 or does not fit, or the file cannot be mapped (the
+    /// caller reads it with `pread` instead).
+    pub fn new(file: &File, len: u64) -> Option<Mapping> {
+        let len = usize::try_from(len).ok().filter(|&l| l > 0)?;
+        if !enabled() {
+            return None;
+        }
+        install();
+        // SAFETY: a fresh read-only private mapping at an address the kernel chooses; it
+        // aliases no Rust object. The file descriptor is valid for the call (borrowed `file`);
+        // the mapping stays valid after the file is closed.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ,
+                libc::MAP_PRIVATE,
+                file.as_raw_fd(),
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return None;
+        }
+        let base = NonNull::new(p.cast::<u8>())?;
+        Some(Mapping { base, len })
+    }
+
+    /// Tells the kernel the range will be read soon, front to back (read-ahead).
+    pub fn will_read(&self, offset: u64, len: u64) {
+        let Some((start, end)) = self.range(offset, len) else {
+            return;
+        };
+        let page = page_size();
+        let from = start / page * page;
+        // SAFETY: advice only, on pages inside our own mapping; it changes no content.
+        unsafe {
+            let at = self.base.as_ptr().add(from).cast();
+            libc::madvise(at, end - from, libc::MADV_SEQUENTIAL);
+            libc::madvise(at, end - from, libc::MADV_WILLNEED);
+        }
+    }
+
+    /// `[offset, offset + len)` as a range of the mapping, if it lies inside.
+    fn range(&self, offset: u64, len: u64) -> Option<(usize, usize)> {
+        let start = usize::try_from(offset).ok()?;
+        let end = start.checked_add(usize::try_from(len).ok()?)?;
+        (end <= self.len).then_some((start, end))
+    }
+
+    /// Calls `f` with the bytes `[offset, offset + len)` of the file under the SIGBUS guard:
+    /// `Ok(Ok(_))` with its result when every page stayed there, `Ok(Err(Vanished))` when some
+    /// vanished while `f` ran (its result is dropped). `f` comes back uncalled (`Err(f)`) when
+    /// the range is not inside the mapping or the thread already has [`DEPTH`] guarded reads
+    /// open.
+    pub fn read<R, F>(&self, offset: u64, len: u64, f: F) -> Result<Result<R, Vanished>, F>
+    where
+        F: for<'a> FnOnce(&'a [u8]) -> R,
+    {
+        let Some((start, end)) = self.range(offset, len) else {
+            return Err(f);
+        };
+        // SAFETY: `start <= end <= self.len`, inside the mapping.
+        let at = unsafe { self.base.as_ptr().add(start) };
+        let Some(guard) = Registered::new(at as usize, end - start) else {
+            return Err(f);
+        };
+        // SAFETY: see the module's soundness argument: the range is mapped readable for the
+        // whole call (file pages, or zero pages put there by the handler), registered with the
+        // guard, and the slice cannot outlive `f`.
+        let r = f(unsafe { std::slice::from_raw_parts(at, end - start) });
+        if guard.finish() {
+            Ok(Err(Vanished))
+        } else {
+            Ok(Ok(r))
+        }
+    }
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // SAFETY: unmaps exactly the mapping made in `new` (zero pages put over parts of it
+        // lie inside it); no slice into it outlives `read`.
+        unsafe {
+            libc::munmap(self.base.as_ptr().cast(), self.len);
+        }
+    }
+}
+
+/// The guarded ranges of one thread: start, length, and whether a page of it vanished. A
+/// length of 0 marks a free entry.
+struct Table {
+    start: [AtomicUsize; DEPTH],
+    len: [AtomicUsize; DEPTH],
+    faulted: [AtomicBool; DEPTH],
+}
+
+thread_local! {
+    static TABLE: Table = const {
+        Table {
+            start: [const { AtomicUsize::new(0) }; DEPTH],
+            len: [const { AtomicUsize::new(0) }; DEPTH],
+            faulted: [const { AtomicBool::new(false) }; DEPTH],
+        }
+    };
+    /// Entries of [`TABLE`] in use, innermost last (only the thread itself writes it).
+    static USED: Cell<usize> = const { Cell::new(0) };
+}
+
+/// One registered range; [`Registered::finish`] (or drop, on a panic) frees it.
+struct Registered {
+    slot: usize,
+    done: bool,
+}
+
+impl Registered {
+    fn new(start: usize, len: usize) -> Option<Registered> {
+        let slot = USED.with(Cell::get);
+        if slot >= DEPTH || len == 0 {
+            return None;
+        }
+        TABLE.with(|t| {
+            t.faulted[slot].store(false, Ordering::Relaxed);
+            t.start[slot].store(start, Ordering::Relaxed);
+            t.len[slot].store(len, Ordering::Relaxed);
+        });
+        USED.with(|u| u.set(slot + 1));
+        compiler_fence(Ordering::SeqCst);
+        Some(Registered { slot, done: false })
+    }
+
+    /// Frees the entry; whether a page of its range vanished.
+    fn finish(mut self) -> bool {
+        self.done = true;
+        self.free()
+    }
+
+    fn free(&self) -> bool {
+        compiler_fence(Ordering::SeqCst);
+        let faulted = TABLE.with(|t| {
+            t.len[self.slot].store(0, Ordering::Relaxed);
+            t.faulted[self.slot].load(Ordering::Relaxed)
+        });
+        USED.with(|u| u.set(self.slot));
+        faulted
+    }
+}
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        if !self.done {
+            self.free();
+        }
+    }
+}
+
+static INSTALL: Once = Once::new();
+/// The SIGBUS action before ours (written once, before our handler is installed).
+static PREVIOUS: AtomicPtr<libc::sigaction> = AtomicPtr::new(std::ptr::null_mut());
+static PAGE: AtomicUsize = AtomicUsize::new(4096);
+
+fn page_size() -> usize {
+    PAGE.load(Ordering::Relaxed)
+}
+
+/// Installs the handler once per process.
+fn install() {
+    INSTALL.call_once(|| {
+        // SAFETY: sysconf has no preconditions.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+        if let Ok(p) = usize::try_from(page) {
+            if p.is_power_of_two() {
+                PAGE.store(p, Ordering::Relaxed);
+            }
+        }
+        // SAFETY: zeroed `sigaction` structs are valid (empty masks, no flags); the previous
+        // action is read into a leaked box that lives as long as the process, published before
+        // the new handler can run. `on_sigbus` has the SA_SIGINFO signature.
+        unsafe {
+            let previous: &'static mut libc::sigaction = Box::leak(Box::new(std::mem::zeroed()));
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = on_sigbus as *const () as usize;
+            action.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
+            libc::sigemptyset(&mut action.sa_mask);
+            if libc::sigaction(libc::SIGBUS, std::ptr::null(), previous) != 0 {
+                return;
+            }
+            PREVIOUS.store(previous, Ordering::Release);
+            libc::sigaction(libc::SIGBUS, &action, std::ptr::null_mut());
+        }
+    });
+}
+
+extern "C" fn on_sigbus(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
+    // SAFETY: the kernel passes a valid `siginfo_t` to an SA_SIGINFO handler.
+    let (addr, code) = unsafe { ((*info).si_addr() as usize, (*info).si_code) };
+    // Only faults the kernel raised for an access (si_code > 0), not a `kill`.
+    if code > 0 && guard_fault(addr) {
+        return;
+    }
+    pass_on(sig, info, ctx);
+}
+
+/// Maps a zero page over `addr` if it lies in one of this thread's guarded ranges, and marks
+/// the range; whether it did.
+fn guard_fault(addr: usize) -> bool {
+    let page = page_size();
+    let used = USED.try_with(Cell::get).unwrap_or(0).min(DEPTH);
+    TABLE
+        .try_with(|t| {
+            for slot in (0..used).rev() {
+                let start = t.start[slot].load(Ordering::Relaxed);
+                let len = t.len[slot].load(Ordering::Relaxed);
+                if len == 0 || addr < start || addr - start >= len {
+                    continue;
+                }
+                let at = (addr / page * page) as *mut libc::c_void;
+                // SAFETY: `at` is the page of a faulting address inside a range this thread
+                // registered, so inside a live mapping of ours; replacing it with a private
+                // zero page changes only bytes the guarded read will discard.
+                let p = unsafe {
+                    libc::mmap(
+                        at,
+                        page,
+                        libc::PROT_READ,
+                        libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED,
+                        -1,
+                        0,
+                    )
+                };
+                if p == libc::MAP_FAILED {
+                    return false;
+                }
+                t.faulted[slot].store(true, Ordering::Relaxed);
+                return true;
+            }
+            false
+        })
+        .unwrap_or(false)
+}
+
+/// A SIGBUS that is not ours: the action that was there before.
+fn pass_on(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
+    let previous = PREVIOUS.load(Ordering::Acquire);
+    // SAFETY: `previous` is null or the leaked action read at install, never written since.
+    let previous = unsafe { previous.as_ref() };
+    let handler = previous.map_or(libc::SIG_DFL, |p| p.sa_sigaction);
+    if handler != libc::SIG_DFL && handler != libc::SIG_IGN {
+        // SAFETY: the previous action's handler, called with the arguments the kernel gave
+        // us, as it would have been called without us (its flags say which signature it has).
+        unsafe {
+            if previous.is_some_and(|p| p.sa_flags & libc::SA_SIGINFO != 0) {
+                let f: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) =
+                    std::mem::transmute(handler);
+                f(sig, info, ctx);
+            } else {
+                let f: extern "C" fn(libc::c_int) = std::mem::transmute(handler);
+                f(sig);
+            }
+        }
+        return;
+    }
+    // The default action: restore it and let the signal come again — a faulting access runs
+    // again and faults, a sent signal is raised again (pending until this handler returns).
+    // SAFETY: sigaction and raise are async-signal-safe; a zeroed action is SIG_DFL.
+    unsafe {
+        let mut dfl: libc::sigaction = std::mem::zeroed();
+        dfl.sa_sigaction = libc::SIG_DFL;
+        libc::sigaction(libc::SIGBUS, &dfl, std::ptr::null_mut());
+        // SAFETY: reading `si_code` of the valid siginfo the kernel passed.
+        if (*info).si_code <= 0 {
+            libc::raise(libc::SIGBUS);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    /// A file of `len` bytes of `fill`, open for reading, and its path.
+    fn file_of(name: &str, len: usize, fill: u8) -> (File, std::path::PathBuf) {
+        let path = std::env::temp_dir().join(format!("npgx-mapped-{name}-{}", std::process::id()));
+        std::fs::File::create(&path)
+            .and_then(|mut f| f.write_all(&vec![fill; len]))
+            .unwrap();
+        (File::open(&path).unwrap(), path)
+    }
+
+    #[test]
+    fn a_file_truncated_under_a_guarded_read_is_vanished_not_a_signal() {
+        let len = 64 << 10;
+        let (file, path) = file_of("truncated", len, 3);
+        let (other, other_path) = file_of("whole", len, 5);
+        let m = Mapping::new(&file, len as u64).expect("the file maps");
+        let whole = Mapping::new(&other, len as u64).expect("the file maps");
+        let sum = |b: &[u8]| b.iter().map(|&x| u64::from(x)).sum::<u64>();
+        assert_eq!(m.read(0, len as u64, sum).ok(), Some(Ok(3 * len as u64)));
+        // Past the mapping: the consumer comes back uncalled.
+        assert!(m.read(1, len as u64, sum).is_err());
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .and_then(|f| f.set_len(4096))
+            .unwrap();
+        // A read of the vanished pages, nested in a read of another file that stays whole:
+        // the inner read fails, the outer one does not, and nothing dies.
+        let outer = whole.read(0, len as u64, |b| {
+            let inner = m.read(0, len as u64, sum).ok();
+            (sum(b), inner)
+        });
+        let (outer_sum, inner) = outer
+            .ok()
+            .and_then(Result::ok)
+            .expect("the outer read holds");
+        assert_eq!(outer_sum, 5 * len as u64);
+        assert_eq!(inner, Some(Err(Vanished)));
+        // The first page is still the file's; the zero pages stay readable afterwards.
+        assert_eq!(m.read(0, 4096, sum).ok(), Some(Ok(3 * 4096)));
+        assert!(matches!(m.read(0, len as u64, sum), Ok(Ok(_))));
+        std::fs::remove_file(&path).unwrap();
+        std::fs::remove_file(&other_path).unwrap();
+    }
+
+    /// Outside a guarded read, a SIGBUS keeps its action: the process dies of it (checked in a
+    /// child process: this test runs itself with `NPGX_SIGBUS_CHILD`).
+    #[test]
+    fn an_unguarded_fault_still_kills() {
+        if std::env::var_os("NPGX_SIGBUS_CHILD").is_some() {
+            let (file, path) = file_of("unguarded", 8192, 1);
+            let m = Mapping::new(&file, 8192).expect("the file maps");
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(&path)
+                .and_then(|f| f.set_len(0))
+                .unwrap();
+            std::fs::remove_file(&path).unwrap();
+            // SAFETY: a load from our own mapping; the page is gone, so this raises SIGBUS
+            // outside any guarded range — which is what the parent checks.
+            let byte = unsafe { std::ptr::read_volatile(m.base.as_ptr().add(4096)) };
+            println!("read {byte} from a truncated page without a signal");
+            return;
+        }
+        use std::os::unix::process::ExitStatusExt;
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "dump::mapped::tests::an_unguarded_fault_still_kills",
+            ])
+            .args(["--include-ignored", "--nocapture", "--test-threads=1"])
+            .env("NPGX_SIGBUS_CHILD", "1")
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.signal(),
+            Some(libc::SIGBUS),
+            "child: {:?}\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
+}
