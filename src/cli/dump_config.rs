@@ -179,7 +179,7 @@ fn plan(a: PlanArgs) -> anyhow::Result<ExitCode> {
         TextFormat::Json => (render::plan_json(&made)? + "\n", String::new()),
         TextFormat::Text => render::plan_text(&made),
     };
-    print!("{stdout}");
+    super::print(&stdout)?;
     eprint!("{stderr}");
     Ok(ExitCode::SUCCESS)
 }

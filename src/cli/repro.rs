@@ -105,9 +105,12 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(result) = &args.fx_node {
         let search = crate::triage::nodes::load(result)?;
-        for p in repro::fx_node::write_all(&search.found, &search.options, &args.output)? {
-            println!("{}", p.display());
-        }
+        let written = repro::fx_node::write_all(&search.found, &search.options, &args.output)?;
+        let list: String = written
+            .iter()
+            .map(|p| format!("{}\n", p.display()))
+            .collect();
+        super::print(&list)?;
         return Ok(ExitCode::SUCCESS);
     }
     let req = Request {

@@ -145,7 +145,29 @@ fn closed_stdout_ends_quietly_with_success() {
         config.to_str().unwrap(),
         triage.to_str().unwrap(),
     );
+    // A saved scan for `dump-config plan`, and a folder for dump-convert's output.
+    let tmp = std::env::temp_dir().join(format!("npgx-closed-pipe-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp).unwrap();
+    let scan = tmp.join("scan.json");
+    let out = crate::common::npgx([
+        "dump-scan",
+        dump,
+        "--format",
+        "json",
+        "-o",
+        scan.to_str().unwrap(),
+    ]);
+    assert!(scan.exists(), "{}", String::from_utf8_lossy(&out.stderr));
+    let scan = scan.to_str().unwrap();
+    let converted = tmp.join("converted");
+    let converted = converted.to_str().unwrap();
     let runs: &[&[&str]] = &[
+        &["dump-config", "plan", scan],
+        &["dump-config", "plan", scan, "--format", "json"],
+        &["dump-compare", dump, dump],
+        &["dump-compare", dump, dump, "--format", "json"],
+        &["dump-convert", dump, "-o", converted],
         &["dump-scan", dump],
         &["dump-scan", dump, "--format", "json"],
         &["plog", plog],
@@ -163,4 +185,5 @@ fn closed_stdout_ends_quietly_with_success() {
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
         assert!(!stderr.contains("npgx: error"), "{args:?}: {stderr}");
     }
+    let _ = std::fs::remove_dir_all(&tmp);
 }
