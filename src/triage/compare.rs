@@ -9,6 +9,8 @@ use std::path::Path;
 
 use anyhow::Context;
 use npgx_parsers::dump::dtype::Element;
+
+use crate::compare::metrics::Acc;
 use serde::{Deserialize, Serialize};
 
 use super::layout::{Step, EAGER_REPEAT_DIR};
@@ -254,27 +256,30 @@ fn compare_pair(reference: Step, r: &[Saved], candidate: Step, c: &[Saved]) -> O
             continue;
         }
         cmp.tensors += 1;
-        let (mut dot, mut nr, mut nc) = (0f64, 0f64, 0f64);
-        for (a, b) in rt.data.iter().zip(&ct.data) {
-            let (a, b) = (f64::from(*a), f64::from(*b));
-            let abs = (a - b).abs();
-            if abs.is_nan() || abs > ATOL + RTOL * a.abs() {
-                cmp.allclose = false;
-            }
-            cmp.max_abs_error = cmp.max_abs_error.max(abs);
-            if a != 0.0 {
-                cmp.max_rel_error = cmp.max_rel_error.max(abs / a.abs());
-            }
-            dot += a * b;
-            nr += a * a;
-            nc += b * b;
+        // Closeness is torch.allclose's test; the metrics are dump-compare's (one metric set:
+        // an all-zero side has cosine 0, not NaN read as a match).
+        let (g, t): (Vec<f64>, Vec<f64>) = rt
+            .data
+            .iter()
+            .zip(&ct.data)
+            .map(|(a, b)| (f64::from(*a), f64::from(*b)))
+            .unzip();
+        if g.iter()
+            .zip(&t)
+            .any(|(a, b)| !((a - b).abs() <= ATOL + RTOL * a.abs()))
+        {
+            cmp.allclose = false;
         }
-        let cosine = if nr == 0.0 && nc == 0.0 {
-            1.0
-        } else {
-            dot / (nr.sqrt() * nc.sqrt())
+        let mut acc = Acc::default();
+        acc.update(&g, &t);
+        let m = acc.finish();
+        cmp.max_abs_error = cmp.max_abs_error.max(m.max_abs.unwrap_or(f64::INFINITY));
+        cmp.max_rel_error = cmp.max_rel_error.max(m.max_rel.unwrap_or(f64::INFINITY));
+        // A cosine that cannot be formed (non-finite values) is no match, and stays NaN.
+        cmp.min_cosine = match m.cosine {
+            Some(c) if !cmp.min_cosine.is_nan() => cmp.min_cosine.min(c),
+            _ => f64::NAN,
         };
-        cmp.min_cosine = cmp.min_cosine.min(cosine);
     }
     cmp
 }
@@ -347,4 +352,49 @@ pub fn compare(root: &Path) -> anyhow::Result<Option<Comparison>> {
         timings,
         eager_repeat,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn saved(data: &[f32]) -> Vec<Saved> {
+        vec![Saved {
+            name: "out0.npy".into(),
+            shape: vec![data.len() as u64],
+            data: data.to_vec(),
+        }]
+    }
+
+    // One metric set (issue 34 item 4): an all-zero side is no match (cosine 0, as dump-compare
+    // gives), never a NaN that `min` drops to leave a perfect score.
+    #[test]
+    fn an_all_zero_side_is_a_mismatch() {
+        let c = compare_pair(
+            Step::ForceEager,
+            &saved(&[1.0, 2.0, 3.0]),
+            Step::NpugraphEx,
+            &saved(&[0.0, 0.0, 0.0]),
+        );
+        assert!(!c.allclose);
+        assert_eq!(c.min_cosine, 0.0);
+        assert_eq!(c.max_abs_error, 3.0);
+        let same = compare_pair(
+            Step::ForceEager,
+            &saved(&[0.0, 0.0]),
+            Step::NpugraphEx,
+            &saved(&[0.0, 0.0]),
+        );
+        assert!(same.allclose);
+        assert_eq!(same.min_cosine, 1.0);
+        let nan = compare_pair(
+            Step::ForceEager,
+            &saved(&[1.0, f32::NAN]),
+            Step::NpugraphEx,
+            &saved(&[1.0, 1.0]),
+        );
+        // A NaN fails closeness; the cosine is dump-compare's, over the finite pairs.
+        assert!(!nan.allclose);
+        assert_eq!(nan.min_cosine, 1.0);
+    }
 }
