@@ -57,6 +57,8 @@ if [ "$(id -u)" = 0 ]; then
   export NPGX_TEST_USER=npgx-test
 fi
 
+echo "== module loops (scripts/check_module_loops.py)"
+"$NPGX_PYTHON" scripts/check_module_loops.py
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy"
