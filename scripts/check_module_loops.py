@@ -25,8 +25,6 @@ KNOWN = {
     # the metric records and msprobe's metric names refer to each other: shared types move to
     # a module both use.
     "src/compare": [["metrics", "msprobe", "records"]],
-    # nodes renders bisect cells with triage's helpers, triage embeds the nodes' markdown.
-    "src/report": [["nodes", "triage"]],
     # nodes takes bisect's verdict types, bisect runs the node search; classify's document holds
     # the rank view, ranks classifies files.
     "src/triage": [["bisect", "nodes"], ["classify", "ranks"]],

@@ -5,6 +5,7 @@
 //! [`document`] ([`crate::envelope`]); never write `schema` or `schema_version` by hand in a
 //! renderer.
 pub mod aicore;
+mod bisect_rows;
 pub mod config;
 pub mod dump_compare;
 pub mod dump_scan;

@@ -70,7 +70,7 @@ pub fn markdown(s: &NodeSearch, root: &Path) -> String {
     );
     let _ = writeln!(out, "|---|---|---|---|---|---|");
     for r in &s.runs {
-        let (result, error) = super::triage::result_cells(
+        let (result, error) = super::bisect_rows::result_cells(
             r.verdict,
             r.outputs.as_ref(),
             r.first_causal_error.as_deref(),
@@ -85,7 +85,7 @@ pub fn markdown(s: &NodeSearch, root: &Path) -> String {
         );
     }
     out.push('\n');
-    super::triage::differences_markdown(
+    super::bisect_rows::differences_markdown(
         &mut out,
         root,
         s.runs

@@ -8,12 +8,11 @@ use std::path::Path;
 use crate::triage::analyze::{
     TriageAnalysis, SCHEMA_NAME as ANALYZE_SCHEMA_NAME, SCHEMA_VERSION as ANALYZE_SCHEMA_VERSION,
 };
-use crate::triage::bisect::{Bisection, Difference, Outcome, Verdict};
+use crate::triage::bisect::{Bisection, Outcome};
 use crate::triage::classify::{
     Classification, ClassifyDocument, FileError, SCHEMA_NAME as CLASSIFY_SCHEMA_NAME,
     SCHEMA_VERSION as CLASSIFY_SCHEMA_VERSION,
 };
-use crate::triage::compare::Closeness;
 use crate::triage::ranks::{RankLog, RankView};
 use crate::triage::scripts::{self, ScriptPlan};
 use crate::triage::{TriageRun, RUN_SCHEMA_NAME, RUN_SCHEMA_VERSION};
@@ -244,60 +243,6 @@ fn rel<'a>(root: &'a Path, p: &'a Path) -> std::path::Display<'a> {
     p.strip_prefix(root).unwrap_or(p).display()
 }
 
-/// Below a table of bisect runs: for each run whose failure `changes`, both errors as they were
-/// compared (volatile tokens replaced), so the reader sees what differs.
-pub(super) fn differences_markdown<'a>(
-    out: &mut String,
-    root: &Path,
-    runs: impl Iterator<Item = (&'a Path, Option<&'a Difference>)>,
-) {
-    let mut any = false;
-    for (dir, d) in runs {
-        let Some(d) = d else { continue };
-        if !any {
-            let _ = writeln!(
-                out,
-                "Failures read as different from step 5's, compared with addresses, process and thread ids, times and run paths replaced:\n"
-            );
-            any = true;
-        }
-        let run = if d.run.is_empty() {
-            "no causal error".to_string()
-        } else {
-            format!("`{}`", d.run)
-        };
-        let _ = writeln!(
-            out,
-            "- `{}`: {run}\n  step 5: `{}`",
-            rel(root, dir),
-            d.step5
-        );
-    }
-    if any {
-        out.push('\n');
-    }
-}
-
-/// The `result` and `first causal error` cells of a bisect run's row (option variant or node run).
-pub(super) fn result_cells(
-    verdict: Verdict,
-    outputs: Option<&Closeness>,
-    error: Option<&str>,
-) -> (String, String) {
-    let result = match outputs {
-        Some(c) if !c.allclose => format!(
-            "{} (max abs error {:.3e})",
-            verdict.as_str(),
-            c.max_abs_error
-        ),
-        _ => verdict.as_str().to_string(),
-    };
-    let error = error
-        .map(|e| format!("`{}`", e.replace('|', "\\|")))
-        .unwrap_or_else(|| "—".into());
-    (result, error)
-}
-
 /// The `## Bisect` section of `triage_report.md`: one row per variant and the conclusion.
 pub fn bisect_markdown(b: &Bisection, root: &Path) -> String {
     let mut out = String::new();
@@ -331,7 +276,7 @@ pub fn bisect_markdown(b: &Bisection, root: &Path) -> String {
             .map(|f| format!("{}: {} → {}", f.key, f.in_force, f.value))
             .collect::<Vec<_>>()
             .join(", ");
-        let (result, error) = result_cells(
+        let (result, error) = super::bisect_rows::result_cells(
             v.verdict,
             v.outputs.as_ref(),
             v.first_causal_error.as_deref(),
@@ -344,7 +289,7 @@ pub fn bisect_markdown(b: &Bisection, root: &Path) -> String {
         );
     }
     out.push('\n');
-    differences_markdown(
+    super::bisect_rows::differences_markdown(
         &mut out,
         root,
         b.variants
