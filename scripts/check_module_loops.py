@@ -25,9 +25,8 @@ KNOWN = {
     # the metric records and msprobe's metric names refer to each other: shared types move to
     # a module both use.
     "src/compare": [["metrics", "msprobe", "records"]],
-    # nodes takes bisect's verdict types, bisect runs the node search; classify's document holds
-    # the rank view, ranks classifies files.
-    "src/triage": [["bisect", "nodes"], ["classify", "ranks"]],
+    # nodes takes bisect's verdict types, bisect runs the node search.
+    "src/triage": [["bisect", "nodes"]],
 }
 
 CRATES = ["src", "parsers/src"]

@@ -15,7 +15,7 @@ use npgx_parsers::causal::{
 use npgx_parsers::knowledge::{CauseKind, Phase};
 use serde::{Deserialize, Serialize};
 
-use super::ranks::RankView;
+use super::rank_view::RankView;
 use super::route::{route_error, route_prose, Confidence, Route, Routing};
 use crate::plog::reader::for_each_line;
 

@@ -22,6 +22,7 @@ pub mod dumps;
 pub mod layout;
 pub mod node_search;
 pub mod nodes;
+pub mod rank_view;
 pub mod ranks;
 pub mod route;
 pub mod runner;
