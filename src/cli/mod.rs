@@ -78,7 +78,6 @@ pub enum Command {
     Merge(merge::Args),
     /// One self-contained HTML incident report from triage trees and saved npgx JSON documents.
     Report(report::Args),
-    /// Print the JSON Schema of an npgx JSON document (`npgx.dump-scan`, …), or list them.
     Schema(schema::Args),
 }
 
