@@ -67,8 +67,13 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 echo "== cargo clippy --no-default-features"
 cargo clippy --workspace --all-targets --locked --no-default-features -- -D warnings
 echo "== cargo test"
+# The tests keep every npgx JSON document they see in target/json-corpus/ (tests/it/common.rs);
+# start empty so that only this run's documents are validated below.
+rm -rf target/json-corpus
 # --include-ignored: the tests that need torch or an unprivileged account are #[ignore]d with the
 # reason, so a bare `cargo test` skips them visibly; this script provides both and runs them.
 cargo test --workspace --locked -- --include-ignored
 echo "== cargo test --no-default-features (the lean build: --version, the refused tables and merge)"
 cargo test --locked --no-default-features --test it build::
+echo "== validate every JSON document the tests produced against schemas/ (jsonschema, draft 2020-12)"
+"$NPGX_PYTHON" scripts/validate_json.py

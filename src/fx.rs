@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 /// One tensor input (or output) of an FX node, from its `example_value` meta.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TensorMeta {
     /// Sizes; a symbolic size is kept as its expression (`s0`).
     pub shape: Vec<Dim>,
@@ -21,7 +21,7 @@ pub struct TensorMeta {
 }
 
 /// A size: a number, or a symbol of a dynamic shape.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum Dim {
     Size(i64),
@@ -29,7 +29,7 @@ pub enum Dim {
 }
 
 /// Where the user's code made the node: the innermost frame of its stack trace outside torch.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SourceLine {
     /// The file: the user's own script when the frame was in a triage run's copy of it.
     pub file: PathBuf,
@@ -43,7 +43,7 @@ pub struct SourceLine {
 }
 
 /// One FX node as the wrapper recorded it.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FxNode {
     /// The graph id: the order in which npugraph_ex received the graph (0, 1, …).
     #[serde(default)]

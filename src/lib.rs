@@ -18,5 +18,6 @@ pub mod output;
 pub mod plog;
 pub mod report;
 pub mod repro;
+pub mod schema;
 pub mod shard;
 pub mod triage;

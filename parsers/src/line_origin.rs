@@ -62,7 +62,7 @@ static PATH_RANK: LazyLock<Regex> = LazyLock::new(|| {
 const STAMP_HEAD: usize = 160;
 
 /// One time stamp, with only the fields the line stated.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LogTime {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub year: Option<u16>,
@@ -77,7 +77,9 @@ pub struct LogTime {
 }
 
 /// What a set of stamps has in common.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Precision {
     /// Time of day only: some stamp has no date (ordering across midnight is wrong).

@@ -16,6 +16,7 @@ mod merge;
 mod plog;
 mod report;
 mod repro;
+mod schema;
 mod triage;
 
 /// Exit code for findings (anomalies, failing pairs, device errors, a failed step, …).
@@ -77,6 +78,7 @@ pub enum Command {
     Merge(merge::Args),
     /// One self-contained HTML incident report from triage trees and saved npgx JSON documents.
     Report(report::Args),
+    Schema(schema::Args),
 }
 
 /// `--format` of the commands whose output is not a table: a human summary or the command's JSON
@@ -266,6 +268,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Triage(args) => triage::run(args),
         Command::Report(args) => report::run(args),
         Command::Merge(args) => merge::run(args),
+        Command::Schema(args) => schema::run(args),
     };
     if STDOUT_CLOSED.load(std::sync::atomic::Ordering::Relaxed) {
         return ExitCode::SUCCESS;

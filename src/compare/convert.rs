@@ -17,11 +17,13 @@ use crate::dump::npy;
 use crate::dump::values::{ValueReader, CHUNK};
 use crate::dump::walk::{self, Candidate};
 
+/// Name of the `npgx.dump-convert` JSON document (the envelope of docs/json.md).
+pub const SCHEMA_NAME: &str = "dump-convert";
 /// Version of the `dump-convert` JSON document.
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// One `.npy` written.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Written {
     pub source: String,
     pub file: String,
@@ -30,7 +32,7 @@ pub struct Written {
 }
 
 /// A file or tensor that could not be converted.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct ConvertError {
     pub path: String,
     pub message: String,
@@ -38,7 +40,7 @@ pub struct ConvertError {
 }
 
 /// What a conversion did.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct ConvertReport {
     pub schema_version: u32,
     pub tree: String,

@@ -31,8 +31,9 @@ use serde::{Deserialize, Serialize};
 use super::metrics::Products;
 
 /// One msprobe metric: a number, or msprobe's word for its absence (`unsupported`, `N/A`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(untagged)]
+#[schemars(rename = "MsprobeValue")]
 pub enum Value {
     Number(f64),
     Text(Cow<'static, str>),
@@ -62,7 +63,7 @@ const NA: Value = Value::Text(Cow::Borrowed("N/A"));
 const NAN: Value = Value::Text(Cow::Borrowed("Nan"));
 
 /// The six columns of msprobe compare's tensor mode, and its message when it gives none.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MsprobeMetrics {
     pub cosine: Value,
     pub euc_dist: Value,
@@ -432,7 +433,7 @@ mod tests {
 /// too) give 0; a NaN on
 /// either side gives `Nan`, an infinite difference `inf` / `-inf`, a golden 0 a relative `inf`,
 /// an absent statistic `N/A`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Summary {
     pub max_diff: Value,
     pub min_diff: Value,

@@ -8,14 +8,14 @@ use npgx_parsers::dump::header::Io;
 use serde::{Deserialize, Serialize};
 
 /// Pass thresholds of one dtype (or the defaults).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Threshold {
     pub cosine: f64,
     pub max_rel: f64,
 }
 
 /// The thresholds in force, echoed in the output.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Thresholds {
     pub cosine: f64,
     pub max_rel: f64,
@@ -34,7 +34,7 @@ impl Thresholds {
 }
 
 /// Per-pair metrics; `None` (JSON null) when undefined.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Metrics {
     pub cosine: Option<f64>,
     pub max_abs: Option<f64>,
@@ -56,7 +56,7 @@ pub struct Metrics {
 }
 
 /// How a target tensor found its golden tensor.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum MatchedBy {
     /// Same op name, io and index.
@@ -72,7 +72,7 @@ pub enum MatchedBy {
 }
 
 /// One compared pair of tensors.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Pair {
     /// Index into the report's groups.
     pub group: usize,
@@ -105,7 +105,7 @@ pub struct Pair {
 }
 
 /// What told the origin apart from operators that only carried an error.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Evidence {
     /// The op's own inputs were dumped, compared and pass.
@@ -120,7 +120,7 @@ pub enum Evidence {
 }
 
 /// The origin pair and the evidence used.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Origin {
     #[serde(flatten)]
     pub pair: Pair,
@@ -128,7 +128,7 @@ pub struct Origin {
 }
 
 /// Where a group lies, as far as pairing is concerned.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct GroupSide {
     pub rank: Option<u32>,
     pub world_size: Option<u32>,
@@ -138,7 +138,7 @@ pub struct GroupSide {
 }
 
 /// The worst pairs by each metric.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Worst {
     pub cosine: Vec<Pair>,
     pub max_rel: Vec<Pair>,
@@ -147,7 +147,7 @@ pub struct Worst {
 }
 
 /// A golden group compared with a target group.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct GroupReport {
     pub golden: GroupSide,
     pub target: GroupSide,
@@ -172,7 +172,7 @@ impl GroupReport {
 }
 
 /// A tensor with no counterpart on the other side.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct UnmatchedTensor {
     pub op_name: String,
     pub io: Io,
@@ -180,14 +180,16 @@ pub struct UnmatchedTensor {
     pub file: String,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Unmatched {
     pub golden: Vec<UnmatchedTensor>,
     pub target: Vec<UnmatchedTensor>,
 }
 
 /// Which tree a problem was found in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Side {
     Golden,
@@ -195,7 +197,7 @@ pub enum Side {
 }
 
 /// A file (or part of one) that could not be read.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CompareError {
     pub side: Side,
     pub path: String,
@@ -203,7 +205,7 @@ pub struct CompareError {
     pub offset: Option<u64>,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Summary {
     pub pairs: u64,
     pub passed: u64,
@@ -215,7 +217,7 @@ pub struct Summary {
 }
 
 /// Everything a comparison found.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CompareReport {
     pub schema_version: u32,
     pub golden: String,
@@ -231,7 +233,7 @@ pub struct CompareReport {
 
 /// The fields of the `npgx.dump-compare` document (inside the envelope of docs/json.md): what
 /// `--format json` writes and what the HTML report reads back.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CompareDocument<'a> {
     /// Whether every file could be read. Always written; `None` only when reading a document of
     /// an npgx from before the field (added within version 1).

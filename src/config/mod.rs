@@ -22,7 +22,7 @@ use serde::Serialize;
 pub use cann::Code;
 
 /// How bad a finding is. Errors make the config invalid (exit 1); warnings do not.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     Error,
@@ -31,7 +31,7 @@ pub enum Severity {
 
 /// Who defines the rule: CANN itself (adump would reject the file), or npgx (the file would be
 /// accepted but probably not do what was meant).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Source {
     Cann,
@@ -39,7 +39,7 @@ pub enum Source {
 }
 
 /// One finding about the config.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Problem {
     pub severity: Severity,
     pub source: Source,
@@ -68,8 +68,24 @@ impl Problem {
     }
 }
 
+/// A [`Problem`] as the `check` document writes it: its fields, then `log_line`, the line CANN
+/// writes to its log (`null` for npgx's own rules).
+#[derive(Serialize, schemars::JsonSchema)]
+pub struct ProblemOut<'a> {
+    #[serde(flatten)]
+    pub problem: &'a Problem,
+    pub log_line: Option<String>,
+}
+
+fn with_log_lines<S: serde::Serializer>(problems: &[Problem], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(problems.iter().map(|problem| ProblemOut {
+        problem,
+        log_line: problem.log_line(),
+    }))
+}
+
 /// What CANN would do with a valid config (adump `NeedDump` / `ConvertDumpType`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum DumpType {
     /// Normal tensor dump (model, single-op or watcher).
@@ -86,7 +102,7 @@ pub enum DumpType {
 
 /// What an [`DumpType::Operator`] dump writes: adump has one dump type for the model and single-op
 /// dumps and the watcher scene, of tensors or of statistics; this says which.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum OperatorDump {
     /// `dump_data: tensor` (the default): the tensors of `mode` (`input`, `output` or `all`).
@@ -99,7 +115,7 @@ pub enum OperatorDump {
 }
 
 /// A graph dump used by `--graph`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct GraphSummary {
     pub file: String,
     pub graphs: usize,
@@ -107,7 +123,7 @@ pub struct GraphSummary {
 }
 
 /// Everything `dump-config check` found.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct CheckReport {
     /// The config file as given.
     pub file: String,
@@ -124,6 +140,9 @@ pub struct CheckReport {
     /// Whether `dump_path` was checked on this machine's filesystem.
     pub filesystem_checked: bool,
     pub graphs: Vec<GraphSummary>,
+    /// Every problem, each written with its [`Problem::log_line`] ([`ProblemOut`]).
+    #[serde(serialize_with = "with_log_lines")]
+    #[schemars(with = "Vec<ProblemOut<'static>>")]
     pub problems: Vec<Problem>,
     /// Checks that were skipped and why, and other context.
     pub notes: Vec<String>,
@@ -152,6 +171,9 @@ impl CheckReport {
         self
     }
 }
+
+/// Name of the `npgx.dump-config` JSON documents (`check`, `new` and `plan` write one each).
+pub const SCHEMA_NAME: &str = "dump-config";
 
 /// Version of the `dump-config` JSON documents (`docs/dump-config.md`, envelope `docs/json.md`).
 pub const SCHEMA_VERSION: u32 = 2;
@@ -188,7 +210,7 @@ pub fn check_file(
 }
 
 /// A config written from a preset, already checked with CANN's rules.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct NewConfig {
     pub preset: &'static str,
     /// Where it was written (`None`: not written, the caller prints it).

@@ -42,7 +42,7 @@ pub struct PlanOptions {
 }
 
 /// Which kind of second pass.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Scene {
     /// Memory overwrite: the watcher scene.
@@ -54,7 +54,7 @@ pub enum Scene {
 }
 
 /// Bytes per step: the plan's and a full dump's, and how they were estimated.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Estimate {
     pub plan_bytes: Option<u64>,
     pub full_bytes: Option<u64>,
@@ -71,7 +71,7 @@ impl Estimate {
 }
 
 /// One planned config.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct PlannedDump {
     pub scene: Scene,
     pub rank: Option<u32>,
@@ -93,7 +93,7 @@ pub struct PlannedDump {
 }
 
 /// Everything `plan` decided.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Plan {
     pub dumps: Vec<PlannedDump>,
     pub notes: Vec<String>,

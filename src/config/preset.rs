@@ -215,7 +215,7 @@ struct File {
     dump: Dump,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 struct Dump {
     #[serde(skip_serializing_if = "Option::is_none")]
     dump_path: Option<String>,
@@ -239,7 +239,7 @@ struct Dump {
     dump_list: Option<Vec<Item>>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 struct Item {
     #[serde(skip_serializing_if = "Option::is_none")]
     model_name: Option<String>,

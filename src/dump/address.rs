@@ -41,7 +41,7 @@ pub struct Addressed {
 }
 
 /// What a tensor held when it was dumped.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Held {
     Clean,
@@ -51,7 +51,9 @@ pub enum Held {
 }
 
 /// Whether the group's headers gave addresses.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum AddressStatus {
     /// Every checked tensor had an address.
@@ -64,7 +66,7 @@ pub enum AddressStatus {
 }
 
 /// One tensor of a link: which operator execution, and which of its inputs or outputs.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TensorAt {
     pub op_name: String,
     pub op_type: Option<String>,
@@ -78,7 +80,7 @@ pub struct TensorAt {
 }
 
 /// An input of an operator that had an anomaly, and the output that last wrote its memory.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Link {
     /// The input (`index` is its input index).
     pub consumer: TensorAt,
@@ -95,7 +97,7 @@ pub struct Link {
 }
 
 /// One operator executed between a producer and its consumer.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Between {
     pub op_name: String,
     pub order: usize,
@@ -105,7 +107,7 @@ pub struct Between {
 
 /// The overwrite signature: the consumer read anomalous values from memory its producer had
 /// left clean.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Overwrite {
     pub producer: TensorAt,
     pub consumer: TensorAt,
@@ -120,7 +122,7 @@ pub struct Overwrite {
 }
 
 /// A group's address links (docs/dump-scan.md, "Producers and overwrites").
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Addresses {
     pub status: AddressStatus,
     /// Checked tensors whose header gave an address, and those without one.

@@ -24,7 +24,7 @@ use super::records::{Kind, ScanError, Source};
 use super::scan_report::Summary;
 
 /// The fields of the `npgx.dump-scan` document (inside the envelope of docs/json.md).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[cfg_attr(test, derive(serde::Serialize))]
 pub struct ScanDocument {
     /// Whether every file found could be read. `None` in documents from before the field.
@@ -46,7 +46,7 @@ pub struct ScanDocument {
 }
 
 /// One checked tensor (`tensors[]`; the tensor fields of an anomaly).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[cfg_attr(test, derive(serde::Serialize))]
 pub struct ScanTensor {
     /// The fields of its [`Location`] (written flattened, read one by one: serde's `flatten`
@@ -83,7 +83,7 @@ pub struct ScanTensor {
 }
 
 /// An anomalous tensor (`anomalies[]`, a group's `first_anomaly` and `first_born`).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[cfg_attr(test, derive(serde::Serialize))]
 pub struct ScanAnomaly {
     pub group: usize,
@@ -96,7 +96,7 @@ pub struct ScanAnomaly {
 }
 
 /// One group of files (`groups[]`).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[cfg_attr(test, derive(serde::Serialize))]
 pub struct ScanGroup {
     /// The fields of its [`Location`] (see [`ScanTensor`]).
@@ -144,7 +144,7 @@ impl ScanGroup {
 }
 
 /// A decoded Opdebug overflow payload (`opdebug[]`).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[cfg_attr(test, derive(serde::Serialize))]
 pub struct ScanOpdebug {
     pub path: String,
@@ -156,7 +156,7 @@ pub struct ScanOpdebug {
 }
 
 /// One unit's overflow record of an Opdebug payload.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[cfg_attr(test, derive(serde::Serialize))]
 pub struct ScanOverflowUnit {
     pub unit: String,
@@ -170,7 +170,7 @@ pub struct ScanOverflowUnit {
 }
 
 /// A statistic that overflowed by itself (`notes[]`, msprobe dumps).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[cfg_attr(test, derive(serde::Serialize))]
 pub struct ScanNote {
     pub group: usize,

@@ -6,7 +6,7 @@ use npgx_parsers::dump::path::{Layout, Location};
 use serde::{Deserialize, Serialize};
 
 /// What a tensor verdict was read from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Source {
     Dump,
@@ -16,7 +16,9 @@ pub enum Source {
 }
 
 /// The anomaly classes, most severe first.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Kind {
     Nan,
@@ -169,7 +171,7 @@ pub struct Place {
 }
 
 /// A file (or part of one) that could not be read.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ScanError {
     pub path: String,
     pub message: String,

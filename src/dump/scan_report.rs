@@ -42,7 +42,7 @@ impl Group {
 }
 
 /// Totals over the whole scan.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Summary {
     pub files_seen: u64,
     pub dump_files: u64,

@@ -52,6 +52,46 @@ pub const REPORT_SCHEMA_NAME: &str = "report";
 /// Version of the `npgx.report` document `npgx report --format json` prints.
 pub const REPORT_SCHEMA_VERSION: u32 = 1;
 
+/// The `npgx.report` document: the page written, its size, and the inputs it renders.
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
+pub struct Written<'a> {
+    /// The HTML file written.
+    pub output: &'a Path,
+    /// Its size in bytes.
+    pub bytes: usize,
+    /// Every input, in the order of the page's sections.
+    pub inputs: Vec<WrittenInput<'a>>,
+}
+
+/// One input of a [`Written`] report.
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
+pub struct WrittenInput<'a> {
+    /// Where it came from, as given ([`Input::source`]).
+    pub source: &'a str,
+    /// Its `schema` (`npgx.dump-scan`, …).
+    pub schema: &'a str,
+    /// Its `schema_version`, as the document gives it.
+    pub schema_version: &'a Value,
+}
+
+impl<'a> Written<'a> {
+    /// The document of a page of `bytes` bytes written to `output` from `inputs`.
+    pub fn of(output: &'a Path, bytes: usize, inputs: &'a [Input]) -> Self {
+        Written {
+            output,
+            bytes,
+            inputs: inputs
+                .iter()
+                .map(|i| WrittenInput {
+                    source: &i.source,
+                    schema: &i.schema,
+                    schema_version: &i.doc["schema_version"],
+                })
+                .collect(),
+        }
+    }
+}
+
 /// Lines of context shown on each side of a causal error line.
 pub const CONTEXT: u64 = 10;
 /// At most this many log lines are kept per document (bounded page size).

@@ -18,18 +18,20 @@ use serde::Serialize;
 
 use crate::shard::{ShardSchema, META_SCHEMA, META_UNREADABLE, META_VERSION, SCAN_SHARD};
 
+/// Name of the `npgx.merge` JSON document.
+pub const SCHEMA_NAME: &str = "merge";
 /// Version of the `npgx.merge` JSON document (docs/cluster.md).
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// A file that was not merged, and why.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Skipped {
     pub path: String,
     pub message: String,
 }
 
 /// Which evidence decided a step's origin.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Evidence {
     /// The origin's first anomaly came before collective k while every other rank was clean up
@@ -42,7 +44,7 @@ pub enum Evidence {
 }
 
 /// Where a rank's first anomalous (or first born) tensor is.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Point {
     /// Position of its operator execution in the rank's execution order.
     pub position: u64,
@@ -60,7 +62,7 @@ pub struct Point {
 }
 
 /// One rank of a step.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct RankFinding {
     pub rank: u64,
     pub tensors: u64,
@@ -72,7 +74,7 @@ pub struct RankFinding {
 }
 
 /// A rank whose first anomaly appeared after the origin's, and the collective it came through.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Received {
     pub rank: u64,
     /// The last collective the rank passed before its first anomaly (`null` without collectives).
@@ -80,7 +82,7 @@ pub struct Received {
 }
 
 /// The first anomalous rank of a step.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Verdict {
     /// The origin rank; several when ambiguous.
     pub origin: Vec<u64>,
@@ -96,7 +98,7 @@ pub struct Verdict {
 }
 
 /// One step of one job: (world size, model, step).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct StepReport {
     pub world_size: Option<u64>,
     /// The model key: the model name without torchair's run stamp
@@ -117,7 +119,7 @@ pub struct StepReport {
 }
 
 /// Totals.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Summary {
     pub shards: u64,
     pub skipped: u64,
@@ -127,14 +129,14 @@ pub struct Summary {
 }
 
 /// Ranks of a job (a world size) with no row in any step: no shard, or a skipped one.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct MissingRanks {
     pub world_size: u64,
     pub ranks: Vec<u64>,
 }
 
 /// A step that ranks seen in other steps of the job lack.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct MissingInStep {
     pub world_size: u64,
     pub model: Option<String>,
@@ -143,7 +145,7 @@ pub struct MissingInStep {
 }
 
 /// A shard whose scan could not read some files of its tree.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Unread {
     pub shard: String,
     /// Files of the scanned tree the scan could not read (its `errors`).
@@ -151,7 +153,7 @@ pub struct Unread {
 }
 
 /// What a merge could not see: a verdict over the rest is not an all-clear.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Unseen {
     /// Shard files skipped (paths; the reasons are in `skipped`).
     pub shards: Vec<String>,
@@ -173,7 +175,7 @@ impl Unseen {
 }
 
 /// Everything a merge found.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct MergeReport {
     /// Whether every shard was read and every rank of every step seen (`unseen` is empty).
     pub complete: bool,

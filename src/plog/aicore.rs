@@ -13,7 +13,7 @@ use super::reader::for_each_line;
 use super::{LogInput, Warning};
 
 /// One device error and the file its evidence lines are in.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FileAicoreError {
     pub file: PathBuf,
     #[serde(flatten)]
@@ -27,7 +27,7 @@ pub const SCHEMA_VERSION: u32 = 1;
 
 /// The fields of the `npgx.aicore` document (inside the envelope of docs/json.md): what
 /// `--format json` writes and what the HTML report reads back.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AicoreDocument<'a> {
     pub errors: Cow<'a, [FileAicoreError]>,
     /// What to check or change for the first device error (a device fault: its kernel, its

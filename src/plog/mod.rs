@@ -30,7 +30,7 @@ pub use summary::{
 };
 
 /// Something that could not be read or parsed; the scan went on.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Warning {
     pub file: PathBuf,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -40,7 +40,7 @@ use super::{Filters, LogInput, Warning};
 const WARNINGS_PER_FILE: usize = 20;
 
 /// A record cited by a summary (first ERROR, first causal error).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RecordRef {
     pub file: PathBuf,
     pub line: u64,
@@ -57,7 +57,7 @@ pub struct RecordRef {
 
 /// The first causal error over all inputs, by the shared causal engine
 /// ([`npgx_parsers::causal`]): the same line `npgx triage classify` names for each file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CausalRef {
     pub file: PathBuf,
     pub line: u64,
@@ -102,7 +102,7 @@ impl CausalRef {
 }
 
 /// A CANN error report found in an input, with its file.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FileReport {
     pub file: PathBuf,
     #[serde(flatten)]
@@ -110,7 +110,7 @@ pub struct FileReport {
 }
 
 /// A torch_npu `ERRxxxxx` line found in an input, with its file.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FileTorchNpuError {
     pub file: PathBuf,
     #[serde(flatten)]
@@ -118,7 +118,7 @@ pub struct FileTorchNpuError {
 }
 
 /// Everything counted for one process (pid).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ProcessSummary {
     pub pid: i64,
     pub pname: String,
@@ -147,7 +147,7 @@ pub struct ProcessSummary {
 }
 
 /// ERROR and WARNING records of one process in one second (`time` has zero fractions).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TimelinePoint {
     pub time: PlogTime,
     pub error: u64,
@@ -155,7 +155,7 @@ pub struct TimelinePoint {
 }
 
 /// One file read.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FileSummary {
     pub path: PathBuf,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -176,7 +176,7 @@ pub const SCHEMA_NAME: &str = "plog";
 pub const SCHEMA_VERSION: u32 = 2;
 
 /// The result of `npgx plog`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PlogSummary {
     pub files: Vec<FileSummary>,
     /// Records that passed the filters, over all files.
@@ -1037,8 +1037,17 @@ fn summarize_in_chunks(
     s.finish(warnings)
 }
 
+/// The fields of the `npgx plog --records --format json` document: the records under
+/// `records`. The document is streamed a record at a time (`report::plog::RecordWriter`, which
+/// writes the envelope and this one field by hand), so this type is its schema's source rather
+/// than its writer; the suite validates the streamed output against that schema.
+#[derive(schemars::JsonSchema)]
+pub struct RecordsDocument {
+    pub records: Vec<RecordOut>,
+}
+
 /// One record as listed by `npgx plog --records`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct RecordOut {
     pub file: PathBuf,
     pub line: u64,

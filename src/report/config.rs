@@ -7,22 +7,23 @@ use crate::config::plan::{Plan, Scene};
 use crate::config::{preset, CheckReport, DumpType, NewConfig, OperatorDump, Severity};
 
 /// The JSON document of `check` (`npgx.dump-config`, docs/dump-config.md). Each problem also
-/// carries `log_line`, the line CANN writes to its log.
+/// carries `log_line`, the line CANN writes to its log ([`crate::config::ProblemOut`]).
 pub fn json(report: &CheckReport) -> anyhow::Result<String> {
-    let mut v = super::document("dump-config", crate::config::SCHEMA_VERSION, report)?;
-    if let Some(problems) = v.get_mut("problems").and_then(|p| p.as_array_mut()) {
-        for (value, problem) in problems.iter_mut().zip(&report.problems) {
-            if let Some(obj) = value.as_object_mut() {
-                obj.insert("log_line".into(), problem.log_line().into());
-            }
-        }
-    }
+    let v = super::document(
+        crate::config::SCHEMA_NAME,
+        crate::config::SCHEMA_VERSION,
+        report,
+    )?;
     Ok(serde_json::to_string_pretty(&v)?)
 }
 
 /// The JSON document of `new --format json` (`npgx.dump-config`).
 pub fn new_json(made: &NewConfig) -> anyhow::Result<String> {
-    let v = super::document("dump-config", crate::config::SCHEMA_VERSION, made)?;
+    let v = super::document(
+        crate::config::SCHEMA_NAME,
+        crate::config::SCHEMA_VERSION,
+        made,
+    )?;
     Ok(serde_json::to_string_pretty(&v)?)
 }
 
@@ -154,7 +155,11 @@ fn describe(kind: DumpType) -> &'static str {
 
 /// The JSON document of `plan --format json` (`npgx.dump-config`, docs/dump-config.md).
 pub fn plan_json(plan: &Plan) -> anyhow::Result<String> {
-    let v = super::document("dump-config", crate::config::SCHEMA_VERSION, plan)?;
+    let v = super::document(
+        crate::config::SCHEMA_NAME,
+        crate::config::SCHEMA_VERSION,
+        plan,
+    )?;
     Ok(serde_json::to_string_pretty(&v)?)
 }
 

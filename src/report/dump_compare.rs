@@ -431,6 +431,10 @@ pub fn convert_text(report: &ConvertReport) -> String {
 
 /// The JSON document of a `dump-convert` run.
 pub fn convert_json(report: &ConvertReport) -> anyhow::Result<String> {
-    let doc = super::document("dump-convert", report.schema_version, report)?;
+    let doc = super::document(
+        crate::compare::convert::SCHEMA_NAME,
+        report.schema_version,
+        report,
+    )?;
     Ok(serde_json::to_string_pretty(&doc)?)
 }

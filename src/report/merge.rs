@@ -7,13 +7,15 @@ use std::io::Write;
 use anyhow::Context as _;
 use polars::prelude::{Column, DataFrame, PlSmallStr};
 
-use crate::merge::{Evidence, MergeReport, Point, RankFinding, StepReport, SCHEMA_VERSION};
+use crate::merge::{
+    Evidence, MergeReport, Point, RankFinding, StepReport, SCHEMA_NAME, SCHEMA_VERSION,
+};
 
 /// The JSON document (`npgx.merge`).
 pub fn json(out: &mut dyn Write, report: &MergeReport) -> anyhow::Result<()> {
     serde_json::to_writer_pretty(
         &mut *out,
-        &super::Envelope::new("merge", SCHEMA_VERSION, report),
+        &super::Envelope::new(SCHEMA_NAME, SCHEMA_VERSION, report),
     )?;
     writeln!(out)?;
     Ok(())

@@ -15,6 +15,7 @@ pub mod merge;
 pub mod nodes;
 pub mod plog;
 pub mod repro;
+pub mod schema;
 pub mod triage;
 
 use serde::Serialize;

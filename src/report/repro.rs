@@ -10,7 +10,7 @@ use crate::repro::Case;
 /// The case as pretty JSON (the same document as `case.json`).
 pub fn json(case: &Case) -> anyhow::Result<String> {
     Ok(serde_json::to_string_pretty(&super::document(
-        "repro",
+        crate::repro::case::SCHEMA_NAME,
         case.schema_version,
         case,
     )?)?)

@@ -5,11 +5,13 @@
 
 use serde::Serialize;
 
+/// Name of the `npgx.repro` document (`case.json` and `npgx repro --format json`).
+pub const SCHEMA_NAME: &str = "repro";
 /// Version of the `case.json` schema; bumped on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// Which repro the case is for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ReproPath {
     /// A crash (AI Core error, aclnn failure): re-run the kernel binary on the dumped inputs.
@@ -28,14 +30,14 @@ impl std::fmt::Display for ReproPath {
 }
 
 /// Where a fact was read: a file and, for text files, a 1-based line.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Evidence {
     pub file: String,
     pub line: Option<u64>,
 }
 
 /// The operator the user asked about, and how it was named.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Target {
     /// `aicore` (from an AI Core error), `op` (`--op`) or `kernel` (`--kernel`).
     pub source: String,
@@ -52,7 +54,7 @@ pub struct Target {
 }
 
 /// One `[AIC_INFO] input:` / `output:` line.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct RuntimeTensor {
     /// `input` or `output`.
     pub io: String,
@@ -64,7 +66,7 @@ pub struct RuntimeTensor {
 }
 
 /// One input or output tensor as the GE graph describes it.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct TensorFacts {
     pub index: usize,
     /// The IR name of the argument (`x`, `indices`) where the graph records it.
@@ -83,7 +85,7 @@ pub struct TensorFacts {
 }
 
 /// One non-private op attribute.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct AttrFacts {
     pub name: String,
     /// `int`, `float`, `bool`, `str`, `dtype`, `list_int`, `list_float`, `list_bool`,
@@ -94,7 +96,7 @@ pub struct AttrFacts {
 }
 
 /// The op as found in a GE graph dump.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct OpFacts {
     pub name: String,
     pub op_type: String,
@@ -120,7 +122,7 @@ pub struct OpFacts {
 }
 
 /// The compiled kernel and its files.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct KernelFacts {
     /// The kernel name npgx searched for.
     pub kernel_name: String,
@@ -147,7 +149,7 @@ pub struct KernelFacts {
 }
 
 /// One tensor of the dump file, and what was written for it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct DumpTensorFacts {
     /// `input` or `output`.
     pub io: String,
@@ -172,7 +174,7 @@ pub struct DumpTensorFacts {
 }
 
 /// The operator dump file used for the data.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct DumpFacts {
     pub file: String,
     /// `v2`, `v1`, `tlv`, or `npy` (msaccucmp-converted files).
@@ -191,7 +193,7 @@ pub struct DumpFacts {
 }
 
 /// A generated file of the case directory.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct GeneratedFile {
     /// Path relative to the case directory.
     pub path: String,
@@ -201,7 +203,7 @@ pub struct GeneratedFile {
 }
 
 /// Everything `npgx repro` established about one operator.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Case {
     pub schema_version: u32,
     pub path: ReproPath,

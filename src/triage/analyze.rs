@@ -21,7 +21,7 @@ use super::route::{environment_problem, route_error, Route};
 use crate::plog::reader::for_each_line;
 
 /// What was found for one step.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StepRecord {
     pub step: Step,
     pub number: usize,
@@ -35,7 +35,7 @@ pub struct StepRecord {
     pub debug_runs: Vec<PathBuf>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum StepStatus {
     Passed,
@@ -44,7 +44,7 @@ pub enum StepStatus {
     Unknown,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LogFile {
     pub path: PathBuf,
     pub bytes: u64,
@@ -52,7 +52,7 @@ pub struct LogFile {
 }
 
 /// `first_failure.txt`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FirstFailure {
     pub step: Step,
     pub exit_code: i32,
@@ -61,7 +61,7 @@ pub struct FirstFailure {
 }
 
 /// Versions read back from `env.txt`.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Versions {
     pub python: Option<String>,
     pub torch: Option<String>,
@@ -82,7 +82,7 @@ pub const SCHEMA_NAME: &str = "triage-analyze";
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// The analysis of one tree: everything the handoff needs.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TriageAnalysis {
     pub root: PathBuf,
     pub complete: bool,

@@ -32,7 +32,7 @@ pub const SCHEMA_NAME: &str = "triage-classify";
 pub const SCHEMA_VERSION: u32 = 3;
 
 /// A file `triage classify` could not read.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FileError {
     pub file: PathBuf,
     pub message: String,
@@ -40,7 +40,7 @@ pub struct FileError {
 
 /// The fields of the `npgx.triage-classify` document (inside the envelope of docs/json.md):
 /// what `--format json` writes and what the HTML report reads back.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ClassifyDocument<'a> {
     pub items: Cow<'a, [Classification]>,
     /// Files that could not be read.
@@ -56,7 +56,7 @@ fn no_ranks(r: &[RankView]) -> bool {
 }
 
 /// The classification of one captured log.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Classification {
     pub file: PathBuf,
     pub route: Route,
@@ -104,7 +104,7 @@ pub struct Classification {
 }
 
 /// One ranked candidate for the first causal error.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Candidate {
     pub line: u64,
     pub text: String,

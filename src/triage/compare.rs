@@ -100,7 +100,7 @@ pub const RTOL: f64 = 1e-3;
 pub const ATOL: f64 = 1e-5;
 
 /// Step `candidate` against step `reference`, over all saved outputs.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct OutputComparison {
     pub reference: Step,
     pub candidate: Step,
@@ -115,7 +115,7 @@ pub struct OutputComparison {
 }
 
 /// Wall times of one step's calls.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Timing {
     pub step: Step,
     pub calls: usize,
@@ -129,7 +129,7 @@ pub struct Timing {
 }
 
 /// Everything `--compare-outputs` measured.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Comparison {
     pub outputs: Vec<OutputComparison>,
     pub timings: Vec<Timing>,
@@ -139,7 +139,7 @@ pub struct Comparison {
 }
 
 /// The numbers of one comparison, without the step names (bisect variants).
-#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Closeness {
     pub tensors: usize,
     pub max_abs_error: f64,

@@ -17,7 +17,7 @@ use crate::compare::{self, CompareOptions, Pair};
 const SEARCH_DEPTH: usize = 4;
 
 /// What the comparison of the two steps' data dumps found.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DumpComparison {
     /// Step 4's data dump (golden): its `worldsize*` directory, or their parent for several ranks.
     pub golden: PathBuf,
@@ -38,7 +38,7 @@ pub struct DumpComparison {
 }
 
 /// One operator of the comparison.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DivergentNode {
     pub op_name: String,
     pub tensor: String,

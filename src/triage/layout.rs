@@ -37,7 +37,9 @@ pub const EAGER_REPEAT_DIR: &str = "step1-eager-repeat";
 pub const BISECT_DIR: &str = "bisect";
 
 /// One rung of the ladder.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub enum Step {
     #[serde(rename = "step1-eager")]
     Eager,

@@ -35,7 +35,7 @@ pub const RUN_SCHEMA_NAME: &str = "triage-run";
 pub const RUN_SCHEMA_VERSION: u32 = 2;
 
 /// What `triage run` produced: the run (scripts, steps) and the analysis of its tree.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TriageRun {
     pub run: runner::RunSummary,
     pub analysis: analyze::TriageAnalysis,

@@ -115,7 +115,7 @@ pub fn load(file: &Path) -> anyhow::Result<NodeSearch> {
 }
 
 /// A graph the wrapper saw.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct GraphSummary {
     pub graph: usize,
     /// Computing nodes.
@@ -123,7 +123,7 @@ pub struct GraphSummary {
 }
 
 /// One run of the node search.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct NodeRun {
     /// `run<k>`, the directory under `bisect/nodes/`.
     pub name: String,
@@ -143,7 +143,7 @@ pub struct NodeRun {
 }
 
 /// How the node search ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum NodeOutcome {
     /// A minimal set of nodes (one, a pair, …) shows the symptom.
@@ -179,7 +179,7 @@ pub const SCHEMA_NAME: &str = "triage-nodes";
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// The node search of one bisection.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct NodeSearch {
     pub mode: Mode,
     pub outcome: NodeOutcome,

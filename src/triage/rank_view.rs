@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::route::Route;
 
 /// Where a file's rank was read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RankFrom {
     /// The file's path (`rank3.log`, `worker_3/`, `attempt_0/3/`).
@@ -23,7 +23,7 @@ pub enum RankFrom {
 }
 
 /// One rank's log and its first causal error.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RankLog {
     /// The rank as the log names it (`3`, `Worker_TP3`); `None` when nothing names one.
     pub rank: Option<String>,
@@ -61,7 +61,7 @@ impl RankLog {
 }
 
 /// The ranks of one directory.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RankView {
     pub dir: PathBuf,
     /// The rank whose error came first (`None`: no log holds an error).

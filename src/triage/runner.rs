@@ -48,7 +48,7 @@ pub struct RunConfig {
 }
 
 /// How a step ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum StepEnd {
     Passed,
@@ -84,7 +84,7 @@ impl StepEnd {
 }
 
 /// One executed step.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StepRun {
     pub step: Step,
     pub command: String,
@@ -93,7 +93,7 @@ pub struct StepRun {
 }
 
 /// The outcome of `triage run` before analysis.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunSummary {
     pub root: PathBuf,
     pub plan: ScriptPlan,

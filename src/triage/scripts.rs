@@ -12,7 +12,7 @@ use super::compare;
 use super::layout::{Step, ORIGINAL_SCRIPT, SCRIPTS_DIR};
 
 /// One generated step script.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StepScript {
     pub step: Step,
     /// File name under `scripts/`.
@@ -24,7 +24,7 @@ pub struct StepScript {
 }
 
 /// The selected compile call and the five scripts.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ScriptPlan {
     pub call: CompileCall,
     pub steps: Vec<StepScript>,

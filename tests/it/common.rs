@@ -26,16 +26,81 @@ pub fn fixture(rel: &str) -> PathBuf {
     p
 }
 
-/// Runs the npgx binary with `args`.
+/// Runs the npgx binary with `args` (and keeps the JSON documents it wrote: [`keep_documents`]).
 pub fn npgx<I, S>(args: I) -> Output
 where
     I: IntoIterator<Item = S>,
     S: AsRef<std::ffi::OsStr>,
 {
-    Command::new(env!("CARGO_BIN_EXE_npgx"))
-        .args(args)
+    let args: Vec<std::ffi::OsString> = args.into_iter().map(|a| a.as_ref().into()).collect();
+    let out = Command::new(env!("CARGO_BIN_EXE_npgx"))
+        .args(&args)
         .output()
-        .expect("the npgx binary runs")
+        .expect("the npgx binary runs");
+    keep_documents(&args, &out.stdout);
+    out
+}
+
+/// Where [`keep_documents`] puts every npgx JSON document the tests see; `scripts/test.sh`
+/// empties it before the tests and validates it after them with `scripts/validate_json.py`
+/// against `schemas/`.
+pub fn json_corpus() -> PathBuf {
+    repo().join("target/json-corpus")
+}
+
+/// Copies every npgx JSON document (an object whose `schema` starts with `npgx.`) that a run of
+/// npgx with `args` wrote into [`json_corpus`]: its stdout, and the `.json` files under the path
+/// given to `-o`, `--output` or `--out` (a file, or a directory searched four levels deep). Each
+/// is named by its schema and a hash of its bytes, so the same document kept twice is one file
+/// and parallel tests never write the same name with different bytes.
+pub fn keep_documents(args: &[std::ffi::OsString], stdout: &[u8]) {
+    keep_document(stdout);
+    for pair in args.windows(2) {
+        if !["-o", "--output", "--out"]
+            .iter()
+            .any(|flag| pair[0] == std::ffi::OsStr::new(flag))
+        {
+            continue;
+        }
+        for entry in walkdir::WalkDir::new(&pair[1])
+            .max_depth(4)
+            .into_iter()
+            .filter_map(Result::ok)
+        {
+            let path = entry.path();
+            if entry.file_type().is_file() && path.extension().is_some_and(|e| e == "json") {
+                if let Ok(bytes) = std::fs::read(path) {
+                    keep_document(&bytes);
+                }
+            }
+        }
+    }
+}
+
+fn keep_document(bytes: &[u8]) {
+    use std::hash::{Hash as _, Hasher as _};
+    if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return;
+    }
+    let Ok(serde_json::Value::Object(doc)) = serde_json::from_slice(bytes) else {
+        return;
+    };
+    let Some(schema) = doc
+        .get("schema")
+        .and_then(|s| s.as_str())
+        .filter(|s| s.starts_with("npgx."))
+    else {
+        return;
+    };
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    bytes.hash(&mut hasher);
+    let dir = json_corpus();
+    std::fs::create_dir_all(&dir).expect("create target/json-corpus");
+    let name = format!("{schema}-{:016x}.json", hasher.finish());
+    // Written under a temporary name and renamed, so the validator never reads half a file.
+    let tmp = dir.join(format!(".{name}.{}", std::process::id()));
+    std::fs::write(&tmp, bytes).expect("write a kept document");
+    std::fs::rename(&tmp, dir.join(name)).expect("rename a kept document");
 }
 
 /// Runs npgx, expects `code`, and parses stdout as JSON.
@@ -259,8 +324,9 @@ where
     S: AsRef<std::ffi::OsStr>,
 {
     use std::io::Read;
+    let args: Vec<std::ffi::OsString> = args.into_iter().map(|a| a.as_ref().into()).collect();
     let mut child = Command::new(env!("CARGO_BIN_EXE_npgx"))
-        .args(args)
+        .args(&args)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -291,7 +357,9 @@ where
         std::thread::sleep(std::time::Duration::from_millis(5));
     };
     assert!(samples > 0, "no VmHWM sample of the npgx child");
-    (status.code(), reader.join().expect("stdout reader"), peak)
+    let stdout = reader.join().expect("stdout reader");
+    keep_documents(&args, &stdout);
+    (status.code(), stdout, peak)
 }
 
 /// A sparse file of `len` bytes of zeros (no newline) followed by `tail`.
@@ -319,13 +387,16 @@ where
     let user = std::env::var("NPGX_TEST_USER").expect(
         "running as root: set NPGX_TEST_USER to an unprivileged account (scripts/test.sh does)",
     );
-    Command::new("setpriv")
+    let args: Vec<std::ffi::OsString> = args.into_iter().map(|a| a.as_ref().into()).collect();
+    let out = Command::new("setpriv")
         .arg(format!("--reuid={user}"))
         .arg(format!("--regid={user}"))
         .arg("--clear-groups")
         .arg("--")
         .arg(env!("CARGO_BIN_EXE_npgx"))
-        .args(args)
+        .args(&args)
         .output()
-        .expect("setpriv runs npgx")
+        .expect("setpriv runs npgx");
+    keep_documents(&args, &out.stdout);
+    out
 }

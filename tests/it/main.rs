@@ -19,6 +19,7 @@ mod msprobe;
 mod plog;
 mod report;
 mod repro;
+mod schema;
 mod triage;
 mod triage_nodes;
 mod triage_ranks;

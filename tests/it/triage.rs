@@ -484,6 +484,8 @@ fn triage_cmd(
         c.env(k, v);
     }
     let o = c.output().unwrap();
+    let args: Vec<std::ffi::OsString> = c.get_args().map(Into::into).collect();
+    crate::common::keep_documents(&args, &o.stdout);
     let v: Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
         panic!(
             "not JSON ({e}): {}\n{}",

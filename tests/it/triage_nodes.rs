@@ -4,6 +4,7 @@
 //! key is rejected by the double, so the option search has nothing to flip, ends
 //! `not_isolated`, and the node search starts by itself.
 
+use std::ffi::OsStr;
 use std::path::Path;
 use std::process::Command;
 
@@ -171,13 +172,13 @@ fn a_node_that_fails_to_compile_is_named_with_its_source_line_across_a_graph_bre
         "npgx.triage-nodes"
     );
     let out_dir = scratch("nodes-refuse-repro");
-    let o = Command::new(env!("CARGO_BIN_EXE_npgx"))
-        .args(["repro", "--fx-node"])
-        .arg(&saved)
-        .arg("-o")
-        .arg(&out_dir)
-        .output()
-        .unwrap();
+    let o = crate::common::npgx([
+        OsStr::new("repro"),
+        OsStr::new("--fx-node"),
+        saved.as_os_str(),
+        OsStr::new("-o"),
+        out_dir.as_os_str(),
+    ]);
     assert_eq!(o.status.code(), Some(0), "{o:?}");
     assert_eq!(read(&out_dir.join("repro_g1_t.py")), read(&repro));
 }

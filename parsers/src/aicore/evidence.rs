@@ -72,7 +72,9 @@ pub struct KernelEvidence {
 }
 
 /// A GE `[AIC_INFO]` tensor line: `input:0;shape:[64];format:ND;dtype:DT_FLOAT;addr:0x…`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub struct TensorDesc {
     /// `input` or `output`.
     pub io: String,

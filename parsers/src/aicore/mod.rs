@@ -48,7 +48,18 @@ use kv::parse_int;
 
 /// What failed.
 #[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Default, Hash, PartialOrd, Ord, Serialize, Deserialize,
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
 )]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorKind {
@@ -66,14 +77,14 @@ pub enum ErrorKind {
 }
 
 /// A value and the 1-based line it was read from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Fact<T> {
     pub value: T,
     pub line: u64,
 }
 
 /// A named register or extended-info value.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Register {
     pub name: String,
     pub value: String,
@@ -81,7 +92,7 @@ pub struct Register {
 }
 
 /// One faulting core: a device-error header plus its extend info.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CoreError {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub serial: Option<Fact<u64>>,
@@ -117,7 +128,7 @@ pub struct CoreError {
 }
 
 /// GE's `[AIC_INFO]` block for the failing node.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AicInfo {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub node_name: Option<Fact<String>>,
@@ -144,7 +155,7 @@ impl AicInfo {
 }
 
 /// One device error with every field found and the line that states it.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AicoreError {
     pub kind: ErrorKind,
     /// Plog pid of the evidence lines, when they are plog records.

@@ -46,14 +46,14 @@ use crate::plog::header::{parse_header, timestamp, PlogTime};
 use crate::plog::record::{lines, lossy};
 
 /// A text and the 1-based line it is on.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LineText {
     pub line: u64,
     pub text: String,
 }
 
 /// One item of a report: a message with its optional source location.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ReportItem {
     pub line: u64,
     pub text: String,
@@ -68,7 +68,7 @@ pub struct ReportItem {
 }
 
 /// One CANN error report.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CannErrorReport {
     /// Line of the block start.
     pub line: u64,

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use super::tables;
 
 /// One torch_npu `ERRxxxxx` line.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TorchNpuError {
     /// 1-based line number (set by the caller; 0 from [`parse_torch_npu_line`]).
     pub line: u64,

@@ -68,7 +68,19 @@ pub const MAX_RANKED: usize = 6;
 const CONTEXT_LINES: usize = 40;
 
 /// How strongly a candidate states a cause; lower is stronger.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Tier {
     Strong,
@@ -78,7 +90,7 @@ pub enum Tier {
 }
 
 /// What the causal error looks like.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Shape {
     PythonException,
@@ -112,7 +124,7 @@ pub enum Shape {
 }
 
 /// Why a candidate was chosen: the rule, the lines it read, what was skipped.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Evidence {
     /// The recognising rule (`cann.report`, `python.exception`, `graph-break.reason`, …).
     pub rule: Cow<'static, str>,
@@ -125,7 +137,7 @@ pub struct Evidence {
 }
 
 /// The first causal error of a text.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CausalError {
     /// 1-based physical line of the quoted line.
     pub line: u64,

@@ -32,7 +32,7 @@ use crate::cann_error::find_code;
 use crate::knowledge::{self, CauseKind, Nature, Phase};
 
 /// Where the phase was read, which decides how much it is trusted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Source {
     /// The error's own text.
@@ -44,7 +44,7 @@ pub enum Source {
 }
 
 /// The phase of one error and the evidence for it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PhaseEvidence {
     pub phase: Phase,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -27,7 +27,7 @@ use crate::knowledge::{self, RemedyRow};
 const MAX_QUOTED: usize = 4;
 
 /// One thing to check or change.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Remedy {
     /// What to check or change.
     #[serde(rename = "do")]

@@ -9,7 +9,7 @@
 use serde::Serialize;
 
 /// A tensor element type, named as the dump protobuf names it (`DT_FLOAT16`, …).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema)]
 #[serde(into = "String")]
 pub enum DType {
     Undefined,
@@ -60,7 +60,7 @@ pub enum DType {
 }
 
 /// Which enum a raw data-type number belongs to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema)]
 pub enum Numbering {
     /// `toolkit.dumpdata.OutputDataType`, used in protobuf headers and GE graph text.
     Proto,

@@ -63,7 +63,7 @@ const NAMES: [&str; 52] = [
 ];
 
 /// A tensor format split into its parts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, schemars::JsonSchema)]
 pub struct Format {
     /// Primary format number (`v & 0xFF`).
     pub primary: u8,

@@ -88,7 +88,17 @@ pub enum DumpError {
 /// inputs, then parameters (msprobe: inputs of the call too), then outputs, buffers and workspace
 /// (a dump's data blocks follow its lists in that order).
 #[derive(
-    Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, serde::Deserialize,
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
 )]
 #[serde(rename_all = "lowercase")]
 pub enum Io {
@@ -113,7 +123,7 @@ impl std::fmt::Display for Io {
 }
 
 /// One tensor (or buffer / workspace) declared by a dump header.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct TensorDesc {
     pub io: Io,
     /// Position within its list (0-based).

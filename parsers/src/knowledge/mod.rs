@@ -96,7 +96,19 @@ pub fn remedy_for(matches: &str) -> Option<&'static RemedyRow> {
 }
 
 /// Where in a torch.compile run an error happens.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Phase {
     /// Import, library load, version and package checks, device initialisation.
@@ -130,7 +142,7 @@ impl Phase {
 }
 
 /// What kind of failure a fact describes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Nature {
     Environment,
@@ -406,7 +418,7 @@ pub fn stated_cause(text: &str) -> Option<&'static Fact> {
 /// The kind of a cause — what the user has to fix — beside the phase it surfaced in. Where the
 /// kind alone settles the route (a broken environment, exhausted memory) it is decided before
 /// the phase; elsewhere the phase decides (docs/triage.md, "Kind before phase").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum CauseKind {
     /// Install, version, library, driver or chip support.

@@ -49,7 +49,7 @@ pub struct DumpMeta {
 pub type Stat = Option<f64>;
 
 /// One leaf of a call: a tensor (with `dtype`) or another value (`int`, `slice`, `None`, …).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Leaf {
     pub io: Io,
     /// msprobe's name of the leaf within its call: `input.0`, `input.2.1`, `parameters.weight`.
@@ -80,7 +80,7 @@ impl Leaf {
 }
 
 /// One entry of `data`.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Call {
     pub name: String,
     pub leaves: Vec<Leaf>,

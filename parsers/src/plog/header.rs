@@ -86,6 +86,21 @@ impl Serialize for Level {
     }
 }
 
+/// What [`Serialize`] writes: a name as printed, or the number of a [`Level::Numeric`].
+impl schemars::JsonSchema for Level {
+    fn schema_name() -> Cow<'static, str> {
+        "Level".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "The level as printed in the log (`ERROR`), or the number of a level the logger does not name.",
+            "type": "string",
+            "pattern": "^(DEBUG|INFO|WARNING|ERROR|NULL|EVENT|TRACE|-?[0-9]+)$",
+        })
+    }
+}
+
 /// Reads back what [`Serialize`] writes: a name as printed, or the number of a
 /// [`Level::Numeric`].
 impl<'de> serde::Deserialize<'de> for Level {
@@ -189,6 +204,21 @@ impl fmt::Display for PlogTime {
 impl Serialize for PlogTime {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_str(self)
+    }
+}
+
+/// What [`Serialize`] writes: the time stamp as printed.
+impl schemars::JsonSchema for PlogTime {
+    fn schema_name() -> Cow<'static, str> {
+        "PlogTime".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "A plog time stamp `YYYY-MM-DD-hh:mm:ss.mmm.uuu` (the writer's local clock).",
+            "type": "string",
+            "pattern": "^[0-9]{4,}-[0-9]{2}-[0-9]{2}-[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}\\.[0-9]{3}$",
+        })
     }
 }
 

@@ -16,7 +16,19 @@
 use serde::{Deserialize, Serialize};
 
 /// What a log file is, from its name and folders.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum LogFileKind {
     /// `plog-«pid»_«ts».log` (or the old `plog_«ts».log`).
@@ -32,7 +44,9 @@ pub enum LogFileKind {
 }
 
 /// The log folder a file sits in (`debug`, `run`, `security`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum LogType {
     Debug,
@@ -41,7 +55,7 @@ pub enum LogType {
 }
 
 /// Facts a path tells about a log file. Absent fields are not in the path.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct LogFile {
     pub kind: LogFileKind,
     #[serde(skip_serializing_if = "Option::is_none")]

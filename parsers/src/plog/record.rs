@@ -20,7 +20,7 @@ use crate::line_prefix::strip_prefixes;
 pub const TRUNCATION_LENGTH: usize = 1022;
 
 /// One plog record with its header fields, its content and its continuation lines.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct PlogRecord {
     /// 1-based physical line number of the header line.
     pub line: u64,

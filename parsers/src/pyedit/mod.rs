@@ -46,7 +46,9 @@ const COMPILE_KWARGS: &[&str] = &[
 pub const NPUGRAPH_EX: &str = "npugraph_ex";
 
 /// How the compile call appears in the script.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum CallForm {
     /// `torch.compile(model, ...)` used as an expression.
@@ -60,7 +62,9 @@ pub enum CallForm {
 }
 
 /// The backend argument as written.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(tag = "kind", content = "text", rename_all = "snake_case")]
 pub enum BackendArg {
     /// A string literal; the text is the literal's content (`npugraph_ex`).
@@ -79,7 +83,9 @@ impl BackendArg {
 }
 
 /// One compile call found in a script.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub struct CompileCall {
     /// 1-based position among the compile calls of the file, in source order (`--call N`).
     pub ordinal: usize,
@@ -113,7 +119,9 @@ pub enum StepEdit {
 }
 
 /// What happened to the user's `options` in one rewrite.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(tag = "action", rename_all = "snake_case")]
 pub enum OptionsChange {
     /// The call has no `options` and none was needed.
@@ -128,7 +136,9 @@ pub enum OptionsChange {
 }
 
 /// Where `force_eager` went in step 4.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum MergeTarget {
     /// Added to the user's literal dict.

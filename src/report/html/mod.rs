@@ -148,30 +148,7 @@ pub fn written_json(
     bytes: usize,
     inputs: &[Input],
 ) -> serde_json::Result<String> {
-    #[derive(serde::Serialize)]
-    struct Written<'a> {
-        output: &'a std::path::Path,
-        bytes: usize,
-        inputs: Vec<WrittenInput<'a>>,
-    }
-    #[derive(serde::Serialize)]
-    struct WrittenInput<'a> {
-        source: &'a str,
-        schema: &'a str,
-        schema_version: &'a Value,
-    }
-    let doc = Written {
-        output,
-        bytes,
-        inputs: inputs
-            .iter()
-            .map(|i| WrittenInput {
-                source: &i.source,
-                schema: &i.schema,
-                schema_version: &i.doc["schema_version"],
-            })
-            .collect(),
-    };
+    let doc = crate::incident::Written::of(output, bytes, inputs);
     serde_json::to_string_pretty(&crate::report::document(
         crate::incident::REPORT_SCHEMA_NAME,
         crate::incident::REPORT_SCHEMA_VERSION,

@@ -68,7 +68,7 @@ pub struct Launch<'a> {
 }
 
 /// Which symptom is bisected.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Mode {
     /// Step 4 passed, step 5 failed.
@@ -78,7 +78,7 @@ pub enum Mode {
 }
 
 /// One option set by a variant.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Flip {
     pub key: String,
     /// The value the variant sets (Python literal).
@@ -94,7 +94,7 @@ impl Flip {
 }
 
 /// The result of one variant.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     /// Failure path: the variant passes.
@@ -137,7 +137,7 @@ impl Verdict {
 }
 
 /// One variant run.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Variant {
     /// The directory name under `bisect/` (`inplace_pass-False`, pairs joined by `+`).
     pub name: String,
@@ -159,7 +159,7 @@ pub struct Variant {
 }
 
 /// Why a failing run's error is not step 5's: both texts as they were compared.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Difference {
     /// Step 5's first causal error, volatile tokens replaced.
     pub step5: String,
@@ -218,14 +218,14 @@ impl Variant {
 }
 
 /// A variant that was not run.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Skipped {
     pub key: String,
     pub reason: String,
 }
 
 /// How the search ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     /// One flip (or one pair) removes the symptom.
@@ -240,7 +240,7 @@ pub enum Outcome {
 }
 
 /// The bisection of one run.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Bisection {
     pub mode: Option<Mode>,
     /// Step 5's first causal error (failure path).
