@@ -266,7 +266,10 @@ fn compare_pair(reference: Step, r: &[Saved], candidate: Step, c: &[Saved]) -> O
             .unzip();
         if g.iter()
             .zip(&t)
-            .any(|(a, b)| !((a - b).abs() <= ATOL + RTOL * a.abs()))
+            .any(|(a, b)| {
+                let d = (a - b).abs();
+                d.is_nan() || d > ATOL + RTOL * a.abs()
+            })
         {
             cmp.allclose = false;
         }
