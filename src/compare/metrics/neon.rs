@@ -3,7 +3,7 @@
 //! ones (the same operations per lane in the same order, no fused multiply-add).
 //!
 //! A four-lane AVX2 vector is a pair of two-lane NEON vectors here ([`F4`], masks [`M4`]), so
-//! the loops read as the AVX2 ones do: three loops over the (L1-resident) chunk, the counts as
+//! the loops read as the AVX2 ones do: loops over the (L1-resident) chunk, the counts as
 //! integers, the KL terms branching per vector only, and the chunk packed to its differing
 //! pairs when few differ. A maximum is a compare and a bit select, as the portable
 //! `if a > m { a } else { m }` (FMAX would return a NaN). fp16 is decoded by the hardware
@@ -202,16 +202,17 @@ impl C4 {
 }
 
 /// Products and moments of the first `n` pairs (a multiple of `LANES`); returns how many of
-/// them differ (t − g not zero: unequal or not finite).
+/// them differ (t − g not zero: unequal or not finite). Two loops: the products and sums of
+/// magnitudes, then the shifted moments, so that each loop's accumulators (two registers per
+/// vector of four lanes) and temporaries fit the 32 NEON registers (in one loop, LLVM rotated
+/// them through 32 register moves and the stack every step).
 ///
 /// # Safety
 /// NEON, and `n` within both slices.
 #[inline(always)]
 unsafe fn moments(x: &mut Lanes, g: &[f64], t: &[f64], n: usize, k: (f64, f64)) -> usize {
     let zero = F4::splat(0.0);
-    let (kg, kt) = (F4::splat(k.0), F4::splat(k.1));
     let [mut dot, mut gg, mut tt, mut sum_ag, mut sum_at] = [zero; 5];
-    let [mut s1_g, mut s2_g, mut s1_t, mut s2_t] = [zero; 4];
     let mut differ = C4::zero();
     for i in (0..n).step_by(LANES) {
         let (gv, tv) = (F4::load(g, i), F4::load(t, i));
@@ -220,12 +221,17 @@ unsafe fn moments(x: &mut Lanes, g: &[f64], t: &[f64], n: usize, k: (f64, f64)) 
         tt = tt.add(tv.mul(tv));
         sum_ag = sum_ag.add(gv.abs());
         sum_at = sum_at.add(tv.abs());
+        differ = differ.count(tv.sub(gv).ne(zero));
+    }
+    let (kg, kt) = (F4::splat(k.0), F4::splat(k.1));
+    let [mut s1_g, mut s2_g, mut s1_t, mut s2_t] = [zero; 4];
+    for i in (0..n).step_by(LANES) {
+        let (gv, tv) = (F4::load(g, i), F4::load(t, i));
         let (dg, dt) = (gv.sub(kg), tv.sub(kt));
         s1_g = s1_g.add(dg);
         s2_g = s2_g.add(dg.mul(dg));
         s1_t = s1_t.add(dt);
         s2_t = s2_t.add(dt.mul(dt));
-        differ = differ.count(tv.sub(gv).ne(zero));
     }
     let y = &mut x.sums;
     (y.dot, y.gg, y.tt, y.sum_ag, y.sum_at) = (
