@@ -2,7 +2,7 @@
 # cross toolchain, from Debian's archive (its multiarch part for the arm64 standard library).
 #
 # Rust for aarch64 is Debian's `rustc-web` compiler (/usr/bin/rustc, /usr/bin/cargo from
-# `cargo-web`) with `libstd-rust-web-dev:arm64`, the standard library built for aarch64 by the
+# `cargo-web`, clippy from `rust-web-clippy`) with `libstd-rust-web-dev:arm64`, the standard library built for aarch64 by the
 # same compiler; rustup's toolchain on this machine has no aarch64 standard library and no
 # network to fetch one. C code and the final link use `gcc-aarch64-linux-gnu` (with the cross
 # sysroot of `libc6-dev-arm64-cross`); the binaries run under `qemu-user-static` with the
@@ -10,14 +10,16 @@
 # with `qemu -L /usr/aarch64-linux-gnu`: that takes the cross sysroot's ld.so, which then loads
 # the multiarch libc.so.6 of another build, and the first pthread_create spins forever.
 #
-# aarch64_setup installs what is missing (root: it runs dpkg and apt-get) and exports
-# AARCH64_CARGO, RUSTC, RUSTDOC and cargo's linker and runner for aarch64-unknown-linux-gnu.
+# aarch64_setup installs what is missing (root: it runs dpkg and apt-get), exports RUSTC and
+# RUSTDOC (Debian's) and sets AARCH64_CARGO, AARCH64_LINKER and AARCH64_RUNNER. It does not
+# export the linker: maturin --zig links with zig (glibc 2.28 symbols), and cargo would take an
+# exported CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER over it.
 
 AARCH64_TRIPLE=aarch64-unknown-linux-gnu
 
 aarch64_setup() {
-  local packages=(rustc-web cargo-web libstd-rust-web-dev:arm64 gcc-aarch64-linux-gnu
-    libc6-dev-arm64-cross qemu-user-static libc6:arm64 libgcc-s1:arm64)
+  local packages=(rustc-web cargo-web rust-web-clippy libstd-rust-web-dev:arm64
+    gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static libc6:arm64 libgcc-s1:arm64)
   local missing=() p
   for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
@@ -40,8 +42,9 @@ aarch64_setup() {
     echo "aarch64: rustc-web $rustc_v but libstd-rust-web-dev:arm64 $std_v; apt-get install both at one version" >&2
     return 1
   fi
-  export AARCH64_CARGO=/usr/bin/cargo RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc
-  export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc
-  export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER=qemu-aarch64-static
+  export RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc
+  AARCH64_CARGO=/usr/bin/cargo
+  AARCH64_LINKER=aarch64-linux-gnu-gcc
+  AARCH64_RUNNER=qemu-aarch64-static
   echo "aarch64: $("$RUSTC" --version), $("$AARCH64_CARGO" --version), $(qemu-aarch64-static --version | head -n 1)"
 }

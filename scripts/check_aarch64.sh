@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Cross-builds npgx's unit tests for aarch64 (lean, --no-default-features: polars is not
-# cross-compiled) and runs the vector kernels' tests under qemu-user: the statistics of dump-scan
+# Lints the lean aarch64 build with clippy (-D warnings), cross-builds npgx's unit tests for aarch64
+# (lean, --no-default-features: polars is not cross-compiled) and runs the vector kernels' tests
+# under qemu-user: the statistics of dump-scan
 # (src/dump/stats.rs, stats/neon.rs), the metrics of dump-compare (src/compare/metrics.rs,
 # metrics/neon.rs), the dispatch (src/dump/simd.rs) and the decoders (src/dump/values.rs). Each
 # NEON kernel is compared bit for bit with the portable one at every length around the vector
@@ -24,9 +25,18 @@ log="$target/aarch64-qemu/test.log"
 mkdir -p "$target/aarch64-qemu"
 started=$(date +%s)
 
+# The code behind cfg(target_arch = "aarch64") is linted only here (CI's clippy is x86_64's).
+echo "== cargo clippy --lib --tests --no-default-features --target $AARCH64_TRIPLE"
+PATH="/usr/bin:$PATH" CARGO_INCREMENTAL=0 CARGO_TARGET_DIR="$target/aarch64-qemu" \
+  "$AARCH64_CARGO" clippy --locked --lib --tests --no-default-features --target "$AARCH64_TRIPLE" \
+  -- -D warnings
+
 echo "== cargo test --lib --no-default-features --target $AARCH64_TRIPLE (under qemu-aarch64)"
 set +e
-CARGO_INCREMENTAL=0 CARGO_TARGET_DIR="$target/aarch64-qemu" "$AARCH64_CARGO" test --locked --lib \
+CARGO_INCREMENTAL=0 CARGO_TARGET_DIR="$target/aarch64-qemu" \
+  CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER="$AARCH64_LINKER" \
+  CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="$AARCH64_RUNNER" \
+  "$AARCH64_CARGO" test --locked --lib \
   --no-default-features --target "$AARCH64_TRIPLE" \
   -- dump::simd dump::stats dump::values compare::metrics 2>&1 | tee "$log"
 code=${PIPESTATUS[0]}
