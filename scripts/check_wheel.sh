@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
-# Builds the npgx wheel for x86_64 manylinux_2_28 (glibc 2.28, the tag of torch_npu's wheels) with
-# maturin and zig, checks the tag with auditwheel, installs the wheel into a fresh venv and runs
-# `npgx --version`, one scan of testdata/dump-example, a Parquet shard of it and `npgx merge` of
-# that shard from there (docs/cluster.md).
+# Builds the npgx wheel for manylinux_2_28 (glibc 2.28, the tag of torch_npu's wheels), x86_64
+# or aarch64 (Kunpeng, the CPUs of Atlas servers), with maturin and zig, checks the tag with
+# auditwheel, installs the wheel and runs `npgx --version`, one scan of testdata/dump-example, a
+# Parquet shard of it and `npgx merge` of that shard from there (docs/cluster.md). The aarch64
+# wheel is installed with pip's --platform into a directory and its binary runs under qemu-user.
 #
 #   scripts/check_wheel.sh            (honours CARGO_TARGET_DIR; the wheel goes to $target/wheels)
+#   scripts/check_wheel.sh --target aarch64     (cross: Debian's rustc-web and its arm64
+#                                      standard library, qemu-user; scripts/aarch64_env.sh
+#                                      installs them with apt-get when missing)
 #   MANYLINUX=manylinux_2_31 scripts/check_wheel.sh     (another glibc floor)
 #   LEAN=1 scripts/check_wheel.sh     (the lean build, --no-default-features: no polars, so no
 #                                      shard and no merge; `npgx merge` must refuse with exit 2)
 #
 # maturin (>= 1.5) drives the build with its built-in cargo-zigbuild: zig (the `ziglang` package
 # from PyPI) links against the glibc 2.28 symbol versions whatever the build machine's glibc, so
-# no manylinux container is needed. A release build of polars takes ~10-45 min on 2 cores: this is
-# not part of .ci/run.
+# no manylinux container is needed. A release build of polars takes ~10-45 min on 2 cores (far
+# longer cross-built for aarch64: docs/performance.md): this is not part of .ci/run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,10 +26,37 @@ py="${PYTHON:-python3}"
 policy="${MANYLINUX:-manylinux_2_28}"
 features=()
 [ -n "${LEAN:-}" ] && features=(--no-default-features)
-triple=x86_64-unknown-linux-gnu
-work="$target/wheel-check"
-rm -rf "$work" && mkdir -p "$work"
+arch=x86_64
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --target) arch="${2:-}"; shift 2 || { echo "check_wheel: --target needs x86_64 or aarch64" >&2; exit 2; } ;;
+    --target=*) arch="${1#--target=}"; shift ;;
+    *) echo "check_wheel: unknown argument $1 (usage: check_wheel.sh [--target x86_64|aarch64])" >&2; exit 2 ;;
+  esac
+done
 fail() { echo "check_wheel: $*" >&2; exit 1; }
+# The build's PATH and the prefix that runs the wheel's binary (qemu-user for aarch64).
+build_path="$PATH"
+run=()
+case "$arch" in
+  x86_64)
+    triple=x86_64-unknown-linux-gnu
+    work="$target/wheel-check"
+    ;;
+  aarch64)
+    # shellcheck source=scripts/aarch64_env.sh
+    source scripts/aarch64_env.sh
+    aarch64_setup
+    triple="$AARCH64_TRIPLE"
+    work="$target/wheel-check-aarch64"
+    # maturin and cargo-zigbuild call `cargo` and `rustc` by name: Debian's, which have the
+    # arm64 standard library (rustup's come first in PATH otherwise).
+    build_path="/usr/bin:$PATH"
+    run=("$AARCH64_RUNNER")
+    ;;
+  *) echo "check_wheel: --target $arch: x86_64 or aarch64" >&2; exit 2 ;;
+esac
+rm -rf "$work" && mkdir -p "$work"
 
 echo "== maturin, ziglang, auditwheel (build venv $work/build)"
 "$py" -m venv "$work/build"
@@ -34,28 +65,28 @@ echo "== maturin, ziglang, auditwheel (build venv $work/build)"
 "$work/build/bin/maturin" --version
 
 echo "== maturin build --release --zig --compatibility $policy --target $triple ${features[*]}"
-rm -f "$target"/wheels/npgx-*.whl
+rm -f "$target"/wheels/npgx-*"_$arch".whl
 # PATH: maturin finds zig through the ziglang package of the venv's python.
-PATH="$work/build/bin:$PATH" CARGO_TARGET_DIR="$target" \
+PATH="$work/build/bin:$build_path" CARGO_TARGET_DIR="$target" \
   "$work/build/bin/maturin" build --release --locked --zig --compatibility "$policy" \
   --target "$triple" "${features[@]}" --out "$target/wheels"
-wheel=$(ls "$target"/wheels/npgx-*.whl | head -n 1)
+wheel=$(ls "$target"/wheels/npgx-*"_$arch".whl | head -n 1)
 echo "== wheel: $wheel ($(du -h "$wheel" | cut -f1))"
 case "$(basename "$wheel")" in
-  *-"${policy}_x86_64".whl) ;;
-  *) fail "the wheel's name does not carry ${policy}_x86_64: $(basename "$wheel")" ;;
+  *-"${policy}_$arch".whl) ;;
+  *) fail "the wheel's name does not carry ${policy}_$arch: $(basename "$wheel")" ;;
 esac
 
 echo "== auditwheel show"
 "$work/build/bin/auditwheel" show "$wheel" | tee "$work/auditwheel.txt"
 # auditwheel names the most compatible tag the wheel's symbols allow: the claimed policy passes
 # when that tag is the same glibc or older (a 2_17 answer fits a 2_28 wheel; a 2_34 one does not).
-"$work/build/bin/python" - "$work/auditwheel.txt" "$policy" <<'PY'
+"$work/build/bin/python" - "$work/auditwheel.txt" "$policy" "$arch" <<'PY'
 import re, sys
 text = " ".join(open(sys.argv[1]).read().split())
-claimed = sys.argv[2]
+claimed, arch = sys.argv[2], sys.argv[3]
 legacy = {"manylinux1": (2, 5), "manylinux2010": (2, 12), "manylinux2014": (2, 17)}
-m = re.search(r'consistent with the following platform tag: "([a-z0-9_]+)_x86_64"', text)
+m = re.search(r'consistent with the following platform tag: "([a-z0-9_]+)_' + arch + '"', text)
 if not m:
     sys.exit(f"auditwheel did not find the wheel manylinux-consistent: {text[:400]}")
 def glibc(tag):
@@ -71,33 +102,54 @@ if found > want:
 print(f"auditwheel: consistent with {m[1]} (glibc {found[0]}.{found[1]}) -> the {claimed} tag holds")
 PY
 
-echo "== fresh venv $work/venv"
-"$py" -m venv "$work/venv"
-"$work/venv/bin/pip" install --quiet --disable-pip-version-check "$wheel"
-npgx="$work/venv/bin/npgx"
+if [ "$arch" = x86_64 ]; then
+  echo "== fresh venv $work/venv"
+  "$py" -m venv "$work/venv"
+  "$work/venv/bin/pip" install --quiet --disable-pip-version-check "$wheel"
+  npgx="$work/venv/bin/npgx"
+  python="$work/venv/bin/python"
+else
+  # pip installs a wheel of another platform only into a directory, told the platform.
+  echo "== pip install --platform ${policy}_$arch --target $work/site"
+  "$work/build/bin/pip" install --quiet --disable-pip-version-check --no-deps \
+    --only-binary=:all: --platform "${policy}_$arch" --target "$work/site" "$wheel"
+  npgx="$work/site/bin/npgx"
+  python="$work/build/bin/python"
+fi
 [ -x "$npgx" ] || fail "the wheel did not install bin/npgx"
-version=$("$npgx" --version)
+# The ELF header's machine: 62 is x86-64, 183 AArch64.
+"$python" - "$npgx" "$arch" <<'PY'
+import struct, sys
+with open(sys.argv[1], "rb") as f:
+    head = f.read(20)
+machine = {62: "x86_64", 183: "aarch64"}.get(struct.unpack_from("<H", head, 18)[0])
+if head[:4] != b"\x7fELF" or machine != sys.argv[2]:
+    sys.exit(f"{sys.argv[1]} is not an {sys.argv[2]} ELF binary ({machine})")
+print(f"bin/npgx: ELF for {machine}")
+PY
+npgx=("${run[@]}" "$npgx")
+version=$("${npgx[@]}" --version)
 echo "$version"
 case "$version" in
   *"features: tables"*) [ -z "${LEAN:-}" ] || fail "a lean wheel with the tables feature" ;;
   *) [ -n "${LEAN:-}" ] || fail "the wheel's npgx lacks the tables feature" ;;
 esac
 
-echo "== npgx dump-scan testdata/dump-example (from the venv)"
+echo "== npgx dump-scan testdata/dump-example (the installed wheel's binary${run:+ under ${run[0]}})"
 # The example holds anomalies: exit 1 is the expected answer of the scan and of the merge.
 expect1() { set +e; "$@"; code=$?; set -e; [ "$code" = 1 ] || fail "$* exited $code, expected 1"; }
-expect1 "$npgx" dump-scan testdata/dump-example --format json --no-progress -o "$work/scan.json"
+expect1 "${npgx[@]}" dump-scan testdata/dump-example --format json --no-progress -o "$work/scan.json"
 if [ -n "${LEAN:-}" ]; then
-  set +e; "$npgx" merge "$work/shard.parquet" 2> "$work/merge.err"; code=$?; set -e
+  set +e; "${npgx[@]}" merge "$work/shard.parquet" 2> "$work/merge.err"; code=$?; set -e
   [ "$code" = 2 ] && grep -q 'needs the `tables` feature' "$work/merge.err" \
     || fail "the lean npgx merge exited $code: $(cat "$work/merge.err")"
   echo "lean: npgx merge refused (exit 2): $(cat "$work/merge.err")"
   echo '{"summary": "not built (lean)"}' > "$work/merge.json"
 else
-  expect1 "$npgx" dump-scan testdata/dump-example --format parquet --no-progress -o "$work/shard.parquet"
-  expect1 "$npgx" merge "$work/shard.parquet" --format json -o "$work/merge.json"
+  expect1 "${npgx[@]}" dump-scan testdata/dump-example --format parquet --no-progress -o "$work/shard.parquet"
+  expect1 "${npgx[@]}" merge "$work/shard.parquet" --format json -o "$work/merge.json"
 fi
-"$work/venv/bin/python" - "$work/scan.json" "$work/merge.json" <<'PY'
+"$python" - "$work/scan.json" "$work/merge.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["schema"] == "npgx.dump-scan", d["schema"]

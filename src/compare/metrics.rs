@@ -18,6 +18,9 @@ use crate::dump::values::decode_to;
 #[cfg(target_arch = "x86_64")]
 use crate::dump::values::decode_to_x86;
 
+#[cfg(target_arch = "aarch64")]
+mod neon;
+
 /// f64 machine epsilon, as msprobe.
 pub const EPS: f64 = f64::EPSILON;
 
@@ -213,7 +216,8 @@ impl Lanes {
 }
 
 /// How a block is decoded and the lanes of a chunk summed: [`Portable`], or explicit vectors on
-/// x86-64. Both give the same values and [`Lanes`] bit for bit.
+/// x86-64 (AVX2, below) and AArch64 (NEON, `metrics/neon.rs`). All give the same values and
+/// [`Lanes`] bit for bit.
 trait LaneSums: Copy {
     fn decode(self, el: Element, bytes: &[u8], out: &mut [f64]) -> usize;
     fn lanes(self, g: &[f64], t: &[f64], k_g: f64, k_t: f64) -> Lanes;
@@ -722,6 +726,12 @@ impl<A: AlsoBlocks> Kernel for UpdateRaw<'_, A> {
     fn run_x86(self, f: simd::x86::Features) {
         self.blocks(f);
     }
+
+    #[cfg(target_arch = "aarch64")]
+    #[inline(always)]
+    fn run_neon(self, f: simd::aarch64::Features) {
+        self.blocks(f);
+    }
 }
 
 impl Acc {
@@ -1033,6 +1043,10 @@ mod tests {
         }
         #[cfg(target_arch = "x86_64")]
         fn run_x86(self, f: simd::x86::Features) -> Option<Part> {
+            Some(part(f, self.0, self.1))
+        }
+        #[cfg(target_arch = "aarch64")]
+        fn run_neon(self, f: simd::aarch64::Features) -> Option<Part> {
             Some(part(f, self.0, self.1))
         }
     }

@@ -1,18 +1,20 @@
-//! The one run-time dispatch to wider vectors (AVX2 and F16C on x86-64), for the hot loops of
-//! `dump-scan` (statistics, [`super::stats`]) and `dump-compare` (metrics).
+//! The one run-time dispatch to wider vectors (AVX2 and F16C on x86-64, NEON on AArch64), for
+//! the hot loops of `dump-scan` (statistics, [`super::stats`]) and `dump-compare` (metrics).
 //!
 //! A hot loop is written once, portably, as a [`Kernel`] whose [`Kernel::run`] is
 //! `#[inline(always)]`. [`dispatch`] runs it inlined into a function compiled with the target
-//! features when the CPU has them, and as is otherwise. One list of features feeds both the
-//! `#[target_feature]` attributes and the run-time check, so the check cannot miss one. FMA is
-//! not in it: Rust never fuses a multiply and an add on its own, so it would buy nothing (and
-//! results stay bit-identical to the portable build).
+//! features when the CPU has them, and as is otherwise. One list of features per architecture
+//! feeds both the `#[target_feature]` attributes and the run-time check, so the check cannot
+//! miss one. FMA is not in it: Rust never fuses a multiply and an add on its own, so it would
+//! buy nothing (and results stay bit-identical to the portable build).
 //!
 //! Where the compiler's vectoriser falls short (it turns lane-wise f64 code into blends and
-//! shuffles), a kernel can also provide [`Kernel::run_x86`], the same loop written with
-//! `std::arch` vectors. It is called only from the feature-enabled function, with a
-//! [`x86::Features`] token as proof that the CPU has the features, and must give the portable
-//! `run`'s result bit for bit (same operations per lane, same order; tested per kernel).
+//! shuffles), a kernel can also provide [`Kernel::run_x86`] or [`Kernel::run_neon`], the same
+//! loop written with `std::arch` vectors. It is called only from the feature-enabled function,
+//! with a `Features` token ([`x86::Features`], [`aarch64::Features`]) as proof that the CPU has
+//! the features, and must give the portable `run`'s result bit for bit (same operations per
+//! lane, same order; tested per kernel, the AArch64 ones under qemu by
+//! `scripts/check_aarch64.sh`).
 
 /// A hot loop. `run` must be `#[inline(always)]` (and everything it calls in the loop too), so
 /// that it is compiled into the feature-enabled caller.
@@ -26,6 +28,13 @@ pub trait Kernel: Sized {
     fn run_x86(self, _: x86::Features) -> Self::Output {
         self.run()
     }
+
+    /// The loop with NEON vectors, `#[inline(always)]` too; by default `run`.
+    #[cfg(target_arch = "aarch64")]
+    #[inline(always)]
+    fn run_neon(self, _: aarch64::Features) -> Self::Output {
+        self.run()
+    }
 }
 
 /// Runs `k` with the widest vectors this CPU has.
@@ -37,6 +46,13 @@ pub fn dispatch<K: Kernel>(k: K) -> K::Output {
         // SAFETY: the CPU has every feature `run_simd` is compiled for (`available` and the
         // `target_feature` attributes come from the same list).
         return unsafe { x86::run_simd(k) };
+    }
+    #[cfg(target_arch = "aarch64")]
+    if aarch64::available() {
+        #[cfg(test)]
+        VECTOR_RUNS.with(|n| n.set(n.get() + 1));
+        // SAFETY: as above, for `aarch64::run_simd`.
+        return unsafe { aarch64::run_simd(k) };
     }
     k.run()
 }
@@ -57,10 +73,15 @@ pub fn vector_path_or_skip(test: &str) -> bool {
     if x86::available() {
         return true;
     }
+    #[cfg(target_arch = "aarch64")]
+    if aarch64::available() {
+        return true;
+    }
     use std::io::Write as _;
     let _ = writeln!(
         std::io::stderr(),
-        "{test}: SKIPPED, this CPU has no vector path (AVX2 and F16C); only the portable one runs"
+        "{test}: SKIPPED, this CPU has no vector path (AVX2 and F16C, or little-endian NEON); \
+         only the portable one runs"
     );
     false
 }
@@ -78,67 +99,121 @@ pub fn on_vector_path<T>(f: impl FnOnce() -> T) -> T {
     out
 }
 
+/// The feature-enabled entry of one architecture: its `Features` token, `FEATURES`,
+/// `available()` (the run-time check, through `std::arch::$detect!`, and `$extra`, a condition
+/// known at compile time) and `run_simd` (`Kernel::$run` inlined under those features).
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+macro_rules! features {
+    ($detect:ident, $extra:expr, $run:ident: $($feature:tt),+) => {
+        /// Proof that the CPU has every feature of [`run_simd`]: only [`run_simd`] makes one, so
+        /// code holding it may call the `std::arch` intrinsics of those features.
+        #[derive(Clone, Copy)]
+        pub struct Features(());
+
+        /// The target features of [`run_simd`].
+        #[cfg(test)]
+        pub const FEATURES: &[&str] = &[$($feature),+];
+
+        /// Whether this CPU has every feature in the list.
+        pub fn available() -> bool {
+            $extra && $(std::arch::$detect!($feature))&&+
+        }
+
+        /// `k.run_…()` (inlined), compiled for these features.
+        ///
+        /// # Safety
+        /// Only when [`available`] returned true.
+        $(#[target_feature(enable = $feature)])+
+        pub unsafe fn run_simd<K: Kernel>(k: K) -> K::Output {
+            k.$run(Features(()))
+        }
+    };
+}
+
 #[cfg(target_arch = "x86_64")]
 pub mod x86 {
     use super::Kernel;
 
-    /// Proof that the CPU has every feature of [`run_simd`]: only [`run_simd`] makes one, so code
-    /// holding it may call the `std::arch` intrinsics of those features.
-    #[derive(Clone, Copy)]
-    pub struct Features(());
+    features!(is_x86_feature_detected, true, run_x86: "avx2", "f16c");
+}
 
-    macro_rules! features {
-        ($($feature:tt),+) => {
-            /// The target features of [`run_simd`].
-            #[cfg(test)]
-            pub const FEATURES: &[&str] = &[$($feature),+];
+#[cfg(target_arch = "aarch64")]
+pub mod aarch64 {
+    use super::Kernel;
+    use std::arch::aarch64::{float32x4_t, uint16x8_t};
 
-            /// Whether this CPU has every feature in the list.
-            pub fn available() -> bool {
-                $(std::is_x86_feature_detected!($feature))&&+
+    // The kernels read the dump's little-endian bytes straight into vectors: on a big-endian
+    // AArch64 they stay off and the portable loops run.
+    features!(is_aarch64_feature_detected, cfg!(target_endian = "little"), run_neon: "neon");
+
+    impl Features {
+        /// The eight fp16 values of `h` (bit patterns) as f32, exactly: FCVTL and FCVTL2, the
+        /// hardware conversion of Armv8.0 NEON, in `asm!` because Rust's intrinsic for it
+        /// (`vcvt_f32_f16`) is newer than the crate's `rust-version`. Values are the portable
+        /// decoder's, NaN payloads aside (a signalling NaN comes back quiet).
+        #[inline(always)]
+        pub fn f16_to_f32(self, h: uint16x8_t) -> (float32x4_t, float32x4_t) {
+            let (low, high);
+            // SAFETY: `self` proves NEON; the instructions touch these registers only (and
+            // may raise FPSR's cumulative flags, which `asm!` does not promise to keep).
+            unsafe {
+                std::arch::asm!(
+                    "fcvtl {low:v}.4s, {h:v}.4h",
+                    "fcvtl2 {high:v}.4s, {h:v}.8h",
+                    h = in(vreg) h,
+                    low = out(vreg) low,
+                    high = out(vreg) high,
+                    options(pure, nomem, nostack),
+                );
             }
-
-            /// `k.run_x86()` (inlined), compiled for these features.
-            ///
-            /// # Safety
-            /// Only when [`available`] returned true.
-            $(#[target_feature(enable = $feature)])+
-            pub unsafe fn run_simd<K: Kernel>(k: K) -> K::Output {
-                k.run_x86(Features(()))
-            }
-        };
+            (low, high)
+        }
     }
+}
 
-    features!("avx2", "f16c");
+#[cfg(test)]
+mod tests {
+    /// The files whose hot loops run under [`super::dispatch`].
+    const KERNEL_SOURCES: [&str; 6] = [
+        include_str!("simd.rs"),
+        include_str!("stats.rs"),
+        include_str!("stats/neon.rs"),
+        include_str!("values.rs"),
+        include_str!("../compare/metrics.rs"),
+        include_str!("../compare/metrics/neon.rs"),
+    ];
 
-    #[cfg(test)]
-    mod tests {
-        use super::*;
-
-        #[test]
-        fn every_enabled_target_feature_is_checked_at_run_time() {
-            // The attributes and the check are generated from `FEATURES`; no feature may be
-            // enabled anywhere else in the crate's hot loops.
-            for src in [
-                include_str!("simd.rs"),
-                include_str!("stats.rs"),
-                include_str!("values.rs"),
-                include_str!("../compare/metrics.rs"),
-            ] {
-                assert_eq!(src.matches(concat!("enable", " = \"")).count(), 0);
-            }
+    #[test]
+    fn every_enabled_target_feature_is_checked_at_run_time() {
+        // The attributes and the check are generated from each architecture's one list; no
+        // feature may be enabled anywhere else in the crate's hot loops.
+        for src in KERNEL_SOURCES {
+            assert_eq!(src.matches(concat!("enable", " = \"")).count(), 0);
+        }
+        for detect in ["is_x86_feature_detected", "is_aarch64_feature_detected"] {
+            let call = format!("{}!({detect},", "features");
             assert_eq!(
-                include_str!("simd.rs")
-                    .matches(concat!("features!", "(\""))
-                    .count(),
-                1
+                include_str!("simd.rs").matches(&call).count(),
+                1,
+                "{detect}"
             );
+        }
+        #[cfg(target_arch = "x86_64")]
+        {
+            use super::x86::{available, FEATURES};
             assert_eq!(FEATURES, ["avx2", "f16c"]);
             let detected = [
                 std::is_x86_feature_detected!("avx2"),
                 std::is_x86_feature_detected!("f16c"),
             ];
             assert_eq!(available(), detected.iter().all(|&d| d));
+        }
+        #[cfg(target_arch = "aarch64")]
+        {
+            use super::aarch64::{available, FEATURES};
+            assert_eq!(FEATURES, ["neon"]);
+            let detected = std::arch::is_aarch64_feature_detected!("neon");
+            assert_eq!(available(), detected && cfg!(target_endian = "little"));
         }
     }
 }

@@ -12,10 +12,14 @@
 //! ([`super::simd::Kernel::run_x86`]): the same lanes and the same answer bit for bit (tested at
 //! every length around the vector and block sizes), about twice as fast — fp16 decoded with
 //! F16C and its saturation counted in the same pass, its lane sums split over four
-//! accumulators (exact for fp16, see `Acc::f16_x86`); fp32 read straight from the bytes.
+//! accumulators (exact for fp16, see `Acc::f16_x86`); fp32 read straight from the bytes. On
+//! AArch64 the same loops are written with NEON vectors (`neon.rs`), under the same tests.
 
 use npgx_parsers::dump::dtype::Element;
 use npgx_parsers::dump::scalar;
+
+#[cfg(target_arch = "aarch64")]
+mod neon;
 
 /// Running verdict for one tensor.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -203,18 +207,33 @@ impl Acc {
                 _mm256_storeu_pd(h4.as_mut_ptr(), high);
             }
             let sum = [l4[0], l4[1], l4[2], l4[3], h4[0], h4[1], h4[2], h4[3]];
-            let tail = block[4 * whole..4 * n]
-                .chunks_exact(4)
-                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]));
-            let (range, sum) = close_lanes(a, b, sum, tail);
-            self.fold_block(n, range, sum, |acc| {
-                let mut buf = [0f32; BLOCK];
-                for (dst, c) in buf.iter_mut().zip(block.chunks_exact(4)) {
-                    *dst = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
-                }
-                acc.floats_careful(&buf[..n], false);
-            });
+            self.f32_block_end(block, whole, (a, b, sum));
         }
+    }
+
+    /// The end of an fp32 block (`block.len() / 4` values) after a vector loop over its first
+    /// `whole`, which left the least, greatest and summed value of each lane: the values past
+    /// them, then the block folded in (or copied out for the careful pass).
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    #[inline(always)]
+    fn f32_block_end(
+        &mut self,
+        block: &[u8],
+        whole: usize,
+        (mn, mx, sum): ([f32; LANES], [f32; LANES], [f64; LANES]),
+    ) {
+        let n = block.len() / 4;
+        let tail = block[4 * whole..4 * n]
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]));
+        let (range, sum) = close_lanes(mn, mx, sum, tail);
+        self.fold_block(n, range, sum, |acc| {
+            let mut buf = [0f32; BLOCK];
+            for (dst, c) in buf.iter_mut().zip(block.chunks_exact(4)) {
+                *dst = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+            }
+            acc.floats_careful(&buf[..n], false);
+        });
     }
 
     /// fp16 with F16C and AVX2 vectors: the portable path's answer bit for bit. The saturation
@@ -290,19 +309,38 @@ impl Acc {
                     }
                 }
             }
-            let tail = block[2 * whole..2 * n]
-                .chunks_exact(2)
-                .zip(whole..)
-                .map(|(c, j)| {
-                    let bits = u16::from_le_bytes([c[0], c[1]]);
-                    saturated += u32::from(bits & 0x7FFF == 0x7BFF);
-                    buf[j] = scalar::f16_to_f32(bits);
-                    buf[j]
-                });
-            let (range, sum) = close_lanes(a, b, sum, tail);
-            self.overflow += u64::from(saturated);
-            self.fold_block(n, range, sum, |acc| acc.floats_careful(&buf[..n], false));
+            self.f16_block_end(block, whole, (a, b, sum), saturated, &mut buf);
         }
+    }
+
+    /// The end of an fp16 block (`block.len() / 2` values) after a vector loop over its first
+    /// `whole`, which left the least, greatest and summed value of each lane, the count of
+    /// saturated values and the values decoded into `buf`: the values past them (decoded into
+    /// `buf` too, and checked for saturation), then the block folded in (or `buf` through the
+    /// careful pass).
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    #[inline(always)]
+    fn f16_block_end(
+        &mut self,
+        block: &[u8],
+        whole: usize,
+        (mn, mx, sum): ([f32; LANES], [f32; LANES], [f64; LANES]),
+        mut saturated: u32,
+        buf: &mut [f32; BLOCK],
+    ) {
+        let n = block.len() / 2;
+        let tail = block[2 * whole..2 * n]
+            .chunks_exact(2)
+            .zip(whole..)
+            .map(|(c, j)| {
+                let bits = u16::from_le_bytes([c[0], c[1]]);
+                saturated += u32::from(bits & 0x7FFF == 0x7BFF);
+                buf[j] = scalar::f16_to_f32(bits);
+                buf[j]
+            });
+        let (range, sum) = close_lanes(mn, mx, sum, tail);
+        self.overflow += u64::from(saturated);
+        self.fold_block(n, range, sum, |acc| acc.floats_careful(&buf[..n], false));
     }
 
     /// Value by value: classifies NaN and infinities, and sums the finite values with
@@ -472,6 +510,16 @@ impl super::simd::Kernel for Update<'_> {
             el => self.acc.update_any(el, self.bytes),
         }
     }
+
+    #[cfg(target_arch = "aarch64")]
+    #[inline(always)]
+    fn run_neon(self, f: super::simd::aarch64::Features) {
+        match self.el {
+            Element::F16 => self.acc.f16_neon(f, self.bytes),
+            Element::F32 => self.acc.f32_neon(f, self.bytes),
+            el => self.acc.update_any(el, self.bytes),
+        }
+    }
 }
 
 /// Bytes per element for chunk alignment (sub-byte types: 1 byte = 2 elements).
@@ -594,7 +642,11 @@ mod tests {
             .iter()
             .map(|&h| if h & 0x7C00 == 0x7C00 { 0x3C00 } else { h })
             .collect();
-        for data in [&halves, &clean] {
+        // Non-negative, with zeros of both signs in one lane in both orders: the least value
+        // is a zero, and which zero comes first decides its sign.
+        let mut zeros: Vec<u16> = clean.iter().map(|&h| h & 0x7FFF).collect();
+        (zeros[16], zeros[24], zeros[BLOCK + 8], zeros[BLOCK + 16]) = (0x8000, 0, 0, 0x8000);
+        for data in [&halves, &clean, &zeros] {
             let bytes: Vec<u8> = data.iter().flat_map(|h| h.to_le_bytes()).collect();
             agree_at_every_length(Element::F16, &bytes);
         }
@@ -623,7 +675,9 @@ mod tests {
                 }
             })
             .collect();
-        for data in [&v, &clean] {
+        let mut zeros: Vec<f32> = clean.iter().map(|x| x.abs()).collect();
+        (zeros[16], zeros[24], zeros[BLOCK + 8], zeros[BLOCK + 16]) = (-0.0, 0.0, 0.0, -0.0);
+        for data in [&v, &clean, &zeros] {
             agree_at_every_length(Element::F32, &f32s(data));
         }
     }
@@ -641,7 +695,13 @@ mod tests {
                 let (mut a, mut b) = (Acc::default(), Acc::default());
                 a.update_any(el, part);
                 super::super::simd::on_vector_path(|| b.update(el, part));
-                assert_eq!(a, b, "{el:?}, {} bytes", part.len());
+                // Debug shows the sign of a zero, which `==` does not.
+                assert_eq!(
+                    format!("{a:?}"),
+                    format!("{b:?}"),
+                    "{el:?}, {} bytes",
+                    part.len()
+                );
             }
         }
     }

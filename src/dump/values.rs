@@ -531,6 +531,8 @@ mod tests {
         out.truncate(start + n);
     }
 
+    // The NEON decoder's test is in `compare/metrics/neon.rs`.
+    #[cfg(target_arch = "x86_64")]
     #[test]
     fn f16c_decoding_agrees_with_the_portable_one() {
         if !crate::dump::simd::vector_path_or_skip("values: f16c decoding") {

@@ -1,0 +1,488 @@
+//! [`super::Portable`]'s decoding and lane loops with NEON vectors (AArch64): the AVX2 loops of
+//! `impl LaneSums for simd::x86::Features` with 128-bit vectors, bit-identical to the portable
+//! ones (the same operations per lane in the same order, no fused multiply-add).
+//!
+//! A four-lane AVX2 vector is a pair of two-lane NEON vectors here ([`F4`], masks [`M4`]), so
+//! the loops read as the AVX2 ones do: loops over the (L1-resident) chunk, the counts as
+//! integers, the KL terms branching per vector only, and the chunk packed to its differing
+//! pairs when few differ. A maximum is a compare and a bit select, as the portable
+//! `if a > m { a } else { m }` (FMAX would return a NaN). fp16 is decoded by the hardware
+//! (FCVTL, [`Features::f16_to_f32`]).
+
+use std::arch::aarch64::*;
+use std::mem::MaybeUninit;
+
+use npgx_parsers::dump::dtype::Element;
+
+use super::{
+    LaneSums, Lanes, ATANH_SERIES, BLOCK, CLOSE_TERMS, EPS, LANES, LN2_HI, LN2_LO,
+    LN_SERIES_INVERSE_LIMIT, MANTISSA, ONE,
+};
+use crate::dump::simd::aarch64::Features;
+use crate::dump::values::decode_to;
+
+/// Four f64 lanes: lanes 0–1 and 2–3.
+#[derive(Clone, Copy)]
+struct F4(float64x2_t, float64x2_t);
+
+/// Four lane masks, all ones where true: lanes 0–1 and 2–3.
+#[derive(Clone, Copy)]
+struct M4(uint64x2_t, uint64x2_t);
+
+/// Four integer lane counts.
+#[derive(Clone, Copy)]
+struct C4(int64x2_t, int64x2_t);
+
+// Every method: `# Safety` NEON (the callers hold a `Features` token).
+impl F4 {
+    #[inline(always)]
+    unsafe fn splat(v: f64) -> F4 {
+        F4(vdupq_n_f64(v), vdupq_n_f64(v))
+    }
+    /// The four values at `i`; `i + LANES` within `s`.
+    #[inline(always)]
+    unsafe fn load(s: &[f64], i: usize) -> F4 {
+        let p = s.as_ptr().add(i);
+        F4(vld1q_f64(p), vld1q_f64(p.add(2)))
+    }
+    #[inline(always)]
+    unsafe fn lanes(self) -> [f64; LANES] {
+        let mut a = [0f64; LANES];
+        vst1q_f64(a.as_mut_ptr(), self.0);
+        vst1q_f64(a.as_mut_ptr().add(2), self.1);
+        a
+    }
+    #[inline(always)]
+    unsafe fn add(self, o: F4) -> F4 {
+        F4(vaddq_f64(self.0, o.0), vaddq_f64(self.1, o.1))
+    }
+    #[inline(always)]
+    unsafe fn sub(self, o: F4) -> F4 {
+        F4(vsubq_f64(self.0, o.0), vsubq_f64(self.1, o.1))
+    }
+    #[inline(always)]
+    unsafe fn mul(self, o: F4) -> F4 {
+        F4(vmulq_f64(self.0, o.0), vmulq_f64(self.1, o.1))
+    }
+    #[inline(always)]
+    unsafe fn div(self, o: F4) -> F4 {
+        F4(vdivq_f64(self.0, o.0), vdivq_f64(self.1, o.1))
+    }
+    /// The sign bit cleared, as `f64::abs` (NaN too).
+    #[inline(always)]
+    unsafe fn abs(self) -> F4 {
+        F4(vabsq_f64(self.0), vabsq_f64(self.1))
+    }
+    /// `self > o`, false where either is NaN (as Rust's `>`).
+    #[inline(always)]
+    unsafe fn gt(self, o: F4) -> M4 {
+        M4(vcgtq_f64(self.0, o.0), vcgtq_f64(self.1, o.1))
+    }
+    #[inline(always)]
+    unsafe fn lt(self, o: F4) -> M4 {
+        M4(vcltq_f64(self.0, o.0), vcltq_f64(self.1, o.1))
+    }
+    #[inline(always)]
+    unsafe fn ge(self, o: F4) -> M4 {
+        M4(vcgeq_f64(self.0, o.0), vcgeq_f64(self.1, o.1))
+    }
+    #[inline(always)]
+    unsafe fn le(self, o: F4) -> M4 {
+        M4(vcleq_f64(self.0, o.0), vcleq_f64(self.1, o.1))
+    }
+    #[inline(always)]
+    unsafe fn eq(self, o: F4) -> M4 {
+        M4(vceqq_f64(self.0, o.0), vceqq_f64(self.1, o.1))
+    }
+    /// `self != o`, true where either is NaN (as Rust's `!=`).
+    #[inline(always)]
+    unsafe fn ne(self, o: F4) -> M4 {
+        let eq = self.eq(o);
+        let not = |m: uint64x2_t| vreinterpretq_u64_u32(vmvnq_u32(vreinterpretq_u32_u64(m)));
+        M4(not(eq.0), not(eq.1))
+    }
+    /// `if m { a } else { b }` per lane.
+    #[inline(always)]
+    unsafe fn select(m: M4, a: F4, b: F4) -> F4 {
+        F4(vbslq_f64(m.0, a.0, b.0), vbslq_f64(m.1, a.1, b.1))
+    }
+    /// The value where `m`, +0.0 elsewhere.
+    #[inline(always)]
+    unsafe fn only(self, m: M4) -> F4 {
+        let and = |v: float64x2_t, m: uint64x2_t| {
+            vreinterpretq_f64_u64(vandq_u64(vreinterpretq_u64_f64(v), m))
+        };
+        F4(and(self.0, m.0), and(self.1, m.1))
+    }
+    /// [`super::ln_normal`] in four lanes, the same operations in the same order; lanes that
+    /// are not normal finite numbers > 0 give garbage.
+    #[inline(always)]
+    unsafe fn ln_normal(self) -> F4 {
+        F4(ln_normal2(self.0), ln_normal2(self.1))
+    }
+}
+
+/// [`super::ln_normal`] in two lanes (see [`F4::ln_normal`]).
+///
+/// # Safety
+/// NEON.
+#[inline(always)]
+unsafe fn ln_normal2(x: float64x2_t) -> float64x2_t {
+    let set = vdupq_n_f64;
+    let bits = vreinterpretq_u64_f64(x);
+    // The biased exponent, converted exactly, as `(bits >> 52) as f64`.
+    let e = vsubq_f64(vcvtq_f64_u64(vshrq_n_u64::<52>(bits)), set(1023.0));
+    let m = vreinterpretq_f64_u64(vorrq_u64(
+        vandq_u64(bits, vdupq_n_u64(MANTISSA)),
+        vdupq_n_u64(ONE),
+    ));
+    let big = vcgtq_f64(m, set(std::f64::consts::SQRT_2));
+    let m = vbslq_f64(big, vmulq_f64(m, set(0.5)), m);
+    let e = vbslq_f64(big, vaddq_f64(e, set(1.0)), e);
+    let f = vsubq_f64(m, set(1.0));
+    let s = vdivq_f64(f, vaddq_f64(set(2.0), f));
+    let z = vmulq_f64(s, s);
+    let mut p = set(ATANH_SERIES[ATANH_SERIES.len() - 1]);
+    for &c in ATANH_SERIES[..ATANH_SERIES.len() - 1].iter().rev() {
+        p = vaddq_f64(set(c), vmulq_f64(z, p));
+    }
+    let tail = vaddq_f64(
+        vmulq_f64(vmulq_f64(set(2.0), s), p),
+        vmulq_f64(e, set(LN2_LO)),
+    );
+    vaddq_f64(vmulq_f64(e, set(LN2_HI)), tail)
+}
+
+impl M4 {
+    #[inline(always)]
+    unsafe fn and(self, o: M4) -> M4 {
+        M4(vandq_u64(self.0, o.0), vandq_u64(self.1, o.1))
+    }
+    /// `self` and not `o`.
+    #[inline(always)]
+    unsafe fn and_not(self, o: M4) -> M4 {
+        M4(vbicq_u64(self.0, o.0), vbicq_u64(self.1, o.1))
+    }
+    /// Whether any lane is true.
+    #[inline(always)]
+    unsafe fn any(self) -> bool {
+        vmaxvq_u32(vreinterpretq_u32_u64(vorrq_u64(self.0, self.1))) != 0
+    }
+    /// Bit `l` set where lane `l` is true.
+    #[inline(always)]
+    unsafe fn bits(self) -> u32 {
+        let b = |v: u64, l: u32| ((v & 1) as u32) << l;
+        b(vgetq_lane_u64::<0>(self.0), 0)
+            | b(vgetq_lane_u64::<1>(self.0), 1)
+            | b(vgetq_lane_u64::<0>(self.1), 2)
+            | b(vgetq_lane_u64::<1>(self.1), 3)
+    }
+}
+
+impl C4 {
+    #[inline(always)]
+    unsafe fn zero() -> C4 {
+        C4(vdupq_n_s64(0), vdupq_n_s64(0))
+    }
+    /// Counts the true lanes of `m` (all ones is -1 as an integer: subtracted).
+    #[inline(always)]
+    unsafe fn count(self, m: M4) -> C4 {
+        C4(
+            vsubq_s64(self.0, vreinterpretq_s64_u64(m.0)),
+            vsubq_s64(self.1, vreinterpretq_s64_u64(m.1)),
+        )
+    }
+    #[inline(always)]
+    unsafe fn lanes(self) -> [i64; LANES] {
+        let mut a = [0i64; LANES];
+        vst1q_s64(a.as_mut_ptr(), self.0);
+        vst1q_s64(a.as_mut_ptr().add(2), self.1);
+        a
+    }
+}
+
+/// Products and moments of the first `n` pairs (a multiple of `LANES`); returns how many of
+/// them differ (t − g not zero: unequal or not finite). Two loops: the products and sums of
+/// magnitudes, then the shifted moments, so that each loop's accumulators (two registers per
+/// vector of four lanes) and temporaries fit the 32 NEON registers (in one loop, LLVM rotated
+/// them through 32 register moves and the stack every step).
+///
+/// # Safety
+/// NEON, and `n` within both slices.
+#[inline(always)]
+unsafe fn moments(x: &mut Lanes, g: &[f64], t: &[f64], n: usize, k: (f64, f64)) -> usize {
+    let zero = F4::splat(0.0);
+    let [mut dot, mut gg, mut tt, mut sum_ag, mut sum_at] = [zero; 5];
+    let mut differ = C4::zero();
+    for i in (0..n).step_by(LANES) {
+        let (gv, tv) = (F4::load(g, i), F4::load(t, i));
+        dot = dot.add(gv.mul(tv));
+        gg = gg.add(gv.mul(gv));
+        tt = tt.add(tv.mul(tv));
+        sum_ag = sum_ag.add(gv.abs());
+        sum_at = sum_at.add(tv.abs());
+        differ = differ.count(tv.sub(gv).ne(zero));
+    }
+    let (kg, kt) = (F4::splat(k.0), F4::splat(k.1));
+    let [mut s1_g, mut s2_g, mut s1_t, mut s2_t] = [zero; 4];
+    for i in (0..n).step_by(LANES) {
+        let (gv, tv) = (F4::load(g, i), F4::load(t, i));
+        let (dg, dt) = (gv.sub(kg), tv.sub(kt));
+        s1_g = s1_g.add(dg);
+        s2_g = s2_g.add(dg.mul(dg));
+        s1_t = s1_t.add(dt);
+        s2_t = s2_t.add(dt.mul(dt));
+    }
+    let y = &mut x.sums;
+    (y.dot, y.gg, y.tt, y.sum_ag, y.sum_at) = (
+        dot.lanes(),
+        gg.lanes(),
+        tt.lanes(),
+        sum_ag.lanes(),
+        sum_at.lanes(),
+    );
+    (x.s1_g, x.s2_g, x.s1_t, x.s2_t) = (s1_g.lanes(), s2_g.lanes(), s1_t.lanes(), s2_t.lanes());
+    differ.lanes().iter().sum::<i64>() as usize
+}
+
+/// Absolute and relative errors of the first `n` pairs (a multiple of `LANES`).
+///
+/// # Safety
+/// NEON, and `n` within both slices.
+#[inline(always)]
+unsafe fn errors(x: &mut Lanes, g: &[f64], t: &[f64], n: usize) {
+    let zero = F4::splat(0.0);
+    let eps = F4::splat(EPS);
+    let (p001, p005) = (F4::splat(0.001), F4::splat(0.005));
+    let [mut max_abs, mut sum_abs, mut sum_sq, mut max_rel, mut sum_rel] = [zero; 5];
+    let (mut n001, mut n005) = (C4::zero(), C4::zero());
+    for i in (0..n).step_by(LANES) {
+        let (gv, tv) = (F4::load(g, i), F4::load(t, i));
+        let d = tv.sub(gv);
+        let ad = d.abs();
+        max_abs = F4::select(ad.gt(max_abs), ad, max_abs);
+        sum_abs = sum_abs.add(ad);
+        sum_sq = sum_sq.add(d.mul(d));
+        let rel = ad.div(gv.abs().add(eps));
+        max_rel = F4::select(rel.gt(max_rel), rel, max_rel);
+        sum_rel = sum_rel.add(rel);
+        n001 = n001.count(rel.gt(p001));
+        n005 = n005.count(rel.gt(p005));
+    }
+    let y = &mut x.sums;
+    (y.max_abs, y.sum_abs, y.sum_sq, y.max_rel, y.sum_rel) = (
+        max_abs.lanes(),
+        sum_abs.lanes(),
+        sum_sq.lanes(),
+        max_rel.lanes(),
+        sum_rel.lanes(),
+    );
+    (y.gt_0_001, y.gt_0_005) = (
+        n001.lanes().map(|c| c as f64),
+        n005.lanes().map(|c| c as f64),
+    );
+}
+
+/// KL terms of the first `n` pairs (a multiple of `LANES`), as `kl_step` and `ln_ratio`: where
+/// |g| > 0 and |g| != |t| (NaN counts as different, as with Rust's `!=`); t = 0 there makes KL
+/// undefined.
+///
+/// # Safety
+/// NEON, and `n` within both slices.
+#[inline(always)]
+unsafe fn kl_terms(x: &mut Lanes, g: &[f64], t: &[f64], n: usize) {
+    let zero = F4::splat(0.0);
+    let inverse_limit = F4::splat(LN_SERIES_INVERSE_LIMIT);
+    let c: [F4; CLOSE_TERMS] = std::array::from_fn(|i| F4::splat(ATANH_SERIES[i]));
+    let mut kl = zero;
+    let mut undefined = false;
+    for i in (0..n).step_by(LANES) {
+        let (ag, at) = (F4::load(g, i).abs(), F4::load(t, i).abs());
+        let active = ag.gt(zero).and(ag.ne(at));
+        let t_zero = at.eq(zero);
+        undefined |= active.and(t_zero).any();
+        let used = active.and_not(t_zero);
+        if !used.any() {
+            continue;
+        }
+        // As `ln_ratio`: the series where 32·|a − b| < b, else `ln_positive(a / b)`; each only
+        // when a lane needs it.
+        let diff = ag.sub(at);
+        let close = diff.abs().mul(inverse_limit).lt(at);
+        let mut ln = zero;
+        if close.and(used).any() {
+            let u = diff.div(ag.add(at));
+            let z = u.mul(u);
+            let mut p = c[c.len() - 1];
+            for &k in c[..c.len() - 1].iter().rev() {
+                p = k.add(z.mul(p));
+            }
+            ln = F4::splat(2.0).mul(u).mul(p);
+        }
+        let far = used.and_not(close);
+        if far.any() {
+            // `ln_normal` in all four lanes, then the library's `ln` for the rare ratios that
+            // are not normal finite numbers.
+            let ratio = ag.div(at);
+            ln = F4::select(far, ratio.ln_normal(), ln);
+            let normal = ratio
+                .ge(F4::splat(f64::MIN_POSITIVE))
+                .and(ratio.le(F4::splat(f64::MAX)));
+            let odd = far.and_not(normal).bits();
+            if odd != 0 {
+                let (mut lanes, r) = (ln.lanes(), ratio.lanes());
+                for (l, v) in lanes.iter_mut().enumerate() {
+                    if odd & (1 << l) != 0 {
+                        *v = r[l].ln();
+                    }
+                }
+                ln = F4::load(&lanes, 0);
+            }
+        }
+        // Unused lanes add +0.0, which leaves every sum but -0.0 unchanged (and a lane sum
+        // starting at +0.0 never becomes -0.0).
+        kl = kl.add(ag.mul(ln).only(used));
+    }
+    x.sums.kl = kl.lanes();
+    x.kl_undefined = undefined;
+}
+
+/// Packs the pairs of the first `n` (a multiple of `LANES`, at most [`BLOCK`]) whose t − g is
+/// not zero, lane by lane, as the AVX2 `pack`: lane `l`'s `j`-th such pair goes to
+/// `LANES·j + l`, lanes with fewer are padded with (0, 0), which add exactly nothing to the
+/// sums of [`errors`] and [`kl_terms`]. Returns the packed length.
+///
+/// # Safety
+/// NEON, `n` within both slices, `n <= BLOCK`.
+#[inline(always)]
+unsafe fn pack(
+    g: &[f64],
+    t: &[f64],
+    n: usize,
+    pg: &mut [MaybeUninit<f64>; BLOCK],
+    pt: &mut [MaybeUninit<f64>; BLOCK],
+) -> usize {
+    let zero = F4::splat(0.0);
+    let mut pos = [0usize; LANES];
+    for i in (0..n).step_by(LANES) {
+        let m = F4::load(t, i).sub(F4::load(g, i)).ne(zero).bits();
+        for (l, p) in pos.iter_mut().enumerate() {
+            // Written whether it differs or not (no branch); the slot is taken only if it
+            // does. `*p <= i / LANES`, so the index is below `i + LANES <= n`.
+            let at = *p * LANES + l;
+            *pg.get_unchecked_mut(at) = MaybeUninit::new(*g.get_unchecked(i + l));
+            *pt.get_unchecked_mut(at) = MaybeUninit::new(*t.get_unchecked(i + l));
+            *p += ((m >> l) & 1) as usize;
+        }
+    }
+    let rows = pos.iter().copied().max().unwrap_or(0);
+    for (l, &p) in pos.iter().enumerate() {
+        for j in p..rows {
+            pg[j * LANES + l] = MaybeUninit::new(0.0);
+            pt[j * LANES + l] = MaybeUninit::new(0.0);
+        }
+    }
+    rows * LANES
+}
+
+impl LaneSums for Features {
+    /// fp16 by FCVTL (exact, as the portable decoder: the same `f64` values, NaN payloads
+    /// aside); other types as [`decode_to`].
+    #[inline(always)]
+    fn decode(self, el: Element, bytes: &[u8], out: &mut [f64]) -> usize {
+        if el != Element::F16 {
+            return decode_to(el, bytes, out);
+        }
+        let n = out.len().min(bytes.len() / 2);
+        let whole = n / 8 * 8;
+        // SAFETY: `self` proves NEON, on little-endian AArch64 (the dump's byte order); each
+        // step reads 16 bytes at `2·i` with `i + 8 <= n <= bytes.len() / 2` and writes 8 values
+        // at `i`, `i + 8 <= n <= out.len()`.
+        unsafe {
+            for i in (0..whole).step_by(8) {
+                let (low, high) =
+                    self.f16_to_f32(vreinterpretq_u16_u8(vld1q_u8(bytes.as_ptr().add(2 * i))));
+                let o = out.as_mut_ptr().add(i);
+                vst1q_f64(o, vcvt_f64_f32(vget_low_f32(low)));
+                vst1q_f64(o.add(2), vcvt_high_f64_f32(low));
+                vst1q_f64(o.add(4), vcvt_f64_f32(vget_low_f32(high)));
+                vst1q_f64(o.add(6), vcvt_high_f64_f32(high));
+            }
+        }
+        whole + decode_to(el, &bytes[2 * whole..2 * n], &mut out[whole..n])
+    }
+
+    #[inline(always)]
+    fn lanes(self, g: &[f64], t: &[f64], k_g: f64, k_t: f64) -> Lanes {
+        let whole = g.len().min(t.len()) / LANES * LANES;
+        let mut x = Lanes::default();
+        // SAFETY: `self` proves NEON; `whole` is within both slices; `pack` is given at most
+        // `BLOCK` pairs and initialises the first `len` values of both buffers it fills.
+        unsafe {
+            let differ = moments(&mut x, g, t, whole, (k_g, k_t));
+            // When well under half of the pairs differ, as the AVX2 loops (see there).
+            if whole <= BLOCK && differ * 3 <= whole {
+                let mut pg = [MaybeUninit::<f64>::uninit(); BLOCK];
+                let mut pt = [MaybeUninit::<f64>::uninit(); BLOCK];
+                let len = pack(g, t, whole, &mut pg, &mut pt);
+                let pg = std::slice::from_raw_parts(pg.as_ptr().cast::<f64>(), len);
+                let pt = std::slice::from_raw_parts(pt.as_ptr().cast::<f64>(), len);
+                errors(&mut x, pg, pt, len);
+                kl_terms(&mut x, pg, pt, len);
+            } else {
+                errors(&mut x, g, t, whole);
+                kl_terms(&mut x, g, t, whole);
+            }
+        }
+        x.tail(g, t, whole, k_g, k_t);
+        x
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dump::simd::{self, Kernel};
+
+    #[test]
+    fn fcvtl_decoding_agrees_with_the_portable_one() {
+        if !simd::vector_path_or_skip("metrics: fp16 NEON decoding") {
+            return;
+        }
+        /// `decode` with NEON when the CPU has it (`None` otherwise).
+        struct Fcvtl<'a>(&'a [u8], usize);
+        impl Kernel for Fcvtl<'_> {
+            type Output = Option<Vec<f64>>;
+            fn run(self) -> Option<Vec<f64>> {
+                None
+            }
+            fn run_neon(self, f: Features) -> Option<Vec<f64>> {
+                let mut out = vec![0.0; self.1];
+                let n = f.decode(Element::F16, self.0, &mut out);
+                out.truncate(n);
+                Some(out)
+            }
+        }
+        // Every fp16: zeros, subnormals, the largest finite, infinities, NaNs.
+        let all: Vec<u8> = (0..=u16::MAX).flat_map(u16::to_le_bytes).collect();
+        for (bytes, room) in [
+            (&all[..], 1 << 16),
+            (&all[..], 13),
+            (&all[..2 * 13 + 1], 64),
+            (&all[2 * 0x7BF8..2 * 0x7C05], 64),
+            (&all[..0], 8),
+        ] {
+            let got = simd::dispatch(Fcvtl(bytes, room)).expect("the vector path ran");
+            let mut want = vec![0.0; room];
+            let n = decode_to(Element::F16, bytes, &mut want);
+            want.truncate(n);
+            assert_eq!(got.len(), want.len());
+            for (i, (a, b)) in got.iter().zip(&want).enumerate() {
+                assert!(
+                    a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()),
+                    "fp16 #{i}: {a} vs {b}"
+                );
+            }
+        }
+    }
+}
