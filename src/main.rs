@@ -1,8 +1,6 @@
 use std::process::ExitCode;
 
-use clap::Parser;
-
 fn main() -> ExitCode {
-    let cli = npgx::cli::Cli::parse();
+    let cli = npgx::cli::parse();
     npgx::cli::run(cli)
 }

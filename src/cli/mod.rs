@@ -253,10 +253,30 @@ fn named<T: Copy + Send + Sync + 'static>(
     })
 }
 
+/// Parses the command line, exiting as clap does on an error — except for `triage steps`,
+/// whose bad arguments exit 64 as run_triage.sh's do (`--help` and `--version` still exit 0).
+pub fn parse() -> Cli {
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    match Cli::try_parse_from(&argv) {
+        Ok(cli) => cli,
+        Err(e) if e.use_stderr() && triage::is_steps(&argv) => {
+            let _ = e.print();
+            std::process::exit(i32::from(crate::triage::steps::EXIT_BAD_ARGUMENTS))
+        }
+        Err(e) => e.exit(),
+    }
+}
+
 /// Runs the chosen subcommand and maps its outcome to the process exit code.
 /// Errors that stop the whole run are printed once, here, and give exit code 2; a closed stdout
 /// ends every command with 0 and nothing on stderr (see [`Stdout`]).
 pub fn run(cli: Cli) -> ExitCode {
+    let findings: &[u8] = match &cli.command {
+        Command::Triage(triage::Args {
+            command: triage::TriageCommand::Steps(_),
+        }) => &triage::STEPS_FINDINGS,
+        _ => &[EXIT_FINDINGS, EXIT_INCOMPLETE],
+    };
     let outcome = match cli.command {
         Command::DumpScan(args) => dump_scan::run(args),
         Command::DumpCompare(args) => dump_compare::run(args),
@@ -274,12 +294,7 @@ pub fn run(cli: Cli) -> ExitCode {
         return ExitCode::SUCCESS;
     }
     match outcome {
-        Ok(code)
-            if cli.exit_zero
-                && [EXIT_FINDINGS, EXIT_INCOMPLETE]
-                    .iter()
-                    .any(|&c| code == ExitCode::from(c)) =>
-        {
+        Ok(code) if cli.exit_zero && findings.iter().any(|&c| code == ExitCode::from(c)) => {
             ExitCode::SUCCESS
         }
         Ok(code) => code,

@@ -1,4 +1,4 @@
-//! `npgx triage run|analyze|classify`.
+//! `npgx triage run|bisect|steps|analyze|classify`.
 
 use super::TextFormat;
 use std::path::PathBuf;
@@ -15,6 +15,7 @@ use crate::report;
 use crate::triage::bisect::{BisectConfig, DEFAULT_MAX_RUNS};
 use crate::triage::classify::FileError;
 use crate::triage::runner::{Progress, RunConfig, StepEnd};
+use crate::triage::steps::{self, BadArguments, StepsConfig, EXIT_BAD_ARGUMENTS};
 use crate::triage::{self as engine, analyze, classify};
 
 /// Arguments of `npgx triage`.
@@ -29,6 +30,7 @@ error decide the route: compile-error, runtime-error, accuracy or performance.\n
   npgx triage classify logs/              the first rank of a job's rank logs, and its cascade\n\
   npgx triage analyze torch-npugraph-ex-triage-logs/20260101-120000-pid42\n\
   npgx triage run repro.py --cmd 'torchrun --nproc_per_node=8 {script} --cfg x'\n\
+  npgx triage steps triage-root 'python {SCRIPT}'   (run_triage.sh's contract)\n\
   npgx triage bisect repro.py --compare-outputs"
 )]
 pub struct Args {
@@ -71,6 +73,30 @@ set that still shows the symptom (into bisect/nodes/), and bisect/repro_g<graph>
 re-runs that node's op alone, eagerly and through npugraph_ex."
     )]
     Bisect(RunArgs),
+    /// Run step scripts you wrote in ROOT/scripts/ as run_triage.sh does, then analyse the tree.
+    #[command(
+        long_about = "Take the place of the triage skill's scripts/run_triage.sh ROOT CMD_TEMPLATE \
+(cannbot-skills, torch-npugraph-ex-dfx-triage): same arguments, same tree, same files, same exit \
+codes, then npgx's analysis on top.\n\n\
+ROOT must exist and hold scripts/ with the step scripts step1-eager.py, step2-compile-eager.py, \
+step3-compile-aot_eager.py, step4-npugraph_ex-force_eager.py, step5-npugraph_ex.py (a missing one \
+is skipped, not a failure). CMD_TEMPLATE must contain {SCRIPT}, which is replaced by the step \
+script's path; the command runs under bash -c with stdout and stderr into \
+ROOT/<step>/stdout_stderr.log. Every step gets ASCEND_PROCESS_LOG_PATH=ROOT/<step>/ascend_plog, \
+ASCEND_GLOBAL_LOG_LEVEL=1 and ASCEND_SLOG_PRINT_TO_STDOUT=0; steps 1-3 also TORCH_LOGS=+all; steps \
+4-5 TORCH_COMPILE_DEBUG=1 and TORCH_COMPILE_DEBUG_DIR=ROOT/<step>/torch_compile_debug (PyTorch \
+then writes .../torch_compile_debug/torch_compile_debug/run_*). Written: ROOT/env.txt, per step \
+stdout_stderr.log, ascend_plog/, torch_compile_debug/ (steps 4-5) and SUCCESS when it passed, \
+ROOT/first_failure.txt ('<step> exit_code=<n>'; an earlier one is kept), ROOT/warnings.txt (a \
+missing or empty log or plog directory). Stops at the first failing step. Then the tree is \
+analysed as `triage analyze` does: ROOT/triage_report.md, and the handoff (or with --format json \
+the npgx.triage-analyze document) on stdout.\n\n\
+Exit code: 0 every step passed or was missing, 1-5 the first failing step, 64 bad arguments \
+(wrong number, ROOT or ROOT/scripts/ missing, no {SCRIPT} in the template), 130 interrupted \
+(Ctrl-C stops the step's process group), 2 npgx itself could not go on (an error on stderr; \
+first_failure.txt then says nothing new)."
+    )]
+    Steps(StepsArgs),
     /// Analyse an existing five-step tree (does not re-run anything).
     #[command(
         long_about = "Analyse a torch-npugraph-ex-triage-logs/<run>/ tree made by `npgx triage run` \
@@ -169,6 +195,44 @@ pub struct RunArgs {
 }
 
 #[derive(Debug, clap::Args)]
+pub struct StepsArgs {
+    /// The triage root, made beforehand, with the step scripts in ROOT/scripts/.
+    pub root: PathBuf,
+    /// The launch command with {SCRIPT}, e.g. 'python {SCRIPT}' or
+    /// 'torchrun --nproc_per_node=8 {SCRIPT} --config cfg.yaml'.
+    #[arg(value_name = "CMD_TEMPLATE")]
+    pub template: String,
+    /// Output format of the analysis on stdout.
+    #[arg(long, value_enum, default_value_t = TextFormat::Text)]
+    pub format: TextFormat,
+    /// Per-step timeout in seconds (the step's process group is stopped; npgx's addition).
+    #[arg(long, value_name = "S")]
+    pub timeout: Option<u64>,
+    /// Also write the HTML report of the analysis to FILE (docs/report.md).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+}
+
+/// Whether the command line asks for `triage steps`, whose bad arguments exit 64
+/// (run_triage.sh's contract) instead of clap's 2.
+pub fn is_steps(argv: &[std::ffi::OsString]) -> bool {
+    let words: Vec<&std::ffi::OsStr> = argv
+        .iter()
+        .skip(1)
+        .map(|a| a.as_os_str())
+        .take_while(|a| *a != "--")
+        .filter(|a| !a.to_string_lossy().starts_with('-'))
+        .collect();
+    words.starts_with(&[
+        std::ffi::OsStr::new("triage"),
+        std::ffi::OsStr::new("steps"),
+    ])
+}
+
+/// Exit codes of `triage steps` that report a failing step (1–5), which `--exit-zero` turns to 0.
+pub const STEPS_FINDINGS: [u8; 5] = [1, 2, 3, 4, 5];
+
+#[derive(Debug, clap::Args)]
 pub struct AnalyzeArgs {
     /// The tree: torch-npugraph-ex-triage-logs/<YYYYMMDD-HHMMSS>-pid<PID>/.
     pub dir: PathBuf,
@@ -184,6 +248,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     match args.command {
         TriageCommand::Run(a) => run_run(a, false),
         TriageCommand::Bisect(a) => run_run(a, true),
+        TriageCommand::Steps(a) => run_steps(a),
         TriageCommand::Analyze(a) => run_analyze(a),
         TriageCommand::Classify(a) => run_classify(a),
     }
@@ -216,6 +281,13 @@ impl Progress for StepProgress {
             let line: String = last_line.chars().take(80).collect();
             bar.set_message(format!("{:>7} KiB | {line}", bytes / 1024));
         }
+    }
+
+    fn step_skipped(&mut self, label: &str, script: &std::path::Path) {
+        eprintln!(
+            "npgx triage: {label} skipped: {} does not exist",
+            script.display()
+        );
     }
 
     fn step_finished(&mut self, label: &str, end: StepEnd, seconds: f64) {
@@ -266,6 +338,51 @@ fn run_run(args: RunArgs, bisect_command: bool) -> anyhow::Result<ExitCode> {
     }
     Ok(ExitCode::from(outcome.exit_code()))
 }
+
+fn run_steps(args: StepsArgs) -> anyhow::Result<ExitCode> {
+    let cfg = StepsConfig {
+        root: args.root,
+        template: args.template,
+        timeout: args.timeout.map(Duration::from_secs),
+    };
+    let mut progress = StepProgress {
+        bar: None,
+        terminal: std::io::stderr().is_terminal(),
+    };
+    let outcome = match steps::run(&cfg, &mut progress) {
+        Ok(o) => o,
+        Err(e) => {
+            return match e.downcast_ref::<BadArguments>() {
+                Some(bad) => {
+                    eprintln!("npgx: error: {bad}\n\nUsage: {STEPS_USAGE}");
+                    Ok(ExitCode::from(EXIT_BAD_ARGUMENTS))
+                }
+                None => Err(e),
+            }
+        }
+    };
+    let handoff = report::triage::handoff_markdown(&outcome.analysis, None);
+    crate::output::write(&outcome.report_path(), handoff.as_bytes())?;
+    if let Some(path) = &args.html {
+        let source = format!("npgx triage steps {}", outcome.root.display());
+        super::report::write_html(
+            path,
+            source,
+            report::triage::analyze_value(&outcome.analysis)?,
+        )?;
+    }
+    match args.format {
+        TextFormat::Text => super::print(&handoff)?,
+        TextFormat::Json => {
+            super::print(&(report::triage::analyze_json(&outcome.analysis)? + "\n"))?
+        }
+    }
+    Ok(ExitCode::from(outcome.exit_code()))
+}
+
+/// The usage line printed with a bad-arguments error of `triage steps`.
+pub const STEPS_USAGE: &str =
+    "npgx triage steps [--format text|json] [--timeout S] [--html FILE] ROOT CMD_TEMPLATE";
 
 fn run_analyze(args: AnalyzeArgs) -> anyhow::Result<ExitCode> {
     let analysis = analyze::analyze(&args.dir)?;

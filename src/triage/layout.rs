@@ -1,5 +1,8 @@
 //! The triage tree: step names, file names, and the environment of each step.
 //!
+//! `triage run` makes the tree below; `triage steps` fills the ROOT it is given the same way,
+//! from the step scripts it finds there (no `original.py`, no bisect).
+//!
 //! ```text
 //! torch-npugraph-ex-triage-logs/<YYYYMMDD-HHMMSS>-pid<PID>/
 //!   env.txt  first_failure.txt  warnings.txt  triage_report.md
@@ -113,20 +116,29 @@ impl Step {
         matches!(self, Step::ForceEager | Step::NpugraphEx)
     }
 
-    /// The variables set on this step's child process (and only there).
+    /// The variables set on this step's child process (and only there), by `convention`.
     ///
-    /// Steps 1–3: `TORCH_LOGS=+all`; steps 4–5: `TORCH_COMPILE_DEBUG=1` with
-    /// `TORCH_COMPILE_DEBUG_DIR=<step dir>`, so PyTorch writes `<step dir>/torch_compile_debug/run_*`
-    /// (run_triage.sh points it at `<step dir>/torch_compile_debug` and gets a doubled level).
-    /// All steps: plogs into `<step dir>/ascend_plog` at INFO, not echoed to stdout;
-    /// `PYTHONUNBUFFERED=1` so stdout and stderr reach the log in the order they were written.
-    pub fn env(self, step_dir: &Path) -> Vec<(String, String)> {
+    /// [`Convention::Npgx`] (`triage run`, `bisect`): steps 1–3 `TORCH_LOGS=+all`; steps 4–5
+    /// `TORCH_COMPILE_DEBUG=1` with `TORCH_COMPILE_DEBUG_DIR=<step dir>`, so PyTorch writes
+    /// `<step dir>/torch_compile_debug/run_*` (run_triage.sh points it at
+    /// `<step dir>/torch_compile_debug` and gets a doubled level). All steps: plogs into
+    /// `<step dir>/ascend_plog` at INFO, not echoed to stdout; `PYTHONUNBUFFERED=1` so stdout and
+    /// stderr reach the log in the order they were written.
+    ///
+    /// [`Convention::RunTriageSh`] (`triage steps`): run_triage.sh's variables and nothing else —
+    /// `TORCH_COMPILE_DEBUG_DIR=<step dir>/torch_compile_debug` (the doubled level included) and
+    /// no `PYTHONUNBUFFERED`.
+    pub fn env(self, step_dir: &Path, convention: Convention) -> Vec<(String, String)> {
         let mut env = Vec::new();
         if self.has_debug_dir() {
+            let debug_dir = match convention {
+                Convention::Npgx => step_dir.to_path_buf(),
+                Convention::RunTriageSh => step_dir.join(DEBUG_DIR),
+            };
             env.push(("TORCH_COMPILE_DEBUG".into(), "1".into()));
             env.push((
                 "TORCH_COMPILE_DEBUG_DIR".into(),
-                step_dir.display().to_string(),
+                debug_dir.display().to_string(),
             ));
         } else {
             env.push(("TORCH_LOGS".into(), "+all".into()));
@@ -137,7 +149,20 @@ impl Step {
         ));
         env.push(("ASCEND_GLOBAL_LOG_LEVEL".into(), "1".into()));
         env.push(("ASCEND_SLOG_PRINT_TO_STDOUT".into(), "0".into()));
-        env.push(("PYTHONUNBUFFERED".into(), "1".into()));
+        if convention == Convention::Npgx {
+            env.push(("PYTHONUNBUFFERED".into(), "1".into()));
+        }
         env
     }
+}
+
+/// Whose rules a step's process and the tree follow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Convention {
+    /// `triage run` and `bisect`: npgx wrote the step scripts; one `torch_compile_debug` level,
+    /// unbuffered Python.
+    Npgx,
+    /// `triage steps`: the agent wrote the step scripts and npgx takes the place of the
+    /// cannbot-skills triage skill's `run_triage.sh` — the same variables, files and exit codes.
+    RunTriageSh,
 }

@@ -3,10 +3,11 @@
 //! The ladder (spec `triage-and-repro.md` §1.1): eager → `backend="eager"` →
 //! `backend="aot_eager"` → npugraph_ex with `force_eager` → the original npugraph_ex call.
 //! `run` generates the five step scripts ([`scripts`]), runs them ([`runner`]) and analyses the
-//! tree; `analyze` does the analysis on an existing tree ([`analyze`]); `classify` reads any
-//! captured log ([`classify`]), and a directory of rank logs side by side ([`ranks`]). The
-//! analysis anchors on the first causal error (the shared engine `npgx_parsers::causal`) and
-//! routes it ([`route`]).
+//! tree; `steps` runs step scripts someone else wrote, under the contract of the triage skill's
+//! `run_triage.sh`, and analyses the tree ([`steps`]); `analyze` does the analysis on an
+//! existing tree ([`analyze`]); `classify` reads any captured log ([`classify`]), and a directory
+//! of rank logs side by side ([`ranks`]). The analysis anchors on the first causal error (the
+//! shared engine `npgx_parsers::causal`) and routes it ([`route`]).
 //!
 //! Engines here return records; `report::triage` renders them.
 
@@ -27,6 +28,7 @@ pub mod ranks;
 pub mod route;
 pub mod runner;
 pub mod scripts;
+pub mod steps;
 
 /// Name of the document of a [`TriageRun`] (schema `npgx.triage-run`).
 pub const RUN_SCHEMA_NAME: &str = "triage-run";

@@ -35,7 +35,7 @@ use super::bisect::{
 };
 use super::compare::{self, Closeness, CAPTURE_MODULE, CAPTURE_SOURCE, OUTPUTS_DIR};
 use super::dumps;
-use super::layout::{Step, BISECT_DIR, ORIGINAL_SCRIPT, SCRIPTS_DIR};
+use super::layout::{Convention, Step, BISECT_DIR, ORIGINAL_SCRIPT, SCRIPTS_DIR};
 use super::node_search::{self, Answer, End};
 use super::runner::{Extra, Progress, StepEnd};
 use super::scripts;
@@ -611,6 +611,7 @@ impl<'a> Runner<'a> {
         let extra = Extra {
             capture,
             dumps: false,
+            convention: Convention::Npgx,
         };
         let script = dir.join(format!("{name}.py"));
         let (_, end, seconds) =

@@ -20,8 +20,8 @@ use serde::{Deserialize, Serialize};
 
 use super::compare::OUTPUTS_DIR;
 use super::layout::{
-    Step, DEBUG_DIR, EAGER_REPEAT_DIR, ENV_FILE, FIRST_FAILURE_FILE, LOGS_DIR, LOG_FILE, PLOG_DIR,
-    SUCCESS_MARKER, WARNINGS_FILE,
+    Convention, Step, DEBUG_DIR, EAGER_REPEAT_DIR, ENV_FILE, FIRST_FAILURE_FILE, LOGS_DIR,
+    LOG_FILE, PLOG_DIR, SCRIPTS_DIR, SUCCESS_MARKER, WARNINGS_FILE,
 };
 use super::scripts::{self, ScriptPlan};
 
@@ -111,6 +111,8 @@ pub trait Progress {
     /// Called about every 200 ms while the step runs: elapsed time, log size, last log line.
     fn step_tick(&mut self, label: &str, elapsed: Duration, log_bytes: u64, last_line: &str);
     fn step_finished(&mut self, label: &str, end: StepEnd, seconds: f64);
+    /// A step whose script does not exist was skipped (`triage steps`, as run_triage.sh does).
+    fn step_skipped(&mut self, label: &str, script: &Path);
 }
 
 /// Ctrl-C and SIGTERM set this flag; a running step's process group is then stopped. (The one
@@ -261,12 +263,21 @@ fn cann_version_cfg() -> (String, Option<String>) {
 }
 
 /// Writes `env.txt`: versions from the interpreter that runs the steps, CANN `version.cfg`,
-/// relevant environment variables, and what npgx sets per step.
-fn write_env(root: &Path, template: &str, command_example: &str, seed: u64) -> anyhow::Result<()> {
+/// relevant environment variables, and what npgx sets per step under `convention`. `seed` is
+/// the seed npgx's step scripts start from (`None` when the scripts are not npgx's).
+pub fn write_env(
+    root: &Path,
+    template: &str,
+    command_example: &str,
+    seed: Option<u64>,
+    convention: Convention,
+) -> anyhow::Result<()> {
     let (interp, how) = interpreter_of(template);
     let mut out = String::new();
     out.push_str("# npgx triage environment\n");
-    out.push_str(&format!("seed: {seed}\n"));
+    if let Some(seed) = seed {
+        out.push_str(&format!("seed: {seed}\n"));
+    }
     out.push_str(&format!("command_template: {template}\n"));
     out.push_str(&format!("command_step1: {command_example}\n"));
     out.push_str(&format!("interpreter: {interp} ({how})\n"));
@@ -300,7 +311,7 @@ fn write_env(root: &Path, template: &str, command_example: &str, seed: u64) -> a
     }
     out.push_str("# set by npgx on each step's process only\n");
     for step in [Step::Eager, Step::ForceEager] {
-        let env = step.env(Path::new("<step dir>"));
+        let env = step.env(Path::new("<step dir>"), convention);
         let list: Vec<String> = env.iter().map(|(k, v)| format!("{k}={v}")).collect();
         let which = if step == Step::Eager {
             "steps 1-3"
@@ -351,43 +362,38 @@ pub fn run(
 
     let first_cmd = build_command(
         &template,
-        &root.join("scripts").join(Step::Eager.script_name()),
+        &root.join(SCRIPTS_DIR).join(Step::Eager.script_name()),
         &cfg.args,
     )?;
-    write_env(&root, &template, &first_cmd, cfg.seed)?;
+    write_env(
+        &root,
+        &template,
+        &first_cmd,
+        Some(cfg.seed),
+        Convention::Npgx,
+    )?;
 
-    let mut steps = Vec::new();
-    let mut interrupted = false;
-    for step in Step::ALL {
-        let script = root.join("scripts").join(step.script_name());
-        let dir = root.join(step.name());
-        let run = run_in(cfg, &template, step, &script, &dir, stop, progress)?;
-        check_artifacts(&root, step)?;
-        let end = run.end;
-        steps.push(run);
-        match end {
-            StepEnd::Passed => {}
-            other => {
-                let mut text = format!("{} exit_code={}\n", step.name(), other.exit_code());
-                match other {
-                    StepEnd::TimedOut { after_secs, .. } => {
-                        text.push_str(&format!("reason=timeout after {after_secs}s\n"))
-                    }
-                    StepEnd::Interrupted { .. } => text.push_str("reason=interrupted\n"),
-                    _ => {}
-                }
-                let p = root.join(FIRST_FAILURE_FILE);
-                crate::output::write(&p, text.as_bytes())?;
-                interrupted = matches!(other, StepEnd::Interrupted { .. });
-                break;
-            }
-        }
-    }
+    let ladder = Ladder {
+        root: &root,
+        template: &template,
+        args: &cfg.args,
+        timeout: cfg.timeout,
+        extra: Extra {
+            capture: cfg.compare_outputs,
+            dumps: cfg.dump_tensors,
+            convention: Convention::Npgx,
+        },
+    };
+    let LadderRun {
+        steps,
+        mut interrupted,
+        ..
+    } = run_ladder(&ladder, stop, progress)?;
     let mut eager_repeat = None;
     if cfg.compare_outputs && steps.len() == 5 && steps.iter().all(|s| s.end == StepEnd::Passed) {
-        let script = root.join("scripts").join(Step::Eager.script_name());
+        let script = root.join(SCRIPTS_DIR).join(Step::Eager.script_name());
         let dir = root.join(EAGER_REPEAT_DIR);
-        let run = run_in(cfg, &template, Step::Eager, &script, &dir, stop, progress)?;
+        let run = run_in(&ladder, Step::Eager, &script, &dir, stop, progress)?;
         interrupted = matches!(run.end, StepEnd::Interrupted { .. });
         eager_repeat = Some(run);
     }
@@ -400,22 +406,92 @@ pub fn run(
     })
 }
 
+/// One pass down the ladder in a tree: the launcher, and what each step's process gets.
+pub struct Ladder<'a> {
+    /// The tree: `scripts/<step>.py` in, `<step>/`, `first_failure.txt`, `warnings.txt` out.
+    pub root: &'a Path,
+    /// Launcher template with `{script}` or `{SCRIPT}`.
+    pub template: &'a str,
+    /// Extra arguments appended to every command.
+    pub args: &'a [String],
+    /// Per-step timeout.
+    pub timeout: Option<Duration>,
+    pub extra: Extra,
+}
+
+/// What a pass down the ladder did.
+#[derive(Debug, Clone)]
+pub struct LadderRun {
+    /// The steps that ran, in order; the last one is the first that did not pass, if any.
+    pub steps: Vec<StepRun>,
+    /// Steps whose script did not exist (run_triage.sh: skipped, not a failure).
+    pub skipped: Vec<Step>,
+    pub interrupted: bool,
+}
+
+/// Runs `root/scripts/<step>.py` for the five steps in order and stops at the first that does
+/// not pass.
+///
+/// This is run_triage.sh's loop, which `triage run` shares: a step whose script is missing is
+/// skipped (no directory, no warning); after each step that ran, `warnings.txt` gets a line for
+/// a missing or empty log or plog directory; the first step that fails writes
+/// `first_failure.txt` (`<step> exit_code=<n>`, and a `reason=` line after a timeout or an
+/// interrupt) unless the tree already has one — run_triage.sh keeps an earlier run's record in a
+/// reused tree, and so does this.
+pub fn run_ladder(
+    ladder: &Ladder<'_>,
+    stop: &AtomicBool,
+    progress: &mut dyn Progress,
+) -> anyhow::Result<LadderRun> {
+    let mut done = LadderRun {
+        steps: Vec::new(),
+        skipped: Vec::new(),
+        interrupted: false,
+    };
+    for step in Step::ALL {
+        let script = ladder.root.join(SCRIPTS_DIR).join(step.script_name());
+        if !script.is_file() {
+            progress.step_skipped(step.name(), &script);
+            done.skipped.push(step);
+            continue;
+        }
+        let dir = ladder.root.join(step.name());
+        let run = run_in(ladder, step, &script, &dir, stop, progress)?;
+        check_artifacts(ladder.root, step)?;
+        let end = run.end;
+        done.steps.push(run);
+        if end == StepEnd::Passed {
+            continue;
+        }
+        let mut text = format!("{} exit_code={}\n", step.name(), end.exit_code());
+        match end {
+            StepEnd::TimedOut { after_secs, .. } => {
+                text.push_str(&format!("reason=timeout after {after_secs}s\n"))
+            }
+            StepEnd::Interrupted { .. } => text.push_str("reason=interrupted\n"),
+            _ => {}
+        }
+        let p = ladder.root.join(FIRST_FAILURE_FILE);
+        if !p.exists() {
+            crate::output::write(&p, text.as_bytes())?;
+        }
+        done.interrupted = matches!(end, StepEnd::Interrupted { .. });
+        break;
+    }
+    Ok(done)
+}
+
 /// Runs `script` as `step` in `dir` (created, with the step's environment, capture and dump
 /// directories) and leaves `SUCCESS` there when it passed.
 fn run_in(
-    cfg: &RunConfig,
-    template: &str,
+    ladder: &Ladder<'_>,
     step: Step,
     script: &Path,
     dir: &Path,
     stop: &AtomicBool,
     progress: &mut dyn Progress,
 ) -> anyhow::Result<StepRun> {
-    let command = build_command(template, script, &cfg.args)?;
-    let extra = Extra {
-        capture: cfg.compare_outputs,
-        dumps: cfg.dump_tensors,
-    };
+    let command = build_command(ladder.template, script, ladder.args)?;
     let label = dir
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -425,8 +501,8 @@ fn run_in(
         step,
         dir,
         &command,
-        extra,
-        cfg.timeout,
+        ladder.extra,
+        ladder.timeout,
         stop,
         progress,
     )?;
@@ -445,6 +521,8 @@ pub struct Extra {
     pub capture: bool,
     /// `NPGX_DUMP_DIR=<dir>`.
     pub dumps: bool,
+    /// Whose variables the step's environment holds ([`Step::env`]).
+    pub convention: Convention,
 }
 
 /// Creates `dir` (with `ascend_plog/`, and `torch_compile_debug/` for steps 4–5), runs
@@ -467,7 +545,7 @@ pub fn run_process(
         fs::create_dir_all(dir.join(DEBUG_DIR))
             .with_context(|| format!("cannot create {}", dir.display()))?;
     }
-    let mut env = like.env(dir);
+    let mut env = like.env(dir, extra.convention);
     if extra.capture {
         env.push((
             "NPGX_CAPTURE_DIR".into(),

@@ -23,4 +23,5 @@ mod schema;
 mod triage;
 mod triage_nodes;
 mod triage_ranks;
+mod triage_steps;
 mod truncation;

@@ -34,7 +34,7 @@ use super::analyze::{StepStatus, TriageAnalysis};
 use super::classify::classify_file;
 use super::compare::{self, Closeness, CAPTURE_MODULE, CAPTURE_SOURCE, OUTPUTS_DIR};
 use super::dumps::{self, DumpComparison};
-use super::layout::{Step, BISECT_DIR, EXIT_CODE_FILE, LOG_FILE};
+use super::layout::{Convention, Step, BISECT_DIR, EXIT_CODE_FILE, LOG_FILE};
 use super::nodes::{self, NodeSearch};
 use super::route::Route;
 use super::runner::{self, build_command, Extra, Progress, StepEnd};
@@ -607,7 +607,11 @@ impl Ctx<'_> {
             &dir,
             &script,
             &label,
-            Extra { capture, dumps },
+            Extra {
+                capture,
+                dumps,
+                convention: Convention::Npgx,
+            },
             progress,
         )?;
         Ok((dir, script, command, end, seconds))
