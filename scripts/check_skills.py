@@ -33,7 +33,7 @@ activated), `references/*.md` that SKILL.md links and the agent opens on demand,
    repository has `schemas/`, in the JSON Schema of the document (`schemas/<schema>.schema.json`,
    `<schema>` the document's own `schema` field).
 
-Usage: check_skills.py --npgx PATH [--skills DIR] [--form-only]
+Usage: check_skills.py --npgx PATH [--skills DIR] [--schemas DIR] [--form-only]
        check_skills.py --npgx PATH --self-test   (the checker against skills that have rotted)
 Exit: 0 every check passed, 1 some failed (each printed), 2 the check could not run.
 """
@@ -611,15 +611,14 @@ def check_schemas(block: Block, documents: list, schemas: Path, problems: Proble
             problems.add(block.doc, f"{at} the `{name}` document does not validate at {loc or '(root)'}: {err.message[:200]}")
         for path in block.reads:
             if not schema_has(schema, path):
-                problems.add(block.doc, f"{at} `{path}` is not in {sfile.relative_to(REPO)}")
+                problems.add(block.doc, f"{at} `{path}` is not in {sfile}")
 
 
-def check(skills: Path, npgx: Path | None, python: str, problems: Problems) -> tuple[int, int]:
+def check(skills: Path, npgx: Path | None, python: str, problems: Problems, schemas: Path = REPO / "schemas") -> tuple[int, int]:
     docs = check_form(skills, problems)
     blocks = [b for d in docs for b in extract_blocks(d, problems)]
     if npgx is None:
         return len(blocks), 0
-    schemas = REPO / "schemas"
     with tempfile.TemporaryDirectory(prefix="npgx-skills-") as tmp:
         # Two blocks at a time: most of the time goes to PyTorch starting in the triage steps.
         with ThreadPoolExecutor(max_workers=2) as pool:
@@ -715,6 +714,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--npgx", type=Path, help="the npgx binary (target/debug/npgx)")
     ap.add_argument("--skills", type=Path, default=REPO / "skills")
+    ap.add_argument("--schemas", type=Path, default=REPO / "schemas", help="the JSON Schemas (default: schemas/, when it exists)")
     ap.add_argument("--form-only", action="store_true", help="form checks only: no command runs")
     ap.add_argument("--self-test", action="store_true")
     args = ap.parse_args()
@@ -726,7 +726,7 @@ def main() -> int:
     if args.self_test:
         return self_test(npgx, python)
     problems = Problems()
-    blocks, runs = check(args.skills, None if args.form_only else npgx, python, problems)
+    blocks, runs = check(args.skills, None if args.form_only else npgx, python, problems, args.schemas)
     for p in problems:
         print(p)
     skills = sorted(p.name for p in args.skills.iterdir() if p.is_dir())
