@@ -145,19 +145,30 @@ fn read_first_failure(root: &Path) -> anyhow::Result<Option<FirstFailure>> {
 
 fn read_versions(root: &Path) -> Option<Versions> {
     let text = fs::read_to_string(root.join(ENV_FILE)).ok()?;
+    Some(parse_versions(&text))
+}
+
+/// Reads the versions out of an `env.txt` in either writer's form.
+///
+/// npgx's own (`runner::write_env`) writes `key: value` lines and CANN's `version.cfg` indented
+/// under `cann_version_cfg: <path>`. CANNBot's `run_triage.sh` prints each package as
+/// `torch 2.7.1` (`print('torch', torch.__version__)`; a failed import leaves its traceback
+/// instead) and the file under `--- CANN version.cfg ---`. In `version.cfg` the CANN release is
+/// `Version=…` in old installs and the part after the colon of
+/// `runtime_running_version=[7.3.0.1.231:8.0.RC2]` (and the other `*_running_version` keys) in
+/// current ones.
+fn parse_versions(text: &str) -> Versions {
     let mut v = Versions::default();
     let mut cann_next = false;
     for line in text.lines() {
-        if cann_next {
-            if let Some(val) = line
-                .trim()
-                .strip_prefix("Version=")
-                .or_else(|| line.trim().strip_prefix("version="))
-            {
-                v.cann = Some(val.to_string());
-            }
+        if line.trim() == "--- CANN version.cfg ---" {
+            cann_next = true;
+            continue;
         }
-        let Some((k, val)) = line.split_once(": ") else {
+        if cann_next && v.cann.is_none() {
+            v.cann = cann_release(line.trim());
+        }
+        let Some((k, val)) = line.split_once(": ").or_else(|| run_triage_package(line)) else {
             continue;
         };
         let val = val.trim().to_string();
@@ -180,7 +191,28 @@ fn read_versions(root: &Path) -> Option<Versions> {
             _ => {}
         }
     }
-    Some(v)
+    v
+}
+
+/// `torch 2.7.1`: a package run_triage.sh printed, with a version that starts with a digit.
+fn run_triage_package(line: &str) -> Option<(&str, &str)> {
+    let (name, version) = line.split_once(' ')?;
+    let known = matches!(name, "torch" | "torch_npu" | "torchair");
+    (known && version.starts_with(|c: char| c.is_ascii_digit())).then_some((name, version))
+}
+
+/// The CANN release of one `version.cfg` line, if the line states it.
+fn cann_release(line: &str) -> Option<String> {
+    if let Some(v) = line
+        .strip_prefix("Version=")
+        .or_else(|| line.strip_prefix("version="))
+    {
+        return Some(v.to_string());
+    }
+    let (key, value) = line.split_once('=')?;
+    let inner = value.trim().strip_prefix('[')?.strip_suffix(']')?;
+    let release = inner.rsplit_once(':').map_or(inner, |(_, r)| r);
+    (key.ends_with("_running_version") && !release.is_empty()).then(|| release.to_string())
 }
 
 fn files_under(dir: &Path) -> Vec<PathBuf> {
@@ -611,4 +643,46 @@ fn collect_missing(a: &mut TriageAnalysis) {
     a.missing.push(
         "not derivable from logs: whether input shapes are fixed; multi-stream, custom ops or in-place ops involved".into(),
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_versions;
+
+    #[test]
+    fn versions_from_npgx_env_txt() {
+        let v = parse_versions(
+            "# npgx triage environment\nseed: 3\npython: 3.11.2\ntorch: 2.7.1\ntorch_npu: 2.7.1.post2\ntorchair: not available: No module named 'torchair'\nnpugraph_ex_options: clone_input,force_eager\ncann_version_cfg: /usr/local/Ascend/ascend-toolkit/latest/version.cfg\n  runtime_running_version=[7.3.0.1.231:8.0.RC2]\n  toolkit_running_version=[7.3.0.1.231:8.0.RC2]\n",
+        );
+        assert_eq!(v.seed, Some(3));
+        assert_eq!(v.torch.as_deref(), Some("2.7.1"));
+        assert_eq!(v.torch_npu.as_deref(), Some("2.7.1.post2"));
+        assert!(v.torchair.is_some_and(|t| t.starts_with("not available")));
+        assert_eq!(v.cann.as_deref(), Some("8.0.RC2"));
+        assert_eq!(
+            v.npugraph_ex_options,
+            Some(vec!["clone_input".to_string(), "force_eager".to_string()])
+        );
+        let old = parse_versions("cann_version_cfg: /opt/version.cfg\n  Version=5.1.RC2\n");
+        assert_eq!(old.cann.as_deref(), Some("5.1.RC2"));
+        let none = parse_versions("cann_version_cfg: not found (/usr/local/Ascend)\n");
+        assert_eq!(none.cann, None);
+    }
+
+    #[test]
+    fn versions_from_run_triage_sh_env_txt() {
+        // run_triage.sh: `print('torch', torch.__version__)` per package, a failed import's
+        // traceback, then version.cfg under its header.
+        let v = parse_versions(
+            "torch 2.7.1\ntorch_npu 2.7.1.post2\nTraceback (most recent call last):\n  File \"<string>\", line 1, in <module>\nModuleNotFoundError: No module named 'torchair'\n--- CANN version.cfg ---\nruntime_running_version=[7.3.0.1.231:8.0.RC2]\n",
+        );
+        assert_eq!(v.torch.as_deref(), Some("2.7.1"));
+        assert_eq!(v.torch_npu.as_deref(), Some("2.7.1.post2"));
+        assert_eq!(v.torchair, None);
+        assert_eq!(v.cann.as_deref(), Some("8.0.RC2"));
+        let missing = parse_versions(
+            "torch 2.7.1\nCANN version.cfg not found at /usr/local/Ascend/ascend-toolkit/latest/\n",
+        );
+        assert_eq!(missing.cann, None);
+    }
 }

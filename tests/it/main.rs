@@ -20,6 +20,7 @@ mod plog;
 mod report;
 mod repro;
 mod schema;
+mod skills;
 mod triage;
 mod triage_nodes;
 mod triage_ranks;

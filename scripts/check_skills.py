@@ -1,0 +1,738 @@
+#!/usr/bin/env python3
+"""Checks the agent skills under skills/ so that they cannot rot.
+
+A skill (the Agent Skills layout CANNBot loads) is a folder `skills/<name>/` with `SKILL.md`
+(YAML frontmatter `name` and `description`, then the body an agent reads when the skill is
+activated), `references/*.md` that SKILL.md links and the agent opens on demand, and
+`evals/evals.json` (cases for agent evaluation runs). Two kinds of check:
+
+1. **Form** (no binary needed): the frontmatter rules (`name` = the folder name, lowercase letters,
+   digits and single hyphens, at most 64 characters; `description` 1-1024 characters; only the
+   keys the format defines), the body under 5 000 words, every relative link resolving, every
+   reference linked from SKILL.md, every backticked `npgx-…` skill name naming a skill that
+   exists, and evals.json against EVALS_SCHEMA.
+
+2. **Commands** (with the built binary): every fenced `sh` / `bash` / `console` block of every
+   SKILL.md and reference is extracted. Each command in it must start with `npgx ` and end with
+   the exit codes the skill tells the agent to expect, `# exit 0|1` (free text may follow the
+   codes). Its `<PLACEHOLDERS>` are filled from FIXTURES, the one table of fixtures (generated
+   ones under target/fixtures/, testdata/, the shared samples; a row may be scoped to the skill
+   whose scenario needs it, such as a script that fails only in step 5); a placeholder the table
+   does not fill fails. The block runs once per combination of the fixture values its
+   placeholders take (a placeholder with three fixtures runs three times), each time in a fresh
+   working directory (so a block may write a file and read it back: `> scan.json`, then
+   `plan scan.json`), with `npgx` and the test Python (`python`, for the triage steps) first on
+   PATH. Every run's exit code must be one of the expected codes.
+
+   The paragraph right after a block may start with `Read:` and name, in backticks, the JSON
+   field paths the agent is told to read from the block's one `--format json` command (its
+   stdout, or the file it is redirected to): `.route`, `.evidence.first_causal_error.line`,
+   `.items[].settle` (`[]` walks every element of a list). Each path must be present in that
+   command's output for at least one of its fixtures (the key present; its value may be null) —
+   so the table must hold a fixture that exercises every field a skill relies on — and, when the
+   repository has `schemas/`, in the JSON Schema of the document (`schemas/<schema>.schema.json`,
+   `<schema>` the document's own `schema` field).
+
+Usage: check_skills.py --npgx PATH [--skills DIR] [--schemas DIR] [--form-only]
+       check_skills.py --npgx PATH --self-test   (the checker against skills that have rotted)
+Exit: 0 every check passed, 1 some failed (each printed), 2 the check could not run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import jsonschema
+import yaml
+from markdown_it import MarkdownIt
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLES = REPO.parent / "shared" / "samples"
+FIXTURES_DIR = REPO / "target" / "fixtures"
+TESTDATA = REPO / "testdata"
+
+# ---------------------------------------------------------------------------------------------
+# The one table of fixtures. Each entry fills one placeholder, or several that belong together
+# (a golden and a target run); each value is one fixture: the text that replaces the
+# placeholders (paths absolute, shell-quoted when filled in) and the environment it needs.
+# `None` as a path means a fresh name inside the run's working directory (an output).
+
+
+@dataclass
+class Fill:
+    # A Path is a fixture (it must exist), a str literal text, None a fresh output name.
+    values: dict[str, Path | str | None]
+    env: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Row:
+    """Fixtures for one placeholder, or several filled together; `skill` scopes a row to the
+    skill whose scenario needs that fixture (a script that fails only in step 5 for
+    npgx-compile-error), over the rows every skill shares."""
+
+    fills: list[Fill]
+    skill: str | None = None
+
+    @property
+    def keys(self) -> frozenset[str]:
+        return frozenset(self.fills[0].values)
+
+
+DOUBLE = TESTDATA / "triage" / "npugraph_ex_double"
+# The TEST DOUBLE (testdata/triage/README.md) stands in for npugraph_ex here, as in the triage
+# tests: a CPU backend registered as `npugraph_ex` when NPGX_TEST_DOUBLE is set. Rejecting every
+# option key leaves the option search nothing to flip, so `bisect` goes straight to the nodes.
+NO_KNOBS = (
+    "force_recapture,clone_output,clone_input,reuse_graph_pool_in_same_fx,remove_noop_ops,"
+    "remove_cat_ops,inplace_pass,input_inplace_pass,pattern_fusion_pass,capture_error_mode"
+)
+
+
+def double(mode: str, **extra: str) -> dict[str, str]:
+    return {"PYTHONPATH": str(DOUBLE), "NPGX_TEST_DOUBLE": mode, **extra}
+
+
+def script(name: str, env: dict[str, str] | None = None) -> Fill:
+    return Fill({"<SCRIPT>": TESTDATA / "triage" / name}, env or {})
+
+
+def each(key: str, *paths: Path | None) -> Row:
+    return Row([Fill({key: p}) for p in paths])
+
+
+def repro_op() -> str:
+    """The op of the single-op accuracy case, as its writer recorded it (target/fixtures/repro/
+    expected.json); a placeholder name when the fixtures are not generated yet (the block then
+    fails on the missing fixture directories)."""
+    try:
+        return json.loads((FIXTURES_DIR / "repro" / "expected.json").read_text(encoding="utf-8"))["accuracy"]["add"]["op_name"]
+    except (OSError, ValueError, KeyError):
+        return "(fixtures not generated)"
+
+
+TRIAGE_TREES = FIXTURES_DIR / "triage_trees"
+FIXTURES: list[Row] = [
+    # The user's repro script. Shared: one that fails already in eager (one process).
+    Row([script("eager_break.py")]),
+    # Step 4 passes, step 5 fails to compile the graph that holds `tanh` (a converter error).
+    Row([script("nodes_model.py", double("options", NPGX_TEST_DOUBLE_REFUSE="tanh", NPGX_TEST_DOUBLE_REJECT=NO_KNOBS))], "npgx-compile-error"),
+    # Every step passes; npugraph_ex's `tanh` is off by 1 % (outputs and dumps differ).
+    Row([script("nodes_model.py", double("options", NPGX_TEST_DOUBLE_MISCOMPILE="tanh", NPGX_TEST_DOUBLE_REJECT=NO_KNOBS))], "npgx-accuracy"),
+    # Every step passes; npugraph_ex is slow (step 5 calls take longer than eager's).
+    Row([script("double_model.py", double("slow"))], "npgx-performance"),
+    # Triage trees as run_triage.sh leaves them (gen_triage_trees_fixtures.py).
+    each("<TRIAGE_DIR>", *(TRIAGE_TREES / n for n in ("step5-runtime", "step2-compile", "incomplete"))),
+    # Pasted output: screen logs, a report without an error, a paste too weak to route.
+    each(
+        "<PASTED_OUTPUT>",
+        *(
+            SAMPLES / "triage" / n
+            for n in (
+                "23-aicore-execution-timeout-event-query.txt",
+                "01-dynamo-unsupported-fake-tensor-custom-op.txt",
+                "31-accuracy-graph-mode-enabled-vs-disabled-scores.txt",
+                "33-performance-aclgraph-decode-slower-than-torchair.txt",
+                "48-env-atb-undefined-symbol-leading-space.txt",
+            )
+        ),
+        TRIAGE_TREES / "weak-evidence.txt",
+    ),
+    # Pasted output of environment failures: a library and a module that do not load.
+    Row(
+        [
+            Fill({"<PASTED_OUTPUT>": SAMPLES / "triage" / n})
+            for n in ("48-env-atb-undefined-symbol-leading-space.txt", "69-env-torchair-ge-converter-module-not-found.txt")
+        ],
+        "npgx-environment",
+    ),
+    # plogs: a torch_npu screen log with a CANN report and an AI Vector exception, and a whole asys
+    # collection (plogs, device logs, kernels).
+    each("<PLOG>", SAMPLES / "logs" / "17-torchnpu-ez9999-aivec-dcache-ub-unindented-2025.log", SAMPLES / "cann" / "asys-20250508-gatherv3-assert"),
+    # Dump trees (gen_dump_fixtures.py): a NaN born in the tree, and an overwrite by address.
+    each("<DUMP_DIR>", FIXTURES_DIR / "dump" / "example" / "root", FIXTURES_DIR / "dump" / "addr_born" / "root"),
+    # Two runs to compare: a GE chain with a planted divergence (gen_compare_fixtures.py).
+    Row([Fill({"<GOLDEN>": FIXTURES_DIR / "compare" / "chain" / "golden", "<TARGET>": FIXTURES_DIR / "compare" / "chain" / "target"})]),
+    # A single-op accuracy case (gen_repro_fixtures.py): the op, its GE graph and its dump.
+    Row(
+        [
+            Fill(
+                {
+                    "<OP>": repro_op(),
+                    "<GE_GRAPH>": FIXTURES_DIR / "repro" / "accuracy" / "graph",
+                    "<DUMP_DIR>": FIXTURES_DIR / "repro" / "accuracy" / "dump",
+                }
+            )
+        ]
+    ),
+    # Outputs: a fresh name in the run's working directory.
+    each("<OUT_DIR>", None),
+]
+
+PLACEHOLDER = re.compile(r"<[A-Z][A-Z0-9_]*>")
+EXIT_COMMENT = re.compile(r"#\s*exit\s+(\d+(?:\s*\|\s*\d+)*)\b")
+FIELD_PATH = re.compile(r"^(\.[A-Za-z_][A-Za-z0-9_]*(\[\])?)+$")
+SHELL_INFOS = {"sh", "bash", "console", "shell"}
+COMMAND_TIMEOUT = 900
+
+# ---------------------------------------------------------------------------------------------
+# evals/evals.json: the shape of CANNBot's evaluation cases.
+
+EXPECTATION_TYPES = ["contains", "not_contains", "file_exists", "file_contains", "skill_activated"]
+EVALS_SCHEMA = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "required": ["skill_name", "evals"],
+    "properties": {
+        "skill_name": {"type": "string"},
+        "eval_mode": {"type": "string"},
+        "evals": {
+            "type": "array",
+            "minItems": 1,
+            "items": {
+                "type": "object",
+                "required": ["id", "title", "prompt", "expected_output", "files", "expectations"],
+                "properties": {
+                    "id": {"type": "integer", "minimum": 1},
+                    "title": {"type": "string", "minLength": 1},
+                    "prompt": {"type": "string", "minLength": 1},
+                    "expected_output": {"type": "string", "minLength": 1},
+                    "files": {"type": "array", "items": {"type": "string"}},
+                    "config": {"type": "object"},
+                    "expectations": {
+                        "type": "array",
+                        "minItems": 1,
+                        "items": {
+                            "type": "object",
+                            "required": ["type"],
+                            "properties": {
+                                "type": {"enum": EXPECTATION_TYPES},
+                                "pattern": {"type": "string", "minLength": 1},
+                                "path": {"type": "string", "minLength": 1},
+                                "description": {"type": "string"},
+                            },
+                            "allOf": [
+                                {
+                                    "if": {"properties": {"type": {"enum": ["contains", "not_contains", "skill_activated"]}}},
+                                    "then": {"required": ["pattern"]},
+                                },
+                                {"if": {"properties": {"type": {"const": "file_exists"}}}, "then": {"required": ["path"]}},
+                                {
+                                    "if": {"properties": {"type": {"const": "file_contains"}}},
+                                    "then": {"required": ["path", "pattern"]},
+                                },
+                            ],
+                            "additionalProperties": False,
+                        },
+                    },
+                },
+                "additionalProperties": False,
+            },
+        },
+    },
+    "additionalProperties": False,
+}
+
+FRONTMATTER_KEYS = {"name", "description", "license", "compatibility", "metadata", "allowed-tools"}
+NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+MAX_BODY_WORDS = 5000
+
+
+class Problems(list):
+    def add(self, where: Path | str, message: str) -> None:
+        where = Path(where)
+        try:
+            where = where.relative_to(REPO)
+        except ValueError:
+            pass
+        self.append(f"{where}: {message}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Form.
+
+
+def split_frontmatter(text: str) -> tuple[str | None, str]:
+    if not text.startswith("---\n"):
+        return None, text
+    end = text.find("\n---\n", 4)
+    if end < 0:
+        return None, text
+    return text[4 : end + 1], text[end + 5 :]
+
+
+def check_form(skills: Path, problems: Problems) -> list[Path]:
+    names = sorted(p.name for p in skills.iterdir() if p.is_dir())
+    if not names:
+        problems.add(skills, "no skill folders")
+    docs: list[Path] = []
+    for name in names:
+        folder = skills / name
+        skill_md = folder / "SKILL.md"
+        if not skill_md.is_file():
+            problems.add(folder, "no SKILL.md")
+            continue
+        text = skill_md.read_text(encoding="utf-8")
+        raw, body = split_frontmatter(text)
+        if raw is None:
+            problems.add(skill_md, "no YAML frontmatter between two `---` lines at the top")
+            continue
+        try:
+            meta = yaml.safe_load(raw)
+        except yaml.YAMLError as e:
+            problems.add(skill_md, f"frontmatter is not YAML: {e}")
+            continue
+        if not isinstance(meta, dict):
+            problems.add(skill_md, "frontmatter is not a mapping")
+            continue
+        for key in sorted(set(meta) - FRONTMATTER_KEYS):
+            problems.add(skill_md, f"frontmatter key `{key}` is not one of {sorted(FRONTMATTER_KEYS)}")
+        fm_name = meta.get("name")
+        if fm_name != name:
+            problems.add(skill_md, f"name `{fm_name}` is not the folder name `{name}`")
+        if not isinstance(fm_name, str) or not NAME.match(fm_name) or len(fm_name) > 64:
+            problems.add(skill_md, f"name `{fm_name}`: lowercase letters, digits and single hyphens, at most 64")
+        if not name.startswith("npgx-"):
+            problems.add(folder, "skill names start with `npgx-` (no collision with cannbot-skills' own)")
+        desc = meta.get("description")
+        if not isinstance(desc, str) or not desc.strip():
+            problems.add(skill_md, "description missing or empty")
+        elif len(desc) > 1024:
+            problems.add(skill_md, f"description has {len(desc)} characters (at most 1024)")
+        words = len(body.split())
+        if words >= MAX_BODY_WORDS:
+            problems.add(skill_md, f"body has {words} words (under {MAX_BODY_WORDS})")
+
+        refs = sorted((folder / "references").glob("*.md")) if (folder / "references").is_dir() else []
+        skill_docs = [skill_md, *refs]
+        docs.extend(skill_docs)
+        linked: set[Path] = set()
+        for doc in skill_docs:
+            linked |= check_links(doc, names, problems)
+        for ref in refs:
+            if ref.resolve() not in linked:
+                problems.add(ref, "not linked from SKILL.md or another reference (the agent would never load it)")
+        check_evals(folder, names, problems)
+    return docs
+
+
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+SKILL_MENTION = re.compile(r"`(npgx-[a-z0-9-]+)`")
+
+
+def check_links(doc: Path, names: list[str], problems: Problems) -> set[Path]:
+    text = doc.read_text(encoding="utf-8")
+    found = set()
+    for target in LINK.findall(text):
+        if re.match(r"^[a-z]+:", target) or target.startswith("#"):
+            continue
+        path = (doc.parent / target.split("#", 1)[0]).resolve()
+        if not path.exists():
+            problems.add(doc, f"link `{target}` does not resolve")
+        found.add(path)
+    for mention in SKILL_MENTION.findall(text):
+        if mention not in names:
+            problems.add(doc, f"`{mention}` names no skill under skills/")
+    return found
+
+
+def check_evals(folder: Path, names: list[str], problems: Problems) -> None:
+    path = folder / "evals" / "evals.json"
+    if not path.is_file():
+        problems.add(folder, "no evals/evals.json")
+        return
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        problems.add(path, f"not JSON: {e}")
+        return
+    for err in sorted(jsonschema.Draft202012Validator(EVALS_SCHEMA).iter_errors(doc), key=str):
+        loc = "/".join(str(p) for p in err.absolute_path)
+        problems.add(path, f"{loc or '(root)'}: {err.message}")
+    if not isinstance(doc, dict):
+        return
+    if doc.get("skill_name") != folder.name:
+        problems.add(path, f"skill_name `{doc.get('skill_name')}` is not `{folder.name}`")
+    evals = doc.get("evals") if isinstance(doc.get("evals"), list) else []
+    ids = [e.get("id") for e in evals if isinstance(e, dict)]
+    if len(ids) != len(set(map(str, ids))):
+        problems.add(path, f"ids are not unique: {ids}")
+    for e in evals:
+        if not isinstance(e, dict):
+            continue
+        for f in e.get("files") or []:
+            if isinstance(f, str) and not (folder / f).exists():
+                problems.add(path, f"eval {e.get('id')}: file `{f}` does not exist (relative to the skill)")
+        for x in e.get("expectations") or []:
+            if isinstance(x, dict) and x.get("type") == "skill_activated" and x.get("pattern") not in names:
+                problems.add(path, f"eval {e.get('id')}: skill_activated `{x.get('pattern')}` names no skill")
+
+
+# ---------------------------------------------------------------------------------------------
+# Commands.
+
+
+@dataclass
+class Command:
+    text: str
+    codes: set[int]
+    line: int
+
+
+@dataclass
+class Block:
+    doc: Path
+    line: int
+    commands: list[Command]
+    reads: list[str]
+
+
+def extract_blocks(doc: Path, problems: Problems) -> list[Block]:
+    tokens = MarkdownIt("commonmark").parse(doc.read_text(encoding="utf-8"))
+    blocks = []
+    for i, tok in enumerate(tokens):
+        if tok.type != "fence" or tok.info.strip().split(" ")[0] not in SHELL_INFOS:
+            continue
+        start = tok.map[0] + 1 if tok.map else 0
+        console = tok.info.strip().startswith("console")
+        commands = []
+        pending = ""
+        for n, raw in enumerate(tok.content.splitlines(), start + 1):
+            line = raw.rstrip()
+            if console:
+                if not line.startswith("$ ") and not pending:
+                    continue  # output shown under a prompt line
+                line = line[2:] if line.startswith("$ ") and not pending else line
+            if not pending and (not line.strip() or line.lstrip().startswith("#")):
+                continue
+            if line.endswith("\\"):
+                pending += line[:-1] + " "
+                continue
+            full = (pending + line).strip()
+            pending = ""
+            commands.append(parse_command(full, doc, n, problems))
+        reads = []
+        # The paragraph right after the fence: `Read:` and the field paths in backticks.
+        if i + 2 < len(tokens) and tokens[i + 1].type == "paragraph_open":
+            inline = tokens[i + 2]
+            if inline.type == "inline" and re.match(r"^\**Read\**:", inline.content.strip()):
+                for child in inline.children or []:
+                    if child.type == "code_inline" and child.content.startswith("."):
+                        if FIELD_PATH.match(child.content):
+                            reads.append(child.content)
+                        else:
+                            problems.add(doc, f"line {start}: `{child.content}` is not a field path (.a.b, .list[].c)")
+        blocks.append(Block(doc, start, [c for c in commands if c], reads))
+    return blocks
+
+
+def parse_command(full: str, doc: Path, line: int, problems: Problems) -> Command | None:
+    m = EXIT_COMMENT.search(full)
+    cmd = full.split("#", 1)[0].strip() if "#" in full else full
+    if not cmd.startswith("npgx "):
+        problems.add(doc, f"line {line}: `{cmd}`: a skill's commands run npgx (`npgx …`)")
+        return None
+    if not m:
+        problems.add(doc, f"line {line}: `{cmd}`: no `# exit N|M` comment naming the exit codes to expect")
+        return None
+    return Command(cmd, {int(c) for c in re.split(r"\s*\|\s*", m.group(1))}, line)
+
+
+REDIRECT = re.compile(r">\s*(\S+)\s*$")
+
+
+def json_command(block: Block) -> Command | None:
+    """The block's one `--format json` command, whose document the `Read:` paths are read from
+    (its stdout, or the file it is redirected to with `> FILE`)."""
+    candidates = [c for c in block.commands if "--format json" in c.text]
+    return candidates[0] if len(candidates) == 1 else None
+
+
+def fillings(skill: str, placeholders: set[str]) -> tuple[list[list[Fill]], set[str]]:
+    """The fixture lists to combine for these placeholders, and the placeholders no row fills.
+    Rows scoped to the skill come first, then larger rows (placeholders filled together)."""
+    rows = [r for r in FIXTURES if r.keys <= placeholders and r.skill in (None, skill)]
+    rows.sort(key=lambda r: (r.skill is None, -len(r.keys)))
+    groups, covered = [], set()
+    for r in rows:
+        if not (r.keys & covered):
+            groups.append(r.fills)
+            covered |= r.keys
+    return groups, placeholders - covered
+
+
+def fill(text: str, combo: tuple[Fill, ...]) -> str:
+    values: dict[str, str] = {}
+    for f in combo:
+        for key, value in f.values.items():
+            values[key] = shlex.quote(str(value)) if value is not None else key.strip("<>").lower()
+    return PLACEHOLDER.sub(lambda m: values.get(m.group(0), m.group(0)), text)
+
+
+def walk(doc, path: str) -> bool:
+    """Whether `path` (`.a[].b`) reaches a present key somewhere in `doc` (its value may be
+    null or an empty list: the field is there)."""
+    frontier = [doc]
+    for key, each in re.findall(r"\.([A-Za-z_][A-Za-z0-9_]*)(\[\])?", path):
+        holders = [n for n in frontier if isinstance(n, dict) and key in n]
+        if not holders:
+            return False
+        values = [n[key] for n in holders]
+        frontier = [x for v in values if isinstance(v, list) for x in v] if each else values
+    return True
+
+
+def schema_has(schema: dict, path: str) -> bool:
+    """Whether the JSON Schema lets `path` exist: properties, items, $ref, allOf/anyOf/oneOf."""
+    def expand(node, seen=()):
+        if not isinstance(node, dict):
+            return []
+        out = [node]
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/") and ref not in seen:
+            target = schema
+            for part in ref[2:].split("/"):
+                target = target.get(part, {}) if isinstance(target, dict) else {}
+            out += expand(target, (*seen, ref))
+        for k in ("allOf", "anyOf", "oneOf"):
+            for sub in node.get(k, []):
+                out += expand(sub, seen)
+        return out
+
+    frontier = expand(schema)
+    for key, each in re.findall(r"\.([A-Za-z_][A-Za-z0-9_]*)(\[\])?", path):
+        nxt = []
+        for node in frontier:
+            prop = node.get("properties", {}).get(key)
+            if prop is None:
+                continue
+            for p in expand(prop):
+                if each:
+                    items = p.get("items")
+                    if items is not None:
+                        nxt += expand(items)
+                else:
+                    nxt.append(p)
+        if not nxt:
+            return False
+        frontier = nxt
+    return True
+
+
+def skill_of(doc: Path) -> str:
+    return doc.parent.parent.name if doc.parent.name == "references" else doc.parent.name
+
+
+def run_block(block: Block, npgx: Path, python: str, work: Path, schemas: Path | None) -> tuple[Problems, int]:
+    """Runs the block once per combination of its fixtures; returns its problems and the
+    number of commands run."""
+    problems = Problems()
+    placeholders = {p for c in block.commands for p in PLACEHOLDER.findall(c.text)}
+    groups, missing = fillings(skill_of(block.doc), placeholders)
+    at = f"line {block.line}:"
+    for p in sorted(missing):
+        problems.add(block.doc, f"{at} placeholder {p} is not in the fixture table (scripts/check_skills.py FIXTURES)")
+    absent = {str(v) for g in groups for f in g for v in f.values.values() if isinstance(v, Path) and not v.exists()}
+    for v in sorted(absent):
+        problems.add(block.doc, f"{at} fixture {v} is missing (scripts/test.sh generates target/fixtures/)")
+    if missing or absent:
+        return problems, 0
+    reader = json_command(block)
+    if block.reads and reader is None:
+        problems.add(block.doc, f"{at} `Read:` needs exactly one `--format json` command in the block")
+    documents = []
+    runs = 0
+    started = time.monotonic()
+    for n, combo in enumerate(itertools.product(*groups)):
+        cwd = work / f"{skill_of(block.doc)}-{block.doc.stem}-{block.line}-{n}"
+        cwd.mkdir(parents=True)
+        env = dict(os.environ)
+        env["PATH"] = os.pathsep.join([str(npgx.parent), str(Path(python).parent), env.get("PATH", "")])
+        for f in combo:
+            env.update(f.env)
+        label = ", ".join(f"{k}={v if v is not None else '(output)'}" for f in combo for k, v in f.values.items())
+        for cmd in block.commands:
+            text = fill(cmd.text, combo)
+            try:
+                out = subprocess.run(["bash", "-c", text], cwd=cwd, env=env, capture_output=True, timeout=COMMAND_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                problems.add(block.doc, f"line {cmd.line}: `{text}` ran over {COMMAND_TIMEOUT} s [{label}]")
+                break
+            runs += 1
+            if out.returncode not in cmd.codes:
+                problems.add(
+                    block.doc,
+                    f"line {cmd.line}: `{text}` exited {out.returncode}, the skill expects {sorted(cmd.codes)} [{label}]\n"
+                    f"    stderr: {out.stderr.decode('utf-8', 'replace')[-600:]}",
+                )
+            if cmd is reader and out.returncode != 2:  # exit 2: the command could not run, no document
+                redirect = REDIRECT.search(cmd.text)
+                raw = (cwd / redirect.group(1)).read_bytes() if redirect and (cwd / redirect.group(1)).is_file() else out.stdout
+                try:
+                    documents.append(json.loads(raw))
+                except json.JSONDecodeError as e:
+                    problems.add(block.doc, f"line {cmd.line}: `{text}` wrote no JSON document ({e}) [{label}]")
+    print(f"{skill_of(block.doc)}/{block.doc.name}:{block.line}: {runs} runs, {time.monotonic() - started:.1f} s", flush=True)
+    if block.commands and not runs and not problems:
+        problems.add(block.doc, f"{at} no command of the block ran")
+    for path in block.reads:
+        if not any(walk(d, path) for d in documents):
+            problems.add(block.doc, f"{at} `{path}` is in no output of `{reader.text if reader else '?'}` over its fixtures")
+    if schemas is not None:
+        check_schemas(block, documents, schemas, problems)
+    return problems, runs
+
+
+def check_schemas(block: Block, documents: list, schemas: Path, problems: Problems) -> None:
+    """Each document validates against its committed schema, and every `Read:` path is one the
+    schema defines (a field the agent relies on is part of the published contract)."""
+    at = f"line {block.line}:"
+    for doc in documents:
+        name = doc.get("schema") if isinstance(doc, dict) else None
+        sfile = schemas / f"{name}.schema.json"
+        if not isinstance(name, str) or not sfile.is_file():
+            problems.add(block.doc, f"{at} no schema under schemas/ for the document `{name}`")
+            continue
+        schema = json.loads(sfile.read_text(encoding="utf-8"))
+        for err in jsonschema.Draft202012Validator(schema).iter_errors(doc):
+            loc = "/".join(str(p) for p in err.absolute_path)
+            problems.add(block.doc, f"{at} the `{name}` document does not validate at {loc or '(root)'}: {err.message[:200]}")
+        for path in block.reads:
+            if not schema_has(schema, path):
+                problems.add(block.doc, f"{at} `{path}` is not in {sfile}")
+
+
+def check(skills: Path, npgx: Path | None, python: str, problems: Problems, schemas: Path = REPO / "schemas") -> tuple[int, int]:
+    docs = check_form(skills, problems)
+    blocks = [b for d in docs for b in extract_blocks(d, problems)]
+    if npgx is None:
+        return len(blocks), 0
+    with tempfile.TemporaryDirectory(prefix="npgx-skills-") as tmp:
+        # Two blocks at a time: most of the time goes to PyTorch starting in the triage steps.
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            results = list(
+                pool.map(lambda b: run_block(b, npgx, python, Path(tmp), schemas if schemas.is_dir() else None), blocks)
+            )
+    for block_problems, _ in results:
+        problems.extend(block_problems)
+    return len(blocks), sum(runs for _, runs in results)
+
+
+# ---------------------------------------------------------------------------------------------
+# Self-test: skills that have rotted must fail, each for its own reason.
+
+ROTTEN = {
+    "npgx-rotten": (
+        "---\nname: npgx-rotten\ndescription: a skill whose commands and fields have rotted\n---\n\n"
+        "See [the detail](references/detail.md) and `npgx-nowhere`.\n\n"
+        "```sh\nnpgx triage classify <PASTED_OUTPUT> --format json   # exit 0\n```\n\n"
+        "Read: `.items[].route`, `.items[].no_such_field`.\n\n"
+        "```sh\nnpgx plog <NO_SUCH_FIXTURE> --format json   # exit 0\n```\n\n"
+        "```sh\nnpgx triage classify <PASTED_OUTPUT>\ngrep ERROR <PLOG>   # exit 0\n```\n"
+    ),
+    "Bad_Name": "---\nname: bad-name\ndescription: ''\n---\n\nbody\n",
+}
+EXPECTED_ROT = [
+    "exited 1, the skill expects [0]",
+    "`.items[].no_such_field` is in no output",
+    "placeholder <NO_SUCH_FIXTURE> is not in the fixture table",
+    "no `# exit N|M` comment",
+    "a skill's commands run npgx",
+    "`npgx-nowhere` names no skill",
+    "not linked from SKILL.md",
+    "link `references/detail.md` does not resolve",
+    "name `bad-name` is not the folder name `Bad_Name`",
+    "description missing or empty",
+    "no evals/evals.json",
+    "skill_activated `npgx-gone` names no skill",
+    "evals/0: 'expected_output' is a required property",
+]
+
+
+def self_test(npgx: Path, python: str) -> int:
+    with tempfile.TemporaryDirectory(prefix="npgx-rotten-") as tmp:
+        skills = Path(tmp) / "skills"
+        for name, text in ROTTEN.items():
+            (skills / name).mkdir(parents=True)
+            (skills / name / "SKILL.md").write_text(text, encoding="utf-8")
+        refs = skills / "npgx-rotten" / "references"
+        refs.mkdir()
+        (refs / "orphan.md").write_text("never linked\n", encoding="utf-8")
+        (skills / "npgx-rotten" / "evals").mkdir()
+        (skills / "npgx-rotten" / "evals" / "evals.json").write_text(
+            json.dumps(
+                {
+                    "skill_name": "npgx-rotten",
+                    "evals": [
+                        {"id": 1, "title": "t", "prompt": "p", "files": [],
+                         "expectations": [{"type": "skill_activated", "pattern": "npgx-gone"}]}
+                    ],
+                }
+            ),
+            encoding="utf-8",
+        )
+        problems = Problems()
+        check(skills, npgx, python, problems)
+    text = "\n".join(problems)
+    missed = [e for e in EXPECTED_ROT if e not in text]
+    # The schema walk: through $ref, anyOf and items, and not past what the schema defines.
+    schema = {
+        "type": "object",
+        "properties": {"items": {"type": "array", "items": {"$ref": "#/$defs/item"}}},
+        "$defs": {"item": {"anyOf": [{"type": "null"}, {"type": "object", "properties": {"route": {"type": "string"}}}]}},
+    }
+    for path, want in ((".items[].route", True), (".items[].settle", False), (".items.route", False)):
+        if schema_has(schema, path) != want:
+            missed.append(f"schema_has({path}) should be {want}")
+    # The document walk: a present key counts even when null; a missing one or a wrong shape does not.
+    doc = {"items": [{"route": None}, {"x": 1}], "run": {"root": "r"}}
+    for path, want in ((".items[].route", True), (".items[].why", False), (".run.root", True), (".run[].root", False)):
+        if walk(doc, path) != want:
+            missed.append(f"walk({path}) should be {want}")
+    for m in missed:
+        print(f"self-test: the checker did not report: {m}")
+    if missed:
+        print("what it reported:\n" + text)
+        return 1
+    print(f"self-test: every one of the {len(EXPECTED_ROT)} kinds of rot was reported")
+    return 0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--npgx", type=Path, help="the npgx binary (target/debug/npgx)")
+    ap.add_argument("--skills", type=Path, default=REPO / "skills")
+    ap.add_argument("--schemas", type=Path, default=REPO / "schemas", help="the JSON Schemas (default: schemas/, when it exists)")
+    ap.add_argument("--form-only", action="store_true", help="form checks only: no command runs")
+    ap.add_argument("--self-test", action="store_true")
+    args = ap.parse_args()
+    python = os.environ.get("NPGX_PYTHON") or sys.executable
+    npgx = args.npgx.resolve() if args.npgx else None
+    if not args.form_only and (npgx is None or not npgx.is_file()):
+        print(f"check_skills.py: the npgx binary {npgx} does not exist (--npgx)", file=sys.stderr)
+        return 2
+    if args.self_test:
+        return self_test(npgx, python)
+    problems = Problems()
+    blocks, runs = check(args.skills, None if args.form_only else npgx, python, problems, args.schemas)
+    for p in problems:
+        print(p)
+    skills = sorted(p.name for p in args.skills.iterdir() if p.is_dir())
+    print(f"skills: {len(skills)} checked, {blocks} command blocks, {runs} command runs, {len(problems)} problems")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

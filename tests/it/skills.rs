@@ -1,0 +1,44 @@
+//! The agent skills under `skills/` cannot rot: `scripts/check_skills.py` checks their form
+//! (frontmatter, size, links, evals.json) and runs every fenced shell command of every SKILL.md
+//! and reference with this binary on the fixtures of its table, checking the exit codes the
+//! skill names and the JSON fields it tells the agent to read (docs/agents.md, "Skills that cannot rot").
+//! The checker needs the test Python (PyYAML, markdown-it-py, jsonschema, and torch for the
+//! triage steps), so these tests are ignored by a bare `cargo test` and run by scripts/test.sh.
+
+use std::process::Command;
+
+use crate::common::repo;
+use crate::triage::torch_python;
+
+/// Runs `scripts/check_skills.py` with `args` and this build of npgx; returns (exit code, stdout).
+fn check_skills(args: &[&str]) -> (Option<i32>, String) {
+    let out = Command::new(torch_python())
+        .arg(repo().join("scripts/check_skills.py"))
+        .args(["--npgx", env!("CARGO_BIN_EXE_npgx")])
+        .args(args)
+        .output()
+        .expect("scripts/check_skills.py runs");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code(), text)
+}
+
+#[test]
+#[ignore = "needs the test Python (PyYAML, markdown-it-py, jsonschema, torch); scripts/test.sh provides it and runs this"]
+fn every_skill_is_well_formed_and_every_command_in_it_runs_as_it_says() {
+    let (code, text) = check_skills(&[]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("skills: 6 checked"), "{text}");
+    assert!(text.contains(", 0 problems"), "{text}");
+}
+
+#[test]
+#[ignore = "needs the test Python (PyYAML, markdown-it-py, jsonschema, torch); scripts/test.sh provides it and runs this"]
+fn the_checker_reports_every_kind_of_rot() {
+    let (code, text) = check_skills(&["--self-test"]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("kinds of rot was reported"), "{text}");
+}
