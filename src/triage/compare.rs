@@ -264,13 +264,10 @@ fn compare_pair(reference: Step, r: &[Saved], candidate: Step, c: &[Saved]) -> O
             .zip(&ct.data)
             .map(|(a, b)| (f64::from(*a), f64::from(*b)))
             .unzip();
-        if g.iter()
-            .zip(&t)
-            .any(|(a, b)| {
-                let d = (a - b).abs();
-                d.is_nan() || d > ATOL + RTOL * a.abs()
-            })
-        {
+        if g.iter().zip(&t).any(|(a, b)| {
+            let d = (a - b).abs();
+            d.is_nan() || d > ATOL + RTOL * a.abs()
+        }) {
             cmp.allclose = false;
         }
         let mut acc = Acc::default();
