@@ -16,8 +16,10 @@ const COMMANDS: &[&[&str]] = &[
     &["triage", "bisect"],
     &["triage", "analyze"],
     &["triage", "classify"],
+    &["triage", "steps"],
     &["merge"],
     &["report"],
+    &["schema"],
 ];
 
 #[test]
