@@ -305,6 +305,9 @@ mod tests {
         assert_eq!(s.summary[0].at, "run.log:2");
         let body = s.body.into_string();
         assert!(body.contains("gone.log: cannot open"), "{body}");
+        // The classification's remedy[] is its "What to do" card, each item with its source.
+        assert!(body.contains("What to do"), "{body}");
+        assert!(body.contains("[CB-SUB (compile-error)]"), "{body}");
     }
 
     #[test]
