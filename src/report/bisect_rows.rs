@@ -8,7 +8,8 @@ use std::path::Path;
 use crate::triage::bisect::{Difference, Verdict};
 use crate::triage::compare::Closeness;
 
-fn rel<'a>(root: &'a Path, p: &'a Path) -> std::path::Display<'a> {
+/// `p` relative to the triage tree's root, for the tables.
+pub(super) fn rel<'a>(root: &'a Path, p: &'a Path) -> std::path::Display<'a> {
     p.strip_prefix(root).unwrap_or(p).display()
 }
 

@@ -5,12 +5,9 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+use super::bisect_rows::rel;
 use crate::fx::{Dim, FxNode, TensorMeta};
 use crate::triage::nodes::{NodeSearch, SCHEMA_NAME, SCHEMA_VERSION};
-
-fn rel<'a>(root: &'a Path, p: &'a Path) -> std::path::Display<'a> {
-    p.strip_prefix(root).unwrap_or(p).display()
-}
 
 /// `float32[4, 8] stride (8, 1)`.
 pub fn tensor_text(t: &TensorMeta) -> String {

@@ -2,9 +2,9 @@
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
-
 use std::path::Path;
 
+use super::bisect_rows::rel;
 use crate::triage::analyze::{
     TriageAnalysis, SCHEMA_NAME as ANALYZE_SCHEMA_NAME, SCHEMA_VERSION as ANALYZE_SCHEMA_VERSION,
 };
@@ -237,10 +237,6 @@ pub fn remedy_text(remedy: &[Remedy], indent: &str) -> String {
         }
     }
     out
-}
-
-fn rel<'a>(root: &'a Path, p: &'a Path) -> std::path::Display<'a> {
-    p.strip_prefix(root).unwrap_or(p).display()
 }
 
 /// The `## Bisect` section of `triage_report.md`: one row per variant and the conclusion.
