@@ -391,12 +391,6 @@ pub fn environment(text: &str) -> Option<&'static Fact> {
     phrase(Kind::Environment, &lower).or_else(|| phrase(Kind::EnvironmentMessage, &lower))
 }
 
-/// The environment row a line states on its own (a loader failure, a missing module), even
-/// outside an exception.
-pub fn environment_line(text: &str) -> Option<&'static Fact> {
-    phrase(Kind::Environment, &text.to_ascii_lowercase())
-}
-
 /// The row of a message that states a cause on its own (`NPU out of memory`, `Ascend op
 /// converter is not implemented`).
 pub fn phrase_fact(text: &str) -> Option<&'static Fact> {
@@ -572,10 +566,10 @@ mod tests {
         assert!(
             environment("ImportError: libascendcl.so: cannot open shared object file").is_some()
         );
-        assert!(environment_line("E30006: the OPP package verification failed").is_some());
+        assert!(stated_cause("E30006: the OPP package verification failed").is_some());
         // `Parameter verification failed` (a hint) names no package.
         assert!(environment("Parameter verification failed.").is_none());
-        assert!(environment_line("torch 2.1 is not installed").is_none());
+        assert!(stated_cause("torch 2.1 is not installed").is_none());
         assert!(environment("torch 2.1 is not installed").is_some());
         assert_eq!(
             frame("/x/torch/_dynamo/convert_frame.py __call__")
