@@ -3,7 +3,6 @@
 //! `scripts/test.sh`), and assert exact fields.
 
 mod aicore;
-mod build;
 mod cli;
 mod cluster;
 mod common;

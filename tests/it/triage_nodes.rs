@@ -59,7 +59,7 @@ fn run_repro(script: &Path, env: &[(&str, &str)]) -> (i32, String) {
 }
 
 #[test]
-#[ignore = "needs PyTorch (CPU); scripts/test.sh installs it and runs this"]
+#[ignore = "needs PyTorch (CPU) and minutes: scripts/test_slow.sh installs it and runs this"]
 fn a_node_that_fails_to_compile_is_named_with_its_source_line_across_a_graph_break() {
     let html = scratch("nodes-refuse-html").join("report.html");
     let (code, v, root) = double_options(
@@ -184,7 +184,7 @@ fn a_node_that_fails_to_compile_is_named_with_its_source_line_across_a_graph_bre
 }
 
 #[test]
-#[ignore = "needs PyTorch (CPU); scripts/test.sh installs it and runs this"]
+#[ignore = "needs PyTorch (CPU) and minutes: scripts/test_slow.sh installs it and runs this"]
 fn a_miscompiled_node_is_found_by_its_numbers_and_replayed_on_its_dumped_input() {
     let (code, v, root) = double_options(
         "bisect",
@@ -238,7 +238,7 @@ fn a_miscompiled_node_is_found_by_its_numbers_and_replayed_on_its_dumped_input()
 }
 
 #[test]
-#[ignore = "needs PyTorch (CPU); scripts/test.sh installs it and runs this"]
+#[ignore = "needs PyTorch (CPU) and minutes: scripts/test_slow.sh installs it and runs this"]
 fn a_pair_is_found_as_a_pair_and_a_whole_graph_failure_is_not_blamed_on_a_node() {
     let (code, v, _) = double_options(
         "bisect",
@@ -283,7 +283,7 @@ fn a_pair_is_found_as_a_pair_and_a_whole_graph_failure_is_not_blamed_on_a_node()
 }
 
 #[test]
-#[ignore = "needs PyTorch (CPU); scripts/test.sh installs it and runs this"]
+#[ignore = "needs PyTorch (CPU) and minutes: scripts/test_slow.sh installs it and runs this"]
 fn a_miscompiled_backward_is_found_at_its_forward_node_in_a_training_step() {
     let (code, v, _) = double_options(
         "bisect",
@@ -318,7 +318,7 @@ fn a_miscompiled_backward_is_found_at_its_forward_node_in_a_training_step() {
 /// not `changes`), so no pair is tried; `--max-runs` ends the option search
 /// (`budget_exhausted`) and the node search runs anyway and names the node at the user's line.
 #[test]
-#[ignore = "needs PyTorch (CPU); scripts/test.sh installs it and runs this"]
+#[ignore = "needs PyTorch (CPU) and minutes: scripts/test_slow.sh installs it and runs this"]
 fn a_failure_naming_a_per_process_address_is_the_same_failure_and_the_node_is_found() {
     let (code, v, root) = double_options(
         "bisect",

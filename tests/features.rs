@@ -1,8 +1,24 @@
 //! What a build of npgx contains: `--version` names the cargo features, and a build without the
 //! `tables` feature (`--no-default-features`, README "Install") refuses the table formats and
 //! `npgx merge` up front, naming the feature, with exit 2.
+//!
+//! A test target of its own, not a module of `tests/it/`: scripts/test.sh runs it on the lean build
+//! too (`cargo test --no-default-features --test features`), which then compiles this file rather
+//! than the whole integration suite a second time.
 
-use crate::common::npgx;
+use std::process::{Command, Output};
+
+/// Runs the npgx binary of this build with `args`.
+fn npgx<I, S>(args: I) -> Output
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<std::ffi::OsStr>,
+{
+    Command::new(env!("CARGO_BIN_EXE_npgx"))
+        .args(args)
+        .output()
+        .expect("the npgx binary runs")
+}
 
 #[cfg(feature = "tables")]
 const FEATURES: &str = "(features: tables)";
@@ -40,7 +56,7 @@ fn refused(args: &[&str]) -> String {
 #[cfg(not(feature = "tables"))]
 #[test]
 fn a_lean_build_names_the_feature_for_tables_and_merge() {
-    let example = crate::common::repo().join("testdata/dump-example");
+    let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/dump-example");
     let example = example.to_str().expect("utf-8 path");
     let dir = std::env::temp_dir().join(format!("npgx-lean-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
