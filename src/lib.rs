@@ -12,6 +12,7 @@ pub mod dump;
 pub mod envelope;
 pub mod fx;
 pub mod incident;
+pub mod mcp;
 #[cfg(feature = "tables")]
 pub mod merge;
 pub mod output;

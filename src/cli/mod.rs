@@ -12,6 +12,7 @@ mod dump_compare;
 mod dump_config;
 mod dump_convert;
 mod dump_scan;
+mod mcp;
 mod merge;
 mod plog;
 mod report;
@@ -79,6 +80,7 @@ pub enum Command {
     /// One self-contained HTML incident report from triage trees and saved npgx JSON documents.
     Report(report::Args),
     Schema(schema::Args),
+    Mcp(mcp::Args),
 }
 
 /// `--format` of the commands whose output is not a table: a human summary or the command's JSON
@@ -289,6 +291,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Report(args) => report::run(args),
         Command::Merge(args) => merge::run(args),
         Command::Schema(args) => schema::run(args),
+        Command::Mcp(args) => mcp::run(args),
     };
     if STDOUT_CLOSED.load(std::sync::atomic::Ordering::Relaxed) {
         return ExitCode::SUCCESS;

@@ -193,7 +193,7 @@ fn read_chunk(file: &File, len: u64, start: u64, end: u64, c: &mut Chunk) -> io:
 /// A file that cannot be read at offsets or gives no size (a pipe, `/proc`), front to back with
 /// `read` into one buffer: calls `f(line, dropped)` for every line (its head when it is longer
 /// than [`MAX_LINE`], `dropped` the bytes not kept).
-fn stream_lines(mut file: File, mut f: impl FnMut(&[u8], u64)) -> io::Result<ReadStats> {
+fn stream_lines(mut file: impl Read, mut f: impl FnMut(&[u8], u64)) -> io::Result<ReadStats> {
     let mut buf = vec![0u8; 2 * MAX_LINE];
     let mut start = 0usize; // first unconsumed byte
     let mut end = 0usize; // end of valid data
@@ -273,11 +273,7 @@ fn stream_lines(mut file: File, mut f: impl FnMut(&[u8], u64)) -> io::Result<Rea
 pub fn for_each_line(path: &Path, mut f: impl FnMut(u64, &[u8])) -> io::Result<ReadStats> {
     let file = File::open(path)?;
     let Some(len) = sized(&file)? else {
-        let mut no = 0;
-        return stream_lines(file, |line, _| {
-            no += 1;
-            f(no, line);
-        });
+        return for_each_line_in(file, f);
     };
     let mut chunk = Chunk::default();
     let mut total = ReadStats::default();
@@ -293,6 +289,16 @@ pub fn for_each_line(path: &Path, mut f: impl FnMut(u64, &[u8])) -> io::Result<R
         start = end;
     }
     Ok(total)
+}
+
+/// Calls `f(line_no, line)` for every line read front to back from `reader` (a pipe, text
+/// pasted into an agent's request), with the same line rules as [`for_each_line`].
+pub fn for_each_line_in(reader: impl Read, mut f: impl FnMut(u64, &[u8])) -> io::Result<ReadStats> {
+    let mut no = 0;
+    stream_lines(reader, |line, _| {
+        no += 1;
+        f(no, line);
+    })
 }
 
 /// Reads the file at `path` in chunks of `chunk` bytes on the rayon pool: `map` turns each

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use super::rank_view::RankView;
 use super::route::{route_error, route_prose, Confidence, Route, Routing};
-use crate::plog::reader::for_each_line;
+use crate::plog::reader::{for_each_line, for_each_line_in, ReadStats};
 
 /// Bytes of the input kept for the wording rules (reports without an error are short).
 pub const PROSE_HEAD: usize = 256 * 1024;
@@ -258,10 +258,26 @@ pub fn classify_found(file: &Path, err: Option<CausalError>, head: &str) -> Clas
 /// Streams one file through the causal engine and classifies it. Memory is bounded (the
 /// engine's window, the reader's buffer and [`PROSE_HEAD`]).
 pub fn classify_file(path: &Path) -> anyhow::Result<Classification> {
+    classify_lines(path, |f| for_each_line(path, f))
+        .with_context(|| format!("cannot read {}", path.display()))
+}
+
+/// Classifies pasted text as [`classify_file`] would a file holding it; `label` names it in the
+/// classification (`file`).
+pub fn classify_text(label: &Path, text: &str) -> anyhow::Result<Classification> {
+    classify_lines(label, |f| for_each_line_in(text.as_bytes(), f))
+        .with_context(|| format!("cannot read {}", label.display()))
+}
+
+/// The classification of the lines `read` hands over, one call of its callback per line.
+fn classify_lines(
+    path: &Path,
+    read: impl FnOnce(&mut dyn FnMut(u64, &[u8])) -> std::io::Result<ReadStats>,
+) -> std::io::Result<Classification> {
     let mut scanner = CausalScanner::new();
     let mut head = String::new();
     let mut not_text = 0u64;
-    let stats = for_each_line(path, |no, line| {
+    let stats = read(&mut |no, line| {
         scanner.push(no, line);
         let text = std::str::from_utf8(line).ok();
         if text.is_none() || memchr::memchr(0, line).is_some() {
@@ -277,8 +293,7 @@ pub fn classify_file(path: &Path) -> anyhow::Result<Classification> {
             head.push_str(&s[..cut]);
             head.push('\n');
         }
-    })
-    .with_context(|| format!("cannot read {}", path.display()))?;
+    })?;
     let ranked = scanner.finish_ranked();
     let mut c = if ranked.is_empty() {
         classify_found(path, None, &head)

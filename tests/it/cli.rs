@@ -49,6 +49,8 @@ fn help_lists_every_command() {
         .collect();
     let mut want: Vec<&str> = COMMANDS.iter().map(|c| c[0]).collect();
     want.dedup();
+    // The MCP server speaks JSON-RPC on stdio: no `--format`, so not in COMMANDS (tests/it/mcp.rs).
+    want.push("mcp");
     assert_eq!(listed, want, "{text}");
 }
 
@@ -117,7 +119,9 @@ fn unknown_flag_is_a_usage_error() {
 
 /// Runs npgx with a stdout whose reader is already gone: the write end of a pipe whose read end
 /// was closed before the process started, so the first write fails with a broken pipe for sure.
-fn npgx_into_closed_pipe(args: &[&str]) -> std::process::Output {
+/// The writing end of a pipe whose reader is already gone: what `npgx … | head` leaves once
+/// `head` has exited.
+pub fn closed_pipe() -> std::os::fd::OwnedFd {
     use std::os::fd::{FromRawFd as _, OwnedFd};
     let mut fds = [0 as libc::c_int; 2];
     // SAFETY: `fds` has room for the two descriptors pipe(2) writes.
@@ -125,9 +129,13 @@ fn npgx_into_closed_pipe(args: &[&str]) -> std::process::Output {
     // SAFETY: both descriptors were just opened by pipe(2) and are owned by nothing else.
     let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
     drop(read);
+    write
+}
+
+fn npgx_into_closed_pipe(args: &[&str]) -> std::process::Output {
     std::process::Command::new(env!("CARGO_BIN_EXE_npgx"))
         .args(args)
-        .stdout(write)
+        .stdout(closed_pipe())
         .output()
         .expect("the npgx binary runs")
 }

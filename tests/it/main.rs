@@ -12,6 +12,7 @@ mod dump_plan;
 mod dump_scan;
 mod ge_graph;
 mod json;
+mod mcp;
 #[cfg(feature = "tables")]
 mod merge;
 mod msprobe;
