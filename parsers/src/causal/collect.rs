@@ -13,7 +13,7 @@ use crate::plog::content::parse_content;
 use crate::plog::header::{parse_header, Level, PlogTime};
 use crate::torch_logs::{
     aclnn_call_failed, backend_compiler_failed, embedded_error, exception_line, frame_line,
-    is_traceback_start, logging_line,
+    is_traceback_start, logging_line, ExceptionLine,
 };
 
 use super::normalise::Normalised;
@@ -287,94 +287,183 @@ fn soft_level(n: &Normalised<'_>) -> bool {
 
 /// Every candidate of the window, in line order.
 pub(super) fn collect<'w>(w: &[WinLine<'w>]) -> Vec<Candidate<'w>> {
-    let reps = reports(w);
-    // Reports come out in line order: a binary search finds the one starting on a line.
-    let report_at = |i: usize| {
-        reps.binary_search_by_key(&i, |(at, _)| *at)
-            .ok()
-            .map(|k| &reps[k].1)
+    let mut c = Collector {
+        w,
+        reports: reports(w),
+        out: Vec::new(),
+        frames: Vec::new(),
+        wrapper: None,
+        break_reasons: false,
+        plog_error: vec![None; w.len()],
+        frame_indent: None,
     };
-    let mut out: Vec<Candidate<'w>> = Vec::new();
-    let mut frames: Vec<(u64, String)> = Vec::new();
-    // The last wrapper exception (cascade tier) and its frames, for a CANN report that follows.
-    let mut wrapper: Option<(u64, Vec<(u64, String)>)> = None;
-    let mut break_reasons = false;
-    // Whether a line is an ERROR plog record, once known: a run of them is every one's scope.
-    let mut plog_error: Vec<Option<bool>> = vec![None; w.len()];
-    // Indentation of the last traceback frame: an exception line sits two columns left of it
-    // (a paste that indents a traceback indents its exception too).
-    let mut frame_indent: Option<usize> = None;
     let mut i = 0;
     while i < w.len() {
+        i = c.line(i);
+    }
+    c.finish()
+}
+
+/// What [`collect`] carries from one line of the window to the next.
+struct Collector<'a, 'w> {
+    w: &'a [WinLine<'w>],
+    /// The window's CANN reports, in line order, by the window index of their start line.
+    reports: Vec<(usize, CannErrorReport)>,
+    out: Vec<Candidate<'w>>,
+    /// The frames of the traceback being read.
+    frames: Vec<(u64, String)>,
+    /// The last wrapper exception (cascade tier) and its frames, for a CANN report that follows.
+    wrapper: Option<(u64, Vec<(u64, String)>)>,
+    /// Inside `torch._dynamo.explain()`'s `Break Reasons:` list.
+    break_reasons: bool,
+    /// Whether a line is an ERROR plog record, once known: a run of them is every one's scope.
+    plog_error: Vec<Option<bool>>,
+    /// Indentation of the last traceback frame: an exception line sits two columns left of it
+    /// (a paste that indents a traceback indents its exception too).
+    frame_indent: Option<usize>,
+}
+
+/// The CANN report starting at window index `i` (`reports` is in line order).
+fn report_at(reports: &[(usize, CannErrorReport)], i: usize) -> Option<&CannErrorReport> {
+    reports
+        .binary_search_by_key(&i, |(at, _)| *at)
+        .ok()
+        .map(|k| &reports[k].1)
+}
+
+/// The tier of a Python exception: soft under a debug-level prefix, a cascade when it only
+/// reports that something else failed, else strong.
+fn exception_tier(soft: bool, message: &str, type_name: &str) -> Tier {
+    if soft {
+        Tier::Soft
+    } else if is_cascade_text(message)
+        || CONSEQUENCE_EXCEPTIONS
+            .iter()
+            .any(|x| type_name.ends_with(x))
+    {
+        Tier::Cascade
+    } else {
+        Tier::Strong
+    }
+}
+
+impl<'w> Collector<'_, 'w> {
+    /// Reads window line `i` and returns the index of the next line to read.
+    fn line(&mut self, i: usize) -> usize {
+        let w = self.w;
         let mut line = w[i].rest;
         let indent = line.len() - line.trim_start_matches(' ').len();
         if indent > 0
-            && frame_indent.is_some_and(|f| f >= 2 && indent == f - 2)
+            && self.frame_indent.is_some_and(|f| f >= 2 && indent == f - 2)
             && exception_line(line.trim_start()).is_some()
         {
             line = line.trim_start();
         }
         let n = &w[i].norm;
         if n.skip || line.trim().is_empty() {
-            i += 1;
-            continue;
+            return i + 1;
         }
         // The bulk of a plog: records below ERROR are never candidates (a header line also
         // ends any CANN block, so skipping them loses nothing).
         if line.starts_with('[')
             && parse_header(line.as_bytes()).is_some_and(|(h, _)| h.level != Level::Error)
         {
-            i += 1;
-            continue;
+            return i + 1;
         }
         let soft = soft_level(n);
         if is_traceback_start(line) {
-            frames.clear();
-            i += 1;
-            continue;
+            self.frames.clear();
+            return i + 1;
         }
         if let Some(f) = frame_line(line) {
-            frame_indent = Some(indent);
-            if frames.len() < 256 {
-                frames.push((
-                    w[i].no,
-                    format!("{} {}", f.file, f.function.as_deref().unwrap_or("")),
-                ));
+            self.frame(i, indent, &f.file, f.function.as_deref());
+            return i + 1;
+        }
+        let t = line.trim();
+        if let Some(next) = self.graph_break(i, t) {
+            return next;
+        }
+        if let Some(next) = self.recompile(i, t) {
+            return next;
+        }
+        // CANN error reports: code line, or a cut excerpt's TraceBack.
+        if let Some(report) = report_at(&self.reports, i) {
+            if exception_line(line).is_none() {
+                let (mut c, end) = report_candidate(w, i, report, soft);
+                if let Some((wl, wf)) = self.wrapper.take() {
+                    c.wrapper_line = Some(wl);
+                    c.frames = wf;
+                }
+                merge_with_hint(&mut self.out, c, w);
+                return end;
             }
-            // A traceback excerpt without its exception: the `raise` is the best we have.
-            if let Some(next) = w.get(i + 1) {
-                let src = next.rest.trim_start();
-                if src.starts_with("raise ") {
-                    let mut c = Candidate::new(
-                        i + 1,
-                        Tier::Soft,
-                        CauseRank::Error,
-                        Shape::TracebackRaise,
-                        "traceback.raise",
-                    );
-                    c.message = src.trim_end().to_string();
-                    c.scope.push((next.no, src.into()));
-                    c.frames = frames.clone();
-                    out.push(c);
+        }
+        if let Some(e) = exception_line(line) {
+            return self.exception(i, line, &e, soft);
+        }
+        if let Some(hint) = torch_npu_hint(line) {
+            self.hint(i, hint);
+            return i + 1;
+        }
+        if let Some(mut c) = classify_other(w, i, soft) {
+            if c.shape == Shape::PlogRecord {
+                for k in (i + 1..w.len()).take(12) {
+                    if !*self.plog_error[k].get_or_insert_with(|| is_plog_error(w[k].rest)) {
+                        break;
+                    }
+                    push_scope(&mut c.scope, w[k].no, w[k].rest);
                 }
             }
-            i += 1;
-            continue;
+            self.out.push(c);
         }
-        // Graph-break reports: `torch._dynamo.explain()` and TORCH_LOGS=graph_breaks.
-        let t = line.trim();
+        i + 1
+    }
+
+    /// A traceback frame at window index `i`: kept for the exception below it; when the next
+    /// line is a `raise` (an excerpt without its exception), that line is a candidate.
+    fn frame(&mut self, i: usize, indent: usize, file: &str, function: Option<&str>) {
+        let w = self.w;
+        self.frame_indent = Some(indent);
+        if self.frames.len() < 256 {
+            self.frames
+                .push((w[i].no, format!("{} {}", file, function.unwrap_or(""))));
+        }
+        // A traceback excerpt without its exception: the `raise` is the best we have.
+        if let Some(next) = w.get(i + 1) {
+            let src = next.rest.trim_start();
+            if src.starts_with("raise ") {
+                let mut c = Candidate::new(
+                    i + 1,
+                    Tier::Soft,
+                    CauseRank::Error,
+                    Shape::TracebackRaise,
+                    "traceback.raise",
+                );
+                c.message = src.trim_end().to_string();
+                c.scope.push((next.no, src.into()));
+                c.frames = self.frames.clone();
+                self.out.push(c);
+            }
+        }
+    }
+
+    /// Graph-break reports (`torch._dynamo.explain()` and TORCH_LOGS=graph_breaks) at window
+    /// index `i` (trimmed text `t`): the next index when the line was one.
+    fn graph_break(&mut self, i: usize, t: &'w str) -> Option<usize> {
+        let w = self.w;
+        let n = &w[i].norm;
         if t.eq_ignore_ascii_case("Break Reasons:") {
-            break_reasons = true;
-            i += 1;
-            continue;
+            self.break_reasons = true;
+            return Some(i + 1);
         }
         // `torch._dynamo.explain()` before 2.1 numbers its reasons: `1. generic_jump …`.
-        let numbered = break_reasons
+        let numbered = self
+            .break_reasons
             .then(|| numbered_item(t))
             .flatten()
             .filter(|r| !r.is_empty());
         if let Some(reason) = t.strip_prefix("Reason:").or(numbered) {
-            if break_reasons || n.artifact() == Some("graph_breaks") {
+            if self.break_reasons || n.artifact() == Some("graph_breaks") {
                 let mut c = Candidate::new(
                     i,
                     Tier::Signal,
@@ -384,10 +473,9 @@ pub(super) fn collect<'w>(w: &[WinLine<'w>]) -> Vec<Candidate<'w>> {
                 );
                 c.message = reason.trim().to_string();
                 c.scope.push((w[i].no, t.into()));
-                out.push(c);
-                break_reasons = false;
-                i += 1;
-                continue;
+                self.out.push(c);
+                self.break_reasons = false;
+                return Some(i + 1);
             }
         }
         if n.artifact() == Some("graph_breaks")
@@ -403,12 +491,17 @@ pub(super) fn collect<'w>(w: &[WinLine<'w>]) -> Vec<Candidate<'w>> {
             );
             c.message = t.to_string();
             c.scope.push((w[i].no, t.into()));
-            out.push(c);
-            i += 1;
-            continue;
+            self.out.push(c);
+            return Some(i + 1);
         }
-        // Recompilations: the first guard failure, or the header when failures are grouped per
-        // cache entry (`guard N failures:`, TORCH_LOGS=recompiles_verbose).
+        None
+    }
+
+    /// Recompilations at window index `i` (trimmed text `t`): the first guard failure, or the
+    /// header when failures are grouped per cache entry (`guard N failures:`,
+    /// TORCH_LOGS=recompiles_verbose); the next index when the line was one.
+    fn recompile(&mut self, i: usize, t: &'w str) -> Option<usize> {
+        let w = self.w;
         if t.starts_with("Recompiling function") {
             let at = w[i + 1..(i + 4).min(w.len())]
                 .iter()
@@ -439,9 +532,8 @@ pub(super) fn collect<'w>(w: &[WinLine<'w>]) -> Vec<Candidate<'w>> {
             if k != i {
                 c.scope.push((w[k].no, w[k].rest.trim().into()));
             }
-            out.push(c);
-            i = k + 1;
-            continue;
+            self.out.push(c);
+            return Some(k + 1);
         }
         if let Some(r) = t.strip_prefix("last reason:") {
             let mut c = Candidate::new(
@@ -453,199 +545,184 @@ pub(super) fn collect<'w>(w: &[WinLine<'w>]) -> Vec<Candidate<'w>> {
             );
             c.message = r.trim().to_string();
             c.scope.push((w[i].no, t.into()));
-            out.push(c);
-            i += 1;
-            continue;
+            self.out.push(c);
+            return Some(i + 1);
         }
-        // CANN error reports: code line, or a cut excerpt's TraceBack.
-        if let Some(report) = report_at(i) {
-            if exception_line(line).is_none() {
-                let (mut c, end) = report_candidate(w, i, report, soft);
-                if let Some((wl, wf)) = wrapper.take() {
-                    c.wrapper_line = Some(wl);
-                    c.frames = wf;
-                }
-                merge_with_hint(&mut out, c, w);
-                i = end;
-                continue;
-            }
+        None
+    }
+
+    /// A Python exception line at window index `i`; returns the next index.
+    fn exception(&mut self, i: usize, line: &'w str, e: &ExceptionLine<'w>, soft: bool) -> usize {
+        if let Some(next) = self.wrapped(i, line, e, soft) {
+            return next;
         }
-        if let Some(e) = exception_line(line) {
-            let tier_of = |msg: &str, ty: &str| {
-                if soft {
-                    Tier::Soft
-                } else if is_cascade_text(msg)
-                    || CONSEQUENCE_EXCEPTIONS.iter().any(|x| ty.ends_with(x))
-                {
-                    Tier::Cascade
-                } else {
-                    Tier::Strong
-                }
-            };
-            // `BackendCompilerFailed: backend='…' raised:` → the next line is the real error.
-            if backend_compiler_failed(&e).is_some() {
-                let inner = (i + 1..w.len().min(i + 4))
-                    .find(|j| !w[*j].rest.trim().is_empty())
-                    .and_then(|j| exception_line(w[j].rest).map(|x| (j, x)));
-                if let Some((j, inner)) = inner {
-                    let message = format!("{}: {}", inner.type_name, inner.message);
-                    let mut c = Candidate::new(
-                        j,
-                        tier_of(&message, inner.type_name),
-                        CauseRank::ErrorReport,
-                        Shape::WrappedException,
-                        "python.wrapped",
-                    );
-                    c.exception_type = Some(inner.type_name.to_string());
-                    c.scope.push((w[i].no, line.into()));
-                    c.scope.push((w[j].no, Cow::Owned(message.clone())));
-                    let end = continuation(w, j + 1, 40, &mut c.scope);
-                    c.message = message;
-                    c.frames = frames.clone();
-                    c.wrapper_line = Some(w[i].no);
-                    out.push(c);
-                    i = end.max(j + 1);
-                    continue;
-                }
-            }
-            // An exception repr inside the message, with escaped newlines.
-            if let Some(inner) = embedded_error(e.message) {
-                let first = inner.message.lines().next().unwrap_or("").to_string();
-                let message = format!("{}: {first}", inner.type_name);
-                let mut c = Candidate::new(
-                    i,
-                    tier_of(&message, &inner.type_name),
-                    CauseRank::ErrorReport,
-                    Shape::WrappedException,
-                    "python.embedded",
-                );
-                c.exception_type = Some(inner.type_name.clone());
-                c.scope.push((w[i].no, Cow::Owned(message.clone())));
-                for l in inner.message.lines().take(64) {
-                    push_scope_copy(&mut c.scope, w[i].no, l);
-                }
-                c.message = message;
-                c.frames = frames.clone();
-                out.push(c);
-                i += 1;
-                continue;
-            }
-            let message = format!("{}: {}", e.type_name, e.message)
-                .trim_end_matches(": ")
-                .to_string();
-            let tier = tier_of(e.message, e.type_name);
+        let w = self.w;
+        // An exception repr inside the message, with escaped newlines.
+        if let Some(inner) = embedded_error(e.message) {
+            let first = inner.message.lines().next().unwrap_or("").to_string();
+            let message = format!("{}: {first}", inner.type_name);
             let mut c = Candidate::new(
                 i,
-                tier,
+                exception_tier(soft, &message, &inner.type_name),
                 CauseRank::ErrorReport,
-                Shape::PythonException,
-                "python.exception",
+                Shape::WrappedException,
+                "python.embedded",
             );
-            c.exception_type = Some(e.type_name.to_string());
+            c.exception_type = Some(inner.type_name.clone());
             c.scope.push((w[i].no, Cow::Owned(message.clone())));
-            let end = continuation(w, i + 1, 40, &mut c.scope);
-            // torch_npu's `ERRxxxxx` summaries right after the exception describe the same
-            // error (its sub-module and error type): they join its scope, and stay candidates.
-            for l in w[end.min(w.len())..].iter().take(4) {
-                if torch_npu::parse_torch_npu_line(l.rest.trim()).is_none() {
-                    break;
-                }
-                push_scope(&mut c.scope, l.no, l.rest.trim());
+            for l in inner.message.lines().take(64) {
+                push_scope_copy(&mut c.scope, w[i].no, l);
             }
             c.message = message;
-            c.frames = frames.clone();
-            if tier == Tier::Cascade {
-                wrapper = Some((w[i].no, frames.clone()));
-            }
-            out.push(c);
-            // A `detail:` CANN report that starts on this exception line: under a wrapper that
-            // only says a call failed (`call aclnnX failed, detail:…`) the report is the error
-            // and the wrapper its evidence; under any other exception it is the exception's detail.
-            if let Some(report) = report_at(i) {
-                let block_end = index_of(w, report.end_line).saturating_add(1).min(w.len());
-                if tier == Tier::Cascade && !soft {
-                    let (mut c, _) = report_candidate(w, i, report, soft);
-                    // The wrapper's line holds only the report's header (`detail:EZ9999: Inner
-                    // Error!`): the root message below it is the error.
-                    if c.index == i && report.inner {
-                        if let Some(root) = c.root_index.take() {
-                            c.index = root;
-                        }
-                    }
-                    c.wrapper_line = Some(w[i].no);
-                    c.frames = frames.clone();
-                    wrapper = None;
-                    out.push(c);
-                } else if let Some(last) = out.last_mut() {
-                    for l in &w[(i + 1).min(block_end)..block_end] {
-                        push_scope(&mut last.scope, l.no, l.rest);
-                    }
-                }
-                i = block_end.max(end);
-                continue;
-            }
-            i = end.max(i + 1);
-            continue;
+            c.frames = self.frames.clone();
+            self.out.push(c);
+            return i + 1;
         }
-        if let Some(hint) = torch_npu_hint(line) {
-            // A hint that only says that something failed (`Failed to apply for memory.`, `A GE
-            // error occurs in the system.`) is a summary: the lines around it say what failed.
-            let tier = if knowledge::is_generic(hint) {
-                Tier::Cascade
-            } else {
-                Tier::Strong
-            };
-            let mut c = Candidate::new(
-                i,
-                tier,
-                CauseRank::ErrorReport,
-                Shape::TorchNpuHint,
-                "torch-npu.hint",
-            );
-            c.message = hint.to_string();
-            c.scope.push((w[i].no, hint.into()));
-            continuation(w, i + 1, 3, &mut c.scope);
-            if let Some((wl, wf)) = wrapper.take() {
-                c.wrapper_line = Some(wl);
-                c.frames = wf;
+        let message = format!("{}: {}", e.type_name, e.message)
+            .trim_end_matches(": ")
+            .to_string();
+        let tier = exception_tier(soft, e.message, e.type_name);
+        let mut c = Candidate::new(
+            i,
+            tier,
+            CauseRank::ErrorReport,
+            Shape::PythonException,
+            "python.exception",
+        );
+        c.exception_type = Some(e.type_name.to_string());
+        c.scope.push((w[i].no, Cow::Owned(message.clone())));
+        let end = continuation(w, i + 1, 40, &mut c.scope);
+        // torch_npu's `ERRxxxxx` summaries right after the exception describe the same error
+        // (its sub-module and error type): they join its scope, and stay candidates.
+        for l in w[end.min(w.len())..].iter().take(4) {
+            if torch_npu::parse_torch_npu_line(l.rest.trim()).is_none() {
+                break;
             }
-            out.push(c);
-            i += 1;
-            continue;
+            push_scope(&mut c.scope, l.no, l.rest.trim());
         }
-        if let Some(mut c) = classify_other(w, i, soft) {
-            if c.shape == Shape::PlogRecord {
-                for k in (i + 1..w.len()).take(12) {
-                    if !*plog_error[k].get_or_insert_with(|| is_plog_error(w[k].rest)) {
-                        break;
-                    }
-                    push_scope(&mut c.scope, w[k].no, w[k].rest);
-                }
-            }
-            out.push(c);
+        c.message = message;
+        c.frames = self.frames.clone();
+        if tier == Tier::Cascade {
+            self.wrapper = Some((w[i].no, self.frames.clone()));
         }
-        i += 1;
-    }
-    // A traceback pasted without its exception (and without a `raise` line): its innermost
-    // frame is the best line to cite, and the frames say which phase failed.
-    if out.is_empty() {
-        if let Some(&(no, ref text)) = frames.last() {
-            if let Some(k) = w.iter().position(|l| l.no == no) {
-                let mut c = Candidate::new(
-                    k,
-                    Tier::Soft,
-                    CauseRank::Error,
-                    Shape::TracebackFrames,
-                    "traceback.frames-only",
-                );
-                c.message = format!("traceback without its exception, innermost frame: {text}");
-                c.scope.push((no, w[k].rest.trim().into()));
-                c.frames = frames.clone();
-                out.push(c);
-            }
+        self.out.push(c);
+        match self.detail_report(i, tier, soft) {
+            Some(block_end) => block_end.max(end),
+            None => end.max(i + 1),
         }
     }
-    out
+
+    /// `BackendCompilerFailed: backend='…' raised:` at window index `i`: the next line is the
+    /// real error, the candidate; the next index when it was found.
+    fn wrapped(
+        &mut self,
+        i: usize,
+        line: &'w str,
+        e: &ExceptionLine<'w>,
+        soft: bool,
+    ) -> Option<usize> {
+        let w = self.w;
+        backend_compiler_failed(e)?;
+        let (j, inner) = (i + 1..w.len().min(i + 4))
+            .find(|j| !w[*j].rest.trim().is_empty())
+            .and_then(|j| exception_line(w[j].rest).map(|x| (j, x)))?;
+        let message = format!("{}: {}", inner.type_name, inner.message);
+        let mut c = Candidate::new(
+            j,
+            exception_tier(soft, &message, inner.type_name),
+            CauseRank::ErrorReport,
+            Shape::WrappedException,
+            "python.wrapped",
+        );
+        c.exception_type = Some(inner.type_name.to_string());
+        c.scope.push((w[i].no, line.into()));
+        c.scope.push((w[j].no, Cow::Owned(message.clone())));
+        let end = continuation(w, j + 1, 40, &mut c.scope);
+        c.message = message;
+        c.frames = self.frames.clone();
+        c.wrapper_line = Some(w[i].no);
+        self.out.push(c);
+        Some(end.max(j + 1))
+    }
+
+    /// A `detail:` CANN report that starts on the exception line at window index `i` (the last
+    /// candidate): under a wrapper that only says a call failed (`call aclnnX failed,
+    /// detail:…`) the report is the error and the wrapper its evidence; under any other
+    /// exception it is the exception's detail. The index after the report's block, if any.
+    fn detail_report(&mut self, i: usize, tier: Tier, soft: bool) -> Option<usize> {
+        let w = self.w;
+        let report = report_at(&self.reports, i)?;
+        let block_end = index_of(w, report.end_line).saturating_add(1).min(w.len());
+        if tier == Tier::Cascade && !soft {
+            let (mut c, _) = report_candidate(w, i, report, soft);
+            // The wrapper's line holds only the report's header (`detail:EZ9999: Inner
+            // Error!`): the root message below it is the error.
+            if c.index == i && report.inner {
+                if let Some(root) = c.root_index.take() {
+                    c.index = root;
+                }
+            }
+            c.wrapper_line = Some(w[i].no);
+            c.frames = self.frames.clone();
+            self.wrapper = None;
+            self.out.push(c);
+        } else if let Some(last) = self.out.last_mut() {
+            for l in &w[(i + 1).min(block_end)..block_end] {
+                push_scope(&mut last.scope, l.no, l.rest);
+            }
+        }
+        Some(block_end)
+    }
+
+    /// A torch_npu hint at window index `i`.
+    fn hint(&mut self, i: usize, hint: &'w str) {
+        let w = self.w;
+        // A hint that only says that something failed (`Failed to apply for memory.`, `A GE
+        // error occurs in the system.`) is a summary: the lines around it say what failed.
+        let tier = if knowledge::is_generic(hint) {
+            Tier::Cascade
+        } else {
+            Tier::Strong
+        };
+        let mut c = Candidate::new(
+            i,
+            tier,
+            CauseRank::ErrorReport,
+            Shape::TorchNpuHint,
+            "torch-npu.hint",
+        );
+        c.message = hint.to_string();
+        c.scope.push((w[i].no, hint.into()));
+        continuation(w, i + 1, 3, &mut c.scope);
+        if let Some((wl, wf)) = self.wrapper.take() {
+            c.wrapper_line = Some(wl);
+            c.frames = wf;
+        }
+        self.out.push(c);
+    }
+
+    /// The candidates; a traceback pasted without its exception (and without a `raise` line)
+    /// gives its innermost frame, the best line to cite (the frames say which phase failed).
+    fn finish(mut self) -> Vec<Candidate<'w>> {
+        if self.out.is_empty() {
+            if let Some(&(no, ref text)) = self.frames.last() {
+                if let Some(k) = self.w.iter().position(|l| l.no == no) {
+                    let mut c = Candidate::new(
+                        k,
+                        Tier::Soft,
+                        CauseRank::Error,
+                        Shape::TracebackFrames,
+                        "traceback.frames-only",
+                    );
+                    c.message = format!("traceback without its exception, innermost frame: {text}");
+                    c.scope.push((no, self.w[k].rest.trim().into()));
+                    c.frames = self.frames.clone();
+                    self.out.push(c);
+                }
+            }
+        }
+        self.out
+    }
 }
 
 /// `1. generic_jump TensorVariable()` → the text after the number.
