@@ -12,6 +12,7 @@ pub mod aicore;
 pub mod cann_error;
 pub mod causal;
 pub mod dump;
+pub mod dump_config;
 pub mod ge_graph;
 pub mod knowledge;
 pub mod line_origin;

@@ -13,7 +13,6 @@
 pub mod cann;
 pub mod check;
 pub mod graph;
-pub mod locate;
 pub mod plan;
 pub mod preset;
 

@@ -147,24 +147,24 @@ pub struct NpyType {
 
 /// The `.npy` type for an element layout.
 pub fn npy_type(el: Element) -> NpyType {
-    let (descr, name, widened) = match el {
-        Element::F16 => ("<f2", "float16", false),
-        Element::Bf16 | Element::F8E4m3fn | Element::F8E5m2 => ("<f4", "float32", true),
-        Element::F32 => ("<f4", "float32", false),
-        Element::F64 => ("<f8", "float64", false),
-        Element::I8 => ("|i1", "int8", false),
-        Element::I4 => ("|i1", "int8", true),
-        Element::U8 => ("|u1", "uint8", false),
-        Element::I16 => ("<i2", "int16", false),
-        Element::U16 => ("<u2", "uint16", false),
-        Element::I32 => ("<i4", "int32", false),
-        Element::U32 => ("<u4", "uint32", false),
-        Element::I64 => ("<i8", "int64", false),
-        Element::U64 => ("<u8", "uint64", false),
-        Element::Bool => ("|b1", "bool", false),
-        Element::C64 => ("<c8", "complex64", false),
-        Element::C128 => ("<c16", "complex128", false),
+    // The element each layout is written as: itself, or a wider one.
+    let (descr, written) = match el {
+        Element::F16 => ("<f2", Element::F16),
+        Element::Bf16 | Element::F8E4m3fn | Element::F8E5m2 | Element::F32 => ("<f4", Element::F32),
+        Element::F64 => ("<f8", Element::F64),
+        Element::I8 | Element::I4 => ("|i1", Element::I8),
+        Element::U8 => ("|u1", Element::U8),
+        Element::I16 => ("<i2", Element::I16),
+        Element::U16 => ("<u2", Element::U16),
+        Element::I32 => ("<i4", Element::I32),
+        Element::U32 => ("<u4", Element::U32),
+        Element::I64 => ("<i8", Element::I64),
+        Element::U64 => ("<u8", Element::U64),
+        Element::Bool => ("|b1", Element::Bool),
+        Element::C64 => ("<c8", Element::C64),
+        Element::C128 => ("<c16", Element::C128),
     };
+    let (name, widened) = (written.numpy_name(), written != el);
     NpyType {
         descr,
         name,
@@ -254,6 +254,22 @@ mod tests {
         assert_eq!(convert(Element::I4, &[0xF1], 2), vec![1u8, 0xFF]);
         assert_eq!(convert(Element::I4, &[0xF1], 1), vec![1u8]);
         assert!(npy_type(Element::Bf16).widened);
+    }
+
+    #[test]
+    fn npy_types_name_what_is_written() {
+        let t = |el| {
+            let t = npy_type(el);
+            (t.descr, t.name, t.widened)
+        };
+        assert_eq!(t(Element::F16), ("<f2", "float16", false));
+        assert_eq!(t(Element::Bf16), ("<f4", "float32", true));
+        assert_eq!(t(Element::F8E5m2), ("<f4", "float32", true));
+        assert_eq!(t(Element::F32), ("<f4", "float32", false));
+        assert_eq!(t(Element::I4), ("|i1", "int8", true));
+        assert_eq!(t(Element::I8), ("|i1", "int8", false));
+        assert_eq!(t(Element::Bool), ("|b1", "bool", false));
+        assert_eq!(t(Element::C128), ("<c16", "complex128", false));
     }
 
     fn npy(major: u8, header: &[u8]) -> Vec<u8> {

@@ -1,6 +1,8 @@
 //! One row per operator input or output, merged from the graph descriptor and the dump: what
 //! both script writers need.
 
+use npgx_parsers::dump::dtype::DType;
+
 use super::case::{Case, DumpTensorFacts, RuntimeTensor, TensorFacts};
 
 /// One input or output of the op.
@@ -125,14 +127,37 @@ impl IoRow {
     }
 }
 
-/// NumPy / TBE dtype name for a GE or dump data type name (`DT_FLOAT16` → `float16`).
+/// NumPy / TBE dtype name for a GE or dump data type name (`DT_FLOAT16` → `float16`): the dump
+/// type's own NumPy name, else the name without `DT_` in lower case (`DT_QINT8` → `qint8`).
 pub fn np_dtype(dt: &str) -> String {
-    let bare = dt.strip_prefix("DT_").unwrap_or(dt);
-    match bare {
-        "FLOAT" => "float32".to_string(),
-        "FLOAT16" => "float16".to_string(),
-        "DOUBLE" => "float64".to_string(),
-        "BF16" => "bfloat16".to_string(),
-        other => other.to_ascii_lowercase(),
+    match DType::from_name(dt).and_then(DType::numpy_name) {
+        Some(name) => name.to_string(),
+        None => dt.strip_prefix("DT_").unwrap_or(dt).to_ascii_lowercase(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::np_dtype;
+
+    #[test]
+    fn numpy_names_of_dump_types() {
+        for (dt, np) in [
+            ("DT_FLOAT", "float32"),
+            ("FLOAT", "float32"),
+            ("DT_FLOAT16", "float16"),
+            ("DT_DOUBLE", "float64"),
+            ("DT_BF16", "bfloat16"),
+            ("DT_INT4", "int4"),
+            ("DT_UINT64", "uint64"),
+            ("DT_FLOAT8_E4M3FN", "float8_e4m3fn"),
+            ("DT_QINT8", "qint8"),
+            ("DT_HIFLOAT8", "hifloat8"),
+            ("DT_STRING", "string"),
+            ("float16", "float16"),
+            ("Weird", "weird"),
+        ] {
+            assert_eq!(np_dtype(dt), np, "{dt}");
+        }
     }
 }

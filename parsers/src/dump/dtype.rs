@@ -68,51 +68,52 @@ pub enum Numbering {
     Ge,
 }
 
-/// Proto `OutputDataType` order: index = enum value.
-const PROTO_ORDER: [DType; 43] = [
-    DType::Undefined,
-    DType::Float,
-    DType::Float16,
-    DType::Int8,
-    DType::Uint8,
-    DType::Int16,
-    DType::Uint16,
-    DType::Int32,
-    DType::Int64,
-    DType::Uint32,
-    DType::Uint64,
-    DType::Bool,
-    DType::Double,
-    DType::String,
-    DType::DualSubInt8,
-    DType::DualSubUint8,
-    DType::Complex64,
-    DType::Complex128,
-    DType::Qint8,
-    DType::Qint16,
-    DType::Qint32,
-    DType::Quint8,
-    DType::Quint16,
-    DType::Resource,
-    DType::StringRef,
-    DType::Dual,
-    DType::Variant,
-    DType::Bf16,
-    DType::Int4,
-    DType::Uint1,
-    DType::Int2,
-    DType::Uint2,
-    DType::Complex32,
-    DType::HiFloat8,
-    DType::Float8E5m2,
-    DType::Float8E4m3fn,
-    DType::Float8E8m0,
-    DType::Float6E3m2,
-    DType::Float6E2m3,
-    DType::Float4E2m1,
-    DType::Float4E1m2,
-    DType::HiFloat4,
-    DType::HiFloat4Scale,
+/// Proto `OutputDataType` order (index = enum value) and each type's name: the one table of
+/// dump type names, which GE graph text, stats CSVs and the repro scripts also read.
+const PROTO: [(DType, &str); 43] = [
+    (DType::Undefined, "DT_UNDEFINED"),
+    (DType::Float, "DT_FLOAT"),
+    (DType::Float16, "DT_FLOAT16"),
+    (DType::Int8, "DT_INT8"),
+    (DType::Uint8, "DT_UINT8"),
+    (DType::Int16, "DT_INT16"),
+    (DType::Uint16, "DT_UINT16"),
+    (DType::Int32, "DT_INT32"),
+    (DType::Int64, "DT_INT64"),
+    (DType::Uint32, "DT_UINT32"),
+    (DType::Uint64, "DT_UINT64"),
+    (DType::Bool, "DT_BOOL"),
+    (DType::Double, "DT_DOUBLE"),
+    (DType::String, "DT_STRING"),
+    (DType::DualSubInt8, "DT_DUAL_SUB_INT8"),
+    (DType::DualSubUint8, "DT_DUAL_SUB_UINT8"),
+    (DType::Complex64, "DT_COMPLEX64"),
+    (DType::Complex128, "DT_COMPLEX128"),
+    (DType::Qint8, "DT_QINT8"),
+    (DType::Qint16, "DT_QINT16"),
+    (DType::Qint32, "DT_QINT32"),
+    (DType::Quint8, "DT_QUINT8"),
+    (DType::Quint16, "DT_QUINT16"),
+    (DType::Resource, "DT_RESOURCE"),
+    (DType::StringRef, "DT_STRING_REF"),
+    (DType::Dual, "DT_DUAL"),
+    (DType::Variant, "DT_VARIANT"),
+    (DType::Bf16, "DT_BF16"),
+    (DType::Int4, "DT_INT4"),
+    (DType::Uint1, "DT_UINT1"),
+    (DType::Int2, "DT_INT2"),
+    (DType::Uint2, "DT_UINT2"),
+    (DType::Complex32, "DT_COMPLEX32"),
+    (DType::HiFloat8, "DT_HIFLOAT8"),
+    (DType::Float8E5m2, "DT_FLOAT8_E5M2"),
+    (DType::Float8E4m3fn, "DT_FLOAT8_E4M3FN"),
+    (DType::Float8E8m0, "DT_FLOAT8_E8M0"),
+    (DType::Float6E3m2, "DT_FLOAT6_E3M2"),
+    (DType::Float6E2m3, "DT_FLOAT6_E2M3"),
+    (DType::Float4E2m1, "DT_FLOAT4_E2M1"),
+    (DType::Float4E1m2, "DT_FLOAT4_E1M2"),
+    (DType::HiFloat4, "DT_HIFLOAT4"),
+    (DType::HiFloat4Scale, "DT_HIFLOAT4_SCALE"),
 ];
 
 /// `ge::DataType` order: index = enum value; `None` = reserved.
@@ -320,7 +321,8 @@ impl DType {
     pub fn from_proto(v: i32) -> DType {
         usize::try_from(v)
             .ok()
-            .and_then(|i| PROTO_ORDER.get(i).copied())
+            .and_then(|i| PROTO.get(i))
+            .map(|&(d, _)| d)
             .unwrap_or(DType::Unknown(Numbering::Proto, v))
     }
 
@@ -336,7 +338,10 @@ impl DType {
     /// is optional. Unknown names give `None`.
     pub fn from_name(name: &str) -> Option<DType> {
         let bare = name.strip_prefix("DT_").unwrap_or(name);
-        PROTO_ORDER.iter().copied().find(|d| &d.name()[3..] == bare)
+        PROTO
+            .iter()
+            .find(|(_, n)| n.strip_prefix("DT_") == Some(bare))
+            .map(|&(d, _)| d)
     }
 
     /// A framework's dtype name: PyTorch (`torch.float16`, `torch.bfloat16`), MindSpore
@@ -360,52 +365,25 @@ impl DType {
 
     /// The protobuf name, e.g. `DT_FLOAT16`; unknown values print as `DT_UNKNOWN(<n>)`.
     pub fn name(self) -> &'static str {
-        match self {
-            DType::Undefined => "DT_UNDEFINED",
-            DType::Float => "DT_FLOAT",
-            DType::Float16 => "DT_FLOAT16",
-            DType::Int8 => "DT_INT8",
-            DType::Uint8 => "DT_UINT8",
-            DType::Int16 => "DT_INT16",
-            DType::Uint16 => "DT_UINT16",
-            DType::Int32 => "DT_INT32",
-            DType::Int64 => "DT_INT64",
-            DType::Uint32 => "DT_UINT32",
-            DType::Uint64 => "DT_UINT64",
-            DType::Bool => "DT_BOOL",
-            DType::Double => "DT_DOUBLE",
-            DType::String => "DT_STRING",
-            DType::DualSubInt8 => "DT_DUAL_SUB_INT8",
-            DType::DualSubUint8 => "DT_DUAL_SUB_UINT8",
-            DType::Complex64 => "DT_COMPLEX64",
-            DType::Complex128 => "DT_COMPLEX128",
-            DType::Qint8 => "DT_QINT8",
-            DType::Qint16 => "DT_QINT16",
-            DType::Qint32 => "DT_QINT32",
-            DType::Quint8 => "DT_QUINT8",
-            DType::Quint16 => "DT_QUINT16",
-            DType::Resource => "DT_RESOURCE",
-            DType::StringRef => "DT_STRING_REF",
-            DType::Dual => "DT_DUAL",
-            DType::Variant => "DT_VARIANT",
-            DType::Bf16 => "DT_BF16",
-            DType::Int4 => "DT_INT4",
-            DType::Uint1 => "DT_UINT1",
-            DType::Int2 => "DT_INT2",
-            DType::Uint2 => "DT_UINT2",
-            DType::Complex32 => "DT_COMPLEX32",
-            DType::HiFloat8 => "DT_HIFLOAT8",
-            DType::Float8E5m2 => "DT_FLOAT8_E5M2",
-            DType::Float8E4m3fn => "DT_FLOAT8_E4M3FN",
-            DType::Float8E8m0 => "DT_FLOAT8_E8M0",
-            DType::Float6E3m2 => "DT_FLOAT6_E3M2",
-            DType::Float6E2m3 => "DT_FLOAT6_E2M3",
-            DType::Float4E2m1 => "DT_FLOAT4_E2M1",
-            DType::Float4E1m2 => "DT_FLOAT4_E1M2",
-            DType::HiFloat4 => "DT_HIFLOAT4",
-            DType::HiFloat4Scale => "DT_HIFLOAT4_SCALE",
-            DType::Unknown(..) => "DT_UNKNOWN",
-        }
+        PROTO
+            .iter()
+            .find(|(d, _)| *d == self)
+            .map_or("DT_UNKNOWN", |(_, n)| n)
+    }
+
+    /// The protobuf `OutputDataType` value (also `ge.proto.DataType`, the numbering of GE graph
+    /// text); `None` for an unknown type.
+    pub fn proto_value(self) -> Option<i32> {
+        let i = PROTO.iter().position(|(d, _)| *d == self)?;
+        i32::try_from(i).ok()
+    }
+
+    /// The NumPy name of the type's own element layout (`DT_FLOAT16` → `float16`); `None` for a
+    /// type without one, or one read through another type's layout (`DT_QINT8` is read as int8
+    /// but is not NumPy's int8).
+    pub fn numpy_name(self) -> Option<&'static str> {
+        let el = self.element()?;
+        (el.dtype() == self).then(|| el.numpy_name())
     }
 
     /// The element layout, for the types whose values npgx reads. Types with a documented but
@@ -478,9 +456,13 @@ mod tests {
 
     #[test]
     fn names_round_trip() {
-        for (i, d) in PROTO_ORDER.iter().enumerate() {
+        for (i, (d, _)) in PROTO.iter().enumerate() {
             assert_eq!(DType::from_name(d.name()), Some(*d), "index {i}");
+            assert_eq!(d.proto_value(), i32::try_from(i).ok(), "{d}");
+            assert_eq!(DType::from_proto(i32::try_from(i).unwrap()), *d);
         }
+        assert_eq!(DType::Unknown(Numbering::Proto, 50).proto_value(), None);
+        assert_eq!(DType::Unknown(Numbering::Proto, 50).name(), "DT_UNKNOWN");
         assert_eq!(DType::from_name("FLOAT16"), Some(DType::Float16));
         assert_eq!(DType::from_name("-"), None);
     }
@@ -492,6 +474,18 @@ mod tests {
             if let Some(el) = d.element() {
                 assert_eq!(el.dtype().element(), Some(el), "{d}");
             }
+        }
+    }
+
+    #[test]
+    fn numpy_names_of_the_types_themselves() {
+        assert_eq!(DType::Float.numpy_name(), Some("float32"));
+        assert_eq!(DType::Bf16.numpy_name(), Some("bfloat16"));
+        assert_eq!(DType::Int4.numpy_name(), Some("int4"));
+        assert_eq!(DType::Qint8.numpy_name(), None);
+        assert_eq!(DType::HiFloat8.numpy_name(), None);
+        for el in Element::ALL {
+            assert_eq!(el.dtype().numpy_name(), Some(el.numpy_name()));
         }
     }
 

@@ -172,27 +172,6 @@ fn parse_shape(v: &str) -> Option<Vec<u64>> {
     }
 }
 
-/// Splits one CSV line into fields; a field in double quotes may hold commas (`""` is a quote).
-fn fields(line: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut quoted = false;
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        match (c, quoted) {
-            ('"', true) if chars.peek() == Some(&'"') => {
-                cur.push('"');
-                chars.next();
-            }
-            ('"', _) => quoted = !quoted,
-            (',', false) => out.push(std::mem::take(&mut cur)),
-            _ => cur.push(c),
-        }
-    }
-    out.push(cur);
-    out
-}
-
 fn row(cols: &Columns, f: &[&str], line: usize) -> Result<StatsRow, String> {
     let get = |i: Option<usize>| i.and_then(|i| f.get(i)).map_or("", |s| s.trim());
     let io = match get(Some(cols.io)) {
@@ -238,16 +217,27 @@ fn row(cols: &Columns, f: &[&str], line: usize) -> Result<StatsRow, String> {
 }
 
 /// Parses a whole stats CSV. Fails only when there is no recognisable header line.
+///
+/// The `csv` crate splits the records (RFC 4180: a quoted field may hold commas, `""` and line
+/// breaks). Blank and whitespace-only lines are skipped, and each row keeps the line it starts on.
 pub fn parse(text: &str) -> Result<StatsCsv, String> {
-    let mut lines = text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty());
-    let (_, header_line) = lines.next().ok_or("empty file")?;
-    let header_fields = fields(header_line);
-    let header: Vec<&str> = header_fields.iter().map(String::as_str).collect();
-    let cols = columns(&header).ok_or_else(|| {
-        let found: Vec<&str> = header
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(text.as_bytes());
+    let mut records = reader.records().filter_map(|r| match r {
+        Ok(rec) if rec.len() == 1 && rec[0].trim().is_empty() => None,
+        Ok(rec) => Some(Ok((start_line(text, rec.position()), rec))),
+        Err(e) => Some(Err((start_line(text, e.position()), e.to_string()))),
+    });
+    let header = match records.next() {
+        Some(Ok((_, header))) => header,
+        Some(Err((_, e))) => return Err(e),
+        None => return Err("empty file".to_string()),
+    };
+    let header_fields: Vec<&str> = header.iter().collect();
+    let cols = columns(&header_fields).ok_or_else(|| {
+        let found: Vec<&str> = header_fields
             .iter()
             .map(|h| h.trim())
             .filter(|h| !h.is_empty())
@@ -258,18 +248,35 @@ pub fn parse(text: &str) -> Result<StatsCsv, String> {
         )
     })?;
     let mut out = StatsCsv::default();
-    for (i, l) in lines {
-        if l == header_line {
-            continue;
-        }
-        let owned = fields(l);
-        let fields: Vec<&str> = owned.iter().map(String::as_str).collect();
-        match row(&cols, &fields, i + 1) {
-            Ok(r) => out.rows.push(r),
-            Err(e) => out.problems.push((i + 1, e)),
+    for record in records {
+        match record {
+            Ok((_, rec)) if rec == header => {}
+            Ok((line, rec)) => {
+                let fields: Vec<&str> = rec.iter().collect();
+                match row(&cols, &fields, line) {
+                    Ok(r) => out.rows.push(r),
+                    Err(e) => out.problems.push((line, e)),
+                }
+            }
+            Err((line, e)) => out.problems.push((line, e)),
         }
     }
     Ok(out)
+}
+
+/// The 1-based line a record starts on. The reader's position is where it began looking, before
+/// the blank lines it skips (`\r` and `\n` bytes), so those are counted here. A record read from a
+/// reader always has a position (and so does every error an in-memory text can give); 0 stands
+/// for none.
+fn start_line(text: &str, at: Option<&csv::Position>) -> usize {
+    let Some(at) = at else { return 0 };
+    let from = usize::try_from(at.byte()).map_or(text.len(), |b| b.min(text.len()));
+    let skipped = text.as_bytes()[from..]
+        .iter()
+        .take_while(|&&b| matches!(b, b'\r' | b'\n'))
+        .filter(|&&b| b == b'\n')
+        .count();
+    usize::try_from(at.line()).map_or(usize::MAX, |l| l.saturating_add(skipped))
 }
 
 #[cfg(test)]
@@ -367,6 +374,28 @@ mod tests {
             (op.op_name.as_str(), op.task_id, op.stream_id),
             ("mm_1", Some(7), Some(2))
         );
+    }
+
+    #[test]
+    fn rows_keep_their_line_across_blank_lines_and_crlf() {
+        let text = format!(
+            "\r\n  \r\n{COMPAT}\r\n\r\n\r\nOutput,0,4,DT_FLOAT,ND,2,1,0,0.5,2,0,0,0\r\n \t \r\n\nInput,x\r\n\r\n{COMPAT}\r\nInput,1,4,DT_FLOAT,ND,2,1,0,0.5,2,0,0,0"
+        );
+        let csv = parse(&text).unwrap();
+        let lines: Vec<usize> = csv.rows.iter().map(|r| r.line).collect();
+        assert_eq!(lines, [6, 12]);
+        assert_eq!(csv.problems.len(), 1, "{:?}", csv.problems);
+        assert_eq!(csv.problems[0].0, 9);
+    }
+
+    #[test]
+    fn quoted_fields_hold_commas_and_doubled_quotes() {
+        let text = "Op Type,Op Name,IO,Slot,Shape\nAdd,\"a,\"\"b\"\"\",output,0,\"[2, 3]\"\n";
+        let csv = parse(text).unwrap();
+        assert!(csv.problems.is_empty(), "{:?}", csv.problems);
+        let r = &csv.rows[0];
+        assert_eq!(r.op.as_ref().unwrap().op_name, "a,\"b\"");
+        assert_eq!(r.shape, Some(vec![2, 3]));
     }
 
     #[test]

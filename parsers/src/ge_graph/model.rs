@@ -7,6 +7,8 @@
 
 use std::borrow::Cow;
 
+use crate::dump::dtype::DType;
+
 use super::text::{Field, Value};
 use super::GraphError;
 
@@ -155,55 +157,17 @@ impl TensorDesc {
     }
 }
 
-/// `ge.proto.DataType` by name (the values coincide with the dump `OutputDataType`).
+/// `ge.proto.DataType` by name (the values coincide with the dump `OutputDataType`, so the dump
+/// type table answers), or the number itself when the writer printed one.
 pub fn dtype_code(name: &str) -> Option<i32> {
     if let Ok(n) = name.parse::<i32>() {
         return Some(n);
     }
-    const NAMES: [&str; 41] = [
-        "DT_UNDEFINED",
-        "DT_FLOAT",
-        "DT_FLOAT16",
-        "DT_INT8",
-        "DT_UINT8",
-        "DT_INT16",
-        "DT_UINT16",
-        "DT_INT32",
-        "DT_INT64",
-        "DT_UINT32",
-        "DT_UINT64",
-        "DT_BOOL",
-        "DT_DOUBLE",
-        "DT_STRING",
-        "DT_DUAL_SUB_INT8",
-        "DT_DUAL_SUB_UINT8",
-        "DT_COMPLEX64",
-        "DT_COMPLEX128",
-        "DT_QINT8",
-        "DT_QINT16",
-        "DT_QINT32",
-        "DT_QUINT8",
-        "DT_QUINT16",
-        "DT_RESOURCE",
-        "DT_STRING_REF",
-        "DT_DUAL",
-        "DT_VARIANT",
-        "DT_BF16",
-        "DT_INT4",
-        "DT_UINT1",
-        "DT_INT2",
-        "DT_UINT2",
-        "DT_COMPLEX32",
-        "DT_HIFLOAT8",
-        "DT_FLOAT8_E5M2",
-        "DT_FLOAT8_E4M3FN",
-        "DT_FLOAT8_E8M0",
-        "DT_FLOAT6_E3M2",
-        "DT_FLOAT6_E2M3",
-        "DT_FLOAT4_E2M1",
-        "DT_FLOAT4_E1M2",
-    ];
-    NAMES.iter().position(|n| *n == name).map(|p| p as i32)
+    // GE prints the full enum name; a bare `FLOAT` is not one.
+    if !name.starts_with("DT_") {
+        return None;
+    }
+    DType::from_name(name)?.proto_value()
 }
 
 /// A tensor value (`t` attr): descriptor plus raw data (present with `DUMP_GE_GRAPH=1`).

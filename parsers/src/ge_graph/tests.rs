@@ -564,3 +564,14 @@ op { name: "NetOutput" type: "NetOutput" }"#,
         None
     );
 }
+
+#[test]
+fn dtype_codes_come_from_the_dump_type_table() {
+    use super::dtype_code;
+    assert_eq!(dtype_code("DT_UNDEFINED"), Some(0));
+    assert_eq!(dtype_code("DT_BF16"), Some(27));
+    assert_eq!(dtype_code("DT_FLOAT4_E1M2"), Some(40));
+    assert_eq!(dtype_code("99"), Some(99));
+    assert_eq!(dtype_code("FLOAT"), None);
+    assert_eq!(dtype_code("DT_NOPE"), None);
+}

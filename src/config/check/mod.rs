@@ -18,6 +18,7 @@ mod values;
 
 use std::collections::HashSet;
 
+use npgx_parsers::dump_config;
 use serde_json::{Map, Value};
 
 use super::cann::{self, Code};
@@ -190,9 +191,9 @@ pub fn locate_problems(problems: &mut [Problem], bytes: &[u8]) {
     if problems.iter().all(|p| p.line.is_some()) {
         return;
     }
-    let map = super::locate::locate(bytes);
+    let map = dump_config::locate(bytes);
     for p in problems.iter_mut().filter(|p| p.line.is_none()) {
-        if let Some((line, column)) = super::locate::position(&map, &p.path) {
+        if let Some((line, column)) = dump_config::position(&map, &p.path) {
             p.line = Some(line);
             p.column = Some(column);
         }

@@ -1,9 +1,17 @@
-//! Where each item of the `"dump"` object sits in the file, so that every problem can carry a
-//! line and column (serde_json gives positions for syntax errors only).
+//! Where each item of the `"dump"` object of a `dump_config.json` / `acl.json` sits in the file,
+//! so that every problem `npgx dump-config check` finds can carry a line and column (serde_json
+//! gives positions for syntax errors only, and none for the values it accepted).
 //!
-//! A small scanner over text that serde_json has already accepted: it records the position of
-//! every value under `"dump"`, keyed by the same CANN-style path the rules report
-//! (`dump_path`, `dump_list[0].layer[2]`, `dump_list[0].opname_range[1].begin`).
+//! ```text
+//! file   : ws [BOM] ws { "key" : value , … }         (only the "dump" member is recorded)
+//! value  : { "key" : value , … } | [ value , … ] | "string" | scalar
+//! path   : ""  |  key  |  path.key  |  path[i]       (dump_path, dump_list[0].layer[2])
+//! ```
+//!
+//! A small byte scanner, not a JSON parser: it runs on text that serde_json has already accepted,
+//! records the position of every value under `"dump"`, keyed by the same CANN-style path the rules
+//! report (`dump_path`, `dump_list[0].layer[2]`, `dump_list[0].opname_range[1].begin`), and on
+//! malformed text it stops or skips ahead without panicking (the `dump_config` fuzz target).
 
 use std::collections::HashMap;
 
@@ -224,6 +232,28 @@ mod tests {
             "{\"dump\": [}",
         ] {
             let _ = locate(t.as_bytes());
+        }
+    }
+
+    #[test]
+    fn every_cut_and_every_byte_deleted_does_not_panic() {
+        let text = "\u{feff}{\r\n\t\"dump\": {\"dump_list\": [{\"layer\": [\"é\\\"\", 1, [2]], \"opname_range\": [{\"begin\": \"a\"}]}], \"dump_step\": \"0|3-5\"}\r\n}";
+        let full = locate(text.as_bytes());
+        assert_eq!(
+            full.get("dump_list[0].opname_range[0].begin"),
+            Some(&(2, 79))
+        );
+        assert_eq!(full.get("dump_step"), Some(&(2, 101)));
+        let bytes = text.as_bytes();
+        for i in 0..=bytes.len() {
+            let _ = locate(&bytes[..i]);
+            let mut cut = bytes.to_vec();
+            if i < cut.len() {
+                cut.remove(i);
+            }
+            for p in locate(&cut).keys() {
+                let _ = position(&locate(&cut), &format!("{p}.x[1]"));
+            }
         }
     }
 }
