@@ -6,7 +6,7 @@
 #     isnan/isinf), i.e. what users script today.
 # Targets: npgx >= 0.9x the read limit, >= 20x Python, peak RSS < 200 MB whatever the tree size;
 # cold cache (issue 35): npgx >= 0.9x the cold read limit (pages evicted before every run, checked
-# with fincore). Mapped reads and --no-mmap are both measured; peak RSS is split into the
+# with fincore). Positional reads (the default) and --mmap are both measured; peak RSS is split into the
 # process's own memory (RssAnon) and mapped page-cache pages (RssFile).
 #
 # Usage: scripts/bench_dump_scan.sh [GiB]      (default 1; the tree is built once and cached under
@@ -100,14 +100,14 @@ echo "tree: $tree, $files files, $bytes bytes"
 find "$tree" -type f -print0 | xargs -0 cat > /dev/null
 
 npgx_scan() { "$bin" dump-scan "$tree" --format json --no-progress; }
-npgx_scan_pread() { "$bin" dump-scan "$tree" --format json --no-progress --no-mmap; }
+npgx_scan_mapped() { "$bin" dump-scan "$tree" --format json --no-progress --mmap; }
 
 echo "== read limit (best of $runs, $(load))"
 t_cat=$(read_limit "$tree")
 echo "== npgx dump-scan (best of $runs, $(load))"
 t_npgx=$(best npgx_scan)
-echo "== npgx dump-scan --no-mmap (best of $runs, $(load))"
-t_pread=$(best npgx_scan_pread)
+echo "== npgx dump-scan --mmap (best of $runs, $(load))"
+t_mapped=$(best npgx_scan_mapped)
 read -r anon_kb file_kb < <(peak_rss_split "$bin" dump-scan "$tree" --format json --no-progress)
 
 # Cold cache (issue 35 item 4): every file's pages dropped before each run (fadvise DONTNEED),
@@ -119,7 +119,7 @@ left=$(resident_bytes "$tree")
 echo "== cold: $left of $bytes bytes still cached after eviction ($(load))"
 t_cold_limit=$(read_limit --cold --threads "${NPGX_COLD_THREADS:-16}" "$tree")
 t_cold=$(cold_best npgx_scan)
-t_cold_pread=$(cold_best npgx_scan_pread)
+t_cold_mapped=$(cold_best npgx_scan_mapped)
 find "$tree" -type f -print0 | xargs -0 cat > /dev/null  # warm again for the rest
 echo "== python baseline (1 run)"
 s=$(now)
@@ -135,18 +135,18 @@ rm -f "$out"
 py_anom=$("$py" -c 'import json,sys; print(json.loads(sys.argv[1])["anomalous_tensors"])' "$py_out")
 
 awk -v b="$bytes" -v c="$t_cat" -v n="$t_npgx" -v p="$t_py" -v r="$rss_kb" -v na="$npgx_anom" -v pa="$py_anom" \
-  -v pr="$t_pread" -v cl="$t_cold_limit" -v cn="$t_cold" -v cp="$t_cold_pread" -v an="$anon_kb" -v fi="$file_kb" 'BEGIN {
+  -v pr="$t_mapped" -v cl="$t_cold_limit" -v cn="$t_cold" -v cp="$t_cold_mapped" -v an="$anon_kb" -v fi="$file_kb" 'BEGIN {
   mib = b / 1048576
   printf "\n%-26s %10s %12s\n", "", "seconds", "MiB/s"
   printf "%-26s %10.3f %12.0f\n", "read limit", c, mib / c
   printf "%-26s %10.3f %12.0f\n", "npgx dump-scan", n, mib / n
-  printf "%-26s %10.3f %12.0f\n", "npgx dump-scan --no-mmap", pr, mib / pr
+  printf "%-26s %10.3f %12.0f\n", "npgx dump-scan --mmap", pr, mib / pr
   printf "%-26s %10.3f %12.0f\n", "python + numpy baseline", p, mib / p
   printf "%-26s %10.3f %12.0f\n", "cold read limit", cl, mib / cl
   printf "%-26s %10.3f %12.0f\n", "npgx dump-scan, cold", cn, mib / cn
-  printf "%-26s %10.3f %12.0f\n", "npgx --no-mmap, cold", cp, mib / cp
-  printf "\nnpgx / read   = %.2fx   (target >= 0.9x; --no-mmap %.2fx)\n", c / n, c / pr
-  printf "cold: npgx / cold read = %.2fx   (target >= 0.9x; --no-mmap %.2fx)\n", cl / cn, cl / cp
+  printf "%-26s %10.3f %12.0f\n", "npgx --mmap, cold", cp, mib / cp
+  printf "\nnpgx / read   = %.2fx   (target >= 0.9x; --mmap %.2fx)\n", c / n, c / pr
+  printf "cold: npgx / cold read = %.2fx   (target >= 0.9x; --mmap %.2fx)\n", cl / cn, cl / cp
   printf "peak RssAnon %.1f MiB, peak RssFile (mapped page-cache pages) %.1f MiB\n", an / 1024, fi / 1024
   printf "npgx / python = %.1fx   (target >= 20x)\n", p / n
   printf "npgx peak RSS = %.1f MiB (target < 200 MB)\n", r / 1024

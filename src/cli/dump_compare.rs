@@ -66,9 +66,13 @@ pub struct Args {
     /// Worker threads (default: one per core).
     #[arg(short = 'j', long, value_name = "N")]
     pub threads: Option<usize>,
-    /// Read tensor data with positional reads instead of mapping the files (for file systems
-    /// where mapping is slow; also NPGX_NO_MMAP=1).
-    #[arg(long)]
+    /// Map files of 1 MiB or more instead of reading them with positional reads (also
+    /// NPGX_MMAP=1; a file truncated while mapped is that file's error, never a crash).
+    /// Positional reads are the default: mapped ones measured slower (docs/performance.md).
+    #[arg(long, conflicts_with = "no_mmap")]
+    pub mmap: bool,
+    /// Positional reads: the default (kept for scripts written when mapping was).
+    #[arg(long, hide = true)]
     pub no_mmap: bool,
     /// Do not draw a progress bar on stderr.
     #[arg(long)]
@@ -103,7 +107,7 @@ fn parse_dtype_threshold(s: &str) -> Result<(String, Threshold), String> {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    super::set_mapped_reads(args.no_mmap);
+    super::set_mapped_reads(args.mmap, args.no_mmap);
     super::check_output(args.format, args.output.as_deref())?;
     if args.msprobe_columns && args.format != Format::Csv {
         anyhow::bail!("--msprobe-columns needs --format csv");

@@ -34,9 +34,13 @@ pub struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
-    /// Read tensor data with positional reads instead of mapping the files (for file systems
-    /// where mapping is slow; also NPGX_NO_MMAP=1).
-    #[arg(long)]
+    /// Map files of 1 MiB or more instead of reading them with positional reads (also
+    /// NPGX_MMAP=1; a file truncated while mapped is that file's error, never a crash).
+    /// Positional reads are the default: mapped ones measured slower (docs/performance.md).
+    #[arg(long, conflicts_with = "no_mmap")]
+    pub mmap: bool,
+    /// Positional reads: the default (kept for scripts written when mapping was).
+    #[arg(long, hide = true)]
     pub no_mmap: bool,
     /// Worker threads (default: one per core).
     #[arg(short = 'j', long, value_name = "N")]
@@ -44,7 +48,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    super::set_mapped_reads(args.no_mmap);
+    super::set_mapped_reads(args.mmap, args.no_mmap);
     let report = convert::convert(&args.tree, &args.output, args.threads)?;
     match args.format {
         Format::Table => super::print(&render::convert_text(&report))?,

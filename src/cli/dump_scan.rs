@@ -57,9 +57,13 @@ pub struct Args {
     /// PMI_RANK/PMI_SIZE (first pair set wins). Paths with a rank level keep theirs.
     #[arg(long)]
     pub rank_from_env: bool,
-    /// Read tensor data with positional reads instead of mapping the files (for file systems
-    /// where mapping is slow; also NPGX_NO_MMAP=1).
-    #[arg(long)]
+    /// Map files of 1 MiB or more instead of reading them with positional reads (also
+    /// NPGX_MMAP=1; a file truncated while mapped is that file's error, never a crash).
+    /// Positional reads are the default: mapped ones measured slower (docs/performance.md).
+    #[arg(long, conflicts_with = "no_mmap")]
+    pub mmap: bool,
+    /// Positional reads: the default (kept for scripts written when mapping was).
+    #[arg(long, hide = true)]
     pub no_mmap: bool,
     /// Do not draw a progress bar on stderr.
     #[arg(long)]
@@ -70,7 +74,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    super::set_mapped_reads(args.no_mmap);
+    super::set_mapped_reads(args.mmap, args.no_mmap);
     super::check_output(args.format, args.output.as_deref())?;
     let bar = super::progress_bar(!args.no_progress, "files");
     let on_progress = |p: Progress| {

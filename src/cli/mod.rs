@@ -109,17 +109,20 @@ pub enum TableFormat {
     Parquet,
 }
 
-/// A progress bar counting `what` on stderr, or `None` when disabled or stderr is not a terminal.
-/// The environment variable that turns mapped reads off, as `--no-mmap` does.
+/// The environment variable that turns mapped reads on, as `--mmap` does.
+pub const MMAP_ENV: &str = "NPGX_MMAP";
+/// The environment variable that keeps them off whatever [`MMAP_ENV`] says.
 pub const NO_MMAP_ENV: &str = "NPGX_NO_MMAP";
 
-/// Mapped reads of tensor data on, unless `--no-mmap` or [`NO_MMAP_ENV`] (set, not empty, not
-/// `0`) turns them off.
-fn set_mapped_reads(no_mmap: bool) {
-    let env_off = std::env::var_os(NO_MMAP_ENV).is_some_and(|v| !v.is_empty() && v != "0");
-    crate::dump::mapped::set_enabled(!(no_mmap || env_off));
+/// Mapped reads of tensor data: off (positional reads) unless `--mmap`, or [`MMAP_ENV`] set
+/// (not empty, not `0`) without `--no-mmap` or [`NO_MMAP_ENV`]. A flag beats the environment.
+fn set_mapped_reads(mmap: bool, no_mmap: bool) {
+    let set = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty() && v != "0");
+    let on = mmap || (!no_mmap && set(MMAP_ENV) && !set(NO_MMAP_ENV));
+    crate::dump::mapped::set_enabled(on);
 }
 
+/// A progress bar counting `what` on stderr, or `None` when disabled or stderr is not a terminal.
 fn progress_bar(enabled: bool, what: &str) -> Option<indicatif::ProgressBar> {
     use std::io::IsTerminal as _;
     if !enabled || !std::io::stderr().is_terminal() {
