@@ -12,7 +12,6 @@ pub mod dump;
 pub mod envelope;
 pub mod fx;
 pub mod incident;
-#[cfg(feature = "tables")]
 pub mod merge;
 pub mod output;
 pub mod plog;
