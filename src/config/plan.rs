@@ -670,10 +670,17 @@ mod tests {
 
     #[test]
     fn a_statistics_pass_with_nothing_born_plans_a_wider_statistics_dump() {
-        let doc: ScanDoc = serde_json::from_value(serde_json::json!({"groups": [{
-            "rank": 1, "model": "bert", "step": 3, "files": 2, "bytes": 0,
-            "first_anomaly": {"op_name": "bert_gelu", "order": 1, "io": "input", "index": 0,
-                              "source": "stats", "elements": 8, "dtype": "DT_FLOAT16"},
+        let first = serde_json::json!({"group": 0, "order": 1, "kind": "overflow",
+            "kinds": ["overflow"], "op_name": "bert_gelu", "path": "x.csv", "io": "input",
+            "index": 0, "dtype": "DT_FLOAT16", "shape": [8], "elements": 8, "nan": 0,
+            "pos_inf": 0, "neg_inf": 0, "source": "stats"});
+        let doc = ScanDocument::deserialize(serde_json::json!({
+        "root": "/d", "anomalies": [first], "opdebug": [], "errors": [], "next": null,
+        "summary": {"files_seen": 2, "dump_files": 2, "tensors": 8, "bytes": 0,
+                    "anomalous_tensors": 1, "groups": 1, "errors": 0},
+        "groups": [{
+            "rank": 1, "model": "bert", "step": 3, "layout": "model", "files": 2,
+            "tensors": 8, "bytes": 0, "anomalous_tensors": 1, "first_anomaly": first,
             "first_born": null
         }]}))
         .expect("a scan document");
