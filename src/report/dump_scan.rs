@@ -850,7 +850,7 @@ mod tests {
 }
 
 #[cfg(test)]
-mod tests {
+mod value_tests {
     use std::path::Path;
 
     use crate::dump::{scan, ScanOptions};
