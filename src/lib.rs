@@ -13,7 +13,6 @@ pub mod envelope;
 pub mod fx;
 pub mod incident;
 pub mod mcp;
-#[cfg(feature = "tables")]
 pub mod merge;
 pub mod output;
 pub mod plog;

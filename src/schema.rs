@@ -5,8 +5,7 @@
 //! The model. A document is the envelope of [`crate::envelope`] — `schema` (a constant,
 //! `npgx.<name>`) and `schema_version` (a constant: a schema describes one version) — around
 //! the fields of one engine type, or of one of several when a command writes different bodies
-//! under one name (`npgx.dump-config`: `check`, `new` and `plan`; `npgx.plog`: the summary and
-//! the `--records` listing). The `npgx.dump-scan` document is streamed from the scan's records,
+//! under one name (`npgx.dump-config`: `check`, `new` and `plan`). The `npgx.dump-scan` document is streamed from the scan's records,
 //! so its schema comes from the read-side view the HTML report reads it back through
 //! ([`crate::dump::document::ScanDocument`], kept field for field equal to the writer by its own
 //! test).
@@ -85,13 +84,14 @@ fn kinds() -> Vec<Kind> {
         Kind {
             name: plog::summary::SCHEMA_NAME,
             version: plog::summary::SCHEMA_VERSION,
-            written_by: "npgx plog --format json (the summary; with --records, the records)",
-            bodies: |g| {
-                vec![
-                    body::<plog::PlogSummary>(g),
-                    body::<plog::summary::RecordsDocument>(g),
-                ]
-            },
+            written_by: "npgx plog --format json",
+            bodies: |g| vec![body::<plog::PlogSummary>(g)],
+        },
+        Kind {
+            name: plog::summary::RECORDS_SCHEMA_NAME,
+            version: plog::summary::RECORDS_SCHEMA_VERSION,
+            written_by: "npgx plog --records --format json",
+            bodies: |g| vec![body::<plog::summary::RecordsDocument>(g)],
         },
         Kind {
             name: plog::aicore::SCHEMA_NAME,

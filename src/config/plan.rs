@@ -24,10 +24,15 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 use npgx_parsers::dump::dtype::DType;
 use npgx_parsers::ge_graph::{GeModel, OpIndex};
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize as _, Serialize};
 
 use super::preset::{self, DumpMode, Preset, PresetOptions};
+use crate::compare::records::CompareDocument;
 use crate::dump::address::{Addresses, Overwrite};
+use crate::dump::document::{ScanAnomaly, ScanDocument, ScanTensor};
+use crate::dump::records::Source;
+use crate::envelope::{Readers, SCHEMA_PREFIX};
+use crate::merge::MergeReport;
 
 /// How many producer hops a narrowed dump reaches by default.
 pub const DEFAULT_HOPS: usize = 2;
@@ -99,112 +104,10 @@ pub struct Plan {
     pub notes: Vec<String>,
 }
 
-// --- the documents read (serde views of the fields a plan needs) ------------------------------
-
-#[derive(Deserialize)]
-struct Envelope {
-    schema: String,
-}
-
-#[derive(Deserialize)]
-struct ScanDoc {
-    groups: Vec<ScanGroup>,
-    /// Opdebug payloads: present when the first pass was an overflow dump (`dump_debug: on`).
-    #[serde(default)]
-    opdebug: Vec<serde::de::IgnoredAny>,
-}
-
-#[derive(Deserialize)]
-struct ScanGroup {
-    rank: Option<u32>,
-    model: Option<String>,
-    step: Option<u64>,
-    #[serde(default)]
-    files: u64,
-    #[serde(default)]
-    bytes: u64,
-    first_anomaly: Option<Point>,
-    first_born: Option<Point>,
-    /// Absent in documents older than schema version 2.
-    addresses: Option<Addresses>,
-}
-
-#[derive(Deserialize)]
-struct Point {
-    op_name: String,
-    order: usize,
-    #[serde(default)]
-    io: String,
-    #[serde(default)]
-    index: usize,
-    #[serde(default)]
-    source: String,
-    #[serde(default)]
-    elements: u64,
-    #[serde(default)]
-    dtype: String,
-}
-
-impl Point {
-    /// Its bytes, from its element count and data type.
-    fn bytes(&self) -> Option<u64> {
-        let size = DType::from_name(&self.dtype)?.element()?.size()? as u64;
-        self.elements.checked_mul(size)
-    }
-}
-
-#[derive(Deserialize)]
-struct CompareDoc {
-    groups: Vec<CompareGroup>,
-}
-
-#[derive(Deserialize)]
-struct CompareGroup {
-    target: Side,
-    first_divergence: Option<Pair>,
-    origin: Option<Pair>,
-}
-
-#[derive(Deserialize)]
-struct Side {
-    rank: Option<u32>,
-    model: Option<String>,
-    step: Option<u64>,
-}
-
-#[derive(Deserialize)]
-struct Pair {
-    op_name: String,
-}
-
-#[derive(Deserialize)]
-struct MergeDoc {
-    steps: Vec<MergeStep>,
-}
-
-#[derive(Deserialize)]
-struct MergeStep {
-    step: Option<u64>,
-    verdict: Option<MergeVerdict>,
-    #[serde(default)]
-    findings: Vec<MergeFinding>,
-}
-
-#[derive(Deserialize)]
-struct MergeVerdict {
-    origin: Vec<u32>,
-}
-
-#[derive(Deserialize)]
-struct MergeFinding {
-    rank: u32,
-    first_anomaly: Option<MergePoint>,
-    first_born: Option<MergePoint>,
-}
-
-#[derive(Deserialize)]
-struct MergePoint {
-    op_name: String,
+/// Its bytes, from its element count and data type.
+fn tensor_bytes(t: &ScanTensor) -> Option<u64> {
+    let size = DType::from_name(&t.dtype)?.element()?.size()? as u64;
+    t.elements.checked_mul(size)
 }
 
 // --- what the documents point at ---------------------------------------------------------------
@@ -248,7 +151,7 @@ impl What {
     }
 }
 
-fn scan_targets(from: &str, doc: ScanDoc, out: &mut Vec<Target>) {
+fn scan_targets(from: &str, doc: ScanDocument, out: &mut Vec<Target>) {
     let overflow_pass = !doc.opdebug.is_empty();
     for g in doc.groups {
         let Some(first) = &g.first_anomaly else {
@@ -273,21 +176,22 @@ fn scan_targets(from: &str, doc: ScanDoc, out: &mut Vec<Target>) {
             out.push(base(What::Overwrite(w.clone()), why));
             continue;
         }
-        let narrow = |p: &Point| What::Narrow {
-            op: p.op_name.clone(),
+        let narrow = |p: &ScanAnomaly| What::Narrow {
+            op: p.tensor.op_name.clone(),
             order: Some(p.order),
             links: g.addresses.clone(),
-            own_bytes: p.bytes(),
+            own_bytes: tensor_bytes(&p.tensor),
         };
         if let Some(b) = &g.first_born {
             let why = format!(
                 "{} {} of {} (#{}) is anomalous while its inputs are clean: born there",
-                b.io, b.index, b.op_name, b.order
+                b.tensor.io, b.tensor.index, b.tensor.op_name, b.order
             );
             out.push(base(narrow(b), why));
             continue;
         }
-        if first.source == "stats" || overflow_pass {
+        let t = &first.tensor;
+        if t.source == Source::Stats || overflow_pass {
             let pass = if overflow_pass {
                 "overflow"
             } else {
@@ -295,11 +199,11 @@ fn scan_targets(from: &str, doc: ScanDoc, out: &mut Vec<Target>) {
             };
             let why = format!(
                 "the {pass} pass first saw an anomaly at {} {} of {} (#{}) and no birth",
-                first.io, first.index, first.op_name, first.order
+                t.io, t.index, t.op_name, first.order
             );
             out.push(base(
                 What::Stats {
-                    op: first.op_name.clone(),
+                    op: t.op_name.clone(),
                 },
                 why,
             ));
@@ -307,16 +211,16 @@ fn scan_targets(from: &str, doc: ScanDoc, out: &mut Vec<Target>) {
         }
         let why = format!(
             "the first anomaly, {} {} of {} (#{}), entered through an input: no operator of the dump was born anomalous",
-            first.io, first.index, first.op_name, first.order
+            t.io, t.index, t.op_name, first.order
         );
         out.push(base(narrow(first), why));
     }
 }
 
-fn compare_targets(from: &str, doc: CompareDoc, out: &mut Vec<Target>) {
-    for g in doc.groups {
+fn compare_targets(from: &str, doc: CompareDocument<'_>, out: &mut Vec<Target>) {
+    for g in &doc.report.groups {
         let (pair, role) = match (&g.origin, &g.first_divergence) {
-            (Some(o), _) => (o, "started the divergence"),
+            (Some(o), _) => (&o.pair, "started the divergence"),
             (None, Some(d)) => (d, "is the first divergence (no origin found)"),
             (None, None) => continue,
         };
@@ -338,7 +242,7 @@ fn compare_targets(from: &str, doc: CompareDoc, out: &mut Vec<Target>) {
     }
 }
 
-fn merge_targets(from: &str, doc: MergeDoc, out: &mut Vec<Target>) {
+fn merge_targets(from: &str, doc: MergeReport, out: &mut Vec<Target>) {
     for s in doc.steps {
         let Some(v) = &s.verdict else { continue };
         for f in s.findings.iter().filter(|f| v.origin.contains(&f.rank)) {
@@ -347,18 +251,20 @@ fn merge_targets(from: &str, doc: MergeDoc, out: &mut Vec<Target>) {
                 (None, Some(a)) => (a, "first appeared (no birth)"),
                 (None, None) => continue,
             };
+            // A point without an operator name (a shard row without one) names nothing to dump.
+            let Some(op) = &point.op_name else { continue };
             out.push(Target {
                 from: from.to_string(),
-                rank: Some(f.rank),
+                rank: u32::try_from(f.rank).ok(),
                 // `merge` names models by key, not by the name CANN matches.
                 model: None,
                 step: s.step,
                 why: format!(
-                    "rank {} went wrong first: the anomaly {role} in {}",
-                    f.rank, point.op_name
+                    "rank {} went wrong first: the anomaly {role} in {op}",
+                    f.rank
                 ),
                 what: What::Narrow {
-                    op: point.op_name.clone(),
+                    op: op.clone(),
                     order: None,
                     links: None,
                     own_bytes: None,
@@ -370,22 +276,30 @@ fn merge_targets(from: &str, doc: MergeDoc, out: &mut Vec<Target>) {
     }
 }
 
-/// Reads one saved document into targets.
+/// The documents plan reads.
+const READERS: Readers<'static> = Readers {
+    reader: "dump-config plan reads",
+    what: "an npgx JSON document",
+    documents: &[
+        (crate::dump::SCHEMA_NAME, crate::dump::SCHEMA_VERSION),
+        (crate::compare::SCHEMA_NAME, crate::compare::SCHEMA_VERSION),
+        (crate::merge::SCHEMA_NAME, crate::merge::SCHEMA_VERSION),
+    ],
+};
+
+/// Reads one saved document into targets, through the document's typed view.
 fn read_document(path: &Path, out: &mut Vec<Target>) -> anyhow::Result<()> {
+    let (doc, name) = crate::envelope::read(path, &READERS)?;
     let from = path.display().to_string();
-    let text = std::fs::read(path).with_context(|| format!("cannot read {from}"))?;
-    let env: Envelope = serde_json::from_slice(&text)
-        .with_context(|| format!("{from}: not an npgx JSON document"))?;
-    let bad = |e: serde_json::Error| anyhow::anyhow!("{from}: {} document: {e}", env.schema);
-    match env.schema.as_str() {
-        "npgx.dump-scan" => scan_targets(&from, serde_json::from_slice(&text).map_err(bad)?, out),
-        "npgx.dump-compare" => {
-            compare_targets(&from, serde_json::from_slice(&text).map_err(bad)?, out)
+    let bad = |e: serde_json::Error| anyhow::anyhow!("{from}: {SCHEMA_PREFIX}{name} document: {e}");
+    match name {
+        crate::dump::SCHEMA_NAME => {
+            scan_targets(&from, ScanDocument::deserialize(&doc).map_err(bad)?, out)
         }
-        "npgx.merge" => merge_targets(&from, serde_json::from_slice(&text).map_err(bad)?, out),
-        other => anyhow::bail!(
-            "{from}: {other} is not a document plan reads (npgx.dump-scan, npgx.dump-compare, npgx.merge)"
-        ),
+        crate::compare::SCHEMA_NAME => {
+            compare_targets(&from, CompareDocument::deserialize(&doc).map_err(bad)?, out)
+        }
+        _ => merge_targets(&from, MergeReport::deserialize(&doc).map_err(bad)?, out),
     }
     Ok(())
 }
@@ -756,10 +670,17 @@ mod tests {
 
     #[test]
     fn a_statistics_pass_with_nothing_born_plans_a_wider_statistics_dump() {
-        let doc: ScanDoc = serde_json::from_value(serde_json::json!({"groups": [{
-            "rank": 1, "model": "bert", "step": 3, "files": 2, "bytes": 0,
-            "first_anomaly": {"op_name": "bert_gelu", "order": 1, "io": "input", "index": 0,
-                              "source": "stats", "elements": 8, "dtype": "DT_FLOAT16"},
+        let first = serde_json::json!({"group": 0, "order": 1, "kind": "overflow",
+            "kinds": ["overflow"], "op_name": "bert_gelu", "path": "x.csv", "io": "input",
+            "index": 0, "dtype": "DT_FLOAT16", "shape": [8], "elements": 8, "nan": 0,
+            "pos_inf": 0, "neg_inf": 0, "source": "stats"});
+        let doc = ScanDocument::deserialize(serde_json::json!({
+        "root": "/d", "anomalies": [first], "opdebug": [], "errors": [], "next": null,
+        "summary": {"files_seen": 2, "dump_files": 2, "tensors": 8, "bytes": 0,
+                    "anomalous_tensors": 1, "groups": 1, "errors": 0},
+        "groups": [{
+            "rank": 1, "model": "bert", "step": 3, "layout": "model", "files": 2,
+            "tensors": 8, "bytes": 0, "anomalous_tensors": 1, "first_anomaly": first,
             "first_born": null
         }]}))
         .expect("a scan document");

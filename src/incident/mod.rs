@@ -121,6 +121,13 @@ pub struct Input {
     pub lines: BTreeMap<String, BTreeMap<u64, String>>,
 }
 
+/// What `npgx report` reads.
+pub const READERS: crate::envelope::Readers<'static> = crate::envelope::Readers {
+    reader: "npgx report renders",
+    what: "a triage tree or an npgx JSON document",
+    documents: SCHEMAS,
+};
+
 /// Reads one INPUT of `npgx report`: a directory is a triage tree (analysed), anything else a
 /// saved npgx JSON document.
 pub fn load(path: &Path) -> anyhow::Result<Input> {
@@ -134,65 +141,33 @@ pub fn load(path: &Path) -> anyhow::Result<Input> {
         )?;
         return from_document(path.display().to_string(), doc, None);
     }
-    let file =
-        std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
-    let doc: Value = serde_json::from_reader(std::io::BufReader::new(file)).map_err(|e| {
-        anyhow::anyhow!(
-            "{}: not a JSON document ({e}); expected a triage tree or an npgx JSON document ({})",
-            path.display(),
-            expected()
-        )
-    })?;
-    from_document(path.display().to_string(), doc, path.parent())
-}
-
-fn expected() -> String {
-    SCHEMAS
-        .iter()
-        .map(|(s, v)| format!("{}{s} v{v}", crate::envelope::SCHEMA_PREFIX))
-        .collect::<Vec<_>>()
-        .join(", ")
+    let (doc, name) = crate::envelope::read(path, &READERS)?;
+    Ok(with_lines(
+        path.display().to_string(),
+        doc,
+        name,
+        path.parent(),
+    ))
 }
 
 /// Checks the envelope of `doc` and reads the log lines it points at. Relative log paths are
 /// tried as given and then under `base` (the directory of the JSON file).
 pub fn from_document(source: String, doc: Value, base: Option<&Path>) -> anyhow::Result<Input> {
-    let schema = doc
-        .get("schema")
-        .and_then(Value::as_str)
-        .ok_or_else(|| {
-            anyhow::anyhow!(
-                "{source}: not an npgx JSON document (no \"schema\" field); expected one of {}",
-                expected()
-            )
-        })?
-        .to_string();
-    let version = doc.get("schema_version").and_then(Value::as_u64);
-    let name = schema.strip_prefix(crate::envelope::SCHEMA_PREFIX);
-    let Some(&(_, newest)) = SCHEMAS.iter().find(|(s, _)| Some(*s) == name) else {
-        anyhow::bail!(
-            "{source}: schema {schema:?} is not one npgx report renders; expected one of {}",
-            expected()
-        );
-    };
-    match version {
-        Some(v) if (1..=u64::from(newest)).contains(&v) => {}
-        Some(v) => anyhow::bail!(
-            "{source}: {schema} schema_version {v} is not one this npgx reads (expected {schema} v{newest}); use the npgx that wrote it"
-        ),
-        None => anyhow::bail!(
-            "{source}: {schema} without an integer schema_version (expected {schema} v{newest})"
-        ),
-    }
+    let name = crate::envelope::check(&source, &doc, &READERS)?;
+    Ok(with_lines(source, doc, name, base))
+}
+
+/// The input of a checked document `name`, with the log lines it points at.
+fn with_lines(source: String, doc: Value, name: &str, base: Option<&Path>) -> Input {
     let mut wanted: BTreeMap<String, BTreeSet<u64>> = BTreeMap::new();
-    wanted_lines(name.unwrap_or_default(), &doc, &mut wanted);
+    wanted_lines(name, &doc, &mut wanted);
     let lines = read_lines(&wanted, base);
-    Ok(Input {
+    Input {
         source,
+        schema: format!("{}{name}", crate::envelope::SCHEMA_PREFIX),
         doc,
-        schema,
         lines,
-    })
+    }
 }
 
 fn around(set: &mut BTreeSet<u64>, line: u64) {

@@ -168,11 +168,10 @@ pub struct FileSummary {
     pub read: bool,
 }
 
-/// Name of the document of a [`PlogSummary`] and of `--records` (schema `npgx.plog`).
+/// Name of the document of a [`PlogSummary`] (schema `npgx.plog`).
 pub const SCHEMA_NAME: &str = "plog";
-/// Version of the `npgx.plog` document of a [`PlogSummary`] and of `--records` (2: the envelope
-/// of `docs/json.md`, and `first_causal` from the shared causal engine with tier, shape and
-/// evidence).
+/// Version of the `npgx.plog` document of a [`PlogSummary`] (2: the envelope of `docs/json.md`,
+/// and `first_causal` from the shared causal engine with tier, shape and evidence).
 pub const SCHEMA_VERSION: u32 = 2;
 
 /// The result of `npgx plog`.
@@ -1036,6 +1035,12 @@ fn summarize_in_chunks(
     }
     s.finish(warnings)
 }
+
+/// Name of the `npgx plog --records --format json` document (schema `npgx.plog-records`): not
+/// the summary's name, whose `records` is a count where this one's is a list.
+pub const RECORDS_SCHEMA_NAME: &str = "plog-records";
+/// Version of the `npgx.plog-records` document (1: its own name; under `npgx.plog` v2 before).
+pub const RECORDS_SCHEMA_VERSION: u32 = 1;
 
 /// The fields of the `npgx plog --records --format json` document: the records under
 /// `records`. The document is streamed a record at a time (`report::plog::RecordWriter`, which

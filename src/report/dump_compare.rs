@@ -16,18 +16,18 @@ use crate::compare::{CompareReport, GroupReport, Pair};
 
 /// The JSON document (schema `npgx.dump-compare`, version 1).
 pub fn json(report: &CompareReport) -> anyhow::Result<String> {
-    let doc = super::document(
+    Ok(serde_json::to_string_pretty(&value(report)?)?)
+}
+
+/// [`json`] as a value, for `--html`. Every number of the records is an integer or an f64, so
+/// the value equals the printed document read back and the page is the one `npgx report` makes
+/// of the saved document.
+pub fn value(report: &CompareReport) -> anyhow::Result<serde_json::Value> {
+    Ok(super::document(
         crate::compare::SCHEMA_NAME,
         report.schema_version,
         &report.document(),
-    )?;
-    Ok(serde_json::to_string_pretty(&doc)?)
-}
-
-/// [`json`] as a value, for `--html`: read back from its text, so the page is the one `npgx
-/// report` makes of the saved document.
-pub fn value(report: &CompareReport) -> anyhow::Result<serde_json::Value> {
-    Ok(serde_json::from_str(&json(report)?)?)
+    )?)
 }
 
 /// One row per pair, columns in the order of `docs/dump-compare.md`.

@@ -31,12 +31,35 @@ pub fn json(out: &mut dyn Write, report: &ScanReport, all: bool) -> anyhow::Resu
     Ok(())
 }
 
-/// The JSON document as a value (what `--html` renders: the same document `json` prints). Read
-/// back from its text, as a saved document would be: `to_value` would widen the f32 magnitudes
-/// (0.99 → 0.9900000095367432) and the page would differ from `npgx report saved.json`.
+/// The JSON document as a value (what `--html` renders: the same document `json` prints),
+/// serialised straight from the records, equal to the document read back from its text so that
+/// the page is the one `npgx report saved.json` makes. One field needs care: the magnitudes are
+/// f32, which the text writes as their shortest f32 decimal (0.99) and a reader reads as the f64
+/// of that decimal, while `to_value` would widen the f32 itself (0.9900000095367432). So each
+/// magnitude is put in as the number its written decimal reads as ([`as_read`]).
 pub fn value(report: &ScanReport, all: bool) -> serde_json::Result<serde_json::Value> {
-    let text = with_document(report, all, |doc| serde_json::to_vec(doc))?;
-    serde_json::from_slice(&text)
+    let mut doc = with_document(report, all, |d| serde_json::to_value(d))?;
+    if let Some(groups) = doc
+        .get_mut("groups")
+        .and_then(serde_json::Value::as_array_mut)
+    {
+        for (written, g) in groups.iter_mut().zip(&report.groups) {
+            let read = g
+                .magnitudes
+                .iter()
+                .map(|m| m.map_or(Ok(serde_json::Value::Null), as_read))
+                .collect::<serde_json::Result<_>>()?;
+            written["magnitudes"] = serde_json::Value::Array(read);
+        }
+    }
+    Ok(doc)
+}
+
+/// The number a reader of the document's text sees for the f32 `x`: its written decimal (the
+/// JSON writer's shortest f32 form, not `Display`'s, which breaks ties the other way:
+/// 3.31640625f32 is written 3.3164062, displayed 3.3164063), read as JSON reads it.
+fn as_read(x: f32) -> serde_json::Result<serde_json::Value> {
+    serde_json::from_str(&serde_json::to_string(&x)?)
 }
 
 #[derive(serde::Serialize)]
@@ -823,5 +846,62 @@ mod tests {
         let df = read(&p);
         assert_eq!((df.height(), df.width()), (0, one.width()));
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
+#[cfg(test)]
+mod value_tests {
+    use std::path::Path;
+
+    use crate::dump::{scan, ScanOptions};
+
+    #[test]
+    fn the_value_is_the_printed_document_read_back() {
+        // Magnitudes of every dtype (4.5035996e+15 as f32, 3.31640625 written 3.3164062), every
+        // tensor, msprobe notes.
+        for (rel, all) in [
+            ("dtypes/root", true),
+            ("torchair/root", false),
+            ("msprobe/root", true),
+        ] {
+            let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("target/fixtures/dump")
+                .join(rel);
+            assert!(
+                root.exists(),
+                "missing fixture {} — run scripts/test.sh",
+                root.display()
+            );
+            let opts = ScanOptions {
+                threads: Some(1),
+                keep_all: all,
+                rank: None,
+            };
+            let report = scan(&root, &opts, &|_| {}).unwrap();
+            let mut text = Vec::new();
+            super::json(&mut text, &report, all).unwrap();
+            let read: serde_json::Value = serde_json::from_slice(&text).unwrap();
+            let value = super::value(&report, all).unwrap();
+            assert!(
+                report
+                    .groups
+                    .iter()
+                    .any(|g| g.magnitudes.iter().flatten().any(|&m| {
+                        f64::from(m) != serde_json::from_str::<f64>(&m.to_string()).unwrap()
+                    })),
+                "{rel}: no magnitude that widening would change"
+            );
+            assert_eq!(value, read, "{rel}");
+        }
+    }
+
+    #[test]
+    fn a_magnitude_reads_as_its_written_decimal_not_its_widened_f32() {
+        assert_eq!(super::as_read(0.99).unwrap(), serde_json::json!(0.99));
+        assert_eq!(
+            super::as_read(3.316_406_2).unwrap(),
+            serde_json::json!(3.3164062)
+        );
+        assert_ne!(serde_json::json!(0.99f32), serde_json::json!(0.99));
     }
 }

@@ -2,8 +2,10 @@
 
 use std::io::{self, Write};
 
+use crate::envelope::SCHEMA_PREFIX;
 use crate::plog::summary::{
-    RecordOut, SCHEMA_NAME as SUMMARY_SCHEMA_NAME, SCHEMA_VERSION as SUMMARY_SCHEMA_VERSION,
+    RecordOut, RECORDS_SCHEMA_NAME, RECORDS_SCHEMA_VERSION, SCHEMA_NAME as SUMMARY_SCHEMA_NAME,
+    SCHEMA_VERSION as SUMMARY_SCHEMA_VERSION,
 };
 use crate::plog::{CausalRef, PlogSummary, RecordRef, Warning};
 
@@ -282,7 +284,7 @@ pub fn summary_csv(out: &mut impl Write, s: &PlogSummary) -> io::Result<()> {
 pub enum Format {
     /// One line per record.
     Table,
-    /// The `npgx.plog` envelope with the records under `records`.
+    /// The `npgx.plog-records` envelope with the records under `records`.
     Json,
     /// One CSV row per record.
     Csv,
@@ -305,7 +307,7 @@ impl<'a, W: Write> RecordWriter<'a, W> {
             // The envelope of docs/json.md, written by hand because the records stream.
             Format::Json => write!(
                 self.out,
-                "{{\"schema\": \"npgx.{SUMMARY_SCHEMA_NAME}\", \"schema_version\": {SUMMARY_SCHEMA_VERSION}, \"records\": ["
+                "{{\"schema\": \"{SCHEMA_PREFIX}{RECORDS_SCHEMA_NAME}\", \"schema_version\": {RECORDS_SCHEMA_VERSION}, \"records\": ["
             ),
             Format::Csv => csv_row(self.out, &RECORD_CSV_HEADER),
             Format::Table => Ok(()),

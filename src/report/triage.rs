@@ -47,15 +47,24 @@ pub fn run_json(run: &TriageRun) -> serde_json::Result<String> {
     ))
 }
 
-/// [`run_json`] as a value, for `--html`: read back from its text, so the page is the one
-/// `npgx report` makes of the saved document.
+/// [`run_json`] as a value, for `--html`, serialised straight from the records. Every number of
+/// the records is an integer or an f64, so the value equals the printed document read back and
+/// the page is the one `npgx report` makes of the saved document.
 pub fn run_value(run: &TriageRun) -> serde_json::Result<serde_json::Value> {
-    serde_json::from_str(&run_json(run)?)
+    serde_json::to_value(super::Envelope::new(
+        RUN_SCHEMA_NAME,
+        RUN_SCHEMA_VERSION,
+        run,
+    ))
 }
 
-/// [`analyze_json`] as a value, for `--html` (read back from its text, as [`run_value`]).
+/// [`analyze_json`] as a value, for `--html` (as [`run_value`]).
 pub fn analyze_value(a: &TriageAnalysis) -> serde_json::Result<serde_json::Value> {
-    serde_json::from_str(&analyze_json(a)?)
+    serde_json::to_value(super::Envelope::new(
+        ANALYZE_SCHEMA_NAME,
+        ANALYZE_SCHEMA_VERSION,
+        a,
+    ))
 }
 
 /// The JSON document of `triage analyze`: the analysis' fields.

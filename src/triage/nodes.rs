@@ -64,45 +64,35 @@ struct GraphTable {
     nodes: Vec<FxNode>,
 }
 
-/// The node search inside a saved document: a `npgx.triage-run` document (`bisect.nodes`) or a
-/// `npgx.triage-nodes` one (`bisect/nodes.json`).
-#[derive(Deserialize)]
-struct Saved {
-    schema: Option<String>,
-    #[serde(default)]
-    bisect: Option<SavedBisect>,
-}
-
-#[derive(Deserialize)]
-struct SavedBisect {
-    nodes: Option<NodeSearch>,
-}
+/// The documents a saved node search is read from: a `npgx.triage-run` document
+/// (`bisect.nodes`) or a `npgx.triage-nodes` one (`bisect/nodes.json`).
+const READERS: crate::envelope::Readers<'static> = crate::envelope::Readers {
+    reader: "npgx repro --fx-node reads (triage bisect --format json, or bisect/nodes.json)",
+    what: "an npgx JSON document",
+    documents: &[
+        (super::RUN_SCHEMA_NAME, super::RUN_SCHEMA_VERSION),
+        (SCHEMA_NAME, SCHEMA_VERSION),
+    ],
+};
 
 /// A saved node search (`npgx triage bisect --format json` output or `bisect/nodes.json`), for
 /// `npgx repro --fx-node`; an error when it found no node.
 pub fn load(file: &Path) -> anyhow::Result<NodeSearch> {
-    let text =
-        fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
-    let saved: Saved = serde_json::from_str(&text)
-        .with_context(|| format!("{}: not an npgx JSON document", file.display()))?;
-    let name = saved
-        .schema
-        .as_deref()
-        .and_then(|s| s.strip_prefix(crate::envelope::SCHEMA_PREFIX));
-    let search: NodeSearch = match name {
-        Some(super::RUN_SCHEMA_NAME) => saved.bisect.and_then(|b| b.nodes).with_context(|| {
-            format!(
-                "{}: the bisection made no node search (run `npgx triage bisect --nodes`)",
-                file.display()
-            )
-        })?,
-        Some(SCHEMA_NAME) => serde_json::from_str(&text)
-            .with_context(|| format!("{}: not a node search result", file.display()))?,
-        _ => anyhow::bail!(
-            "{}: schema {:?}, expected npgx.triage-run (triage bisect --format json) or npgx.triage-nodes (bisect/nodes.json)",
-            file.display(),
-            saved.schema.as_deref().unwrap_or("none")
-        ),
+    let (doc, name) = crate::envelope::read(file, &READERS)?;
+    let search = if name == SCHEMA_NAME {
+        NodeSearch::deserialize(&doc)
+            .with_context(|| format!("{}: not a node search result", file.display()))?
+    } else {
+        super::TriageRun::deserialize(&doc)
+            .with_context(|| format!("{}: not a triage run document", file.display()))?
+            .bisect
+            .and_then(|b| b.nodes)
+            .with_context(|| {
+                format!(
+                    "{}: the bisection made no node search (run `npgx triage bisect --nodes`)",
+                    file.display()
+                )
+            })?
     };
     if search.found.is_empty() {
         anyhow::bail!(

@@ -270,14 +270,32 @@ fn an_existing_plan_is_not_overwritten_without_force() {
 #[test]
 fn a_document_plan_cannot_read_is_refused() {
     let dir = scratch("refused");
-    let bad = dir.join("x.json");
-    std::fs::write(&bad, r#"{"schema": "npgx.plog", "schema_version": 2}"#).expect("write");
-    let out = npgx(["dump-config".as_ref(), "plan".as_ref(), bad.as_os_str()]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("npgx.plog is not a document plan reads"),
-        "{out:?}"
-    );
+    // Another document, a newer version of one plan reads (it planned nothing before: the
+    // version went unchecked), another tool's JSON.
+    for (text, message) in [
+        (
+            r#"{"schema": "npgx.plog", "schema_version": 2}"#,
+            "x.json: schema \"npgx.plog\" is not one dump-config plan reads; expected one of npgx.dump-scan v2, npgx.dump-compare v1, npgx.merge v1",
+        ),
+        (
+            r#"{"schema": "npgx.dump-scan", "schema_version": 9, "groups": [], "opdebug": []}"#,
+            "x.json: npgx.dump-scan schema_version 9 is not one this npgx reads (expected npgx.dump-scan v2)",
+        ),
+        (
+            r#"{"groups": []}"#,
+            "x.json: not an npgx JSON document (no \"schema\" field)",
+        ),
+    ] {
+        let bad = dir.join("x.json");
+        std::fs::write(&bad, text).expect("write");
+        let out = npgx(["dump-config".as_ref(), "plan".as_ref(), bad.as_os_str()]);
+        assert_eq!(out.status.code(), Some(2), "{text}");
+        assert!(String::from_utf8_lossy(&out.stdout).is_empty(), "{out:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(message),
+            "{out:?}"
+        );
+    }
     std::fs::remove_dir_all(&dir).expect("cleanup");
 }
 

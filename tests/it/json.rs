@@ -115,7 +115,7 @@ fn every_command_prints_the_one_envelope() {
     );
     envelope("plog", &args(&["plog", &log, "--format", "json"]), &[0, 1]);
     envelope(
-        "plog",
+        "plog-records",
         &args(&["plog", &log, "--records", "--format", "json"]),
         &[0, 1],
     );

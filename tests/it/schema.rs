@@ -89,6 +89,7 @@ fn the_list_names_every_document_with_its_version() {
         ("npgx.dump-convert", 1),
         ("npgx.dump-config", 2),
         ("npgx.plog", 2),
+        ("npgx.plog-records", 1),
         ("npgx.aicore", 1),
         ("npgx.repro", 1),
         ("npgx.triage-run", 2),

@@ -377,3 +377,37 @@ fn a_failure_naming_a_per_process_address_is_the_same_failure_and_the_node_is_fo
     assert!(report.contains("## Bisect (FX nodes)"), "{report}");
     assert!(!report.contains("Failures read as different"), "{report}");
 }
+
+#[test]
+fn repro_fx_node_checks_the_saved_documents_schema_and_version() {
+    let dir = scratch("nodes-envelope");
+    let out_dir = dir.join("out");
+    for (text, message) in [
+        // A newer node search than this npgx reads (its version went unchecked before).
+        (
+            r#"{"schema": "npgx.triage-nodes", "schema_version": 9, "found": [{"graph": 0}]}"#,
+            "saved.json: npgx.triage-nodes schema_version 9 is not one this npgx reads (expected npgx.triage-nodes v1)",
+        ),
+        (
+            r#"{"schema": "npgx.dump-scan", "schema_version": 2}"#,
+            "saved.json: schema \"npgx.dump-scan\" is not one npgx repro --fx-node reads (triage bisect --format json, or bisect/nodes.json); expected one of npgx.triage-run v2, npgx.triage-nodes v1",
+        ),
+        (
+            r#"{"found": []}"#,
+            "saved.json: not an npgx JSON document (no \"schema\" field)",
+        ),
+    ] {
+        let saved = dir.join("saved.json");
+        std::fs::write(&saved, text).unwrap();
+        let o = crate::common::npgx([
+            OsStr::new("repro"),
+            OsStr::new("--fx-node"),
+            saved.as_os_str(),
+            OsStr::new("-o"),
+            out_dir.as_os_str(),
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{o:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(message), "{err}");
+    }
+}
