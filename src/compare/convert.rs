@@ -16,6 +16,7 @@ use crate::dump::list::{self, Listed, TensorSlot};
 use crate::dump::npy;
 use crate::dump::values::{ValueReader, CHUNK};
 use crate::dump::walk::{self, Candidate};
+use crate::dump::FileProblem;
 
 /// Name of the `npgx.dump-convert` JSON document (the envelope of docs/json.md).
 pub const SCHEMA_NAME: &str = "dump-convert";
@@ -31,14 +32,6 @@ pub struct Written {
     pub shape: Vec<u64>,
 }
 
-/// A file or tensor that could not be converted.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-pub struct ConvertError {
-    pub path: String,
-    pub message: String,
-    pub offset: Option<u64>,
-}
-
 /// What a conversion did.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct ConvertReport {
@@ -48,7 +41,8 @@ pub struct ConvertReport {
     /// Dump files read.
     pub dumps: u64,
     pub written: Vec<Written>,
-    pub errors: Vec<ConvertError>,
+    /// Files and tensors that could not be converted.
+    pub errors: Vec<FileProblem>,
 }
 
 fn dump_file_name(c: &Candidate) -> String {
@@ -85,20 +79,16 @@ fn write_one(path: &Path, slot: &TensorSlot, dest: &Path) -> Result<String, Stri
     Ok(ty.name.to_string())
 }
 
-fn convert_file(c: &Candidate, l: &Listed, out_dir: &Path) -> (Vec<Written>, Vec<ConvertError>) {
+fn convert_file(c: &Candidate, l: &Listed, out_dir: &Path) -> (Vec<Written>, Vec<FileProblem>) {
     let mut written = Vec::new();
-    let mut errors: Vec<ConvertError> = l
+    let mut errors: Vec<FileProblem> = l
         .errors
         .iter()
-        .map(|e| ConvertError {
-            path: l.path.display().to_string(),
-            message: e.message.clone(),
-            offset: e.offset,
-        })
+        .map(|e| e.clone().at(l.path.display().to_string()))
         .collect();
     let dir: PathBuf = out_dir.join(&c.dir);
     if let Err(e) = std::fs::create_dir_all(&dir) {
-        errors.push(ConvertError {
+        errors.push(FileProblem {
             path: dir.display().to_string(),
             message: format!("cannot create directory: {e}"),
             offset: None,
@@ -117,7 +107,7 @@ fn convert_file(c: &Candidate, l: &Listed, out_dir: &Path) -> (Vec<Written>, Vec
             }),
             Err(message) => {
                 // A failed file is not left behind (crate::output).
-                errors.push(ConvertError {
+                errors.push(FileProblem {
                     path: l.path.display().to_string(),
                     message: format!("{} {}: {message}", slot.io, slot.index),
                     offset: None,
@@ -152,22 +142,14 @@ pub fn convert(
             _ => false,
         })
         .collect();
-    let results: Vec<(Vec<Written>, Vec<ConvertError>)> = pool.install(|| {
+    let results: Vec<(Vec<Written>, Vec<FileProblem>)> = pool.install(|| {
         dumps
             .par_iter()
             .filter_map(|c| list::list(c).map(|l| convert_file(c, &l, out_dir)))
             .collect()
     });
     let mut written = Vec::new();
-    let mut errors: Vec<ConvertError> = walked
-        .errors
-        .into_iter()
-        .map(|e| ConvertError {
-            path: e.path,
-            message: e.message,
-            offset: e.offset,
-        })
-        .collect();
+    let mut errors = walked.errors;
     for (w, e) in results {
         written.extend(w);
         errors.extend(e);

@@ -27,6 +27,7 @@ use crate::dump::records::GroupKey;
 use crate::dump::records::OpRef;
 use crate::dump::values::{ValueReader, CHUNK};
 use crate::dump::walk;
+use crate::dump::FileProblem;
 use matching::{FxGraphs, GoldenIndex, GraphIndex, TargetTensor};
 use npgx_parsers::dump::name::FxGraphName;
 pub use records::{
@@ -114,20 +115,17 @@ fn load(root: &Path, side: Side, errors: &mut Vec<CompareError>) -> SideData {
     let walked = walk::walk(root);
     let root_is_file = root.is_file();
     for e in walked.errors {
-        let path = if root_is_file
+        // The walk's paths are relative to the root: shown under it, as the listings' are.
+        let problem = if root_is_file
             || Path::new(&e.path).is_absolute()
             || e.path == root.display().to_string()
         {
-            e.path
+            e
         } else {
-            root.join(&e.path).display().to_string()
+            let path = root.join(&e.path).display().to_string();
+            e.at(path)
         };
-        errors.push(CompareError {
-            side,
-            path,
-            message: e.message,
-            offset: e.offset,
-        });
+        errors.push(CompareError { side, problem });
     }
     let fx_graphs = walked.fx_graphs;
     let listed: Vec<Listed> = walked
@@ -140,9 +138,7 @@ fn load(root: &Path, side: Side, errors: &mut Vec<CompareError>) -> SideData {
         for e in &l.errors {
             errors.push(CompareError {
                 side,
-                path: l.path.display().to_string(),
-                message: e.message.clone(),
-                offset: e.offset,
+                problem: e.clone().at(l.path.display().to_string()),
             });
         }
         if l.tensors.is_empty() {
@@ -547,9 +543,11 @@ fn fx_graphs(target: &SideData, golden: &SideData, errors: &mut Vec<CompareError
                 Ok(model) => fx.add(name, &model),
                 Err(message) => errors.push(CompareError {
                     side,
-                    path: path.display().to_string(),
-                    message,
-                    offset: None,
+                    problem: FileProblem {
+                        path: path.display().to_string(),
+                        message,
+                        offset: None,
+                    },
                 }),
             }
         }
@@ -726,7 +724,13 @@ pub fn compare(
     };
     sort_unmatched(&mut unmatched.golden);
     sort_unmatched(&mut unmatched.target);
-    errors.sort_by(|a, b| (a.side, &a.path, &a.message).cmp(&(b.side, &b.path, &b.message)));
+    errors.sort_by(|a, b| {
+        (a.side, &a.problem.path, &a.problem.message).cmp(&(
+            b.side,
+            &b.problem.path,
+            &b.problem.message,
+        ))
+    });
     let passed = pairs.iter().filter(|p| p.passed).count() as u64;
     let summary = Summary {
         pairs: pairs.len() as u64,

@@ -7,6 +7,8 @@ use std::collections::BTreeMap;
 use npgx_parsers::dump::header::Io;
 use serde::{Deserialize, Serialize};
 
+use crate::dump::FileProblem;
+
 /// Pass thresholds of one dtype (or the defaults).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Threshold {
@@ -196,13 +198,13 @@ pub enum Side {
     Target,
 }
 
-/// A file (or part of one) that could not be read.
+/// A file (or part of one) that could not be read, and in which tree: the problem's fields sit
+/// beside `side` in the document.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CompareError {
     pub side: Side,
-    pub path: String,
-    pub message: String,
-    pub offset: Option<u64>,
+    #[serde(flatten)]
+    pub problem: FileProblem,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -249,5 +251,51 @@ impl CompareReport {
             complete: Some(self.errors.is_empty()),
             report: Cow::Borrowed(self),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The entry is written flat, `side` first and then the problem's fields, as before the
+    /// problem became a type of its own; a document with `offset` null or absent reads back.
+    #[test]
+    fn a_compare_error_is_its_side_beside_the_problem() {
+        let e = CompareError {
+            side: Side::Target,
+            problem: FileProblem {
+                path: "0/Add.a.1.1.1".into(),
+                message: "truncated block".into(),
+                offset: Some(395),
+            },
+        };
+        let text = serde_json::to_string(&e).expect("serialise");
+        assert_eq!(
+            text,
+            r#"{"side":"target","path":"0/Add.a.1.1.1","message":"truncated block","offset":395}"#
+        );
+        assert_eq!(
+            serde_json::from_str::<CompareError>(&text).expect("read back"),
+            e
+        );
+        let value = serde_json::to_value(&e).expect("as a value");
+        assert_eq!(
+            value,
+            serde_json::json!({"side": "target", "path": "0/Add.a.1.1.1",
+                "message": "truncated block", "offset": 395})
+        );
+        for text in [
+            r#"{"side":"golden","path":"p","message":"m","offset":null}"#,
+            r#"{"side":"golden","path":"p","message":"m"}"#,
+        ] {
+            let read: CompareError = serde_json::from_str(text).expect("read");
+            assert_eq!(read.side, Side::Golden);
+            assert_eq!(read.problem.offset, None);
+        }
+        assert!(
+            serde_json::from_str::<CompareError>(r#"{"side":"golden","message":"m"}"#).is_err(),
+            "path is required"
+        );
     }
 }

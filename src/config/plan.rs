@@ -375,16 +375,7 @@ fn linked_producers(links: &Addresses, op: &str, order: usize, hops: usize) -> (
 /// Free bytes for an unprivileged writer on the filesystem holding `dir` (statvfs), or `None`
 /// when `dir` cannot be examined.
 fn free_space(dir: &Path) -> Option<u64> {
-    use std::os::unix::ffi::OsStrExt as _;
-    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
-    let mut s = std::mem::MaybeUninit::<libc::statvfs>::zeroed();
-    // SAFETY: `c` is a NUL-terminated path and `s` points to writable memory of the right type.
-    let rc = unsafe { libc::statvfs(c.as_ptr(), s.as_mut_ptr()) };
-    if rc != 0 {
-        return None;
-    }
-    // SAFETY: statvfs returned 0, so it filled the struct.
-    let s = unsafe { s.assume_init() };
+    let s = rustix::fs::statvfs(dir).ok()?;
     s.f_bavail.checked_mul(s.f_frsize)
 }
 
@@ -719,5 +710,12 @@ mod tests {
     fn free_space_of_the_current_directory_is_known() {
         assert!(free_space(Path::new(".")).is_some());
         assert!(free_space(Path::new("/no/such/dir/npgx")).is_none());
+    }
+
+    #[test]
+    fn free_space_is_none_where_nothing_can_be_written_or_asked() {
+        // procfs has no blocks to give; a path with a NUL cannot be passed to the kernel.
+        assert_eq!(free_space(Path::new("/proc")), Some(0));
+        assert_eq!(free_space(Path::new("dump\0path")), None);
     }
 }

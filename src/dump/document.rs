@@ -20,7 +20,7 @@ use npgx_parsers::dump::path::{Layout, Location};
 use serde::Deserialize;
 
 use super::address::Addresses;
-use super::records::{Kind, ScanError, Source};
+use super::records::{FileProblem, Kind, Source};
 use super::scan_report::Summary;
 
 /// The fields of the `npgx.dump-scan` document (inside the envelope of docs/json.md).
@@ -37,7 +37,7 @@ pub struct ScanDocument {
     pub opdebug: Vec<ScanOpdebug>,
     #[serde(default)]
     pub notes: Vec<ScanNote>,
-    pub errors: Vec<ScanError>,
+    pub errors: Vec<FileProblem>,
     /// The command that plans the next dump (`null` when nothing was anomalous).
     pub next: Option<String>,
     /// Every tensor (`--all`).

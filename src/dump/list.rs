@@ -27,7 +27,7 @@ use npgx_parsers::dump::header::{self, DumpHeader, Io, Probe, TensorDesc};
 use npgx_parsers::dump::layout::PaddedView;
 use npgx_parsers::dump::name::{FileName, OpDumpName};
 
-use super::records::{OpRef, ScanError};
+use super::records::{FileProblem, OpRef};
 use super::walk::Candidate;
 
 pub mod msprobe;
@@ -157,7 +157,7 @@ pub struct Listed {
     /// header's real name otherwise.
     pub match_name: String,
     pub tensors: Vec<TensorSlot>,
-    pub errors: Vec<ScanError>,
+    pub errors: Vec<FileProblem>,
     /// For a torchair FX data dump input `INPUT.{i}[.{j}]`: (i, j). GE numbers the inputs of
     /// an op by position, a list argument flattened, so a comparison renumbers by this.
     pub fx_input: Option<(usize, Option<usize>)>,
@@ -227,7 +227,7 @@ pub fn op_ref(c: &Candidate, name: Option<&OpDumpName>, header: Option<&DumpHead
 /// The one lister: the tensors of a file found by the walk. Files that hold no tensors (stats
 /// CSVs, Opdebug payloads, msprobe's `dump.json` itself) give `None`.
 pub fn list_file(c: &Candidate) -> Option<FileTensors> {
-    let error = |message: String, offset: Option<u64>| ScanError {
+    let error = |message: String, offset: Option<u64>| FileProblem {
         path: c.rel.clone(),
         message,
         offset,
@@ -333,7 +333,7 @@ pub fn ordered(mut l: Listed) -> Listed {
     for s in slots {
         match ordered_slot(s) {
             Ok(s) => l.tensors.push(s),
-            Err((message, offset)) => l.errors.push(ScanError {
+            Err((message, offset)) => l.errors.push(FileProblem {
                 path: l.op.path.clone(),
                 message,
                 offset,
@@ -573,7 +573,7 @@ pub fn header_slots(h: &DumpHeader, inline: Option<&InlineData>, len: u64) -> Ve
 }
 
 fn list_dump(c: &Candidate, file: File, len: u64, name: Option<&OpDumpName>) -> FileTensors {
-    let error = |message: String, offset: Option<u64>| ScanError {
+    let error = |message: String, offset: Option<u64>| FileProblem {
         path: c.rel.clone(),
         message,
         offset,

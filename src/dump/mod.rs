@@ -32,7 +32,7 @@ use anyhow::Context;
 use npgx_parsers::dump::name::FileName;
 use rayon::prelude::*;
 
-pub use records::{Anomaly, Kind, Place, ScanError, Source, StatsNote, TensorRecord};
+pub use records::{Anomaly, FileProblem, Kind, Place, Source, StatsNote, TensorRecord};
 pub use scan_report::{Group, ScanReport, Summary};
 
 /// Name of the JSON document of `docs/dump-scan.md` (its envelope's schema is `npgx.dump-scan`).
@@ -159,7 +159,7 @@ fn release_freed() {
 
 /// Scans `root` (a directory or one file). Fails only when the root itself cannot be read, or
 /// when every tensor is to be kept and the scratch file cannot hold them; every problem with a
-/// file inside becomes a [`ScanError`] and the scan goes on.
+/// file inside becomes a [`FileProblem`] and the scan goes on.
 ///
 /// What stays in memory: per group a few counters and the operators that had an anomaly, every
 /// anomaly, errors and Opdebug records. A clean file leaves only fixed-size entries behind (its
@@ -188,7 +188,7 @@ pub fn scan(
     // Files are read in parallel and folded into the collector as they finish.
     struct Folded {
         collector: analysis::Collector,
-        errors: Vec<ScanError>,
+        errors: Vec<FileProblem>,
         opdebug: Vec<records::OpdebugRecord>,
         dump_files: u64,
         bytes: u64,

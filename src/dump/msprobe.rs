@@ -22,7 +22,7 @@ use super::blocks::{Blocks, ReadError};
 use super::list::msprobe::{call_op, indexed, tensor_file};
 use super::list::tensor_file_slot;
 use super::read::{check_slot, proven, FileOutcome};
-use super::records::{OpRef, ScanError, Source, StatsNote, TensorRecord};
+use super::records::{FileProblem, OpRef, Source, StatsNote, TensorRecord};
 use super::scan_report::ScanReport;
 use super::walk::{Candidate, TENSOR_DIR};
 
@@ -35,7 +35,7 @@ pub fn read(c: &Candidate, sink: &mut dyn FnMut(Vec<TensorRecord>)) -> FileOutco
         Ok(f) => f,
         Err(e) => {
             return FileOutcome {
-                errors: vec![ScanError {
+                errors: vec![FileProblem {
                     path: c.rel.clone(),
                     message: format!("cannot open: {e}"),
                     offset: None,
@@ -71,7 +71,7 @@ pub fn read(c: &Candidate, sink: &mut dyn FnMut(Vec<TensorRecord>)) -> FileOutco
                             out.tensors.push(r);
                             continue;
                         }
-                        Err(m) => out.errors.push(ScanError {
+                        Err(m) => out.errors.push(FileProblem {
                             path: format!("{data_rel}/{name}"),
                             message: format!(
                                 "{m}; the statistics in dump.json were checked instead"
@@ -99,7 +99,7 @@ pub fn read(c: &Candidate, sink: &mut dyn FnMut(Vec<TensorRecord>)) -> FileOutco
     };
     let meta = grammar::read_dump(BufReader::with_capacity(1 << 20, &file), &mut on_call);
     let mut error = |message: String| {
-        out.errors.push(ScanError {
+        out.errors.push(FileProblem {
             path: c.rel.clone(),
             message,
             offset: None,
@@ -272,7 +272,7 @@ pub fn attach_stacks(base: &Path, report: &mut ScanReport) {
             },
         );
         if let Err(e) = read {
-            report.errors.push(ScanError {
+            report.errors.push(FileProblem {
                 path: stack_rel,
                 message: format!("not a readable msprobe stack.json: {e}"),
                 offset: None,

@@ -17,7 +17,7 @@ use npgx_parsers::dump::{opdebug, stats_csv};
 
 use super::blocks::{Blocks, ReadError};
 use super::list::{self, Data, FileTensors, InlineData, TensorSlot};
-use super::records::{OpRef, OpdebugRecord, ScanError, Source, StatsNote, TensorRecord};
+use super::records::{FileProblem, OpRef, OpdebugRecord, Source, StatsNote, TensorRecord};
 use super::stats::{chunk_unit, Acc};
 use super::walk::Candidate;
 
@@ -37,7 +37,7 @@ pub struct FileOutcome {
     pub opdebug: Option<OpdebugRecord>,
     /// Statistics that overflowed by themselves (msprobe dumps).
     pub notes: Vec<StatsNote>,
-    pub errors: Vec<ScanError>,
+    pub errors: Vec<FileProblem>,
     /// Tensor bytes read.
     pub bytes: u64,
     /// Whether the file was a dump of some kind (binary, stats, npy, pt) that decoded.
@@ -53,7 +53,7 @@ pub struct FileOutcome {
 impl FileOutcome {
     fn error(c: &Candidate, message: impl Into<String>, offset: Option<u64>) -> FileOutcome {
         FileOutcome {
-            errors: vec![ScanError {
+            errors: vec![FileProblem {
                 path: c.rel.clone(),
                 message: message.into(),
                 offset,
@@ -63,7 +63,7 @@ impl FileOutcome {
     }
 
     fn push_error(&mut self, c: &Candidate, message: String, offset: Option<u64>) {
-        self.errors.push(ScanError {
+        self.errors.push(FileProblem {
             path: c.rel.clone(),
             message,
             offset,

@@ -170,12 +170,23 @@ pub struct Place {
     pub order: usize,
 }
 
-/// A file (or part of one) that could not be read.
+/// A file (or part of one) that could not be read, converted or compared: the one error entry of
+/// the `dump-scan`, `dump-convert` and `dump-compare` documents (`dump-compare` adds the side it
+/// was found in). `path` is as the document shows it (relative to the scanned tree in
+/// `dump-scan`); `offset` is the byte of the file where reading failed, when one is known.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct ScanError {
+pub struct FileProblem {
     pub path: String,
     pub message: String,
     pub offset: Option<u64>,
+}
+
+impl FileProblem {
+    /// The same problem shown under another path (a listing's absolute path instead of the
+    /// walk's relative one).
+    pub fn at(self, path: String) -> FileProblem {
+        FileProblem { path, ..self }
+    }
 }
 
 /// A decoded `Opdebug.Node_OpDebug.*` overflow payload and the op dump it belongs to.
@@ -189,4 +200,35 @@ pub struct OpdebugRecord {
     pub paired_dump: Option<String>,
     #[serde(skip)]
     pub dir: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_problem_moved_to_another_path_keeps_its_message_and_offset() {
+        let p = FileProblem {
+            path: "0/Add.a.1.1.1".into(),
+            message: "truncated block".into(),
+            offset: Some(395),
+        };
+        assert_eq!(
+            p.at("/dumps/0/Add.a.1.1.1".into()),
+            FileProblem {
+                path: "/dumps/0/Add.a.1.1.1".into(),
+                message: "truncated block".into(),
+                offset: Some(395),
+            }
+        );
+        assert_eq!(
+            serde_json::to_string(&FileProblem {
+                path: "p".into(),
+                message: "m".into(),
+                offset: None,
+            })
+            .expect("serialise"),
+            r#"{"path":"p","message":"m","offset":null}"#
+        );
+    }
 }

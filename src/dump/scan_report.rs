@@ -4,7 +4,7 @@
 use npgx_parsers::dump::path::{Layout, Location};
 use serde::{Deserialize, Serialize};
 
-use super::records::{collectives_at, Anomaly, OpdebugRecord, ScanError, StatsNote};
+use super::records::{collectives_at, Anomaly, FileProblem, OpdebugRecord, StatsNote};
 
 /// One group of files: a (rank, time, device, model, model id, step) of the tree.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -83,7 +83,7 @@ pub struct ScanReport {
     pub opdebug: Vec<OpdebugRecord>,
     /// Statistics that overflowed by themselves (msprobe dumps), in execution order.
     pub notes: Vec<StatsNote>,
-    pub errors: Vec<ScanError>,
+    pub errors: Vec<FileProblem>,
     /// Every checked tensor with its place, in execution order; kept and rendered only on
     /// request (`--all`, shards).
     #[serde(skip)]

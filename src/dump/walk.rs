@@ -32,7 +32,7 @@ use npgx_parsers::dump::name::{self, FileName, FxGraphName};
 use npgx_parsers::dump::path::{self as layout_path, Layout, Location};
 use rayon::prelude::*;
 
-use super::records::ScanError;
+use super::records::FileProblem;
 
 /// The directory msprobe writes tensor files to, beside dump.json: its files are read through
 /// the dump.json, not as files of the tree.
@@ -77,7 +77,7 @@ pub struct DirFiles {
 pub struct WalkSummary {
     /// Regular files seen (candidates or not).
     pub files_seen: u64,
-    pub errors: Vec<ScanError>,
+    pub errors: Vec<FileProblem>,
 }
 
 /// What the walk found, all at once ([`walk`]).
@@ -86,7 +86,7 @@ pub struct Walk {
     /// torchair graph dumps, sorted by path.
     pub fx_graphs: Vec<(PathBuf, FxGraphName)>,
     pub files_seen: u64,
-    pub errors: Vec<ScanError>,
+    pub errors: Vec<FileProblem>,
 }
 
 const MAX_MAPPING_BYTES: u64 = 64 << 20;
@@ -116,8 +116,8 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    fn error(&self, p: &Path, message: String) -> ScanError {
-        ScanError {
+    fn error(&self, p: &Path, message: String) -> FileProblem {
+        FileProblem {
             path: rel_string(self.root, p),
             message,
             offset: None,
@@ -135,7 +135,7 @@ impl Ctx<'_> {
 
     /// A directory's `mapping.csv` (hashed file name → dump name); a problem with it is an error
     /// in `errors`.
-    fn mapping(&self, f: &Path, errors: &mut Vec<ScanError>) -> HashMap<String, String> {
+    fn mapping(&self, f: &Path, errors: &mut Vec<FileProblem>) -> HashMap<String, String> {
         let text = std::fs::metadata(f)
             .map_err(|e| e.to_string())
             .and_then(|m| {
@@ -158,7 +158,7 @@ impl Ctx<'_> {
 
     /// What a directory's place in the tree and its `mapping.csv` say about all its files, read
     /// when the walk enters it. `single`: the root is one file, in `dir_path`.
-    fn dir_info(&self, dir_path: &Path, single: bool, errors: &mut Vec<ScanError>) -> DirInfo {
+    fn dir_info(&self, dir_path: &Path, single: bool, errors: &mut Vec<FileProblem>) -> DirInfo {
         // The walk's rule for files: a regular file (through links), not a link to a file the
         // walk reaches under its real path.
         let listed = |f: &Path| {
@@ -330,11 +330,11 @@ struct Dirs<'a> {
     batch: usize,
     visited: HashSet<(u64, u64)>,
     files_seen: &'a AtomicU64,
-    errors: &'a Mutex<Vec<ScanError>>,
+    errors: &'a Mutex<Vec<FileProblem>>,
 }
 
 impl Dirs<'_> {
-    fn push_error(&self, err: ScanError) {
+    fn push_error(&self, err: FileProblem) {
         self.errors
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -449,7 +449,7 @@ fn for_each_batch(root: &Path, batch: usize, visit: impl Fn(DirFiles) + Sync) ->
     let root_meta = match std::fs::metadata(root) {
         Ok(m) => m,
         Err(e) => {
-            summary.errors.push(ScanError {
+            summary.errors.push(FileProblem {
                 path: root.display().to_string(),
                 message: format!("cannot read: {e}"),
                 offset: None,

@@ -385,8 +385,8 @@ pub fn text(report: &CompareReport) -> String {
                 o,
                 "  {}: {}: {}",
                 super::enum_name(&e.side),
-                e.path,
-                e.message
+                e.problem.path,
+                e.problem.message
             );
         }
     }

@@ -147,12 +147,8 @@ fn valid_dir_char(c: u8) -> bool {
 /// `access(path, R_OK | W_OK)` — asks the kernel, so ACLs, read-only mounts and root are all
 /// handled as CANN sees them. Nothing is created or modified.
 fn readable_and_writable(path: &Path) -> bool {
-    use std::os::unix::ffi::OsStrExt;
-    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
-        return false;
-    };
-    // SAFETY: `c` is a valid NUL-terminated string that outlives the call; access() only reads it.
-    unsafe { libc::access(c.as_ptr(), libc::R_OK | libc::W_OK) == 0 }
+    use rustix::fs::Access;
+    rustix::fs::access(path, Access::READ_OK | Access::WRITE_OK).is_ok()
 }
 
 #[cfg(test)]
@@ -166,5 +162,14 @@ mod tests {
         assert!(!is_ipv4("127.0.0.1.1"));
         assert!(!is_ipv4("a.b.c.d"));
         assert!(is_ipv4("1.2.3.4x"));
+    }
+
+    /// The false branch for an existing directory needs an unprivileged user (root passes
+    /// `access`): tests/it/dump_config.rs runs it.
+    #[test]
+    fn access_is_asked_of_the_kernel() {
+        assert!(readable_and_writable(&std::env::temp_dir()));
+        assert!(!readable_and_writable(Path::new("/no/such/dir/npgx")));
+        assert!(!readable_and_writable(Path::new("dump\0path")));
     }
 }

@@ -13,7 +13,7 @@ use npgx_parsers::dump::header::Io;
 use npgx_parsers::msprobe::{self as grammar, Leaf};
 
 use super::{ordered_slot, tensor_file_slot, Listed, TensorSlot};
-use crate::dump::records::{OpRef, ScanError};
+use crate::dump::records::{FileProblem, OpRef};
 use crate::dump::walk::{Candidate, TENSOR_DIR};
 
 /// The operator execution of the next call of a dump.json (`counter`: its place in the file).
@@ -49,7 +49,7 @@ pub fn indexed(leaves: Vec<Leaf>) -> impl Iterator<Item = (Leaf, usize)> {
 /// call (task `tensor`), the call's name to match by. Statistics hold no values to compare.
 pub fn list(c: &Candidate) -> Vec<Listed> {
     let mut out = Vec::new();
-    let error = |message: String| ScanError {
+    let error = |message: String| FileProblem {
         path: c.rel.clone(),
         message,
         offset: None,
@@ -106,7 +106,7 @@ pub fn list(c: &Candidate) -> Vec<Listed> {
             };
             match slot {
                 Ok(s) => l.tensors.push(s),
-                Err((m, offset)) => l.errors.push(ScanError {
+                Err((m, offset)) => l.errors.push(FileProblem {
                     path: path.display().to_string(),
                     message: m,
                     offset,
@@ -136,7 +136,7 @@ pub fn list(c: &Candidate) -> Vec<Listed> {
     out
 }
 
-fn empty_listing(c: &Candidate, errors: Vec<ScanError>) -> Listed {
+fn empty_listing(c: &Candidate, errors: Vec<FileProblem>) -> Listed {
     Listed {
         path: c.path.clone(),
         op: super::op_ref(c, None, None),

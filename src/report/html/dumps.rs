@@ -15,7 +15,7 @@ use super::{
 use crate::compare::records::{CompareDocument, GroupSide, Thresholds};
 use crate::compare::{GroupReport, Metrics, Pair};
 use crate::dump::document::{ScanAnomaly, ScanDocument, ScanGroup, ScanTensor};
-use crate::dump::records::Kind;
+use crate::dump::records::{FileProblem, Kind};
 use crate::incident::Input;
 use crate::report::enum_name;
 
@@ -173,11 +173,9 @@ pub(super) fn scan(input: &Input, index: usize) -> Section {
             quote(root)
         )
     });
-    let errors = doc.errors.iter().map(|e| ErrorLine {
+    let errors = doc.errors.iter().map(|problem| ErrorLine {
         side: None,
-        path: &e.path,
-        message: &e.message,
-        offset: e.offset,
+        problem,
     });
     let body = html! {
         p { (s.files_seen) " files seen, " (s.dump_files) " dump files, "
@@ -282,9 +280,7 @@ fn addresses(g: &ScanGroup) -> Markup {
 struct ErrorLine<'a> {
     /// `golden` / `target` (dump-compare).
     side: Option<String>,
-    path: &'a str,
-    message: &'a str,
-    offset: Option<u64>,
+    problem: &'a FileProblem,
 }
 
 fn error_list<'a>(errors: impl ExactSizeIterator<Item = ErrorLine<'a>>) -> Markup {
@@ -295,8 +291,8 @@ fn error_list<'a>(errors: impl ExactSizeIterator<Item = ErrorLine<'a>>) -> Marku
             ul.errors {
                 @for e in errors.take(MAX_ROWS) {
                     li { @if let Some(side) = &e.side { (side) ": " }
-                        code { (e.path) } ": " (e.message)
-                        @if let Some(o) = e.offset { " (offset " (o) ")" } }
+                        code { (e.problem.path) } ": " (e.problem.message)
+                        @if let Some(o) = e.problem.offset { " (offset " (o) ")" } }
                 }
             }
         }
@@ -504,9 +500,7 @@ pub(super) fn compare(input: &Input, index: usize) -> Section {
         .collect();
     let errors = r.errors.iter().map(|e| ErrorLine {
         side: Some(enum_name(&e.side)),
-        path: &e.path,
-        message: &e.message,
-        offset: e.offset,
+        problem: &e.problem,
     });
     let body = html! {
         p { (s.pairs) " pairs, " strong { (s.failed) " failed" } ", "
