@@ -400,3 +400,40 @@ where
     keep_documents(&args, &out.stdout);
     out
 }
+
+/// The test Python: `NPGX_PYTHON` (scripts/test.sh sets it to its venv), else the repo's .venv,
+/// else `python3` from PATH.
+pub fn test_python() -> String {
+    if let Ok(p) = std::env::var("NPGX_PYTHON") {
+        return p;
+    }
+    let venv = repo().join(".venv/bin/python");
+    if venv.exists() {
+        venv.display().to_string()
+    } else {
+        "python3".to_string()
+    }
+}
+
+/// The first of `NPGX_PYTHON` and the repo's .venv that imports `modules` (`"torch"`, `"mcp,
+/// jsonschema"`). The tests that need one are `#[ignore]`d with the reason and fail — never skip
+/// — without it; scripts/test.sh installs the modules and runs them with `--include-ignored`.
+pub fn python_with(modules: &str) -> String {
+    let candidates: Vec<String> = std::env::var("NPGX_PYTHON")
+        .ok()
+        .into_iter()
+        .chain([repo().join(".venv/bin/python").display().to_string()])
+        .collect();
+    for py in &candidates {
+        let ok = Command::new(py)
+            .args(["-c", &format!("import {modules}")])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if ok {
+            return py.clone();
+        }
+    }
+    panic!("no Python with {modules} among {candidates:?}: run scripts/test.sh, which installs it")
+}

@@ -9,34 +9,10 @@ use serde_json::{json, Value};
 use crate::common::repo;
 use crate::triage::scratch;
 
-/// The interpreter with the MCP SDK and jsonschema: `NPGX_PYTHON` (scripts/test.sh installs
-/// them there from scripts/requirements-test.txt), else the repo's .venv.
-fn sdk_python() -> String {
-    let candidates: Vec<String> = std::env::var("NPGX_PYTHON")
-        .ok()
-        .into_iter()
-        .chain([repo().join(".venv/bin/python").display().to_string()])
-        .collect();
-    for py in &candidates {
-        let ok = Command::new(py)
-            .args(["-c", "import mcp, jsonschema"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
-        if ok {
-            return py.clone();
-        }
-    }
-    panic!(
-        "no Python with the mcp SDK among {candidates:?}: run scripts/test.sh, which installs it"
-    )
-}
-
 #[test]
 #[ignore = "needs the MCP Python SDK (scripts/test.sh provides it)"]
 fn the_python_sdk_calls_every_tool() {
-    let py = sdk_python();
+    let py = crate::common::python_with("mcp, jsonschema");
     let dir = scratch("mcp-client");
     let out = Command::new(py)
         .arg(repo().join("scripts/mcp_client.py"))

@@ -346,14 +346,10 @@ fn markup_in_op_names_and_log_lines_is_escaped() {
 // ---------------------------------------------------------------------------------------------
 // In a real browser.
 
-fn python() -> String {
-    std::env::var("NPGX_PYTHON").unwrap_or_else(|_| "python3".into())
-}
-
 /// Opens `page` in headless Chromium; returns the checker's JSON after asserting no console
 /// error, no exception and no network request.
 fn browse(page: &Path, evals: &[(&str, &str)], screenshot: Option<&Path>) -> Value {
-    let mut c = Command::new(python());
+    let mut c = Command::new(crate::common::test_python());
     c.arg(repo().join("scripts/browser_check.py")).arg(page);
     for (name, expr) in evals {
         c.arg("--eval").arg(format!("{name}={expr}"));
@@ -621,7 +617,7 @@ fn the_browser_check_sees_network_requests_and_console_errors() {
         "<!DOCTYPE html><html><body><img src=\"http://127.0.0.1:9/x.png\"><script>console.error('boom')</script></body></html>",
     )
     .unwrap();
-    let o = Command::new(python())
+    let o = Command::new(crate::common::test_python())
         .arg(repo().join("scripts/browser_check.py"))
         .arg(&p)
         .output()

@@ -41,26 +41,13 @@ fn repro(args: &[&str], out: &Path, code: i32) -> Value {
     serde_json::from_str(&text).expect("case.json is JSON")
 }
 
-/// The Python with numpy: `NPGX_PYTHON` (set by scripts/test.sh), else the repo's .venv.
-fn python() -> PathBuf {
-    if let Some(p) = std::env::var_os("NPGX_PYTHON") {
-        return PathBuf::from(p);
-    }
-    let venv = common::repo().join(".venv/bin/python");
-    if venv.exists() {
-        venv
-    } else {
-        PathBuf::from("python3")
-    }
-}
-
 /// Every generated .py in `dir` compiles.
 fn compile_scripts(dir: &Path) -> usize {
     let mut n = 0;
     for e in std::fs::read_dir(dir).unwrap() {
         let p = e.unwrap().path();
         if p.extension().is_some_and(|x| x == "py") {
-            let o = Command::new(python())
+            let o = Command::new(crate::common::test_python())
                 .args(["-m", "py_compile"])
                 .arg(&p)
                 .output()
@@ -421,7 +408,7 @@ fn run_accuracy(out: &Path, extra: &[&str]) -> (i32, Value) {
                 .starts_with("repro_")
         })
         .expect("repro_<op>.py written");
-    let o = Command::new(python())
+    let o = Command::new(crate::common::test_python())
         .arg(&script)
         .arg("--json")
         .args(extra)
@@ -564,7 +551,7 @@ fn accuracy_script_passes_on_a_fractal_nz_bf16_matmul() {
         .unwrap()
         .starts_with("DT_BF16 values written as float32"));
     // The logical x1 equals what the writer put in, element for element.
-    let check = Command::new(python())
+    let check = Command::new(crate::common::test_python())
         .arg("-c")
         .arg("import json,sys,numpy as np; a=np.load(sys.argv[1]); e=np.array(json.load(open(sys.argv[2]))['accuracy']['matmul']['x1_logical'],dtype=np.float32); sys.exit(0 if a.dtype==np.float32 and a.shape==e.shape and np.array_equal(a,e) else 1)")
         .arg(out.join("inputs/input_0.npy"))
@@ -652,7 +639,7 @@ fn runtime_case_from_plog_with_dump_kernel_and_tiling() {
         r#""bin_path": os.path.join(HERE, "kernel/{base}.o"),"#
     )));
     // The OpUT case fails cleanly where op_test_frame is absent.
-    let o = Command::new(python())
+    let o = Command::new(crate::common::test_python())
         .arg(out.join("test_blk_1_AddCustom_2.py"))
         .output()
         .unwrap();
@@ -907,7 +894,7 @@ torch.Tensor.npu = lambda self: self\n";
 
 #[test]
 fn accuracy_script_npu_branch_with_a_cpu_stand_in() {
-    let has_torch = Command::new(python())
+    let has_torch = Command::new(crate::common::test_python())
         .args(["-c", "import torch"])
         .status()
         .is_ok_and(|s| s.success());
@@ -944,7 +931,7 @@ fn accuracy_script_npu_branch_with_a_cpu_stand_in() {
                 .starts_with("repro_")
         })
         .unwrap();
-    let o = Command::new(python())
+    let o = Command::new(crate::common::test_python())
         .arg(&script)
         .arg("--json")
         .env("PYTHONPATH", &stub)
@@ -976,7 +963,7 @@ fn accuracy_script_npu_branch_with_a_cpu_stand_in() {
         format!("{CPU_STAND_IN}torch.add = None\n"),
     )
     .unwrap();
-    let o = Command::new(python())
+    let o = Command::new(crate::common::test_python())
         .arg(&script)
         .arg("--json")
         .env("PYTHONPATH", &stub)
@@ -1047,7 +1034,7 @@ fn accuracy_script_exits_3_when_the_golden_cannot_be_computed() {
 /// `__pycache__` is written into the source tree).
 #[test]
 fn accuracy_template_compiles_on_its_own() {
-    let o = Command::new(python())
+    let o = Command::new(crate::common::test_python())
         .args([
             "-c",
             "import sys; compile(open(sys.argv[1], encoding='utf-8').read(), sys.argv[1], 'exec')",

@@ -136,13 +136,9 @@ fn an_unknown_name_exits_2_with_the_list() {
     );
 }
 
-fn python() -> String {
-    std::env::var("NPGX_PYTHON").unwrap_or_else(|_| "python3".into())
-}
-
 /// Runs the validator on `files`; returns (exit code, stdout + stderr).
 fn validate(files: &[&Path]) -> (i32, String) {
-    let o = Command::new(python())
+    let o = Command::new(crate::common::test_python())
         .arg(repo().join("scripts/validate_json.py"))
         .args(files)
         .output()
@@ -213,7 +209,7 @@ fn the_validator_rejects_a_document_missing_a_required_field() {
 
     let empty = dir.join("empty");
     std::fs::create_dir_all(&empty).expect("empty dir");
-    let o = Command::new(python())
+    let o = Command::new(crate::common::test_python())
         .arg(repo().join("scripts/validate_json.py"))
         .arg("--corpus")
         .arg(&empty)

@@ -423,27 +423,9 @@ fn analyze_reports_incomplete_and_out_of_order_trees() {
 // ---------------------------------------------------------------------------------------------
 // Real runs.
 
-/// The interpreter with PyTorch: `NPGX_PYTHON` (set by scripts/test.sh), else the repo's .venv.
-/// The tests that need it are `#[ignore]`d with that reason and fail — never skip — without it;
-/// scripts/test.sh installs torch and runs them with `--include-ignored`.
+/// The interpreter with PyTorch (see [`crate::common::python_with`]).
 pub(crate) fn torch_python() -> String {
-    let candidates: Vec<String> = std::env::var("NPGX_PYTHON")
-        .ok()
-        .into_iter()
-        .chain([repo().join(".venv/bin/python").display().to_string()])
-        .collect();
-    for py in &candidates {
-        let ok = Command::new(py)
-            .args(["-c", "import torch"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
-        if ok {
-            return py.clone();
-        }
-    }
-    panic!("no Python with torch among {candidates:?}: run scripts/test.sh, which installs it")
+    crate::common::python_with("torch")
 }
 
 fn triage_run(

@@ -249,11 +249,6 @@ fn analysis(ran: &Ran) -> Value {
     v
 }
 
-/// The interpreter for the steps that do not need PyTorch.
-fn plain_python() -> String {
-    std::env::var("NPGX_PYTHON").unwrap_or_else(|_| "python3".into())
-}
-
 fn double_env(double: &Path, mode: &'static str) -> Vec<(&'static str, String)> {
     vec![
         ("PYTHONPATH", double.display().to_string()),
@@ -378,7 +373,7 @@ fn plain_step(number: usize, exit: i32) -> (usize, String) {
 
 #[test]
 fn steps_skip_a_missing_step_script_like_the_contract() {
-    let py = plain_python();
+    let py = crate::common::test_python();
     let scripts = [
         plain_step(1, 0),
         plain_step(3, 0),
@@ -412,7 +407,7 @@ fn steps_skip_a_missing_step_script_like_the_contract() {
 
 #[test]
 fn steps_refuse_bad_arguments_with_64_like_the_contract() {
-    let py = plain_python();
+    let py = crate::common::test_python();
     let dir = scratch("steps-bad-arguments");
     let with_scripts = make_root(&dir.join("ok"), &[plain_step(1, 0)]);
     let no_scripts = dir.join("bare");

@@ -22,10 +22,6 @@ const RUNS: u64 = 8;
 /// No new run starts after this (cold CI has little time to spare).
 const BOUND: Duration = Duration::from_secs(50);
 
-fn python() -> String {
-    std::env::var("NPGX_PYTHON").unwrap_or_else(|_| "python3".to_string())
-}
-
 /// A fresh copy of the tree (real bytes, not links: the copy is truncated) and a staging
 /// directory beside it for the mutator's replacement copies.
 fn copy_tree(from: &Path, to: &Path) {
@@ -44,7 +40,7 @@ fn copy_tree(from: &Path, to: &Path) {
 }
 
 fn mutator(dir: &Path, seed: u64) -> Child {
-    Command::new(python())
+    Command::new(crate::common::test_python())
         .arg(super::common::repo().join("scripts/mutate_tree.py"))
         .arg(dir.join("tree"))
         .args(["--staging".as_ref(), dir.join("staging").as_os_str()])
