@@ -7,13 +7,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-venv="${NPGX_VENV:-.venv}"
-case "$venv" in /*) ;; *) venv="$PWD/$venv" ;; esac
-if [ ! -x "$venv/bin/python" ]; then
-  python3 -m venv "$venv"
-fi
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r scripts/requirements-test.txt
-export NPGX_PYTHON="$venv/bin/python"
+# shellcheck source=scripts/test_venv.sh
+. scripts/test_venv.sh
 
 # The report tests (tests/it/report.rs) open every generated page in headless Chromium through
 # scripts/browser_check.py (standard library only): install Debian's package when it is missing.

@@ -13,13 +13,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-venv="${NPGX_VENV:-.venv}"
-case "$venv" in /*) ;; *) venv="$PWD/$venv" ;; esac
-if [ ! -x "$venv/bin/python" ]; then
-  python3 -m venv "$venv"
-fi
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r scripts/requirements-test.txt
-export NPGX_PYTHON="$venv/bin/python"
+# shellcheck source=scripts/test_venv.sh
+. scripts/test_venv.sh
 
 echo "== cargo test --test it triage_nodes:: (the FX node search, real PyTorch on CPU)"
 start=$(date +%s)
