@@ -5,11 +5,11 @@
 
 use libfuzzer_sys::fuzz_target;
 use npgx_parsers::aicore::evidence::classify;
-use npgx_parsers::aicore::kv::KvBag;
 use npgx_parsers::cann_error::{codes_in, parse_item, torch_npu::parse_torch_npu_line};
+use npgx_parsers::kv::KvBag;
+use npgx_parsers::line_prefix::strip_prefixes;
 use npgx_parsers::plog::content::parse_content;
 use npgx_parsers::plog::path::classify as classify_path;
-use npgx_parsers::line_prefix::strip_prefixes;
 use npgx_parsers::plog::{parse_header, BoundEnd, HeaderCache, PlogRecord, PlogTime};
 
 fuzz_target!(|data: &[u8]| {
@@ -20,7 +20,10 @@ fuzz_target!(|data: &[u8]| {
     // The header cache reads the lines of a file in order: it must give parse_header's answer.
     let mut cache = HeaderCache::new();
     for line in data.split(|&b| b == b'\n') {
-        assert_eq!(cache.parse(line).map(|(h, rest, _)| (h, rest)), parse_header(line));
+        assert_eq!(
+            cache.parse(line).map(|(h, rest, _)| (h, rest)),
+            parse_header(line)
+        );
     }
     let _ = PlogRecord::from_line(1, data).map(|r| r.full_message());
     let s = String::from_utf8_lossy(data);
@@ -33,5 +36,9 @@ fuzz_target!(|data: &[u8]| {
     let _ = PlogTime::parse_bound(&s, BoundEnd::Lower);
     let _ = PlogTime::parse_bound(&s, BoundEnd::Upper);
     let bag = KvBag::new(&s);
-    let _ = (bag.u64("stream_id"), bag.after("serial number is "), bag.text("fault kernel_name"));
+    let _ = (
+        bag.u64("stream_id"),
+        bag.after("serial number is "),
+        bag.text("fault kernel_name"),
+    );
 });

@@ -15,6 +15,7 @@ pub mod dump;
 pub mod dump_config;
 pub mod ge_graph;
 pub mod knowledge;
+pub mod kv;
 pub mod line_origin;
 pub mod line_prefix;
 pub mod msprobe;

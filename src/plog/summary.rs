@@ -15,7 +15,6 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use memchr::memmem;
-use npgx_parsers::aicore::kv::KvBag;
 use npgx_parsers::cann_error::torch_npu::{parse_torch_npu_line, TorchNpuError};
 use npgx_parsers::cann_error::{codes_in, CannErrorReport, ReportAssembler};
 use npgx_parsers::causal::across::{self, Contender};
@@ -24,6 +23,7 @@ use npgx_parsers::causal::{
     Shape, Tier,
 };
 use npgx_parsers::knowledge::Phase;
+use npgx_parsers::kv::KvBag;
 use npgx_parsers::line_prefix::strip_prefixes;
 use npgx_parsers::plog::content::parse_content;
 use npgx_parsers::plog::path::LogFileKind;

@@ -6,8 +6,8 @@
 //! drift between eras (six device-error header variants, five kernel-line variants) is covered
 //! by keywords, not by one regex per era.
 
-use super::kv::{parse_int, KvBag};
 use super::ErrorKind;
+use crate::kv::{parse_int, KvBag};
 
 /// One register or extended-info value from a device-error header (`pc start`, `vec error info`).
 pub type Register = (String, String);

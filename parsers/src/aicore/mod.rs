@@ -32,11 +32,11 @@
 
 mod apply;
 pub mod evidence;
-pub mod kv;
 
 use serde::{Deserialize, Serialize};
 
 use crate::cann_error::tables;
+use crate::kv::parse_int;
 use crate::plog::content::parse_content;
 use crate::plog::header::parse_header;
 use crate::plog::record::{lines, lossy};
@@ -44,7 +44,6 @@ use apply::{
     apply_extend, apply_misc, attach_core, core_from_header, firmware_field, merge_kernel, set,
 };
 use evidence::{classify, Evidence, HeaderEvidence, TensorDesc};
-use kv::parse_int;
 
 /// What failed.
 #[derive(

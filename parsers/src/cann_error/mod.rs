@@ -546,7 +546,7 @@ pub fn codes_in(text: &str) -> Vec<String> {
     for i in code_tokens(text).filter(|&i| !b.get(i + 6).copied().is_some_and(is_word)) {
         push(text[i..i + 6].to_owned());
     }
-    let bag = crate::aicore::kv::KvBag::new(text);
+    let bag = crate::kv::KvBag::new(text);
     if let Some(c) = bag
         .token("errcode")
         .filter(|c| c.bytes().all(|b| b.is_ascii_digit()))
@@ -563,7 +563,7 @@ pub fn codes_in(text: &str) -> Vec<String> {
         }
     }
     if let Some(r) = bag.token("retcode").filter(|r| r.starts_with("0x")) {
-        match crate::aicore::kv::parse_int(r) {
+        match crate::kv::parse_int(r) {
             Some(v) if v > 0xffff => push(format!("inner {r}")),
             Some(_) => push(format!("retCode {r}")),
             None => {}

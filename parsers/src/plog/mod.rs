@@ -5,7 +5,7 @@
 //! Reference: `plog-and-errors.md` §1 in the shared specs. Layering follows its §6:
 //! [`record::lines`] (layer 0) → [`header::parse_header`] / [`crate::line_prefix::strip_prefixes`] (layer 1) →
 //! [`record::RecordAssembler`] (layer 2) → [`content::parse_content`] and the key/value bag in
-//! [`crate::aicore::kv`] (layer 3).
+//! [`crate::kv`] (layer 3).
 //!
 //! Typical use on a captured text:
 //!
