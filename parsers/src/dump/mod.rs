@@ -35,9 +35,6 @@ pub mod fuzz {
         let _ = name::classify(&text);
         let _ = stats_csv::parse(&text);
         let _ = mapping::parse(&text);
-        let _ = crate::msprobe::read_dump(data, &mut |_| {});
-        let _ = crate::msprobe::read_stacks(data, &mut |_, _| {});
-        let _ = crate::msprobe::call_name(&text);
         let dirs: Vec<&str> = text.split('/').collect();
         let _ = path::locate(&dirs);
         layout_view(data);

@@ -33,6 +33,18 @@ use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, Visitor};
 use serde::Serialize;
 
 use crate::dump::header::Io;
+
+/// Entry point for fuzzing (beside `dump::fuzz::all`): arbitrary bytes as a `dump.json`, a
+/// `stack.json` and a call name; must never panic. Built for `cargo fuzz` and the unit tests.
+#[cfg(any(fuzzing, test))]
+pub mod fuzz {
+    pub fn all(data: &[u8]) {
+        let _ = super::read_dump(data, &mut |_| {});
+        let _ = super::read_stacks(data, &mut |_, _| {});
+        let _ = super::call_name(&String::from_utf8_lossy(data));
+    }
+}
+
 pub use tree::Node;
 
 /// The facts of a dump.json besides its calls.

@@ -186,3 +186,11 @@ fn stacks_in_both_forms_and_the_users_frame() {
         ]
     );
 }
+
+#[test]
+fn every_cut_of_a_dump_json_goes_through_the_fuzz_entry_without_a_panic() {
+    let text = br#"{"task": "tensor", "level": "L1", "dump_data_dir": null, "data": {"Functional.add.0.forward": {"input_args": [{"type": "torch.Tensor", "dtype": "torch.float16", "shape": [2], "Max": 1.0, "Min": 0.0, "Mean": 0.5, "Norm": 1.0, "data_name": "x.pt"}], "output": []}}}"#;
+    for cut in 0..=text.len() {
+        super::fuzz::all(&text[..cut]);
+    }
+}
