@@ -19,9 +19,6 @@ import sys
 
 # Loops still to cut (folder, sorted members): each needs its shared types moved down.
 KNOWN = {
-    # the metric records and msprobe's metric names refer to each other: shared types move to
-    # a module both use.
-    "src/compare": [["metrics", "msprobe", "records"]],
     # nodes takes bisect's verdict types, bisect runs the node search.
     "src/triage": [["bisect", "nodes"]],
 }

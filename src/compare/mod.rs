@@ -398,7 +398,7 @@ fn run_job(j: &Job, golden: &SideData, target: &SideData, th: &Thresholds) -> Pa
     }
     // msprobe's summary mode: one side known by its statistics only.
     if let (list::Data::Statistics(g), list::Data::Statistics(t)) = (&gs.data, &ts.data) {
-        let summary = msprobe::Summary::of(*g, *t);
+        let summary = records::MsprobeSummary::of(*g, *t);
         pair.passed = summary.passes(th.for_dtype(&pair.target_dtype).max_rel);
         pair.summary = Some(summary);
         return pair;

@@ -26,54 +26,14 @@
 use std::borrow::Cow;
 
 use npgx_parsers::dump::dtype::Element;
-use serde::{Deserialize, Serialize};
 
 use super::metrics::Products;
-
-/// One msprobe metric: a number, or msprobe's word for its absence (`unsupported`, `N/A`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(untagged)]
-#[schemars(rename = "MsprobeValue")]
-pub enum Value {
-    Number(f64),
-    Text(Cow<'static, str>),
-}
-
-impl Value {
-    pub fn number(&self) -> Option<f64> {
-        match self {
-            Value::Number(v) => Some(*v),
-            Value::Text(_) => None,
-        }
-    }
-}
-
-impl std::fmt::Display for Value {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Value::Number(v) => write!(f, "{v}"),
-            Value::Text(t) => f.write_str(t),
-        }
-    }
-}
+use super::records::{MsprobeMetrics, MsprobeSummary as Summary, MsprobeValue as Value};
 
 const UNSUPPORTED: Value = Value::Text(Cow::Borrowed("unsupported"));
 const NA: Value = Value::Text(Cow::Borrowed("N/A"));
 /// msprobe's value of a metric that came out NaN or could not divide by a zero norm.
 const NAN: Value = Value::Text(Cow::Borrowed("Nan"));
-
-/// The six columns of msprobe compare's tensor mode, and its message when it gives none.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct MsprobeMetrics {
-    pub cosine: Value,
-    pub euc_dist: Value,
-    pub max_abs_err: Value,
-    pub max_relative_err: Value,
-    pub one_thousandth_err_ratio: Value,
-    pub five_thousandths_err_ratio: Value,
-    /// msprobe's `Err_message` for a refused pair or metric (empty otherwise).
-    pub message: String,
-}
 
 impl MsprobeMetrics {
     /// Every column `value`, with `message`.
@@ -425,24 +385,6 @@ mod tests {
         assert_eq!(same(Element::Bf16, Element::F32), Value::Number(1.0));
         assert_eq!(squeezed_dims(&[1, 3, 1]), 1);
     }
-}
-
-/// msprobe's summary mode: how the statistics of two tensors known only by them differ. Each
-/// `*_diff` is target − golden; each `*_rel_err` is |diff / golden| in percent, as msprobe
-/// writes its `MaxRelativeErr` … `NormRelativeErr` columns. Equal statistics (two absent ones
-/// too) give 0; a NaN on
-/// either side gives `Nan`, an infinite difference `inf` / `-inf`, a golden 0 a relative `inf`,
-/// an absent statistic `N/A`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Summary {
-    pub max_diff: Value,
-    pub min_diff: Value,
-    pub mean_diff: Value,
-    pub norm_diff: Value,
-    pub max_rel_err: Value,
-    pub min_rel_err: Value,
-    pub mean_rel_err: Value,
-    pub norm_rel_err: Value,
 }
 
 const INF: Value = Value::Text(Cow::Borrowed("inf"));

@@ -99,11 +99,11 @@ pub struct Pair {
     pub target_file: String,
     /// msprobe compare's own six metrics (pairs of msprobe dumps only).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub msprobe: Option<super::msprobe::MsprobeMetrics>,
+    pub msprobe: Option<MsprobeMetrics>,
     /// msprobe's summary mode, for tensors both runs know by their statistics only (then
     /// `metrics` is null).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub summary: Option<super::msprobe::Summary>,
+    pub summary: Option<MsprobeSummary>,
 }
 
 /// What told the origin apart from operators that only carried an error.
@@ -252,6 +252,67 @@ impl CompareReport {
             report: Cow::Borrowed(self),
         }
     }
+}
+
+// msprobe's metrics as records (computed by super::msprobe).
+
+/// One msprobe metric: a number, or msprobe's word for its absence (`unsupported`, `N/A`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(untagged)]
+#[schemars(rename = "MsprobeValue")]
+pub enum MsprobeValue {
+    Number(f64),
+    Text(Cow<'static, str>),
+}
+
+impl MsprobeValue {
+    pub fn number(&self) -> Option<f64> {
+        match self {
+            MsprobeValue::Number(v) => Some(*v),
+            MsprobeValue::Text(_) => None,
+        }
+    }
+}
+
+impl std::fmt::Display for MsprobeValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MsprobeValue::Number(v) => write!(f, "{v}"),
+            MsprobeValue::Text(t) => f.write_str(t),
+        }
+    }
+}
+
+/// The six columns of msprobe compare's tensor mode, and its message when it gives none.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct MsprobeMetrics {
+    pub cosine: MsprobeValue,
+    pub euc_dist: MsprobeValue,
+    pub max_abs_err: MsprobeValue,
+    pub max_relative_err: MsprobeValue,
+    pub one_thousandth_err_ratio: MsprobeValue,
+    pub five_thousandths_err_ratio: MsprobeValue,
+    /// msprobe's `Err_message` for a refused pair or metric (empty otherwise).
+    pub message: String,
+}
+
+/// msprobe's summary mode: how the statistics of two tensors known only by them differ. Each
+/// `*_diff` is target − golden; each `*_rel_err` is |diff / golden| in percent, as msprobe
+/// writes its `MaxRelativeErr` … `NormRelativeErr` columns. Equal statistics (two absent ones
+/// too) give 0; a NaN on
+/// either side gives `Nan`, an infinite difference `inf` / `-inf`, a golden 0 a relative `inf`,
+/// an absent statistic `N/A`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(rename = "Summary2")]
+pub struct MsprobeSummary {
+    pub max_diff: MsprobeValue,
+    pub min_diff: MsprobeValue,
+    pub mean_diff: MsprobeValue,
+    pub norm_diff: MsprobeValue,
+    pub max_rel_err: MsprobeValue,
+    pub min_rel_err: MsprobeValue,
+    pub mean_rel_err: MsprobeValue,
+    pub norm_rel_err: MsprobeValue,
 }
 
 #[cfg(test)]

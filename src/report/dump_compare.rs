@@ -164,7 +164,7 @@ pub fn csv_msprobe(report: &CompareReport, out: &mut dyn Write) -> anyhow::Resul
         let dims: Vec<String> = p.shape.iter().map(u64::to_string).collect();
         format!("[{}]", dims.join(", "))
     };
-    type Get = fn(&crate::compare::msprobe::MsprobeMetrics) -> String;
+    type Get = fn(&crate::compare::records::MsprobeMetrics) -> String;
     let metric = |name: &str, f: Get| {
         col(name, &|p: &Pair| {
             p.msprobe.as_ref().map_or_else(|| "N/A".to_string(), f)
