@@ -18,10 +18,7 @@ import re
 import sys
 
 # Loops still to cut (folder, sorted members): each needs its shared types moved down.
-KNOWN = {
-    # nodes takes bisect's verdict types, bisect runs the node search.
-    "src/triage": [["bisect", "nodes"]],
-}
+KNOWN = {}
 
 CRATES = ["src", "parsers/src"]
 PATH = re.compile(r"\b(crate|super|self)((?:::[A-Za-z_][A-Za-z0-9_]*)+)")

@@ -20,6 +20,7 @@ pub mod bisect;
 pub mod classify;
 pub mod compare;
 pub mod dumps;
+pub mod judge;
 pub mod layout;
 pub mod node_search;
 pub mod nodes;

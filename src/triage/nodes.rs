@@ -30,11 +30,9 @@ use anyhow::Context;
 use npgx_parsers::pyedit::{CompileCall, Extras, OptionsSource, Script, StepEdit};
 use serde::{Deserialize, Serialize};
 
-use super::bisect::{
-    judge, run_like_step5, Difference, Judged, Launch, Mode, SameFailure, Verdict,
-};
 use super::compare::{self, Closeness, CAPTURE_MODULE, CAPTURE_SOURCE, OUTPUTS_DIR};
 use super::dumps;
+use super::judge::{judge, run_like_step5, Difference, Judged, Launch, Mode, SameFailure, Verdict};
 use super::layout::{Convention, Step, BISECT_DIR, ORIGINAL_SCRIPT, SCRIPTS_DIR};
 use super::node_search::{self, Answer, End};
 use super::runner::{Extra, Progress, StepEnd};
