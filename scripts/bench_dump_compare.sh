@@ -89,7 +89,7 @@ files=$(find "$golden" "$target" -type f | wc -l)
 echo "trees: $golden + $target, $files files, $bytes bytes"
 
 # warm the page cache (both trees must fit in RAM for the comparison to mean anything)
-find "$golden" "$target" -type f -print0 | xargs -0 cat > /dev/null
+warm "$golden" "$target"
 
 # shellcheck source=scripts/bench_lib.sh
 . scripts/bench_lib.sh
@@ -112,7 +112,7 @@ echo "== cold: $left of $bytes bytes still cached after eviction ($(load))"
 t_cold_limit=$(read_limit --cold --threads "${NPGX_COLD_THREADS:-16}" "$golden" "$target")
 t_cold=$(cold_best npgx_compare)
 t_cold_mapped=$(cold_best npgx_compare_mapped)
-find "$golden" "$target" -type f -print0 | xargs -0 cat > /dev/null  # warm again
+warm "$golden" "$target"  # warm again
 echo "== python baseline (1 run)"
 s=$(now)
 py_out=$("$py" scripts/baseline_dump_compare.py "$golden" "$target")

@@ -71,7 +71,7 @@ if [ -n "$files_mode" ]; then
     if [ ! -f "$ftree/BENCH_TREE.json" ]; then
       "$py" scripts/gen_dump_fixtures.py --out "$ftree" --bench-files "$n" --per-dir "$per_dir" > /dev/null
     fi
-    find "$ftree/root" -type f -print0 | xargs -0 cat > /dev/null  # warm the inode and page cache
+    warm "$ftree/root"  # warm the inode and page cache
     s=$(now)
     code=0
     rss_kb=$(peak_rss_kib "$bin" dump-scan "$ftree/root" "${format_args[@]}" --no-progress) || code=$?
@@ -97,7 +97,7 @@ files=$(find "$tree" -type f | wc -l)
 echo "tree: $tree, $files files, $bytes bytes"
 
 # warm the page cache (the tree must fit in RAM for the comparison to mean anything)
-find "$tree" -type f -print0 | xargs -0 cat > /dev/null
+warm "$tree"
 
 npgx_scan() { "$bin" dump-scan "$tree" --format json --no-progress; }
 npgx_scan_mapped() { "$bin" dump-scan "$tree" --format json --no-progress --mmap; }
@@ -120,7 +120,7 @@ echo "== cold: $left of $bytes bytes still cached after eviction ($(load))"
 t_cold_limit=$(read_limit --cold --threads "${NPGX_COLD_THREADS:-16}" "$tree")
 t_cold=$(cold_best npgx_scan)
 t_cold_mapped=$(cold_best npgx_scan_mapped)
-find "$tree" -type f -print0 | xargs -0 cat > /dev/null  # warm again for the rest
+warm "$tree"  # warm again for the rest
 echo "== python baseline (1 run)"
 s=$(now)
 py_out=$("$py" scripts/baseline_dump_scan.py "$tree")

@@ -28,6 +28,11 @@ read_limit() { # best wall time (s) of $runs reads of every byte of PATH… (fil
     --runs "$runs" --threads "${NPGX_READ_THREADS:-$(nproc)}" "$@"
 }
 
+warm() { # reads every byte of PATH… once into the page cache (read_limit.py, one pass): not
+  # `cat > /dev/null`, which may splice without reading
+  read_limit --runs 1 "$@" > /dev/null
+}
+
 load() { # the 1-minute load average and the core count, for the line printed next to a figure
   echo "load $(cut -d' ' -f1 /proc/loadavg) on $(nproc) cores"
 }

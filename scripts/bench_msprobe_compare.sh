@@ -64,7 +64,7 @@ print(b["dump_json"]["golden"], b["dump_json"]["target"], b["bytes"]["golden"], 
   "$dir/pair/BENCH_PAIR.json")
 echo "golden $golden ($g_bytes bytes, $g_files tensor files), target $target ($t_bytes bytes)"
 
-find "$golden" "$target" -type f -print0 | xargs -0 cat > /dev/null  # warm the page cache
+warm "$golden" "$target"  # warm the page cache
 
 echo "== msprobe compare (1 run)"
 ms_code=0
