@@ -2,8 +2,8 @@
 # Lints the lean aarch64 build with clippy (-D warnings), cross-builds npgx's unit tests for aarch64
 # (lean, --no-default-features: polars is not cross-compiled) and runs the vector kernels' tests
 # under qemu-user: the statistics of dump-scan
-# (src/dump/stats.rs, stats/neon.rs), the metrics of dump-compare (src/compare/metrics.rs,
-# metrics/neon.rs), the dispatch (src/dump/simd.rs) and the decoders (src/dump/values.rs). Each
+# (src/scan/stats.rs, stats/neon.rs), the metrics of dump-compare (src/compare/metrics.rs,
+# metrics/neon.rs), the dispatch (src/simd.rs) and the decoders (src/dump/values.rs). Each
 # NEON kernel is compared bit for bit with the portable one at every length around the vector
 # width and the block, with NaN, infinities, saturated values, subnormals and zeros of both
 # signs. qemu's default CPU has NEON, so every such test must take the vector path: a test that
@@ -38,7 +38,7 @@ CARGO_INCREMENTAL=0 CARGO_TARGET_DIR="$target/aarch64-qemu" \
   CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="$AARCH64_RUNNER" \
   "$AARCH64_CARGO" test --locked --lib \
   --no-default-features --target "$AARCH64_TRIPLE" \
-  -- dump::simd dump::stats dump::values compare::metrics 2>&1 | tee "$log"
+  -- simd::tests scan::stats dump::values compare::metrics 2>&1 | tee "$log"
 code=${PIPESTATUS[0]}
 set -e
 [ "$code" = 0 ] || { echo "check_aarch64: the tests failed (exit $code)" >&2; exit 1; }

@@ -16,7 +16,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 /// What every `schema` starts with; the rest is the document's name, which each engine defines
-/// beside its record and version (`crate::dump::SCHEMA_NAME` = `dump-scan`).
+/// beside its record and version (`crate::scan::SCHEMA_NAME` = `dump-scan`).
 pub const SCHEMA_PREFIX: &str = "npgx.";
 
 /// The JSON envelope of every command: `schema` = `npgx.<command>`, `schema_version` = `version`,

@@ -18,6 +18,8 @@ pub mod output;
 pub mod plog;
 pub mod report;
 pub mod repro;
+pub mod scan;
 pub mod schema;
 pub mod shard;
+pub mod simd;
 pub mod triage;

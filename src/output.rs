@@ -170,7 +170,7 @@ impl Drop for Temp {
 }
 
 /// A scratch file with no name, for data too large to hold in memory (the tensors of a scan
-/// being sorted, `dump::sorted`): created in `dir` under a temporary name ([`is_temp`]) and
+/// being sorted, `scan::sorted`): created in `dir` under a temporary name ([`is_temp`]) and
 /// unlinked at once, so that its space goes back when it is closed, however the process ends.
 pub fn scratch_file(dir: &Path, what: &str) -> anyhow::Result<File> {
     let name = format!(

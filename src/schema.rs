@@ -7,7 +7,7 @@
 //! the fields of one engine type, or of one of several when a command writes different bodies
 //! under one name (`npgx.dump-config`: `check`, `new` and `plan`). The `npgx.dump-scan` document is streamed from the scan's records,
 //! so its schema comes from the read-side view the HTML report reads it back through
-//! ([`crate::dump::document::ScanDocument`], kept field for field equal to the writer by its own
+//! ([`crate::scan::document::ScanDocument`], kept field for field equal to the writer by its own
 //! test).
 //!
 //! Which fields are required. A schema serves the readers of a version, and fields added
@@ -49,13 +49,13 @@ fn body<T: JsonSchema + ?Sized>(g: &mut SchemaGenerator) -> Schema {
 
 /// Every document npgx writes, in the order `--list` shows them.
 fn kinds() -> Vec<Kind> {
-    use crate::{compare, config, dump, incident, plog, repro, triage};
+    use crate::{compare, config, incident, plog, repro, scan, triage};
     let mut kinds = vec![
         Kind {
-            name: dump::SCHEMA_NAME,
-            version: dump::SCHEMA_VERSION,
+            name: scan::SCHEMA_NAME,
+            version: scan::SCHEMA_VERSION,
             written_by: "npgx dump-scan --format json",
-            bodies: |g| vec![body::<dump::document::ScanDocument>(g)],
+            bodies: |g| vec![body::<scan::document::ScanDocument>(g)],
         },
         Kind {
             name: compare::SCHEMA_NAME,

@@ -1,8 +1,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::dump::{self, Progress, ScanOptions};
 use crate::report::dump_scan as render;
+use crate::scan::{self, Progress, ScanOptions};
 
 use super::TableFormat as Format;
 
@@ -86,8 +86,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     };
     let rank = match (args.rank, args.world_size, args.rank_from_env) {
-        (Some(r), Some(w), _) => Some(dump::RankInfo::new(r, w, "option".into())?),
-        (_, _, true) => Some(dump::RankInfo::from_env(|k| std::env::var(k).ok())?),
+        (Some(r), Some(w), _) => Some(scan::RankInfo::new(r, w, "option".into())?),
+        (_, _, true) => Some(scan::RankInfo::from_env(|k| std::env::var(k).ok())?),
         _ => None,
     };
     if let Some(r) = &rank {
@@ -102,7 +102,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         keep_all: args.all || args.format == Format::Parquet,
         rank,
     };
-    let report = dump::scan(&args.path, &opts, &on_progress)?;
+    let report = scan::scan(&args.path, &opts, &on_progress)?;
     if let Some(b) = &bar {
         b.finish_and_clear();
     }

@@ -13,10 +13,10 @@
 use npgx_parsers::dump::dtype::Element;
 
 use super::records::Metrics;
-use crate::dump::simd::{self, Kernel};
 use crate::dump::values::decode_to;
 #[cfg(target_arch = "x86_64")]
 use crate::dump::values::decode_to_x86;
+use crate::simd::{self, Kernel};
 
 #[cfg(target_arch = "aarch64")]
 mod neon;

@@ -22,12 +22,12 @@ use npgx_parsers::dump::header::Io;
 use rayon::prelude::*;
 
 use crate::dump::list::{self, Listed, TensorSlot};
-use crate::dump::order::{exec_key, OpKey};
 use crate::dump::records::GroupKey;
 use crate::dump::records::OpRef;
 use crate::dump::values::{ValueReader, CHUNK};
 use crate::dump::walk;
 use crate::dump::FileProblem;
+use crate::scan::order::{exec_key, OpKey};
 use matching::{FxGraphs, GoldenIndex, GraphIndex, TargetTensor};
 use npgx_parsers::dump::name::FxGraphName;
 pub use records::{
@@ -714,7 +714,7 @@ pub fn compare(
         // `own` is in execution order: the positions come out ascending.
         gr.collectives = own
             .iter()
-            .filter(|p| crate::dump::analysis::is_collective_op(&p.op_name, p.op_type.as_deref()))
+            .filter(|p| crate::scan::analysis::is_collective_op(&p.op_name, p.op_type.as_deref()))
             .map(|p| p.order)
             .collect();
         gr.collectives.dedup();

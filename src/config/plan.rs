@@ -28,11 +28,11 @@ use serde::{Deserialize as _, Serialize};
 
 use super::preset::{self, DumpMode, Preset, PresetOptions};
 use crate::compare::records::CompareDocument;
-use crate::dump::address::{Addresses, Overwrite};
-use crate::dump::document::{ScanAnomaly, ScanDocument, ScanTensor};
-use crate::dump::records::Source;
 use crate::envelope::{Readers, SCHEMA_PREFIX};
 use crate::merge::MergeReport;
+use crate::scan::address::{Addresses, Overwrite};
+use crate::scan::document::{ScanAnomaly, ScanDocument, ScanTensor};
+use crate::scan::records::Source;
 
 /// How many producer hops a narrowed dump reaches by default.
 pub const DEFAULT_HOPS: usize = 2;
@@ -281,7 +281,7 @@ const READERS: Readers<'static> = Readers {
     reader: "dump-config plan reads",
     what: "an npgx JSON document",
     documents: &[
-        (crate::dump::SCHEMA_NAME, crate::dump::SCHEMA_VERSION),
+        (crate::scan::SCHEMA_NAME, crate::scan::SCHEMA_VERSION),
         (crate::compare::SCHEMA_NAME, crate::compare::SCHEMA_VERSION),
         (crate::merge::SCHEMA_NAME, crate::merge::SCHEMA_VERSION),
     ],
@@ -293,7 +293,7 @@ fn read_document(path: &Path, out: &mut Vec<Target>) -> anyhow::Result<()> {
     let from = path.display().to_string();
     let bad = |e: serde_json::Error| anyhow::anyhow!("{from}: {SCHEMA_PREFIX}{name} document: {e}");
     match name {
-        crate::dump::SCHEMA_NAME => {
+        crate::scan::SCHEMA_NAME => {
             scan_targets(&from, ScanDocument::deserialize(&doc).map_err(bad)?, out)
         }
         crate::compare::SCHEMA_NAME => {

@@ -5,7 +5,7 @@
 //! [`tensor_file_slot`], the tensor files msprobe's `dump.json` names) — into [`TensorSlot`]s:
 //! where each tensor's bytes lie and in which order its elements come, without reading any
 //! tensor data. Every consumer starts here: dump-scan's statistics stream a slot's bytes in any
-//! order ([`super::read`]); dump-compare, dump-convert and repro read its elements in logical
+//! order ([`crate::scan::read`]); dump-compare, dump-convert and repro read its elements in logical
 //! order through [`super::values::ValueReader`], and so take [`list`], which keeps only the
 //! slots whose order is known.
 //!

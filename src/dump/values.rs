@@ -34,7 +34,7 @@ pub const CHUNK: usize = 1 << 16;
 
 /// Decodes the whole elements of `el` in `bytes` to `f64` into `out`, as many as fit; returns
 /// how many. Inlined (no call into a generic `Vec` method), so it is compiled into the vectorised
-/// metric loop of `dump-compare` ([`crate::dump::simd`]).
+/// metric loop of `dump-compare` ([`crate::simd`]).
 #[inline(always)]
 pub fn decode_to(el: Element, bytes: &[u8], out: &mut [f64]) -> usize {
     #[inline(always)]
@@ -78,7 +78,7 @@ pub fn decode_to(el: Element, bytes: &[u8], out: &mut [f64]) -> usize {
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 pub fn decode_to_x86(
-    _: super::simd::x86::Features,
+    _: crate::simd::x86::Features,
     el: Element,
     bytes: &[u8],
     out: &mut [f64],
@@ -535,18 +535,18 @@ mod tests {
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn f16c_decoding_agrees_with_the_portable_one() {
-        if !crate::dump::simd::vector_path_or_skip("values: f16c decoding") {
+        if !crate::simd::vector_path_or_skip("values: f16c decoding") {
             return;
         }
         /// `decode_to_x86` when the CPU has the features (`None` otherwise).
         struct F16c<'a>(&'a [u8], usize);
-        impl crate::dump::simd::Kernel for F16c<'_> {
+        impl crate::simd::Kernel for F16c<'_> {
             type Output = Option<Vec<f64>>;
             fn run(self) -> Option<Vec<f64>> {
                 None
             }
             #[cfg(target_arch = "x86_64")]
-            fn run_x86(self, f: crate::dump::simd::x86::Features) -> Option<Vec<f64>> {
+            fn run_x86(self, f: crate::simd::x86::Features) -> Option<Vec<f64>> {
                 let mut out = vec![0.0; self.1];
                 let n = decode_to_x86(f, Element::F16, self.0, &mut out);
                 out.truncate(n);
@@ -562,7 +562,7 @@ mod tests {
             (&all[2 * 0x7BF8..2 * 0x7C05], 64),
             (&all[..0], 8),
         ] {
-            let got = crate::dump::simd::dispatch(F16c(bytes, room)).expect("the vector path ran");
+            let got = crate::simd::dispatch(F16c(bytes, room)).expect("the vector path ran");
             let mut want = vec![0.0; room];
             let n = decode_to(Element::F16, bytes, &mut want);
             want.truncate(n);

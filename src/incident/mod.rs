@@ -35,7 +35,7 @@ pub const SCHEMAS: &[(&str, u32)] = &[
         crate::triage::classify::SCHEMA_NAME,
         crate::triage::classify::SCHEMA_VERSION,
     ),
-    (crate::dump::SCHEMA_NAME, crate::dump::SCHEMA_VERSION),
+    (crate::scan::SCHEMA_NAME, crate::scan::SCHEMA_VERSION),
     (crate::compare::SCHEMA_NAME, crate::compare::SCHEMA_VERSION),
     (
         crate::plog::summary::SCHEMA_NAME,

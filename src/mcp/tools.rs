@@ -70,7 +70,7 @@ CSVs) for NaN, Inf and low-precision overflow: the first anomalous operator and 
 where the anomaly was born, per rank, device, model and step (npgx dump-scan --format json; \
 docs/dump-scan.md). Sends progress notifications (files read) when given a progress token.",
             input_schema: schema::<DumpScanArgs>,
-            document: Some(crate::dump::SCHEMA_NAME),
+            document: Some(crate::scan::SCHEMA_NAME),
             writes: false,
             call: dump_scan,
         },
@@ -215,17 +215,17 @@ struct DumpScanArgs {
 
 fn dump_scan(a: Map<String, Value>, progress: &dyn Progress) -> anyhow::Result<Value> {
     let a: DumpScanArgs = args("dump_scan", a)?;
-    let opts = crate::dump::ScanOptions {
+    let opts = crate::scan::ScanOptions {
         threads: a.threads,
         keep_all: a.all,
         rank: None,
     };
     let counts = Counts::default();
-    let on_progress = |p: crate::dump::Progress| match p {
-        crate::dump::Progress::Found(n) => counts.found(n, progress),
-        crate::dump::Progress::FileDone => counts.done(progress),
+    let on_progress = |p: crate::scan::Progress| match p {
+        crate::scan::Progress::Found(n) => counts.found(n, progress),
+        crate::scan::Progress::FileDone => counts.done(progress),
     };
-    let scan = crate::dump::scan(&a.path, &opts, &on_progress)?;
+    let scan = crate::scan::scan(&a.path, &opts, &on_progress)?;
     Ok(report::dump_scan::value(&scan, a.all)?)
 }
 

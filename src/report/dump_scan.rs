@@ -11,11 +11,11 @@ use npgx_parsers::dump::path::Location;
 #[cfg(feature = "tables")]
 use polars::prelude::{Column, DataFrame, PlSmallStr};
 
-use crate::dump::address::{AddressStatus, Addresses, Held, Link, TensorAt};
-use crate::dump::sorted::TensorsInOrder;
-use crate::dump::{Anomaly, Group, ScanReport};
+use crate::scan::address::{AddressStatus, Addresses, Held, Link, TensorAt};
+use crate::scan::sorted::TensorsInOrder;
+use crate::scan::{Anomaly, Group, ScanReport};
 #[cfg(feature = "tables")]
-use crate::dump::{Place, TensorRecord};
+use crate::scan::{Place, TensorRecord};
 
 /// The JSON document (`npgx.dump-scan`, docs/dump-scan.md). With `all`, a `tensors` array lists
 /// every tensor.
@@ -102,7 +102,7 @@ fn with_document<R>(
         tensors: all.then_some(Tensors(&report.tensors)),
     };
     f(&super::Envelope::new(
-        crate::dump::SCHEMA_NAME,
+        crate::scan::SCHEMA_NAME,
         report.schema_version,
         &doc,
     ))
@@ -744,10 +744,11 @@ fn addresses_text(o: &mut String, a: &Addresses) {
 #[cfg(all(test, feature = "tables"))]
 mod tests {
     use super::{csv_in_chunks, parquet_in_chunks};
-    use crate::dump::analysis::Collector;
-    use crate::dump::records::{OpRef, Source, TensorRecord};
-    use crate::dump::scan_report::Summary;
-    use crate::dump::ScanReport;
+    use crate::dump::records::OpRef;
+    use crate::scan::analysis::Collector;
+    use crate::scan::records::{Source, TensorRecord};
+    use crate::scan::scan_report::Summary;
+    use crate::scan::ScanReport;
     use npgx_parsers::dump::header::Io;
     use npgx_parsers::dump::path::{Layout, Location};
     use polars::prelude::{ParquetReader, SerReader};
@@ -853,7 +854,7 @@ mod tests {
 mod value_tests {
     use std::path::Path;
 
-    use crate::dump::{scan, ScanOptions};
+    use crate::scan::{scan, ScanOptions};
 
     #[test]
     fn the_value_is_the_printed_document_read_back() {

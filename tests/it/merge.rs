@@ -335,7 +335,7 @@ fn the_rank_comes_from_options_or_the_launchers_environment() {
             "parquet",
         ])
         .args(["-o", s(&c)]);
-        for (name, _) in npgx::dump::RANK_ENV {
+        for (name, _) in npgx::scan::RANK_ENV {
             cmd.env_remove(name);
         }
         for (k, v) in set {

@@ -18,8 +18,8 @@ use super::{
     LaneSums, Lanes, ATANH_SERIES, BLOCK, CLOSE_TERMS, EPS, LANES, LN2_HI, LN2_LO,
     LN_SERIES_INVERSE_LIMIT, MANTISSA, ONE,
 };
-use crate::dump::simd::aarch64::Features;
 use crate::dump::values::decode_to;
+use crate::simd::aarch64::Features;
 
 /// Four f64 lanes: lanes 0–1 and 2–3.
 #[derive(Clone, Copy)]
@@ -442,7 +442,7 @@ impl LaneSums for Features {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dump::simd::{self, Kernel};
+    use crate::simd::{self, Kernel};
 
     #[test]
     fn fcvtl_decoding_agrees_with_the_portable_one() {

@@ -1,7 +1,7 @@
 //! msprobe framework dumps listed: one `dump.json` is many calls, each call one operator
 //! execution in the order of the file ([`npgx_parsers::msprobe`] has the grammar). The calls,
 //! their tensors and the tensor files the dump names in `dump_tensor_data/` are listed here for
-//! every reader; dump-scan's verdicts from a dump.json are [`super::super::msprobe`]'s.
+//! every reader; dump-scan's verdicts from a dump.json are [`crate::scan::msprobe`]'s.
 
 use std::collections::HashMap;
 use std::fs::File;

@@ -14,10 +14,11 @@ use super::{
 };
 use crate::compare::records::{CompareDocument, GroupSide, Thresholds};
 use crate::compare::{GroupReport, Metrics, Pair};
-use crate::dump::document::{ScanAnomaly, ScanDocument, ScanGroup, ScanTensor};
-use crate::dump::records::{FileProblem, Kind};
+use crate::dump::records::FileProblem;
 use crate::incident::Input;
 use crate::report::enum_name;
+use crate::scan::document::{ScanAnomaly, ScanDocument, ScanGroup, ScanTensor};
+use crate::scan::records::Kind;
 
 /// At most this many groups get a plot (the others are listed in the tables).
 const MAX_PLOTS: usize = 50;
@@ -232,7 +233,7 @@ fn first_pair(g: &ScanGroup) -> Markup {
 /// A group's overwrites and the producers of its anomalous inputs (`groups[].addresses`);
 /// nothing for documents older than schema version 2.
 fn addresses(g: &ScanGroup) -> Markup {
-    use crate::dump::address::{AddressStatus, Held};
+    use crate::scan::address::{AddressStatus, Held};
     let Some(a) = &g.addresses else {
         return html! {};
     };

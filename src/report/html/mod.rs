@@ -12,7 +12,7 @@
 //! the engine's records ([`crate::triage::TriageRun`], [`crate::triage::analyze::TriageAnalysis`],
 //! [`crate::triage::classify::ClassifyDocument`], [`crate::plog::summary::PlogSummary`],
 //! [`crate::plog::aicore::AicoreDocument`], [`crate::compare::records::CompareDocument`]) or, for
-//! the streamed dump-scan document, its read side [`crate::dump::document::ScanDocument`]. Unknown
+//! the streamed dump-scan document, its read side [`crate::scan::document::ScanDocument`]. Unknown
 //! fields are ignored (docs/json.md; the top-level ones are shown raw by [`other_fields`]); an
 //! optional field that is absent shows as a dash; a required field that is missing or of another
 //! type makes the section say the document "does not read as" its schema ([`unreadable`]) instead
@@ -157,12 +157,12 @@ pub fn written_json(
 }
 
 fn section(input: &Input, index: usize) -> Section {
-    use crate::{compare, dump, plog, triage as engine};
+    use crate::{compare, plog, scan, triage as engine};
     match input.name() {
         engine::RUN_SCHEMA_NAME => triage::run(input),
         engine::analyze::SCHEMA_NAME => triage::analyze(input),
         engine::classify::SCHEMA_NAME => triage::classify(input),
-        dump::SCHEMA_NAME => dumps::scan(input, index),
+        scan::SCHEMA_NAME => dumps::scan(input, index),
         compare::SCHEMA_NAME => dumps::compare(input, index),
         plog::summary::SCHEMA_NAME => logs::plog(input, index),
         plog::aicore::SCHEMA_NAME => logs::aicore(input),

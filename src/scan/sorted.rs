@@ -417,8 +417,8 @@ impl Iterator for Merge<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dump::analysis::tests::t;
-    use crate::dump::records::Source;
+    use crate::scan::analysis::tests::t;
+    use crate::scan::records::Source;
     use npgx_parsers::dump::header::Io;
     use npgx_parsers::dump::path::Layout;
 

@@ -13,8 +13,9 @@ use std::hash::Hash;
 use indexmap::IndexSet;
 use npgx_parsers::dump::header::Io;
 
-use super::records::GroupKey;
-use super::records::{OpRef, Source, TensorRecord};
+use super::records::{Source, TensorRecord};
+use crate::dump::records::GroupKey;
+use crate::dump::records::OpRef;
 
 /// Distinct values, each stored once, by index (also the op names and paths of the analysis's
 /// order keys).
@@ -434,7 +435,8 @@ impl<'a> RowView<'a> {
 #[cfg(test)]
 mod tests {
     use super::TensorStore;
-    use crate::dump::records::{OpRef, Source, TensorRecord};
+    use crate::dump::records::OpRef;
+    use crate::scan::records::{Source, TensorRecord};
     use npgx_parsers::dump::header::Io;
     use npgx_parsers::dump::path::{Layout, Location};
 

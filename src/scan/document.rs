@@ -20,8 +20,9 @@ use npgx_parsers::dump::path::{Layout, Location};
 use serde::Deserialize;
 
 use super::address::Addresses;
-use super::records::{FileProblem, Kind, Source};
+use super::records::{Kind, Source};
 use super::scan_report::Summary;
+use crate::dump::records::FileProblem;
 
 /// The fields of the `npgx.dump-scan` document (inside the envelope of docs/json.md).
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
@@ -197,7 +198,7 @@ mod tests {
     use serde::Deserialize as _;
 
     use super::ScanDocument;
-    use crate::dump::{scan, ScanOptions};
+    use crate::scan::{scan, ScanOptions};
 
     /// A generated dump tree (`scripts/gen_dump_fixtures.py`, run by scripts/test.sh).
     fn fixture(rel: &str) -> PathBuf {

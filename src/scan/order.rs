@@ -8,8 +8,9 @@
 
 use std::cmp::Ordering;
 
-use super::records::{GroupKey, OpRef, Place, TensorRecord};
+use super::records::{Place, TensorRecord};
 use super::store::{RowView, Table};
+use crate::dump::records::{GroupKey, OpRef};
 
 /// Sort key of an operator execution within its group.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]

@@ -11,7 +11,7 @@
 use std::arch::aarch64::*;
 
 use super::{Acc, BLOCK, LANES};
-use crate::dump::simd::aarch64::Features;
+use crate::simd::aarch64::Features;
 
 /// The least and greatest value of four lanes after `x`, as the portable kernel's step.
 ///

@@ -25,8 +25,9 @@ use npgx_parsers::dump::header::Io;
 use serde::{Deserialize, Serialize};
 
 use super::order::{CompactKey, Names, PathRef};
-use super::records::{OpRef, TensorRecord};
+use super::records::TensorRecord;
 use super::store::Blocks;
+use crate::dump::records::OpRef;
 
 /// At most this many in-between operators are listed per overwrite (all are counted).
 pub const MAX_BETWEEN: usize = 64;
@@ -351,8 +352,8 @@ fn between(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dump::analysis::tests::t as tensor;
-    use crate::dump::analysis::Collector;
+    use crate::scan::analysis::tests::t as tensor;
+    use crate::scan::analysis::Collector;
 
     /// One operator execution: `(io, address, size, nan)` per tensor.
     type Exec<'a> = (&'a str, u64, &'a [(Io, u64, u64, u64)]);

@@ -11,10 +11,11 @@ use npgx_parsers::dump::header::Io;
 
 use super::address::{Addressed, Book};
 use super::order::{exec_key, op_key, tensor_order, CompactKey, Names, OpKey, Placer};
-use super::records::{Anomaly, GroupKey, OpRef, OpdebugRecord, StatsNote, TensorRecord};
+use super::records::{Anomaly, OpdebugRecord, StatsNote, TensorRecord};
 use super::scan_report::Group;
 use super::sorted::{TensorRuns, TensorsInOrder};
 use super::store::{Blocks, TensorStore};
+use crate::dump::records::{GroupKey, OpRef};
 
 /// Whether an operator execution is a collective communication (HCCL) operator: a GE op type
 /// starting with `Hcom` (`HcomAllReduce`, `HcomAllGather`, `HcomBroadcast`, `HcomReduceScatter`,
@@ -394,11 +395,11 @@ pub fn pair_opdebug(opdebug: &mut [OpdebugRecord], dumps: &[DumpIndexEntry]) {
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
-    use crate::dump::records::{collectives_at, Place, Source};
+    use crate::scan::records::{collectives_at, Place, Source};
     use npgx_parsers::dump::path::{Layout, Location};
 
     /// A tensor of 4 fp32 elements of operator `op` run at `ts`, with `nan` NaNs.
-    pub(in crate::dump) fn t(op: &str, ts: u64, io: Io, index: usize, nan: u64) -> TensorRecord {
+    pub(in crate::scan) fn t(op: &str, ts: u64, io: Io, index: usize, nan: u64) -> TensorRecord {
         TensorRecord {
             op: OpRef {
                 location: Location::default(),
@@ -442,7 +443,7 @@ pub(super) mod tests {
     }
 
     /// Every kept tensor, read back.
-    pub(in crate::dump) fn kept(a: &Analysis) -> Vec<(Place, TensorRecord)> {
+    pub(in crate::scan) fn kept(a: &Analysis) -> Vec<(Place, TensorRecord)> {
         let rows = a.tensors.iter().expect("runs readable");
         rows.collect::<anyhow::Result<_>>().expect("runs readable")
     }

@@ -15,11 +15,12 @@ use npgx_parsers::dump::layout::PaddedView;
 use npgx_parsers::dump::name::{FileName, OpDumpName};
 use npgx_parsers::dump::{opdebug, stats_csv};
 
-use super::blocks::{Blocks, ReadError};
-use super::list::{self, Data, FileTensors, InlineData, TensorSlot};
-use super::records::{FileProblem, OpRef, OpdebugRecord, Source, StatsNote, TensorRecord};
+use super::records::{OpdebugRecord, Source, StatsNote, TensorRecord};
 use super::stats::{chunk_unit, Acc};
-use super::walk::Candidate;
+use crate::dump::blocks::{Blocks, ReadError};
+use crate::dump::list::{self, Data, FileTensors, InlineData, TensorSlot};
+use crate::dump::records::{FileProblem, OpRef};
+use crate::dump::walk::Candidate;
 
 /// Streaming buffer per worker thread.
 const BUF_LEN: usize = 4 << 20;

@@ -1,5 +1,5 @@
 //! The one run-time dispatch to wider vectors (AVX2 and F16C on x86-64, NEON on AArch64), for
-//! the hot loops of `dump-scan` (statistics, [`super::stats`]) and `dump-compare` (metrics).
+//! the hot loops of `dump-scan` (statistics, [`crate::scan::stats`]) and `dump-compare` (metrics).
 //!
 //! A hot loop is written once, portably, as a [`Kernel`] whose [`Kernel::run`] is
 //! `#[inline(always)]`. [`dispatch`] runs it inlined into a function compiled with the target
@@ -176,11 +176,11 @@ mod tests {
     /// The files whose hot loops run under [`super::dispatch`].
     const KERNEL_SOURCES: [&str; 6] = [
         include_str!("simd.rs"),
-        include_str!("stats.rs"),
-        include_str!("stats/neon.rs"),
-        include_str!("values.rs"),
-        include_str!("../compare/metrics.rs"),
-        include_str!("../compare/metrics/neon.rs"),
+        include_str!("scan/stats.rs"),
+        include_str!("scan/stats/neon.rs"),
+        include_str!("dump/values.rs"),
+        include_str!("compare/metrics.rs"),
+        include_str!("compare/metrics/neon.rs"),
     ];
 
     #[test]

@@ -9,7 +9,7 @@
 //! too, so a tensor holding ±3.4e38 next to small values still gets a correct mean.
 //!
 //! fp16 and fp32, the bulk of real dumps, also have the loop written with AVX2 vectors
-//! ([`super::simd::Kernel::run_x86`]): the same lanes and the same answer bit for bit (tested at
+//! ([`crate::simd::Kernel::run_x86`]): the same lanes and the same answer bit for bit (tested at
 //! every length around the vector and block sizes), about twice as fast — fp16 decoded with
 //! F16C and its saturation counted in the same pass, its lane sums split over four
 //! accumulators (exact for fp16, see `Acc::f16_x86`); fp32 read straight from the bytes. On
@@ -178,7 +178,7 @@ impl Acc {
     /// compiler makes of it. A block is copied out only when it needs the careful pass.
     #[cfg(target_arch = "x86_64")]
     #[inline(always)]
-    fn f32_x86(&mut self, _: super::simd::x86::Features, bytes: &[u8]) {
+    fn f32_x86(&mut self, _: crate::simd::x86::Features, bytes: &[u8]) {
         use std::arch::x86_64::*;
         let n_all = bytes.len() / 4;
         for block in bytes[..4 * n_all].chunks(4 * BLOCK) {
@@ -244,7 +244,7 @@ impl Acc {
     /// significant bits of an f64's 53.
     #[cfg(target_arch = "x86_64")]
     #[inline(always)]
-    fn f16_x86(&mut self, _: super::simd::x86::Features, bytes: &[u8]) {
+    fn f16_x86(&mut self, _: crate::simd::x86::Features, bytes: &[u8]) {
         use std::arch::x86_64::*;
         let n_all = bytes.len() / 2;
         let mut buf = [0f32; BLOCK];
@@ -422,7 +422,7 @@ impl Acc {
     /// Adds whole elements of type `el` from `bytes` (a trailing partial element is ignored;
     /// callers pass element-aligned chunks). For `I4` every byte holds two elements.
     pub fn update(&mut self, el: Element, bytes: &[u8]) {
-        super::simd::dispatch(Update {
+        crate::simd::dispatch(Update {
             acc: self,
             el,
             bytes,
@@ -487,14 +487,14 @@ impl Acc {
     }
 }
 
-/// [`Acc::update`] as a [`super::simd::Kernel`].
+/// [`Acc::update`] as a [`crate::simd::Kernel`].
 struct Update<'a> {
     acc: &'a mut Acc,
     el: Element,
     bytes: &'a [u8],
 }
 
-impl super::simd::Kernel for Update<'_> {
+impl crate::simd::Kernel for Update<'_> {
     type Output = ();
     #[inline(always)]
     fn run(self) {
@@ -503,7 +503,7 @@ impl super::simd::Kernel for Update<'_> {
 
     #[cfg(target_arch = "x86_64")]
     #[inline(always)]
-    fn run_x86(self, f: super::simd::x86::Features) {
+    fn run_x86(self, f: crate::simd::x86::Features) {
         match self.el {
             Element::F16 => self.acc.f16_x86(f, self.bytes),
             Element::F32 => self.acc.f32_x86(f, self.bytes),
@@ -513,7 +513,7 @@ impl super::simd::Kernel for Update<'_> {
 
     #[cfg(target_arch = "aarch64")]
     #[inline(always)]
-    fn run_neon(self, f: super::simd::aarch64::Features) {
+    fn run_neon(self, f: crate::simd::aarch64::Features) {
         match self.el {
             Element::F16 => self.acc.f16_neon(f, self.bytes),
             Element::F32 => self.acc.f32_neon(f, self.bytes),
@@ -590,7 +590,7 @@ mod tests {
     fn the_dispatched_kernel_agrees_with_the_portable_one() {
         // On a CPU with the SIMD features `update` runs the AVX2 build; the answer must be the
         // portable one, bit for bit.
-        if !super::super::simd::vector_path_or_skip("stats: dispatched kernel") {
+        if !crate::simd::vector_path_or_skip("stats: dispatched kernel") {
             return;
         }
         let v: Vec<f32> = (0..5000)
@@ -606,14 +606,14 @@ mod tests {
         for el in [Element::F32, Element::F16, Element::Bf16, Element::I8] {
             let (mut a, mut b) = (Acc::default(), Acc::default());
             a.update_any(el, &bytes);
-            super::super::simd::on_vector_path(|| b.update(el, &bytes));
+            crate::simd::on_vector_path(|| b.update(el, &bytes));
             assert_eq!(a, b, "{el:?}");
         }
     }
 
     #[test]
     fn the_fp16_vector_kernel_agrees_with_the_portable_one_at_every_length() {
-        if !super::super::simd::vector_path_or_skip("stats: fp16 vector kernel") {
+        if !crate::simd::vector_path_or_skip("stats: fp16 vector kernel") {
             return;
         }
         let mut state = 0x2545_F491_4F6C_DD1Du64;
@@ -654,7 +654,7 @@ mod tests {
 
     #[test]
     fn the_fp32_vector_kernel_agrees_with_the_portable_one_at_every_length() {
-        if !super::super::simd::vector_path_or_skip("stats: fp32 vector kernel") {
+        if !crate::simd::vector_path_or_skip("stats: fp32 vector kernel") {
             return;
         }
         // Magnitudes over many binades (so the order of the additions shows in the sums), one
@@ -694,7 +694,7 @@ mod tests {
             ] {
                 let (mut a, mut b) = (Acc::default(), Acc::default());
                 a.update_any(el, part);
-                super::super::simd::on_vector_path(|| b.update(el, part));
+                crate::simd::on_vector_path(|| b.update(el, part));
                 // Debug shows the sign of a zero, which `==` does not.
                 assert_eq!(
                     format!("{a:?}"),

@@ -9,7 +9,8 @@
 use npgx_parsers::dump::header::Io;
 use npgx_parsers::dump::path::{Layout, Location};
 
-use crate::dump::records::{OpRef, Source, TensorRecord};
+use crate::dump::records::OpRef;
+use crate::scan::records::{Source, TensorRecord};
 
 /// What the previous record of a run leaves for the next one to be written against (a new run
 /// starts from the default).

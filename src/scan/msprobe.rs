@@ -18,13 +18,14 @@ use std::path::Path;
 use npgx_parsers::dump::dtype::DType;
 use npgx_parsers::msprobe::{self as grammar, Leaf};
 
-use super::blocks::{Blocks, ReadError};
-use super::list::msprobe::{call_op, indexed, tensor_file};
-use super::list::tensor_file_slot;
 use super::read::{check_slot, proven, FileOutcome};
-use super::records::{FileProblem, OpRef, Source, StatsNote, TensorRecord};
+use super::records::{Source, StatsNote, TensorRecord};
 use super::scan_report::ScanReport;
-use super::walk::{Candidate, TENSOR_DIR};
+use crate::dump::blocks::{Blocks, ReadError};
+use crate::dump::list::msprobe::{call_op, indexed, tensor_file};
+use crate::dump::list::tensor_file_slot;
+use crate::dump::records::{FileProblem, OpRef};
+use crate::dump::walk::{Candidate, TENSOR_DIR};
 
 /// Records handed out at a time.
 const BATCH: usize = 4096;

@@ -1,0 +1,370 @@
+//! The scan engine (`dump-scan`): decode every file of a dump tree, find NaN / Inf / overflow,
+//! and tell which operator was first — in execution order, per rank and step.
+//!
+//! The scan is a pipeline in one direction: [`crate::dump::walk`] lists and classifies files
+//! (the dump-tree I/O every engine shares is [`crate::dump`]), [`read`] turns
+//! each file into tensor records (in parallel, one file per task, each streaming through a
+//! per-thread buffer), [`analysis`] groups and orders them. Nothing here prints: progress is
+//! reported through a callback and the [`ScanReport`] goes to a renderer.
+
+pub mod address;
+pub mod analysis;
+pub mod document;
+pub mod msprobe;
+pub mod order;
+pub mod read;
+pub mod records;
+pub mod scan_report;
+pub mod sorted;
+pub mod stats;
+pub mod store;
+
+use std::path::Path;
+
+use anyhow::Context;
+use npgx_parsers::dump::name::FileName;
+use rayon::prelude::*;
+
+use crate::dump::{walk, FileProblem};
+
+pub use records::{Anomaly, Kind, Place, Source, StatsNote, TensorRecord};
+pub use scan_report::{Group, ScanReport, Summary};
+
+/// Name of the JSON document of `docs/dump-scan.md` (its envelope's schema is `npgx.dump-scan`).
+pub const SCHEMA_NAME: &str = "dump-scan";
+/// Version of the JSON schema in `docs/dump-scan.md` (2: groups carry `addresses`).
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// How to scan.
+#[derive(Clone, Debug, Default)]
+pub struct ScanOptions {
+    /// Worker threads; `None` = one per core.
+    pub threads: Option<usize>,
+    /// Keep every tensor record, not only anomalous ones (`--all`, shards).
+    pub keep_all: bool,
+    /// Rank and world size for files whose path does not give them (no torchair
+    /// `worldsize{W}_global_rank{R}` level).
+    pub rank: Option<RankInfo>,
+}
+
+/// A rank given from outside the tree: by option or from the launcher's environment.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RankInfo {
+    pub rank: u32,
+    pub world_size: u32,
+    /// `option`, or `env:<VARIABLE>` (the group's `rank_source`).
+    pub source: String,
+}
+
+/// The launchers' variables, first match wins: torchrun, Slurm, Open MPI, PMI (MPICH, Intel MPI).
+pub const RANK_ENV: [(&str, &str); 4] = [
+    ("RANK", "WORLD_SIZE"),
+    ("SLURM_PROCID", "SLURM_NTASKS"),
+    ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"),
+    ("PMI_RANK", "PMI_SIZE"),
+];
+
+impl RankInfo {
+    /// The rank and world size from the first launcher whose two variables are both set
+    /// ([`RANK_ENV`]), through `get` (the process environment in the CLI).
+    pub fn from_env(get: impl Fn(&str) -> Option<String>) -> anyhow::Result<RankInfo> {
+        for (rank, size) in RANK_ENV {
+            let (Some(r), Some(w)) = (get(rank), get(size)) else {
+                continue;
+            };
+            let num = |name: &str, v: &str| {
+                v.trim()
+                    .parse::<u32>()
+                    .with_context(|| format!("{name}={v:?} is not a rank number"))
+            };
+            let (r, w) = (num(rank, &r)?, num(size, &w)?);
+            return RankInfo::new(r, w, format!("env:{rank}"));
+        }
+        let names: Vec<String> = RANK_ENV.iter().map(|(r, w)| format!("{r}/{w}")).collect();
+        anyhow::bail!(
+            "--rank-from-env: none of the launcher variables is set ({})",
+            names.join(", ")
+        )
+    }
+
+    /// Checks `rank < world_size`.
+    pub fn new(rank: u32, world_size: u32, source: String) -> anyhow::Result<RankInfo> {
+        anyhow::ensure!(
+            rank < world_size,
+            "rank {rank} is not below world size {world_size} ({source})"
+        );
+        Ok(RankInfo {
+            rank,
+            world_size,
+            source,
+        })
+    }
+
+    /// Gives `location` this rank when its path gave none; returns whether it did.
+    fn fill(&self, location: &mut npgx_parsers::dump::path::Location) -> bool {
+        if location.rank.is_some() {
+            return false;
+        }
+        location.rank = Some(self.rank);
+        location.world_size = Some(self.world_size);
+        true
+    }
+}
+
+/// Progress events, for a progress bar.
+#[derive(Clone, Copy, Debug)]
+pub enum Progress {
+    /// The walk found this many more candidate files (one event per directory).
+    Found(u64),
+    /// One more file was read.
+    FileDone,
+}
+
+/// Tunes glibc's malloc for a scan with `threads` workers, before they start: at most `threads`
+/// arenas (one a worker; glibc's default adds one for the idle main thread), and blocks of 64 KiB
+/// and more mapped on their own (glibc raises that threshold as big blocks are freed). What a scan
+/// keeps is allocated by whichever worker holds the collector, among that worker's short-lived
+/// records; with one more arena and big blocks carved from the arenas, the holes they leave held
+/// 1 000 000 files at 251 MiB, 163 MiB tuned (docs/performance.md, "dump-scan"). One arena for
+/// all workers holds as little but costs up to a third of the speed.
+fn tune_malloc(threads: usize) {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets allocator parameters; it takes no pointer.
+    unsafe {
+        libc::mallopt(
+            libc::M_ARENA_MAX,
+            libc::c_int::try_from(threads.max(1)).unwrap_or(libc::c_int::MAX),
+        );
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 64 << 10);
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    let _ = threads;
+}
+
+/// Hands the pages of memory freed by the scan back to the system (glibc keeps freed small
+/// blocks in its arenas: the scan's per-file and per-execution state, freed by
+/// [`analysis::Collector::finish`], would stay in the process's RSS while the report is built).
+fn release_freed() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free pages of the allocator's arenas; it takes no pointer.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
+/// Scans `root` (a directory or one file). Fails only when the root itself cannot be read, or
+/// when every tensor is to be kept and the scratch file cannot hold them; every problem with a
+/// file inside becomes a [`FileProblem`] and the scan goes on.
+///
+/// What stays in memory: per group a few counters and the operators that had an anomaly, every
+/// anomaly, errors and Opdebug records. A clean file leaves only fixed-size entries behind (its
+/// order key and magnitude, and the address range of each addressed output, [`address`]), never
+/// its tensors; with `--all` (and for shards) every tensor goes to sorted runs in a scratch
+/// file, one batch of them in memory at a time ([`sorted`]). Directories are
+/// scanned as the walk lists them, so no list of all files is built either; Opdebug payloads are
+/// paired with the dumps of their own directory as soon as that directory is done, and only
+/// directories holding Opdebug payloads index their dumps at all.
+pub fn scan(
+    root: &Path,
+    opts: &ScanOptions,
+    progress: &(dyn Fn(Progress) + Sync),
+) -> anyhow::Result<ScanReport> {
+    std::fs::metadata(root).with_context(|| format!("cannot read {}", root.display()))?;
+    let threads = opts
+        .threads
+        .filter(|&n| n > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
+    tune_malloc(threads);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(opts.threads.unwrap_or(0))
+        .build()
+        .context("cannot start worker threads")?;
+
+    // Files are read in parallel and folded into the collector as they finish.
+    struct Folded {
+        collector: analysis::Collector,
+        errors: Vec<FileProblem>,
+        opdebug: Vec<records::OpdebugRecord>,
+        dump_files: u64,
+        bytes: u64,
+        /// Group locations whose rank came from `opts.rank`.
+        ranked: std::collections::BTreeSet<npgx_parsers::dump::path::Location>,
+    }
+    let folded = std::sync::Mutex::new(Folded {
+        collector: analysis::Collector::new(opts.keep_all),
+        errors: Vec::new(),
+        opdebug: Vec::new(),
+        dump_files: 0,
+        bytes: 0,
+        ranked: std::collections::BTreeSet::new(),
+    });
+    let lock = || {
+        folded
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    };
+    let walked = pool.install(|| {
+        walk::for_each_dir(root, |d| {
+            progress(Progress::Found(d.candidates.len() as u64));
+            // Per directory, and only where Opdebug payloads are: the dumps they may pair with.
+            let pairing = std::sync::Mutex::new((Vec::new(), Vec::new()));
+            d.candidates.into_par_iter().for_each(|c| {
+                // Files of many operators (msprobe) hand their records over in batches.
+                let mut sink = |batch: Vec<records::TensorRecord>| {
+                    let mut f = lock();
+                    for mut t in batch {
+                        if let Some(r) = &opts.rank {
+                            r.fill(&mut t.op.location);
+                        }
+                        f.collector.add(t);
+                    }
+                };
+                let mut o = match c.name {
+                    // Files of many operators hand their records over in batches.
+                    FileName::MsprobeDump => msprobe::read(&c, &mut sink),
+                    _ => read::read(&c),
+                };
+                progress(Progress::FileDone);
+                if d.has_opdebug {
+                    let mut p = pairing
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
+                    if let (Some(task_id), Some(stream_id)) = (o.task_id, o.stream_id) {
+                        p.0.push(analysis::DumpIndexEntry {
+                            dir: c.dir.clone(),
+                            task_id,
+                            stream_id,
+                            timestamp: o.timestamp,
+                            path: c.rel.clone(),
+                        });
+                    }
+                    p.1.extend(o.opdebug.take());
+                }
+                let mut f = lock();
+                if o.decoded {
+                    f.dump_files += 1;
+                    let mut location = c.location.clone();
+                    if let Some(r) = &opts.rank {
+                        if r.fill(&mut location) && !f.ranked.contains(&location) {
+                            f.ranked.insert(location.clone());
+                        }
+                    }
+                    f.collector.add_file((location, c.layout), o.bytes);
+                }
+                f.bytes += o.bytes;
+                f.errors.extend(o.errors);
+                f.opdebug.extend(o.opdebug);
+                for mut n in o.notes {
+                    if let Some(r) = &opts.rank {
+                        r.fill(&mut n.op.location);
+                    }
+                    f.collector.add_note(n);
+                }
+                if let Some(r) = &opts.rank {
+                    for t in &mut o.tensors {
+                        r.fill(&mut t.op.location);
+                    }
+                }
+                f.collector.add_addresses(&o.tensors, &o.addresses);
+                for t in o.tensors {
+                    f.collector.add(t);
+                }
+            });
+            let (dumps, mut opdebug) = pairing
+                .into_inner()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if !opdebug.is_empty() {
+                analysis::pair_opdebug(&mut opdebug, &dumps);
+                lock().opdebug.extend(opdebug);
+            }
+        })
+    });
+    let mut f = folded
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut analysed = f.collector.finish();
+    release_freed();
+    analysed.tensors.check()?;
+    for g in &mut analysed.groups {
+        g.rank_source = match &opts.rank {
+            Some(r) if f.ranked.contains(&g.location) => Some(r.source.clone()),
+            _ => g.location.rank.map(|_| "path".to_string()),
+        };
+    }
+    f.opdebug.sort_by(|a, b| a.path.cmp(&b.path));
+    let mut errors = walked.errors;
+    errors.extend(f.errors);
+    errors.sort_by(|a, b| (&a.path, &a.message).cmp(&(&b.path, &b.message)));
+    let summary = Summary {
+        files_seen: walked.files_seen,
+        dump_files: f.dump_files,
+        tensors: analysed.tensor_count,
+        bytes: f.bytes,
+        anomalous_tensors: analysed.anomalies.len() as u64,
+        groups: analysed.groups.len() as u64,
+        errors: errors.len() as u64,
+    };
+    let mut report = ScanReport {
+        schema_version: SCHEMA_VERSION,
+        root: root.display().to_string(),
+        summary,
+        groups: analysed.groups,
+        anomalies: analysed.anomalies,
+        opdebug: f.opdebug,
+        notes: analysed.notes,
+        errors,
+        tensors: analysed.tensors,
+    };
+    // Paths are relative to the root, or to its directory when the root is one file.
+    let base = if std::fs::metadata(root).is_ok_and(|m| m.is_dir()) {
+        root
+    } else {
+        root.parent().unwrap_or(root)
+    };
+    msprobe::attach_stacks(base, &mut report);
+    let errors = report.errors.len() as u64;
+    report.summary.errors = errors;
+    report
+        .errors
+        .sort_by(|a, b| (&a.path, &a.message).cmp(&(&b.path, &b.message)));
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RankInfo;
+
+    fn env<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
+        move |k| {
+            vars.iter()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| v.to_string())
+        }
+    }
+
+    #[test]
+    fn the_first_launcher_with_both_variables_wins() {
+        let r = RankInfo::from_env(env(&[
+            ("RANK", "7"),
+            ("SLURM_PROCID", "3"),
+            ("SLURM_NTASKS", "4"),
+        ]))
+        .expect("slurm");
+        assert_eq!(
+            (r.rank, r.world_size, r.source.as_str()),
+            (3, 4, "env:SLURM_PROCID")
+        );
+        let r = RankInfo::from_env(env(&[("PMI_RANK", "1"), ("PMI_SIZE", "2")])).expect("pmi");
+        assert_eq!(r.source, "env:PMI_RANK");
+    }
+
+    #[test]
+    fn bad_or_missing_ranks_are_errors() {
+        let e = RankInfo::from_env(env(&[("RANK", "x"), ("WORLD_SIZE", "2")])).unwrap_err();
+        assert!(e.to_string().contains("RANK=\"x\""), "{e}");
+        let e = RankInfo::from_env(env(&[("RANK", "2"), ("WORLD_SIZE", "2")])).unwrap_err();
+        assert!(e.to_string().contains("not below world size 2"), "{e}");
+        let e = RankInfo::from_env(env(&[])).unwrap_err();
+        assert!(e.to_string().contains("OMPI_COMM_WORLD_RANK"), "{e}");
+    }
+}
