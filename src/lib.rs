@@ -23,3 +23,4 @@ pub mod schema;
 pub mod shard;
 pub mod simd;
 pub mod triage;
+pub mod walk;

@@ -33,6 +33,7 @@ use npgx_parsers::dump::path::{self as layout_path, Layout, Location};
 use rayon::prelude::*;
 
 use super::records::FileProblem;
+use crate::walk::Unreadable;
 
 /// The directory msprobe writes tensor files to, beside dump.json: its files are read through
 /// the dump.json, not as files of the tree.
@@ -305,11 +306,6 @@ struct DirInfo {
     has_opdebug: bool,
 }
 
-/// The one directory walker: `walkdir` over `root`, entries in file-name order.
-pub fn tree(root: &Path) -> walkdir::WalkDir {
-    walkdir::WalkDir::new(root).sort_by_file_name()
-}
-
 /// One directory being walked: its depth and the files found in it and not yet handed out.
 struct Open {
     depth: usize,
@@ -342,15 +338,8 @@ impl Dirs<'_> {
     }
 
     fn walk_error(&self, e: &walkdir::Error) {
-        let path = e.path().map(Path::to_path_buf).unwrap_or_default();
-        let message = match (e.loop_ancestor(), e.io_error()) {
-            (Some(_), _) => {
-                "symbolic link loop back to an enclosing directory: not followed".to_string()
-            }
-            (None, Some(io)) => format!("cannot read: {io}"),
-            (None, None) => format!("cannot read: {e}"),
-        };
-        self.push_error(self.ctx.error(&path, message));
+        let u = Unreadable::of(Path::new(""), e);
+        self.push_error(self.ctx.error(&u.path, u.message));
     }
 
     /// Records one entry: a directory is opened (unless it is reached through a link inside the
@@ -470,7 +459,7 @@ fn for_each_batch(root: &Path, batch: usize, visit: impl Fn(DirFiles) + Sync) ->
     let dirs = Dirs {
         ctx: &ctx,
         // Unsorted: a sorted walkdir lists a whole directory before its first entry.
-        it: walkdir::WalkDir::new(root).follow_links(true).into_iter(),
+        it: crate::walk::streaming(root).into_iter(),
         pending: None,
         open: Vec::new(),
         batch,

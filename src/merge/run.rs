@@ -73,7 +73,7 @@ pub fn shard_files(inputs: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
             continue;
         }
         // The one tree walker (sorted by name), one level deep.
-        for e in crate::dump::walk::tree(input).min_depth(1).max_depth(1) {
+        for e in crate::walk::sorted(input).min_depth(1).max_depth(1) {
             let e = e.with_context(|| format!("cannot list {}", input.display()))?;
             let p = e.path();
             // (A shard being written, `.NAME.parquet.PID-N.npgx-tmp`, is not one.)

@@ -57,15 +57,12 @@ pub fn files_under(dir: &Path, warnings: &mut Vec<Warning>) -> Vec<PathBuf> {
 
 /// The one directory walk of the log readers: regular files under `dir`, sorted by name.
 fn for_each_file(dir: &Path, warnings: &mut Vec<Warning>, mut f: impl FnMut(&Path)) {
-    for entry in walkdir::WalkDir::new(dir)
-        .follow_links(true)
-        .sort_by_file_name()
-    {
-        match entry {
-            Ok(e) if e.file_type().is_file() => f(e.path()),
-            Ok(_) => {}
-            Err(err) => warnings.push(Warning::io(err.path().unwrap_or(dir), &err.to_string())),
-        }
+    let mut problems = Vec::new();
+    for path in crate::walk::files(dir, usize::MAX, |p| problems.push(p)) {
+        f(&path);
+    }
+    for p in problems {
+        warnings.push(Warning::io(&p.path, &p.message));
     }
 }
 

@@ -539,14 +539,9 @@ fn kernel_symbol(k: &KernelFacts, e: &aicore::FromError) -> Option<String> {
 }
 
 /// Every regular file below `root`, at most `max_depth` directory levels down, in file-name order
-/// (depth first, as listed). Symbolic links are not followed; unreadable directories are skipped.
-/// The one directory walk of repro (graphs, kernels and dumps are all found through it), on
-/// npgx's one walker [`crate::dump::walk::tree`].
-pub(crate) fn files_under(root: &Path, max_depth: usize) -> impl Iterator<Item = PathBuf> {
-    crate::dump::walk::tree(root)
-        .max_depth(max_depth + 1)
-        .into_iter()
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_file())
-        .map(walkdir::DirEntry::into_path)
+/// (depth first, as listed), links followed. The one directory walk of repro (graphs, kernels and
+/// dumps are all found through it), on npgx's one walker [`crate::walk`]. Repro searches for
+/// the inputs it can use: an unreadable directory is skipped, as an absent one is.
+pub(crate) fn files_under(root: &Path, max_depth: usize) -> impl Iterator<Item = PathBuf> + '_ {
+    crate::walk::files(root, max_depth, |_| {})
 }

@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
 use serde::{Deserialize, Serialize};
-use walkdir::WalkDir;
 
 use npgx_parsers::causal::{CausalError, CausalScanner};
 
@@ -215,26 +214,21 @@ fn cann_release(line: &str) -> Option<String> {
     (key.ends_with("_running_version") && !release.is_empty()).then(|| release.to_string())
 }
 
+/// The files below `dir`, sorted by path. What the triage's own scripts wrote is read as found:
+/// an unreadable entry is one the analysis cannot use, as a missing one.
 fn files_under(dir: &Path) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = WalkDir::new(dir)
-        .sort_by_file_name()
-        .into_iter()
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_file())
-        .map(|e| e.into_path())
-        .collect();
+    let mut out: Vec<PathBuf> = crate::walk::files(dir, usize::MAX, |_| {}).collect();
     out.sort();
     out
 }
 
 /// `run_*` directories anywhere under `dir` (run_triage.sh nests them one level deeper).
 fn debug_runs(dir: &Path) -> Vec<PathBuf> {
-    WalkDir::new(dir)
-        .sort_by_file_name()
-        .into_iter()
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_dir() && e.file_name().to_string_lossy().starts_with("run_"))
-        .map(|e| e.into_path())
+    crate::walk::dirs(dir, usize::MAX, |_| {})
+        .filter(|d| {
+            d.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("run_"))
+        })
         .collect()
 }
 

@@ -9,7 +9,6 @@
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use walkdir::WalkDir;
 
 use crate::compare::{self, CompareOptions, Pair};
 
@@ -61,21 +60,18 @@ impl DivergentNode {
 /// directory is compared on its own (so that nothing else in the step directory — captured
 /// outputs, say — joins the comparison); several ranks are compared through their common parent.
 pub fn find_data_dump(step_dir: &Path) -> Option<PathBuf> {
-    let ranks: Vec<PathBuf> = WalkDir::new(step_dir)
-        .max_depth(SEARCH_DEPTH)
-        .sort_by_file_name()
-        .into_iter()
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_dir())
-        .filter(|e| {
-            let name = e.file_name().to_string_lossy();
+    let ranks: Vec<PathBuf> = crate::walk::dirs(step_dir, SEARCH_DEPTH, |_| {})
+        .filter(|d| {
+            let name = d
+                .file_name()
+                .map(|n| n.to_string_lossy())
+                .unwrap_or_default();
             name.starts_with("worldsize")
                 && name.contains("_global_rank")
-                && std::fs::read_dir(e.path()).is_ok_and(|mut it| {
+                && std::fs::read_dir(d).is_ok_and(|mut it| {
                     it.any(|f| f.is_ok_and(|f| f.file_name().to_string_lossy().ends_with(".pt")))
                 })
         })
-        .map(|e| e.into_path())
         .collect();
     match ranks.as_slice() {
         [] => None,
