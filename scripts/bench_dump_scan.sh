@@ -101,6 +101,7 @@ warm "$tree"
 
 npgx_scan() { "$bin" dump-scan "$tree" --format json --no-progress; }
 npgx_scan_mapped() { "$bin" dump-scan "$tree" --format json --no-progress --mmap; }
+npgx_scan_pread() { "$bin" dump-scan "$tree" --format json --no-progress --no-mmap; }
 
 echo "== read limit (best of $runs, $(load))"
 t_cat=$(read_limit "$tree")
@@ -108,6 +109,8 @@ echo "== npgx dump-scan (best of $runs, $(load))"
 t_npgx=$(best npgx_scan)
 echo "== npgx dump-scan --mmap (best of $runs, $(load))"
 t_mapped=$(best npgx_scan_mapped)
+echo "== npgx dump-scan --no-mmap (best of $runs, $(load))"
+t_pread=$(best npgx_scan_pread)
 read -r anon_kb file_kb < <(peak_rss_split "$bin" dump-scan "$tree" --format json --no-progress)
 
 # Cold cache (issue 35 item 4): every file's pages dropped before each run (fadvise DONTNEED),
@@ -120,6 +123,7 @@ echo "== cold: $left of $bytes bytes still cached after eviction ($(load))"
 t_cold_limit=$(read_limit --cold --threads "${NPGX_COLD_THREADS:-16}" "$tree")
 t_cold=$(cold_best npgx_scan)
 t_cold_mapped=$(cold_best npgx_scan_mapped)
+t_cold_pread=$(cold_best npgx_scan_pread)
 warm "$tree"  # warm again for the rest
 echo "== python baseline (1 run)"
 s=$(now)
@@ -135,18 +139,21 @@ rm -f "$out"
 py_anom=$("$py" -c 'import json,sys; print(json.loads(sys.argv[1])["anomalous_tensors"])' "$py_out")
 
 awk -v b="$bytes" -v c="$t_cat" -v n="$t_npgx" -v p="$t_py" -v r="$rss_kb" -v na="$npgx_anom" -v pa="$py_anom" \
-  -v pr="$t_mapped" -v cl="$t_cold_limit" -v cn="$t_cold" -v cp="$t_cold_mapped" -v an="$anon_kb" -v fi="$file_kb" 'BEGIN {
+  -v pr="$t_mapped" -v cl="$t_cold_limit" -v cn="$t_cold" -v cp="$t_cold_mapped" -v an="$anon_kb" -v fi="$file_kb" \
+  -v pp="$t_pread" -v cr="$t_cold_pread" 'BEGIN {
   mib = b / 1048576
   printf "\n%-26s %10s %12s\n", "", "seconds", "MiB/s"
   printf "%-26s %10.3f %12.0f\n", "read limit", c, mib / c
   printf "%-26s %10.3f %12.0f\n", "npgx dump-scan", n, mib / n
   printf "%-26s %10.3f %12.0f\n", "npgx dump-scan --mmap", pr, mib / pr
+  printf "%-26s %10.3f %12.0f\n", "npgx dump-scan --no-mmap", pp, mib / pp
   printf "%-26s %10.3f %12.0f\n", "python + numpy baseline", p, mib / p
   printf "%-26s %10.3f %12.0f\n", "cold read limit", cl, mib / cl
   printf "%-26s %10.3f %12.0f\n", "npgx dump-scan, cold", cn, mib / cn
   printf "%-26s %10.3f %12.0f\n", "npgx --mmap, cold", cp, mib / cp
-  printf "\nnpgx / read   = %.2fx   (target >= 0.9x; --mmap %.2fx)\n", c / n, c / pr
-  printf "cold: npgx / cold read = %.2fx   (target >= 0.9x; --mmap %.2fx)\n", cl / cn, cl / cp
+  printf "%-26s %10.3f %12.0f\n", "npgx --no-mmap, cold", cr, mib / cr
+  printf "\nnpgx / read   = %.2fx   (target >= 0.9x; --mmap %.2fx, --no-mmap %.2fx)\n", c / n, c / pr, c / pp
+  printf "cold: npgx / cold read = %.2fx   (target >= 0.9x; --mmap %.2fx, --no-mmap %.2fx)\n", cl / cn, cl / cp, cl / cr
   printf "peak RssAnon %.1f MiB, peak RssFile (mapped page-cache pages) %.1f MiB\n", an / 1024, fi / 1024
   printf "npgx / python = %.1fx   (target >= 20x)\n", p / n
   printf "npgx peak RSS = %.1f MiB (target < 200 MB)\n", r / 1024

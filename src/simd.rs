@@ -37,6 +37,22 @@ pub trait Kernel: Sized {
     }
 }
 
+/// How far ahead of its loads a kernel asks for data (software prefetch), in bytes. The hardware
+/// prefetchers stop at each 4 KiB page, so a kernel reading a mapping straight from the page
+/// cache stalls on every page's first lines; asking one page ahead, a line per 64 bytes read,
+/// keeps the loads in cache (docs/performance.md, "software prefetch": 1 KiB to 16 KiB
+/// measured, 4 KiB best). Harmless on data already in cache.
+pub const AHEAD: usize = 4096;
+
+/// The address [`AHEAD`] bytes past `at` in `bytes`, or of its last byte when that is past the
+/// end (`None` for no bytes): a prefetch stays inside the caller's slice.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+#[inline(always)]
+fn ahead(bytes: &[u8], at: usize) -> Option<*const u8> {
+    let last = bytes.len().checked_sub(1)?;
+    Some(bytes[at.saturating_add(AHEAD).min(last)..].as_ptr())
+}
+
 /// Runs `k` with the widest vectors this CPU has.
 pub fn dispatch<K: Kernel>(k: K) -> K::Output {
     #[cfg(target_arch = "x86_64")]
@@ -135,6 +151,21 @@ pub mod x86 {
     use super::Kernel;
 
     features!(is_x86_feature_detected, true, run_x86: "avx2", "f16c");
+
+    impl Features {
+        /// Asks for the cache line [`super::AHEAD`] bytes past `at` in `bytes` (software
+        /// prefetch; see [`super::ahead`]).
+        #[inline(always)]
+        pub fn prefetch(self, bytes: &[u8], at: usize) {
+            if let Some(p) = super::ahead(bytes, at) {
+                // SAFETY: `p` points into `bytes`; a prefetch only hints the cache and never
+                // faults (SSE, part of every x86-64).
+                unsafe {
+                    std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.cast())
+                };
+            }
+        }
+    }
 }
 
 #[cfg(target_arch = "aarch64")]
@@ -147,6 +178,23 @@ pub mod aarch64 {
     features!(is_aarch64_feature_detected, cfg!(target_endian = "little"), run_neon: "neon");
 
     impl Features {
+        /// Asks for the cache line [`super::AHEAD`] bytes past `at` in `bytes` (software
+        /// prefetch, `PRFM PLDL1KEEP`; see [`super::ahead`]).
+        #[inline(always)]
+        pub fn prefetch(self, bytes: &[u8], at: usize) {
+            if let Some(p) = super::ahead(bytes, at) {
+                // SAFETY: `p` points into `bytes`; PRFM only hints the cache, never faults and
+                // writes no register or memory.
+                unsafe {
+                    std::arch::asm!(
+                        "prfm pldl1keep, [{p}]",
+                        p = in(reg) p,
+                        options(readonly, nostack, preserves_flags),
+                    );
+                }
+            }
+        }
+
         /// The eight fp16 values of `h` (bit patterns) as f32, exactly: FCVTL and FCVTL2, the
         /// hardware conversion of Armv8.0 NEON, in `asm!` because Rust's intrinsic for it
         /// (`vcvt_f32_f16`) is newer than the crate's `rust-version`. Values are the portable

@@ -66,13 +66,15 @@ pub struct Args {
     /// Worker threads (default: one per core).
     #[arg(short = 'j', long, value_name = "N")]
     pub threads: Option<usize>,
-    /// Map files of 1 MiB or more instead of reading them with positional reads (also
-    /// NPGX_MMAP=1; a file truncated while mapped is that file's error, never a crash).
-    /// Positional reads are the default: mapped ones measured slower (docs/performance.md).
+    /// Map every file of 1 MiB or more (also NPGX_MMAP=1). By default such a file is mapped
+    /// when the page cache holds all of it and read with positional reads otherwise, the faster
+    /// way each (docs/performance.md); a file truncated while mapped is that file's error,
+    /// never a crash.
     #[arg(long, conflicts_with = "no_mmap")]
     pub mmap: bool,
-    /// Positional reads: the default (kept for scripts written when mapping was).
-    #[arg(long, hide = true)]
+    /// Never map a file: positional reads only (also NPGX_MMAP=0), for file systems where
+    /// mapping is slow.
+    #[arg(long)]
     pub no_mmap: bool,
     /// Do not draw a progress bar on stderr.
     #[arg(long)]

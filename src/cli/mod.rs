@@ -109,17 +109,31 @@ pub enum TableFormat {
     Parquet,
 }
 
-/// The environment variable that turns mapped reads on, as `--mmap` does.
+/// The environment variable that maps every file, as `--mmap` does (`1`), or none, as
+/// `--no-mmap` does (`0`).
 pub const MMAP_ENV: &str = "NPGX_MMAP";
-/// The environment variable that keeps them off whatever [`MMAP_ENV`] says.
+/// The environment variable that maps no file whatever [`MMAP_ENV`] says.
 pub const NO_MMAP_ENV: &str = "NPGX_NO_MMAP";
 
-/// Mapped reads of tensor data: off (positional reads) unless `--mmap`, or [`MMAP_ENV`] set
-/// (not empty, not `0`) without `--no-mmap` or [`NO_MMAP_ENV`]. A flag beats the environment.
+/// When tensor data is read through a mapping: `--mmap` always, `--no-mmap` never; without
+/// either, [`NO_MMAP_ENV`] set (not empty, not `0`) never, [`MMAP_ENV`] `0` never and any other
+/// non-empty value always; otherwise files the page cache holds whole (the default). A flag
+/// beats the environment.
 fn set_mapped_reads(mmap: bool, no_mmap: bool) {
-    let set = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty() && v != "0");
-    let on = mmap || (!no_mmap && set(MMAP_ENV) && !set(NO_MMAP_ENV));
-    crate::dump::mapped::set_enabled(on);
+    use crate::dump::mapped::{set_mode, Mode};
+    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    let mode = if mmap {
+        Mode::Always
+    } else if no_mmap || var(NO_MMAP_ENV).is_some_and(|v| v != "0") {
+        Mode::Never
+    } else {
+        match var(MMAP_ENV) {
+            Some(v) if v == "0" => Mode::Never,
+            Some(_) => Mode::Always,
+            None => Mode::Resident,
+        }
+    };
+    set_mode(mode);
 }
 
 /// A progress bar counting `what` on stderr, or `None` when disabled or stderr is not a terminal.

@@ -43,15 +43,17 @@
 //!   writer rewriting the file in place) is what a `pread` would have seen too.
 //! * **Lifetime.** The mapping is unmapped on drop, zero pages included (they lie inside it).
 //!
-//! Mapping is off by default and on with `--mmap` or `NPGX_MMAP=1` ([`set_enabled`]): on the
-//! machines measured (docs/performance.md, "Mapped reads and the cold cache") the kernels ran
-//! slower over mapped page-cache pages than over the copy `pread` makes, warm and cold.
+//! Whether a file is mapped is [`Mode`] ([`set_mode`]): by default ([`Mode::Resident`]) a file
+//! is mapped only when the page cache holds every page of it (`mincore`), and read with `pread`
+//! otherwise. Measured (docs/performance.md, "Mapped reads and the cold cache"): over pages in
+//! the cache the mapping, with the kernels' software prefetch, beats the copy; over pages still
+//! on disk, faults wait for the disk a read-ahead window at a time and `pread` is faster.
 
 use std::cell::Cell;
 use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::ptr::NonNull;
-use std::sync::atomic::{compiler_fence, AtomicBool, AtomicPtr, AtomicUsize, Ordering};
+use std::sync::atomic::{compiler_fence, AtomicBool, AtomicPtr, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Once;
 
 /// Nested guarded reads a thread may have at once.
@@ -68,25 +70,43 @@ pub struct Mapping {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Vanished;
 
-static ENABLED: AtomicBool = AtomicBool::new(false);
-
-/// Turns mapped reads on or off for the whole process (`--mmap`, `NPGX_MMAP`).
-pub fn set_enabled(on: bool) {
-    ENABLED.store(on, Ordering::Relaxed);
+/// When files are mapped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Mode {
+    /// Never: every file is read with `pread` (`--no-mmap`, `NPGX_MMAP=0`).
+    Never = 0,
+    /// When the page cache holds every page of the file (the default).
+    Resident = 1,
+    /// Always, where the file can be mapped (`--mmap`, `NPGX_MMAP=1`).
+    Always = 2,
 }
 
-/// Whether mapped reads are on.
-pub fn enabled() -> bool {
-    ENABLED.load(Ordering::Relaxed)
+static MODE: AtomicU8 = AtomicU8::new(Mode::Resident as u8);
+
+/// Sets when files are mapped, for the whole process.
+pub fn set_mode(mode: Mode) {
+    MODE.store(mode as u8, Ordering::Relaxed);
+}
+
+/// When files are mapped.
+pub fn mode() -> Mode {
+    match MODE.load(Ordering::Relaxed) {
+        0 => Mode::Never,
+        2 => Mode::Always,
+        _ => Mode::Resident,
+    }
 }
 
 impl Mapping {
     /// Maps the first `len` bytes of `file` (its length when it was opened). `None` when
-    /// mapped reads are off, `len` is 0 or does not fit, or the file cannot be mapped (the
-    /// caller reads it with `pread` instead).
+    /// [`mode`] says not to (never, or the page cache does not hold all of the file), `len` is
+    /// 0 or does not fit, or the file cannot be mapped (the caller reads it with `pread`
+    /// instead).
     pub fn new(file: &File, len: u64) -> Option<Mapping> {
         let len = usize::try_from(len).ok().filter(|&l| l > 0)?;
-        if !enabled() {
+        let mode = mode();
+        if mode == Mode::Never {
             return None;
         }
         install();
@@ -107,7 +127,37 @@ impl Mapping {
             return None;
         }
         let base = NonNull::new(p.cast::<u8>())?;
-        Some(Mapping { base, len })
+        let mapping = Mapping { base, len };
+        // (Dropping it unmaps it.)
+        (mode == Mode::Always || mapping.resident()).then_some(mapping)
+    }
+
+    /// Whether the page cache holds every page of the mapping (`mincore`, a page table walk;
+    /// no page is read or faulted in). An error answers no.
+    fn resident(&self) -> bool {
+        const AT_ONCE: usize = 4096;
+        let page = page_size();
+        let mut flags = [0u8; AT_ONCE];
+        let mut from = 0;
+        while from < self.len {
+            let bytes = (self.len - from).min(AT_ONCE * page);
+            let pages = bytes.div_ceil(page);
+            // SAFETY: `[from, from + bytes)` lies inside our mapping and starts on a page
+            // boundary (`from` is a multiple of the page size); `flags` has room for one byte
+            // per page of it (`pages <= AT_ONCE`). mincore reads page tables only.
+            let r = unsafe {
+                libc::mincore(
+                    self.base.as_ptr().add(from).cast(),
+                    bytes,
+                    flags.as_mut_ptr().cast(),
+                )
+            };
+            if r != 0 || flags[..pages].iter().any(|f| f & 1 == 0) {
+                return false;
+            }
+            from += bytes;
+        }
+        true
     }
 
     /// Tells the kernel the range will be read soon, front to back (read-ahead).
@@ -374,9 +424,9 @@ mod tests {
 
     #[test]
     fn a_file_truncated_under_a_guarded_read_is_vanished_not_a_signal() {
-        // Mapped reads are off by default (`--mmap`); either path gives the same results, so
-        // other tests of this process are not affected.
-        set_enabled(true);
+        // Files are mapped only when cached by default (`--mmap`: always); either path gives
+        // the same results, so other tests of this process are not affected.
+        set_mode(Mode::Always);
         let len = 64 << 10;
         let (file, path) = file_of("truncated", len, 3);
         let (other, other_path) = file_of("whole", len, 5);
@@ -410,12 +460,42 @@ mod tests {
         std::fs::remove_file(&other_path).unwrap();
     }
 
+    #[test]
+    fn a_file_is_resident_when_the_page_cache_holds_every_page() {
+        set_mode(Mode::Always);
+        let path = std::env::temp_dir().join(format!("npgx-mapped-sparse-{}", std::process::id()));
+        let len = 1 << 20;
+        // A hole: no page of it is in the cache (on any file system) until it is written.
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&path)
+            .unwrap();
+        file.set_len(len).unwrap();
+        let m = Mapping::new(&file, len).expect("the file maps");
+        assert!(!m.resident());
+        use std::os::unix::fs::FileExt;
+        // (Pages of 4 KiB here, 64 KiB on many AArch64 kernels.)
+        let page = page_size() as u64;
+        file.write_all_at(&vec![7u8; (len - 2 * page) as usize], 0)
+            .unwrap();
+        assert!(!m.resident(), "the last two pages are still a hole");
+        file.write_all_at(&[7u8; 100], len - 100).unwrap();
+        assert!(!m.resident(), "the last page but one is still a hole");
+        file.write_all_at(&vec![7u8; (2 * page - 100) as usize], len - 2 * page)
+            .unwrap();
+        assert!(m.resident());
+        std::fs::remove_file(&path).unwrap();
+    }
+
     /// Outside a guarded read, a SIGBUS keeps its action: the process dies of it (checked in a
     /// child process: this test runs itself with `NPGX_SIGBUS_CHILD`).
     #[test]
     fn an_unguarded_fault_still_kills() {
         if std::env::var_os("NPGX_SIGBUS_CHILD").is_some() {
-            set_enabled(true);
+            set_mode(Mode::Always);
             let (file, path) = file_of("unguarded", 8192, 1);
             let m = Mapping::new(&file, 8192).expect("the file maps");
             std::fs::OpenOptions::new()

@@ -98,7 +98,10 @@ fn keep_document(bytes: &[u8]) {
     std::fs::create_dir_all(&dir).expect("create target/json-corpus");
     let name = format!("{schema}-{:016x}.json", hasher.finish());
     // Written under a temporary name and renamed, so the validator never reads half a file.
-    let tmp = dir.join(format!(".{name}.{}", std::process::id()));
+    // (Tests run on threads of one process and may keep the same document at once.)
+    static KEPT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = KEPT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = dir.join(format!(".{name}.{}-{n}", std::process::id()));
     std::fs::write(&tmp, bytes).expect("write a kept document");
     std::fs::rename(&tmp, dir.join(name)).expect("rename a kept document");
 }

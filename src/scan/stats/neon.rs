@@ -68,9 +68,10 @@ impl Acc {
     /// fp32 with NEON vectors: one accumulator per lane, as the portable loop. A block is
     /// copied out only when it needs the careful pass.
     #[inline(always)]
-    pub(super) fn f32_neon(&mut self, _: Features, bytes: &[u8]) {
+    pub(super) fn f32_neon(&mut self, f: Features, bytes: &[u8]) {
         let n_all = bytes.len() / 4;
-        for block in bytes[..4 * n_all].chunks(4 * BLOCK) {
+        for (b, block) in bytes[..4 * n_all].chunks(4 * BLOCK).enumerate() {
+            let start = b * 4 * BLOCK;
             let n = block.len() / 4;
             let whole = n / LANES * LANES;
             // SAFETY: the `Features` token proves NEON. Each step reads 32 bytes at `4·i` with
@@ -81,6 +82,10 @@ impl Acc {
                 let mut mx = [vdupq_n_f32(f32::NEG_INFINITY); 2];
                 let mut sum = [[vdupq_n_f64(0.0); 2]; 2];
                 for i in (0..whole).step_by(LANES) {
+                    // A line ahead per 64 bytes read.
+                    if i % 16 == 0 {
+                        f.prefetch(bytes, start + 4 * i);
+                    }
                     let p = block.as_ptr().add(4 * i);
                     for k in 0..2 {
                         let x = vreinterpretq_f32_u8(vld1q_u8(p.add(16 * k)));
@@ -101,7 +106,8 @@ impl Acc {
     pub(super) fn f16_neon(&mut self, f: Features, bytes: &[u8]) {
         let n_all = bytes.len() / 2;
         let mut buf = [0f32; BLOCK];
-        for block in bytes[..2 * n_all].chunks(2 * BLOCK) {
+        for (b, block) in bytes[..2 * n_all].chunks(2 * BLOCK).enumerate() {
+            let start = b * 2 * BLOCK;
             let n = block.len() / 2;
             let whole = n / LANES * LANES;
             let mut sum = [0f64; LANES];
@@ -132,6 +138,10 @@ impl Acc {
                 let mut odd = even;
                 let mut i = 0;
                 while i + 2 * LANES <= whole {
+                    // A line ahead per 64 bytes read (two steps of 16 bytes here).
+                    if i % 32 == 0 {
+                        f.prefetch(bytes, start + 2 * i);
+                    }
                     step(i, &mut even);
                     step(i + LANES, &mut odd);
                     i += 2 * LANES;
