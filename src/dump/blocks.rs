@@ -1,10 +1,10 @@
 //! Reading the tensor blocks of one open file: mapped, or with positional reads.
 //!
-//! With mapped reads on (`--mmap`), files of at least [`MAP_MIN`] bytes are mapped
-//! ([`super::mapped`], guarded against a file truncated under the mapping) and their blocks
-//! handed to the consumer where the page cache holds them; smaller files, files that cannot be
-//! mapped, and every file by default are read with `pread` into the caller's buffer. One rule for a file that changes while it
-//! is read, whichever way: a page that vanished under the mapping, or a positional read that
+//! Files of at least [`MAP_MIN`] bytes are mapped when [`super::mapped::mode`] says so (by
+//! default: when the page cache holds all of the file) — guarded against a file truncated under
+//! the mapping — and their blocks handed to the consumer where the page cache holds them;
+//! smaller files, files that cannot be mapped or are not to be are read with `pread` into the
+//! caller's buffer. One rule for a file that changes while it is read, whichever way: a page that vanished under the mapping, or a positional read that
 //! ends early, is [`ReadError::Changed`] — the caller drops what it computed from the file and
 //! reports it as changed, never a tensor made of what was left.
 

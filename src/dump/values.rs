@@ -73,34 +73,49 @@ pub fn decode_to(el: Element, bytes: &[u8], out: &mut [f64]) -> usize {
     }
 }
 
-/// [`decode_to`] with the F16C conversion for fp16 (exact, as the portable bit manipulation:
-/// the same `f64` values, NaN payloads aside); other types as [`decode_to`].
+/// [`decode_to`] with AVX2 vectors for fp16 (F16C), bf16 and fp32, the bulk of real dumps —
+/// exact, as the portable decoders: the same `f64` values, NaN payloads aside for fp16 — asking
+/// for the bytes a page ahead ([`crate::simd::AHEAD`]: a mapping's pages are read straight from
+/// the page cache); other types as [`decode_to`].
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 pub fn decode_to_x86(
-    _: crate::simd::x86::Features,
+    f: crate::simd::x86::Features,
     el: Element,
     bytes: &[u8],
     out: &mut [f64],
 ) -> usize {
     use std::arch::x86_64::*;
-    if el != Element::F16 {
-        return decode_to(el, bytes, out);
-    }
-    let n = out.len().min(bytes.len() / 2);
+    let size = match el {
+        Element::F16 | Element::Bf16 => 2,
+        Element::F32 => 4,
+        _ => return decode_to(el, bytes, out),
+    };
+    let n = out.len().min(bytes.len() / size);
     let whole = n / 8 * 8;
-    // SAFETY: the `Features` token proves the CPU has F16C and AVX2; each step reads 16 bytes
-    // at `2·i` with `i + 8 <= n <= bytes.len() / 2` and writes 8 values at `i`, `i + 8 <= n <=
-    // out.len()`. x86-64 is little-endian, as the dump's bytes.
+    // SAFETY: the `Features` token proves the CPU has F16C and AVX2; each step reads `8·size`
+    // bytes at `size·i` with `i + 8 <= n <= bytes.len() / size` and writes 8 values at `i`,
+    // `i + 8 <= n <= out.len()`. x86-64 is little-endian, as the dump's bytes.
     unsafe {
         for i in (0..whole).step_by(8) {
-            let f = _mm256_cvtph_ps(_mm_loadu_si128(bytes.as_ptr().add(2 * i).cast()));
+            // A line ahead per 64 bytes read.
+            if (size * i) % 64 == 0 {
+                f.prefetch(bytes, size * i);
+            }
+            let p = bytes.as_ptr().add(size * i);
+            let x = match el {
+                Element::F16 => _mm256_cvtph_ps(_mm_loadu_si128(p.cast())),
+                Element::Bf16 => _mm256_castsi256_ps(_mm256_slli_epi32::<16>(
+                    _mm256_cvtepu16_epi32(_mm_loadu_si128(p.cast())),
+                )),
+                _ => _mm256_loadu_ps(p.cast()),
+            };
             let o = out.as_mut_ptr().add(i);
-            _mm256_storeu_pd(o, _mm256_cvtps_pd(_mm256_castps256_ps128(f)));
-            _mm256_storeu_pd(o.add(4), _mm256_cvtps_pd(_mm256_extractf128_ps::<1>(f)));
+            _mm256_storeu_pd(o, _mm256_cvtps_pd(_mm256_castps256_ps128(x)));
+            _mm256_storeu_pd(o.add(4), _mm256_cvtps_pd(_mm256_extractf128_ps::<1>(x)));
         }
     }
-    whole + decode_to(el, &bytes[2 * whole..2 * n], &mut out[whole..n])
+    whole + decode_to(el, &bytes[size * whole..size * n], &mut out[whole..n])
 }
 
 /// The bytes of a tensor in logical C order, in its own element type, read whole. For `.npy`
@@ -534,43 +549,54 @@ mod tests {
     // The NEON decoder's test is in `compare/metrics/neon.rs`.
     #[cfg(target_arch = "x86_64")]
     #[test]
-    fn f16c_decoding_agrees_with_the_portable_one() {
-        if !crate::simd::vector_path_or_skip("values: f16c decoding") {
+    fn vector_decoding_agrees_with_the_portable_one() {
+        if !crate::simd::vector_path_or_skip("values: vector decoding") {
             return;
         }
         /// `decode_to_x86` when the CPU has the features (`None` otherwise).
-        struct F16c<'a>(&'a [u8], usize);
-        impl crate::simd::Kernel for F16c<'_> {
+        struct Vector<'a>(Element, &'a [u8], usize);
+        impl crate::simd::Kernel for Vector<'_> {
             type Output = Option<Vec<f64>>;
             fn run(self) -> Option<Vec<f64>> {
                 None
             }
             #[cfg(target_arch = "x86_64")]
             fn run_x86(self, f: crate::simd::x86::Features) -> Option<Vec<f64>> {
-                let mut out = vec![0.0; self.1];
-                let n = decode_to_x86(f, Element::F16, self.0, &mut out);
+                let mut out = vec![0.0; self.2];
+                let n = decode_to_x86(f, self.0, self.1, &mut out);
                 out.truncate(n);
                 Some(out)
             }
         }
-        // Every fp16: zeros, subnormals, the largest finite, infinities, NaNs.
+        // Every 16-bit pattern: zeros, subnormals, the largest finite, infinities, NaNs; for
+        // fp32, every pair of them as the two halves of a value (a sample of every class).
         let all: Vec<u8> = (0..=u16::MAX).flat_map(u16::to_le_bytes).collect();
-        for (bytes, room) in [
-            (&all[..], 1 << 16),
-            (&all[..], 13),
-            (&all[..2 * 13 + 1], 64),
-            (&all[2 * 0x7BF8..2 * 0x7C05], 64),
-            (&all[..0], 8),
+        let words: Vec<u8> = (0..=u16::MAX)
+            .step_by(7)
+            .flat_map(|h| [h.to_le_bytes(), h.wrapping_mul(40_503).to_le_bytes()])
+            .flatten()
+            .collect();
+        for (el, bytes, room) in [
+            (Element::F16, &all[..], 1 << 16),
+            (Element::F16, &all[..], 13),
+            (Element::F16, &all[..2 * 13 + 1], 64),
+            (Element::F16, &all[2 * 0x7BF8..2 * 0x7C05], 64),
+            (Element::F16, &all[..0], 8),
+            (Element::Bf16, &all[..], 1 << 16),
+            (Element::Bf16, &all[..2 * 13 + 1], 64),
+            (Element::F32, &all[..], 1 << 15),
+            (Element::F32, &words[..], 1 << 14),
+            (Element::F32, &words[..4 * 13 + 3], 64),
         ] {
-            let got = crate::simd::dispatch(F16c(bytes, room)).expect("the vector path ran");
+            let got = crate::simd::dispatch(Vector(el, bytes, room)).expect("the vector path ran");
             let mut want = vec![0.0; room];
-            let n = decode_to(Element::F16, bytes, &mut want);
+            let n = decode_to(el, bytes, &mut want);
             want.truncate(n);
-            assert_eq!(got.len(), want.len());
+            assert_eq!(got.len(), want.len(), "{el:?}");
             for (i, (a, b)) in got.iter().zip(&want).enumerate() {
                 assert!(
                     a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()),
-                    "fp16 #{i}: {a} vs {b}"
+                    "{el:?} #{i}: {a} vs {b}"
                 );
             }
         }

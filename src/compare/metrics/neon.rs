@@ -386,22 +386,42 @@ unsafe fn pack(
 }
 
 impl LaneSums for Features {
-    /// fp16 by FCVTL (exact, as the portable decoder: the same `f64` values, NaN payloads
-    /// aside); other types as [`decode_to`].
+    /// fp16 by FCVTL, bf16 by a shift and fp32 as they are (exact, as the portable decoders:
+    /// the same `f64` values, NaN payloads aside for fp16), asking for the bytes a page ahead
+    /// ([`crate::simd::AHEAD`]); other types as [`decode_to`].
     #[inline(always)]
     fn decode(self, el: Element, bytes: &[u8], out: &mut [f64]) -> usize {
-        if el != Element::F16 {
-            return decode_to(el, bytes, out);
-        }
-        let n = out.len().min(bytes.len() / 2);
+        let size = match el {
+            Element::F16 | Element::Bf16 => 2,
+            Element::F32 => 4,
+            _ => return decode_to(el, bytes, out),
+        };
+        let n = out.len().min(bytes.len() / size);
         let whole = n / 8 * 8;
         // SAFETY: `self` proves NEON, on little-endian AArch64 (the dump's byte order); each
-        // step reads 16 bytes at `2·i` with `i + 8 <= n <= bytes.len() / 2` and writes 8 values
-        // at `i`, `i + 8 <= n <= out.len()`.
+        // step reads `8·size` bytes at `size·i` with `i + 8 <= n <= bytes.len() / size` and
+        // writes 8 values at `i`, `i + 8 <= n <= out.len()`.
         unsafe {
             for i in (0..whole).step_by(8) {
-                let (low, high) =
-                    self.f16_to_f32(vreinterpretq_u16_u8(vld1q_u8(bytes.as_ptr().add(2 * i))));
+                // A line ahead per 64 bytes read.
+                if (size * i) % 64 == 0 {
+                    self.prefetch(bytes, size * i);
+                }
+                let p = bytes.as_ptr().add(size * i);
+                let (low, high) = match el {
+                    Element::F16 => self.f16_to_f32(vreinterpretq_u16_u8(vld1q_u8(p))),
+                    Element::Bf16 => {
+                        let h = vreinterpretq_u16_u8(vld1q_u8(p));
+                        (
+                            vreinterpretq_f32_u32(vshll_n_u16::<16>(vget_low_u16(h))),
+                            vreinterpretq_f32_u32(vshll_high_n_u16::<16>(h)),
+                        )
+                    }
+                    _ => (
+                        vreinterpretq_f32_u8(vld1q_u8(p)),
+                        vreinterpretq_f32_u8(vld1q_u8(p.add(16))),
+                    ),
+                };
                 let o = out.as_mut_ptr().add(i);
                 vst1q_f64(o, vcvt_f64_f32(vget_low_f32(low)));
                 vst1q_f64(o.add(2), vcvt_high_f64_f32(low));
@@ -409,7 +429,7 @@ impl LaneSums for Features {
                 vst1q_f64(o.add(6), vcvt_high_f64_f32(high));
             }
         }
-        whole + decode_to(el, &bytes[2 * whole..2 * n], &mut out[whole..n])
+        whole + decode_to(el, &bytes[size * whole..size * n], &mut out[whole..n])
     }
 
     #[inline(always)]
@@ -445,42 +465,53 @@ mod tests {
     use crate::simd::{self, Kernel};
 
     #[test]
-    fn fcvtl_decoding_agrees_with_the_portable_one() {
-        if !simd::vector_path_or_skip("metrics: fp16 NEON decoding") {
+    fn vector_decoding_agrees_with_the_portable_one() {
+        if !simd::vector_path_or_skip("metrics: NEON decoding") {
             return;
         }
         /// `decode` with NEON when the CPU has it (`None` otherwise).
-        struct Fcvtl<'a>(&'a [u8], usize);
-        impl Kernel for Fcvtl<'_> {
+        struct Vector<'a>(Element, &'a [u8], usize);
+        impl Kernel for Vector<'_> {
             type Output = Option<Vec<f64>>;
             fn run(self) -> Option<Vec<f64>> {
                 None
             }
             fn run_neon(self, f: Features) -> Option<Vec<f64>> {
-                let mut out = vec![0.0; self.1];
-                let n = f.decode(Element::F16, self.0, &mut out);
+                let mut out = vec![0.0; self.2];
+                let n = f.decode(self.0, self.1, &mut out);
                 out.truncate(n);
                 Some(out)
             }
         }
-        // Every fp16: zeros, subnormals, the largest finite, infinities, NaNs.
+        // Every 16-bit pattern: zeros, subnormals, the largest finite, infinities, NaNs; for
+        // fp32, pairs of them as the two halves of a value (a sample of every class).
         let all: Vec<u8> = (0..=u16::MAX).flat_map(u16::to_le_bytes).collect();
-        for (bytes, room) in [
-            (&all[..], 1 << 16),
-            (&all[..], 13),
-            (&all[..2 * 13 + 1], 64),
-            (&all[2 * 0x7BF8..2 * 0x7C05], 64),
-            (&all[..0], 8),
+        let words: Vec<u8> = (0..=u16::MAX)
+            .step_by(7)
+            .flat_map(|h| [h.to_le_bytes(), h.wrapping_mul(40_503).to_le_bytes()])
+            .flatten()
+            .collect();
+        for (el, bytes, room) in [
+            (Element::F16, &all[..], 1 << 16),
+            (Element::F16, &all[..], 13),
+            (Element::F16, &all[..2 * 13 + 1], 64),
+            (Element::F16, &all[2 * 0x7BF8..2 * 0x7C05], 64),
+            (Element::F16, &all[..0], 8),
+            (Element::Bf16, &all[..], 1 << 16),
+            (Element::Bf16, &all[..2 * 13 + 1], 64),
+            (Element::F32, &all[..], 1 << 15),
+            (Element::F32, &words[..], 1 << 14),
+            (Element::F32, &words[..4 * 13 + 3], 64),
         ] {
-            let got = simd::dispatch(Fcvtl(bytes, room)).expect("the vector path ran");
+            let got = simd::dispatch(Vector(el, bytes, room)).expect("the vector path ran");
             let mut want = vec![0.0; room];
-            let n = decode_to(Element::F16, bytes, &mut want);
+            let n = decode_to(el, bytes, &mut want);
             want.truncate(n);
-            assert_eq!(got.len(), want.len());
+            assert_eq!(got.len(), want.len(), "{el:?}");
             for (i, (a, b)) in got.iter().zip(&want).enumerate() {
                 assert!(
                     a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()),
-                    "fp16 #{i}: {a} vs {b}"
+                    "{el:?} #{i}: {a} vs {b}"
                 );
             }
         }

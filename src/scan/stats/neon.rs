@@ -99,38 +99,32 @@ impl Acc {
         }
     }
 
-    /// fp16 with NEON vectors: decoded by FCVTL, the saturation counted in the same pass, the
-    /// lane sums split over two accumulators per lane and added back per lane. That is exact
-    /// (see `Acc::f16_x86`), so the lane sums are the portable ones.
+    /// fp16 with NEON vectors: decoded by FCVTL, the lane sums split over two accumulators per
+    /// lane and added back per lane, the least and greatest values over two per lane (even and
+    /// odd steps): as `Acc::f16_x86`, whose notes on exactness hold here too; the lanes are
+    /// merged, saturation counted and the careful pass decoded by `Acc::f16_block_end`.
     #[inline(always)]
     pub(super) fn f16_neon(&mut self, f: Features, bytes: &[u8]) {
         let n_all = bytes.len() / 2;
-        let mut buf = [0f32; BLOCK];
         for (b, block) in bytes[..2 * n_all].chunks(2 * BLOCK).enumerate() {
             let start = b * 2 * BLOCK;
             let n = block.len() / 2;
             let whole = n / LANES * LANES;
             let mut sum = [0f64; LANES];
             // SAFETY: the `Features` token proves NEON. Each step reads 16 bytes at `2·i` with
-            // `i + 8 <= whole <= n = block.len() / 2` and writes 8 values at `i`, `i + 8 <= n
-            // <= BLOCK`. The token exists only on little-endian AArch64, as the dump's bytes.
-            let (mn, mx, saturated) = unsafe {
-                let magnitude = vdupq_n_u16(0x7FFF);
-                let largest = vdupq_n_u16(0x7BFF);
-                let mut mn = [vdupq_n_f32(f32::INFINITY); 2];
-                let mut mx = [vdupq_n_f32(f32::NEG_INFINITY); 2];
-                // Per 16-bit lane, how many values were the largest finite magnitude: a match
-                // is all ones (-1), subtracted (at most BLOCK / 8 per lane, no overflow).
-                let mut largest_seen = vdupq_n_u16(0);
+            // `i + 8 <= whole <= n = block.len() / 2`. The token exists only on little-endian
+            // AArch64, as the dump's bytes.
+            let (mins, maxes) = unsafe {
+                // Per parity of the step, lanes 0–3 and 4–7.
+                let mut mn = [[vdupq_n_f32(f32::INFINITY); 2]; 2];
+                let mut mx = [[vdupq_n_f32(f32::NEG_INFINITY); 2]; 2];
                 let mut step = |i: usize, s: &mut [[float64x2_t; 2]; 2]| {
                     let h = vreinterpretq_u16_u8(vld1q_u8(block.as_ptr().add(2 * i)));
-                    let same = vceqq_u16(vandq_u16(h, magnitude), largest);
-                    largest_seen = vsubq_u16(largest_seen, same);
                     let x = f.f16_to_f32(h);
                     let x = [x.0, x.1];
+                    let p = (i / LANES) % 2;
                     for k in 0..2 {
-                        vst1q_f32(buf.as_mut_ptr().add(i + 4 * k), x[k]);
-                        min_max(x[k], &mut mn[k], &mut mx[k]);
+                        min_max(x[k], &mut mn[p][k], &mut mx[p][k]);
                         add_widened(&mut s[k], x[k]);
                     }
                 };
@@ -154,9 +148,12 @@ impl Acc {
                         *s += p;
                     }
                 }
-                (lanes32(mn), lanes32(mx), vaddlvq_u16(largest_seen))
+                (
+                    [lanes32(mn[0]), lanes32(mn[1])],
+                    [lanes32(mx[0]), lanes32(mx[1])],
+                )
             };
-            self.f16_block_end(block, whole, (mn, mx, sum), saturated, &mut buf);
+            self.f16_block_end(block, whole, (mins, maxes, sum));
         }
     }
 }
