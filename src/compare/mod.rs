@@ -555,6 +555,234 @@ fn fx_graphs(target: &SideData, golden: &SideData, errors: &mut Vec<CompareError
     fx
 }
 
+/// Reads the `--mapping` CSV (golden name by target name); empty without one.
+fn read_mapping(opts: &CompareOptions) -> anyhow::Result<HashMap<String, String>> {
+    Ok(match &opts.mapping {
+        Some(p) => {
+            let text = read_side_file(p, "mapping")?;
+            matching::parse_mapping(&String::from_utf8_lossy(&text))
+                .map_err(|e| anyhow::anyhow!("mapping {}: {e}", p.display()))?
+        }
+        None => HashMap::new(),
+    })
+}
+
+/// Reads and indexes the `--graph` GE graph dump, if given.
+fn read_graph(opts: &CompareOptions) -> anyhow::Result<Option<GraphIndex>> {
+    Ok(match &opts.graph {
+        Some(p) => {
+            let text = read_side_file(p, "GE graph")?;
+            let model = npgx_parsers::ge_graph::parse(&text)
+                .map_err(|e| anyhow::anyhow!("GE graph {}: {e}", p.display()))?;
+            Some(matching::graph_index(&model))
+        }
+        None => None,
+    })
+}
+
+/// What target tensors are matched with besides their names: the `--mapping` names, the GE
+/// graph and the torchair graph dumps.
+struct MatchContext<'a> {
+    mapping: &'a HashMap<String, String>,
+    graph: Option<&'a GraphIndex>,
+    fx: &'a FxGraphs,
+}
+
+/// The tensors of the paired groups, matched.
+#[derive(Default)]
+struct Matched {
+    /// A pair of tensors to compare per match.
+    jobs: Vec<Job>,
+    /// The tensors that matched nothing, in the paired groups and in the unpaired ones.
+    unmatched: Unmatched,
+    /// A report per pair of groups, its pairs and conclusions not filled in yet.
+    groups: Vec<GroupReport>,
+    /// Per pair of groups, the (op name, match name) of each target execution, in order.
+    exec_names: Vec<Vec<(String, String)>>,
+}
+
+impl Matched {
+    /// Matches the tensors of every pair of groups (`paired`, from [`pair_groups`]), then lists
+    /// the tensors of the groups left unpaired as unmatched.
+    fn match_all(
+        g: &SideData,
+        t: &SideData,
+        paired: &[(GroupKey, GroupKey, &'static str)],
+        cx: &MatchContext<'_>,
+    ) -> Matched {
+        let mut m = Matched::default();
+        let mut paired_g = std::collections::HashSet::new();
+        let mut paired_t = std::collections::HashSet::new();
+        for (gi, (gk, tk, how)) in paired.iter().enumerate() {
+            paired_g.insert(gk.clone());
+            paired_t.insert(tk.clone());
+            m.match_group(gi, (g, gk), (t, tk), cx);
+            m.groups.push(GroupReport {
+                golden: matching::side(&gk.0),
+                target: matching::side(&tk.0),
+                paired_by: (*how).to_string(),
+                pairs: 0,
+                failed: 0,
+                first_divergence: None,
+                origin: None,
+                worst: Worst::default(),
+                collectives: Vec::new(),
+            });
+        }
+        for (side, data, paired_keys) in [
+            (&mut m.unmatched.golden, g, &paired_g),
+            (&mut m.unmatched.target, t, &paired_t),
+        ] {
+            for (k, execs) in &data.groups {
+                if paired_keys.contains(k) {
+                    continue;
+                }
+                for e in execs {
+                    for &s in &e.slots {
+                        side.push(unmatched_entry(data, s, &e.match_name));
+                    }
+                }
+            }
+        }
+        m
+    }
+
+    /// Matches each tensor of the target group `tk` (the `gi`-th pair) with one of the golden
+    /// group `gk`: a job per match; the target tensors that match none, then the golden ones
+    /// left, go to `unmatched`.
+    fn match_group(
+        &mut self,
+        gi: usize,
+        (g, gk): (&SideData, &GroupKey),
+        (t, tk): (&SideData, &GroupKey),
+        cx: &MatchContext<'_>,
+    ) {
+        let mut index: GoldenIndex<(usize, usize, usize)> = GoldenIndex::default();
+        for (ei, e) in g.groups[gk].iter().enumerate() {
+            for &s in &e.slots {
+                let (_, slot) = g.slot(s);
+                index.push((e.match_name.clone(), slot.io, slot.index), (s.0, s.1, ei));
+            }
+        }
+        let mut names = Vec::new();
+        for (order, e) in t.groups[tk].iter().enumerate() {
+            names.push((e.op.op_name.clone(), e.match_name.clone()));
+            let graph_op = cx
+                .graph
+                .and_then(|gr| gr.get(&e.op.op_name).or_else(|| gr.get(&e.match_name)));
+            for &s in &e.slots {
+                let (_, slot) = t.slot(s);
+                let tt = TargetTensor {
+                    name: &e.match_name,
+                    io: slot.io,
+                    index: slot.index,
+                    mapped: cx
+                        .mapping
+                        .get(&e.match_name)
+                        .or_else(|| cx.mapping.get(&e.op.op_name))
+                        .map(String::as_str),
+                    original_op: slot.original_op.as_ref().map(|(n, k)| (n.as_str(), *k)),
+                    graph: graph_op,
+                    fx: (!cx.fx.is_empty()).then_some((cx.fx, tk.0.rank)),
+                };
+                match index.claim(&tt) {
+                    Some(((l, si, _), by, golden_name)) => self.jobs.push(Job {
+                        group: gi,
+                        order,
+                        target: s,
+                        golden: (l, si),
+                        matched_by: by,
+                        golden_op_name: golden_name,
+                        op_name: e.match_name.clone(),
+                        op_type: e.op.op_type.clone(),
+                    }),
+                    None => self
+                        .unmatched
+                        .target
+                        .push(unmatched_entry(t, s, &e.match_name)),
+                }
+            }
+        }
+        let execs = &g.groups[gk];
+        for (l, s, ei) in index.unclaimed() {
+            self.unmatched
+                .golden
+                .push(unmatched_entry(g, (l, s), &execs[ei].match_name));
+        }
+        self.exec_names.push(names);
+    }
+}
+
+/// Compares the pairs of `jobs` in parallel on `pool`, reporting each to `progress`; returns
+/// them in execution order (group, order, io, index).
+fn run_jobs(
+    pool: &rayon::ThreadPool,
+    mut jobs: Vec<Job>,
+    (g, t): (&SideData, &SideData),
+    thresholds: &Thresholds,
+    progress: &(dyn Fn(Progress) + Sync),
+) -> Vec<Pair> {
+    // The largest pairs first, so that the last to finish are small ones and every worker stays
+    // busy to the end (the pairs are put back in execution order below).
+    jobs.sort_by_key(|j| std::cmp::Reverse(t.slot(j.target).1.elements()));
+    let mut pairs: Vec<Pair> = pool.install(|| {
+        jobs.par_iter()
+            .map(|j| {
+                let p = run_job(j, g, t, thresholds);
+                progress(Progress::PairDone);
+                p
+            })
+            .collect()
+    });
+    pairs.sort_by_key(|p| (p.group, p.order, p.io, p.index));
+    pairs
+}
+
+/// Fills in each group's report from its pairs (`pairs` in execution order): the counts, the
+/// first divergence, the origin, the worst pairs and the positions of the collectives.
+fn conclude_groups(
+    groups: &mut [GroupReport],
+    pairs: &[Pair],
+    top: usize,
+    graph: Option<&GraphIndex>,
+    exec_names: &[Vec<(String, String)>],
+) {
+    for (gi, gr) in groups.iter_mut().enumerate() {
+        let start = pairs.partition_point(|p| p.group < gi);
+        let end = pairs.partition_point(|p| p.group <= gi);
+        let own = &pairs[start..end];
+        gr.pairs = own.len() as u64;
+        gr.failed = own.iter().filter(|p| !p.passed).count() as u64;
+        let (fd, origin, worst) = conclude(own, top, graph, &exec_names[gi]);
+        gr.first_divergence = fd;
+        gr.origin = origin;
+        gr.worst = worst;
+        // `own` is in execution order: the positions come out ascending.
+        gr.collectives = own
+            .iter()
+            .filter(|p| crate::scan::analysis::is_collective_op(&p.op_name, p.op_type.as_deref()))
+            .map(|p| p.order)
+            .collect();
+        gr.collectives.dedup();
+    }
+}
+
+/// Sorts the unmatched tensors (by file, io, index) and the errors (by side, path, message).
+fn sort_leftovers(unmatched: &mut Unmatched, errors: &mut [CompareError]) {
+    let sort_unmatched = |v: &mut Vec<UnmatchedTensor>| {
+        v.sort_by(|a, b| (&a.file, a.io, a.index).cmp(&(&b.file, b.io, b.index)));
+    };
+    sort_unmatched(&mut unmatched.golden);
+    sort_unmatched(&mut unmatched.target);
+    errors.sort_by(|a, b| {
+        (a.side, &a.problem.path, &a.problem.message).cmp(&(
+            b.side,
+            &b.problem.path,
+            &b.problem.message,
+        ))
+    });
+}
+
 /// Compares the dump trees (or files) `golden` and `target`. Fails only when a root, the
 /// mapping or the graph cannot be read, or a `--group` names no group; problems with files
 /// inside become `errors`.
@@ -568,23 +796,8 @@ pub fn compare(
         std::fs::metadata(root)
             .with_context(|| format!("cannot read the {what} {}", root.display()))?;
     }
-    let mapping = match &opts.mapping {
-        Some(p) => {
-            let text = read_side_file(p, "mapping")?;
-            matching::parse_mapping(&String::from_utf8_lossy(&text))
-                .map_err(|e| anyhow::anyhow!("mapping {}: {e}", p.display()))?
-        }
-        None => HashMap::new(),
-    };
-    let graph = match &opts.graph {
-        Some(p) => {
-            let text = read_side_file(p, "GE graph")?;
-            let model = npgx_parsers::ge_graph::parse(&text)
-                .map_err(|e| anyhow::anyhow!("GE graph {}: {e}", p.display()))?;
-            Some(matching::graph_index(&model))
-        }
-        None => None,
-    };
+    let mapping = read_mapping(opts)?;
+    let graph = read_graph(opts)?;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(opts.threads.unwrap_or(0))
         .build()
@@ -597,140 +810,26 @@ pub fn compare(
     });
     let fx = fx_graphs(&t, &g, &mut errors);
     let paired = pair_groups(&g, &t, &opts.groups)?;
-    let mut jobs = Vec::new();
-    let mut unmatched = Unmatched::default();
-    let mut groups = Vec::new();
-    let mut exec_names: Vec<Vec<(String, String)>> = Vec::new();
-    let mut paired_g = std::collections::HashSet::new();
-    let mut paired_t = std::collections::HashSet::new();
-    for (gi, (gk, tk, how)) in paired.iter().enumerate() {
-        paired_g.insert(gk.clone());
-        paired_t.insert(tk.clone());
-        let mut index: GoldenIndex<(usize, usize, usize)> = GoldenIndex::default();
-        for (ei, e) in g.groups[gk].iter().enumerate() {
-            for &s in &e.slots {
-                let (_, slot) = g.slot(s);
-                index.push((e.match_name.clone(), slot.io, slot.index), (s.0, s.1, ei));
-            }
-        }
-        let mut names = Vec::new();
-        for (order, e) in t.groups[tk].iter().enumerate() {
-            names.push((e.op.op_name.clone(), e.match_name.clone()));
-            let graph_op = graph
-                .as_ref()
-                .and_then(|gr| gr.get(&e.op.op_name).or_else(|| gr.get(&e.match_name)));
-            for &s in &e.slots {
-                let (_, slot) = t.slot(s);
-                let tt = TargetTensor {
-                    name: &e.match_name,
-                    io: slot.io,
-                    index: slot.index,
-                    mapped: mapping
-                        .get(&e.match_name)
-                        .or_else(|| mapping.get(&e.op.op_name))
-                        .map(String::as_str),
-                    original_op: slot.original_op.as_ref().map(|(n, k)| (n.as_str(), *k)),
-                    graph: graph_op,
-                    fx: (!fx.is_empty()).then_some((&fx, tk.0.rank)),
-                };
-                match index.claim(&tt) {
-                    Some(((l, si, _), by, golden_name)) => jobs.push(Job {
-                        group: gi,
-                        order,
-                        target: s,
-                        golden: (l, si),
-                        matched_by: by,
-                        golden_op_name: golden_name,
-                        op_name: e.match_name.clone(),
-                        op_type: e.op.op_type.clone(),
-                    }),
-                    None => unmatched.target.push(unmatched_entry(&t, s, &e.match_name)),
-                }
-            }
-        }
-        let execs = &g.groups[gk];
-        for (l, s, ei) in index.unclaimed() {
-            unmatched
-                .golden
-                .push(unmatched_entry(&g, (l, s), &execs[ei].match_name));
-        }
-        exec_names.push(names);
-        groups.push(GroupReport {
-            golden: matching::side(&gk.0),
-            target: matching::side(&tk.0),
-            paired_by: (*how).to_string(),
-            pairs: 0,
-            failed: 0,
-            first_divergence: None,
-            origin: None,
-            worst: Worst::default(),
-            collectives: Vec::new(),
-        });
-    }
-    for (side, data, paired_keys) in [
-        (&mut unmatched.golden, &g, &paired_g),
-        (&mut unmatched.target, &t, &paired_t),
-    ] {
-        for (k, execs) in &data.groups {
-            if paired_keys.contains(k) {
-                continue;
-            }
-            for e in execs {
-                for &s in &e.slots {
-                    side.push(unmatched_entry(data, s, &e.match_name));
-                }
-            }
-        }
-    }
+    let cx = MatchContext {
+        mapping: &mapping,
+        graph: graph.as_ref(),
+        fx: &fx,
+    };
+    let Matched {
+        jobs,
+        mut unmatched,
+        mut groups,
+        exec_names,
+    } = Matched::match_all(&g, &t, &paired, &cx);
     progress(Progress::Pairs(jobs.len() as u64));
     let thresholds = Thresholds {
         cosine: opts.cosine,
         max_rel: opts.max_rel,
         per_dtype: opts.per_dtype.clone(),
     };
-    // The largest pairs first, so that the last to finish are small ones and every worker stays
-    // busy to the end (the pairs are put back in execution order below).
-    jobs.sort_by_key(|j| std::cmp::Reverse(t.slot(j.target).1.elements()));
-    let mut pairs: Vec<Pair> = pool.install(|| {
-        jobs.par_iter()
-            .map(|j| {
-                let p = run_job(j, &g, &t, &thresholds);
-                progress(Progress::PairDone);
-                p
-            })
-            .collect()
-    });
-    pairs.sort_by_key(|p| (p.group, p.order, p.io, p.index));
-    for (gi, gr) in groups.iter_mut().enumerate() {
-        let start = pairs.partition_point(|p| p.group < gi);
-        let end = pairs.partition_point(|p| p.group <= gi);
-        let own = &pairs[start..end];
-        gr.pairs = own.len() as u64;
-        gr.failed = own.iter().filter(|p| !p.passed).count() as u64;
-        let (fd, origin, worst) = conclude(own, opts.top, graph.as_ref(), &exec_names[gi]);
-        gr.first_divergence = fd;
-        gr.origin = origin;
-        gr.worst = worst;
-        // `own` is in execution order: the positions come out ascending.
-        gr.collectives = own
-            .iter()
-            .filter(|p| crate::scan::analysis::is_collective_op(&p.op_name, p.op_type.as_deref()))
-            .map(|p| p.order)
-            .collect();
-        gr.collectives.dedup();
-    }
-    let sort_unmatched = |v: &mut Vec<UnmatchedTensor>| {
-        v.sort_by(|a, b| (&a.file, a.io, a.index).cmp(&(&b.file, b.io, b.index)));
-    };
-    sort_unmatched(&mut unmatched.golden);
-    sort_unmatched(&mut unmatched.target);
-    errors.sort_by(|a, b| {
-        (a.side, &a.problem.path, &a.problem.message).cmp(&(
-            b.side,
-            &b.problem.path,
-            &b.problem.message,
-        ))
-    });
+    let pairs = run_jobs(&pool, jobs, (&g, &t), &thresholds, progress);
+    conclude_groups(&mut groups, &pairs, opts.top, graph.as_ref(), &exec_names);
+    sort_leftovers(&mut unmatched, &mut errors);
     let passed = pairs.iter().filter(|p| p.passed).count() as u64;
     let summary = Summary {
         pairs: pairs.len() as u64,

@@ -427,178 +427,246 @@ pub fn plan(inputs: &[PathBuf], graphs: &[PathBuf], options: &PlanOptions) -> an
     Ok(Plan { dumps, notes })
 }
 
+/// What the plan of one target is made with: the GE graphs (parsed and indexed) and the
+/// options, and the notes and warnings gathered while it is made.
+struct Planner<'a, 'g> {
+    models: &'a [GeModel],
+    indexes: &'a [OpIndex<'g>],
+    options: &'a PlanOptions,
+    /// The bytes of every op of the graphs (what a full dump writes), when graphs were given.
+    graph_full: Option<u64>,
+    notes: Vec<String>,
+    warnings: Vec<String>,
+}
+
+impl<'g> Planner<'_, 'g> {
+    /// The op named `name` in the first graph that has it.
+    fn graph_op(&self, name: &str) -> Option<npgx_parsers::ge_graph::OpRef<'g>> {
+        self.indexes.iter().find_map(|i| i.get(name))
+    }
+
+    /// The watcher scene for an overwrite: the producer watched, the operators run between it
+    /// and the consumer as its layer (every operator when none is known).
+    fn watcher(&mut self, w: &Overwrite, t: &Target, o: &mut PresetOptions) -> Estimate {
+        o.watch = vec![w.producer.op_name.clone()];
+        let mut layer: Vec<String> = Vec::new();
+        for b in &w.between {
+            if !layer.contains(&b.op_name) && b.op_name != w.producer.op_name {
+                layer.push(b.op_name.clone());
+            }
+        }
+        if w.between_count > w.between.len() {
+            self.notes.push(format!(
+                "{} operators ran between {} and {}; layer lists the first {} (overlapping outputs first)",
+                w.between_count,
+                w.producer.op_name,
+                w.consumer.op_name,
+                w.between.len()
+            ));
+        }
+        if layer.is_empty() {
+            self.notes.push(format!(
+                "no dumped operator ran between {} and {}: layer is left out, so the watcher checks after every operator (the writer may be on another stream, or not dumped)",
+                w.producer.op_name, w.consumer.op_name
+            ));
+        }
+        self.notes.push(
+            "the watcher scene takes no dump_step and no model_name (CANN rejects them, EP0005): it watches every step; stop the run after the step that failed"
+                .into(),
+        );
+        let checks = if layer.is_empty() {
+            t.files
+        } else {
+            layer.len() as u64
+        };
+        let estimate = Estimate {
+            plan_bytes: Some(checks.saturating_mul(w.producer.bytes)),
+            full_bytes: t.full_bytes.or(self.graph_full),
+            basis: format!(
+                "the watched output ({} bytes) dumped once after each of {checks} operators",
+                w.producer.bytes
+            ),
+            free_bytes: None,
+        };
+        o.layers = layer;
+        estimate
+    }
+
+    /// The layer of a dump narrowed to `op` (at `order`): `op` and its producers up to
+    /// `--hops` — the graphs' edges when graphs were given, else the document's address
+    /// `links`, else `op` alone — with its bytes per step (`own_bytes`: `op`'s own, when known)
+    /// and what that figure is based on.
+    fn narrow_layer(
+        &mut self,
+        op: &str,
+        order: Option<usize>,
+        links: Option<&Addresses>,
+        own_bytes: Option<u64>,
+    ) -> (Vec<String>, Option<u64>, String) {
+        if !self.indexes.is_empty() {
+            if self.graph_op(op).is_none() {
+                self.warnings.push(format!(
+                    "{op} is no op of the given graph(s): its producers are not known"
+                ));
+            }
+            let layer: Vec<String> = self
+                .indexes
+                .iter()
+                .find(|i| i.get(op).is_some())
+                .map_or_else(
+                    || vec![op.to_string()],
+                    |i| graph_producers(i, op, self.options.hops),
+                );
+            let bytes: u64 = layer
+                .iter()
+                .filter_map(|n| self.graph_op(n))
+                .map(|r| graph_op_bytes(r.op))
+                .sum();
+            return (
+                layer,
+                Some(bytes),
+                "the GE graph's tensor descriptors".to_string(),
+            );
+        }
+        match (links, order) {
+            (Some(a), Some(order)) if !a.links.is_empty() => {
+                let (layer, bytes) = linked_producers(a, op, order, self.options.hops);
+                let bytes = bytes.saturating_add(own_bytes.unwrap_or(0));
+                (
+                    layer,
+                    Some(bytes),
+                    "tensor sizes seen in the first pass (the producers' own inputs not seen: at least this)"
+                        .to_string(),
+                )
+            }
+            _ => {
+                self.notes.push(format!(
+                    "no GE graph given and no address links in the document: the dump is narrowed to {op} alone (pass --graph for its producers)"
+                ));
+                let basis = match own_bytes {
+                    Some(_) => "the anomalous tensor seen in the first pass (at least this)",
+                    None => {
+                        "no tensor size in the document (pass --graph for the graph's descriptors)"
+                    }
+                };
+                (vec![op.to_string()], own_bytes, basis.to_string())
+            }
+        }
+    }
+
+    /// The narrowed scene: a model dump of `op`'s layer ([`Planner::narrow_layer`]), inputs and
+    /// outputs, for the target's step and model.
+    fn narrowed(
+        &mut self,
+        t: &Target,
+        (op, order): (&str, Option<usize>),
+        links: Option<&Addresses>,
+        own_bytes: Option<u64>,
+        o: &mut PresetOptions,
+    ) -> Estimate {
+        let (layer, plan_bytes, basis) = self.narrow_layer(op, order, links, own_bytes);
+        o.layers = layer;
+        o.dump_mode = Some(DumpMode::All);
+        o.dump_step = t.step.map(|s| s.to_string());
+        o.model_name = t.model.clone();
+        Estimate {
+            plan_bytes,
+            full_bytes: t.full_bytes.or(self.graph_full),
+            basis,
+            free_bytes: None,
+        }
+    }
+
+    /// The wider statistics scene: a statistics dump of `op`'s producers when a graph names
+    /// `op`, else of every operator, for the target's step and model.
+    fn wider_stats(&mut self, t: &Target, op: &str, o: &mut PresetOptions) -> Estimate {
+        let layer = match self.indexes.iter().find(|i| i.get(op).is_some()) {
+            Some(i) => graph_producers(i, op, self.options.hops),
+            None => {
+                self.notes.push(format!(
+                    "no GE graph names {op}: the statistics dump covers every operator of the step (pass --graph to narrow it to {op}'s producers)"
+                ));
+                Vec::new()
+            }
+        };
+        o.layers = layer;
+        o.dump_mode = Some(DumpMode::All);
+        o.dump_step = t.step.map(|s| s.to_string());
+        o.model_name = t.model.clone();
+        Estimate {
+            plan_bytes: None,
+            full_bytes: self.graph_full,
+            basis: "statistics: one CSV row per tensor, not the tensors".to_string(),
+            free_bytes: None,
+        }
+    }
+}
+
+/// Plans the dump of one target: the scene its finding calls for, rendered to a config that
+/// passes the `dump-config check` rules, its names checked against the graphs, and its
+/// estimate with the free space under a local `dump_path`.
 fn plan_one(
     t: Target,
     models: &[GeModel],
     indexes: &[OpIndex<'_>],
     options: &PlanOptions,
 ) -> anyhow::Result<PlannedDump> {
-    let mut notes = Vec::new();
-    let mut warnings = Vec::new();
     let dump_path = options
         .dump_path
         .clone()
         .unwrap_or_else(|| preset::DEFAULT_DUMP_PATH.to_string());
-    let graph_op = |name: &str| indexes.iter().find_map(|i| i.get(name));
-    let graph_full: Option<u64> = (!models.is_empty()).then(|| {
-        models
-            .iter()
-            .flat_map(GeModel::ops)
-            .map(|r| graph_op_bytes(r.op))
-            .sum()
-    });
+    let mut p = Planner {
+        models,
+        indexes,
+        options,
+        graph_full: (!models.is_empty()).then(|| {
+            models
+                .iter()
+                .flat_map(GeModel::ops)
+                .map(|r| graph_op_bytes(r.op))
+                .sum()
+        }),
+        notes: Vec::new(),
+        warnings: Vec::new(),
+    };
     let mut o = PresetOptions {
         dump_path: Some(dump_path.clone()),
         ..PresetOptions::default()
     };
-    let step = t.step.map(|s| s.to_string());
     let (scene, preset, mut estimate) = match &t.what {
-        What::Overwrite(w) => {
-            o.watch = vec![w.producer.op_name.clone()];
-            let mut layer: Vec<String> = Vec::new();
-            for b in &w.between {
-                if !layer.contains(&b.op_name) && b.op_name != w.producer.op_name {
-                    layer.push(b.op_name.clone());
-                }
-            }
-            if w.between_count > w.between.len() {
-                notes.push(format!(
-                    "{} operators ran between {} and {}; layer lists the first {} (overlapping outputs first)",
-                    w.between_count,
-                    w.producer.op_name,
-                    w.consumer.op_name,
-                    w.between.len()
-                ));
-            }
-            if layer.is_empty() {
-                notes.push(format!(
-                    "no dumped operator ran between {} and {}: layer is left out, so the watcher checks after every operator (the writer may be on another stream, or not dumped)",
-                    w.producer.op_name, w.consumer.op_name
-                ));
-            }
-            notes.push(
-                "the watcher scene takes no dump_step and no model_name (CANN rejects them, EP0005): it watches every step; stop the run after the step that failed"
-                    .into(),
-            );
-            let checks = if layer.is_empty() {
-                t.files
-            } else {
-                layer.len() as u64
-            };
-            let estimate = Estimate {
-                plan_bytes: Some(checks.saturating_mul(w.producer.bytes)),
-                full_bytes: t.full_bytes.or(graph_full),
-                basis: format!(
-                    "the watched output ({} bytes) dumped once after each of {checks} operators",
-                    w.producer.bytes
-                ),
-                free_bytes: None,
-            };
-            o.layers = layer;
-            (Scene::Watcher, Preset::Watcher, estimate)
-        }
+        What::Overwrite(w) => (Scene::Watcher, Preset::Watcher, p.watcher(w, &t, &mut o)),
         What::Narrow {
             op,
             order,
             links,
             own_bytes,
         } => {
-            let (layer, plan_bytes, basis) = if !indexes.is_empty() {
-                if graph_op(op).is_none() {
-                    warnings.push(format!(
-                        "{op} is no op of the given graph(s): its producers are not known"
-                    ));
-                }
-                let layer: Vec<String> = indexes.iter().find(|i| i.get(op).is_some()).map_or_else(
-                    || vec![op.clone()],
-                    |i| graph_producers(i, op, options.hops),
-                );
-                let bytes: u64 = layer
-                    .iter()
-                    .filter_map(|n| graph_op(n))
-                    .map(|r| graph_op_bytes(r.op))
-                    .sum();
-                (
-                    layer,
-                    Some(bytes),
-                    "the GE graph's tensor descriptors".to_string(),
-                )
-            } else {
-                match (links, order) {
-                    (Some(a), Some(order)) if !a.links.is_empty() => {
-                        let (layer, bytes) = linked_producers(a, op, *order, options.hops);
-                        let bytes = bytes.saturating_add(own_bytes.unwrap_or(0));
-                        (
-                            layer,
-                            Some(bytes),
-                            "tensor sizes seen in the first pass (the producers' own inputs not seen: at least this)"
-                                .to_string(),
-                        )
-                    }
-                    _ => {
-                        notes.push(format!(
-                            "no GE graph given and no address links in the document: the dump is narrowed to {op} alone (pass --graph for its producers)"
-                        ));
-                        let basis = match own_bytes {
-                            Some(_) => "the anomalous tensor seen in the first pass (at least this)",
-                            None => "no tensor size in the document (pass --graph for the graph's descriptors)",
-                        };
-                        (vec![op.clone()], *own_bytes, basis.to_string())
-                    }
-                }
-            };
-            o.layers = layer;
-            o.dump_mode = Some(DumpMode::All);
-            o.dump_step = step.clone();
-            o.model_name = t.model.clone();
-            let estimate = Estimate {
-                plan_bytes,
-                full_bytes: t.full_bytes.or(graph_full),
-                basis,
-                free_bytes: None,
-            };
-            (Scene::Narrowed, Preset::Model, estimate)
+            let e = p.narrowed(&t, (op, *order), links.as_ref(), *own_bytes, &mut o);
+            (Scene::Narrowed, Preset::Model, e)
         }
         What::Stats { op } => {
-            let layer = match indexes.iter().find(|i| i.get(op).is_some()) {
-                Some(i) => graph_producers(i, op, options.hops),
-                None => {
-                    notes.push(format!(
-                        "no GE graph names {op}: the statistics dump covers every operator of the step (pass --graph to narrow it to {op}'s producers)"
-                    ));
-                    Vec::new()
-                }
-            };
-            o.layers = layer;
-            o.dump_mode = Some(DumpMode::All);
-            o.dump_step = step.clone();
-            o.model_name = t.model.clone();
-            let estimate = Estimate {
-                plan_bytes: None,
-                full_bytes: graph_full,
-                basis: "statistics: one CSV row per tensor, not the tensors".to_string(),
-                free_bytes: None,
-            };
-            (Scene::WiderStats, Preset::Stats, estimate)
+            let e = p.wider_stats(&t, op, &mut o);
+            (Scene::WiderStats, Preset::Stats, e)
         }
     };
     if o.model_name.is_some() {
-        notes.push(
+        p.notes.push(
             "model_name is this run's graph name; GE names graphs ge_default_<time>_<n>, which change between runs: check it with `dump-config check --graph` on the next run's graph"
                 .into(),
         );
     }
     let text = preset::render(preset, &o)?;
     super::ensure_valid(&text)?;
-    if !models.is_empty() {
-        for p in super::graph::check_names(text.as_bytes(), models) {
-            warnings.push(format!("{} {}: {}", p.code, p.path, p.message));
+    if !p.models.is_empty() {
+        for c in super::graph::check_names(text.as_bytes(), p.models) {
+            p.warnings
+                .push(format!("{} {}: {}", c.code, c.path, c.message));
         }
     }
     if !is_remote(&dump_path) {
         estimate.free_bytes = free_space(Path::new(&dump_path));
         if estimate.free_bytes.is_none() {
-            notes.push(format!(
+            p.notes.push(format!(
                 "{dump_path} cannot be examined here: free space not checked"
             ));
         }
@@ -614,8 +682,8 @@ fn plan_one(
         text,
         written: None,
         estimate,
-        warnings,
-        notes,
+        warnings: p.warnings,
+        notes: p.notes,
     })
 }
 

@@ -364,79 +364,103 @@ pub fn decide(findings: &[RankFinding], collectives: u64) -> Option<Verdict> {
 
 type StepKey = (Option<u64>, Option<String>, Option<u64>);
 
-/// Merges the shards under `inputs`. Files that are not shards of this schema version are
-/// skipped and listed; fails when none is left or polars cannot read them.
-pub fn merge(inputs: &[PathBuf]) -> anyhow::Result<MergeReport> {
-    let mut skipped = Vec::new();
-    let mut files = Vec::new();
-    let mut unread = Vec::new();
-    for f in shard_files(inputs)? {
-        match check_shard(&f, SCAN_SHARD) {
-            Ok(n) => {
-                if n > 0 {
-                    unread.push(Unread {
-                        shard: f.display().to_string(),
-                        files: n,
-                    });
-                }
-                files.push(f);
-            }
-            Err(message) => skipped.push(Skipped {
-                path: f.display().to_string(),
-                message,
-            }),
-        }
-    }
-    if files.is_empty() {
-        let why: Vec<String> = skipped
-            .iter()
-            .map(|s| format!("{}: {}", s.path, s.message))
-            .collect();
-        anyhow::bail!("no shard to merge{}", {
-            if why.is_empty() {
-                " (no .parquet file given)".to_string()
-            } else {
-                format!(":\n  {}", why.join("\n  "))
-            }
-        });
-    }
-    let df = loop {
-        match per_rank(&files) {
-            Ok(df) => break df,
-            // A shard whose footer reads but whose data does not: find it by reading each
-            // file whole (only on this path), skip it and merge the rest.
-            Err(e) => {
-                let before = files.len();
-                files.retain(|f| match read_whole(f) {
-                    Ok(()) => true,
-                    Err(message) => {
-                        skipped.push(Skipped {
-                            path: f.display().to_string(),
-                            message,
+/// The shards to merge: the readable ones, the files skipped and why, and the shards that
+/// report files their scan could not read.
+#[derive(Default)]
+struct Shards {
+    files: Vec<PathBuf>,
+    skipped: Vec<Skipped>,
+    unread: Vec<Unread>,
+}
+
+impl Shards {
+    /// Lists the files under `inputs` and checks each is a shard of this schema version; fails
+    /// when none is.
+    fn list(inputs: &[PathBuf]) -> anyhow::Result<Shards> {
+        let mut s = Shards::default();
+        for f in shard_files(inputs)? {
+            match check_shard(&f, SCAN_SHARD) {
+                Ok(n) => {
+                    if n > 0 {
+                        s.unread.push(Unread {
+                            shard: f.display().to_string(),
+                            files: n,
                         });
-                        false
                     }
-                });
-                if files.len() == before || files.is_empty() {
-                    return Err(e);
+                    s.files.push(f);
+                }
+                Err(message) => s.skipped.push(Skipped {
+                    path: f.display().to_string(),
+                    message,
+                }),
+            }
+        }
+        if s.files.is_empty() {
+            let why: Vec<String> = s
+                .skipped
+                .iter()
+                .map(|k| format!("{}: {}", k.path, k.message))
+                .collect();
+            anyhow::bail!("no shard to merge{}", {
+                if why.is_empty() {
+                    " (no .parquet file given)".to_string()
+                } else {
+                    format!(":\n  {}", why.join("\n  "))
+                }
+            });
+        }
+        Ok(s)
+    }
+
+    /// The shards' rows per (step, rank) ([`per_rank`]). A shard whose footer reads but whose
+    /// data does not is found by reading each file whole (only on this path), skipped, and the
+    /// rest merged.
+    fn read(&mut self) -> anyhow::Result<DataFrame> {
+        loop {
+            match per_rank(&self.files) {
+                Ok(df) => return Ok(df),
+                Err(e) => {
+                    let before = self.files.len();
+                    let skipped = &mut self.skipped;
+                    self.files.retain(|f| match read_whole(f) {
+                        Ok(()) => true,
+                        Err(message) => {
+                            skipped.push(Skipped {
+                                path: f.display().to_string(),
+                                message,
+                            });
+                            false
+                        }
+                    });
+                    if self.files.len() == before || self.files.is_empty() {
+                        return Err(e);
+                    }
                 }
             }
         }
-    };
+    }
+}
+
+/// The findings of every rank, by (world size, model, step); rows without a rank are left out
+/// with a warning, and so are (warned about) a rank's rows in several shards and jobs of
+/// several world sizes mixed.
+fn rank_findings(
+    df: &DataFrame,
+    warnings: &mut Vec<String>,
+) -> anyhow::Result<BTreeMap<StepKey, Vec<RankFinding>>> {
     let (ws, model, step, rank) = (
-        u64s(&df, "world_size")?,
-        strs(&df, "model_key")?,
-        u64s(&df, "step")?,
-        u64s(&df, "rank")?,
+        u64s(df, "world_size")?,
+        strs(df, "model_key")?,
+        u64s(df, "step")?,
+        u64s(df, "rank")?,
     );
     let (tensors, anomalous, last) = (
-        u64s(&df, "tensors")?,
-        u64s(&df, "anomalous_tensors")?,
-        u64s(&df, "last_collective")?,
+        u64s(df, "tensors")?,
+        u64s(df, "anomalous_tensors")?,
+        u64s(df, "last_collective")?,
     );
-    let (first, born) = (points(&df, "first_")?, points(&df, "born_")?);
-    let (shard_min, shard_max) = (strs(&df, "shard_min")?, strs(&df, "shard_max")?);
-    let mut warnings = Vec::new();
+    let (first, born) = (points(df, "first_")?, points(df, "born_")?);
+    let (shard_min, shard_max) = (strs(df, "shard_min")?, strs(df, "shard_max")?);
     let mut steps: BTreeMap<StepKey, Vec<RankFinding>> = BTreeMap::new();
     for i in 0..df.height() {
         let at = format!(
@@ -485,11 +509,15 @@ pub fn merge(inputs: &[PathBuf]) -> anyhow::Result<MergeReport> {
             list.join(", ")
         ));
     }
-    let mut summary = Summary {
-        shards: files.len() as u64,
-        skipped: skipped.len() as u64,
-        ..Summary::default()
-    };
+    Ok(steps)
+}
+
+/// A report per step: its ranks present and missing, its anomalous ranks and the verdict on
+/// where the anomaly began; counted into `summary`.
+fn step_reports(
+    steps: BTreeMap<StepKey, Vec<RankFinding>>,
+    summary: &mut Summary,
+) -> Vec<StepReport> {
     let mut out = Vec::new();
     for ((world_size, model, step), ranks) in steps {
         summary.steps += 1;
@@ -524,6 +552,27 @@ pub fn merge(inputs: &[PathBuf]) -> anyhow::Result<MergeReport> {
             findings,
         });
     }
+    out
+}
+
+/// Merges the shards under `inputs`. Files that are not shards of this schema version are
+/// skipped and listed; fails when none is left or polars cannot read them.
+pub fn merge(inputs: &[PathBuf]) -> anyhow::Result<MergeReport> {
+    let mut shards = Shards::list(inputs)?;
+    let df = shards.read()?;
+    let Shards {
+        files,
+        skipped,
+        mut unread,
+    } = shards;
+    let mut warnings = Vec::new();
+    let steps = rank_findings(&df, &mut warnings)?;
+    let mut summary = Summary {
+        shards: files.len() as u64,
+        skipped: skipped.len() as u64,
+        ..Summary::default()
+    };
+    let out = step_reports(steps, &mut summary);
     unread.retain(|u| files.iter().any(|f| f.display().to_string() == u.shard));
     let unseen = unseen(&out, &skipped, unread);
     Ok(MergeReport {

@@ -173,25 +173,26 @@ fn for_each_chunk(
     }
 }
 
-/// One row per given tensor: the columns of the shard schema (docs/cluster.md).
+/// One row per given tensor: the columns of the shard schema (docs/cluster.md), in its order.
 #[cfg(feature = "tables")]
 fn frame(report: &ScanReport, rows: &[(Place, &TensorRecord)]) -> anyhow::Result<DataFrame> {
+    let mut columns = location_columns(report, rows);
+    columns.extend(op_columns(report, rows));
+    columns.extend(tensor_columns(rows));
+    columns.extend(stat_columns(rows));
+    DataFrame::new(rows.len(), columns).context("cannot assemble the tensor table")
+}
+
+/// The columns that place a tensor's group: rank, world size, time, device, model (and its
+/// key), model id, step, and where the rank came from.
+#[cfg(feature = "tables")]
+fn location_columns(report: &ScanReport, rows: &[(Place, &TensorRecord)]) -> Vec<Column> {
     let group = |p: &Place| report.groups.get(p.group);
-    let collectives: Vec<(Option<usize>, Option<usize>)> = rows
-        .iter()
-        .map(|(p, _)| {
-            group(p).map_or((None, None), |g| {
-                let (before, own) = g.collectives_at(p.order);
-                (Some(before), own)
-            })
-        })
-        .collect();
     let col = |name: &str| PlSmallStr::from(name);
     let loc = |f: fn(&Location) -> Option<u64>| -> Vec<Option<u64>> {
         rows.iter().map(|(_, t)| f(&t.op.location)).collect()
     };
-    let kinds = |t: &TensorRecord| t.kinds().iter().map(super::enum_name).collect::<Vec<_>>();
-    let columns = vec![
+    vec![
         Column::new(col("rank"), loc(|l| l.rank.map(u64::from))),
         Column::new(col("world_size"), loc(|l| l.world_size.map(u64::from))),
         Column::new(
@@ -226,6 +227,25 @@ fn frame(report: &ScanReport, rows: &[(Place, &TensorRecord)]) -> anyhow::Result
                 .map(|(p, _)| group(p).and_then(|g| g.rank_source.clone()))
                 .collect::<Vec<_>>(),
         ),
+    ]
+}
+
+/// The columns of a tensor's operator: name, type, task, stream and time stamp, its position
+/// in execution order and the collectives before it (and its own ordinal, for a collective).
+#[cfg(feature = "tables")]
+fn op_columns(report: &ScanReport, rows: &[(Place, &TensorRecord)]) -> Vec<Column> {
+    let group = |p: &Place| report.groups.get(p.group);
+    let collectives: Vec<(Option<usize>, Option<usize>)> = rows
+        .iter()
+        .map(|(p, _)| {
+            group(p).map_or((None, None), |g| {
+                let (before, own) = g.collectives_at(p.order);
+                (Some(before), own)
+            })
+        })
+        .collect();
+    let col = |name: &str| PlSmallStr::from(name);
+    vec![
         Column::new(
             col("op_name"),
             rows.iter()
@@ -268,6 +288,16 @@ fn frame(report: &ScanReport, rows: &[(Place, &TensorRecord)]) -> anyhow::Result
                 .map(|c| c.1.map(|n| n as u64))
                 .collect::<Vec<_>>(),
         ),
+    ]
+}
+
+/// The columns that describe a tensor: io and index, its anomaly kinds, dtype, format, shape
+/// and element count.
+#[cfg(feature = "tables")]
+fn tensor_columns(rows: &[(Place, &TensorRecord)]) -> Vec<Column> {
+    let col = |name: &str| PlSmallStr::from(name);
+    let kinds = |t: &TensorRecord| t.kinds().iter().map(super::enum_name).collect::<Vec<_>>();
+    vec![
         Column::new(
             col("io"),
             rows.iter()
@@ -324,6 +354,15 @@ fn frame(report: &ScanReport, rows: &[(Place, &TensorRecord)]) -> anyhow::Result
             col("elements"),
             rows.iter().map(|(_, t)| t.elements).collect::<Vec<_>>(),
         ),
+    ]
+}
+
+/// The columns of a tensor's statistics — NaN, ±Inf and overflow counts, min, max, mean —
+/// and of where they were read: their source, the file and the slot.
+#[cfg(feature = "tables")]
+fn stat_columns(rows: &[(Place, &TensorRecord)]) -> Vec<Column> {
+    let col = |name: &str| PlSmallStr::from(name);
+    vec![
         Column::new(
             col("nan"),
             rows.iter().map(|(_, t)| t.nan).collect::<Vec<_>>(),
@@ -373,8 +412,7 @@ fn frame(report: &ScanReport, rows: &[(Place, &TensorRecord)]) -> anyhow::Result
             col("slot"),
             rows.iter().map(|(_, t)| t.slot.clone()).collect::<Vec<_>>(),
         ),
-    ];
-    DataFrame::new(rows.len(), columns).context("cannot assemble the tensor table")
+    ]
 }
 
 /// Writes the table as CSV, chunk by chunk (one header).

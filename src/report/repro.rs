@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use crate::repro::case::{ReproPath, TensorFacts};
+use crate::repro::case::{DumpFacts, KernelFacts, OpFacts, ReproPath, Target, TensorFacts};
 use crate::repro::Case;
 
 /// The case as pretty JSON (the same document as `case.json`).
@@ -155,8 +155,31 @@ pub fn readme(case: &Case) -> String {
         label.replace('`', "'"),
         case.path
     );
+    readme_target(&mut s, &case.target);
+    readme_operator(&mut s, case.op.as_ref());
+    readme_kernel(&mut s, case.kernel.as_ref());
+    readme_data(&mut s, case.dump.as_ref());
+    readme_how_to_run(&mut s, case);
+    let _ = writeln!(s, "\n## Missing\n");
+    if case.missing.is_empty() {
+        s.push_str("Nothing.\n");
+    }
+    for m in &case.missing {
+        let _ = writeln!(s, "- {m}");
+    }
+    if !case.notes.is_empty() {
+        let _ = writeln!(s, "\n## Notes\n");
+        for n in &case.notes {
+            let _ = writeln!(s, "- {n}");
+        }
+    }
+    s
+}
+
+/// `## Target`: what named the operator, its names and ids, the log line it came from and the
+/// tensors the runtime reported.
+fn readme_target(s: &mut String, t: &Target) {
     let _ = writeln!(s, "## Target\n");
-    let t = &case.target;
     let _ = writeln!(s, "- named by: {}", t.source);
     if let Some(k) = &t.kernel_name {
         let _ = writeln!(s, "- kernel name: `{k}`");
@@ -193,40 +216,47 @@ pub fn readme(case: &Case) -> String {
             rt.line
         );
     }
+}
+
+/// `## Operator (GE graph)`: where the graph has the op, its tensors and its attributes.
+fn readme_operator(s: &mut String, op: Option<&OpFacts>) {
     let _ = writeln!(s, "\n## Operator (GE graph)\n");
-    match &case.op {
-        None => s.push_str("Not found — see *Missing*.\n"),
-        Some(op) => {
-            let _ = writeln!(s, "- `{}`, type `{}`", op.name, op.op_type);
-            let _ = writeln!(
-                s,
-                "- in `{}` line {} (graph `{}`), matched by {}",
-                op.graph_file, op.graph_line, op.graph_name, op.matched_by
-            );
-            if let Some(k) = &op.kernel_name {
-                let _ = writeln!(s, "- kernel attribute: `{k}`");
-            }
-            s.push_str("\n| tensor | name | dtype | shape | format | ori_shape | ori_format |\n|---|---|---|---|---|---|---|\n");
-            for t in &op.inputs {
-                let _ = writeln!(s, "{}", tensor_line("input", t));
-            }
-            for t in &op.outputs {
-                let _ = writeln!(s, "{}", tensor_line("output", t));
-            }
-            if !op.attrs.is_empty() {
-                s.push_str(if op.attrs_order == "ir" {
-                    "\nAttributes in IR order:\n\n"
-                } else {
-                    "\nAttributes in the order the graph lists them (this dump does not record the IR order):\n\n"
-                });
-                for a in &op.attrs {
-                    let _ = writeln!(s, "- `{}` ({}): `{}`", a.name, a.kind, a.value);
-                }
-            }
+    let Some(op) = op else {
+        s.push_str("Not found — see *Missing*.\n");
+        return;
+    };
+    let _ = writeln!(s, "- `{}`, type `{}`", op.name, op.op_type);
+    let _ = writeln!(
+        s,
+        "- in `{}` line {} (graph `{}`), matched by {}",
+        op.graph_file, op.graph_line, op.graph_name, op.matched_by
+    );
+    if let Some(k) = &op.kernel_name {
+        let _ = writeln!(s, "- kernel attribute: `{k}`");
+    }
+    s.push_str("\n| tensor | name | dtype | shape | format | ori_shape | ori_format |\n|---|---|---|---|---|---|---|\n");
+    for t in &op.inputs {
+        let _ = writeln!(s, "{}", tensor_line("input", t));
+    }
+    for t in &op.outputs {
+        let _ = writeln!(s, "{}", tensor_line("output", t));
+    }
+    if !op.attrs.is_empty() {
+        s.push_str(if op.attrs_order == "ir" {
+            "\nAttributes in IR order:\n\n"
+        } else {
+            "\nAttributes in the order the graph lists them (this dump does not record the IR order):\n\n"
+        });
+        for a in &op.attrs {
+            let _ = writeln!(s, "- `{}` ({}): `{}`", a.name, a.kind, a.value);
         }
     }
+}
+
+/// `## Kernel`: the kernel files found, its blockDim and tiling key.
+fn readme_kernel(s: &mut String, kernel: Option<&KernelFacts>) {
     let _ = writeln!(s, "\n## Kernel\n");
-    match &case.kernel {
+    match kernel {
         Some(k) if k.bin_file_name.is_some() => {
             let _ = writeln!(
                 s,
@@ -254,37 +284,44 @@ pub fn readme(case: &Case) -> String {
         }
         _ => s.push_str("Not found — see *Missing*.\n"),
     }
+}
+
+/// `## Data`: the dump file the data came from and where each tensor was written.
+fn readme_data(s: &mut String, dump: Option<&DumpFacts>) {
     let _ = writeln!(s, "\n## Data\n");
-    match &case.dump {
-        None => s.push_str("No dump — see *Missing*.\n"),
-        Some(d) => {
-            let _ = writeln!(s, "From `{}` ({} framing).\n", d.file, d.framing);
-            if let Some(tiling) = &d.tiling_data {
-                let _ = writeln!(s, "- tiling data → `{tiling}`");
-            }
-            for t in &d.tensors {
-                let _ = writeln!(
-                    s,
-                    "- {} {}: {} {} {:?} → {}{}",
-                    t.io,
-                    t.index,
-                    t.dtype,
-                    t.format,
-                    t.device_shape,
-                    t.npy
-                        .as_deref()
-                        .map_or("not written".to_string(), |p| format!(
-                            "`{p}` ({} layout)",
-                            t.layout
-                        )),
-                    t.note
-                        .as_deref()
-                        .map(|n| format!(" — {n}"))
-                        .unwrap_or_default()
-                );
-            }
-        }
+    let Some(d) = dump else {
+        s.push_str("No dump — see *Missing*.\n");
+        return;
+    };
+    let _ = writeln!(s, "From `{}` ({} framing).\n", d.file, d.framing);
+    if let Some(tiling) = &d.tiling_data {
+        let _ = writeln!(s, "- tiling data → `{tiling}`");
     }
+    for t in &d.tensors {
+        let _ = writeln!(
+            s,
+            "- {} {}: {} {} {:?} → {}{}",
+            t.io,
+            t.index,
+            t.dtype,
+            t.format,
+            t.device_shape,
+            t.npy
+                .as_deref()
+                .map_or("not written".to_string(), |p| format!(
+                    "`{p}` ({} layout)",
+                    t.layout
+                )),
+            t.note
+                .as_deref()
+                .map(|n| format!(" — {n}"))
+                .unwrap_or_default()
+        );
+    }
+}
+
+/// `## How to run`: what each script of the case does and needs.
+fn readme_how_to_run(s: &mut String, case: &Case) {
     let _ = writeln!(s, "\n## How to run\n");
     for f in &case.files {
         match f.kind.as_str() {
@@ -308,18 +345,4 @@ pub fn readme(case: &Case) -> String {
     if case.path == ReproPath::Runtime {
         s.push_str("- Set `ASCEND_LAUNCH_BLOCKING=1` to get synchronous errors.\n");
     }
-    let _ = writeln!(s, "\n## Missing\n");
-    if case.missing.is_empty() {
-        s.push_str("Nothing.\n");
-    }
-    for m in &case.missing {
-        let _ = writeln!(s, "- {m}");
-    }
-    if !case.notes.is_empty() {
-        let _ = writeln!(s, "\n## Notes\n");
-        for n in &case.notes {
-            let _ = writeln!(s, "- {n}");
-        }
-    }
-    s
 }

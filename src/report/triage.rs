@@ -365,8 +365,49 @@ pub fn plan_markdown(plan: &ScriptPlan) -> String {
 pub fn handoff_markdown(a: &TriageAnalysis, plan: Option<&ScriptPlan>) -> String {
     let mut out = String::new();
     let root = a.root.as_path();
+    handoff_head(&mut out, a);
+    if let Some(ev) = &a.evidence {
+        handoff_evidence(&mut out, root, ev);
+    }
+    if !a.notes.is_empty() {
+        let _ = writeln!(out, "## Notes\n");
+        for n in &a.notes {
+            let _ = writeln!(out, "- {n}");
+        }
+        out.push('\n');
+    }
+    handoff_logs(&mut out, a);
+    if let Some(p) = plan {
+        out.push_str(&plan_markdown(p));
+    }
+    let v = &a.versions;
+    let _ = writeln!(out, "## Versions (env.txt)\n");
+    for (k, val) in [
+        ("python", &v.python),
+        ("torch", &v.torch),
+        ("torch_npu", &v.torch_npu),
+        ("torchair", &v.torchair),
+        ("npugraph_ex", &v.npugraph_ex),
+        ("CANN", &v.cann),
+    ] {
+        let _ = writeln!(out, "- {k}: {}", val.as_deref().unwrap_or("unknown"));
+    }
+    out.push('\n');
+    if let Some(cmp) = &a.comparison {
+        handoff_comparison(&mut out, cmp);
+    }
+    if let Some(d) = &a.dump_comparison {
+        handoff_dump_comparison(&mut out, root, d);
+    }
+    handoff_tail(&mut out, a);
+    out
+}
+
+/// The handoff's title and its list of facts: tree, route, rule, first failing step,
+/// completeness.
+fn handoff_head(out: &mut String, a: &TriageAnalysis) {
     let _ = writeln!(out, "# npugraph_ex layered triage — handoff\n");
-    let _ = writeln!(out, "- Tree: `{}`", root.display());
+    let _ = writeln!(out, "- Tree: `{}`", a.root.display());
     let _ = writeln!(
         out,
         "- Route: **{}**{}",
@@ -404,33 +445,34 @@ pub fn handoff_markdown(a: &TriageAnalysis, plan: Option<&ScriptPlan>) -> String
         "- Tree complete: {}\n",
         if a.complete { "yes" } else { "no" }
     );
-    if let Some(ev) = &a.evidence {
-        let _ = writeln!(out, "## Evidence\n");
-        if let Some(e) = &ev.first_causal_error {
-            let _ = writeln!(
-                out,
-                "First causal error at `{}:{}`:\n\n```\n{}\n```\n",
-                rel(root, &ev.file),
-                e.line,
-                e.text
-            );
-            let _ = writeln!(out, "Error: {}\n", e.message);
-            if let Some(r) = e.root_line {
-                let _ = writeln!(out, "Root message on line {r}.\n");
-            }
-            if !e.skipped_cascades.is_empty() {
-                let lines: Vec<String> = e.skipped_cascades.iter().map(|l| l.to_string()).collect();
-                let _ = writeln!(out, "Skipped as cascades: lines {}.\n", lines.join(", "));
-            }
+}
+
+/// `## Evidence`: the first causal error of the classification `ev`, with its root message
+/// and the cascades skipped.
+fn handoff_evidence(out: &mut String, root: &Path, ev: &Classification) {
+    let _ = writeln!(out, "## Evidence\n");
+    if let Some(e) = &ev.first_causal_error {
+        let _ = writeln!(
+            out,
+            "First causal error at `{}:{}`:\n\n```\n{}\n```\n",
+            rel(root, &ev.file),
+            e.line,
+            e.text
+        );
+        let _ = writeln!(out, "Error: {}\n", e.message);
+        if let Some(r) = e.root_line {
+            let _ = writeln!(out, "Root message on line {r}.\n");
+        }
+        if !e.skipped_cascades.is_empty() {
+            let lines: Vec<String> = e.skipped_cascades.iter().map(|l| l.to_string()).collect();
+            let _ = writeln!(out, "Skipped as cascades: lines {}.\n", lines.join(", "));
         }
     }
-    if !a.notes.is_empty() {
-        let _ = writeln!(out, "## Notes\n");
-        for n in &a.notes {
-            let _ = writeln!(out, "- {n}");
-        }
-        out.push('\n');
-    }
+}
+
+/// `## Logs collected`: per step its status, log, plog files and `run_*` directories.
+fn handoff_logs(out: &mut String, a: &TriageAnalysis) {
+    let root = a.root.as_path();
     let _ = writeln!(out, "## Logs collected\n");
     let _ = writeln!(
         out,
@@ -454,112 +496,111 @@ pub fn handoff_markdown(a: &TriageAnalysis, plan: Option<&ScriptPlan>) -> String
         );
     }
     out.push('\n');
-    if let Some(p) = plan {
-        out.push_str(&plan_markdown(p));
+}
+
+/// `## Output comparison`: the outputs of each step against its reference, then the timings.
+fn handoff_comparison(out: &mut String, cmp: &crate::triage::compare::Comparison) {
+    let _ = writeln!(out, "## Output comparison (--compare-outputs)\n");
+    let _ = writeln!(
+        out,
+        "| reference | candidate | tensors | max abs error | max rel error | min cosine | allclose (rtol {:e}, atol {:e}) |",
+        crate::triage::compare::RTOL,
+        crate::triage::compare::ATOL
+    );
+    let _ = writeln!(out, "|---|---|---|---|---|---|---|");
+    let repeat = cmp.eager_repeat.iter().map(|o| (o, "step1-eager-repeat"));
+    for (o, candidate) in cmp
+        .outputs
+        .iter()
+        .map(|o| (o, o.candidate.name()))
+        .chain(repeat)
+    {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {:.3e} | {:.3e} | {:.6} | {} |",
+            o.reference.name(),
+            candidate,
+            o.tensors,
+            o.max_abs_error,
+            o.max_rel_error,
+            o.min_cosine,
+            if o.allclose { "yes" } else { "no" }
+        );
     }
-    let v = &a.versions;
-    let _ = writeln!(out, "## Versions (env.txt)\n");
-    for (k, val) in [
-        ("python", &v.python),
-        ("torch", &v.torch),
-        ("torch_npu", &v.torch_npu),
-        ("torchair", &v.torchair),
-        ("npugraph_ex", &v.npugraph_ex),
-        ("CANN", &v.cann),
-    ] {
-        let _ = writeln!(out, "- {k}: {}", val.as_deref().unwrap_or("unknown"));
+    let _ = writeln!(
+        out,
+        "\n| step | calls | first call (ms) | median of later calls (ms) | fastest later call (ms) |"
+    );
+    let _ = writeln!(out, "|---|---|---|---|---|");
+    for t in &cmp.timings {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {:.3} | {:.3} | {:.3} |",
+            t.step.name(),
+            t.calls,
+            t.first_call_seconds * 1e3,
+            t.median_seconds * 1e3,
+            t.fastest_seconds * 1e3
+        );
     }
     out.push('\n');
-    if let Some(cmp) = &a.comparison {
-        let _ = writeln!(out, "## Output comparison (--compare-outputs)\n");
-        let _ = writeln!(
-            out,
-            "| reference | candidate | tensors | max abs error | max rel error | min cosine | allclose (rtol {:e}, atol {:e}) |",
-            crate::triage::compare::RTOL,
-            crate::triage::compare::ATOL
-        );
-        let _ = writeln!(out, "|---|---|---|---|---|---|---|");
-        let repeat = cmp.eager_repeat.iter().map(|o| (o, "step1-eager-repeat"));
-        for (o, candidate) in cmp
-            .outputs
-            .iter()
-            .map(|o| (o, o.candidate.name()))
-            .chain(repeat)
-        {
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {:.3e} | {:.3e} | {:.6} | {} |",
-                o.reference.name(),
-                candidate,
-                o.tensors,
-                o.max_abs_error,
-                o.max_rel_error,
-                o.min_cosine,
-                if o.allclose { "yes" } else { "no" }
-            );
+}
+
+/// `## Data dumps`: step 4's and step 5's dumps compared — counts, first divergence, origin
+/// and the next commands.
+fn handoff_dump_comparison(
+    out: &mut String,
+    root: &Path,
+    d: &crate::triage::dumps::DumpComparison,
+) {
+    let _ = writeln!(out, "## Data dumps: step 4 (golden) vs step 5 (target)\n");
+    let _ = writeln!(
+        out,
+        "- `{}` vs `{}`: {} tensor pairs, {} differ; {} unmatched, {} unreadable",
+        rel(root, &d.golden),
+        rel(root, &d.target),
+        d.pairs,
+        d.failed,
+        d.unmatched,
+        d.errors
+    );
+    let node = |n: &crate::triage::dumps::DivergentNode| {
+        let num = |v: Option<f64>| v.map_or("—".to_string(), |v| format!("{v:.6}"));
+        format!(
+            "`{}` ({}; cosine {}, max rel error {})",
+            n.op_name,
+            n.tensor,
+            num(n.cosine),
+            num(n.max_rel)
+        )
+    };
+    match &d.first_divergence {
+        Some(n) => {
+            let _ = writeln!(out, "- First divergence: {}", node(n));
         }
-        let _ = writeln!(
-            out,
-            "\n| step | calls | first call (ms) | median of later calls (ms) | fastest later call (ms) |"
-        );
-        let _ = writeln!(out, "|---|---|---|---|---|");
-        for t in &cmp.timings {
-            let _ = writeln!(
-                out,
-                "| {} | {} | {:.3} | {:.3} | {:.3} |",
-                t.step.name(),
-                t.calls,
-                t.first_call_seconds * 1e3,
-                t.median_seconds * 1e3,
-                t.fastest_seconds * 1e3
-            );
+        None => {
+            let _ = writeln!(out, "- No tensor differs beyond the thresholds");
         }
-        out.push('\n');
     }
-    if let Some(d) = &a.dump_comparison {
-        let _ = writeln!(out, "## Data dumps: step 4 (golden) vs step 5 (target)\n");
+    if let Some(n) = &d.origin {
         let _ = writeln!(
             out,
-            "- `{}` vs `{}`: {} tensor pairs, {} differ; {} unmatched, {} unreadable",
-            rel(root, &d.golden),
-            rel(root, &d.target),
-            d.pairs,
-            d.failed,
-            d.unmatched,
-            d.errors
+            "- **Origin** (first node whose output differs while its inputs match; evidence: {}): {}",
+            d.origin_evidence.as_deref().unwrap_or("none"),
+            node(n)
         );
-        let node = |n: &crate::triage::dumps::DivergentNode| {
-            let num = |v: Option<f64>| v.map_or("—".to_string(), |v| format!("{v:.6}"));
-            format!(
-                "`{}` ({}; cosine {}, max rel error {})",
-                n.op_name,
-                n.tensor,
-                num(n.cosine),
-                num(n.max_rel)
-            )
-        };
-        match &d.first_divergence {
-            Some(n) => {
-                let _ = writeln!(out, "- First divergence: {}", node(n));
-            }
-            None => {
-                let _ = writeln!(out, "- No tensor differs beyond the thresholds");
-            }
-        }
-        if let Some(n) = &d.origin {
-            let _ = writeln!(
-                out,
-                "- **Origin** (first node whose output differs while its inputs match; evidence: {}): {}",
-                d.origin_evidence.as_deref().unwrap_or("none"),
-                node(n)
-            );
-        }
-        let _ = writeln!(out, "\nNext:\n");
-        for cmd in &d.next {
-            let _ = writeln!(out, "    {cmd}");
-        }
-        out.push('\n');
     }
+    let _ = writeln!(out, "\nNext:\n");
+    for cmd in &d.next {
+        let _ = writeln!(out, "    {cmd}");
+    }
+    out.push('\n');
+}
+
+/// The handoff's last sections: the paths for the sub-skill, what is still missing, the
+/// completeness problems and `warnings.txt`.
+fn handoff_tail(out: &mut String, a: &TriageAnalysis) {
+    let root = a.root.as_path();
     if !a.handoff_paths.is_empty() {
         let _ = writeln!(out, "## Paths for the sub-skill\n");
         for p in &a.handoff_paths {
@@ -583,7 +624,6 @@ pub fn handoff_markdown(a: &TriageAnalysis, plan: Option<&ScriptPlan>) -> String
             let _ = writeln!(out, "- {w}");
         }
     }
-    out
 }
 
 /// Terminal summary of `triage run` / `triage bisect`.

@@ -82,6 +82,14 @@ fn check_out_dir(out: &Path, force: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// What the case lacks ([`Case::missing`]) and what its reader should know ([`Case::notes`]),
+/// gathered in the order the steps of [`build`] run.
+#[derive(Default)]
+struct Findings {
+    missing: Vec<String>,
+    notes: Vec<String>,
+}
+
 /// Collects the facts and writes the case directory. `Err` when the request cannot be carried
 /// out at all (no target, unreadable log, output directory in the way); anything the case lacks
 /// is listed in [`Case::missing`].
@@ -90,16 +98,50 @@ pub fn build(req: &Request) -> anyhow::Result<Case> {
         anyhow::bail!("nothing names the operator: give --from-aicore, --op or --kernel");
     }
     check_out_dir(&req.out, req.force)?;
-    let mut missing = Vec::new();
-    let mut notes = Vec::new();
+    let mut found = Findings::default();
+    let (from_error, target) = resolve_target(req, &mut found)?;
+    let op = locate_op(req, &target, &mut found);
+    let (kernel, kernel_missing) = find_kernel(req, op.as_ref(), &from_error, &target)?;
+    let (dump, out_files) = find_dump(req, op.as_ref(), &target, &from_error, &mut found);
+    if let (Some(op), Some(d)) = (&op, &dump) {
+        found.notes.extend(cross_check(op, d));
+    }
+    let path = req.path.unwrap_or(if req.from_aicore.is_some() {
+        ReproPath::Runtime
+    } else {
+        ReproPath::Accuracy
+    });
+    path_gaps(path, op.as_ref(), dump.as_ref(), kernel_missing, &mut found);
 
-    // 1. The target.
+    let mut case = Case {
+        schema_version: SCHEMA_VERSION,
+        path,
+        target,
+        op,
+        kernel,
+        dump,
+        out_dir: req.out.display().to_string(),
+        files: Vec::new(),
+        missing: found.missing,
+        notes: found.notes,
+    };
+    write_case(&mut case, &out_files, &from_error)?;
+    Ok(case)
+}
+
+/// Step 1, the target: the `--error`th operator-naming device error of the `--from-aicore`
+/// logs (its target taken out of the returned error), else a target named by `--op` /
+/// `--kernel`, which also override the error's names.
+fn resolve_target(
+    req: &Request,
+    found: &mut Findings,
+) -> anyhow::Result<(aicore::FromError, Target)> {
     let mut from_error = match &req.from_aicore {
         Some(p) => aicore::target(p, req.error_number.max(1))?,
         None => aicore::FromError::default(),
     };
     if from_error.errors_found > 1 {
-        notes.push(format!(
+        found.notes.push(format!(
             "the logs hold {} device errors that name an operator; this case is for number {} (--error N picks another; the first by log order is usually the cause)",
             from_error.errors_found,
             req.error_number.max(1)
@@ -119,58 +161,54 @@ pub fn build(req: &Request) -> anyhow::Result<Case> {
     if let Some(k) = &req.kernel {
         target.kernel_name = Some(k.clone());
     }
+    Ok((from_error, target))
+}
 
-    // 2. The op in the GE graph.
+/// Step 2, the op in the GE graph dump (`--graph`, else the collection directory): its type,
+/// tensor descriptors and attributes. `None`, with the reason in `missing`, when there is no
+/// graph or the op is not in it.
+fn locate_op(req: &Request, target: &Target, found: &mut Findings) -> Option<case::OpFacts> {
     let graph_root = req
         .graph
         .clone()
         .or_else(|| collection_dir(req).map(Path::to_path_buf));
-    let op = match &graph_root {
-        None => {
-            missing.push(
-                "no GE graph given (--graph ge_proto_*_Build.txt or its directory): op type, tensor descriptors and attributes are unknown"
-                    .to_string(),
-            );
+    let Some(root) = &graph_root else {
+        found.missing.push(
+            "no GE graph given (--graph ge_proto_*_Build.txt or its directory): op type, tensor descriptors and attributes are unknown"
+                .to_string(),
+        );
+        return None;
+    };
+    let files = graph::candidates(root);
+    if files.is_empty() {
+        found.missing.push(format!(
+            "no GE graph dump (ge_proto_*_Build.txt, *_PreRunAfterBuild.txt) under {}",
+            root.display()
+        ));
+        return None;
+    }
+    match graph::locate(
+        &files,
+        target.op_name.as_deref(),
+        target.kernel_name.as_deref(),
+    ) {
+        Ok(located) => {
+            found.notes.extend(located.notes);
+            Some(located.op)
+        }
+        Err(why) => {
+            found.missing.push(format!(
+                "operator not found in the GE graph: {}",
+                why.join("; ")
+            ));
             None
         }
-        Some(root) => {
-            let files = graph::candidates(root);
-            if files.is_empty() {
-                missing.push(format!(
-                    "no GE graph dump (ge_proto_*_Build.txt, *_PreRunAfterBuild.txt) under {}",
-                    root.display()
-                ));
-                None
-            } else {
-                match graph::locate(
-                    &files,
-                    target.op_name.as_deref(),
-                    target.kernel_name.as_deref(),
-                ) {
-                    Ok(found) => {
-                        notes.extend(found.notes);
-                        Some(found.op)
-                    }
-                    Err(why) => {
-                        missing.push(format!(
-                            "operator not found in the GE graph: {}",
-                            why.join("; ")
-                        ));
-                        None
-                    }
-                }
-            }
-        }
-    };
+    }
+}
 
-    // 3. The kernel files.
-    let mut names = Vec::new();
-    push_unique(
-        &mut names,
-        op.as_ref().and_then(|o| o.kernel_name.as_deref()),
-    );
-    push_unique(&mut names, from_error.device_symbol.as_deref());
-    push_unique(&mut names, target.kernel_name.as_deref());
+/// The directories kernel files are looked for under: `--kernel-meta` (which must be a
+/// directory), else the collection directory and the directory of `--graph`.
+fn kernel_roots(req: &Request) -> anyhow::Result<Vec<PathBuf>> {
     let mut roots: Vec<PathBuf> = Vec::new();
     match &req.kernel_meta {
         Some(k) => {
@@ -199,7 +237,23 @@ pub fn build(req: &Request) -> anyhow::Result<Case> {
             }
         }
     }
-    // Kernel files only matter for the runtime path; for the accuracy path a miss is a note.
+    Ok(roots)
+}
+
+/// Step 3, the kernel `.o` / `.json` by the names the graph, the error and `--kernel` give.
+/// Returns the facts found and what was not found: kernel files only matter for the runtime
+/// path, so the caller counts a miss as missing there and as a note on the accuracy path.
+fn find_kernel(
+    req: &Request,
+    op: Option<&case::OpFacts>,
+    from_error: &aicore::FromError,
+    target: &Target,
+) -> anyhow::Result<(Option<KernelFacts>, Vec<String>)> {
+    let mut names = Vec::new();
+    push_unique(&mut names, op.and_then(|o| o.kernel_name.as_deref()));
+    push_unique(&mut names, from_error.device_symbol.as_deref());
+    push_unique(&mut names, target.kernel_name.as_deref());
+    let roots = kernel_roots(req)?;
     let mut kernel_missing = Vec::new();
     let kernel = if names.is_empty() {
         kernel_missing.push("no kernel name is known (no AI Core error, no _kernelname attribute, no --kernel): kernel files not looked for".to_string());
@@ -227,111 +281,130 @@ pub fn build(req: &Request) -> anyhow::Result<Case> {
         }
         Some(facts)
     };
+    Ok((kernel, kernel_missing))
+}
 
-    // 4. The dump.
+/// A note per exception dump file the logs name, for when no usable dump was given.
+fn point_to_exception_dumps(from_error: &aicore::FromError, found: &mut Findings) {
+    for f in &from_error.dump_files {
+        found.notes.push(format!(
+            "the logs say an exception dump was written to {f}: pass it with --dump"
+        ));
+    }
+}
+
+/// Step 4, the operator's dump file (`--dump`, else the collection directory), found by op
+/// name and task / stream id: its facts and the data files to write, or `None` with the reason
+/// in `missing`.
+fn find_dump(
+    req: &Request,
+    op: Option<&case::OpFacts>,
+    target: &Target,
+    from_error: &aicore::FromError,
+    found: &mut Findings,
+) -> (Option<case::DumpFacts>, Vec<dumpdata::OutFile>) {
     let dump_root = req
         .dump
         .clone()
         .or_else(|| collection_dir(req).map(Path::to_path_buf));
     let wanted_name = op
-        .as_ref()
         .map(|o| o.name.clone())
         .or_else(|| target.op_name.clone());
-    let mut out_files = Vec::new();
-    let dump = match &dump_root {
-        None => {
-            missing.push(
-                "no dump given (--dump FILE|DIR): no input data; the scripts use random data"
-                    .to_string(),
-            );
-            for f in &from_error.dump_files {
-                notes.push(format!(
-                    "the logs say an exception dump was written to {f}: pass it with --dump"
+    let Some(root) = &dump_root else {
+        found.missing.push(
+            "no dump given (--dump FILE|DIR): no input data; the scripts use random data"
+                .to_string(),
+        );
+        point_to_exception_dumps(from_error, found);
+        return (None, Vec::new());
+    };
+    let q = dumpdata::DumpQuery {
+        op_name: wanted_name.clone(),
+        task_id: target.task_id,
+        stream_id: target.stream_id,
+    };
+    let candidates = dumpdata::find(root, &q);
+    let Some(best) = candidates.first() else {
+        let mut looked = Vec::new();
+        if let Some(n) = &q.op_name {
+            looked.push(format!("op name {}", npgx_parsers::dump::name::sanitise(n)));
+        }
+        if let Some(t) = q.task_id {
+            looked.push(format!("task id {t}"));
+        }
+        found.missing.push(format!(
+            "no dump file of the operator under {} (looked for {}): no input data",
+            root.display(),
+            if looked.is_empty() {
+                "nothing: no op name or task id known".to_string()
+            } else {
+                looked.join(", ")
+            }
+        ));
+        point_to_exception_dumps(from_error, found);
+        return (None, Vec::new());
+    };
+    read_dump(best, candidates.len(), wanted_name.as_deref(), found)
+}
+
+/// Decodes `best`, the newest of `matches` dump files: notes when several match or its header
+/// names another op than `wanted_name`, a missing entry per tensor not written; `None` with
+/// the reason in `missing` when the file cannot be read.
+fn read_dump(
+    best: &dumpdata::Candidate,
+    matches: usize,
+    wanted_name: Option<&str>,
+    found: &mut Findings,
+) -> (Option<case::DumpFacts>, Vec<dumpdata::OutFile>) {
+    match dumpdata::read(best, matches) {
+        Ok((facts, files)) => {
+            if matches > 1 {
+                found.notes.push(format!(
+                    "{} dump files match; the newest was used ({}); pass one with --dump FILE to choose",
+                    matches,
+                    best.path.display()
                 ));
             }
-            None
-        }
-        Some(root) => {
-            let q = dumpdata::DumpQuery {
-                op_name: wanted_name.clone(),
-                task_id: target.task_id,
-                stream_id: target.stream_id,
-            };
-            let found = dumpdata::find(root, &q);
-            match found.first() {
-                None => {
-                    let mut looked = Vec::new();
-                    if let Some(n) = &q.op_name {
-                        looked.push(format!("op name {}", npgx_parsers::dump::name::sanitise(n)));
-                    }
-                    if let Some(t) = q.task_id {
-                        looked.push(format!("task id {t}"));
-                    }
-                    missing.push(format!(
-                        "no dump file of the operator under {} (looked for {}): no input data",
-                        root.display(),
-                        if looked.is_empty() {
-                            "nothing: no op name or task id known".to_string()
-                        } else {
-                            looked.join(", ")
-                        }
+            if let (Some(w), Some(h)) = (wanted_name, &facts.op_name) {
+                if w != h {
+                    found.notes.push(format!(
+                        "the dump header names op {h:?}, not {w:?}: check that {} is the right file",
+                        best.path.display()
                     ));
-                    for f in &from_error.dump_files {
-                        notes.push(format!("the logs say an exception dump was written to {f}: pass it with --dump"));
-                    }
-                    None
                 }
-                Some(best) => match dumpdata::read(best, found.len()) {
-                    Ok((facts, files)) => {
-                        if found.len() > 1 {
-                            notes.push(format!(
-                                "{} dump files match; the newest was used ({}); pass one with --dump FILE to choose",
-                                found.len(),
-                                best.path.display()
-                            ));
-                        }
-                        if let (Some(w), Some(h)) = (&wanted_name, &facts.op_name) {
-                            if w != h {
-                                notes.push(format!(
-                                    "the dump header names op {h:?}, not {w:?}: check that {} is the right file",
-                                    best.path.display()
-                                ));
-                            }
-                        }
-                        for t in &facts.tensors {
-                            if t.npy.is_none() {
-                                missing.push(format!(
-                                    "{} {}: {}",
-                                    t.io,
-                                    t.index,
-                                    t.note.as_deref().unwrap_or("not written")
-                                ));
-                            }
-                        }
-                        out_files = files;
-                        Some(facts)
-                    }
-                    Err(e) => {
-                        missing.push(format!("dump file unreadable: {e}"));
-                        None
-                    }
-                },
             }
+            for t in &facts.tensors {
+                if t.npy.is_none() {
+                    found.missing.push(format!(
+                        "{} {}: {}",
+                        t.io,
+                        t.index,
+                        t.note.as_deref().unwrap_or("not written")
+                    ));
+                }
+            }
+            (Some(facts), files)
         }
-    };
-
-    if let (Some(op), Some(d)) = (&op, &dump) {
-        notes.extend(cross_check(op, d));
+        Err(e) => {
+            found.missing.push(format!("dump file unreadable: {e}"));
+            (None, Vec::new())
+        }
     }
+}
 
-    let path = req.path.unwrap_or(if req.from_aicore.is_some() {
-        ReproPath::Runtime
-    } else {
-        ReproPath::Accuracy
-    });
+/// Step 5, what the chosen path lacks: the kernel misses count as missing on the runtime path
+/// and as notes on the accuracy path, which also lacks data held only in a device layout and
+/// a torch_npu mapping of an op type npgx does not know.
+fn path_gaps(
+    path: ReproPath,
+    op: Option<&case::OpFacts>,
+    dump: Option<&case::DumpFacts>,
+    kernel_missing: Vec<String>,
+    found: &mut Findings,
+) {
     match path {
-        ReproPath::Runtime => missing.extend(kernel_missing),
-        ReproPath::Accuracy => notes.extend(kernel_missing),
+        ReproPath::Runtime => found.missing.extend(kernel_missing),
+        ReproPath::Accuracy => found.notes.extend(kernel_missing),
     }
     if path == ReproPath::Accuracy {
         for t in dump
@@ -339,34 +412,19 @@ pub fn build(req: &Request) -> anyhow::Result<Case> {
             .flat_map(|d| &d.tensors)
             .filter(|t| t.layout == "device")
         {
-            missing.push(format!(
+            found.missing.push(format!(
                 "{} {} is only available in its device layout ({}): the accuracy script uses random data for it",
                 t.io, t.index, t.format
             ));
         }
-        if let Some(t) = op.as_ref().map(|o| o.op_type.as_str()) {
+        if let Some(t) = op.map(|o| o.op_type.as_str()) {
             if accuracy::mapping(t).is_none() {
-                missing.push(format!(
+                found.missing.push(format!(
                     "GE op type {t} has no torch_npu mapping or CPU golden in npgx: fill in the placeholders of the script"
                 ));
             }
         }
     }
-
-    let mut case = Case {
-        schema_version: SCHEMA_VERSION,
-        path,
-        target,
-        op,
-        kernel,
-        dump,
-        out_dir: req.out.display().to_string(),
-        files: Vec::new(),
-        missing,
-        notes,
-    };
-    write_case(&mut case, &out_files, &from_error)?;
-    Ok(case)
 }
 
 /// Where the graph and the dump disagree: tensor counts (exception dumps leave out tensors

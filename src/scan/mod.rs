@@ -20,11 +20,13 @@ pub mod stats;
 pub mod store;
 
 use std::path::Path;
+use std::sync::{Mutex, MutexGuard};
 
 use anyhow::Context;
 use npgx_parsers::dump::name::FileName;
 use rayon::prelude::*;
 
+use crate::dump::walk::{Candidate, DirFiles, WalkSummary};
 use crate::dump::{walk, FileProblem};
 
 pub use records::{Anomaly, Kind, Place, Source, StatsNote, TensorRecord};
@@ -152,136 +154,137 @@ fn release_freed() {
     }
 }
 
-/// Scans `root` (a directory or one file). Fails only when the root itself cannot be read, or
-/// when every tensor is to be kept and the scratch file cannot hold them; every problem with a
-/// file inside becomes a [`FileProblem`] and the scan goes on.
-///
-/// What stays in memory: per group a few counters and the operators that had an anomaly, every
-/// anomaly, errors and Opdebug records. A clean file leaves only fixed-size entries behind (its
-/// order key and magnitude, and the address range of each addressed output, [`address`]), never
-/// its tensors; with `--all` (and for shards) every tensor goes to sorted runs in a scratch
-/// file, one batch of them in memory at a time ([`sorted`]). Directories are
-/// scanned as the walk lists them, so no list of all files is built either; Opdebug payloads are
-/// paired with the dumps of their own directory as soon as that directory is done, and only
-/// directories holding Opdebug payloads index their dumps at all.
-pub fn scan(
-    root: &Path,
+/// Locks `m`, taking the data of a poisoned lock as it is (a worker that panicked has already
+/// failed the scan).
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// What the workers fold the files they read into, under one lock, as the files finish.
+struct Folded {
+    collector: analysis::Collector,
+    errors: Vec<FileProblem>,
+    opdebug: Vec<records::OpdebugRecord>,
+    dump_files: u64,
+    bytes: u64,
+    /// Group locations whose rank came from `opts.rank`.
+    ranked: std::collections::BTreeSet<npgx_parsers::dump::path::Location>,
+}
+
+impl Folded {
+    /// Folds in what was read from file `c` (its Opdebug record, if any, already taken for
+    /// pairing): a decoded file's group and count, its bytes, errors, Opdebug records, notes,
+    /// address ranges and tensors — each given the rank of `rank` where its path gave none.
+    fn add_file(&mut self, c: &Candidate, mut o: read::FileOutcome, rank: Option<&RankInfo>) {
+        if o.decoded {
+            self.dump_files += 1;
+            let mut location = c.location.clone();
+            if let Some(r) = rank {
+                if r.fill(&mut location) && !self.ranked.contains(&location) {
+                    self.ranked.insert(location.clone());
+                }
+            }
+            self.collector.add_file((location, c.layout), o.bytes);
+        }
+        self.bytes += o.bytes;
+        self.errors.extend(o.errors);
+        self.opdebug.extend(o.opdebug);
+        for mut n in o.notes {
+            if let Some(r) = rank {
+                r.fill(&mut n.op.location);
+            }
+            self.collector.add_note(n);
+        }
+        if let Some(r) = rank {
+            for t in &mut o.tensors {
+                r.fill(&mut t.op.location);
+            }
+        }
+        self.collector.add_addresses(&o.tensors, &o.addresses);
+        for t in o.tensors {
+            self.collector.add(t);
+        }
+    }
+}
+
+/// Per directory holding Opdebug payloads: the dumps they may pair with, and the payloads.
+type Pairing = (Vec<analysis::DumpIndexEntry>, Vec<records::OpdebugRecord>);
+
+/// Reads the files of one directory in parallel, folding each into `folded` as it finishes,
+/// then pairs the directory's Opdebug payloads with its dumps.
+fn scan_dir(
+    d: DirFiles,
+    folded: &Mutex<Folded>,
     opts: &ScanOptions,
     progress: &(dyn Fn(Progress) + Sync),
-) -> anyhow::Result<ScanReport> {
-    std::fs::metadata(root).with_context(|| format!("cannot read {}", root.display()))?;
-    let threads = opts
-        .threads
-        .filter(|&n| n > 0)
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
-    tune_malloc(threads);
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(opts.threads.unwrap_or(0))
-        .build()
-        .context("cannot start worker threads")?;
-
-    // Files are read in parallel and folded into the collector as they finish.
-    struct Folded {
-        collector: analysis::Collector,
-        errors: Vec<FileProblem>,
-        opdebug: Vec<records::OpdebugRecord>,
-        dump_files: u64,
-        bytes: u64,
-        /// Group locations whose rank came from `opts.rank`.
-        ranked: std::collections::BTreeSet<npgx_parsers::dump::path::Location>,
-    }
-    let folded = std::sync::Mutex::new(Folded {
-        collector: analysis::Collector::new(opts.keep_all),
-        errors: Vec::new(),
-        opdebug: Vec::new(),
-        dump_files: 0,
-        bytes: 0,
-        ranked: std::collections::BTreeSet::new(),
+) {
+    progress(Progress::Found(d.candidates.len() as u64));
+    // Per directory, and only where Opdebug payloads are: the dumps they may pair with.
+    let pairing: Mutex<Pairing> = Mutex::new((Vec::new(), Vec::new()));
+    let has_opdebug = d.has_opdebug;
+    d.candidates.into_par_iter().for_each(|c| {
+        let pairing = has_opdebug.then_some(&pairing);
+        scan_file(&c, pairing, folded, opts, progress);
     });
-    let lock = || {
-        folded
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    };
-    let walked = pool.install(|| {
-        walk::for_each_dir(root, |d| {
-            progress(Progress::Found(d.candidates.len() as u64));
-            // Per directory, and only where Opdebug payloads are: the dumps they may pair with.
-            let pairing = std::sync::Mutex::new((Vec::new(), Vec::new()));
-            d.candidates.into_par_iter().for_each(|c| {
-                // Files of many operators (msprobe) hand their records over in batches.
-                let mut sink = |batch: Vec<records::TensorRecord>| {
-                    let mut f = lock();
-                    for mut t in batch {
-                        if let Some(r) = &opts.rank {
-                            r.fill(&mut t.op.location);
-                        }
-                        f.collector.add(t);
-                    }
-                };
-                let mut o = match c.name {
-                    // Files of many operators hand their records over in batches.
-                    FileName::MsprobeDump => msprobe::read(&c, &mut sink),
-                    _ => read::read(&c),
-                };
-                progress(Progress::FileDone);
-                if d.has_opdebug {
-                    let mut p = pairing
-                        .lock()
-                        .unwrap_or_else(std::sync::PoisonError::into_inner);
-                    if let (Some(task_id), Some(stream_id)) = (o.task_id, o.stream_id) {
-                        p.0.push(analysis::DumpIndexEntry {
-                            dir: c.dir.clone(),
-                            task_id,
-                            stream_id,
-                            timestamp: o.timestamp,
-                            path: c.rel.clone(),
-                        });
-                    }
-                    p.1.extend(o.opdebug.take());
-                }
-                let mut f = lock();
-                if o.decoded {
-                    f.dump_files += 1;
-                    let mut location = c.location.clone();
-                    if let Some(r) = &opts.rank {
-                        if r.fill(&mut location) && !f.ranked.contains(&location) {
-                            f.ranked.insert(location.clone());
-                        }
-                    }
-                    f.collector.add_file((location, c.layout), o.bytes);
-                }
-                f.bytes += o.bytes;
-                f.errors.extend(o.errors);
-                f.opdebug.extend(o.opdebug);
-                for mut n in o.notes {
-                    if let Some(r) = &opts.rank {
-                        r.fill(&mut n.op.location);
-                    }
-                    f.collector.add_note(n);
-                }
-                if let Some(r) = &opts.rank {
-                    for t in &mut o.tensors {
-                        r.fill(&mut t.op.location);
-                    }
-                }
-                f.collector.add_addresses(&o.tensors, &o.addresses);
-                for t in o.tensors {
-                    f.collector.add(t);
-                }
-            });
-            let (dumps, mut opdebug) = pairing
-                .into_inner()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            if !opdebug.is_empty() {
-                analysis::pair_opdebug(&mut opdebug, &dumps);
-                lock().opdebug.extend(opdebug);
-            }
-        })
-    });
-    let mut f = folded
+    let (dumps, mut opdebug) = pairing
         .into_inner()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if !opdebug.is_empty() {
+        analysis::pair_opdebug(&mut opdebug, &dumps);
+        lock(folded).opdebug.extend(opdebug);
+    }
+}
+
+/// Reads file `c` and folds it into `folded`; with a `pairing` (its directory holds Opdebug
+/// payloads), a decoded dump's ids and the file's Opdebug payload go there first.
+fn scan_file(
+    c: &Candidate,
+    pairing: Option<&Mutex<Pairing>>,
+    folded: &Mutex<Folded>,
+    opts: &ScanOptions,
+    progress: &(dyn Fn(Progress) + Sync),
+) {
+    // Files of many operators (msprobe) hand their records over in batches.
+    let mut sink = |batch: Vec<records::TensorRecord>| {
+        let mut f = lock(folded);
+        for mut t in batch {
+            if let Some(r) = &opts.rank {
+                r.fill(&mut t.op.location);
+            }
+            f.collector.add(t);
+        }
+    };
+    let mut o = match c.name {
+        // Files of many operators hand their records over in batches.
+        FileName::MsprobeDump => msprobe::read(c, &mut sink),
+        _ => read::read(c),
+    };
+    progress(Progress::FileDone);
+    if let Some(pairing) = pairing {
+        let mut p = lock(pairing);
+        if let (Some(task_id), Some(stream_id)) = (o.task_id, o.stream_id) {
+            p.0.push(analysis::DumpIndexEntry {
+                dir: c.dir.clone(),
+                task_id,
+                stream_id,
+                timestamp: o.timestamp,
+                path: c.rel.clone(),
+            });
+        }
+        p.1.extend(o.opdebug.take());
+    }
+    lock(folded).add_file(c, o, opts.rank.as_ref());
+}
+
+/// The report of the scan of `root`: the collector's analysis (ranks told by where they came
+/// from), the Opdebug records and every problem sorted, the summary counted, msprobe call
+/// stacks attached.
+fn report(
+    root: &Path,
+    opts: &ScanOptions,
+    walked: WalkSummary,
+    mut f: Folded,
+) -> anyhow::Result<ScanReport> {
     let mut analysed = f.collector.finish();
     release_freed();
     analysed.tensors.check()?;
@@ -328,6 +331,50 @@ pub fn scan(
         .errors
         .sort_by(|a, b| (&a.path, &a.message).cmp(&(&b.path, &b.message)));
     Ok(report)
+}
+
+/// Scans `root` (a directory or one file). Fails only when the root itself cannot be read, or
+/// when every tensor is to be kept and the scratch file cannot hold them; every problem with a
+/// file inside becomes a [`FileProblem`] and the scan goes on.
+///
+/// What stays in memory: per group a few counters and the operators that had an anomaly, every
+/// anomaly, errors and Opdebug records. A clean file leaves only fixed-size entries behind (its
+/// order key and magnitude, and the address range of each addressed output, [`address`]), never
+/// its tensors; with `--all` (and for shards) every tensor goes to sorted runs in a scratch
+/// file, one batch of them in memory at a time ([`sorted`]). Directories are
+/// scanned as the walk lists them, so no list of all files is built either; Opdebug payloads are
+/// paired with the dumps of their own directory as soon as that directory is done, and only
+/// directories holding Opdebug payloads index their dumps at all.
+pub fn scan(
+    root: &Path,
+    opts: &ScanOptions,
+    progress: &(dyn Fn(Progress) + Sync),
+) -> anyhow::Result<ScanReport> {
+    std::fs::metadata(root).with_context(|| format!("cannot read {}", root.display()))?;
+    let threads = opts
+        .threads
+        .filter(|&n| n > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
+    tune_malloc(threads);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(opts.threads.unwrap_or(0))
+        .build()
+        .context("cannot start worker threads")?;
+    // Files are read in parallel and folded into the collector as they finish.
+    let folded = Mutex::new(Folded {
+        collector: analysis::Collector::new(opts.keep_all),
+        errors: Vec::new(),
+        opdebug: Vec::new(),
+        dump_files: 0,
+        bytes: 0,
+        ranked: std::collections::BTreeSet::new(),
+    });
+    let walked =
+        pool.install(|| walk::for_each_dir(root, |d| scan_dir(d, &folded, opts, progress)));
+    let f = folded
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    report(root, opts, walked, f)
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use crate::cann_error::{find_code, torch_npu, CannErrorReport, ReportAssembler};
 use crate::knowledge;
 use crate::line_prefix::LinePrefix;
 use crate::plog::content::parse_content;
-use crate::plog::header::{parse_header, Level, PlogTime};
+use crate::plog::header::{parse_header, Level, PlogHeader, PlogTime};
 use crate::torch_logs::{
     aclnn_call_failed, backend_compiler_failed, embedded_error, exception_line, frame_line,
     is_traceback_start, logging_line, ExceptionLine,
@@ -851,44 +851,36 @@ fn report_candidate<'w>(
     (c, end)
 }
 
-/// Error lines that are neither exceptions nor CANN reports.
-fn classify_other<'w>(w: &[WinLine<'w>], i: usize, soft: bool) -> Option<Candidate<'w>> {
-    let line = w[i].rest;
-    let n = &w[i].norm;
-    let no = w[i].no;
-    let t = line.trim();
-    let make = |tier, rank, shape, rule: &'static str, msg: &str| {
-        let mut c = Candidate::new(i, tier, rank, shape, rule);
+/// The line [`classify_other`] looks at, trimmed: its candidates are made here.
+struct OtherLine<'w> {
+    /// Its window index.
+    i: usize,
+    /// Its physical line number.
+    no: u64,
+    /// Its text (the window's `rest`), trimmed.
+    t: &'w str,
+}
+
+impl<'w> OtherLine<'w> {
+    /// A candidate of this line with message `msg` and the line as its scope.
+    fn make(
+        &self,
+        tier: Tier,
+        rank: CauseRank,
+        shape: Shape,
+        rule: &'static str,
+        msg: &str,
+    ) -> Candidate<'w> {
+        let mut c = Candidate::new(self.i, tier, rank, shape, rule);
         c.message = msg.to_string();
-        c.scope.push((no, t.into()));
+        c.scope.push((self.no, self.t.into()));
         c
-    };
-    if n.glog_level().is_some() {
-        if n.artifact().is_some_and(|a| a.starts_with("recompiles")) {
-            return Some(make(
-                Tier::Soft,
-                CauseRank::Error,
-                Shape::Recompile,
-                "recompile.line",
-                t,
-            ));
-        }
-        if soft {
-            return None;
-        }
     }
-    if let Some(e) = torch_npu::parse_torch_npu_line(t) {
-        let mut c = make(
-            Tier::Cascade,
-            CauseRank::Framework,
-            Shape::TorchNpuErrorCode,
-            "torch-npu.err-code",
-            t,
-        );
-        c.pid = i64::try_from(e.pid).ok();
-        return Some(c);
-    }
-    if let Some((h, rest)) = parse_header(t.as_bytes()) {
+
+    /// A plog record printed into the log (`h` its header, `rest` what follows): a candidate
+    /// at level ERROR only — a cascade from a noise module, a kernel assert, else ranked by
+    /// its module and message.
+    fn plog_record(&self, h: &PlogHeader<'_>, rest: &[u8]) -> Option<Candidate<'w>> {
         if h.level != Level::Error {
             return None;
         }
@@ -918,112 +910,172 @@ fn classify_other<'w>(w: &[WinLine<'w>], i: usize, soft: bool) -> Option<Candida
             };
             (tier, rank, Shape::PlogRecord, "plog.error-record")
         };
-        let mut c = make(tier, rank, shape, rule, msg);
+        let mut c = self.make(tier, rank, shape, rule, msg);
         c.pid = Some(h.pid);
         c.time = Some(h.time);
-        return Some(c);
+        Some(c)
     }
-    if is_kernel_assert(t) {
-        return Some(make(
-            Tier::Strong,
-            CauseRank::DeviceFault,
-            Shape::KernelAssert,
-            "kernel.assert",
-            t,
-        ));
-    }
-    if is_framework_error_line(t) {
-        return Some(make(
-            Tier::Strong,
-            CauseRank::Framework,
-            Shape::FrameworkError,
-            "framework.error-line",
-            t,
-        ));
-    }
-    let cascade_or = |s: &str| {
-        if is_cascade_text(s) {
-            Tier::Cascade
-        } else {
-            Tier::Strong
-        }
-    };
-    if let Some(level) = n.c10_level() {
-        if matches!(level, 'E' | 'F') {
-            return Some(make(
-                cascade_or(t),
-                CauseRank::ErrorReport,
-                Shape::C10Error,
-                "c10.error",
+
+    /// A line in an error format of its own: a kernel assert, a framework error line, a c10
+    /// error (`E` / `F`), Python logging at ERROR or CRITICAL, a protobuf error, torch_npu's
+    /// bare asynchronous wrapper.
+    fn error_format(&self, n: &Normalised<'_>) -> Option<Candidate<'w>> {
+        let t = self.t;
+        if is_kernel_assert(t) {
+            return Some(self.make(
+                Tier::Strong,
+                CauseRank::DeviceFault,
+                Shape::KernelAssert,
+                "kernel.assert",
                 t,
             ));
         }
-    }
-    if let Some(l) = logging_line(t) {
-        if matches!(l.level, "ERROR" | "CRITICAL") {
-            return Some(make(
-                cascade_or(l.message),
-                CauseRank::ErrorReport,
-                Shape::LoggingError,
-                "python.logging-error",
-                l.message,
+        if is_framework_error_line(t) {
+            return Some(self.make(
+                Tier::Strong,
+                CauseRank::Framework,
+                Shape::FrameworkError,
+                "framework.error-line",
+                t,
             ));
         }
-    }
-    if t.starts_with("[libprotobuf ERROR") || t.starts_with("[libprotobuf FATAL") {
-        return Some(make(
-            Tier::Strong,
-            CauseRank::ErrorReport,
-            Shape::ProtobufError,
-            "protobuf.error",
-            t,
-        ));
-    }
-    // torch_npu's asynchronous wrapper printed without its exception type: it only says that an
-    // error was reported earlier.
-    if t.starts_with("The Inner error is reported as above") {
-        return Some(make(
-            Tier::Cascade,
-            CauseRank::ErrorReport,
-            Shape::TorchNpuHint,
-            "torch-npu.async-wrapper",
-            t,
-        ));
-    }
-    // A line that states a cause on its own — a broken environment (`libx.so: undefined symbol:
-    // …`, `… was not compiled with torchair`), a known cause phrase (`NPU out of memory. Tried
-    // to allocate …`), a torch_npu hint that names the fault — outside an exception or a report
-    // (bare, fenced, quoted, after any prefix): the weakest strong rank, so a real error
-    // elsewhere in the text still wins, and INFO / DEBUG chatter is not a candidate.
-    if !info_level(n) {
-        if let Some(f) = knowledge::stated_cause(t) {
-            let (shape, rule) = if f.kind == knowledge::Kind::Environment {
-                (Shape::EnvironmentLine, "environment.line")
+        let cascade_or = |s: &str| {
+            if is_cascade_text(s) {
+                Tier::Cascade
             } else {
-                (Shape::KnownPhrase, "phrase.line")
-            };
-            let mut c = make(Tier::Strong, CauseRank::Framework, shape, rule, t);
-            c.message = format!("{t} ({})", f.meaning);
-            return Some(c);
+                Tier::Strong
+            }
+        };
+        if let Some(level) = n.c10_level() {
+            if matches!(level, 'E' | 'F') {
+                return Some(self.make(
+                    cascade_or(t),
+                    CauseRank::ErrorReport,
+                    Shape::C10Error,
+                    "c10.error",
+                    t,
+                ));
+            }
+        }
+        if let Some(l) = logging_line(t) {
+            if matches!(l.level, "ERROR" | "CRITICAL") {
+                return Some(self.make(
+                    cascade_or(l.message),
+                    CauseRank::ErrorReport,
+                    Shape::LoggingError,
+                    "python.logging-error",
+                    l.message,
+                ));
+            }
+        }
+        if t.starts_with("[libprotobuf ERROR") || t.starts_with("[libprotobuf FATAL") {
+            return Some(self.make(
+                Tier::Strong,
+                CauseRank::ErrorReport,
+                Shape::ProtobufError,
+                "protobuf.error",
+                t,
+            ));
+        }
+        // torch_npu's asynchronous wrapper printed without its exception type: it only says
+        // that an error was reported earlier.
+        if t.starts_with("The Inner error is reported as above") {
+            return Some(self.make(
+                Tier::Cascade,
+                CauseRank::ErrorReport,
+                Shape::TorchNpuHint,
+                "torch-npu.async-wrapper",
+                t,
+            ));
+        }
+        None
+    }
+
+    /// A line that states a cause on its own — a broken environment (`libx.so: undefined
+    /// symbol: …`, `… was not compiled with torchair`), a known cause phrase (`NPU out of
+    /// memory. Tried to allocate …`), a torch_npu hint that names the fault — outside an
+    /// exception or a report (bare, fenced, quoted, after any prefix): the weakest strong rank,
+    /// so a real error elsewhere in the text still wins, and INFO / DEBUG chatter is not a
+    /// candidate.
+    fn stated_cause(&self, n: &Normalised<'_>) -> Option<Candidate<'w>> {
+        if info_level(n) {
+            return None;
+        }
+        let t = self.t;
+        let f = knowledge::stated_cause(t)?;
+        let (shape, rule) = if f.kind == knowledge::Kind::Environment {
+            (Shape::EnvironmentLine, "environment.line")
+        } else {
+            (Shape::KnownPhrase, "phrase.line")
+        };
+        let mut c = self.make(Tier::Strong, CauseRank::Framework, shape, rule, t);
+        c.message = format!("{t} ({})", f.meaning);
+        Some(c)
+    }
+
+    /// The line of a process that ends abnormally: `terminate called`, `what():`, an
+    /// `: [error]` tag, `Aborted (core dumped)`, `Segmentation fault`, `Fatal Python error`.
+    fn process_abort(&self) -> Option<Candidate<'w>> {
+        let t = self.t;
+        let lower = t.to_ascii_lowercase();
+        let aborts = lower.starts_with("terminate called")
+            || lower.starts_with("what():")
+            || lower.contains(": [error]")
+            || lower.starts_with("aborted (core dumped)")
+            || lower.starts_with("segmentation fault")
+            || lower.starts_with("fatal python error");
+        aborts.then(|| {
+            self.make(
+                Tier::Cascade,
+                CauseRank::ErrorReport,
+                Shape::ProcessAbort,
+                "process.abort",
+                t,
+            )
+        })
+    }
+}
+
+/// Error lines that are neither exceptions nor CANN reports.
+fn classify_other<'w>(w: &[WinLine<'w>], i: usize, soft: bool) -> Option<Candidate<'w>> {
+    let n = &w[i].norm;
+    let l = OtherLine {
+        i,
+        no: w[i].no,
+        t: w[i].rest.trim(),
+    };
+    let t = l.t;
+    if n.glog_level().is_some() {
+        if n.artifact().is_some_and(|a| a.starts_with("recompiles")) {
+            return Some(l.make(
+                Tier::Soft,
+                CauseRank::Error,
+                Shape::Recompile,
+                "recompile.line",
+                t,
+            ));
+        }
+        if soft {
+            return None;
         }
     }
-    let lower = t.to_ascii_lowercase();
-    if lower.starts_with("terminate called")
-        || lower.starts_with("what():")
-        || lower.contains(": [error]")
-        || lower.starts_with("aborted (core dumped)")
-        || lower.starts_with("segmentation fault")
-        || lower.starts_with("fatal python error")
-    {
-        return Some(make(
+    if let Some(e) = torch_npu::parse_torch_npu_line(t) {
+        let mut c = l.make(
             Tier::Cascade,
-            CauseRank::ErrorReport,
-            Shape::ProcessAbort,
-            "process.abort",
+            CauseRank::Framework,
+            Shape::TorchNpuErrorCode,
+            "torch-npu.err-code",
             t,
-        ));
+        );
+        c.pid = i64::try_from(e.pid).ok();
+        return Some(c);
     }
-    None
+    if let Some((h, rest)) = parse_header(t.as_bytes()) {
+        return l.plog_record(&h, rest);
+    }
+    l.error_format(n)
+        .or_else(|| l.stated_cause(n))
+        .or_else(|| l.process_abort())
 }
 
 /// A logger prefix at INFO or DEBUG level (vLLM, Python logging, glog `I`/`V`).

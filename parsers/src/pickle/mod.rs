@@ -424,9 +424,37 @@ impl Machine<'_> {
         Value::Int(v)
     }
 
-    /// Runs one opcode; `Some(root)` at STOP.
+    /// Runs one opcode; `Some(root)` at STOP. The opcodes go by family to the methods below.
     fn step(&mut self) -> Step<Option<Id>> {
         let op = self.u8()?;
+        match op {
+            // STOP
+            b'.' => return self.pop().map(Some),
+            // PROTO, FRAME, MARK, POP, POP_MARK, DUP
+            0x80 | 0x95 | b'(' | b'0' | b'1' | b'2' => self.stack_op(op)?,
+            // NONE, NEWTRUE, NEWFALSE, BININT, BININT1, BININT2, LONG1, LONG4, BINFLOAT
+            b'N' | 0x88 | 0x89 | b'J' | b'K' | b'M' | 0x8a | 0x8b | b'G' => self.scalar(op)?,
+            // BINUNICODE, BINSTRING, SHORT_BINUNICODE, SHORT_BINSTRING, BINUNICODE8, BINBYTES,
+            // SHORT_BINBYTES, BINBYTES8, BYTEARRAY8
+            b'X' | b'T' | 0x8c | b'U' | 0x8d | b'B' | b'C' | 0x8e | 0x96 => self.string(op)?,
+            // EMPTY_TUPLE, EMPTY_LIST, EMPTY_DICT, EMPTY_SET, TUPLE, LIST, FROZENSET,
+            // TUPLE1..TUPLE3, DICT
+            b')' | b']' | b'}' | 0x8f | b't' | b'l' | 0x91 | 0x85..=0x87 | b'd' => {
+                self.construct(op)?
+            }
+            // APPEND, APPENDS, SETITEM, SETITEMS, ADDITEMS
+            b'a' | b'e' | b's' | b'u' | 0x90 => self.fill(op)?,
+            // GLOBAL, STACK_GLOBAL, REDUCE, NEWOBJ, NEWOBJ_EX, BUILD, BINPERSID
+            b'c' | 0x93 | b'R' | 0x81 | 0x92 | b'b' | b'Q' => self.call_op(op)?,
+            // BINPUT, LONG_BINPUT, MEMOIZE, BINGET, LONG_BINGET
+            b'q' | b'r' | 0x94 | b'h' | b'j' => self.memo_op(op)?,
+            other => return Err(ErrorKind::Unsupported(other)),
+        }
+        Ok(None)
+    }
+
+    /// Framing and the stack itself: PROTO, FRAME (both skipped), MARK, POP, POP_MARK, DUP.
+    fn stack_op(&mut self, op: u8) -> Step<()> {
         match op {
             0x80 => {
                 self.u8()?; // PROTO
@@ -434,7 +462,6 @@ impl Machine<'_> {
             0x95 => {
                 self.arr::<8>()?; // FRAME: framing is only a read-ahead hint
             }
-            b'.' => return self.pop().map(Some),
             b'(' => {
                 self.spend(1)?;
                 self.stack.push(MARK);
@@ -449,6 +476,15 @@ impl Machine<'_> {
                 let top = self.top()?;
                 self.push_id(top)?;
             }
+            other => return Err(ErrorKind::Unsupported(other)),
+        }
+        Ok(())
+    }
+
+    /// Pushes a scalar: `None`, a bool, an integer (fixed-width, or little-endian of a given
+    /// length) or a float.
+    fn scalar(&mut self, op: u8) -> Step<()> {
+        match op {
             b'N' => self.push(Value::None)?,
             0x88 => self.push(Value::Bool(true))?,
             0x89 => self.push(Value::Bool(false))?,
@@ -479,6 +515,14 @@ impl Machine<'_> {
                 let v = f64::from_be_bytes(self.arr()?);
                 self.push(Value::Float(v))?;
             }
+            other => return Err(ErrorKind::Unsupported(other)),
+        }
+        Ok(())
+    }
+
+    /// Pushes a length-prefixed string (its text copied out) or bytes (only the length kept).
+    fn string(&mut self, op: u8) -> Step<()> {
+        match op {
             b'X' => {
                 let n = self.u32()? as usize;
                 let s = self.text(n)?;
@@ -515,6 +559,15 @@ impl Machine<'_> {
                 self.take(n)?;
                 self.push(Value::Bytes(n))?;
             }
+            other => return Err(ErrorKind::Unsupported(other)),
+        }
+        Ok(())
+    }
+
+    /// Builds a container: empty, from the items down to the last MARK, or a tuple of the top
+    /// one to three.
+    fn construct(&mut self, op: u8) -> Step<()> {
+        match op {
             b')' => self.push(Value::Tuple(Vec::new()))?,
             b']' => self.push(Value::List(Vec::new()))?,
             b'}' => self.push(Value::Dict(Vec::new()))?,
@@ -552,6 +605,15 @@ impl Machine<'_> {
                 let id = self.alloc(Value::Dict(Self::pairs(&items)), &items)?;
                 self.push_id(id)?;
             }
+            other => return Err(ErrorKind::Unsupported(other)),
+        }
+        Ok(())
+    }
+
+    /// Adds items to the container below them: a list or a call's result (APPEND(S)), a dict
+    /// or a call's result (SETITEM(S)), a set (ADDITEMS).
+    fn fill(&mut self, op: u8) -> Step<()> {
+        match op {
             b'a' => {
                 let v = self.pop()?;
                 self.append(vec![v])?;
@@ -578,6 +640,16 @@ impl Machine<'_> {
                     _ => return Err(ErrorKind::Type("ADDITEMS", "a set")),
                 }
             }
+            other => return Err(ErrorKind::Unsupported(other)),
+        }
+        Ok(())
+    }
+
+    /// Names and calls, recorded and never run: a global's name, a call (REDUCE, NEWOBJ,
+    /// NEWOBJ_EX, whose kwargs are dropped), the BUILD state of a call's result, and
+    /// `persistent_load(pid)`.
+    fn call_op(&mut self, op: u8) -> Step<()> {
+        match op {
             b'c' => {
                 let module = self.line()?;
                 let name = self.line()?;
@@ -621,6 +693,14 @@ impl Machine<'_> {
                 let id = self.alloc(Value::Persistent(pid), &[pid])?;
                 self.push_id(id)?;
             }
+            other => return Err(ErrorKind::Unsupported(other)),
+        }
+        Ok(())
+    }
+
+    /// The memo: BINPUT, LONG_BINPUT, MEMOIZE store the top; BINGET, LONG_BINGET push it back.
+    fn memo_op(&mut self, op: u8) -> Step<()> {
+        match op {
             b'q' => {
                 let k = self.u8()?;
                 self.memo_put(u64::from(k))?;
@@ -643,7 +723,7 @@ impl Machine<'_> {
             }
             other => return Err(ErrorKind::Unsupported(other)),
         }
-        Ok(None)
+        Ok(())
     }
 
     fn get(&self, id: Id) -> &Value {

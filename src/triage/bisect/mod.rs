@@ -174,6 +174,90 @@ impl Bisection {
     }
 }
 
+/// What the ladder leaves to bisect.
+enum ToBisect {
+    /// Bisect in `mode`, from step 5's first causal error (failure path) or its outputs
+    /// against step 4's (accuracy path).
+    Bisect {
+        mode: Mode,
+        error: Option<String>,
+        outputs: Option<Closeness>,
+    },
+    /// Nothing, and why.
+    Nothing(String),
+}
+
+/// What the ladder of `analysis` leaves to bisect: a failure of step 5 alone (step 4
+/// passing), or — every step passing, outputs compared — step 5's outputs (under `step5_dir`)
+/// differing from step 4's (under `step4_dir`), compared here.
+fn what_to_bisect(
+    analysis: &TriageAnalysis,
+    step4_dir: &Path,
+    step5_dir: &Path,
+) -> anyhow::Result<ToBisect> {
+    let status = |s: Step| analysis.steps[s.number() - 1].status;
+    let step4_ok = status(Step::ForceEager) == StepStatus::Passed;
+    let step5_failed = analysis
+        .first_failure
+        .as_ref()
+        .is_some_and(|f| f.step == Step::NpugraphEx);
+    if step5_failed && step4_ok {
+        let err = analysis
+            .evidence
+            .as_ref()
+            .and_then(|c| c.first_causal_error.as_ref())
+            .map(|e| e.message.clone());
+        return Ok(ToBisect::Bisect {
+            mode: Mode::Failure,
+            error: err,
+            outputs: None,
+        });
+    }
+    if !analysis
+        .steps
+        .iter()
+        .all(|s| s.status == StepStatus::Passed)
+    {
+        let why = match &analysis.first_failure {
+            Some(f) => format!(
+                "{} failed first: only a failure of step 5 alone (step 4 passing) is bisected",
+                f.step.name()
+            ),
+            None => "the ladder did not complete".into(),
+        };
+        return Ok(ToBisect::Nothing(why));
+    }
+    let Some(cmp) = &analysis.comparison else {
+        return Ok(ToBisect::Nothing(
+            "all five steps passed (add --compare-outputs to bisect an output difference)".into(),
+        ));
+    };
+    if cmp.eager_repeat.as_ref().is_some_and(|n| !n.allclose) {
+        return Ok(ToBisect::Nothing(
+            "nondeterministic even in eager: output differences say nothing about the options"
+                .into(),
+        ));
+    }
+    let base = compare::compare_dirs(&step4_dir.join(OUTPUTS_DIR), &step5_dir.join(OUTPUTS_DIR))?;
+    if base.allclose {
+        return Ok(ToBisect::Nothing("step 5's outputs match step 4's".into()));
+    }
+    Ok(ToBisect::Bisect {
+        mode: Mode::Accuracy,
+        error: None,
+        outputs: Some(base),
+    })
+}
+
+/// How the option search stopped short of trying everything.
+#[derive(Default)]
+struct Stopped {
+    /// A variant run was interrupted.
+    interrupted: bool,
+    /// `--max-runs` was used up.
+    exhausted: bool,
+}
+
 /// Runs the bisection after the ladder of `analysis` (tree at `root`, original `source`).
 #[allow(clippy::too_many_arguments)]
 pub fn run(
@@ -185,52 +269,17 @@ pub fn run(
     cfg: BisectConfig,
     progress: &mut dyn Progress,
 ) -> anyhow::Result<Bisection> {
-    let status = |s: Step| analysis.steps[s.number() - 1].status;
-    let step4_ok = status(Step::ForceEager) == StepStatus::Passed;
-    let step5_failed = analysis
-        .first_failure
-        .as_ref()
-        .is_some_and(|f| f.step == Step::NpugraphEx);
     let step4_dir = root.join(Step::ForceEager.name());
     let step5_dir = root.join(Step::NpugraphEx.name());
-    let (mode, baseline_error, baseline_outputs) = if step5_failed && step4_ok {
-        let err = analysis
-            .evidence
-            .as_ref()
-            .and_then(|c| c.first_causal_error.as_ref())
-            .map(|e| e.message.clone());
-        (Mode::Failure, err, None)
-    } else if analysis
-        .steps
-        .iter()
-        .all(|s| s.status == StepStatus::Passed)
-    {
-        let Some(cmp) = &analysis.comparison else {
-            return Ok(Bisection::not_applicable(
-                "all five steps passed (add --compare-outputs to bisect an output difference)",
-            ));
+    let (mode, baseline_error, baseline_outputs) =
+        match what_to_bisect(analysis, &step4_dir, &step5_dir)? {
+            ToBisect::Bisect {
+                mode,
+                error,
+                outputs,
+            } => (mode, error, outputs),
+            ToBisect::Nothing(why) => return Ok(Bisection::not_applicable(&why)),
         };
-        if cmp.eager_repeat.as_ref().is_some_and(|n| !n.allclose) {
-            return Ok(Bisection::not_applicable(
-                "nondeterministic even in eager: output differences say nothing about the options",
-            ));
-        }
-        let base =
-            compare::compare_dirs(&step4_dir.join(OUTPUTS_DIR), &step5_dir.join(OUTPUTS_DIR))?;
-        if base.allclose {
-            return Ok(Bisection::not_applicable("step 5's outputs match step 4's"));
-        }
-        (Mode::Accuracy, None, Some(base))
-    } else {
-        let why = match &analysis.first_failure {
-            Some(f) => format!(
-                "{} failed first: only a failure of step 5 alone (step 4 passing) is bisected",
-                f.step.name()
-            ),
-            None => "the ladder did not complete".into(),
-        };
-        return Ok(Bisection::not_applicable(&why));
-    };
 
     let script = Script::parse(source).map_err(|e| anyhow::anyhow!("{e}"))?;
     let in_force = InForce::of(script.options_of(call));
@@ -275,60 +324,12 @@ pub fn run(
         same: SameFailure::new(b.baseline_error.as_ref(), root),
     };
 
-    let mut interrupted = false;
-    let mut exhausted = false;
-    for f in &flips {
-        if b.runs >= cfg.max_runs {
-            exhausted = true;
-            break;
-        }
-        let v = ctx.variant(std::slice::from_ref(f), progress)?;
-        b.runs += 1;
-        interrupted = v.verdict == Verdict::Interrupted;
-        b.variants.push(v);
-        if interrupted {
-            break;
-        }
-    }
-    let fixed: Vec<usize> = (0..b.variants.len())
-        .filter(|i| b.variants[*i].verdict.fixed())
-        .collect();
-    let mut winner: Vec<usize> = fixed.clone();
-    if fixed.is_empty() && !interrupted && !exhausted {
-        let changed: Vec<Flip> = b
-            .variants
-            .iter()
-            .filter(|v| v.changed)
-            .map(|v| v.flips[0].clone())
-            .collect();
-        'pairs: for i in 0..changed.len() {
-            for j in i + 1..changed.len() {
-                if b.runs >= cfg.max_runs {
-                    exhausted = true;
-                    break 'pairs;
-                }
-                let pair = [changed[i].clone(), changed[j].clone()];
-                let v = ctx.variant(&pair, progress)?;
-                b.runs += 1;
-                let verdict = v.verdict;
-                b.variants.push(v);
-                if verdict == Verdict::Interrupted {
-                    interrupted = true;
-                    break 'pairs;
-                }
-                if verdict.fixed() {
-                    winner = vec![b.variants.len() - 1];
-                    break 'pairs;
-                }
-            }
-        }
-    }
-
+    let (winner, stopped) = ctx.search_options(&flips, &mut b, progress)?;
     b.outcome = if !winner.is_empty() {
         Outcome::Isolated
-    } else if interrupted {
+    } else if stopped.interrupted {
         Outcome::Interrupted
-    } else if exhausted {
+    } else if stopped.exhausted {
         Outcome::BudgetExhausted
     } else {
         Outcome::NotIsolated
@@ -346,7 +347,7 @@ pub fn run(
     }
     conclude(&mut b, &winner);
     let isolated_nothing = matches!(b.outcome, Outcome::NotIsolated | Outcome::BudgetExhausted);
-    if (cfg.nodes && !interrupted) || isolated_nothing {
+    if (cfg.nodes && !stopped.interrupted) || isolated_nothing {
         let inputs = nodes::Inputs {
             root,
             source,
@@ -374,6 +375,88 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
+    /// The option search: a variant per single flip of `flips`, then — when none removes the
+    /// symptom and the search was not stopped — pairs of the flips that changed something.
+    /// Returns the variants (indices into `b.variants`) that remove the symptom and how the
+    /// search stopped short.
+    fn search_options(
+        &self,
+        flips: &[Flip],
+        b: &mut Bisection,
+        progress: &mut dyn Progress,
+    ) -> anyhow::Result<(Vec<usize>, Stopped)> {
+        let mut stopped = self.single_flips(flips, b, progress)?;
+        let fixed: Vec<usize> = (0..b.variants.len())
+            .filter(|i| b.variants[*i].verdict.fixed())
+            .collect();
+        if !fixed.is_empty() || stopped.interrupted || stopped.exhausted {
+            return Ok((fixed, stopped));
+        }
+        let pair = self.flip_pairs(b, &mut stopped, progress)?;
+        Ok((pair.into_iter().collect(), stopped))
+    }
+
+    /// Runs a variant per flip, in order, until one is interrupted or `--max-runs` is used up.
+    fn single_flips(
+        &self,
+        flips: &[Flip],
+        b: &mut Bisection,
+        progress: &mut dyn Progress,
+    ) -> anyhow::Result<Stopped> {
+        let mut stopped = Stopped::default();
+        for f in flips {
+            if b.runs >= b.max_runs {
+                stopped.exhausted = true;
+                break;
+            }
+            let v = self.variant(std::slice::from_ref(f), progress)?;
+            b.runs += 1;
+            stopped.interrupted = v.verdict == Verdict::Interrupted;
+            b.variants.push(v);
+            if stopped.interrupted {
+                break;
+            }
+        }
+        Ok(stopped)
+    }
+
+    /// Runs a variant per pair of the single flips that changed something, until one removes
+    /// the symptom (its index into `b.variants`), one is interrupted or `--max-runs` is used up.
+    fn flip_pairs(
+        &self,
+        b: &mut Bisection,
+        stopped: &mut Stopped,
+        progress: &mut dyn Progress,
+    ) -> anyhow::Result<Option<usize>> {
+        let changed: Vec<Flip> = b
+            .variants
+            .iter()
+            .filter(|v| v.changed)
+            .map(|v| v.flips[0].clone())
+            .collect();
+        for i in 0..changed.len() {
+            for j in i + 1..changed.len() {
+                if b.runs >= b.max_runs {
+                    stopped.exhausted = true;
+                    return Ok(None);
+                }
+                let pair = [changed[i].clone(), changed[j].clone()];
+                let v = self.variant(&pair, progress)?;
+                b.runs += 1;
+                let verdict = v.verdict;
+                b.variants.push(v);
+                if verdict == Verdict::Interrupted {
+                    stopped.interrupted = true;
+                    return Ok(None);
+                }
+                if verdict.fixed() {
+                    return Ok(Some(b.variants.len() - 1));
+                }
+            }
+        }
+        Ok(None)
+    }
+
     /// Writes the variant's script into `bisect/<name>/` and runs it like step 5.
     fn start(
         &self,

@@ -1,0 +1,310 @@
+//! [`super::Portable`]'s lane loops with AVX2 vectors (x86-64): `impl LaneSums for
+//! simd::x86::Features` and its loops, one function each (moments, errors, KL terms, packing
+//! the differing pairs). Every function is `#[inline(always)]`, so they compile into the
+//! AVX2 kernel that calls [`LaneSums::lanes`].
+
+use std::arch::x86_64::*;
+use std::mem::MaybeUninit;
+
+use npgx_parsers::dump::dtype::Element;
+
+use super::{
+    LaneSums, Lanes, ATANH_SERIES, BLOCK, CLOSE_TERMS, EPS, LANES, LN2_HI, LN2_LO,
+    LN_SERIES_INVERSE_LIMIT, MANTISSA, ONE,
+};
+use crate::dump::values::decode_to_x86;
+use crate::simd::x86::Features;
+
+/// The lanes of a vector.
+#[inline(always)]
+unsafe fn out(v: __m256d) -> [f64; LANES] {
+    let mut a = [0f64; LANES];
+    _mm256_storeu_pd(a.as_mut_ptr(), v);
+    a
+}
+/// Integer counts as `f64` lanes.
+#[inline(always)]
+unsafe fn count(v: __m256i) -> [f64; LANES] {
+    let mut a = [0i64; LANES];
+    _mm256_storeu_si256(a.as_mut_ptr().cast(), v);
+    a.map(|c| c as f64)
+}
+
+/// `LANES` golden and target values at `i`.
+///
+/// # Safety
+/// AVX2, and `i + LANES` within both slices.
+#[inline(always)]
+unsafe fn load(g: &[f64], t: &[f64], i: usize) -> (__m256d, __m256d) {
+    (
+        _mm256_loadu_pd(g.as_ptr().add(i)),
+        _mm256_loadu_pd(t.as_ptr().add(i)),
+    )
+}
+
+/// Products and moments of the first `n` pairs (a multiple of `LANES`); returns how
+/// many of them differ (t − g not zero: unequal or not finite).
+///
+/// # Safety
+/// AVX2, and `n` within both slices.
+#[inline(always)]
+unsafe fn moments(x: &mut Lanes, g: &[f64], t: &[f64], n: usize, k: (f64, f64)) -> usize {
+    let (zero, sign) = (_mm256_setzero_pd(), _mm256_set1_pd(-0.0));
+    let (kg, kt) = (_mm256_set1_pd(k.0), _mm256_set1_pd(k.1));
+    let [mut dot, mut gg, mut tt, mut sum_ag, mut sum_at] = [zero; 5];
+    let [mut s1_g, mut s2_g, mut s1_t, mut s2_t] = [zero; 4];
+    let mut differ = _mm256_setzero_si256();
+    for i in (0..n).step_by(LANES) {
+        let (gv, tv) = load(g, t, i);
+        dot = _mm256_add_pd(dot, _mm256_mul_pd(gv, tv));
+        gg = _mm256_add_pd(gg, _mm256_mul_pd(gv, gv));
+        tt = _mm256_add_pd(tt, _mm256_mul_pd(tv, tv));
+        sum_ag = _mm256_add_pd(sum_ag, _mm256_andnot_pd(sign, gv));
+        sum_at = _mm256_add_pd(sum_at, _mm256_andnot_pd(sign, tv));
+        let (dg, dt) = (_mm256_sub_pd(gv, kg), _mm256_sub_pd(tv, kt));
+        s1_g = _mm256_add_pd(s1_g, dg);
+        s2_g = _mm256_add_pd(s2_g, _mm256_mul_pd(dg, dg));
+        s1_t = _mm256_add_pd(s1_t, dt);
+        s2_t = _mm256_add_pd(s2_t, _mm256_mul_pd(dt, dt));
+        let d = _mm256_sub_pd(tv, gv);
+        let ne = _mm256_castpd_si256(_mm256_cmp_pd::<_CMP_NEQ_UQ>(d, zero));
+        differ = _mm256_sub_epi64(differ, ne);
+    }
+    let y = &mut x.sums;
+    (y.dot, y.gg, y.tt, y.sum_ag, y.sum_at) =
+        (out(dot), out(gg), out(tt), out(sum_ag), out(sum_at));
+    (x.s1_g, x.s2_g, x.s1_t, x.s2_t) = (out(s1_g), out(s2_g), out(s1_t), out(s2_t));
+    count(differ).iter().sum::<f64>() as usize
+}
+
+/// Absolute and relative errors of the first `n` pairs (a multiple of `LANES`).
+///
+/// # Safety
+/// AVX2, and `n` within both slices.
+#[inline(always)]
+unsafe fn errors(x: &mut Lanes, g: &[f64], t: &[f64], n: usize) {
+    let (zero, sign) = (_mm256_setzero_pd(), _mm256_set1_pd(-0.0));
+    let eps = _mm256_set1_pd(EPS);
+    let (p001, p005) = (_mm256_set1_pd(0.001), _mm256_set1_pd(0.005));
+    let [mut max_abs, mut sum_abs, mut sum_sq, mut max_rel, mut sum_rel] = [zero; 5];
+    let (mut n001, mut n005) = (_mm256_setzero_si256(), _mm256_setzero_si256());
+    for i in (0..n).step_by(LANES) {
+        let (gv, tv) = load(g, t, i);
+        let d = _mm256_sub_pd(tv, gv);
+        let ad = _mm256_andnot_pd(sign, d);
+        // max(a, b) is `a > b ? a : b`, as `step` (a NaN `ad` keeps the maximum).
+        max_abs = _mm256_max_pd(ad, max_abs);
+        sum_abs = _mm256_add_pd(sum_abs, ad);
+        sum_sq = _mm256_add_pd(sum_sq, _mm256_mul_pd(d, d));
+        let rel = _mm256_div_pd(ad, _mm256_add_pd(_mm256_andnot_pd(sign, gv), eps));
+        max_rel = _mm256_max_pd(rel, max_rel);
+        sum_rel = _mm256_add_pd(sum_rel, rel);
+        // A true comparison is all ones, -1 as an integer.
+        let gt = _mm256_castpd_si256(_mm256_cmp_pd::<_CMP_GT_OQ>(rel, p001));
+        n001 = _mm256_sub_epi64(n001, gt);
+        let gt = _mm256_castpd_si256(_mm256_cmp_pd::<_CMP_GT_OQ>(rel, p005));
+        n005 = _mm256_sub_epi64(n005, gt);
+    }
+    let y = &mut x.sums;
+    (y.max_abs, y.sum_abs, y.sum_sq, y.max_rel, y.sum_rel) = (
+        out(max_abs),
+        out(sum_abs),
+        out(sum_sq),
+        out(max_rel),
+        out(sum_rel),
+    );
+    (y.gt_0_001, y.gt_0_005) = (count(n001), count(n005));
+}
+
+/// [`super::ln_normal`] in four lanes, the same operations in the same order.
+///
+/// # Safety
+/// AVX2; every lane a normal finite number > 0 (other lanes give garbage, not UB).
+#[inline(always)]
+unsafe fn ln_normal(x: __m256d) -> __m256d {
+    let set = _mm256_set1_pd;
+    let bits = _mm256_castpd_si256(x);
+    // The biased exponent as f64, exactly: put it in the mantissa of 2⁵² and subtract 2⁵².
+    let two52 = set(4_503_599_627_370_496.0);
+    let biased = _mm256_castsi256_pd(_mm256_or_si256(
+        _mm256_srli_epi64::<52>(bits),
+        _mm256_castpd_si256(two52),
+    ));
+    let e = _mm256_sub_pd(_mm256_sub_pd(biased, two52), set(1023.0));
+    let m = _mm256_castsi256_pd(_mm256_or_si256(
+        _mm256_and_si256(bits, _mm256_set1_epi64x(MANTISSA as i64)),
+        _mm256_set1_epi64x(ONE as i64),
+    ));
+    let big = _mm256_cmp_pd::<_CMP_GT_OQ>(m, set(std::f64::consts::SQRT_2));
+    let m = _mm256_blendv_pd(m, _mm256_mul_pd(m, set(0.5)), big);
+    let e = _mm256_add_pd(e, _mm256_and_pd(big, set(1.0)));
+    let f = _mm256_sub_pd(m, set(1.0));
+    let s = _mm256_div_pd(f, _mm256_add_pd(set(2.0), f));
+    let z = _mm256_mul_pd(s, s);
+    let mut p = set(ATANH_SERIES[ATANH_SERIES.len() - 1]);
+    for &c in ATANH_SERIES[..ATANH_SERIES.len() - 1].iter().rev() {
+        p = _mm256_add_pd(set(c), _mm256_mul_pd(z, p));
+    }
+    let tail = _mm256_add_pd(
+        _mm256_mul_pd(_mm256_mul_pd(set(2.0), s), p),
+        _mm256_mul_pd(e, set(LN2_LO)),
+    );
+    _mm256_add_pd(_mm256_mul_pd(e, set(LN2_HI)), tail)
+}
+
+/// KL terms of the first `n` pairs (a multiple of `LANES`), as `kl_step` and
+/// `ln_ratio`: where |g| > 0 and |g| != |t| (NaN counts as different, as with Rust's
+/// `!=`); t = 0 there makes KL undefined.
+///
+/// # Safety
+/// AVX2, and `n` within both slices.
+#[inline(always)]
+unsafe fn kl_terms(x: &mut Lanes, g: &[f64], t: &[f64], n: usize) {
+    let (zero, sign) = (_mm256_setzero_pd(), _mm256_set1_pd(-0.0));
+    let inverse_limit = _mm256_set1_pd(LN_SERIES_INVERSE_LIMIT);
+    let c: [__m256d; CLOSE_TERMS] = std::array::from_fn(|i| _mm256_set1_pd(ATANH_SERIES[i]));
+    let mut kl = zero;
+    let mut undefined = 0;
+    for i in (0..n).step_by(LANES) {
+        let (gv, tv) = load(g, t, i);
+        let (ag, at) = (_mm256_andnot_pd(sign, gv), _mm256_andnot_pd(sign, tv));
+        let active = _mm256_and_pd(
+            _mm256_cmp_pd::<_CMP_GT_OQ>(ag, zero),
+            _mm256_cmp_pd::<_CMP_NEQ_UQ>(ag, at),
+        );
+        let t_zero = _mm256_cmp_pd::<_CMP_EQ_OQ>(at, zero);
+        undefined |= _mm256_movemask_pd(_mm256_and_pd(active, t_zero));
+        let used = _mm256_andnot_pd(t_zero, active);
+        if _mm256_movemask_pd(used) == 0 {
+            continue;
+        }
+        // As `ln_ratio`: the series where 32·|a − b| < b, else `ln_positive(a / b)`;
+        // each only when a lane needs it.
+        let diff = _mm256_sub_pd(ag, at);
+        let close = _mm256_cmp_pd::<_CMP_LT_OQ>(
+            _mm256_mul_pd(_mm256_andnot_pd(sign, diff), inverse_limit),
+            at,
+        );
+        let mut ln = zero;
+        if _mm256_movemask_pd(_mm256_and_pd(close, used)) != 0 {
+            let u = _mm256_div_pd(diff, _mm256_add_pd(ag, at));
+            let z = _mm256_mul_pd(u, u);
+            let mut p = c[c.len() - 1];
+            for &k in c[..c.len() - 1].iter().rev() {
+                p = _mm256_add_pd(k, _mm256_mul_pd(z, p));
+            }
+            ln = _mm256_mul_pd(_mm256_mul_pd(_mm256_set1_pd(2.0), u), p);
+        }
+        let far = _mm256_andnot_pd(close, used);
+        if _mm256_movemask_pd(far) != 0 {
+            // `ln_normal` in all four lanes, then the library's `ln` for the rare
+            // ratios that are not normal finite numbers.
+            let ratio = _mm256_div_pd(ag, at);
+            ln = _mm256_blendv_pd(ln, ln_normal(ratio), far);
+            let normal = _mm256_and_pd(
+                _mm256_cmp_pd::<_CMP_GE_OQ>(ratio, _mm256_set1_pd(f64::MIN_POSITIVE)),
+                _mm256_cmp_pd::<_CMP_LE_OQ>(ratio, _mm256_set1_pd(f64::MAX)),
+            );
+            let odd = _mm256_movemask_pd(_mm256_andnot_pd(normal, far));
+            if odd != 0 {
+                let (mut lanes, x) = (out(ln), out(ratio));
+                for (l, v) in lanes.iter_mut().enumerate() {
+                    if odd & (1 << l) != 0 {
+                        *v = x[l].ln();
+                    }
+                }
+                ln = _mm256_loadu_pd(lanes.as_ptr());
+            }
+        }
+        // Unused lanes add +0.0, which leaves every sum but -0.0 unchanged (and a lane
+        // sum starting at +0.0 never becomes -0.0).
+        kl = _mm256_add_pd(kl, _mm256_and_pd(used, _mm256_mul_pd(ag, ln)));
+    }
+    x.sums.kl = out(kl);
+    x.kl_undefined = undefined != 0;
+}
+
+/// Packs the pairs of the first `n` (a multiple of `LANES`, at most [`BLOCK`]) whose
+/// t − g is not zero, lane by lane: lane `l`'s `j`-th such pair goes to `LANES·j + l`,
+/// so every lane keeps its pairs in order; lanes with fewer are padded with (0, 0).
+/// A pair with t − g = 0, and a (0, 0) pair, adds exactly +0 to the sums of `errors`
+/// (+0 / (|g| + ε) = +0) and no KL term (|g| = |t|), so `errors` and `kl_terms` over the
+/// packed pairs give the lanes of all `n`. Returns the packed length.
+///
+/// # Safety
+/// AVX2, `n` within both slices, `n <= BLOCK`.
+#[inline(always)]
+unsafe fn pack(
+    g: &[f64],
+    t: &[f64],
+    n: usize,
+    pg: &mut [MaybeUninit<f64>; BLOCK],
+    pt: &mut [MaybeUninit<f64>; BLOCK],
+) -> usize {
+    let zero = _mm256_setzero_pd();
+    let mut pos = [0usize; LANES];
+    for i in (0..n).step_by(LANES) {
+        let (gv, tv) = load(g, t, i);
+        let m = _mm256_movemask_pd(_mm256_cmp_pd::<_CMP_NEQ_UQ>(_mm256_sub_pd(tv, gv), zero));
+        for (l, p) in pos.iter_mut().enumerate() {
+            // Written whether it differs or not (no branch); the slot is taken only
+            // if it does. `*p <= i / LANES`, so the index is below `i + LANES <= n`.
+            let at = *p * LANES + l;
+            *pg.get_unchecked_mut(at) = MaybeUninit::new(*g.get_unchecked(i + l));
+            *pt.get_unchecked_mut(at) = MaybeUninit::new(*t.get_unchecked(i + l));
+            *p += ((m >> l) & 1) as usize;
+        }
+    }
+    let rows = pos.iter().copied().max().unwrap_or(0);
+    for (l, &p) in pos.iter().enumerate() {
+        for j in p..rows {
+            pg[j * LANES + l] = MaybeUninit::new(0.0);
+            pt[j * LANES + l] = MaybeUninit::new(0.0);
+        }
+    }
+    rows * LANES
+}
+
+/// [`super::Portable`]'s loops written with AVX2 vectors of four `f64` (one lane per vector element):
+/// the same operations per lane in the same order, no fused multiply-add, so the sums are
+/// bit-identical. Differences from the compiler's version: no blends or shuffles; three loops
+/// over the (L1-resident) chunk instead of one, so that each loop's accumulators and constants
+/// fit the 16 vector registers (one loop spilled accumulators to the stack); the counts as
+/// integers; the KL terms without branches per pair, only per vector: the close series where a
+/// lane has a close ratio, `ln_normal` where a lane has a far one, nothing where all pairs agree.
+impl LaneSums for Features {
+    #[inline(always)]
+    fn decode(self, el: Element, bytes: &[u8], out: &mut [f64]) -> usize {
+        decode_to_x86(self, el, bytes, out)
+    }
+
+    #[inline(always)]
+    fn lanes(self, g: &[f64], t: &[f64], k_g: f64, k_t: f64) -> Lanes {
+        let whole = g.len().min(t.len()) / LANES * LANES;
+        let mut x = Lanes::default();
+        // SAFETY: `self` proves the CPU has AVX2 (`simd::x86::Features`); `whole` is within
+        // both slices; `pack` is given at most `BLOCK` pairs and initialises the first `len`
+        // values of both buffers it fills.
+        unsafe {
+            let differ = moments(&mut x, g, t, whole, (k_g, k_t));
+            // Packing a block costs about 40 % of its dense errors and KL loops (`perf` on the
+            // bench trees), so it pays when well under half of the pairs differ (fp16 targets
+            // against fp16 goldens, mostly); a third leaves room for uneven lanes. The buffers
+            // hold one block.
+            if whole <= BLOCK && differ * 3 <= whole {
+                let mut pg = [MaybeUninit::<f64>::uninit(); BLOCK];
+                let mut pt = [MaybeUninit::<f64>::uninit(); BLOCK];
+                let len = pack(g, t, whole, &mut pg, &mut pt);
+                let pg = std::slice::from_raw_parts(pg.as_ptr().cast::<f64>(), len);
+                let pt = std::slice::from_raw_parts(pt.as_ptr().cast::<f64>(), len);
+                errors(&mut x, pg, pt, len);
+                kl_terms(&mut x, pg, pt, len);
+            } else {
+                errors(&mut x, g, t, whole);
+                kl_terms(&mut x, g, t, whole);
+            }
+        }
+        x.tail(g, t, whole, k_g, k_t);
+        x
+    }
+}
