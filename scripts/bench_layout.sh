@@ -7,16 +7,20 @@
 # target/bench-layout/<MiB>mib/: `dev/` holds fp16 tensors in NC1HWC0, NDC1HWC0, FRACTAL_Z,
 # FRACTAL_Z_3D and FRACTAL_NZ with padding (C, N, rows and columns not multiples of 16); `nd/`
 # the same tensors, values perturbed by ~1e-3, as ND dumps; `z/` the NC1HWC0 and FRACTAL_Z tensors
-# of `dev/` in the other of the two layouts. Timed, best of NPGX_BENCH_RUNS (default 3):
+# of `dev/` in the other of the two layouts; `pt/` npugraph_ex `.pt` files of strided views (a
+# transposed fp16 matrix, a permuted fp32 3-D tensor; torch.save, 1/4 of MiB). Timed, best of
+# NPGX_BENCH_RUNS (default 3):
 #   convert   dump-convert dev/ -o OUT         every tensor brought back to its logical order
 #   nd-dev    dump-compare nd/ dev/             the ND side laid out in the device side's order
 #   dev-dev   dump-compare dev/ dev/            the same layout: both streamed row by row
 #   mixed     dump-compare dev/ z/              two layouts: both brought back to logical order
+#   pt-conv   dump-convert pt/ -o OUT           strided views put in C order
+#   pt-pt     dump-compare pt/ pt/              strided views put in C order chunk by chunk
 # Each line gives both times and base / new (above 1: the new build is faster); the outputs of the
 # two builds must agree (the same .npy bytes, the same pairs, verdicts and metrics).
 #
 # Usage: scripts/bench_layout.sh [MiB]   (default 128: device bytes of dev/)
-# Env:   NPGX_PYTHON (default .venv/bin/python), NPGX_BIN (default: cargo build --release,
+# Env:   NPGX_PYTHON (default .venv/bin/python; numpy, protobuf, torch), NPGX_BIN (default: cargo build --release,
 #        ${CARGO_TARGET_DIR:-target}/release/npgx), NPGX_BASE_BIN (the baseline npgx; without it
 #        only the new build is timed), NPGX_BENCH_RUNS.
 set -euo pipefail
@@ -89,22 +93,33 @@ while written < limit:
         dump("z", name, ts, device_tensor(b, *OTHER[fmt]))
     written += len(t.raw)
     files += 1
-(base / "BENCH_LAYOUT.json").write_text(json.dumps({"mib": mib, "files": files}) + "\n")
+import torch
+torch.manual_seed(5)
+pt_bytes = i = 0
+(base / "pt").mkdir()
+while pt_bytes < limit // 4:
+    x = torch.randn(1024, 2048, dtype=torch.float16).t() if i % 2 == 0 else \
+        torch.randn(32, 128, 256, dtype=torch.float32).permute(2, 0, 1)
+    torch.save(x, base / "pt" / f"view_{i}_device_0_{i}.pt")
+    pt_bytes += x.numel() * x.element_size()
+    i += 1
+(base / "BENCH_LAYOUT.json").write_text(json.dumps({"mib": mib, "files": files, "pt_files": i}) + "\n")
 print(f"layout trees: {files} files, {written / (1 << 20):.0f} MiB of device data")
 PY
 fi
 dev="$base/dev"
 nd="$base/nd"
 z="$base/z"
+pt="$base/pt"
 echo "trees: $(find "$dev" -type f | wc -l) device-format dumps, $(du -sm "$dev" | cut -f1) MiB"
 
 # shellcheck source=scripts/bench_lib.sh
 . scripts/bench_lib.sh
-warm "$dev" "$nd" "$z"
+warm "$dev" "$nd" "$z" "$pt"
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch" "$bench_out"' EXIT
 
-convert() { rm -rf "$scratch/$2"; "$1" dump-convert "$dev" -o "$scratch/$2" --format json; }
+convert() { rm -rf "$scratch/$2"; "$1" dump-convert "${3:-$dev}" -o "$scratch/$2" --format json; }
 compare() { "$1" dump-compare "$2" "$3" --format json --no-progress; }
 summary() { # pairs, failed, sum of cosines and of max_abs of a dump-compare JSON on stdin
   "$py" -c '
@@ -117,20 +132,22 @@ print(r["summary"]["pairs"], r["summary"]["failed"], len(ok),
 
 agree="yes"
 printf "\n%-8s %10s %10s %10s   %s\n" "" "base s" "new s" "base/new" "($(load))"
-for what in convert nd-dev dev-dev mixed; do
+for what in convert nd-dev dev-dev mixed pt-conv pt-pt; do
   case "$what" in
-    convert) cmd=(convert) ;;
+    convert) cmd=(convert "" "$dev") ;;
     nd-dev) cmd=(compare "" "$nd" "$dev") ;;
     dev-dev) cmd=(compare "" "$dev" "$dev") ;;
     mixed) cmd=(compare "" "$dev" "$z") ;;
+    pt-conv) cmd=(convert "" "$pt") ;;
+    pt-pt) cmd=(compare "" "$pt" "$pt") ;;
   esac
-  run_new() { if [ "$what" = convert ]; then convert "$bin" new; else compare "$bin" "${cmd[2]}" "${cmd[3]}"; fi; }
-  run_base() { if [ "$what" = convert ]; then convert "$base_bin" base; else compare "$base_bin" "${cmd[2]}" "${cmd[3]}"; fi; }
+  run_new() { if [ "${cmd[0]}" = convert ]; then convert "$bin" new "${cmd[2]}"; else compare "$bin" "${cmd[2]}" "${cmd[3]}"; fi; }
+  run_base() { if [ "${cmd[0]}" = convert ]; then convert "$base_bin" base "${cmd[2]}"; else compare "$base_bin" "${cmd[2]}" "${cmd[3]}"; fi; }
   t_new=$(best run_new)
   if [ -n "$base_bin" ]; then
     t_base=$(best run_base)
     ratio=$(awk -v b="$t_base" -v n="$t_new" 'BEGIN {printf "%.2fx", b / n}')
-    if [ "$what" = convert ]; then
+    if [ "${cmd[0]}" = convert ]; then
       run_new > /dev/null 2>&1 || true
       run_base > /dev/null 2>&1 || true
       diff -r -q "$scratch/new" "$scratch/base" > /dev/null || { agree="no ($what)"; }
