@@ -412,7 +412,10 @@ fn next_held<'a>(
                 let rows = usize::try_from(*row)
                     .ok()
                     .and_then(|r| r.checked_mul(row_bytes))
-                    .and_then(|at| device.get(at..at.checked_add(n as usize * row_bytes)?))
+                    .and_then(|at| {
+                        let len = usize::try_from(n).ok()?.checked_mul(row_bytes)?;
+                        device.get(at..at.checked_add(len)?)
+                    })
                     .ok_or("device rows run past the laid-out elements")?;
                 real_prefixes(view, *row, rows, row_bytes, buf);
                 *row += n;

@@ -409,8 +409,11 @@ impl PaddedView {
     pub fn gather(&self, data: &[u8], elem_size: usize) -> Option<Vec<u8>> {
         let geo = self.geometry()?;
         let device = data.get(..self.device_bytes(elem_size)?)?;
-        let mut out =
-            vec![0u8; usize::try_from(self.logical_elements.checked_mul(elem_size as u64)?).ok()?];
+        let mut out = Vec::new();
+        grow(
+            &mut out,
+            usize::try_from(self.logical_elements.checked_mul(elem_size as u64)?).ok()?,
+        )?;
         by_size!(elem_size, copy_parts(&geo, Way::Gather, device, &mut out))?;
         Some(out)
     }
@@ -422,7 +425,8 @@ impl PaddedView {
         let geo = self.geometry()?;
         let bytes = usize::try_from(self.logical_elements.checked_mul(elem_size as u64)?).ok()?;
         let logical = logical.get(..bytes)?;
-        let mut out = vec![0u8; self.device_bytes(elem_size)?];
+        let mut out = Vec::new();
+        grow(&mut out, self.device_bytes(elem_size)?)?;
         by_size!(elem_size, copy_parts(&geo, Way::Scatter, logical, &mut out))?;
         Some(out)
     }
@@ -565,6 +569,14 @@ impl PaddedView {
             }
         })
     }
+}
+
+/// Appends `n` zero bytes to `out`; `None` (and `out` as it was) when the memory cannot be had,
+/// so sizes taken from a file never abort the process.
+fn grow(out: &mut Vec<u8>, n: usize) -> Option<()> {
+    out.try_reserve_exact(n).ok()?;
+    out.resize(out.len() + n, 0);
+    Some(())
 }
 
 /// One logical axis, in the canonical order of a layout's [`Geometry`].
@@ -828,7 +840,7 @@ fn strided_n<E: bytemuck::Pod>(
         return None;
     }
     let start = out.len();
-    out.resize(start.checked_add(count.checked_mul(size_of::<E>())?)?, 0);
+    grow(out, count.checked_mul(size_of::<E>())?)?;
     let dst: &mut [E] = bytemuck::try_cast_slice_mut(&mut out[start..]).ok()?;
     let mut at = 0;
     blocks(view, from, count, &mut |b| {
@@ -1150,6 +1162,11 @@ mod tests {
         assert_eq!(gather_strided(&storage[4..], &[], &[], 1), Some(vec![4]));
         assert_eq!(gather_strided(&storage, &[2, 0], &[1, 1], 1), Some(vec![]));
         assert_eq!(gather_strided(&storage, &[2], &[1, 1], 1), None);
+        // An expanded view too big to hold is refused, not an aborted allocation.
+        assert_eq!(
+            gather_strided(&storage, &[1 << 40, 1 << 20], &[0, 0], 1),
+            None
+        );
     }
 
     #[test]
