@@ -192,6 +192,124 @@ def to_fractal_z(a: np.ndarray, c0: int) -> np.ndarray:
     return dev
 
 
+# Every device format npgx converts, written from a logical tensor whose axes are in any order GE
+# takes (spec §6): transpose to the format's canonical order, pad the padded axes with zeros, reshape
+# and transpose — numpy only, the spec's index formulas checked on every element by
+# check_device_offsets when the dump is written.
+
+LAYOUT_ORDERS = {  # format -> the logical axis orders GE converts from, canonical first
+    "NC1HWC0": ("NCHW", "NHWC", "HWCN"), "NC1HWC0_C04": ("NCHW", "NHWC", "HWCN"),
+    "NDC1HWC0": ("NCDHW", "NDHWC", "DHWCN"), "FRACTAL_Z": ("NCHW", "NHWC", "HWCN"),
+    "FRACTAL_Z_3D": ("NCDHW", "NDHWC", "DHWCN"), "C1HWNCoC0": ("NCHW", "NHWC", "HWCN"),
+}
+
+
+def _pad(a, axis, block):
+    """`a` with axis `axis` padded with zeros to a multiple of `block`."""
+    width = [(0, 0)] * a.ndim
+    width[axis] = (0, -a.shape[axis] % block)
+    return np.pad(a, width)
+
+
+def to_layout(a: np.ndarray, fmt: str, order: str | None, c0: int) -> np.ndarray:
+    """The device array of logical `a` (axes named by `order`) in `fmt` with C0 (FRACTAL_NZ: W0)
+    `c0`; N0 and H0 are 16."""
+    if fmt == "FRACTAL_NZ":
+        return g.to_fractal_nz(a, c0)
+    canonical = LAYOUT_ORDERS[fmt][0]
+    x = a.transpose([order.index(ch) for ch in canonical])
+    if fmt in ("NC1HWC0", "NC1HWC0_C04"):
+        x = _pad(x, 1, c0)
+        n, cp, h, w = x.shape
+        return np.ascontiguousarray(x.reshape(n, cp // c0, c0, h, w).transpose(0, 1, 3, 4, 2))
+    if fmt == "NDC1HWC0":
+        x = _pad(x, 1, c0)
+        n, cp, d, h, w = x.shape
+        return np.ascontiguousarray(x.reshape(n, cp // c0, c0, d, h, w).transpose(0, 3, 1, 4, 5, 2))
+    if fmt == "FRACTAL_Z":          # (C1*H*W, N1, 16, C0)
+        x = _pad(_pad(x, 0, 16), 1, c0)
+        npad, cp, h, w = x.shape
+        dev = x.reshape(npad // 16, 16, cp // c0, c0, h, w).transpose(2, 4, 5, 0, 1, 3)
+        return np.ascontiguousarray(dev).reshape(cp // c0 * h * w, npad // 16, 16, c0)
+    if fmt == "FRACTAL_Z_3D":       # (D*C1*H*W, N1, 16, C0)
+        x = _pad(_pad(x, 0, 16), 1, c0)
+        npad, cp, d, h, w = x.shape
+        dev = x.reshape(npad // 16, 16, cp // c0, c0, d, h, w).transpose(4, 2, 5, 6, 0, 1, 3)
+        return np.ascontiguousarray(dev).reshape(d * (cp // c0) * h * w, npad // 16, 16, c0)
+    if fmt == "C1HWNCoC0":          # (C1, H, W, N, Co, C0), Co = C0, values on the diagonal
+        x = _pad(x, 1, c0)
+        n, cp, h, w = x.shape
+        blocks = x.reshape(n, cp // c0, c0, h, w).transpose(1, 3, 4, 0, 2)   # (C1, H, W, N, C0)
+        dev = np.zeros(blocks.shape + (c0,), a.dtype)
+        k = np.arange(c0)
+        dev[..., k, k] = blocks
+        return dev
+    raise ValueError(fmt)
+
+
+def layout_tensor(a: np.ndarray, dt: int, fmt: str, order: str | None, c0: int) -> g.Tensor:
+    """A g.Tensor holding `a` in `fmt`, original_shape = a.shape. The shape must name one axis
+    order only: no other order GE takes gives the same device shape."""
+    dev = to_layout(a, fmt, order, c0)
+    for other in LAYOUT_ORDERS.get(fmt, ()):
+        if other != order:
+            assert to_layout(np.zeros(a.shape, np.int8), fmt, other, c0).shape != dev.shape, \
+                f"{fmt} {a.shape}: {order} and {other} give the same device shape"
+    t = g.Tensor(a, dt, fmt=FMT[fmt], raw=dev.tobytes(), shape=list(dev.shape), orig=list(a.shape))
+    t.order = order
+    return t
+
+
+LAYOUTS = [  # (format, logical axis order, logical shape): several per format, odd sizes included
+    ("NC1HWC0", "NCHW", (2, 20, 3, 5)), ("NC1HWC0", "NHWC", (1, 4, 3, 17)),
+    ("NC1HWC0", "HWCN", (3, 2, 33, 5)), ("NC1HWC0", "NCHW", (2, 32, 1, 1)),
+    ("NC1HWC0_C04", "NCHW", (2, 3, 4, 6)),
+    ("NDC1HWC0", "NCDHW", (1, 18, 2, 3, 3)), ("NDC1HWC0", "NDHWC", (2, 2, 3, 1, 7)),
+    ("NDC1HWC0", "DHWCN", (2, 1, 2, 40, 3)),
+    ("FRACTAL_Z", "NCHW", (20, 18, 3, 3)), ("FRACTAL_Z", "NHWC", (33, 2, 2, 5)),
+    ("FRACTAL_Z", "HWCN", (1, 3, 17, 7)), ("FRACTAL_Z", "NCHW", (16, 64, 1, 1)),
+    ("FRACTAL_Z_3D", "NCDHW", (18, 20, 2, 1, 3)), ("FRACTAL_Z_3D", "DHWCN", (2, 2, 1, 5, 33)),
+    ("FRACTAL_Z_3D", "NDHWC", (3, 1, 2, 2, 17)),
+    ("FRACTAL_NZ", None, (20, 35)), ("FRACTAL_NZ", None, (2, 17, 40)), ("FRACTAL_NZ", None, (2, 3, 5, 33)),
+    ("FRACTAL_NZ", None, (37,)), ("FRACTAL_NZ", None, (32, 64)), ("FRACTAL_NZ", None, (1, 100)),
+    ("C1HWNCoC0", "HWCN", (2, 3, 5, 2)), ("C1HWNCoC0", "NCHW", (3, 20, 2, 1)),
+    ("C1HWNCoC0", "NHWC", (2, 1, 3, 17)),
+]
+LAYOUT_DTYPES = (2, 1, 3)   # fp16, fp32, int8
+
+
+def layout_c0(fmt: str, dt: int) -> int:
+    """GE's cube size: C0 (FRACTAL_NZ: W0) 16 for 2- and 4-byte types, 32 for int8; 4 for _C04."""
+    return 4 if fmt == "NC1HWC0_C04" else 32 if NP[dt].itemsize == 1 else 16
+
+
+def layout_values(r, shape, dt):
+    """Random logical values: floats in [-2, 2), int8 in [-90, 90] (no max_rel of exactly 1e-2)."""
+    if dt == 3:
+        return r.integers(-90, 91, shape).astype(np.int8)
+    return r.uniform(-2, 2, shape).astype(NP[dt])
+
+
+def layout_perturb(a, r):
+    """`a` with a relative difference of 1e-3 to 4e-3 (int8: -1, 0 or +1); an element whose relative
+    difference lands on a cut-off of the metrics or the default threshold (1e-3, 5e-3, 1e-2) after
+    rounding to the dtype is left equal, so no count or verdict is fragile."""
+    if a.dtype == np.int8:
+        return np.clip(a.astype(np.int16) + r.integers(-1, 2, a.shape), -90, 90).astype(np.int8)
+    b = perturb(a, r, rel=2.5e-3, lo=0.4, hi=1.6)
+    g64, t64 = a.astype(np.float64), b.astype(np.float64)
+    rel = np.abs(t64 - g64) / (np.abs(g64) + EPS)
+    fragile = np.zeros(a.shape, bool)
+    for cut in (0.001, 0.005, 0.01):
+        fragile |= np.abs(rel / cut - 1) < 1e-6
+    b[fragile] = a[fragile]
+    return b
+
+
+def layout_name(fmt, order, shape, dt):
+    return f"{fmt}_{order or 'ND'}_{'x'.join(map(str, shape))}_{DT_NAME[dt]}"
+
+
 class Tree:
     def __init__(self, root: Path):
         self.root = root
@@ -310,20 +428,37 @@ def check_device_offsets(x: g.Tensor):
         assert np.array_equal(dev, a.ravel(), equal_nan=True)
         return
     idx = np.indices(a.shape).reshape(a.ndim, -1)
-    if name == "NC1HWC0":
+    order = getattr(x, "order", None)   # the logical axis order (to_layout); default NCHW / NCDHW
+
+    def named(letters):
+        o = order or letters
+        return [idx[o.index(ch)] for ch in letters], [a.shape[o.index(ch)] for ch in letters]
+
+    if name in ("NC1HWC0", "NC1HWC0_C04"):
         _, c1, h_, w_, c0 = x.shape
-        n, c, h, w = idx
+        (n, c, h, w), _ = named("NCHW")
         off = n * c1 * h_ * w_ * c0 + (c // c0) * h_ * w_ * c0 + h * w_ * c0 + w * c0 + c % c0
     elif name == "NDC1HWC0":
         _, d_, c1, h_, w_, c0 = x.shape
-        n, c, d, h, w = idx
+        (n, c, d, h, w), _ = named("NCDHW")
         off = (n * d_ * c1 * h_ * w_ * c0 + d * c1 * h_ * w_ * c0 + (c // c0) * h_ * w_ * c0 + h * w_ * c0
                + w * c0 + c % c0)
     elif name == "FRACTAL_Z":
         _, n1, n0, c0 = x.shape
-        n, c, h, w = idx
-        h_, w_ = a.shape[2:]
+        (n, c, h, w), (_, _, h_, w_) = named("NCHW")
         off = ((c // c0) * h_ * w_ + h * w_ + w) * (n1 * n0 * c0) + n * c0 + c % c0
+    elif name == "FRACTAL_Z_3D":
+        # GE format_transfer_dhwcn_fractal_z_3D.cc: d, c1, h, w, (n1 n0), c0
+        _, n1, n0, c0 = x.shape
+        (n, c, d, h, w), (_, c_, _, h_, w_) = named("NCDHW")
+        c1, nc = -(-c_ // c0), n1 * n0 * c0
+        off = d * c1 * h_ * w_ * nc + (c // c0) * h_ * w_ * nc + h * w_ * nc + w * nc + n * c0 + c % c0
+    elif name == "C1HWNCoC0":
+        # spec §6 (GE format_transfer_c1hwncoc0_hwcn.cc): the diagonal Co = C0 = c % C0
+        _, h_, w_, n_, co, c0 = x.shape
+        (n, c, h, w), _ = named("NCHW")
+        off = ((c // c0) * h_ * w_ * n_ * co * c0 + h * w_ * n_ * co * c0 + w * n_ * co * c0 + n * co * c0
+               + (c % c0) * c0 + c % c0)
     elif name == "FRACTAL_NZ":
         w1, h1, h0, w0 = x.shape[-4:]
         hp = h1 * h0
@@ -846,6 +981,46 @@ def case_formats_both(out: Path) -> Compare:
     c.single_op_groups()
     res = c.run("default", exit_code=1)
     assert [p["op_name"] for p in res["pairs"] if not p["passed"]] == ["mm_nz_large", "conv_c0_8_vs_16"]
+    return c
+
+
+def case_layouts(out: Path) -> Compare:
+    c = Compare(out, "layouts", "every device format npgx converts (NC1HWC0 and _C04, NDC1HWC0, FRACTAL_Z, "
+                "FRACTAL_Z_3D, FRACTAL_NZ, C1HWNCoC0), logical axes in NCHW/NHWC/HWCN order (NCDHW/NDHWC/DHWCN), "
+                "odd sizes, fp16/fp32/int8 (C0 16/16/32), written by numpy: ND golden against the perturbed "
+                "target in the device format; the same layout on both sides; and two different layouts of one "
+                "tensor. Pairs fail or pass as numpy's metrics on the logical tensors say")
+    r = rng(301)
+    i = 0
+
+    def pair(ty, name, garr, gt, tarr, tt):
+        nonlocal i
+        i += 1
+        c.golden.ge("20241121120000/0", "g", ty, name, i, T0 + 10 * i, outs=[gt(garr)])
+        c.target.ge("20241122120000/0", "t", ty, name, i, T0 + 7_000_000 + 10 * i, outs=[tt(tarr)])
+
+    for fmt, order, shape in LAYOUTS:
+        for dt in LAYOUT_DTYPES:
+            a = layout_values(r, shape, dt)
+            b = layout_perturb(a, rng(302 + i))
+            c0 = layout_c0(fmt, dt)
+            # ND golden, device target: the golden is taken in the target's device order
+            pair("TransData", "nd_vs_" + layout_name(fmt, order, shape, dt), a, lambda x: tensor(x, dt),
+                 b, lambda x: layout_tensor(x, dt, fmt, order, c0))
+            if dt == 2:   # the same layout on both sides: both streamed in device order
+                pair("TransData", "same_" + layout_name(fmt, order, shape, dt),
+                     a, lambda x: layout_tensor(x, dt, fmt, order, c0),
+                     b, lambda x: layout_tensor(x, dt, fmt, order, c0))
+    # two layouts of one logical tensor: both brought back to the logical order
+    for (f1, o1), (f2, o2), shape in ((("NC1HWC0", "NCHW"), ("FRACTAL_Z", "NCHW"), (20, 18, 3, 3)),
+                                      (("C1HWNCoC0", "HWCN"), ("NC1HWC0", "HWCN"), (3, 2, 33, 5)),
+                                      (("FRACTAL_Z_3D", "DHWCN"), ("NDC1HWC0", "DHWCN"), (2, 1, 2, 40, 3))):
+        a = layout_values(r, shape, 1)
+        b = layout_perturb(a, rng(302 + i))
+        pair("TransData", f"{f1}_vs_{f2}", a, lambda x: layout_tensor(x, 1, f1, o1, 16),
+             b, lambda x: layout_tensor(x, 1, f2, o2, 16))
+    c.single_op_groups()
+    c.run("default")
     return c
 
 
@@ -1416,6 +1591,25 @@ def convert_formats(out: Path):
     c.finish(0)
 
 
+def convert_layouts(out: Path):
+    c = Convert(out, "layouts", "every device format npgx converts (LAYOUTS: NC1HWC0 and _C04, NDC1HWC0, "
+                "FRACTAL_Z, FRACTAL_Z_3D, FRACTAL_NZ, C1HWNCoC0; logical axes in each order GE takes; odd "
+                "sizes) in fp16, fp32 and int8, written by numpy; some as v1 files; each .npy must hold "
+                "numpy's logical tensor byte for byte")
+    r = rng(311)
+    d = torchair_dir("20241122120000", 1, 1, 0)
+    task = 0
+    for fmt, order, shape in LAYOUTS:
+        for dt in LAYOUT_DTYPES:
+            task += 1
+            a = layout_values(r, shape, dt)
+            op = c.tree.ge(d, "t", "TransData", layout_name(fmt, order, shape, dt), task, T0 + 10 * task,
+                           outs=[layout_tensor(a, dt, fmt, order, layout_c0(fmt, dt))],
+                           framing="v1" if task % 5 == 0 else "v2")
+            c.expect(op)
+    c.finish(0)
+
+
 def convert_dtypes(out: Path):
     c = Convert(out, "dtypes", "bf16 and fp8 e4m3fn written as float32; fp16, fp32, int32, int8, bool kept; "
                 "v1 and TLV framings; a 0-d scalar; two directories mirrored under -o")
@@ -1454,11 +1648,11 @@ def convert_bad(out: Path):
 # ---------------------------------------------------------------------------------------------
 
 COMPARE_CASES = [case_chain, case_chain_input, case_chain_side, case_nan, case_fused, case_formats,
-                 case_formats_both,
+                 case_formats_both, case_layouts,
                  case_missing_extra, case_shape, case_pt, case_npy_vs_ge, case_corrupt, case_thresholds,
                  case_mapping, case_single_files, case_graph, case_fx_graph, case_ranks_loops, case_explicit_groups, case_large, case_dtypes,
                  case_no_pairs]
-CONVERT_CASES = [convert_formats, convert_dtypes, convert_bad]
+CONVERT_CASES = [convert_formats, convert_layouts, convert_dtypes, convert_bad]
 
 
 def main(argv=None) -> int:

@@ -7,13 +7,15 @@
 //!
 //! * plain (ND) data is streamed from the file in fixed-size chunks: memory stays flat whatever
 //!   the tensor size;
-//! * padded device formats (NC1HWC0, NDC1HWC0, FRACTAL_Z, FRACTAL_Z_3D, FRACTAL_NZ): a pair in
-//!   the same layout on both sides is streamed row by row in device order, padding dropped (flat
-//!   memory); against a plain tensor, the plain side is read whole and taken in the device order
-//!   of the other (one logical copy); otherwise the device block is read whole and brought back to
-//!   the logical shape with [`PaddedView::gather`] (device bytes plus one logical copy);
-//! * dense permuted views (a transposed `.pt` tensor): the storage is read whole and put in
-//!   logical order one chunk at a time;
+//! * padded device formats (NC1HWC0, NDC1HWC0, FRACTAL_Z, FRACTAL_Z_3D, FRACTAL_NZ, C1HWNCoC0):
+//!   a pair in the same layout on both sides is streamed row by row in device order, padding
+//!   dropped (flat memory); against a plain tensor, the plain side is read whole, laid out in the
+//!   device layout of the other with [`PaddedView::scatter`] and streamed the same way (one
+//!   device-sized copy, as big as the other side's block); otherwise the device block is read
+//!   whole and brought back to the logical shape with [`PaddedView::gather`] (device bytes plus
+//!   one logical copy);
+//! * strided views (a transposed or expanded `.pt` tensor): the storage is read whole and put in
+//!   logical order one chunk at a time ([`layout::strided_range`]);
 //! * v1 whole-file protobufs (old and small) are decoded again when their values are read.
 //!
 //! [`raw_tensor`] gives the decoded bytes of a tensor in logical order in its own element type,
@@ -23,7 +25,7 @@ use std::fs::File;
 use std::path::Path;
 
 use npgx_parsers::dump::dtype::Element;
-use npgx_parsers::dump::layout::PaddedView;
+use npgx_parsers::dump::layout::{self, PaddedView};
 use npgx_parsers::dump::scalar;
 
 use super::blocks::{Blocks, ReadError};
@@ -136,7 +138,7 @@ pub fn raw_tensor(path: &Path, slot: &TensorSlot) -> Result<Vec<u8>, String> {
             stride,
         } => {
             let storage = read_exact(&file, *offset, *len)?;
-            gather_strided(&storage, &slot.shape, stride, es)
+            layout::gather_strided(&storage, &slot.shape, stride, es)
                 .ok_or_else(|| "strided view runs past its storage".to_string())
         }
         Data::Statistics(_) => Err("statistics only: the dump holds no values".to_string()),
@@ -179,46 +181,6 @@ pub fn device_block(
     }
 }
 
-/// The elements of a strided view of `storage` (`es`-byte elements) in C order over `shape`.
-fn gather_strided(storage: &[u8], shape: &[u64], stride: &[u64], es: usize) -> Option<Vec<u8>> {
-    let n = shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d))?;
-    let mut out = Vec::with_capacity(usize::try_from(n).ok()?.checked_mul(es)?.min(storage.len()));
-    gather_strided_range(storage, shape, stride, es, 0, n, &mut out)?;
-    Some(out)
-}
-
-/// Appends to `out` the elements `from .. from + count` (in C order over `shape`) of a strided
-/// view of `storage`; `None` where one lies outside `storage`.
-fn gather_strided_range(
-    storage: &[u8],
-    shape: &[u64],
-    stride: &[u64],
-    es: usize,
-    from: u64,
-    count: u64,
-    out: &mut Vec<u8>,
-) -> Option<()> {
-    let mut idx = vec![0u64; shape.len()];
-    let mut rem = from;
-    for d in (0..shape.len()).rev() {
-        idx[d] = rem % shape[d].max(1);
-        rem /= shape[d].max(1);
-    }
-    for _ in 0..count {
-        let at = idx.iter().zip(stride).map(|(&i, &s)| i * s).sum::<u64>();
-        let at = usize::try_from(at).ok()?.checked_mul(es)?;
-        out.extend_from_slice(storage.get(at..at.checked_add(es)?)?);
-        for d in (0..shape.len()).rev() {
-            idx[d] += 1;
-            if idx[d] < shape[d] {
-                break;
-            }
-            idx[d] = 0;
-        }
-    }
-    Some(())
-}
-
 /// Where a reader's elements come from: streamed from the file, or held in memory.
 enum Source {
     /// Plain data streamed from the file.
@@ -242,9 +204,10 @@ enum Source {
 enum Held {
     /// Elements in order, held whole.
     Memory { bytes: Vec<u8>, pos: usize },
-    /// Logical elements held whole, taken in the device order of `view` (the other side's).
+    /// Logical elements laid out in `view`, the other side's device layout (padding zero), read
+    /// row by row as [`Source::Rows`] reads a file.
     Picked {
-        bytes: Vec<u8>,
+        device: Vec<u8>,
         view: PaddedView,
         row: u64,
     },
@@ -337,8 +300,11 @@ impl ValueReader {
                             order.logical_elements
                         ));
                     }
+                    let device = order
+                        .scatter(&bytes, size)
+                        .ok_or("cannot lay the elements out in the other side's device layout")?;
                     Source::Held(Held::Picked {
-                        bytes,
+                        device,
                         view: order.clone(),
                         row: 0,
                     })
@@ -399,11 +365,7 @@ impl ValueReader {
                 view,
                 row,
             } => {
-                let row_bytes = usize::try_from(view.row_len)
-                    .ok()
-                    .and_then(|r| r.checked_mul(es))
-                    .filter(|&b| b > 0)
-                    .ok_or("device rows do not fit in memory")?;
+                let row_bytes = row_bytes(view, es)?;
                 self.buf.clear();
                 // Rows of padding only give nothing: read on until some element or the end.
                 while self.buf.is_empty() && *row < view.rows {
@@ -413,11 +375,7 @@ impl ValueReader {
                     let buf = &mut self.buf;
                     blocks
                         .with_range(at, n * row_bytes as u64, &mut self.rows, |rows| {
-                            for (r, bytes) in (first..first + n).zip(rows.chunks_exact(row_bytes)) {
-                                let real =
-                                    (view.real_in_row(r) as usize).min(view.row_len as usize);
-                                buf.extend_from_slice(&bytes[..real * es]);
-                            }
+                            real_prefixes(view, first, rows, row_bytes, buf)
                         })
                         .map_err(|e| e.to_string())?;
                     *row += n;
@@ -460,21 +418,21 @@ fn next_held<'a>(
             *pos += want;
             Ok(&bytes[start..start + want])
         }
-        Held::Picked { bytes, view, row } => {
+        Held::Picked { device, view, row } => {
             // The same rows per call as the other side's `Rows`.
+            let row_bytes = row_bytes(view, es)?;
             buf.clear();
             while buf.is_empty() && *row < view.rows {
                 let n = rows_per_chunk(view, max).min(view.rows - *row);
-                for r in *row..*row + n {
-                    for col in 0..view.real_in_row(r) {
-                        let at = usize::try_from(view.logical_index(r, col))
-                            .ok()
-                            .and_then(|i| i.checked_mul(es))
-                            .and_then(|at| bytes.get(at..at.checked_add(es)?))
-                            .ok_or("the device layout runs past the other side's elements")?;
-                        buf.extend_from_slice(at);
-                    }
-                }
+                let rows = usize::try_from(*row)
+                    .ok()
+                    .and_then(|r| r.checked_mul(row_bytes))
+                    .and_then(|at| {
+                        let len = usize::try_from(n).ok()?.checked_mul(row_bytes)?;
+                        device.get(at..at.checked_add(len)?)
+                    })
+                    .ok_or("device rows run past the laid-out elements")?;
+                real_prefixes(view, *row, rows, row_bytes, buf);
                 *row += n;
             }
             Ok(buf)
@@ -488,11 +446,30 @@ fn next_held<'a>(
         } => {
             let n = (*end - *pos).min(max as u64);
             buf.clear();
-            gather_strided_range(storage, shape, stride, es, *pos, n, buf)
+            layout::strided_range(storage, shape, stride, es, *pos, n, buf)
                 .ok_or("strided view runs past its storage")?;
             *pos += n;
             Ok(buf)
         }
+    }
+}
+
+/// Bytes of one device row of `view`.
+fn row_bytes(view: &PaddedView, es: usize) -> Result<usize, String> {
+    usize::try_from(view.row_len)
+        .ok()
+        .and_then(|r| r.checked_mul(es))
+        .filter(|&b| b > 0)
+        .ok_or_else(|| "device rows do not fit in memory".to_string())
+}
+
+/// Appends to `buf` the real elements (the prefix [`PaddedView::real_in_row`] names) of each
+/// `row_bytes`-byte device row in `rows`, the first of them being row `first`.
+fn real_prefixes(view: &PaddedView, first: u64, rows: &[u8], row_bytes: usize, buf: &mut Vec<u8>) {
+    let es = row_bytes / view.row_len.max(1) as usize;
+    for (r, bytes) in (first..).zip(rows.chunks_exact(row_bytes)) {
+        let real = (view.real_in_row(r) as usize).min(view.row_len as usize);
+        buf.extend_from_slice(&bytes[..real * es]);
     }
 }
 
@@ -621,17 +598,6 @@ mod tests {
         decode_into(Element::F8E4m3fn, &[0x7F], &mut out);
         assert_eq!(&out[..4], &[1.0, -1.0, 1.0, -5.0]);
         assert!(out[4].is_nan());
-    }
-
-    #[test]
-    fn strided_views_come_back_in_logical_order() {
-        // storage [0 1 2 3 4 5] as a 2x3 tensor, viewed transposed: 3x2 with stride (1, 3).
-        let storage: Vec<u8> = (0..6).collect();
-        assert_eq!(
-            gather_strided(&storage, &[3, 2], &[1, 3], 1),
-            Some(vec![0, 3, 1, 4, 2, 5])
-        );
-        assert_eq!(gather_strided(&storage, &[3, 2], &[1, 4], 1), None);
     }
 
     #[test]

@@ -631,6 +631,16 @@ fn device_formats_on_both_sides_the_same_layout_or_not() {
     check("formats_both", "default");
 }
 
+/// Every device format npgx converts, in every logical axis order, odd sizes, fp16/fp32/int8,
+/// written by numpy (gen_compare_fixtures.py `LAYOUTS`): against an ND golden (the golden laid
+/// out in the target's device order), the same layout on both sides (both streamed in device
+/// order) and two different layouts (both gathered); every metric as numpy computes it on the
+/// logical tensors.
+#[test]
+fn every_device_layout_against_numpys_logical_tensors() {
+    check("layouts", "default");
+}
+
 #[test]
 fn missing_and_extra_operators_are_unmatched_and_exit_0() {
     check("missing_extra", "default");
@@ -1359,6 +1369,13 @@ fn check_convert(name: &str) {
 #[test]
 fn convert_device_formats_back_to_nd() {
     check_convert("formats");
+}
+
+/// dump-convert of every device layout of `LAYOUTS` (numpy's writer, fp16/fp32/int8, v2 and v1
+/// files): each .npy holds numpy's logical tensor byte for byte.
+#[test]
+fn convert_every_device_layout_to_numpys_logical_tensor() {
+    check_convert("layouts");
 }
 
 #[test]

@@ -81,6 +81,7 @@ impl Format {
     pub const FRACTAL_Z: u8 = 4;
     pub const NC1HWC0_C04: u8 = 12;
     pub const HWCN: u8 = 16;
+    pub const C1HWNCOC0: u8 = 25;
     pub const FRACTAL_NZ: u8 = 29;
     pub const NDC1HWC0: u8 = 32;
     pub const FRACTAL_Z_3D: u8 = 33;
@@ -144,6 +145,7 @@ impl Format {
                 | Format::FRACTAL_NZ_C0_32
                 | Format::NDC1HWC0
                 | Format::FRACTAL_Z_3D
+                | Format::C1HWNCOC0
         )
     }
 }

@@ -40,22 +40,28 @@ pub mod fuzz {
         layout_view(data);
     }
 
-    /// Builds a padded view from shapes taken from `data` and walks a few of its rows.
+    /// Builds a padded view and a strided view from shapes taken from `data`, walks a few rows
+    /// of the first and converts both ways.
     pub fn layout_view(data: &[u8]) {
         let mut dims = data.iter().map(|&b| u64::from(b % 40));
         let fmt = format::Format::primary(dims.next().unwrap_or(0) as u8);
         let nd = dims.next().unwrap_or(0) as usize % 7;
         let device: Vec<u64> = dims.by_ref().take(nd).collect();
         let nl = dims.next().unwrap_or(0) as usize % 6;
-        let logical: Vec<u64> = dims.take(nl).collect();
+        let logical: Vec<u64> = dims.by_ref().take(nl).collect();
+        let es = 1usize << (dims.next().unwrap_or(0) % 5);
         if let Some(v) = layout::PaddedView::new(fmt, &device, &logical) {
             for row in 0..v.rows.min(64) {
-                for col in 0..v.real_in_row(row) {
-                    let _ = v.logical_index(row, col);
-                }
+                let _ = v.real_in_row(row);
             }
-            let _ = v.gather(data, 1);
+            let _ = v.gather(data, es);
+            let _ = v.scatter(data, es);
         }
+        let from = dims.next().unwrap_or(0);
+        let count = dims.next().unwrap_or(0);
+        let _ = layout::gather_strided(data, &device, &logical, es);
+        let mut out = Vec::new();
+        let _ = layout::strided_range(data, &logical, &device, es, from, count, &mut out);
     }
 
     #[cfg(test)]
