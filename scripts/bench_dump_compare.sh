@@ -88,20 +88,23 @@ bytes=$(find "$golden" "$target" -type f -printf '%s\n' | awk '{s+=$1} END {prin
 files=$(find "$golden" "$target" -type f | wc -l)
 echo "trees: $golden + $target, $files files, $bytes bytes"
 
+# shellcheck source=scripts/bench_lib.sh
+. scripts/bench_lib.sh
 # warm the page cache (both trees must fit in RAM for the comparison to mean anything)
 warm "$golden" "$target"
 
-# shellcheck source=scripts/bench_lib.sh
-. scripts/bench_lib.sh
 npgx_compare() { "$bin" dump-compare "$golden" "$target" --format json --no-progress; }
 
 echo "== read limit (best of $runs, $(load))"
 t_cat=$(read_limit "$golden" "$target")
 npgx_compare_mapped() { "$bin" dump-compare "$golden" "$target" --format json --no-progress --mmap; }
+npgx_compare_pread() { "$bin" dump-compare "$golden" "$target" --format json --no-progress --no-mmap; }
 echo "== npgx dump-compare (best of $runs, $(load))"
 t_npgx=$(best npgx_compare)
 echo "== npgx dump-compare --mmap (best of $runs, $(load))"
 t_mapped=$(best npgx_compare_mapped)
+echo "== npgx dump-compare --no-mmap (best of $runs, $(load))"
+t_pread=$(best npgx_compare_pread)
 read -r anon_kb file_kb < <(peak_rss_split "$bin" dump-compare "$golden" "$target" --format json --no-progress)
 
 # Cold cache (issue 35 item 4), as in bench_dump_scan.sh: both trees evicted before each run.
@@ -112,6 +115,7 @@ echo "== cold: $left of $bytes bytes still cached after eviction ($(load))"
 t_cold_limit=$(read_limit --cold --threads "${NPGX_COLD_THREADS:-16}" "$golden" "$target")
 t_cold=$(cold_best npgx_compare)
 t_cold_mapped=$(cold_best npgx_compare_mapped)
+t_cold_pread=$(cold_best npgx_compare_pread)
 warm "$golden" "$target"  # warm again
 echo "== python baseline (1 run)"
 s=$(now)
@@ -133,18 +137,21 @@ rm -f "$out"
 
 awk -v b="$bytes" -v c="$t_cat" -v n="$t_npgx" -v p="$t_py" -v r="$rss_kb" \
     -v pr="$t_mapped" -v cl="$t_cold_limit" -v cn="$t_cold" -v cp="$t_cold_mapped" -v an="$anon_kb" -v fi="$file_kb" \
+    -v pd="$t_pread" -v cr="$t_cold_pread" \
     -v np_="$npgx_pairs" -v nf="$npgx_failed" -v nc="$npgx_cos" -v pp="$py_pairs" -v pf="$py_failed" -v pc="$py_cos" 'BEGIN {
   mib = b / 1048576
   printf "\n%-28s %10s %12s\n", "", "seconds", "MiB/s"
   printf "%-28s %10.3f %12.0f\n", "read limit (both trees)", c, mib / c
   printf "%-28s %10.3f %12.0f\n", "npgx dump-compare", n, mib / n
   printf "%-28s %10.3f %12.0f\n", "npgx dump-compare --mmap", pr, mib / pr
+  printf "%-28s %10.3f %12.0f\n", "npgx dump-compare --no-mmap", pd, mib / pd
   printf "%-28s %10.3f %12.0f\n", "cold read limit", cl, mib / cl
   printf "%-28s %10.3f %12.0f\n", "npgx dump-compare, cold", cn, mib / cn
   printf "%-28s %10.3f %12.0f\n", "npgx --mmap, cold", cp, mib / cp
+  printf "%-28s %10.3f %12.0f\n", "npgx --no-mmap, cold", cr, mib / cr
   printf "%-28s %10.3f %12.0f\n", "python + numpy baseline", p, mib / p
-  printf "\nnpgx / read   = %.2fx   (target >= 0.8x; --mmap %.2fx)\n", c / n, c / pr
-  printf "cold: npgx / cold read = %.2fx   (target >= 0.9x; --mmap %.2fx)\n", cl / cn, cl / cp
+  printf "\nnpgx / read   = %.2fx   (target >= 0.8x; --mmap %.2fx, --no-mmap %.2fx)\n", c / n, c / pr, c / pd
+  printf "cold: npgx / cold read = %.2fx   (target >= 0.9x; --mmap %.2fx, --no-mmap %.2fx)\n", cl / cn, cl / cp, cl / cr
   printf "peak RssAnon %.1f MiB, peak RssFile (mapped page-cache pages) %.1f MiB\n", an / 1024, fi / 1024
   printf "npgx / python = %.1fx   (target >= 10x)\n", p / n
   printf "npgx peak RSS = %.1f MiB (target < 300 MB)\n", r / 1024
