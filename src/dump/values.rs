@@ -498,6 +498,45 @@ fn real_size(slot: &TensorSlot) -> Result<usize, String> {
         .ok_or_else(|| format!("{} values are not read", slot.element.numpy_name()))
 }
 
+/// Test support for the vector decoders (x86 here, NEON in `compare/metrics/neon.rs`): `decode(el,
+/// bytes, room)` — the vector path's values, `None` if it did not run — must give
+/// [`decode_to`]'s values bit for bit (NaN payloads aside) for fp16, bf16 and fp32 over every
+/// 16-bit pattern (zeros, subnormals, the largest finite, infinities, NaNs; for fp32, pairs of
+/// them as a value's halves) and around the vector length.
+#[cfg(test)]
+pub fn agrees_with_decode_to(decode: impl Fn(Element, &[u8], usize) -> Option<Vec<f64>>) {
+    let all: Vec<u8> = (0..=u16::MAX).flat_map(u16::to_le_bytes).collect();
+    let words: Vec<u8> = (0..=u16::MAX)
+        .step_by(7)
+        .flat_map(|h| [h.to_le_bytes(), h.wrapping_mul(40_503).to_le_bytes()])
+        .flatten()
+        .collect();
+    for (el, bytes, room) in [
+        (Element::F16, &all[..], 1 << 16),
+        (Element::F16, &all[..], 13),
+        (Element::F16, &all[..2 * 13 + 1], 64),
+        (Element::F16, &all[2 * 0x7BF8..2 * 0x7C05], 64),
+        (Element::F16, &all[..0], 8),
+        (Element::Bf16, &all[..], 1 << 16),
+        (Element::Bf16, &all[..2 * 13 + 1], 64),
+        (Element::F32, &all[..], 1 << 15),
+        (Element::F32, &words[..], 1 << 14),
+        (Element::F32, &words[..4 * 13 + 3], 64),
+    ] {
+        let got = decode(el, bytes, room).expect("the vector path ran");
+        let mut want = vec![0.0; room];
+        let n = decode_to(el, bytes, &mut want);
+        want.truncate(n);
+        assert_eq!(got.len(), want.len(), "{el:?}");
+        for (i, (a, b)) in got.iter().zip(&want).enumerate() {
+            assert!(
+                a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()),
+                "{el:?} #{i}: {a} vs {b}"
+            );
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -537,7 +576,6 @@ mod tests {
             fn run(self) -> Option<Vec<f64>> {
                 None
             }
-            #[cfg(target_arch = "x86_64")]
             fn run_x86(self, f: crate::simd::x86::Features) -> Option<Vec<f64>> {
                 let mut out = vec![0.0; self.2];
                 let n = decode_to_x86(f, self.0, self.1, &mut out);
@@ -545,38 +583,7 @@ mod tests {
                 Some(out)
             }
         }
-        // Every 16-bit pattern: zeros, subnormals, the largest finite, infinities, NaNs; for
-        // fp32, every pair of them as the two halves of a value (a sample of every class).
-        let all: Vec<u8> = (0..=u16::MAX).flat_map(u16::to_le_bytes).collect();
-        let words: Vec<u8> = (0..=u16::MAX)
-            .step_by(7)
-            .flat_map(|h| [h.to_le_bytes(), h.wrapping_mul(40_503).to_le_bytes()])
-            .flatten()
-            .collect();
-        for (el, bytes, room) in [
-            (Element::F16, &all[..], 1 << 16),
-            (Element::F16, &all[..], 13),
-            (Element::F16, &all[..2 * 13 + 1], 64),
-            (Element::F16, &all[2 * 0x7BF8..2 * 0x7C05], 64),
-            (Element::F16, &all[..0], 8),
-            (Element::Bf16, &all[..], 1 << 16),
-            (Element::Bf16, &all[..2 * 13 + 1], 64),
-            (Element::F32, &all[..], 1 << 15),
-            (Element::F32, &words[..], 1 << 14),
-            (Element::F32, &words[..4 * 13 + 3], 64),
-        ] {
-            let got = crate::simd::dispatch(Vector(el, bytes, room)).expect("the vector path ran");
-            let mut want = vec![0.0; room];
-            let n = decode_to(el, bytes, &mut want);
-            want.truncate(n);
-            assert_eq!(got.len(), want.len(), "{el:?}");
-            for (i, (a, b)) in got.iter().zip(&want).enumerate() {
-                assert!(
-                    a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()),
-                    "{el:?} #{i}: {a} vs {b}"
-                );
-            }
-        }
+        agrees_with_decode_to(|el, bytes, room| crate::simd::dispatch(Vector(el, bytes, room)));
     }
 
     #[test]

@@ -483,37 +483,8 @@ mod tests {
                 Some(out)
             }
         }
-        // Every 16-bit pattern: zeros, subnormals, the largest finite, infinities, NaNs; for
-        // fp32, pairs of them as the two halves of a value (a sample of every class).
-        let all: Vec<u8> = (0..=u16::MAX).flat_map(u16::to_le_bytes).collect();
-        let words: Vec<u8> = (0..=u16::MAX)
-            .step_by(7)
-            .flat_map(|h| [h.to_le_bytes(), h.wrapping_mul(40_503).to_le_bytes()])
-            .flatten()
-            .collect();
-        for (el, bytes, room) in [
-            (Element::F16, &all[..], 1 << 16),
-            (Element::F16, &all[..], 13),
-            (Element::F16, &all[..2 * 13 + 1], 64),
-            (Element::F16, &all[2 * 0x7BF8..2 * 0x7C05], 64),
-            (Element::F16, &all[..0], 8),
-            (Element::Bf16, &all[..], 1 << 16),
-            (Element::Bf16, &all[..2 * 13 + 1], 64),
-            (Element::F32, &all[..], 1 << 15),
-            (Element::F32, &words[..], 1 << 14),
-            (Element::F32, &words[..4 * 13 + 3], 64),
-        ] {
-            let got = simd::dispatch(Vector(el, bytes, room)).expect("the vector path ran");
-            let mut want = vec![0.0; room];
-            let n = decode_to(el, bytes, &mut want);
-            want.truncate(n);
-            assert_eq!(got.len(), want.len(), "{el:?}");
-            for (i, (a, b)) in got.iter().zip(&want).enumerate() {
-                assert!(
-                    a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()),
-                    "{el:?} #{i}: {a} vs {b}"
-                );
-            }
-        }
+        crate::dump::values::agrees_with_decode_to(|el, bytes, room| {
+            simd::dispatch(Vector(el, bytes, room))
+        });
     }
 }
