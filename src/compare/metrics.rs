@@ -406,10 +406,16 @@ impl<A: AlsoBlocks> UpdateRaw<'_, A> {
         let (gs, ts) = (ge.size().unwrap_or(1), te.size().unwrap_or(1));
         let mut g = [0f64; BLOCK];
         let mut t = [0f64; BLOCK];
-        for (gc, tc) in gb.chunks(BLOCK * gs).zip(tb.chunks(BLOCK * ts)) {
-            let n = how.decode(ge, gc, &mut g).min(how.decode(te, tc, &mut t));
+        // Block by block; each decoder is handed the rest of its side (it decodes at most
+        // `BLOCK` values), so that its prefetch reaches into the next block.
+        let (mut go, mut to) = (0, 0);
+        while go < gb.len() && to < tb.len() {
+            let n = how
+                .decode(ge, &gb[go..], &mut g)
+                .min(how.decode(te, &tb[to..], &mut t));
             self.also.block(&g[..n], &t[..n]);
             self.acc.update_with(how, &g[..n], &t[..n]);
+            (go, to) = (go + BLOCK * gs, to + BLOCK * ts);
         }
     }
 }

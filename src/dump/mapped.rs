@@ -132,19 +132,21 @@ impl Mapping {
         (mode == Mode::Always || mapping.resident()).then_some(mapping)
     }
 
-    /// Whether the page cache holds every page of the mapping (`mincore`, a page table walk;
-    /// no page is read or faulted in). An error answers no.
+    /// Whether the page cache holds every page of the mapping (`mincore`: the kernel looks the
+    /// pages up, none is read or faulted in). An error answers no. The first page is asked
+    /// alone, so a file not read since it was evicted costs one page's look-up.
     fn resident(&self) -> bool {
         const AT_ONCE: usize = 4096;
         let page = page_size();
         let mut flags = [0u8; AT_ONCE];
         let mut from = 0;
         while from < self.len {
-            let bytes = (self.len - from).min(AT_ONCE * page);
+            let most = if from == 0 { 1 } else { AT_ONCE };
+            let bytes = (self.len - from).min(most * page);
             let pages = bytes.div_ceil(page);
             // SAFETY: `[from, from + bytes)` lies inside our mapping and starts on a page
             // boundary (`from` is a multiple of the page size); `flags` has room for one byte
-            // per page of it (`pages <= AT_ONCE`). mincore reads page tables only.
+            // per page of it (`pages <= AT_ONCE`). mincore only looks the pages up.
             let r = unsafe {
                 libc::mincore(
                     self.base.as_ptr().add(from).cast(),

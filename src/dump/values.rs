@@ -88,35 +88,59 @@ pub fn decode_to_x86(
     out: &mut [f64],
 ) -> usize {
     use std::arch::x86_64::*;
-    let size = match el {
-        Element::F16 | Element::Bf16 => 2,
-        Element::F32 => 4,
+    /// Eight values at a time, `load` turning `8·size` bytes into eight f32 (one loop per type,
+    /// so no branch on the type per step).
+    #[inline(always)]
+    fn eights(
+        f: crate::simd::x86::Features,
+        size: usize,
+        bytes: &[u8],
+        out: &mut [f64],
+        load: impl Fn(*const u8) -> __m256,
+    ) -> usize {
+        let n = out.len().min(bytes.len() / size);
+        let whole = n / 8 * 8;
+        // SAFETY: the `Features` token proves the CPU has F16C and AVX2; each step reads
+        // `8·size` bytes at `size·i` with `i + 8 <= n <= bytes.len() / size` (what `load` is
+        // given) and writes 8 values at `i`, `i + 8 <= n <= out.len()`.
+        unsafe {
+            for i in (0..whole).step_by(8) {
+                // A line ahead per 64 bytes read.
+                if (size * i) % 64 == 0 {
+                    f.prefetch(bytes, size * i);
+                }
+                let x = load(bytes.as_ptr().add(size * i));
+                let o = out.as_mut_ptr().add(i);
+                _mm256_storeu_pd(o, _mm256_cvtps_pd(_mm256_castps256_ps128(x)));
+                _mm256_storeu_pd(o.add(4), _mm256_cvtps_pd(_mm256_extractf128_ps::<1>(x)));
+            }
+        }
+        whole
+    }
+    // SAFETY (of each `load`): it reads the `8·size` bytes at `p` that `eights` hands it; x86-64
+    // is little-endian, as the dump's bytes.
+    let (size, whole) = match el {
+        Element::F16 => (
+            2,
+            eights(f, 2, bytes, out, |p| unsafe {
+                _mm256_cvtph_ps(_mm_loadu_si128(p.cast()))
+            }),
+        ),
+        Element::Bf16 => (
+            2,
+            eights(f, 2, bytes, out, |p| unsafe {
+                _mm256_castsi256_ps(_mm256_slli_epi32::<16>(_mm256_cvtepu16_epi32(
+                    _mm_loadu_si128(p.cast()),
+                )))
+            }),
+        ),
+        Element::F32 => (
+            4,
+            eights(f, 4, bytes, out, |p| unsafe { _mm256_loadu_ps(p.cast()) }),
+        ),
         _ => return decode_to(el, bytes, out),
     };
     let n = out.len().min(bytes.len() / size);
-    let whole = n / 8 * 8;
-    // SAFETY: the `Features` token proves the CPU has F16C and AVX2; each step reads `8·size`
-    // bytes at `size·i` with `i + 8 <= n <= bytes.len() / size` and writes 8 values at `i`,
-    // `i + 8 <= n <= out.len()`. x86-64 is little-endian, as the dump's bytes.
-    unsafe {
-        for i in (0..whole).step_by(8) {
-            // A line ahead per 64 bytes read.
-            if (size * i) % 64 == 0 {
-                f.prefetch(bytes, size * i);
-            }
-            let p = bytes.as_ptr().add(size * i);
-            let x = match el {
-                Element::F16 => _mm256_cvtph_ps(_mm_loadu_si128(p.cast())),
-                Element::Bf16 => _mm256_castsi256_ps(_mm256_slli_epi32::<16>(
-                    _mm256_cvtepu16_epi32(_mm_loadu_si128(p.cast())),
-                )),
-                _ => _mm256_loadu_ps(p.cast()),
-            };
-            let o = out.as_mut_ptr().add(i);
-            _mm256_storeu_pd(o, _mm256_cvtps_pd(_mm256_castps256_ps128(x)));
-            _mm256_storeu_pd(o.add(4), _mm256_cvtps_pd(_mm256_extractf128_ps::<1>(x)));
-        }
-    }
     whole + decode_to(el, &bytes[size * whole..size * n], &mut out[whole..n])
 }
 
