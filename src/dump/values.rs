@@ -89,11 +89,11 @@ pub fn decode_to_x86(
 ) -> usize {
     use std::arch::x86_64::*;
     /// Eight values at a time, `load` turning `8·size` bytes into eight f32 (one loop per type,
-    /// so no branch on the type per step).
+    /// so no branch on the type per step), the values past the last eight by [`decode_to`].
     #[inline(always)]
     fn eights(
         f: crate::simd::x86::Features,
-        size: usize,
+        (el, size): (Element, usize),
         bytes: &[u8],
         out: &mut [f64],
         load: impl Fn(*const u8) -> __m256,
@@ -115,33 +115,24 @@ pub fn decode_to_x86(
                 _mm256_storeu_pd(o.add(4), _mm256_cvtps_pd(_mm256_extractf128_ps::<1>(x)));
             }
         }
-        whole
+        whole + decode_to(el, &bytes[size * whole..size * n], &mut out[whole..n])
     }
     // SAFETY (of each `load`): it reads the `8·size` bytes at `p` that `eights` hands it; x86-64
     // is little-endian, as the dump's bytes.
-    let (size, whole) = match el {
-        Element::F16 => (
-            2,
-            eights(f, 2, bytes, out, |p| unsafe {
-                _mm256_cvtph_ps(_mm_loadu_si128(p.cast()))
-            }),
-        ),
-        Element::Bf16 => (
-            2,
-            eights(f, 2, bytes, out, |p| unsafe {
-                _mm256_castsi256_ps(_mm256_slli_epi32::<16>(_mm256_cvtepu16_epi32(
-                    _mm_loadu_si128(p.cast()),
-                )))
-            }),
-        ),
-        Element::F32 => (
-            4,
-            eights(f, 4, bytes, out, |p| unsafe { _mm256_loadu_ps(p.cast()) }),
-        ),
-        _ => return decode_to(el, bytes, out),
-    };
-    let n = out.len().min(bytes.len() / size);
-    whole + decode_to(el, &bytes[size * whole..size * n], &mut out[whole..n])
+    match el {
+        Element::F16 => eights(f, (el, 2), bytes, out, |p| unsafe {
+            _mm256_cvtph_ps(_mm_loadu_si128(p.cast()))
+        }),
+        Element::Bf16 => eights(f, (el, 2), bytes, out, |p| unsafe {
+            _mm256_castsi256_ps(_mm256_slli_epi32::<16>(_mm256_cvtepu16_epi32(
+                _mm_loadu_si128(p.cast()),
+            )))
+        }),
+        Element::F32 => eights(f, (el, 4), bytes, out, |p| unsafe {
+            _mm256_loadu_ps(p.cast())
+        }),
+        _ => decode_to(el, bytes, out),
+    }
 }
 
 /// The bytes of a tensor in logical C order, in its own element type, read whole. For `.npy`

@@ -391,45 +391,58 @@ impl LaneSums for Features {
     /// ([`crate::simd::AHEAD`]); other types as [`decode_to`].
     #[inline(always)]
     fn decode(self, el: Element, bytes: &[u8], out: &mut [f64]) -> usize {
-        let size = match el {
-            Element::F16 | Element::Bf16 => 2,
-            Element::F32 => 4,
-            _ => return decode_to(el, bytes, out),
-        };
-        let n = out.len().min(bytes.len() / size);
-        let whole = n / 8 * 8;
-        // SAFETY: `self` proves NEON, on little-endian AArch64 (the dump's byte order); each
-        // step reads `8·size` bytes at `size·i` with `i + 8 <= n <= bytes.len() / size` and
-        // writes 8 values at `i`, `i + 8 <= n <= out.len()`.
-        unsafe {
-            for i in (0..whole).step_by(8) {
-                // A line ahead per 64 bytes read.
-                if (size * i) % 64 == 0 {
-                    self.prefetch(bytes, size * i);
-                }
-                let p = bytes.as_ptr().add(size * i);
-                let (low, high) = match el {
-                    Element::F16 => self.f16_to_f32(vreinterpretq_u16_u8(vld1q_u8(p))),
-                    Element::Bf16 => {
-                        let h = vreinterpretq_u16_u8(vld1q_u8(p));
-                        (
-                            vreinterpretq_f32_u32(vshll_n_u16::<16>(vget_low_u16(h))),
-                            vreinterpretq_f32_u32(vshll_high_n_u16::<16>(h)),
-                        )
+        /// Eight values at a time, `load` turning `8·size` bytes into two vectors of four f32
+        /// (one loop per type, so no branch on the type per step), the values past the last
+        /// eight by [`decode_to`].
+        #[inline(always)]
+        fn eights(
+            f: Features,
+            (el, size): (Element, usize),
+            bytes: &[u8],
+            out: &mut [f64],
+            load: impl Fn(*const u8) -> (float32x4_t, float32x4_t),
+        ) -> usize {
+            let n = out.len().min(bytes.len() / size);
+            let whole = n / 8 * 8;
+            // SAFETY: `f` proves NEON, on little-endian AArch64 (the dump's byte order); each
+            // step reads `8·size` bytes at `size·i` with `i + 8 <= n <= bytes.len() / size`
+            // (what `load` is given) and writes 8 values at `i`, `i + 8 <= n <= out.len()`.
+            unsafe {
+                for i in (0..whole).step_by(8) {
+                    // A line ahead per 64 bytes read.
+                    if (size * i) % 64 == 0 {
+                        f.prefetch(bytes, size * i);
                     }
-                    _ => (
-                        vreinterpretq_f32_u8(vld1q_u8(p)),
-                        vreinterpretq_f32_u8(vld1q_u8(p.add(16))),
-                    ),
-                };
-                let o = out.as_mut_ptr().add(i);
-                vst1q_f64(o, vcvt_f64_f32(vget_low_f32(low)));
-                vst1q_f64(o.add(2), vcvt_high_f64_f32(low));
-                vst1q_f64(o.add(4), vcvt_f64_f32(vget_low_f32(high)));
-                vst1q_f64(o.add(6), vcvt_high_f64_f32(high));
+                    let (low, high) = load(bytes.as_ptr().add(size * i));
+                    let o = out.as_mut_ptr().add(i);
+                    vst1q_f64(o, vcvt_f64_f32(vget_low_f32(low)));
+                    vst1q_f64(o.add(2), vcvt_high_f64_f32(low));
+                    vst1q_f64(o.add(4), vcvt_f64_f32(vget_low_f32(high)));
+                    vst1q_f64(o.add(6), vcvt_high_f64_f32(high));
+                }
             }
+            whole + decode_to(el, &bytes[size * whole..size * n], &mut out[whole..n])
         }
-        whole + decode_to(el, &bytes[size * whole..size * n], &mut out[whole..n])
+        // SAFETY (of each `load`): it reads the `8·size` bytes at `p` that `eights` hands it.
+        match el {
+            Element::F16 => eights(self, (el, 2), bytes, out, |p| unsafe {
+                self.f16_to_f32(vreinterpretq_u16_u8(vld1q_u8(p)))
+            }),
+            Element::Bf16 => eights(self, (el, 2), bytes, out, |p| unsafe {
+                let h = vreinterpretq_u16_u8(vld1q_u8(p));
+                (
+                    vreinterpretq_f32_u32(vshll_n_u16::<16>(vget_low_u16(h))),
+                    vreinterpretq_f32_u32(vshll_high_n_u16::<16>(h)),
+                )
+            }),
+            Element::F32 => eights(self, (el, 4), bytes, out, |p| unsafe {
+                (
+                    vreinterpretq_f32_u8(vld1q_u8(p)),
+                    vreinterpretq_f32_u8(vld1q_u8(p.add(16))),
+                )
+            }),
+            _ => decode_to(el, bytes, out),
+        }
     }
 
     #[inline(always)]
