@@ -11,6 +11,7 @@
 pub mod aicore;
 pub mod cann_error;
 pub mod causal;
+pub mod compiler_diag;
 pub mod dump;
 pub mod dump_config;
 pub mod ge_graph;

@@ -7,6 +7,7 @@
 use npgx_parsers::aicore::scan_text;
 use npgx_parsers::cann_error::{parse_reports, parse_torch_npu_lines};
 use npgx_parsers::causal::first_causal_error;
+use npgx_parsers::compiler_diag::parse_diagnostic;
 use npgx_parsers::plog::parse_records;
 
 const TEXT: &str = "\
@@ -32,6 +33,9 @@ Kernel task happen error, retCode=0x31, [vector core exception].[FUNC:P][FILE:k.
        coreId( 0):        0x800000    [FUNC:P][FILE:d.cc][LINE:472]
 [rank6]: [ERROR] (PID:360123, Device:6, RankID:6) ERR01100 OPS call acl api failed.
 [rank6]: AclNN_Runtime_Error(EZ9903): InitTilingParseCtx failed
+loc(callsite(\"k.py\":3:4 at \"k.mlir\":1:1)): error: ub overflow, requires 9 bits while 8 bits available!
+/s/k.cpp:24:10: fatal error: 'cstdint' file not found
+RuntimeError: ({'errCode': 'E90003', 'detailed_cause': 'bf16'}, 'Compile operator failed')
 (Worker_TP0 pid=363) ERROR 12-12 12:10:10 [m.py:822] [ERROR] RUNTIME(1,):2026-09-10-08:52:41.377.875 [s.cc:1746]2 G:[DFX_INFO]AI Core kernel execution failed, device_id=9, stream_id=47, task_id=23064, fault kernel_name=M_1, program id=
 ";
 
@@ -44,6 +48,10 @@ fn run_all(text: &[u8]) -> usize {
     n += parse_reports(text).len();
     n += parse_torch_npu_lines(text).len();
     n += usize::from(first_causal_error(text).is_some());
+    n += String::from_utf8_lossy(text)
+        .lines()
+        .filter(|l| parse_diagnostic(l).is_some())
+        .count();
     n
 }
 
@@ -55,6 +63,8 @@ fn the_unmutated_text_is_understood() {
     assert_eq!(parse_reports(t).len(), 3);
     assert_eq!(parse_torch_npu_lines(t).len(), 1);
     assert_eq!(first_causal_error(t).map(|c| c.line), Some(1));
+    let diagnostics = TEXT.lines().filter(|l| parse_diagnostic(l).is_some());
+    assert_eq!(diagnostics.count(), 3);
 }
 
 #[test]

@@ -120,9 +120,10 @@ pub struct Candidate {
 }
 
 impl Classification {
-    /// Whether a causal error or a route was found (exit code 1 of `classify`).
+    /// Whether a causal error or a route was found (exit code 1 of `classify`): an error whose
+    /// route the text cannot settle is still a finding.
     pub fn found(&self) -> bool {
-        self.route != Route::Undetermined
+        self.route != Route::Undetermined || self.first_causal_error.is_some()
     }
 }
 

@@ -477,14 +477,61 @@ pub fn route_error(err: &CausalError) -> Routing {
         }
         return r;
     }
-    let mut r =
-        Routing::new(Route::CompileError, "fallback.no-runtime-token", None).at(Some(err.line));
+    // Rule 1's last bullet is "crashes on the first call and the causal error has no aclnn /
+    // ACL / HCCL / stream / event keyword": without evidence of the first call it does not apply,
+    // and the classifier abstains rather than send the engineer to the wrong sub-skill.
+    let Some((line, token)) = first_call_evidence(err) else {
+        let mut r =
+            Routing::new(Route::Undetermined, "abstain.no-phase-evidence", None).at(Some(err.line));
+        r.confidence = Confidence::Low;
+        r.why = "no phase evidence, no keyword and nothing that shows the first call: compile-error if it fails on the first call, runtime-error if steps ran before it".into();
+        r.notes.push(
+            "candidates: compile-error (fails on the first call: rule 1, last bullet) or runtime-error (fails after steps ran); the text does not say which".into(),
+        );
+        return r;
+    };
+    let mut r = Routing::new(
+        Route::CompileError,
+        "fallback.no-runtime-token",
+        Some(token),
+    )
+    .at(Some(line));
     r.confidence = Confidence::Low;
-    r.why = "no phase evidence and no keyword: a crash without an aclnn / ACL / HCCL / stream / event token (rule 1, last bullet)".into();
+    r.why = format!("no phase evidence and no keyword: a crash on the first call (`{token}`, line {line}) without an aclnn / ACL / HCCL / stream / event token (rule 1, last bullet)");
     r.notes.push(
         "no runtime code and no aclnn / ACL / HCCL / stream / event token in the first causal error (rule 1, last bullet)".into(),
     );
     r
+}
+
+/// Words that place a failure on the first call of a compiled model: a warm-up, a profile or
+/// dummy run at start-up, a compile (lower case, matched inside a line).
+const FIRST_CALL_WORDS: &[&str] = &[
+    "first call",
+    "first step",
+    "first iteration",
+    "first forward",
+    "warmup",
+    "warm_up",
+    "warm up",
+    "dummy_run",
+    "profile_run",
+    "compil",
+];
+
+/// The first line of the error, its frames or its context that shows the first call.
+fn first_call_evidence(err: &CausalError) -> Option<(u64, &'static str)> {
+    std::iter::once((err.line, err.message.as_str()))
+        .chain(err.scope.iter().map(|(n, t)| (*n, t.as_str())))
+        .chain(err.frames.iter().map(|(n, t)| (*n, t.as_str())))
+        .chain(err.context.iter().map(|(n, t)| (*n, t.as_str())))
+        .find_map(|(no, t)| {
+            let l = t.to_ascii_lowercase();
+            FIRST_CALL_WORDS
+                .iter()
+                .find(|w| l.contains(*w))
+                .map(|w| (no, *w))
+        })
 }
 
 /// Column headers of an accuracy report table.
@@ -638,14 +685,128 @@ fn unit_after_number(line: &str, unit: &str) -> bool {
     false
 }
 
+/// Names of the training metrics whose `nan` / `inf` says the numbers went wrong (lower case,
+/// matched inside the metric's key): losses and gradient norms, as trainers log them — the
+/// Hugging Face Trainer's dicts (`{'loss': nan, 'grad_norm': nan, …}`, also LLaMA-Factory and
+/// ms-swift), Megatron-LM / MindSpeed iteration lines (`lm loss: …`, `grad norm: nan`), and
+/// `key=value` loggers.
+const NAN_METRICS: &[&str] = &[
+    "loss",
+    "grad_norm",
+    "grad norm",
+    "grad-norm",
+    "gradnorm",
+    "gnorm",
+];
+
+/// The metric (`grad_norm`) a training log line reports as `nan` or `inf`, or Megatron's own
+/// count of such iterations (`number of nan iterations: 3`), or its loss check (`found NaN in
+/// local forward loss calculation`).
+pub fn nan_metric(line: &str) -> Option<String> {
+    let l = line.to_ascii_lowercase();
+    let b = l.as_bytes();
+    for value in ["nan", "inf"] {
+        for (at, _) in l.match_indices(value) {
+            let end = at + value.len();
+            let starts = at == 0 || !b[at - 1].is_ascii_alphanumeric();
+            let ends = end >= b.len() || !b[end].is_ascii_alphanumeric();
+            if !(starts && ends) {
+                continue;
+            }
+            // Back over `-`, quotes and spaces to the `:` or `=` before the value.
+            let head = l[..at].trim_end_matches(['-', '\'', '"', ' ']);
+            let Some(head) = head.strip_suffix([':', '=']) else {
+                continue;
+            };
+            let key_end = head.trim_end_matches(['\'', '"', ' ']);
+            let key: String = key_end
+                .chars()
+                .rev()
+                .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | ' ' | '/'))
+                .take(40)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect();
+            let key = key.trim();
+            if NAN_METRICS.iter().any(|m| key.contains(m)) {
+                return Some(format!("{key}: {value}"));
+            }
+        }
+    }
+    if let Some(at) = l.find("number of nan iterations:") {
+        let n: String = l[at + 25..]
+            .trim_start()
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        if n.parse::<u64>().is_ok_and(|n| n > 0) {
+            return Some(format!("number of nan iterations: {n}"));
+        }
+    }
+    for found in ["found nan in", "found inf in"] {
+        if l.contains(found) {
+            return Some(found.to_string());
+        }
+    }
+    None
+}
+
+/// A training log that reports a loss or a gradient norm as `nan` / `inf`: accuracy evidence
+/// from the run itself, before any wording (a log of progress bars and metrics is not a report
+/// of slowness).
+fn route_metrics(text: &str) -> Option<(Routing, usize, String)> {
+    text.lines().enumerate().find_map(|(i, line)| {
+        let m = nan_metric(line)?;
+        let mut r = Routing::new(Route::Accuracy, "metric.nan", Some(&m));
+        r.confidence = Confidence::Medium;
+        r.why = format!(
+            "no error stack; the training log reports `{m}` (line {}): the numbers went wrong",
+            i + 1
+        );
+        r.matched_line = Some(i as u64 + 1);
+        Some((r, i + 1, line.trim_end().to_string()))
+    })
+}
+
+/// Performance words that only measure (a unit, a metric's name): a line of them is a
+/// measurement, not a report that something is slow.
+const MEASUREMENT_WORDS: &[&str] = &[
+    "latency",
+    "throughput",
+    "tokens/s",
+    "tok/s",
+    "token/s",
+    "ttft",
+    "tpot",
+    "0ms",
+    "0毫秒",
+    "耗时",
+    "吞吐",
+    "时延",
+    "延迟",
+];
+
 /// Rules 3 and 4 on text without an error: a report table, else the report's wording (the
 /// bilingual lexicon of [`npgx_parsers::knowledge`]). The route with more lines of its wording
 /// wins (accuracy on a tie, the rules' order); the evidence is its first line that carries a
 /// figure (a measurement), else its first line.
 pub fn route_prose(text: &str) -> Option<(Routing, usize, String)> {
+    if let Some(t) = route_metrics(text) {
+        return Some(t);
+    }
     if let Some(t) = route_table(text) {
         return Some(t);
     }
+    let lines: Vec<&str> = text.lines().collect();
+    // A performance report's symptom is its verdict (a latency alone is neither slow nor
+    // fast): the first line that compares, even one whose metric name is misspelt.
+    let verdict = lines.iter().enumerate().find_map(|(i, line)| {
+        let l = line.to_lowercase();
+        knowledge::lexicon(Kind::Verdict)
+            .find(|w| lexicon_hit(&l, w.key) && whole_ascii_word(&l, w.key))
+            .map(|w| (i, w.key))
+    });
     // (route, rule, lines with its wording as (line index, word)).
     type Hits = (Route, &'static str, Vec<(usize, &'static str)>);
     let mut best: Option<Hits> = None;
@@ -663,26 +824,23 @@ pub fn route_prose(text: &str) -> Option<(Routing, usize, String)> {
                     .map(|w| (i, w.key))
             })
             .collect();
-        if !hits.is_empty() && best.as_ref().is_none_or(|b| hits.len() > b.2.len()) {
+        // Measurements alone (a serving log's throughput lines, a trainer's step times) are
+        // not a report of slowness: performance needs a verdict or a word of slowness.
+        let reported = route != Route::Performance
+            || verdict.is_some()
+            || hits.iter().any(|(i, _)| {
+                let l = lines[*i].to_lowercase();
+                knowledge::lexicon(kind)
+                    .any(|w| !MEASUREMENT_WORDS.contains(&w.key) && lexicon_hit(&l, w.key))
+            });
+        if reported && !hits.is_empty() && best.as_ref().is_none_or(|b| hits.len() > b.2.len()) {
             best = Some((route, rule, hits));
         }
     }
     let (route, rule, hits) = best?;
-    let lines: Vec<&str> = text.lines().collect();
-    // A performance report's symptom is its verdict (a latency alone is neither slow nor
-    // fast): the first line that compares, even one whose metric name is misspelt. An
-    // accuracy report's symptom is its first score.
-    let verdict = (route == Route::Performance)
-        .then(|| {
-            lines.iter().enumerate().find_map(|(i, line)| {
-                let l = line.to_lowercase();
-                knowledge::lexicon(Kind::Verdict)
-                    .find(|w| lexicon_hit(&l, w.key) && whole_ascii_word(&l, w.key))
-                    .map(|w| (i, w.key))
-            })
-        })
-        .flatten();
+    // An accuracy report's symptom is its first score.
     let (i, w) = verdict
+        .filter(|_| route == Route::Performance)
         .or_else(|| {
             hits.iter()
                 .copied()
@@ -909,6 +1067,93 @@ mod tests {
         assert_eq!(r.route, Route::Accuracy);
         let acc = "| dataset | score (eager) | score (graph) |\n|---|---|---|\n";
         assert_eq!(route_prose(acc).unwrap().0.route, Route::Accuracy);
+    }
+
+    // Issue 41, class 2: environment causes named by their wording, whatever code or phase
+    // they surface with (lines written from CANN's, torch's and torch_npu's documented wording).
+    #[test]
+    fn environment_kinds_by_wording() {
+        for (text, package) in [
+            ("RuntimeError: Unsupported soc version: Ascend910 9391\n", None),
+            ("EZ9999: Inner Error!\nEZ9999: [PID: 7] 2025-02-01-00:00:00.000.000 Cannot find bin of op Range, integral key 0/1/|int64/ND/int64/ND/.[FUNC:GetBin][FILE:op_kernel.cpp][LINE:1]\n        TraceBack (most recent call last):\n        Cannot find binary for op Range.[FUNC:F][FILE:f.cc][LINE:2]\n", None),
+            ("[PID: 1] 2026-01-01-00:00:00.000.000 Invalid_Argument(EE1001): The argument is invalid.Reason: rtGetDevMsg execution failed, the feature is not supported.\n", None),
+            ("EH9999: [PID: 1] 2025-01-01-00:00:00.000.000 Call fe::PlatformInfoManager::InitializePlatformInfo function failed[FUNC:F][FILE:f.cc][LINE:1]\n", None),
+            ("RuntimeError: Only a single TORCH_LIBRARY can be used to register the namespace triton; please put all of your definitions in a single TORCH_LIBRARY block.\n", None),
+            ("EZ3003: [PID: 3] 2025-01-01-00:00:00.000.000 No supported Ops kernel and engine are found for [Foo1], optype [Foo].\n", None),
+            ("EH9999: Inner Error!\nEH9999  [Init][Env]init env failed![FUNC:ReportInnerError][FILE:log_inner.cpp][LINE:145]\n        TraceBack (most recent call last):\n        build op model failed, result = 500001[FUNC:ReportInnerError][FILE:log_inner.cpp][LINE:145]\n", Some("CANN and the Ascend driver")),
+        ] {
+            let r = route_of(text);
+            assert_eq!(r.route, Route::Environment, "{text}: {r:?}");
+            if let Some(p) = package {
+                assert_eq!(r.package.as_deref(), Some(p));
+            }
+        }
+    }
+
+    // Issue 41, class 1: a compiler diagnostic routes compile-error from its own text.
+    #[test]
+    fn compiler_diagnostics_route_compile_error() {
+        let r = route_of("loc(\"/tmp/k.mlir\":3:3): error: ub overflow, requires 2097152 bits while 1572864 bits available!\n");
+        assert_eq!(
+            (r.route, r.confidence, r.rule.as_str()),
+            (
+                Route::CompileError,
+                Confidence::High,
+                "shape.compiler-diagnostic"
+            )
+        );
+        let r = route_of("RuntimeError: ({'errCode': 'E90003', 'detailed_cause': 'bfloat16 of tbe.dsl.transdata is not supported'}, 'Compile operator failed, cause: Template constraint')\n");
+        assert_eq!(r.route, Route::CompileError);
+    }
+
+    // Issue 41, class 4: the no-token fallback needs evidence of the first call.
+    #[test]
+    fn fallback_needs_the_first_call() {
+        let r = route_of("RuntimeError: the worker exited unexpectedly\n");
+        assert_eq!(
+            (r.route, r.rule.as_str(), r.confidence),
+            (
+                Route::Undetermined,
+                "abstain.no-phase-evidence",
+                Confidence::Low
+            )
+        );
+        let r = route_of("Traceback (most recent call last):\n  File \"w.py\", line 9, in profile_run\n    self._dummy_run(n)\nRuntimeError: the worker exited unexpectedly\n");
+        assert_eq!(
+            (r.route, r.rule.as_str(), r.matched_line),
+            (Route::CompileError, "fallback.no-runtime-token", Some(2))
+        );
+    }
+
+    // Issue 41, class 5: a training log's nan / inf loss or gradient norm is accuracy evidence;
+    // progress bars and throughput lines alone are not a report of slowness.
+    #[test]
+    fn training_metrics_and_progress_bars() {
+        let hf = "Train:  10%|█         | 10/100 [00:20<03:00,  2.01s/it]\nTrain:  11%|█         | 11/100 [00:22<02:58,  1.99s/it]\n{'loss': nan, 'grad_norm': nan, 'learning_rate': 1e-05, 'epoch': 0.1}\nTrain:  12%|█▏        | 12/100 [00:24<02:56,  1.98s/it]\n";
+        let (r, line, _) = route_prose(hf).unwrap();
+        assert_eq!(
+            (r.route, r.rule.as_str(), line, r.matched.as_deref()),
+            (Route::Accuracy, "metric.nan", 3, Some("loss: nan"))
+        );
+        let megatron = " [2026-01-01 00:00:00.000000] iteration       20/    1000 | consumed samples:          640 | elapsed time per iteration (ms): 812.3 | learning rate: 1.000000E-05 | global batch size:    32 | loss scale: 1.0 | grad norm: nan | number of skipped iterations:   0 | number of nan iterations:   1 |\n";
+        let (r, _, _) = route_prose(megatron).unwrap();
+        assert_eq!(
+            (r.route, r.matched.as_deref()),
+            (Route::Accuracy, Some("grad norm: nan"))
+        );
+        let swift = "{'loss': '2.3', 'grad_norm': 'inf', 'train_speed(s/it)': 1.99}\n";
+        assert_eq!(route_prose(swift).unwrap().0.route, Route::Accuracy);
+        for quiet in [
+            "Train:  42%|████▏     | 42/100 [01:23<01:55,  1.99s/it]\nTrain:  43%|████▎     | 43/100 [01:25<01:53, 1.98s/it]\n",
+            "INFO 01-01 00:00:00 [loggers.py:1] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 35.2 tokens/s\n",
+            "{'loss': 2.1, 'grad_norm': 0.9, 'epoch': 0.5}\nthe infinite loop of nano steps\n",
+        ] {
+            assert!(route_prose(quiet).is_none(), "{quiet}");
+        }
+        // A verdict makes measurements a report.
+        let (r, _, _) =
+            route_prose("decode throughput 73.3 tok/s vs 500.2 tok/s before\n").unwrap();
+        assert_eq!(r.route, Route::Performance);
     }
 
     #[test]

@@ -396,7 +396,20 @@ impl ReportAssembler {
                 self.close();
                 return;
             }
-            let item = parse_item(line_no, trimmed);
+            // Before 2024 the message line after `CODE: Inner Error!` repeats the code and two
+            // spaces (`EH9999  [Init][Env]init env failed![FUNC:…]`): it carries the message and
+            // is the one to cite, as the `CODE[PID: n] ts …` line of later layouts.
+            let code_len = rep
+                .code
+                .as_deref()
+                .filter(|c| {
+                    trimmed
+                        .strip_prefix(*c)
+                        .is_some_and(|r| r.starts_with("  ") || r.starts_with('\t'))
+                })
+                .map(str::len);
+            let code_led = code_len.is_some();
+            let item = parse_item(line_no, code_len.map_or(trimmed, |n| &trimmed[n..]));
             if self.msg_open
                 && !has_func_suffix(trimmed)
                 && *section == Section::Items
@@ -413,7 +426,7 @@ impl ReportAssembler {
                         line: line_no,
                         text: item.text.clone(),
                     });
-                    if rep.causal_line == 0 {
+                    if rep.causal_line == 0 || (code_led && rep.causal_line == rep.line) {
                         rep.causal_line = line_no;
                     }
                 }

@@ -7,6 +7,7 @@
 use std::borrow::Cow;
 
 use crate::cann_error::{find_code, torch_npu, CannErrorReport, ReportAssembler};
+use crate::compiler_diag::{self, parse_diagnostic, Form};
 use crate::knowledge;
 use crate::line_prefix::LinePrefix;
 use crate::plog::content::parse_content;
@@ -93,12 +94,15 @@ const CASCADE_WORDS: &[&str] = &[
     "find exception when",
     "replay failed",
     "task failed",
+    // A tool run as a subprocess (`subprocess.CalledProcessError`): its own output says why.
+    "returned non-zero exit status",
 ];
 
 /// Whether an error message only reports that something else failed.
 pub fn is_cascade_text(s: &str) -> bool {
     let l = s.to_ascii_lowercase();
     CASCADE_WORDS.iter().any(|w| l.contains(w))
+        || compiler_diag::is_compile_wrapper(s)
         || aclnn_call_failed(s).is_some()
         || only_says_where(s)
 }
@@ -240,6 +244,7 @@ fn continuation<'w>(w: &[WinLine<'w>], from: usize, limit: usize, scope: &mut Sc
         }
         if l.trim().is_empty()
             || is_traceback_start(l)
+            || error_diagnostic(l).is_some()
             || frame_line(l).is_some()
             || (exception_line(l).is_some() && i > from)
             || find_code(l).is_some()
@@ -340,6 +345,7 @@ fn exception_tier(soft: bool, message: &str, type_name: &str) -> Tier {
         || CONSEQUENCE_EXCEPTIONS
             .iter()
             .any(|x| type_name.ends_with(x))
+        || compiler_diag::is_wrapper_exception(type_name)
     {
         Tier::Cascade
     } else {
@@ -398,6 +404,9 @@ impl<'w> Collector<'_, 'w> {
                 return end;
             }
         }
+        if let Some(next) = self.diagnostic(i, t, soft) {
+            return next;
+        }
         if let Some(e) = exception_line(line) {
             return self.exception(i, line, &e, soft);
         }
@@ -417,6 +426,35 @@ impl<'w> Collector<'_, 'w> {
             self.out.push(c);
         }
         i + 1
+    }
+
+    /// A compiler's error diagnostic at window index `i` (trimmed text `t`): a candidate with the
+    /// lines that show where (the source line and its caret); the next index when it was one. A
+    /// diagnostic that only says a pipeline failed is a wrapper (cascade).
+    fn diagnostic(&mut self, i: usize, t: &'w str, soft: bool) -> Option<usize> {
+        let w = self.w;
+        let d = error_diagnostic(t)?;
+        let tier = if soft {
+            Tier::Soft
+        } else if compiler_diag::is_compile_wrapper(d.message) {
+            Tier::Cascade
+        } else {
+            Tier::Strong
+        };
+        let mut c = Candidate::new(
+            i,
+            tier,
+            CauseRank::ErrorReport,
+            Shape::CompilerDiagnostic,
+            "compiler.diagnostic",
+        );
+        c.message = t.to_string();
+        c.scope.push((w[i].no, t.into()));
+        // clang prints the source line and a caret under the column.
+        let end = continuation(w, i + 1, 2, &mut c.scope);
+        c.frames = self.frames.clone();
+        self.out.push(c);
+        Some(end.max(i + 1))
     }
 
     /// A traceback frame at window index `i`: kept for the exception below it; when the next
@@ -740,21 +778,29 @@ fn is_explain_summary(t: &str) -> bool {
     t.starts_with("Dynamo produced ") && t.contains(" graph break")
 }
 
-/// A CANN report right after a torch_npu hint (only indented advice lines between) is one error.
-/// Which line is cited: the hint when it names the fault (a device fault or a timeout: `The
-/// aicore execution times out.`), with the report's root as its root line; else — a resource,
-/// memory, parameter or generic hint, or a report that states a device fault — the report.
+/// A CANN report right after a torch_npu hint (`[Error]: …`) describes the same failure: one
+/// candidate. The hint may stand a few lines above the report, with only what torch_npu prints
+/// between them (its `ERRxxxxx` summary, the hint's second line, another hint): then every
+/// candidate between the two is a cascade. The report is cited when it says more than the hint —
+/// the hint is generic or unknown, or the report's root is a device fault — and the hint
+/// otherwise (a hint that names a device fault or a timeout over a report that only says a
+/// launch or a query failed with the hint's code).
 fn merge_with_hint<'w>(out: &mut Vec<Candidate<'w>>, block: Candidate<'w>, w: &[WinLine<'w>]) {
-    if let Some(last) = out.last_mut() {
-        let between_ok = last.shape == Shape::TorchNpuHint
-            && last.rule == "torch-npu.hint"
-            && (last.index + 1..block.index.min(w.len())).all(|k| {
-                let l = w[k].norm.rest;
-                w[k].norm.skip
-                    || l.starts_with(char::is_whitespace)
-                    || find_code(l).is_some()
-                    || is_cann_traceback(l)
-            });
+    let hint_at = out
+        .iter()
+        .rposition(|c| c.shape == Shape::TorchNpuHint && c.rule == "torch-npu.hint")
+        .filter(|&k| out[k + 1..].iter().all(|c| c.tier == Tier::Cascade));
+    if let Some(k) = hint_at {
+        let last = &mut out[k];
+        let between_ok = (last.index + 1..block.index.min(w.len())).all(|j| {
+            let l = w[j].norm.rest;
+            w[j].norm.skip
+                || l.starts_with(char::is_whitespace)
+                || find_code(l).is_some()
+                || is_cann_traceback(l)
+                || torch_npu::parse_torch_npu_line(l.trim()).is_some()
+                || torch_npu_hint(l).is_some()
+        });
         if between_ok {
             // A hint names the fault only when it is a device fault or a timeout (`The aicore
             // execution times out.`); a resource, memory, parameter or generic hint is the
@@ -1015,6 +1061,29 @@ impl<'w> OtherLine<'w> {
 
     /// The line of a process that ends abnormally: `terminate called`, `what():`, an
     /// `: [error]` tag, `Aborted (core dumped)`, `Segmentation fault`, `Fatal Python error`.
+    fn what_line(&self) -> Option<Candidate<'w>> {
+        let t = self.t;
+        // libstdc++'s terminate handler: `terminate called after throwing an instance of 'T'`
+        // wraps; the `what():  <message>` line after it is the exception's own message.
+        if let Some(what) = t.strip_prefix("what():").map(str::trim) {
+            if !what.is_empty() {
+                let tier = if is_cascade_text(what) {
+                    Tier::Cascade
+                } else {
+                    Tier::Strong
+                };
+                return Some(self.make(
+                    tier,
+                    CauseRank::ErrorReport,
+                    Shape::C10Error,
+                    "c10.what",
+                    what,
+                ));
+            }
+        }
+        None
+    }
+
     fn process_abort(&self) -> Option<Candidate<'w>> {
         let t = self.t;
         let lower = t.to_ascii_lowercase();
@@ -1074,11 +1143,18 @@ fn classify_other<'w>(w: &[WinLine<'w>], i: usize, soft: bool) -> Option<Candida
         return l.plog_record(&h, rest);
     }
     l.error_format(n)
+        .or_else(|| l.what_line())
         .or_else(|| l.stated_cause(n))
         .or_else(|| l.process_abort())
 }
 
 /// A logger prefix at INFO or DEBUG level (vLLM, Python logging, glog `I`/`V`).
+/// An MLIR or clang-style diagnostic of severity error in `line` (a TBE dict stands inside the
+/// exception that raised it, which is read as an exception).
+fn error_diagnostic(line: &str) -> Option<compiler_diag::Diagnostic<'_>> {
+    parse_diagnostic(line).filter(|d| d.form != Form::TbeDict && d.severity.is_error())
+}
+
 fn info_level(n: &Normalised<'_>) -> bool {
     n.prefixes.iter().any(|p| match p {
         LinePrefix::VllmLogger { level, .. } => matches!(*level, "INFO" | "DEBUG"),

@@ -108,6 +108,9 @@ pub enum Shape {
     ProcessAbort,
     /// An AscendC kernel assertion printed by the device.
     KernelAssert,
+    /// A compiler's diagnostic (`loc("k.mlir":3:3): error: …`, `k.cpp:24:10: error: …`, a TBE
+    /// `errCode` dict): a kernel or operator compiled at run time did not compile.
+    CompilerDiagnostic,
     /// A graph-break reason (`torch._dynamo.explain()`, TORCH_LOGS=graph_breaks).
     GraphBreak,
     /// A recompilation and its guard failure.
@@ -554,6 +557,76 @@ mod tests {
     fn device_fault_beats_earlier_error_record() {
         let text = "[ERROR] GE(1,p):2021-09-14-09:26:01.014.300 [a.cc:1]1 F:something failed\n[ERROR] RUNTIME(1,p):2021-09-14-09:26:01.014.355 [engine.cc:914]1 ReportExceptProc:Task exception! device_id=0\n";
         assert_eq!(first(text).line, 2);
+    }
+
+    // Issue 41, class 1: a compiler's error diagnostic is the cause; the lines that say a
+    // pipeline, a stage or a tool failed are wrappers, printed before or after it. Lines written
+    // from the formats (MLIR, clang, Triton-Ascend's error block), not copied from a sample.
+    #[test]
+    fn compiler_diagnostics_are_the_cause() {
+        let triton = "Traceback (most recent call last):\n  File \"/x/triton/compiler/compiler.py\", line 297, in compile\n    raise MLIRCompilationError(stage_name, error_detail)\ntriton.compiler.errors.MLIRCompilationError: \n///------------------[ERROR][Triton][BEG]------------------\n[ConvertLinalgIRToBinary] encounters error:\nloc(\"/tmp/t/kernel.ttadapter.mlir\":3:3): error: ub overflow, requires 2097152 bits while 1572864 bits available!\nloc(\"/tmp/t/kernel.ttadapter.mlir\":1:1): error: Failed to run BiShengHIR pipeline\n///------------------[ERROR][Triton][END]------------------\n";
+        let c = first(triton);
+        assert_eq!(
+            (c.line, c.shape, c.tier),
+            (7, Shape::CompilerDiagnostic, Tier::Strong)
+        );
+        let p = c.phase.expect("a phase");
+        assert_eq!(
+            (p.phase, &*p.rule),
+            (
+                crate::knowledge::Phase::Compile,
+                "shape.compiler-diagnostic"
+            )
+        );
+        // The wrapper printed first, the diagnostic after it.
+        let before = "[ERROR] Failed to run BiShengIR pipeline\nRuntimeError: Triton compilation failed: triton_k_0\n/src/k.cpp:24:10: error: use of undeclared identifier 'x'\n    y = x + 1;\n        ^\n1 error generated.\n";
+        let c = first(before);
+        assert_eq!((c.line, c.shape), (3, Shape::CompilerDiagnostic));
+        assert_eq!(c.evidence.lines, vec![3, 4, 5]);
+        // Warnings and notes are context, never the cause.
+        let notes = "k.py:3:1: warning: unused\nk.py:4:2: note: see current operation\nValueError: bad block size\n";
+        assert_eq!(first(notes).line, 3);
+        // A subprocess that failed is a wrapper of what it printed.
+        let sub = "subprocess.CalledProcessError: Command '['bishengir-compile', 'k.mlir']' returned non-zero exit status 1.\nloc(\"k.mlir\":9:2): error: 'hivm.load' op illegal\n";
+        assert_eq!(first(sub).line, 2);
+        // Only frames inside a compiler: compile-phase evidence although the message is cut off.
+        let frames = "Traceback (most recent call last):\n  File \"/x/triton/runtime/jit.py\", line 5, in run\n    kernel = self.compile(src)\n  File \"/x/triton/compiler/compiler.py\", line 297, in compile\n    next_module = compile_ir(module, metadata)\n";
+        let p = first(frames).phase.expect("a phase");
+        assert_eq!(
+            (p.phase, &*p.rule),
+            (crate::knowledge::Phase::Compile, "phase.frames")
+        );
+    }
+
+    // Issue 41, class 3: `terminate called after throwing …` wraps; `what():` is the cause.
+    #[test]
+    fn what_line_under_terminate() {
+        let text = "terminate called after throwing an instance of 'c10::Error'\n  what():  Only a single TORCH_LIBRARY can be used to register the namespace triton; please put all of your definitions in a single TORCH_LIBRARY block.\nException raised from registerLibrary at ../aten/src/ATen/core/dispatch/Dispatcher.cpp:242 (most recent call first):\nAborted (core dumped)\n";
+        let c = first(text);
+        assert_eq!(
+            (c.line, c.tier, &*c.evidence.rule),
+            (2, Tier::Strong, "c10.what")
+        );
+        assert!(c.message.starts_with("Only a single TORCH_LIBRARY"));
+        assert_eq!(c.skipped_cascades, vec![1]);
+    }
+
+    // Issue 41, class 6: a torch_npu hint before the CANN report that states the failure — with
+    // torch_npu's `ERRxxxxx` summary between them — is context; the report is cited. A hint that
+    // names a timeout over a report that only says a launch failed with its code stays cited.
+    // And the pre-2024 inner report cites the line that repeats the code with its message, not
+    // the `Inner Error!` header.
+    #[test]
+    fn named_report_after_a_hint_and_the_old_inner_layout() {
+        let named = "RuntimeError: f():x.cpp:1 NPU function error: call aclnnX failed, error code is 161002\n[Error]: Invalid device ID.\n[ERROR] 2026-01-01-00:00:00 (PID:7, Device:0, RankID:-1) ERR00100 PTA call acl api failed.\n[PID: 7] 2026-01-01-00:00:00.000.000 AclNN_Parameter_Error(EZ1001): The k-axis of the two inputs are different.\n        Solution: Check the shapes.\n";
+        let c = first(named);
+        assert_eq!((c.line, c.shape), (4, Shape::CannReport));
+        let timeout = "[Error]: The aicore execution times out.\n        Rectify the fault based on the error information in the ascend log.\n[PID: 7] 2026-01-01-00:00:00.000.000 AclNN_Runtime_Error(EZ9903): rtKernelLaunchWithHandleV2 failed: 507014\n";
+        assert_eq!(first(timeout).line, 1);
+        let old = "EH9999: Inner Error!\nEH9999  [Init][Env]init env failed![FUNC:ReportInnerError][FILE:log_inner.cpp][LINE:145]\n        TraceBack (most recent call last):\n        build op model failed, result = 500001[FUNC:ReportInnerError][FILE:log_inner.cpp][LINE:145]\n";
+        let c = first(old);
+        assert_eq!(c.line, 2);
+        assert!(c.message.contains("init env failed"), "{}", c.message);
     }
 
     // Bad input: garbage, NUL bytes and invalid UTF-8 give no error and never panic.

@@ -239,6 +239,16 @@ fn own(err: &CausalError, under: Phase) -> Option<PhaseEvidence> {
                 Source::Error,
             ))
         }
+        Shape::CompilerDiagnostic => {
+            return Some(ev(
+                Phase::Compile,
+                Some(Nature::Compile),
+                "shape.compiler-diagnostic",
+                "compiler diagnostic",
+                at,
+                Source::Error,
+            ))
+        }
         Shape::KernelAssert => {
             return Some(ev(
                 Phase::Execution,

@@ -6,7 +6,8 @@
 //!    with their line, and their source is the report itself.
 //! 2. **The remedy table** (`knowledge/remedy.tsv`): the first row that matches the error, most
 //!    specific first — the knowledge row that decided its phase or kind (`key:`), its CANN code,
-//!    its runtime error number, then its nature, its kind and its phase. Each row has its
+//!    the rule that read its phase (`rule:`), its runtime error number, then its nature, its kind
+//!    and its phase. Each row has its
 //!    documented source and the commands that check it; `npgx …` commands get the file the error
 //!    was read from, other commands (`npu-smi`, `msprof`) are named for the user to run.
 //!
@@ -115,6 +116,7 @@ fn matches(err: &CausalError) -> impl Iterator<Item = String> + '_ {
     });
     let code = find_code(&err.message)
         .and_then(|at| err.message.get(at..at + 6).map(|c| format!("code:{c}")));
+    let rule = p.map(|p| format!("rule:{}", p.rule));
     let nature = p
         .and_then(|p| p.nature)
         .map(|n| format!("nature:{}", n.name()));
@@ -128,6 +130,7 @@ fn matches(err: &CausalError) -> impl Iterator<Item = String> + '_ {
         token,
         stated,
         code,
+        rule,
         fault,
         collective,
         stated_nature,

@@ -278,7 +278,7 @@ mod tests {
 
     /// An `npgx.triage-classify` document as `triage classify --format json` writes it.
     fn classify_input() -> Input {
-        let text = "start\nRuntimeError: the device is gone\n";
+        let text = "start\ntorch._inductor.exc.InductorError: the lowering is gone\n";
         let err = npgx_parsers::causal::first_causal_error(text.as_bytes());
         let item = classify_found(std::path::Path::new("run.log"), err, text);
         let errors = [FileError {
@@ -300,7 +300,7 @@ mod tests {
         assert_eq!(s.summary.len(), 1);
         assert_eq!(
             s.summary[0].first,
-            "RuntimeError: the device is gone — route compile-error (rule fallback.no-runtime-token)"
+            "torch._inductor.exc.InductorError: the lowering is gone — route compile-error (rule shape.exception-class)"
         );
         assert_eq!(s.summary[0].at, "run.log:2");
         let body = s.body.into_string();

@@ -1,0 +1,401 @@
+//! Compiler diagnostics: what a kernel or operator compiled at run time prints when it does not
+//! compile — Triton-Ascend through BiSheng IR, AscendC through bisheng (clang), TBE / TIK
+//! operators through their Python compiler, GE / ATC operator builds.
+//!
+//! Grammar of one line (after logger prefixes come off, see [`crate::line_prefix`]):
+//!
+//! ```text
+//! diagnostic := mlir | clang | tbe-dict
+//! mlir       := "loc(" location ")" ": " severity ": " message       (MLIR, bishengir-compile)
+//! clang      := path ":" line [":" column] ": " severity ": " message  (clang, LLVM tools, gcc)
+//! tbe-dict   := … "{'errCode': '" code "'" … "}" …                   (TBE / TIK compile errors)
+//! severity   := "error" | "fatal error" | "warning" | "note" | "remark"
+//! location   := balanced text: `"file":line:col`, `callsite(… at …)`, `fused[…]`, `unknown`
+//! path       := a token without spaces holding `/` or `.`, ending before `:<digits>`
+//! ```
+//!
+//! Only `error` and `fatal error` state a failure; warnings, notes and remarks are context. The
+//! first error a compiler prints is its cause: later errors are often consequences of it, and the
+//! lines that say a whole pipeline or tool failed — `Failed to run BiShengHIR pipeline`, `Triton
+//! compilation failed`, `ATC run failed`, `[<Stage>] encounters error:` — are wrappers
+//! ([`is_compile_wrapper`]), whether they are printed before the diagnostic or after it.
+//!
+//! Sources of the formats: MLIR's diagnostic printer (`loc(...)` prefix), clang's text
+//! diagnostics, Triton-Ascend `python/triton/compiler/{compiler,errors}.py` (the stage names and
+//! the `[ERROR][Triton][BEG]` block), AscendNPU-IR `RetriablePassManager.cpp` and
+//! `bishengir-compile.cpp` (the pipeline failures), TBE's `error_manager_vector.py` and
+//! `tbe_python_error_mgr.py` (the `errCode` dicts), GE's `fusion_manager.cc` and ATC's
+//! `main_impl.cc` (the operator and tool wrappers).
+//!
+//! What it is not for: deciding which of several errors came first across a text (that is
+//! [`crate::causal`]) or reading files.
+
+/// How serious a diagnostic is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Severity {
+    Error,
+    FatalError,
+    Warning,
+    Note,
+    Remark,
+}
+
+impl Severity {
+    /// Whether the diagnostic states a failure.
+    pub fn is_error(self) -> bool {
+        matches!(self, Severity::Error | Severity::FatalError)
+    }
+}
+
+/// Which grammar a diagnostic was read with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Form {
+    /// `loc("<file>":<line>:<col>): error: <message>`.
+    Mlir,
+    /// `<file>:<line>:<col>: error: <message>`.
+    Clang,
+    /// `{'errCode': 'E90003', …}` of a TBE / TIK operator compile.
+    TbeDict,
+}
+
+/// One compiler diagnostic.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diagnostic<'a> {
+    pub form: Form,
+    pub severity: Severity,
+    /// The source file the diagnostic points at, when it names one.
+    pub file: Option<&'a str>,
+    pub line: Option<u32>,
+    pub column: Option<u32>,
+    /// The CANN error code of a TBE dict (`E90003`).
+    pub code: Option<&'a str>,
+    /// What the compiler says is wrong.
+    pub message: &'a str,
+}
+
+const SEVERITIES: &[(&str, Severity)] = &[
+    ("fatal error: ", Severity::FatalError),
+    ("error: ", Severity::Error),
+    ("warning: ", Severity::Warning),
+    ("note: ", Severity::Note),
+    ("remark: ", Severity::Remark),
+];
+
+/// `<severity>: <message>` at the start of `s`.
+fn severity_then_message(s: &str) -> Option<(Severity, &str)> {
+    SEVERITIES.iter().find_map(|(lead, sev)| {
+        s.strip_prefix(lead)
+            .or_else(|| {
+                // A message may be empty: `error:` at the end of the line.
+                (s == lead.trim_end()).then_some("")
+            })
+            .map(|m| (*sev, m.trim()))
+    })
+}
+
+/// Reads one line as a compiler diagnostic. Never panics; `None` for any other line.
+pub fn parse_diagnostic(line: &str) -> Option<Diagnostic<'_>> {
+    let t = line.trim();
+    mlir(t).or_else(|| clang(t)).or_else(|| tbe_dict(t))
+}
+
+/// `loc(<balanced>): <severity>: <message>`.
+fn mlir(t: &str) -> Option<Diagnostic<'_>> {
+    let rest = t.strip_prefix("loc(")?;
+    let close = balanced_end(rest)?;
+    let location = &rest[..close];
+    let after = rest[close + 1..].strip_prefix(": ")?;
+    let (severity, message) = severity_then_message(after)?;
+    let (file, line, column) = quoted_location(location).unwrap_or((None, None, None));
+    Some(Diagnostic {
+        form: Form::Mlir,
+        severity,
+        file,
+        line,
+        column,
+        code: None,
+        message,
+    })
+}
+
+/// The byte index of the `)` that closes an opened `(` at the start of `s` (quotes honoured;
+/// nesting at most 64 deep).
+fn balanced_end(s: &str) -> Option<usize> {
+    let mut depth = 0u32;
+    let mut quoted = false;
+    let mut escaped = false;
+    for (i, b) in s.bytes().enumerate() {
+        if quoted {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => quoted = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => quoted = true,
+            b'(' | b'[' => {
+                depth += 1;
+                if depth > 64 {
+                    return None;
+                }
+            }
+            b')' | b']' if depth > 0 => depth -= 1,
+            b')' => return Some(i),
+            _ => {}
+        }
+    }
+    None
+}
+
+type Location<'a> = (Option<&'a str>, Option<u32>, Option<u32>);
+
+/// The first `"<file>":<line>:<col>` inside an MLIR location.
+fn quoted_location(loc: &str) -> Option<Location<'_>> {
+    let open = loc.find('"')?;
+    let rest = &loc[open + 1..];
+    let close = rest.find('"')?;
+    let file = &rest[..close];
+    let mut nums = rest[close + 1..].strip_prefix(':')?.splitn(3, ':');
+    let line = nums.next().and_then(leading_number);
+    let column = nums.next().and_then(leading_number);
+    Some((Some(file), line, column))
+}
+
+fn leading_number(s: &str) -> Option<u32> {
+    let end = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    s[..end].parse().ok()
+}
+
+/// `<path>:<line>[:<col>]: <severity>: <message>`.
+fn clang(t: &str) -> Option<Diagnostic<'_>> {
+    // The path ends at the first `:<digits>`; it holds no space.
+    let mut from = 0;
+    let (path_end, line, after_line) = loop {
+        let at = from + t.get(from..)?.find(':')?;
+        let digits = t[at + 1..].bytes().take_while(u8::is_ascii_digit).count();
+        if digits > 0 && digits <= 9 {
+            let line: u32 = t[at + 1..at + 1 + digits].parse().ok()?;
+            break (at, line, at + 1 + digits);
+        }
+        from = at + 1;
+    };
+    let path = &t[..path_end];
+    if path.is_empty()
+        || path.contains(char::is_whitespace)
+        || !(path.contains('/') || path.contains('.'))
+        || path.starts_with(['[', '(', '<', '{'])
+    {
+        return None;
+    }
+    let mut rest = &t[after_line..];
+    let mut column = None;
+    if let Some(r) = rest.strip_prefix(':') {
+        let digits = r.bytes().take_while(u8::is_ascii_digit).count();
+        if digits > 0 && digits <= 9 {
+            column = r[..digits].parse().ok();
+            rest = &r[digits..];
+        }
+    }
+    let (severity, message) = severity_then_message(rest.strip_prefix(": ")?)?;
+    Some(Diagnostic {
+        form: Form::Clang,
+        severity,
+        file: Some(path),
+        line: Some(line),
+        column,
+        code: None,
+        message,
+    })
+}
+
+/// A TBE / TIK compile error: a Python dict with an `errCode` key, printed alone or inside the
+/// exception that raised it (`RuntimeError: ({'errCode': 'E90003', …}, '<message>')`).
+fn tbe_dict(t: &str) -> Option<Diagnostic<'_>> {
+    let key = ["'errCode': '", "\"errCode\": \""]
+        .iter()
+        .find_map(|k| t.find(k).map(|at| at + k.len()))?;
+    let rest = &t[key..];
+    let end = rest.find(['\'', '"'])?;
+    let code = &rest[..end];
+    if code.is_empty() || code.len() > 16 || !code.bytes().all(|b| b.is_ascii_alphanumeric()) {
+        return None;
+    }
+    let message = ["'message': '", "'detailed_cause': '"]
+        .iter()
+        .find_map(|k| {
+            let at = t.find(k)? + k.len();
+            let m = &t[at..];
+            Some(&m[..m.find('\'').unwrap_or(m.len())])
+        })
+        .unwrap_or(t);
+    Some(Diagnostic {
+        form: Form::TbeDict,
+        severity: Severity::Error,
+        file: None,
+        line: None,
+        column: None,
+        code: Some(code),
+        message,
+    })
+}
+
+/// Phrases of the lines that say a compile pipeline, tool or stage failed without saying why
+/// (lower case). The diagnostic before or after them says why.
+const WRAPPERS: &[&str] = &[
+    // Triton-Ascend and the Inductor / torch_npu Inductor backends.
+    "triton compilation failed",
+    "encounters error:",
+    "[error][triton][beg]",
+    "[error][tritonascend][beg]",
+    // AscendC's compile driver and GE's operator build.
+    "an error occurred during compile phases",
+    "errors occurred during compile phase",
+    "please check op's compilation error message",
+    // ATC.
+    "atc run failed",
+];
+
+/// Exception types that carry a compiler's output without stating a cause of their own.
+const WRAPPER_EXCEPTIONS: &[&str] = &["MLIRCompilationError", "HuaweiCompilationError"];
+
+/// Whether a line or message only says that a compile pipeline, tool or stage failed.
+pub fn is_compile_wrapper(text: &str) -> bool {
+    let l = text.to_ascii_lowercase();
+    // bishengir-compile: `Failed to run BiShengHIR pipeline`, `… BiShengIR regbase pipeline`.
+    if l.contains("failed to run bisheng") && l.contains("pipeline") {
+        return true;
+    }
+    WRAPPERS.iter().any(|w| l.contains(w))
+}
+
+/// Whether a Python exception type (dotted or not) wraps a compiler's output.
+pub fn is_wrapper_exception(type_name: &str) -> bool {
+    let short = type_name.rsplit('.').next().unwrap_or(type_name);
+    WRAPPER_EXCEPTIONS.contains(&short)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Lines written from each format's documentation (MLIR, clang, TBE), not copied from a sample.
+    #[test]
+    fn mlir_locations() {
+        let d = parse_diagnostic(
+            "loc(\"/tmp/k/kernel.ttadapter.mlir\":3:3): error: ub overflow, requires 2 bits while 1 bits available!",
+        )
+        .unwrap();
+        assert_eq!(
+            (d.form, d.severity, d.file, d.line, d.column),
+            (
+                Form::Mlir,
+                Severity::Error,
+                Some("/tmp/k/kernel.ttadapter.mlir"),
+                Some(3),
+                Some(3)
+            )
+        );
+        assert!(d.message.starts_with("ub overflow"));
+        let d =
+            parse_diagnostic("loc(callsite(\"a.py\":1:2 at \"b.py\":3:4)): warning: w").unwrap();
+        assert_eq!(
+            (d.severity, d.file, d.line),
+            (Severity::Warning, Some("a.py"), Some(1))
+        );
+        let d = parse_diagnostic("loc(unknown): error: Failed to run BiShengHIR pipeline").unwrap();
+        assert_eq!((d.file, d.line), (None, None));
+        assert!(is_compile_wrapper(d.message));
+        let d = parse_diagnostic("loc(fused[\"x.mlir\":1:1, \"y\"]): remark: r").unwrap();
+        assert_eq!(d.severity, Severity::Remark);
+        assert!(parse_diagnostic("loc(\"x\":1:1) error: no colon").is_none());
+        assert!(parse_diagnostic("loc(\"unterminated").is_none());
+    }
+
+    #[test]
+    fn clang_lines() {
+        let d =
+            parse_diagnostic("/src/op_kernel/add.cpp:24:10: fatal error: 'cstdint' file not found")
+                .unwrap();
+        assert_eq!(
+            (d.form, d.severity, d.file, d.line, d.column, d.message),
+            (
+                Form::Clang,
+                Severity::FatalError,
+                Some("/src/op_kernel/add.cpp"),
+                Some(24),
+                Some(10),
+                "'cstdint' file not found"
+            )
+        );
+        let d = parse_diagnostic("kernel.py:20:35: error: operand #0 does not dominate this use")
+            .unwrap();
+        assert!(d.severity.is_error());
+        let d = parse_diagnostic("a.c:7: error: no column").unwrap();
+        assert_eq!((d.line, d.column), (Some(7), None));
+        assert!(!parse_diagnostic("x.py:1:2: note: see current operation")
+            .unwrap()
+            .severity
+            .is_error());
+        for other in [
+            "In file included from a.h:3:",
+            "RuntimeError: error: x",
+            "[core.py:868] error: y",
+            "ERROR:torch_npu._inductor.config:Triton compilation failed: k",
+            "at 12:4: error",
+            "2 errors generated.",
+            "",
+            ":1:2: error: no path",
+        ] {
+            assert!(parse_diagnostic(other).is_none(), "{other}");
+        }
+    }
+
+    #[test]
+    fn tbe_dicts() {
+        let d = parse_diagnostic("RuntimeError: ({'errCode': 'E90003', 'detailed_cause': 'bf16 of x is not supported'}, 'Compile operator failed')").unwrap();
+        assert_eq!(
+            (d.form, d.code, d.message),
+            (Form::TbeDict, Some("E90003"), "bf16 of x is not supported")
+        );
+        let d =
+            parse_diagnostic("{'errCode': 'E80012', 'op_name': 'reduce_sum_d', 'real_value': 10}")
+                .unwrap();
+        assert_eq!(d.code, Some("E80012"));
+        assert!(parse_diagnostic("{'errCode': ''}").is_none());
+        assert!(parse_diagnostic("{'errCode': 'E8 has spaces'}").is_none());
+    }
+
+    #[test]
+    fn wrappers() {
+        for w in [
+            "Failed to run BiShengHIR pipeline",
+            "[ERROR] Failed to run BiShengIR regbase pipeline",
+            "ERROR:torch_npu._inductor.config:Triton compilation failed: triton_k_0",
+            "[ConvertLinalgIRToBinary] encounters error:",
+            "ATC run failed, Please check the detail log, Try 'atc --help' for more information",
+            "Exception: An error occurred during compile phases of CompileStage.COMPILE, msg is x",
+        ] {
+            assert!(is_compile_wrapper(w), "{w}");
+        }
+        assert!(!is_compile_wrapper("ub overflow, requires 2 bits"));
+        assert!(is_wrapper_exception(
+            "triton.compiler.errors.MLIRCompilationError"
+        ));
+        assert!(!is_wrapper_exception("CompilationError"));
+    }
+
+    // The worst line in the world: no panic, bounded nesting.
+    #[test]
+    fn hostile_lines() {
+        let deep = format!("loc({}): error: x", "(".repeat(10_000));
+        assert!(parse_diagnostic(&deep).is_none());
+        let colons = ":".repeat(100_000);
+        assert!(parse_diagnostic(&colons).is_none());
+        assert!(parse_diagnostic("a/b:99999999999999: error: big").is_none());
+        assert!(parse_diagnostic("é/ü.c:1:1: error: ünïcode").is_some());
+        assert!(parse_diagnostic("{'errCode': 'E8").is_none());
+    }
+}
