@@ -24,3 +24,4 @@ pub mod pickle;
 pub mod plog;
 pub mod pyedit;
 pub mod torch_logs;
+pub mod versions;

@@ -10,6 +10,7 @@
 //! ```text
 //! vllm_process  = "(" name [" rank=" n] " pid=" n ")" " "                 (VllmWorker rank=3 pid=1564)
 //! vllm_logger   = LEVEL " " MM "-" DD " " hh:mm:ss " " ( "[" file ":" n "]" | file ":" n "]" ) [" "]
+//! vllm_tail     = "[" file ".py:" n "]" " "          (only the tail of vllm_logger was pasted)
 //! rank          = "[rank" n "]:" [" "]
 //! glog          = L MMDD " " hh:mm:ss.uuuuuu " " n " " path ":" n "]" [" [" trace_id "]"] [" [__" artifact "]"] [" "]
 //! c10           = "[" L MDD|MMDD " " hh:mm:ss.n+ " " file ":" n "]" [" "] ["Warning: "]
@@ -20,7 +21,8 @@
 //! ```
 //!
 //! `elided_glog` is a glog header whose head a user cut to `...` when pasting; its level is
-//! unknown and reported as `?`.
+//! unknown and reported as `?`. So is `vllm_tail`'s (a `VllmLogger` with level `?`): the user kept
+//! only `[multiproc_executor.py:654] ` of the logger's prefix.
 //!
 //! `L` is one of `V I W E C` (glog) or `V I W E F` (c10). The numeric column after the glog time
 //! is opaque (pid in new PyTorch, thread id in older releases).
@@ -132,6 +134,7 @@ pub fn strip_prefixes(line: &str) -> Stripped<'_> {
         let parsed = alt((
             vllm_process,
             vllm_logger,
+            vllm_tail,
             rank,
             glog,
             elided_glog,
@@ -206,6 +209,23 @@ fn vllm_logger(i: &str) -> R<'_, LinePrefix<'_>> {
     .parse(i)?;
     let (i, _) = opt_space(i)?;
     Ok((i, LinePrefix::VllmLogger { level, source }))
+}
+
+/// `[multiproc_executor.py:654] `: the tail of a vLLM logger prefix whose head was not pasted.
+/// Only a Python source and a line number in brackets, then a space.
+fn vllm_tail(i: &str) -> R<'_, LinePrefix<'_>> {
+    let (r, source) = delimited(char('['), source_loc, char(']')).parse(i)?;
+    let (r, _) = char(' ').parse(r)?;
+    let py = source
+        .rsplit_once(':')
+        .is_some_and(|(file, _)| file.ends_with(".py"));
+    if !py {
+        return Err(nom::Err::Error(nom::error::Error::new(
+            i,
+            nom::error::ErrorKind::Verify,
+        )));
+    }
+    Ok((r, LinePrefix::VllmLogger { level: "?", source }))
 }
 
 /// `file.py:546`
@@ -442,6 +462,22 @@ mod tests {
                 source: "multiproc_executor.py:932"
             }
         );
+    }
+
+    #[test]
+    fn vllm_logger_tail_alone() {
+        let s = strip_prefixes("[multiproc_executor.py:654] RuntimeError: x");
+        assert_eq!(s.rest, "RuntimeError: x");
+        assert_eq!(
+            s.prefixes,
+            [LinePrefix::VllmLogger {
+                level: "?",
+                source: "multiproc_executor.py:654"
+            }]
+        );
+        for other in ["[stream.cc:12] x", "[x.py:1]y", "[a.py:b] c"] {
+            assert!(strip_prefixes(other).prefixes.is_empty(), "{other}");
+        }
     }
 
     #[test]

@@ -624,6 +624,7 @@ impl Matched {
                 pairs: 0,
                 failed: 0,
                 first_divergence: None,
+                inputs_differ: None,
                 origin: None,
                 worst: Worst::default(),
                 collectives: Vec::new(),
@@ -754,6 +755,12 @@ fn conclude_groups(
         gr.pairs = own.len() as u64;
         gr.failed = own.iter().filter(|p| !p.passed).count() as u64;
         let (fd, origin, worst) = conclude(own, top, graph, &exec_names[gi]);
+        // The first divergent operator's own inputs, compared: the first that fails.
+        gr.inputs_differ = fd.as_ref().and_then(|d| {
+            own.iter()
+                .find(|p| p.order == d.order && p.io == Io::Input && !p.passed)
+                .cloned()
+        });
         gr.first_divergence = fd;
         gr.origin = origin;
         gr.worst = worst;

@@ -158,6 +158,12 @@ pub struct GroupReport {
     pub pairs: u64,
     pub failed: u64,
     pub first_divergence: Option<Pair>,
+    /// When the first divergent operator's inputs already differ: its first failing input (the
+    /// difference came in before that operator — a graph input, or an operator not compared —
+    /// so the operator itself is not shown to be at fault). Absent otherwise, and in documents
+    /// before it was added.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inputs_differ: Option<Pair>,
     pub origin: Option<Origin>,
     pub worst: Worst,
     /// Ascending positions of the group's compared collective operators (for the shard columns).

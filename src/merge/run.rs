@@ -340,8 +340,11 @@ pub fn decide(findings: &[RankFinding], collectives: u64) -> Option<Verdict> {
         (1, false) => Evidence::ExecutionPosition,
         _ => Evidence::Ambiguous,
     };
+    // Only a collective links ranks: without one, a later anomaly on another rank was not
+    // received from the earliest (each rank ran its own operators), so none is named receiver.
     let received = placed
         .iter()
+        .filter(|_| by_collective)
         .filter(|p| key(p) > first)
         .map(|&(rank, passed, _)| Received {
             rank,
@@ -654,7 +657,8 @@ mod tests {
         let only = decide(&[finding(1, Some(1), 1, false)], 3).expect("a verdict");
         assert_eq!((only.origin, only.origin_received), (vec![1], true));
         assert_eq!(by_position.evidence, Evidence::ExecutionPosition);
-        assert_eq!(by_position.received[0].after_collective, None);
+        // Without a collective nothing links the ranks: the later rank is not named a receiver.
+        assert!(by_position.received.is_empty());
         assert!(decide(&[], 3).is_none());
     }
 }

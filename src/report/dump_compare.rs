@@ -303,6 +303,15 @@ fn group_text(o: &mut String, i: usize, g: &GroupReport) {
     match &g.first_divergence {
         Some(p) => {
             let _ = writeln!(o, "  first divergence : {}", describe(p));
+            if let Some(i) = &g.inputs_differ {
+                let _ = writeln!(
+                    o,
+                    "  note             : its inputs already differ ({} {}) — the difference came in \
+                     before this operator (a graph input, or an operator not compared): it is not \
+                     shown to be at fault",
+                    i.io, i.index
+                );
+            }
         }
         None => {
             let _ = writeln!(o, "  first divergence : none");
@@ -363,6 +372,7 @@ pub fn text(report: &CompareReport) -> String {
     for (i, g) in report.groups.iter().enumerate() {
         group_text(&mut o, i, g);
     }
+    one_side_ops(&mut o, report);
     for (what, list) in [
         ("golden", &report.unmatched.golden),
         ("target", &report.unmatched.target),
@@ -399,11 +409,47 @@ pub fn text(report: &CompareReport) -> String {
     if let Some(origin) = report.groups.iter().find_map(|g| g.origin.as_ref()) {
         let _ = writeln!(
             o,
-            "\nnext: npgx repro --path accuracy --op {}",
-            shell_word(&origin.pair.op_name)
+            "\nnext: npgx repro --path accuracy --op {} --dump {} -o <CASE_DIR>",
+            shell_word(&origin.pair.op_name),
+            shell_word(&report.target)
         );
     }
     o
+}
+
+/// The operators present on one side only (no tensor of theirs paired): the two runs' graphs
+/// differ there, which no pair's metrics show.
+fn one_side_ops(o: &mut String, report: &CompareReport) {
+    let paired_g: std::collections::HashSet<&str> = report
+        .pairs
+        .iter()
+        .map(|p| p.golden_op_name.as_str())
+        .collect();
+    let paired_t: std::collections::HashSet<&str> =
+        report.pairs.iter().map(|p| p.op_name.as_str()).collect();
+    for (what, list, paired) in [
+        ("golden", &report.unmatched.golden, &paired_g),
+        ("target", &report.unmatched.target, &paired_t),
+    ] {
+        let mut ops: Vec<&str> = list
+            .iter()
+            .map(|u| u.op_name.as_str())
+            .filter(|n| !paired.contains(n))
+            .collect();
+        ops.sort_unstable();
+        ops.dedup();
+        if ops.is_empty() {
+            continue;
+        }
+        let shown: Vec<&str> = ops.iter().copied().take(10).collect();
+        let _ = writeln!(
+            o,
+            "\nthe graphs differ: {} operator(s) only in the {what} run: {}{}",
+            ops.len(),
+            shown.join(", "),
+            if ops.len() > 10 { ", …" } else { "" }
+        );
+    }
 }
 
 /// Quotes a word for a shell command line when it needs it.

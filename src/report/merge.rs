@@ -21,16 +21,18 @@ pub fn json(out: &mut dyn Write, report: &MergeReport) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Each step's role of a rank: `origin`, `received` or `ambiguous` (one of several candidates).
+/// Each step's role of a rank: `origin` (through a collective), `earliest` (by execution
+/// position, when no collective links the ranks), `received` or `ambiguous` (one of several
+/// candidates).
 fn role(step: &StepReport, rank: u64) -> (&'static str, Option<u64>) {
     let Some(v) = &step.verdict else {
         return ("", None);
     };
     if v.origin.contains(&rank) {
-        let r = if v.evidence == Evidence::Ambiguous {
-            "ambiguous"
-        } else {
-            "origin"
+        let r = match v.evidence {
+            Evidence::Ambiguous => "ambiguous",
+            Evidence::ExecutionPosition => "earliest",
+            Evidence::CollectiveOrdinal => "origin",
         };
         return (r, None);
     }
@@ -274,12 +276,22 @@ pub fn text(report: &MergeReport) -> String {
         let at = v
             .before_collective
             .map_or(String::new(), |k| format!(", before collective {k}"));
-        let _ = writeln!(
-            o,
-            "  origin        : rank {}{at} [evidence: {}]",
-            ranks(&v.origin),
-            super::enum_name(&v.evidence)
-        );
+        if v.evidence == Evidence::ExecutionPosition {
+            let _ = writeln!(
+                o,
+                "  earliest      : rank {} [evidence: {}] — earliest by position; no collective \
+                 links the ranks, so no rank's anomaly is traced to another's",
+                ranks(&v.origin),
+                super::enum_name(&v.evidence)
+            );
+        } else {
+            let _ = writeln!(
+                o,
+                "  origin        : rank {}{at} [evidence: {}]",
+                ranks(&v.origin),
+                super::enum_name(&v.evidence)
+            );
+        }
         if v.origin_received {
             let _ = writeln!(
                 o,

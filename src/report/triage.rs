@@ -220,6 +220,13 @@ pub fn classifications_text(items: &[Classification]) -> String {
                 );
             }
         }
+        if !c.missing.is_empty() {
+            let _ = writeln!(
+                out,
+                "  versions not stated: {} (ask for them where they decide)",
+                c.missing.join(", ")
+            );
+        }
         if let Some(s) = &c.settle {
             let _ = writeln!(out, "  to settle it: {s}");
         }

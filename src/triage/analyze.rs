@@ -97,6 +97,9 @@ pub struct TriageAnalysis {
     /// The rule that fired (`step.pre-classification`, `keyword.runtime`, …).
     pub rule: String,
     pub matched: Option<String>,
+    /// One sentence: what decided the route (empty in documents before it was added).
+    #[serde(default)]
+    pub why: String,
     /// The log the evidence comes from, and the classification of it.
     pub evidence: Option<Classification>,
     pub notes: Vec<String>,
@@ -328,6 +331,7 @@ pub fn analyze(root: &Path) -> anyhow::Result<TriageAnalysis> {
         sub_skill: None,
         rule: "none".into(),
         matched: None,
+        why: String::new(),
         evidence: None,
         notes: Vec::new(),
         handoff_paths: Vec::new(),
@@ -336,6 +340,9 @@ pub fn analyze(root: &Path) -> anyhow::Result<TriageAnalysis> {
         dump_comparison: None,
     };
     route_tree(&mut a)?;
+    if a.why.is_empty() {
+        a.why = a.notes.first().cloned().unwrap_or_default();
+    }
     if a.route == Route::Accuracy {
         let (step4, step5) = (
             root.join(Step::ForceEager.name()),
@@ -405,6 +412,11 @@ fn route_tree(a: &mut TriageAnalysis) -> anyhow::Result<()> {
     if evidence.is_none() {
         evidence = plog_evidence(&rec.plog_files);
     }
+    // A step log states no versions; the tree's env.txt does (`versions`, and `missing` of the
+    // analysis says what the tree lacks), so the log's own `missing` would mislead.
+    if let Some(e) = evidence.as_mut() {
+        e.missing.clear();
+    }
     if let Some(reason) = &ff.reason {
         a.notes
             .push(format!("{} did not finish: {reason}", ff.step.name()));
@@ -415,6 +427,12 @@ fn route_tree(a: &mut TriageAnalysis) -> anyhow::Result<()> {
             a.route = Route::Environment;
             a.rule = "shape.environment".into();
             a.matched = Some(env.token.clone());
+            a.why = format!(
+                "{} failed with an environment problem named by its error (`{}`): {}",
+                ff.step.name(),
+                env.token,
+                env.why
+            );
             a.notes.push(format!(
                 "{}: this is an environment problem ({}), not a compile error — fix it, then re-run",
                 env.why, env.package
@@ -427,11 +445,13 @@ fn route_tree(a: &mut TriageAnalysis) -> anyhow::Result<()> {
         Step::Eager | Step::CompileEager | Step::CompileAotEager | Step::ForceEager => {
             a.route = Route::CompileError;
             a.rule = "step.pre-classification".into();
-            a.notes.push(format!(
+            a.matched = Some(format!("{} failed", ff.step.name()));
+            a.why = format!(
                 "step {} ({}) failed → compile-error (steps 1–4 fail before the full npugraph_ex path)",
                 ff.step.number(),
                 ff.step.describe()
-            ));
+            );
+            a.notes.push(a.why.clone());
             if ff.step == Step::Eager {
                 a.notes.push(
                     "eager already crashes — probably not npugraph_ex; check model / data / environment first".into(),
@@ -448,6 +468,7 @@ fn route_tree(a: &mut TriageAnalysis) -> anyhow::Result<()> {
                     a.route = r.route;
                     a.rule = r.rule;
                     a.matched = r.matched;
+                    a.why = format!("{} failed; {}", ff.step.name(), r.why);
                     a.notes.extend(r.notes);
                 }
                 None => {
@@ -593,20 +614,42 @@ fn handoff_runs(steps: &[StepRecord], which: &[Step]) -> Vec<PathBuf> {
 
 /// What the sub-skill will still need.
 fn collect_missing(a: &mut TriageAnalysis) {
-    let v = &a.versions;
+    let v = a.versions.clone();
+    // A step that passed imported torch (every step script does): the interpreter has it, only
+    // env.txt does not say which.
+    let torch_ran = a.steps.iter().any(|s| s.status == StepStatus::Passed);
+    let mut not_importable = Vec::new();
     for (name, val) in [
         ("torch_npu", &v.torch_npu),
         ("torchair", &v.torchair),
         ("torch", &v.torch),
     ] {
-        if val
-            .as_deref()
-            .is_none_or(|s| s.starts_with("not available"))
-        {
-            a.missing.push(format!(
-                "{name} version (not importable in the step interpreter)"
-            ));
+        match val.as_deref() {
+            Some(s) if !s.starts_with("not available") => {}
+            _ if name == "torch" && torch_ran => a
+                .missing
+                .push("torch version (not recorded in env.txt; the steps imported torch)".into()),
+            Some(_) => {
+                not_importable.push(name);
+                a.missing.push(format!(
+                    "{name} version (not importable in the step interpreter)"
+                ));
+            }
+            None => a
+                .missing
+                .push(format!("{name} version (not recorded in env.txt)")),
         }
+    }
+    let npu_stack: Vec<&str> = not_importable
+        .iter()
+        .copied()
+        .filter(|n| matches!(*n, "torch_npu" | "torchair"))
+        .collect();
+    if !npu_stack.is_empty() {
+        a.notes.push(format!(
+            "env.txt: the step interpreter cannot import {}: steps 4–5 did not run npugraph_ex on an NPU with it, so their results say nothing about npugraph_ex",
+            npu_stack.join(" or ")
+        ));
     }
     if v.cann.is_none() {
         a.missing

@@ -97,6 +97,11 @@ pub struct Classification {
     /// line, then the remedy table's row (absent in documents before it was added).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub remedy: Vec<Remedy>,
+    /// The versions the text does not state, of `torch`, `torch_npu`, `CANN` and `chip`: what to
+    /// ask the author of a paste for (absent when it states all four, and in documents before it
+    /// was added).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing: Vec<String>,
     /// For reports without an error (rules 3 and 4): the line that carries the symptom.
     pub evidence_line: Option<u64>,
     pub evidence_text: Option<String>,
@@ -156,6 +161,7 @@ fn from_routing(file: &Path, routing: Routing) -> Classification {
         candidates: Vec::new(),
         settle: None,
         remedy: Vec::new(),
+        missing: Vec::new(),
         evidence_line: None,
         evidence_text: None,
         notes,
@@ -251,6 +257,7 @@ pub fn classify_found(file: &Path, err: Option<CausalError>, head: &str) -> Clas
             c.why = "no error, no accuracy or performance report".into();
             c.notes
                 .push("no error, no accuracy or performance report: nothing to route".into());
+            c.settle = Some(SETTLE.into());
             c
         }
     }
@@ -301,6 +308,11 @@ fn classify_lines(
     } else {
         classify_ranked(path, ranked)
     };
+    c.missing = npgx_parsers::versions::stated(&head)
+        .missing()
+        .into_iter()
+        .map(str::to_string)
+        .collect();
     if not_text > 0 {
         c.notes.push(format!(
             "{not_text} of {} lines hold NUL bytes or invalid UTF-8 (read with replacement characters)",

@@ -17,6 +17,7 @@ mod mcp;
 mod merge;
 mod msprobe;
 mod plog;
+mod remedies;
 mod report;
 mod repro;
 mod schema;

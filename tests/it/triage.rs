@@ -1316,9 +1316,11 @@ fn remedies_name_their_source_and_quote_the_report() {
         .cloned()
         .unwrap_or_default();
     assert!(
-        checks
-            .iter()
-            .any(|c| c.as_str() == Some(&format!("npgx repro --from-aicore {}", log.display()))),
+        checks.iter().any(|c| c.as_str()
+            == Some(&format!(
+                "npgx repro --from-aicore {} -o <CASE_DIR>",
+                log.display()
+            ))),
         "{checks:?}"
     );
 }

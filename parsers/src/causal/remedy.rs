@@ -48,13 +48,109 @@ pub struct Remedy {
 }
 
 /// The remedies of a first causal error read from `file` (its path as the user gave it, for
-/// the commands; `None` leaves the `FILE` / `DIR` placeholders).
+/// the commands; `None` leaves `<LOG_FILE>` for the user to fill).
 pub fn remedies(err: &CausalError, file: Option<&str>) -> Vec<Remedy> {
     let mut out = quoted(err);
-    if let Some(row) = matches(err).find_map(|m| knowledge::remedy_for(&m)) {
+    if let Some(row) = conditions(err)
+        .into_iter()
+        .chain(matches(err))
+        .find_map(|m| knowledge::remedy_for(&m))
+    {
         out.push(from_row(row, file));
     }
     out
+}
+
+/// The error's text: its message, its lines and the lines around it, lower case.
+fn all_text(err: &CausalError) -> String {
+    let mut t = err.message.to_ascii_lowercase();
+    for (_, l) in err.scope.iter().chain(&err.context) {
+        t.push('\n');
+        t.push_str(&l.to_ascii_lowercase());
+    }
+    t
+}
+
+/// Facts of this error that change what to do, before the table's usual order:
+/// `oversize:npu out of memory` — one request larger than the whole device (no allocator
+/// setting helps: the size is wrong or the work must be split); `sync:aclnn` — an aclnn call that
+/// failed where it was made (the error is synchronous: `ASCEND_LAUNCH_BLOCKING` changes
+/// nothing).
+fn conditions(err: &CausalError) -> Vec<String> {
+    let text = all_text(err);
+    let mut out = Vec::new();
+    if text.contains("npu out of memory") && request_exceeds_device(&text) {
+        out.push("oversize:npu out of memory".to_string());
+    }
+    let asynchronous = [
+        "is reported as above",
+        "asynchronous",
+        "synchroniz",
+        "task failed",
+    ]
+    .iter()
+    .any(|w| text.contains(w));
+    let at_the_call = (text.contains("call aclnn") && text.contains("failed"))
+        || text.contains("getworkspacesize");
+    if at_the_call && !asynchronous && err.rank != super::CauseRank::DeviceFault {
+        out.push("sync:aclnn".to_string());
+    }
+    out
+}
+
+/// Bytes of a size written as torch_npu's allocator writes it (`30.00 MiB`, `1EB`).
+fn bytes_of(number: &str, unit: &str) -> Option<f64> {
+    let n: f64 = number.parse().ok()?;
+    let scale = match unit {
+        "b" | "bytes" => 1.0,
+        "kib" | "kb" => 1024.0,
+        "mib" | "mb" => 1024f64.powi(2),
+        "gib" | "gb" => 1024f64.powi(3),
+        "tib" | "tb" => 1024f64.powi(4),
+        "pib" | "pb" => 1024f64.powi(5),
+        "eib" | "eb" => 1024f64.powi(6),
+        _ => return None,
+    };
+    Some(n * scale)
+}
+
+/// The first `<number> <unit>` (or `<number><unit>`) in `s`.
+fn first_size(s: &str) -> Option<f64> {
+    let start = s.find(|c: char| c.is_ascii_digit())?;
+    let r = &s[start..];
+    let end = r
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(r.len());
+    let unit: String = r[end..]
+        .trim_start()
+        .chars()
+        .take_while(char::is_ascii_alphabetic)
+        .collect();
+    bytes_of(&r[..end], &unit)
+}
+
+/// Whether an out-of-memory message asks for more than the whole device holds: `Tried to
+/// allocate X (NPU n; Y total capacity; …)` with X > Y, or a request of an exabyte or more
+/// (`Tried to allocate more than 1EB memory`), which no device holds.
+fn request_exceeds_device(text: &str) -> bool {
+    let Some(at) = text.find("tried to allocate") else {
+        return false;
+    };
+    let rest = &text[at + "tried to allocate".len()..];
+    let line = rest.lines().next().unwrap_or("");
+    let Some(request) = first_size(line) else {
+        return false;
+    };
+    if request >= 1024f64.powi(6) {
+        return true;
+    }
+    line.find("total capacity")
+        .and_then(|cap| {
+            let before = &line[..cap];
+            let from = before.rfind([';', '(']).map_or(0, |i| i + 1);
+            first_size(&before[from..])
+        })
+        .is_some_and(|capacity| request > capacity)
 }
 
 /// The remedy of a route without a first causal error to read (a report's `accuracy` or
@@ -148,6 +244,7 @@ fn from_row(row: &RemedyRow, file: Option<&str>) -> Remedy {
         .iter()
         .map(|c| match file {
             Some(f) if c.starts_with("npgx ") => fill(c, f),
+            None if c.starts_with("npgx ") => fill(c, "<LOG_FILE>"),
             _ => (*c).to_string(),
         })
         .collect();
@@ -160,19 +257,14 @@ fn from_row(row: &RemedyRow, file: Option<&str>) -> Remedy {
     }
 }
 
-/// An npgx command with `FILE` and `DIR` replaced by the file and its folder, quoted for a POSIX
-/// shell when they need it.
+/// An npgx command with `FILE` replaced by the file the error was read from, quoted for a POSIX
+/// shell when it needs it. Nothing else is guessed: the folder the file sits in may hold other
+/// people's logs, so inputs only the user has stay `<PLACEHOLDERS>` for the user to fill.
 fn fill(command: &str, file: &str) -> String {
-    let dir = match file.rfind('/') {
-        Some(0) => "/",
-        Some(at) => &file[..at],
-        None => ".",
-    };
     command
         .split(' ')
         .map(|w| match w {
             "FILE" => shell_quote(file),
-            "DIR" => shell_quote(dir),
             w => w.to_string(),
         })
         .collect::<Vec<_>>()
@@ -215,6 +307,29 @@ mod tests {
         assert!(r[2].source.contains("EL0004"));
     }
 
+    // Remedies are conditioned on their facts: no allocator tuning for a request larger than the
+    // device, no blocking advice for an error raised by the call that failed.
+    #[test]
+    fn remedies_follow_the_facts() {
+        let small = of("RuntimeError: NPU out of memory. Tried to allocate 30.00 MiB (NPU 3; 60.96 GiB total capacity; 58.10 GiB already allocated)\n");
+        assert_eq!(small[0].matched, "key:npu out of memory");
+        let big = of("RuntimeError: NPU out of memory. Tried to allocate 80.00 GiB (NPU 3; 60.96 GiB total capacity; 1.10 GiB already allocated)\n");
+        assert_eq!(big[0].matched, "oversize:npu out of memory");
+        assert!(!big[0].action.contains("smaller batch"));
+        let absurd = of("NPU out of memory. Tried to allocate more than 1EB memory\n");
+        assert_eq!(absurd[0].matched, "oversize:npu out of memory");
+        let sync = of("RuntimeError: addmm:x.cpp:1 NPU function error: call aclnnAddmm failed, error code is 161002\n");
+        assert_eq!(sync[0].matched, "sync:aclnn");
+        assert!(sync[0].action.contains("changes nothing"));
+        let asynchronous = of("RuntimeError: The Inner error is reported as above. The process exits for this inner error, and the current working operator name is SelfAttentionOperation.\n");
+        assert!(asynchronous.iter().all(|r| r.matched != "sync:aclnn"));
+        assert!((bytes_of("1", "eb").unwrap() - 1024f64.powi(6)).abs() < 1.0);
+        assert_eq!(
+            first_size(" 60.96 gib total"),
+            Some(60.96 * 1024f64.powi(3))
+        );
+    }
+
     #[test]
     fn the_most_specific_row_wins_and_npgx_commands_get_the_file() {
         let r = of("RuntimeError: Failed to find function aclmdlRICaptureBegin\n");
@@ -225,12 +340,18 @@ mod tests {
         assert!(r[0]
             .check
             .contains(&"npgx aicore 'logs/run 1.log'".to_string()));
-        // A collective timeout names the other ranks' logs.
+        // A collective timeout names the other ranks' logs: a folder only the user knows (the
+        // pasted file's folder may hold anything), a placeholder to fill.
         let r = of("EI0002: [PID: 1] 2025-03-26-13:49:01.670.614 The wait execution of the Notify register times out.\n");
         assert_eq!(r[0].matched, "kind:collective");
         assert!(r[0]
             .check
-            .contains(&"npgx triage classify logs".to_string()));
+            .contains(&"npgx triage classify <RANK_LOGS_DIR>".to_string()));
+        assert!(
+            r[0].check.iter().all(|c| !c.contains(" logs")),
+            "{:?}",
+            r[0].check
+        );
     }
 
     #[test]

@@ -35,7 +35,16 @@ pub struct RemedyRow {
 /// Parses a remedy table text: the rows, and every row that does not parse.
 pub fn parse_remedies(text: &'static str) -> (Vec<RemedyRow>, Vec<BadRow>) {
     const MATCHES: &[&str] = &[
-        "key:", "code:", "runtime:", "rule:", "nature:", "kind:", "phase:", "route:",
+        "oversize:",
+        "sync:",
+        "key:",
+        "code:",
+        "runtime:",
+        "rule:",
+        "nature:",
+        "kind:",
+        "phase:",
+        "route:",
     ];
     let mut rows = Vec::new();
     let mut bad = Vec::new();

@@ -1,0 +1,142 @@
+//! Every command npgx prints for the user to run — a remedy's `check` lines (the remedy table
+//! `parsers/src/knowledge/remedy.tsv`) and `dump-compare`'s `next:` line — runs as printed once
+//! the user fills its `<PLACEHOLDERS>`: exit 0, 1 or 3, never 2. The placeholders are filled here
+//! with fixtures of what they stand for (a plog folder, rank logs, a new case folder, two dump
+//! trees). Commands that start a PyTorch run (`triage run <SCRIPT>`, `triage bisect
+//! <TRIAGE_ROOT>`: minutes of PyTorch each, run for real in tests/it/triage.rs) are checked for
+//! their arguments: with the placeholder pointing at nothing, npgx must fail on the missing path,
+//! not on the command line.
+
+use std::path::PathBuf;
+use std::process::Output;
+
+use npgx_parsers::knowledge::remedy_rows;
+
+use crate::common::{fixture, npgx, sample};
+use crate::triage::scratch;
+
+/// The file a pasted error was read from: a plog excerpt with an AI Core error.
+fn pasted() -> PathBuf {
+    sample("logs/01-plog-raw-aivec-gatherv3-assert-2025.log")
+}
+
+/// A command line split into words, its placeholders filled; `None` when it starts PyTorch.
+fn filled(command: &str, case: usize) -> Option<Vec<String>> {
+    let words: Vec<String> = command.split(' ').skip(1).map(str::to_string).collect();
+    if words
+        .iter()
+        .any(|w| w == "<SCRIPT>" || w == "<TRIAGE_ROOT>")
+    {
+        return None;
+    }
+    Some(
+        words
+            .into_iter()
+            .map(|w| match w.as_str() {
+                "FILE" | "<LOG_FILE>" => pasted().display().to_string(),
+                "<PLOG_DIR>" => sample("cann/asys-20250508-gatherv3-assert")
+                    .display()
+                    .to_string(),
+                "<RANK_LOGS_DIR>" => fixture("launch/ranks").display().to_string(),
+                "<CASE_DIR>" => scratch(&format!("remedy-case-{case}"))
+                    .join("case")
+                    .display()
+                    .to_string(),
+                "<GOLDEN_DUMP>" => fixture("compare/chain/golden").display().to_string(),
+                "<TARGET_DUMP>" => fixture("compare/chain/target").display().to_string(),
+                _ => {
+                    assert!(
+                        !(w.starts_with('<') && w.ends_with('>')),
+                        "placeholder {w} has no fixture here: add one"
+                    );
+                    w
+                }
+            })
+            .collect(),
+    )
+}
+
+fn exit_ok(out: &Output, what: &str) {
+    assert!(
+        matches!(out.status.code(), Some(0 | 1 | 3)),
+        "`{what}` exited {:?}:\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn every_remedy_check_runs_as_printed() {
+    let mut ran = 0;
+    let mut parsed = 0;
+    for (k, row) in remedy_rows().iter().enumerate() {
+        for (j, command) in row.check.iter().enumerate() {
+            if !command.starts_with("npgx ") {
+                continue;
+            }
+            assert!(
+                !command.split(' ').any(|w| w == "DIR" || w == "ROOT"),
+                "{}: `{command}` guesses a folder",
+                row.matches
+            );
+            match filled(command, k * 10 + j) {
+                Some(args) => {
+                    let out = npgx(&args);
+                    exit_ok(&out, command);
+                    ran += 1;
+                }
+                None => {
+                    // The arguments parse: with the inputs missing, npgx names the missing path
+                    // (exit 2 from the run, not a usage error).
+                    let args: Vec<String> = command
+                        .split(' ')
+                        .skip(1)
+                        .map(|w| match w {
+                            "<SCRIPT>" => "/nonexistent/model.py".to_string(),
+                            "<TRIAGE_ROOT>" => "/nonexistent/triage".to_string(),
+                            w => w.to_string(),
+                        })
+                        .collect();
+                    let out = npgx(&args);
+                    let err = String::from_utf8_lossy(&out.stderr);
+                    assert!(
+                        !err.contains("Usage:") && err.contains("/nonexistent/"),
+                        "`{command}` does not parse as printed: {err}"
+                    );
+                    parsed += 1;
+                }
+            }
+        }
+    }
+    assert!(ran >= 8 && parsed >= 4, "ran {ran}, parsed {parsed}");
+}
+
+#[test]
+fn the_next_command_of_dump_compare_runs_as_printed() {
+    let out = npgx([
+        "dump-compare",
+        fixture("compare/chain/golden").to_str().unwrap(),
+        fixture("compare/chain/target").to_str().unwrap(),
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let next = text
+        .lines()
+        .find_map(|l| l.strip_prefix("next: "))
+        .unwrap_or_else(|| panic!("no next: line in\n{text}"));
+    let case = scratch("remedy-next").join("case");
+    let args: Vec<String> = shlex::split(next)
+        .expect("a shell command line")
+        .into_iter()
+        .skip(1)
+        .map(|w| {
+            if w == "<CASE_DIR>" {
+                case.display().to_string()
+            } else {
+                w
+            }
+        })
+        .collect();
+    let out = npgx(&args);
+    exit_ok(&out, next);
+    assert!(case.is_dir(), "{next}: no case folder written");
+}
