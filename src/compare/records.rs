@@ -251,6 +251,33 @@ pub struct CompareDocument<'a> {
 }
 
 impl CompareReport {
+    /// The operators of one side (`golden` or the target) that have unmatched tensors and no
+    /// paired one, sorted and distinct: operators the other run does not have.
+    pub fn one_side_ops(&self, golden: bool) -> Vec<&str> {
+        let (list, paired): (&[UnmatchedTensor], std::collections::HashSet<&str>) = if golden {
+            (
+                &self.unmatched.golden,
+                self.pairs
+                    .iter()
+                    .map(|p| p.golden_op_name.as_str())
+                    .collect(),
+            )
+        } else {
+            (
+                &self.unmatched.target,
+                self.pairs.iter().map(|p| p.op_name.as_str()).collect(),
+            )
+        };
+        let mut ops: Vec<&str> = list
+            .iter()
+            .map(|u| u.op_name.as_str())
+            .filter(|n| !paired.contains(n))
+            .collect();
+        ops.sort_unstable();
+        ops.dedup();
+        ops
+    }
+
     /// The report's `npgx.dump-compare` document.
     pub fn document(&self) -> CompareDocument<'_> {
         CompareDocument {

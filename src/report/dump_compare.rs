@@ -417,27 +417,13 @@ pub fn text(report: &CompareReport) -> String {
     o
 }
 
-/// The operators present on one side only (no tensor of theirs paired): the two runs' graphs
-/// differ there, which no pair's metrics show.
+/// The operators present on one side only ([`CompareReport::one_side_ops`]): the two runs'
+/// graphs differ there, which no pair's metrics show.
 fn one_side_ops(o: &mut String, report: &CompareReport) {
-    let paired_g: std::collections::HashSet<&str> = report
-        .pairs
-        .iter()
-        .map(|p| p.golden_op_name.as_str())
-        .collect();
-    let paired_t: std::collections::HashSet<&str> =
-        report.pairs.iter().map(|p| p.op_name.as_str()).collect();
-    for (what, list, paired) in [
-        ("golden", &report.unmatched.golden, &paired_g),
-        ("target", &report.unmatched.target, &paired_t),
+    for (what, ops) in [
+        ("golden", report.one_side_ops(true)),
+        ("target", report.one_side_ops(false)),
     ] {
-        let mut ops: Vec<&str> = list
-            .iter()
-            .map(|u| u.op_name.as_str())
-            .filter(|n| !paired.contains(n))
-            .collect();
-        ops.sort_unstable();
-        ops.dedup();
         if ops.is_empty() {
             continue;
         }
