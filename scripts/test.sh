@@ -113,9 +113,11 @@ step "cargo test"
 rm -rf target/json-corpus
 # --include-ignored: the tests that need torch or an unprivileged account are #[ignore]d with the
 # reason, so a bare `cargo test` skips them visibly; this script provides both and runs them.
-# --skip triage_nodes::: the five FX node search tests (about 5 CPU-minutes of PyTorch) run in
-# scripts/test_slow.sh, to keep cold CI under its budget; one node search stays here (triage::).
-cargo test --workspace --locked -- --include-ignored --skip triage_nodes::
+# --skip triage_nodes:: / triage_slow::: the five FX node search tests and two option bisects
+# (about 7 CPU-minutes of PyTorch) run in scripts/test_slow.sh, to keep cold CI under its budget;
+# the logic they drive is tested here by unit tests, and one node search, one failure bisect and
+# one accuracy bisect stay here end to end.
+cargo test --workspace --locked -- --include-ignored --skip triage_nodes:: --skip triage_slow::
 step "cargo test --no-default-features (the lean build: --version, the refused tables and merge)"
 cargo test --locked --no-default-features --test features
 step "validate every JSON document the tests produced against schemas/ (jsonschema, draft 2020-12)"

@@ -418,10 +418,32 @@ pub fn test_python() -> String {
     }
 }
 
+/// The Python for step scripts that use the standard library only: `python3` from PATH. npgx's
+/// seeding preamble and version probe import torch where the interpreter has it (seconds per
+/// process); the system Python of the test machines has none, so these runs take milliseconds.
+/// Any Python 3 gives the same results.
+pub fn plain_python() -> String {
+    "python3".to_string()
+}
+
 /// The first of `NPGX_PYTHON` and the repo's .venv that imports `modules` (`"torch"`, `"mcp,
 /// jsonschema"`). The tests that need one are `#[ignore]`d with the reason and fail — never skip
 /// — without it; scripts/test.sh installs the modules and runs them with `--include-ignored`.
 pub fn python_with(modules: &str) -> String {
+    // Asked by every PyTorch test: importing torch takes seconds, so each answer is kept.
+    static FOUND: std::sync::Mutex<Vec<(String, String)>> = std::sync::Mutex::new(Vec::new());
+    let mut found = FOUND
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some((_, py)) = found.iter().find(|(m, _)| m == modules) {
+        return py.clone();
+    }
+    let py = find_python_with(modules);
+    found.push((modules.to_string(), py.clone()));
+    py
+}
+
+fn find_python_with(modules: &str) -> String {
     let candidates: Vec<String> = std::env::var("NPGX_PYTHON")
         .ok()
         .into_iter()

@@ -160,7 +160,7 @@ fn triage_run_and_analyze_print_the_envelope() {
         "import sys\nif len(sys.argv) > 5:\n    import torch\n    compiled = torch.compile(model, backend=\"npugraph_ex\")\nprint(\"ok\")\n",
     )
     .expect("write script");
-    let python = std::env::var("NPGX_PYTHON").unwrap_or_else(|_| "python3".into());
+    let python = crate::common::plain_python();
     let run = envelope(
         "triage-run",
         &args(&[

@@ -25,5 +25,6 @@ mod skills;
 mod triage;
 mod triage_nodes;
 mod triage_ranks;
+mod triage_slow;
 mod triage_steps;
 mod truncation;

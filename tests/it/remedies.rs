@@ -37,7 +37,8 @@ fn filled(command: &str, case: usize) -> Option<Vec<String>> {
                 "<PLOG_DIR>" => sample("cann/asys-20250508-gatherv3-assert")
                     .display()
                     .to_string(),
-                "<RANK_LOGS_DIR>" => fixture("launch/ranks").display().to_string(),
+                // A folder of logs, one per process (the shared samples' screen logs and plogs).
+                "<RANK_LOGS_DIR>" => sample("logs").display().to_string(),
                 "<CASE_DIR>" => scratch(&format!("remedy-case-{case}"))
                     .join("case")
                     .display()
@@ -69,9 +70,11 @@ fn exit_ok(out: &Output, what: &str) {
 fn every_remedy_check_runs_as_printed() {
     let mut ran = 0;
     let mut parsed = 0;
+    // Rows share commands (`npgx plog <PLOG_DIR>` under several errors): each runs once.
+    let mut seen = std::collections::BTreeSet::new();
     for (k, row) in remedy_rows().iter().enumerate() {
         for (j, command) in row.check.iter().enumerate() {
-            if !command.starts_with("npgx ") {
+            if !command.starts_with("npgx ") || !seen.insert(*command) {
                 continue;
             }
             assert!(
@@ -108,7 +111,10 @@ fn every_remedy_check_runs_as_printed() {
             }
         }
     }
-    assert!(ran >= 8 && parsed >= 4, "ran {ran}, parsed {parsed}");
+    assert!(
+        ran >= 7 && parsed >= 4,
+        "distinct commands: ran {ran}, parsed {parsed}"
+    );
 }
 
 #[test]

@@ -792,41 +792,12 @@ fn run_rejects_scripts_without_compile_call_or_with_syntax_errors() {
 
 #[test]
 #[ignore = "needs PyTorch (CPU); scripts/test.sh installs it and runs this"]
-fn compare_outputs_routes_a_mismatch_to_accuracy_and_a_slow_path_to_performance() {
+fn compare_outputs_routes_a_slow_path_to_performance() {
+    // The mismatch half of `--compare-outputs` (route accuracy) is checked on the run of
+    // accuracy_route_hands_step4_and_step5_data_dumps_to_dump_compare below.
     let py = torch_python();
     let double = repo().join("testdata/triage/npugraph_ex_double");
     let cmd = format!("{py} {{script}}");
-
-    let out = scratch("run-double-mismatch");
-    let (code, v, root) = triage_run(
-        &out,
-        "double_model.py",
-        &cmd,
-        &[
-            ("PYTHONPATH", double.to_str().unwrap()),
-            ("NPGX_TEST_DOUBLE", "mismatch"),
-        ],
-        &["--compare-outputs"],
-    );
-    assert_eq!(code, 0, "{v:#}");
-    assert!(root.join("scripts/npgx_capture.py").exists());
-    let step5 = read(&root.join("scripts/step5-npugraph_ex.py"));
-    assert!(step5.contains("compiled = __import__(\"npgx_capture\").wrap(torch.compile(model, backend=\"npugraph_ex\", options={\"inplace_pass\": False}))"), "{step5}");
-    assert!(root.join("step1-eager/outputs/call0_out0.npy").exists());
-    let a = &v["analysis"];
-    assert_eq!(a["route"], "accuracy", "{a:#}");
-    assert_eq!(a["rule"], "compare.outputs");
-    let outputs = &a["comparison"]["outputs"];
-    // step 4 (force_eager) matches eager; step 5 is off by the double's 1e-2.
-    assert_eq!(outputs[0]["allclose"], true);
-    assert_eq!(outputs[1]["allclose"], false);
-    let max_abs = outputs[1]["max_abs_error"].as_f64().unwrap();
-    assert!((max_abs - 1e-2).abs() < 1e-4, "{max_abs}");
-    assert_eq!(outputs[1]["tensors"], 3);
-    assert!(a["notes"]
-        .to_string()
-        .contains("comes from ACL graph capture / replay"));
-
     let out = scratch("run-double-slow");
     let (code, v, _) = triage_run(
         &out,
@@ -894,12 +865,27 @@ fn accuracy_route_hands_step4_and_step5_data_dumps_to_dump_compare() {
         &["--compare-outputs", "--dump-tensors"],
     );
     assert_eq!(code, 0, "{v:#}");
-    // npgx set the dump options on steps 4 and 5 only, into each step's own directory.
+    // npgx set the dump options on steps 4 and 5 only, into each step's own directory, and
+    // wrapped the compiled callable to capture its outputs (--compare-outputs).
     let step5 = read(&root.join("scripts/step5-npugraph_ex.py"));
-    assert!(step5.contains("options={\"inplace_pass\": False, \"dump_tensor_data\": True, \"data_dump_dir\": __import__(\"os\").environ[\"NPGX_DUMP_DIR\"]}"), "{step5}");
+    assert!(step5.contains("compiled = __import__(\"npgx_capture\").wrap(torch.compile(model, backend=\"npugraph_ex\", options={\"inplace_pass\": False, \"dump_tensor_data\": True, \"data_dump_dir\": __import__(\"os\").environ[\"NPGX_DUMP_DIR\"]}))"), "{step5}");
     assert!(!read(&root.join("scripts/step3-compile-aot_eager.py")).contains("dump_tensor_data"));
+    assert!(root.join("scripts/npgx_capture.py").exists());
+    assert!(root.join("step1-eager/outputs/call0_out0.npy").exists());
     let a = &v["analysis"];
     assert_eq!(a["route"], "accuracy", "{a:#}");
+    assert_eq!(a["rule"], "compare.outputs");
+    let outputs = &a["comparison"]["outputs"];
+    // step 4 (force_eager) matches eager; step 5 is off: dumping, the double scales the first
+    // computing node's output by 1 + 1e-2, which reaches the outputs as about 1e-2.
+    assert_eq!(outputs[0]["allclose"], true);
+    assert_eq!(outputs[1]["allclose"], false);
+    let max_abs = outputs[1]["max_abs_error"].as_f64().unwrap();
+    assert!((2e-3..2e-2).contains(&max_abs), "{max_abs}");
+    assert_eq!(outputs[1]["tensors"], 3);
+    assert!(a["notes"]
+        .to_string()
+        .contains("comes from ACL graph capture / replay"));
     let d = &a["dump_comparison"];
     assert!(
         d["golden"]
@@ -972,7 +958,7 @@ pub(crate) fn double_options(
 }
 
 /// The variants' names and verdicts, in run order.
-fn verdicts(v: &Value) -> Vec<(String, String)> {
+pub(crate) fn verdicts(v: &Value) -> Vec<(String, String)> {
     v["bisect"]["variants"]
         .as_array()
         .unwrap_or_else(|| panic!("no variants: {v:#}"))
@@ -1133,79 +1119,6 @@ fn bisect_isolates_an_accuracy_difference_to_clone_output_and_names_the_fx_node(
     assert!(root
         .join("bisect/dump-step5/worldsize1_global_rank0")
         .is_dir());
-}
-
-#[test]
-#[ignore = "needs PyTorch (CPU); scripts/test.sh installs it and runs this"]
-fn bisect_reports_not_isolated_when_no_flip_helps() {
-    let (code, v, _) = double_options(
-        "bisect",
-        "bisect-none",
-        "double_model.py",
-        &[
-            ("NPGX_TEST_DOUBLE", "fail_without_force_eager"),
-            ("NPGX_TEST_DOUBLE_REJECT", "force_recapture,clone_input,reuse_graph_pool_in_same_fx,remove_cat_ops,input_inplace_pass,pattern_fusion_pass,capture_error_mode"),
-        ],
-        &[],
-    );
-    assert_eq!(code, 1, "{v:#}");
-    let b = &v["bisect"];
-    assert_eq!(b["outcome"], "not_isolated", "{b:#}");
-    let got = verdicts(&v);
-    assert_eq!(got.len(), 3, "{got:?}");
-    assert!(got.iter().all(|(_, v)| v == "stays"), "{got:?}");
-    assert!(
-        b["conclusion"]
-            .as_str()
-            .unwrap()
-            .starts_with("not isolated by options: no single flip (3 run) and no pair"),
-        "{b:#}"
-    );
-    assert_eq!(b["skipped"].as_array().unwrap().len(), 7);
-}
-
-#[test]
-#[ignore = "needs PyTorch (CPU); scripts/test.sh installs it and runs this"]
-fn bisect_tries_pairs_of_the_flips_that_changed_the_failure() {
-    let (code, v, root) = double_options(
-        "bisect",
-        "bisect-pair",
-        "double_model.py",
-        &[
-            ("NPGX_TEST_DOUBLE_FAIL_WHEN", "remove_cat_ops=True,pattern_fusion_pass=True"),
-            ("NPGX_TEST_DOUBLE_REJECT", "force_recapture,clone_input,reuse_graph_pool_in_same_fx,remove_noop_ops,input_inplace_pass,capture_error_mode"),
-        ],
-        &[],
-    );
-    assert_eq!(code, 1, "{v:#}");
-    let b = &v["bisect"];
-    assert_eq!(
-        verdicts(&v),
-        [
-            ("clone_output-True".to_string(), "stays".to_string()),
-            ("remove_cat_ops-False".into(), "changes".into()),
-            ("inplace_pass-True".into(), "stays".into()),
-            ("pattern_fusion_pass-False".into(), "changes".into()),
-            (
-                "remove_cat_ops-False+pattern_fusion_pass-False".into(),
-                "disappears".into()
-            ),
-        ]
-    );
-    assert_eq!(b["outcome"], "isolated");
-    assert_eq!(
-        b["implicated"],
-        serde_json::json!(["remove_cat_ops=False + pattern_fusion_pass=False"])
-    );
-    let changed = &b["variants"][1];
-    assert_eq!(
-        changed["first_causal_error"],
-        "RuntimeError: aclgraph capture failed (test double): pattern_fusion_pass=True"
-    );
-    assert!(b["conclusion"].as_str().unwrap().starts_with("passes only with remove_cat_ops=False and pattern_fusion_pass=False together → the cat elimination pass is implicated and the ATen pattern fusions are implicated"), "{b:#}");
-    assert!(root
-        .join("bisect/remove_cat_ops-False+pattern_fusion_pass-False/SUCCESS")
-        .exists());
 }
 
 #[test]

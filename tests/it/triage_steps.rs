@@ -274,9 +274,12 @@ fn torch_case(
 }
 
 #[test]
-#[ignore = "needs torch (scripts/test.sh provides it)"]
 fn steps_all_pass_like_the_contract() {
-    let (ran, root, tree) = torch_case("all-pass", STEP3, "options");
+    // Plain step scripts: what each step is given and leaves behind does not depend on PyTorch.
+    // Steps 1–4 of steps_stop_at_a_failing_step5_like_the_contract pass with real PyTorch.
+    let py = crate::common::plain_python();
+    let scripts: Vec<(usize, String)> = (1..=5).map(|n| plain_step(n, 0)).collect();
+    let (ran, root, tree) = both("all-pass", &scripts, "PY {SCRIPT} --batch 2", &[], &py);
     assert_eq!(ran.code, 0, "{}", ran.stderr);
     for step in STEP_NAMES {
         assert_eq!(
@@ -325,7 +328,19 @@ fn steps_all_pass_like_the_contract() {
 #[test]
 #[ignore = "needs torch (scripts/test.sh provides it)"]
 fn steps_stop_at_a_failing_step3_like_the_contract() {
-    let (ran, root, tree) = torch_case("step3", STEP3_BREAK, "options");
+    // Steps 1–2 plain (they pass), step 3 real PyTorch breaking the graph under fullgraph=True.
+    let scripts = [
+        plain_step(1, 0),
+        plain_step(2, 0),
+        (3, torch_step(3, STEP3_BREAK)),
+    ];
+    let (ran, root, tree) = both(
+        "step3",
+        &scripts,
+        "PY {SCRIPT} --batch 2",
+        &[],
+        &torch_python(),
+    );
     assert_eq!(ran.code, 3, "{}", ran.stderr);
     assert_eq!(
         read(&root.join("first_failure.txt")),
@@ -373,7 +388,7 @@ fn plain_step(number: usize, exit: i32) -> (usize, String) {
 
 #[test]
 fn steps_skip_a_missing_step_script_like_the_contract() {
-    let py = crate::common::test_python();
+    let py = crate::common::plain_python();
     let scripts = [
         plain_step(1, 0),
         plain_step(3, 0),

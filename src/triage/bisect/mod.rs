@@ -324,16 +324,9 @@ pub fn run(
         same: SameFailure::new(b.baseline_error.as_ref(), root),
     };
 
-    let (winner, stopped) = ctx.search_options(&flips, &mut b, progress)?;
-    b.outcome = if !winner.is_empty() {
-        Outcome::Isolated
-    } else if stopped.interrupted {
-        Outcome::Interrupted
-    } else if stopped.exhausted {
-        Outcome::BudgetExhausted
-    } else {
-        Outcome::NotIsolated
-    };
+    let (winner, stopped) =
+        search_options(&flips, &mut b, &mut |f: &[Flip]| ctx.variant(f, progress))?;
+    b.outcome = outcome(&winner, &stopped);
     b.implicated = winner.iter().map(|i| b.variants[*i].label(" + ")).collect();
 
     if let Some(&first) = winner.first() {
@@ -374,89 +367,102 @@ struct Ctx<'a> {
     same: SameFailure,
 }
 
-impl Ctx<'_> {
-    /// The option search: a variant per single flip of `flips`, then — when none removes the
-    /// symptom and the search was not stopped — pairs of the flips that changed something.
-    /// Returns the variants (indices into `b.variants`) that remove the symptom and how the
-    /// search stopped short.
-    fn search_options(
-        &self,
-        flips: &[Flip],
-        b: &mut Bisection,
-        progress: &mut dyn Progress,
-    ) -> anyhow::Result<(Vec<usize>, Stopped)> {
-        let mut stopped = self.single_flips(flips, b, progress)?;
-        let fixed: Vec<usize> = (0..b.variants.len())
-            .filter(|i| b.variants[*i].verdict.fixed())
-            .collect();
-        if !fixed.is_empty() || stopped.interrupted || stopped.exhausted {
-            return Ok((fixed, stopped));
-        }
-        let pair = self.flip_pairs(b, &mut stopped, progress)?;
-        Ok((pair.into_iter().collect(), stopped))
-    }
+/// Starts one variant (a set of flips) and judges it.
+type RunVariant<'a> = dyn FnMut(&[Flip]) -> anyhow::Result<Variant> + 'a;
 
-    /// Runs a variant per flip, in order, until one is interrupted or `--max-runs` is used up.
-    fn single_flips(
-        &self,
-        flips: &[Flip],
-        b: &mut Bisection,
-        progress: &mut dyn Progress,
-    ) -> anyhow::Result<Stopped> {
-        let mut stopped = Stopped::default();
-        for f in flips {
+/// How the search ended, from the variants that remove the symptom and how it stopped.
+fn outcome(winner: &[usize], stopped: &Stopped) -> Outcome {
+    if !winner.is_empty() {
+        Outcome::Isolated
+    } else if stopped.interrupted {
+        Outcome::Interrupted
+    } else if stopped.exhausted {
+        Outcome::BudgetExhausted
+    } else {
+        Outcome::NotIsolated
+    }
+}
+
+/// The option search: a variant per single flip of `flips`, then — when none removes the
+/// symptom and the search was not stopped — pairs of the flips that changed something.
+/// Returns the variants (indices into `b.variants`) that remove the symptom and how the search
+/// stopped short.
+fn search_options(
+    flips: &[Flip],
+    b: &mut Bisection,
+    run: &mut RunVariant<'_>,
+) -> anyhow::Result<(Vec<usize>, Stopped)> {
+    let mut stopped = single_flips(flips, b, run)?;
+    let fixed: Vec<usize> = (0..b.variants.len())
+        .filter(|i| b.variants[*i].verdict.fixed())
+        .collect();
+    if !fixed.is_empty() || stopped.interrupted || stopped.exhausted {
+        return Ok((fixed, stopped));
+    }
+    let pair = flip_pairs(b, &mut stopped, run)?;
+    Ok((pair.into_iter().collect(), stopped))
+}
+
+/// Runs a variant per flip, in order, until one is interrupted or `--max-runs` is used up.
+fn single_flips(
+    flips: &[Flip],
+    b: &mut Bisection,
+    run: &mut RunVariant<'_>,
+) -> anyhow::Result<Stopped> {
+    let mut stopped = Stopped::default();
+    for f in flips {
+        if b.runs >= b.max_runs {
+            stopped.exhausted = true;
+            break;
+        }
+        let v = run(std::slice::from_ref(f))?;
+        b.runs += 1;
+        stopped.interrupted = v.verdict == Verdict::Interrupted;
+        b.variants.push(v);
+        if stopped.interrupted {
+            break;
+        }
+    }
+    Ok(stopped)
+}
+
+/// Runs a variant per pair of the single flips that changed something, until one removes the
+/// symptom (its index into `b.variants`), one is interrupted or `--max-runs` is used up.
+fn flip_pairs(
+    b: &mut Bisection,
+    stopped: &mut Stopped,
+    run: &mut RunVariant<'_>,
+) -> anyhow::Result<Option<usize>> {
+    let changed: Vec<Flip> = b
+        .variants
+        .iter()
+        .filter(|v| v.changed)
+        .map(|v| v.flips[0].clone())
+        .collect();
+    for i in 0..changed.len() {
+        for j in i + 1..changed.len() {
             if b.runs >= b.max_runs {
                 stopped.exhausted = true;
-                break;
+                return Ok(None);
             }
-            let v = self.variant(std::slice::from_ref(f), progress)?;
+            let pair = [changed[i].clone(), changed[j].clone()];
+            let v = run(&pair)?;
             b.runs += 1;
-            stopped.interrupted = v.verdict == Verdict::Interrupted;
+            let verdict = v.verdict;
             b.variants.push(v);
-            if stopped.interrupted {
-                break;
+            if verdict == Verdict::Interrupted {
+                stopped.interrupted = true;
+                return Ok(None);
+            }
+            if verdict.fixed() {
+                return Ok(Some(b.variants.len() - 1));
             }
         }
-        Ok(stopped)
     }
+    Ok(None)
+}
 
-    /// Runs a variant per pair of the single flips that changed something, until one removes
-    /// the symptom (its index into `b.variants`), one is interrupted or `--max-runs` is used up.
-    fn flip_pairs(
-        &self,
-        b: &mut Bisection,
-        stopped: &mut Stopped,
-        progress: &mut dyn Progress,
-    ) -> anyhow::Result<Option<usize>> {
-        let changed: Vec<Flip> = b
-            .variants
-            .iter()
-            .filter(|v| v.changed)
-            .map(|v| v.flips[0].clone())
-            .collect();
-        for i in 0..changed.len() {
-            for j in i + 1..changed.len() {
-                if b.runs >= b.max_runs {
-                    stopped.exhausted = true;
-                    return Ok(None);
-                }
-                let pair = [changed[i].clone(), changed[j].clone()];
-                let v = self.variant(&pair, progress)?;
-                b.runs += 1;
-                let verdict = v.verdict;
-                b.variants.push(v);
-                if verdict == Verdict::Interrupted {
-                    stopped.interrupted = true;
-                    return Ok(None);
-                }
-                if verdict.fixed() {
-                    return Ok(Some(b.variants.len() - 1));
-                }
-            }
-        }
-        Ok(None)
-    }
-
+impl Ctx<'_> {
     /// Writes the variant's script into `bisect/<name>/` and runs it like step 5.
     fn start(
         &self,
@@ -780,5 +786,194 @@ mod tests {
         assert!(skipped[0].reason.contains("cfg.recapture"));
         assert!(skipped[1].reason.contains("rejects"));
         assert_eq!(dir_name(&flips), "clone_output-True");
+    }
+
+    // The option search with a fake runner: each variant's verdict is looked up by its directory
+    // name and nothing is started. `run` drives the same search with real processes (the
+    // integration tests in tests/it/triage.rs, on the test double).
+
+    /// A variant as the judge returns it, `changed` as `Ctx::variant` sets it for its verdict.
+    fn judged(flips: &[Flip], verdict: Verdict) -> Variant {
+        let name = dir_name(flips);
+        Variant {
+            dir: PathBuf::from(BISECT_DIR).join(&name),
+            name,
+            flips: flips.to_vec(),
+            command: String::new(),
+            end: StepEnd::Failed { exit_code: 1 },
+            seconds: 0.0,
+            verdict,
+            first_causal_error: None,
+            difference: None,
+            outputs: None,
+            changed: matches!(verdict, Verdict::Changes | Verdict::Fails),
+        }
+    }
+
+    /// Searches the catalogue's flips (the script sets `inplace_pass=False`) with the verdict
+    /// `verdicts` gives a variant name (`otherwise` for the rest); returns the concluded
+    /// bisection and the variants in the order they were started.
+    fn search(
+        mode: Mode,
+        max_runs: usize,
+        verdicts: &[(&str, Verdict)],
+        otherwise: Verdict,
+    ) -> (Bisection, Vec<String>) {
+        let (flips, _) = plan_flips(mode, &literal(&[("inplace_pass", "False")]), None);
+        let mut b = Bisection::not_applicable("");
+        b.mode = Some(mode);
+        b.max_runs = max_runs;
+        let mut started = Vec::new();
+        let mut run = |f: &[Flip]| -> anyhow::Result<Variant> {
+            let name = dir_name(f);
+            let verdict = verdicts
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map_or(otherwise, |(_, v)| *v);
+            started.push(name);
+            Ok(judged(f, verdict))
+        };
+        let (winner, stopped) = search_options(&flips, &mut b, &mut run).unwrap();
+        b.outcome = outcome(&winner, &stopped);
+        b.implicated = winner.iter().map(|i| b.variants[*i].label(" + ")).collect();
+        conclude(&mut b, &winner);
+        (b, started)
+    }
+
+    #[test]
+    fn every_single_flip_runs_and_the_one_that_removes_the_failure_is_implicated() {
+        let (b, started) = search(
+            Mode::Failure,
+            16,
+            &[("remove_noop_ops-False", Verdict::Disappears)],
+            Verdict::Stays,
+        );
+        assert_eq!(started.len(), 10, "{started:?}");
+        assert_eq!(b.runs, 10);
+        assert_eq!(b.outcome, Outcome::Isolated);
+        assert_eq!(b.implicated, ["remove_noop_ops=False"]);
+        assert!(
+            b.conclusion.starts_with(
+                "passes only with remove_noop_ops=False → the no-op removal pass is implicated"
+            ),
+            "{}",
+            b.conclusion
+        );
+    }
+
+    #[test]
+    fn pairs_of_the_flips_that_changed_the_failure_run_in_order_until_one_removes_it() {
+        let (b, started) = search(
+            Mode::Failure,
+            16,
+            &[
+                ("remove_cat_ops-False", Verdict::Changes),
+                ("inplace_pass-True", Verdict::Changes),
+                ("pattern_fusion_pass-False", Verdict::Changes),
+                (
+                    "inplace_pass-True+pattern_fusion_pass-False",
+                    Verdict::Disappears,
+                ),
+            ],
+            Verdict::Stays,
+        );
+        // Ten single flips, then the pairs of the three that changed the failure in catalogue
+        // order, up to the first that removes it.
+        assert_eq!(
+            &started[10..],
+            [
+                "remove_cat_ops-False+inplace_pass-True",
+                "remove_cat_ops-False+pattern_fusion_pass-False",
+                "inplace_pass-True+pattern_fusion_pass-False",
+            ]
+        );
+        assert_eq!(b.outcome, Outcome::Isolated);
+        assert_eq!(
+            b.implicated,
+            ["inplace_pass=True + pattern_fusion_pass=False"]
+        );
+        assert!(
+            b.conclusion.starts_with(
+                "passes only with inplace_pass=True and pattern_fusion_pass=False together → "
+            ),
+            "{}",
+            b.conclusion
+        );
+    }
+
+    #[test]
+    fn no_flip_and_no_pair_that_helps_is_not_isolated() {
+        let (b, started) = search(
+            Mode::Failure,
+            16,
+            &[
+                ("force_recapture-True", Verdict::Changes),
+                ("clone_output-True", Verdict::Changes),
+            ],
+            Verdict::Stays,
+        );
+        assert_eq!(started.len(), 11, "one pair: {started:?}");
+        assert_eq!(b.outcome, Outcome::NotIsolated);
+        assert!(b.implicated.is_empty());
+        assert!(
+            b.conclusion.starts_with("not isolated by options: no single flip (10 run) and no pair of the flips that changed something (1 run) removes the symptom"),
+            "{}",
+            b.conclusion
+        );
+        // Nothing changed the failure: no pair is tried at all.
+        let (b, started) = search(Mode::Failure, 16, &[], Verdict::Stays);
+        assert_eq!((started.len(), b.outcome), (10, Outcome::NotIsolated));
+    }
+
+    #[test]
+    fn the_budget_and_an_interruption_end_the_search_early() {
+        let (b, started) = search(Mode::Failure, 3, &[], Verdict::Stays);
+        assert_eq!(started.len(), 3);
+        assert_eq!(b.outcome, Outcome::BudgetExhausted);
+        assert_eq!(
+            b.conclusion,
+            "not isolated by options within --max-runs 3 (3 runs): raise --max-runs to continue"
+        );
+        // The budget ends the pairs too: ten singles and one pair of three candidates.
+        let changes = [
+            ("force_recapture-True", Verdict::Changes),
+            ("clone_output-True", Verdict::Changes),
+            ("remove_cat_ops-False", Verdict::Changes),
+        ];
+        let (b, started) = search(Mode::Failure, 11, &changes, Verdict::Stays);
+        assert_eq!((started.len(), b.outcome), (11, Outcome::BudgetExhausted));
+
+        let (b, started) = search(
+            Mode::Failure,
+            16,
+            &[("clone_output-True", Verdict::Interrupted)],
+            Verdict::Stays,
+        );
+        assert_eq!(started, ["force_recapture-True", "clone_output-True"]);
+        assert_eq!(b.outcome, Outcome::Interrupted);
+        assert_eq!(
+            b.conclusion,
+            "interrupted after 2 runs: not isolated so far (what was collected is kept)"
+        );
+    }
+
+    #[test]
+    fn on_the_accuracy_path_a_flip_whose_outputs_match_step_4_is_implicated() {
+        let (b, started) = search(
+            Mode::Accuracy,
+            16,
+            &[("clone_output-True", Verdict::Matches)],
+            Verdict::Differs,
+        );
+        assert_eq!(started.len(), 9);
+        assert_eq!(b.outcome, Outcome::Isolated);
+        assert!(
+            b.conclusion.starts_with(
+                "matches step 4 only with clone_output=True → outputs are overwritten by a later replay"
+            ),
+            "{}",
+            b.conclusion
+        );
+        assert_eq!(b.sub_skill.as_deref(), Route::Accuracy.sub_skill());
     }
 }
