@@ -10,7 +10,9 @@ activated), `references/*.md` that SKILL.md links and the agent opens on demand,
    digits and single hyphens, at most 64 characters; `description` 1-1024 characters; only the
    keys the format defines), the body under 5 000 words, every relative link resolving, every
    reference linked from SKILL.md, every backticked `npgx-…` skill name naming a skill that
-   exists, and evals.json against EVALS_SCHEMA.
+   exists, evals.json against EVALS_SCHEMA, and — statically, for the blocks of 2 — every
+   `--format json` command's document known (DOCUMENTS) and every optional field a `Read:` path
+   passes through described (`May be null:`, below).
 
 2. **Commands** (with the built binary): every fenced `sh` / `bash` / `console` block of every
    SKILL.md and reference is extracted. Each command in it must start with `npgx ` and end with
@@ -32,6 +34,14 @@ activated), `references/*.md` that SKILL.md links and the agent opens on demand,
    so the table must hold a fixture that exercises every field a skill relies on — and, when the
    repository has `schemas/`, in the JSON Schema of the document (`schemas/<schema>.schema.json`,
    `<schema>` the document's own `schema` field).
+
+   A field a path passes through may be optional in that schema: its key not `required` in its
+   parent object, or its value allowed to be null. Every such prefix of a `Read:` path (`.bisect`
+   and `.bisect.nodes` of `.bisect.nodes.found[].name`) must be listed in the paragraph right
+   after `Read:`, which starts `May be null:` (or `May be absent:`), as a code span followed by a
+   parenthetical saying when: `May be null: `.first_failure` (every step passed).`. A listed
+   field that is no optional prefix of a `Read:` path is stale. The schema is the one DOCUMENTS
+   names for the command's subcommand, so this needs no run (`--form-only` checks it too).
 
 Usage: check_skills.py --npgx PATH [--skills DIR] [--schemas DIR] [--form-only]
        check_skills.py --npgx PATH --self-test   (the checker against skills that have rotted)
@@ -397,11 +407,14 @@ class Block:
     line: int
     commands: list[Command]
     reads: list[str]
+    # The `May be null:` paragraph after `Read:`: each field it lists, with the parenthetical
+    # saying when (None: there is none).
+    optional: dict[str, str | None] = field(default_factory=dict)
 
 
 def extract_blocks(doc: Path, problems: Problems) -> list[Block]:
     tokens = MarkdownIt("commonmark").parse(doc.read_text(encoding="utf-8"))
-    blocks = []
+    blocks, placed = [], set()
     for i, tok in enumerate(tokens):
         if tok.type != "fence" or tok.info.strip().split(" ")[0] not in SHELL_INFOS:
             continue
@@ -434,8 +447,47 @@ def extract_blocks(doc: Path, problems: Problems) -> list[Block]:
                             reads.append(child.content)
                         else:
                             problems.add(doc, f"line {start}: `{child.content}` is not a field path (.a.b, .list[].c)")
-        blocks.append(Block(doc, start, [c for c in commands if c], reads))
+        optional = {}
+        # The paragraph after `Read:`: `May be null:` and the optional fields, each saying when.
+        if reads and i + 5 < len(tokens) and tokens[i + 4].type == "paragraph_open":
+            inline = tokens[i + 5]
+            if inline.type == "inline" and MAY_BE.match(inline.content.strip()):
+                optional = described(inline.content)
+                placed.add(i + 5)
+        blocks.append(Block(doc, start, [c for c in commands if c], reads, optional))
+    for i, tok in enumerate(tokens):
+        if tok.type == "inline" and i not in placed and MAY_BE.match(tok.content.strip()):
+            line = tok.map[0] + 1 if tok.map else 0
+            problems.add(doc, f"line {line}: a `May be null:` paragraph belongs right after a block's `Read:` paragraph")
     return blocks
+
+
+MAY_BE = re.compile(r"^\**May be (null|absent)( or (null|absent))?\**:")
+SPAN_OR_PAREN = re.compile(r"`([^`]*)`|[()]")
+
+
+def described(text: str) -> dict[str, str | None]:
+    """The field paths a `May be null:` paragraph lists (code spans outside parentheses), each
+    with the text of the parenthetical right after it (None when there is none)."""
+    fields: dict[str, str | None] = {}
+    depth, last, owner, opened = 0, None, None, 0
+    for m in SPAN_OR_PAREN.finditer(text):
+        if m.group(1) is not None:
+            if depth == 0 and m.group(1).startswith("."):
+                last = (m.group(1), m.end())
+                fields[m.group(1)] = None
+            continue
+        if m.group(0) == "(":
+            if depth == 0:
+                follows = last is not None and not text[last[1] : m.start()].strip()
+                owner, opened = (last[0] if follows else None), m.end()
+                last = None
+            depth += 1
+        elif depth > 0:
+            depth -= 1
+            if depth == 0 and owner is not None:
+                fields[owner] = text[opened : m.start()].strip() or None
+    return fields
 
 
 def parse_command(full: str, doc: Path, line: int, problems: Problems) -> Command | None:
@@ -494,41 +546,184 @@ def walk(doc, path: str) -> bool:
     return True
 
 
+def resolve(schema: dict, ref) -> dict | None:
+    """The node a local `$ref` (`#/$defs/X`) points to, or None."""
+    if not isinstance(ref, str) or not ref.startswith("#/"):
+        return None
+    target = schema
+    for part in ref[2:].split("/"):
+        target = target.get(part, {}) if isinstance(target, dict) else {}
+    return target
+
+
+def expand(schema: dict, node, seen=()) -> list[dict]:
+    """`node` and every node it stands for: its `$ref` target, its allOf/anyOf/oneOf members."""
+    if not isinstance(node, dict):
+        return []
+    out = [node]
+    ref = node.get("$ref")
+    if resolve(schema, ref) is not None and ref not in seen:
+        out += expand(schema, resolve(schema, ref), (*seen, ref))
+    for k in ("allOf", "anyOf", "oneOf"):
+        for sub in node.get(k, []):
+            out += expand(schema, sub, seen)
+    return out
+
+
+STEP = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]*)(\[\])?")
+
+
 def schema_has(schema: dict, path: str) -> bool:
     """Whether the JSON Schema lets `path` exist: properties, items, $ref, allOf/anyOf/oneOf."""
-    def expand(node, seen=()):
-        if not isinstance(node, dict):
-            return []
-        out = [node]
-        ref = node.get("$ref")
-        if isinstance(ref, str) and ref.startswith("#/") and ref not in seen:
-            target = schema
-            for part in ref[2:].split("/"):
-                target = target.get(part, {}) if isinstance(target, dict) else {}
-            out += expand(target, (*seen, ref))
-        for k in ("allOf", "anyOf", "oneOf"):
-            for sub in node.get(k, []):
-                out += expand(sub, seen)
-        return out
-
-    frontier = expand(schema)
-    for key, each in re.findall(r"\.([A-Za-z_][A-Za-z0-9_]*)(\[\])?", path):
+    frontier = expand(schema, schema)
+    for key, each in STEP.findall(path):
         nxt = []
         for node in frontier:
             prop = node.get("properties", {}).get(key)
             if prop is None:
                 continue
-            for p in expand(prop):
+            for p in expand(schema, prop):
                 if each:
                     items = p.get("items")
                     if items is not None:
-                        nxt += expand(items)
+                        nxt += expand(schema, items)
                 else:
                     nxt.append(p)
         if not nxt:
             return False
         frontier = nxt
     return True
+
+
+# ---------------------------------------------------------------------------------------------
+# Optional fields: every one a `Read:` path passes through is described (`May be null:`).
+
+# The document each command writes with `--format json`, decided from its subcommand (the words
+# after `npgx`, and a flag that changes the document), as src/schema.rs's `written_by` lists
+# them: its schema under schemas/ and, for a schema of several bodies (`npgx.dump-config`: an
+# anyOf), the body ($defs) that subcommand writes. The first match counts.
+DOCUMENTS = [
+    ("triage analyze", "npgx.triage-analyze", None),
+    ("triage steps", "npgx.triage-analyze", None),
+    ("triage run", "npgx.triage-run", None),
+    ("triage bisect", "npgx.triage-run", None),
+    ("triage classify", "npgx.triage-classify", None),
+    ("dump-scan", "npgx.dump-scan", None),
+    ("dump-compare", "npgx.dump-compare", None),
+    ("dump-convert", "npgx.dump-convert", None),
+    ("dump-config check", "npgx.dump-config", "CheckReport"),
+    ("dump-config new", "npgx.dump-config", "NewConfig"),
+    ("dump-config plan", "npgx.dump-config", "Plan"),
+    ("merge", "npgx.merge", None),
+    ("plog --records", "npgx.plog-records", None),
+    ("plog", "npgx.plog", None),
+    ("aicore", "npgx.aicore", None),
+    ("repro", "npgx.repro", None),
+    ("report", "npgx.report", None),
+    ("schema --list", "npgx.schema-list", None),
+]
+
+
+def document_of(command: str) -> tuple[str, str | None] | None:
+    """The schema name (and body) of the document `npgx …` writes, from DOCUMENTS; None when
+    the table has no row for it."""
+    words = command.split()[1:]
+    for key, name, body in DOCUMENTS:
+        sub = [w for w in key.split() if not w.startswith("-")]
+        flags = [w for w in key.split() if w.startswith("-")]
+        if words[: len(sub)] == sub and all(f in words for f in flags):
+            return name, body
+    return None
+
+
+def present(schema: dict, node, key: str) -> bool:
+    """Whether every object `node` may be holds `key`: in its `required` (or an allOf member's;
+    every non-null anyOf/oneOf branch's). A property with a `default` counts as present:
+    schemars drops `#[serde(default)]` fields from `required` (older documents of the version
+    may lack them), but the writer always serialises them. schemars writes no `default` for a
+    field that also has `skip_serializing_if` (Classification's `remedy`, `missing`, `kind`), and
+    every field with one in schemas/ was checked to be written always (ScanGroup, ProcessSummary,
+    Classification, TriageAnalysis, FxNode, TensorMeta). A null default still counts as null."""
+    if not isinstance(node, dict):
+        return False
+    if key in node.get("required", []) or "default" in node.get("properties", {}).get(key, {}):
+        return True
+    target = resolve(schema, node.get("$ref"))
+    if target is not None and present(schema, target, key):
+        return True
+    if any(present(schema, sub, key) for sub in node.get("allOf", [])):
+        return True
+    branches = [b for k in ("anyOf", "oneOf") for b in node.get(k, []) if not allows_null(schema, b)]
+    return bool(branches) and all(present(schema, b, key) for b in branches)
+
+
+def allows_null(schema: dict, node) -> bool:
+    """Whether `node` lets the value be null: `type` null (or a list holding it), also through
+    $ref, allOf/anyOf/oneOf."""
+    for n in expand(schema, node):
+        t = n.get("type")
+        if t == "null" or (isinstance(t, list) and "null" in t):
+            return True
+    return False
+
+
+def optional_prefixes(schema: dict, root: dict, path: str) -> dict[str, str]:
+    """The prefixes of `path` (`.a.b[].c`) that end at an optional step, each with how:
+    `absent` (its parent object does not require the key), `null` (its schema allows null), or
+    `null elements` (`.b[]`: the list's items allow null)."""
+    values, prefix, found = [root], "", {}
+    for key, each in STEP.findall(path):
+        prefix += f".{key}"
+        holders = [v for v in values if any(key in n.get("properties", {}) for n in expand(schema, v))]
+        props = [n["properties"][key] for v in holders for n in expand(schema, v) if key in n.get("properties", {})]
+        if not props:
+            break  # not in the schema: check_schemas reports it
+        hows = [] if all(present(schema, v, key) for v in holders) else ["absent"]
+        hows += ["null"] if any(allows_null(schema, p) for p in props) else []
+        if hows:
+            found[prefix] = " or ".join(hows)
+        values = props
+        if each:
+            values = [n["items"] for p in props for n in expand(schema, p) if isinstance(n.get("items"), dict)]
+            if any(allows_null(schema, i) for i in values):
+                found[prefix + "[]"] = "null elements"
+            prefix += "[]"
+    return found
+
+
+def check_described(block: Block, schemas: Path | None, problems: Problems) -> None:
+    """Each `--format json` command has a row in DOCUMENTS, and every optional field a `Read:`
+    path passes through (not required in its parent, or nullable, in the document's schema) is
+    listed under `May be null:` with when it is null or absent; a listed field that is not one
+    of them is stale."""
+    at = f"line {block.line}:"
+    reader = json_command(block)
+    if block.reads and reader is None:
+        problems.add(block.doc, f"{at} `Read:` needs exactly one `--format json` command in the block")
+    for cmd in block.commands:
+        if "--format json" in cmd.text and document_of(cmd.text) is None:
+            problems.add(block.doc, f"line {cmd.line}: `{cmd.text}`: no schema in the table of documents (check_skills.py DOCUMENTS)")
+    if schemas is None or reader is None or document_of(reader.text) is None:
+        return
+    name, body = document_of(reader.text)
+    sfile = schemas / f"{name}.schema.json"
+    if not sfile.is_file():
+        problems.add(block.doc, f"{at} no schema {sfile}")
+        return
+    schema = json.loads(sfile.read_text(encoding="utf-8"))
+    root = {"$ref": f"#/$defs/{body}"} if body else schema
+    needed = {}
+    for path in block.reads:
+        for prefix, how in optional_prefixes(schema, root, path).items():
+            needed.setdefault(prefix, how)
+    for prefix, how in needed.items():
+        if prefix not in block.optional:
+            problems.add(block.doc, f"{at} `{prefix}` may be {how} ({sfile.name}): list it under `May be null:` after `Read:`, saying when")
+    for span, when in block.optional.items():
+        if span not in needed:
+            problems.add(block.doc, f"{at} `{span}` under `May be null:` is no optional field of a `Read:` path in {sfile.name}")
+        if not when:
+            problems.add(block.doc, f"{at} `{span}` under `May be null:` does not say when, in parentheses after it")
 
 
 def skill_of(doc: Path) -> str:
@@ -550,8 +745,6 @@ def run_block(block: Block, npgx: Path, python: str, work: Path, schemas: Path |
     if missing or absent:
         return problems, 0
     reader = json_command(block)
-    if block.reads and reader is None:
-        problems.add(block.doc, f"{at} `Read:` needs exactly one `--format json` command in the block")
     documents = []
     runs = 0
     started = time.monotonic()
@@ -596,9 +789,12 @@ def run_block(block: Block, npgx: Path, python: str, work: Path, schemas: Path |
 
 
 def check_schemas(block: Block, documents: list, schemas: Path, problems: Problems) -> None:
-    """Each document validates against its committed schema, and every `Read:` path is one the
-    schema defines (a field the agent relies on is part of the published contract)."""
+    """Each document validates against its committed schema (and is the document, and body, that
+    DOCUMENTS names for its command), and every `Read:` path is one the schema defines (a field
+    the agent relies on is part of the published contract)."""
     at = f"line {block.line}:"
+    reader = json_command(block)
+    table = document_of(reader.text) if reader else None
     for doc in documents:
         name = doc.get("schema") if isinstance(doc, dict) else None
         sfile = schemas / f"{name}.schema.json"
@@ -609,6 +805,12 @@ def check_schemas(block: Block, documents: list, schemas: Path, problems: Proble
         for err in jsonschema.Draft202012Validator(schema).iter_errors(doc):
             loc = "/".join(str(p) for p in err.absolute_path)
             problems.add(block.doc, f"{at} the `{name}` document does not validate at {loc or '(root)'}: {err.message[:200]}")
+        if table and table[0] != name:
+            problems.add(block.doc, f"{at} the document is `{name}`, DOCUMENTS says `{table[0]}`")
+        elif table and table[1]:
+            body = {"$defs": schema.get("$defs", {}), "$ref": f"#/$defs/{table[1]}"}
+            if not jsonschema.Draft202012Validator(body).is_valid(doc):
+                problems.add(block.doc, f"{at} the `{name}` document is not the body `{table[1]}` DOCUMENTS names")
         for path in block.reads:
             if not schema_has(schema, path):
                 problems.add(block.doc, f"{at} `{path}` is not in {sfile}")
@@ -617,6 +819,8 @@ def check_schemas(block: Block, documents: list, schemas: Path, problems: Proble
 def check(skills: Path, npgx: Path | None, python: str, problems: Problems, schemas: Path = REPO / "schemas") -> tuple[int, int]:
     docs = check_form(skills, problems)
     blocks = [b for d in docs for b in extract_blocks(d, problems)]
+    for b in blocks:
+        check_described(b, schemas if schemas.is_dir() else None, problems)
     if npgx is None:
         return len(blocks), 0
     with tempfile.TemporaryDirectory(prefix="npgx-skills-") as tmp:
@@ -638,9 +842,13 @@ ROTTEN = {
         "---\nname: npgx-rotten\ndescription: a skill whose commands and fields have rotted\n---\n\n"
         "See [the detail](references/detail.md) and `npgx-nowhere`.\n\n"
         "```sh\nnpgx triage classify <PASTED_OUTPUT> --format json   # exit 0\n```\n\n"
-        "Read: `.items[].route`, `.items[].no_such_field`.\n\n"
+        "Read: `.items[].route`, `.items[].no_such_field`, `.items[].settle`.\n\n"
         "```sh\nnpgx plog <NO_SUCH_FIXTURE> --format json   # exit 0\n```\n\n"
-        "```sh\nnpgx triage classify <PASTED_OUTPUT>\ngrep ERROR <PLOG>   # exit 0\n```\n"
+        "Read: `.first_causal.line`.\n\n"
+        "May be absent: `.warnings` (never), `.first_causal`.\n\n"
+        "```sh\nnpgx triage classify <PASTED_OUTPUT>\ngrep ERROR <PLOG>   # exit 0\n```\n\n"
+        "```sh\nnpgx schema npgx.plog --format json   # exit 0\n```\n\n"
+        "May be null: `.stray` (after no `Read:`).\n"
     ),
     "Bad_Name": "---\nname: bad-name\ndescription: ''\n---\n\nbody\n",
 }
@@ -658,6 +866,11 @@ EXPECTED_ROT = [
     "no evals/evals.json",
     "skill_activated `npgx-gone` names no skill",
     "evals/0: 'expected_output' is a required property",
+    "`.items[].settle` may be absent",
+    "`.warnings` under `May be null:` is no optional field",
+    "`.first_causal` under `May be null:` does not say when",
+    "`npgx schema npgx.plog --format json`: no schema in the table of documents",
+    "a `May be null:` paragraph belongs right after a block's `Read:` paragraph",
 ]
 
 
@@ -696,6 +909,36 @@ def self_test(npgx: Path, python: str) -> int:
     for path, want in ((".items[].route", True), (".items[].settle", False), (".items.route", False)):
         if schema_has(schema, path) != want:
             missed.append(f"schema_has({path}) should be {want}")
+    # Optional steps: not required (a `default` counts as present), nullable, through $ref and anyOf.
+    schema = {
+        "type": "object",
+        "required": ["run"],
+        "properties": {
+            "run": {"$ref": "#/$defs/run"},
+            "why": {"type": "string", "default": ""},
+            "items": {"type": "array", "items": {"type": "object", "required": ["a"], "properties": {"a": {"type": "integer"}}}},
+        },
+        "$defs": {
+            "run": {
+                "type": "object",
+                "required": ["root", "plan"],
+                "properties": {"root": {"type": "string"}, "plan": {"anyOf": [{"$ref": "#/$defs/plan"}, {"type": "null"}]}},
+            },
+            "plan": {"type": "object", "required": ["call"], "properties": {"call": {"type": ["string", "null"]}}},
+        },
+    }
+    for path, want in (
+        (".run.root", {}),
+        (".run.plan.call", {".run.plan": "null", ".run.plan.call": "null"}),
+        (".why", {}),
+        (".items[].a", {".items": "absent"}),
+    ):
+        if optional_prefixes(schema, schema, path) != want:
+            missed.append(f"optional_prefixes({path}) should be {want}, is {optional_prefixes(schema, schema, path)}")
+    # The fields a `May be null:` paragraph lists, each with its parenthetical (a nested one whole).
+    got = described("May be null: `.a` (when `x` (or y)), `.b`, `.c`\n(z) and `d`.")
+    if got != {".a": "when `x` (or y)", ".b": None, ".c": "z"}:
+        missed.append(f"described(…) gave {got}")
     # The document walk: a present key counts even when null; a missing one or a wrong shape does not.
     doc = {"items": [{"route": None}, {"x": 1}], "run": {"root": "r"}}
     for path, want in ((".items[].route", True), (".items[].why", False), (".run.root", True), (".run[].root", False)):

@@ -127,7 +127,7 @@ pub struct NewArgs {
     #[arg(long, requires = "output")]
     pub force: bool,
     /// Also print the Python lines that point a torchair CompilerConfig at the file (to stdout
-    /// with -o, else to stderr so stdout stays pure JSON).
+    /// with -o, else to stderr so stdout stays pure JSON; in the JSON document as `torchair`).
     #[arg(long)]
     pub torchair: bool,
     /// `json`: print the npgx document (preset, where it was written, the config) instead of
@@ -197,9 +197,14 @@ fn new(a: NewArgs) -> anyhow::Result<ExitCode> {
         single_op: a.single_op,
     };
     let made = crate::config::new_config(a.preset, &options, a.output.as_deref(), a.force)?;
+    let made = if a.torchair {
+        made.with_torchair()
+    } else {
+        made
+    };
     let (stdout, stderr) = match a.format {
         TextFormat::Json => (render::new_json(&made)? + "\n", String::new()),
-        TextFormat::Text => render::new_text(&made, a.torchair),
+        TextFormat::Text => render::new_text(&made),
     };
     super::print(&stdout)?;
     eprint!("{stderr}");

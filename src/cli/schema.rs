@@ -1,4 +1,4 @@
-//! `npgx schema NAME` and `npgx schema --list`: the JSON Schemas of npgx's documents.
+//! `npgx schema NAME` and `npgx schema [--list]`: the JSON Schemas of npgx's documents.
 
 use std::process::ExitCode;
 
@@ -6,7 +6,7 @@ use super::TextFormat;
 use crate::report::schema as render;
 use crate::schema;
 
-/// Print the JSON Schema (draft 2020-12) of an npgx JSON document, or list them all.
+/// Print the JSON Schema (draft 2020-12) of an npgx JSON document, or list them all (no NAME).
 ///
 /// Every `--format json` document npgx writes has one, generated from the types that write it:
 /// `schema` and `schema_version` are constants, fields every document of the version has are
@@ -20,13 +20,10 @@ use crate::schema;
 )]
 pub struct Args {
     /// The document's name, as its `schema` field gives it (`npgx.dump-scan`; `dump-scan` too).
-    #[arg(
-        value_name = "NAME",
-        required_unless_present = "list",
-        conflicts_with = "list"
-    )]
+    /// Without it, the list of every document.
+    #[arg(value_name = "NAME", conflicts_with = "list")]
     pub name: Option<String>,
-    /// List every document with its version and what writes it, instead of printing a schema.
+    /// List every document with its version and what writes it (what no NAME does too).
     #[arg(long)]
     pub list: bool,
     /// With `--list`: a table, or the `npgx.schema-list` JSON document. A schema itself is always

@@ -219,6 +219,19 @@ pub struct NewConfig {
     pub text: String,
     /// The same, as JSON.
     pub config: serde_json::Value,
+    /// `--torchair`: the Python lines that point a torchair `CompilerConfig` at the written file
+    /// (at `dump_config.json` when it was not written).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub torchair: Option<String>,
+}
+
+impl NewConfig {
+    /// The same config with its [`NewConfig::torchair`] lines.
+    pub fn with_torchair(mut self) -> NewConfig {
+        let path = self.written.as_deref().unwrap_or("dump_config.json");
+        self.torchair = Some(preset::torchair_lines(path));
+        self
+    }
 }
 
 /// Writes a config from `preset` — never one that `check` rejects — to `output` when given
@@ -249,6 +262,7 @@ pub fn new_config(
         written,
         text,
         config,
+        torchair: None,
     })
 }
 

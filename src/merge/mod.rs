@@ -177,7 +177,8 @@ impl Unseen {
 /// Everything a merge found.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MergeReport {
-    /// Whether every shard was read and every rank of every step seen (`unseen` is empty).
+    /// Whether every shard was read and every rank of every step seen (`unseen` is empty), and
+    /// there was a step to see (shards without a tensor row are never complete).
     pub complete: bool,
     pub unseen: Unseen,
     pub summary: Summary,

@@ -578,8 +578,16 @@ pub fn merge(inputs: &[PathBuf]) -> anyhow::Result<MergeReport> {
     let out = step_reports(steps, &mut summary);
     unread.retain(|u| files.iter().any(|f| f.display().to_string() == u.shard));
     let unseen = unseen(&out, &skipped, unread);
+    // Without one tensor row no rank is known, so none can be missing either: that is not a
+    // complete merge, whatever `unseen` says.
+    if out.is_empty() {
+        warnings.push(
+            "no shard holds a tensor: no step and no rank was seen (did the scans check nothing?)"
+                .into(),
+        );
+    }
     Ok(MergeReport {
-        complete: unseen.is_empty(),
+        complete: unseen.is_empty() && !out.is_empty(),
         unseen,
         summary,
         steps: out,

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use crate::config::plan::{Plan, Scene};
-use crate::config::{preset, CheckReport, DumpType, NewConfig, OperatorDump, Severity};
+use crate::config::{CheckReport, DumpType, NewConfig, OperatorDump, Severity};
 
 /// The JSON document of `check` (`npgx.dump-config`, docs/dump-config.md). Each problem also
 /// carries `log_line`, the line CANN writes to its log ([`crate::config::ProblemOut`]).
@@ -28,30 +28,18 @@ pub fn new_json(made: &NewConfig) -> anyhow::Result<String> {
 }
 
 /// What `new` prints by default: the config on stdout (unless it was written to a file) and
-/// a note on stderr; with `torchair`, the Python lines that point a CompilerConfig at it (on
-/// stdout with a file, else on stderr so stdout stays pure JSON). Returns (stdout, stderr).
-pub fn new_text(made: &NewConfig, torchair: bool) -> (String, String) {
+/// a note on stderr; with its torchair lines (`--torchair`), the Python lines that point a
+/// CompilerConfig at it (on stdout with a file, else on stderr so stdout stays pure JSON).
+/// Returns (stdout, stderr). The JSON document carries them as `torchair`.
+pub fn new_text(made: &NewConfig) -> (String, String) {
+    let torchair = made.torchair.clone().unwrap_or_default();
     match &made.written {
-        Some(path) => {
-            let note = format!("wrote {path} ({} preset)\n", made.preset);
-            let out = if torchair {
-                preset::torchair_lines(path)
-            } else {
-                String::new()
-            };
-            (out, note)
-        }
-        None => {
-            let err = if torchair {
-                format!(
-                    "# save the JSON above, then:\n{}",
-                    preset::torchair_lines("dump_config.json")
-                )
-            } else {
-                String::new()
-            };
-            (made.text.clone(), err)
-        }
+        Some(path) => (torchair, format!("wrote {path} ({} preset)\n", made.preset)),
+        None if torchair.is_empty() => (made.text.clone(), String::new()),
+        None => (
+            made.text.clone(),
+            format!("# save the JSON above, then:\n{torchair}"),
+        ),
     }
 }
 

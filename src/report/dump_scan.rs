@@ -64,7 +64,9 @@ fn as_read(x: f32) -> serde_json::Result<serde_json::Value> {
 
 #[derive(serde::Serialize)]
 struct Document<'a> {
-    /// Whether every file found could be read (`errors` is empty).
+    /// Whether the scan covers the tree: every file found could be read (`errors` is empty) and
+    /// something was checked (a scan that found no dump file checked nothing: exit 2, no
+    /// all-clear).
     complete: bool,
     #[serde(flatten)]
     report: &'a ScanReport,
@@ -96,7 +98,7 @@ fn with_document<R>(
     f: impl FnOnce(&super::Envelope<'_, Document<'_>>) -> R,
 ) -> R {
     let doc = Document {
-        complete: report.errors.is_empty(),
+        complete: report.errors.is_empty() && !report.nothing_checked(),
         report,
         next: report.next(),
         tensors: all.then_some(Tensors(&report.tensors)),

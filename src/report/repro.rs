@@ -326,9 +326,14 @@ fn readme_how_to_run(s: &mut String, case: &Case) {
     for f in &case.files {
         match f.kind.as_str() {
             "oput" => {
+                let inputs = if case.dump.is_some() {
+                    "the dumped inputs"
+                } else {
+                    "random inputs (no dump was given: see *Missing*)"
+                };
                 let _ = writeln!(
                     s,
-                    "- `python3 {}` on a machine with CANN's op_test_frame and an NPU runs the kernel on the dumped inputs.\n- `run_config.json` holds the same kernel launch for msaicerr-style single-op runners (paths relative to this directory; inputs in the device layout).",
+                    "- `python3 {}` on a machine with CANN's op_test_frame and an NPU runs the kernel on {inputs}.\n- `run_config.json` holds the same kernel launch for msaicerr-style single-op runners (paths relative to this directory; inputs in the device layout).",
                     f.path
                 );
             }

@@ -607,19 +607,27 @@ fn route_table(text: &str) -> Option<(Routing, usize, String)> {
         let Some(cells) = table_cells(line) else {
             continue;
         };
-        if let Some(w) = header_has(&cells, ACCURACY_COLUMNS) {
-            return Some((
-                Routing::new(Route::Accuracy, "table.accuracy", Some(w)),
+        let found = [
+            (ACCURACY_COLUMNS, Route::Accuracy, "table.accuracy", "score"),
+            (
+                PERFORMANCE_COLUMNS,
+                Route::Performance,
+                "table.performance",
+                "throughput / latency",
+            ),
+        ]
+        .into_iter()
+        .find_map(|(columns, route, rule, what)| {
+            header_has(&cells, columns).map(|w| (route, rule, what, w))
+        });
+        if let Some((route, rule, what, w)) = found {
+            let mut r = Routing::new(route, rule, Some(w));
+            r.why = format!(
+                "no error; a report table whose header has a {what} column (`{w}`, line {}): a {} report",
                 i + 1,
-                line.trim_end().to_string(),
-            ));
-        }
-        if let Some(w) = header_has(&cells, PERFORMANCE_COLUMNS) {
-            return Some((
-                Routing::new(Route::Performance, "table.performance", Some(w)),
-                i + 1,
-                line.trim_end().to_string(),
-            ));
+                route.as_str()
+            );
+            return Some((r, i + 1, line.trim_end().to_string()));
         }
     }
     None

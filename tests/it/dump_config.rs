@@ -1135,6 +1135,29 @@ fn new_writes_refuses_to_overwrite_and_prints_torchair_lines() {
         py.contains(&format!("config.dump_config.dump_config_path = \"{fs}\"")),
         "{py}"
     );
+    // The same lines in the JSON document, which then is all stdout holds.
+    let g = dir.join("json_config.json");
+    let gs = g.to_str().expect("utf-8");
+    let doc = npgx_json(
+        [
+            "dump-config",
+            "new",
+            "stats",
+            "-o",
+            gs,
+            "--torchair",
+            "--format",
+            "json",
+        ],
+        0,
+    );
+    let lines = doc["torchair"].as_str().expect("torchair lines");
+    assert!(
+        lines.contains(&format!("config.dump_config.dump_config_path = \"{gs}\"")),
+        "{lines}"
+    );
+    let plain = npgx_json(["dump-config", "new", "stats", "--format", "json"], 0);
+    assert!(plain.get("torchair").is_none(), "{plain:#}");
     let again = npgx(["dump-config", "new", "overflow", "-o", fs]);
     assert_eq!(again.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&again.stderr).contains("exists; pass --force to overwrite it"));

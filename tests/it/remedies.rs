@@ -2,10 +2,11 @@
 //! `parsers/src/knowledge/remedy.tsv`) and `dump-compare`'s `next:` line — runs as printed once
 //! the user fills its `<PLACEHOLDERS>`: exit 0, 1 or 3, never 2. The placeholders are filled here
 //! with fixtures of what they stand for (a plog folder, rank logs, a new case folder, two dump
-//! trees). Commands that start a PyTorch run (`triage run <SCRIPT>`, `triage bisect
-//! <TRIAGE_ROOT>`: minutes of PyTorch each, run for real in tests/it/triage.rs) are checked for
-//! their arguments: with the placeholder pointing at nothing, npgx must fail on the missing path,
-//! not on the command line.
+//! trees). Commands that start a PyTorch run (`triage run <SCRIPT>`, `triage bisect <SCRIPT>`:
+//! minutes of PyTorch each, run for real in tests/it/triage.rs) are checked for their arguments:
+//! with the script missing, npgx must fail reading that script, not on the command line — so a
+//! placeholder standing where npgx expects something else (a tree where it reads a script) fails
+//! here.
 
 use std::path::PathBuf;
 use std::process::Output;
@@ -23,10 +24,7 @@ fn pasted() -> PathBuf {
 /// A command line split into words, its placeholders filled; `None` when it starts PyTorch.
 fn filled(command: &str, case: usize) -> Option<Vec<String>> {
     let words: Vec<String> = command.split(' ').skip(1).map(str::to_string).collect();
-    if words
-        .iter()
-        .any(|w| w == "<SCRIPT>" || w == "<TRIAGE_ROOT>")
-    {
+    if words.iter().any(|w| w == "<SCRIPT>") {
         return None;
     }
     Some(
@@ -89,22 +87,34 @@ fn every_remedy_check_runs_as_printed() {
                     ran += 1;
                 }
                 None => {
-                    // The arguments parse: with the inputs missing, npgx names the missing path
-                    // (exit 2 from the run, not a usage error).
-                    let args: Vec<String> = command
-                        .split(' ')
-                        .skip(1)
-                        .map(|w| match w {
-                            "<SCRIPT>" => "/nonexistent/model.py".to_string(),
-                            "<TRIAGE_ROOT>" => "/nonexistent/triage".to_string(),
-                            w => w.to_string(),
-                        })
-                        .collect();
-                    let out = npgx(&args);
-                    let err = String::from_utf8_lossy(&out.stderr);
+                    // The arguments parse and the script stands where npgx reads one: with a
+                    // directory in its place npgx refuses to read it, with it missing npgx names
+                    // it (exit 2 from the run, not a usage error).
+                    let with = |script: &str| -> String {
+                        let args: Vec<String> = command
+                            .split(' ')
+                            .skip(1)
+                            .map(|w| match w {
+                                "<SCRIPT>" => script.to_string(),
+                                w => {
+                                    assert!(!w.starts_with('<'), "{command}: {w} has no fixture");
+                                    w.to_string()
+                                }
+                            })
+                            .collect();
+                        String::from_utf8_lossy(&npgx(&args).stderr).into_owned()
+                    };
+                    let err = with("/nonexistent/model.py");
                     assert!(
-                        !err.contains("Usage:") && err.contains("/nonexistent/"),
+                        !err.contains("Usage:")
+                            && err.contains("cannot read /nonexistent/model.py"),
                         "`{command}` does not parse as printed: {err}"
+                    );
+                    let dir = scratch(&format!("remedy-not-a-script-{k}-{j}"));
+                    let err = with(dir.to_str().unwrap());
+                    assert!(
+                        err.contains("Is a directory"),
+                        "`{command}`: <SCRIPT> is not read as a script: {err}"
                     );
                     parsed += 1;
                 }

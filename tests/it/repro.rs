@@ -314,6 +314,12 @@ fn ascendc_kernel_name_strips_the_tiling_key() {
         cfg["block_dim"], 48,
         "the log's blockDim wins over the JSON's -1"
     );
+    // No dump given: the README does not promise dumped inputs.
+    let readme = std::fs::read_to_string(out.join("README.md")).unwrap();
+    assert!(
+        readme.contains("runs the kernel on random inputs (no dump was given"),
+        "{readme}"
+    );
     let notes = case["notes"].as_array().unwrap();
     assert!(
         notes.iter().any(|n| n

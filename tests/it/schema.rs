@@ -119,7 +119,8 @@ fn the_list_names_every_document_with_its_version() {
     );
 }
 
-/// An unknown name is a usage error that lists the names; a bare name works as the full one.
+/// An unknown name is a usage error that lists the names; no name lists them; a bare name works as
+/// the full one.
 #[test]
 fn an_unknown_name_exits_2_with_the_list() {
     let out = npgx(["schema", "npgx.nothing"]);
@@ -129,7 +130,10 @@ fn an_unknown_name_exits_2_with_the_list() {
     assert!(err.contains("\"npgx.nothing\""), "{err}");
     assert!(err.contains("npgx.dump-scan"), "{err}");
     assert!(err.contains("npgx.triage-run"), "{err}");
-    assert_eq!(npgx(["schema"]).status.code(), Some(2));
+    // No name at all lists them, as the help says.
+    let bare = npgx(["schema"]);
+    assert_eq!(bare.status.code(), Some(0));
+    assert_eq!(bare.stdout, npgx(["schema", "--list"]).stdout);
     assert_eq!(
         npgx(["schema", "dump-scan"]).stdout,
         npgx(["schema", "npgx.dump-scan"]).stdout

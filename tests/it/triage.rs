@@ -71,6 +71,10 @@ fn classify_matches_the_readmes_for_every_sample() {
     assert_eq!(items.len(), expected.len());
     let mut misses = Vec::new();
     for ((dir, e), item) in expected.iter().zip(&items) {
+        // Every item says what decided it (the skills tell agents to read `why`).
+        if item["why"].as_str().is_none_or(str::is_empty) {
+            misses.push(format!("{dir}/{}: no `why`", e.file));
+        }
         if let Some(route) = &e.route {
             if item["route"] != route.as_str() {
                 misses.push(format!(

@@ -178,6 +178,23 @@ pub struct CausalError {
     /// Traceback frames (line number, `file function`) above the error or its wrapper.
     #[serde(skip)]
     pub frames: Vec<(u64, String)>,
+    /// The innermost frame of that traceback in the user's code (outside torch, torch_npu,
+    /// torchair and installed packages): the line of the model that made the failing call. Absent
+    /// without a traceback or when every frame is a library's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_frame: Option<UserFrame>,
+}
+
+/// A traceback frame in the user's code.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct UserFrame {
+    pub file: String,
+    /// The line in that file.
+    pub line: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub function: Option<String>,
+    /// The 1-based line of the log that holds the frame.
+    pub log_line: u64,
 }
 
 impl CausalError {
@@ -404,11 +421,56 @@ fn context(lines: &[WinLine<'_>], cands: &[Candidate], k: usize) -> Vec<(u64, St
     out
 }
 
+/// Lines after an exception in which Dynamo's `from user code:` list is looked for.
+const USER_CODE_REACH: usize = 64;
+
+/// The user's frame of the error at window index `at`: the innermost frame in the user's code
+/// of Dynamo's `from user code:` list below the exception (the code it was tracing), else of the
+/// traceback frames above it (`frames`: log line numbers into `lines`).
+fn user_frame(lines: &[WinLine<'_>], at: usize, frames: &[(u64, String)]) -> Option<UserFrame> {
+    let user = |no: u64, text: &str| {
+        let f = crate::torch_logs::python::frame_line(text)?;
+        (!f.is_library()).then_some(UserFrame {
+            file: f.file,
+            line: f.line,
+            function: f.function,
+            log_line: no,
+        })
+    };
+    let below = lines.get(at + 1..).unwrap_or_default();
+    let listed = below
+        .iter()
+        .take(USER_CODE_REACH)
+        .position(|l| l.rest.trim() == "from user code:")
+        .map(|p| {
+            // The frames and their code lines, up to the first line that is neither.
+            let mut found = None;
+            for l in &below[p + 1..] {
+                let t = l.rest.trim_start();
+                if t.starts_with("File \"") {
+                    if let Some(u) = user(l.no, l.rest) {
+                        found = Some(u);
+                    }
+                } else if t.is_empty() || l.rest.len() == t.len() {
+                    break;
+                }
+            }
+            found
+        });
+    listed.flatten().or_else(|| {
+        frames.iter().rev().find_map(|(no, _)| {
+            let i = lines.binary_search_by_key(no, |l| l.no).ok()?;
+            user(*no, lines[i].rest)
+        })
+    })
+}
+
 fn to_error(lines: &[WinLine<'_>], c: Candidate) -> CausalError {
     let raw = lines[c.index].raw.trim_end();
     let text = raw[..floor_char(raw, 4096)].to_string();
     let mut ev_lines: Vec<u64> = c.scope.iter().map(|(n, _)| *n).collect();
     ev_lines.dedup();
+    let user_frame = user_frame(lines, c.index, &c.frames);
     CausalError {
         line: lines[c.index].no,
         text,
@@ -428,6 +490,7 @@ fn to_error(lines: &[WinLine<'_>], c: Candidate) -> CausalError {
         },
         phase: None,
         context: Vec::new(),
+        user_frame,
         scope: c
             .scope
             .into_iter()
@@ -465,6 +528,29 @@ mod tests {
 
     fn first(text: &str) -> CausalError {
         first_causal_error(text.as_bytes()).expect("a causal error")
+    }
+
+    #[test]
+    fn the_user_frame_is_the_innermost_frame_outside_the_libraries() {
+        // Above the exception: the model's line, under torch's module machinery.
+        let above = "Traceback (most recent call last):\n  File \"/home/u/train.py\", line 40, in <module>\n    out = compiled(x)\n  File \"/home/u/model.py\", line 12, in forward\n    h = torch.relu(self.lin(x))\n  File \"/usr/lib/python3.11/site-packages/torch/nn/modules/module.py\", line 1773, in _call_impl\n    return forward_call(*args, **kwargs)\nRuntimeError: shape mismatch\n";
+        let f = first(above).user_frame.expect("a user frame");
+        assert_eq!(
+            (f.file.as_str(), f.line, f.function.as_deref(), f.log_line),
+            ("/home/u/model.py", 12, Some("forward"), 4)
+        );
+        // Dynamo's `from user code:` below the exception wins over the frames above it.
+        let dynamo = "Traceback (most recent call last):\n  File \"/home/u/train.py\", line 40, in <module>\n    out = compiled(x)\n  File \"/opt/py/lib/python3.11/site-packages/torch/_dynamo/eval_frame.py\", line 659, in _fn\n    raise e.with_traceback(None) from None\ntorch._dynamo.exc.Unsupported: Operator does not support running with fake tensors\n\nfrom user code:\n   File \"/home/u/model.py\", line 21, in forward\n    q = torch.ops._C.rotary_embedding(q, k)\n";
+        let c = first(dynamo);
+        assert_eq!(c.line, 6);
+        let f = c.user_frame.expect("the user code frame");
+        assert_eq!(
+            (f.file.as_str(), f.line, f.log_line),
+            ("/home/u/model.py", 21, 9)
+        );
+        // Only library frames: none.
+        let lib = "Traceback (most recent call last):\n  File \"/x/site-packages/torch/a.py\", line 1, in f\n    g()\nValueError: bad\n";
+        assert_eq!(first(lib).user_frame, None);
     }
 
     // Class 1: decorated pastes — quotes (with lazy continuation), fences, a paste indented as

@@ -39,6 +39,21 @@ pub struct Frame {
     pub function: Option<String>,
 }
 
+impl Frame {
+    /// Whether the frame is in a library rather than in the user's code: torch, torch_npu,
+    /// torchair or anything installed under site-packages / dist-packages, or generated code
+    /// (`<eval_with_key>.0`, `<frozen runpy>`).
+    pub fn is_library(&self) -> bool {
+        let f = self.file.replace('\\', "/");
+        f.starts_with('<')
+            || f.contains("/site-packages/")
+            || f.contains("/dist-packages/")
+            || ["torch", "torch_npu", "torchair"]
+                .iter()
+                .any(|p| f.starts_with(&format!("{p}/")) || f.contains(&format!("/{p}/")))
+    }
+}
+
 /// Parses a traceback frame line (leading indentation allowed).
 pub fn frame_line(s: &str) -> Option<Frame> {
     let rest = s.trim_start().strip_prefix("File \"")?;
