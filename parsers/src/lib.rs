@@ -14,6 +14,7 @@ pub mod causal;
 pub mod compiler_diag;
 pub mod dump;
 pub mod dump_config;
+pub mod fx_graph;
 pub mod ge_graph;
 pub mod knowledge;
 pub mod kv;

@@ -8,6 +8,7 @@ use npgx_parsers::aicore::scan_text;
 use npgx_parsers::cann_error::{parse_reports, parse_torch_npu_lines};
 use npgx_parsers::causal::first_causal_error;
 use npgx_parsers::compiler_diag::parse_diagnostic;
+use npgx_parsers::fx_graph::{parse_readable, parse_torchair_py};
 use npgx_parsers::plog::parse_records;
 
 const TEXT: &str = "\
@@ -67,14 +68,13 @@ fn the_unmutated_text_is_understood() {
     assert_eq!(diagnostics.count(), 3);
 }
 
-#[test]
-fn mutations_never_panic() {
-    let base = TEXT.as_bytes();
+/// Runs `run` on `base` cut at every `step`-th position and with the byte there deleted,
+/// replaced by `odd` or by an invalid UTF-8 byte, or preceded by a line break; sums what it
+/// returns.
+fn mutated(base: &[u8], step: usize, odd: u8, run: impl Fn(&[u8]) -> usize) -> usize {
     let mut total = 0usize;
-    for i in (0..base.len()).step_by(6) {
-        let mut cut = base[..i].to_vec();
-        total += run_all(&cut);
-        cut.clear();
+    for i in (0..base.len()).step_by(step) {
+        total += run(&base[..i]);
         for m in 0..4u8 {
             let mut v = base.to_vec();
             match m {
@@ -82,11 +82,41 @@ fn mutations_never_panic() {
                     v.remove(i);
                 }
                 1 => v[i] = 0xff,
-                2 => v[i] = 0,
+                2 => v[i] = odd,
                 _ => v.insert(i, b'\n'),
             }
-            total += run_all(&v);
+            total += run(&v);
         }
     }
-    assert!(total > 0);
+    total
+}
+
+#[test]
+fn mutations_never_panic() {
+    assert!(mutated(TEXT.as_bytes(), 6, 0, run_all) > 0);
+}
+
+/// The FX graph texts (torchair's `.py` graph dump and PyTorch's readable form), mutated alike.
+const FX: &str = "\
+arg0_1_0 = ge.Data(index=0, dtype=0, shape=[2], placement=\"NPU\", node_name=\"arg0_1\")
+# File \"/m.py\", line 3, in forward    y = x + 1
+## FX Code: add: torch.float32[2]cpu = torch.ops.aten.add.Tensor(arg0_1: torch.float32[2]cpu, 1)
+Add_0 = ge.Add(arg0_1_0, ge.Const(1, dtype=0), node_name=\"Add\")
+[SplitV_0, SplitV_1] = ge.SplitV(Add_0, ge.Const([1, 1], dtype=3), 0, num_split=2)
+         # File: /m.py:3 in forward, code: y = x + 1
+        add: \"f32[2]\" = torch.ops.aten.add.Tensor(arg0_1, 1)
+";
+
+fn run_fx(text: &[u8]) -> usize {
+    let t = String::from_utf8_lossy(text);
+    let g = parse_torchair_py(&t);
+    g.nodes.iter().map(|n| n.ge_ops.len() + 1).sum::<usize>() + parse_readable(&t).len()
+}
+
+#[test]
+fn fx_graph_mutations_never_panic() {
+    let g = parse_torchair_py(FX);
+    assert_eq!(g.inputs, ["arg0_1"]);
+    assert_eq!(g.nodes[0].ge_ops, ["Add", "SplitV"]);
+    assert!(mutated(FX.as_bytes(), 1, b'"', run_fx) > 0);
 }
