@@ -26,6 +26,7 @@
 
 use serde::Serialize;
 
+use crate::dump::name::is_digits;
 use crate::torch_logs::python::{frame_line, Frame};
 
 /// Why an FX node has no source frame.
@@ -130,10 +131,6 @@ fn torchair_frame(s: &str) -> Option<(Frame, Option<String>)> {
     Some((f, code))
 }
 
-fn is_number(s: &str) -> bool {
-    !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
-}
-
 fn non_empty(s: &str) -> Option<String> {
     let s = s.trim();
     (!s.is_empty()).then(|| s.to_string())
@@ -175,7 +172,7 @@ fn ge_op(line: &str) -> Option<String> {
         .next()?
         .trim();
     let (op, index) = first.rsplit_once('_')?;
-    (!op.is_empty() && is_number(index)).then(|| op.to_string())
+    (!op.is_empty() && is_digits(index)).then(|| op.to_string())
 }
 
 /// Reads PyTorch's readable FX text: every node line, each with the frame of the `# File:`
@@ -224,7 +221,7 @@ fn parse_readable_frame(rest: &str) -> Option<(Frame, Option<String>)> {
     };
     // ` in <fn>` only after `:<line>` (a folder may be named `my in dir`).
     let (location, function) = match head.rsplit_once(" in ") {
-        Some((l, f)) if l.rsplit_once(':').is_some_and(|(_, n)| is_number(n)) => (l, non_empty(f)),
+        Some((l, f)) if l.rsplit_once(':').is_some_and(|(_, n)| is_digits(n)) => (l, non_empty(f)),
         _ => (head, None),
     };
     let (file, line) = location.rsplit_once(':')?;

@@ -232,7 +232,8 @@ fn tokens(name: &str) -> Option<Vec<&str>> {
         .map(|(_, t)| t)
 }
 
-fn is_digits(t: &str) -> bool {
+/// Whether `t` is one or more ASCII digits.
+pub(crate) fn is_digits(t: &str) -> bool {
     !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit())
 }
 

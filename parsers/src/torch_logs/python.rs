@@ -44,13 +44,21 @@ impl Frame {
     /// torchair or anything installed under site-packages / dist-packages, or generated code
     /// (`<eval_with_key>.0`, `<frozen runpy>`).
     pub fn is_library(&self) -> bool {
-        let f = self.file.replace('\\', "/");
-        f.starts_with('<')
-            || f.contains("/site-packages/")
-            || f.contains("/dist-packages/")
-            || ["torch", "torch_npu", "torchair"]
-                .iter()
-                .any(|p| f.starts_with(&format!("{p}/")) || f.contains(&format!("/{p}/")))
+        const LIBRARIES: [&str; 5] = [
+            "site-packages",
+            "dist-packages",
+            "torch",
+            "torch_npu",
+            "torchair",
+        ];
+        // A folder of the path (never the file name itself) names a library.
+        self.file.starts_with('<')
+            || self
+                .file
+                .split(['/', '\\'])
+                .rev()
+                .skip(1)
+                .any(|dir| LIBRARIES.contains(&dir))
     }
 }
 
