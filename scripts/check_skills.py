@@ -173,6 +173,11 @@ FIXTURES: list[Row] = [
     each("<PLOG>", SAMPLES / "logs" / "17-torchnpu-ez9999-aivec-dcache-ub-unindented-2025.log", SAMPLES / "cann" / "asys-20250508-gatherv3-assert"),
     # Dump trees (gen_dump_fixtures.py): a NaN born in the tree, and an overwrite by address.
     each("<DUMP_DIR>", FIXTURES_DIR / "dump" / "example" / "root", FIXTURES_DIR / "dump" / "addr_born" / "root"),
+    # A torchair run's dump and the graph texts beside it (gen_source_map_fixtures.py): layer 2's
+    # operator born NaN, traced to the model's line; the graph texts alone for `--line`.
+    Row([Fill({"<DUMP_DIR>": FIXTURES_DIR / "source_map" / "py_layers" / "dump",
+               "<GRAPH_DIR>": FIXTURES_DIR / "source_map" / "py_layers"})]),
+    each("<GRAPH_DIR>", FIXTURES_DIR / "source_map" / "py_layers"),
     # Two runs to compare: a GE chain with a planted divergence (gen_compare_fixtures.py).
     Row([Fill({"<GOLDEN>": FIXTURES_DIR / "compare" / "chain" / "golden", "<TARGET>": FIXTURES_DIR / "compare" / "chain" / "target"})]),
     # A single-op accuracy case (gen_repro_fixtures.py): the op, its GE graph and its dump.

@@ -22,5 +22,6 @@ pub mod scan;
 pub mod schema;
 pub mod shard;
 pub mod simd;
+pub mod source_map;
 pub mod triage;
 pub mod walk;

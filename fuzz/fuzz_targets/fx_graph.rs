@@ -1,8 +1,9 @@
-//! A text through both FX graph grammars: torchair's `.py` graph dump and PyTorch's readable form.
+//! A text through every FX graph grammar: torchair's `.py` and `.pbtxt` graph dumps, PyTorch's
+//! readable form and an `nn_module_stack` value.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use npgx_parsers::fx_graph::{parse_readable, parse_torchair_py};
+use npgx_parsers::fx_graph::{module_path, parse_pbtxt, parse_readable, parse_torchair_py};
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
@@ -11,4 +12,6 @@ fuzz_target!(|data: &[u8]| {
         let _ = n.source.as_ref().map(|f| f.is_library());
     }
     let _ = parse_readable(&text);
+    let _ = parse_pbtxt(&text);
+    let _ = module_path(&text);
 });

@@ -233,6 +233,102 @@ fn parse_readable_frame(rest: &str) -> Option<(Frame, Option<String>)> {
     Some((frame, code))
 }
 
+/// What torchair's `.pbtxt` graph dump says of one GE operator (`_GraphPbtxt.add_op`:
+/// `node { name: "<op>" op: "<type>" … attr { key: "[o]<output>" value { s: "<the output
+/// descriptor's protobuf text, escaped>" } } }`): the `_fx_tensor_name` values inside its output
+/// descriptors, and its `nn_module_stack` attribute when the user recorded one.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct PbtxtOp {
+    pub name: String,
+    /// The raw `_fx_tensor_name` values (`add_1-aten.add.Tensor.OUTPUT.0`), in written order.
+    pub fx_tensors: Vec<String>,
+    /// The innermost module of `nn_module_stack` ([`module_path`]).
+    pub module: Option<String>,
+}
+
+/// Reads a torchair `.pbtxt` graph dump: each top-level `node { … }` block with its name and
+/// the FX links inside its escaped descriptor strings. Line-based (the writer puts each field on
+/// its own line and each escaped descriptor on one); other lines are skipped, never fails.
+pub fn parse_pbtxt(text: &str) -> Vec<PbtxtOp> {
+    let mut ops: Vec<PbtxtOp> = Vec::new();
+    let mut in_node = false;
+    let mut named = false;
+    // `key: "nn_module_stack"` seen, its `s:` value not yet.
+    let mut module_pending = false;
+    for raw in text.lines() {
+        let line = raw.trim();
+        if line == "node {" {
+            ops.push(PbtxtOp::default());
+            (in_node, named, module_pending) = (true, false, false);
+            continue;
+        }
+        let Some(op) = ops.last_mut().filter(|_| in_node) else {
+            continue;
+        };
+        if !named {
+            if let Some(rest) = line.strip_prefix("name: \"") {
+                op.name = rest.split('"').next().unwrap_or("").to_string();
+                named = true;
+                continue;
+            }
+        }
+        let mut rest = line;
+        while let Some(at) = rest.find("_fx_tensor_name") {
+            rest = &rest[at + "_fx_tensor_name".len()..];
+            if let Some(v) = quoted_after(rest, "s: ") {
+                op.fx_tensors.push(v.to_string());
+            }
+        }
+        if line.contains("key: \"nn_module_stack\"") {
+            module_pending = true;
+        }
+        if module_pending {
+            if let Some(at) = line.find("s: \"") {
+                op.module = module_path(&line[at + 4..]);
+                module_pending = false;
+            }
+        }
+    }
+    ops.retain(|o| !o.name.is_empty());
+    ops
+}
+
+/// The text after the first `key` in `s`, between the quotes that open it (`"` or `\"`) and the
+/// next quote or backslash.
+fn quoted_after<'a>(s: &'a str, key: &str) -> Option<&'a str> {
+    let rest = &s[s.find(key)? + key.len()..];
+    let rest = rest.strip_prefix('\\').unwrap_or(rest).strip_prefix('"')?;
+    let end = rest.find(['"', '\\']).unwrap_or(rest.len());
+    (end > 0).then(|| &rest[..end])
+}
+
+/// The innermost module of an `nn_module_stack` value as torchair writes it (the Python repr
+/// of FX's dict, outermost first: `{'L__self___layer1': ('layer1', <class '…Linear'>)}` or
+/// `("L['self'].layer1", …)`): the qualified name of its last entry (`layer1`, `layers.0.mlp`),
+/// `None` when there is none.
+pub fn module_path(repr: &str) -> Option<String> {
+    let mut last = None;
+    let mut rest = repr;
+    while let Some(at) = rest.find(": (") {
+        rest = &rest[at + 3..];
+        let r = rest.trim_start_matches('\\');
+        let Some(q) = r.chars().next().filter(|c| *c == '\'' || *c == '"') else {
+            continue;
+        };
+        let body = &r[1..];
+        // The name ends at its own quote; `L['self'].x` holds the other kind.
+        if let Some(end) = body.find([q, '\\']) {
+            last = Some(&body[..end]);
+        }
+    }
+    let name = last?;
+    let name = name
+        .strip_prefix("L['self'].")
+        .or_else(|| name.strip_prefix("L[\"self\"]."))
+        .unwrap_or(name);
+    (!name.is_empty()).then(|| name.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -357,6 +453,63 @@ _ = ge.NetOutput([SplitV_0, SplitV_1], dependencies=[])
     }
 
     #[test]
+    fn pbtxt_links_inside_escaped_descriptors() {
+        // torchair's `_GraphPbtxt`: every descriptor is one escaped string on one line.
+        let text = r#"node {
+  name: "arg0_1"
+  op: "Data"
+}
+node {
+  name: "Add"
+  op: "Add"
+  input: "arg0_1:0"
+  attr {
+    key: "[o]y"
+    value {
+      s: 'name: "y"\ndtype: DT_FLOAT\nattr {\n  key: "_fx_tensor_name"\n  value {\n    s: "add-aten.add.Tensor.OUTPUT.0"\n  }\n}\n'
+    }
+  }
+  attr {
+    key: "nn_module_stack"
+    value {
+      s: "{'L__self___block': ('block', <class 'm.Block'>), 'L__self___block_fc': ('block.fc', <class 'torch.nn.modules.linear.Linear'>)}"
+    }
+  }
+}
+node {
+  name: "SplitV"
+  attr { key: "[o]y0" value { s: "name: \"y0\"\nattr {\n  key: \"_fx_tensor_name\"\n  value {\n    s: \"split-aten.split.Tensor.OUTPUT.0\"\n  }\n}\n" } }
+  attr { key: "[o]y1" value { s: "name: \"y1\"\nattr {\n  key: \"_fx_tensor_name\"\n  value {\n    s: \"split-aten.split.Tensor.OUTPUT.1\"\n  }\n}\n" } }
+}
+"#;
+        let ops = parse_pbtxt(text);
+        let names: Vec<&str> = ops.iter().map(|o| o.name.as_str()).collect();
+        assert_eq!(names, ["arg0_1", "Add", "SplitV"]);
+        assert!(ops[0].fx_tensors.is_empty());
+        assert_eq!(ops[1].fx_tensors, ["add-aten.add.Tensor.OUTPUT.0"]);
+        assert_eq!(ops[1].module.as_deref(), Some("block.fc"));
+        assert_eq!(
+            ops[2].fx_tensors,
+            [
+                "split-aten.split.Tensor.OUTPUT.0",
+                "split-aten.split.Tensor.OUTPUT.1"
+            ]
+        );
+    }
+
+    #[test]
+    fn module_paths() {
+        assert_eq!(
+            module_path("{'L__self___l1': (\"L['self'].layers.0.mlp\", 'torch.nn.Linear')}")
+                .as_deref(),
+            Some("layers.0.mlp")
+        );
+        assert_eq!(module_path("{}"), None);
+        assert_eq!(module_path(": ("), None);
+        assert_eq!(module_path("{'a': ('', x)}"), None);
+    }
+
+    #[test]
     fn garbage_and_cut_lines_are_skipped() {
         for text in [
             "# File \"",
@@ -371,6 +524,8 @@ _ = ge.NetOutput([SplitV_0, SplitV_1], dependencies=[])
         ] {
             let _ = parse_torchair_py(text);
             let _ = parse_readable(text);
+            let _ = parse_pbtxt(text);
+            let _ = module_path(text);
         }
         assert!(parse_torchair_py("## FX Code:\n").nodes.is_empty());
     }

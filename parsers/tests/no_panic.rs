@@ -8,7 +8,7 @@ use npgx_parsers::aicore::scan_text;
 use npgx_parsers::cann_error::{parse_reports, parse_torch_npu_lines};
 use npgx_parsers::causal::first_causal_error;
 use npgx_parsers::compiler_diag::parse_diagnostic;
-use npgx_parsers::fx_graph::{parse_readable, parse_torchair_py};
+use npgx_parsers::fx_graph::{module_path, parse_pbtxt, parse_readable, parse_torchair_py};
 use npgx_parsers::plog::parse_records;
 
 const TEXT: &str = "\
@@ -96,7 +96,8 @@ fn mutations_never_panic() {
     assert!(mutated(TEXT.as_bytes(), 6, 0, run_all) > 0);
 }
 
-/// The FX graph texts (torchair's `.py` graph dump and PyTorch's readable form), mutated alike.
+/// The FX graph texts (torchair's `.py` and `.pbtxt` graph dumps, PyTorch's readable form),
+/// mutated alike.
 const FX: &str = "\
 arg0_1_0 = ge.Data(index=0, dtype=0, shape=[2], placement=\"NPU\", node_name=\"arg0_1\")
 # File \"/m.py\", line 3, in forward    y = x + 1
@@ -105,12 +106,23 @@ Add_0 = ge.Add(arg0_1_0, ge.Const(1, dtype=0), node_name=\"Add\")
 [SplitV_0, SplitV_1] = ge.SplitV(Add_0, ge.Const([1, 1], dtype=3), 0, num_split=2)
          # File: /m.py:3 in forward, code: y = x + 1
         add: \"f32[2]\" = torch.ops.aten.add.Tensor(arg0_1, 1)
+node {
+  name: \"Add\"
+  attr { key: \"[o]y\" value { s: \"key: \\\"_fx_tensor_name\\\" value { s: \\\"add-aten.add.Tensor.OUTPUT.0\\\" }\" } }
+  attr { key: \"nn_module_stack\" value { s: \"{'a': ('m.b', x)}\" } }
+}
 ";
 
 fn run_fx(text: &[u8]) -> usize {
     let t = String::from_utf8_lossy(text);
     let g = parse_torchair_py(&t);
-    g.nodes.iter().map(|n| n.ge_ops.len() + 1).sum::<usize>() + parse_readable(&t).len()
+    g.nodes.iter().map(|n| n.ge_ops.len() + 1).sum::<usize>()
+        + parse_readable(&t).len()
+        + parse_pbtxt(&t)
+            .iter()
+            .map(|o| o.fx_tensors.len() + usize::from(o.module.is_some()))
+            .sum::<usize>()
+        + usize::from(module_path(&t).is_some())
 }
 
 #[test]
@@ -118,5 +130,8 @@ fn fx_graph_mutations_never_panic() {
     let g = parse_torchair_py(FX);
     assert_eq!(g.inputs, ["arg0_1"]);
     assert_eq!(g.nodes[0].ge_ops, ["Add", "SplitV"]);
+    let pb = parse_pbtxt(FX);
+    assert_eq!(pb[0].fx_tensors, ["add-aten.add.Tensor.OUTPUT.0"]);
+    assert_eq!(pb[0].module.as_deref(), Some("m.b"));
     assert!(mutated(FX.as_bytes(), 1, b'"', run_fx) > 0);
 }

@@ -48,6 +48,12 @@ pub struct Args {
     /// CSV of golden_name,target_name lines for ops whose names differ.
     #[arg(long, value_name = "CSV")]
     pub mapping: Option<PathBuf>,
+    /// Graph texts that trace the first divergence and the origin to their FX node and the
+    /// model's source line (`fx`): torchair graph dumps (dynamo_original_graph_*.py|txt|pbtxt),
+    /// a torch_compile_debug/ folder, print_readable output. A file or a folder; repeatable.
+    /// Graph dumps in and beside the two trees are read without it (docs/source-map.md).
+    #[arg(long, value_name = "PATH")]
+    pub graphs: Vec<PathBuf>,
     /// Pair the group under GOLDEN_DIR with the group under TARGET_DIR (repeatable).
     #[arg(long = "group", value_name = "GOLDEN_DIR=TARGET_DIR", value_parser = parse_group)]
     pub groups: Vec<(PathBuf, PathBuf)>,
@@ -140,6 +146,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         graph: args.graph,
         mapping: args.mapping,
         groups: args.groups,
+        graphs: args.graphs,
     };
     let report = compare::compare(&args.golden, &args.target, &opts, &on_progress)?;
     if let Some(b) = &bar {

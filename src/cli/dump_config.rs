@@ -102,6 +102,29 @@ pub struct NewArgs {
     /// Op names to dump (watcher: the suspected writers). Repeat or separate with commas.
     #[arg(long = "layer", value_name = "NAME", value_delimiter = ',')]
     pub layers: Vec<String>,
+    /// Dump exactly the GE operators made from this line of the model (FILE: a name or a
+    /// path's tail), in every graph of --graphs: one dump_list entry per graph_<N>
+    /// (docs/source-map.md).
+    #[arg(
+        long,
+        value_name = "FILE:LINE",
+        requires = "graphs",
+        conflicts_with_all = ["model_name", "layers", "fx_node"]
+    )]
+    pub line: Option<String>,
+    /// Dump exactly the GE operators made from this FX node (`addmm_1`), in every graph of
+    /// --graphs that has it.
+    #[arg(
+        long,
+        value_name = "NAME",
+        requires = "graphs",
+        conflicts_with_all = ["model_name", "layers"]
+    )]
+    pub fx_node: Option<String>,
+    /// Graph texts for --line / --fx-node: torchair graph dumps (dynamo_original_graph_*), a
+    /// torch_compile_debug/ folder, print_readable output. A file or a folder; repeatable.
+    #[arg(long, value_name = "PATH")]
+    pub graphs: Vec<PathBuf>,
     /// Watcher: op(s) whose output gets overwritten. Repeat or separate with commas.
     #[arg(long, value_name = "NAME", value_delimiter = ',')]
     pub watch: Vec<String>,
@@ -185,6 +208,24 @@ fn plan(a: PlanArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn new(a: NewArgs) -> anyhow::Result<ExitCode> {
+    let selector = match (&a.line, &a.fx_node) {
+        (Some(l), _) => Some(crate::config::line::Selector::parse_line(l)?),
+        (None, Some(n)) => Some(crate::config::line::Selector::FxNode(n.clone())),
+        (None, None) => None,
+    };
+    if selector.is_none() && !a.graphs.is_empty() {
+        anyhow::bail!("--graphs is read for --line or --fx-node; give one of them");
+    }
+    let selected = match &selector {
+        Some(sel) => {
+            let map = crate::source_map::SourceMap::load(&a.graphs);
+            for p in &map.problems {
+                eprintln!("npgx dump-config: {}: {}", p.path, p.message);
+            }
+            Some(crate::config::line::select(&map, sel)?)
+        }
+        None => None,
+    };
     let options = PresetOptions {
         dump_path: a.dump_path,
         model_name: a.model_name,
@@ -195,8 +236,13 @@ fn new(a: NewArgs) -> anyhow::Result<ExitCode> {
         dump_level: a.dump_level,
         stats: a.stats,
         single_op: a.single_op,
+        models: selected
+            .as_ref()
+            .map(|(_, models)| models.clone())
+            .unwrap_or_default(),
     };
-    let made = crate::config::new_config(a.preset, &options, a.output.as_deref(), a.force)?;
+    let mut made = crate::config::new_config(a.preset, &options, a.output.as_deref(), a.force)?;
+    made.fx = selected.map(|(selection, _)| selection);
     let made = if a.torchair {
         made.with_torchair()
     } else {

@@ -23,7 +23,7 @@ use super::TableFormat as Format;
 /// `--all` or not) with rank, step, execution position and collective ordinals, for `npgx merge`.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  npgx dump-scan /home/dump\n  npgx dump-scan /home/dump --format json > scan.json\n  npgx dump-scan /home/dump --format csv --all -o tensors.csv\n  npgx dump-scan /local/dump --rank-from-env --format parquet -o /shared/shards/rank$RANK.parquet\n\nJSON schema and layouts: docs/dump-scan.md; shards and merging: docs/cluster.md"
+    after_help = "Examples:\n  npgx dump-scan /home/dump\n  npgx dump-scan /home/dump --format json > scan.json\n  npgx dump-scan /home/dump --format csv --all -o tensors.csv\n  npgx dump-scan /local/dump --rank-from-env --format parquet -o /shared/shards/rank$RANK.parquet\n  npgx dump-scan /home/dump --graphs ./graphs --graphs torch_compile_debug\n\nJSON schema and layouts: docs/dump-scan.md; shards and merging: docs/cluster.md"
 )]
 pub struct Args {
     /// Dump directory (any level of the tree) or a single dump file.
@@ -73,6 +73,12 @@ pub struct Args {
     /// Also write the HTML report of this scan to FILE (docs/report.md).
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+    /// Graph texts that trace every anomaly to its FX node and the model's source line
+    /// (`fx`): torchair graph dumps (dynamo_original_graph_*.py|txt|pbtxt), a
+    /// torch_compile_debug/ folder, print_readable output. A file or a folder; repeatable. Graph
+    /// dumps in the tree and beside it are read without it (docs/source-map.md).
+    #[arg(long, value_name = "PATH")]
+    pub graphs: Vec<PathBuf>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -103,6 +109,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         // A shard holds every tensor.
         keep_all: args.all || args.format == Format::Parquet,
         rank,
+        graphs: args.graphs,
     };
     let report = scan::scan(&args.path, &opts, &on_progress)?;
     if let Some(b) = &bar {

@@ -352,6 +352,7 @@ mod tests {
         let model = npgx_parsers::ge_graph::parse(text).unwrap();
         let mut fx = FxGraphs::default();
         let name = npgx_parsers::dump::name::FxGraphName {
+            form: npgx_parsers::dump::name::GraphForm::Txt,
             graph_id: Some(1),
             rank: Some(0),
         };

@@ -60,6 +60,9 @@ pub struct CompareOptions {
     pub mapping: Option<PathBuf>,
     /// Explicit group pairs: (golden directory, target directory).
     pub groups: Vec<(PathBuf, PathBuf)>,
+    /// Graph texts that trace each divergence to its FX node and source line (`--graphs`),
+    /// besides those in and beside the two trees ([`crate::source_map`]).
+    pub graphs: Vec<PathBuf>,
 }
 
 impl Default for CompareOptions {
@@ -73,6 +76,7 @@ impl Default for CompareOptions {
             graph: None,
             mapping: None,
             groups: Vec::new(),
+            graphs: Vec::new(),
         }
     }
 }
@@ -387,6 +391,7 @@ fn run_job(j: &Job, golden: &SideData, target: &SideData, th: &Thresholds) -> Pa
         target_file: tl.path.display().to_string(),
         msprobe: None,
         summary: None,
+        fx: None,
     };
     if !same_shape(&gs.shape, &ts.shape) || gs.elements() != ts.elements() {
         pair.error = Some(format!(
@@ -536,6 +541,9 @@ fn fx_graphs(target: &SideData, golden: &SideData, errors: &mut Vec<CompareError
     let mut fx = FxGraphs::default();
     for (side, data) in [(Side::Target, target), (Side::Golden, golden)] {
         for (path, name) in &data.fx_graphs {
+            if name.form != npgx_parsers::dump::name::GraphForm::Txt {
+                continue;
+            }
             let parsed = read_side_file(path, "torchair graph dump")
                 .map_err(|e| format!("{e:#}"))
                 .and_then(|text| npgx_parsers::ge_graph::parse(&text).map_err(|e| e.to_string()));
@@ -553,6 +561,64 @@ fn fx_graphs(target: &SideData, golden: &SideData, errors: &mut Vec<CompareError
         }
     }
     fx
+}
+
+/// Gives each group's first divergence, its failing input and its origin the FX node and source
+/// line of their target operator (issue 43): from `--graphs`, the graph dumps found in the two
+/// trees and those beside them. Nothing without any graph text and without `--graphs`.
+fn origins(
+    opts: &CompareOptions,
+    (golden, target): (&SideData, &SideData),
+    roots: (&Path, &Path),
+    groups: &mut [GroupReport],
+    errors: &mut Vec<CompareError>,
+) {
+    let mut paths = opts.graphs.clone();
+    for data in [target, golden] {
+        paths.extend(data.fx_graphs.iter().map(|(p, _)| p.clone()));
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    paths.retain(|p| seen.insert(p.clone()));
+    let mut map = crate::source_map::SourceMap::load(&paths);
+    map.add_near(roots.1);
+    map.add_near(roots.0);
+    errors.extend(map.problems.drain(..).map(|problem| CompareError {
+        side: Side::Target,
+        problem,
+    }));
+    if map.is_empty() && opts.graphs.is_empty() {
+        return;
+    }
+    for gr in groups.iter_mut() {
+        let (rank, model) = (gr.target.rank, gr.target.model.clone());
+        let pairs = gr
+            .first_divergence
+            .iter_mut()
+            .chain(gr.inputs_differ.iter_mut())
+            .chain(gr.origin.iter_mut().map(|o| &mut o.pair));
+        for p in pairs {
+            p.fx = Some(pair_origin(&map, rank, model.as_deref(), p));
+        }
+    }
+}
+
+/// The origin of a pair's target operator: by FX node for FX-named dumps, by GE operator else.
+fn pair_origin(
+    map: &crate::source_map::SourceMap,
+    rank: Option<u32>,
+    model: Option<&str>,
+    p: &Pair,
+) -> crate::source_map::FxOrigin {
+    let graph = crate::source_map::graph_id_of_path(&p.target_file.replace('\\', "/"));
+    if p.target_file.ends_with(".npy") {
+        if let Some((node, t)) = p.op_name.split_once('-') {
+            return map.of_fx_node(rank, graph, node, Some(t));
+        }
+    }
+    if p.target_file.ends_with(".pt") {
+        return map.of_fx_node(rank, graph, &p.op_name, None);
+    }
+    map.of_ge_op(rank, model, &p.op_name, None, p.op_type.as_deref())
 }
 
 /// Reads the `--mapping` CSV (golden name by target name); empty without one.
@@ -836,6 +902,7 @@ pub fn compare(
     };
     let pairs = run_jobs(&pool, jobs, (&g, &t), &thresholds, progress);
     conclude_groups(&mut groups, &pairs, opts.top, graph.as_ref(), &exec_names);
+    origins(opts, (&g, &t), (golden, target), &mut groups, &mut errors);
     sort_leftovers(&mut unmatched, &mut errors);
     let passed = pairs.iter().filter(|p| p.passed).count() as u64;
     let summary = Summary {
@@ -888,6 +955,7 @@ mod tests {
             target_file: String::new(),
             msprobe: None,
             summary: None,
+            fx: None,
         }
     }
 

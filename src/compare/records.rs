@@ -104,6 +104,11 @@ pub struct Pair {
     /// `metrics` is null).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub summary: Option<MsprobeSummary>,
+    /// The target operator's FX node, source line and user's line: on a group's
+    /// `first_divergence`, `inputs_differ` and `origin` when graph texts were read (absent
+    /// otherwise; docs/source-map.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fx: Option<crate::source_map::FxOrigin>,
 }
 
 /// What told the origin apart from operators that only carried an error.

@@ -13,6 +13,7 @@
 pub mod cann;
 pub mod check;
 pub mod graph;
+pub mod line;
 pub mod plan;
 pub mod preset;
 
@@ -223,6 +224,9 @@ pub struct NewConfig {
     /// (at `dump_config.json` when it was not written).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub torchair: Option<String>,
+    /// `--line` / `--fx-node`: the FX nodes selected and the GE operators dumped.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fx: Option<line::Selection>,
 }
 
 impl NewConfig {
@@ -263,6 +267,7 @@ pub fn new_config(
         text,
         config,
         torchair: None,
+        fx: None,
     })
 }
 

@@ -85,6 +85,7 @@ impl Preset {
                 "dump-path",
                 "model-name",
                 "layer",
+                "line",
                 "dump-mode",
                 "dump-step",
                 "dump-level",
@@ -96,6 +97,7 @@ impl Preset {
                 "dump-path",
                 "model-name",
                 "layer",
+                "line",
                 "dump-mode",
                 "dump-step",
                 "dump-level",
@@ -161,6 +163,9 @@ pub struct PresetOptions {
     pub dump_level: Option<DumpLevel>,
     pub stats: Vec<String>,
     pub single_op: bool,
+    /// One `dump_list` entry per model with its layers (`--line`/`--fx-node` through the graph
+    /// texts), in place of `model_name` and `layer`.
+    pub models: Vec<(String, Vec<String>)>,
 }
 
 impl PresetOptions {
@@ -181,6 +186,7 @@ impl PresetOptions {
         flag(self.dump_level.is_some(), "dump-level");
         flag(!self.stats.is_empty(), "stats");
         flag(self.single_op, "single-op");
+        flag(!self.models.is_empty(), "line");
         v
     }
 }
@@ -287,10 +293,22 @@ pub fn render(preset: Preset, o: &PresetOptions) -> Result<String, PresetError> 
             .clone()
             .unwrap_or_else(|| DEFAULT_DUMP_PATH.into()),
     );
-    let list_item = || Item {
-        model_name: o.model_name.clone(),
-        layer: (!o.layers.is_empty()).then(|| o.layers.clone()),
-        watcher_nodes: None,
+    let list = || -> Vec<Item> {
+        if o.models.is_empty() {
+            return vec![Item {
+                model_name: o.model_name.clone(),
+                layer: (!o.layers.is_empty()).then(|| o.layers.clone()),
+                watcher_nodes: None,
+            }];
+        }
+        o.models
+            .iter()
+            .map(|(model, layers)| Item {
+                model_name: Some(model.clone()),
+                layer: Some(layers.clone()),
+                watcher_nodes: None,
+            })
+            .collect()
     };
     let mut d = Dump {
         dump_path: None,
@@ -310,7 +328,7 @@ pub fn render(preset: Preset, o: &PresetOptions) -> Result<String, PresetError> 
             d.dump_mode = Some(mode.unwrap_or("output"));
             d.dump_level = level;
             d.dump_step = o.dump_step.clone();
-            d.dump_list = Some(vec![list_item()]);
+            d.dump_list = Some(list());
         }
         Preset::Op => {
             d.dump_path = path;
@@ -338,7 +356,9 @@ pub fn render(preset: Preset, o: &PresetOptions) -> Result<String, PresetError> 
             }]);
         }
         Preset::Stats => {
-            if o.single_op && (o.model_name.is_some() || !o.layers.is_empty()) {
+            if o.single_op
+                && (o.model_name.is_some() || !o.layers.is_empty() || !o.models.is_empty())
+            {
                 return Err(PresetError::SingleOpWithList);
             }
             d.dump_path = path;
@@ -355,7 +375,7 @@ pub fn render(preset: Preset, o: &PresetOptions) -> Result<String, PresetError> 
                 d.dump_op_switch = Some("on");
                 d.dump_list = Some(Vec::new());
             } else {
-                d.dump_list = Some(vec![list_item()]);
+                d.dump_list = Some(list());
             }
         }
         Preset::LiteException

@@ -211,6 +211,10 @@ struct DumpScanArgs {
     /// Worker threads (default: one per core).
     #[serde(default)]
     threads: Option<usize>,
+    /// Graph texts (files or folders) that trace each anomaly to its FX node and the model's
+    /// source line (`--graphs`; those in and beside the tree are read without it).
+    #[serde(default)]
+    graphs: Vec<PathBuf>,
 }
 
 fn dump_scan(a: Map<String, Value>, progress: &dyn Progress) -> anyhow::Result<Value> {
@@ -219,6 +223,7 @@ fn dump_scan(a: Map<String, Value>, progress: &dyn Progress) -> anyhow::Result<V
         threads: a.threads,
         keep_all: a.all,
         rank: None,
+        graphs: a.graphs,
     };
     let counts = Counts::default();
     let on_progress = |p: crate::scan::Progress| match p {
@@ -249,6 +254,10 @@ struct DumpCompareArgs {
     /// Worker threads (default: one per core).
     #[serde(default)]
     threads: Option<usize>,
+    /// Graph texts (files or folders) that trace the divergence to its FX node and the model's
+    /// source line (`--graphs`; those in and beside the trees are read without it).
+    #[serde(default)]
+    graphs: Vec<PathBuf>,
 }
 
 fn dump_compare(a: Map<String, Value>, progress: &dyn Progress) -> anyhow::Result<Value> {
@@ -256,6 +265,7 @@ fn dump_compare(a: Map<String, Value>, progress: &dyn Progress) -> anyhow::Resul
     let mut opts = crate::compare::CompareOptions {
         threads: a.threads,
         graph: a.graph,
+        graphs: a.graphs,
         ..Default::default()
     };
     for (name, v, slot) in [

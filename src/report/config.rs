@@ -33,14 +33,53 @@ pub fn new_json(made: &NewConfig) -> anyhow::Result<String> {
 /// Returns (stdout, stderr). The JSON document carries them as `torchair`.
 pub fn new_text(made: &NewConfig) -> (String, String) {
     let torchair = made.torchair.clone().unwrap_or_default();
-    match &made.written {
+    let (out, mut err) = match &made.written {
         Some(path) => (torchair, format!("wrote {path} ({} preset)\n", made.preset)),
         None if torchair.is_empty() => (made.text.clone(), String::new()),
         None => (
             made.text.clone(),
             format!("# save the JSON above, then:\n{torchair}"),
         ),
+    };
+    if let Some(sel) = &made.fx {
+        err.insert_str(0, &selection_text(sel));
     }
+    (out, err)
+}
+
+/// What `--line` / `--fx-node` selected, for stderr.
+fn selection_text(sel: &crate::config::line::Selection) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "{}: {} FX node(s) in {} graph text(s)",
+        sel.selected,
+        sel.nodes.len(),
+        sel.graph_files.len()
+    );
+    for n in &sel.nodes {
+        let _ = writeln!(
+            o,
+            "  {} {}: {}",
+            n.graph.as_deref().unwrap_or("?"),
+            n.fx_node,
+            n.ge_ops.join(", ")
+        );
+    }
+    if !sel.unsure.is_empty() {
+        let names: Vec<String> = sel
+            .unsure
+            .iter()
+            .map(|n| format!("{} {}", n.graph.as_deref().unwrap_or("?"), n.fx_node))
+            .collect();
+        let _ = writeln!(
+            o,
+            "  not included — no recorded line, may come from it too (torchair prints each line \
+             once per file; add TORCH_COMPILE_DEBUG's texts to --graphs): {}",
+            names.join(", ")
+        );
+    }
+    o
 }
 
 /// The human summary: verdict, then one block per problem (code, path, CANN's message, fix),

@@ -303,6 +303,9 @@ fn group_text(o: &mut String, i: usize, g: &GroupReport) {
     match &g.first_divergence {
         Some(p) => {
             let _ = writeln!(o, "  first divergence : {}", describe(p));
+            if let Some(fx) = &p.fx {
+                let _ = writeln!(o, "  from             : {}", fx.summary());
+            }
             if let Some(i) = &g.inputs_differ {
                 let _ = writeln!(
                     o,
@@ -327,6 +330,9 @@ fn group_text(o: &mut String, i: usize, g: &GroupReport) {
             crate::compare::Evidence::None => "no input evidence: the first divergence",
         };
         let _ = writeln!(o, "  origin           : {} [{how}]", describe(&origin.pair));
+        if let Some(fx) = &origin.pair.fx {
+            let _ = writeln!(o, "  from             : {}", fx.summary());
+        }
     }
     if g.failed > 0 && !g.worst.cosine.is_empty() {
         let _ = writeln!(o, "  worst by cosine:");

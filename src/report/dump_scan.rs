@@ -551,10 +551,13 @@ fn describe(a: &Anomaly) -> String {
         Some(slot) => slot.clone(),
         None => format!("{} {}", t.io, t.index),
     };
-    let stack = a
+    let mut stack = a
         .stack
         .as_ref()
         .map_or(String::new(), |s| format!("\n                  at {s}"));
+    if let Some(fx) = &a.fx {
+        let _ = write!(stack, "\n                  from {}", fx.summary());
+    }
     format!(
         "{} of {}{}{} — {} of {} {} — {}{stack}",
         place,
@@ -917,6 +920,7 @@ mod value_tests {
                 threads: Some(1),
                 keep_all: all,
                 rank: None,
+                graphs: Vec::new(),
             };
             let report = scan(&root, &opts, &|_| {}).unwrap();
             let mut text = Vec::new();

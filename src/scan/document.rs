@@ -13,7 +13,7 @@
 //!
 //! Fields added within a schema version are optional here (`#[serde(default)]`), so a document
 //! of an older npgx of the same version still reads: `magnitudes`, `collectives` and `notes`
-//! (version 1), `addresses`, `complete` and `next` (version 2). Unknown fields are ignored.
+//! (version 1), `addresses`, `complete` and `next` (version 2), an anomaly's `fx`. Unknown fields are ignored.
 
 use npgx_parsers::dump::header::Io;
 use npgx_parsers::dump::path::{Layout, Location};
@@ -94,6 +94,9 @@ pub struct ScanAnomaly {
     #[serde(flatten)]
     pub tensor: ScanTensor,
     pub stack: Option<String>,
+    /// `None` in documents from before the field (and when no graph text was read).
+    #[serde(default)]
+    pub fx: Option<crate::source_map::FxOrigin>,
 }
 
 /// One group of files (`groups[]`).
@@ -219,6 +222,7 @@ mod tests {
             threads: Some(1),
             keep_all: all,
             rank: None,
+            graphs: Vec::new(),
         };
         let report = scan(root, &opts, &|_| {}).unwrap();
         let mut out = Vec::new();

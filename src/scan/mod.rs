@@ -12,6 +12,7 @@ pub mod analysis;
 pub mod document;
 pub mod msprobe;
 pub mod order;
+mod origin;
 pub mod read;
 pub mod records;
 pub mod scan_report;
@@ -47,6 +48,9 @@ pub struct ScanOptions {
     /// Rank and world size for files whose path does not give them (no torchair
     /// `worldsize{W}_global_rank{R}` level).
     pub rank: Option<RankInfo>,
+    /// Graph texts to trace anomalies to their FX nodes and source lines (`--graphs`; files or
+    /// folders), besides those in and beside the tree ([`crate::source_map`]).
+    pub graphs: Vec<std::path::PathBuf>,
 }
 
 /// A rank given from outside the tree: by option or from the launcher's environment.
@@ -169,6 +173,8 @@ struct Folded {
     bytes: u64,
     /// Group locations whose rank came from `opts.rank`.
     ranked: std::collections::BTreeSet<npgx_parsers::dump::path::Location>,
+    /// torchair graph dumps found in the tree.
+    graph_files: Vec<std::path::PathBuf>,
 }
 
 impl Folded {
@@ -219,6 +225,11 @@ fn scan_dir(
     progress: &(dyn Fn(Progress) + Sync),
 ) {
     progress(Progress::Found(d.candidates.len() as u64));
+    if !d.fx_graphs.is_empty() {
+        lock(folded)
+            .graph_files
+            .extend(d.fx_graphs.into_iter().map(|(p, _)| p));
+    }
     // Per directory, and only where Opdebug payloads are: the dumps they may pair with.
     let pairing: Mutex<Pairing> = Mutex::new((Vec::new(), Vec::new()));
     let has_opdebug = d.has_opdebug;
@@ -325,6 +336,10 @@ fn report(
         root.parent().unwrap_or(root)
     };
     msprobe::attach_stacks(base, &mut report);
+    let mut graphs = opts.graphs.clone();
+    f.graph_files.sort();
+    graphs.extend(f.graph_files);
+    origin::attach(root, &graphs, &mut report);
     let errors = report.errors.len() as u64;
     report.summary.errors = errors;
     report
@@ -368,6 +383,7 @@ pub fn scan(
         dump_files: 0,
         bytes: 0,
         ranked: std::collections::BTreeSet::new(),
+        graph_files: Vec::new(),
     });
     let walked =
         pool.install(|| walk::for_each_dir(root, |d| scan_dir(d, &folded, opts, progress)));

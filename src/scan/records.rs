@@ -88,6 +88,9 @@ pub struct Anomaly {
     pub tensor: TensorRecord,
     /// The user's line of the call's stack (msprobe `stack.json`), when known.
     pub stack: Option<String>,
+    /// Its FX node, source line and user's line, when graph texts were read (`null`
+    /// otherwise; shared by the tensors of one operator).
+    pub fx: Option<std::sync::Arc<crate::source_map::FxOrigin>>,
 }
 
 impl Anomaly {
@@ -101,6 +104,7 @@ impl Anomaly {
             kinds,
             tensor: tensor.clone(),
             stack: None,
+            fx: None,
         })
     }
 }

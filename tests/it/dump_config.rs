@@ -1251,6 +1251,16 @@ fn setters(flag: &str) -> Vec<Setter> {
             o.stats = vec!["Max".into(), "L2norm".into()]
         })],
         "single-op" => vec![Box::new(|o: &mut PresetOptions| o.single_op = true)],
+        // --line / --fx-node through the graph texts: one entry per graph.
+        "line" => vec![Box::new(|o: &mut PresetOptions| {
+            o.models = vec![
+                (
+                    "graph_1".into(),
+                    vec!["MatMulV2".into(), "MatMulV2_1".into()],
+                ),
+                ("graph_2".into(), vec!["Add_2".into()]),
+            ]
+        })],
         other => panic!("no setter for --{other}"),
     }
 }
@@ -1282,7 +1292,9 @@ fn round_trip_every_preset_with_every_option_combination_passes_check() {
                         let watcher_without_victim =
                             preset == Preset::Watcher && options.watch.is_empty();
                         let single_op_with_list = options.single_op
-                            && (options.model_name.is_some() || !options.layers.is_empty());
+                            && (options.model_name.is_some()
+                                || !options.layers.is_empty()
+                                || !options.models.is_empty());
                         assert!(
                             watcher_without_victim || single_op_with_list,
                             "{preset:?} {options:?}: {e}"

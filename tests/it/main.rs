@@ -22,6 +22,7 @@ mod report;
 mod repro;
 mod schema;
 mod skills;
+mod source_map;
 mod triage;
 mod triage_nodes;
 mod triage_ranks;

@@ -101,28 +101,58 @@ pub fn parse_fx_tensor_name(s: &str) -> Option<(&str, usize)> {
     Some((op, index.parse().ok()?))
 }
 
-/// The parsed name of a torchair graph dump `dynamo_original_graph_*.txt`
-/// (`debug.graph_dump.type = "txt"`): the FX graph converted to a GE graph, in protobuf text.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct FxGraphName {
-    pub graph_id: Option<u64>,
-    pub rank: Option<u32>,
+/// Which of torchair's graph dump forms a file is (`debug.graph_dump.type`, chosen by the
+/// file's extension in torchair's `dump_graph`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GraphForm {
+    /// The GE `GraphDef` in protobuf text: `_fx_tensor_name` on the outputs of each FX node's
+    /// last GE operator.
+    #[default]
+    Txt,
+    /// The same graph for Netron, every descriptor one escaped string.
+    Pbtxt,
+    /// The Python that builds the graph: `# File` and `## FX Code` lines above each FX node's
+    /// GE operators.
+    Py,
 }
 
-/// Parses `dynamo_original_graph[_{graph id}][_rank_{r}][_pid_{pid}][_ts_{ts}].txt`; `None` for
-/// any other name (the `.pbtxt` and `.py` forms and `dynamo_optimized_graph_*` included).
+/// The parsed name of a torchair graph dump `dynamo_original_graph_*.{txt,pbtxt,py}`
+/// (`debug.graph_dump`): the FX graph converted to a GE graph, before GE's passes.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct FxGraphName {
+    /// `N` of torchair's `graph_<N>` (the GE model name of the graph's dumps).
+    pub graph_id: Option<u64>,
+    pub rank: Option<u32>,
+    pub form: GraphForm,
+}
+
+/// Parses `dynamo_original_graph[_{graph id}][_rank_{r}][_pid_{pid}][_ts_{ts}].{txt,pbtxt,py}`
+/// and the names before torchair 7.1, `dynamo_original_graph_{ts}.{type}` (a 14-digit or longer
+/// number is a timestamp, never a graph id); `None` for any other name
+/// (`dynamo_optimized_graph_*` included: GE's passes have renamed and fused its operators).
 pub fn parse_fx_graph_name(name: &str) -> Option<FxGraphName> {
-    let rest = name
-        .strip_prefix("dynamo_original_graph")?
-        .strip_suffix(".txt")?;
-    let mut out = FxGraphName::default();
+    let rest = name.strip_prefix("dynamo_original_graph")?;
+    let (rest, form) = if let Some(r) = rest.strip_suffix(".pbtxt") {
+        (r, GraphForm::Pbtxt)
+    } else if let Some(r) = rest.strip_suffix(".txt") {
+        (r, GraphForm::Txt)
+    } else {
+        (rest.strip_suffix(".py")?, GraphForm::Py)
+    };
+    let mut out = FxGraphName {
+        form,
+        ..FxGraphName::default()
+    };
     if rest.is_empty() {
         return Some(out);
     }
     let t: Vec<&str> = rest.strip_prefix('_')?.split('_').collect();
     let mut i = 0;
     if t.first().is_some_and(|x| is_digits(x)) {
-        out.graph_id = t[0].parse().ok();
+        if t[0].len() < 14 {
+            out.graph_id = t[0].parse().ok();
+        }
         i = 1;
     }
     while i < t.len() {
@@ -508,15 +538,30 @@ mod tests {
             ),
             Some(FxGraphName {
                 graph_id: Some(2),
-                rank: Some(15)
+                rank: Some(15),
+                form: GraphForm::Txt,
             })
         );
         assert_eq!(
             parse_fx_graph_name("dynamo_original_graph.txt"),
             Some(FxGraphName::default())
         );
+        // The three forms, and the names before torchair 7.1 (a timestamp, no graph id).
+        let form = |n: &str| parse_fx_graph_name(n).map(|g| (g.graph_id, g.form));
         assert_eq!(
-            parse_fx_graph_name("dynamo_original_graph_1_rank_0.py"),
+            form("dynamo_original_graph_1_rank_0.py"),
+            Some((Some(1), GraphForm::Py))
+        );
+        assert_eq!(
+            form("dynamo_original_graph_3.pbtxt"),
+            Some((Some(3), GraphForm::Pbtxt))
+        );
+        assert_eq!(
+            form("dynamo_original_graph_20241122115958123456.txt"),
+            Some((None, GraphForm::Txt))
+        );
+        assert_eq!(
+            parse_fx_graph_name("dynamo_original_graph_1_rank_0.json"),
             None
         );
         assert_eq!(parse_fx_graph_name("dynamo_optimized_graph_1.txt"), None);

@@ -1,0 +1,270 @@
+//! From the operator to the user's line (issue 43, docs/source-map.md): dump-scan, dump-compare
+//! and dump-config on the trees and graph texts of `scripts/gen_source_map_fixtures.py`, against
+//! the writer's `truth.json`.
+
+use serde_json::Value;
+
+use crate::common::{fixture, npgx, npgx_json};
+
+fn truth(case: &str) -> Value {
+    let p = fixture(&format!("source_map/{case}/truth.json"));
+    serde_json::from_slice(&std::fs::read(&p).expect("truth.json")).expect("truth is JSON")
+}
+
+/// Every key of `want` (an expected `fx` record) in `got`; `*_contains` keys check a substring of
+/// the field's joined list.
+fn check_fx(got: &Value, want: &Value, what: &str) {
+    let got_obj = got
+        .as_object()
+        .unwrap_or_else(|| panic!("{what}: no fx record: {got}"));
+    for (k, v) in want.as_object().expect("expected fx is an object") {
+        if let Some(field) = k.strip_suffix("_contains") {
+            let joined: Vec<String> = got[field]
+                .as_array()
+                .unwrap_or_else(|| panic!("{what}: {field} is a list: {got}"))
+                .iter()
+                .filter_map(|s| s.as_str().map(str::to_string))
+                .collect();
+            let needle = v.as_str().expect("a string");
+            assert!(
+                joined.iter().any(|s| s.contains(needle)),
+                "{what}: {field} {joined:?} should mention {needle:?}"
+            );
+            continue;
+        }
+        assert_eq!(
+            got_obj.get(k).unwrap_or(&Value::Null),
+            v,
+            "{what}: fx.{k} in {got:#}"
+        );
+    }
+}
+
+fn scan(case: &str) -> (Value, Value) {
+    let t = truth(case);
+    let root = fixture(&format!("source_map/{case}"));
+    let mut args = vec![
+        "dump-scan".to_string(),
+        root.join(t["scan"]["root"].as_str().expect("root"))
+            .display()
+            .to_string(),
+        "--format".into(),
+        "json".into(),
+    ];
+    for g in t["scan"]["graphs"].as_array().into_iter().flatten() {
+        args.push("--graphs".into());
+        args.push(root.join(g.as_str().expect("a path")).display().to_string());
+    }
+    (npgx_json(&args, 1), t)
+}
+
+fn first_anomaly(doc: &Value) -> &Value {
+    let groups = doc["groups"].as_array().expect("groups");
+    assert_eq!(groups.len(), 1, "one group");
+    &groups[0]["first_anomaly"]
+}
+
+#[test]
+fn scan_traces_the_first_anomaly_to_the_users_line() {
+    for case in ["py_layers", "py_only", "txt_module", "fx_eager"] {
+        let (doc, t) = scan(case);
+        assert_eq!(doc["complete"], true, "{case}: {:#}", doc["errors"]);
+        let want = &t["scan"]["first_anomaly"];
+        let first = first_anomaly(&doc);
+        assert_eq!(first["op_name"], want["op_name"], "{case}");
+        check_fx(&first["fx"], &want["fx"], &format!("{case} first anomaly"));
+        // Every anomaly of an operator the truth names.
+        if let Some(each) = t["scan"]["anomalies"].as_object() {
+            for (op, want) in each {
+                let a = doc["anomalies"]
+                    .as_array()
+                    .expect("anomalies")
+                    .iter()
+                    .find(|a| a["op_name"] == op.as_str())
+                    .unwrap_or_else(|| panic!("{case}: no anomaly of {op}"));
+                check_fx(&a["fx"], want, &format!("{case} {op}"));
+            }
+        }
+        if let Some(m) = t["scan"]["mm_1_missing_contains"].as_str() {
+            check_fx(
+                &first["fx"],
+                &serde_json::json!({ "missing_contains": m }),
+                case,
+            );
+        }
+    }
+}
+
+#[test]
+fn the_table_ends_the_first_anomaly_with_the_users_line() {
+    let root = fixture("source_map/py_layers/dump");
+    let out = npgx(["dump-scan".as_ref(), root.as_os_str()]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("from /home/user/llm/model.py:12 in forward: h = self.proj(x) @ self.w (FX node mm_1 of graph_1)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn without_graph_texts_fx_is_null() {
+    // Neither the root nor its parent holds a graph text (the tree two levels down).
+    let root = fixture("source_map/py_layers/dump/worldsize1_global_rank0/20250101120000");
+    let doc = npgx_json(
+        [
+            "dump-scan".as_ref(),
+            root.as_os_str(),
+            "--format".as_ref(),
+            "json".as_ref(),
+        ],
+        1,
+    );
+    assert_eq!(first_anomaly(&doc)["fx"], Value::Null);
+    // --graphs naming a file that is no graph text: an error entry, the scan goes on.
+    let bogus = fixture("source_map/py_layers/truth.json");
+    let doc = npgx_json(
+        [
+            "dump-scan".as_ref(),
+            root.as_os_str(),
+            "--graphs".as_ref(),
+            bogus.as_os_str(),
+            "--format".as_ref(),
+            "json".as_ref(),
+        ],
+        3,
+    );
+    assert_eq!(doc["complete"], false);
+    let e = &doc["errors"][0];
+    assert!(
+        e["path"]
+            .as_str()
+            .is_some_and(|p| p.ends_with("truth.json")),
+        "{e}"
+    );
+    assert!(
+        first_anomaly(&doc)["fx"]["missing"][0]
+            .as_str()
+            .is_some_and(|m| m.contains("no torchair graph dump")),
+        "{doc:#}"
+    );
+}
+
+fn dump_config(case: &str, select: &[&str]) -> Value {
+    let root = fixture(&format!("source_map/{case}"));
+    let mut args: Vec<String> = vec![
+        "dump-config".into(),
+        "new".into(),
+        "model".into(),
+        "--graphs".into(),
+        root.display().to_string(),
+        "--format".into(),
+        "json".into(),
+    ];
+    args.extend(select.iter().map(|s| s.to_string()));
+    npgx_json(&args, 0)
+}
+
+#[test]
+fn dump_config_dumps_exactly_the_operators_of_a_line() {
+    for case in ["py_layers", "py_only"] {
+        let t = truth(case);
+        let doc = dump_config(
+            case,
+            &["--line", t["line"]["select"].as_str().expect("line")],
+        );
+        assert_eq!(
+            doc["config"]["dump"]["dump_list"], t["line"]["dump_list"],
+            "{case}"
+        );
+        let unsure: Vec<&str> = doc["fx"]["unsure"]
+            .as_array()
+            .expect("unsure")
+            .iter()
+            .filter_map(|n| n["fx_node"].as_str())
+            .collect();
+        assert_eq!(
+            serde_json::json!(unsure),
+            t["line"]["unsure"],
+            "{case} unsure"
+        );
+        let doc = dump_config(
+            case,
+            &["--fx-node", t["fx_node"]["select"].as_str().expect("node")],
+        );
+        assert_eq!(
+            doc["config"]["dump"]["dump_list"], t["fx_node"]["dump_list"],
+            "{case} --fx-node"
+        );
+    }
+    // What it writes passes check.
+    let dir = std::env::temp_dir().join(format!("npgx-it-source-map-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    let out = dir.join("dump_config.json");
+    let root = fixture("source_map/py_layers");
+    let made = npgx([
+        "dump-config".as_ref(),
+        "new".as_ref(),
+        "model".as_ref(),
+        "--graphs".as_ref(),
+        root.as_os_str(),
+        "--line".as_ref(),
+        "model.py:12".as_ref(),
+        "-o".as_ref(),
+        out.as_os_str(),
+    ]);
+    assert_eq!(made.status.code(), Some(0), "{made:?}");
+    let stderr = String::from_utf8_lossy(&made.stderr);
+    assert!(stderr.contains("graph_1 mm_1: MatMulV2_1"), "{stderr}");
+    let checked = npgx(["dump-config".as_ref(), "check".as_ref(), out.as_os_str()]);
+    assert_eq!(checked.status.code(), Some(0), "{checked:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn dump_config_line_errors_name_what_is_missing() {
+    let root = fixture("source_map/py_layers");
+    let out = npgx([
+        "dump-config".as_ref(),
+        "new".as_ref(),
+        "model".as_ref(),
+        "--graphs".as_ref(),
+        root.as_os_str(),
+        "--line".as_ref(),
+        "model.py:99".as_ref(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("no FX node of model.py:99"), "{stderr}");
+    let out = npgx(["dump-config", "new", "model", "--line", "model.py:12"]);
+    assert_eq!(out.status.code(), Some(2), "--line needs --graphs");
+}
+
+#[test]
+fn compare_names_the_fx_node_of_the_divergence() {
+    // gen_compare_fixtures' fx_graph case: the target tree holds the .txt graph dump.
+    let root = fixture("compare/fx_graph");
+    let doc = npgx_json(
+        [
+            "dump-compare".as_ref(),
+            root.join("golden").as_os_str(),
+            root.join("target").as_os_str(),
+            "--format".as_ref(),
+            "json".as_ref(),
+        ],
+        1,
+    );
+    let g = &doc["groups"][0];
+    check_fx(
+        &g["first_divergence"]["fx"],
+        &serde_json::json!({"fx_node": "add", "fx_target": "aten.add.Tensor", "graph": "graph_1",
+                            "source": null, "user_line": null}),
+        "first divergence",
+    );
+    check_fx(
+        &g["origin"]["fx"],
+        &serde_json::json!({"fx_node": "add"}),
+        "origin",
+    );
+}
