@@ -1333,15 +1333,20 @@ def case_graph(out: Path) -> Compare:
     return c
 
 
-def fx_graph_text(ops) -> str:
+def fx_graph_text(ops, graph="graph_1", modules=None) -> str:
     """torchair's `dynamo_original_graph_*.txt` (debug.graph_dump.type = "txt"): the GE GraphDef
     converted from the FX graph in protobuf text, ops at the top level (msprobe's torchair
     compare reads `op { name … output_desc { attr { key: "_fx_tensor_name" value { s: … } } } }`).
-    ops = [(name, type, [inputs], [fx tensor name per output or None])]."""
-    lines = ['name: "graph_1"']
+    ops = [(name, type, [inputs], [fx tensor name per output or None])]; modules = {op name: the
+    `nn_module_stack` attribute torchair sets on the op (the Python repr of FX's dict)}."""
+    lines = [f'name: "{graph}"']
     for op_name, op_type, inputs, fx_names in ops:
         lines += ["op {", f'  name: "{op_name}"', f'  type: "{op_type}"']
         lines += [f'  input: "{i}"' for i in inputs]
+        module = (modules or {}).get(op_name)
+        if module is not None:
+            esc = module.replace("\\", "\\\\").replace('"', '\\"')
+            lines += ["  attr {", '    key: "nn_module_stack"', "    value {", f'      s: "{esc}"', "    }", "  }"]
         for fx in fx_names:
             lines += ["  output_desc {", '    name: "y"', "    dtype: DT_FLOAT16", '    layout: "ND"']
             if fx is not None:

@@ -151,6 +151,33 @@ impl What {
     }
 }
 
+/// `; from <the user's line> — every operator of that line: npgx dump-config new …` when the
+/// scan traced the operator to the user's line (docs/source-map.md), else nothing.
+fn line_hint(fx: Option<&crate::source_map::FxOrigin>) -> String {
+    let Some(fx) = fx else {
+        return String::new();
+    };
+    let Some(u) = &fx.user_line else {
+        return format!("; {}", fx.summary());
+    };
+    let file = u.file.rsplit(['/', '\\']).next().unwrap_or(&u.file);
+    let graphs = fx
+        .via
+        .first()
+        .and_then(|f| std::path::Path::new(f).parent())
+        .map(|d| d.display().to_string())
+        .filter(|d| !d.is_empty())
+        .unwrap_or_else(|| ".".into());
+    let quote = |s: &str| shlex::try_quote(s).map_or_else(|_| s.to_string(), |q| q.into_owned());
+    format!(
+        "; from {} — every operator of that line (each layer it built): npgx dump-config new \
+         model --graphs {} --line {} -o line_dump_config.json",
+        fx.summary(),
+        quote(&graphs),
+        quote(&format!("{file}:{}", u.line))
+    )
+}
+
 fn scan_targets(from: &str, doc: ScanDocument, out: &mut Vec<Target>) {
     let overflow_pass = !doc.opdebug.is_empty();
     for g in doc.groups {
@@ -184,8 +211,12 @@ fn scan_targets(from: &str, doc: ScanDocument, out: &mut Vec<Target>) {
         };
         if let Some(b) = &g.first_born {
             let why = format!(
-                "{} {} of {} (#{}) is anomalous while its inputs are clean: born there",
-                b.tensor.io, b.tensor.index, b.tensor.op_name, b.order
+                "{} {} of {} (#{}) is anomalous while its inputs are clean: born there{}",
+                b.tensor.io,
+                b.tensor.index,
+                b.tensor.op_name,
+                b.order,
+                line_hint(b.fx.as_ref())
             );
             out.push(base(narrow(b), why));
             continue;

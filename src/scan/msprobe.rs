@@ -281,13 +281,7 @@ pub fn attach_stacks(base: &Path, report: &mut ScanReport) {
         }
     }
     let line = |path: &str, call: &str| lines.get(&(path.to_string(), call.to_string())).cloned();
-    let anomalies = report.anomalies.iter_mut().chain(
-        report
-            .groups
-            .iter_mut()
-            .flat_map(|g| g.first_anomaly.iter_mut().chain(g.first_born.iter_mut())),
-    );
-    for a in anomalies {
+    for a in report.findings_mut() {
         a.stack = line(&a.tensor.op.path, &a.tensor.op.op_name);
     }
     for n in &mut report.notes {

@@ -34,13 +34,7 @@ pub fn attach(root: &Path, graphs: &[PathBuf], report: &mut ScanReport) {
     }
     // One origin per operator, shared by its tensors (a NaN run taints thousands).
     let mut cache: HashMap<OpKey, Arc<FxOrigin>> = HashMap::new();
-    let findings = report.anomalies.iter_mut().chain(
-        report
-            .groups
-            .iter_mut()
-            .flat_map(|g| g.first_anomaly.iter_mut().chain(g.first_born.iter_mut())),
-    );
-    for a in findings {
+    for a in report.findings_mut() {
         let t = &a.tensor;
         if t.op.layout == Layout::Msprobe {
             continue;

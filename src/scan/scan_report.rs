@@ -59,6 +59,16 @@ pub struct Summary {
 pub const NEXT_PLAN: &str = "npgx dump-config plan scan.json -o dump_config.json";
 
 impl ScanReport {
+    /// Every anomaly record of the report: the anomalies, then each group's first anomaly and
+    /// birth (copies of anomalies, kept apart in the document).
+    pub fn findings_mut(&mut self) -> impl Iterator<Item = &mut Anomaly> {
+        self.anomalies.iter_mut().chain(
+            self.groups
+                .iter_mut()
+                .flat_map(|g| g.first_anomaly.iter_mut().chain(g.first_born.iter_mut())),
+        )
+    }
+
     /// [`NEXT_PLAN`] when a plan applies: some tensor was anomalous.
     pub fn next(&self) -> Option<&'static str> {
         (self.summary.anomalous_tensors > 0).then_some(NEXT_PLAN)

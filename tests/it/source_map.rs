@@ -165,6 +165,14 @@ fn dump_config(case: &str, select: &[&str]) -> Value {
     npgx_json(&args, 0)
 }
 
+/// `dump-config new model --graphs <py_layers> --line ARGS…`.
+fn line_config(args: &[&str]) -> std::process::Output {
+    let root = fixture("source_map/py_layers").display().to_string();
+    let mut all = vec!["dump-config", "new", "model", "--graphs", &root, "--line"];
+    all.extend_from_slice(args);
+    npgx(all)
+}
+
 #[test]
 fn dump_config_dumps_exactly_the_operators_of_a_line() {
     for case in ["py_layers", "py_only"] {
@@ -202,18 +210,7 @@ fn dump_config_dumps_exactly_the_operators_of_a_line() {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("scratch dir");
     let out = dir.join("dump_config.json");
-    let root = fixture("source_map/py_layers");
-    let made = npgx([
-        "dump-config".as_ref(),
-        "new".as_ref(),
-        "model".as_ref(),
-        "--graphs".as_ref(),
-        root.as_os_str(),
-        "--line".as_ref(),
-        "model.py:12".as_ref(),
-        "-o".as_ref(),
-        out.as_os_str(),
-    ]);
+    let made = line_config(&["model.py:12", "-o", &out.display().to_string()]);
     assert_eq!(made.status.code(), Some(0), "{made:?}");
     let stderr = String::from_utf8_lossy(&made.stderr);
     assert!(stderr.contains("graph_1 mm_1: MatMulV2_1"), "{stderr}");
@@ -224,16 +221,7 @@ fn dump_config_dumps_exactly_the_operators_of_a_line() {
 
 #[test]
 fn dump_config_line_errors_name_what_is_missing() {
-    let root = fixture("source_map/py_layers");
-    let out = npgx([
-        "dump-config".as_ref(),
-        "new".as_ref(),
-        "model".as_ref(),
-        "--graphs".as_ref(),
-        root.as_os_str(),
-        "--line".as_ref(),
-        "model.py:99".as_ref(),
-    ]);
+    let out = line_config(&["model.py:99"]);
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("no FX node of model.py:99"), "{stderr}");
@@ -267,4 +255,63 @@ fn compare_names_the_fx_node_of_the_divergence() {
         &serde_json::json!({"fx_node": "add"}),
         "origin",
     );
+}
+
+#[test]
+fn the_html_page_names_the_users_line() {
+    let dir = std::env::temp_dir().join(format!("npgx-it-source-map-html-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    let page = dir.join("scan.html");
+    let root = fixture("source_map/py_layers/dump");
+    let out = npgx([
+        "dump-scan".as_ref(),
+        root.as_os_str(),
+        "--html".as_ref(),
+        page.as_os_str(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let html = std::fs::read_to_string(&page).expect("the page");
+    assert!(
+        html.contains("from /home/user/llm/model.py:12 in forward: h = self.proj(x) @ self.w (FX node mm_1 of graph_1)"),
+        "the page names the user's line"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_plan_offers_the_operators_of_the_born_line() {
+    let dir = std::env::temp_dir().join(format!("npgx-it-source-map-plan-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    let scan = dir.join("scan.json");
+    let root = fixture("source_map/py_layers/dump");
+    let out = npgx([
+        "dump-scan".as_ref(),
+        root.as_os_str(),
+        "--format".as_ref(),
+        "json".as_ref(),
+        "-o".as_ref(),
+        scan.as_os_str(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let plan = npgx_json(
+        [
+            "dump-config".as_ref(),
+            "plan".as_ref(),
+            scan.as_os_str(),
+            "--format".as_ref(),
+            "json".as_ref(),
+        ],
+        0,
+    );
+    let text = plan.to_string();
+    let graphs = fixture("source_map/py_layers").display().to_string();
+    assert!(
+        text.contains(&format!(
+            "npgx dump-config new model --graphs {graphs} --line model.py:12"
+        )),
+        "{plan:#}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

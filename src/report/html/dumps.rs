@@ -101,6 +101,9 @@ pub(super) fn scan(input: &Input, index: usize) -> Section {
                     enum_name(&born.kind)
                 ));
             }
+            if let Some(fx) = &born.unwrap_or(fa).fx {
+                first.push_str(&format!("; from {}", fx.summary()));
+            }
             let culprit = &born.unwrap_or(fa).tensor;
             Row {
                 what: format!("dump-scan {root}"),
@@ -223,7 +226,8 @@ fn first_pair(g: &ScanGroup) -> Markup {
                 @if let Some(a) = a {
                     @let t = &a.tensor;
                     li { strong { (label) } ": operator #" (a.order) " " code { (t.op_name) }
-                        " (" (or_dash(t.op_type.as_ref())) "), " (tensor(t)) ", " (enum_name(&a.kind)) " — " code { (t.path) } }
+                        " (" (or_dash(t.op_type.as_ref())) "), " (tensor(t)) ", " (enum_name(&a.kind)) " — " code { (t.path) }
+                        @if let Some(fx) = &a.fx { br; "from " code { (fx.summary()) } } }
                 }
             }
         }
@@ -430,6 +434,9 @@ pub(super) fn compare(input: &Input, index: usize) -> Section {
                     origin.pair.op_name,
                     enum_name(&origin.evidence)
                 ));
+                if let Some(fx) = &origin.pair.fx {
+                    first.push_str(&format!("; from {}", fx.summary()));
+                }
                 next.push(format!(
                     "npgx repro --path accuracy --op {} --dump {} -o repro",
                     quote(&origin.pair.op_name),
@@ -519,7 +526,8 @@ pub(super) fn compare(input: &Input, index: usize) -> Section {
                     @if let Some(p) = p {
                         li { strong { (label) } ": order " (p.order) " " code { (p.op_name) } " " (pair_tensor(p))
                             ", cosine " (metric_text(p.metrics.as_ref(), |m| m.cosine)) ", max rel " (metric_text(p.metrics.as_ref(), |m| m.max_rel))
-                            @if let Some(e) = evidence { " (evidence: " (enum_name(&e)) ")" } }
+                            @if let Some(e) = evidence { " (evidence: " (enum_name(&e)) ")" }
+                            @if let Some(fx) = &p.fx { br; "from " code { (fx.summary()) } } }
                     }
                 }
             }
