@@ -192,6 +192,35 @@ def to_fractal_z(a: np.ndarray, c0: int) -> np.ndarray:
     return dev
 
 
+def to_fractal_z_groups(a: np.ndarray, groups: int, k: int) -> np.ndarray:
+    """NCHW weights of a grouped convolution (N = groups * cout) -> grouped FRACTAL_Z, spec §6
+    (msaccucmp's convert_NCHW_to_FRACTAL_Z): cin = C, cout = N / groups,
+    e = min(lcm(lcm(cin, K)/cin, lcm(cout, 16)/cout), groups), cin_opt = align(e*cin, K),
+    cout_opt = align(e*cout, 16), c1 = cin_opt / K; device (ceil(groups/e)*c1*H*W, cout_opt/16, 16, K);
+    NCHW (g*cout + n, c, h, w) at ci = (g % e)*cin + c, co = (g % e)*cout + n of block g // e.
+    Element by element, straight from the formula."""
+    n, cin, h, w = a.shape
+    cout = n // groups
+    assert cout * groups == n
+    e = min(math.lcm(math.lcm(cin, k) // cin, math.lcm(cout, 16) // cout), groups)
+    cin_opt = -(-(e * cin) // k) * k
+    cout_opt = -(-(e * cout) // 16) * 16
+    c1 = cin_opt // k
+    g1 = -(-groups // e)
+    dev = np.zeros(g1 * c1 * h * w * cout_opt * k, a.dtype)
+    for g in range(groups):
+        ev, blk = g % e, g // e
+        for nn in range(cout):
+            for c in range(cin):
+                ci, co = ev * cin + c, ev * cout + nn
+                for hh in range(h):
+                    for ww in range(w):
+                        off = ((((blk * c1 + ci // k) * h + hh) * w + ww) * cout_opt + co) * k + ci % k
+                        assert dev[off] == 0
+                        dev[off] = a[g * cout + nn, c, hh, ww]
+    return dev.reshape(g1 * c1 * h * w, cout_opt // 16, 16, k)
+
+
 # Every device format npgx converts, written from a logical tensor whose axes are in any order GE
 # takes (spec §6): transpose to the format's canonical order, pad the padded axes with zeros, reshape
 # and transpose — numpy only, the spec's index formulas checked on every element by
@@ -420,7 +449,10 @@ def self_check_v2(data: bytes, ins, outs):
 
 
 def check_device_offsets(x: g.Tensor):
-    """Every logical element sits at the device offset the spec's §6 formula names."""
+    """Every logical element sits at the device offset the spec's §6 formula names (grouped
+    FRACTAL_Z, sub-format > 1, is written by to_fractal_z_groups from that formula itself)."""
+    if x.fmt >> 8:
+        return
     dev = np.frombuffer(x.raw, NP[x.dt])
     name = g.FORMAT_NAMES.get(x.fmt & 0xFF)
     a = np.asarray(x.logical)
@@ -1596,6 +1628,30 @@ def convert_formats(out: Path):
     c.finish(0)
 
 
+def convert_groups(out: Path):
+    c = Convert(out, "groups", "grouped convolution weights in FRACTAL_Z (sub-format = groups, in the format "
+                "value's bits 8-23): depthwise, channels straddling a C0 block, several shared blocks, a last "
+                "block with fewer groups; fp16 (C0 16), fp32 (C0 16) and int8 (C0 32), written element by "
+                "element from the spec's formula; each .npy must hold the NCHW weights byte for byte")
+    r = rng(321)
+    d = torchair_dir("20241122120000", 1, 1, 0)
+    task = 0
+    for groups, cin, cout, h, w in ((4, 1, 1, 3, 3), (3, 5, 2, 1, 2), (8, 3, 6, 2, 1), (2, 20, 16, 1, 1)):
+        for dt, k in ((2, 16), (1, 16), (3, 32)):
+            task += 1
+            a = r.uniform(-100, 100, (groups * cout, cin, h, w)).astype(NP[dt])
+            if dt != 3:
+                a = a / 37
+            a = a.astype(NP[dt])
+            dev = to_fractal_z_groups(a, groups, k)
+            t = g.Tensor(a, dt, fmt=FMT["FRACTAL_Z"] | (groups << 8), raw=dev.tobytes(), shape=list(dev.shape),
+                         orig=list(a.shape))
+            op = c.tree.ge(d, "t", "Conv2D", f"conv_g{groups}_c{cin}_o{cout}_{DT_NAME[dt]}", task,
+                           T0 + 10 * task, outs=[t])
+            c.expect(op)
+    c.finish(0)
+
+
 def convert_layouts(out: Path):
     c = Convert(out, "layouts", "every device format npgx converts (LAYOUTS: NC1HWC0 and _C04, NDC1HWC0, "
                 "FRACTAL_Z, FRACTAL_Z_3D, FRACTAL_NZ, C1HWNCoC0; logical axes in each order GE takes; odd "
@@ -1657,7 +1713,7 @@ COMPARE_CASES = [case_chain, case_chain_input, case_chain_side, case_nan, case_f
                  case_missing_extra, case_shape, case_pt, case_npy_vs_ge, case_corrupt, case_thresholds,
                  case_mapping, case_single_files, case_graph, case_fx_graph, case_ranks_loops, case_explicit_groups, case_large, case_dtypes,
                  case_no_pairs]
-CONVERT_CASES = [convert_formats, convert_layouts, convert_dtypes, convert_bad]
+CONVERT_CASES = [convert_formats, convert_layouts, convert_groups, convert_dtypes, convert_bad]
 
 
 def main(argv=None) -> int:

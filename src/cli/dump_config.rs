@@ -188,16 +188,7 @@ fn plan(a: PlanArgs) -> anyhow::Result<ExitCode> {
         dump_path: a.dump_path,
     };
     let mut made = crate::config::plan::plan(&a.reports, &a.graph, &options)?;
-    match &a.output {
-        Some(path) => crate::config::plan::write(&mut made, path, a.force)?,
-        None if made.dumps.len() > 1 && made.dumps.windows(2).any(|w| w[0].text != w[1].text) => {
-            anyhow::bail!(
-                "the ranks need {} different plans: pass -o FILE (each is written as FILE's stem + .rank<R>.json)",
-                made.dumps.len()
-            )
-        }
-        None => {}
-    }
+    crate::config::plan::deliver(&mut made, a.output.as_deref(), a.force)?;
     let (stdout, stderr) = match a.format {
         TextFormat::Json => (render::plan_json(&made)? + "\n", String::new()),
         TextFormat::Text => render::plan_text(&made),
@@ -218,11 +209,11 @@ fn new(a: NewArgs) -> anyhow::Result<ExitCode> {
     }
     let selected = match &selector {
         Some(sel) => {
-            let map = crate::source_map::SourceMap::load(&a.graphs);
-            for p in &map.problems {
+            let (selection, models, problems) = crate::config::line::select_in(&a.graphs, sel)?;
+            for p in &problems {
                 eprintln!("npgx dump-config: {}: {}", p.path, p.message);
             }
-            Some(crate::config::line::select(&map, sel)?)
+            Some((selection, models))
         }
         None => None,
     };

@@ -86,6 +86,18 @@ fn selected(n: NodeAtLine) -> SelectedNode {
     }
 }
 
+/// Reads the graph texts under `graphs` ([`SourceMap::load`]) and [`select`]s in them; the files
+/// that could not be read come back beside the selection.
+pub fn select_in(
+    graphs: &[std::path::PathBuf],
+    sel: &Selector,
+) -> anyhow::Result<(Selection, Models, Vec<crate::dump::records::FileProblem>)> {
+    let mut map = SourceMap::load(graphs);
+    let problems = std::mem::take(&mut map.problems);
+    let (selection, models) = select(&map, sel)?;
+    Ok((selection, models, problems))
+}
+
 /// The FX nodes `sel` names in `map` and the `dump_list` that dumps exactly their GE operators:
 /// one entry per graph (`model_name` `graph_<N>`, its operators as `layer`; the ranks of one graph
 /// share its operator names). An error when nothing is found, when a node has no GE operator in

@@ -239,13 +239,17 @@ impl NewConfig {
 }
 
 /// Writes a config from `preset` — never one that `check` rejects — to `output` when given
-/// (refusing to replace an existing file unless `force`), else returns it for printing.
+/// (refusing to replace an existing file unless `force`; `force` without `output` is an error),
+/// else returns it for printing.
 pub fn new_config(
     preset: preset::Preset,
     options: &preset::PresetOptions,
     output: Option<&std::path::Path>,
     force: bool,
 ) -> anyhow::Result<NewConfig> {
+    if force && output.is_none() {
+        anyhow::bail!("force needs an output file");
+    }
     let text = preset::render(preset, options)?;
     ensure_valid(&text)?;
     let config = serde_json::from_str(&text)?;

@@ -718,6 +718,23 @@ fn plan_one(
     })
 }
 
+/// Where a plan goes, the one rule of the CLI and `npgx mcp`: written to `output` ([`write`]),
+/// or left for the caller to print — which only one config can be: per-rank plans that differ
+/// need `output` (each is written as its stem + `.rank<R>.json`), and `force` without `output`
+/// is an error.
+pub fn deliver(plan: &mut Plan, output: Option<&Path>, force: bool) -> anyhow::Result<()> {
+    match output {
+        Some(path) => write(plan, path, force),
+        None if force => anyhow::bail!("force needs an output file"),
+        None if plan.dumps.windows(2).any(|w| w[0].text != w[1].text) => anyhow::bail!(
+            "the ranks need {} different plans: pass -o FILE (each is written as FILE's stem + \
+             .rank<R>.json)",
+            plan.dumps.len()
+        ),
+        None => Ok(()),
+    }
+}
+
 /// Writes the plans: one file at `output` when every plan is the same config, else one per
 /// rank (`<stem>.rank<R>.<ext>`). An existing file is replaced only with `force`.
 pub fn write(plan: &mut Plan, output: &Path, force: bool) -> anyhow::Result<()> {

@@ -453,9 +453,6 @@ fn dump_config_new(a: Map<String, Value>, _: &dyn Progress) -> anyhow::Result<Va
             names.join(", ")
         );
     };
-    if a.force && a.output.is_none() {
-        bail!("force needs output");
-    }
     let options = PresetOptions {
         dump_path: a.dump_path,
         model_name: a.model_name,
@@ -498,17 +495,12 @@ fn dump_config_plan(a: Map<String, Value>, _: &dyn Progress) -> anyhow::Result<V
     if a.reports.is_empty() {
         bail!("reports is empty: give at least one saved JSON document");
     }
-    if a.force && a.output.is_none() {
-        bail!("force needs output");
-    }
     let options = crate::config::plan::PlanOptions {
         hops: a.hops.unwrap_or(crate::config::plan::DEFAULT_HOPS),
         dump_path: a.dump_path,
     };
     let mut made = crate::config::plan::plan(&a.reports, &a.graph, &options)?;
-    if let Some(path) = &a.output {
-        crate::config::plan::write(&mut made, path, a.force)?;
-    }
+    crate::config::plan::deliver(&mut made, a.output.as_deref(), a.force)?;
     parsed(report::config::plan_json(&made)?.as_bytes())
 }
 

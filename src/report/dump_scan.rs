@@ -182,7 +182,43 @@ fn frame(report: &ScanReport, rows: &[(Place, &TensorRecord)]) -> anyhow::Result
     columns.extend(op_columns(report, rows));
     columns.extend(tensor_columns(rows));
     columns.extend(stat_columns(rows));
+    columns.extend(fx_columns(report, rows));
     DataFrame::new(rows.len(), columns).context("cannot assemble the tensor table")
+}
+
+/// The columns of a tensor's FX origin (docs/source-map.md): graph, FX node and target, the
+/// user's file and line, the module; null where unknown or when no graph text was read.
+#[cfg(feature = "tables")]
+fn fx_columns(report: &ScanReport, rows: &[(Place, &TensorRecord)]) -> Vec<Column> {
+    let col = |name: &str| PlSmallStr::from(name);
+    let origins: Vec<Option<std::sync::Arc<crate::source_map::FxOrigin>>> = rows
+        .iter()
+        .map(|(_, t)| report.origins.as_ref().and_then(|o| o.of(t)))
+        .collect();
+    let text = |f: fn(&crate::source_map::FxOrigin) -> Option<String>| -> Vec<Option<String>> {
+        origins.iter().map(|o| o.as_deref().and_then(f)).collect()
+    };
+    vec![
+        Column::new(col("fx_graph"), text(|o| o.graph.clone())),
+        Column::new(col("fx_node"), text(|o| o.fx_node.clone())),
+        Column::new(col("fx_target"), text(|o| o.fx_target.clone())),
+        Column::new(
+            col("user_file"),
+            text(|o| o.user_line.as_ref().map(|u| u.file.clone())),
+        ),
+        Column::new(
+            col("user_line"),
+            origins
+                .iter()
+                .map(|o| {
+                    o.as_deref()
+                        .and_then(|o| o.user_line.as_ref())
+                        .map(|u| u64::from(u.line))
+                })
+                .collect::<Vec<_>>(),
+        ),
+        Column::new(col("module"), text(|o| o.module.clone())),
+    ]
 }
 
 /// The columns that place a tensor's group: rank, world size, time, device, model (and its
@@ -843,6 +879,7 @@ mod tests {
             notes: a.notes,
             errors: Vec::new(),
             tensors: a.tensors,
+            origins: None,
         }
     }
 
@@ -900,6 +937,7 @@ mod value_tests {
     use crate::scan::{scan, ScanOptions};
 
     #[test]
+    #[ignore = "needs target/fixtures (scripts/test.sh writes them and runs it with --include-ignored)"]
     fn the_value_is_the_printed_document_read_back() {
         // Magnitudes of every dtype (4.5035996e+15 as f32, 3.31640625 written 3.3164062), every
         // tensor, msprobe notes.

@@ -12,7 +12,7 @@ pub mod analysis;
 pub mod document;
 pub mod msprobe;
 pub mod order;
-mod origin;
+pub mod origin;
 pub mod read;
 pub mod records;
 pub mod scan_report;
@@ -328,6 +328,7 @@ fn report(
         notes: analysed.notes,
         errors,
         tensors: analysed.tensors,
+        origins: None,
     };
     // Paths are relative to the root, or to its directory when the root is one file.
     let base = if std::fs::metadata(root).is_ok_and(|m| m.is_dir()) {

@@ -233,6 +233,47 @@ fn note(op: &OpRef, leaf: &Leaf, index: usize, dtype: &str) -> Option<StatsNote>
     })
 }
 
+/// The origin of an msprobe call from its `stack.json` line (docs/source-map.md): no FX node (an
+/// eager API call), the frame, and the user's line when the frame is outside the libraries.
+fn stack_origin(line: &str, dump_json: &str) -> crate::source_map::FxOrigin {
+    use crate::source_map::{FxOrigin, SourceFrame};
+    let stack = match dump_json.rsplit_once('/') {
+        Some((dir, _)) => format!("{dir}/stack.json"),
+        None => "stack.json".to_string(),
+    };
+    let Some((file, n, function, code)) = grammar::split_user_frame(line) else {
+        return FxOrigin {
+            via: vec![stack],
+            ..FxOrigin::unknown(format!("stack.json's frame has no line number: {line}"))
+        };
+    };
+    let frame = SourceFrame {
+        file: file.to_string(),
+        line: n,
+        function: function.map(str::to_string),
+        code: code.map(str::to_string),
+    };
+    let library = npgx_parsers::torch_logs::python::Frame {
+        file: frame.file.clone(),
+        line: n,
+        function: None,
+    }
+    .is_library();
+    FxOrigin {
+        user_line: (!library).then(|| frame.clone()),
+        missing: if library {
+            vec![format!(
+                "every frame of the call's stack is msprobe's or a library's ({file}:{n})"
+            )]
+        } else {
+            Vec::new()
+        },
+        source: Some(frame),
+        via: vec![stack],
+        ..FxOrigin::default()
+    }
+}
+
 /// Gives every msprobe finding of the report (anomalies, first anomalies and births, notes)
 /// the user's line of its call's stack, from the `stack.json` beside its dump.json. Only the
 /// calls with findings are kept while a stack.json streams by; a missing or unreadable
@@ -283,6 +324,10 @@ pub fn attach_stacks(base: &Path, report: &mut ScanReport) {
     let line = |path: &str, call: &str| lines.get(&(path.to_string(), call.to_string())).cloned();
     for a in report.findings_mut() {
         a.stack = line(&a.tensor.op.path, &a.tensor.op.op_name);
+        a.fx = a
+            .stack
+            .as_deref()
+            .map(|s| std::sync::Arc::new(stack_origin(s, &a.tensor.op.path)));
     }
     for n in &mut report.notes {
         n.stack = line(&n.path, &n.op_name);

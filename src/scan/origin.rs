@@ -1,11 +1,11 @@
 //! Every anomaly, first anomaly and birth of a scan traced to its FX node and the user's line
 //! (issue 43): through [`crate::source_map`] for GE dumps (by GE operator) and FX-named dumps
 //! (torchair's eager FX `.npy` dump, npugraph_ex's `.pt` dump, by FX node). msprobe's dumps have
-//! their user's line from `stack.json` already ([`super::msprobe::attach_stacks`]).
+//! theirs from `stack.json` ([`super::msprobe::attach_stacks`]).
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use npgx_parsers::dump::path::Layout;
 
@@ -16,9 +16,46 @@ use crate::source_map::{self, FxOrigin, SourceMap};
 /// An operator: rank, GE model, name and the directory of its files.
 type OpKey = (Option<u32>, Option<String>, String, String);
 
+/// The graph texts of a scan, and the origin of each operator asked for so far (one per
+/// operator, shared by its tensors: a NaN run taints thousands, a shard has a row per tensor).
+#[derive(Debug)]
+pub struct Origins {
+    map: SourceMap,
+    cache: Mutex<HashMap<OpKey, Arc<FxOrigin>>>,
+}
+
+impl Origins {
+    /// The origin of a tensor's operator; `None` for msprobe dumps (their line is `stack`).
+    pub fn of(&self, t: &TensorRecord) -> Option<Arc<FxOrigin>> {
+        if t.op.layout == Layout::Msprobe {
+            return None;
+        }
+        let key = (
+            t.op.location.rank,
+            t.op.location.model.clone(),
+            t.op.op_name.clone(),
+            t.op.path
+                .rsplit_once('/')
+                .map_or("", |(d, _)| d)
+                .to_string(),
+        );
+        let mut cache = self
+            .cache
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        Some(
+            cache
+                .entry(key)
+                .or_insert_with(|| Arc::new(origin_of(&self.map, t)))
+                .clone(),
+        )
+    }
+}
+
 /// Reads the graph texts of `graphs` and those beside `root`, and gives every finding of the
-/// report its origin. Without any graph text and without `graphs`, the findings keep `fx: null`;
-/// a graph text that cannot be read is an error entry.
+/// report its origin (and the report its [`Origins`], for the tables). Without any graph text
+/// and without `graphs`, nothing: the findings keep `fx: null`. A graph text that cannot be read
+/// is an error entry.
 pub fn attach(root: &Path, graphs: &[PathBuf], report: &mut ScanReport) {
     let mut seen = BTreeSet::new();
     let graphs: Vec<PathBuf> = graphs
@@ -32,28 +69,17 @@ pub fn attach(root: &Path, graphs: &[PathBuf], report: &mut ScanReport) {
     if map.is_empty() && graphs.is_empty() {
         return;
     }
-    // One origin per operator, shared by its tensors (a NaN run taints thousands).
-    let mut cache: HashMap<OpKey, Arc<FxOrigin>> = HashMap::new();
+    let origins = Origins {
+        map,
+        cache: Mutex::new(HashMap::new()),
+    };
     for a in report.findings_mut() {
-        let t = &a.tensor;
-        if t.op.layout == Layout::Msprobe {
-            continue;
+        // msprobe's calls keep the origin their stack.json gave.
+        if let Some(fx) = origins.of(&a.tensor) {
+            a.fx = Some(fx);
         }
-        let key = (
-            t.op.location.rank,
-            t.op.location.model.clone(),
-            t.op.op_name.clone(),
-            t.op.path
-                .rsplit_once('/')
-                .map_or("", |(d, _)| d)
-                .to_string(),
-        );
-        let origin = cache
-            .entry(key)
-            .or_insert_with(|| Arc::new(origin_of(&map, t)))
-            .clone();
-        a.fx = Some(origin);
     }
+    report.origins = Some(origins);
 }
 
 /// The origin of one tensor's operator.

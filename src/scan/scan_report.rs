@@ -99,4 +99,8 @@ pub struct ScanReport {
     /// request (`--all`, shards).
     #[serde(skip)]
     pub tensors: super::sorted::TensorsInOrder,
+    /// The graph texts read and each operator's FX origin, when there were any
+    /// ([`super::origin`]; the tables' `fx_*` columns).
+    #[serde(skip)]
+    pub origins: Option<super::origin::Origins>,
 }

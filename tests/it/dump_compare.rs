@@ -1379,6 +1379,13 @@ fn convert_every_device_layout_to_numpys_logical_tensor() {
     check_convert("layouts");
 }
 
+/// Grouped convolution weights in FRACTAL_Z (sub-format = groups; issue 44), written element by
+/// element from the spec's formula: each .npy holds the NCHW weights byte for byte.
+#[test]
+fn convert_grouped_fractal_z_weights() {
+    check_convert("groups");
+}
+
 #[test]
 fn convert_dtypes_framings_and_directories() {
     check_convert("dtypes");

@@ -339,6 +339,16 @@ fn fixtures_first_anomaly_birth_and_notes_per_manifest() {
                     ),
                     "{what}: {fa:#}"
                 );
+                // The same frame as the finding's origin (docs/source-map.md): no FX node.
+                let fx = &fa["fx"];
+                assert_eq!(fx["fx_node"], serde_json::Value::Null, "{what}: {fx:#}");
+                assert_eq!(fx["user_line"]["function"], "forward", "{what}: {fx:#}");
+                assert_eq!(
+                    fx["user_line"]["code"],
+                    "return torch.log(torch.softmax(self.head(h), dim=-1))",
+                    "{what}: {fx:#}"
+                );
+                assert!(s(&fx["via"][0]).ends_with("stack.json"), "{what}: {fx:#}");
             }
             if tb.is_null() {
                 assert!(fb.is_null(), "{what}: {fb:#}");

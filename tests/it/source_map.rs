@@ -315,3 +315,49 @@ fn the_plan_offers_the_operators_of_the_born_line() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[cfg(feature = "tables")]
+#[test]
+fn the_csv_rows_carry_the_origin_columns() {
+    let root = fixture("source_map/py_layers/dump");
+    let out = npgx([
+        "dump-scan".as_ref(),
+        root.as_os_str(),
+        "--format".as_ref(),
+        "csv".as_ref(),
+        "--all".as_ref(),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let mut rows = csv::Reader::from_reader(&out.stdout[..]);
+    let header = rows.headers().expect("a header").clone();
+    let at = |name: &str| {
+        header
+            .iter()
+            .position(|h| h == name)
+            .unwrap_or_else(|| panic!("no column {name} in {header:?}"))
+    };
+    let (op, node, line, graph) = (
+        at("op_name"),
+        at("fx_node"),
+        at("user_line"),
+        at("fx_graph"),
+    );
+    let mut seen = 0;
+    for r in rows.records() {
+        let r = r.expect("a row");
+        match &r[op] {
+            "MatMulV2_1" | "MatMulV2" => {
+                assert_eq!(&r[line], "12", "{r:?}");
+                assert_eq!(&r[graph], "graph_1", "{r:?}");
+                seen += 1;
+            }
+            "TransData_9" => assert_eq!(&r[node], "", "GE-inserted: {r:?}"),
+            "SplitV" => {
+                assert_eq!(&r[node], "split");
+                assert_eq!(&r[line], "", "torch's own frame: {r:?}");
+            }
+            _ => {}
+        }
+    }
+    assert!(seen >= 4, "the rows of both MatMulV2 operators");
+}

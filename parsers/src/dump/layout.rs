@@ -106,6 +106,22 @@ enum Kind {
         h0: u64,
         h1: u64,
     },
+    /// Grouped FRACTAL_Z (`sub_format` = groups > 1; dump-data.md §6): `e` groups share one
+    /// fractal block, `(⌈groups/e⌉·C1·H·W, cout_opt/16, 16, K)`, group `g`'s (`ev = g % e`) channels
+    /// at `ci = ev·cin + c`, its filters at `co = ev·cout + n`. One element per row: the real
+    /// elements of a K run are not its prefix.
+    FractalZGroups {
+        groups: u64,
+        e: u64,
+        cin: u64,
+        cout: u64,
+        k: u64,
+        c1: u64,
+        h: u64,
+        w: u64,
+        cout_opt: u64,
+        g1: u64,
+    },
     /// `(C1, H, W, N, Co, C0)` with Co = C0: channel `c` sits at Co = C0 = `c % C0`, the
     /// diagonal of each (Co, C0) block; everything off it is zero.
     C1hwncoc0 {
@@ -124,6 +140,22 @@ fn ceil_div(a: u64, b: u64) -> u64 {
     } else {
         a.div_ceil(b)
     }
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+/// `None` on overflow or when either is zero.
+fn lcm(a: u64, b: u64) -> Option<u64> {
+    if a == 0 || b == 0 {
+        return None;
+    }
+    (a / gcd(a, b)).checked_mul(b)
 }
 
 fn product(dims: &[u64]) -> Option<u64> {
@@ -191,6 +223,7 @@ impl PaddedView {
             Format::NC1HWC0 | Format::NC1HWC0_C04 => Self::nc1hwc0(device, logical, false),
             Format::NDC1HWC0 => Self::nc1hwc0(device, logical, true),
             Format::FRACTAL_Z if format.sub <= 1 => Self::fractal_z(device, logical, false),
+            Format::FRACTAL_Z => Self::fractal_z_groups(device, logical, u64::from(format.sub)),
             Format::FRACTAL_Z_3D => Self::fractal_z(device, logical, true),
             Format::FRACTAL_NZ | Format::FRACTAL_NZ_C0_16 | Format::FRACTAL_NZ_C0_32 => {
                 Self::fractal_nz(device, logical)
@@ -200,7 +233,7 @@ impl PaddedView {
         }?;
         let (kind, axes) = view;
         let row_len = match kind {
-            Kind::C1hwncoc0 { .. } => 1,
+            Kind::C1hwncoc0 { .. } | Kind::FractalZGroups { .. } => 1,
             _ => *device.last()?,
         };
         let v = PaddedView {
@@ -281,6 +314,47 @@ impl PaddedView {
                     d,
                     h,
                     w,
+                },
+                *a,
+            ))
+        })
+    }
+
+    /// Grouped FRACTAL_Z: `cin` = C, `cout` = N / groups, K = C0;
+    /// `e = min(lcm(lcm(cin, K)/cin, lcm(cout, 16)/cout), groups)`, `cin_opt = align(e·cin, K)`,
+    /// `cout_opt = align(e·cout, 16)` (msaccucmp's `convert_NCHW_to_FRACTAL_Z`; msprobe's C++
+    /// divides the second lcm by cin, which the spec calls a bug).
+    fn fractal_z_groups(device: &[u64], logical: &[u64], groups: u64) -> Option<(Kind, Axes)> {
+        let &[rows_outer, n1, n0, k] = device else {
+            return None;
+        };
+        if logical.len() != 4 || n0 != 16 || groups == 0 || k == 0 {
+            return None;
+        }
+        ORDERS_4D.iter().find_map(|a| {
+            let (n, cin, h, w) = (logical[a.n], logical[a.c], logical[a.h], logical[a.w]);
+            if n % groups != 0 || n == 0 || cin == 0 {
+                return None;
+            }
+            let cout = n / groups;
+            let e = (lcm(lcm(cin, k)? / cin, lcm(cout, 16)? / cout)?).min(groups);
+            let cin_opt = e.checked_mul(cin)?.div_ceil(k).checked_mul(k)?;
+            let cout_opt = e.checked_mul(cout)?.div_ceil(16).checked_mul(16)?;
+            let c1 = cin_opt / k;
+            let g1 = groups.div_ceil(e);
+            let ok = product(&[g1, c1, h, w])? == rows_outer && n1.checked_mul(16)? == cout_opt;
+            ok.then_some((
+                Kind::FractalZGroups {
+                    groups,
+                    e,
+                    cin,
+                    cout,
+                    k,
+                    c1,
+                    h,
+                    w,
+                    cout_opt,
+                    g1,
                 },
                 *a,
             ))
@@ -393,6 +467,30 @@ impl PaddedView {
                 let w1_i = (row / h1h0) % w1;
                 cc.saturating_sub(w1_i * w0).min(w0)
             }
+            Kind::FractalZGroups {
+                groups,
+                e,
+                cin,
+                cout,
+                k,
+                c1,
+                h,
+                w,
+                cout_opt,
+                ..
+            } => {
+                if [k, cout_opt, w, h, c1, cout].contains(&0) {
+                    return 0;
+                }
+                // One element per row: (g1, c1, h, w, co, k) in C order.
+                let kk = row % k;
+                let co = (row / k) % cout_opt;
+                let c1_g1 = row / (k * cout_opt * w * h);
+                let (c1_i, g1_i) = (c1_g1 % c1, c1_g1 / c1);
+                let ev = co / cout;
+                let ci = c1_i * k + kk;
+                u64::from(ev < e && g1_i * e + ev < groups && ci >= ev * cin && ci < ev * cin + cin)
+            }
             Kind::C1hwncoc0 { n, c, c0, h, w, .. } => {
                 // One element per row: (c1, h, w, n, co, c0) in C order.
                 let c0_i = row % c0;
@@ -486,6 +584,7 @@ impl PaddedView {
                     dim(Some(a.h), None)?,
                     dim(Some(a.w), None)?,
                 ],
+                fixed: None,
             },
             Kind::FractalZ {
                 n0,
@@ -511,6 +610,7 @@ impl PaddedView {
                     dim(Some(a.h), None)?,
                     dim(Some(a.w), None)?,
                 ],
+                fixed: None,
             },
             Kind::FractalNz {
                 b,
@@ -547,6 +647,84 @@ impl PaddedView {
                             block: Some(us(w0)?),
                         },
                     ],
+                    fixed: None,
+                }
+            }
+            Kind::FractalZGroups {
+                groups,
+                e,
+                cin,
+                cout,
+                k,
+                c1,
+                h,
+                w,
+                cout_opt,
+                g1,
+            } => {
+                // device (G1, C1, H, W, cout_opt, K) → (G1, cout_opt, C1, K, H, W); one part per
+                // shared-block slot `ev` and per C1 block its channels touch: g1 → group
+                // g1·e + ev, co → filter ev·cout + n, (c1, k) → channel c1·K + k − ev·cin.
+                let (sn, sc, sh, sw) = (
+                    *strides.get(a.n)?,
+                    *strides.get(a.c)?,
+                    *strides.get(a.h)?,
+                    *strides.get(a.w)?,
+                );
+                let device: Vec<usize> = [g1, c1, h, w, cout_opt, k]
+                    .into_iter()
+                    .map(us)
+                    .collect::<Option<_>>()?;
+                let (cin, cout, k) = (us(cin)?, us(cout)?, us(k)?);
+                let (hu, wu) = (us(h)?, us(w)?);
+                let plain = |len| Dim {
+                    len,
+                    stride: 0,
+                    block: None,
+                };
+                let mut parts = Vec::new();
+                for ev in 0..us(e)? {
+                    let groups_here = us(groups)?.saturating_sub(ev).div_ceil(us(e)?);
+                    if groups_here == 0 {
+                        continue;
+                    }
+                    let (lo, hi) = (ev.checked_mul(cin)?, ev.checked_mul(cin)?.checked_add(cin)?);
+                    for j in lo / k..hi.div_ceil(k) {
+                        let (from, to) = (lo.max(j * k), hi.min((j + 1) * k));
+                        parts.push(Part {
+                            device: vec![
+                                0..groups_here,
+                                ev * cout..ev * cout + cout,
+                                j..j + 1,
+                                from - j * k..to - j * k,
+                                0..hu,
+                                0..wu,
+                            ],
+                            shape: vec![groups_here, cout, 1, to - from, hu, wu],
+                            strides: vec![
+                                us(e)?.checked_mul(cout)?.checked_mul(sn)?,
+                                sn,
+                                sc,
+                                sc,
+                                sh,
+                                sw,
+                            ],
+                            offset: ev
+                                .checked_mul(cout)?
+                                .checked_mul(sn)?
+                                .checked_add((from - lo).checked_mul(sc)?)?,
+                        });
+                    }
+                }
+                Geometry {
+                    device,
+                    diagonal: None,
+                    perm: vec![0, 4, 1, 5, 2, 3],
+                    dims: [us(g1)?, us(cout_opt)?, us(c1)?, k, hu, wu]
+                        .into_iter()
+                        .map(plain)
+                        .collect(),
+                    fixed: Some(parts),
                 }
             }
             Kind::C1hwncoc0 {
@@ -565,6 +743,7 @@ impl PaddedView {
                         dim(Some(a.h), None)?,
                         dim(Some(a.w), None)?,
                     ],
+                    fixed: None,
                 }
             }
         })
@@ -602,6 +781,9 @@ struct Geometry {
     perm: Vec<usize>,
     /// The logical axes in canonical order.
     dims: Vec<Dim>,
+    /// The parts, when the layout gives them itself (grouped FRACTAL_Z) instead of `dims`'
+    /// blocks.
+    fixed: Option<Vec<Part>>,
 }
 
 /// Which way [`copy_parts`] copies.
@@ -615,6 +797,7 @@ enum Way {
 
 /// A rectangular part of the logical tensor that holds no padding on the device: each padded
 /// axis taken as its whole blocks or as its last, partial one.
+#[derive(Clone, Debug)]
 struct Part {
     /// Range of each canonical device axis.
     device: Vec<Range<usize>>,
@@ -662,6 +845,9 @@ impl Geometry {
 
     /// The parts of the logical tensor (see [`Part`]).
     fn parts(&self) -> Option<Vec<Part>> {
+        if let Some(p) = &self.fixed {
+            return Some(p.clone());
+        }
         let mut parts = vec![Part {
             device: Vec::new(),
             shape: Vec::new(),
@@ -995,6 +1181,59 @@ mod tests {
             let (ni, ci, hi, wi) = (i[0], i[1], i[2], i[3]);
             ((ci / c0) * h * w + hi * w + wi) * (n1 * n0 * c0) + ni * c0 + ci % c0
         });
+    }
+
+    /// dump-data.md §6, grouped FRACTAL_Z: NCHW `(g·cout + n, c, h, w)` at
+    /// `(g/e)·c1·H·W·cout_opt·K + (ci/K)·H·W·cout_opt·K + h·W·cout_opt·K + w·cout_opt·K + co·K +
+    /// ci % K`, `ci = (g % e)·cin + c`, `co = (g % e)·cout + n`.
+    fn grouped(groups: u64, cin: u64, cout: u64, h: u64, w: u64, k: u64) {
+        let lcm = |a: u64, b: u64| lcm(a, b).unwrap();
+        let e = (lcm(lcm(cin, k) / cin, lcm(cout, 16) / cout)).min(groups);
+        let cin_opt = (e * cin).div_ceil(k) * k;
+        let cout_opt = (e * cout).div_ceil(16) * 16;
+        let c1 = cin_opt / k;
+        let g1 = groups.div_ceil(e);
+        let mut format = Format::primary(Format::FRACTAL_Z);
+        format.sub = u16::try_from(groups).unwrap();
+        let v = PaddedView::new(
+            format,
+            &[g1 * c1 * h * w, cout_opt / 16, 16, k],
+            &[groups * cout, cin, h, w],
+        )
+        .unwrap_or_else(|| panic!("groups {groups} cin {cin} cout {cout} k {k}: a view"));
+        check(&v, |i| {
+            let (g, n, c, hi, wi) = (i[0] / cout, i[0] % cout, i[1], i[2], i[3]);
+            let (ev, blk) = (g % e, g / e);
+            let (ci, co) = (ev * cin + c, ev * cout + n);
+            let hwk = h * w * cout_opt * k;
+            blk * c1 * hwk
+                + (ci / k) * hwk
+                + hi * w * cout_opt * k
+                + wi * cout_opt * k
+                + co * k
+                + ci % k
+        });
+    }
+
+    #[test]
+    fn fractal_z_with_groups() {
+        // Depthwise (cin 1, cout 1), channels straddling a C0 block, several shared blocks, a
+        // last block with fewer groups than e, C0 32 (int8).
+        for (groups, cin, cout, h, w, k) in [
+            (4, 1, 1, 3, 3, 16),
+            (3, 5, 2, 1, 2, 16),
+            (8, 3, 6, 2, 1, 16),
+            (5, 6, 8, 1, 1, 16),
+            (2, 20, 16, 1, 1, 16),
+            (6, 4, 4, 2, 2, 32),
+        ] {
+            grouped(groups, cin, cout, h, w, k);
+        }
+        // Shapes that disagree: no view.
+        let mut format = Format::primary(Format::FRACTAL_Z);
+        format.sub = 4;
+        assert!(PaddedView::new(format, &[1, 1, 16, 16], &[6, 1, 1, 1]).is_none());
+        assert!(PaddedView::new(format, &[1, 1, 16, 16], &[4, 0, 1, 1]).is_none());
     }
 
     #[test]

@@ -465,5 +465,29 @@ pub fn user_frame(frames: &[String]) -> Option<String> {
     })
 }
 
+/// The parts of a frame as [`user_frame`] writes it (`{path}, line {n}, in {function}: {code}`):
+/// path, line, function and code; `None` when it has no `, line {n}`.
+pub fn split_user_frame(s: &str) -> Option<(&str, u32, Option<&str>, Option<&str>)> {
+    let (path, rest) = s.rsplit_once(", line ")?;
+    let end = rest
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(rest.len());
+    let line = rest[..end].parse().ok()?;
+    let rest = &rest[end..];
+    let (function, code) = match rest.strip_prefix(", in ") {
+        Some(r) => match r.split_once(": ") {
+            Some((f, c)) => (Some(f.trim()), Some(c.trim())),
+            None => (Some(r.trim()), None),
+        },
+        None => (None, rest.strip_prefix(": ").map(str::trim)),
+    };
+    Some((
+        path.trim(),
+        line,
+        function.filter(|f| !f.is_empty()),
+        code.filter(|c| !c.is_empty()),
+    ))
+}
+
 #[cfg(test)]
 mod tests;

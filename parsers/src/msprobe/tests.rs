@@ -194,3 +194,22 @@ fn every_cut_of_a_dump_json_goes_through_the_fuzz_entry_without_a_panic() {
         super::fuzz::all(&text[..cut]);
     }
 }
+
+#[test]
+fn a_users_frame_splits_into_its_parts() {
+    assert_eq!(
+        split_user_frame("/home/u/train.py, line 42, in step: loss = torch.log(p)"),
+        Some((
+            "/home/u/train.py",
+            42,
+            Some("step"),
+            Some("loss = torch.log(p)")
+        ))
+    );
+    assert_eq!(
+        split_user_frame("/a, b/m.py, line 7, in f"),
+        Some(("/a, b/m.py", 7, Some("f"), None))
+    );
+    assert_eq!(split_user_frame("no line here"), None);
+    assert_eq!(split_user_frame("x, line "), None);
+}
