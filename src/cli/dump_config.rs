@@ -207,16 +207,6 @@ fn new(a: NewArgs) -> anyhow::Result<ExitCode> {
     if selector.is_none() && !a.graphs.is_empty() {
         anyhow::bail!("--graphs is read for --line or --fx-node; give one of them");
     }
-    let selected = match &selector {
-        Some(sel) => {
-            let (selection, models, problems) = crate::config::line::select_in(&a.graphs, sel)?;
-            for p in &problems {
-                eprintln!("npgx dump-config: {}: {}", p.path, p.message);
-            }
-            Some((selection, models))
-        }
-        None => None,
-    };
     let options = PresetOptions {
         dump_path: a.dump_path,
         model_name: a.model_name,
@@ -227,13 +217,16 @@ fn new(a: NewArgs) -> anyhow::Result<ExitCode> {
         dump_level: a.dump_level,
         stats: a.stats,
         single_op: a.single_op,
-        models: selected
-            .as_ref()
-            .map(|(_, models)| models.clone())
-            .unwrap_or_default(),
+        models: Vec::new(),
     };
-    let mut made = crate::config::new_config(a.preset, &options, a.output.as_deref(), a.force)?;
-    made.fx = selected.map(|(selection, _)| selection);
+    let from = selector.as_ref().map(|sel| (a.graphs.as_slice(), sel));
+    let made =
+        crate::config::new_config_from(a.preset, options, from, a.output.as_deref(), a.force)?;
+    if let Some(sel) = &made.fx {
+        for p in &sel.unreadable {
+            eprintln!("npgx dump-config: {}: {}", p.path, p.message);
+        }
+    }
     let made = if a.torchair {
         made.with_torchair()
     } else {

@@ -618,7 +618,9 @@ fn pair_origin(
     if p.target_file.ends_with(".pt") {
         return map.of_fx_node(rank, graph, &p.op_name, None);
     }
-    map.of_ge_op(rank, model, &p.op_name, None, p.op_type.as_deref())
+    // A fused operator matched through its dump's original_op: the golden name is that op.
+    let original = (p.matched_by == MatchedBy::OriginalOp).then_some(p.golden_op_name.as_str());
+    map.of_ge_op(rank, model, &p.op_name, original, p.op_type.as_deref())
 }
 
 /// Reads the `--mapping` CSV (golden name by target name); empty without one.

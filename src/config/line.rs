@@ -71,6 +71,8 @@ pub struct Selection {
     pub unsure: Vec<SelectedNode>,
     /// The graph texts read.
     pub graph_files: Vec<String>,
+    /// The files under `--graphs` that could not be read.
+    pub unreadable: Vec<crate::dump::records::FileProblem>,
 }
 
 /// `dump_list` entries: a model name (`graph_<N>`) and its layers.
@@ -87,15 +89,16 @@ fn selected(n: NodeAtLine) -> SelectedNode {
 }
 
 /// Reads the graph texts under `graphs` ([`SourceMap::load`]) and [`select`]s in them; the files
-/// that could not be read come back beside the selection.
+/// that could not be read are the selection's `unreadable`.
 pub fn select_in(
     graphs: &[std::path::PathBuf],
     sel: &Selector,
-) -> anyhow::Result<(Selection, Models, Vec<crate::dump::records::FileProblem>)> {
+) -> anyhow::Result<(Selection, Models)> {
     let mut map = SourceMap::load(graphs);
-    let problems = std::mem::take(&mut map.problems);
-    let (selection, models) = select(&map, sel)?;
-    Ok((selection, models, problems))
+    let unreadable = std::mem::take(&mut map.problems);
+    let (mut selection, models) = select(&map, sel)?;
+    selection.unreadable = unreadable;
+    Ok((selection, models))
 }
 
 /// The FX nodes `sel` names in `map` and the `dump_list` that dumps exactly their GE operators:
@@ -160,6 +163,7 @@ pub fn select(map: &SourceMap, sel: &Selector) -> anyhow::Result<(Selection, Mod
         nodes: nodes.into_iter().map(selected).collect(),
         unsure: unsure.into_iter().map(selected).collect(),
         graph_files: map.files.clone(),
+        unreadable: Vec::new(),
     };
     let models = models
         .into_iter()

@@ -275,6 +275,29 @@ pub fn new_config(
     })
 }
 
+/// `new` for the operators of a source line or FX node (`from`: the graph texts and what to
+/// select, [`line::select_in`]): one `dump_list` entry per graph in place of `model_name` and
+/// `layer`, the selection in the document's `fx`. Without `from`, [`new_config`].
+pub fn new_config_from(
+    preset: preset::Preset,
+    mut options: preset::PresetOptions,
+    from: Option<(&[std::path::PathBuf], &line::Selector)>,
+    output: Option<&std::path::Path>,
+    force: bool,
+) -> anyhow::Result<NewConfig> {
+    let Some((graphs, sel)) = from else {
+        return new_config(preset, &options, output, force);
+    };
+    if options.model_name.is_some() || !options.layers.is_empty() {
+        anyhow::bail!("a source line or FX node selects the model and its layers itself: no model name or layer with it");
+    }
+    let (selection, models) = line::select_in(graphs, sel)?;
+    options.models = models;
+    let mut made = new_config(preset, &options, output, force)?;
+    made.fx = Some(selection);
+    Ok(made)
+}
+
 /// Runs a generated config through the `check` rules (without the filesystem checks): an error
 /// listing CANN's objections when it would be rejected.
 fn ensure_valid(text: &str) -> anyhow::Result<()> {

@@ -441,6 +441,17 @@ struct ConfigNewArgs {
     /// Overwrite `output` if it exists.
     #[serde(default)]
     force: bool,
+    /// Dump exactly the GE operators made from this line of the model (`model.py:12`), found in
+    /// `graphs` (`--line`; model and stats presets).
+    #[serde(default)]
+    line: Option<String>,
+    /// Dump exactly the GE operators made from this FX node, found in `graphs` (`--fx-node`).
+    #[serde(default)]
+    fx_node: Option<String>,
+    /// Graph texts (files or folders) for `line` and `fx_node`: torchair graph dumps,
+    /// TORCH_COMPILE_DEBUG's torch_compile_debug/ folder.
+    #[serde(default)]
+    graphs: Vec<PathBuf>,
 }
 
 fn dump_config_new(a: Map<String, Value>, _: &dyn Progress) -> anyhow::Result<Value> {
@@ -453,6 +464,15 @@ fn dump_config_new(a: Map<String, Value>, _: &dyn Progress) -> anyhow::Result<Va
             names.join(", ")
         );
     };
+    let selector = match (a.line.as_deref(), a.fx_node) {
+        (Some(_), Some(_)) => bail!("line and fx_node: give one"),
+        (Some(l), None) => Some(crate::config::line::Selector::parse_line(l)?),
+        (None, Some(n)) => Some(crate::config::line::Selector::FxNode(n)),
+        (None, None) => None,
+    };
+    if selector.is_some() && a.graphs.is_empty() {
+        bail!("line and fx_node are found in graphs: give the graph texts");
+    }
     let options = PresetOptions {
         dump_path: a.dump_path,
         model_name: a.model_name,
@@ -461,7 +481,8 @@ fn dump_config_new(a: Map<String, Value>, _: &dyn Progress) -> anyhow::Result<Va
         dump_step: a.dump_step,
         ..Default::default()
     };
-    let made = crate::config::new_config(preset, &options, a.output.as_deref(), a.force)?;
+    let from = selector.as_ref().map(|sel| (a.graphs.as_slice(), sel));
+    let made = crate::config::new_config_from(preset, options, from, a.output.as_deref(), a.force)?;
     parsed(report::config::new_json(&made)?.as_bytes())
 }
 

@@ -340,7 +340,17 @@ fn report(
     let mut graphs = opts.graphs.clone();
     f.graph_files.sort();
     graphs.extend(f.graph_files);
-    origin::attach(root, &graphs, &mut report);
+    let (origins, problems) = origin::read(root, &graphs);
+    report.errors.extend(problems);
+    if let Some(o) = &origins {
+        for a in report.findings_mut() {
+            // msprobe's calls keep the origin their stack.json gave.
+            if let Some(fx) = o.of(&a.tensor) {
+                a.fx = Some(fx);
+            }
+        }
+    }
+    report.origins = origins;
     let errors = report.errors.len() as u64;
     report.summary.errors = errors;
     report

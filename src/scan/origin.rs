@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use npgx_parsers::dump::path::Layout;
 
 use super::records::{Source, TensorRecord};
-use super::scan_report::ScanReport;
+use crate::dump::records::FileProblem;
 use crate::source_map::{self, FxOrigin, SourceMap};
 
 /// An operator: rank, GE model, name and the directory of its files.
@@ -52,11 +52,10 @@ impl Origins {
     }
 }
 
-/// Reads the graph texts of `graphs` and those beside `root`, and gives every finding of the
-/// report its origin (and the report its [`Origins`], for the tables). Without any graph text
-/// and without `graphs`, nothing: the findings keep `fx: null`. A graph text that cannot be read
-/// is an error entry.
-pub fn attach(root: &Path, graphs: &[PathBuf], report: &mut ScanReport) {
+/// Reads the graph texts of `graphs` and those beside `root`: the [`Origins`] to give every
+/// finding its `fx` and every table row its columns, with the graph texts that could not be read.
+/// No origins without any graph text and without `graphs` (the findings keep `fx: null`).
+pub fn read(root: &Path, graphs: &[PathBuf]) -> (Option<Origins>, Vec<FileProblem>) {
     let mut seen = BTreeSet::new();
     let graphs: Vec<PathBuf> = graphs
         .iter()
@@ -65,21 +64,15 @@ pub fn attach(root: &Path, graphs: &[PathBuf], report: &mut ScanReport) {
         .collect();
     let mut map = SourceMap::load(&graphs);
     map.add_near(root);
-    report.errors.append(&mut map.problems);
+    let problems = std::mem::take(&mut map.problems);
     if map.is_empty() && graphs.is_empty() {
-        return;
+        return (None, problems);
     }
     let origins = Origins {
         map,
         cache: Mutex::new(HashMap::new()),
     };
-    for a in report.findings_mut() {
-        // msprobe's calls keep the origin their stack.json gave.
-        if let Some(fx) = origins.of(&a.tensor) {
-            a.fx = Some(fx);
-        }
-    }
-    report.origins = Some(origins);
+    (Some(origins), problems)
 }
 
 /// The origin of one tensor's operator.

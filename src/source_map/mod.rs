@@ -278,6 +278,9 @@ impl SourceMap {
             for (i, n) in nodes.iter().enumerate() {
                 for op in &n.ge_ops {
                     ops.entry(op.clone()).or_insert(i);
+                    // Dump files (and what is matched by them) carry the name sanitised.
+                    ops.entry(npgx_parsers::dump::name::sanitise(op))
+                        .or_insert(i);
                 }
                 by_name.entry(n.name.clone()).or_insert(i);
             }
@@ -777,6 +780,76 @@ mod tests {
         );
         assert_eq!(graph_id_of_path("graph_3"), None);
         assert_eq!(graph_id_of_path("a/graph_x/f.npy"), None);
+    }
+
+    /// A graph dump in a scratch folder, read back.
+    fn map_of(name: &str, text: &str) -> SourceMap {
+        let dir = std::env::temp_dir().join(format!(
+            "npgx-source-map-{}-{}",
+            std::process::id(),
+            name.len()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(name), text).unwrap();
+        let map = SourceMap::load(std::slice::from_ref(&dir));
+        std::fs::remove_dir_all(&dir).unwrap();
+        map
+    }
+
+    #[test]
+    fn fused_and_inserted_operators() {
+        let map = map_of(
+            "dynamo_original_graph_3_rank_0_pid_1_ts_20250101000000000000.txt",
+            r#"name: "graph_3"
+op { name: "layer0/MatMul" type: "MatMul"
+  output_desc { attr { key: "_fx_tensor_name" value { s: "mm-aten.mm.default.OUTPUT.0" } } } }
+op { name: "layer0/Add" type: "Add"
+  output_desc { attr { key: "_fx_tensor_name" value { s: "add-aten.add.Tensor.OUTPUT.0" } } } }
+op { name: "Mul_1" type: "Mul" }
+op { name: "Add_2" type: "Add"
+  output_desc { attr { key: "_fx_tensor_name" value { s: "add_1-aten.add.Tensor.OUTPUT.0" } } } }
+"#,
+        );
+        assert!(map.problems.is_empty(), "{:?}", map.problems);
+        // Through the dump's original_op (its name as dump files carry it).
+        let o = map.of_ge_op(
+            Some(0),
+            Some("graph_3"),
+            "fused_MatMulAdd",
+            Some("layer0_Add"),
+            Some("MatMulV3"),
+        );
+        assert_eq!(o.fx_node.as_deref(), Some("add"), "{o:?}");
+        assert!(
+            o.via.iter().any(|v| v.contains("original_op layer0_Add")),
+            "{o:?}"
+        );
+        // By name: GE joined the names of what it fused; the outputs are the last one's.
+        let o = map.of_ge_op(Some(0), Some("graph_3"), "Mul_1Add_2", None, None);
+        assert_eq!(o.fx_node.as_deref(), Some("add_1"), "{o:?}");
+        assert!(
+            o.via
+                .iter()
+                .any(|v| v == "fused: Mul_1Add_2 = Mul_1 + Add_2"),
+            "{o:?}"
+        );
+        // GE's own operators, and a graph that was not dumped.
+        let o = map.of_ge_op(
+            Some(0),
+            Some("graph_3"),
+            "trans_TransData_7",
+            None,
+            Some("TransData"),
+        );
+        assert!(o.missing[0].starts_with("GE-inserted"), "{o:?}");
+        let o = map.of_ge_op(Some(0), Some("graph_4"), "Add_2", None, None);
+        assert_eq!(o.missing, ["no graph dump for graph_4"]);
+        // .txt dumps keep no lines: said, not guessed.
+        let o = map.of_ge_op(Some(0), Some("graph_3_0"), "Add_2", None, None);
+        assert!(
+            o.source.is_none() && o.missing[0].contains("records no source lines"),
+            "{o:?}"
+        );
     }
 
     #[test]
