@@ -8,8 +8,8 @@
 # Two lanes run side by side, because on 2 cores the compiler leaves one idle for long stretches
 # (a single large crate, the links) and the set-up waits on the network and the disk:
 #   set-up lane (background, log in target/ci/setup.log): Debian packages, the venv, the fixtures;
-#   build lane (foreground): fmt, then the test build linted by clippy (one lint pass).
-# The tests start when both are done; the lean test build runs beside them. docs/performance.md ("The test suite") has the timings.
+#   build lane (foreground): fmt, then the test builds linted by clippy (one lint pass).
+# The tests start when both are done. docs/performance.md ("The test suite") has the timings.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -89,6 +89,12 @@ export RUSTC_WORKSPACE_WRAPPER=clippy-driver
 export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
 step "cargo test --no-run (the test build, linted with -D warnings)"
 cargo test --workspace --locked --no-run
+# The lean build (README "Install": no polars) compiles, lints clean and refuses what it lacks.
+# Only its own targets: the lib, the bin and tests/features.rs (the integration suite is never
+# built lean).
+step "cargo test --no-default-features --no-run (the lean test build, linted)"
+cargo test --locked --no-default-features --test features --no-run
+
 step "waiting for the set-up lane"
 if ! wait "$setup_pid"; then
   cat "$setup_log"
@@ -101,42 +107,17 @@ venv="${NPGX_VENV:-.venv}"
 case "$venv" in /*) ;; *) venv="$PWD/$venv" ;; esac
 export NPGX_PYTHON="$venv/bin/python"
 
-step "cargo test, and beside it the lean test build"
+step "cargo test"
 # The tests keep every npgx JSON document they see in target/json-corpus/ (tests/it/common.rs);
 # start empty so that only this run's documents are validated below.
 rm -rf target/json-corpus
-# The lean build (README "Install": no polars) compiles, lints clean and refuses what it lacks.
-# Only its own targets: the lib, the bin and tests/features.rs (the integration suite is never
-# built lean). It is built while the tests run — their PyTorch processes leave the cores idle
-# part of the time — once the tests' cargo has checked its build and let the build directory's
-# lock go (its first "Running" line), so neither waits for the other.
-tests_log=target/ci/tests.log
-lean_log=target/ci/lean-build.log
-: >"$tests_log"
-rm -f "$tests_log.done"
-(
-  until grep -q "Running" "$tests_log" || [ -e "$tests_log.done" ]; do sleep 1; done
-  cargo test --locked --no-default-features --test features --no-run
-) >"$lean_log" 2>&1 &
-lean_pid=$!
-trap 'kill "$lean_pid" 2>/dev/null || true' EXIT
 # --include-ignored: the tests that need torch or an unprivileged account are #[ignore]d with the
 # reason, so a bare `cargo test` skips them visibly; this script provides both and runs them.
 # --skip triage_nodes:: / triage_slow::: the five FX node search tests and two option bisects
 # (about 7 CPU-minutes of PyTorch) run in scripts/test_slow.sh, to keep cold CI under its budget;
 # the logic they drive is tested here by unit tests, and one node search, one failure bisect and
 # one accuracy bisect stay here end to end.
-cargo test --workspace --locked -- --include-ignored --skip triage_nodes:: --skip triage_slow:: \
-  2>&1 | tee "$tests_log"
-touch "$tests_log.done"
-step "the lean test build (beside the tests; log: $lean_log)"
-if ! wait "$lean_pid"; then
-  cat "$lean_log"
-  echo "the lean test build failed (above)" >&2
-  exit 1
-fi
-trap - EXIT
-tail -n 3 "$lean_log"
+cargo test --workspace --locked -- --include-ignored --skip triage_nodes:: --skip triage_slow::
 step "cargo test --no-default-features (the lean build: --version, the refused tables and merge)"
 cargo test --locked --no-default-features --test features
 step "validate every JSON document the tests produced against schemas/ (jsonschema, draft 2020-12)"

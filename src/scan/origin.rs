@@ -13,8 +13,10 @@ use super::records::{Source, TensorRecord};
 use crate::dump::records::FileProblem;
 use crate::source_map::{self, FxOrigin, SourceMap};
 
-/// An operator: rank, GE model, name and the directory of its files.
-type OpKey = (Option<u32>, Option<String>, String, String);
+/// An operator: rank, GE model, name and the torchair graph its path names (FX-named dumps) —
+/// never the file or its step directory, so the cache holds one entry per operator of the model
+/// however many steps and files the tree has.
+type OpKey = (Option<u32>, Option<String>, String, Option<u64>);
 
 /// The graph texts of a scan, and the origin of each operator asked for so far (one per
 /// operator, shared by its tensors: a NaN run taints thousands, a shard has a row per tensor).
@@ -34,10 +36,7 @@ impl Origins {
             t.op.location.rank,
             t.op.location.model.clone(),
             t.op.op_name.clone(),
-            t.op.path
-                .rsplit_once('/')
-                .map_or("", |(d, _)| d)
-                .to_string(),
+            source_map::graph_id_of_path(&t.op.path),
         );
         let mut cache = self
             .cache
