@@ -582,10 +582,15 @@ fn origins(
     let mut map = crate::source_map::SourceMap::load(&paths);
     map.add_near(roots.1);
     map.add_near(roots.0);
-    errors.extend(map.problems.drain(..).map(|problem| CompareError {
-        side: Side::Target,
-        problem,
-    }));
+    // A graph dump in a tree that does not read is already an error of the matching.
+    for problem in map.problems.drain(..) {
+        if !errors.iter().any(|e| e.problem.path == problem.path) {
+            errors.push(CompareError {
+                side: Side::Target,
+                problem,
+            });
+        }
+    }
     if map.is_empty() && opts.graphs.is_empty() {
         return;
     }
