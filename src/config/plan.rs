@@ -680,7 +680,12 @@ fn plan_one(
             (Scene::WiderStats, Preset::Stats, e)
         }
     };
-    if o.model_name.is_some() {
+    // torchair's `graph_<N>` names are the same in every run; GE's own `ge_default_<time>_<n>`
+    // are not.
+    if o.model_name
+        .as_deref()
+        .is_some_and(|m| crate::source_map::graph_id_of_model(m).is_none())
+    {
         p.notes.push(
             "model_name is this run's graph name; GE names graphs ge_default_<time>_<n>, which change between runs: check it with `dump-config check --graph` on the next run's graph"
                 .into(),
