@@ -115,7 +115,7 @@ impl FxOp {
 }
 
 /// The `dynamo_original_graph_*.txt` dumps of a comparison, each as GE op name → [`FxOp`], in
-/// graph-id order, with the rank its file name gives.
+/// graph-id order, with the rank its file name gives (read by [`crate::source_map`]).
 #[derive(Debug, Default)]
 pub struct FxGraphs {
     graphs: Vec<FxGraph>,
@@ -130,25 +130,28 @@ struct FxGraph {
 }
 
 impl FxGraphs {
-    pub fn add(&mut self, name: &npgx_parsers::dump::name::FxGraphName, model: &GeModel) {
-        let mut ops = HashMap::new();
-        for r in model.ops() {
-            let outputs: Vec<Option<(String, usize)>> =
-                r.op.output_desc
+    /// The `.txt` graph dumps the source map read.
+    pub fn of(map: &crate::source_map::SourceMap) -> FxGraphs {
+        let mut graphs: Vec<FxGraph> = map
+            .fx_outputs()
+            .map(|(id, rank, ops)| FxGraph {
+                id,
+                rank,
+                ops: ops
                     .iter()
-                    .map(|d| d.fx_tensor().map(|(n, i)| (n.to_string(), i)))
-                    .collect();
-            if outputs.iter().any(Option::is_some) {
-                ops.entry(r.op.name.clone())
-                    .or_insert_with(|| FxOp { outputs });
-            }
-        }
-        self.graphs.push(FxGraph {
-            id: name.graph_id,
-            rank: name.rank,
-            ops,
-        });
-        self.graphs.sort_by_key(|g| g.id);
+                    .map(|(name, outputs)| {
+                        (
+                            name.clone(),
+                            FxOp {
+                                outputs: outputs.clone(),
+                            },
+                        )
+                    })
+                    .collect(),
+            })
+            .collect();
+        graphs.sort_by_key(|g| g.id);
+        FxGraphs { graphs }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -349,14 +352,12 @@ mod tests {
             op { name: "Split" type: "SplitD"
                  output_desc { attr { key: "_fx_tensor_name" value { s: "split-aten.split.Tensor.OUTPUT.0" } } }
                  output_desc { attr { key: "_fx_tensor_name" value { s: "split-aten.split.Tensor.OUTPUT.1" } } } }"#;
-        let model = npgx_parsers::ge_graph::parse(text).unwrap();
-        let mut fx = FxGraphs::default();
-        let name = npgx_parsers::dump::name::FxGraphName {
-            form: npgx_parsers::dump::name::GraphForm::Txt,
-            graph_id: Some(1),
-            rank: Some(0),
-        };
-        fx.add(&name, &model);
+        let dir = std::env::temp_dir().join(format!("npgx-fx-graphs-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("dynamo_original_graph_1_rank_0.txt"), text).unwrap();
+        let map = crate::source_map::SourceMap::load(std::slice::from_ref(&dir));
+        std::fs::remove_dir_all(&dir).unwrap();
+        let fx = FxGraphs::of(&map);
         let mut g = GoldenIndex::default();
         g.push(("add_1-aten.add.Tensor".into(), Io::Input, 1), 1);
         g.push(("add_1-aten.add.Tensor".into(), Io::Output, 0), 2);

@@ -26,7 +26,6 @@ use crate::dump::records::GroupKey;
 use crate::dump::records::OpRef;
 use crate::dump::values::{ValueReader, CHUNK};
 use crate::dump::walk;
-use crate::dump::FileProblem;
 use crate::scan::order::{exec_key, OpKey};
 use matching::{FxGraphs, GoldenIndex, GraphIndex, TargetTensor};
 use npgx_parsers::dump::name::FxGraphName;
@@ -536,43 +535,16 @@ fn graph_producers<'a>(
     Some(out)
 }
 
-/// Reads the torchair graph dumps found in either tree; an unreadable one is an error entry.
-fn fx_graphs(target: &SideData, golden: &SideData, errors: &mut Vec<CompareError>) -> FxGraphs {
-    let mut fx = FxGraphs::default();
-    for (side, data) in [(Side::Target, target), (Side::Golden, golden)] {
-        for (path, name) in &data.fx_graphs {
-            if name.form != npgx_parsers::dump::name::GraphForm::Txt {
-                continue;
-            }
-            let parsed = read_side_file(path, "torchair graph dump")
-                .map_err(|e| format!("{e:#}"))
-                .and_then(|text| npgx_parsers::ge_graph::parse(&text).map_err(|e| e.to_string()));
-            match parsed {
-                Ok(model) => fx.add(name, &model),
-                Err(message) => errors.push(CompareError {
-                    side,
-                    problem: FileProblem {
-                        path: path.display().to_string(),
-                        message,
-                        offset: None,
-                    },
-                }),
-            }
-        }
-    }
-    fx
-}
-
-/// Gives each group's first divergence, its failing input and its origin the FX node and source
-/// line of their target operator (issue 43): from `--graphs`, the graph dumps found in the two
-/// trees and those beside them. Nothing without any graph text and without `--graphs`.
-fn origins(
+/// The graph texts of a comparison (docs/source-map.md): `--graphs`, the torchair graph dumps
+/// found in either tree and those beside them, read once — for matching a GE dump with an FX dump
+/// (`_fx_tensor_name`) and for the origins of the divergences. An unreadable one is an error
+/// entry.
+fn source_map(
     opts: &CompareOptions,
     (golden, target): (&SideData, &SideData),
     roots: (&Path, &Path),
-    groups: &mut [GroupReport],
     errors: &mut Vec<CompareError>,
-) {
+) -> crate::source_map::SourceMap {
     let mut paths = opts.graphs.clone();
     for data in [target, golden] {
         paths.extend(data.fx_graphs.iter().map(|(p, _)| p.clone()));
@@ -582,15 +554,17 @@ fn origins(
     let mut map = crate::source_map::SourceMap::load(&paths);
     map.add_near(roots.1);
     map.add_near(roots.0);
-    // A graph dump in a tree that does not read is already an error of the matching.
-    for problem in map.problems.drain(..) {
-        if !errors.iter().any(|e| e.problem.path == problem.path) {
-            errors.push(CompareError {
-                side: Side::Target,
-                problem,
-            });
-        }
-    }
+    errors.extend(map.problems.drain(..).map(|problem| CompareError {
+        side: Side::Target,
+        problem,
+    }));
+    map
+}
+
+/// Gives each group's first divergence, its failing input and its origin the FX node and source
+/// line of their target operator (issue 43). Nothing without any graph text and without
+/// `--graphs`.
+fn origins(opts: &CompareOptions, map: &crate::source_map::SourceMap, groups: &mut [GroupReport]) {
     if map.is_empty() && opts.graphs.is_empty() {
         return;
     }
@@ -602,7 +576,7 @@ fn origins(
             .chain(gr.inputs_differ.iter_mut())
             .chain(gr.origin.iter_mut().map(|o| &mut o.pair));
         for p in pairs {
-            p.fx = Some(pair_origin(&map, rank, model.as_deref(), p));
+            p.fx = Some(pair_origin(map, rank, model.as_deref(), p));
         }
     }
 }
@@ -888,7 +862,8 @@ pub fn compare(
         let t = load(target, Side::Target, &mut errors);
         (g, t)
     });
-    let fx = fx_graphs(&t, &g, &mut errors);
+    let map = source_map(opts, (&g, &t), (golden, target), &mut errors);
+    let fx = FxGraphs::of(&map);
     let paired = pair_groups(&g, &t, &opts.groups)?;
     let cx = MatchContext {
         mapping: &mapping,
@@ -909,7 +884,7 @@ pub fn compare(
     };
     let pairs = run_jobs(&pool, jobs, (&g, &t), &thresholds, progress);
     conclude_groups(&mut groups, &pairs, opts.top, graph.as_ref(), &exec_names);
-    origins(opts, (&g, &t), (golden, target), &mut groups, &mut errors);
+    origins(opts, &map, &mut groups);
     sort_leftovers(&mut unmatched, &mut errors);
     let passed = pairs.iter().filter(|p| p.passed).count() as u64;
     let summary = Summary {

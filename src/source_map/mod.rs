@@ -55,7 +55,14 @@ struct Graph {
     by_name: HashMap<String, usize>,
     /// Every GE operator the text names, tied to a node or not (to split fused names).
     all_ops: std::collections::HashSet<String>,
+    /// `.txt` form: per GE operator, the FX output each of its outputs stands for
+    /// (`_fx_tensor_name`: `{node}-{target}` and the index), in output order.
+    outputs: HashMap<String, FxOutputs>,
 }
+
+/// The FX output (`{node}-{target}`, index) each output of a GE operator stands for, in output
+/// order; `None` for an output without `_fx_tensor_name`.
+pub type FxOutputs = Vec<Option<(String, usize)>>;
 
 /// An FX node as one text shows it.
 #[derive(Debug, Clone)]
@@ -221,6 +228,17 @@ impl SourceMap {
         self.graphs.is_empty() && self.readable.is_empty()
     }
 
+    /// The `.txt` graph dumps' FX outputs by GE operator, per graph: (graph id, rank, operators),
+    /// for dump-compare's matching of a GE dump with an FX dump.
+    pub fn fx_outputs(
+        &self,
+    ) -> impl Iterator<Item = (Option<u64>, Option<u32>, &HashMap<String, FxOutputs>)> {
+        self.graphs
+            .iter()
+            .filter(|g| !g.outputs.is_empty())
+            .map(|g| (g.id, g.rank, &g.outputs))
+    }
+
     fn add_file(&mut self, path: &Path, named: bool) {
         let shown = path.display().to_string();
         let name = path
@@ -247,6 +265,7 @@ impl SourceMap {
             }
         };
         if let Some(g) = graph_name {
+            let mut outputs = HashMap::new();
             let (nodes, all_ops): (Vec<Node>, Vec<String>) = match g.form {
                 GraphForm::Py => {
                     let py = fx_graph::parse_torchair_py(&text);
@@ -255,10 +274,13 @@ impl SourceMap {
                     (py.nodes.into_iter().map(node_of).collect(), all)
                 }
                 GraphForm::Txt => match npgx_parsers::ge_graph::parse(text.as_bytes()) {
-                    Ok(model) => (
-                        txt_nodes(&model),
-                        model.ops().map(|r| r.op.name.clone()).collect(),
-                    ),
+                    Ok(model) => {
+                        outputs = txt_outputs(&model);
+                        (
+                            txt_nodes(&model),
+                            model.ops().map(|r| r.op.name.clone()).collect(),
+                        )
+                    }
                     Err(e) => {
                         self.problems.push(FileProblem {
                             path: shown,
@@ -293,6 +315,7 @@ impl SourceMap {
                 ops,
                 by_name,
                 all_ops: all_ops.into_iter().collect(),
+                outputs,
             });
             self.files.push(shown);
             return;
@@ -692,6 +715,23 @@ fn txt_nodes(model: &npgx_parsers::ge_graph::GeModel) -> Vec<Node> {
         link(&mut nodes, &mut by_name, &r.op.name, &fx, module);
     }
     nodes
+}
+
+/// Per GE operator of a `.txt` graph dump with any `_fx_tensor_name`, the FX output of each of
+/// its outputs.
+fn txt_outputs(model: &npgx_parsers::ge_graph::GeModel) -> HashMap<String, FxOutputs> {
+    let mut out = HashMap::new();
+    for r in model.ops() {
+        let outputs: FxOutputs =
+            r.op.output_desc
+                .iter()
+                .map(|d| d.fx_tensor().map(|(n, i)| (n.to_string(), i)))
+                .collect();
+        if outputs.iter().any(Option::is_some) {
+            out.entry(r.op.name.clone()).or_insert(outputs);
+        }
+    }
+    out
 }
 
 fn pbtxt_nodes(ops: &[fx_graph::PbtxtOp]) -> Vec<Node> {
