@@ -26,6 +26,8 @@ Cases (each a folder of OUT with truth.json):
 - `py_only/`: the same without torch_compile_debug/: layer 2's line cannot be known.
 - `txt_module/`: graph_2 dumped as `.txt` with nn_module_stack; a fused operator
   (`Mul_1Add_2`: GE joined the names) born Inf.
+- `pbtxt/`: graph_1 as torchair's `.pbtxt` (each descriptor a `repr(bytes(...))` string) and a
+  RealDiv born NaN.
 - `fx_eager/`: torchair's eager FX dump (`graph_1/0/<node>-<target>.OUTPUT.0.<ts>.npy`) with the
   NaN output of mm_1, the `.py` graph and the readable text beside it.
 
@@ -237,6 +239,51 @@ def case_fx_eager(out: Path):
     (tree.root / "truth.json").write_text(json.dumps(truth, indent=1) + "\n")
 
 
+def torchair_pbtxt(ops) -> str:
+    """torchair's `.pbtxt` dump (`_ge_concrete_graph/utils.py` `convert_to_pbtxt`: a TensorFlow-like
+    GraphDef for Netron): `node { name op input… attr { key: "[o]<output>" value { s: <the output
+    descriptor's text as repr(bytes(...))[1:]> } } }`. ops = [(name, type, inputs, [fx tensor per
+    output or None])]; the descriptor text is the protobuf text of a GE TensorDescriptor."""
+    out = []
+    for name, typ, inputs, fx_names in ops:
+        out += ["node {", f'  name: "{name}"', f'  op: "{typ}"']
+        out += [f'  input: "{i}"' for i in inputs]
+        for k, fx in enumerate(fx_names):
+            desc = f'name: "y{k}"\ndtype: DT_FLOAT\nlayout: "ND"\n'
+            if fx is not None:
+                desc += f'attr {{\n  key: "_fx_tensor_name"\n  value {{\n    s: "{fx}"\n  }}\n}}\n'
+            value = repr(bytes(desc, "utf-8"))[1:]
+            out += ["  attr {", f'    key: "[o]y{k}"', "    value {", f"      s: {value}", "    }", "  }"]
+        out += ["}"]
+    return "\n".join(out) + "\n"
+
+
+def case_pbtxt(out: Path):
+    tree = c.Tree(out / "pbtxt")
+    r = np.random.default_rng(46)
+    x = r.uniform(-1, 1, (2, 4)).astype(np.float32)
+    bad = x.copy()
+    bad[1, 3] = np.nan
+    dump = "dump/worldsize1_global_rank0/20250101120000/0/graph_1/1/0"
+    tree.ge(dump, "t", "Relu", "Relu", 1, T0 + 10, ins=[tensor(x)], outs=[tensor(x)])
+    tree.ge(dump, "t", "Div", "RealDiv", 2, T0 + 20, ins=[tensor(x)], outs=[tensor(bad)])
+    tree.write("dynamo_original_graph_1_rank_0_pid_7_ts_20250101115958000003.pbtxt", torchair_pbtxt([
+        ("arg0_1", "Data", [], [None]),
+        ("Relu", "Relu", ["arg0_1:0"], ["relu-aten.relu.default.OUTPUT.0"]),
+        ("RealDiv", "RealDiv", ["Relu:0", "arg0_1:0"], ["div-aten.div.Tensor.OUTPUT.0"]),
+    ]).encode())
+    truth = {
+        "description": "graph_1 dumped as .pbtxt (graph_dump.type = 'pbtxt'): each output descriptor one "
+                       "repr(bytes) string; RealDiv is born NaN: FX node div, no line (the .pbtxt form "
+                       "records none)",
+        "scan": {"root": "dump", "first_anomaly": {"op_name": "RealDiv",
+                                                   "fx": {"fx_node": "div", "fx_target": "aten.div.Tensor",
+                                                          "graph": "graph_1", "source": None,
+                                                          "missing_contains": "records no source lines"}}},
+    }
+    (tree.root / "truth.json").write_text(json.dumps(truth, indent=1) + "\n")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", type=Path, required=True)
@@ -246,6 +293,7 @@ def main():
     case_py(a.out, False)
     case_txt_module(a.out)
     case_fx_eager(a.out)
+    case_pbtxt(a.out)
     (a.out / "GENERATED_BY_gen_source_map_fixtures").write_text("")
 
 

@@ -66,7 +66,7 @@ fn first_anomaly(doc: &Value) -> &Value {
 
 #[test]
 fn scan_traces_the_first_anomaly_to_the_users_line() {
-    for case in ["py_layers", "py_only", "txt_module", "fx_eager"] {
+    for case in ["py_layers", "py_only", "txt_module", "fx_eager", "pbtxt"] {
         let (doc, t) = scan(case);
         assert_eq!(doc["complete"], true, "{case}: {:#}", doc["errors"]);
         let want = &t["scan"]["first_anomaly"];
