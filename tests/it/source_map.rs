@@ -6,6 +6,15 @@ use serde_json::Value;
 
 use crate::common::{fixture, npgx, npgx_json};
 
+/// An empty scratch directory of this test process.
+fn scratch(name: &str) -> std::path::PathBuf {
+    let dir =
+        std::env::temp_dir().join(format!("npgx-it-source-map-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    dir
+}
+
 fn truth(case: &str) -> Value {
     let p = fixture(&format!("source_map/{case}/truth.json"));
     serde_json::from_slice(&std::fs::read(&p).expect("truth.json")).expect("truth is JSON")
@@ -206,9 +215,7 @@ fn dump_config_dumps_exactly_the_operators_of_a_line() {
         );
     }
     // What it writes passes check.
-    let dir = std::env::temp_dir().join(format!("npgx-it-source-map-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("scratch dir");
+    let dir = scratch("config");
     let out = dir.join("dump_config.json");
     let made = line_config(&["model.py:12", "-o", &out.display().to_string()]);
     assert_eq!(made.status.code(), Some(0), "{made:?}");
@@ -259,9 +266,7 @@ fn compare_names_the_fx_node_of_the_divergence() {
 
 #[test]
 fn the_html_page_names_the_users_line() {
-    let dir = std::env::temp_dir().join(format!("npgx-it-source-map-html-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("scratch dir");
+    let dir = scratch("html");
     let page = dir.join("scan.html");
     let root = fixture("source_map/py_layers/dump");
     let out = npgx([
@@ -281,9 +286,7 @@ fn the_html_page_names_the_users_line() {
 
 #[test]
 fn the_plan_offers_the_operators_of_the_born_line() {
-    let dir = std::env::temp_dir().join(format!("npgx-it-source-map-plan-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("scratch dir");
+    let dir = scratch("plan");
     let scan = dir.join("scan.json");
     let root = fixture("source_map/py_layers/dump");
     let out = npgx([
