@@ -109,31 +109,11 @@ pub enum TableFormat {
     Parquet,
 }
 
-/// The environment variable that maps every file, as `--mmap` does (`1`), or none, as
-/// `--no-mmap` does (`0`).
-pub const MMAP_ENV: &str = "NPGX_MMAP";
-/// The environment variable that maps no file whatever [`MMAP_ENV`] says.
-pub const NO_MMAP_ENV: &str = "NPGX_NO_MMAP";
-
-/// When tensor data is read through a mapping: `--mmap` always, `--no-mmap` never; without
-/// either, [`NO_MMAP_ENV`] set (not empty, not `0`) never, [`MMAP_ENV`] `0` never and any other
-/// non-empty value always; otherwise files the page cache holds whole (the default). A flag
-/// beats the environment.
+/// Sets when tensor data is read through a mapping, from the flags and the environment
+/// ([`crate::dump::mapped::Mode::chosen`], the rule `npgx mcp` applies too).
 fn set_mapped_reads(mmap: bool, no_mmap: bool) {
     use crate::dump::mapped::{set_mode, Mode};
-    let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
-    let mode = if mmap {
-        Mode::Always
-    } else if no_mmap || var(NO_MMAP_ENV).is_some_and(|v| v != "0") {
-        Mode::Never
-    } else {
-        match var(MMAP_ENV) {
-            Some(v) if v == "0" => Mode::Never,
-            Some(_) => Mode::Always,
-            None => Mode::Resident,
-        }
-    };
-    set_mode(mode);
+    set_mode(Mode::chosen(mmap, no_mmap, |k| std::env::var_os(k)));
 }
 
 /// A progress bar counting `what` on stderr, or `None` when disabled or stderr is not a terminal.

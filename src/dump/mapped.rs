@@ -85,6 +85,37 @@ pub enum Mode {
     Always = 2,
 }
 
+/// The environment variable that maps every file, as `--mmap` does (`1`), or none, as
+/// `--no-mmap` does (`0`).
+pub const MMAP_ENV: &str = "NPGX_MMAP";
+/// The environment variable that maps no file whatever [`MMAP_ENV`] says.
+pub const NO_MMAP_ENV: &str = "NPGX_NO_MMAP";
+
+impl Mode {
+    /// The mode the flags and the environment (`var`) ask for, one rule for the CLI and `npgx
+    /// mcp`: `--mmap` always, `--no-mmap` never; without either, [`NO_MMAP_ENV`] set (not empty,
+    /// not `0`) never, [`MMAP_ENV`] `0` never and any other non-empty value always; otherwise
+    /// files the page cache holds whole (the default). A flag beats the environment.
+    pub fn chosen(
+        mmap: bool,
+        no_mmap: bool,
+        var: impl Fn(&str) -> Option<std::ffi::OsString>,
+    ) -> Mode {
+        let var = |name: &str| var(name).filter(|v| !v.is_empty());
+        if mmap {
+            Mode::Always
+        } else if no_mmap || var(NO_MMAP_ENV).is_some_and(|v| v != "0") {
+            Mode::Never
+        } else {
+            match var(MMAP_ENV) {
+                Some(v) if v == "0" => Mode::Never,
+                Some(_) => Mode::Always,
+                None => Mode::Resident,
+            }
+        }
+    }
+}
+
 static MODE: AtomicU8 = AtomicU8::new(Mode::Resident as u8);
 
 /// Sets when files are mapped, for the whole process.
@@ -416,6 +447,47 @@ fn pass_on(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void)
 mod tests {
     use super::*;
     use std::io::Write;
+
+    #[test]
+    fn flags_beat_the_environment() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| std::ffi::OsString::from(v))
+            }
+        };
+        assert_eq!(Mode::chosen(false, false, env(&[])), Mode::Resident);
+        assert_eq!(
+            Mode::chosen(false, false, env(&[(MMAP_ENV, "1")])),
+            Mode::Always
+        );
+        assert_eq!(
+            Mode::chosen(false, false, env(&[(MMAP_ENV, "0")])),
+            Mode::Never
+        );
+        assert_eq!(
+            Mode::chosen(false, false, env(&[(MMAP_ENV, "")])),
+            Mode::Resident
+        );
+        assert_eq!(
+            Mode::chosen(false, false, env(&[(MMAP_ENV, "1"), (NO_MMAP_ENV, "1")])),
+            Mode::Never
+        );
+        assert_eq!(
+            Mode::chosen(false, false, env(&[(NO_MMAP_ENV, "0")])),
+            Mode::Resident
+        );
+        assert_eq!(
+            Mode::chosen(true, false, env(&[(MMAP_ENV, "0")])),
+            Mode::Always
+        );
+        assert_eq!(
+            Mode::chosen(false, true, env(&[(MMAP_ENV, "1")])),
+            Mode::Never
+        );
+    }
 
     /// A file of `len` bytes of `fill`, open for reading, and its path.
     fn file_of(name: &str, len: usize, fill: u8) -> (File, std::path::PathBuf) {

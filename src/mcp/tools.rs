@@ -219,6 +219,10 @@ struct DumpScanArgs {
 
 fn dump_scan(a: Map<String, Value>, progress: &dyn Progress) -> anyhow::Result<Value> {
     let a: DumpScanArgs = args("dump_scan", a)?;
+    // The CLI's rule for mapped reads (no flags here: the server's environment decides).
+    crate::dump::mapped::set_mode(crate::dump::mapped::Mode::chosen(false, false, |k| {
+        std::env::var_os(k)
+    }));
     let opts = crate::scan::ScanOptions {
         threads: a.threads,
         keep_all: a.all,
@@ -262,6 +266,10 @@ struct DumpCompareArgs {
 
 fn dump_compare(a: Map<String, Value>, progress: &dyn Progress) -> anyhow::Result<Value> {
     let a: DumpCompareArgs = args("dump_compare", a)?;
+    // The CLI's rule for mapped reads (no flags here: the server's environment decides).
+    crate::dump::mapped::set_mode(crate::dump::mapped::Mode::chosen(false, false, |k| {
+        std::env::var_os(k)
+    }));
     let mut opts = crate::compare::CompareOptions {
         threads: a.threads,
         graph: a.graph,
