@@ -581,25 +581,22 @@ fn origins(opts: &CompareOptions, map: &crate::source_map::SourceMap, groups: &m
     }
 }
 
-/// The origin of a pair's target operator: by FX node for FX-named dumps, by GE operator else.
+/// The origin of a pair's target operator.
 fn pair_origin(
     map: &crate::source_map::SourceMap,
     rank: Option<u32>,
     model: Option<&str>,
     p: &Pair,
 ) -> crate::source_map::FxOrigin {
-    let graph = crate::source_map::graph_id_of_path(&p.target_file.replace('\\', "/"));
-    if p.target_file.ends_with(".npy") {
-        if let Some((node, t)) = p.op_name.split_once('-') {
-            return map.of_fx_node(rank, graph, node, Some(t));
-        }
-    }
-    if p.target_file.ends_with(".pt") {
-        return map.of_fx_node(rank, graph, &p.op_name, None);
-    }
-    // A fused operator matched through its dump's original_op: the golden name is that op.
-    let original = (p.matched_by == MatchedBy::OriginalOp).then_some(p.golden_op_name.as_str());
-    map.of_ge_op(rank, model, &p.op_name, original, p.op_type.as_deref())
+    map.of_dumped(&crate::source_map::Dumped {
+        rank,
+        model,
+        op_name: &p.op_name,
+        op_type: p.op_type.as_deref(),
+        path: &p.target_file,
+        // A fused operator matched through its dump's original_op: the golden name is that op.
+        original: (p.matched_by == MatchedBy::OriginalOp).then_some(p.golden_op_name.as_str()),
+    })
 }
 
 /// Reads the `--mapping` CSV (golden name by target name); empty without one.

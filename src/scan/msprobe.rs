@@ -233,14 +233,19 @@ fn note(op: &OpRef, leaf: &Leaf, index: usize, dtype: &str) -> Option<StatsNote>
     })
 }
 
+/// The `stack.json` beside a `dump.json` (paths relative to the scan root, `/`-separated).
+fn stack_json_of(dump_json: &str) -> String {
+    match dump_json.rsplit_once('/') {
+        Some((dir, _)) => format!("{dir}/stack.json"),
+        None => "stack.json".to_string(),
+    }
+}
+
 /// The origin of an msprobe call from its `stack.json` line (docs/source-map.md): no FX node (an
 /// eager API call), the frame, and the user's line when the frame is outside the libraries.
 fn stack_origin(line: &str, dump_json: &str) -> crate::source_map::FxOrigin {
     use crate::source_map::{FxOrigin, SourceFrame};
-    let stack = match dump_json.rsplit_once('/') {
-        Some((dir, _)) => format!("{dir}/stack.json"),
-        None => "stack.json".to_string(),
-    };
+    let stack = stack_json_of(dump_json);
     let Some((file, n, function, code)) = grammar::split_user_frame(line) else {
         return FxOrigin {
             via: vec![stack],
@@ -253,12 +258,7 @@ fn stack_origin(line: &str, dump_json: &str) -> crate::source_map::FxOrigin {
         function: function.map(str::to_string),
         code: code.map(str::to_string),
     };
-    let library = npgx_parsers::torch_logs::python::Frame {
-        file: frame.file.clone(),
-        line: n,
-        function: None,
-    }
-    .is_library();
+    let library = frame.is_library();
     FxOrigin {
         user_line: (!library).then(|| frame.clone()),
         missing: if library {
@@ -296,10 +296,7 @@ pub fn attach_stacks(base: &Path, report: &mut ScanReport) {
     }
     let mut lines: HashMap<(String, String), String> = HashMap::new();
     for (dump_json, calls) in wanted {
-        let stack_rel = match dump_json.rsplit_once('/') {
-            Some((dir, _)) => format!("{dir}/stack.json"),
-            None => "stack.json".to_string(),
-        };
+        let stack_rel = stack_json_of(&dump_json);
         let Ok(file) = File::open(base.join(&stack_rel)) else {
             continue;
         };

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use npgx_parsers::dump::path::Layout;
 
-use super::records::{Source, TensorRecord};
+use super::records::TensorRecord;
 use crate::dump::records::FileProblem;
 use crate::source_map::{self, FxOrigin, SourceMap};
 
@@ -77,34 +77,12 @@ pub fn read(root: &Path, graphs: &[PathBuf]) -> (Option<Origins>, Vec<FileProble
 /// The origin of one tensor's operator.
 fn origin_of(map: &SourceMap, t: &TensorRecord) -> FxOrigin {
     let op = &t.op;
-    let rank = op.location.rank;
-    match t.source {
-        Source::Dump | Source::Stats => map.of_ge_op(
-            rank,
-            op.location.model.as_deref(),
-            &op.op_name,
-            None,
-            op.op_type.as_deref(),
-        ),
-        // `{node}-{target}` (torchair's eager FX dump).
-        Source::Npy => match op.op_name.split_once('-') {
-            Some((node, target)) => map.of_fx_node(
-                rank,
-                source_map::graph_id_of_path(&op.path),
-                node,
-                Some(target),
-            ),
-            None => FxOrigin::unknown(format!(
-                "{}: a .npy dump not named after an FX node",
-                op.op_name
-            )),
-        },
-        // npugraph_ex: `{node}_device_{d}_{k}.pt`.
-        Source::Pt => map.of_fx_node(
-            rank,
-            source_map::graph_id_of_path(&op.path),
-            &op.op_name,
-            None,
-        ),
-    }
+    map.of_dumped(&source_map::Dumped {
+        rank: op.location.rank,
+        model: op.location.model.as_deref(),
+        op_name: &op.op_name,
+        op_type: op.op_type.as_deref(),
+        path: &op.path,
+        original: None,
+    })
 }

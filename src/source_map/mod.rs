@@ -87,6 +87,20 @@ struct ReadableNode {
     file: usize,
 }
 
+/// A dumped operator as its dump tree names it ([`SourceMap::of_dumped`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Dumped<'a> {
+    pub rank: Option<u32>,
+    /// The GE model (`graph_1`, `ge_default_<time>_<n>`).
+    pub model: Option<&'a str>,
+    pub op_name: &'a str,
+    pub op_type: Option<&'a str>,
+    /// Its file (any separator).
+    pub path: &'a str,
+    /// The pre-fusion operator its dump (or the matching) names.
+    pub original: Option<&'a str>,
+}
+
 /// An FX node the map found at a source line ([`SourceMap::nodes_at`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NodeAtLine {
@@ -441,6 +455,24 @@ impl SourceMap {
         self.resolve(g, &g.nodes[n], via)
     }
 
+    /// Where a dumped operator came from, whichever way its dump names it: by FX node for
+    /// torchair's eager FX dump (`{node}-{target}.…npy`) and npugraph_ex's (`{node}_device_….pt`),
+    /// by GE operator otherwise (GE dumps, statistics, `.npy` converted from GE dumps). The one
+    /// rule of dump-scan and dump-compare.
+    pub fn of_dumped(&self, d: &Dumped<'_>) -> FxOrigin {
+        let path = d.path.replace('\\', "/");
+        let graph = graph_id_of_path(&path);
+        if path.ends_with(".npy") {
+            if let Some((node, target)) = d.op_name.split_once('-') {
+                return self.of_fx_node(d.rank, graph, node, Some(target));
+            }
+        }
+        if path.ends_with(".pt") {
+            return self.of_fx_node(d.rank, graph, d.op_name, None);
+        }
+        self.of_ge_op(d.rank, d.model, d.op_name, d.original, d.op_type)
+    }
+
     /// Where FX node `node` (with `target` when the dump names it) of `rank` came from: an
     /// FX-named dump (torchair's eager FX dump, npugraph_ex's `.pt` dump), in torchair graph
     /// `graph` when its path says.
@@ -645,12 +677,7 @@ fn path_ends_with(path: &str, file: &str) -> bool {
 fn finish(mut o: FxOrigin) -> FxOrigin {
     match &o.source {
         Some(s) => {
-            let f = Frame {
-                file: s.file.clone(),
-                line: s.line,
-                function: s.function.clone(),
-            };
-            if f.is_library() {
+            if s.is_library() {
                 o.missing.push(format!(
                     "the recorded frame is a library's ({}:{}); graph texts keep the innermost \
                      frame only",

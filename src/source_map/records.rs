@@ -16,6 +16,17 @@ pub struct SourceFrame {
 }
 
 impl SourceFrame {
+    /// Whether the frame is a library's (torch, torch_npu, torchair, installed packages) rather
+    /// than the user's ([`npgx_parsers::torch_logs::python::Frame::is_library`]).
+    pub fn is_library(&self) -> bool {
+        npgx_parsers::torch_logs::python::Frame {
+            file: self.file.clone(),
+            line: self.line,
+            function: None,
+        }
+        .is_library()
+    }
+
     /// `/home/u/model.py:12 in forward: h = torch.relu(x)`.
     pub fn label(&self) -> String {
         let mut s = format!("{}:{}", self.file, self.line);
