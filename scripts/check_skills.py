@@ -27,8 +27,9 @@ activated), `references/*.md` that SKILL.md links and the agent opens on demand,
    PATH. Every run's exit code must be one of the expected codes.
 
    The paragraph right after a block may start with `Read:` and name, in backticks, the JSON
-   field paths the agent is told to read from the block's one `--format json` command (its
-   stdout, or the file it is redirected to): `.route`, `.evidence.first_causal_error.line`,
+   field paths the agent is told to read from the block's last `--format json` command (its
+   stdout, or the file it is redirected to; an earlier one saves a document a later command
+   reads, `> scan.json` then `repro --from-scan scan.json`): `.route`, `.evidence.first_causal_error.line`,
    `.items[].settle` (`[]` walks every element of a list). Each path must be present in that
    command's output for at least one of its fixtures (the key present; its value may be null) —
    so the table must hold a fixture that exercises every field a skill relies on — and, when the
@@ -511,10 +512,11 @@ REDIRECT = re.compile(r">\s*(\S+)\s*$")
 
 
 def json_command(block: Block) -> Command | None:
-    """The block's one `--format json` command, whose document the `Read:` paths are read from
-    (its stdout, or the file it is redirected to with `> FILE`)."""
+    """The block's last `--format json` command, whose document the `Read:` paths are read from
+    (its stdout, or the file it is redirected to with `> FILE`); earlier ones save documents
+    that later commands read."""
     candidates = [c for c in block.commands if "--format json" in c.text]
-    return candidates[0] if len(candidates) == 1 else None
+    return candidates[-1] if candidates else None
 
 
 def fillings(skill: str, placeholders: set[str]) -> tuple[list[list[Fill]], set[str]]:
@@ -623,6 +625,7 @@ DOCUMENTS = [
     ("plog --records", "npgx.plog-records", None),
     ("plog", "npgx.plog", None),
     ("aicore", "npgx.aicore", None),
+    ("repro --from-scan", "npgx.repro-fx", None),
     ("repro", "npgx.repro", None),
     ("report", "npgx.report", None),
     ("schema --list", "npgx.schema-list", None),
@@ -704,7 +707,7 @@ def check_described(block: Block, schemas: Path | None, problems: Problems) -> N
     at = f"line {block.line}:"
     reader = json_command(block)
     if block.reads and reader is None:
-        problems.add(block.doc, f"{at} `Read:` needs exactly one `--format json` command in the block")
+        problems.add(block.doc, f"{at} `Read:` needs a `--format json` command in the block")
     for cmd in block.commands:
         if "--format json" in cmd.text and document_of(cmd.text) is None:
             problems.add(block.doc, f"line {cmd.line}: `{cmd.text}`: no schema in the table of documents (check_skills.py DOCUMENTS)")

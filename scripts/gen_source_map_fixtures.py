@@ -18,6 +18,15 @@ The graph texts follow their writers' format strings, never the Rust code under 
 The tensors are written with gen_dump_fixtures' protobuf writer and numpy (through
 gen_compare_fixtures' Tree).
 
+Route (issue 43 item 5): this independent writer, not torchair's own code. torch_npu's wheel on
+PyPI carries torchair (torch_npu 2.14.0: `torch_npu/dynamo/torchair/`), and its graph text is
+plain Python (`ge/_ge_graph.py`), but the writer of the `## FX Code` lines
+(`_ge_concrete_graph/fx2ge_converter.py`, `converter_context` / `format_node`) imports
+`torchair.core._torchair` at its top, a C extension linked against CANN's libge_runner.so,
+libascendcl.so, libgraph.so and libhccl.so (`readelf -d`): it does not load without CANN. The
+format followed is that file's: a node argument `<name>: <dtype><shape><device>`, keyword
+arguments `key=value`, other values by `str()`.
+
 Cases (each a folder of OUT with truth.json):
 - `py_layers/`: a GE model dump of torchair graph_1 (two identical layers made by the same source
   line; layer 2's MatMulV2_1 is born NaN, SplitV and the GE-inserted TransData_9 carry it on),
@@ -76,13 +85,19 @@ def torchair_py(nodes) -> str:
            'arg0_1_0 = ge.Data(index=0, dtype=0, shape=[4, 8], placement="NPU", node_name="arg0_1")',
            'arg1_1_0 = ge.Data(index=1, dtype=0, shape=[8, 8], placement="NPU", node_name="arg1_1")']
     prev = "arg0_1_0"
+    # FX Code's arguments are FX node names with their meta (`format_python_code`, as torchair's
+    # data_dump.md quotes it: `add_1: … = torch.ops.aten.add.Tensor(add: torch.float32[s0, s0]npu:0,
+    # arg2_1: …)`); the GE lines below name the GE variables.
+    prev_fx = "arg0_1"
     for node, target, (path, line, fn, code), ann, ops in nodes:
         file_line = f'"{path}", line {line}, in {fn}    {code}'
         text = "\n".join(out)
         if file_line not in text:
             out.append(f"\n# File {file_line}")
         head = f"{node}: {ann}" if ann else node
-        out.append(f"## FX Code: {head} = torch.ops.{target}({prev}, arg1_1)")
+        out.append(f"## FX Code: {head} = torch.ops.{target}({prev_fx}: torch.float32[4, 8]npu:0, "
+                   "arg1_1: torch.float32[8, 8]npu:0)")
+        prev_fx = node
         for op, n_out in ops:
             if n_out == 1:
                 out.append(f'{op}_0 = ge.{op.split("_")[0]}({prev}, arg1_1_0, node_name="{op}")')
@@ -221,11 +236,16 @@ def case_fx_eager(out: Path):
     tree = c.Tree(out / "fx_eager")
     r = np.random.default_rng(45)
     x = r.uniform(-1, 1, (4, 8)).astype(np.float32)
-    bad = x.copy()
+    w = r.uniform(-1, 1, (8, 8)).astype(np.float32)
+    h = x @ w
+    # mm_1 = mm(mul, arg1_1): the dumped output has a NaN that mul @ w, from the dumped inputs,
+    # does not (what `npgx repro --from-scan`'s script must say).
+    bad = h @ w
     bad[0, 1] = np.nan
     d = "fx_dump/worldsize1_global_rank0/graph_1/0"
-    tree.fx_npy(d, "g", "mm", "aten.mm.default", "20250101120000000001", ins=[(x, 1)], outs=[(x, 1)])
-    tree.fx_npy(d, "g", "mm_1", "aten.mm.default", "20250101120000000003", ins=[(x, 1)], outs=[(bad, 1)])
+    tree.fx_npy(d, "g", "mm", "aten.mm.default", "20250101120000000001", ins=[(x, 1), (w, 1)], outs=[(h, 1)])
+    tree.fx_npy(d, "g", "mm_1", "aten.mm.default", "20250101120000000003", ins=[(h, 1), (w, 1)],
+                outs=[(bad, 1)])
     tree.write("dynamo_original_graph_1_rank_0_pid_4242_ts_20250101115958000001.py", torchair_py(GRAPH1).encode())
     tree.write("torch_compile_debug/run_2025_01_01_11_59_57_000000-pid_4242/torchair/model__0/forward/"
                "000_aot_forward_graph.txt", readable(GRAPH1).encode())
@@ -235,6 +255,14 @@ def case_fx_eager(out: Path):
         "scan": {"root": "fx_dump", "first_anomaly": {"op_name": "mm_1-aten.mm.default",
                                                       "fx": origin("mm_1", "aten.mm.default", "graph_1",
                                                                    GRAPH1[2][2])}},
+        # `npgx repro --from-scan`: mm_1's call rebuilt from the .py dump's FX Code line, fed with
+        # its two dumped inputs; the golden from them is finite where the dump holds a NaN.
+        "repro": {"fx_node": "mm_1", "target": "torch.ops.aten.mm.default", "call": "F(T[0], T[1])",
+                  "inputs": [{"argument": "args[0]", "node": "mul",
+                              "from": f"{d}/mm_1-aten.mm.default.INPUT.0.20250101120000000003.npy"},
+                             {"argument": "args[1]", "node": "arg1_1",
+                              "from": f"{d}/mm_1-aten.mm.default.INPUT.1.20250101120000000003.npy"}],
+                  "golden_vs_dumped": "DIFFERS", "nan_dumped": 1},
     }
     (tree.root / "truth.json").write_text(json.dumps(truth, indent=1) + "\n")
 

@@ -4,10 +4,10 @@
 //! Never write `schema` or `schema_version` by hand.
 //!
 //! Every reader of a saved document goes through [`read`] (or [`check`] for a document already
-//! in hand): `npgx report` and `--html`, `dump-config plan`, `repro --fx-node`. It refuses
-//! another tool's JSON, another npgx document and a version newer than the reader knows, with
-//! the file, the schema found and the schemas expected in the message; the reader then reads
-//! the fields through the document's typed view.
+//! in hand): `npgx report` and `--html`, `dump-config plan`, `repro --fx-node` and
+//! `--from-scan`. It refuses another tool's JSON, another npgx document and a version newer
+//! than the reader knows, with the file, the schema found and the schemas expected in the
+//! message; the reader then reads the fields through the document's typed view.
 
 use std::path::Path;
 

@@ -106,6 +106,12 @@ fn kinds() -> Vec<Kind> {
             bodies: |g| vec![body::<repro::Case>(g)],
         },
         Kind {
+            name: repro::anomaly::SCHEMA_NAME,
+            version: repro::anomaly::SCHEMA_VERSION,
+            written_by: "npgx repro --from-scan --format json, and its case directory's case.json",
+            bodies: |g| vec![body::<repro::anomaly::AnomalyRepro>(g)],
+        },
+        Kind {
             name: triage::RUN_SCHEMA_NAME,
             version: triage::RUN_SCHEMA_VERSION,
             written_by: "npgx triage run|bisect --format json",

@@ -56,6 +56,10 @@ pub struct FxNode {
     pub line: usize,
     /// The GE operators it created, in the order written (torchair's `.py` form only).
     pub ge_ops: Vec<String>,
+    /// The call's argument text between its parentheses, as printed (read it with
+    /// [`parse_call`]); `None` when the line is cut before the closing parenthesis.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub args: Option<String>,
 }
 
 /// A torchair `.py` graph dump read back.
@@ -89,7 +93,7 @@ pub fn parse_torchair_py(text: &str) -> TorchairPyGraph {
             continue;
         }
         if let Some(rest) = line.strip_prefix("## FX Code:") {
-            let (name, target) = fx_code(rest);
+            let (name, target, args) = fx_code(rest);
             let (source, code) = pending.take().unzip();
             if name.is_empty() {
                 continue;
@@ -102,6 +106,7 @@ pub fn parse_torchair_py(text: &str) -> TorchairPyGraph {
                 code: code.flatten(),
                 line: i + 1,
                 ge_ops: Vec::new(),
+                args,
             });
             continue;
         }
@@ -136,22 +141,213 @@ fn non_empty(s: &str) -> Option<String> {
     (!s.is_empty()).then(|| s.to_string())
 }
 
-/// The node name and target of an `## FX Code:` line's rest: `<node>[: <annotation>] = <target>(`.
-fn fx_code(rest: &str) -> (String, Option<String>) {
+/// The node name, target and argument text of an `## FX Code:` line's rest:
+/// `<node>[: <annotation>] = <target>(<args>)`.
+fn fx_code(rest: &str) -> (String, Option<String>, Option<String>) {
     let rest = rest.trim_start();
     let end = rest
         .find(|c: char| c == ':' || c == '=' || c.is_whitespace())
         .unwrap_or(rest.len());
     let name = rest[..end].to_string();
     // The annotation holds no ` = ` (shapes and devices only); the target follows the first.
-    let target = rest.split_once(" = ").and_then(|(_, r)| call_target(r));
-    (name, target)
+    let call = rest.split_once(" = ").map(|(_, r)| r);
+    (
+        name,
+        call.and_then(call_target),
+        call.and_then(call_args).map(str::to_string),
+    )
 }
 
 /// `torch.ops.aten.add.Tensor(…)` → `torch.ops.aten.add.Tensor`.
 fn call_target(s: &str) -> Option<String> {
     let t = s.split('(').next()?.trim();
     (!t.is_empty()).then(|| t.to_string())
+}
+
+/// The text between a call's parentheses: `f(a, [b, c]);  a = None` → `a, [b, c]`. `None`
+/// without an opening parenthesis or when the text ends before its match.
+fn call_args(s: &str) -> Option<&str> {
+    let open = s.find('(')?;
+    let inner = &s[open + 1..];
+    let end = scan_top_level(inner, |c| c == ')')?;
+    Some(&inner[..end])
+}
+
+/// The byte offset of the first character of `s` outside brackets and string literals for which
+/// `stop` holds; `None` when there is none or a bracket closes that was not opened here.
+fn scan_top_level(s: &str, stop: impl Fn(char) -> bool) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    for (i, c) in s.char_indices() {
+        if let Some(q) = quote {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == q {
+                quote = None;
+            }
+            continue;
+        }
+        if depth == 0 && stop(c) {
+            return Some(i);
+        }
+        match c {
+            '\'' | '"' => quote = Some(c),
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' => depth = depth.checked_sub(1)?,
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The items of `s` split at its top-level commas, trimmed, empty items dropped (a trailing
+/// comma).
+fn split_top_level(s: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = s;
+    loop {
+        match scan_top_level(rest, |c| c == ',') {
+            Some(at) => {
+                out.push(rest[..at].trim());
+                rest = &rest[at + 1..];
+            }
+            None => {
+                out.push(rest.trim());
+                break;
+            }
+        }
+    }
+    out.retain(|a| !a.is_empty());
+    out
+}
+
+/// A tensor's meta as torchair's `## FX Code` line annotates an argument:
+/// `torch.float32[s0, 8]npu:0` → dtype `float32`, shape `["s0", "8"]`, device `npu:0`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ArgMeta {
+    pub dtype: String,
+    /// Sizes as printed: a number or a symbol (`s0`).
+    pub shape: Vec<String>,
+    pub device: Option<String>,
+}
+
+/// One argument of an FX node's call, as a graph text prints it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FxArg {
+    /// Another node or a graph input, by name (torchair adds its meta: `add: torch.float32[4]npu:0`).
+    Node { name: String, meta: Option<ArgMeta> },
+    /// A list or tuple holding nodes (`[cat, mm_1]`); `tuple` for parentheses.
+    List { items: Vec<FxArg>, tuple: bool },
+    /// Anything else, as printed: numbers, `None`, `torch.float16`, `[1, 0]`, strings.
+    Literal(String),
+}
+
+/// An FX node's call arguments ([`parse_call`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct FxCall {
+    pub args: Vec<FxArg>,
+    pub kwargs: Vec<(String, FxArg)>,
+}
+
+/// Lists nested deeper than this are kept as literals.
+const MAX_ARG_DEPTH: usize = 16;
+
+/// Reads the argument text of an FX node's call ([`FxNode::args`]): positional arguments, then
+/// `key=value` or FX's `key = value` keyword arguments. A name alone (a Python identifier that is
+/// not a constant) is a node; torch's dotted constants, numbers, strings and lists of them are
+/// literals. Never fails.
+///
+/// torchair's `## FX Code` line (`fx2ge_converter.py` `converter_context`, `format_node`) prints
+/// a node argument as `<name>: <dtype><shape><device>` (`add: torch.float32[s0, 8]npu:0`), a
+/// symbolic size as `<name>: "Sym(<expr>)"`, a node without meta by its name, every other
+/// value with `str()` — so a string argument is printed without quotes (`rounding_mode=floor`)
+/// and reads here as a node without meta; keyword arguments as `key=value`. PyTorch's readable
+/// text prints node names bare and other values with `repr()`.
+pub fn parse_call(args: &str) -> FxCall {
+    let mut call = FxCall::default();
+    for item in split_top_level(args) {
+        let kw = scan_top_level(item, |c| c == '=')
+            .filter(|&at| !item[at + 1..].starts_with('=') && at > 0)
+            .map(|at| (item[..at].trim(), item[at + 1..].trim()))
+            .filter(|(k, _)| is_identifier(k));
+        match kw {
+            Some((k, v)) => call.kwargs.push((k.to_string(), arg(v, 0))),
+            None => call.args.push(arg(item, 0)),
+        }
+    }
+    call
+}
+
+fn arg(s: &str, depth: usize) -> FxArg {
+    let s = s.trim();
+    let bracket = match (s.chars().next(), s.chars().last()) {
+        (Some('['), Some(']')) => Some(false),
+        (Some('('), Some(')')) => Some(true),
+        _ => None,
+    };
+    if let Some(tuple) = bracket.filter(|_| depth < MAX_ARG_DEPTH) {
+        // Brackets that enclose one list, not `(a)[0]`: the first one closes at the end.
+        let body = &s[1..];
+        let close = if tuple { ')' } else { ']' };
+        if scan_top_level(body, |c| c == close) == Some(body.len() - 1) {
+            let items: Vec<FxArg> = split_top_level(&body[..body.len() - 1])
+                .into_iter()
+                .map(|i| arg(i, depth + 1))
+                .collect();
+            if items.iter().any(|i| !matches!(i, FxArg::Literal(_))) {
+                return FxArg::List { items, tuple };
+            }
+        }
+        return FxArg::Literal(s.to_string());
+    }
+    let (name, meta) = match s.split_once(": ") {
+        // A symbolic size (`sym_size: "Sym(s0)"`): its value is in no text.
+        Some((_, m)) if m.trim_start().starts_with('"') => return FxArg::Literal(s.to_string()),
+        Some((n, m)) => (n.trim(), arg_meta(m)),
+        None => (s, None),
+    };
+    if is_identifier(name) && !matches!(name, "None" | "True" | "False" | "inf" | "nan") {
+        return FxArg::Node {
+            name: name.to_string(),
+            meta,
+        };
+    }
+    FxArg::Literal(s.to_string())
+}
+
+fn is_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// `torch.float32[4, 8]npu:0` (or `torch.float32[]cpu`) → its meta; `None` for another shape.
+fn arg_meta(s: &str) -> Option<ArgMeta> {
+    let s = s.trim();
+    let (dtype, rest) = s.split_once('[')?;
+    let (shape, device) = rest.split_once(']')?;
+    let dtype = dtype.strip_prefix("torch.").unwrap_or(dtype);
+    if !is_identifier(dtype) {
+        return None;
+    }
+    let shape = shape
+        .split(',')
+        .map(str::trim)
+        .filter(|d| !d.is_empty())
+        .map(str::to_string)
+        .collect();
+    let device = device.trim();
+    Some(ArgMeta {
+        dtype: dtype.to_string(),
+        shape,
+        device: (!device.is_empty()).then(|| device.to_string()),
+    })
 }
 
 /// The GE operator a `.py` line creates: `node_name="X"` when written, else the first output
@@ -208,6 +404,7 @@ pub fn parse_readable(text: &str) -> Vec<FxNode> {
             code: code.flatten(),
             line: i + 1,
             ge_ops: Vec::new(),
+            args: call_args(rhs).map(str::to_string),
         });
     }
     nodes
@@ -507,6 +704,95 @@ node {
         assert_eq!(module_path("{}"), None);
         assert_eq!(module_path(": ("), None);
         assert_eq!(module_path("{'a': ('', x)}"), None);
+    }
+
+    #[test]
+    fn call_arguments_of_both_texts() {
+        let g = parse_torchair_py(PY);
+        let mm = parse_call(g.nodes[0].args.as_deref().unwrap());
+        let meta = |dtype: &str, shape: &[&str]| ArgMeta {
+            dtype: dtype.into(),
+            shape: shape.iter().map(|d| d.to_string()).collect(),
+            device: Some("npu:0".into()),
+        };
+        assert_eq!(
+            mm.args,
+            [
+                FxArg::Node {
+                    name: "arg0_1".into(),
+                    meta: Some(meta("float32", &["4", "8"]))
+                },
+                FxArg::Node {
+                    name: "arg1_1".into(),
+                    meta: Some(meta("float32", &["8", "8"]))
+                },
+            ]
+        );
+        let mul = parse_call(g.nodes[1].args.as_deref().unwrap());
+        assert_eq!(
+            mul.args,
+            [
+                FxArg::Node {
+                    name: "mm".into(),
+                    meta: None
+                },
+                FxArg::Literal("2.0".into())
+            ]
+        );
+        // The readable text: the call ends before `;  x = None`.
+        let nodes = parse_readable(READABLE);
+        assert_eq!(nodes[0].args.as_deref(), Some("primals_1, [1, 0]"));
+        let permute = parse_call(nodes[0].args.as_deref().unwrap());
+        assert_eq!(permute.args[1], FxArg::Literal("[1, 0]".into()));
+        // Lists of nodes, keywords in both spellings, torch constants, strings with commas.
+        let c = parse_call(
+            "[cat: torch.float16[s0, 8]npu:0, mm_1], -1, dtype = torch.float16, \
+             name='a, b', eps=1e-05, pin=None, layout=(x, 2)",
+        );
+        assert_eq!(
+            c.args[0],
+            FxArg::List {
+                items: vec![
+                    FxArg::Node {
+                        name: "cat".into(),
+                        meta: Some(meta("float16", &["s0", "8"]))
+                    },
+                    FxArg::Node {
+                        name: "mm_1".into(),
+                        meta: None
+                    }
+                ],
+                tuple: false
+            }
+        );
+        assert_eq!(c.args[1], FxArg::Literal("-1".into()));
+        let kw: Vec<&str> = c.kwargs.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(kw, ["dtype", "name", "eps", "pin", "layout"]);
+        assert_eq!(c.kwargs[0].1, FxArg::Literal("torch.float16".into()));
+        assert_eq!(c.kwargs[1].1, FxArg::Literal("'a, b'".into()));
+        assert_eq!(c.kwargs[3].1, FxArg::Literal("None".into()));
+        assert!(matches!(c.kwargs[4].1, FxArg::List { tuple: true, .. }));
+        // Cut or unbalanced text never panics and keeps what it can.
+        assert_eq!(
+            parse_torchair_py("## FX Code: a = torch.ops.aten.add.Tensor(x, [y\n").nodes[0].args,
+            None
+        );
+        for s in [
+            "",
+            ",",
+            "[",
+            "(]",
+            "x == y",
+            "'",
+            "[[[[",
+            "a: ",
+            ": b",
+            "=x",
+            "x: torch.f[",
+            "é[ü]",
+        ] {
+            let _ = parse_call(s);
+        }
     }
 
     #[test]

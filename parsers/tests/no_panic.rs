@@ -8,7 +8,9 @@ use npgx_parsers::aicore::scan_text;
 use npgx_parsers::cann_error::{parse_reports, parse_torch_npu_lines};
 use npgx_parsers::causal::first_causal_error;
 use npgx_parsers::compiler_diag::parse_diagnostic;
-use npgx_parsers::fx_graph::{module_path, parse_pbtxt, parse_readable, parse_torchair_py};
+use npgx_parsers::fx_graph::{
+    module_path, parse_call, parse_pbtxt, parse_readable, parse_torchair_py,
+};
 use npgx_parsers::plog::parse_records;
 
 const TEXT: &str = "\
@@ -116,7 +118,19 @@ node {
 fn run_fx(text: &[u8]) -> usize {
     let t = String::from_utf8_lossy(text);
     let g = parse_torchair_py(&t);
-    g.nodes.iter().map(|n| n.ge_ops.len() + 1).sum::<usize>()
+    let calls: usize = g
+        .nodes
+        .iter()
+        .chain(parse_readable(&t).iter())
+        .filter_map(|n| n.args.as_deref())
+        .map(|a| {
+            let c = parse_call(a);
+            c.args.len() + c.kwargs.len()
+        })
+        .sum();
+    calls
+        + parse_call(&t).args.len()
+        + g.nodes.iter().map(|n| n.ge_ops.len() + 1).sum::<usize>()
         + parse_readable(&t).len()
         + parse_pbtxt(&t)
             .iter()
@@ -130,6 +144,10 @@ fn fx_graph_mutations_never_panic() {
     let g = parse_torchair_py(FX);
     assert_eq!(g.inputs, ["arg0_1"]);
     assert_eq!(g.nodes[0].ge_ops, ["Add", "SplitV"]);
+    assert_eq!(
+        parse_call(g.nodes[0].args.as_deref().unwrap()).args.len(),
+        2
+    );
     let pb = parse_pbtxt(FX);
     assert_eq!(pb[0].fx_tensors, ["add-aten.add.Tensor.OUTPUT.0"]);
     assert_eq!(pb[0].module.as_deref(), Some("m.b"));

@@ -49,11 +49,16 @@ impl From<PathArg> for ReproPath {
 /// --fx-node reads a node search of `npgx triage bisect` instead and writes the single-op repro
 /// of each FX node it found (exit 0, or 2 when it found none).
 ///
+/// --from-scan reads a saved `npgx dump-scan --format json` and writes the single-op repro of
+/// its first born anomaly's FX node (else its first anomaly's): the node's call from the graph
+/// texts (torchair's .py graph dump, TORCH_COMPILE_DEBUG's readable text; beside the dump or
+/// --graphs), fed with the dumped inputs of that call, and checked against its dumped outputs.
+///
 /// Exit status: 0 the case is complete, 1 the case was written but something is missing,
 /// 2 no case could be written.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  npgx repro --from-aicore asys_output_20230713074104794 -o case_gather\n  npgx repro --kernel 2_0_11_GatherV2 --graph dfx/graph --kernel-meta dfx/ops -o case\n  npgx repro --op layer0/MatMul_3 --graph ge_proto_00000062_Build.txt --dump dump/ --path accuracy -o mm\n\ncase.json schema and the generated files: docs/repro.md"
+    after_help = "Examples:\n  npgx repro --from-aicore asys_output_20230713074104794 -o case_gather\n  npgx repro --kernel 2_0_11_GatherV2 --graph dfx/graph --kernel-meta dfx/ops -o case\n  npgx repro --op layer0/MatMul_3 --graph ge_proto_00000062_Build.txt --dump dump/ --path accuracy -o mm\n  npgx dump-scan dump/ --graphs graphs/ --format json > scan.json && npgx repro --from-scan scan.json -o case_nan\n\ncase.json schema and the generated files: docs/repro.md"
 )]
 pub struct Args {
     /// A plog / log file or a collection directory with an AI Core error.
@@ -80,7 +85,8 @@ pub struct Args {
     /// (default: the --from-aicore directory and the graph's directory).
     #[arg(long, value_name = "DIR")]
     pub kernel_meta: Option<PathBuf>,
-    /// The operator's dump file, or a dump tree to search by op name and task id.
+    /// The operator's dump file, or a dump tree to search by op name and task id (with
+    /// --from-scan: the scanned tree, when it is no longer at the scan's root).
     #[arg(long, value_name = "FILE|DIR")]
     pub dump: Option<PathBuf>,
     /// Which repro to write.
@@ -100,6 +106,14 @@ pub struct Args {
     /// alone, eagerly and through npugraph_ex with the triaged call's options.
     #[arg(long, value_name = "RESULT.json", conflicts_with_all = ["from_aicore", "op", "kernel", "graph", "dump", "path"])]
     pub fx_node: Option<PathBuf>,
+    /// A saved scan (`npgx dump-scan --format json` output): write the FX-node repro of its
+    /// first born anomaly (else its first anomaly), fed with that call's dumped inputs.
+    #[arg(long, value_name = "SCAN.json", conflicts_with_all = ["from_aicore", "op", "kernel", "graph", "path", "fx_node"])]
+    pub from_scan: Option<PathBuf>,
+    /// With --from-scan: a folder or file of graph texts (torchair graph dumps,
+    /// torch_compile_debug/) besides those found next to the dump. Repeatable.
+    #[arg(long, value_name = "PATH", requires = "from_scan")]
+    pub graphs: Vec<PathBuf>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -112,6 +126,23 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .collect();
         super::print(&list)?;
         return Ok(ExitCode::SUCCESS);
+    }
+    if let Some(scan) = args.from_scan {
+        let r = repro::anomaly::build(&repro::anomaly::Request {
+            scan,
+            dump_root: args.dump,
+            graphs: args.graphs,
+            out: args.output,
+            force: args.force,
+        })?;
+        let json = render::anomaly_json(&r)?;
+        let text = render::anomaly_text(&r);
+        repro::anomaly::write_documents(&r, &text, &json)?;
+        match args.format {
+            Format::Table => super::print(&text)?,
+            Format::Json => super::print(&(json + "\n"))?,
+        }
+        return Ok(ExitCode::from(u8::from(!r.missing.is_empty())));
     }
     let req = Request {
         from_aicore: args.from_aicore,

@@ -73,6 +73,46 @@ pub struct Selection {
     pub graph_files: Vec<String>,
     /// The files under `--graphs` that could not be read.
     pub unreadable: Vec<crate::dump::records::FileProblem>,
+    /// torchair's FX data dump of the same selection (`config.debug.data_dump.filter`: a
+    /// function of a torch.fx Node returning it or None), one Python line: for `--line`, the
+    /// nodes whose innermost stack frame is that line; for `--fx-node`, the nodes of that name.
+    pub fx_dump_filter: String,
+}
+
+/// torchair's `data_dump.filter` (a function of a torch.fx Node that returns it or None;
+/// torchair's `fx_dumper.py` calls it on every node) keeping what `sel` selected: for a line, the
+/// nodes whose innermost frame — the last ` File ` of `n.stack_trace`, the frame torchair's
+/// graph dump prints — is that line of the files the graph texts name (in every graph, the
+/// nodes whose line torchair printed only once included); for a node name, the nodes of that
+/// name (in every graph, as the `dump_list`).
+fn fx_dump_filter(sel: &Selector, nodes: &[NodeAtLine]) -> String {
+    let quoted = |set: std::collections::BTreeSet<String>| {
+        set.iter()
+            .map(|s| crate::repro::pyquote::py_str(s))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match sel {
+        Selector::Line { line, .. } => {
+            let frames = nodes
+                .iter()
+                .filter_map(|n| n.source_file.as_ref())
+                .map(|f| format!("\"{f}\", line {line},"))
+                .collect();
+            format!(
+                "config.debug.data_dump.filter = lambda n: n if (n.stack_trace or \"\")\
+                 .split(\" File \")[-1].startswith(({},)) else None",
+                quoted(frames)
+            )
+        }
+        Selector::FxNode(_) => {
+            let names = nodes.iter().map(|n| n.node.clone()).collect();
+            format!(
+                "config.debug.data_dump.filter = lambda n: n if n.name in {{{}}} else None",
+                quoted(names)
+            )
+        }
+    }
 }
 
 /// `dump_list` entries: a model name (`graph_<N>`) and its layers.
@@ -158,7 +198,9 @@ pub fn select(map: &SourceMap, sel: &Selector) -> anyhow::Result<(Selection, Mod
     }
     // A node already selected in another rank's dump of the same graph is not unsure.
     unsure.retain(|u| !nodes.iter().any(|n| n.graph == u.graph && n.node == u.node));
+    let fx_dump_filter = fx_dump_filter(sel, &nodes);
     let selection = Selection {
+        fx_dump_filter,
         selected: sel.label(),
         nodes: nodes.into_iter().map(selected).collect(),
         unsure: unsure.into_iter().map(selected).collect(),

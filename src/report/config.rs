@@ -79,6 +79,11 @@ fn selection_text(sel: &crate::config::line::Selection) -> String {
             names.join(", ")
         );
     }
+    let _ = writeln!(
+        o,
+        "  torchair's FX data dump of these nodes (config.debug.data_dump.type = \"npy\"):\n    {}",
+        sel.fx_dump_filter
+    );
     o
 }
 

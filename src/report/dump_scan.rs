@@ -72,6 +72,9 @@ struct Document<'a> {
     report: &'a ScanReport,
     /// The command that plans the next dump (`null` when nothing was anomalous).
     next: Option<&'static str>,
+    /// The command that writes the repro of the anomaly's FX node (`null` when no anomaly was
+    /// traced to one).
+    next_repro: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tensors: Option<Tensors<'a>>,
 }
@@ -101,6 +104,7 @@ fn with_document<R>(
         complete: report.errors.is_empty() && !report.nothing_checked(),
         report,
         next: report.next(),
+        next_repro: report.next_repro(),
         tensors: all.then_some(Tensors(&report.tensors)),
     };
     f(&super::Envelope::new(
@@ -716,6 +720,12 @@ pub fn text(report: &ScanReport) -> String {
             o,
             "\nnext: {next}\n      (scan.json: this scan saved with --format json -o scan.json)"
         );
+        if let Some(repro) = report.next_repro() {
+            let _ = writeln!(
+                o,
+                "      {repro}   (the FX node's call on its dumped inputs)"
+            );
+        }
     }
     o
 }

@@ -351,3 +351,79 @@ fn readme_how_to_run(s: &mut String, case: &Case) {
         s.push_str("- Set `ASCEND_LAUNCH_BLOCKING=1` to get synchronous errors.\n");
     }
 }
+
+/// `npgx repro --from-scan --format json` and the case's `case.json`: the `npgx.repro-fx`
+/// document.
+pub fn anomaly_json(r: &crate::repro::anomaly::AnomalyRepro) -> anyhow::Result<String> {
+    Ok(serde_json::to_string_pretty(&super::document(
+        crate::repro::anomaly::SCHEMA_NAME,
+        crate::repro::anomaly::SCHEMA_VERSION,
+        r,
+    )?)?)
+}
+
+/// `npgx repro --from-scan`: what was built, from where, how to run it, what it lacks (also the
+/// case's `README.md`).
+pub fn anomaly_text(r: &crate::repro::anomaly::AnomalyRepro) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "FX-node repro of the scan's {} written to {}",
+        r.record.replace('_', " "),
+        r.out_dir
+    );
+    let _ = writeln!(
+        s,
+        "anomaly   : {} of {} ({}{})",
+        super::enum_name(&r.kind),
+        r.op_name,
+        r.path,
+        r.rank.map(|k| format!(", rank {k}")).unwrap_or_default()
+    );
+    let _ = writeln!(
+        s,
+        "FX node   : {}{} = {}",
+        r.graph
+            .as_deref()
+            .map(|g| format!("{g}:"))
+            .unwrap_or_default(),
+        r.fx_node,
+        r.call
+            .as_deref()
+            .map_or("(call not rebuilt)".to_string(), |c| c.replacen(
+                'F',
+                r.target.as_deref().unwrap_or("F"),
+                1
+            ))
+    );
+    if let Some(u) = &r.user_line {
+        let _ = writeln!(s, "made at   : {}", u.label());
+    }
+    for i in &r.inputs {
+        let _ = writeln!(
+            s,
+            "T[{}]      : {} = {} ← {}",
+            i.tensor,
+            i.argument,
+            i.node,
+            i.from.as_deref().unwrap_or("seeded random data")
+        );
+    }
+    if !r.dumped_outputs.is_empty() {
+        let _ = writeln!(s, "dumped    : {}", r.dumped_outputs.join(", "));
+    }
+    let _ = writeln!(
+        s,
+        "run       : python3 {}/{}   (--device cpu for the golden alone; exit 0 match, 1 differs, 3 incomplete)",
+        r.out_dir, r.script
+    );
+    if r.missing.is_empty() {
+        s.push_str("missing   : nothing\n");
+    } else {
+        s.push_str("missing   :\n");
+        for m in &r.missing {
+            let _ = writeln!(s, "  - {m}");
+        }
+    }
+    s
+}

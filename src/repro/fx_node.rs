@@ -25,8 +25,13 @@ pub fn file_name(node: &FxNode) -> String {
 }
 
 /// The script for `node`; `dumps[i]` is the file name (relative to the script) of input `i`'s
-/// dumped value.
-pub fn script(node: &FxNode, options: &str, dumps: &[Option<String>]) -> String {
+/// dumped value, `expected` the files of the outputs a run dumped for these inputs (`.npy`).
+pub fn script(
+    node: &FxNode,
+    options: &str,
+    dumps: &[Option<String>],
+    expected: &[String],
+) -> String {
     let call_ok = node.rebuildable && !node.call.contains(['\n', '\r']);
     let call = if call_ok {
         node.call.clone()
@@ -83,6 +88,17 @@ pub fn script(node: &FxNode, options: &str, dumps: &[Option<String>]) -> String 
             ),
             ("__OPTIONS__", options.to_string()),
             ("__INPUTS__", inputs),
+            (
+                "__EXPECTED__",
+                format!(
+                    "[{}]",
+                    expected
+                        .iter()
+                        .map(|e| py_str(e))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ),
             ("__CALL__", call),
         ],
     )
@@ -108,7 +124,7 @@ pub fn write(node: &FxNode, options: &str, dir: &Path) -> anyhow::Result<PathBuf
         });
     }
     let path = dir.join(&name);
-    crate::output::write(&path, script(node, options, &dumps).as_bytes())?;
+    crate::output::write(&path, script(node, options, &dumps, &[]).as_bytes())?;
     Ok(path)
 }
 
@@ -146,12 +162,13 @@ mod tests {
 
     #[test]
     fn every_placeholder_is_filled_and_names_are_quoted() {
-        let s = script(&node("F(T[0])"), "{\"inplace_pass\": False}", &[None]);
+        let s = script(&node("F(T[0])"), "{\"inplace_pass\": False}", &[None], &[]);
         for p in [
             "__NODE__",
             "__TARGET__",
             "__CALL__",
             "__INPUTS__",
+            "__EXPECTED__",
             "@GRAPH@",
         ] {
             assert!(!s.contains(p), "{p} left in:\n{s}");
@@ -165,7 +182,7 @@ mod tests {
 
     #[test]
     fn a_call_on_several_lines_is_not_spliced() {
-        let s = script(&node("F(T[0])\nimport os"), "{}", &[None]);
+        let s = script(&node("F(T[0])\nimport os"), "{}", &[None], &[]);
         assert!(s.contains("REBUILDABLE = False"), "{s}");
         assert!(!s.contains("import os\n    "), "{s}");
     }

@@ -12,6 +12,7 @@
 
 pub mod accuracy;
 pub mod aicore;
+pub mod anomaly;
 pub mod case;
 pub mod dumpdata;
 pub mod fx_node;
@@ -60,7 +61,7 @@ fn collection_dir(req: &Request) -> Option<&Path> {
     req.from_aicore.as_deref().filter(|p| p.is_dir())
 }
 
-fn check_out_dir(out: &Path, force: bool) -> anyhow::Result<()> {
+pub(crate) fn check_out_dir(out: &Path, force: bool) -> anyhow::Result<()> {
     if out.is_file() {
         anyhow::bail!(
             "{}: exists and is a file; -o needs a directory",

@@ -41,6 +41,10 @@ pub struct ScanDocument {
     pub errors: Vec<FileProblem>,
     /// The command that plans the next dump (`null` when nothing was anomalous).
     pub next: Option<String>,
+    /// The command that writes the repro of the anomaly's FX node (`null` when none was traced
+    /// to one; absent in documents from before the field).
+    #[serde(default)]
+    pub next_repro: Option<String>,
     /// Every tensor (`--all`).
     #[cfg_attr(test, serde(skip_serializing_if = "Option::is_none"))]
     pub tensors: Option<Vec<ScanTensor>>,

@@ -57,6 +57,9 @@ pub struct Summary {
 /// What to run after a scan that found anomalies: plan the next, narrower dump from its saved
 /// JSON document (`npgx dump-config plan`, docs/dump-config.md).
 pub const NEXT_PLAN: &str = "npgx dump-config plan scan.json -o dump_config.json";
+/// The command that writes the single-op repro of the anomaly's FX node from the saved scan
+/// (`npgx repro --from-scan`, docs/repro.md).
+pub const NEXT_REPRO: &str = "npgx repro --from-scan scan.json -o repro_anomaly";
 
 impl ScanReport {
     /// Every anomaly record of the report: the anomalies, then each group's first anomaly and
@@ -67,6 +70,20 @@ impl ScanReport {
                 .iter_mut()
                 .flat_map(|g| g.first_anomaly.iter_mut().chain(g.first_born.iter_mut())),
         )
+    }
+
+    /// [`NEXT_REPRO`] when a group's first born anomaly (or first anomaly) was traced to an FX
+    /// node: `npgx repro --from-scan` rebuilds that node's call.
+    pub fn next_repro(&self) -> Option<&'static str> {
+        let traced = |a: &Option<Anomaly>| {
+            a.as_ref()
+                .and_then(|a| a.fx.as_ref())
+                .is_some_and(|f| f.fx_node.is_some())
+        };
+        self.groups
+            .iter()
+            .any(|g| traced(&g.first_born) || traced(&g.first_anomaly))
+            .then_some(NEXT_REPRO)
     }
 
     /// [`NEXT_PLAN`] when a plan applies: some tensor was anomalous.

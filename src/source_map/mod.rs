@@ -76,6 +76,8 @@ struct Node {
     module: Option<String>,
     /// The GE operators it created, in order.
     ge_ops: Vec<String>,
+    /// Its call as printed: the target (`torch.ops.aten.add.Tensor`) and the argument text.
+    call: Option<(String, String)>,
 }
 
 /// A node of a readable FX text (`print_readable`) with a frame: its target and frame, and the
@@ -83,8 +85,9 @@ struct Node {
 #[derive(Debug)]
 struct ReadableNode {
     target: Option<String>,
-    source: SourceFrame,
+    source: Option<SourceFrame>,
     file: usize,
+    call: Option<(String, String)>,
 }
 
 /// A dumped operator as its dump tree names it ([`SourceMap::of_dumped`]).
@@ -101,6 +104,23 @@ pub struct Dumped<'a> {
     pub original: Option<&'a str>,
 }
 
+/// An FX node's call as a graph text prints it ([`SourceMap::call_of`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FxCallText {
+    /// As printed: `torch.ops.aten.mm.default`.
+    pub target: String,
+    /// The text between the call's parentheses ([`fx_graph::parse_call`] reads it).
+    pub args: String,
+    /// The GE operators the node became (a torchair `.py` dump only).
+    pub ge_ops: Vec<String>,
+    /// The text it was read from.
+    pub file: String,
+    /// Printed by torchair's `.py` graph dump, which writes values with `str()`: a bare name
+    /// without meta in a keyword argument is a string there, not a node
+    /// ([`fx_graph::parse_call`]).
+    pub torchair_py: bool,
+}
+
 /// An FX node the map found at a source line ([`SourceMap::nodes_at`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NodeAtLine {
@@ -111,6 +131,8 @@ pub struct NodeAtLine {
     pub ge_ops: Vec<String>,
     /// The graph dump it was read from.
     pub file: String,
+    /// The source file of its frame, as the graph text spells it (`nodes_at` only).
+    pub source_file: Option<String>,
 }
 
 fn target_key(t: &str) -> &str {
@@ -128,6 +150,7 @@ fn frame(f: Frame, code: Option<String>) -> SourceFrame {
 
 fn node_of(n: fx_graph::FxNode) -> Node {
     Node {
+        call: n.target.clone().zip(n.args),
         printed_earlier: n.no_source == Some(NoSource::PrintedEarlier),
         source: n.source.map(|f| frame(f, n.code)),
         target: n.target.as_deref().map(|t| target_key(t).to_string()),
@@ -337,13 +360,12 @@ impl SourceMap {
         if is_readable(&text) {
             let file = self.files.len();
             for n in fx_graph::parse_readable(&text).into_iter().map(node_of) {
-                if let Some(source) = n.source {
-                    self.readable.entry(n.name).or_default().push(ReadableNode {
-                        target: n.target,
-                        source,
-                        file,
-                    });
-                }
+                self.readable.entry(n.name).or_default().push(ReadableNode {
+                    target: n.target,
+                    source: n.source,
+                    file,
+                    call: n.call,
+                });
             }
             self.files.push(shown);
         } else if named {
@@ -495,14 +517,17 @@ impl SourceMap {
                     _ => true,
                 }
         };
+        // A node of that name with another target: (its target, the text).
+        let mut other_target: Option<(String, String)> = None;
         for g in self.candidates(rank, graph) {
-            if let Some(n) = g
-                .by_name
-                .get(node)
-                .map(|&i| &g.nodes[i])
-                .filter(|n| fits(n))
-            {
+            let Some(n) = g.by_name.get(node).map(|&i| &g.nodes[i]) else {
+                continue;
+            };
+            if fits(n) {
                 return self.resolve(g, n, vec![g.file.clone()]);
+            }
+            if other_target.is_none() {
+                other_target = n.target.clone().map(|t| (t, g.file.clone()));
             }
         }
         // No graph dump names it: the readable texts alone.
@@ -513,9 +538,14 @@ impl SourceMap {
             ..FxOrigin::default()
         };
         match frames.as_slice() {
-            [] => o
-                .missing
-                .push(format!("no graph text read names FX node {node}")),
+            [] => o.missing.push(match other_target {
+                Some((t, file)) => format!(
+                    "{file} names FX node {node} with target {t}, the dump {}: not the same node \
+                     (a graph text of another run?)",
+                    target.map_or("none", target_key)
+                ),
+                None => format!("no graph text read names FX node {node}"),
+            }),
             [(f, file)] => {
                 o.via.push(file.clone());
                 o.source = Some(f.clone());
@@ -536,9 +566,12 @@ impl SourceMap {
                 (Some(t), Some(nt)) => t == nt,
                 _ => true,
             };
-            if target_fits && !out.iter().any(|(f, _)| *f == n.source) {
+            let Some(source) = n.source.as_ref().filter(|_| target_fits) else {
+                continue;
+            };
+            if !out.iter().any(|(f, _)| f == source) {
                 let file = self.files.get(n.file).cloned().unwrap_or_default();
-                out.push((n.source.clone(), file));
+                out.push((source.clone(), file));
             }
         }
         out
@@ -617,6 +650,53 @@ impl SourceMap {
         finish(o)
     }
 
+    /// FX node `node`'s call as a graph text prints it (for a repro of the node): from the
+    /// torchair `.py` dump of its graph, else from the readable texts when they all print it
+    /// alike. `None` when no text read prints it.
+    pub fn call_of(
+        &self,
+        rank: Option<u32>,
+        graph: Option<u64>,
+        node: &str,
+        target: Option<&str>,
+    ) -> Option<FxCallText> {
+        let fits = |t: &Option<String>| match (target.map(target_key), t) {
+            (Some(want), Some(have)) => want == have,
+            _ => true,
+        };
+        for g in self.candidates(rank, graph) {
+            if let Some(n) = g.by_name.get(node).map(|&i| &g.nodes[i]) {
+                if let Some((t, args)) = n.call.as_ref().filter(|_| fits(&n.target)) {
+                    return Some(FxCallText {
+                        target: t.clone(),
+                        args: args.clone(),
+                        ge_ops: n.ge_ops.clone(),
+                        file: g.file.clone(),
+                        torchair_py: g.form == GraphForm::Py,
+                    });
+                }
+            }
+        }
+        let mut calls = self
+            .readable
+            .get(node)
+            .into_iter()
+            .flatten()
+            .filter(|n| fits(&n.target))
+            .filter_map(|n| n.call.as_ref().map(|c| (c, n.file)));
+        let (first, file) = calls.next()?;
+        if calls.any(|(c, _)| c != first) {
+            return None;
+        }
+        Some(FxCallText {
+            target: first.0.clone(),
+            args: first.1.clone(),
+            ge_ops: Vec::new(),
+            file: self.files.get(file).cloned().unwrap_or_default(),
+            torchair_py: false,
+        })
+    }
+
     /// The FX nodes whose source is line `line` of a file whose path ends with `file` (a name,
     /// or a path's tail): each with the GE operators it became, in every graph read. `unsure`
     /// gets the nodes whose line torchair printed earlier in the file and that no readable text
@@ -633,6 +713,7 @@ impl SourceMap {
                     node: n.name.clone(),
                     ge_ops: n.ge_ops.clone(),
                     file: g.file.clone(),
+                    source_file: o.source.as_ref().map(|s| s.file.clone()),
                 };
                 match &o.source {
                     Some(s) if at(s) => out.push(hit),
@@ -658,6 +739,7 @@ impl SourceMap {
                         node: n.name.clone(),
                         ge_ops: n.ge_ops.clone(),
                         file: g.file.clone(),
+                        source_file: None,
                     })
             })
             .collect()
@@ -789,6 +871,7 @@ fn link(
         };
         let i = *by_name.entry(name.to_string()).or_insert_with(|| {
             nodes.push(Node {
+                call: None,
                 name: name.to_string(),
                 target,
                 source: None,
@@ -916,6 +999,33 @@ op { name: "Add_2" type: "Add"
         assert!(
             o.source.is_none() && o.missing[0].contains("records no source lines"),
             "{o:?}"
+        );
+    }
+
+    #[test]
+    fn a_node_of_another_target_is_not_taken_and_said() {
+        let map = map_of(
+            "dynamo_original_graph_1_rank_0_pid_1_ts_20250101000000000000.py",
+            "# File \"/m.py\", line 3, in forward    y = x @ w\n\
+             ## FX Code: mm_1: torch.float32[2, 2]npu:0 = torch.ops.aten.bmm.default(x: torch.float32[2, 2]npu:0, w)\n\
+             BatchMatMul_0 = ge.BatchMatMul(x_0, w_0, node_name=\"BatchMatMul\")\n",
+        );
+        let o = map.of_fx_node(Some(0), Some(1), "mm_1", Some("aten.mm.default"));
+        assert_eq!(o.source, None);
+        assert!(
+            o.missing[0].contains("with target aten.bmm.default, the dump aten.mm.default"),
+            "{o:?}"
+        );
+        let call = map
+            .call_of(Some(0), Some(1), "mm_1", Some("aten.bmm.default"))
+            .expect("the call");
+        assert_eq!(
+            (call.target.as_str(), call.torchair_py, call.ge_ops.len()),
+            ("torch.ops.aten.bmm.default", true, 1)
+        );
+        assert_eq!(
+            map.call_of(Some(0), Some(1), "mm_1", Some("aten.mm.default")),
+            None
         );
     }
 

@@ -214,6 +214,56 @@ fn dump_config_dumps_exactly_the_operators_of_a_line() {
             "{case} --fx-node"
         );
     }
+    // The torchair FX data dump filter of the same selection, run by Python on stand-in nodes
+    // (torch.fx's `stack_trace`: outermost frame first): the line's nodes of any name, not a
+    // node of the same name from another line, nor one whose line is only an outer frame.
+    let doc = dump_config("py_layers", &["--line", "model.py:12"]);
+    let filter = doc["fx"]["fx_dump_filter"].as_str().expect("filter");
+    let frame = |line: u32| {
+        format!("  File \"/home/user/llm/model.py\", line {line}, in forward\n    h = f(x)\n")
+    };
+    let nodes = [
+        ("mm", frame(12)),
+        ("mm_1", frame(12)),
+        ("mm_2", frame(12)),
+        ("mul", frame(13)),
+        ("mm_1", frame(40)),
+        (
+            "inner",
+            format!(
+                "{}  File \"/usr/lib/torch/nn/functional.py\", line 12, in linear\n",
+                frame(12)
+            ),
+        ),
+        ("no_trace", String::new()),
+    ];
+    let nodes_py: Vec<String> = nodes
+        .iter()
+        .map(|(n, t)| format!("({n:?}, {t:?})"))
+        .collect();
+    let probe = format!(
+        "import types\nconfig = types.SimpleNamespace(debug=types.SimpleNamespace(\
+         data_dump=types.SimpleNamespace()))\n{filter}\nf = config.debug.data_dump.filter\n\
+         nodes = [{}]\n\
+         print([i for i, (n, t) in enumerate(nodes) \
+         if f(types.SimpleNamespace(name=n, stack_trace=t or None)) is not None])",
+        nodes_py.join(", ")
+    );
+    let run = std::process::Command::new(crate::common::plain_python())
+        .args(["-c", &probe])
+        .output()
+        .expect("python3 runs");
+    assert_eq!(
+        String::from_utf8_lossy(&run.stdout).trim(),
+        "[0, 1, 2]",
+        "{filter}: {}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let doc = dump_config("py_layers", &["--fx-node", "mm_1"]);
+    assert_eq!(
+        doc["fx"]["fx_dump_filter"],
+        "config.debug.data_dump.filter = lambda n: n if n.name in {\"mm_1\"} else None"
+    );
     // What it writes passes check.
     let dir = scratch("config");
     let out = dir.join("dump_config.json");
@@ -363,4 +413,144 @@ fn the_csv_rows_carry_the_origin_columns() {
         }
     }
     assert!(seen >= 4, "the rows of both MatMulV2 operators");
+}
+
+/// `npgx repro --from-scan` on a saved scan of `case`: the repro-fx document and the case dir.
+fn repro_from_scan(case: &str) -> (Value, std::path::PathBuf) {
+    let (doc, _) = scan(case);
+    let dir = scratch(&format!("repro-{case}"));
+    let scan_json = dir.join("scan.json");
+    std::fs::write(&scan_json, serde_json::to_vec(&doc).expect("json")).expect("write scan");
+    assert_eq!(
+        doc["next_repro"], "npgx repro --from-scan scan.json -o repro_anomaly",
+        "{case}: the scan offers the repro"
+    );
+    let out = dir.join("case");
+    let r = npgx_json(
+        [
+            "repro".as_ref(),
+            "--from-scan".as_ref(),
+            scan_json.as_os_str(),
+            "-o".as_ref(),
+            out.as_os_str(),
+            "--format".as_ref(),
+            "json".as_ref(),
+        ],
+        0,
+    );
+    (r, out)
+}
+
+#[test]
+fn repro_from_scan_rebuilds_the_fx_node_on_its_dumped_inputs() {
+    // torchair's eager FX dump: the call's INPUT.<i> files by name and timestamp.
+    let t = truth("fx_eager");
+    let want = &t["repro"];
+    let (r, out) = repro_from_scan("fx_eager");
+    assert_eq!(r["schema"], "npgx.repro-fx");
+    for k in ["fx_node", "target", "call"] {
+        assert_eq!(r[k], want[k], "{k} in {r:#}");
+    }
+    assert_eq!(r["record"], "first_born");
+    assert_eq!(r["rebuildable"], true);
+    assert_eq!(r["missing"], serde_json::json!([]), "{r:#}");
+    let inputs = r["inputs"].as_array().expect("inputs");
+    let want_inputs = want["inputs"].as_array().expect("expected inputs");
+    assert_eq!(inputs.len(), want_inputs.len(), "{r:#}");
+    for (got, w) in inputs.iter().zip(want_inputs) {
+        assert_eq!(got["argument"], w["argument"]);
+        assert_eq!(got["node"], w["node"]);
+        let from = got["from"].as_str().expect("from");
+        assert!(
+            from.ends_with(w["from"].as_str().expect("a path")),
+            "{from}"
+        );
+        let file = got["file"].as_str().expect("a copied file");
+        assert!(out.join(file).is_file(), "{file}");
+    }
+    assert_eq!(r["dumped_outputs"].as_array().map(Vec::len), Some(1));
+    assert!(out.join("case.json").is_file() && out.join("README.md").is_file());
+    // A GE dump: the node became one GE operator with one input per argument.
+    let (r, out) = repro_from_scan("py_layers");
+    assert_eq!(r["fx_node"], "mm_1");
+    assert_eq!(r["op_name"], "MatMulV2_1");
+    assert_eq!(r["call"], "F(T[0], T[1])");
+    let files: Vec<&str> = r["inputs"]
+        .as_array()
+        .expect("inputs")
+        .iter()
+        .filter_map(|i| i["file"].as_str())
+        .collect();
+    assert_eq!(files.len(), 2, "{r:#}");
+    assert!(files.iter().all(|f| out.join(f).is_file()));
+}
+
+#[test]
+#[ignore = "runs the generated script with PyTorch (NPGX_PYTHON); scripts/test.sh runs it"]
+fn the_repro_script_compares_the_golden_with_the_dumped_output() {
+    let want = truth("fx_eager")["repro"].clone();
+    let (r, out) = repro_from_scan("fx_eager");
+    let script = out.join(r["script"].as_str().expect("script"));
+    let run = std::process::Command::new(crate::common::python_with("torch"))
+        .arg(&script)
+        .args(["--device", "cpu"])
+        .output()
+        .expect("python runs");
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert_eq!(
+        run.status.code(),
+        Some(1),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let n = want["nan_dumped"].as_u64().expect("count");
+    assert!(
+        stdout.contains(&format!(
+            "golden vs the dumped output: output 0: 0 NaN/Inf eagerly, {n} dumped"
+        )),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("npugraph_ex is not installed here"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!(
+            "verdict: {}",
+            want["golden_vs_dumped"].as_str().expect("verdict")
+        )),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn repro_from_scan_says_why_without_an_fx_node() {
+    // A scan that read no graph text: no FX node, and the error says what to do.
+    let root = fixture("source_map/py_layers/dump/worldsize1_global_rank0/20250101120000");
+    let doc = npgx_json(
+        [
+            "dump-scan".as_ref(),
+            root.as_os_str(),
+            "--format".as_ref(),
+            "json".as_ref(),
+        ],
+        1,
+    );
+    assert_eq!(doc["next_repro"], Value::Null);
+    let dir = scratch("repro-no-fx");
+    let scan_json = dir.join("scan.json");
+    std::fs::write(&scan_json, serde_json::to_vec(&doc).expect("json")).expect("write scan");
+    let out = npgx([
+        "repro".as_ref(),
+        "--from-scan".as_ref(),
+        scan_json.as_os_str(),
+        "-o".as_ref(),
+        dir.join("case").as_os_str(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("has no FX node") && err.contains("--graphs PATH"),
+        "{err}"
+    );
 }

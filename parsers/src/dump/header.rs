@@ -158,11 +158,13 @@ impl TensorDesc {
         self.input_type == Some(TILING_DATA)
     }
 
-    /// Whether the entry is tensor data: an input or output with a data type, not tiling data.
+    /// Whether the entry is tensor data: an input or output, not tiling data, with a data type
+    /// or with bytes (an entry of undefined type and no bytes is an absent optional input; one
+    /// with bytes is data whose type is unknown, to be reported, never dropped).
     pub fn is_tensor_data(&self) -> bool {
         matches!(self.io, Io::Input | Io::Output)
             && !self.is_tiling_data()
-            && self.dtype != DType::Undefined
+            && (self.dtype != DType::Undefined || self.size > 0)
     }
 }
 

@@ -5,6 +5,7 @@
 //! single-op   : {dump_path}/[step{N}/]{time}/{device}/{file}
 //! exception   : {dump_path}/extra-info/data-dump/{device}/{file}
 //! npugraph_ex : {data_dump_dir}/worldsize{W}_global_rank{R}/{fxnode}_device_{dev}_{count}.pt
+//! torchair FX : {dump_path}/worldsize{W}_global_rank{R}/{graph_name}/{step}/{node}-{target}.…npy
 //! MindSpore   : {dump_path}/rank_{R}/{net_name}/{graph_id}/{iteration}/statistic.csv
 //! msprobe     : {dump_path}/[step{N}/]rank{R}|rank|proc{pid}/dump.json  (matched by the file, `crate::msprobe::locate`)
 //! ```
@@ -36,6 +37,9 @@ pub enum Layout {
     SingleOp,
     Exception,
     NpugraphEx,
+    /// torchair's eager FX data dump (`fx_dumper.py` `step_path`: the graph's name, then the
+    /// run count of that graph).
+    FxDump,
     /// A MindSpore kernel-by-kernel dump (`rank_{R}/{net}/{graph}/{iteration}`).
     #[serde(rename = "mindspore")]
     MindSpore,
@@ -148,6 +152,14 @@ pub fn locate<S: AsRef<str>>(dirs: &[S]) -> (Layout, Location) {
     if n >= 1 && world_rank(c[n - 1]).is_some() {
         return (Layout::NpugraphEx, loc);
     }
+    // worldsize{W}_global_rank{R}/{graph_name}/{step}
+    if n >= 3 && world_rank(c[n - 3]).is_some() {
+        if let Some(step) = small(c[n - 1]) {
+            loc.model = Some(c[n - 2].to_string());
+            loc.step = Some(step);
+            return (Layout::FxDump, loc);
+        }
+    }
     (Layout::Other, loc)
 }
 
@@ -213,5 +225,10 @@ mod tests {
         assert_eq!(locate::<&str>(&[]).0, Layout::Other);
         // short numbers are not a time: no single-op match
         assert_eq!(locate(&split("a/12/0")).0, Layout::Other);
+        let (l, loc) = locate(&split("fx/worldsize2_global_rank1/graph_3/4"));
+        assert_eq!(
+            (l, loc.rank, loc.model.as_deref(), loc.step),
+            (Layout::FxDump, Some(1), Some("graph_3"), Some(4))
+        );
     }
 }

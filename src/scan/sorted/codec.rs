@@ -289,6 +289,7 @@ fn layout_code(l: Layout) -> u8 {
         Layout::MindSpore => 4,
         Layout::Msprobe => 5,
         Layout::Other => 6,
+        Layout::FxDump => 7,
     }
 }
 
@@ -301,6 +302,7 @@ fn layout_of(b: u8) -> Option<Layout> {
         4 => Layout::MindSpore,
         5 => Layout::Msprobe,
         6 => Layout::Other,
+        7 => Layout::FxDump,
         _ => return None,
     })
 }
