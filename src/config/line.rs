@@ -136,7 +136,16 @@ pub fn select_in(
 ) -> anyhow::Result<(Selection, Models)> {
     let mut map = SourceMap::load(graphs);
     let unreadable = std::mem::take(&mut map.problems);
-    let (mut selection, models) = select(&map, sel)?;
+    let (mut selection, models) = select(&map, sel).map_err(|e| {
+        if unreadable.is_empty() {
+            return e;
+        }
+        let files: Vec<String> = unreadable
+            .iter()
+            .map(|p| format!("{}: {}", p.path, p.message))
+            .collect();
+        anyhow::anyhow!("{e} (not used: {})", files.join("; "))
+    })?;
     selection.unreadable = unreadable;
     Ok((selection, models))
 }

@@ -333,6 +333,17 @@ impl SourceMap {
                     (pbtxt_nodes(&ops), all)
                 }
             };
+            if nodes.is_empty() && all_ops.is_empty() {
+                // Named as a graph dump, yet not one operator in it: empty, cut, or another
+                // file. (Operators without FX nodes are a graph traced without stack traces.)
+                self.problems.push(FileProblem {
+                    path: shown.clone(),
+                    message: "a torchair graph dump by its name, but it holds no operator and \
+                              no FX node (empty or cut short?)"
+                        .into(),
+                    offset: None,
+                });
+            }
             let (mut ops, mut by_name) = (HashMap::new(), HashMap::new());
             for (i, n) in nodes.iter().enumerate() {
                 for op in &n.ge_ops {
@@ -447,7 +458,7 @@ impl SourceMap {
                     op_type.unwrap_or(op.split('_').next().unwrap_or(op)),
                     "Cast" | "TransData" | "TransDataRNN" | "MemSet" | "Identity" | "NetOutput"
                 );
-                return FxOrigin::unknown(if inserted {
+                let mut o = FxOrigin::unknown(if inserted {
                     format!("GE-inserted: {op} has no FX origin")
                 } else {
                     format!(
@@ -455,6 +466,9 @@ impl SourceMap {
                         graphs.len()
                     )
                 });
+                // The graph it ran in is known all the same.
+                o.graph = wanted.map(|n| format!("graph_{n}"));
+                return o;
             }
             [one] => *one,
             many => {
@@ -992,6 +1006,7 @@ op { name: "Add_2" type: "Add"
             Some("TransData"),
         );
         assert!(o.missing[0].starts_with("GE-inserted"), "{o:?}");
+        assert_eq!(o.graph.as_deref(), Some("graph_3"), "the graph it ran in");
         let o = map.of_ge_op(Some(0), Some("graph_4"), "Add_2", None, None);
         assert_eq!(o.missing, ["no graph dump for graph_4"]);
         // .txt dumps keep no lines: said, not guessed.
@@ -1026,6 +1041,53 @@ op { name: "Add_2" type: "Add"
         assert_eq!(
             map.call_of(Some(0), Some(1), "mm_1", Some("aten.mm.default")),
             None
+        );
+    }
+
+    #[test]
+    fn two_graphs_with_the_same_operator_name() {
+        let dir = std::env::temp_dir().join(format!("npgx-source-map-two-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for (g, node, line) in [(1, "mm", 12), (2, "bmm", 30)] {
+            std::fs::write(
+                dir.join(format!("dynamo_original_graph_{g}_rank_0_pid_1_ts_1.py")),
+                format!(
+                    "# File \"/m.py\", line {line}, in forward    y = f(x)\n\
+                     ## FX Code: {node}: torch.float32[2]npu:0 = torch.ops.aten.{node}.default(x)\n\
+                     MatMulV2_0 = ge.MatMulV2(x_0, x_0, node_name=\"MatMulV2\")\n"
+                ),
+            )
+            .unwrap();
+        }
+        let map = SourceMap::load(std::slice::from_ref(&dir));
+        std::fs::remove_dir_all(&dir).unwrap();
+        // The dump's model names the graph.
+        let o = map.of_ge_op(Some(0), Some("graph_2"), "MatMulV2", None, None);
+        assert_eq!(
+            (
+                o.fx_node.as_deref(),
+                o.graph.as_deref(),
+                o.source.map(|s| s.line)
+            ),
+            (Some("bmm"), Some("graph_2"), Some(30))
+        );
+        // A model name without a graph id: not guessed.
+        let o = map.of_ge_op(Some(0), Some("ge_default_1"), "MatMulV2", None, None);
+        assert_eq!(o.fx_node, None);
+        assert!(o.missing[0].contains("is in 2 graphs"), "{o:?}");
+    }
+
+    #[test]
+    fn an_empty_graph_dump_is_a_problem_named_by_its_file() {
+        let map = map_of("dynamo_original_graph_7_rank_0_pid_1_ts_1.py", "");
+        assert_eq!(map.problems.len(), 1, "{:?}", map.problems);
+        assert!(
+            map.problems[0]
+                .path
+                .ends_with("dynamo_original_graph_7_rank_0_pid_1_ts_1.py")
+                && map.problems[0].message.contains("no FX node"),
+            "{:?}",
+            map.problems
         );
     }
 
