@@ -86,6 +86,11 @@ class Fill:
     # A Path is a fixture (it must exist), a str literal text, None a fresh output name.
     values: dict[str, Path | str | None]
     env: dict[str, str] = field(default_factory=dict)
+    # What the scenario must make npgx say: a field path (`.analysis.route`) of the block's
+    # `--format json` document → the value it must hold, or a test of that value (a callable).
+    # A block run on this fixture fails when the document says otherwise: the scenario's
+    # verdict is checked where the skill's command runs, not again by a test of its own.
+    expect: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -116,8 +121,13 @@ def double(mode: str, **extra: str) -> dict[str, str]:
     return {"PYTHONPATH": str(DOUBLE), "NPGX_TEST_DOUBLE": mode, **extra}
 
 
-def script(name: str, env: dict[str, str] | None = None) -> Fill:
-    return Fill({"<SCRIPT>": TESTDATA / "triage" / name}, env or {})
+def script(name: str, env: dict[str, str] | None = None, expect: dict | None = None) -> Fill:
+    return Fill({"<SCRIPT>": TESTDATA / "triage" / name}, env or {}, expect or {})
+
+
+def at_least_the_doubles_sleep(seconds) -> bool:
+    """at least the 0.05 s the slow double sleeps per call"""
+    return isinstance(seconds, (int, float)) and seconds >= 0.05
 
 
 def each(key: str, *paths: Path | None) -> Row:
@@ -142,8 +152,23 @@ FIXTURES: list[Row] = [
     Row([script("nodes_model.py", double("options", NPGX_TEST_DOUBLE_REFUSE="tanh", NPGX_TEST_DOUBLE_REJECT=NO_KNOBS))], "npgx-compile-error"),
     # Every step passes; npugraph_ex's `tanh` is off by 1 % (outputs and dumps differ).
     Row([script("nodes_model.py", double("options", NPGX_TEST_DOUBLE_MISCOMPILE="tanh", NPGX_TEST_DOUBLE_REJECT=NO_KNOBS))], "npgx-accuracy"),
-    # Every step passes; npugraph_ex is slow (step 5 calls take longer than eager's).
-    Row([script("double_model.py", double("slow"))], "npgx-performance"),
+    # Every step passes; npugraph_ex is slow (step 5 calls take longer than eager's): npgx routes
+    # it to performance by the timings (the end-to-end check of that route: no triage test runs
+    # this ladder again).
+    Row(
+        [
+            script(
+                "double_model.py",
+                double("slow"),
+                expect={
+                    ".analysis.route": "performance",
+                    ".analysis.rule": "compare.timings",
+                    ".analysis.comparison.timings[2].fastest_seconds": at_least_the_doubles_sleep,
+                },
+            )
+        ],
+        "npgx-performance",
+    ),
     # Triage trees as run_triage.sh leaves them (gen_triage_trees_fixtures.py).
     each("<TRIAGE_DIR>", *(TRIAGE_TREES / n for n in ("step5-runtime", "step2-compile", "incomplete"))),
     # Pasted output: screen logs, a report without an error, a paste too weak to route.
@@ -540,6 +565,30 @@ def fill(text: str, combo: tuple[Fill, ...]) -> str:
     return PLACEHOLDER.sub(lambda m: values.get(m.group(0), m.group(0)), text)
 
 
+def values_at(doc, path: str) -> list:
+    """Every value `path` (`.a[].b`, `.a[2].b`) reaches in `doc`."""
+    frontier = [doc]
+    for key, index in re.findall(r"\.([A-Za-z_][A-Za-z0-9_]*)(\[\d*\])?", path):
+        frontier = [n[key] for n in frontier if isinstance(n, dict) and key in n]
+        if index == "[]":
+            frontier = [x for v in frontier if isinstance(v, list) for x in v]
+        elif index:
+            i = int(index[1:-1])
+            frontier = [v[i] for v in frontier if isinstance(v, list) and len(v) > i]
+    return frontier
+
+
+def unmet(doc, expect: dict) -> list[str]:
+    """The expectations `doc` does not meet, each said with what it holds."""
+    out = []
+    for path, want in expect.items():
+        got = values_at(doc, path)
+        ok = bool(got) and all(want(v) if callable(want) else v == want for v in got)
+        if not ok:
+            out.append(f"`{path}` is {got!r}, the scenario expects {getattr(want, '__doc__', None) or repr(want)}")
+    return out
+
+
 def walk(doc, path: str) -> bool:
     """Whether `path` (`.a[].b`) reaches a present key somewhere in `doc` (its value may be
     null or an empty list: the field is there)."""
@@ -785,6 +834,10 @@ def run_block(block: Block, npgx: Path, python: str, work: Path, schemas: Path |
                     documents.append(json.loads(raw))
                 except json.JSONDecodeError as e:
                     problems.add(block.doc, f"line {cmd.line}: `{text}` wrote no JSON document ({e}) [{label}]")
+                else:
+                    for f in combo:
+                        for miss in unmet(documents[-1], f.expect):
+                            problems.add(block.doc, f"line {cmd.line}: `{text}`: {miss} [{label}]")
     print(f"{skill_of(block.doc)}/{block.doc.name}:{block.line}: {runs} runs, {time.monotonic() - started:.1f} s", flush=True)
     if block.commands and not runs and not problems:
         problems.add(block.doc, f"{at} no command of the block ran")
@@ -952,6 +1005,16 @@ def self_test(npgx: Path, python: str) -> int:
     for path, want in ((".items[].route", True), (".items[].why", False), (".run.root", True), (".run[].root", False)):
         if walk(doc, path) != want:
             missed.append(f"walk({path}) should be {want}")
+    # A scenario's expected verdict: met, unmet (a value, a test), and a field that is not there.
+    doc = {"analysis": {"route": "accuracy", "timings": [{"s": 0.01}, {"s": 0.2}]}}
+    for expect, want in (
+        ({".analysis.route": "accuracy", ".analysis.timings[1].s": at_least_the_doubles_sleep}, 0),
+        ({".analysis.route": "performance"}, 1),
+        ({".analysis.timings[0].s": at_least_the_doubles_sleep}, 1),
+        ({".analysis.timings[]s": 1, ".analysis.rule": "x"}, 2),
+    ):
+        if len(unmet(doc, expect)) != want:
+            missed.append(f"unmet({expect}) should list {want}, lists {unmet(doc, expect)}")
     for m in missed:
         print(f"self-test: the checker did not report: {m}")
     if missed:

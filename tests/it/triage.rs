@@ -794,34 +794,9 @@ fn run_rejects_scripts_without_compile_call_or_with_syntax_errors() {
     assert!(!out.join("torch-npugraph-ex-triage-logs").exists());
 }
 
-#[test]
-#[ignore = "needs PyTorch (CPU); scripts/test.sh installs it and runs this"]
-fn compare_outputs_routes_a_slow_path_to_performance() {
-    // The mismatch half of `--compare-outputs` (route accuracy) is checked on the run of
-    // accuracy_route_hands_step4_and_step5_data_dumps_to_dump_compare below.
-    let py = torch_python();
-    let double = repo().join("testdata/triage/npugraph_ex_double");
-    let cmd = format!("{py} {{script}}");
-    let out = scratch("run-double-slow");
-    let (code, v, _) = triage_run(
-        &out,
-        "double_model.py",
-        &cmd,
-        &[
-            ("PYTHONPATH", double.to_str().unwrap()),
-            ("NPGX_TEST_DOUBLE", "slow"),
-        ],
-        &["--compare-outputs"],
-    );
-    assert_eq!(code, 0);
-    let a = &v["analysis"];
-    assert_eq!(a["route"], "performance", "{a:#}");
-    assert_eq!(a["rule"], "compare.timings");
-    let t5 = a["comparison"]["timings"][2]["fastest_seconds"]
-        .as_f64()
-        .unwrap();
-    assert!(t5 >= 0.05, "{t5}");
-}
+// The slow half of `--compare-outputs` (route performance by the timings, step 5's fastest call
+// at least the double's 0.05 s sleep) is checked where the performance skill runs the same
+// ladder: scripts/check_skills.py's fixture for npgx-performance expects it (tests/it/skills.rs).
 
 #[test]
 fn analyze_falls_back_to_the_plog_when_the_screen_log_has_no_error() {
