@@ -9,8 +9,8 @@
 # or the dumped .pt / .npy values named in INPUTS), runs it eagerly (the golden) and through
 # torch.compile(backend="npugraph_ex", options=OPTIONS) — the options of the triaged call — and
 # compares every output tensor: |compiled - eager| <= 1e-5 + 1e-3 * |eager|, NaN where eager has
-# NaN. When EXPECTED names the outputs a run dumped for these inputs, the golden is compared
-# with them too (does the op give the dumped values, NaN and Inf included?). Without npugraph_ex
+# NaN. When EXPECTED names the outputs a run dumped for these inputs, the op on the CPU is
+# compared with them too (does the math give the dumped values, NaN and Inf included?). Without npugraph_ex
 # installed the compiled run is skipped and said so. On a machine with torch_npu and an NPU the
 # inputs go to the NPU (--device cpu to stay).
 #
@@ -177,13 +177,16 @@ def main():
         return 3
     results = []
     if EXPECTED:
+        # The dumped outputs against the op on the CPU (the golden: what the math gives for
+        # these inputs), whatever device the rest of the script uses.
         try:
             dumped = [load(f) for f in EXPECTED]
+            golden = eager if device == "cpu" else op(*[t.to("cpu") for t in T])
         except Exception as exc:
-            print("the dumped outputs cannot be loaded: %s: %s" % (type(exc).__name__, exc))
+            print("the dumped outputs cannot be compared: %s: %s" % (type(exc).__name__, exc))
         else:
-            ok, detail = compare(eager, dumped[0] if len(dumped) == 1 else dumped, "dumped")
-            print("golden vs the dumped output: " + detail)
+            ok, detail = compare(golden, dumped[0] if len(dumped) == 1 else dumped, "dumped")
+            print("golden (CPU) vs the dumped output: " + detail)
             results.append(ok)
     try:
         torch._dynamo.lookup_backend("npugraph_ex")

@@ -506,7 +506,7 @@ fn the_repro_script_compares_the_golden_with_the_dumped_output() {
     let n = want["nan_dumped"].as_u64().expect("count");
     assert!(
         stdout.contains(&format!(
-            "golden vs the dumped output: output 0: 0 NaN/Inf eagerly, {n} dumped"
+            "golden (CPU) vs the dumped output: output 0: 0 NaN/Inf eagerly, {n} dumped"
         )),
         "{stdout}"
     );
