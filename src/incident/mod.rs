@@ -3,7 +3,8 @@
 //! first causal error, the evidence lines of an AI Core error), read from the logs named in the
 //! document. Triage trees are analysed into their `npgx.triage-analyze` document first.
 //!
-//! The renderer (`report::html`) works on these values only, so a document saved with
+//! Each document is read once, when it is loaded, through its typed view ([`Typed`]); the
+//! renderer (`report::html`) works on these inputs only, so a document saved with
 //! `--format json` and rendered later gives the same page as `--html` on the same machine.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -13,8 +14,10 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 use serde_json::Value;
 
+use crate::compare::records::CompareDocument;
 use crate::plog::aicore::AicoreDocument;
 use crate::plog::summary::PlogSummary;
+use crate::scan::document::ScanDocument;
 use crate::triage::analyze::TriageAnalysis;
 use crate::triage::classify::{Classification, ClassifyDocument};
 use crate::triage::TriageRun;
@@ -108,17 +111,66 @@ impl Input {
     }
 }
 
-/// One report input: its document and the log lines it refers to.
+/// One report input: its document, read through its typed view, and the log lines it refers to.
 #[derive(Debug, Clone)]
 pub struct Input {
     /// Where it came from, as given (a JSON file, a triage tree, or the command that made it).
     pub source: String,
-    /// The document, envelope included.
+    /// The document as read, envelope included: what the page shows raw (fields a view does
+    /// not know, a document kind without a section of its own).
     pub doc: Value,
+    /// The document read once, when it was loaded, through the type its writer uses (the
+    /// records the schemas are generated from): the sections render from this, so a field
+    /// renamed in a record fails to compile, not to render.
+    pub typed: Typed,
     /// The document's schema (`npgx.dump-scan`, …).
     pub schema: String,
     /// Log lines by file (as named in the document) and 1-based line number.
     pub lines: BTreeMap<String, BTreeMap<u64, String>>,
+}
+
+/// A report input's document through its typed view: the engines' records
+/// ([`TriageRun`], [`TriageAnalysis`], [`ClassifyDocument`], [`PlogSummary`],
+/// [`AicoreDocument`], [`CompareDocument`]) or, for the streamed dump-scan document, its read
+/// side [`ScanDocument`].
+#[derive(Debug, Clone)]
+pub enum Typed {
+    TriageRun(Box<TriageRun>),
+    TriageAnalysis(Box<TriageAnalysis>),
+    Classify(Box<ClassifyDocument<'static>>),
+    Scan(Box<ScanDocument>),
+    Compare(Box<CompareDocument<'static>>),
+    Plog(Box<PlogSummary>),
+    Aicore(Box<AicoreDocument<'static>>),
+    /// It passed the envelope check but does not read as its view (a required field missing
+    /// or of another type): the error, which its section shows instead of blank fields.
+    Unreadable(String),
+}
+
+impl Typed {
+    /// Reads document `name` (checked by the envelope) through its view: the one place a
+    /// report's document kinds are told apart.
+    fn read(name: &str, doc: &Value) -> Typed {
+        fn view<T: serde::de::DeserializeOwned>(
+            doc: &Value,
+            wrap: impl FnOnce(Box<T>) -> Typed,
+        ) -> Typed {
+            match T::deserialize(doc) {
+                Ok(t) => wrap(Box::new(t)),
+                Err(e) => Typed::Unreadable(e.to_string()),
+            }
+        }
+        match name {
+            crate::triage::RUN_SCHEMA_NAME => view(doc, Typed::TriageRun),
+            crate::triage::analyze::SCHEMA_NAME => view(doc, Typed::TriageAnalysis),
+            crate::triage::classify::SCHEMA_NAME => view(doc, Typed::Classify),
+            crate::scan::SCHEMA_NAME => view(doc, Typed::Scan),
+            crate::compare::SCHEMA_NAME => view(doc, Typed::Compare),
+            crate::plog::summary::SCHEMA_NAME => view(doc, Typed::Plog),
+            crate::plog::aicore::SCHEMA_NAME => view(doc, Typed::Aicore),
+            other => Typed::Unreadable(format!("no view of npgx.{other} in this build")),
+        }
+    }
 }
 
 /// What `npgx report` reads.
@@ -159,13 +211,15 @@ pub fn from_document(source: String, doc: Value, base: Option<&Path>) -> anyhow:
 
 /// The input of a checked document `name`, with the log lines it points at.
 fn with_lines(source: String, doc: Value, name: &str, base: Option<&Path>) -> Input {
+    let typed = Typed::read(name, &doc);
     let mut wanted: BTreeMap<String, BTreeSet<u64>> = BTreeMap::new();
-    wanted_lines(name, &doc, &mut wanted);
+    wanted_lines(&typed, &mut wanted);
     let lines = read_lines(&wanted, base);
     Input {
         source,
         schema: format!("{}{name}", crate::envelope::SCHEMA_PREFIX),
         doc,
+        typed,
         lines,
     }
 }
@@ -175,10 +229,9 @@ fn around(set: &mut BTreeSet<u64>, line: u64) {
 }
 
 /// The log lines a document's report shows: ±[`CONTEXT`] around causal errors, every evidence
-/// line of AI Core errors. Read through each document's typed view; a document that does not
-/// read as its view wants none (its section says why).
-fn wanted_lines(name: &str, doc: &Value, wanted: &mut BTreeMap<String, BTreeSet<u64>>) {
-    use serde::Deserialize as _;
+/// line of AI Core errors. A document that does not read as its view wants none (its section
+/// says why).
+fn wanted_lines(typed: &Typed, wanted: &mut BTreeMap<String, BTreeSet<u64>>) {
     let mut causal = |file: &Path, line: Option<u64>| {
         if let Some(l) = line {
             around(wanted.entry(file.display().to_string()).or_default(), l);
@@ -190,52 +243,42 @@ fn wanted_lines(name: &str, doc: &Value, wanted: &mut BTreeMap<String, BTreeSet<
             .map(|e| e.line)
             .or(c.evidence_line)
     };
-    match name {
-        crate::triage::RUN_SCHEMA_NAME => {
-            if let Ok(run) = TriageRun::deserialize(doc) {
-                if let Some(c) = &run.analysis.evidence {
-                    causal(&c.file, classified(c));
-                }
+    match typed {
+        Typed::TriageRun(run) => {
+            if let Some(c) = &run.analysis.evidence {
+                causal(&c.file, classified(c));
             }
         }
-        crate::triage::analyze::SCHEMA_NAME => {
-            if let Ok(a) = TriageAnalysis::deserialize(doc) {
-                if let Some(c) = &a.evidence {
-                    causal(&c.file, classified(c));
-                }
+        Typed::TriageAnalysis(a) => {
+            if let Some(c) = &a.evidence {
+                causal(&c.file, classified(c));
             }
         }
-        crate::triage::classify::SCHEMA_NAME => {
-            if let Ok(d) = ClassifyDocument::deserialize(doc) {
-                for c in d.items.iter() {
-                    causal(&c.file, classified(c));
-                }
+        Typed::Classify(d) => {
+            for c in d.items.iter() {
+                causal(&c.file, classified(c));
             }
         }
-        crate::plog::summary::SCHEMA_NAME => {
-            if let Ok(p) = PlogSummary::deserialize(doc) {
-                if let Some(fc) = &p.first_causal {
-                    causal(&fc.file, Some(fc.line));
-                }
-                for fc in p
-                    .processes
-                    .iter()
-                    .take(64)
-                    .filter_map(|p| p.first_causal.as_ref())
-                {
-                    causal(&fc.file, Some(fc.line));
-                }
+        Typed::Plog(p) => {
+            if let Some(fc) = &p.first_causal {
+                causal(&fc.file, Some(fc.line));
+            }
+            for fc in p
+                .processes
+                .iter()
+                .take(64)
+                .filter_map(|p| p.first_causal.as_ref())
+            {
+                causal(&fc.file, Some(fc.line));
             }
         }
-        crate::plog::aicore::SCHEMA_NAME => {
-            if let Ok(d) = AicoreDocument::deserialize(doc) {
-                for e in d.errors.iter() {
-                    let set = wanted.entry(e.file.display().to_string()).or_default();
-                    set.extend(e.evidence_lines());
-                }
+        Typed::Aicore(d) => {
+            for e in d.errors.iter() {
+                let set = wanted.entry(e.file.display().to_string()).or_default();
+                set.extend(e.evidence_lines());
             }
         }
-        _ => {}
+        Typed::Scan(_) | Typed::Compare(_) | Typed::Unreadable(_) => {}
     }
 }
 

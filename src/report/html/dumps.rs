@@ -5,19 +5,18 @@
 use maud::{html, Markup};
 use npgx_parsers::dump::path::Location;
 use plotters::style::RGBColor;
-use serde::Deserialize as _;
 use serde_json::{json, Value};
 
 use super::plot::{self, Chart, Line, Marks, Rule, Shape, Threshold};
 use super::{
     data_table, figure, location, or_dash, other_fields, short, unreadable, Row, Section, Status,
 };
-use crate::compare::records::{CompareDocument, GroupSide, Thresholds};
+use crate::compare::records::{GroupSide, Thresholds};
 use crate::compare::{GroupReport, Metrics, Pair};
 use crate::dump::records::FileProblem;
-use crate::incident::Input;
+use crate::incident::{Input, Typed};
 use crate::report::enum_name;
-use crate::scan::document::{ScanAnomaly, ScanDocument, ScanGroup, ScanTensor};
+use crate::scan::document::{ScanAnomaly, ScanGroup, ScanTensor};
 use crate::scan::records::Kind;
 
 /// At most this many groups get a plot (the others are listed in the tables).
@@ -71,9 +70,8 @@ fn span(values: impl Iterator<Item = f64>) -> (f64, f64) {
 /// `npgx.dump-scan`, read through its typed view ([`ScanDocument`]): a document that does not
 /// read as one says so instead of rendering blank fields.
 pub(super) fn scan(input: &Input, index: usize) -> Section {
-    let doc = match ScanDocument::deserialize(&input.doc) {
-        Ok(d) => d,
-        Err(e) => return unreadable(input, "Dump scan", &e),
+    let Typed::Scan(doc) = &input.typed else {
+        return unreadable(input, "Dump scan");
     };
     let root = &doc.root;
     let anomalies = &doc.anomalies;
@@ -402,9 +400,8 @@ fn metric_text(m: Option<&Metrics>, f: impl Fn(&Metrics) -> Option<f64>) -> Stri
 /// `npgx.dump-compare`, read through its typed view ([`CompareDocument`]): a document that
 /// does not read as one says so instead of rendering blank fields.
 pub(super) fn compare(input: &Input, index: usize) -> Section {
-    let doc = match CompareDocument::deserialize(&input.doc) {
-        Ok(d) => d,
-        Err(e) => return unreadable(input, "Dump compare", &e),
+    let Typed::Compare(doc) = &input.typed else {
+        return unreadable(input, "Dump compare");
     };
     let r = &*doc.report;
     let (golden, target) = (&r.golden, &r.target);

@@ -10,13 +10,11 @@ use npgx_parsers::aicore::{AicoreError, Fact};
 use npgx_parsers::cann_error::tables;
 use npgx_parsers::plog::PlogTime;
 use plotters::style::RGBColor;
-use serde::Deserialize as _;
 
 use super::plot::{Chart, Line};
 use super::{excerpt, figure, or_dash, other_fields, unreadable, what_to_do, Row, Section, Status};
-use crate::incident::Input;
-use crate::plog::aicore::AicoreDocument;
-use crate::plog::summary::{PlogSummary, ProcessSummary};
+use crate::incident::{Input, Typed};
+use crate::plog::summary::ProcessSummary;
 use crate::report::enum_name;
 
 const RED: RGBColor = RGBColor(200, 30, 30);
@@ -143,9 +141,8 @@ fn with_meaning(c: &str) -> String {
 /// `npgx.plog`, read through its typed view ([`PlogSummary`]): a document that does not read
 /// as one says so instead of rendering blank fields.
 pub(super) fn plog(input: &Input, index: usize) -> Section {
-    let doc = match PlogSummary::deserialize(&input.doc) {
-        Ok(d) => d,
-        Err(e) => return unreadable(input, "Logs: plog", &e),
+    let Typed::Plog(doc) = &input.typed else {
+        return unreadable(input, "Logs: plog");
     };
     let fc = doc.first_causal.as_ref();
     let file = fc.map(|f| f.file.display().to_string()).unwrap_or_default();
@@ -281,9 +278,8 @@ fn card_fields(e: &AicoreError) -> [(&'static str, Option<(String, u64)>); 13] {
 /// `npgx.aicore`, read through its typed view ([`AicoreDocument`]): a document that does not
 /// read as one says so instead of rendering blank fields.
 pub(super) fn aicore(input: &Input) -> Section {
-    let doc = match AicoreDocument::deserialize(&input.doc) {
-        Ok(d) => d,
-        Err(e) => return unreadable(input, "Logs: AI Core errors", &e),
+    let Typed::Aicore(doc) = &input.typed else {
+        return unreadable(input, "Logs: AI Core errors");
     };
     let errors = &doc.errors[..];
     let value = |f: Option<(String, u64)>| f.map(|x| x.0).unwrap_or_else(|| "—".into());
@@ -372,6 +368,11 @@ mod tests {
 
     /// An `npgx.aicore` document as `npgx aicore --format json` writes it, of one error.
     fn aicore_input() -> Input {
+        crate::incident::from_document("aicore.json".into(), aicore_doc(), None).unwrap()
+    }
+
+    /// An `npgx.aicore` document as `npgx aicore --format json` writes it.
+    fn aicore_doc() -> serde_json::Value {
         let text = b"[ERROR] RUNTIME(9,p):2026-09-10-08:52:41.377.821 [stream.cc:1743]9 GetError:Stream Synchronize failed, stream_id=47, retCode=0x26, [aicore exception].\n\
 [ERROR] RUNTIME(9,p):2026-09-10-08:52:41.377.875 [stream.cc:1746]9 GetError:[DFX_INFO]AI Core kernel execution failed, device_id=9, stream_id=47, report_stream_id=47, task_id=23064, flip_num=1564, fault kernel_name=MlaPrologV3_18fe_1836449, fault kernel info ext=none, program id=\n";
         let scan = crate::plog::AicoreScan {
@@ -387,12 +388,7 @@ mod tests {
         };
         let mut json = Vec::new();
         crate::report::aicore::json(&mut json, &scan).unwrap();
-        Input {
-            source: "aicore.json".into(),
-            doc: serde_json::from_slice(&json).unwrap(),
-            schema: "npgx.aicore".into(),
-            lines: Default::default(),
-        }
+        serde_json::from_slice(&json).unwrap()
     }
 
     #[test]
@@ -410,11 +406,12 @@ mod tests {
 
     #[test]
     fn a_renamed_aicore_field_is_an_error_not_a_blank_card() {
-        let mut input = aicore_input();
-        let e = &mut input.doc["errors"][0];
+        let mut doc = aicore_doc();
+        let e = &mut doc["errors"][0];
         let kind = e["kind"].take();
         e["error_kind"] = kind;
         e.as_object_mut().unwrap().remove("kind");
+        let input = crate::incident::from_document("aicore.json".into(), doc, None).unwrap();
         let s = aicore(&input);
         assert_eq!(s.summary.len(), 1);
         assert!(s.summary[0].status == Status::Fail);

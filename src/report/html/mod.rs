@@ -8,11 +8,12 @@
 //! syntax for the same escaping). Plots come from plotters' SVG backend ([`plot`]); tables are
 //! sorted, filtered and paged by a small inline script over rows embedded as JSON.
 //!
-//! Every section reads its document through one typed view, the type the JSON writer uses:
-//! the engine's records ([`crate::triage::TriageRun`], [`crate::triage::analyze::TriageAnalysis`],
+//! Every section renders its document's typed view, read once when the input was loaded
+//! ([`crate::incident::Typed`]: the type the JSON writer uses — the engine's records
+//! [`crate::triage::TriageRun`], [`crate::triage::analyze::TriageAnalysis`],
 //! [`crate::triage::classify::ClassifyDocument`], [`crate::plog::summary::PlogSummary`],
-//! [`crate::plog::aicore::AicoreDocument`], [`crate::compare::records::CompareDocument`]) or, for
-//! the streamed dump-scan document, its read side [`crate::scan::document::ScanDocument`]. Unknown
+//! [`crate::plog::aicore::AicoreDocument`], [`crate::compare::records::CompareDocument`] — or, for
+//! the streamed dump-scan document, its read side [`crate::scan::document::ScanDocument`]). Unknown
 //! fields are ignored (docs/json.md; the top-level ones are shown raw by [`other_fields`]); an
 //! optional field that is absent shows as a dash; a required field that is missing or of another
 //! type makes the section say the document "does not read as" its schema ([`unreadable`]) instead
@@ -27,7 +28,7 @@ mod triage;
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 use serde_json::Value;
 
-use crate::incident::{Input, CONTEXT};
+use crate::incident::{Input, Typed, CONTEXT};
 
 const CSS: &str = include_str!("page.css");
 const JS: &str = include_str!("page.js");
@@ -176,7 +177,11 @@ fn section(input: &Input, index: usize) -> Section {
 
 /// The section of a document that passed the envelope check but does not read as its typed
 /// view (a field renamed or of another type): the error, never a page of blank fields.
-fn unreadable(input: &Input, title: &str, e: &serde_json::Error) -> Section {
+fn unreadable(input: &Input, title: &str) -> Section {
+    let e = match &input.typed {
+        Typed::Unreadable(e) => e.as_str(),
+        _ => "another document kind",
+    };
     let first = format!("does not read as {}: {e}", input.schema);
     Section {
         title: title.into(),

@@ -3,19 +3,16 @@
 //! through the engine's own record ([`TriageRun`], [`TriageAnalysis`], [`ClassifyDocument`]).
 
 use maud::html;
-use serde::Deserialize as _;
 use serde_json::Value;
 
 use super::{
     excerpt, file_link, or_dash, other_fields, txt, unreadable, what_to_do, Row, Section, Status,
 };
-use crate::incident::Input;
+use crate::incident::{Input, Typed};
 use crate::report::enum_name;
 use crate::triage::analyze::TriageAnalysis;
-use crate::triage::classify::ClassifyDocument;
 use crate::triage::route::Route;
 use crate::triage::runner::StepRun;
-use crate::triage::TriageRun;
 
 /// Fields of `npgx.triage-analyze` rendered below.
 const KNOWN: &[&str] = &[
@@ -42,9 +39,8 @@ const KNOWN: &[&str] = &[
 
 /// `npgx.triage-run`: the run's timings and exit codes joined to its analysis.
 pub(super) fn run(input: &Input) -> Section {
-    let doc = match TriageRun::deserialize(&input.doc) {
-        Ok(d) => d,
-        Err(e) => return unreadable(input, "Triage", &e),
+    let Typed::TriageRun(doc) = &input.typed else {
+        return unreadable(input, "Triage");
     };
     let mut section = analyze_with(input, &doc.analysis, &input.doc["analysis"], &doc.run.steps);
     let (bisect, rows) = super::nodes::bisect(doc.bisect.as_ref());
@@ -56,9 +52,9 @@ pub(super) fn run(input: &Input) -> Section {
 
 /// `npgx.triage-analyze` (also a triage tree given to `npgx report`).
 pub(super) fn analyze(input: &Input) -> Section {
-    match TriageAnalysis::deserialize(&input.doc) {
-        Ok(a) => analyze_with(input, &a, &input.doc, &[]),
-        Err(e) => unreadable(input, "Triage", &e),
+    match &input.typed {
+        Typed::TriageAnalysis(a) => analyze_with(input, a, &input.doc, &[]),
+        _ => unreadable(input, "Triage"),
     }
 }
 
@@ -216,9 +212,8 @@ fn analyze_with(input: &Input, a: &TriageAnalysis, raw: &Value, run_steps: &[Ste
 
 /// `npgx.triage-classify`: per file, the first causal error in context and its route.
 pub(super) fn classify(input: &Input) -> Section {
-    let doc = match ClassifyDocument::deserialize(&input.doc) {
-        Ok(d) => d,
-        Err(e) => return unreadable(input, "Triage: classified logs", &e),
+    let Typed::Classify(doc) = &input.typed else {
+        return unreadable(input, "Triage: classified logs");
     };
     let summary = doc
         .items
@@ -278,6 +273,10 @@ mod tests {
 
     /// An `npgx.triage-classify` document as `triage classify --format json` writes it.
     fn classify_input() -> Input {
+        crate::incident::from_document("classify.json".into(), classify_doc(), None).unwrap()
+    }
+
+    fn classify_doc() -> serde_json::Value {
         let text = "start\ntorch._inductor.exc.InductorError: the lowering is gone\n";
         let err = npgx_parsers::causal::first_causal_error(text.as_bytes());
         let item = classify_found(std::path::Path::new("run.log"), err, text);
@@ -286,12 +285,7 @@ mod tests {
             message: "cannot open".into(),
         }];
         let json = crate::report::triage::classify_json(&[item], &errors, &[]).unwrap();
-        Input {
-            source: "classify.json".into(),
-            doc: serde_json::from_str(&json).unwrap(),
-            schema: "npgx.triage-classify".into(),
-            lines: Default::default(),
-        }
+        serde_json::from_str(&json).unwrap()
     }
 
     #[test]
@@ -312,10 +306,11 @@ mod tests {
 
     #[test]
     fn a_renamed_classify_field_is_an_error_not_a_blank_section() {
-        let mut input = classify_input();
-        let item = input.doc["items"][0].as_object_mut().unwrap();
+        let mut doc = classify_doc();
+        let item = doc["items"][0].as_object_mut().unwrap();
         let route = item.remove("route").unwrap();
         item.insert("routing".into(), route);
+        let input = crate::incident::from_document("classify.json".into(), doc, None).unwrap();
         let s = classify(&input);
         assert_eq!(s.summary.len(), 1);
         assert!(s.summary[0].status == Status::Fail);
