@@ -37,10 +37,15 @@
 //!   consumer's result cannot borrow it); it is never held across an unguarded call. During the
 //!   call every byte of it stays readable: a file page, or our zero page after a fault. Its
 //!   contents may change under the reference (the zero page, or another process writing the
-//!   file, as with any file mapping): `u8` has no invalid values and the consumers' control flow
-//!   and indexing depend on lengths only, never on the bytes, so a changed byte can only give a
-//!   wrong statistic — and after a fault that result is discarded; a change without a fault (a
-//!   writer rewriting the file in place) is what a `pread` would have seen too.
+//!   file, as with any file mapping): `u8` has no invalid values, and the consumers are safe
+//!   Rust over the slice — they branch on the bytes (a NaN test, a maximum) and may index by
+//!   them, bounds-checked, but every pointer they form comes from the slice and its length — so
+//!   a changed byte can change a statistic, never reach memory outside the slice. After a fault
+//!   that result is discarded and the mapping is poisoned (later reads are [`Vanished`] without
+//!   touching it); a change without a fault (a writer rewriting the file in place) is what a
+//!   `pread` would have seen too.
+//! * **No guard, no mapping.** If the handler cannot be installed, [`Mapping::new`] maps
+//!   nothing and the caller reads with `pread`.
 //! * **Lifetime.** The mapping is unmapped on drop, zero pages included (they lie inside it).
 //!
 //! Whether a file is mapped is [`Mode`] ([`set_mode`]): by default ([`Mode::Resident`]) a file
@@ -66,6 +71,9 @@ const PROBES: usize = 4;
 pub struct Mapping {
     base: NonNull<u8>,
     len: usize,
+    /// A page of it vanished under a read: every later read is [`Vanished`] too (the zero
+    /// pages the handler put there are never read as the file's bytes).
+    poisoned: AtomicBool,
 }
 
 /// The pages under a guarded read vanished (the file was truncated while it was read): what
@@ -140,10 +148,10 @@ impl Mapping {
     pub fn new(file: &File, len: u64) -> Option<Mapping> {
         let len = usize::try_from(len).ok().filter(|&l| l > 0)?;
         let mode = mode();
-        if mode == Mode::Never {
+        // Without the guard a truncated file would kill the process: `pread` instead.
+        if mode == Mode::Never || !install() {
             return None;
         }
-        install();
         // SAFETY: a fresh read-only private mapping at an address the kernel chooses; it
         // aliases no Rust object. The file descriptor is valid for the call (borrowed `file`);
         // the mapping stays valid after the file is closed.
@@ -161,7 +169,11 @@ impl Mapping {
             return None;
         }
         let base = NonNull::new(p.cast::<u8>())?;
-        let mapping = Mapping { base, len };
+        let mapping = Mapping {
+            base,
+            len,
+            poisoned: AtomicBool::new(false),
+        };
         // (Dropping it unmaps it.)
         (mode == Mode::Always || mapping.resident()).then_some(mapping)
     }
@@ -219,7 +231,8 @@ impl Mapping {
 
     /// Calls `f` with the bytes `[offset, offset + len)` of the file under the SIGBUS guard:
     /// `Ok(Ok(_))` with its result when every page stayed there, `Ok(Err(Vanished))` when some
-    /// vanished while `f` ran (its result is dropped). `f` comes back uncalled (`Err(f)`) when
+    /// vanished while `f` ran (its result is dropped) or under an earlier read of this mapping
+    /// (`f` is not called: the mapping is poisoned). `f` comes back uncalled (`Err(f)`) when
     /// the range is not inside the mapping or the thread already has [`DEPTH`] guarded reads
     /// open.
     pub fn read<R, F>(&self, offset: u64, len: u64, f: F) -> Result<Result<R, Vanished>, F>
@@ -229,6 +242,9 @@ impl Mapping {
         let Some((start, end)) = self.range(offset, len) else {
             return Err(f);
         };
+        if self.poisoned.load(Ordering::Relaxed) {
+            return Ok(Err(Vanished));
+        }
         // SAFETY: `start <= end <= self.len`, inside the mapping.
         let at = unsafe { self.base.as_ptr().add(start) };
         let Some(guard) = Registered::new(at as usize, end - start) else {
@@ -239,6 +255,7 @@ impl Mapping {
         // guard, and the slice cannot outlive `f`.
         let r = f(unsafe { std::slice::from_raw_parts(at, end - start) });
         if guard.finish() {
+            self.poisoned.store(true, Ordering::Relaxed);
             Ok(Err(Vanished))
         } else {
             Ok(Ok(r))
@@ -324,6 +341,8 @@ impl Drop for Registered {
 }
 
 static INSTALL: Once = Once::new();
+/// Whether [`install`] put the handler in place.
+static INSTALLED: AtomicBool = AtomicBool::new(false);
 /// The SIGBUS action before ours (written once, before our handler is installed).
 static PREVIOUS: AtomicPtr<libc::sigaction> = AtomicPtr::new(std::ptr::null_mut());
 static PAGE: AtomicUsize = AtomicUsize::new(4096);
@@ -332,8 +351,9 @@ fn page_size() -> usize {
     PAGE.load(Ordering::Relaxed)
 }
 
-/// Installs the handler once per process.
-fn install() {
+/// Installs the handler once per process; whether it is in place (no mapping is made
+/// without it).
+fn install() -> bool {
     INSTALL.call_once(|| {
         // SAFETY: sysconf has no preconditions.
         let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
@@ -355,9 +375,12 @@ fn install() {
                 return;
             }
             PREVIOUS.store(previous, Ordering::Release);
-            libc::sigaction(libc::SIGBUS, &action, std::ptr::null_mut());
+            if libc::sigaction(libc::SIGBUS, &action, std::ptr::null_mut()) == 0 {
+                INSTALLED.store(true, Ordering::Release);
+            }
         }
     });
+    INSTALLED.load(Ordering::Acquire)
 }
 
 extern "C" fn on_sigbus(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
@@ -529,9 +552,11 @@ mod tests {
             .expect("the outer read holds");
         assert_eq!(outer_sum, 5 * len as u64);
         assert_eq!(inner, Some(Err(Vanished)));
-        // The first page is still the file's; the zero pages stay readable afterwards.
-        assert_eq!(m.read(0, 4096, sum).ok(), Some(Ok(3 * 4096)));
-        assert!(matches!(m.read(0, len as u64, sum), Ok(Ok(_))));
+        // The mapping is poisoned: no later read of it hands out bytes, the first page's
+        // included (the zero pages are never taken for the file's).
+        assert_eq!(m.read(0, 4096, sum).ok(), Some(Err(Vanished)));
+        assert_eq!(m.read(0, len as u64, sum).ok(), Some(Err(Vanished)));
+        assert_eq!(whole.read(0, 4096, sum).ok(), Some(Ok(5 * 4096)));
         std::fs::remove_file(&path).unwrap();
         std::fs::remove_file(&other_path).unwrap();
     }
