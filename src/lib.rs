@@ -16,6 +16,7 @@ pub mod mcp;
 pub mod merge;
 pub mod output;
 pub mod plog;
+pub mod process;
 pub mod report;
 pub mod repro;
 pub mod scan;

@@ -115,7 +115,6 @@ fn parse_dtype_threshold(s: &str) -> Result<(String, Threshold), String> {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    super::set_mapped_reads(args.mmap, args.no_mmap);
     super::check_output(args.format, args.output.as_deref())?;
     if args.msprobe_columns && args.format != Format::Csv {
         anyhow::bail!("--msprobe-columns needs --format csv");
@@ -147,6 +146,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         mapping: args.mapping,
         groups: args.groups,
         graphs: args.graphs,
+        map: super::mapped_reads(args.mmap, args.no_mmap),
     };
     let report = compare::compare(&args.golden, &args.target, &opts, &on_progress)?;
     if let Some(b) = &bar {

@@ -50,8 +50,12 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    super::set_mapped_reads(args.mmap, args.no_mmap);
-    let report = convert::convert(&args.tree, &args.output, args.threads)?;
+    let report = convert::convert(
+        &args.tree,
+        &args.output,
+        args.threads,
+        super::mapped_reads(args.mmap, args.no_mmap),
+    )?;
     match args.format {
         Format::Table => super::print(&render::convert_text(&report))?,
         Format::Json => super::print(&(render::convert_json(&report)? + "\n"))?,

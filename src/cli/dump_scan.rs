@@ -82,7 +82,6 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    super::set_mapped_reads(args.mmap, args.no_mmap);
     super::check_output(args.format, args.output.as_deref())?;
     let bar = super::progress_bar(!args.no_progress, "files");
     let on_progress = |p: Progress| {
@@ -110,6 +109,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         keep_all: args.all || args.format == Format::Parquet,
         rank,
         graphs: args.graphs,
+        map: super::mapped_reads(args.mmap, args.no_mmap),
     };
     let report = scan::scan(&args.path, &opts, &on_progress)?;
     if let Some(b) = &bar {

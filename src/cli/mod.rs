@@ -109,11 +109,11 @@ pub enum TableFormat {
     Parquet,
 }
 
-/// Sets when tensor data is read through a mapping, from the flags and the environment
-/// ([`crate::dump::mapped::Mode::chosen`], the rule `npgx mcp` applies too).
-fn set_mapped_reads(mmap: bool, no_mmap: bool) {
-    use crate::dump::mapped::{set_mode, Mode};
-    set_mode(Mode::chosen(mmap, no_mmap, |k| std::env::var_os(k)));
+/// When tensor data is read through a mapping, from the flags and the environment
+/// ([`crate::dump::mapped::Mode::chosen`], the rule `npgx mcp` applies too): an option of the
+/// engine's call, never a process-wide setting.
+fn mapped_reads(mmap: bool, no_mmap: bool) -> crate::dump::mapped::Mode {
+    crate::dump::mapped::Mode::chosen(mmap, no_mmap, |k| std::env::var_os(k))
 }
 
 /// A progress bar counting `what` on stderr, or `None` when disabled or stderr is not a terminal.
@@ -270,6 +270,7 @@ pub fn parse() -> Cli {
 /// Errors that stop the whole run are printed once, here, and give exit code 2; a closed stdout
 /// ends every command with 0 and nothing on stderr (see [`Stdout`]).
 pub fn run(cli: Cli) -> ExitCode {
+    crate::process::tune_allocator();
     let findings: &[u8] = match &cli.command {
         Command::Triage(triage::Args {
             command: triage::TriageCommand::Steps(_),

@@ -13,6 +13,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::dump::list::{self, Listed, TensorSlot};
+use crate::dump::mapped::Mode;
 use crate::dump::npy;
 use crate::dump::values::{ValueReader, CHUNK};
 use crate::dump::walk::{self, Candidate};
@@ -53,9 +54,9 @@ fn dump_file_name(c: &Candidate) -> String {
     })
 }
 
-fn write_one(path: &Path, slot: &TensorSlot, dest: &Path) -> Result<String, String> {
+fn write_one(path: &Path, slot: &TensorSlot, dest: &Path, map: Mode) -> Result<String, String> {
     let ty = npy::npy_type(slot.element);
-    let mut reader = ValueReader::open(path, slot)?;
+    let mut reader = ValueReader::open(path, slot, map)?;
     crate::output::write_with(dest, |file| {
         let mut w = npy::write_header(std::io::BufWriter::new(file), ty.descr, &slot.shape)
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", dest.display()))?;
@@ -79,7 +80,12 @@ fn write_one(path: &Path, slot: &TensorSlot, dest: &Path) -> Result<String, Stri
     Ok(ty.name.to_string())
 }
 
-fn convert_file(c: &Candidate, l: &Listed, out_dir: &Path) -> (Vec<Written>, Vec<FileProblem>) {
+fn convert_file(
+    c: &Candidate,
+    l: &Listed,
+    out_dir: &Path,
+    map: Mode,
+) -> (Vec<Written>, Vec<FileProblem>) {
     let mut written = Vec::new();
     let mut errors: Vec<FileProblem> = l
         .errors
@@ -98,7 +104,7 @@ fn convert_file(c: &Candidate, l: &Listed, out_dir: &Path) -> (Vec<Written>, Vec
     let stem = dump_file_name(c);
     for slot in &l.tensors {
         let dest = dir.join(format!("{stem}.{}.{}.npy", slot.io, slot.index));
-        match write_one(&l.path, slot, &dest) {
+        match write_one(&l.path, slot, &dest, map) {
             Ok(dtype) => written.push(Written {
                 source: l.path.display().to_string(),
                 file: dest.display().to_string(),
@@ -118,12 +124,14 @@ fn convert_file(c: &Candidate, l: &Listed, out_dir: &Path) -> (Vec<Written>, Vec
     (written, errors)
 }
 
-/// Converts every dump under `tree` into `.npy` files under `out_dir`. Fails only when the
-/// tree cannot be read or the output directory cannot be created.
+/// Converts every dump under `tree` into `.npy` files under `out_dir` (tensor data mapped as
+/// `map` says). Fails only when the tree cannot be read or the output directory cannot be
+/// created.
 pub fn convert(
     tree: &Path,
     out_dir: &Path,
     threads: Option<usize>,
+    map: Mode,
 ) -> anyhow::Result<ConvertReport> {
     std::fs::metadata(tree).with_context(|| format!("cannot read {}", tree.display()))?;
     std::fs::create_dir_all(out_dir)
@@ -145,7 +153,7 @@ pub fn convert(
     let results: Vec<(Vec<Written>, Vec<FileProblem>)> = pool.install(|| {
         dumps
             .par_iter()
-            .filter_map(|c| list::list(c).map(|l| convert_file(c, &l, out_dir)))
+            .filter_map(|c| list::list(c).map(|l| convert_file(c, &l, out_dir, map)))
             .collect()
     });
     let mut written = Vec::new();

@@ -62,6 +62,8 @@ pub struct CompareOptions {
     /// Graph texts that trace each divergence to its FX node and source line (`--graphs`),
     /// besides those in and beside the two trees ([`crate::source_map`]).
     pub graphs: Vec<PathBuf>,
+    /// When tensor data is read through a mapping ([`crate::dump::mapped::Mode::chosen`]).
+    pub map: crate::dump::mapped::Mode,
 }
 
 impl Default for CompareOptions {
@@ -76,6 +78,7 @@ impl Default for CompareOptions {
             mapping: None,
             groups: Vec::new(),
             graphs: Vec::new(),
+            map: crate::dump::mapped::Mode::default(),
         }
     }
 }
@@ -332,8 +335,9 @@ fn compare_values(
     golden: (&Path, &TensorSlot),
     target: (&Path, &TensorSlot),
     with_msprobe: bool,
+    map: crate::dump::mapped::Mode,
 ) -> Result<(metrics::Acc, Option<msprobe::Acc>), String> {
-    let (mut g, mut t) = ValueReader::pair(golden, target)?;
+    let (mut g, mut t) = ValueReader::pair(golden, target, map)?;
     let (ge, te) = (g.element(), t.element());
     let (gs, ts) = (ge.size().unwrap_or(1), te.size().unwrap_or(1));
     let mut acc = metrics::Acc::default();
@@ -366,7 +370,13 @@ fn compare_values(
     }
 }
 
-fn run_job(j: &Job, golden: &SideData, target: &SideData, th: &Thresholds) -> Pair {
+fn run_job(
+    j: &Job,
+    golden: &SideData,
+    target: &SideData,
+    th: &Thresholds,
+    map: crate::dump::mapped::Mode,
+) -> Pair {
     let (gl, gs) = golden.slot(j.golden);
     let (tl, ts) = target.slot(j.target);
     let target_dtype = ts.element.numpy_name().to_string();
@@ -417,6 +427,7 @@ fn run_job(j: &Job, golden: &SideData, target: &SideData, th: &Thresholds) -> Pa
         (gl.path.as_path(), gs),
         (tl.path.as_path(), ts),
         with_msprobe,
+        map,
     ) {
         Ok((acc, ms)) => {
             let dims = msprobe::squeezed_dims(&ts.shape);
@@ -765,6 +776,7 @@ fn run_jobs(
     mut jobs: Vec<Job>,
     (g, t): (&SideData, &SideData),
     thresholds: &Thresholds,
+    map: crate::dump::mapped::Mode,
     progress: &(dyn Fn(Progress) + Sync),
 ) -> Vec<Pair> {
     // The largest pairs first, so that the last to finish are small ones and every worker stays
@@ -773,7 +785,7 @@ fn run_jobs(
     let mut pairs: Vec<Pair> = pool.install(|| {
         jobs.par_iter()
             .map(|j| {
-                let p = run_job(j, g, t, thresholds);
+                let p = run_job(j, g, t, thresholds, map);
                 progress(Progress::PairDone);
                 p
             })
@@ -879,7 +891,7 @@ pub fn compare(
         max_rel: opts.max_rel,
         per_dtype: opts.per_dtype.clone(),
     };
-    let pairs = run_jobs(&pool, jobs, (&g, &t), &thresholds, progress);
+    let pairs = run_jobs(&pool, jobs, (&g, &t), &thresholds, opts.map, progress);
     conclude_groups(&mut groups, &pairs, opts.top, graph.as_ref(), &exec_names);
     origins(opts, &map, &mut groups);
     sort_leftovers(&mut unmatched, &mut errors);

@@ -12,7 +12,7 @@ use std::fs::File;
 use std::io::ErrorKind;
 use std::os::unix::fs::FileExt;
 
-use super::mapped::{Mapping, Vanished};
+use super::mapped::{Mapping, Mode, Vanished};
 
 /// Files shorter than this are read with `pread`: for a few pages the mapping's set-up and
 /// tear-down (page-table entries, and on `munmap` a flush of the other cores' TLBs) cost more
@@ -48,9 +48,12 @@ pub struct Blocks {
 }
 
 impl Blocks {
-    /// `file` of `len` bytes (its length when it was listed), mapped when that pays.
-    pub fn new(file: File, len: u64) -> Blocks {
-        let map = (len >= MAP_MIN).then(|| Mapping::new(&file, len)).flatten();
+    /// `file` of `len` bytes (its length when it was listed), mapped when that pays and `mode`
+    /// allows it.
+    pub fn new(file: File, len: u64, mode: Mode) -> Blocks {
+        let map = (len >= MAP_MIN)
+            .then(|| Mapping::new(&file, len, mode))
+            .flatten();
         Blocks { file, len, map }
     }
 

@@ -48,7 +48,7 @@
 //!   nothing and the caller reads with `pread`.
 //! * **Lifetime.** The mapping is unmapped on drop, zero pages included (they lie inside it).
 //!
-//! Whether a file is mapped is [`Mode`] ([`set_mode`]): by default ([`Mode::Resident`]) a file
+//! Whether a file is mapped is the call's [`Mode`]: by default ([`Mode::Resident`]) a file
 //! is mapped only when the page cache holds every page of it (`mincore`), and read with `pread`
 //! otherwise. Measured (docs/performance.md, "Mapped reads and the cold cache"): over pages in
 //! the cache the mapping, with the kernels' software prefetch, beats the copy; over pages still
@@ -58,7 +58,7 @@ use std::cell::Cell;
 use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::ptr::NonNull;
-use std::sync::atomic::{compiler_fence, AtomicBool, AtomicPtr, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{compiler_fence, AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 use std::sync::Once;
 
 /// Nested guarded reads a thread may have at once.
@@ -81,13 +81,15 @@ pub struct Mapping {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Vanished;
 
-/// When files are mapped.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// When files are mapped: chosen per call (each engine's options carry it; [`Mode::chosen`] is
+/// the rule of the CLI and `npgx mcp`), never a process-wide setting.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[repr(u8)]
 pub enum Mode {
     /// Never: every file is read with `pread` (`--no-mmap`, `NPGX_MMAP=0`).
     Never = 0,
     /// When the page cache holds every page of the file (the default).
+    #[default]
     Resident = 1,
     /// Always, where the file can be mapped (`--mmap`, `NPGX_MMAP=1`).
     Always = 2,
@@ -124,30 +126,13 @@ impl Mode {
     }
 }
 
-static MODE: AtomicU8 = AtomicU8::new(Mode::Resident as u8);
-
-/// Sets when files are mapped, for the whole process.
-pub fn set_mode(mode: Mode) {
-    MODE.store(mode as u8, Ordering::Relaxed);
-}
-
-/// When files are mapped.
-pub fn mode() -> Mode {
-    match MODE.load(Ordering::Relaxed) {
-        0 => Mode::Never,
-        2 => Mode::Always,
-        _ => Mode::Resident,
-    }
-}
-
 impl Mapping {
     /// Maps the first `len` bytes of `file` (its length when it was opened). `None` when
-    /// [`mode`] says not to (never, or the page cache does not hold all of the file), `len` is
+    /// `mode` says not to (never, or the page cache does not hold all of the file), `len` is
     /// 0 or does not fit, or the file cannot be mapped (the caller reads it with `pread`
     /// instead).
-    pub fn new(file: &File, len: u64) -> Option<Mapping> {
+    pub fn new(file: &File, len: u64, mode: Mode) -> Option<Mapping> {
         let len = usize::try_from(len).ok().filter(|&l| l > 0)?;
-        let mode = mode();
         // Without the guard a truncated file would kill the process: `pread` instead.
         if mode == Mode::Never || !install() {
             return None;
@@ -523,14 +508,12 @@ mod tests {
 
     #[test]
     fn a_file_truncated_under_a_guarded_read_is_vanished_not_a_signal() {
-        // Files are mapped only when cached by default (`--mmap`: always); either path gives
-        // the same results, so other tests of this process are not affected.
-        set_mode(Mode::Always);
+        // Files are mapped only when cached by default (`--mmap`: always).
         let len = 64 << 10;
         let (file, path) = file_of("truncated", len, 3);
         let (other, other_path) = file_of("whole", len, 5);
-        let m = Mapping::new(&file, len as u64).expect("the file maps");
-        let whole = Mapping::new(&other, len as u64).expect("the file maps");
+        let m = Mapping::new(&file, len as u64, Mode::Always).expect("the file maps");
+        let whole = Mapping::new(&other, len as u64, Mode::Always).expect("the file maps");
         let sum = |b: &[u8]| b.iter().map(|&x| u64::from(x)).sum::<u64>();
         assert_eq!(m.read(0, len as u64, sum).ok(), Some(Ok(3 * len as u64)));
         // Past the mapping: the consumer comes back uncalled.
@@ -563,7 +546,6 @@ mod tests {
 
     #[test]
     fn a_file_is_resident_when_the_page_cache_holds_its_pages() {
-        set_mode(Mode::Always);
         let path = std::env::temp_dir().join(format!("npgx-mapped-sparse-{}", std::process::id()));
         let len = 1 << 20;
         // A hole: no page of it is in the cache (on any file system) until it is written.
@@ -575,7 +557,7 @@ mod tests {
             .open(&path)
             .unwrap();
         file.set_len(len).unwrap();
-        let m = Mapping::new(&file, len).expect("the file maps");
+        let m = Mapping::new(&file, len, Mode::Always).expect("the file maps");
         assert!(!m.resident());
         use std::os::unix::fs::FileExt;
         // (Pages of 4 KiB here, 64 KiB on many AArch64 kernels.)
@@ -594,9 +576,8 @@ mod tests {
     #[test]
     fn an_unguarded_fault_still_kills() {
         if std::env::var_os("NPGX_SIGBUS_CHILD").is_some() {
-            set_mode(Mode::Always);
             let (file, path) = file_of("unguarded", 8192, 1);
-            let m = Mapping::new(&file, 8192).expect("the file maps");
+            let m = Mapping::new(&file, 8192, Mode::Always).expect("the file maps");
             std::fs::OpenOptions::new()
                 .write(true)
                 .open(&path)

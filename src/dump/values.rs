@@ -30,6 +30,7 @@ use npgx_parsers::dump::scalar;
 
 use super::blocks::{Blocks, ReadError};
 use super::list::{decode_header, is_real, read_exact, Data, InlineData, TensorSlot};
+use super::mapped::Mode;
 
 /// Elements decoded per chunk.
 pub const CHUNK: usize = 1 << 16;
@@ -248,12 +249,13 @@ pub struct ValueReader {
 }
 
 impl ValueReader {
-    /// Opens the tensor `slot` of the file at `path`, its elements in logical C order.
-    pub fn open(path: &Path, slot: &TensorSlot) -> Result<ValueReader, String> {
+    /// Opens the tensor `slot` of the file at `path`, its elements in logical C order (mapped
+    /// as `map` says).
+    pub fn open(path: &Path, slot: &TensorSlot, map: Mode) -> Result<ValueReader, String> {
         let size = real_size(slot)?;
         let source = match &slot.data {
             Data::Plain { offset, len } => {
-                let blocks = open_blocks(path)?;
+                let blocks = open_blocks(path, map)?;
                 blocks.will_read(*offset, *len);
                 Source::File {
                     blocks,
@@ -292,12 +294,13 @@ impl ValueReader {
     pub fn pair(
         golden: (&Path, &TensorSlot),
         target: (&Path, &TensorSlot),
+        map: Mode,
     ) -> Result<(ValueReader, ValueReader), String> {
         let open = |(path, slot): (&Path, &TensorSlot), order: Option<&PaddedView>| {
             let size = real_size(slot)?;
             let source = match (&slot.data, order) {
                 (Data::Padded { offset, view, len }, Some(order)) if view == order => {
-                    let blocks = open_blocks(path)?;
+                    let blocks = open_blocks(path, map)?;
                     blocks.will_read(*offset, *len);
                     Source::Rows {
                         blocks,
@@ -324,7 +327,7 @@ impl ValueReader {
                         row: 0,
                     })
                 }
-                _ => return ValueReader::open(path, slot),
+                _ => return ValueReader::open(path, slot, map),
             };
             Ok(ValueReader::with(source, slot.element, size))
         };
@@ -496,13 +499,13 @@ fn rows_per_chunk(view: &PaddedView, max: usize) -> u64 {
 }
 
 /// The file at `path`, opened for reading its blocks.
-fn open_blocks(path: &Path) -> Result<Blocks, String> {
+fn open_blocks(path: &Path, map: Mode) -> Result<Blocks, String> {
     let file = File::open(path).map_err(|e| format!("cannot open: {e}"))?;
     let len = file
         .metadata()
         .map_err(|e| format!("cannot stat: {e}"))?
         .len();
-    Ok(Blocks::new(file, len))
+    Ok(Blocks::new(file, len, map))
 }
 
 /// The size of `slot`'s elements, if npgx reads its values.
@@ -640,7 +643,7 @@ mod tests {
             data: Data::Plain { offset: 3, len: 40 },
             unordered: None,
         };
-        let mut r = ValueReader::open(&path, &slot).unwrap();
+        let mut r = ValueReader::open(&path, &slot, Mode::default()).unwrap();
         let mut out = Vec::new();
         let mut all = Vec::new();
         while next_values(&mut r, &mut out, 4) > 0 {
@@ -667,7 +670,7 @@ mod tests {
         };
         let slot = dump_slot(&desc, 8, 0, None).unwrap();
         assert_eq!(slot.shape, vec![1, 3, 1, 2]);
-        let mut r = ValueReader::open(&padded, &slot).unwrap();
+        let mut r = ValueReader::open(&padded, &slot, Mode::default()).unwrap();
         next_values(&mut r, &mut out, 100);
         assert_eq!(out, vec![0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
         // A truncated block and a shape the block cannot hold are errors of the tensor.
@@ -691,7 +694,7 @@ mod tests {
         t: (&Path, &TensorSlot),
         max: usize,
     ) -> Vec<(Vec<f64>, Vec<f64>)> {
-        let (mut rg, mut rt) = ValueReader::pair(g, t).unwrap();
+        let (mut rg, mut rt) = ValueReader::pair(g, t, Mode::default()).unwrap();
         let mut chunks = Vec::new();
         loop {
             let (mut a, mut b) = (Vec::new(), Vec::new());
@@ -781,7 +784,7 @@ mod tests {
             data: Data::Plain { offset: 0, len: 8 },
             ..plain.clone()
         };
-        assert!(ValueReader::pair((nd_path.as_path(), &short), dev).is_err());
+        assert!(ValueReader::pair((nd_path.as_path(), &short), dev, Mode::default()).is_err());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -217,17 +217,21 @@ struct DumpScanArgs {
     graphs: Vec<PathBuf>,
 }
 
+/// When a tool's tensor data is read through a mapping: the CLI's rule without its flags (the
+/// server's environment decides), an option of each call.
+fn server_map_mode() -> crate::dump::mapped::Mode {
+    crate::dump::mapped::Mode::chosen(false, false, |k| std::env::var_os(k))
+}
+
 fn dump_scan(a: Map<String, Value>, progress: &dyn Progress) -> anyhow::Result<Value> {
     let a: DumpScanArgs = args("dump_scan", a)?;
-    // The CLI's rule for mapped reads (no flags here: the server's environment decides).
-    crate::dump::mapped::set_mode(crate::dump::mapped::Mode::chosen(false, false, |k| {
-        std::env::var_os(k)
-    }));
     let opts = crate::scan::ScanOptions {
         threads: a.threads,
         keep_all: a.all,
         rank: None,
         graphs: a.graphs,
+        // The CLI's rule for mapped reads (no flags here: the server's environment decides).
+        map: server_map_mode(),
     };
     let counts = Counts::default();
     let on_progress = |p: crate::scan::Progress| match p {
@@ -266,14 +270,11 @@ struct DumpCompareArgs {
 
 fn dump_compare(a: Map<String, Value>, progress: &dyn Progress) -> anyhow::Result<Value> {
     let a: DumpCompareArgs = args("dump_compare", a)?;
-    // The CLI's rule for mapped reads (no flags here: the server's environment decides).
-    crate::dump::mapped::set_mode(crate::dump::mapped::Mode::chosen(false, false, |k| {
-        std::env::var_os(k)
-    }));
     let mut opts = crate::compare::CompareOptions {
         threads: a.threads,
         graph: a.graph,
         graphs: a.graphs,
+        map: server_map_mode(),
         ..Default::default()
     };
     for (name, v, slot) in [

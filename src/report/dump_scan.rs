@@ -969,6 +969,7 @@ mod value_tests {
                 keep_all: all,
                 rank: None,
                 graphs: Vec::new(),
+                map: Default::default(),
             };
             let report = scan(&root, &opts, &|_| {}).unwrap();
             let mut text = Vec::new();

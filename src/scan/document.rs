@@ -227,6 +227,7 @@ mod tests {
             keep_all: all,
             rank: None,
             graphs: Vec::new(),
+            map: Default::default(),
         };
         let report = scan(root, &opts, &|_| {}).unwrap();
         let mut out = Vec::new();

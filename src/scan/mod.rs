@@ -51,6 +51,9 @@ pub struct ScanOptions {
     /// Graph texts to trace anomalies to their FX nodes and source lines (`--graphs`; files or
     /// folders), besides those in and beside the tree ([`crate::source_map`]).
     pub graphs: Vec<std::path::PathBuf>,
+    /// When tensor data is read through a mapping (`--mmap`, `--no-mmap`, the environment:
+    /// [`crate::dump::mapped::Mode::chosen`]).
+    pub map: crate::dump::mapped::Mode,
 }
 
 /// A rank given from outside the tree: by option or from the launcher's environment.
@@ -126,30 +129,11 @@ pub enum Progress {
     FileDone,
 }
 
-/// Tunes glibc's malloc for a scan with `threads` workers, before they start: at most `threads`
-/// arenas (one a worker; glibc's default adds one for the idle main thread), and blocks of 64 KiB
-/// and more mapped on their own (glibc raises that threshold as big blocks are freed). What a scan
-/// keeps is allocated by whichever worker holds the collector, among that worker's short-lived
-/// records; with one more arena and big blocks carved from the arenas, the holes they leave held
-/// 1 000 000 files at 251 MiB, 163 MiB tuned (docs/performance.md, "dump-scan"). One arena for
-/// all workers holds as little but costs up to a third of the speed.
-fn tune_malloc(threads: usize) {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt only sets allocator parameters; it takes no pointer.
-    unsafe {
-        libc::mallopt(
-            libc::M_ARENA_MAX,
-            libc::c_int::try_from(threads.max(1)).unwrap_or(libc::c_int::MAX),
-        );
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 64 << 10);
-    }
-    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-    let _ = threads;
-}
-
 /// Hands the pages of memory freed by the scan back to the system (glibc keeps freed small
 /// blocks in its arenas: the scan's per-file and per-execution state, freed by
 /// [`analysis::Collector::finish`], would stay in the process's RSS while the report is built).
+/// It sets nothing: the allocator's settings are made once, at the process's start
+/// ([`crate::process::tune_allocator`]).
 fn release_freed() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim only returns free pages of the allocator's arenas; it takes no pointer.
@@ -267,8 +251,8 @@ fn scan_file(
     };
     let mut o = match c.name {
         // Files of many operators hand their records over in batches.
-        FileName::MsprobeDump => msprobe::read(c, &mut sink),
-        _ => read::read(c),
+        FileName::MsprobeDump => msprobe::read(c, opts.map, &mut sink),
+        _ => read::read(c, opts.map),
     };
     progress(Progress::FileDone);
     if let Some(pairing) = pairing {
@@ -377,11 +361,6 @@ pub fn scan(
     progress: &(dyn Fn(Progress) + Sync),
 ) -> anyhow::Result<ScanReport> {
     std::fs::metadata(root).with_context(|| format!("cannot read {}", root.display()))?;
-    let threads = opts
-        .threads
-        .filter(|&n| n > 0)
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
-    tune_malloc(threads);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(opts.threads.unwrap_or(0))
         .build()

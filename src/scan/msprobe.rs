@@ -24,6 +24,7 @@ use super::scan_report::ScanReport;
 use crate::dump::blocks::{Blocks, ReadError};
 use crate::dump::list::msprobe::{call_op, indexed, tensor_file};
 use crate::dump::list::tensor_file_slot;
+use crate::dump::mapped::Mode;
 use crate::dump::records::{FileProblem, OpRef};
 use crate::dump::walk::{Candidate, TENSOR_DIR};
 
@@ -31,7 +32,7 @@ use crate::dump::walk::{Candidate, TENSOR_DIR};
 const BATCH: usize = 4096;
 
 /// Reads one dump.json; tensor records go to `sink` in batches (the outcome keeps the rest).
-pub fn read(c: &Candidate, sink: &mut dyn FnMut(Vec<TensorRecord>)) -> FileOutcome {
+pub fn read(c: &Candidate, map: Mode, sink: &mut dyn FnMut(Vec<TensorRecord>)) -> FileOutcome {
     let file = match File::open(&c.path) {
         Ok(f) => f,
         Err(e) => {
@@ -65,7 +66,7 @@ pub fn read(c: &Candidate, sink: &mut dyn FnMut(Vec<TensorRecord>)) -> FileOutco
             }
             if let (Some(name), Some(dir)) = (&leaf.data_name, &data_dir) {
                 match tensor_file(dir, name) {
-                    Some(path) => match check_file(&path, &op, &leaf, index) {
+                    Some(path) => match check_file(&path, &op, &leaf, index, map) {
                         Ok((r, bytes)) => {
                             out.bytes += bytes;
                             out.notes.extend(note(&op, &leaf, index, &r.dtype));
@@ -131,6 +132,7 @@ fn check_file(
     op: &OpRef,
     leaf: &Leaf,
     index: usize,
+    map: Mode,
 ) -> Result<(TensorRecord, u64), String> {
     let file = File::open(path).map_err(|e| format!("cannot open: {e}"))?;
     let len = file
@@ -143,7 +145,7 @@ fn check_file(
     } else {
         Source::Pt
     };
-    let blocks = Blocks::new(file, len);
+    let blocks = Blocks::new(file, len, map);
     let (mut r, bytes) =
         check_slot(&blocks, None, op, &slot, source).map_err(|(e, _)| e.to_string())?;
     if !blocks.still_whole() {

@@ -19,6 +19,7 @@ use super::records::{OpdebugRecord, Source, StatsNote, TensorRecord};
 use super::stats::{chunk_unit, Acc};
 use crate::dump::blocks::{Blocks, ReadError};
 use crate::dump::list::{self, Data, FileTensors, InlineData, TensorSlot};
+use crate::dump::mapped::Mode;
 use crate::dump::records::{FileProblem, OpRef};
 use crate::dump::walk::Candidate;
 
@@ -75,13 +76,13 @@ impl FileOutcome {
 /// Reads one candidate file (not msprobe's dump.json: [`super::msprobe::read`]). Tensor files
 /// (binary dumps, `.npy`, `.pt`) go through the one lister ([`list::list_file`]) and their
 /// slots are streamed here.
-pub fn read(c: &Candidate) -> FileOutcome {
+pub fn read(c: &Candidate, map: Mode) -> FileOutcome {
     match &c.name {
         FileName::Dump(name) if name.is_opdebug() => {}
         FileName::Dump(_) | FileName::Hashed | FileName::Npy { .. } | FileName::FxNpy(_) => {
-            return read_tensors(c)
+            return read_tensors(c, map)
         }
-        FileName::Pt { .. } => return read_tensors(c),
+        FileName::Pt { .. } => return read_tensors(c, map),
         _ => {}
     }
     let file = match File::open(&c.path) {
@@ -241,7 +242,7 @@ pub fn check_slot(
 
 /// Reads the tensors of a binary dump, `.npy` or `.pt` file: the lister's slots, each streamed
 /// through the statistics.
-fn read_tensors(c: &Candidate) -> FileOutcome {
+fn read_tensors(c: &Candidate, map: Mode) -> FileOutcome {
     let Some(listing) = list::list_file(c) else {
         return FileOutcome::default();
     };
@@ -283,7 +284,7 @@ fn read_tensors(c: &Candidate) -> FileOutcome {
     let Some((file, len)) = file else {
         return out;
     };
-    let blocks = Blocks::new(file, len);
+    let blocks = Blocks::new(file, len, map);
     let mut changed = None;
     for slot in &listed.tensors {
         match check_slot(&blocks, inline.as_ref(), &op, slot, source) {
