@@ -5,6 +5,7 @@
 //! produced by an engine module (`dump`, …) → [`report`] renderers. Engines never print; the
 //! [`cli`] layer parses arguments, calls one engine function and hands its result to a renderer.
 
+pub mod cancel;
 pub mod cli;
 pub mod compare;
 pub mod config;

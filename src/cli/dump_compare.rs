@@ -147,6 +147,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         groups: args.groups,
         graphs: args.graphs,
         map: super::mapped_reads(args.mmap, args.no_mmap),
+        cancel: Default::default(),
     };
     let report = compare::compare(&args.golden, &args.target, &opts, &on_progress)?;
     if let Some(b) = &bar {

@@ -110,6 +110,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         rank,
         graphs: args.graphs,
         map: super::mapped_reads(args.mmap, args.no_mmap),
+        cancel: Default::default(),
     };
     let report = scan::scan(&args.path, &opts, &on_progress)?;
     if let Some(b) = &bar {

@@ -64,6 +64,9 @@ pub struct CompareOptions {
     pub graphs: Vec<PathBuf>,
     /// When tensor data is read through a mapping ([`crate::dump::mapped::Mode::chosen`]).
     pub map: crate::dump::mapped::Mode,
+    /// Stops the comparison before its end (a cancelled `npgx mcp` call): no pair is compared
+    /// once it is set, and the comparison returns an error.
+    pub cancel: crate::cancel::Cancel,
 }
 
 impl Default for CompareOptions {
@@ -79,6 +82,7 @@ impl Default for CompareOptions {
             groups: Vec::new(),
             graphs: Vec::new(),
             map: crate::dump::mapped::Mode::default(),
+            cancel: crate::cancel::Cancel::default(),
         }
     }
 }
@@ -776,7 +780,7 @@ fn run_jobs(
     mut jobs: Vec<Job>,
     (g, t): (&SideData, &SideData),
     thresholds: &Thresholds,
-    map: crate::dump::mapped::Mode,
+    (map, cancel): (crate::dump::mapped::Mode, &crate::cancel::Cancel),
     progress: &(dyn Fn(Progress) + Sync),
 ) -> Vec<Pair> {
     // The largest pairs first, so that the last to finish are small ones and every worker stays
@@ -784,10 +788,14 @@ fn run_jobs(
     jobs.sort_by_key(|j| std::cmp::Reverse(t.slot(j.target).1.elements()));
     let mut pairs: Vec<Pair> = pool.install(|| {
         jobs.par_iter()
-            .map(|j| {
+            .filter_map(|j| {
+                // A cancelled call compares nothing more (the caller reports no pair).
+                if cancel.is_set() {
+                    return None;
+                }
                 let p = run_job(j, g, t, thresholds, map);
                 progress(Progress::PairDone);
-                p
+                Some(p)
             })
             .collect()
     });
@@ -891,7 +899,15 @@ pub fn compare(
         max_rel: opts.max_rel,
         per_dtype: opts.per_dtype.clone(),
     };
-    let pairs = run_jobs(&pool, jobs, (&g, &t), &thresholds, opts.map, progress);
+    let pairs = run_jobs(
+        &pool,
+        jobs,
+        (&g, &t),
+        &thresholds,
+        (opts.map, &opts.cancel),
+        progress,
+    );
+    opts.cancel.check()?;
     conclude_groups(&mut groups, &pairs, opts.top, graph.as_ref(), &exec_names);
     origins(opts, &map, &mut groups);
     sort_leftovers(&mut unmatched, &mut errors);

@@ -18,8 +18,11 @@
 //! Threads. One thread reads stdin and hands each line over; this thread (the caller's) parses
 //! and answers them and is the only one that writes to stdout. A `tools/call` runs on its own
 //! thread, so the server keeps answering (`ping`, other calls, a cancellation) while an engine
-//! works; its progress notifications and its result come back here to be written. A panic in an
-//! engine is caught at that thread's boundary and becomes an error result.
+//! works; its progress notifications and its result come back here to be written. A
+//! cancellation sets the call's flag, which its progress sink hands the engine
+//! ([`crate::cancel::Cancel`]: the scan and the comparison stop reading) and which keeps its
+//! result from being sent. A panic in an engine is caught at that thread's boundary and becomes
+//! an error result.
 //!
 //! Errors. A bad argument, a missing path, a file that cannot be read: the tool's result is an
 //! error result (`isError: true`, `npgx: error: …` naming the file), which the agent reads and
@@ -307,6 +310,7 @@ impl Server {
         let key = id.to_string();
         let cancelled = Arc::new(AtomicBool::new(false));
         self.running.insert(key.clone(), Arc::clone(&cancelled));
+        let flag = Arc::clone(&cancelled);
         let tools = Arc::clone(&self.tools);
         let tx = self.tx.clone();
         let (own_key, own_id) = (key.clone(), id.clone());
@@ -314,7 +318,7 @@ impl Server {
             .name(format!("npgx-mcp-{name}"))
             .spawn(move || {
                 let tool = &tools[index];
-                let sink = Throttled::new(tx.clone(), token);
+                let sink = Throttled::new(tx.clone(), token, flag);
                 let outcome =
                     std::panic::catch_unwind(AssertUnwindSafe(|| (tool.call)(arguments, &sink)));
                 sink.flush();
@@ -416,6 +420,8 @@ struct Throttled {
     tx: Sender<Event>,
     token: Option<Value>,
     state: Mutex<ThrottleState>,
+    /// The call's cancellation flag (set by `notifications/cancelled`).
+    cancelled: Arc<AtomicBool>,
 }
 
 #[derive(Default)]
@@ -426,11 +432,12 @@ struct ThrottleState {
 }
 
 impl Throttled {
-    fn new(tx: Sender<Event>, token: Option<Value>) -> Throttled {
+    fn new(tx: Sender<Event>, token: Option<Value>, cancelled: Arc<AtomicBool>) -> Throttled {
         Throttled {
             tx,
             token,
             state: Mutex::new(ThrottleState::default()),
+            cancelled,
         }
     }
 
@@ -462,6 +469,10 @@ impl Throttled {
 }
 
 impl tools::Progress for Throttled {
+    fn cancel(&self) -> crate::cancel::Cancel {
+        crate::cancel::Cancel::of(Arc::clone(&self.cancelled))
+    }
+
     fn advance(&self, done: u64, total: Option<u64>) {
         if self.token.is_none() {
             return;
@@ -621,7 +632,7 @@ mod tests {
     fn progress_only_increases_and_the_last_update_is_sent() {
         use tools::Progress as _;
         let (tx, rx) = channel();
-        let sink = Throttled::new(tx, Some(json!("tok")));
+        let sink = Throttled::new(tx, Some(json!("tok")), Default::default());
         sink.advance(0, Some(4));
         sink.advance(0, Some(5)); // not more work done: never sent
         sink.advance(1, Some(5)); // within PROGRESS_EVERY: pending
@@ -640,7 +651,7 @@ mod tests {
             .collect();
         assert_eq!(sent, [(0, 4), (5, 5)]);
         let (tx, rx) = channel();
-        let silent = Throttled::new(tx, None);
+        let silent = Throttled::new(tx, None, Default::default());
         silent.advance(1, None);
         silent.flush();
         assert_eq!(rx.try_iter().count(), 0);

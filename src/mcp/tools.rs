@@ -25,6 +25,10 @@ use crate::report;
 /// Work done so far and the total when known, pushed by a running tool.
 pub trait Progress: Sync {
     fn advance(&self, done: u64, total: Option<u64>);
+    /// Set when the client cancels the call: the engines that work file by file stop reading.
+    fn cancel(&self) -> crate::cancel::Cancel {
+        crate::cancel::Cancel::default()
+    }
 }
 
 /// One tool: its name, what it does, its input and output schemas and how to call it.
@@ -232,6 +236,7 @@ fn dump_scan(a: Map<String, Value>, progress: &dyn Progress) -> anyhow::Result<V
         graphs: a.graphs,
         // The CLI's rule for mapped reads (no flags here: the server's environment decides).
         map: server_map_mode(),
+        cancel: progress.cancel(),
     };
     let counts = Counts::default();
     let on_progress = |p: crate::scan::Progress| match p {
@@ -275,6 +280,7 @@ fn dump_compare(a: Map<String, Value>, progress: &dyn Progress) -> anyhow::Resul
         graph: a.graph,
         graphs: a.graphs,
         map: server_map_mode(),
+        cancel: progress.cancel(),
         ..Default::default()
     };
     for (name, v, slot) in [

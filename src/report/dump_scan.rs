@@ -970,6 +970,7 @@ mod value_tests {
                 rank: None,
                 graphs: Vec::new(),
                 map: Default::default(),
+                cancel: Default::default(),
             };
             let report = scan(&root, &opts, &|_| {}).unwrap();
             let mut text = Vec::new();

@@ -228,6 +228,7 @@ mod tests {
             rank: None,
             graphs: Vec::new(),
             map: Default::default(),
+            cancel: Default::default(),
         };
         let report = scan(root, &opts, &|_| {}).unwrap();
         let mut out = Vec::new();

@@ -54,6 +54,9 @@ pub struct ScanOptions {
     /// When tensor data is read through a mapping (`--mmap`, `--no-mmap`, the environment:
     /// [`crate::dump::mapped::Mode::chosen`]).
     pub map: crate::dump::mapped::Mode,
+    /// Stops the scan before its end (a cancelled `npgx mcp` call): no file is read once it is
+    /// set, and the scan returns an error.
+    pub cancel: crate::cancel::Cancel,
 }
 
 /// A rank given from outside the tree: by option or from the launcher's environment.
@@ -208,6 +211,9 @@ fn scan_dir(
     opts: &ScanOptions,
     progress: &(dyn Fn(Progress) + Sync),
 ) {
+    if opts.cancel.is_set() {
+        return;
+    }
     progress(Progress::Found(d.candidates.len() as u64));
     if !d.fx_graphs.is_empty() {
         lock(folded)
@@ -218,6 +224,9 @@ fn scan_dir(
     let pairing: Mutex<Pairing> = Mutex::new((Vec::new(), Vec::new()));
     let has_opdebug = d.has_opdebug;
     d.candidates.into_par_iter().for_each(|c| {
+        if opts.cancel.is_set() {
+            return;
+        }
         let pairing = has_opdebug.then_some(&pairing);
         scan_file(&c, pairing, folded, opts, progress);
     });
@@ -377,6 +386,7 @@ pub fn scan(
     });
     let walked =
         pool.install(|| walk::for_each_dir(root, |d| scan_dir(d, &folded, opts, progress)));
+    opts.cancel.check()?;
     let f = folded
         .into_inner()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -386,6 +396,56 @@ pub fn scan(
 #[cfg(test)]
 mod tests {
     use super::RankInfo;
+
+    /// A tree of `n` `.npy` files that are not (one byte each: every one a file problem).
+    fn junk_tree(name: &str, n: usize) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("npgx-scan-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        for d in 0..n.div_ceil(100) {
+            let sub = dir.join(format!("d{d}"));
+            std::fs::create_dir_all(&sub).unwrap();
+            for f in 0..100.min(n - d * 100) {
+                std::fs::write(sub.join(format!("t{f}.npy")), b"x").unwrap();
+            }
+        }
+        dir
+    }
+
+    #[test]
+    fn a_cancelled_scan_stops_reading_and_reports_nothing() {
+        use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+        use std::sync::Arc;
+        let root = junk_tree("cancel", 2000);
+        let flag = Arc::new(AtomicBool::new(false));
+        let opts = super::ScanOptions {
+            threads: Some(2),
+            cancel: crate::cancel::Cancel::of(Arc::clone(&flag)),
+            ..Default::default()
+        };
+        // Cancelled after the tenth file: the workers read at most the files they had started.
+        let done = AtomicUsize::new(0);
+        let r = super::scan(&root, &opts, &|p| {
+            if let super::Progress::FileDone = p {
+                if done.fetch_add(1, Ordering::Relaxed) + 1 == 10 {
+                    flag.store(true, Ordering::Relaxed);
+                }
+            }
+        });
+        let e = r.err().expect("a cancelled scan is an error");
+        assert!(e.to_string().starts_with("cancelled"), "{e}");
+        let read = done.load(Ordering::Relaxed);
+        assert!((10..=12).contains(&read), "{read} files read of 2000");
+        // Cancelled before it starts: not one file.
+        done.store(0, Ordering::Relaxed);
+        let r = super::scan(&root, &opts, &|p| {
+            if let super::Progress::FileDone = p {
+                done.fetch_add(1, Ordering::Relaxed);
+            }
+        });
+        assert!(r.is_err());
+        assert_eq!(done.load(Ordering::Relaxed), 0);
+        std::fs::remove_dir_all(&root).unwrap();
+    }
 
     fn env<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
         move |k| {
