@@ -431,7 +431,9 @@ mod tests {
                 }
             }
         });
-        let e = r.err().expect("a cancelled scan is an error");
+        let Err(e) = r else {
+            panic!("a cancelled scan is an error");
+        };
         assert!(e.to_string().starts_with("cancelled"), "{e}");
         let read = done.load(Ordering::Relaxed);
         assert!((10..=12).contains(&read), "{read} files read of 2000");
