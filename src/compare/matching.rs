@@ -8,20 +8,7 @@ use npgx_parsers::dump::path::Location;
 use npgx_parsers::ge_graph::GeModel;
 
 use super::records::{GroupSide, MatchedBy};
-
-/// The part of a model name that two runs share: `ge_default_<digits>_<n>` (run-stamped by
-/// torchair) becomes its graph index `<n>`; other names are kept.
-pub fn model_key(model: &str) -> String {
-    if let Some(rest) = model.strip_prefix("ge_default_") {
-        if let Some((stamp, n)) = rest.split_once('_') {
-            let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-            if digits(stamp) && digits(n) {
-                return n.to_string();
-            }
-        }
-    }
-    model.to_string()
-}
+use crate::dump::order::model_key;
 
 /// What decides which groups of two runs pair: rank, device, step and the model name without
 /// its run stamp (time directories, model ids and timestamps never do).

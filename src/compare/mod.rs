@@ -22,11 +22,11 @@ use npgx_parsers::dump::header::Io;
 use rayon::prelude::*;
 
 use crate::dump::list::{self, Listed, TensorSlot};
+use crate::dump::order::{exec_key, OpKey};
 use crate::dump::records::GroupKey;
 use crate::dump::records::OpRef;
 use crate::dump::values::{ValueReader, CHUNK};
 use crate::dump::walk;
-use crate::scan::order::{exec_key, OpKey};
 use matching::{FxGraphs, GoldenIndex, GraphIndex, TargetTensor};
 use npgx_parsers::dump::name::FxGraphName;
 pub use records::{
@@ -831,7 +831,7 @@ fn conclude_groups(
         // `own` is in execution order: the positions come out ascending.
         gr.collectives = own
             .iter()
-            .filter(|p| crate::scan::analysis::is_collective_op(&p.op_name, p.op_type.as_deref()))
+            .filter(|p| crate::dump::order::is_collective_op(&p.op_name, p.op_type.as_deref()))
             .map(|p| p.order)
             .collect();
         gr.collectives.dedup();

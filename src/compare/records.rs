@@ -180,7 +180,7 @@ impl GroupReport {
     /// How many compared collectives executed strictly before the operator execution at `order`,
     /// and its own collective ordinal if it is one.
     pub fn collectives_at(&self, order: usize) -> (usize, Option<usize>) {
-        crate::scan::records::collectives_at(&self.collectives, order)
+        crate::dump::order::collectives_at(&self.collectives, order)
     }
 }
 

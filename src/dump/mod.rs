@@ -9,6 +9,7 @@ pub mod blocks;
 pub mod list;
 pub mod mapped;
 pub mod npy;
+pub mod order;
 pub mod pt;
 pub mod records;
 pub mod values;

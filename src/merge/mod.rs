@@ -102,7 +102,7 @@ pub struct Verdict {
 pub struct StepReport {
     pub world_size: Option<u64>,
     /// The model key: the model name without torchair's run stamp
-    /// ([`crate::compare::matching::model_key`]).
+    /// ([`crate::dump::order::model_key`]).
     pub model: Option<String>,
     pub step: Option<u64>,
     pub ranks: u64,

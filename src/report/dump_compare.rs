@@ -120,7 +120,7 @@ pub fn table(report: &CompareReport) -> anyhow::Result<DataFrame> {
         opt_int("device", &|p| side(p).and_then(|s| s.device).map(u64::from)),
         opt_text("model", &|p| side(p).and_then(|s| s.model.clone())),
         opt_text("model_key", &|p| {
-            side(p).and_then(|s| s.model.as_deref().map(crate::compare::matching::model_key))
+            side(p).and_then(|s| s.model.as_deref().map(crate::dump::order::model_key))
         }),
         opt_int("step", &|p| side(p).and_then(|s| s.step)),
         int("collectives_before", &|p| at(p).0 as u64),

@@ -257,7 +257,7 @@ fn location_columns(report: &ScanReport, rows: &[(Place, &TensorRecord)]) -> Vec
                     t.op.location
                         .model
                         .as_deref()
-                        .map(crate::compare::matching::model_key)
+                        .map(crate::dump::order::model_key)
                 })
                 .collect::<Vec<_>>(),
         ),

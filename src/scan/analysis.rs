@@ -10,39 +10,13 @@ use std::collections::{BTreeMap, BTreeSet};
 use npgx_parsers::dump::header::Io;
 
 use super::address::{Addressed, Book};
-use super::order::{exec_key, op_key, tensor_order, CompactKey, Names, OpKey, Placer};
+use super::order::{op_key, tensor_order, CompactKey, Names, Placer};
 use super::records::{Anomaly, OpdebugRecord, StatsNote, TensorRecord};
 use super::scan_report::Group;
 use super::sorted::{TensorRuns, TensorsInOrder};
 use super::store::{Blocks, TensorStore};
+use crate::dump::order::{exec_key, is_collective, OpKey};
 use crate::dump::records::{GroupKey, OpRef};
-
-/// Whether an operator execution is a collective communication (HCCL) operator: a GE op type
-/// starting with `Hcom` (`HcomAllReduce`, `HcomAllGather`, `HcomBroadcast`, `HcomReduceScatter`,
-/// `HcomAllToAllV`, `HcomSend`, `HcomReceive`, …) or an op name containing `hcom`; for files with
-/// no op type (FX nodes of torchair `.npy` and npugraph_ex `.pt` dumps), a node name containing
-/// `all_reduce`, `all_gather`, `reduce_scatter` or `all_to_all` (the c10d functional
-/// collectives); an msprobe call with the `Distributed` prefix
-/// ([`npgx_parsers::msprobe::is_collective`]). Every rank passes the k-th collective of a step at the same point of the
-/// program (docs/cluster.md).
-pub fn is_collective(op: &OpRef) -> bool {
-    is_collective_op(&op.op_name, op.op_type.as_deref())
-}
-
-/// [`is_collective`] from an op name and type.
-pub fn is_collective_op(op_name: &str, op_type: Option<&str>) -> bool {
-    const FX: [&str; 4] = ["all_reduce", "all_gather", "reduce_scatter", "all_to_all"];
-    if npgx_parsers::msprobe::is_collective(op_name) {
-        return true;
-    }
-    let name = op_name.to_ascii_lowercase();
-    match op_type {
-        Some(ty) => {
-            ty.get(..4).is_some_and(|p| p.eq_ignore_ascii_case("hcom")) || name.contains("hcom")
-        }
-        None => name.contains("hcom") || FX.iter().any(|f| name.contains(f)),
-    }
-}
 
 /// What is remembered of an operator execution that had an anomaly (clean executions leave
 /// nothing behind): indices into [`Collector::anomalies`].
@@ -395,7 +369,7 @@ pub fn pair_opdebug(opdebug: &mut [OpdebugRecord], dumps: &[DumpIndexEntry]) {
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
-    use crate::scan::records::{collectives_at, Place, Source};
+    use crate::scan::records::{Place, Source};
     use npgx_parsers::dump::path::{Layout, Location};
 
     /// A tensor of 4 fp32 elements of operator `op` run at `ts`, with `nan` NaNs.
@@ -455,27 +429,6 @@ pub(super) mod tests {
             c.add(t);
         }
         c.finish()
-    }
-
-    #[test]
-    fn collectives_are_hcom_ops_and_fx_collectives() {
-        for (name, ty, want) in [
-            ("hcom_allreduce_1", Some("HcomAllReduce"), true),
-            ("layer/AllGather", Some("HcomAllGather"), true),
-            ("x_hcom_broadcast", Some("Identity"), true),
-            ("BroadcastTo_3", Some("BroadcastTo"), false),
-            ("all_reduce_1", Some("Add"), false),
-            ("all_reduce_1", None, true),
-            ("reduce_scatter_tensor", None, true),
-            ("broadcast_tensors", None, false),
-        ] {
-            assert_eq!(is_collective_op(name, ty), want, "{name} {ty:?}");
-        }
-        let c = [2, 5, 7];
-        assert_eq!(collectives_at(&c, 0), (0, None));
-        assert_eq!(collectives_at(&c, 5), (1, Some(1)));
-        assert_eq!(collectives_at(&c, 6), (2, None));
-        assert_eq!(collectives_at(&c, 9), (3, None));
     }
 
     #[test]

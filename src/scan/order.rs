@@ -10,19 +10,8 @@ use std::cmp::Ordering;
 
 use super::records::{Place, TensorRecord};
 use super::store::{RowView, Table};
+use crate::dump::order::{exec_key, OpKey};
 use crate::dump::records::{GroupKey, OpRef};
-
-/// Sort key of an operator execution within its group.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub struct OpKey {
-    timestamp: Option<u64>,
-    counter: Option<u64>,
-    task_id: Option<u64>,
-    stream_id: Option<u64>,
-    op_name: String,
-    /// Set for files whose name does not tie them to an op (each is its own execution).
-    path: String,
-}
 
 pub(super) fn op_key(t: &TensorRecord) -> OpKey {
     exec_key(&t.op)
@@ -42,20 +31,6 @@ impl OpKey {
             op_name,
             path,
         }
-    }
-}
-
-/// Where an operator execution sits in its group's execution order; files with equal keys are
-/// one execution (the `.npy` files converted from one dump).
-pub fn exec_key(op: &OpRef) -> OpKey {
-    let tied = op.task_id.is_some() || op.timestamp.is_some();
-    OpKey {
-        timestamp: op.timestamp,
-        counter: op.counter,
-        task_id: op.task_id,
-        stream_id: op.stream_id,
-        op_name: op.op_name.clone(),
-        path: if tied { String::new() } else { op.path.clone() },
     }
 }
 

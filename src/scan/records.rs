@@ -138,14 +138,6 @@ pub struct StatsNote {
     pub op: OpRef,
 }
 
-/// Given the ascending positions of a group's collectives: how many executed strictly before the
-/// operator execution at `order`, and its own collective ordinal if it is one.
-pub fn collectives_at(collectives: &[usize], order: usize) -> (usize, Option<usize>) {
-    let before = collectives.partition_point(|&c| c < order);
-    let own = (collectives.get(before) == Some(&order)).then_some(before);
-    (before, own)
-}
-
 /// Where a tensor sits: the index of its group in the report's `groups` and the position of its
 /// operator execution in the group's execution order.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]

@@ -4,7 +4,8 @@
 use npgx_parsers::dump::path::{Layout, Location};
 use serde::{Deserialize, Serialize};
 
-use super::records::{collectives_at, Anomaly, OpdebugRecord, StatsNote};
+use super::records::{Anomaly, OpdebugRecord, StatsNote};
+use crate::dump::order::collectives_at;
 use crate::dump::records::FileProblem;
 
 /// One group of files: a (rank, time, device, model, model id, step) of the tree.

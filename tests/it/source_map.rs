@@ -116,9 +116,9 @@ fn the_table_ends_the_first_anomaly_with_the_users_line() {
     );
 }
 
-#[test]
-fn without_graph_texts_fx_is_null() {
-    // Neither the root nor its parent holds a graph text (the tree two levels down).
+/// A scan of py_layers' tree two levels down: neither the root nor its parent holds a graph
+/// text. The root and the document.
+fn scan_without_graph_texts() -> (std::path::PathBuf, Value) {
     let root = fixture("source_map/py_layers/dump/worldsize1_global_rank0/20250101120000");
     let doc = npgx_json(
         [
@@ -129,6 +129,13 @@ fn without_graph_texts_fx_is_null() {
         ],
         1,
     );
+    (root, doc)
+}
+
+#[test]
+fn without_graph_texts_fx_is_null() {
+    // Neither the root nor its parent holds a graph text (the tree two levels down).
+    let (root, doc) = scan_without_graph_texts();
     assert_eq!(first_anomaly(&doc)["fx"], Value::Null);
     // --graphs naming a file that is no graph text: an error entry, the scan goes on.
     let bogus = fixture("source_map/py_layers/truth.json");
@@ -526,16 +533,7 @@ fn the_repro_script_compares_the_golden_with_the_dumped_output() {
 #[test]
 fn repro_from_scan_says_why_without_an_fx_node() {
     // A scan that read no graph text: no FX node, and the error says what to do.
-    let root = fixture("source_map/py_layers/dump/worldsize1_global_rank0/20250101120000");
-    let doc = npgx_json(
-        [
-            "dump-scan".as_ref(),
-            root.as_os_str(),
-            "--format".as_ref(),
-            "json".as_ref(),
-        ],
-        1,
-    );
+    let (_, doc) = scan_without_graph_texts();
     assert_eq!(doc["next_repro"], Value::Null);
     let dir = scratch("repro-no-fx");
     let scan_json = dir.join("scan.json");
