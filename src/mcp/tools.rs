@@ -57,12 +57,6 @@ fn args<T: DeserializeOwned>(tool: &str, args: Map<String, Value>) -> anyhow::Re
         .with_context(|| format!("invalid arguments for {tool}"))
 }
 
-/// A rendered JSON document back as a value (for the documents whose renderer has no `value`
-/// of its own).
-fn parsed(text: &[u8]) -> anyhow::Result<Value> {
-    serde_json::from_slice(text).context("the document npgx rendered is not JSON (a bug)")
-}
-
 /// Every tool, in the order `tools/list` gives them.
 pub fn all() -> Vec<ToolDef> {
     vec![
@@ -347,9 +341,7 @@ fn plog(a: Map<String, Value>, _: &dyn Progress) -> anyhow::Result<Value> {
             summary.files.len()
         );
     }
-    let mut out = Vec::new();
-    report::plog::summary_json(&mut out, &summary)?;
-    parsed(&out)
+    Ok(report::plog::summary_value(&summary)?)
 }
 
 fn aicore(a: Map<String, Value>, _: &dyn Progress) -> anyhow::Result<Value> {
@@ -359,9 +351,7 @@ fn aicore(a: Map<String, Value>, _: &dyn Progress) -> anyhow::Result<Value> {
     if scan.files.is_empty() {
         bail!("none of the inputs could be read");
     }
-    let mut out = Vec::new();
-    report::aicore::json(&mut out, &scan)?;
-    parsed(&out)
+    Ok(report::aicore::value(&scan)?)
 }
 
 /// `triage_classify`.
@@ -386,7 +376,7 @@ fn triage_classify(a: Map<String, Value>, _: &dyn Progress) -> anyhow::Result<Va
         (None, Some(file)) => crate::triage::classify::classify_file(&file)?,
         _ => bail!("give exactly one of `text` and `file`"),
     };
-    parsed(report::triage::classify_json(&[item], &[], &[])?.as_bytes())
+    Ok(report::triage::classify_value(&item)?)
 }
 
 /// `triage_analyze`.
@@ -425,7 +415,7 @@ fn dump_config_check(a: Map<String, Value>, _: &dyn Progress) -> anyhow::Result<
         filesystem: !a.no_fs_check,
     };
     let checked = crate::config::check_file(&a.file, &a.graph, &options)?;
-    parsed(report::config::json(&checked)?.as_bytes())
+    Ok(report::config::value(&checked)?)
 }
 
 /// `dump_config_new`.
@@ -498,7 +488,7 @@ fn dump_config_new(a: Map<String, Value>, _: &dyn Progress) -> anyhow::Result<Va
     };
     let from = selector.as_ref().map(|sel| (a.graphs.as_slice(), sel));
     let made = crate::config::new_config_from(preset, options, from, a.output.as_deref(), a.force)?;
-    parsed(report::config::new_json(&made)?.as_bytes())
+    Ok(report::config::value(&made)?)
 }
 
 /// `dump_config_plan`.
@@ -537,7 +527,7 @@ fn dump_config_plan(a: Map<String, Value>, _: &dyn Progress) -> anyhow::Result<V
     };
     let mut made = crate::config::plan::plan(&a.reports, &a.graph, &options)?;
     crate::config::plan::deliver(&mut made, a.output.as_deref(), a.force)?;
-    parsed(report::config::plan_json(&made)?.as_bytes())
+    Ok(report::config::value(&made)?)
 }
 
 /// `merge`.
@@ -557,9 +547,7 @@ fn merge(a: Map<String, Value>, _: &dyn Progress) -> anyhow::Result<Value> {
         bail!("shards is empty: give at least one shard or directory");
     }
     let report = crate::merge::merge(&a.shards)?;
-    let mut out = Vec::new();
-    report::merge::json(&mut out, &report)?;
-    parsed(&out)
+    Ok(report::merge::value(&report)?)
 }
 
 /// Counts work found and done from the engines' progress events (which come from several
@@ -605,6 +593,6 @@ fn json_schema(a: Map<String, Value>, _: &dyn Progress) -> anyhow::Result<Value>
                 names.join(", ")
             )
         }),
-        None => parsed(report::schema::list_json(&listing)?.as_bytes()),
+        None => Ok(report::schema::list_value(&listing)?),
     }
 }

@@ -11,13 +11,17 @@ use crate::plog::{AicoreScan, FileAicoreError};
 /// JSON: the `npgx.aicore` document of docs/aicore.md (envelope of docs/json.md), the error
 /// records under `errors`.
 pub fn json(out: &mut impl Write, scan: &AicoreScan) -> io::Result<()> {
-    let doc = super::document(
+    serde_json::to_writer_pretty(&mut *out, &value(scan)?)?;
+    writeln!(out)
+}
+
+/// The `npgx.aicore` document as a value (what `npgx mcp`'s `aicore` returns).
+pub fn value(scan: &AicoreScan) -> serde_json::Result<serde_json::Value> {
+    super::document(
         crate::plog::aicore::SCHEMA_NAME,
         crate::plog::aicore::SCHEMA_VERSION,
         &scan.document(),
-    )?;
-    serde_json::to_writer_pretty(&mut *out, &doc)?;
-    writeln!(out)
+    )
 }
 
 fn kind_name(e: &FileAicoreError) -> String {

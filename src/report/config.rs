@@ -9,22 +9,18 @@ use crate::config::{CheckReport, DumpType, NewConfig, OperatorDump, Severity};
 /// The JSON document of `check` (`npgx.dump-config`, docs/dump-config.md). Each problem also
 /// carries `log_line`, the line CANN writes to its log ([`crate::config::ProblemOut`]).
 pub fn json(report: &CheckReport) -> anyhow::Result<String> {
-    let v = super::document(
-        crate::config::SCHEMA_NAME,
-        crate::config::SCHEMA_VERSION,
-        report,
-    )?;
-    Ok(serde_json::to_string_pretty(&v)?)
+    Ok(serde_json::to_string_pretty(&value(report)?)?)
+}
+
+/// The `npgx.dump-config` document of a check, new config or plan as a value (what the
+/// renderers here print, and what `npgx mcp`'s dump_config tools return).
+pub fn value<T: serde::Serialize + ?Sized>(body: &T) -> serde_json::Result<serde_json::Value> {
+    super::document(crate::config::SCHEMA_NAME, crate::config::SCHEMA_VERSION, body)
 }
 
 /// The JSON document of `new --format json` (`npgx.dump-config`).
 pub fn new_json(made: &NewConfig) -> anyhow::Result<String> {
-    let v = super::document(
-        crate::config::SCHEMA_NAME,
-        crate::config::SCHEMA_VERSION,
-        made,
-    )?;
-    Ok(serde_json::to_string_pretty(&v)?)
+    Ok(serde_json::to_string_pretty(&value(made)?)?)
 }
 
 /// What `new` prints by default: the config on stdout (unless it was written to a file) and
@@ -187,12 +183,7 @@ fn describe(kind: DumpType) -> &'static str {
 
 /// The JSON document of `plan --format json` (`npgx.dump-config`, docs/dump-config.md).
 pub fn plan_json(plan: &Plan) -> anyhow::Result<String> {
-    let v = super::document(
-        crate::config::SCHEMA_NAME,
-        crate::config::SCHEMA_VERSION,
-        plan,
-    )?;
-    Ok(serde_json::to_string_pretty(&v)?)
+    Ok(serde_json::to_string_pretty(&value(plan)?)?)
 }
 
 fn bytes(n: Option<u64>) -> String {

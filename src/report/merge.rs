@@ -21,6 +21,11 @@ pub fn json(out: &mut dyn Write, report: &MergeReport) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The `npgx.merge` document as a value (what `npgx mcp`'s `merge` returns).
+pub fn value(report: &MergeReport) -> serde_json::Result<serde_json::Value> {
+    serde_json::to_value(super::Envelope::new(SCHEMA_NAME, SCHEMA_VERSION, report))
+}
+
 /// Each step's role of a rank: `origin` (through a collective), `earliest` (by execution
 /// position, when no collective links the ranks), `received` or `ambiguous` (one of several
 /// candidates).

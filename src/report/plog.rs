@@ -73,9 +73,13 @@ fn cite_causal(c: &CausalRef) -> String {
 }
 
 pub fn summary_json(out: &mut impl Write, s: &PlogSummary) -> io::Result<()> {
-    let doc = super::document(SUMMARY_SCHEMA_NAME, SUMMARY_SCHEMA_VERSION, s)?;
-    serde_json::to_writer_pretty(&mut *out, &doc)?;
+    serde_json::to_writer_pretty(&mut *out, &summary_value(s)?)?;
     writeln!(out)
+}
+
+/// The `npgx.plog` document as a value (what `npgx mcp`'s `plog` returns).
+pub fn summary_value(s: &PlogSummary) -> serde_json::Result<serde_json::Value> {
+    super::document(SUMMARY_SCHEMA_NAME, SUMMARY_SCHEMA_VERSION, s)
 }
 
 pub fn summary_table(out: &mut impl Write, s: &PlogSummary) -> io::Result<()> {

@@ -26,6 +26,16 @@ pub fn list_text(listing: &Listing) -> String {
 }
 
 /// The `npgx.schema-list` document.
+/// The `npgx.schema-list` document as a value (what `npgx mcp`'s `schema` returns without a
+/// name).
+pub fn list_value(listing: &Listing) -> serde_json::Result<serde_json::Value> {
+    serde_json::to_value(super::Envelope::new(
+        LIST_SCHEMA_NAME,
+        LIST_SCHEMA_VERSION,
+        listing,
+    ))
+}
+
 pub fn list_json(listing: &Listing) -> serde_json::Result<String> {
     Ok(serde_json::to_string_pretty(&super::Envelope::new(
         LIST_SCHEMA_NAME,

@@ -37,6 +37,21 @@ pub fn classify_json(
     ))
 }
 
+/// The `npgx.triage-classify` document of one classification as a value (what `npgx mcp`'s
+/// `triage_classify` returns).
+pub fn classify_value(item: &Classification) -> serde_json::Result<serde_json::Value> {
+    let body = ClassifyDocument {
+        items: Cow::Borrowed(std::slice::from_ref(item)),
+        errors: Cow::Borrowed(&[]),
+        ranks: Cow::Borrowed(&[]),
+    };
+    serde_json::to_value(super::Envelope::new(
+        CLASSIFY_SCHEMA_NAME,
+        CLASSIFY_SCHEMA_VERSION,
+        &body,
+    ))
+}
+
 /// The JSON document of `triage run` and `triage bisect` (schema `npgx.triage-run` for both):
 /// `run` (scripts and steps), `analysis`, and `bisect` when it ran.
 pub fn run_json(run: &TriageRun) -> serde_json::Result<String> {
