@@ -15,7 +15,11 @@ pub fn json(report: &CheckReport) -> anyhow::Result<String> {
 /// The `npgx.dump-config` document of a check, new config or plan as a value (what the
 /// renderers here print, and what `npgx mcp`'s dump_config tools return).
 pub fn value<T: serde::Serialize + ?Sized>(body: &T) -> serde_json::Result<serde_json::Value> {
-    super::document(crate::config::SCHEMA_NAME, crate::config::SCHEMA_VERSION, body)
+    super::document(
+        crate::config::SCHEMA_NAME,
+        crate::config::SCHEMA_VERSION,
+        body,
+    )
 }
 
 /// The JSON document of `new --format json` (`npgx.dump-config`).
