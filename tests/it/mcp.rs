@@ -139,3 +139,79 @@ fn a_closed_stdout_ends_the_server_quietly() {
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(stderr.is_empty(), "{stderr}");
 }
+
+/// The CPU seconds process `pid` has used (user + system, from /proc/<pid>/stat).
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("/proc stat");
+    // After the `(comm)` field: state is field 3, utime 14, stime 15.
+    let rest = &stat[stat.rfind(')').expect("comm") + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: f64 = f[11].parse::<f64>().unwrap() + f[12].parse::<f64>().unwrap();
+    // SAFETY: sysconf has no preconditions.
+    ticks / unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64
+}
+
+/// A `dump_scan` of a large tree cancelled by the client stops working: within a second of the
+/// cancellation the server uses no more CPU, sends no result for the call, and answers the next
+/// request.
+#[test]
+fn a_cancelled_scan_frees_its_cores_within_a_second() {
+    // 4 000 links to a 6 MiB dump (the truncation tree's largest): 23 GiB to read whole (99 s
+    // for the debug build uncancelled).
+    let big = std::fs::read_dir(crate::common::fixture(
+        "truncation/worldsize1_global_rank0/20241121120000/0/ge_default_bench/1/0",
+    ))
+    .unwrap()
+    .flatten()
+    .map(|e| e.path())
+    .max_by_key(|p| p.metadata().map(|m| m.len()).unwrap_or(0))
+    .expect("a dump");
+    let name = big.file_name().unwrap().to_string_lossy().into_owned();
+    let tree = scratch("mcp-cancel");
+    for d in 0..40 {
+        let dir = tree.join(format!("worldsize1_global_rank0/20241121120000/0/m{d}/1/0"));
+        std::fs::create_dir_all(&dir).unwrap();
+        for k in 0..100 {
+            std::os::unix::fs::symlink(&big, dir.join(format!("{k}_{name}"))).unwrap();
+        }
+    }
+    let mut child = Command::new(env!("CARGO_BIN_EXE_npgx"))
+        .arg("mcp")
+        .env("NPGX_MMAP", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("npgx mcp starts");
+    let pid = child.id();
+    let mut raw = Raw {
+        stdin: child.stdin.take().unwrap(),
+        stdout: BufReader::new(child.stdout.take().unwrap()),
+    };
+    raw.ask(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                   "params": {"protocolVersion": "2025-06-18"}}));
+    raw.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                    "params": {"name": "dump_scan", "arguments": {"path": tree}}}));
+    // Working: both cores busy.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let busy = cpu_seconds(pid);
+    assert!(busy > 0.5, "the scan had not started working: {busy} CPU s");
+    raw.send(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                    "params": {"requestId": 2, "reason": "test"}}),
+    );
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    let at_one = cpu_seconds(pid);
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let after = cpu_seconds(pid) - at_one;
+    assert!(
+        after < 0.2,
+        "{after} CPU s used in the 2 s after the first second"
+    );
+    // No result for the cancelled call: the next line answers the next request.
+    let pong = raw.ask(json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}));
+    assert_eq!(pong["id"], 3, "{pong:#}");
+    drop(raw);
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+    let _ = std::fs::remove_dir_all(&tree);
+}
