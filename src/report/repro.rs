@@ -100,14 +100,7 @@ pub fn text(case: &Case) -> String {
             .collect::<Vec<_>>()
             .join(", ")
     );
-    if case.missing.is_empty() {
-        s.push_str("missing   : nothing\n");
-    } else {
-        s.push_str("missing   :\n");
-        for m in &case.missing {
-            let _ = writeln!(s, "  - {m}");
-        }
-    }
+    missing_lines(&mut s, &case.missing);
     for n in &case.notes {
         let _ = writeln!(s, "note      : {n}");
     }
@@ -417,13 +410,18 @@ pub fn anomaly_text(r: &crate::repro::anomaly::AnomalyRepro) -> String {
         "run       : python3 {}/{}   (--device cpu for the golden alone; exit 0 match, 1 differs, 3 incomplete)",
         r.out_dir, r.script
     );
-    if r.missing.is_empty() {
-        s.push_str("missing   : nothing\n");
-    } else {
-        s.push_str("missing   :\n");
-        for m in &r.missing {
-            let _ = writeln!(s, "  - {m}");
-        }
-    }
+    missing_lines(&mut s, &r.missing);
     s
+}
+
+/// The summary's `missing` block: `nothing`, or one line per item.
+fn missing_lines(s: &mut String, missing: &[String]) {
+    if missing.is_empty() {
+        s.push_str("missing   : nothing\n");
+        return;
+    }
+    s.push_str("missing   :\n");
+    for m in missing {
+        let _ = writeln!(s, "  - {m}");
+    }
 }
