@@ -55,7 +55,7 @@ pub struct Args {
     #[arg(long, value_name = "PATH")]
     pub graphs: Vec<PathBuf>,
     /// Pair the group under GOLDEN_DIR with the group under TARGET_DIR (repeatable).
-    #[arg(long = "group", value_name = "GOLDEN_DIR=TARGET_DIR", value_parser = parse_group)]
+    #[arg(long = "group", value_name = "GOLDEN_DIR=TARGET_DIR", value_parser = compare::parse_group)]
     pub groups: Vec<(PathBuf, PathBuf)>,
     /// Smallest passing cosine similarity.
     #[arg(long, value_name = "X", default_value_t = 0.99)]
@@ -64,7 +64,7 @@ pub struct Args {
     #[arg(long, value_name = "X", default_value_t = 0.01)]
     pub max_rel: f64,
     /// Thresholds for pairs whose target has this dtype, e.g. float16=0.98,0.05 (repeatable).
-    #[arg(long = "dtype-threshold", value_name = "DTYPE=COSINE,MAX_REL", value_parser = parse_dtype_threshold)]
+    #[arg(long = "dtype-threshold", value_name = "DTYPE=COSINE,MAX_REL", value_parser = compare::parse_dtype_threshold)]
     pub dtype_thresholds: Vec<(String, Threshold)>,
     /// Length of each worst-operators list.
     #[arg(long, value_name = "N", default_value_t = 5)]
@@ -88,30 +88,6 @@ pub struct Args {
     /// Also write the HTML report of this comparison to FILE (docs/report.md).
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
-}
-
-fn parse_group(s: &str) -> Result<(PathBuf, PathBuf), String> {
-    let (g, t) = s
-        .split_once('=')
-        .filter(|(g, t)| !g.is_empty() && !t.is_empty())
-        .ok_or("expected GOLDEN_DIR=TARGET_DIR")?;
-    Ok((PathBuf::from(g), PathBuf::from(t)))
-}
-
-/// Dtype names as the output prints them; DT_ names are accepted too.
-fn dtype_name(s: &str) -> Result<String, String> {
-    npgx_parsers::dump::dtype::Element::from_user_name(s)
-        .map(|e| e.numpy_name().to_string())
-        .ok_or_else(|| format!("unknown dtype {s:?} (use float16, bfloat16, float32, …)"))
-}
-
-fn parse_dtype_threshold(s: &str) -> Result<(String, Threshold), String> {
-    let err = || "expected DTYPE=COSINE,MAX_REL, e.g. float16=0.98,0.05".to_string();
-    let (d, v) = s.split_once('=').ok_or_else(err)?;
-    let (c, r) = v.split_once(',').ok_or_else(err)?;
-    let cosine: f64 = c.trim().parse().map_err(|_| err())?;
-    let max_rel: f64 = r.trim().parse().map_err(|_| err())?;
-    Ok((dtype_name(d.trim())?, Threshold { cosine, max_rel }))
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {

@@ -23,7 +23,7 @@ use super::TableFormat as Format;
 /// `--all` or not) with rank, step, execution position and collective ordinals, for `npgx merge`.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  npgx dump-scan /home/dump\n  npgx dump-scan /home/dump --format json > scan.json\n  npgx dump-scan /home/dump --format csv --all -o tensors.csv\n  npgx dump-scan /local/dump --rank-from-env --format parquet -o /shared/shards/rank$RANK.parquet\n  npgx dump-scan /home/dump --graphs ./graphs --graphs torch_compile_debug\n\nJSON schema and layouts: docs/dump-scan.md; shards and merging: docs/cluster.md"
+    after_help = "Examples:\n  npgx dump-scan /home/dump\n  npgx dump-scan /home/dump --format json > scan.json\n  npgx dump-scan /home/dump --format csv --all -o tensors.csv\n  npgx dump-scan /local/dump --rank-from-env --format parquet -o /shared/shards/rank$RANK.parquet\n  npgx dump-scan /home/dump --graphs ./graphs --graphs torch_compile_debug\n  npgx dump-scan /home/dump --step 3\n\nJSON schema and layouts: docs/dump-scan.md; shards and merging: docs/cluster.md"
 )]
 pub struct Args {
     /// Dump directory (any level of the tree) or a single dump file.
@@ -79,6 +79,11 @@ pub struct Args {
     /// dumps in the tree and beside it are read without it (docs/source-map.md).
     #[arg(long, value_name = "PATH")]
     pub graphs: Vec<PathBuf>,
+    /// Only step N (a model dump's iteration, msprobe's step{N}, torchair's step folder): files
+    /// whose path names another step are not read, so a scan of the newest step of a growing
+    /// tree costs that step.
+    #[arg(long, value_name = "N")]
+    pub step: Option<u64>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -111,6 +116,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         graphs: args.graphs,
         map: super::mapped_reads(args.mmap, args.no_mmap),
         cancel: Default::default(),
+        step: args.step,
     };
     let report = scan::scan(&args.path, &opts, &on_progress)?;
     if let Some(b) = &bar {

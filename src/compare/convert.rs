@@ -133,7 +133,7 @@ pub fn convert(
     threads: Option<usize>,
     map: Mode,
 ) -> anyhow::Result<ConvertReport> {
-    std::fs::metadata(tree).with_context(|| format!("cannot read {}", tree.display()))?;
+    std::fs::metadata(tree).with_context(|| crate::error::CannotRead::new(tree))?;
     std::fs::create_dir_all(out_dir)
         .with_context(|| format!("cannot create {}", out_dir.display()))?;
     let pool = rayon::ThreadPoolBuilder::new()

@@ -854,6 +854,32 @@ fn sort_leftovers(unmatched: &mut Unmatched, errors: &mut [CompareError]) {
     });
 }
 
+/// A `GOLDEN_DIR=TARGET_DIR` pair of directories to compare with each other (`--group`).
+pub fn parse_group(s: &str) -> Result<(PathBuf, PathBuf), String> {
+    let (g, t) = s
+        .split_once('=')
+        .filter(|(g, t)| !g.is_empty() && !t.is_empty())
+        .ok_or("expected GOLDEN_DIR=TARGET_DIR")?;
+    Ok((PathBuf::from(g), PathBuf::from(t)))
+}
+
+/// Dtype names as the output prints them; DT_ names are accepted too.
+fn dtype_name(s: &str) -> Result<String, String> {
+    npgx_parsers::dump::dtype::Element::from_user_name(s)
+        .map(|e| e.numpy_name().to_string())
+        .ok_or_else(|| format!("unknown dtype {s:?} (use float16, bfloat16, float32, …)"))
+}
+
+/// A `DTYPE=COSINE,MAX_REL` threshold (`--dtype-threshold`), e.g. `float16=0.98,0.05`.
+pub fn parse_dtype_threshold(s: &str) -> Result<(String, Threshold), String> {
+    let err = || "expected DTYPE=COSINE,MAX_REL, e.g. float16=0.98,0.05".to_string();
+    let (d, v) = s.split_once('=').ok_or_else(err)?;
+    let (c, r) = v.split_once(',').ok_or_else(err)?;
+    let cosine: f64 = c.trim().parse().map_err(|_| err())?;
+    let max_rel: f64 = r.trim().parse().map_err(|_| err())?;
+    Ok((dtype_name(d.trim())?, Threshold { cosine, max_rel }))
+}
+
 /// Compares the dump trees (or files) `golden` and `target`. Fails only when a root, the
 /// mapping or the graph cannot be read, or a `--group` names no group; problems with files
 /// inside become `errors`.
@@ -864,8 +890,7 @@ pub fn compare(
     progress: &(dyn Fn(Progress) + Sync),
 ) -> anyhow::Result<CompareReport> {
     for (root, what) in [(golden, "golden"), (target, "target")] {
-        std::fs::metadata(root)
-            .with_context(|| format!("cannot read the {what} {}", root.display()))?;
+        std::fs::metadata(root).with_context(|| crate::error::CannotRead::as_the(what, root))?;
     }
     let mapping = read_mapping(opts)?;
     let graph = read_graph(opts)?;

@@ -187,14 +187,14 @@ pub fn check_file(
     options: &check::CheckOptions,
 ) -> anyhow::Result<CheckReport> {
     use anyhow::Context as _;
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let bytes = std::fs::read(path).with_context(|| crate::error::CannotRead::new(path))?;
     let mut report = check::check(&bytes, &path.display().to_string(), options);
     if graphs.is_empty() {
         return Ok(report);
     }
     let mut models = Vec::with_capacity(graphs.len());
     for g in graphs {
-        let text = std::fs::read(g).with_context(|| format!("cannot read {}", g.display()))?;
+        let text = std::fs::read(g).with_context(|| crate::error::CannotRead::new(g))?;
         let model = npgx_parsers::ge_graph::parse(&text)
             .with_context(|| format!("{} is not a readable GE graph dump", g.display()))?;
         report.graphs.push(GraphSummary {

@@ -427,7 +427,7 @@ pub fn plan(inputs: &[PathBuf], graphs: &[PathBuf], options: &PlanOptions) -> an
     }
     let mut models = Vec::with_capacity(graphs.len());
     for g in graphs {
-        let text = std::fs::read(g).with_context(|| format!("cannot read {}", g.display()))?;
+        let text = std::fs::read(g).with_context(|| crate::error::CannotRead::new(g))?;
         models.push(
             npgx_parsers::ge_graph::parse(&text)
                 .with_context(|| format!("{} is not a readable GE graph dump", g.display()))?,

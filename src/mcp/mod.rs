@@ -30,7 +30,7 @@
 //! Nothing a client sends stops the server: it ends, with exit 0, when the client closes stdin
 //! (after the calls still running have answered) or closes stdout.
 
-pub mod tools;
+use crate::tools;
 
 use std::collections::HashMap;
 use std::io::{self, BufRead, Read, Write};
@@ -42,7 +42,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
 
-use self::tools::ToolDef;
+use crate::tools::ToolDef;
 
 /// The protocol revisions of the `initialize` handshake the server speaks, oldest first; a
 /// client asking for another gets the newest.

@@ -67,7 +67,7 @@ pub fn shard_files(inputs: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
     let mut files = Vec::new();
     for input in inputs {
         let meta =
-            std::fs::metadata(input).with_context(|| format!("cannot read {}", input.display()))?;
+            std::fs::metadata(input).with_context(|| crate::error::CannotRead::new(input))?;
         if !meta.is_dir() {
             files.push(input.clone());
             continue;

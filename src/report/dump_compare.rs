@@ -204,7 +204,7 @@ pub fn csv_msprobe(report: &CompareReport, out: &mut dyn Write) -> anyhow::Resul
 
 /// Writes the table as Parquet: the compare shard (`npgx.dump-compare.shard` in its metadata).
 #[cfg(feature = "tables")]
-pub fn parquet(report: &CompareReport, out: std::fs::File) -> anyhow::Result<()> {
+pub fn parquet(report: &CompareReport, out: impl Write) -> anyhow::Result<()> {
     let mut df = table(report)?;
     super::write_shard(&mut df, crate::shard::COMPARE_SHARD, out)
 }
@@ -224,7 +224,7 @@ pub fn csv_msprobe(_: &CompareReport, _: &mut dyn Write) -> anyhow::Result<()> {
 
 /// See the lean [`csv`].
 #[cfg(not(feature = "tables"))]
-pub fn parquet(_: &CompareReport, _: std::fs::File) -> anyhow::Result<()> {
+pub fn parquet(_: &CompareReport, _: impl Write) -> anyhow::Result<()> {
     Err(super::tables_left_out("--format parquet"))
 }
 

@@ -481,7 +481,7 @@ fn csv_in_chunks(
 /// name and version in the file's key-value metadata (docs/cluster.md). The report must keep
 /// every tensor.
 #[cfg(feature = "tables")]
-pub fn parquet(report: &ScanReport, out: std::fs::File) -> anyhow::Result<()> {
+pub fn parquet(report: &ScanReport, out: impl Write) -> anyhow::Result<()> {
     parquet_in_chunks(report, (CHUNK, PIECE), out)
 }
 
@@ -489,7 +489,7 @@ pub fn parquet(report: &ScanReport, out: std::fs::File) -> anyhow::Result<()> {
 fn parquet_in_chunks(
     report: &ScanReport,
     chunk: (usize, usize),
-    out: std::fs::File,
+    out: impl Write,
 ) -> anyhow::Result<()> {
     let mut out = Some(out);
     let mut writer = None;
@@ -525,7 +525,7 @@ pub fn csv(_: &ScanReport, _: bool, _: &mut dyn Write) -> anyhow::Result<()> {
 
 /// See the lean [`csv`].
 #[cfg(not(feature = "tables"))]
-pub fn parquet(_: &ScanReport, _: std::fs::File) -> anyhow::Result<()> {
+pub fn parquet(_: &ScanReport, _: impl Write) -> anyhow::Result<()> {
     Err(super::tables_left_out("--format parquet"))
 }
 
@@ -967,10 +967,7 @@ mod value_tests {
             let opts = ScanOptions {
                 threads: Some(1),
                 keep_all: all,
-                rank: None,
-                graphs: Vec::new(),
-                map: Default::default(),
-                cancel: Default::default(),
+                ..Default::default()
             };
             let report = scan(&root, &opts, &|_| {}).unwrap();
             let mut text = Vec::new();

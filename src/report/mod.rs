@@ -86,12 +86,12 @@ pub fn write_csv_rows(
 /// version in the file's key-value metadata (docs/cluster.md), so `npgx merge` (or anyone) can
 /// tell what it holds, then the `extra` pairs. `table` is the polars schema of every batch.
 #[cfg(feature = "tables")]
-pub fn shard_writer(
+pub fn shard_writer<W: std::io::Write>(
     schema: crate::shard::ShardSchema,
-    out: std::fs::File,
+    out: W,
     table: &polars::prelude::Schema,
     extra: &[(&str, String)],
-) -> anyhow::Result<polars::io::parquet::write::BatchedWriter<std::fs::File>> {
+) -> anyhow::Result<polars::io::parquet::write::BatchedWriter<W>> {
     use anyhow::Context as _;
     use polars::prelude::ParquetWriter;
     ParquetWriter::new(out)
@@ -105,7 +105,7 @@ pub fn shard_writer(
 pub fn write_shard(
     df: &mut polars::prelude::DataFrame,
     schema: crate::shard::ShardSchema,
-    out: std::fs::File,
+    out: impl std::io::Write,
 ) -> anyhow::Result<()> {
     use anyhow::Context as _;
     use polars::prelude::ParquetWriter;

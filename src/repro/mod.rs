@@ -70,7 +70,7 @@ pub(crate) fn check_out_dir(out: &Path, force: bool) -> anyhow::Result<()> {
     }
     if out.is_dir() && !force {
         let non_empty = std::fs::read_dir(out)
-            .with_context(|| format!("cannot read {}", out.display()))?
+            .with_context(|| crate::error::CannotRead::new(out))?
             .next()
             .is_some();
         if non_empty {
@@ -477,7 +477,7 @@ fn copy_kernel(
         return Ok(None);
     };
     let rel = format!("kernel/{}", name.to_string_lossy());
-    let bytes = std::fs::read(src).with_context(|| format!("cannot read {}", src.display()))?;
+    let bytes = std::fs::read(src).with_context(|| crate::error::CannotRead::new(src))?;
     write(out, &rel, &bytes)?;
     files.push(GeneratedFile {
         path: rel.clone(),

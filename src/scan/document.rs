@@ -225,10 +225,7 @@ mod tests {
         let opts = ScanOptions {
             threads: Some(1),
             keep_all: all,
-            rank: None,
-            graphs: Vec::new(),
-            map: Default::default(),
-            cancel: Default::default(),
+            ..Default::default()
         };
         let report = scan(root, &opts, &|_| {}).unwrap();
         let mut out = Vec::new();

@@ -57,6 +57,14 @@ pub struct ScanOptions {
     /// Stops the scan before its end (a cancelled `npgx mcp` call): no file is read once it is
     /// set, and the scan returns an error.
     pub cancel: crate::cancel::Cancel,
+    /// Only this step (`--step`): a file whose path names another step is not read, and a
+    /// record of another step is dropped (statistics files that hold many steps).
+    pub step: Option<u64>,
+}
+
+/// Whether `location` is of another step than the one the scan is limited to.
+fn other_step(step: Option<u64>, location: &npgx_parsers::dump::path::Location) -> bool {
+    matches!((step, location.step), (Some(want), Some(s)) if s != want)
 }
 
 /// A rank given from outside the tree: by option or from the launcher's environment.
@@ -168,7 +176,17 @@ impl Folded {
     /// Folds in what was read from file `c` (its Opdebug record, if any, already taken for
     /// pairing): a decoded file's group and count, its bytes, errors, Opdebug records, notes,
     /// address ranges and tensors — each given the rank of `rank` where its path gave none.
-    fn add_file(&mut self, c: &Candidate, mut o: read::FileOutcome, rank: Option<&RankInfo>) {
+    fn add_file(&mut self, c: &Candidate, mut o: read::FileOutcome, opts: &ScanOptions) {
+        let rank = opts.rank.as_ref();
+        if opts.step.is_some() {
+            let before = o.tensors.len();
+            o.tensors.retain(|t| !other_step(opts.step, &t.op.location));
+            o.notes.retain(|n| !other_step(opts.step, &n.op.location));
+            if o.tensors.len() != before {
+                // A file's addresses are its one operator's, whose records were dropped.
+                o.addresses.clear();
+            }
+        }
         if o.decoded {
             self.dump_files += 1;
             let mut location = c.location.clone();
@@ -206,13 +224,16 @@ type Pairing = (Vec<analysis::DumpIndexEntry>, Vec<records::OpdebugRecord>);
 /// Reads the files of one directory in parallel, folding each into `folded` as it finishes,
 /// then pairs the directory's Opdebug payloads with its dumps.
 fn scan_dir(
-    d: DirFiles,
+    mut d: DirFiles,
     folded: &Mutex<Folded>,
     opts: &ScanOptions,
     progress: &(dyn Fn(Progress) + Sync),
 ) {
     if opts.cancel.is_set() {
         return;
+    }
+    if opts.step.is_some() {
+        d.candidates.retain(|c| !other_step(opts.step, &c.location));
     }
     progress(Progress::Found(d.candidates.len() as u64));
     if !d.fx_graphs.is_empty() {
@@ -252,6 +273,9 @@ fn scan_file(
     let mut sink = |batch: Vec<records::TensorRecord>| {
         let mut f = lock(folded);
         for mut t in batch {
+            if other_step(opts.step, &t.op.location) {
+                continue;
+            }
             if let Some(r) = &opts.rank {
                 r.fill(&mut t.op.location);
             }
@@ -277,7 +301,7 @@ fn scan_file(
         }
         p.1.extend(o.opdebug.take());
     }
-    lock(folded).add_file(c, o, opts.rank.as_ref());
+    lock(folded).add_file(c, o, opts);
 }
 
 /// The report of the scan of `root`: the collector's analysis (ranks told by where they came
@@ -369,7 +393,7 @@ pub fn scan(
     opts: &ScanOptions,
     progress: &(dyn Fn(Progress) + Sync),
 ) -> anyhow::Result<ScanReport> {
-    std::fs::metadata(root).with_context(|| format!("cannot read {}", root.display()))?;
+    std::fs::metadata(root).with_context(|| crate::error::CannotRead::new(root))?;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(opts.threads.unwrap_or(0))
         .build()
@@ -391,6 +415,22 @@ pub fn scan(
         .into_inner()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     report(root, opts, walked, f)
+}
+
+/// The steps the paths under `root` name (a model dump's iteration, msprobe's `step{N}`,
+/// torchair's step folder), ascending: a walk that reads no file, for choosing the newest step
+/// of a tree that grows while a job runs ([`ScanOptions::step`]).
+pub fn steps(root: &Path) -> anyhow::Result<Vec<u64>> {
+    std::fs::metadata(root).with_context(|| crate::error::CannotRead::new(root))?;
+    let found = Mutex::new(std::collections::BTreeSet::new());
+    walk::for_each_dir(root, |d| {
+        let steps = d.candidates.iter().filter_map(|c| c.location.step);
+        lock(&found).extend(steps);
+    });
+    let found = found
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    Ok(found.into_iter().collect())
 }
 
 #[cfg(test)]
@@ -447,6 +487,26 @@ mod tests {
         assert!(r.is_err());
         assert_eq!(done.load(Ordering::Relaxed), 0);
         std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn a_scan_of_one_step_reads_only_the_files_of_that_step() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/dump-example");
+        assert_eq!(super::steps(&root).unwrap(), vec![0, 1]);
+        let opts = super::ScanOptions {
+            threads: Some(1),
+            step: Some(1),
+            ..Default::default()
+        };
+        let r = super::scan(&root, &opts, &|_| {}).unwrap();
+        assert_eq!((r.summary.dump_files, r.summary.tensors), (2, 5));
+        assert!(r.groups.iter().all(|g| g.location.step == Some(1)));
+        let none = super::ScanOptions {
+            step: Some(9),
+            ..opts
+        };
+        let r = super::scan(&root, &none, &|_| {}).unwrap();
+        assert!(r.nothing_checked());
     }
 
     fn env<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {

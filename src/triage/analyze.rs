@@ -119,7 +119,7 @@ fn read_first_failure(root: &Path) -> anyhow::Result<Option<FirstFailure>> {
     let text = match fs::read_to_string(&p) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", p.display())),
+        Err(e) => return Err(e).with_context(|| crate::error::CannotRead::new(&p)),
     };
     let mut lines = text.lines();
     let first = lines.next().unwrap_or("").trim();

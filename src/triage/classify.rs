@@ -267,14 +267,14 @@ pub fn classify_found(file: &Path, err: Option<CausalError>, head: &str) -> Clas
 /// engine's window, the reader's buffer and [`PROSE_HEAD`]).
 pub fn classify_file(path: &Path) -> anyhow::Result<Classification> {
     classify_lines(path, |f| for_each_line(path, f))
-        .with_context(|| format!("cannot read {}", path.display()))
+        .with_context(|| crate::error::CannotRead::new(path))
 }
 
 /// Classifies pasted text as [`classify_file`] would a file holding it; `label` names it in the
 /// classification (`file`).
 pub fn classify_text(label: &Path, text: &str) -> anyhow::Result<Classification> {
     classify_lines(label, |f| for_each_line_in(text.as_bytes(), f))
-        .with_context(|| format!("cannot read {}", label.display()))
+        .with_context(|| crate::error::CannotRead::new(label))
 }
 
 /// The classification of the lines `read` hands over, one call of its callback per line.

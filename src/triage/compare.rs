@@ -187,7 +187,7 @@ struct Saved {
 fn read_outputs(dir: &Path) -> anyhow::Result<Vec<Saved>> {
     let mut out = Vec::new();
     let mut names: Vec<String> = fs::read_dir(dir)
-        .with_context(|| format!("cannot read {}", dir.display()))?
+        .with_context(|| crate::error::CannotRead::new(dir))?
         .filter_map(Result::ok)
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .filter(|n| n.ends_with(".npy"))
@@ -195,10 +195,10 @@ fn read_outputs(dir: &Path) -> anyhow::Result<Vec<Saved>> {
     names.sort();
     for name in names {
         let p = dir.join(&name);
-        let file = fs::File::open(&p).with_context(|| format!("cannot read {}", p.display()))?;
+        let file = fs::File::open(&p).with_context(|| crate::error::CannotRead::new(&p))?;
         let len = file
             .metadata()
-            .with_context(|| format!("cannot read {}", p.display()))?
+            .with_context(|| crate::error::CannotRead::new(&p))?
             .len();
         let header = crate::dump::npy::read_header(&file, len)
             .map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
@@ -214,7 +214,7 @@ fn read_outputs(dir: &Path) -> anyhow::Result<Vec<Saved>> {
         })?;
         let mut raw = vec![0u8; usize::try_from(nbytes)?];
         file.read_exact_at(&mut raw, header.data_offset)
-            .with_context(|| format!("cannot read {}", p.display()))?;
+            .with_context(|| crate::error::CannotRead::new(&p))?;
         let data = raw
             .chunks_exact(4)
             .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))

@@ -101,8 +101,9 @@ pub fn run(
     let analysis = analyze::analyze(&run.root)?;
     let bisect = match bisect {
         Some(b) if !run.interrupted => {
-            let source = std::fs::read_to_string(&cfg.script)
-                .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", cfg.script.display()))?;
+            let source = std::fs::read_to_string(&cfg.script).map_err(|e| {
+                anyhow::Error::new(e).context(crate::error::CannotRead::new(&cfg.script))
+            })?;
             let template = cfg
                 .template
                 .clone()

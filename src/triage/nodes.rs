@@ -496,7 +496,7 @@ fn read_graphs(dir: &Path) -> anyhow::Result<Vec<GraphTable>> {
     if !p.exists() {
         return Ok(Vec::new());
     }
-    let text = fs::read_to_string(&p).with_context(|| format!("cannot read {}", p.display()))?;
+    let text = fs::read_to_string(&p).with_context(|| crate::error::CannotRead::new(&p))?;
     let g: GraphsFile = serde_json::from_str(&text)
         .with_context(|| format!("{}: not the node table npgx's wrapper writes", p.display()))?;
     Ok(g.graphs)

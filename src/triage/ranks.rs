@@ -165,7 +165,7 @@ fn before(file: &Path, until: u64) -> anyhow::Result<Before> {
             rank = line_rank(&text);
         }
     })
-    .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", file.display()))?;
+    .map_err(|e| anyhow::Error::new(e).context(crate::error::CannotRead::new(file)))?;
     Ok((time, rank))
 }
 

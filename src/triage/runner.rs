@@ -341,7 +341,7 @@ pub fn run(
     progress: &mut dyn Progress,
 ) -> anyhow::Result<RunSummary> {
     let original =
-        fs::read(&cfg.script).with_context(|| format!("cannot read {}", cfg.script.display()))?;
+        fs::read(&cfg.script).with_context(|| crate::error::CannotRead::new(&cfg.script))?;
     let source = String::from_utf8(original.clone())
         .with_context(|| format!("{} is not UTF-8", cfg.script.display()))?;
     let opts = scripts::PlanOptions {
@@ -682,7 +682,7 @@ fn run_step(
         .spawn()
         .with_context(|| format!("cannot start {shell} for {label}"))?;
     let mut reader =
-        File::open(&log_path).with_context(|| format!("cannot read {}", log_path.display()))?;
+        File::open(&log_path).with_context(|| crate::error::CannotRead::new(&log_path))?;
     let end = loop {
         if let Some(st) = child.try_wait().context("cannot wait for the step")? {
             let code = status_code(st);
