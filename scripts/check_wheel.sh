@@ -2,7 +2,9 @@
 # Builds the npgx wheel for manylinux_2_28 (glibc 2.28, the tag of torch_npu's wheels), x86_64
 # or aarch64 (Kunpeng, the CPUs of Atlas servers), with maturin and zig, checks the tag with
 # auditwheel, installs the wheel and runs `npgx --version`, one scan of testdata/dump-example, a
-# Parquet shard of it and `npgx merge` of that shard from there (docs/cluster.md). The aarch64
+# Parquet shard of it and `npgx merge` of that shard from there (docs/cluster.md), then `import
+# npgx` in the same fresh venv: its scan document and table equal the command's (docs/python.md).
+# The wheel holds both: bin/npgx and the Python module (PyO3, abi3, CPython >= 3.9). The aarch64
 # wheel is installed with pip's --platform into a directory and its binary runs under qemu-user.
 #
 #   scripts/check_wheel.sh            (honours CARGO_TARGET_DIR; the wheel goes to $target/wheels)
@@ -64,12 +66,38 @@ echo "== maturin, ziglang, auditwheel (build venv $work/build)"
   "maturin>=1.5,<2" ziglang auditwheel
 "$work/build/bin/maturin" --version
 
-echo "== maturin build --release --zig --compatibility $policy --target $triple ${features[*]}"
+# Two builds, one wheel: the command (bindings "bin", the root crate) and the Python module
+# (pyproject.toml: python/, PyO3 abi3), which carries the command in its `npgx.data/scripts/`
+# (pip installs it into bin/). maturin puts one kind of artefact in a wheel (PyO3/maturin#368),
+# so the command's wheel is built first and only its binary is kept; the crates both builds
+# share are compiled once.
+build() {
+  PATH="$work/build/bin:$build_path" CARGO_TARGET_DIR="$target" \
+    "$work/build/bin/maturin" build --release --locked --zig --compatibility "$policy" \
+    --target "$triple" "${features[@]}" "$@"
+}
+echo "== maturin build -b bin (the command) --release --zig --compatibility $policy --target $triple ${features[*]}"
+build -b bin -m Cargo.toml --out "$work/command"
+scripts_dir=python/npgx.data/scripts
+rm -rf "$scripts_dir" && mkdir -p "$scripts_dir"
+"$work/build/bin/python" - "$work/command" "$scripts_dir" <<'PY'
+import glob, os, sys, zipfile
+wheel = glob.glob(os.path.join(sys.argv[1], "npgx-*.whl"))[0]
+with zipfile.ZipFile(wheel) as z:
+    name = next(n for n in z.namelist() if n.endswith(".data/scripts/npgx"))
+    out = os.path.join(sys.argv[2], "npgx")
+    with z.open(name) as src, open(out, "wb") as dst:
+        dst.write(src.read())
+os.chmod(out, 0o755)
+print(f"the command from {os.path.basename(wheel)}: {out}")
+PY
+# The module's build reads the data folder now and leaves the checkout as it was afterwards.
+trap 'rm -rf "$scripts_dir"' EXIT
+echo "== maturin build (the module, with the command) --release --zig --compatibility $policy --target $triple ${features[*]}"
 rm -f "$target"/wheels/npgx-*"_$arch".whl
-# PATH: maturin finds zig through the ziglang package of the venv's python.
-PATH="$work/build/bin:$build_path" CARGO_TARGET_DIR="$target" \
-  "$work/build/bin/maturin" build --release --locked --zig --compatibility "$policy" \
-  --target "$triple" "${features[@]}" --out "$target/wheels"
+build --out "$target/wheels"
+rm -rf "$scripts_dir"
+trap - EXIT
 wheel=$(ls "$target"/wheels/npgx-*"_$arch".whl | head -n 1)
 echo "== wheel: $wheel ($(du -h "$wheel" | cut -f1))"
 case "$(basename "$wheel")" in
@@ -159,4 +187,53 @@ m = json.load(open(sys.argv[2]))
 print(f"scan from the wheel: {s['tensors']} tensors, {s['anomalous_tensors']} anomalous; "
       f"merge of its shard: {m['summary']} — OK")
 PY
+
+if [ "$arch" = x86_64 ]; then
+  echo "== import npgx (the wheel's module in the fresh venv: without polars, then with it)"
+  "$python" - "$work/scan.json" <<'PY'
+import json, sys
+import npgx
+scan = npgx.dump_scan("testdata/dump-example")
+assert scan.document == json.load(open(sys.argv[1])), "the module's document differs from the command's"
+try:
+    scan.tensors
+except ImportError as e:
+    assert "pip install polars" in str(e), e
+else:
+    sys.exit("a table without polars installed")
+try:
+    npgx.dump_scan("testdata/no-such-tree")
+except FileNotFoundError:
+    pass
+else:
+    sys.exit("a missing path did not raise FileNotFoundError")
+print(f"import npgx {npgx.__version__}: the document equals the command's; without polars an "
+      "ImportError; a missing path FileNotFoundError")
+PY
+  if [ -z "${LEAN:-}" ]; then
+    "$work/venv/bin/pip" install --quiet --disable-pip-version-check polars
+    "$python" - "$work/shard.parquet" <<'PY'
+import sys
+import polars as pl
+import npgx
+t = npgx.dump_scan("testdata/dump-example").tensors
+assert t.equals(pl.read_parquet(sys.argv[1])), "the module's table differs from the command's shard"
+print(f"import npgx: .tensors equals the command's shard ({t.height} rows)")
+PY
+  fi
+else
+  # The module is an aarch64 ELF: importing it needs an aarch64 CPython under qemu-user, which
+  # this cross toolchain does not have (docs/python.md, "Wheels").
+  echo "import npgx: not run for $arch (no $arch CPython here); the module's ELF machine:"
+  "$python" - "$work/site/npgx" "$arch" <<'PY'
+import glob, os, struct, sys
+so = glob.glob(os.path.join(sys.argv[1], "_npgx*.so"))[0]
+with open(so, "rb") as f:
+    head = f.read(20)
+machine = {62: "x86_64", 183: "aarch64"}.get(struct.unpack_from("<H", head, 18)[0])
+if machine != sys.argv[2]:
+    sys.exit(f"{so} is not an {sys.argv[2]} ELF ({machine})")
+print(f"{os.path.basename(so)}: ELF for {machine}")
+PY
+fi
 echo "wheel OK: $wheel"

@@ -3,7 +3,8 @@
 #   1. a Python venv (.venv) with what the independent fixture writers need,
 #   2. fixtures generated into target/fixtures/ (never committed, never written by Rust),
 #   3. formatting, lints and every Rust test of the workspace; lints and the build tests
-#      (tests/features.rs) of the lean build too (`--no-default-features`: no polars).
+#      (tests/features.rs) of the lean build too (`--no-default-features`: no polars);
+#   4. the Python module's tests (pytest python/tests, scripts/test_python.sh).
 #
 # Two lanes run side by side, because on 2 cores the compiler leaves one idle for long stretches
 # (a single large crate, the links) and the set-up waits on the network and the disk:
@@ -94,6 +95,9 @@ cargo test --workspace --locked --no-run
 # built lean).
 step "cargo test --no-default-features --no-run (the lean test build, linted)"
 cargo test --locked --no-default-features --test features --no-run
+# The Python module (`import npgx`, python/): the test build's crates and one more link, linted.
+step "cargo build -p npgx-python (the Python module, linted)"
+cargo build --locked -p npgx-python
 
 step "waiting for the set-up lane"
 if ! wait "$setup_pid"; then
@@ -122,4 +126,6 @@ step "cargo test --no-default-features (the lean build: --version, the refused t
 cargo test --locked --no-default-features --test features
 step "validate every JSON document the tests produced against schemas/ (jsonschema, draft 2020-12)"
 "$NPGX_PYTHON" scripts/validate_json.py
+step "the Python module: pytest python/tests (scripts/test_python.sh)"
+bash scripts/test_python.sh
 step "done"
