@@ -1,0 +1,440 @@
+//! `npgx plog`: per-process summaries and filtered record lists, streamed.
+//!
+//! A file is read in chunks on all cores ([`map_chunks`]): each chunk's records are counted per
+//! process on a worker thread, and the results are folded together in file order, so they do not
+//! depend on the chunk size. The hot loop parses only the header of each physical line; the
+//! content prefix, codes and causal rank are computed for ERROR records only. What needs every
+//! line in order — the record a continuation line belongs to, CANN report assembly, the causal
+//! engine — runs on the folding thread over the lines a worker kept: all but the quiet records
+//! that follow a quiet record (most of a plog, and lines the causal engine drops anyway). With
+//! `--grep`, a record whose header line does not match is held (its bytes) until a continuation
+//! line matches or the next header arrives.
+//!
+//! The pieces: [`document`] the summary's records (the `npgx.plog` document), [`process`] the
+//! counts per process, [`chunk`] one chunk read on a worker thread, [`warnings`] the warnings of a
+//! file's lines, [`records`] `--records`; this file folds the chunks of each file in order.
+
+mod chunk;
+mod document;
+mod process;
+mod records;
+mod warnings;
+
+use std::path::Path;
+
+use memchr::memmem;
+use npgx_parsers::cann_error::{CannErrorReport, ReportAssembler};
+use npgx_parsers::causal::across::{self, Contender};
+use npgx_parsers::causal::CausalScanner;
+use npgx_parsers::knowledge::Phase;
+use npgx_parsers::plog::{HeaderCache, PlogTime};
+
+use crate::plog::reader::{map_chunks, CHUNK, MAX_LINE};
+use crate::plog::{Filters, LogInput, Warning};
+
+pub use document::{
+    CausalRef, FileReport, FileSummary, FileTorchNpuError, PlogSummary, ProcessSummary, RecordRef,
+    TimelinePoint, SCHEMA_NAME, SCHEMA_VERSION,
+};
+pub use records::{
+    for_each_record, RecordOut, RecordsDocument, RECORDS_SCHEMA_NAME, RECORDS_SCHEMA_VERSION,
+};
+
+use chunk::{header_or_peeled, scan_chunk, ChunkScan, FileCtx, State};
+use process::{Prefix, Processes};
+use warnings::FileWarnings;
+
+#[derive(Default)]
+struct Summarizer {
+    reports: Vec<(usize, CannErrorReport)>,
+    torch_npu: Vec<FileTorchNpuError>,
+    /// Per file read: its index, whether its error reads as collective communication, the error.
+    causal: Vec<(usize, bool, CausalRef)>,
+    procs: Processes,
+    files: Vec<FileSummary>,
+}
+
+impl Summarizer {
+    fn finish(self, warnings: Vec<Warning>) -> PlogSummary {
+        let files = self.files;
+        let mut processes: Vec<ProcessSummary> = self
+            .procs
+            .accs
+            .into_iter()
+            .map(|a| ProcessSummary {
+                pid: a.pid,
+                pname: a.pname,
+                files: a.files.iter().map(|&f| files[f].path.clone()).collect(),
+                device_ids: a.devices.into_iter().collect(),
+                records: a.records,
+                continuation_lines: a.cont,
+                truncated_records: a.truncated,
+                levels: a
+                    .levels
+                    .iter()
+                    .map(|(l, n)| (l.name().into_owned(), *n))
+                    .collect(),
+                modules: a.modules.into_iter().collect(),
+                error_codes: a.codes.into_iter().collect(),
+                first_time: a.first_time,
+                last_time: a.last_time,
+                first_error: a.first_error.map(|x| x.3),
+                first_causal: a.first_causal.map(|x| x.4),
+                timeline: a
+                    .timeline
+                    .into_iter()
+                    .map(|(time, (error, warning))| TimelinePoint {
+                        time,
+                        error,
+                        warning,
+                    })
+                    .collect(),
+            })
+            .collect();
+        processes.sort_by_key(|p| (p.first_time, p.pid));
+        let first_error = processes
+            .iter()
+            .filter_map(|p| p.first_error.clone())
+            .min_by_key(|r| (r.time, r.file.clone(), r.line));
+        let contenders: Vec<Contender<PlogTime>> = self
+            .causal
+            .iter()
+            .map(|(file, collective, c)| Contender {
+                tier: c.tier,
+                collective: *collective,
+                rank: c.rank,
+                time: c.time,
+                source: *file,
+                line: c.line,
+            })
+            .collect();
+        let first_causal =
+            across::first(&contenders).and_then(|i| self.causal.into_iter().nth(i).map(|x| x.2));
+        let error_reports = self
+            .reports
+            .into_iter()
+            .map(|(f, report)| FileReport {
+                file: files[f].path.clone(),
+                report,
+            })
+            .collect();
+        PlogSummary {
+            records: files.iter().map(|f| f.records).sum(),
+            files,
+            processes,
+            first_error,
+            first_causal,
+            error_reports,
+            torch_npu_errors: self.torch_npu,
+            warnings,
+        }
+    }
+}
+
+/// One file's scan in file order: the chunks' results folded in, and the state machines that
+/// need every line in order (record state, CANN reports, the causal engine).
+struct FileScan<'a> {
+    file: usize,
+    path: &'a Path,
+    device: Option<u32>,
+    state: State<Vec<u8>>,
+    lines: u64,
+    long_lines: u64,
+    any_record: bool,
+    reports: ReportAssembler,
+    scanner: CausalScanner,
+    warnings: FileWarnings<'a>,
+}
+
+impl FileScan<'_> {
+    fn absorb(&mut self, s: &mut Summarizer, c: ChunkScan) {
+        let offset = self.lines;
+        // The lines before the chunk's first record continue the record read last.
+        match &self.state {
+            State::Counted(i) => s.procs.accs[*i].cont += c.lead,
+            State::Pending(at, pending) => {
+                if let Some(j) = c.lead_grep {
+                    let (file, path, device, at) = (self.file, self.path, self.device, *at);
+                    let idx = header_or_peeled(&mut HeaderCache::new(), pending, |hdr, _| {
+                        hdr.map(|(h, rest)| {
+                            s.procs.count(
+                                &h,
+                                Prefix::Peeled,
+                                rest,
+                                pending.len(),
+                                file,
+                                path,
+                                at,
+                                device,
+                            )
+                        })
+                    });
+                    if let Some(i) = idx {
+                        s.files[file].records += 1;
+                        s.procs.accs[i].cont += c.lead - j + 1;
+                        self.state = State::Counted(i);
+                    }
+                }
+            }
+            State::Skipped | State::None => {}
+        }
+        c.warnings.apply(
+            &mut self.warnings,
+            offset,
+            matches!(self.state, State::None),
+        );
+        let map = s.procs.absorb(c.procs, offset);
+        s.files[self.file].records += c.records;
+        match c.end {
+            Some(State::Counted(i)) => self.state = State::Counted(map[i]),
+            Some(State::Pending(at, p)) => self.state = State::Pending(at + offset, p),
+            Some(State::Skipped) => self.state = State::Skipped,
+            Some(State::None) | None => {}
+        }
+        for &(no, record, a, b) in &c.kept {
+            let line = &c.text[a..b];
+            self.scanner.push(no + offset, line);
+            if record {
+                self.reports.interrupt();
+            } else {
+                self.reports.push(no + offset, line);
+            }
+        }
+        s.torch_npu.extend(c.torch_npu.into_iter().map(|mut error| {
+            error.line += offset;
+            FileTorchNpuError {
+                file: self.path.to_path_buf(),
+                error,
+            }
+        }));
+        self.any_record |= c.any_record;
+        self.lines += c.stats.lines;
+        self.long_lines += c.stats.long_lines;
+    }
+}
+
+/// Summarises `inputs` (see [`super::discover`]) under `filters`. Unreadable files and
+/// unparsable lines become warnings; the scan goes on. Each file is read in chunks on all cores
+/// ([`map_chunks`]); the result does not depend on the chunk size or the number of threads.
+pub fn summarize(inputs: &[LogInput], filters: &Filters, warnings: Vec<Warning>) -> PlogSummary {
+    summarize_in_chunks(inputs, filters, warnings, CHUNK)
+}
+
+fn summarize_in_chunks(
+    inputs: &[LogInput],
+    filters: &Filters,
+    mut warnings: Vec<Warning>,
+    chunk: u64,
+) -> PlogSummary {
+    let mut s = Summarizer::default();
+    let grep = filters
+        .grep
+        .as_deref()
+        .map(|g| memmem::Finder::new(g.as_bytes()));
+    for input in inputs {
+        let file = s.files.len();
+        s.files.push(FileSummary {
+            path: input.path.clone(),
+            kind: input.info.as_ref().map(|i| i.kind),
+            lines: 0,
+            records: 0,
+            read: false,
+        });
+        let cx = FileCtx {
+            file,
+            path: &input.path,
+            device: input.info.as_ref().and_then(|i| i.device_id),
+            is_log: input.info.is_some(),
+            filters,
+            grep: grep.as_ref(),
+        };
+        let mut f = FileScan {
+            file,
+            path: &input.path,
+            device: cx.device,
+            state: State::None,
+            lines: 0,
+            long_lines: 0,
+            any_record: false,
+            reports: ReportAssembler::default(),
+            scanner: CausalScanner::new(),
+            warnings: FileWarnings {
+                out: &mut warnings,
+                path: input.path.clone(),
+                count: 0,
+            },
+        };
+        let res = map_chunks(
+            &input.path,
+            chunk,
+            |lines| scan_chunk(lines, &cx),
+            |c| f.absorb(&mut s, c),
+        );
+        let FileScan {
+            lines,
+            long_lines,
+            any_record,
+            reports,
+            scanner,
+            warnings: fw,
+            ..
+        } = f;
+        match res {
+            Err(e) => fw
+                .out
+                .push(Warning::io(&input.path, &format!("cannot read: {e}"))),
+            Ok(()) => {
+                s.files[file].read = true;
+                if !any_record {
+                    fw.out
+                        .push(Warning::io(&input.path, "no plog records in this file"));
+                }
+                if long_lines > 0 {
+                    fw.out.push(Warning::io(
+                        &input.path,
+                        &format!(
+                            "{long_lines} line(s) longer than {MAX_LINE} bytes: only their head was read"
+                        ),
+                    ));
+                }
+                if let Some(c) = scanner.finish() {
+                    let collective = c
+                        .phase
+                        .as_ref()
+                        .is_some_and(|p| p.phase == Phase::Collective);
+                    s.causal
+                        .push((file, collective, CausalRef::new(&input.path, c)));
+                }
+            }
+        }
+        fw.close();
+        s.files[file].lines = lines;
+        s.reports
+            .extend(reports.finish().into_iter().map(|r| (file, r)));
+    }
+    s.finish(warnings)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use npgx_parsers::plog::Level;
+    use std::fmt::Write as _;
+
+    fn json(s: &PlogSummary) -> String {
+        serde_json::to_string_pretty(s).expect("a summary serialises")
+    }
+
+    /// The summaries of `inputs` read in chunks of each size equal the one of a single chunk.
+    fn same_for_every_chunk(inputs: &[LogInput], filters: &Filters, chunks: &[u64]) {
+        let whole = json(&summarize_in_chunks(inputs, filters, Vec::new(), 1 << 40));
+        for &chunk in chunks {
+            let got = json(&summarize_in_chunks(inputs, filters, Vec::new(), chunk));
+            if got != whole {
+                let at = got
+                    .lines()
+                    .zip(whole.lines())
+                    .position(|(a, b)| a != b)
+                    .unwrap_or(0);
+                panic!(
+                    "chunk {chunk}: summary differs at JSON line {at}: {:?} vs {:?}",
+                    got.lines().nth(at),
+                    whole.lines().nth(at)
+                );
+            }
+        }
+    }
+
+    fn filters(levels: &[Level], grep: Option<&str>) -> Filters {
+        Filters {
+            levels: levels.to_vec(),
+            grep: grep.map(str::to_owned),
+            ..Filters::default()
+        }
+    }
+
+    #[test]
+    fn chunked_summaries_of_the_samples_equal_one_pass() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/samples");
+        let mut warnings = Vec::new();
+        let inputs = super::super::discover(&[root.join("logs"), root.join("cann")], &mut warnings);
+        assert!(inputs.len() > 40, "{} inputs", inputs.len());
+        // Explicit files are read even when their names are not CANN log names.
+        let mut explicit: Vec<LogInput> = std::fs::read_dir(root.join("logs"))
+            .expect("the shared log samples")
+            .filter_map(|e| {
+                let path = e.ok()?.path();
+                (path.extension()? == "log").then_some(LogInput { path, info: None })
+            })
+            .collect();
+        explicit.sort_by(|a, b| a.path.cmp(&b.path));
+        for inputs in [&inputs, &explicit] {
+            same_for_every_chunk(inputs, &Filters::default(), &[53, 4096, 1 << 20]);
+            same_for_every_chunk(inputs, &filters(&[Level::Error], Some("rror")), &[211]);
+        }
+    }
+
+    /// A plog of every kind of line, written here: records of three processes at every level,
+    /// continuation lines, CANN error reports, torch_npu lines, look-alike headers, blank lines,
+    /// CRLF, text before the first header and a line longer than the reader keeps.
+    fn corpus() -> Vec<u8> {
+        let mut s = String::from("text before the first header\n[ERROR] not a header\n\n");
+        let levels = ["INFO", "DEBUG", "WARNING", "ERROR", "EVENT"];
+        for i in 0..6000u32 {
+            let pid = 100 + i % 3;
+            let level = levels[(i * 7 % 11 % 5) as usize];
+            let _ = write!(
+                s,
+                "[{level}] {}({pid},python):2025-05-08-09:{:02}:{:02}.{:03}.000 [f.cc:{i}]{pid} F:",
+                ["GE", "RUNTIME", "HCCL"][(i % 3) as usize],
+                i / 3600 % 60,
+                i / 60 % 60,
+                i % 1000
+            );
+            match i % 97 {
+                5 => s.push_str("Task exception! device_id=1, stream_id=2, retCode=0x31\n"),
+                11 => s.push_str("rtStreamSynchronize:ErrCode=507035, desc=[vector core exception]\n"),
+                23 => s.push_str("call failed\nEZ9999: Inner Error!\nEZ9999[PID: 101] 2025-05-08-09:00:00.000.000 (EZ9999):  The device failed[FUNC:F][FILE:f.cc][LINE:1]\n        TraceBack (most recent call last):\n        x failed[FUNC:G][FILE:g.cc][LINE:2]\n"),
+                31 => s.push_str("x\r\n  continuation retCode=0x7\r\n\n"),
+                47 => s.push_str("y\n[ERROR] 2025-05-08-09:00:00 (PID:101, Device:0, RankID:-1) ERR00100 PTA call acl api failed\n"),
+                59 => s.push_str("z\n[INFO] GE(1,p):garbled\n"),
+                _ => s.push_str("plain message\n"),
+            }
+            if i == 4000 {
+                s.push_str(&"w".repeat(MAX_LINE + 100));
+                s.push('\n');
+            }
+        }
+        s.push_str("[ERROR] GE(100,python):2025-05-08-10:00:00.000.000 last record, no newline");
+        s.into_bytes()
+    }
+
+    #[test]
+    fn chunked_summaries_of_a_generated_plog_equal_one_pass() {
+        let path = std::env::temp_dir().join(format!(
+            "npgx-summary-chunks-{}/plog-101_20250508090000000.log",
+            std::process::id()
+        ));
+        let dir = path.parent().expect("a directory");
+        std::fs::create_dir_all(dir).unwrap();
+        std::fs::write(&path, corpus()).unwrap();
+        let inputs = super::super::discover(&[dir.to_path_buf()], &mut Vec::new());
+        assert_eq!(inputs.len(), 1);
+        let whole = summarize_in_chunks(&inputs, &Filters::default(), Vec::new(), 1 << 40);
+        // The corpus exercises what chunks must carry over.
+        assert!(whole.error_reports.len() > 50);
+        assert_eq!(whole.torch_npu_errors.len(), 62);
+        assert!(whole.processes.iter().all(|p| p.continuation_lines > 0));
+        assert!(whole.first_causal.is_some());
+        assert!(whole.warnings.len() > 3);
+        for f in [
+            Filters::default(),
+            filters(&[Level::Error, Level::Warning], None),
+            filters(&[], Some("continuation")),
+            filters(&[], Some("EZ9999")),
+        ] {
+            same_for_every_chunk(&inputs, &f, &[37, 4096, 100_000]);
+        }
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}
