@@ -137,8 +137,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         super::report::write_html(path, format!("npgx dump-scan {}", args.path.display()), doc)?;
     }
     if report.nothing_checked() {
+        let of_step = args
+            .step
+            .map(|s| format!(" of step {s}"))
+            .unwrap_or_default();
         eprintln!(
-            "npgx dump-scan: not one tensor could be checked under {} ({} files seen, {} dump files decoded, {} errors){}",
+            "npgx dump-scan: not one tensor{of_step} could be checked under {} ({} files seen, {} dump files decoded, {} errors){}",
             args.path.display(),
             report.summary.files_seen,
             report.summary.dump_files,

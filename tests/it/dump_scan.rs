@@ -1027,3 +1027,67 @@ fn unreadable_file_is_an_error_for_an_unprivileged_user() {
         "an unreadable file has no tensors"
     );
 }
+
+/// `--step N` reads only the files whose path names step N: a broken file of another step is
+/// not read, and a step with no file is "nothing checked" (exit 2) that names the step.
+#[test]
+fn one_step_is_scanned_and_the_other_steps_are_not_read() {
+    let dir = std::env::temp_dir().join(format!("npgx-it-step-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let example = common::repo().join("testdata/dump-example");
+    for entry in walkdir::WalkDir::new(&example) {
+        let entry = entry.expect("the example is readable");
+        let to = dir.join(
+            entry
+                .path()
+                .strip_prefix(&example)
+                .expect("under the example"),
+        );
+        if entry.file_type().is_dir() {
+            std::fs::create_dir_all(&to).expect("mkdir");
+        } else {
+            std::fs::copy(entry.path(), &to).expect("copy");
+        }
+    }
+    // Step 0's RealDiv, broken: step 1 alone is complete.
+    let step0 = walkdir::WalkDir::new(&dir)
+        .into_iter()
+        .filter_map(Result::ok)
+        .find(|e| e.file_name().to_string_lossy().starts_with("RealDiv."))
+        .expect("the example's RealDiv dump");
+    std::fs::write(step0.path(), b"\0\0\0").expect("break it");
+    let one = common::npgx_json(
+        [
+            "dump-scan",
+            &dir.display().to_string(),
+            "--format",
+            "json",
+            "--step",
+            "1",
+        ],
+        1,
+    );
+    assert_eq!(one["complete"], json!(true), "{one}");
+    assert_eq!(one["summary"]["tensors"], json!(5));
+    assert!(arr(&one, "groups").iter().all(|g| g["step"] == json!(1)));
+    let zero = common::npgx_json(
+        [
+            "dump-scan",
+            &dir.display().to_string(),
+            "--format",
+            "json",
+            "--step",
+            "0",
+        ],
+        3,
+    );
+    assert_eq!(arr(&zero, "errors").len(), 1, "{zero}");
+    let out = common::npgx(["dump-scan", &dir.display().to_string(), "--step", "7"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("not one tensor of step 7 could be checked"),
+        "{stderr}"
+    );
+    std::fs::remove_dir_all(&dir).expect("clean up");
+}
