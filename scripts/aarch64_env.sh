@@ -48,3 +48,25 @@ aarch64_setup() {
   AARCH64_RUNNER=qemu-aarch64-static
   echo "aarch64: $("$RUSTC" --version), $("$AARCH64_CARGO" --version), $(qemu-aarch64-static --version | head -n 1)"
 }
+
+# aarch64_python DIR: an aarch64 CPython that runs under qemu-user, for importing the aarch64
+# wheel's module (scripts/check_wheel.sh --target aarch64). Debian's python3.11 for arm64 cannot
+# be installed beside the amd64 one (it is not Multi-Arch: same), so its packages are downloaded
+# (`apt-get download`, from the configured Debian archive) and unpacked into DIR, with the
+# libraries it loads that the arm64 multiarch set does not have; the C library is libc6:arm64's
+# (aarch64_setup). Sets AARCH64_PYTHON to the command that runs it (an array: env, qemu, python).
+aarch64_python() {
+  local dir="$1" version=3.11
+  local packages=("python$version-minimal:arm64" "libpython$version-minimal:arm64"
+    "libpython$version-stdlib:arm64" libexpat1:arm64 libffi8:arm64 zlib1g:arm64)
+  if [ ! -x "$dir/root/usr/bin/python$version" ]; then
+    mkdir -p "$dir/debs"
+    (cd "$dir/debs" && apt-get download "${packages[@]}") || return 1
+    local deb
+    for deb in "$dir"/debs/*.deb; do dpkg -x "$deb" "$dir/root"; done
+  fi
+  AARCH64_PYTHON=(env "PYTHONHOME=$dir/root/usr"
+    "LD_LIBRARY_PATH=$dir/root/lib/aarch64-linux-gnu:$dir/root/usr/lib/aarch64-linux-gnu"
+    qemu-aarch64-static "$dir/root/usr/bin/python$version")
+  echo "aarch64 CPython: $("${AARCH64_PYTHON[@]}" -c 'import platform, sys; print(sys.version.split()[0], platform.machine())')"
+}

@@ -5,7 +5,8 @@
 # Parquet shard of it and `npgx merge` of that shard from there (docs/cluster.md), then `import
 # npgx` in the same fresh venv: its scan document and table equal the command's (docs/python.md).
 # The wheel holds both: bin/npgx and the Python module (PyO3, abi3, CPython >= 3.9). The aarch64
-# wheel is installed with pip's --platform into a directory and its binary runs under qemu-user.
+# wheel is installed with pip's --platform into a directory; its binary runs under qemu-user, and
+# its module is imported there by an aarch64 CPython (Debian's, unpacked) under qemu-user too.
 #
 #   scripts/check_wheel.sh            (honours CARGO_TARGET_DIR; the wheel goes to $target/wheels)
 #   scripts/check_wheel.sh --target aarch64     (cross: Debian's rustc-web and its arm64
@@ -188,13 +189,30 @@ print(f"scan from the wheel: {s['tensors']} tensors, {s['anomalous_tensors']} an
       f"merge of its shard: {m['summary']} — OK")
 PY
 
+# The module, imported where the wheel was installed: the fresh venv (x86_64), or under qemu-user
+# an aarch64 CPython (Debian's, unpacked: scripts/aarch64_env.sh aarch64_python) over the --target
+# directory. Its document must equal the installed command's (scan.json above); without polars
+# its tables raise ImportError; with polars `.tensors` equals the command's shard.
 if [ "$arch" = x86_64 ]; then
-  echo "== import npgx (the wheel's module in the fresh venv: without polars, then with it)"
-  "$python" - "$work/scan.json" <<'PY'
+  module_python=("$python")
+  add_polars() { "$work/venv/bin/pip" install --quiet --disable-pip-version-check polars; }
+else
+  aarch64_python "$work/python"
+  module_python=("${AARCH64_PYTHON[@]}")
+  add_polars() {
+    "$work/build/bin/pip" install --quiet --disable-pip-version-check --only-binary=:all: \
+      --platform "${policy}_$arch" --python-version 3.11 --implementation cp \
+      --target "$work/site" polars
+  }
+fi
+echo "== import npgx (the wheel's module, $arch: without polars, then with it)"
+"${module_python[@]}" - "$work/site" "$work/scan.json" <<'PY'
 import json, sys
+sys.path.insert(0, sys.argv[1])
+import platform
 import npgx
 scan = npgx.dump_scan("testdata/dump-example")
-assert scan.document == json.load(open(sys.argv[1])), "the module's document differs from the command's"
+assert scan.document == json.load(open(sys.argv[2])), "the module's document differs from the command's"
 try:
     scan.tensors
 except ImportError as e:
@@ -207,33 +225,20 @@ except FileNotFoundError:
     pass
 else:
     sys.exit("a missing path did not raise FileNotFoundError")
-print(f"import npgx {npgx.__version__}: the document equals the command's; without polars an "
-      "ImportError; a missing path FileNotFoundError")
+print(f"import npgx {npgx.__version__} on {platform.machine()}: the document equals the command's; "
+      "without polars an ImportError; a missing path FileNotFoundError")
 PY
-  if [ -z "${LEAN:-}" ]; then
-    "$work/venv/bin/pip" install --quiet --disable-pip-version-check polars
-    "$python" - "$work/shard.parquet" <<'PY'
+if [ -z "${LEAN:-}" ]; then
+  add_polars
+  "${module_python[@]}" - "$work/site" "$work/shard.parquet" <<'PY'
 import sys
+sys.path.insert(0, sys.argv[1])
+import platform
 import polars as pl
 import npgx
 t = npgx.dump_scan("testdata/dump-example").tensors
-assert t.equals(pl.read_parquet(sys.argv[1])), "the module's table differs from the command's shard"
-print(f"import npgx: .tensors equals the command's shard ({t.height} rows)")
-PY
-  fi
-else
-  # The module is an aarch64 ELF: importing it needs an aarch64 CPython under qemu-user, which
-  # this cross toolchain does not have (docs/python.md, "Wheels").
-  echo "import npgx: not run for $arch (no $arch CPython here); the module's ELF machine:"
-  "$python" - "$work/site/npgx" "$arch" <<'PY'
-import glob, os, struct, sys
-so = glob.glob(os.path.join(sys.argv[1], "_npgx*.so"))[0]
-with open(so, "rb") as f:
-    head = f.read(20)
-machine = {62: "x86_64", 183: "aarch64"}.get(struct.unpack_from("<H", head, 18)[0])
-if machine != sys.argv[2]:
-    sys.exit(f"{so} is not an {sys.argv[2]} ELF ({machine})")
-print(f"{os.path.basename(so)}: ELF for {machine}")
+assert t.equals(pl.read_parquet(sys.argv[2])), "the module's table differs from the command's shard"
+print(f"import npgx on {platform.machine()}: .tensors equals the command's shard ({t.height} rows)")
 PY
 fi
 echo "wheel OK: $wheel"

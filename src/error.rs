@@ -10,9 +10,9 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CannotRead {
     pub path: PathBuf,
-    /// What the path is to the command, where it says so ("golden": "cannot read the golden
-    /// PATH").
-    pub role: Option<&'static str>,
+    /// What the path is to the command, where it says so ("the golden": "cannot read the golden
+    /// PATH"; "GE graph": "cannot read GE graph PATH").
+    pub role: Option<String>,
 }
 
 impl CannotRead {
@@ -23,10 +23,10 @@ impl CannotRead {
         }
     }
 
-    /// The path with its role in the command: "cannot read the ROLE PATH".
-    pub fn as_the(role: &'static str, path: impl AsRef<Path>) -> CannotRead {
+    /// The path with its role in the command: "cannot read ROLE PATH".
+    pub fn with_role(role: impl Into<String>, path: impl AsRef<Path>) -> CannotRead {
         CannotRead {
-            role: Some(role),
+            role: Some(role.into()),
             ..CannotRead::new(path)
         }
     }
@@ -34,8 +34,8 @@ impl CannotRead {
 
 impl std::fmt::Display for CannotRead {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.role {
-            Some(role) => write!(f, "cannot read the {role} {}", self.path.display()),
+        match &self.role {
+            Some(role) => write!(f, "cannot read {role} {}", self.path.display()),
             None => write!(f, "cannot read {}", self.path.display()),
         }
     }

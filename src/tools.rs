@@ -483,13 +483,13 @@ struct ClassifyArgs {
     file: Option<PathBuf>,
 }
 
-/// How pasted text is named in the classification.
-const PASTED: &str = "<text>";
-
 fn triage_classify(a: Map<String, Value>, _: &dyn Progress) -> anyhow::Result<Value> {
     let a: ClassifyArgs = args("triage_classify", a)?;
     let item = match (a.text, a.file) {
-        (Some(text), None) => crate::triage::classify::classify_text(Path::new(PASTED), &text)?,
+        (Some(text), None) => crate::triage::classify::classify_text(
+            Path::new(crate::triage::classify::PASTED),
+            &text,
+        )?,
         (None, Some(file)) => crate::triage::classify::classify_file(&file)?,
         _ => bail!("give exactly one of `text` and `file`"),
     };

@@ -98,6 +98,11 @@ def test_the_other_documents_equal_the_commands(tmp_path):
     assert npgx.triage_classify(path=pasted) == cli("triage", "classify", pasted)
     from_text = npgx.triage_classify(text=pasted.read_text())
     assert from_text["items"][0]["route"] == npgx.triage_classify(path=pasted)["items"][0]["route"]
+    # Pasted text has no file: a remedy's commands keep the placeholder, never `<text>`.
+    pasted_plog = npgx.triage_classify(text=plog.read_text())
+    checks = [c for r in pasted_plog["items"][0]["remedy"] for c in r.get("check", [])]
+    assert checks and all("<text>" not in c for c in checks), checks
+    assert any("<LOG_FILE>" in c for c in checks), checks
     assert npgx.dump_config_check(acl, no_fs_check=True) == cli(
         "dump-config", "check", acl, "--no-fs-check", ok=(0, 1))
     assert npgx.schema("npgx.dump-scan") == json.loads(
@@ -184,6 +189,14 @@ def test_errors_are_exceptions(tmp_path):
     assert e.value.filename == str(tmp_path / "missing")
     with pytest.raises(FileNotFoundError):
         npgx.dump_compare(EXAMPLE, tmp_path / "missing")
+    # The paths of options too (found by a fresh user: they were npgx.Error).
+    for option in ("mapping", "graph"):
+        with pytest.raises(FileNotFoundError) as e:
+            npgx.dump_compare(EXAMPLE, EXAMPLE, **{option: tmp_path / "missing.csv"})
+        assert e.value.filename == str(tmp_path / "missing.csv")
+    # A graph text that cannot be read is a row, of neither run, as on the command line.
+    doc = npgx.dump_compare(CHAIN / "golden", CHAIN / "target", graphs=[tmp_path / "none"]).document
+    assert [e["side"] for e in doc["errors"]] == ["graphs"] and doc["complete"] is False
     # An error of the analysis: the command's message, as `npgx: error: …` prints it.
     not_a_tree = tmp_path / "file.txt"
     not_a_tree.write_text("not a triage tree\n")

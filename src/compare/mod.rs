@@ -206,12 +206,12 @@ fn number_fx_inputs(side: &mut SideData) {
 
 fn read_side_file(path: &Path, what: &str) -> anyhow::Result<Vec<u8>> {
     let len = std::fs::metadata(path)
-        .with_context(|| format!("cannot read {what} {}", path.display()))?
+        .with_context(|| crate::error::CannotRead::with_role(what, path))?
         .len();
     if len > MAX_SIDE_FILE {
         anyhow::bail!("{what} {} is {len} bytes, too large", path.display());
     }
-    std::fs::read(path).with_context(|| format!("cannot read {what} {}", path.display()))
+    std::fs::read(path).with_context(|| crate::error::CannotRead::with_role(what, path))
 }
 
 /// Whether any file of the group lies under `dir` (as given, or relative to the side's root).
@@ -570,7 +570,7 @@ fn source_map(
     map.add_near(roots.1);
     map.add_near(roots.0);
     errors.extend(map.problems.drain(..).map(|problem| CompareError {
-        side: Side::Target,
+        side: Side::Graphs,
         problem,
     }));
     map
@@ -890,7 +890,8 @@ pub fn compare(
     progress: &(dyn Fn(Progress) + Sync),
 ) -> anyhow::Result<CompareReport> {
     for (root, what) in [(golden, "golden"), (target, "target")] {
-        std::fs::metadata(root).with_context(|| crate::error::CannotRead::as_the(what, root))?;
+        std::fs::metadata(root)
+            .with_context(|| crate::error::CannotRead::with_role(format!("the {what}"), root))?;
     }
     let mapping = read_mapping(opts)?;
     let graph = read_graph(opts)?;

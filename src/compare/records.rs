@@ -207,6 +207,9 @@ pub struct Unmatched {
 pub enum Side {
     Golden,
     Target,
+    /// The graph texts of the comparison (`--graphs`, the graph dumps in and beside the trees),
+    /// which belong to neither run. Added within version 1 of the document.
+    Graphs,
 }
 
 /// A file (or part of one) that could not be read, and in which tree: the problem's fields sit

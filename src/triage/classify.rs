@@ -186,6 +186,16 @@ fn candidate(err: &CausalError) -> Candidate {
 /// What settles a route the text alone cannot: the step results.
 const SETTLE: &str = "run the layered triage (`npgx triage run SCRIPT`): the first failing step decides compile-error (steps 1–4) against the keyword rules (step 5), and its plogs hold the CANN detail";
 
+/// How pasted text (`npgx mcp`'s and the Python module's `text`) is named in a classification's
+/// `file`.
+pub const PASTED: &str = "<text>";
+
+/// The file a remedy's commands are written for: none for pasted text, whose commands keep the
+/// `<LOG_FILE>` placeholder (a command on `<text>` could not run).
+fn commands_file(file: &Path) -> Option<&str> {
+    file.to_str().filter(|f| *f != PASTED)
+}
+
 /// Routes a first causal error found in `file`.
 pub fn classify_causal(file: &Path, err: CausalError) -> Classification {
     classify_ranked(file, vec![err])
@@ -221,9 +231,9 @@ pub fn classify_ranked(file: &Path, ranked: Vec<CausalError>) -> Classification 
     }
     c.candidates = ranked.iter().map(candidate).collect();
     if c.route != Route::Undetermined {
-        c.remedy = remedies(&err, file.to_str());
+        c.remedy = remedies(&err, commands_file(file));
         if c.remedy.is_empty() {
-            c.remedy = route_remedy(c.route.as_str(), file.to_str())
+            c.remedy = route_remedy(c.route.as_str(), commands_file(file))
                 .into_iter()
                 .collect();
         }
@@ -246,7 +256,7 @@ pub fn classify_found(file: &Path, err: Option<CausalError>, head: &str) -> Clas
             c.notes.push(
                 "no error stack: routed by the report's tables or wording (rules 3–4)".into(),
             );
-            c.remedy = route_remedy(c.route.as_str(), file.to_str())
+            c.remedy = route_remedy(c.route.as_str(), commands_file(file))
                 .into_iter()
                 .collect();
             c
