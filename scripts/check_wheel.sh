@@ -195,14 +195,17 @@ PY
 # its tables raise ImportError; with polars `.tensors` equals the command's shard.
 if [ "$arch" = x86_64 ]; then
   module_python=("$python")
-  add_polars() { "$work/venv/bin/pip" install --quiet --disable-pip-version-check polars; }
+  add_polars() { "$work/venv/bin/pip" install --quiet --disable-pip-version-check "polars>=1.0"; }
 else
   aarch64_python "$work/python"
   module_python=("${AARCH64_PYTHON[@]}")
+  # Every manylinux tag the policy accepts, or pip settles for the newest polars tagged exactly
+  # ${policy}_$arch (0.19, which cannot read polars 0.55's Parquet types).
   add_polars() {
     "$work/build/bin/pip" install --quiet --disable-pip-version-check --only-binary=:all: \
-      --platform "${policy}_$arch" --python-version 3.11 --implementation cp \
-      --target "$work/site" polars
+      --platform "${policy}_$arch" --platform "manylinux_2_17_$arch" \
+      --platform "manylinux2014_$arch" --python-version 3.11 --implementation cp \
+      --target "$work/site" "polars>=1.0"
   }
 fi
 echo "== import npgx (the wheel's module, $arch: without polars, then with it)"
