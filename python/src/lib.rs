@@ -146,6 +146,18 @@ impl npgx::tools::Progress for Quiet {
     }
 }
 
+/// Refuses a table in a module built without the `tables` feature (a lean wheel), in the
+/// module's words rather than the command's (`--format parquet`).
+fn tables_built() -> PyResult<()> {
+    if cfg!(feature = "tables") {
+        return Ok(());
+    }
+    Err(Error::new_err(
+        "this npgx module was built without the `tables` feature (polars, a lean wheel): it has \
+         the documents, not the tables",
+    ))
+}
+
 /// A finished scan: its document and its table, rendered on demand.
 #[pyclass(frozen, module = "npgx._npgx")]
 struct Scan {
@@ -170,6 +182,7 @@ impl Scan {
 
     /// The shard `npgx dump-scan --format parquet` writes (every tensor), as Parquet bytes.
     fn tensors_parquet<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        tables_built()?;
         if !self.table {
             return Err(Error::new_err("this scan kept no table of every tensor"));
         }
@@ -203,6 +216,7 @@ impl Compare {
 
     /// The table `npgx dump-compare --format parquet` writes (one row per pair), as Parquet bytes.
     fn pairs_parquet<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        tables_built()?;
         let cancel = Arc::new(AtomicBool::new(false));
         let bytes = run(py, &cancel, || {
             let mut out = Vec::new();
