@@ -39,10 +39,10 @@ fn to_py(py: Python<'_>, err: anyhow::Error) -> PyErr {
         let path = path.display().to_string();
         match kind {
             std::io::ErrorKind::NotFound => {
-                return PyFileNotFoundError::new_err((libc_errno::ENOENT, message, path));
+                return PyFileNotFoundError::new_err((libc::ENOENT, message, path));
             }
             std::io::ErrorKind::PermissionDenied => {
-                return PyPermissionError::new_err((libc_errno::EACCES, message, path));
+                return PyPermissionError::new_err((libc::EACCES, message, path));
             }
             _ => {}
         }
@@ -53,12 +53,6 @@ fn to_py(py: Python<'_>, err: anyhow::Error) -> PyErr {
         .find_map(|e| e.downcast_ref::<serde_json::Error>())
         .map(serde_json::Error::line);
     error(py, message, path, line)
-}
-
-/// The errno values `FileNotFoundError` and `PermissionError` carry (Linux's, as Python's own).
-mod libc_errno {
-    pub const ENOENT: i32 = 2;
-    pub const EACCES: i32 = 13;
 }
 
 /// An `npgx.Error` with its attributes set.
