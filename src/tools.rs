@@ -239,9 +239,7 @@ fn map_mode(mmap: bool, no_mmap: bool) -> anyhow::Result<crate::dump::mapped::Mo
     if mmap && no_mmap {
         bail!("mmap and no_mmap: give one");
     }
-    Ok(crate::dump::mapped::Mode::chosen(mmap, no_mmap, |k| {
-        std::env::var_os(k)
-    }))
+    Ok(crate::dump::mapped::Mode::from_flags(mmap, no_mmap))
 }
 
 /// A scan to run: what `dump_scan`'s arguments ask for.

@@ -122,7 +122,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         mapping: args.mapping,
         groups: args.groups,
         graphs: args.graphs,
-        map: super::mapped_reads(args.mmap, args.no_mmap),
+        map: crate::dump::mapped::Mode::from_flags(args.mmap, args.no_mmap),
         cancel: Default::default(),
     };
     let report = compare::compare(&args.golden, &args.target, &opts, &on_progress)?;

@@ -54,7 +54,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         &args.tree,
         &args.output,
         args.threads,
-        super::mapped_reads(args.mmap, args.no_mmap),
+        crate::dump::mapped::Mode::from_flags(args.mmap, args.no_mmap),
     )?;
     match args.format {
         Format::Table => super::print(&render::convert_text(&report))?,

@@ -114,7 +114,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         keep_all: args.all || args.format == Format::Parquet,
         rank,
         graphs: args.graphs,
-        map: super::mapped_reads(args.mmap, args.no_mmap),
+        map: crate::dump::mapped::Mode::from_flags(args.mmap, args.no_mmap),
         cancel: Default::default(),
         step: args.step,
     };

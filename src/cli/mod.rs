@@ -109,13 +109,6 @@ pub enum TableFormat {
     Parquet,
 }
 
-/// When tensor data is read through a mapping, from the flags and the environment
-/// ([`crate::dump::mapped::Mode::chosen`], the rule `npgx mcp` applies too): an option of the
-/// engine's call, never a process-wide setting.
-fn mapped_reads(mmap: bool, no_mmap: bool) -> crate::dump::mapped::Mode {
-    crate::dump::mapped::Mode::chosen(mmap, no_mmap, |k| std::env::var_os(k))
-}
-
 /// A progress bar counting `what` on stderr, or `None` when disabled or stderr is not a terminal.
 fn progress_bar(enabled: bool, what: &str) -> Option<indicatif::ProgressBar> {
     use std::io::IsTerminal as _;

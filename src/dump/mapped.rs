@@ -124,6 +124,12 @@ impl Mode {
             }
         }
     }
+
+    /// [`Mode::chosen`] with the process's environment: what every front end (the CLI, `npgx
+    /// mcp`, the Python module) gives an engine call.
+    pub fn from_flags(mmap: bool, no_mmap: bool) -> Mode {
+        Mode::chosen(mmap, no_mmap, |k| std::env::var_os(k))
+    }
 }
 
 impl Mapping {
