@@ -241,13 +241,15 @@ def test_an_unreadable_file_is_a_permission_error(tmp_path):
 def test_ctrl_c_cancels_a_long_scan(tmp_path):
     # Many small files: a scan long enough to interrupt.
     tree = tmp_path / "many"
-    for d in range(40):
+    # (20 000 files took under 0.3 s on a cold CI run once, and the scan ended first: the tree is
+    # larger and the interrupt earlier.)
+    for d in range(100):
         sub = tree / f"d{d}"
         sub.mkdir(parents=True)
         for f in range(500):
             (sub / f"t{f}.npy").write_bytes(b"x")
     import _thread
-    timer = threading.Timer(0.3, _thread.interrupt_main)
+    timer = threading.Timer(0.05, _thread.interrupt_main)
     started = time.monotonic()
     timer.start()
     with pytest.raises(KeyboardInterrupt):
