@@ -115,8 +115,9 @@ step "cargo test"
 # The tests keep every npgx JSON document they see in target/json-corpus/ (tests/it/common.rs);
 # start empty so that only this run's documents are validated below.
 rm -rf target/json-corpus
-# --include-ignored: the tests that need torch or an unprivileged account are #[ignore]d with the
-# reason, so a bare `cargo test` skips them visibly; this script provides both and runs them.
+# --include-ignored: the tests that need the generated fixtures, torch or an unprivileged account
+# are #[ignore]d with the reason, so a bare `cargo test` is green and says what it skipped; this
+# script provides all three and runs them.
 # --skip triage_nodes:: / triage_slow::: the five FX node search tests and two option bisects
 # (about 7 CPU-minutes of PyTorch) run in scripts/test_slow.sh, to keep cold CI under its budget;
 # the logic they drive is tested here by unit tests, and one node search, one failure bisect and

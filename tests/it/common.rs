@@ -20,7 +20,8 @@ pub fn fixture(rel: &str) -> PathBuf {
     let p = repo().join("target/fixtures").join(rel);
     assert!(
         p.exists(),
-        "missing fixture {} — run scripts/test.sh, which generates the fixtures",
+        "missing fixture {} — run scripts/test.sh, which generates the fixtures and runs the \
+         tests that need them (#[ignore]d in a bare `cargo test`)",
         p.display()
     );
     p

@@ -542,6 +542,7 @@ fn j_attr(v: &AttrValue) -> Value {
 }
 
 #[test]
+#[ignore = "needs target/fixtures (scripts/test.sh writes them and runs this)"]
 fn protobuf_text_format_fixtures_read_back_exactly() {
     let expected: Value = serde_json::from_slice(
         &std::fs::read(crate::common::fixture("ge_graph/expected.json")).expect("expected.json"),

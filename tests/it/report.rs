@@ -133,6 +133,7 @@ fn triage_tree(dir: &Path) -> PathBuf {
 }
 
 #[test]
+#[ignore = "needs target/fixtures (scripts/test.sh writes them and runs this)"]
 fn a_saved_document_renders_the_same_page_as_the_html_flag() {
     let dir = scratch("same-page");
     let (json, flag) = scan_docs(&dir);
@@ -173,6 +174,7 @@ fn a_saved_document_renders_the_same_page_as_the_html_flag() {
 }
 
 #[test]
+#[ignore = "needs target/fixtures (scripts/test.sh writes them and runs this)"]
 fn scan_json_carries_each_operators_magnitude_and_the_anomalies_order() {
     let dir = scratch("scan-order");
     let (json, _) = scan_docs(&dir);
@@ -657,6 +659,7 @@ fn format_json_names_the_page_and_its_inputs_in_the_envelope() {
 /// (as an engine change would): the section names the missing field instead of rendering blank
 /// values; the same document with fields this npgx does not know still renders.
 #[test]
+#[ignore = "needs target/fixtures (scripts/test.sh writes them and runs this)"]
 fn a_renamed_field_is_named_on_the_page_and_unknown_fields_are_ignored() {
     let dir = scratch("renamed");
     let (scan, _) = scan_docs(&dir);
