@@ -159,3 +159,4 @@ awk -v b="$bytes" -v c="$t_cat" -v n="$t_npgx" -v p="$t_py" -v r="$rss_kb" \
   printf "pairs %s / %s, failed %s / %s, sum of cosines %.12f / %.12f (npgx / python)%s\n", np_, pp, nf, pf, nc, pc, (agree ? "" : "   <-- DISAGREE")
 }'
 echo "$(load) at the end"
+cpu

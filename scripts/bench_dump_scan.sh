@@ -84,6 +84,7 @@ if [ -n "$files_mode" ]; then
     fi
   done
   echo "== $(load) at the end"
+  cpu
   exit 0
 fi
 
@@ -160,3 +161,4 @@ awk -v b="$bytes" -v c="$t_cat" -v n="$t_npgx" -v p="$t_py" -v r="$rss_kb" -v na
   printf "anomalous tensors: npgx %s, python %s%s\n", na, pa, (na == pa ? "" : "   <-- DISAGREE")
 }'
 echo "$(load) at the end"
+cpu

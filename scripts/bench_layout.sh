@@ -164,3 +164,4 @@ for what in convert nd-dev dev-dev mixed pt-conv pt-pt; do
 done
 [ -n "$base_bin" ] && echo "outputs of both builds agree: $agree"
 echo "$(load) at the end"
+cpu

@@ -83,3 +83,20 @@ peak_rss_split() { # "anon file" peak KiB of one run of "$@" (RssAnon: the proce
   wait "$pid" || true
   echo "$anon $file"
 }
+
+cpu() { # the CPU a ratio was measured on, printed beside it (issue 44 item 6): model, the vector
+  # extensions the kernels choose from, the caches of one core (sysfs) and the core count
+  local model ext caches="" idx level type size
+  model=$(LC_ALL=C lscpu 2>/dev/null | awk -F': *' '/^Model name/ {print $2; exit}')
+  # x86 flags / AArch64 features of the first CPU, kept to the vector ones
+  ext=$(awk -F': *' '/^(flags|Features)/ {print $2; exit}' /proc/cpuinfo | tr ' ' '\n' \
+    | grep -xE 'sse4_2|avx|avx2|fma|f16c|avx512(f|bw|vl|dq|_fp16|_bf16|vnni)|asimd|asimdhp|fphp|sve2?|bf16' \
+    | paste -sd' ' -)
+  for idx in /sys/devices/system/cpu/cpu0/cache/index*; do
+    [ -r "$idx/size" ] || continue
+    level=$(cat "$idx/level"); type=$(cat "$idx/type"); size=$(cat "$idx/size")
+    [ "$type" = Instruction ] && continue
+    caches="$caches L$level $size"
+  done
+  echo "cpu: ${model:-unknown} ($(nproc) cores; ${ext:-no vector extensions listed};${caches:- caches unknown})"
+}

@@ -111,3 +111,4 @@ fi
 awk -v n="$t_npgx" -v r="$t_read" 'BEGIN { printf "npgx / read limit:       %.2fx of its throughput\n", r / n }'
 awk -v a="$rss" -v b="$rss_quarter" 'BEGIN { printf "peak RSS full / quarter: %d / %d KiB (flat if ~1)\n", a, b }'
 echo "$(load) at the end"
+cpu

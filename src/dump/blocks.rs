@@ -19,6 +19,9 @@ use super::mapped::{Mapping, Mode, Vanished};
 /// than the copy it saves (docs/performance.md, "mapped reads").
 pub const MAP_MIN: u64 = 1 << 20;
 
+/// The page size a positional read keeps its alignment to (see [`Blocks::with_range`]).
+const PAGE: usize = 4096;
+
 /// Why a range could not be read.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ReadError {
@@ -92,7 +95,13 @@ impl Blocks {
         };
         let n = usize::try_from(len)
             .map_err(|_| ReadError::Io(format!("{len} bytes do not fit in memory")))?;
-        buf.resize(n, 0);
+        // The bytes land at the same offset in a page of `buf` as they have in the file's
+        // pages: the kernel's copy (`rep movsb`) runs about 5× slower on AMD Zen 3 when the
+        // destination is 1–31 bytes past the source modulo 4 KiB (docs/performance.md, "per
+        // CPU"), and a buffer's place in its page is the allocator's choice.
+        buf.resize(n.saturating_add(PAGE), 0);
+        let base = ((offset % PAGE as u64) as usize + PAGE - buf.as_ptr().addr() % PAGE) % PAGE;
+        let buf = &mut buf[base..base + n];
         match self.file.read_exact_at(buf, offset) {
             Ok(()) => Ok(f(buf)),
             Err(e) if e.kind() == ErrorKind::UnexpectedEof => Err(ReadError::Changed { offset }),
@@ -106,5 +115,37 @@ impl Blocks {
     /// reading it: a file truncated after its last guarded read is reported as changed too).
     pub fn still_whole(&self) -> bool {
         self.file.metadata().is_ok_and(|m| m.len() >= self.len)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_positional_read_lands_at_the_files_offset_in_a_page() {
+        let path = std::env::temp_dir().join(format!("npgx-blocks-{}.bin", std::process::id()));
+        let data: Vec<u8> = (0..3 * PAGE as u32).map(|i| (i % 251) as u8).collect();
+        std::fs::write(&path, &data).unwrap();
+        let blocks = Blocks::new(File::open(&path).unwrap(), data.len() as u64, Mode::Never);
+        // A buffer of every size and offset the callers leave behind, every offset in a page.
+        let mut buf = Vec::new();
+        for (offset, len) in [
+            (0, 10),
+            (1, 4096),
+            (17, 100),
+            (4095, 2),
+            (4111, 5000),
+            (8000, 0),
+        ] {
+            let (addr, bytes) = blocks
+                .with_range(offset, len, &mut buf, |b| (b.as_ptr().addr(), b.to_vec()))
+                .unwrap();
+            assert_eq!(bytes, &data[offset as usize..(offset + len) as usize]);
+            if len > 0 {
+                assert_eq!(addr % PAGE, offset as usize % PAGE, "offset {offset}");
+            }
+        }
+        std::fs::remove_file(&path).unwrap();
     }
 }

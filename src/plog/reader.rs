@@ -118,24 +118,41 @@ fn room(buf: &mut Vec<u8>, len: usize) {
     }
 }
 
+/// The page size the copy's alignment is kept to (see [`read_chunk`]).
+const PAGE: usize = 4096;
+
 /// Reads the lines that start in `start..end` of `file` (`len` bytes long) into `c`.
+///
+/// The read starts at the page boundary at or before `start - 1` (the byte that says whether a
+/// line starts at `start`) and lands at a page-aligned place of the buffer, so that the kernel's
+/// copy finds source and destination at the same offset in their pages. Its `rep movsb` runs
+/// about 5× slower on AMD Zen 3 when the destination sits 1–31 bytes past the source modulo
+/// 4 KiB (513 MiB of page cache with `dd bs=4M`: 0.20–0.25 s there, 0.04 s at any other offset),
+/// and reading from `start - 1` into a `malloc`ed buffer (16 bytes past a page) put every chunk
+/// 17 bytes past.
 fn read_chunk(file: &File, len: u64, start: u64, end: u64, c: &mut Chunk) -> io::Result<()> {
-    let from = start.saturating_sub(1);
+    let from = start.saturating_sub(1) / PAGE as u64 * PAGE as u64;
     let want = usize::try_from(end - from).unwrap_or(usize::MAX);
-    room(&mut c.data, want);
-    let n = read_full_at(file, &mut c.data[..want], from)?;
+    room(&mut c.data, want.saturating_add(PAGE));
+    let base = (PAGE - c.data.as_ptr().addr() % PAGE) % PAGE;
+    let n = read_full_at(file, &mut c.data[base..base + want], from)?;
     (c.begin, c.end, c.tail_dropped) = (0, 0, 0);
     // A line starts at `start` when it is the file's first byte or follows a newline: newlines at
     // `start - 1 ..= end - 2` start lines inside the range.
     if start > 0 {
-        match memchr::memchr(b'\n', &c.data[..n.min(want - 1)]) {
-            Some(i) => c.begin = i + 1,
+        // `start - 1 - from` < PAGE.
+        let lo = base + (start - 1 - from) as usize;
+        let hi = base + n.min(want - 1);
+        match c.data.get(lo..hi).and_then(|b| memchr::memchr(b'\n', b)) {
+            Some(i) => c.begin = lo + i + 1,
             None => return Ok(()),
         }
+    } else {
+        c.begin = base;
     }
-    let mut filled = n;
+    let mut filled = base + n;
     c.end = filled;
-    if c.data[..filled].last() == Some(&b'\n') || end >= len || n < want {
+    if c.data[base..filled].last() == Some(&b'\n') || end >= len || n < want {
         return Ok(());
     }
     // The last line runs past the range: read on to its newline, keeping at most its head.
@@ -518,7 +535,11 @@ mod tests {
         long.push(b'\n');
         long.extend_from_slice(&short);
         for (name, data, chunks) in [
-            ("short", &short, &[1, 2, 7, 4096, 1 << 40][..]),
+            (
+                "short",
+                &short,
+                &[1, 2, 7, 4095, 4096, 4097, 5000, 1 << 40][..],
+            ),
             (
                 "long",
                 &long,
