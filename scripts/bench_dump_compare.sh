@@ -97,6 +97,8 @@ npgx_compare() { "$bin" dump-compare "$golden" "$target" --format json --no-prog
 
 echo "== read limit (best of $runs, $(load))"
 t_cat=$(read_limit "$golden" "$target")
+echo "== stream-only: npgx's reader and a kernel that only loads (best of $runs, $(load))"
+t_stream=$(stream_limit "$golden" "$target")
 npgx_compare_mapped() { "$bin" dump-compare "$golden" "$target" --format json --no-progress --mmap; }
 npgx_compare_pread() { "$bin" dump-compare "$golden" "$target" --format json --no-progress --no-mmap; }
 echo "== npgx dump-compare (best of $runs, $(load))"
@@ -137,11 +139,12 @@ rm -f "$out"
 
 awk -v b="$bytes" -v c="$t_cat" -v n="$t_npgx" -v p="$t_py" -v r="$rss_kb" \
     -v pr="$t_mapped" -v cl="$t_cold_limit" -v cn="$t_cold" -v cp="$t_cold_mapped" -v an="$anon_kb" -v fi="$file_kb" \
-    -v pd="$t_pread" -v cr="$t_cold_pread" \
+    -v pd="$t_pread" -v cr="$t_cold_pread" -v st="$t_stream" \
     -v np_="$npgx_pairs" -v nf="$npgx_failed" -v nc="$npgx_cos" -v pp="$py_pairs" -v pf="$py_failed" -v pc="$py_cos" 'BEGIN {
   mib = b / 1048576
   printf "\n%-28s %10s %12s\n", "", "seconds", "MiB/s"
   printf "%-28s %10.3f %12.0f\n", "read limit (both trees)", c, mib / c
+  printf "%-28s %10.3f %12.0f\n", "stream-only (no kernel)", st, mib / st
   printf "%-28s %10.3f %12.0f\n", "npgx dump-compare", n, mib / n
   printf "%-28s %10.3f %12.0f\n", "npgx dump-compare --mmap", pr, mib / pr
   printf "%-28s %10.3f %12.0f\n", "npgx dump-compare --no-mmap", pd, mib / pd
@@ -151,6 +154,7 @@ awk -v b="$bytes" -v c="$t_cat" -v n="$t_npgx" -v p="$t_py" -v r="$rss_kb" \
   printf "%-28s %10.3f %12.0f\n", "npgx --no-mmap, cold", cr, mib / cr
   printf "%-28s %10.3f %12.0f\n", "python + numpy baseline", p, mib / p
   printf "\nnpgx / read   = %.2fx   (target >= 0.8x; --mmap %.2fx, --no-mmap %.2fx)\n", c / n, c / pr, c / pd
+  printf "stream-only / read = %.2fx   (the ceiling of any kernel with this reader on this CPU)\n", c / st
   printf "cold: npgx / cold read = %.2fx   (target >= 0.9x; --mmap %.2fx, --no-mmap %.2fx)\n", cl / cn, cl / cp, cl / cr
   printf "peak RssAnon %.1f MiB, peak RssFile (mapped page-cache pages) %.1f MiB\n", an / 1024, fi / 1024
   printf "npgx / python = %.1fx   (target >= 10x)\n", p / n

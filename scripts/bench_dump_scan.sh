@@ -106,6 +106,8 @@ npgx_scan_pread() { "$bin" dump-scan "$tree" --format json --no-progress --no-mm
 
 echo "== read limit (best of $runs, $(load))"
 t_cat=$(read_limit "$tree")
+echo "== stream-only: npgx's reader and a kernel that only loads (best of $runs, $(load))"
+t_stream=$(stream_limit "$tree")
 echo "== npgx dump-scan (best of $runs, $(load))"
 t_npgx=$(best npgx_scan)
 echo "== npgx dump-scan --mmap (best of $runs, $(load))"
@@ -141,10 +143,11 @@ py_anom=$("$py" -c 'import json,sys; print(json.loads(sys.argv[1])["anomalous_te
 
 awk -v b="$bytes" -v c="$t_cat" -v n="$t_npgx" -v p="$t_py" -v r="$rss_kb" -v na="$npgx_anom" -v pa="$py_anom" \
   -v pr="$t_mapped" -v cl="$t_cold_limit" -v cn="$t_cold" -v cp="$t_cold_mapped" -v an="$anon_kb" -v fi="$file_kb" \
-  -v pp="$t_pread" -v cr="$t_cold_pread" 'BEGIN {
+  -v pp="$t_pread" -v cr="$t_cold_pread" -v st="$t_stream" 'BEGIN {
   mib = b / 1048576
   printf "\n%-26s %10s %12s\n", "", "seconds", "MiB/s"
   printf "%-26s %10.3f %12.0f\n", "read limit", c, mib / c
+  printf "%-26s %10.3f %12.0f\n", "stream-only (no kernel)", st, mib / st
   printf "%-26s %10.3f %12.0f\n", "npgx dump-scan", n, mib / n
   printf "%-26s %10.3f %12.0f\n", "npgx dump-scan --mmap", pr, mib / pr
   printf "%-26s %10.3f %12.0f\n", "npgx dump-scan --no-mmap", pp, mib / pp
@@ -154,6 +157,7 @@ awk -v b="$bytes" -v c="$t_cat" -v n="$t_npgx" -v p="$t_py" -v r="$rss_kb" -v na
   printf "%-26s %10.3f %12.0f\n", "npgx --mmap, cold", cp, mib / cp
   printf "%-26s %10.3f %12.0f\n", "npgx --no-mmap, cold", cr, mib / cr
   printf "\nnpgx / read   = %.2fx   (target >= 0.9x; --mmap %.2fx, --no-mmap %.2fx)\n", c / n, c / pr, c / pp
+  printf "stream-only / read = %.2fx   (the ceiling of any kernel with this reader on this CPU)\n", c / st
   printf "cold: npgx / cold read = %.2fx   (target >= 0.9x; --mmap %.2fx, --no-mmap %.2fx)\n", cl / cn, cl / cp, cl / cr
   printf "peak RssAnon %.1f MiB, peak RssFile (mapped page-cache pages) %.1f MiB\n", an / 1024, fi / 1024
   printf "npgx / python = %.1fx   (target >= 20x)\n", p / n

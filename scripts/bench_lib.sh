@@ -100,3 +100,15 @@ cpu() { # the CPU a ratio was measured on, printed beside it (issue 44 item 6): 
   done
   echo "cpu: ${model:-unknown} ($(nproc) cores; ${ext:-no vector extensions listed};${caches:- caches unknown})"
 }
+
+stream_limit() { # best wall time (s) of $runs passes over every byte of PATH… read the way npgx
+  # reads dumps (its Blocks reader, mapped when cached, all cores, the page-ahead prefetch) by a
+  # kernel that only loads them (examples/stream_limit.rs): the ceiling of any kernel on this
+  # CPU. Built with the release profile unless $NPGX_STREAM_BIN names the example's binary.
+  local ex="${NPGX_STREAM_BIN:-}"
+  if [ -z "$ex" ]; then
+    cargo build --release --locked --quiet --example stream_limit >&2
+    ex="${CARGO_TARGET_DIR:-target}/release/examples/stream_limit"
+  fi
+  "$ex" --runs "$runs" "$@" | head -1
+}
