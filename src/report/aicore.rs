@@ -159,6 +159,14 @@ pub fn table(out: &mut impl Write, scan: &AicoreScan) -> io::Result<()> {
         for d in &e.dump_files {
             writeln!(out, "  dump: {} (L{})", d.value, d.line)?;
         }
+        for a in &e.asserts {
+            writeln!(
+                out,
+                "  kernel assert: {} (L{})",
+                kernel_assert_text(&a.value),
+                a.line
+            )?;
+        }
     }
     let remedy = scan.remedy();
     if !remedy.is_empty() {
@@ -166,6 +174,20 @@ pub fn table(out: &mut impl Write, scan: &AicoreScan) -> io::Result<()> {
         write!(out, "{}", super::triage::remedy_text(&remedy, ""))?;
     }
     Ok(())
+}
+
+/// A failed assertion of the kernel's code in one line: `FILE:LINE: `CONDITION` failed: MESSAGE`.
+pub(crate) fn kernel_assert_text(a: &npgx_parsers::aicore::KernelAssert) -> String {
+    let place = match (&a.file, a.line) {
+        (Some(f), Some(l)) => format!("{f}:{l}: "),
+        _ => String::new(),
+    };
+    let condition = a
+        .condition
+        .as_ref()
+        .map(|c| format!("`{c}` failed: "))
+        .unwrap_or_default();
+    format!("{place}{condition}{}", a.message)
 }
 
 const CSV_HEADER: &str = "file,first_line,last_line,kind,pid,device_id,chip_id,die_id,stream_id,report_stream_id,task_id,task_pos,flip_num,kernel_name,func_name,node_name,program_id,hash,block_dim,tiling_key,ret_code,acl_code,inner_code,cann_codes,serial,core_id,error_code,errcode,error_str,decoded";

@@ -93,6 +93,39 @@ fn s01_aivec_gatherv3() {
         .as_array()
         .unwrap()
         .contains(&json!("ACL 507035: vector core exception")));
+    // The operator's own check that failed, with its source line: the index input is out of
+    // range — what the user needs, before any dump.
+    assert_eq!(
+        e["asserts"],
+        json!([{"value": {
+            "file": "/home/phisik3/Ascend/CANN-7.8/opp/built-in/op_impl/ai_core/tbe/impl/dynamic/../ascendc/gather_v3/gather_v3_base.h",
+            "line": 137,
+            "condition": "(0 <= val && val < this->gxSize_)",
+            "message": "Index 100000000 out of range[0 655360)!"
+        }, "line": 34}])
+    );
+    let p = sample("logs/01-plog-raw-aivec-gatherv3-assert-2025.log");
+    let text = String::from_utf8(npgx(["aicore", p.to_str().unwrap()]).stdout).unwrap();
+    assert!(
+        text.contains("kernel assert: /home/phisik3/Ascend/CANN-7.8/opp/built-in/op_impl/ai_core/tbe/impl/dynamic/../ascendc/gather_v3/gather_v3_base.h:137: `(0 <= val && val < this->gxSize_)` failed: Index 100000000 out of range[0 655360)! (L34)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_real_plog_of_a_later_cann_names_the_same_check() {
+    // CANN 8.2.RC1, the same operator: read without a change for it.
+    let e = one("real/plog/hicann-oam-tools__plog-17890_202506017074109552.log");
+    assert_eq!(e["asserts"][0]["line"], 396);
+    let a = &e["asserts"][0]["value"];
+    assert_eq!(
+        (a["line"].clone(), a["message"].clone()),
+        (json!(137), json!("Index 1000001 out of range[0 1)!"))
+    );
+    assert!(a["file"]
+        .as_str()
+        .unwrap()
+        .ends_with("gather_v3/gather_v3_base.h"));
 }
 
 #[test]

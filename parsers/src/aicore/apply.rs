@@ -205,6 +205,10 @@ pub(super) fn apply_misc(r: &mut AicoreError, line: u64, ev: Evidence, checked: 
                 r.dump_files.push(Fact { value: f, line });
             }
         }
+        Evidence::KernelAssert(a) => {
+            r.touch(line);
+            r.asserts.push(Fact { value: a, line });
+        }
         Evidence::FirmwareTask {
             device,
             stream,

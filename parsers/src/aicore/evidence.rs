@@ -141,6 +141,8 @@ pub enum Evidence {
     AicTensor(TensorDesc),
     /// `dump exception to file, file: …`.
     DumpFile(String),
+    /// `[ASSERT] … FILE:LINE: Assertion `CONDITION' MESSAGE` from the device's printf buffer.
+    KernelAssert(super::KernelAssert),
     /// Firmware `<exception_print>TIME:…, device_id=…, stream_id=…, task_id=…, exception_code=…`.
     FirmwareTask {
         device: Option<u64>,
@@ -153,6 +155,50 @@ pub enum Evidence {
         key: String,
         value: String,
     },
+}
+
+/// The text after an `[ASSERT]` tag: the `[KEY : VALUE]` groups Ascend C prints first
+/// (`[CANN_VERSION : 7.8][TimeStamp : 0]`) skipped, then `FILE:LINE: Assertion `CONDITION'
+/// MESSAGE`; a text of another shape is kept whole as the message.
+fn kernel_assert(text: &str) -> super::KernelAssert {
+    let mut rest = text.trim_start();
+    while let Some(group) = rest.strip_prefix('[') {
+        match group.find(']') {
+            Some(end) if group[..end].contains(" : ") => rest = group[end + 1..].trim_start(),
+            _ => break,
+        }
+    }
+    let whole = super::KernelAssert {
+        message: rest.trim().to_owned(),
+        ..super::KernelAssert::default()
+    };
+    let Some(at) = rest.find(": Assertion `") else {
+        return whole;
+    };
+    // FILE:LINE before it (a path may hold colons; the line number is after the last one).
+    let place = &rest[..at];
+    let Some((file, line)) = place.rsplit_once(':') else {
+        return whole;
+    };
+    let Ok(line) = line.trim().parse::<u32>() else {
+        return whole;
+    };
+    let after = &rest[at + ": Assertion `".len()..];
+    // The condition ends at the first quote before a space (a message may hold apostrophes),
+    // or at a quote that ends the line.
+    let end = after
+        .find("' ")
+        .or_else(|| after.strip_suffix('\'').map(str::len));
+    let (condition, message) = match end {
+        Some(q) => (Some(after[..q].to_owned()), after[q + 1..].trim()),
+        None => (None, after.trim()),
+    };
+    super::KernelAssert {
+        file: Some(file.trim().to_owned()).filter(|f| !f.is_empty()),
+        line: Some(line),
+        condition,
+        message: message.to_owned(),
+    }
 }
 
 /// Recognises one message. `None` when the message says nothing about a device error.
@@ -169,6 +215,11 @@ pub fn classify(message: &str) -> Option<Evidence> {
     }
     if msg.len() < 8 {
         return None;
+    }
+    if let Some(at) = msg.find("[ASSERT]") {
+        return Some(Evidence::KernelAssert(kernel_assert(
+            &msg[at + "[ASSERT]".len()..],
+        )));
     }
     let bag = KvBag::new(msg);
     if bag.contains("task run failed") || bag.contains("task exception!") {
@@ -581,6 +632,54 @@ mod tests {
             Some(Evidence::Header(h)) => h,
             other => panic!("{other:?}"),
         }
+    }
+
+    fn a(msg: &str) -> crate::aicore::KernelAssert {
+        match classify(msg) {
+            Some(Evidence::KernelAssert(a)) => a,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn ascend_c_assertions_with_their_source_line() {
+        // The shape of the real lines (shared samples logs/01 and real/plog), paths shortened.
+        let x = a("[dump_printf.cpp:548][tid:155320] [ASSERT] [CANN_VERSION : 7.8][TimeStamp : 0] /opp/impl/dynamic/../ascendc/gather_v3/gather_v3_base.h:137: Assertion `(0 <= val && val < this->gxSize_)' Index 100000000 out of range[0 655360)!");
+        assert_eq!(
+            x.file.as_deref(),
+            Some("/opp/impl/dynamic/../ascendc/gather_v3/gather_v3_base.h")
+        );
+        assert_eq!(x.line, Some(137));
+        assert_eq!(
+            x.condition.as_deref(),
+            Some("(0 <= val && val < this->gxSize_)")
+        );
+        assert_eq!(x.message, "Index 100000000 out of range[0 655360)!");
+        // No version groups, a message with an apostrophe, a condition that ends the line.
+        let y = a("[ASSERT] k.cpp:9: Assertion `n > 0' can't tile 0 rows");
+        assert_eq!(
+            (
+                y.file.as_deref(),
+                y.line,
+                y.condition.as_deref(),
+                y.message.as_str()
+            ),
+            (Some("k.cpp"), Some(9), Some("n > 0"), "can't tile 0 rows")
+        );
+        let z = a("[ASSERT] C:/src/k.cpp:12: Assertion `ok'");
+        assert_eq!(
+            (
+                z.file.as_deref(),
+                z.line,
+                z.condition.as_deref(),
+                z.message.as_str()
+            ),
+            (Some("C:/src/k.cpp"), Some(12), Some("ok"), "")
+        );
+        // Another shape after the tag: kept whole, nothing invented.
+        let w = a("[ASSERT] [CANN_VERSION : 8.2] tiling failed");
+        assert_eq!((w.file, w.line, w.condition), (None, None, None));
+        assert_eq!(w.message, "tiling failed");
     }
 
     #[test]

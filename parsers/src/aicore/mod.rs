@@ -126,6 +126,26 @@ pub struct CoreError {
     pub error_bits: Vec<String>,
 }
 
+/// An assertion of the kernel's own code that failed on the device, as Ascend C prints it
+/// through the device's printf buffer (`[ASSERT] [CANN_VERSION : …][TimeStamp : …]
+/// FILE:LINE: Assertion `CONDITION' MESSAGE`): the source line of the check and what it says
+/// about the inputs (`Index 100000000 out of range[0 655360)!`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct KernelAssert {
+    /// The source file of the check, as printed (often the operator's header in the CANN
+    /// installation).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
+    /// The asserted condition, without its quotes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub condition: Option<String>,
+    /// The kernel's message after the condition (or everything after the tag when the line has
+    /// no `Assertion` part).
+    pub message: String,
+}
+
 /// GE's `[AIC_INFO]` block for the failing node.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AicInfo {
@@ -231,6 +251,9 @@ pub struct AicoreError {
     /// Exception dump files written for this failure.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub dump_files: Vec<Fact<String>>,
+    /// Assertions of the kernel's code that failed ([`KernelAssert`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub asserts: Vec<Fact<KernelAssert>>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cores: Vec<CoreError>,
     /// What the codes mean (`retCode 0x31: vector core exception`, `ACL 507035: …`).

@@ -257,7 +257,7 @@ fn fact<T: std::fmt::Display>(f: &Option<Fact<T>>) -> Option<(String, u64)> {
 }
 
 /// The card fields: label, value and evidence line.
-fn card_fields(e: &AicoreError) -> [(&'static str, Option<(String, u64)>); 13] {
+fn card_fields(e: &AicoreError) -> [(&'static str, Option<(String, u64)>); 14] {
     [
         ("device", fact(&e.device_id)),
         ("chip", fact(&e.chip_id)),
@@ -272,6 +272,12 @@ fn card_fields(e: &AicoreError) -> [(&'static str, Option<(String, u64)>); 13] {
         ("ACL code", fact(&e.acl_code)),
         ("block dim", fact(&e.block_dim)),
         ("tiling key", fact(&e.tiling_key)),
+        (
+            "kernel assert",
+            e.asserts
+                .first()
+                .map(|a| (crate::report::aicore::kernel_assert_text(&a.value), a.line)),
+        ),
     ]
 }
 
