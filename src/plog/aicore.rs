@@ -93,6 +93,7 @@ impl FileAicoreError {
         .collect();
         lines.extend(e.cann_codes.iter().map(|f| f.line));
         lines.extend(e.dump_files.iter().map(|f| f.line));
+        lines.extend(e.asserts.iter().map(|f| f.line));
         lines.extend(a.tensors.iter().map(|f| f.line));
         for c in &e.cores {
             lines.extend(

@@ -98,8 +98,8 @@ fn s01_aivec_gatherv3() {
     assert_eq!(
         e["asserts"],
         json!([{"value": {
-            "file": "/home/phisik3/Ascend/CANN-7.8/opp/built-in/op_impl/ai_core/tbe/impl/dynamic/../ascendc/gather_v3/gather_v3_base.h",
-            "line": 137,
+            "source_file": "/home/phisik3/Ascend/CANN-7.8/opp/built-in/op_impl/ai_core/tbe/impl/dynamic/../ascendc/gather_v3/gather_v3_base.h",
+            "source_line": 137,
             "condition": "(0 <= val && val < this->gxSize_)",
             "message": "Index 100000000 out of range[0 655360)!"
         }, "line": 34}])
@@ -119,10 +119,10 @@ fn the_real_plog_of_a_later_cann_names_the_same_check() {
     assert_eq!(e["asserts"][0]["line"], 396);
     let a = &e["asserts"][0]["value"];
     assert_eq!(
-        (a["line"].clone(), a["message"].clone()),
+        (a["source_line"].clone(), a["message"].clone()),
         (json!(137), json!("Index 1000001 out of range[0 1)!"))
     );
-    assert!(a["file"]
+    assert!(a["source_file"]
         .as_str()
         .unwrap()
         .ends_with("gather_v3/gather_v3_base.h"));

@@ -194,8 +194,8 @@ fn kernel_assert(text: &str) -> super::KernelAssert {
         None => (None, after.trim()),
     };
     super::KernelAssert {
-        file: Some(file.trim().to_owned()).filter(|f| !f.is_empty()),
-        line: Some(line),
+        source_file: Some(file.trim().to_owned()).filter(|f| !f.is_empty()),
+        source_line: Some(line),
         condition,
         message: message.to_owned(),
     }
@@ -646,10 +646,10 @@ mod tests {
         // The shape of the real lines (shared samples logs/01 and real/plog), paths shortened.
         let x = a("[dump_printf.cpp:548][tid:155320] [ASSERT] [CANN_VERSION : 7.8][TimeStamp : 0] /opp/impl/dynamic/../ascendc/gather_v3/gather_v3_base.h:137: Assertion `(0 <= val && val < this->gxSize_)' Index 100000000 out of range[0 655360)!");
         assert_eq!(
-            x.file.as_deref(),
+            x.source_file.as_deref(),
             Some("/opp/impl/dynamic/../ascendc/gather_v3/gather_v3_base.h")
         );
-        assert_eq!(x.line, Some(137));
+        assert_eq!(x.source_line, Some(137));
         assert_eq!(
             x.condition.as_deref(),
             Some("(0 <= val && val < this->gxSize_)")
@@ -659,8 +659,8 @@ mod tests {
         let y = a("[ASSERT] k.cpp:9: Assertion `n > 0' can't tile 0 rows");
         assert_eq!(
             (
-                y.file.as_deref(),
-                y.line,
+                y.source_file.as_deref(),
+                y.source_line,
                 y.condition.as_deref(),
                 y.message.as_str()
             ),
@@ -669,8 +669,8 @@ mod tests {
         let z = a("[ASSERT] C:/src/k.cpp:12: Assertion `ok'");
         assert_eq!(
             (
-                z.file.as_deref(),
-                z.line,
+                z.source_file.as_deref(),
+                z.source_line,
                 z.condition.as_deref(),
                 z.message.as_str()
             ),
@@ -678,7 +678,10 @@ mod tests {
         );
         // Another shape after the tag: kept whole, nothing invented.
         let w = a("[ASSERT] [CANN_VERSION : 8.2] tiling failed");
-        assert_eq!((w.file, w.line, w.condition), (None, None, None));
+        assert_eq!(
+            (w.source_file, w.source_line, w.condition),
+            (None, None, None)
+        );
         assert_eq!(w.message, "tiling failed");
     }
 

@@ -135,9 +135,10 @@ pub struct KernelAssert {
     /// The source file of the check, as printed (often the operator's header in the CANN
     /// installation).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub file: Option<String>,
+    pub source_file: Option<String>,
+    /// Its line in that file (`line` is kept for the log line of every fact).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub line: Option<u32>,
+    pub source_line: Option<u32>,
     /// The asserted condition, without its quotes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub condition: Option<String>,
