@@ -48,30 +48,30 @@ impl Kernel for Stream<'_> {
     #[cfg(target_arch = "x86_64")]
     #[inline(always)]
     fn run_x86(self, f: npgx::simd::x86::Features) -> u64 {
-        let mut x = [0u64; 8];
-        let mut lines = self.0.chunks_exact(64);
-        for (k, line) in (&mut lines).enumerate() {
-            f.prefetch(self.0, k * 64);
-            for (acc, w) in x.iter_mut().zip(line.chunks_exact(8)) {
-                *acc ^= u64::from_le_bytes(w.try_into().unwrap_or_default());
-            }
-        }
-        x.iter().fold(Stream(lines.remainder()).run(), |a, b| a ^ b)
+        by_lines(self.0, |at| f.prefetch(self.0, at))
     }
 
     #[cfg(target_arch = "aarch64")]
     #[inline(always)]
     fn run_neon(self, f: npgx::simd::aarch64::Features) -> u64 {
-        let mut x = [0u64; 8];
-        let mut lines = self.0.chunks_exact(64);
-        for (k, line) in (&mut lines).enumerate() {
-            f.prefetch(self.0, k * 64);
-            for (acc, w) in x.iter_mut().zip(line.chunks_exact(8)) {
-                *acc ^= u64::from_le_bytes(w.try_into().unwrap_or_default());
-            }
-        }
-        x.iter().fold(Stream(lines.remainder()).run(), |a, b| a ^ b)
+        by_lines(self.0, |at| f.prefetch(self.0, at))
     }
+}
+
+/// The vector paths' loop: 64-byte lines in eight lanes, `prefetch` asked for each line's
+/// offset (it looks a page ahead, as the kernels do).
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+#[inline(always)]
+fn by_lines(bytes: &[u8], prefetch: impl Fn(usize)) -> u64 {
+    let mut x = [0u64; 8];
+    let mut lines = bytes.chunks_exact(64);
+    for (k, line) in (&mut lines).enumerate() {
+        prefetch(k * 64);
+        for (acc, w) in x.iter_mut().zip(line.chunks_exact(8)) {
+            *acc ^= u64::from_le_bytes(w.try_into().unwrap_or_default());
+        }
+    }
+    x.iter().fold(Stream(lines.remainder()).run(), |a, b| a ^ b)
 }
 
 /// Every byte of one file, as the scan reads it: (bytes, their XOR).
