@@ -154,7 +154,7 @@ awk -v b="$bytes" -v c="$t_cat" -v n="$t_npgx" -v p="$t_py" -v r="$rss_kb" \
   printf "%-28s %10.3f %12.0f\n", "npgx --no-mmap, cold", cr, mib / cr
   printf "%-28s %10.3f %12.0f\n", "python + numpy baseline", p, mib / p
   printf "\nnpgx / read   = %.2fx   (target >= 0.8x; --mmap %.2fx, --no-mmap %.2fx)\n", c / n, c / pr, c / pd
-  printf "stream-only / read = %.2fx   (the ceiling of any kernel with this reader on this CPU)\n", c / st
+  printf "stream-only / read = %.2fx   (a kernel that only loads, through the same reader: no kernel with it does better here)\n", c / st
   printf "cold: npgx / cold read = %.2fx   (target >= 0.9x; --mmap %.2fx, --no-mmap %.2fx)\n", cl / cn, cl / cp, cl / cr
   printf "peak RssAnon %.1f MiB, peak RssFile (mapped page-cache pages) %.1f MiB\n", an / 1024, fi / 1024
   printf "npgx / python = %.1fx   (target >= 10x)\n", p / n

@@ -157,7 +157,7 @@ awk -v b="$bytes" -v c="$t_cat" -v n="$t_npgx" -v p="$t_py" -v r="$rss_kb" -v na
   printf "%-26s %10.3f %12.0f\n", "npgx --mmap, cold", cp, mib / cp
   printf "%-26s %10.3f %12.0f\n", "npgx --no-mmap, cold", cr, mib / cr
   printf "\nnpgx / read   = %.2fx   (target >= 0.9x; --mmap %.2fx, --no-mmap %.2fx)\n", c / n, c / pr, c / pp
-  printf "stream-only / read = %.2fx   (the ceiling of any kernel with this reader on this CPU)\n", c / st
+  printf "stream-only / read = %.2fx   (a kernel that only loads, through the same reader: no kernel with it does better here)\n", c / st
   printf "cold: npgx / cold read = %.2fx   (target >= 0.9x; --mmap %.2fx, --no-mmap %.2fx)\n", cl / cn, cl / cp, cl / cr
   printf "peak RssAnon %.1f MiB, peak RssFile (mapped page-cache pages) %.1f MiB\n", an / 1024, fi / 1024
   printf "npgx / python = %.1fx   (target >= 20x)\n", p / n

@@ -87,11 +87,13 @@ peak_rss_split() { # "anon file" peak KiB of one run of "$@" (RssAnon: the proce
 cpu() { # the CPU a ratio was measured on, printed beside it (issue 44 item 6): model, the vector
   # extensions the kernels choose from, the caches of one core (sysfs) and the core count
   local model ext caches="" idx level type size
-  model=$(LC_ALL=C lscpu 2>/dev/null | awk -F': *' '/^Model name/ {print $2; exit}')
+  # (every reader reads its whole input, and a probe that finds nothing leaves its fallback:
+  # the benches run under `set -euo pipefail`)
+  model=$(LC_ALL=C lscpu 2>/dev/null | awk -F': *' '/^Model name/ && m == "" {m = $2} END {print m}') || true
   # x86 flags / AArch64 features of the first CPU, kept to the vector ones
-  ext=$(awk -F': *' '/^(flags|Features)/ {print $2; exit}' /proc/cpuinfo | tr ' ' '\n' \
+  ext=$(awk -F': *' '/^(flags|Features)/ && f == "" {f = $2} END {print f}' /proc/cpuinfo | tr ' ' '\n' \
     | grep -xE 'sse4_2|avx|avx2|fma|f16c|avx512(f|bw|vl|dq|_fp16|_bf16|vnni)|asimd|asimdhp|fphp|sve2?|bf16' \
-    | paste -sd' ' -)
+    | paste -sd' ' -) || true
   for idx in /sys/devices/system/cpu/cpu0/cache/index*; do
     [ -r "$idx/size" ] || continue
     level=$(cat "$idx/level"); type=$(cat "$idx/type"); size=$(cat "$idx/size")
@@ -103,12 +105,13 @@ cpu() { # the CPU a ratio was measured on, printed beside it (issue 44 item 6): 
 
 stream_limit() { # best wall time (s) of $runs passes over every byte of PATH… read the way npgx
   # reads dumps (its Blocks reader, mapped when cached, all cores, the page-ahead prefetch) by a
-  # kernel that only loads them (examples/stream_limit.rs): the ceiling of any kernel on this
-  # CPU. Built with the release profile unless $NPGX_STREAM_BIN names the example's binary.
+  # kernel that only loads them (examples/stream_limit.rs): what no kernel reading through that
+  # reader can beat on this CPU. Built with the release profile unless $NPGX_STREAM_BIN names the
+  # example's binary.
   local ex="${NPGX_STREAM_BIN:-}"
   if [ -z "$ex" ]; then
     cargo build --release --locked --quiet --example stream_limit >&2
     ex="${CARGO_TARGET_DIR:-target}/release/examples/stream_limit"
   fi
-  "$ex" --runs "$runs" "$@" | head -1
+  "$ex" --runs "$runs" "$@" | sed -n 1p
 }

@@ -1,9 +1,10 @@
 //! Streaming line reader: a file is read in chunks of [`CHUNK`] bytes with `pread` into reused
 //! buffers, never whole. Memory stays flat in the file size.
 //!
-//! A chunk owns the lines that *start* inside its byte range: it reads one byte before its range
-//! (to see whether a line starts at its first byte) and, for its last line, past its end up to
-//! the next newline. So chunks can be read and split independently, one per thread
+//! A chunk owns the lines that *start* inside its byte range: it reads from the page boundary at
+//! or before the byte before its range (that byte says whether a line starts at its first byte;
+//! the read starts at a page boundary for the kernel's copy, see [`read_chunk`]) and, for its
+//! last line, past its end up to the next newline. So chunks can be read and split independently, one per thread
 //! ([`map_chunks`]), and their lines, taken chunk after chunk, are the file's lines in order —
 //! the same lines [`for_each_line`] gives one at a time.
 //!
@@ -125,11 +126,11 @@ const PAGE: usize = 4096;
 ///
 /// The read starts at the page boundary at or before `start - 1` (the byte that says whether a
 /// line starts at `start`) and lands at a page-aligned place of the buffer, so that the kernel's
-/// copy finds source and destination at the same offset in their pages. Its `rep movsb` runs
-/// about 5× slower on AMD Zen 3 when the destination sits 1–31 bytes past the source modulo
-/// 4 KiB (513 MiB of page cache with `dd bs=4M`: 0.20–0.25 s there, 0.04 s at any other offset),
-/// and reading from `start - 1` into a `malloc`ed buffer (16 bytes past a page) put every chunk
-/// 17 bytes past.
+/// copy finds source and destination at the same offset in their pages. Its `rep movsb` ran
+/// about 5× slower on an AMD Zen 3 when the destination sat a few bytes past the source modulo
+/// 4 KiB (513 MiB of page cache with `dd bs=4M`: 0.20–0.25 s at 1, 8 and 16 bytes past, 0.04 s
+/// at 0 and from 32 to 4000 bytes past; docs/performance.md), and reading from `start - 1`
+/// into a `malloc`ed buffer (16 bytes past a page) put every chunk 17 bytes past.
 fn read_chunk(file: &File, len: u64, start: u64, end: u64, c: &mut Chunk) -> io::Result<()> {
     let from = start.saturating_sub(1) / PAGE as u64 * PAGE as u64;
     let want = usize::try_from(end - from).unwrap_or(usize::MAX);
@@ -465,6 +466,29 @@ mod tests {
         )
         .unwrap();
         (got, total)
+    }
+
+    #[test]
+    fn a_chunk_lands_at_its_file_offset_in_a_page() {
+        // Lines of 100 bytes: one starts at every multiple of 100.
+        let data: Vec<u8> = (0..200)
+            .flat_map(|i| format!("{i:099}\n").into_bytes())
+            .collect();
+        let path = temp(&data, "aligned");
+        let file = File::open(&path).unwrap();
+        let len = data.len() as u64;
+        let mut c = Chunk::default();
+        for start in [0u64, 1, 4096, 8200, 12345] {
+            read_chunk(&file, len, start, len, &mut c).unwrap();
+            let first = start.div_ceil(100) * 100;
+            let at = c.data.as_ptr().addr() + c.begin;
+            assert_eq!(at % PAGE, first as usize % PAGE, "start {start}");
+            assert_eq!(
+                &c.data[c.begin..c.begin + 100],
+                &data[first as usize..first as usize + 100]
+            );
+        }
+        std::fs::remove_file(&path).unwrap();
     }
 
     #[test]

@@ -176,7 +176,7 @@ pub fn table(out: &mut impl Write, scan: &AicoreScan) -> io::Result<()> {
     Ok(())
 }
 
-/// A failed assertion of the kernel's code in one line: `FILE:LINE: `CONDITION` failed: MESSAGE`.
+/// A failed assertion of the kernel's code in one line: ``FILE:LINE: `CONDITION` failed: MESSAGE``.
 pub(crate) fn kernel_assert_text(a: &npgx_parsers::aicore::KernelAssert) -> String {
     let place = match (&a.source_file, a.source_line) {
         (Some(f), Some(l)) => format!("{f}:{l}: "),

@@ -141,7 +141,7 @@ pub enum Evidence {
     AicTensor(TensorDesc),
     /// `dump exception to file, file: …`.
     DumpFile(String),
-    /// `[ASSERT] … FILE:LINE: Assertion `CONDITION' MESSAGE` from the device's printf buffer.
+    /// ``[ASSERT] … FILE:LINE: Assertion `CONDITION' MESSAGE`` from the device's printf buffer.
     KernelAssert(super::KernelAssert),
     /// Firmware `<exception_print>TIME:…, device_id=…, stream_id=…, task_id=…, exception_code=…`.
     FirmwareTask {
@@ -157,35 +157,52 @@ pub enum Evidence {
     },
 }
 
-/// The text after an `[ASSERT]` tag: the `[KEY : VALUE]` groups Ascend C prints first
-/// (`[CANN_VERSION : 7.8][TimeStamp : 0]`) skipped, then `FILE:LINE: Assertion `CONDITION'
-/// MESSAGE`; a text of another shape is kept whole as the message.
-fn kernel_assert(text: &str) -> super::KernelAssert {
+/// The tag Ascend C prints before a failed assertion of a kernel (through the device's printf
+/// buffer).
+const ASSERT_TAG: &str = "[ASSERT]";
+
+/// The text after the `[ASSERT]` tag of a message, when it has one: the one test for a kernel
+/// assertion line (the causal engine's [`crate::causal::collect::is_kernel_assert`] too).
+pub fn assert_text(msg: &str) -> Option<&str> {
+    msg.find(ASSERT_TAG).map(|at| &msg[at + ASSERT_TAG.len()..])
+}
+
+/// The text after an `[ASSERT]` tag: the bracketed groups Ascend C prints first
+/// (`[CANN_VERSION : 7.8][TimeStamp : 0]`) skipped, then ``FILE:LINE: Assertion `CONDITION'
+/// MESSAGE``; a text of another shape is kept whole as the message. `None` for an empty text.
+fn kernel_assert(text: &str) -> Option<super::KernelAssert> {
     let mut rest = text.trim_start();
     while let Some(group) = rest.strip_prefix('[') {
         match group.find(']') {
-            Some(end) if group[..end].contains(" : ") => rest = group[end + 1..].trim_start(),
-            _ => break,
+            Some(end) => rest = group[end + 1..].trim_start(),
+            None => break,
         }
     }
+    let rest = rest.trim();
+    if rest.is_empty() {
+        return None;
+    }
     let whole = super::KernelAssert {
-        message: rest.trim().to_owned(),
+        message: rest.to_owned(),
         ..super::KernelAssert::default()
     };
     let Some(at) = rest.find(": Assertion `") else {
-        return whole;
+        return Some(whole);
     };
     // FILE:LINE before it (a path may hold colons; the line number is after the last one).
-    let place = &rest[..at];
-    let Some((file, line)) = place.rsplit_once(':') else {
-        return whole;
+    let Some((file, line)) = rest[..at].rsplit_once(':') else {
+        return Some(whole);
     };
-    let Ok(line) = line.trim().parse::<u32>() else {
-        return whole;
+    let (file, Ok(line)) = (file.trim(), line.trim().parse::<u32>()) else {
+        return Some(whole);
     };
+    if file.is_empty() {
+        return Some(whole);
+    }
     let after = &rest[at + ": Assertion `".len()..];
-    // The condition ends at the first quote before a space (a message may hold apostrophes),
-    // or at a quote that ends the line.
+    // The condition ends at the first quote before a space (a message may hold apostrophes; a
+    // condition with a character literal such as `' '` is cut there), or at a quote that ends
+    // the line.
     let end = after
         .find("' ")
         .or_else(|| after.strip_suffix('\'').map(str::len));
@@ -193,12 +210,12 @@ fn kernel_assert(text: &str) -> super::KernelAssert {
         Some(q) => (Some(after[..q].to_owned()), after[q + 1..].trim()),
         None => (None, after.trim()),
     };
-    super::KernelAssert {
-        source_file: Some(file.trim().to_owned()).filter(|f| !f.is_empty()),
+    Some(super::KernelAssert {
+        source_file: Some(file.to_owned()),
         source_line: Some(line),
         condition,
         message: message.to_owned(),
-    }
+    })
 }
 
 /// Recognises one message. `None` when the message says nothing about a device error.
@@ -216,10 +233,8 @@ pub fn classify(message: &str) -> Option<Evidence> {
     if msg.len() < 8 {
         return None;
     }
-    if let Some(at) = msg.find("[ASSERT]") {
-        return Some(Evidence::KernelAssert(kernel_assert(
-            &msg[at + "[ASSERT]".len()..],
-        )));
+    if let Some(text) = assert_text(msg) {
+        return kernel_assert(text).map(Evidence::KernelAssert);
     }
     let bag = KvBag::new(msg);
     if bag.contains("task run failed") || bag.contains("task exception!") {
@@ -683,6 +698,23 @@ mod tests {
             (None, None, None)
         );
         assert_eq!(w.message, "tiling failed");
+        // Any bracketed group before the place is skipped; a place without a file is no place.
+        let v = a("[ASSERT] [block 3][core 1] k.cpp:9: Assertion `ok' no");
+        assert_eq!(
+            (v.source_file.as_deref(), v.source_line),
+            (Some("k.cpp"), Some(9))
+        );
+        let u = a("[ASSERT] :12: Assertion `ok' no");
+        assert_eq!((u.source_file, u.source_line), (None, None));
+        assert_eq!(u.message, ":12: Assertion `ok' no");
+        // Nothing after the tag: no evidence at all; no closing quote: the place, no condition.
+        assert_eq!(classify("[ASSERT]   "), None);
+        assert_eq!(classify("x [ASSERT] [CANN_VERSION : 8.2]"), None);
+        let t = a("[ASSERT] k.cpp:9: Assertion `i < n");
+        assert_eq!(
+            (t.source_line, t.condition, t.message.as_str()),
+            (Some(9), None, "i < n")
+        );
     }
 
     #[test]

@@ -127,8 +127,8 @@ pub struct CoreError {
 }
 
 /// An assertion of the kernel's own code that failed on the device, as Ascend C prints it
-/// through the device's printf buffer (`[ASSERT] [CANN_VERSION : …][TimeStamp : …]
-/// FILE:LINE: Assertion `CONDITION' MESSAGE`): the source line of the check and what it says
+/// through the device's printf buffer (``[ASSERT] [CANN_VERSION : …][TimeStamp : …]
+/// FILE:LINE: Assertion `CONDITION' MESSAGE``): the source line of the check and what it says
 /// about the inputs (`Index 100000000 out of range[0 655360)!`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct KernelAssert {

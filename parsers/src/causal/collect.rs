@@ -195,9 +195,9 @@ fn strip_location(msg: &str) -> &str {
     msg.find("[FUNC:").map_or(msg, |i| msg[..i].trim_end())
 }
 
-/// An AscendC kernel assertion (`[ASSERT] … Assertion `…'`), printed by the device.
+/// An AscendC kernel assertion (``[ASSERT] … Assertion `…'``), printed by the device.
 pub fn is_kernel_assert(msg: &str) -> bool {
-    msg.contains("[ASSERT]")
+    crate::aicore::evidence::assert_text(msg).is_some()
 }
 
 fn push_scope<'w>(scope: &mut Scope<'w>, no: u64, text: &'w str) {
