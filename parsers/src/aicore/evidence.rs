@@ -157,16 +157,6 @@ pub enum Evidence {
     },
 }
 
-/// The tag Ascend C prints before a failed assertion of a kernel (through the device's printf
-/// buffer).
-const ASSERT_TAG: &str = "[ASSERT]";
-
-/// The text after the `[ASSERT]` tag of a message, when it has one: the one test for a kernel
-/// assertion line (the causal engine's [`crate::causal::collect::is_kernel_assert`] too).
-pub fn assert_text(msg: &str) -> Option<&str> {
-    msg.find(ASSERT_TAG).map(|at| &msg[at + ASSERT_TAG.len()..])
-}
-
 /// The text after an `[ASSERT]` tag: the bracketed groups Ascend C prints first
 /// (`[CANN_VERSION : 7.8][TimeStamp : 0]`) skipped, then ``FILE:LINE: Assertion `CONDITION'
 /// MESSAGE``; a text of another shape is kept whole as the message. `None` for an empty text.
@@ -233,7 +223,7 @@ pub fn classify(message: &str) -> Option<Evidence> {
     if msg.len() < 8 {
         return None;
     }
-    if let Some(text) = assert_text(msg) {
+    if let Some(text) = crate::causal::collect::assert_text(msg) {
         return kernel_assert(text).map(Evidence::KernelAssert);
     }
     let bag = KvBag::new(msg);

@@ -195,9 +195,19 @@ fn strip_location(msg: &str) -> &str {
     msg.find("[FUNC:").map_or(msg, |i| msg[..i].trim_end())
 }
 
+/// The tag Ascend C prints before a failed assertion of a kernel (through the device's printf
+/// buffer).
+const ASSERT_TAG: &str = "[ASSERT]";
+
+/// The text after the `[ASSERT]` tag of a message, when it has one: the one test for a kernel
+/// assertion line (`aicore`'s records read the assertion from it too).
+pub fn assert_text(msg: &str) -> Option<&str> {
+    msg.find(ASSERT_TAG).map(|at| &msg[at + ASSERT_TAG.len()..])
+}
+
 /// An AscendC kernel assertion (``[ASSERT] … Assertion `…'``), printed by the device.
 pub fn is_kernel_assert(msg: &str) -> bool {
-    crate::aicore::evidence::assert_text(msg).is_some()
+    assert_text(msg).is_some()
 }
 
 fn push_scope<'w>(scope: &mut Scope<'w>, no: u64, text: &'w str) {
