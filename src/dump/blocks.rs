@@ -19,8 +19,17 @@ use super::mapped::{Mapping, Mode, Vanished};
 /// than the copy it saves (docs/performance.md, "mapped reads").
 pub const MAP_MIN: u64 = 1 << 20;
 
-/// The page size a positional read keeps its alignment to (see [`Blocks::with_range`]).
-const PAGE: usize = 4096;
+/// The page size a positional read keeps its alignment to (see [`place_in_page`]).
+pub const PAGE: usize = 4096;
+
+/// Where in `buf` (which has at least [`PAGE`] bytes to spare) to read the bytes at file
+/// `offset` so that they sit at the same offset in a page as in the file's pages: the kernel's
+/// copy (`rep movsb`) ran about 5× slower on an AMD Zen 3 with the destination a few bytes past
+/// the source modulo 4 KiB (docs/performance.md, "per CPU"), and a buffer's place in its page
+/// is the allocator's choice.
+pub fn place_in_page(buf: &[u8], offset: u64) -> usize {
+    ((offset % PAGE as u64) as usize + PAGE - buf.as_ptr().addr() % PAGE) % PAGE
+}
 
 /// Why a range could not be read.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -95,15 +104,11 @@ impl Blocks {
         };
         let n = usize::try_from(len)
             .map_err(|_| ReadError::Io(format!("{len} bytes do not fit in memory")))?;
-        // The bytes land at the same offset in a page of `buf` as they have in the file's
-        // pages: the kernel's copy (`rep movsb`) ran about 5× slower on an AMD Zen 3 with the
-        // destination a few bytes past the source modulo 4 KiB (docs/performance.md, "per
-        // CPU"), and a buffer's place in its page is the allocator's choice. The buffer only
-        // grows: its bytes are not zeroed again for every range.
+        // The buffer only grows: its bytes are not zeroed again for every range.
         if buf.len() < n.saturating_add(PAGE) {
             buf.resize(n.saturating_add(PAGE), 0);
         }
-        let base = ((offset % PAGE as u64) as usize + PAGE - buf.as_ptr().addr() % PAGE) % PAGE;
+        let base = place_in_page(buf, offset);
         let buf = &mut buf[base..base + n];
         match self.file.read_exact_at(buf, offset) {
             Ok(()) => Ok(f(buf)),

@@ -4,7 +4,8 @@
 //! A chunk owns the lines that *start* inside its byte range: it reads from the page boundary at
 //! or before the byte before its range (that byte says whether a line starts at its first byte;
 //! the read starts at a page boundary for the kernel's copy, see [`read_chunk`]) and, for its
-//! last line, past its end up to the next newline. So chunks can be read and split independently, one per thread
+//! last line, past its end up to the next newline. So chunks can be read and split
+//! independently, one per thread
 //! ([`map_chunks`]), and their lines, taken chunk after chunk, are the file's lines in order —
 //! the same lines [`for_each_line`] gives one at a time.
 //!
@@ -21,6 +22,8 @@ use std::io::{self, Read};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::{mpsc, Mutex};
+
+use crate::dump::blocks::{place_in_page, PAGE};
 
 /// The longest line passed on whole; longer lines are cut to this head.
 pub const MAX_LINE: usize = 1 << 20;
@@ -119,23 +122,19 @@ fn room(buf: &mut Vec<u8>, len: usize) {
     }
 }
 
-/// The page size the copy's alignment is kept to (see [`read_chunk`]).
-const PAGE: usize = 4096;
-
 /// Reads the lines that start in `start..end` of `file` (`len` bytes long) into `c`.
 ///
 /// The read starts at the page boundary at or before `start - 1` (the byte that says whether a
-/// line starts at `start`) and lands at a page-aligned place of the buffer, so that the kernel's
-/// copy finds source and destination at the same offset in their pages. Its `rep movsb` ran
-/// about 5× slower on an AMD Zen 3 when the destination sat a few bytes past the source modulo
-/// 4 KiB (513 MiB of page cache with `dd bs=4M`: 0.20–0.25 s at 1, 8 and 16 bytes past, 0.04 s
-/// at 0 and from 32 to 4000 bytes past; docs/performance.md), and reading from `start - 1`
-/// into a `malloc`ed buffer (16 bytes past a page) put every chunk 17 bytes past.
+/// line starts at `start`) and lands at a page-aligned place of the buffer ([`place_in_page`]):
+/// reading from `start - 1` into a `malloc`ed buffer (16 bytes past a page) put every chunk's
+/// copy 17 bytes past its source, where an AMD Zen 3's `rep movsb` ran 5× slower (513 MiB of
+/// page cache with `dd bs=4M`: 0.20–0.25 s at 1, 8 and 16 bytes past, 0.04 s at 0 and from 32
+/// to 4000 bytes past; docs/performance.md).
 fn read_chunk(file: &File, len: u64, start: u64, end: u64, c: &mut Chunk) -> io::Result<()> {
     let from = start.saturating_sub(1) / PAGE as u64 * PAGE as u64;
     let want = usize::try_from(end - from).unwrap_or(usize::MAX);
     room(&mut c.data, want.saturating_add(PAGE));
-    let base = (PAGE - c.data.as_ptr().addr() % PAGE) % PAGE;
+    let base = place_in_page(&c.data, from);
     let n = read_full_at(file, &mut c.data[base..base + want], from)?;
     (c.begin, c.end, c.tail_dropped) = (0, 0, 0);
     // A line starts at `start` when it is the file's first byte or follows a newline: newlines at
