@@ -803,7 +803,7 @@ mod tests {
         let mut k = 0;
         for &a in &edge {
             for &b in &edge {
-                // Unequal fillers take the dense loops, equal ones the packed loops.
+                // Unequal fillers mark every vector, equal ones only the vector with the edge pair.
                 for (len, scale) in [
                     (1, 1.0001),
                     (3, 1.0001),
@@ -825,7 +825,8 @@ mod tests {
             }
         }
         // Close values (the KL series), far values (`ln`), and both in one vector; then mostly
-        // equal pairs (packed, lanes padded unevenly), also beyond a block (dense again).
+        // equal pairs (most vectors skipped by the errors and KL loops), also beyond a block
+        // (the portable lanes).
         let g: Vec<f64> = (0..BLOCK + 9)
             .map(|i| (i as f64 * 0.37).sin() * 100.0)
             .collect();

@@ -1,10 +1,9 @@
 //! [`super::Portable`]'s lane loops with AVX2 vectors (x86-64): `impl LaneSums for
-//! simd::x86::Features` and its loops, one function each (moments, errors, KL terms, packing
-//! the differing pairs). Every function is `#[inline(always)]`, so they compile into the
+//! simd::x86::Features` and its loops, one function each (moments, errors, KL terms; the
+//! last two only over the vectors with a pair that differs). Every function is `#[inline(always)]`, so they compile into the
 //! AVX2 kernel that calls [`LaneSums::lanes`].
 
 use std::arch::x86_64::*;
-use std::mem::MaybeUninit;
 
 use npgx_parsers::dump::dtype::Element;
 
@@ -42,53 +41,85 @@ unsafe fn load(g: &[f64], t: &[f64], i: usize) -> (__m256d, __m256d) {
     )
 }
 
-/// Products and moments of the first `n` pairs (a multiple of `LANES`); returns how
-/// many of them differ (t − g not zero: unequal or not finite).
+/// Products and moments of the first `n` pairs (a multiple of `LANES`, at most [`BLOCK`]);
+/// returns which vectors hold a pair that differs (t − g not zero: unequal or not finite), bit
+/// `v` for the vector at `LANES·v`.
 ///
 /// # Safety
 /// AVX2, and `n` within both slices.
 #[inline(always)]
-unsafe fn moments(x: &mut Lanes, g: &[f64], t: &[f64], n: usize, k: (f64, f64)) -> usize {
+unsafe fn moments(x: &mut Lanes, g: &[f64], t: &[f64], n: usize, k: (f64, f64)) -> Differ {
     let (zero, sign) = (_mm256_setzero_pd(), _mm256_set1_pd(-0.0));
     let (kg, kt) = (_mm256_set1_pd(k.0), _mm256_set1_pd(k.1));
     let [mut dot, mut gg, mut tt, mut sum_ag, mut sum_at] = [zero; 5];
     let [mut s1_g, mut s2_g, mut s1_t, mut s2_t] = [zero; 4];
-    let mut differ = _mm256_setzero_si256();
-    for i in (0..n).step_by(LANES) {
-        let (gv, tv) = load(g, t, i);
-        dot = _mm256_add_pd(dot, _mm256_mul_pd(gv, tv));
-        gg = _mm256_add_pd(gg, _mm256_mul_pd(gv, gv));
-        tt = _mm256_add_pd(tt, _mm256_mul_pd(tv, tv));
-        sum_ag = _mm256_add_pd(sum_ag, _mm256_andnot_pd(sign, gv));
-        sum_at = _mm256_add_pd(sum_at, _mm256_andnot_pd(sign, tv));
-        let (dg, dt) = (_mm256_sub_pd(gv, kg), _mm256_sub_pd(tv, kt));
-        s1_g = _mm256_add_pd(s1_g, dg);
-        s2_g = _mm256_add_pd(s2_g, _mm256_mul_pd(dg, dg));
-        s1_t = _mm256_add_pd(s1_t, dt);
-        s2_t = _mm256_add_pd(s2_t, _mm256_mul_pd(dt, dt));
-        let d = _mm256_sub_pd(tv, gv);
-        let ne = _mm256_castpd_si256(_mm256_cmp_pd::<_CMP_NEQ_UQ>(d, zero));
-        differ = _mm256_sub_epi64(differ, ne);
+    let mut differ = Differ::default();
+    // A word of `differ` at a time, kept in a register (a bit set in memory per vector
+    // chains every step to the last one's store).
+    let vectors = n / LANES;
+    for (w, word) in differ.0.iter_mut().enumerate().take(vectors.div_ceil(64)) {
+        let mut bits = 0u64;
+        for b in 0..(vectors - w * 64).min(64) {
+            let i = (w * 64 + b) * LANES;
+            let (gv, tv) = load(g, t, i);
+            dot = _mm256_add_pd(dot, _mm256_mul_pd(gv, tv));
+            gg = _mm256_add_pd(gg, _mm256_mul_pd(gv, gv));
+            tt = _mm256_add_pd(tt, _mm256_mul_pd(tv, tv));
+            sum_ag = _mm256_add_pd(sum_ag, _mm256_andnot_pd(sign, gv));
+            sum_at = _mm256_add_pd(sum_at, _mm256_andnot_pd(sign, tv));
+            let (dg, dt) = (_mm256_sub_pd(gv, kg), _mm256_sub_pd(tv, kt));
+            s1_g = _mm256_add_pd(s1_g, dg);
+            s2_g = _mm256_add_pd(s2_g, _mm256_mul_pd(dg, dg));
+            s1_t = _mm256_add_pd(s1_t, dt);
+            s2_t = _mm256_add_pd(s2_t, _mm256_mul_pd(dt, dt));
+            let ne = _mm256_cmp_pd::<_CMP_NEQ_UQ>(_mm256_sub_pd(tv, gv), zero);
+            bits |= u64::from(_mm256_movemask_pd(ne) != 0) << b;
+        }
+        *word = bits;
     }
     let y = &mut x.sums;
     (y.dot, y.gg, y.tt, y.sum_ag, y.sum_at) =
         (out(dot), out(gg), out(tt), out(sum_ag), out(sum_at));
     (x.s1_g, x.s2_g, x.s1_t, x.s2_t) = (out(s1_g), out(s2_g), out(s1_t), out(s2_t));
-    count(differ).iter().sum::<f64>() as usize
+    differ
 }
 
-/// Absolute and relative errors of the first `n` pairs (a multiple of `LANES`).
+/// Which vectors of a block hold a pair whose t − g is not zero, one bit per vector. The errors
+/// and KL loops visit only those: a pair with t − g = 0 adds exactly +0 to each sum of `errors`
+/// (|t − g| = 0, +0 / (|g| + ε) = +0, no count) and no KL term (|g| = |t|), and every lane keeps
+/// its pairs in order, so the lanes come out as over all pairs, bit for bit.
+#[derive(Default)]
+struct Differ([u64; BLOCK / LANES / 64]);
+
+impl Differ {
+    /// The index of the first pair of each marked vector, in order.
+    #[inline(always)]
+    fn starts(&self) -> impl Iterator<Item = usize> + '_ {
+        self.0.iter().enumerate().flat_map(|(w, &bits)| {
+            let mut bits = bits;
+            std::iter::from_fn(move || {
+                (bits != 0).then(|| {
+                    let b = bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    (w * 64 + b) * LANES
+                })
+            })
+        })
+    }
+}
+
+/// Absolute and relative errors of the vectors starting at `starts`.
 ///
 /// # Safety
-/// AVX2, and `n` within both slices.
+/// AVX2, and every `start + LANES` within both slices.
 #[inline(always)]
-unsafe fn errors(x: &mut Lanes, g: &[f64], t: &[f64], n: usize) {
+unsafe fn errors(x: &mut Lanes, g: &[f64], t: &[f64], starts: impl Iterator<Item = usize>) {
     let (zero, sign) = (_mm256_setzero_pd(), _mm256_set1_pd(-0.0));
     let eps = _mm256_set1_pd(EPS);
     let (p001, p005) = (_mm256_set1_pd(0.001), _mm256_set1_pd(0.005));
     let [mut max_abs, mut sum_abs, mut sum_sq, mut max_rel, mut sum_rel] = [zero; 5];
     let (mut n001, mut n005) = (_mm256_setzero_si256(), _mm256_setzero_si256());
-    for i in (0..n).step_by(LANES) {
+    for i in starts {
         let (gv, tv) = load(g, t, i);
         let d = _mm256_sub_pd(tv, gv);
         let ad = _mm256_andnot_pd(sign, d);
@@ -152,20 +183,20 @@ unsafe fn ln_normal(x: __m256d) -> __m256d {
     _mm256_add_pd(_mm256_mul_pd(e, set(LN2_HI)), tail)
 }
 
-/// KL terms of the first `n` pairs (a multiple of `LANES`), as `kl_step` and
-/// `ln_ratio`: where |g| > 0 and |g| != |t| (NaN counts as different, as with Rust's
-/// `!=`); t = 0 there makes KL undefined.
+/// KL terms of the vectors starting at `starts`, as `kl_step` and `ln_ratio`: where
+/// |g| > 0 and |g| != |t| (NaN counts as different, as with Rust's `!=`); t = 0 there makes
+/// KL undefined.
 ///
 /// # Safety
-/// AVX2, and `n` within both slices.
+/// AVX2, and every `start + LANES` within both slices.
 #[inline(always)]
-unsafe fn kl_terms(x: &mut Lanes, g: &[f64], t: &[f64], n: usize) {
+unsafe fn kl_terms(x: &mut Lanes, g: &[f64], t: &[f64], starts: impl Iterator<Item = usize>) {
     let (zero, sign) = (_mm256_setzero_pd(), _mm256_set1_pd(-0.0));
     let inverse_limit = _mm256_set1_pd(LN_SERIES_INVERSE_LIMIT);
     let c: [__m256d; CLOSE_TERMS] = std::array::from_fn(|i| _mm256_set1_pd(ATANH_SERIES[i]));
     let mut kl = zero;
     let mut undefined = 0;
-    for i in (0..n).step_by(LANES) {
+    for i in starts {
         let (gv, tv) = load(g, t, i);
         let (ag, at) = (_mm256_andnot_pd(sign, gv), _mm256_andnot_pd(sign, tv));
         let active = _mm256_and_pd(
@@ -224,54 +255,15 @@ unsafe fn kl_terms(x: &mut Lanes, g: &[f64], t: &[f64], n: usize) {
     x.kl_undefined = undefined != 0;
 }
 
-/// Packs the pairs of the first `n` (a multiple of `LANES`, at most [`BLOCK`]) whose
-/// t − g is not zero, lane by lane: lane `l`'s `j`-th such pair goes to `LANES·j + l`,
-/// so every lane keeps its pairs in order; lanes with fewer are padded with (0, 0).
-/// A pair with t − g = 0, and a (0, 0) pair, adds exactly +0 to the sums of `errors`
-/// (+0 / (|g| + ε) = +0) and no KL term (|g| = |t|), so `errors` and `kl_terms` over the
-/// packed pairs give the lanes of all `n`. Returns the packed length.
-///
-/// # Safety
-/// AVX2, `n` within both slices, `n <= BLOCK`.
-#[inline(always)]
-unsafe fn pack(
-    g: &[f64],
-    t: &[f64],
-    n: usize,
-    pg: &mut [MaybeUninit<f64>; BLOCK],
-    pt: &mut [MaybeUninit<f64>; BLOCK],
-) -> usize {
-    let zero = _mm256_setzero_pd();
-    let mut pos = [0usize; LANES];
-    for i in (0..n).step_by(LANES) {
-        let (gv, tv) = load(g, t, i);
-        let m = _mm256_movemask_pd(_mm256_cmp_pd::<_CMP_NEQ_UQ>(_mm256_sub_pd(tv, gv), zero));
-        for (l, p) in pos.iter_mut().enumerate() {
-            // Written whether it differs or not (no branch); the slot is taken only
-            // if it does. `*p <= i / LANES`, so the index is below `i + LANES <= n`.
-            let at = *p * LANES + l;
-            *pg.get_unchecked_mut(at) = MaybeUninit::new(*g.get_unchecked(i + l));
-            *pt.get_unchecked_mut(at) = MaybeUninit::new(*t.get_unchecked(i + l));
-            *p += ((m >> l) & 1) as usize;
-        }
-    }
-    let rows = pos.iter().copied().max().unwrap_or(0);
-    for (l, &p) in pos.iter().enumerate() {
-        for j in p..rows {
-            pg[j * LANES + l] = MaybeUninit::new(0.0);
-            pt[j * LANES + l] = MaybeUninit::new(0.0);
-        }
-    }
-    rows * LANES
-}
-
 /// [`super::Portable`]'s loops written with AVX2 vectors of four `f64` (one lane per vector element):
 /// the same operations per lane in the same order, no fused multiply-add, so the sums are
 /// bit-identical. Differences from the compiler's version: no blends or shuffles; three loops
 /// over the (L1-resident) chunk instead of one, so that each loop's accumulators and constants
 /// fit the 16 vector registers (one loop spilled accumulators to the stack); the counts as
-/// integers; the KL terms without branches per pair, only per vector: the close series where a
-/// lane has a close ratio, `ln_normal` where a lane has a far one, nothing where all pairs agree.
+/// integers; the errors and KL loops only over the vectors where a pair differs ([`Differ`]:
+/// after a low-precision round trip most pairs are equal); the KL terms without branches per
+/// pair, only per vector: the close series where a lane has a close ratio, `ln_normal` where a
+/// lane has a far one.
 impl LaneSums for Features {
     #[inline(always)]
     fn decode(self, el: Element, bytes: &[u8], out: &mut [f64]) -> usize {
@@ -281,28 +273,18 @@ impl LaneSums for Features {
     #[inline(always)]
     fn lanes(self, g: &[f64], t: &[f64], k_g: f64, k_t: f64) -> Lanes {
         let whole = g.len().min(t.len()) / LANES * LANES;
+        if whole > BLOCK {
+            // Not reached from `update_raw` (its chunks are blocks); the same lanes either way.
+            return super::Portable.lanes(g, t, k_g, k_t);
+        }
         let mut x = Lanes::default();
         // SAFETY: `self` proves the CPU has AVX2 (`simd::x86::Features`); `whole` is within
-        // both slices; `pack` is given at most `BLOCK` pairs and initialises the first `len`
-        // values of both buffers it fills.
+        // both slices and at most `BLOCK`, so `moments` marks vectors whose `LANES` pairs
+        // are within both slices, and `Differ` has a bit for each.
         unsafe {
             let differ = moments(&mut x, g, t, whole, (k_g, k_t));
-            // Packing a block costs about 40 % of its dense errors and KL loops (`perf` on the
-            // bench trees), so it pays when well under half of the pairs differ (fp16 targets
-            // against fp16 goldens, mostly); a third leaves room for uneven lanes. The buffers
-            // hold one block.
-            if whole <= BLOCK && differ * 3 <= whole {
-                let mut pg = [MaybeUninit::<f64>::uninit(); BLOCK];
-                let mut pt = [MaybeUninit::<f64>::uninit(); BLOCK];
-                let len = pack(g, t, whole, &mut pg, &mut pt);
-                let pg = std::slice::from_raw_parts(pg.as_ptr().cast::<f64>(), len);
-                let pt = std::slice::from_raw_parts(pt.as_ptr().cast::<f64>(), len);
-                errors(&mut x, pg, pt, len);
-                kl_terms(&mut x, pg, pt, len);
-            } else {
-                errors(&mut x, g, t, whole);
-                kl_terms(&mut x, g, t, whole);
-            }
+            errors(&mut x, g, t, differ.starts());
+            kl_terms(&mut x, g, t, differ.starts());
         }
         x.tail(g, t, whole, k_g, k_t);
         x
