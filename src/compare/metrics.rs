@@ -364,6 +364,35 @@ const LN_SERIES_INVERSE_LIMIT: f64 = 32.0;
 /// ulp.
 const CLOSE_TERMS: usize = 5;
 
+/// Which vectors of a block hold a pair whose t − g is not zero, one bit per vector. The errors
+/// and KL loops visit only those: a pair with t − g = 0 adds exactly +0 to each sum of `errors`
+/// (|t − g| = 0, +0 / (|g| + ε) = +0, no count) and no KL term (|g| = |t|), and every lane keeps
+/// its pairs in order, so the lanes come out as over all pairs, bit for bit. The loop that
+/// fills it gathers a word's bits in a register (a bit set in memory per vector would chain
+/// every step to the last one's store), and is written out in each vector module: a closure
+/// would not inherit their target features.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+#[derive(Default)]
+struct Differ([u64; BLOCK / LANES / 64]);
+
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+impl Differ {
+    /// The index of the first pair of each marked vector, in order.
+    #[inline(always)]
+    fn starts(&self) -> impl Iterator<Item = usize> + '_ {
+        self.0.iter().enumerate().flat_map(|(w, &bits)| {
+            let mut bits = bits;
+            std::iter::from_fn(move || {
+                (bits != 0).then(|| {
+                    let b = bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    (w * 64 + b) * LANES
+                })
+            })
+        })
+    }
+}
+
 /// Values decoded per block by [`Acc::update_raw`]: both f64 blocks stay in the L1 cache.
 pub const BLOCK: usize = 2048;
 

@@ -8,7 +8,7 @@ use std::arch::x86_64::*;
 use npgx_parsers::dump::dtype::Element;
 
 use super::{
-    LaneSums, Lanes, ATANH_SERIES, BLOCK, CLOSE_TERMS, EPS, LANES, LN2_HI, LN2_LO,
+    Differ, LaneSums, Lanes, ATANH_SERIES, BLOCK, CLOSE_TERMS, EPS, LANES, LN2_HI, LN2_LO,
     LN_SERIES_INVERSE_LIMIT, MANTISSA, ONE,
 };
 use crate::dump::values::decode_to_x86;
@@ -42,8 +42,7 @@ unsafe fn load(g: &[f64], t: &[f64], i: usize) -> (__m256d, __m256d) {
 }
 
 /// Products and moments of the first `n` pairs (a multiple of `LANES`, at most [`BLOCK`]);
-/// returns which vectors hold a pair that differs (t − g not zero: unequal or not finite), bit
-/// `v` for the vector at `LANES·v`.
+/// returns which vectors hold a pair that differs (t − g not zero: unequal or not finite).
 ///
 /// # Safety
 /// AVX2, and `n` within both slices.
@@ -54,14 +53,11 @@ unsafe fn moments(x: &mut Lanes, g: &[f64], t: &[f64], n: usize, k: (f64, f64)) 
     let [mut dot, mut gg, mut tt, mut sum_ag, mut sum_at] = [zero; 5];
     let [mut s1_g, mut s2_g, mut s1_t, mut s2_t] = [zero; 4];
     let mut differ = Differ::default();
-    // A word of `differ` at a time, kept in a register (a bit set in memory per vector
-    // chains every step to the last one's store).
     let vectors = n / LANES;
-    for (w, word) in differ.0.iter_mut().enumerate().take(vectors.div_ceil(64)) {
+    for (w, word) in differ.0.iter_mut().enumerate() {
         let mut bits = 0u64;
-        for b in 0..(vectors - w * 64).min(64) {
-            let i = (w * 64 + b) * LANES;
-            let (gv, tv) = load(g, t, i);
+        for b in 0..vectors.saturating_sub(w * 64).min(64) {
+            let (gv, tv) = load(g, t, (w * 64 + b) * LANES);
             dot = _mm256_add_pd(dot, _mm256_mul_pd(gv, tv));
             gg = _mm256_add_pd(gg, _mm256_mul_pd(gv, gv));
             tt = _mm256_add_pd(tt, _mm256_mul_pd(tv, tv));
@@ -82,30 +78,6 @@ unsafe fn moments(x: &mut Lanes, g: &[f64], t: &[f64], n: usize, k: (f64, f64)) 
         (out(dot), out(gg), out(tt), out(sum_ag), out(sum_at));
     (x.s1_g, x.s2_g, x.s1_t, x.s2_t) = (out(s1_g), out(s2_g), out(s1_t), out(s2_t));
     differ
-}
-
-/// Which vectors of a block hold a pair whose t − g is not zero, one bit per vector. The errors
-/// and KL loops visit only those: a pair with t − g = 0 adds exactly +0 to each sum of `errors`
-/// (|t − g| = 0, +0 / (|g| + ε) = +0, no count) and no KL term (|g| = |t|), and every lane keeps
-/// its pairs in order, so the lanes come out as over all pairs, bit for bit.
-#[derive(Default)]
-struct Differ([u64; BLOCK / LANES / 64]);
-
-impl Differ {
-    /// The index of the first pair of each marked vector, in order.
-    #[inline(always)]
-    fn starts(&self) -> impl Iterator<Item = usize> + '_ {
-        self.0.iter().enumerate().flat_map(|(w, &bits)| {
-            let mut bits = bits;
-            std::iter::from_fn(move || {
-                (bits != 0).then(|| {
-                    let b = bits.trailing_zeros() as usize;
-                    bits &= bits - 1;
-                    (w * 64 + b) * LANES
-                })
-            })
-        })
-    }
 }
 
 /// Absolute and relative errors of the vectors starting at `starts`.

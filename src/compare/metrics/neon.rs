@@ -4,18 +4,17 @@
 //!
 //! A four-lane AVX2 vector is a pair of two-lane NEON vectors here ([`F4`], masks [`M4`]), so
 //! the loops read as the AVX2 ones do: loops over the (L1-resident) chunk, the counts as
-//! integers, the KL terms branching per vector only, and the chunk packed to its differing
-//! pairs when few differ. A maximum is a compare and a bit select, as the portable
+//! integers, the KL terms branching per vector only, and the errors and KL loops only over the
+//! vectors with a differing pair ([`super::Differ`]). A maximum is a compare and a bit select, as the portable
 //! `if a > m { a } else { m }` (FMAX would return a NaN). fp16 is decoded by the hardware
 //! (FCVTL, [`Features::f16_to_f32`]).
 
 use std::arch::aarch64::*;
-use std::mem::MaybeUninit;
 
 use npgx_parsers::dump::dtype::Element;
 
 use super::{
-    LaneSums, Lanes, ATANH_SERIES, BLOCK, CLOSE_TERMS, EPS, LANES, LN2_HI, LN2_LO,
+    Differ, LaneSums, Lanes, ATANH_SERIES, BLOCK, CLOSE_TERMS, EPS, LANES, LN2_HI, LN2_LO,
     LN_SERIES_INVERSE_LIMIT, MANTISSA, ONE,
 };
 use crate::dump::values::decode_to;
@@ -201,8 +200,8 @@ impl C4 {
     }
 }
 
-/// Products and moments of the first `n` pairs (a multiple of `LANES`); returns how many of
-/// them differ (t − g not zero: unequal or not finite). Two loops: the products and sums of
+/// Products and moments of the first `n` pairs (a multiple of `LANES`, at most [`BLOCK`]);
+/// returns which vectors hold a pair that differs (t − g not zero: unequal or not finite). Two loops: the products and sums of
 /// magnitudes, then the shifted moments, so that each loop's accumulators (two registers per
 /// vector of four lanes) and temporaries fit the 32 NEON registers (in one loop, LLVM rotated
 /// them through 32 register moves and the stack every step).
@@ -210,18 +209,24 @@ impl C4 {
 /// # Safety
 /// NEON, and `n` within both slices.
 #[inline(always)]
-unsafe fn moments(x: &mut Lanes, g: &[f64], t: &[f64], n: usize, k: (f64, f64)) -> usize {
+unsafe fn moments(x: &mut Lanes, g: &[f64], t: &[f64], n: usize, k: (f64, f64)) -> Differ {
     let zero = F4::splat(0.0);
     let [mut dot, mut gg, mut tt, mut sum_ag, mut sum_at] = [zero; 5];
-    let mut differ = C4::zero();
-    for i in (0..n).step_by(LANES) {
-        let (gv, tv) = (F4::load(g, i), F4::load(t, i));
-        dot = dot.add(gv.mul(tv));
-        gg = gg.add(gv.mul(gv));
-        tt = tt.add(tv.mul(tv));
-        sum_ag = sum_ag.add(gv.abs());
-        sum_at = sum_at.add(tv.abs());
-        differ = differ.count(tv.sub(gv).ne(zero));
+    let mut differ = Differ::default();
+    let vectors = n / LANES;
+    for (w, word) in differ.0.iter_mut().enumerate() {
+        let mut bits = 0u64;
+        for b in 0..vectors.saturating_sub(w * 64).min(64) {
+            let i = (w * 64 + b) * LANES;
+            let (gv, tv) = (F4::load(g, i), F4::load(t, i));
+            dot = dot.add(gv.mul(tv));
+            gg = gg.add(gv.mul(gv));
+            tt = tt.add(tv.mul(tv));
+            sum_ag = sum_ag.add(gv.abs());
+            sum_at = sum_at.add(tv.abs());
+            bits |= u64::from(tv.sub(gv).ne(zero).any()) << b;
+        }
+        *word = bits;
     }
     let (kg, kt) = (F4::splat(k.0), F4::splat(k.1));
     let [mut s1_g, mut s2_g, mut s1_t, mut s2_t] = [zero; 4];
@@ -242,21 +247,21 @@ unsafe fn moments(x: &mut Lanes, g: &[f64], t: &[f64], n: usize, k: (f64, f64)) 
         sum_at.lanes(),
     );
     (x.s1_g, x.s2_g, x.s1_t, x.s2_t) = (s1_g.lanes(), s2_g.lanes(), s1_t.lanes(), s2_t.lanes());
-    differ.lanes().iter().sum::<i64>() as usize
+    differ
 }
 
-/// Absolute and relative errors of the first `n` pairs (a multiple of `LANES`).
+/// Absolute and relative errors of the vectors starting at `starts`.
 ///
 /// # Safety
-/// NEON, and `n` within both slices.
+/// NEON, and every `start + LANES` within both slices.
 #[inline(always)]
-unsafe fn errors(x: &mut Lanes, g: &[f64], t: &[f64], n: usize) {
+unsafe fn errors(x: &mut Lanes, g: &[f64], t: &[f64], starts: impl Iterator<Item = usize>) {
     let zero = F4::splat(0.0);
     let eps = F4::splat(EPS);
     let (p001, p005) = (F4::splat(0.001), F4::splat(0.005));
     let [mut max_abs, mut sum_abs, mut sum_sq, mut max_rel, mut sum_rel] = [zero; 5];
     let (mut n001, mut n005) = (C4::zero(), C4::zero());
-    for i in (0..n).step_by(LANES) {
+    for i in starts {
         let (gv, tv) = (F4::load(g, i), F4::load(t, i));
         let d = tv.sub(gv);
         let ad = d.abs();
@@ -283,20 +288,20 @@ unsafe fn errors(x: &mut Lanes, g: &[f64], t: &[f64], n: usize) {
     );
 }
 
-/// KL terms of the first `n` pairs (a multiple of `LANES`), as `kl_step` and `ln_ratio`: where
-/// |g| > 0 and |g| != |t| (NaN counts as different, as with Rust's `!=`); t = 0 there makes KL
+/// KL terms of the vectors starting at `starts`, as `kl_step` and `ln_ratio`: where |g| > 0
+/// and |g| != |t| (NaN counts as different, as with Rust's `!=`); t = 0 there makes KL
 /// undefined.
 ///
 /// # Safety
-/// NEON, and `n` within both slices.
+/// NEON, and every `start + LANES` within both slices.
 #[inline(always)]
-unsafe fn kl_terms(x: &mut Lanes, g: &[f64], t: &[f64], n: usize) {
+unsafe fn kl_terms(x: &mut Lanes, g: &[f64], t: &[f64], starts: impl Iterator<Item = usize>) {
     let zero = F4::splat(0.0);
     let inverse_limit = F4::splat(LN_SERIES_INVERSE_LIMIT);
     let c: [F4; CLOSE_TERMS] = std::array::from_fn(|i| F4::splat(ATANH_SERIES[i]));
     let mut kl = zero;
     let mut undefined = false;
-    for i in (0..n).step_by(LANES) {
+    for i in starts {
         let (ag, at) = (F4::load(g, i).abs(), F4::load(t, i).abs());
         let active = ag.gt(zero).and(ag.ne(at));
         let t_zero = at.eq(zero);
@@ -345,44 +350,6 @@ unsafe fn kl_terms(x: &mut Lanes, g: &[f64], t: &[f64], n: usize) {
     }
     x.sums.kl = kl.lanes();
     x.kl_undefined = undefined;
-}
-
-/// Packs the pairs of the first `n` (a multiple of `LANES`, at most [`BLOCK`]) whose t − g is
-/// not zero, lane by lane, as the AVX2 `pack`: lane `l`'s `j`-th such pair goes to
-/// `LANES·j + l`, lanes with fewer are padded with (0, 0), which add exactly nothing to the
-/// sums of [`errors`] and [`kl_terms`]. Returns the packed length.
-///
-/// # Safety
-/// NEON, `n` within both slices, `n <= BLOCK`.
-#[inline(always)]
-unsafe fn pack(
-    g: &[f64],
-    t: &[f64],
-    n: usize,
-    pg: &mut [MaybeUninit<f64>; BLOCK],
-    pt: &mut [MaybeUninit<f64>; BLOCK],
-) -> usize {
-    let zero = F4::splat(0.0);
-    let mut pos = [0usize; LANES];
-    for i in (0..n).step_by(LANES) {
-        let m = F4::load(t, i).sub(F4::load(g, i)).ne(zero).bits();
-        for (l, p) in pos.iter_mut().enumerate() {
-            // Written whether it differs or not (no branch); the slot is taken only if it
-            // does. `*p <= i / LANES`, so the index is below `i + LANES <= n`.
-            let at = *p * LANES + l;
-            *pg.get_unchecked_mut(at) = MaybeUninit::new(*g.get_unchecked(i + l));
-            *pt.get_unchecked_mut(at) = MaybeUninit::new(*t.get_unchecked(i + l));
-            *p += ((m >> l) & 1) as usize;
-        }
-    }
-    let rows = pos.iter().copied().max().unwrap_or(0);
-    for (l, &p) in pos.iter().enumerate() {
-        for j in p..rows {
-            pg[j * LANES + l] = MaybeUninit::new(0.0);
-            pt[j * LANES + l] = MaybeUninit::new(0.0);
-        }
-    }
-    rows * LANES
 }
 
 impl LaneSums for Features {
@@ -448,24 +415,17 @@ impl LaneSums for Features {
     #[inline(always)]
     fn lanes(self, g: &[f64], t: &[f64], k_g: f64, k_t: f64) -> Lanes {
         let whole = g.len().min(t.len()) / LANES * LANES;
+        if whole > BLOCK {
+            // Not reached from `update_raw` (its chunks are blocks); the same lanes either way.
+            return super::Portable.lanes(g, t, k_g, k_t);
+        }
         let mut x = Lanes::default();
-        // SAFETY: `self` proves NEON; `whole` is within both slices; `pack` is given at most
-        // `BLOCK` pairs and initialises the first `len` values of both buffers it fills.
+        // SAFETY: `self` proves NEON; `whole` is within both slices and at most `BLOCK`, so
+        // `moments` marks vectors whose `LANES` pairs are within both slices.
         unsafe {
             let differ = moments(&mut x, g, t, whole, (k_g, k_t));
-            // When well under half of the pairs differ, as the AVX2 loops (see there).
-            if whole <= BLOCK && differ * 3 <= whole {
-                let mut pg = [MaybeUninit::<f64>::uninit(); BLOCK];
-                let mut pt = [MaybeUninit::<f64>::uninit(); BLOCK];
-                let len = pack(g, t, whole, &mut pg, &mut pt);
-                let pg = std::slice::from_raw_parts(pg.as_ptr().cast::<f64>(), len);
-                let pt = std::slice::from_raw_parts(pt.as_ptr().cast::<f64>(), len);
-                errors(&mut x, pg, pt, len);
-                kl_terms(&mut x, pg, pt, len);
-            } else {
-                errors(&mut x, g, t, whole);
-                kl_terms(&mut x, g, t, whole);
-            }
+            errors(&mut x, g, t, differ.starts());
+            kl_terms(&mut x, g, t, differ.starts());
         }
         x.tail(g, t, whole, k_g, k_t);
         x
