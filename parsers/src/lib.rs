@@ -16,6 +16,7 @@ pub mod dump;
 pub mod dump_config;
 pub mod fx_graph;
 pub mod ge_graph;
+pub mod kernel_assert;
 pub mod knowledge;
 pub mod kv;
 pub mod line_origin;

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use npgx_parsers::aicore::evidence::classify;
 use npgx_parsers::aicore::{line_message, AicoreAssembler, AicoreError, Fact};
-use npgx_parsers::causal::{table_remedy, Remedy};
+use npgx_parsers::causal::{kernel_assert_remedy, table_remedy, Remedy};
 use serde::{Deserialize, Serialize};
 
 use super::reader::for_each_line;
@@ -128,12 +128,20 @@ impl AicoreScan {
         }
     }
 
-    /// The remedy of the first device error: every error `aicore` reports is a device fault.
+    /// The remedy of the first device error: every error `aicore` reports is a device fault;
+    /// the kernel's own failed assertion, when the error has one, comes first (as in `triage
+    /// classify` and `plog`).
     pub fn remedy(&self) -> Vec<Remedy> {
-        self.errors
+        let Some(e) = self.errors.first() else {
+            return Vec::new();
+        };
+        let file = e.file.to_str();
+        e.error
+            .asserts
             .first()
-            .and_then(|e| table_remedy("nature:device-fault", e.file.to_str()))
+            .map(|a| kernel_assert_remedy(a.line, &a.value, file))
             .into_iter()
+            .chain(table_remedy("nature:device-fault", file))
             .collect()
     }
 }

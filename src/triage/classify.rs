@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use npgx_parsers::causal::{
-    remedies, route_remedy, CausalError, CausalScanner, Remedy, Shape, Tier,
+    ranked_remedies, route_remedy, CausalError, CausalScanner, Remedy, Shape, Tier,
 };
 use npgx_parsers::knowledge::{CauseKind, Phase};
 use serde::{Deserialize, Serialize};
@@ -231,7 +231,7 @@ pub fn classify_ranked(file: &Path, ranked: Vec<CausalError>) -> Classification 
     }
     c.candidates = ranked.iter().map(candidate).collect();
     if c.route != Route::Undetermined {
-        c.remedy = remedies(&err, commands_file(file));
+        c.remedy = ranked_remedies(&ranked, commands_file(file));
         if c.remedy.is_empty() {
             c.remedy = route_remedy(c.route.as_str(), commands_file(file))
                 .into_iter()

@@ -1215,4 +1215,27 @@ fn remedies_name_their_source_and_quote_the_report() {
             ))),
         "{checks:?}"
     );
+    // logs/01: a device fault (line 1) whose kernel assertion follows (line 34): the check it
+    // names comes first, with its line, in all three commands alike.
+    let log = sample("logs/01-plog-raw-aivec-gatherv3-assert-2025.log");
+    let item = &classify_items(std::slice::from_ref(&log), 1)[0];
+    let r = &item["remedy"];
+    assert_eq!(
+        (r[0]["matched"].as_str(), r[0]["line"].as_u64()),
+        (Some("kernel.assert"), Some(34)),
+        "{r:#}"
+    );
+    assert!(
+        r[0]["do"].as_str().is_some_and(|d| d.contains(
+            "`(0 <= val && val < this->gxSize_)` at /home/phisik3/Ascend/CANN-7.8/opp/built-in/op_impl/ai_core/tbe/impl/dynamic/../ascendc/gather_v3/gather_v3_base.h:137 failed (Index 100000000 out of range[0 655360)!)"
+        )),
+        "{r:#}"
+    );
+    assert_eq!(r[1]["matched"], "nature:device-fault");
+    let out = npgx(["plog", "--format", "json", log.to_str().unwrap()]);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["first_causal"]["remedy"], *r);
+    let out = npgx(["aicore", "--format", "json", log.to_str().unwrap()]);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["remedy"], *r);
 }

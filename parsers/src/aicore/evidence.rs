@@ -142,7 +142,7 @@ pub enum Evidence {
     /// `dump exception to file, file: …`.
     DumpFile(String),
     /// ``[ASSERT] … FILE:LINE: Assertion `CONDITION' MESSAGE`` from the device's printf buffer.
-    KernelAssert(super::KernelAssert),
+    KernelAssert(crate::kernel_assert::KernelAssert),
     /// Firmware `<exception_print>TIME:…, device_id=…, stream_id=…, task_id=…, exception_code=…`.
     FirmwareTask {
         device: Option<u64>,
@@ -155,57 +155,6 @@ pub enum Evidence {
         key: String,
         value: String,
     },
-}
-
-/// The text after an `[ASSERT]` tag: the bracketed groups Ascend C prints first
-/// (`[CANN_VERSION : 7.8][TimeStamp : 0]`) skipped, then ``FILE:LINE: Assertion `CONDITION'
-/// MESSAGE``; a text of another shape is kept whole as the message. `None` for an empty text.
-fn kernel_assert(text: &str) -> Option<super::KernelAssert> {
-    let mut rest = text.trim_start();
-    while let Some(group) = rest.strip_prefix('[') {
-        match group.find(']') {
-            Some(end) => rest = group[end + 1..].trim_start(),
-            None => break,
-        }
-    }
-    let rest = rest.trim();
-    if rest.is_empty() {
-        return None;
-    }
-    let whole = super::KernelAssert {
-        message: rest.to_owned(),
-        ..super::KernelAssert::default()
-    };
-    let Some(at) = rest.find(": Assertion `") else {
-        return Some(whole);
-    };
-    // FILE:LINE before it (a path may hold colons; the line number is after the last one).
-    let Some((file, line)) = rest[..at].rsplit_once(':') else {
-        return Some(whole);
-    };
-    let (file, Ok(line)) = (file.trim(), line.trim().parse::<u32>()) else {
-        return Some(whole);
-    };
-    if file.is_empty() {
-        return Some(whole);
-    }
-    let after = &rest[at + ": Assertion `".len()..];
-    // The condition ends at the first quote before a space (a message may hold apostrophes; a
-    // condition with a character literal such as `' '` is cut there), or at a quote that ends
-    // the line.
-    let end = after
-        .find("' ")
-        .or_else(|| after.strip_suffix('\'').map(str::len));
-    let (condition, message) = match end {
-        Some(q) => (Some(after[..q].to_owned()), after[q + 1..].trim()),
-        None => (None, after.trim()),
-    };
-    Some(super::KernelAssert {
-        source_file: Some(file.to_owned()),
-        source_line: Some(line),
-        condition,
-        message: message.to_owned(),
-    })
 }
 
 /// Recognises one message. `None` when the message says nothing about a device error.
@@ -223,8 +172,8 @@ pub fn classify(message: &str) -> Option<Evidence> {
     if msg.len() < 8 {
         return None;
     }
-    if let Some(text) = crate::causal::collect::assert_text(msg) {
-        return kernel_assert(text).map(Evidence::KernelAssert);
+    if let Some(a) = crate::kernel_assert::parse(msg) {
+        return Some(Evidence::KernelAssert(a));
     }
     let bag = KvBag::new(msg);
     if bag.contains("task run failed") || bag.contains("task exception!") {
@@ -639,7 +588,7 @@ mod tests {
         }
     }
 
-    fn a(msg: &str) -> crate::aicore::KernelAssert {
+    fn a(msg: &str) -> crate::kernel_assert::KernelAssert {
         match classify(msg) {
             Some(Evidence::KernelAssert(a)) => a,
             other => panic!("{other:?}"),

@@ -36,6 +36,7 @@ pub mod evidence;
 use serde::{Deserialize, Serialize};
 
 use crate::cann_error::tables;
+pub use crate::kernel_assert::KernelAssert;
 use crate::kv::parse_int;
 use crate::plog::content::parse_content;
 use crate::plog::header::parse_header;
@@ -124,27 +125,6 @@ pub struct CoreError {
     /// Names of the set AIC_ERROR bits (from `errcode` when present, else `error_code`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub error_bits: Vec<String>,
-}
-
-/// An assertion of the kernel's own code that failed on the device, as Ascend C prints it
-/// through the device's printf buffer (``[ASSERT] [CANN_VERSION : …][TimeStamp : …]
-/// FILE:LINE: Assertion `CONDITION' MESSAGE``): the source line of the check and what it says
-/// about the inputs (`Index 100000000 out of range[0 655360)!`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct KernelAssert {
-    /// The source file of the check, as printed (often the operator's header in the CANN
-    /// installation).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub source_file: Option<String>,
-    /// Its line in that file (`line` is kept for the log line of every fact).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub source_line: Option<u32>,
-    /// The asserted condition, without its quotes.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub condition: Option<String>,
-    /// The kernel's message after the condition (or everything after the tag when the line has
-    /// no `Assertion` part).
-    pub message: String,
 }
 
 /// GE's `[AIC_INFO]` block for the failing node.

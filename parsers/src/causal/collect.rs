@@ -8,6 +8,7 @@ use std::borrow::Cow;
 
 use crate::cann_error::{find_code, torch_npu, CannErrorReport, ReportAssembler};
 use crate::compiler_diag::{self, parse_diagnostic, Form};
+use crate::kernel_assert::is_kernel_assert;
 use crate::knowledge;
 use crate::line_prefix::LinePrefix;
 use crate::plog::content::parse_content;
@@ -193,21 +194,6 @@ fn torch_npu_hint(line: &str) -> Option<&str> {
 fn strip_location(msg: &str) -> &str {
     let msg = msg.trim();
     msg.find("[FUNC:").map_or(msg, |i| msg[..i].trim_end())
-}
-
-/// The tag Ascend C prints before a failed assertion of a kernel (through the device's printf
-/// buffer).
-const ASSERT_TAG: &str = "[ASSERT]";
-
-/// The text after the `[ASSERT]` tag of a message, when it has one: the one test for a kernel
-/// assertion line (`aicore`'s records read the assertion from it too).
-pub fn assert_text(msg: &str) -> Option<&str> {
-    msg.find(ASSERT_TAG).map(|at| &msg[at + ASSERT_TAG.len()..])
-}
-
-/// An AscendC kernel assertion (``[ASSERT] … Assertion `…'``), printed by the device.
-pub fn is_kernel_assert(msg: &str) -> bool {
-    assert_text(msg).is_some()
 }
 
 fn push_scope<'w>(scope: &mut Scope<'w>, no: u64, text: &'w str) {

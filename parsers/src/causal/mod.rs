@@ -52,7 +52,10 @@ use collect::{collect, floor_char, Candidate, WinLine};
 pub use normalise::{common_indent, normalise, Normalised};
 pub use phase::PhaseEvidence;
 pub use rank::{rank_plog_error, CauseRank};
-pub use remedy::{remedies, route_remedy, table_remedy, Remedy};
+pub use remedy::{
+    check_command, kernel_assert_remedy, ranked_remedies, remedies, route_remedy, table_remedy,
+    Remedy,
+};
 
 /// Longest line the engine looks at; callers keep this head and count the rest.
 pub const MAX_LINE: usize = 64 * 1024;

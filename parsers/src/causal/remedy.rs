@@ -1,9 +1,12 @@
 //! What to do about a first causal error: `remedy[]`, each item with its source.
 //!
 //! Two sources, in this order:
-//! 1. **The report's own words.** A CANN error report prints `Possible Cause:` and `Solution:`
-//!    lines under its message; when the error's block holds them they are quoted as they stand,
-//!    with their line, and their source is the report itself.
+//! 1. **The log's own words.** A kernel's failed assertion among the candidates of a device fault
+//!    (Ascend C's `[ASSERT]` line, printed after the fault's records) is quoted first, with its
+//!    line: the check it names is what the kernel refused ([`ranked_remedies`]). A CANN error
+//!    report prints `Possible Cause:` and `Solution:` lines under its message; when the error's
+//!    block holds them they are quoted as they stand, with their line, and their source is the
+//!    report itself.
 //! 2. **The remedy table** (`knowledge/remedy.tsv`): the first row that matches the error, most
 //!    specific first — the knowledge row that decided its phase or kind (`key:`), its CANN code,
 //!    the rule that read its phase (`rule:`), its runtime error number, then its nature, its kind
@@ -22,6 +25,7 @@ use serde::{Deserialize, Serialize};
 
 use super::CausalError;
 use crate::cann_error::find_code;
+use crate::kernel_assert::{self, KernelAssert};
 use crate::knowledge::{self, RemedyRow};
 
 /// Most report lines quoted.
@@ -59,6 +63,58 @@ pub fn remedies(err: &CausalError, file: Option<&str>) -> Vec<Remedy> {
         out.push(from_row(row, file));
     }
     out
+}
+
+/// The remedies of the first of `ranked` (best first, as the causal engine ranks them), read
+/// from `file`: when it is a device fault and a kernel's own assertion is among the candidates
+/// (printed after the fault's records), what that assertion checked comes first
+/// ([`kernel_assert_remedy`]), then [`remedies`].
+pub fn ranked_remedies(ranked: &[CausalError], file: Option<&str>) -> Vec<Remedy> {
+    let Some(first) = ranked.first() else {
+        return Vec::new();
+    };
+    let assert = (first.rank == super::CauseRank::DeviceFault)
+        .then(|| {
+            ranked
+                .iter()
+                .filter(|c| c.shape == super::Shape::KernelAssert)
+                .find_map(|c| kernel_assert::parse(&c.message).map(|a| (c.line, a)))
+        })
+        .flatten();
+    assert
+        .map(|(line, a)| kernel_assert_remedy(line, &a, file))
+        .into_iter()
+        .chain(remedies(first, file))
+        .collect()
+}
+
+/// The remedy a kernel's failed assertion (log line `line`) gives, quoting it: the check it
+/// names is the most specific evidence of what the kernel was given, so it comes before the
+/// table's "dump the inputs" advice.
+pub fn kernel_assert_remedy(line: u64, a: &KernelAssert, file: Option<&str>) -> Remedy {
+    let at = match (&a.source_file, a.source_line) {
+        (Some(f), Some(l)) => format!(" at {f}:{l}"),
+        _ => String::new(),
+    };
+    let said = if a.message.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", a.message)
+    };
+    let checked = a
+        .condition
+        .as_ref()
+        .map_or(String::new(), |c| format!(" `{c}`"));
+    Remedy {
+        action: format!(
+            "The kernel's own check{checked}{at} failed{said}. Find which input, shape or tiling \
+             value the check tests, and where it comes from, before dumping the inputs"
+        ),
+        source: "kernel assert".to_string(),
+        line: Some(line),
+        check: vec![check_command("npgx aicore FILE", file)],
+        matched: "kernel.assert".to_string(),
+    }
 }
 
 /// The error's text: its message, its lines and the lines around it, lower case.
@@ -239,21 +295,23 @@ fn matches(err: &CausalError) -> impl Iterator<Item = String> + '_ {
 }
 
 fn from_row(row: &RemedyRow, file: Option<&str>) -> Remedy {
-    let check = row
-        .check
-        .iter()
-        .map(|c| match file {
-            Some(f) if c.starts_with("npgx ") => fill(c, f),
-            None if c.starts_with("npgx ") => fill(c, "<LOG_FILE>"),
-            _ => (*c).to_string(),
-        })
-        .collect();
+    let check = row.check.iter().map(|c| check_command(c, file)).collect();
     Remedy {
         action: row.action.to_string(),
         source: row.source.to_string(),
         line: None,
         check,
         matched: row.matches.to_string(),
+    }
+}
+
+/// A check command as a remedy shows it: an `npgx …` command with `FILE` filled in ([`fill`]; `None`
+/// leaves `<LOG_FILE>`), another tool's command as it stands.
+pub fn check_command(command: &str, file: Option<&str>) -> String {
+    match file {
+        Some(f) if command.starts_with("npgx ") => fill(command, f),
+        None if command.starts_with("npgx ") => fill(command, "<LOG_FILE>"),
+        _ => command.to_string(),
     }
 }
 
@@ -360,5 +418,46 @@ mod tests {
             |r| r.check[0].contains("FILE") || r.check[0].contains("--compare-outputs")
         ));
         assert!(route_remedy("undetermined", None).is_none());
+    }
+
+    fn ranked_of(text: &str) -> Vec<Remedy> {
+        let mut s = crate::causal::CausalScanner::new();
+        for (i, line) in text.lines().enumerate() {
+            s.push(i as u64 + 1, line.as_bytes());
+        }
+        ranked_remedies(&s.finish_ranked(), Some("run.log"))
+    }
+
+    // A device fault whose kernel's own assertion follows: the check it names comes first, with
+    // its line; the device-fault row after it.
+    #[test]
+    fn a_kernel_assertion_comes_first_for_its_device_fault() {
+        let fault = "[ERROR] RUNTIME(1,python3):2025-05-08-09:56:18.522.534 [stars_engine.cc:1553]1 ProcLogicCqReport:[INIT][DEFAULT]Task run failed, device_id=0, stream_id=2, task_id=1, sqe_type=0(ffts), errType=0x1(task exception), sqSwStatus=0";
+        let assert = "[ERROR] IDEDD(1,python3):2025-05-08-09:56:20.763.494 [dump_printf.cpp:548][tid:1] [ASSERT] [CANN_VERSION : 7.8][TimeStamp : 0] /ops/gather_v3_base.h:137: Assertion `(0 <= val && val < this->gxSize_)' Index 100000000 out of range[0 655360)!";
+        let r = ranked_of(&format!("{fault}\n{assert}\n"));
+        assert_eq!(
+            (r[0].matched.as_str(), r[0].line, r[0].source.as_str()),
+            ("kernel.assert", Some(2), "kernel assert")
+        );
+        assert!(
+            r[0].action.contains("`(0 <= val && val < this->gxSize_)` at /ops/gather_v3_base.h:137 failed (Index 100000000 out of range[0 655360)!)"),
+            "{}",
+            r[0].action
+        );
+        assert_eq!(r[0].check, ["npgx aicore run.log"]);
+        assert_eq!(r[1].matched, "nature:device-fault");
+        // Without the assertion: the table's row alone.
+        let r = ranked_of(&format!("{fault}\n"));
+        assert_eq!(r.len(), 1);
+        assert_eq!(r[0].matched, "nature:device-fault");
+        // The assertion ranks as a device fault itself: before a host error, it is the first
+        // causal error and its own remedy.
+        let r = ranked_of(&format!(
+            "RuntimeError: NPU out of memory. Tried to allocate 30.00 MiB (NPU 3; 60.96 GiB total capacity; 58.10 GiB already allocated)\n{assert}\n"
+        ));
+        assert_eq!(
+            (r[0].matched.as_str(), r[0].line),
+            ("kernel.assert", Some(2))
+        );
     }
 }

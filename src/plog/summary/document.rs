@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use npgx_parsers::cann_error::torch_npu::TorchNpuError;
 use npgx_parsers::cann_error::CannErrorReport;
-use npgx_parsers::causal::{remedies, CausalError, CauseRank, Remedy, Shape, Tier};
+use npgx_parsers::causal::{ranked_remedies, CausalError, CauseRank, Remedy, Shape, Tier};
 use npgx_parsers::plog::path::LogFileKind;
 use npgx_parsers::plog::{Level, PlogTime};
 use serde::{Deserialize, Serialize};
@@ -56,9 +56,11 @@ pub struct CausalRef {
 }
 
 impl CausalRef {
-    pub(super) fn new(file: &std::path::Path, e: CausalError) -> CausalRef {
-        let remedy = remedies(&e, file.to_str());
-        CausalRef {
+    /// The first of `ranked` (best first), with the remedies of the ranking.
+    pub(super) fn new(file: &std::path::Path, ranked: &[CausalError]) -> Option<CausalRef> {
+        let remedy = ranked_remedies(ranked, file.to_str());
+        let e = ranked.first()?.clone();
+        Some(CausalRef {
             remedy,
             file: file.to_path_buf(),
             line: e.line,
@@ -71,7 +73,7 @@ impl CausalRef {
             quote: e.text,
             evidence: e.evidence,
             root_line: e.root_line,
-        }
+        })
     }
 }
 

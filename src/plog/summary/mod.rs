@@ -297,13 +297,13 @@ fn summarize_in_chunks(
                         ),
                     ));
                 }
-                if let Some(c) = scanner.finish() {
-                    let collective = c
-                        .phase
-                        .as_ref()
-                        .is_some_and(|p| p.phase == Phase::Collective);
-                    s.causal
-                        .push((file, collective, CausalRef::new(&input.path, c)));
+                let ranked = scanner.finish_ranked();
+                let collective = ranked
+                    .first()
+                    .and_then(|c| c.phase.as_ref())
+                    .is_some_and(|p| p.phase == Phase::Collective);
+                if let Some(c) = CausalRef::new(&input.path, &ranked) {
+                    s.causal.push((file, collective, c));
                 }
             }
         }
