@@ -190,7 +190,7 @@ pub(crate) fn kernel_assert_text(a: &npgx_parsers::aicore::KernelAssert) -> Stri
     format!("{place}{condition}{}", a.message)
 }
 
-const CSV_HEADER: &str = "file,first_line,last_line,kind,pid,device_id,chip_id,die_id,stream_id,report_stream_id,task_id,task_pos,flip_num,kernel_name,func_name,node_name,program_id,hash,block_dim,tiling_key,ret_code,acl_code,inner_code,cann_codes,serial,core_id,error_code,errcode,error_str,decoded";
+const CSV_HEADER: &str = "file,first_line,last_line,kind,pid,device_id,chip_id,die_id,stream_id,report_stream_id,task_id,task_pos,flip_num,kernel_name,func_name,node_name,program_id,hash,block_dim,tiling_key,ret_code,acl_code,inner_code,cann_codes,serial,core_id,error_code,errcode,error_str,decoded,kernel_asserts";
 
 fn v<T: Display>(f: &Option<Fact<T>>) -> String {
     f.as_ref().map(|f| f.value.to_string()).unwrap_or_default()
@@ -238,6 +238,16 @@ pub fn csv(out: &mut impl Write, scan: &AicoreScan) -> io::Result<()> {
                 .unwrap_or_default(),
             core.map(|c| v(&c.error_str)).unwrap_or_default(),
             e.decoded.join("; "),
+            {
+                let mut asserts: Vec<String> = Vec::new();
+                for a in &e.asserts {
+                    let t = kernel_assert_text(&a.value);
+                    if !asserts.contains(&t) {
+                        asserts.push(t);
+                    }
+                }
+                asserts.join("; ")
+            },
         ];
         csv_row(out, &fields)?;
     }

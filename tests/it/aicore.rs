@@ -555,6 +555,22 @@ fn csv_and_table() {
         ),
         ("2", "7267", "0x25", "507014")
     );
+    assert_eq!(col("kernel_asserts"), "");
+    // The kernel's failed assertion has a column of its own (the csv crate reads the quoting).
+    let assert_log = sample("logs/01-plog-raw-aivec-gatherv3-assert-2025.log");
+    let out = npgx(["aicore", assert_log.to_str().unwrap(), "--format", "csv"]);
+    let mut r = csv::Reader::from_reader(out.stdout.as_slice());
+    let at = r
+        .headers()
+        .unwrap()
+        .iter()
+        .position(|h| h == "kernel_asserts")
+        .unwrap();
+    let row = r.records().next().unwrap().unwrap();
+    assert_eq!(
+        &row[at],
+        "/home/phisik3/Ascend/CANN-7.8/opp/built-in/op_impl/ai_core/tbe/impl/dynamic/../ascendc/gather_v3/gather_v3_base.h:137: `(0 <= val && val < this->gxSize_)` failed: Index 100000000 out of range[0 655360)!"
+    );
     let out = npgx(["aicore", p.to_str().unwrap()]);
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
