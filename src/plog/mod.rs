@@ -48,6 +48,23 @@ impl Warning {
     }
 }
 
+/// Whole seconds since 1970-01-01 of a plog time stamp read as UTC (its writer's clock: only
+/// differences between stamps mean anything); `None` for a date that does not exist.
+pub fn seconds(t: &PlogTime) -> Option<i64> {
+    let dt = jiff::civil::DateTime::new(
+        i16::try_from(t.year).ok()?,
+        i8::try_from(t.month).ok()?,
+        i8::try_from(t.day).ok()?,
+        i8::try_from(t.hour).ok()?,
+        i8::try_from(t.minute).ok()?,
+        i8::try_from(t.second).ok()?,
+        0,
+    )
+    .ok()?;
+    let epoch = jiff::civil::date(1970, 1, 1).at(0, 0, 0, 0);
+    Some(dt.duration_since(epoch).as_secs())
+}
+
 /// Record filters (`--level --module --pid --since --until --grep`). Empty lists accept all.
 #[derive(Debug, Clone, Default)]
 pub struct Filters {
@@ -62,12 +79,36 @@ pub struct Filters {
 }
 
 impl Filters {
-    /// Whether a record with this header passes every filter except `grep`.
-    pub fn accepts_header(&self, h: &PlogHeader<'_>) -> bool {
-        (self.levels.is_empty() || self.levels.contains(&h.level))
-            && (self.modules.is_empty() || self.modules.iter().any(|m| m == h.module))
+    /// Whether a record with this header is one of those the filters select — its process,
+    /// module and time; not its level (a verbosity choice) nor `grep`. The causal engine and the
+    /// CANN report assembly read only these records (and the lines of no record).
+    pub fn selects_record(&self, h: &PlogHeader<'_>) -> bool {
+        (self.modules.is_empty() || self.modules.iter().any(|m| m == h.module))
             && (self.pids.is_empty() || self.pids.contains(&h.pid))
             && self.since.is_none_or(|t| h.time >= t)
             && self.until.is_none_or(|t| h.time <= t)
+    }
+
+    /// Whether a record with this header passes every filter except `grep`.
+    pub fn accepts_header(&self, h: &PlogHeader<'_>) -> bool {
+        (self.levels.is_empty() || self.levels.contains(&h.level)) && self.selects_record(h)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plog_times_become_seconds() {
+        let a = seconds(&PlogTime::parse("2025-05-08-09:56:18.522.534").unwrap()).unwrap();
+        let b = seconds(&PlogTime::parse("2025-05-08-09:57:19.000.000").unwrap()).unwrap();
+        assert_eq!(b - a, 61);
+        let c = seconds(&PlogTime::parse("2025-05-09-00:00:00.000.000").unwrap()).unwrap();
+        assert_eq!(c - a, 14 * 3600 + 3 * 60 + 42);
+        assert_eq!(
+            seconds(&PlogTime::parse("2025-02-30-00:00:00.000.000").unwrap()),
+            None
+        );
     }
 }

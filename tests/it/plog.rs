@@ -785,3 +785,51 @@ fn non_plog_text_gets_a_warning_and_the_scan_goes_on() {
     );
     assert!(s["warnings"].as_array().unwrap().len() == 1);
 }
+
+/// An asys collection holds a device log that spans earlier runs: its first causal error (a
+/// firmware record at 02:28) is hours before the failing process's (09:56). The summary warns
+/// that the files may hold more than one run; `--pid` and `--since` choose the records the causal
+/// engine reads, so they choose the run.
+#[test]
+fn filters_choose_the_run_the_first_causal_error_is_read_from() {
+    let dir = sample("cann/asys-20250508-gatherv3-assert");
+    let run = |extra: &[&str]| {
+        let mut args = vec!["plog", dir.to_str().unwrap(), "--format", "json"];
+        args.extend_from_slice(extra);
+        npgx_json(args, 0)
+    };
+    let v = run(&[]);
+    let c = &v["first_causal"];
+    assert!(
+        c["file"].as_str().is_some_and(|f| f.contains("device-0_")),
+        "{c:#}"
+    );
+    let warned: Vec<&Value> = v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| {
+            w["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("7 h 28 min before") && m.contains("more than one run"))
+        })
+        .collect();
+    assert_eq!(warned.len(), 1, "{:#}", v["warnings"]);
+    assert_eq!(warned[0]["line"], c["line"]);
+    for filter in [&["--pid", "155320"][..], &["--since", "2025-05-08-09:56"]] {
+        let v = run(filter);
+        let c = &v["first_causal"];
+        assert!(
+            c["file"]
+                .as_str()
+                .is_some_and(|f| f.ends_with("plog-155320_20250508095618528.log")),
+            "{filter:?}: {c:#}"
+        );
+        assert_eq!(c["line"], 1, "{filter:?}");
+        assert_eq!(c["remedy"][0]["matched"], "kernel.assert", "{filter:?}");
+        assert!(
+            !v["warnings"].to_string().contains("more than one run"),
+            "{filter:?}"
+        );
+    }
+}

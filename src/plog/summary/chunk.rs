@@ -92,6 +92,10 @@ pub(super) struct ChunkScan {
     pub(super) lead_grep: Option<u64>,
     /// The state after the chunk's last record (`None`: the chunk holds no record).
     pub(super) end: Option<State<Vec<u8>>>,
+    /// Whether the chunk's last record is one the filters leave out ([`Filters::selects_record`];
+    /// `None`: the chunk holds no record). Its lines, and those of every such record, are not
+    /// in `kept`; the lead lines are, for the file-order pass to decide.
+    pub(super) end_left_out: Option<bool>,
     /// Every line but a quiet record after a quiet record ([`is_quiet_record`], which the causal
     /// engine drops as well): (line, whether it is a record, its bytes in `text`).
     pub(super) kept: Vec<(u64, bool, usize, usize)>,
@@ -115,10 +119,12 @@ pub(super) fn scan_chunk(lines: ChunkLines<'_>, cx: &FileCtx<'_>) -> ChunkScan {
     let mut c = ChunkScan::default();
     let mut state: Option<State<Vec<u8>>> = None;
     let mut prev_quiet = false;
+    let mut left_out = None;
     let mut headers = HeaderCache::new();
     let stats = lines.for_each(|no, line| {
         let handled = header_or_peeled(&mut headers, line, |hdr, prefix| {
             let (h, rest) = hdr?;
+            left_out = Some(!cx.filters.selects_record(&h));
             c.procs.note(prefix);
             if state.is_none() {
                 c.lead = no - 1;
@@ -149,12 +155,16 @@ pub(super) fn scan_chunk(lines: ChunkLines<'_>, cx: &FileCtx<'_>) -> ChunkScan {
             )
         });
         let quiet = handled == Some(true);
-        if !(quiet && prev_quiet) {
-            let start = c.text.len();
-            c.text.extend_from_slice(line);
-            c.kept.push((no, handled.is_some(), start, c.text.len()));
+        // A record the filters leave out is not read at all (nor counted as the quiet line
+        // before the next one: the causal engine does not see it).
+        if left_out != Some(true) {
+            if !(quiet && prev_quiet) {
+                let start = c.text.len();
+                c.text.extend_from_slice(line);
+                c.kept.push((no, handled.is_some(), start, c.text.len()));
+            }
+            prev_quiet = quiet;
         }
-        prev_quiet = quiet;
         if handled.is_some() {
             return;
         }
@@ -205,6 +215,7 @@ pub(super) fn scan_chunk(lines: ChunkLines<'_>, cx: &FileCtx<'_>) -> ChunkScan {
         }
     });
     c.stats = stats;
+    c.end_left_out = left_out;
     if state.is_none() {
         c.lead = stats.lines;
     }

@@ -30,7 +30,7 @@ use npgx_parsers::knowledge::Phase;
 use npgx_parsers::plog::{HeaderCache, PlogTime};
 
 use crate::plog::reader::{map_chunks, CHUNK, MAX_LINE};
-use crate::plog::{Filters, LogInput, Warning};
+use crate::plog::{seconds, Filters, LogInput, Warning};
 
 pub use document::{
     CausalRef, FileReport, FileSummary, FileTorchNpuError, PlogSummary, ProcessSummary, RecordRef,
@@ -108,8 +108,11 @@ impl Summarizer {
                 line: c.line,
             })
             .collect();
-        let first_causal =
-            across::first(&contenders).and_then(|i| self.causal.into_iter().nth(i).map(|x| x.2));
+        let mut warnings = warnings;
+        let first_causal = across::first(&contenders).and_then(|i| {
+            warnings.extend(far_apart(&self.causal, i));
+            self.causal.into_iter().nth(i).map(|x| x.2)
+        });
         let error_reports = self
             .reports
             .into_iter()
@@ -131,6 +134,41 @@ impl Summarizer {
     }
 }
 
+/// More than this between the chosen first causal error and another file's: not one failure.
+/// A failure's errors follow its root within seconds to minutes (HCCL's default execution
+/// timeout, the longest wait, is about half an hour).
+const ONE_RUN_SECONDS: i64 = 3600;
+
+/// A warning when the first causal error chosen across files (`causal[chosen]`) is more than
+/// [`ONE_RUN_SECONDS`] before the latest first causal error of another file: the files may hold
+/// several runs (a device log spans every process on the device), or clocks that differ (host
+/// and device), and the earliest error need not be the failure the user asks about.
+fn far_apart(causal: &[(usize, bool, CausalRef)], chosen: usize) -> Option<Warning> {
+    let c = &causal.get(chosen)?.2;
+    let at = seconds(&c.time?)?;
+    let (latest, other) = causal
+        .iter()
+        .filter(|(f, _, o)| *f != causal[chosen].0 && o.time.is_some())
+        .filter_map(|(_, _, o)| Some((seconds(&o.time?)?, o)))
+        .max_by_key(|(t, _)| *t)?;
+    let gap = latest - at;
+    (gap > ONE_RUN_SECONDS).then(|| Warning {
+        file: c.file.clone(),
+        line: Some(c.line),
+        message: format!(
+            "the first causal error ({}) is {} h {:02} min before {} line {} ({}): these files may \
+             hold more than one run, or clocks that differ (host and device); --since, --until or \
+             --pid choose the run",
+            c.time.map(|t| t.to_string()).unwrap_or_default(),
+            gap / 3600,
+            gap % 3600 / 60,
+            other.file.display(),
+            other.line,
+            other.time.map(|t| t.to_string()).unwrap_or_default(),
+        ),
+    })
+}
+
 /// One file's scan in file order: the chunks' results folded in, and the state machines that
 /// need every line in order (record state, CANN reports, the causal engine).
 struct FileScan<'a> {
@@ -144,11 +182,16 @@ struct FileScan<'a> {
     reports: ReportAssembler,
     scanner: CausalScanner,
     warnings: FileWarnings<'a>,
+    /// Whether the record read last is one the filters leave out ([`ChunkScan::end_left_out`]).
+    left_out: bool,
 }
 
 impl FileScan<'_> {
     fn absorb(&mut self, s: &mut Summarizer, c: ChunkScan) {
         let offset = self.lines;
+        // The chunk's lead lines continue the record read last: left out with it.
+        let lead_left_out = self.left_out;
+        self.left_out = c.end_left_out.unwrap_or(self.left_out);
         // The lines before the chunk's first record continue the record read last.
         match &self.state {
             State::Counted(i) => s.procs.accs[*i].cont += c.lead,
@@ -192,6 +235,9 @@ impl FileScan<'_> {
             Some(State::None) | None => {}
         }
         for &(no, record, a, b) in &c.kept {
+            if lead_left_out && no <= c.lead {
+                continue;
+            }
             let line = &c.text[a..b];
             self.scanner.push(no + offset, line);
             if record {
@@ -258,6 +304,7 @@ fn summarize_in_chunks(
             any_record: false,
             reports: ReportAssembler::default(),
             scanner: CausalScanner::new(),
+            left_out: false,
             warnings: FileWarnings {
                 out: &mut warnings,
                 path: input.path.clone(),
@@ -427,11 +474,27 @@ mod tests {
         assert!(whole.processes.iter().all(|p| p.continuation_lines > 0));
         assert!(whole.first_causal.is_some());
         assert!(whole.warnings.len() > 3);
+        // The filters that choose records choose what the causal engine reads: its first error
+        // is one of the selected process's, from the selected time on.
+        let pid = Filters {
+            pids: vec![102],
+            ..Filters::default()
+        };
+        let c = summarize_in_chunks(&inputs, &pid, Vec::new(), 1 << 40).first_causal;
+        assert_eq!(c.map(|c| c.pid), Some(Some(102)));
+        let since = Filters {
+            since: PlogTime::parse("2025-05-08-09:01:00.000.000"),
+            ..Filters::default()
+        };
+        let c = summarize_in_chunks(&inputs, &since, Vec::new(), 1 << 40).first_causal;
+        assert!(c.and_then(|c| c.time) >= since.since, "{:?}", since.since);
         for f in [
             Filters::default(),
             filters(&[Level::Error, Level::Warning], None),
             filters(&[], Some("continuation")),
             filters(&[], Some("EZ9999")),
+            pid,
+            since,
         ] {
             same_for_every_chunk(&inputs, &f, &[37, 4096, 100_000]);
         }

@@ -8,7 +8,6 @@ use std::collections::BTreeMap;
 use maud::{html, Markup};
 use npgx_parsers::aicore::{AicoreError, Fact};
 use npgx_parsers::cann_error::tables;
-use npgx_parsers::plog::PlogTime;
 use plotters::style::RGBColor;
 
 use super::plot::{Chart, Line};
@@ -45,27 +44,12 @@ pub(super) fn decode(code: &str) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join(", "))
 }
 
-fn seconds(t: &PlogTime) -> Option<i64> {
-    let dt = jiff::civil::DateTime::new(
-        i16::try_from(t.year).ok()?,
-        i8::try_from(t.month).ok()?,
-        i8::try_from(t.day).ok()?,
-        i8::try_from(t.hour).ok()?,
-        i8::try_from(t.minute).ok()?,
-        i8::try_from(t.second).ok()?,
-        0,
-    )
-    .ok()?;
-    let epoch = jiff::civil::date(1970, 1, 1).at(0, 0, 0, 0);
-    Some(dt.duration_since(epoch).as_secs())
-}
-
 /// ERROR and WARNING counts per bucket of a process's `timeline`.
 fn timeline(p: &ProcessSummary, pid: &str, caption_index: usize) -> Markup {
     let points: Vec<(i64, u64, u64)> = p
         .timeline
         .iter()
-        .filter_map(|t| Some((seconds(&t.time)?, t.error, t.warning)))
+        .filter_map(|t| Some((crate::plog::seconds(&t.time)?, t.error, t.warning)))
         .collect();
     let (Some(first), Some(last)) = (points.first(), points.last()) else {
         return html! { p.muted { "No ERROR or WARNING records with a time (or no timeline in this document)." } };
@@ -428,12 +412,5 @@ mod tests {
             "{}",
             s.summary[0].first
         );
-    }
-
-    #[test]
-    fn plog_times_become_seconds() {
-        let a = seconds(&PlogTime::parse("2025-05-08-09:56:18.522.534").unwrap()).unwrap();
-        let b = seconds(&PlogTime::parse("2025-05-08-09:57:19.000.000").unwrap()).unwrap();
-        assert_eq!(b - a, 61);
     }
 }
