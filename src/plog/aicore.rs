@@ -5,8 +5,9 @@ use std::borrow::Cow;
 use std::path::PathBuf;
 
 use npgx_parsers::aicore::evidence::classify;
-use npgx_parsers::aicore::{line_message, AicoreAssembler, AicoreError, Fact};
+use npgx_parsers::aicore::{line_message, AicoreAssembler, AicoreError, ErrorKind, Fact};
 use npgx_parsers::causal::{kernel_assert_remedy, table_remedy, Remedy};
+use npgx_parsers::knowledge;
 use serde::{Deserialize, Serialize};
 
 use super::reader::for_each_line;
@@ -128,20 +129,37 @@ impl AicoreScan {
         }
     }
 
-    /// The remedy of the first device error: every error `aicore` reports is a device fault;
-    /// the kernel's own failed assertion, when the error has one, comes first (as in `triage
-    /// classify` and `plog`).
+    /// The remedy of the first device error, as `triage classify` and `plog` give it: the
+    /// kernel's own failed assertion first, when the error has one; then the table's row for what
+    /// the error is — a collective's timeout (`kind:collective`: the root is another rank's), the
+    /// nature of its runtime error number (`507014` is a timeout), else a device fault. Checks
+    /// that rerun `npgx aicore`, the command that printed them, are left out.
     pub fn remedy(&self) -> Vec<Remedy> {
         let Some(e) = self.errors.first() else {
             return Vec::new();
         };
         let file = e.file.to_str();
+        let row = if e.error.kind == ErrorKind::HcclFftsplusTimeout {
+            table_remedy("kind:collective", file)
+        } else {
+            e.error
+                .acl_code
+                .as_ref()
+                .and_then(|c| knowledge::runtime_code(c.value))
+                .and_then(|f| f.nature)
+                .and_then(|n| table_remedy(&format!("nature:{}", n.name()), file))
+                .or_else(|| table_remedy("nature:device-fault", file))
+        };
         e.error
             .asserts
             .first()
             .map(|a| kernel_assert_remedy(a.line, &a.value, file))
             .into_iter()
-            .chain(table_remedy("nature:device-fault", file))
+            .chain(row)
+            .map(|mut r| {
+                r.check.retain(|c| !c.starts_with("npgx aicore "));
+                r
+            })
             .collect()
     }
 }

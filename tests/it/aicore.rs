@@ -634,3 +634,22 @@ fn decorated_pastes_read_like_the_plain_file() {
     assert_eq!(c["items"][0]["route"], "runtime-error");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// aicore's remedy is the row for what the error is, as `plog` chooses it: an HCCL FFTS+ timeout
+/// is a collective's (the root is another rank's: no exception dump, no single-operator case), a
+/// kernel that timed out (ACL 507014) a timeout's; and no check reruns `npgx aicore` itself.
+#[test]
+fn the_remedy_follows_the_kind_of_device_error() {
+    let remedy = |rel: &str| {
+        let out = npgx(["aicore", sample(rel).to_str().unwrap(), "--format", "json"]);
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["remedy"].as_array().cloned().unwrap_or_default()
+    };
+    let hccl = remedy("logs/25-hccl-ei0002-notify-timeout-solution-traceback.log");
+    assert_eq!(hccl[0]["matched"], "kind:collective", "{hccl:?}");
+    let timeout = remedy("logs/15-vllm-aicore-timeout-moedispatch-fault-kernel-507014.log");
+    assert_eq!(timeout[0]["matched"], "nature:timeout", "{timeout:?}");
+    for r in hccl.iter().chain(&timeout) {
+        assert!(!r["check"].to_string().contains("npgx aicore"), "{r}");
+    }
+}

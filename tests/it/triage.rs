@@ -1235,7 +1235,24 @@ fn remedies_name_their_source_and_quote_the_report() {
     let out = npgx(["plog", "--format", "json", log.to_str().unwrap()]);
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["first_causal"]["remedy"], *r);
+    // aicore gives the same remedies without the checks that rerun `npgx aicore` itself.
     let out = npgx(["aicore", "--format", "json", log.to_str().unwrap()]);
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["remedy"], *r);
+    let mut own = r.clone();
+    for x in own.as_array_mut().unwrap() {
+        let checks = x.as_object_mut().unwrap();
+        let kept: Vec<Value> = checks["check"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| !c.as_str().unwrap().starts_with("npgx aicore "))
+            .cloned()
+            .collect();
+        if kept.is_empty() {
+            checks.remove("check");
+        } else {
+            checks.insert("check".into(), Value::Array(kept));
+        }
+    }
+    assert_eq!(v["remedy"], own);
 }
