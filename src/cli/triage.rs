@@ -124,8 +124,9 @@ problem, graph-break / recompile reason, exception class, kernel assertion, CANN
 runtime error number) → keywords → fallback. Routes: compile-error, runtime-error, accuracy, \
 performance, environment, undetermined. Without a step tree there is no step-based \
 pre-classification. Files are streamed (bounded memory; lines longer than 1 MiB are cut).\n\n\
-Exit code: 0 nothing to route (every file undetermined), 1 a causal error or a route was found \
-in at least one file, 2 a file could not be read (the others are still classified) or bad usage."
+Exit code: 0 nothing found (no file holds a causal error, none routes), 1 a causal error or a \
+route was found in at least one file (an undetermined file with a causal error counts), 2 a \
+file could not be read (the others are still classified) or bad usage."
     )]
     Classify(ClassifyArgs),
 }
