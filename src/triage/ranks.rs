@@ -219,6 +219,16 @@ fn order(dir: &Path, items: &[Classification], logs: Vec<RankLog>) -> RankView {
         ),
         _ => {}
     }
+    if let Some(o) = origin.as_ref().filter(|o| o.collective) {
+        // Collective errors rank last, so every error read is one.
+        let read = with_errors + clean.len();
+        notes.push(format!(
+            "every error read is collective communication (what a rank prints when another stops \
+             answering): the rank that failed first may not be among the {read} log(s) read; {} is \
+             only the first of these",
+            o.label()
+        ));
+    }
     if let Some(o) = &origin {
         let undated: Vec<String> = cascaded
             .iter()

@@ -136,6 +136,8 @@ fn the_first_rank_and_the_ranks_it_cascaded_to() {
     assert_eq!(rank4["time_line"], 1, "dated by the stamp before the error");
     assert_eq!(rank4["text"], "ValueError: loss is nan at step 11");
     assert_eq!(r["clean"][0]["rank"], "2");
+    // Rank 3's error is no collective one: nothing says the first rank may be missing.
+    assert!(!r["notes"].to_string().contains("collective"), "{r:#}");
     assert!(
         r["notes"][0]
             .as_str()
@@ -216,4 +218,31 @@ fn without_time_stamps_the_order_is_by_strength_and_says_so() {
     // Files only: no `ranks` at all (documents stay as before).
     let (_, v) = classify(&[extra.to_str().unwrap()]);
     assert!(v.get("ranks").is_none(), "{v:#}");
+}
+
+/// One rank's log whose only error is a notify-wait timeout (a rank waiting on another): the
+/// rank view names it first, and says that every error read is collective, so the rank that
+/// failed first may be one whose log is not there.
+#[test]
+fn a_collective_error_alone_says_the_first_rank_may_be_missing() {
+    let dir = scratch("ranks-collective-only");
+    write(
+        &dir.join("rank6.log"),
+        "EI0002: [PID: 198748] 2025-03-26-13:49:01.670.614 The wait execution of the Notify register times out. Reason: The Notify register has not received the Notify record from remote rank: [unknown]. group information: [group:[g], rankSize[8], rankId[6].]\n",
+    );
+    write(&dir.join("rank5.log"), "step 10 done\n");
+    let (code, v) = classify(&[dir.to_str().unwrap()]);
+    assert_eq!(code, 1, "{v:#}");
+    let r = &v["ranks"][0];
+    assert_eq!(r["origin"]["rank"], "6", "{r:#}");
+    assert!(
+        r["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n.as_str().is_some_and(|n| n
+                .starts_with("every error read is collective communication")
+                && n.contains("among the 2 log(s) read"))),
+        "{r:#}"
+    );
 }
