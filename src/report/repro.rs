@@ -268,8 +268,15 @@ fn readme_kernel(s: &mut String, kernel: Option<&KernelFacts>) {
                         .map_or("not found".to_string(), |p| format!("`{p}`"))
                 );
             }
-            if let Some(b) = k.block_dim {
-                let _ = writeln!(s, "- blockDim: {b}");
+            match k.block_dim {
+                Some(-1) => s.push_str(
+                    "- blockDim: -1 in the kernel JSON (the tiling sets it at run time; \
+                     `run_config.json` has the launch's value when the log states it)\n",
+                ),
+                Some(b) => {
+                    let _ = writeln!(s, "- blockDim: {b}");
+                }
+                None => {}
             }
             if let Some(t) = k.tiling_key {
                 let _ = writeln!(s, "- tiling key: {t}");
@@ -319,14 +326,17 @@ fn readme_how_to_run(s: &mut String, case: &Case) {
     for f in &case.files {
         match f.kind.as_str() {
             "oput" => {
-                let inputs = if case.dump.is_some() {
-                    "the dumped inputs"
+                let on = "on a machine with CANN's op_test_frame and an NPU";
+                let runs = if case.dump.is_some() {
+                    format!("{on} runs the kernel on the dumped inputs")
+                } else if case.op.is_some() {
+                    format!("{on} runs the kernel on random inputs of the graph's shapes (no dump was given: see *Missing*)")
                 } else {
-                    "random inputs (no dump was given: see *Missing*)"
+                    "cannot run as written: without a GE graph or a dump npgx knows no input of the operator (see *Missing*); give either and generate the case again".to_string()
                 };
                 let _ = writeln!(
                     s,
-                    "- `python3 {}` on a machine with CANN's op_test_frame and an NPU runs the kernel on {inputs}.\n- `run_config.json` holds the same kernel launch for msaicerr-style single-op runners (paths relative to this directory; inputs in the device layout).",
+                    "- `python3 {}` {runs}.\n- `run_config.json` holds the same kernel launch for msaicerr-style single-op runners (paths relative to this directory; inputs in the device layout).",
                     f.path
                 );
             }

@@ -211,7 +211,11 @@ if __name__ == "__main__":
 "#,
         op_comment = comment(&op_label),
         type_comment = comment(op_type.unwrap_or("unknown")),
-        bin_comment = comment(files.bin.as_deref().unwrap_or("not found")),
+        bin_comment = comment(&match (&files.bin, &files.json) {
+            (Some(bin), _) => bin.clone(),
+            (None, Some(json)) => format!("binary not found (its JSON: {json})"),
+            (None, None) => "not found".to_string(),
+        }),
         missing = missing,
         script_hint = comment(&format!("test_{case_name}.py")),
         op_type = py_opt_str(op_type),

@@ -275,6 +275,14 @@ fn slog_plog_with_transdata_graph_and_kernel_meta() {
     ));
     assert_eq!(case["kernel"]["block_dim"], 2);
     assert_eq!(compile_scripts(&out), 1);
+    // A graph and no dump: random inputs of the graph's shapes.
+    let readme = std::fs::read_to_string(out.join("README.md")).unwrap();
+    assert!(
+        readme
+            .contains("runs the kernel on random inputs of the graph's shapes (no dump was given"),
+        "{readme}"
+    );
+    assert!(readme.contains("- blockDim: 2\n"), "{readme}");
     let _ = std::fs::remove_dir_all(&out);
 }
 
@@ -314,11 +322,27 @@ fn ascendc_kernel_name_strips_the_tiling_key() {
         cfg["block_dim"], 48,
         "the log's blockDim wins over the JSON's -1"
     );
-    // No dump given: the README does not promise dumped inputs.
+    // No dump and no graph: the README promises no inputs at all, and reads the JSON's -1.
     let readme = std::fs::read_to_string(out.join("README.md")).unwrap();
     assert!(
-        readme.contains("runs the kernel on random inputs (no dump was given"),
+        readme.contains("cannot run as written: without a GE graph or a dump npgx knows no input"),
         "{readme}"
+    );
+    assert!(
+        readme.contains("- blockDim: -1 in the kernel JSON (the tiling sets it at run time"),
+        "{readme}"
+    );
+    let script = std::fs::read_dir(&out)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| p.extension().is_some_and(|x| x == "py"))
+        .unwrap();
+    let script = std::fs::read_to_string(script).unwrap();
+    assert!(
+        script.contains(&format!(
+            "# Kernel: binary not found (its JSON: kernel/{GATHERV3_BIN}.json)"
+        )),
+        "{script}"
     );
     let notes = case["notes"].as_array().unwrap();
     assert!(
