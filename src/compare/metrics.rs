@@ -375,6 +375,9 @@ const CLOSE_TERMS: usize = 5;
 #[derive(Default)]
 struct Differ([u64; BLOCK / LANES / 64]);
 
+/// A bit for every vector of a block: the words hold them all.
+const _: () = assert!(BLOCK % (LANES * 64) == 0, "Differ's words cover the block");
+
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 impl Differ {
     /// The index of the first pair of each marked vector, in order.
@@ -832,7 +835,8 @@ mod tests {
         let mut k = 0;
         for &a in &edge {
             for &b in &edge {
-                // Unequal fillers mark every vector, equal ones only the vector with the edge pair.
+                // Unequal fillers mark every vector; equal ones only the vector with the edge pair, when its
+                // two values differ.
                 for (len, scale) in [
                     (1, 1.0001),
                     (3, 1.0001),
@@ -881,7 +885,18 @@ mod tests {
                 _ => v,
             })
             .collect();
-        for len in [17, 100, 1001, BLOCK, BLOCK + 9] {
+        // Up to a block and its tail on the vector path (a whole block of vectors, then one to
+        // three pairs); past a block the vector path takes the portable lanes.
+        for len in [
+            17,
+            100,
+            1001,
+            BLOCK - 5,
+            BLOCK,
+            BLOCK + 1,
+            BLOCK + 3,
+            BLOCK + 9,
+        ] {
             assert_vectors_agree(&g[..len], &t[..len]);
         }
     }

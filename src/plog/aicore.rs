@@ -5,7 +5,9 @@ use std::borrow::Cow;
 use std::path::PathBuf;
 
 use npgx_parsers::aicore::evidence::classify;
-use npgx_parsers::aicore::{line_message, AicoreAssembler, AicoreError, ErrorKind, Fact};
+use npgx_parsers::aicore::{
+    line_message, AicoreAssembler, AicoreError, ErrorKind, Fact, KernelAssert,
+};
 use npgx_parsers::causal::{kernel_assert_remedy, table_remedy, Remedy};
 use npgx_parsers::knowledge;
 use serde::{Deserialize, Serialize};
@@ -206,38 +208,70 @@ fn looks_like_evidence(msg: &str) -> bool {
     .any(|p| lower.contains(p))
 }
 
+/// One log's lines into device-error records: the lines that may carry evidence go to the
+/// assembler; the first [`MAX_UNPARSED`] that look like evidence and parse as none are kept.
+#[derive(Default)]
+struct DeviceErrors {
+    asm: AicoreAssembler,
+    scratch: Vec<u8>,
+    unparsed: Vec<u64>,
+}
+
+/// Lines that look like device-error evidence but parse as none, warned about per file.
+const MAX_UNPARSED: usize = 20;
+
+impl DeviceErrors {
+    fn push(&mut self, no: u64, line: &[u8]) {
+        if may_carry_evidence(line, &mut self.scratch) {
+            let (pid, msg) = line_message(line);
+            if looks_like_evidence(&msg)
+                && classify(&msg).is_none()
+                && self.unparsed.len() < MAX_UNPARSED
+            {
+                self.unparsed.push(no);
+            }
+            self.asm.push(no, pid, &msg);
+        }
+    }
+}
+
+/// The kernel's failed assertion that belongs to the device error at log line `line` of one log,
+/// by aicore's grouping (the record of that process that holds the line): what a first causal
+/// error's remedy quotes. `read` hands over the log's lines (it is called once).
+pub fn assertion_at(
+    line: u64,
+    read: impl FnOnce(&mut dyn FnMut(u64, &[u8])) -> std::io::Result<super::reader::ReadStats>,
+) -> Option<Fact<KernelAssert>> {
+    let mut d = DeviceErrors::default();
+    read(&mut |no, l| d.push(no, l)).ok()?;
+    d.asm
+        .finish()
+        .into_iter()
+        .find(|e| (e.first_line..=e.last_line).contains(&line))?
+        .asserts
+        .into_iter()
+        .next()
+}
+
 /// Scans every input; unreadable files become warnings. Errors are grouped per file (evidence
 /// never spans files) and returned in input order, then line order.
 pub fn scan_aicore(inputs: &[LogInput], mut warnings: Vec<Warning>) -> AicoreScan {
     let mut errors = Vec::new();
     let mut files = Vec::new();
     for input in inputs {
-        let mut asm = AicoreAssembler::default();
-        let mut unparsed = 0usize;
-        let mut scratch = Vec::new();
-        let res = for_each_line(&input.path, |no, line| {
-            if may_carry_evidence(line, &mut scratch) {
-                let (pid, msg) = line_message(line);
-                if looks_like_evidence(&msg) && classify(&msg).is_none() {
-                    unparsed += 1;
-                    if unparsed <= 20 {
-                        warnings.push(Warning {
-                            file: input.path.clone(),
-                            line: Some(no),
-                            message: "looks like a device-error line but could not be parsed"
-                                .into(),
-                        });
-                    }
-                }
-                asm.push(no, pid, &msg);
-            }
-        });
+        let mut d = DeviceErrors::default();
+        let res = for_each_line(&input.path, |no, line| d.push(no, line));
         if let Err(e) = res {
             warnings.push(Warning::io(&input.path, &format!("cannot read: {e}")));
             continue;
         }
+        warnings.extend(d.unparsed.iter().map(|&no| Warning {
+            file: input.path.clone(),
+            line: Some(no),
+            message: "looks like a device-error line but could not be parsed".into(),
+        }));
         files.push(input.path.clone());
-        errors.extend(asm.finish().into_iter().map(|error| FileAicoreError {
+        errors.extend(d.asm.finish().into_iter().map(|error| FileAicoreError {
             file: input.path.clone(),
             error,
         }));

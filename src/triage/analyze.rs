@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context};
 use serde::{Deserialize, Serialize};
 
-use npgx_parsers::causal::{CausalError, CausalScanner};
+use npgx_parsers::causal::{CausalError, CausalScanner, CauseRank};
 
 use super::classify::{classify_causal, classify_file, Classification};
 use super::compare::{self, Comparison};
@@ -17,6 +17,7 @@ use super::layout::{
     WARNINGS_FILE,
 };
 use super::route::{environment_problem, route_error, Route};
+use crate::plog::aicore::assertion_at;
 use crate::plog::reader::for_each_line;
 
 /// What was found for one step.
@@ -584,24 +585,31 @@ const SLOWER_MIN_SECONDS: f64 = 1e-3;
 /// The screen log holds no error: the most causal error of the step's plogs, by the causal
 /// engine's ordering (tier, rank), then the earliest file. Files are streamed.
 fn plog_evidence(files: &[PathBuf]) -> Option<Classification> {
-    let mut best: Option<(&PathBuf, CausalError)> = None;
+    let mut best: Option<(&PathBuf, CausalError, bool)> = None;
     for p in files {
         let mut scanner = CausalScanner::new();
         if for_each_line(p, |no, line| scanner.push(no, line)).is_err() {
             continue;
         }
+        let saw_assert = scanner.saw_kernel_assert();
         let Some(c) = scanner.finish() else {
             continue;
         };
         if best
             .as_ref()
-            .is_some_and(|(_, b)| (b.tier, b.rank) <= (c.tier, c.rank))
+            .is_some_and(|(_, b, _)| (b.tier, b.rank) <= (c.tier, c.rank))
         {
             continue;
         }
-        best = Some((p, c));
+        best = Some((p, c, saw_assert));
     }
-    best.map(|(p, err)| classify_causal(p, err))
+    best.map(|(p, err, saw_assert)| {
+        // As `classify`: the kernel assertion that belongs to a device fault, by aicore's grouping.
+        let assert = (saw_assert && err.rank == CauseRank::DeviceFault)
+            .then(|| assertion_at(err.line, |f| for_each_line(p, f)))
+            .flatten();
+        classify_causal(p, err, assert)
+    })
 }
 
 fn handoff_runs(steps: &[StepRecord], which: &[Step]) -> Vec<PathBuf> {

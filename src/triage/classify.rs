@@ -10,14 +10,16 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use npgx_parsers::causal::{
-    ranked_remedies, route_remedy, CausalError, CausalScanner, Remedy, Shape, Tier,
+    remedies_with_assert, route_remedy, CausalError, CausalScanner, CauseRank, Remedy, Shape, Tier,
 };
 use npgx_parsers::knowledge::{CauseKind, Phase};
 use serde::{Deserialize, Serialize};
 
 use super::rank_view::RankView;
 use super::route::{route_error, route_prose, Confidence, Route, Routing};
+use crate::plog::aicore::assertion_at;
 use crate::plog::reader::{for_each_line, for_each_line_in, ReadStats};
+use npgx_parsers::aicore::{Fact, KernelAssert};
 
 /// Bytes of the input kept for the wording rules (reports without an error are short).
 pub const PROSE_HEAD: usize = 256 * 1024;
@@ -196,9 +198,14 @@ fn commands_file(file: &Path) -> Option<&str> {
     file.to_str().filter(|f| *f != PASTED)
 }
 
-/// Routes a first causal error found in `file`.
-pub fn classify_causal(file: &Path, err: CausalError) -> Classification {
-    classify_ranked(file, vec![err])
+/// Routes a first causal error found in `file` (`assert`: the kernel assertion that belongs to
+/// it, by `aicore`'s grouping).
+pub fn classify_causal(
+    file: &Path,
+    err: CausalError,
+    assert: Option<Fact<KernelAssert>>,
+) -> Classification {
+    classify_ranked(file, vec![err], assert)
 }
 
 /// Routes the first of `ranked` (best first), keeping the others as candidates. Abstains —
@@ -206,7 +213,11 @@ pub fn classify_causal(file: &Path, err: CausalError) -> Classification {
 /// weak line (a traceback without its exception, a bare `raise`) that says nothing of its
 /// phase: the fallback never outranks evidence, and a guess would send the engineer to the
 /// wrong sub-skill.
-pub fn classify_ranked(file: &Path, ranked: Vec<CausalError>) -> Classification {
+pub fn classify_ranked(
+    file: &Path,
+    ranked: Vec<CausalError>,
+    assert: Option<Fact<KernelAssert>>,
+) -> Classification {
     let Some(err) = ranked.first().cloned() else {
         return classify_found(file, None, "");
     };
@@ -231,7 +242,11 @@ pub fn classify_ranked(file: &Path, ranked: Vec<CausalError>) -> Classification 
     }
     c.candidates = ranked.iter().map(candidate).collect();
     if c.route != Route::Undetermined {
-        c.remedy = ranked_remedies(&ranked, commands_file(file));
+        c.remedy = remedies_with_assert(
+            &err,
+            assert.as_ref().map(|a| (a.line, &a.value)),
+            commands_file(file),
+        );
         if c.remedy.is_empty() {
             c.remedy = route_remedy(c.route.as_str(), commands_file(file))
                 .into_iter()
@@ -245,7 +260,7 @@ pub fn classify_ranked(file: &Path, ranked: Vec<CausalError>) -> Classification 
 /// Classifies the first causal error (if any) or, without one, the report's wording in `head`.
 pub fn classify_found(file: &Path, err: Option<CausalError>, head: &str) -> Classification {
     if let Some(err) = err {
-        return classify_causal(file, err);
+        return classify_causal(file, err, None);
     }
     match route_prose(head) {
         Some((routing, line, evidence)) => {
@@ -290,7 +305,7 @@ pub fn classify_text(label: &Path, text: &str) -> anyhow::Result<Classification>
 /// The classification of the lines `read` hands over, one call of its callback per line.
 fn classify_lines(
     path: &Path,
-    read: impl FnOnce(&mut dyn FnMut(u64, &[u8])) -> std::io::Result<ReadStats>,
+    read: impl Fn(&mut dyn FnMut(u64, &[u8])) -> std::io::Result<ReadStats>,
 ) -> std::io::Result<Classification> {
     let mut scanner = CausalScanner::new();
     let mut head = String::new();
@@ -312,11 +327,18 @@ fn classify_lines(
             head.push('\n');
         }
     })?;
+    let saw_assert = scanner.saw_kernel_assert();
     let ranked = scanner.finish_ranked();
-    let mut c = if ranked.is_empty() {
-        classify_found(path, None, &head)
-    } else {
-        classify_ranked(path, ranked)
+    let mut c = match ranked.first() {
+        None => classify_found(path, None, &head),
+        Some(first) => {
+            // Read again only when a kernel assertion was seen (rare): aicore's grouping says
+            // whether it belongs to this device fault.
+            let assert = (saw_assert && first.rank == CauseRank::DeviceFault)
+                .then(|| assertion_at(first.line, &read))
+                .flatten();
+            classify_ranked(path, ranked, assert)
+        }
     };
     c.missing = npgx_parsers::versions::stated(&head)
         .missing()

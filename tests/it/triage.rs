@@ -1256,3 +1256,75 @@ fn remedies_name_their_source_and_quote_the_report() {
     }
     assert_eq!(v["remedy"], own);
 }
+
+/// A kernel assertion is quoted for the device fault it belongs to — `aicore`'s grouping: the
+/// same process, inside the fault's record — in `triage classify`, `plog` and `aicore` alike.
+/// Variants of logs/01 (fault at line 1, its assertion at line 34): five more failing cores
+/// before it (more candidates than the ranking keeps), the assertion printed by another
+/// process, and a second fault (another stream and task) between the first and the assertion.
+#[test]
+fn a_kernel_assertion_is_quoted_only_for_its_own_device_fault() {
+    let log =
+        std::fs::read_to_string(sample("logs/01-plog-raw-aivec-gatherv3-assert-2025.log")).unwrap();
+    let lines: Vec<&str> = log.lines().collect();
+    let core = lines[2];
+    let mut many = lines.clone();
+    for _ in 0..5 {
+        many.insert(3, core);
+    }
+    let other_pid: Vec<String> = lines
+        .iter()
+        .map(|l| {
+            if l.contains("[ASSERT]") {
+                l.replace("IDEDD(155320,", "IDEDD(999,")
+                    .replace("[tid:155320]", "[tid:999]")
+            } else {
+                (*l).to_string()
+            }
+        })
+        .collect();
+    let mut two = lines[..17].to_vec();
+    let second: Vec<String> = lines[..17]
+        .iter()
+        .map(|l| {
+            l.replace("stream_id=2", "stream_id=7")
+                .replace("task_id=1,", "task_id=9,")
+        })
+        .collect();
+    two.extend(second.iter().map(String::as_str));
+    two.extend(&lines[17..]);
+    let dir = scratch("kernel-assert-variants");
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, text, expected) in [
+        ("many-cores.log", many.join("\n"), Some(39)),
+        ("other-pid.log", other_pid.join("\n"), None),
+        ("two-faults.log", two.join("\n"), None),
+    ] {
+        let p = dir.join(name);
+        std::fs::write(&p, text + "\n").unwrap();
+        let path = p.to_str().unwrap();
+        let item = &classify_items(std::slice::from_ref(&p), 1)[0];
+        let v = npgx(["plog", "--format", "json", path]);
+        let plog: Value = serde_json::from_slice(&v.stdout).unwrap();
+        let v = npgx(["aicore", "--format", "json", path]);
+        let aicore: Value = serde_json::from_slice(&v.stdout).unwrap();
+        for (what, r) in [
+            ("classify", &item["remedy"]),
+            ("plog", &plog["first_causal"]["remedy"]),
+            ("aicore", &aicore["remedy"]),
+        ] {
+            let first = (r[0]["matched"].as_str(), r[0]["line"].as_u64());
+            match expected {
+                Some(line) => assert_eq!(
+                    first,
+                    (Some("kernel.assert"), Some(line)),
+                    "{name} {what}: {r:#}"
+                ),
+                None => assert!(
+                    !r.to_string().contains("kernel.assert"),
+                    "{name} {what}: {r:#}"
+                ),
+            }
+        }
+    }
+}

@@ -53,8 +53,8 @@ pub use normalise::{common_indent, normalise, Normalised};
 pub use phase::PhaseEvidence;
 pub use rank::{rank_plog_error, CauseRank};
 pub use remedy::{
-    check_command, kernel_assert_remedy, ranked_remedies, remedies, route_remedy, table_remedy,
-    Remedy,
+    check_command, kernel_assert_remedy, remedies, remedies_with_assert, route_remedy,
+    table_remedy, Remedy,
 };
 
 /// Longest line the engine looks at; callers keep this head and count the rest.
@@ -228,6 +228,8 @@ pub struct CausalScanner {
     /// The best candidates of every window so far, best first (at most [`MAX_RANKED`]).
     ranked: Vec<CausalError>,
     skipped: Vec<u64>,
+    /// Kernel assertions seen (candidates of [`Shape::KernelAssert`], ranked or not).
+    kernel_asserts: u64,
     /// Whether the last line kept was a [quiet record](is_quiet_record).
     quiet: bool,
 }
@@ -285,7 +287,8 @@ impl CausalScanner {
             .iter()
             .map(|(no, a, b)| (*no, &self.text[*a..*b]))
             .collect();
-        let (ranked, skipped) = analyse(&window);
+        let (ranked, skipped, asserts) = analyse(&window);
+        self.kernel_asserts += asserts;
         let best = ranked.first().cloned();
         self.spans.clear();
         self.text.clear();
@@ -314,6 +317,13 @@ impl CausalScanner {
         }
     }
 
+    /// Whether a kernel assertion (Ascend C's `[ASSERT]` line) may be among the lines pushed so
+    /// far: a candidate of an analysed window, or the tag in the window not yet analysed. Which of
+    /// a log's device errors it belongs to is for `aicore`'s grouping to say.
+    pub fn saw_kernel_assert(&self) -> bool {
+        self.kernel_asserts > 0 || crate::kernel_assert::is_kernel_assert(&self.text)
+    }
+
     /// The first causal error, or `None` when the text holds no error at all.
     pub fn finish(self) -> Option<CausalError> {
         self.finish_ranked().into_iter().next()
@@ -340,7 +350,7 @@ impl CausalScanner {
 
 /// Analyses one window: its best candidates (best first) and the cascade lines skipped before
 /// the best.
-fn analyse(window: &[(u64, &str)]) -> (Vec<CausalError>, Vec<u64>) {
+fn analyse(window: &[(u64, &str)]) -> (Vec<CausalError>, Vec<u64>, u64) {
     // A `grep -n` or editor gutter on most lines comes off before anything else.
     let gutter = normalise::window_has_gutter(window.iter().map(|(_, l)| *l));
     let norms: Vec<Normalised<'_>> = window
@@ -369,10 +379,14 @@ fn analyse(window: &[(u64, &str)]) -> (Vec<CausalError>, Vec<u64>) {
         })
         .collect();
     let cands = collect(&lines);
+    let asserts = cands
+        .iter()
+        .filter(|c| c.shape == Shape::KernelAssert)
+        .count() as u64;
     let mut order: Vec<usize> = (0..cands.len()).collect();
     order.sort_by_key(|&k| (cands[k].tier, cands[k].rank, cands[k].index));
     let Some(&best) = order.first() else {
-        return (Vec::new(), Vec::new());
+        return (Vec::new(), Vec::new(), asserts);
     };
     let best_index = cands[best].index;
     let skipped: Vec<u64> = cands
@@ -391,7 +405,7 @@ fn analyse(window: &[(u64, &str)]) -> (Vec<CausalError>, Vec<u64>) {
             e
         })
         .collect();
-    (ranked, skipped)
+    (ranked, skipped, asserts)
 }
 
 /// The context of candidate `k`: the line of the wrapper it was found under and the first line

@@ -3,7 +3,7 @@
 //! Two sources, in this order:
 //! 1. **The log's own words.** A kernel's failed assertion among the candidates of a device fault
 //!    (Ascend C's `[ASSERT]` line, printed after the fault's records) is quoted first, with its
-//!    line: the check it names is what the kernel refused ([`ranked_remedies`]). A CANN error
+//!    line: the check it names is what the kernel refused ([`remedies_with_assert`]). A CANN error
 //!    report prints `Possible Cause:` and `Solution:` lines under its message; when the error's
 //!    block holds them they are quoted as they stand, with their line, and their source is the
 //!    report itself.
@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 
 use super::CausalError;
 use crate::cann_error::find_code;
-use crate::kernel_assert::{self, KernelAssert};
+use crate::kernel_assert::KernelAssert;
 use crate::knowledge::{self, RemedyRow};
 
 /// Most report lines quoted.
@@ -38,16 +38,17 @@ pub struct Remedy {
     #[serde(rename = "do")]
     pub action: String,
     /// Where the advice comes from: `CANN report` for the report's own `Solution:` /
-    /// `Possible Cause:` text, else the documented source of the remedy row.
+    /// `Possible Cause:` text, `kernel assert` for a kernel's failed assertion, else the
+    /// documented source of the remedy row.
     pub source: String,
-    /// The 1-based line of the quoted report text.
+    /// The 1-based line of the quoted text (the report's line, the assertion's line).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub line: Option<u64>,
     /// Commands that check it: npgx's own with the file filled in, or a vendor's named as text.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub check: Vec<String>,
-    /// What chose it: `report.solution`, `report.possible-cause`, or the remedy row's match
-    /// (`key:npu out of memory`, `nature:device-fault`, `kind:environment`, …).
+    /// What chose it: `report.solution`, `report.possible-cause`, `kernel.assert`, or the
+    /// remedy row's match (`key:npu out of memory`, `nature:device-fault`, `kind:environment`, …).
     pub matched: String,
 }
 
@@ -65,26 +66,21 @@ pub fn remedies(err: &CausalError, file: Option<&str>) -> Vec<Remedy> {
     out
 }
 
-/// The remedies of the first of `ranked` (best first, as the causal engine ranks them), read
-/// from `file`: when it is a device fault and a kernel's own assertion is among the candidates
-/// (printed after the fault's records), what that assertion checked comes first
-/// ([`kernel_assert_remedy`]), then [`remedies`].
-pub fn ranked_remedies(ranked: &[CausalError], file: Option<&str>) -> Vec<Remedy> {
-    let Some(first) = ranked.first() else {
-        return Vec::new();
-    };
-    let assert = (first.rank == super::CauseRank::DeviceFault)
-        .then(|| {
-            ranked
-                .iter()
-                .filter(|c| c.shape == super::Shape::KernelAssert)
-                .find_map(|c| kernel_assert::parse(&c.message).map(|a| (c.line, a)))
-        })
-        .flatten();
+/// The remedies of a first causal error read from `file` when the log also holds a kernel's failed
+/// assertion that belongs to it (`assert`: its log line and what it says; which assertion belongs
+/// to which device error is `aicore`'s grouping — the same process, inside the error's record):
+/// for a device fault, what the assertion checked comes first ([`kernel_assert_remedy`]), then
+/// [`remedies`].
+pub fn remedies_with_assert(
+    err: &CausalError,
+    assert: Option<(u64, &KernelAssert)>,
+    file: Option<&str>,
+) -> Vec<Remedy> {
     assert
-        .map(|(line, a)| kernel_assert_remedy(line, &a, file))
+        .filter(|_| err.rank == super::CauseRank::DeviceFault)
+        .map(|(line, a)| kernel_assert_remedy(line, a, file))
         .into_iter()
-        .chain(remedies(first, file))
+        .chain(remedies(err, file))
         .collect()
 }
 
@@ -420,24 +416,17 @@ mod tests {
         assert!(route_remedy("undetermined", None).is_none());
     }
 
-    fn ranked_of(text: &str) -> Vec<Remedy> {
-        let mut s = crate::causal::CausalScanner::new();
-        for (i, line) in text.lines().enumerate() {
-            s.push(i as u64 + 1, line.as_bytes());
-        }
-        ranked_remedies(&s.finish_ranked(), Some("run.log"))
-    }
-
-    // A device fault whose kernel's own assertion follows: the check it names comes first, with
-    // its line; the device-fault row after it.
+    // A device fault with the kernel's assertion that belongs to it: the check it names comes
+    // first, with its line; the device-fault row after it. Without one, or for an error that is
+    // no device fault, the remedies are the error's own.
     #[test]
     fn a_kernel_assertion_comes_first_for_its_device_fault() {
-        let fault = "[ERROR] RUNTIME(1,python3):2025-05-08-09:56:18.522.534 [stars_engine.cc:1553]1 ProcLogicCqReport:[INIT][DEFAULT]Task run failed, device_id=0, stream_id=2, task_id=1, sqe_type=0(ffts), errType=0x1(task exception), sqSwStatus=0";
-        let assert = "[ERROR] IDEDD(1,python3):2025-05-08-09:56:20.763.494 [dump_printf.cpp:548][tid:1] [ASSERT] [CANN_VERSION : 7.8][TimeStamp : 0] /ops/gather_v3_base.h:137: Assertion `(0 <= val && val < this->gxSize_)' Index 100000000 out of range[0 655360)!";
-        let r = ranked_of(&format!("{fault}\n{assert}\n"));
+        let fault = first_causal_error(b"[ERROR] RUNTIME(1,python3):2025-05-08-09:56:18.522.534 [stars_engine.cc:1553]1 ProcLogicCqReport:[INIT][DEFAULT]Task run failed, device_id=0, stream_id=2, task_id=1, sqe_type=0(ffts), errType=0x1(task exception), sqSwStatus=0\n").expect("a fault");
+        let a = crate::kernel_assert::parse("[ASSERT] [CANN_VERSION : 7.8][TimeStamp : 0] /ops/gather_v3_base.h:137: Assertion `(0 <= val && val < this->gxSize_)' Index 100000000 out of range[0 655360)!").expect("an assertion");
+        let r = remedies_with_assert(&fault, Some((34, &a)), Some("run.log"));
         assert_eq!(
             (r[0].matched.as_str(), r[0].line, r[0].source.as_str()),
-            ("kernel.assert", Some(2), "kernel assert")
+            ("kernel.assert", Some(34), "kernel assert")
         );
         assert!(
             r[0].action.contains("`(0 <= val && val < this->gxSize_)` at /ops/gather_v3_base.h:137 failed (Index 100000000 out of range[0 655360)!)"),
@@ -446,18 +435,16 @@ mod tests {
         );
         assert_eq!(r[0].check, ["npgx aicore run.log"]);
         assert_eq!(r[1].matched, "nature:device-fault");
-        // Without the assertion: the table's row alone.
-        let r = ranked_of(&format!("{fault}\n"));
+        let r = remedies_with_assert(&fault, None, Some("run.log"));
         assert_eq!(r.len(), 1);
         assert_eq!(r[0].matched, "nature:device-fault");
-        // The assertion ranks as a device fault itself: before a host error, it is the first
-        // causal error and its own remedy.
-        let r = ranked_of(&format!(
-            "RuntimeError: NPU out of memory. Tried to allocate 30.00 MiB (NPU 3; 60.96 GiB total capacity; 58.10 GiB already allocated)\n{assert}\n"
-        ));
-        assert_eq!(
-            (r[0].matched.as_str(), r[0].line),
-            ("kernel.assert", Some(2))
-        );
+        let oom = first_causal_error(b"RuntimeError: NPU out of memory. Tried to allocate 30.00 MiB (NPU 3; 60.96 GiB total capacity; 58.10 GiB already allocated)\n").expect("an error");
+        let r = remedies_with_assert(&oom, Some((34, &a)), Some("run.log"));
+        assert_eq!(r[0].matched, "key:npu out of memory");
+        assert!(r.iter().all(|x| x.matched != "kernel.assert"));
+        // The scanner says whether it saw one.
+        let mut s = crate::causal::CausalScanner::new();
+        s.push(1, b"[ERROR] IDEDD(1,python3):2025-05-08-09:56:20.763.494 [dump_printf.cpp:548][tid:1] [ASSERT] /k.h:9: Assertion `i < n' bad");
+        assert!(s.saw_kernel_assert());
     }
 }

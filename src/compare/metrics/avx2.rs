@@ -1,7 +1,7 @@
 //! [`super::Portable`]'s lane loops with AVX2 vectors (x86-64): `impl LaneSums for
-//! simd::x86::Features` and its loops, one function each (moments, errors, KL terms; the
-//! last two only over the vectors with a pair that differs). Every function is `#[inline(always)]`, so they compile into the
-//! AVX2 kernel that calls [`LaneSums::lanes`].
+//! simd::x86::Features` and its loops, one function each (moments, errors, KL terms; the last
+//! two only over the vectors with a pair that differs). Every function is `#[inline(always)]`,
+//! so they compile into the AVX2 kernel that calls [`LaneSums::lanes`].
 
 use std::arch::x86_64::*;
 

@@ -5,9 +5,9 @@
 //! A four-lane AVX2 vector is a pair of two-lane NEON vectors here ([`F4`], masks [`M4`]), so
 //! the loops read as the AVX2 ones do: loops over the (L1-resident) chunk, the counts as
 //! integers, the KL terms branching per vector only, and the errors and KL loops only over the
-//! vectors with a differing pair ([`super::Differ`]). A maximum is a compare and a bit select, as the portable
-//! `if a > m { a } else { m }` (FMAX would return a NaN). fp16 is decoded by the hardware
-//! (FCVTL, [`Features::f16_to_f32`]).
+//! vectors with a differing pair ([`super::Differ`]). A maximum is a compare and a bit select,
+//! as the portable `if a > m { a } else { m }` (FMAX would return a NaN). fp16 is decoded by the
+//! hardware (FCVTL, [`Features::f16_to_f32`]).
 
 use std::arch::aarch64::*;
 
@@ -201,8 +201,8 @@ impl C4 {
 }
 
 /// Products and moments of the first `n` pairs (a multiple of `LANES`, at most [`BLOCK`]);
-/// returns which vectors hold a pair that differs (t − g not zero: unequal or not finite). Two loops: the products and sums of
-/// magnitudes, then the shifted moments, so that each loop's accumulators (two registers per
+/// returns which vectors hold a pair that differs (t − g not zero: unequal or not finite). Two
+/// loops: the products and sums of magnitudes, then the shifted moments, so that each loop's accumulators (two registers per
 /// vector of four lanes) and temporaries fit the 32 NEON registers (in one loop, LLVM rotated
 /// them through 32 register moves and the stack every step).
 ///

@@ -4,9 +4,10 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use npgx_parsers::aicore::{Fact, KernelAssert};
 use npgx_parsers::cann_error::torch_npu::TorchNpuError;
 use npgx_parsers::cann_error::CannErrorReport;
-use npgx_parsers::causal::{ranked_remedies, CausalError, CauseRank, Remedy, Shape, Tier};
+use npgx_parsers::causal::{remedies_with_assert, CausalError, CauseRank, Remedy, Shape, Tier};
 use npgx_parsers::plog::path::LogFileKind;
 use npgx_parsers::plog::{Level, PlogTime};
 use serde::{Deserialize, Serialize};
@@ -56,11 +57,15 @@ pub struct CausalRef {
 }
 
 impl CausalRef {
-    /// The first of `ranked` (best first), with the remedies of the ranking.
-    pub(super) fn new(file: &std::path::Path, ranked: &[CausalError]) -> Option<CausalRef> {
-        let remedy = ranked_remedies(ranked, file.to_str());
-        let e = ranked.first()?.clone();
-        Some(CausalRef {
+    /// A file's first causal error, with its remedies (`assert`: the kernel assertion that
+    /// belongs to it, by `aicore`'s grouping).
+    pub(super) fn new(
+        file: &std::path::Path,
+        e: CausalError,
+        assert: Option<&Fact<KernelAssert>>,
+    ) -> CausalRef {
+        let remedy = remedies_with_assert(&e, assert.map(|a| (a.line, &a.value)), file.to_str());
+        CausalRef {
             remedy,
             file: file.to_path_buf(),
             line: e.line,
@@ -73,7 +78,7 @@ impl CausalRef {
             quote: e.text,
             evidence: e.evidence,
             root_line: e.root_line,
-        })
+        }
     }
 }
 

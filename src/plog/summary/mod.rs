@@ -25,11 +25,12 @@ use std::path::Path;
 use memchr::memmem;
 use npgx_parsers::cann_error::{CannErrorReport, ReportAssembler};
 use npgx_parsers::causal::across::{self, Contender};
-use npgx_parsers::causal::CausalScanner;
+use npgx_parsers::causal::{CausalScanner, CauseRank};
 use npgx_parsers::knowledge::Phase;
 use npgx_parsers::plog::{HeaderCache, PlogTime};
 
-use crate::plog::reader::{map_chunks, CHUNK, MAX_LINE};
+use crate::plog::aicore::assertion_at;
+use crate::plog::reader::{for_each_line, map_chunks, CHUNK, MAX_LINE};
 use crate::plog::{seconds, Filters, LogInput, Warning};
 
 pub use document::{
@@ -344,13 +345,22 @@ fn summarize_in_chunks(
                         ),
                     ));
                 }
-                let ranked = scanner.finish_ranked();
-                let collective = ranked
-                    .first()
-                    .and_then(|c| c.phase.as_ref())
-                    .is_some_and(|p| p.phase == Phase::Collective);
-                if let Some(c) = CausalRef::new(&input.path, &ranked) {
-                    s.causal.push((file, collective, c));
+                let saw_assert = scanner.saw_kernel_assert();
+                if let Some(c) = scanner.finish() {
+                    let collective = c
+                        .phase
+                        .as_ref()
+                        .is_some_and(|p| p.phase == Phase::Collective);
+                    // Read the file again only when it holds a kernel assertion (rare): aicore's
+                    // grouping says whether it belongs to this device fault.
+                    let assert = (saw_assert && c.rank == CauseRank::DeviceFault)
+                        .then(|| assertion_at(c.line, |f| for_each_line(&input.path, f)))
+                        .flatten();
+                    s.causal.push((
+                        file,
+                        collective,
+                        CausalRef::new(&input.path, c, assert.as_ref()),
+                    ));
                 }
             }
         }
