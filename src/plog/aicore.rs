@@ -235,15 +235,32 @@ impl DeviceErrors {
     }
 }
 
+/// Lines read before and after a device error's line for its assertion (its record starts a few
+/// lines before the error npgx names; the device prints the assertion after the fault's records).
+const ASSERT_BEFORE: u64 = 256;
+const ASSERT_AFTER: u64 = 10_000;
+
 /// The kernel's failed assertion that belongs to the device error at log line `line` of one log,
 /// by aicore's grouping (the record of that process that holds the line): what a first causal
-/// error's remedy quotes. `read` hands over the log's lines (it is called once).
+/// error's remedy quotes. `read` hands over the log's lines until its callback returns false;
+/// only the lines from [`ASSERT_BEFORE`] before `line` to [`ASSERT_AFTER`] after it are read as
+/// evidence, so a long log is not read through again.
 pub fn assertion_at(
     line: u64,
-    read: impl FnOnce(&mut dyn FnMut(u64, &[u8])) -> std::io::Result<super::reader::ReadStats>,
+    read: impl FnOnce(&mut dyn FnMut(u64, &[u8]) -> bool) -> std::io::Result<super::reader::ReadStats>,
 ) -> Option<Fact<KernelAssert>> {
+    let (from, to) = (
+        line.saturating_sub(ASSERT_BEFORE),
+        line.saturating_add(ASSERT_AFTER),
+    );
     let mut d = DeviceErrors::default();
-    read(&mut |no, l| d.push(no, l)).ok()?;
+    read(&mut |no, l| {
+        if (from..=to).contains(&no) {
+            d.push(no, l);
+        }
+        no < to
+    })
+    .ok()?;
     d.asm
         .finish()
         .into_iter()

@@ -89,6 +89,14 @@ impl Filters {
             && self.until.is_none_or(|t| h.time <= t)
     }
 
+    /// Whether no filter chooses records ([`Filters::selects_record`] accepts every header).
+    pub fn selects_every_record(&self) -> bool {
+        self.modules.is_empty()
+            && self.pids.is_empty()
+            && self.since.is_none()
+            && self.until.is_none()
+    }
+
     /// Whether a record with this header passes every filter except `grep`.
     pub fn accepts_header(&self, h: &PlogHeader<'_>) -> bool {
         (self.levels.is_empty() || self.levels.contains(&h.level)) && self.selects_record(h)

@@ -288,18 +288,33 @@ fn stream_lines(mut file: impl Read, mut f: impl FnMut(&[u8], u64)) -> io::Resul
 /// Calls `f(line_no, line)` for every line of the file at `path`, in order, on this thread.
 /// Line numbers are 1-based. A final line without `\n` is included.
 pub fn for_each_line(path: &Path, mut f: impl FnMut(u64, &[u8])) -> io::Result<ReadStats> {
+    for_each_line_while(path, |no, line| {
+        f(no, line);
+        true
+    })
+}
+
+/// [`for_each_line`] that stops reading after the chunk in which `f` first returns false (the
+/// lines after it in that chunk are still handed over).
+pub fn for_each_line_while(
+    path: &Path,
+    mut f: impl FnMut(u64, &[u8]) -> bool,
+) -> io::Result<ReadStats> {
     let file = File::open(path)?;
     let Some(len) = sized(&file)? else {
-        return for_each_line_in(file, f);
+        return for_each_line_in(file, |no, line| {
+            f(no, line);
+        });
     };
     let mut chunk = Chunk::default();
     let mut total = ReadStats::default();
     let mut start = 0;
-    while start < len {
+    let mut more = true;
+    while start < len && more {
         let end = len.min(start + CHUNK);
         read_chunk(&file, len, start, end, &mut chunk)?;
         let base = total.lines;
-        let s = ChunkLines { chunk: &chunk }.for_each(|no, line| f(base + no, line));
+        let s = ChunkLines { chunk: &chunk }.for_each(|no, line| more &= f(base + no, line));
         total.lines += s.lines;
         total.long_lines += s.long_lines;
         total.dropped_bytes += s.dropped_bytes;
@@ -433,6 +448,28 @@ mod tests {
         ));
         std::fs::write(&path, data).unwrap();
         path
+    }
+
+    #[test]
+    fn reading_stops_after_the_chunk_where_the_callback_says_so() {
+        // Three chunks of 64-byte lines; stop at line 10: the first chunk is read to its end,
+        // nothing after it.
+        let line = [b'x'; 63];
+        let mut data = Vec::new();
+        while (data.len() as u64) < 3 * CHUNK {
+            data.extend_from_slice(&line);
+            data.push(b'\n');
+        }
+        let path = temp(&data, "while");
+        let mut seen = 0u64;
+        let stats = for_each_line_while(&path, |no, _| {
+            seen = no;
+            no < 10
+        })
+        .unwrap();
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(seen, CHUNK / 64);
+        assert_eq!(stats.lines, CHUNK / 64);
     }
 
     fn read_all(data: &[u8], name: &str) -> (Vec<(u64, Vec<u8>)>, ReadStats) {

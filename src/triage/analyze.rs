@@ -18,7 +18,7 @@ use super::layout::{
 };
 use super::route::{environment_problem, route_error, Route};
 use crate::plog::aicore::assertion_at;
-use crate::plog::reader::for_each_line;
+use crate::plog::reader::{for_each_line, for_each_line_while};
 
 /// What was found for one step.
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
@@ -606,7 +606,7 @@ fn plog_evidence(files: &[PathBuf]) -> Option<Classification> {
     best.map(|(p, err, saw_assert)| {
         // As `classify`: the kernel assertion that belongs to a device fault, by aicore's grouping.
         let assert = (saw_assert && err.rank == CauseRank::DeviceFault)
-            .then(|| assertion_at(err.line, |f| for_each_line(p, f)))
+            .then(|| assertion_at(err.line, |f| for_each_line_while(p, f)))
             .flatten();
         classify_causal(p, err, assert)
     })

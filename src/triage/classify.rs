@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use super::rank_view::RankView;
 use super::route::{route_error, route_prose, Confidence, Route, Routing};
 use crate::plog::aicore::assertion_at;
-use crate::plog::reader::{for_each_line, for_each_line_in, ReadStats};
+use crate::plog::reader::{for_each_line_in, for_each_line_while, ReadStats};
 use npgx_parsers::aicore::{Fact, KernelAssert};
 
 /// Bytes of the input kept for the wording rules (reports without an error are short).
@@ -291,21 +291,25 @@ pub fn classify_found(file: &Path, err: Option<CausalError>, head: &str) -> Clas
 /// Streams one file through the causal engine and classifies it. Memory is bounded (the
 /// engine's window, the reader's buffer and [`PROSE_HEAD`]).
 pub fn classify_file(path: &Path) -> anyhow::Result<Classification> {
-    classify_lines(path, |f| for_each_line(path, f))
+    classify_lines(path, |f| for_each_line_while(path, f))
         .with_context(|| crate::error::CannotRead::new(path))
 }
 
 /// Classifies pasted text as [`classify_file`] would a file holding it; `label` names it in the
 /// classification (`file`).
 pub fn classify_text(label: &Path, text: &str) -> anyhow::Result<Classification> {
-    classify_lines(label, |f| for_each_line_in(text.as_bytes(), f))
-        .with_context(|| crate::error::CannotRead::new(label))
+    classify_lines(label, |f| {
+        for_each_line_in(text.as_bytes(), |no, line| {
+            f(no, line);
+        })
+    })
+    .with_context(|| crate::error::CannotRead::new(label))
 }
 
 /// The classification of the lines `read` hands over, one call of its callback per line.
 fn classify_lines(
     path: &Path,
-    read: impl Fn(&mut dyn FnMut(u64, &[u8])) -> std::io::Result<ReadStats>,
+    read: impl Fn(&mut dyn FnMut(u64, &[u8]) -> bool) -> std::io::Result<ReadStats>,
 ) -> std::io::Result<Classification> {
     let mut scanner = CausalScanner::new();
     let mut head = String::new();
@@ -326,6 +330,7 @@ fn classify_lines(
             head.push_str(&s[..cut]);
             head.push('\n');
         }
+        true
     })?;
     let saw_assert = scanner.saw_kernel_assert();
     let ranked = scanner.finish_ranked();

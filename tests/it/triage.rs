@@ -1293,12 +1293,18 @@ fn a_kernel_assertion_is_quoted_only_for_its_own_device_fault() {
         .collect();
     two.extend(second.iter().map(String::as_str));
     two.extend(&lines[17..]);
+    // The same log after 1000 lines of another process: read again around the fault only.
+    let filler =
+        "[INFO] GE(7,python3):2025-05-08-09:56:00.000.000 [ge.cc:1]7 Run:[INIT][DEFAULT]step";
+    let mut deep = vec![filler; 1000];
+    deep.extend(&lines);
     let dir = scratch("kernel-assert-variants");
     std::fs::create_dir_all(&dir).unwrap();
     for (name, text, expected) in [
         ("many-cores.log", many.join("\n"), Some(39)),
         ("other-pid.log", other_pid.join("\n"), None),
         ("two-faults.log", two.join("\n"), None),
+        ("deep.log", deep.join("\n"), Some(1034)),
     ] {
         let p = dir.join(name);
         std::fs::write(&p, text + "\n").unwrap();

@@ -111,6 +111,10 @@ pub(super) struct FileCtx<'a> {
     pub(super) device: Option<u32>,
     pub(super) is_log: bool,
     pub(super) filters: &'a Filters,
+    /// No filter that chooses records is set ([`Filters::selects_record`] is true for all).
+    pub(super) every_record: bool,
+    /// Nor a level filter ([`Filters::accepts_header`] is true for all).
+    pub(super) every_record_and_level: bool,
     pub(super) grep: Option<&'a memmem::Finder<'a>>,
 }
 
@@ -124,29 +128,31 @@ pub(super) fn scan_chunk(lines: ChunkLines<'_>, cx: &FileCtx<'_>) -> ChunkScan {
     let stats = lines.for_each(|no, line| {
         let handled = header_or_peeled(&mut headers, line, |hdr, prefix| {
             let (h, rest) = hdr?;
-            left_out = Some(!cx.filters.selects_record(&h));
+            left_out = Some(!cx.every_record && !cx.filters.selects_record(&h));
             c.procs.note(prefix);
             if state.is_none() {
                 c.lead = no - 1;
             }
             c.any_record = true;
-            state = Some(if !cx.filters.accepts_header(&h) {
-                State::Skipped
-            } else if cx.grep.is_none_or(|g| g.find(line).is_some()) {
-                c.records += 1;
-                State::Counted(c.procs.count(
-                    &h,
-                    prefix,
-                    rest,
-                    line.len(),
-                    cx.file,
-                    cx.path,
-                    no,
-                    cx.device,
-                ))
-            } else {
-                State::Pending(no, line.to_vec())
-            });
+            state = Some(
+                if !cx.every_record_and_level && !cx.filters.accepts_header(&h) {
+                    State::Skipped
+                } else if cx.grep.is_none_or(|g| g.find(line).is_some()) {
+                    c.records += 1;
+                    State::Counted(c.procs.count(
+                        &h,
+                        prefix,
+                        rest,
+                        line.len(),
+                        cx.file,
+                        cx.path,
+                        no,
+                        cx.device,
+                    ))
+                } else {
+                    State::Pending(no, line.to_vec())
+                },
+            );
             // The causal engine's own test, unless the line is cut for it.
             Some(
                 prefix != Prefix::Peeled

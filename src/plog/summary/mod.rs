@@ -30,7 +30,7 @@ use npgx_parsers::knowledge::Phase;
 use npgx_parsers::plog::{HeaderCache, PlogTime};
 
 use crate::plog::aicore::assertion_at;
-use crate::plog::reader::{for_each_line, map_chunks, CHUNK, MAX_LINE};
+use crate::plog::reader::{for_each_line_while, map_chunks, CHUNK, MAX_LINE};
 use crate::plog::{seconds, Filters, LogInput, Warning};
 
 pub use document::{
@@ -293,6 +293,8 @@ fn summarize_in_chunks(
             device: input.info.as_ref().and_then(|i| i.device_id),
             is_log: input.info.is_some(),
             filters,
+            every_record: filters.selects_every_record(),
+            every_record_and_level: filters.selects_every_record() && filters.levels.is_empty(),
             grep: grep.as_ref(),
         };
         let mut f = FileScan {
@@ -354,7 +356,7 @@ fn summarize_in_chunks(
                     // Read the file again only when it holds a kernel assertion (rare): aicore's
                     // grouping says whether it belongs to this device fault.
                     let assert = (saw_assert && c.rank == CauseRank::DeviceFault)
-                        .then(|| assertion_at(c.line, |f| for_each_line(&input.path, f)))
+                        .then(|| assertion_at(c.line, |f| for_each_line_while(&input.path, f)))
                         .flatten();
                     s.causal.push((
                         file,
