@@ -8,7 +8,7 @@ use npgx_parsers::aicore::evidence::classify;
 use npgx_parsers::aicore::{
     line_message, AicoreAssembler, AicoreError, ErrorKind, Fact, KernelAssert,
 };
-use npgx_parsers::causal::{kernel_assert_remedy, table_remedy, Remedy};
+use npgx_parsers::causal::{kernel_assert_remedy, table_remedy, CausalError, CauseRank, Remedy};
 use npgx_parsers::knowledge;
 use serde::{Deserialize, Serialize};
 
@@ -240,15 +240,20 @@ impl DeviceErrors {
 const ASSERT_BEFORE: u64 = 256;
 const ASSERT_AFTER: u64 = 10_000;
 
-/// The kernel's failed assertion that belongs to the device error at log line `line` of one log,
-/// by aicore's grouping (the record of that process that holds the line): what a first causal
-/// error's remedy quotes. `read` hands over the log's lines until its callback returns false;
-/// only the lines from [`ASSERT_BEFORE`] before `line` to [`ASSERT_AFTER`] after it are read as
-/// evidence, so a long log is not read through again.
-pub fn assertion_at(
-    line: u64,
+/// The kernel's failed assertion that belongs to a first causal error, by aicore's grouping (the
+/// record of that process that holds the error's line): what its remedy quotes. Only a device
+/// fault has one, and the log is read again (`read` hands over its lines until its callback
+/// returns false) only when its causal scan `saw_assert` an `[ASSERT]` line, and then only from
+/// [`ASSERT_BEFORE`] lines before the error to [`ASSERT_AFTER`] after it.
+pub fn assertion_for(
+    err: &CausalError,
+    saw_assert: bool,
     read: impl FnOnce(&mut dyn FnMut(u64, &[u8]) -> bool) -> std::io::Result<super::reader::ReadStats>,
 ) -> Option<Fact<KernelAssert>> {
+    if !saw_assert || err.rank != CauseRank::DeviceFault {
+        return None;
+    }
+    let line = err.line;
     let (from, to) = (
         line.saturating_sub(ASSERT_BEFORE),
         line.saturating_add(ASSERT_AFTER),

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context};
 use serde::{Deserialize, Serialize};
 
-use npgx_parsers::causal::{CausalError, CausalScanner, CauseRank};
+use npgx_parsers::causal::{CausalError, CausalScanner};
 
 use super::classify::{classify_causal, classify_file, Classification};
 use super::compare::{self, Comparison};
@@ -17,7 +17,7 @@ use super::layout::{
     WARNINGS_FILE,
 };
 use super::route::{environment_problem, route_error, Route};
-use crate::plog::aicore::assertion_at;
+use crate::plog::aicore::assertion_for;
 use crate::plog::reader::{for_each_line, for_each_line_while};
 
 /// What was found for one step.
@@ -604,10 +604,7 @@ fn plog_evidence(files: &[PathBuf]) -> Option<Classification> {
         best = Some((p, c, saw_assert));
     }
     best.map(|(p, err, saw_assert)| {
-        // As `classify`: the kernel assertion that belongs to a device fault, by aicore's grouping.
-        let assert = (saw_assert && err.rank == CauseRank::DeviceFault)
-            .then(|| assertion_at(err.line, |f| for_each_line_while(p, f)))
-            .flatten();
+        let assert = assertion_for(&err, saw_assert, |f| for_each_line_while(p, f));
         classify_causal(p, err, assert)
     })
 }

@@ -10,14 +10,14 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use npgx_parsers::causal::{
-    remedies_with_assert, route_remedy, CausalError, CausalScanner, CauseRank, Remedy, Shape, Tier,
+    remedies_with_assert, route_remedy, CausalError, CausalScanner, Remedy, Shape, Tier,
 };
 use npgx_parsers::knowledge::{CauseKind, Phase};
 use serde::{Deserialize, Serialize};
 
 use super::rank_view::RankView;
 use super::route::{route_error, route_prose, Confidence, Route, Routing};
-use crate::plog::aicore::assertion_at;
+use crate::plog::aicore::assertion_for;
 use crate::plog::reader::{for_each_line_in, for_each_line_while, ReadStats};
 use npgx_parsers::aicore::{Fact, KernelAssert};
 
@@ -337,11 +337,7 @@ fn classify_lines(
     let mut c = match ranked.first() {
         None => classify_found(path, None, &head),
         Some(first) => {
-            // Read again only when a kernel assertion was seen (rare): aicore's grouping says
-            // whether it belongs to this device fault.
-            let assert = (saw_assert && first.rank == CauseRank::DeviceFault)
-                .then(|| assertion_at(first.line, &read))
-                .flatten();
+            let assert = assertion_for(first, saw_assert, &read);
             classify_ranked(path, ranked, assert)
         }
     };

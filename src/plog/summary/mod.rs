@@ -25,11 +25,11 @@ use std::path::Path;
 use memchr::memmem;
 use npgx_parsers::cann_error::{CannErrorReport, ReportAssembler};
 use npgx_parsers::causal::across::{self, Contender};
-use npgx_parsers::causal::{CausalScanner, CauseRank};
+use npgx_parsers::causal::CausalScanner;
 use npgx_parsers::knowledge::Phase;
 use npgx_parsers::plog::{HeaderCache, PlogTime};
 
-use crate::plog::aicore::assertion_at;
+use crate::plog::aicore::assertion_for;
 use crate::plog::reader::{for_each_line_while, map_chunks, CHUNK, MAX_LINE};
 use crate::plog::{seconds, Filters, LogInput, Warning};
 
@@ -294,7 +294,6 @@ fn summarize_in_chunks(
             is_log: input.info.is_some(),
             filters,
             every_record: filters.selects_every_record(),
-            every_record_and_level: filters.selects_every_record() && filters.levels.is_empty(),
             grep: grep.as_ref(),
         };
         let mut f = FileScan {
@@ -353,11 +352,8 @@ fn summarize_in_chunks(
                         .phase
                         .as_ref()
                         .is_some_and(|p| p.phase == Phase::Collective);
-                    // Read the file again only when it holds a kernel assertion (rare): aicore's
-                    // grouping says whether it belongs to this device fault.
-                    let assert = (saw_assert && c.rank == CauseRank::DeviceFault)
-                        .then(|| assertion_at(c.line, |f| for_each_line_while(&input.path, f)))
-                        .flatten();
+                    let assert =
+                        assertion_for(&c, saw_assert, |f| for_each_line_while(&input.path, f));
                     s.causal.push((
                         file,
                         collective,
