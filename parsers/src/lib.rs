@@ -25,5 +25,6 @@ pub mod msprobe;
 pub mod pickle;
 pub mod plog;
 pub mod pyedit;
+pub mod shell;
 pub mod torch_logs;
 pub mod versions;

@@ -168,13 +168,12 @@ fn line_hint(fx: Option<&crate::source_map::FxOrigin>) -> String {
         .map(|d| d.display().to_string())
         .filter(|d| !d.is_empty())
         .unwrap_or_else(|| ".".into());
-    let quote = |s: &str| shlex::try_quote(s).map_or_else(|_| s.to_string(), |q| q.into_owned());
     format!(
         "; from {} — every operator of that line (each layer it built): npgx dump-config new \
          model --graphs {} --line {} -o line_dump_config.json",
         fx.summary(),
-        quote(&graphs),
-        quote(&format!("{file}:{}", u.line))
+        npgx_parsers::shell::word(&graphs),
+        npgx_parsers::shell::word(&format!("{file}:{}", u.line))
     )
 }
 

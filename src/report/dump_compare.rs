@@ -416,8 +416,8 @@ pub fn text(report: &CompareReport) -> String {
         let _ = writeln!(
             o,
             "\nnext: npgx repro --path accuracy --op {} --dump {} -o <CASE_DIR>",
-            shell_word(&origin.pair.op_name),
-            shell_word(&report.target)
+            npgx_parsers::shell::word(&origin.pair.op_name),
+            npgx_parsers::shell::word(&report.target)
         );
     }
     o
@@ -442,11 +442,6 @@ fn one_side_ops(o: &mut String, report: &CompareReport) {
             if ops.len() > 10 { ", …" } else { "" }
         );
     }
-}
-
-/// Quotes a word for a shell command line when it needs it.
-fn shell_word(s: &str) -> String {
-    shlex::try_quote(s).map_or_else(|_| s.to_string(), |q| q.into_owned())
 }
 
 /// The human summary of a `dump-convert` run.

@@ -318,22 +318,11 @@ fn fill(command: &str, file: &str) -> String {
     command
         .split(' ')
         .map(|w| match w {
-            "FILE" => shell_quote(file),
+            "FILE" => crate::shell::word(file),
             w => w.to_string(),
         })
         .collect::<Vec<_>>()
         .join(" ")
-}
-
-fn shell_quote(s: &str) -> String {
-    let plain = !s.is_empty()
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"/._-+=:,@".contains(&b));
-    if plain {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
-    }
 }
 
 #[cfg(test)]

@@ -46,12 +46,6 @@ fn scan_location(l: &Location) -> String {
     ])
 }
 
-fn quote(s: &str) -> String {
-    shlex::try_quote(s)
-        .map(|q| q.into_owned())
-        .unwrap_or_else(|_| s.to_string())
-}
-
 /// `(lo, hi)` around the finite values, padded; `(0, 1)` when there are none.
 fn span(values: impl Iterator<Item = f64>) -> (f64, f64) {
     let (lo, hi) = values
@@ -115,8 +109,8 @@ pub(super) fn scan(input: &Input, index: usize) -> Section {
                 ),
                 next: std::iter::once(format!(
                     "npgx repro --op {} --dump {} -o repro",
-                    quote(&culprit.op_name),
-                    quote(&format!("{root}/{}", culprit.path))
+                    npgx_parsers::shell::word(&culprit.op_name),
+                    npgx_parsers::shell::word(&format!("{root}/{}", culprit.path))
                 ))
                 .chain(doc.next.clone())
                 .collect(),
@@ -172,7 +166,7 @@ pub(super) fn scan(input: &Input, index: usize) -> Section {
         format!(
             "The first {MAX_ROWS} of {} anomalous tensors, in execution order; every row: npgx dump-scan {} --format csv",
             anomalies.len(),
-            quote(root)
+            npgx_parsers::shell::word(root)
         )
     });
     let errors = doc.errors.iter().map(|problem| ErrorLine {
@@ -436,8 +430,8 @@ pub(super) fn compare(input: &Input, index: usize) -> Section {
                 }
                 next.push(format!(
                     "npgx repro --path accuracy --op {} --dump {} -o repro",
-                    quote(&origin.pair.op_name),
-                    quote(&origin.pair.target_file)
+                    npgx_parsers::shell::word(&origin.pair.op_name),
+                    npgx_parsers::shell::word(&origin.pair.target_file)
                 ));
             }
             Row {
