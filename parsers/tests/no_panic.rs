@@ -11,6 +11,7 @@ use npgx_parsers::compiler_diag::parse_diagnostic;
 use npgx_parsers::fx_graph::{
     module_path, parse_call, parse_pbtxt, parse_readable, parse_torchair_py,
 };
+use npgx_parsers::kernel_assert;
 use npgx_parsers::plog::parse_records;
 
 const TEXT: &str = "\
@@ -18,6 +19,7 @@ const TEXT: &str = "\
 [ERROR] RUNTIME(155320,python3):2025-05-08-09:56:18.526.761 [d.cc:1635]155320 P:[INIT][DEFAULT]The error from device(chipId:0, dieId:0), serial number is 19, there is an aivec error exception, core id is 0, error code = 0, dump info: pc start: 0x12c100014f8c, current: 0x12c1000157d0, su error info: 0x1,0x2, para base: 0x12c1c0000400.
 [ERROR] RUNTIME(155320,python3):2025-05-08-09:56:18.526.855 [d.cc:1647]155320 P:[INIT][DEFAULT]The extend info: errcode:(0, 0x8000, 0) errorStr: timeout or trap error. fixp_error0 info: 0x6000046, blk:0, subErrType:2.
 [ERROR] RUNTIME(155320,python3):2025-05-08-09:56:18.527.785 [k.cc:1381]155320 P:[INIT][DEFAULT]Aicore kernel execute failed, device_id=0, stream_id=2, report_stream_id=2, task_id=1, flip_num=0, fault kernel_name=GatherV3_1_10330, fault kernel info ext=none, program id=0, hash=9005124917278870274.
+[ERROR] IDEDD(155320,python3):2025-05-08-09:56:20.763.494 [dump_printf.cpp:548][tid:155320] [ASSERT] [CANN_VERSION : 7.8][TimeStamp : 0] /k/gather_v3_base.h:137: Assertion `(0 <= val && val < this->gxSize_)' Index 100000000 out of range[0 655360)!
 [INFO] GE(370,python3):2023-07-13-07:42:40.517.823 [e.cc:255]1432 L:[AIC_INFO] node_name:GatherV2, node_type:GatherV2, stream_id:2, task_id:6
 [INFO] GE(370,python3):2023-07-13-07:42:40.518.094 [e.cc:260]1432 L:[AIC_INFO] input:0;shape:[64];format:ND;dtype:DT_FLOAT;addr:0x124080044000
 [ERROR] TSCH(-1,null):2020-12-23-17:10:54.083.518 17 (cpuid:0) ../a.c:1193 bs_done_exception_proc: slot_id=0
@@ -55,19 +57,27 @@ fn run_all(text: &[u8]) -> usize {
         .lines()
         .filter(|l| parse_diagnostic(l).is_some())
         .count();
+    n += String::from_utf8_lossy(text)
+        .lines()
+        .filter_map(kernel_assert::parse)
+        .filter(|a| a.source_line.is_some())
+        .count();
     n
 }
 
 #[test]
 fn the_unmutated_text_is_understood() {
     let t = TEXT.as_bytes();
-    assert_eq!(parse_records(t).len(), 10);
+    assert_eq!(parse_records(t).len(), 11);
     assert!(scan_text(t).len() >= 3);
     assert_eq!(parse_reports(t).len(), 3);
     assert_eq!(parse_torch_npu_lines(t).len(), 1);
     assert_eq!(first_causal_error(t).map(|c| c.line), Some(1));
     let diagnostics = TEXT.lines().filter(|l| parse_diagnostic(l).is_some());
     assert_eq!(diagnostics.count(), 3);
+    let asserts: Vec<_> = TEXT.lines().filter_map(kernel_assert::parse).collect();
+    assert_eq!(asserts.len(), 1);
+    assert_eq!(asserts[0].source_line, Some(137));
 }
 
 /// Runs `run` on `base` cut at every `step`-th position and with the byte there deleted,
