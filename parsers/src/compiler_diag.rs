@@ -5,13 +5,17 @@
 //! Grammar of one line (after logger prefixes come off, see [`crate::line_prefix`]):
 //!
 //! ```text
-//! diagnostic := mlir | clang | tbe-dict
+//! diagnostic := mlir | clang | tool | tbe-dict
 //! mlir       := "loc(" location ")" ": " severity ": " message       (MLIR, bishengir-compile)
 //! clang      := path ":" line [":" column] ": " severity ": " message  (clang, LLVM tools, gcc)
+//! tool       := program ": " (severity ": " | option-error) message   (a driver or tool itself)
+//! option-error := "for the " option " option: "                       (LLVM cl::opt, an error)
 //! tbe-dict   := … "{'errCode': '" code "'" … "}" …                   (TBE / TIK compile errors)
 //! severity   := "error" | "fatal error" | "warning" | "note" | "remark"
 //! location   := balanced text: `"file":line:col`, `callsite(… at …)`, `fused[…]`, `unknown`
 //! path       := a token without spaces holding `/` or `.`, ending before `:<digits>`
+//! program    := a token without spaces whose last `/`-part has no upper-case letter (tools are
+//!               named in lower case; `RuntimeError: error: …` is a Python exception, not a tool)
 //! ```
 //!
 //! Only `error` and `fatal error` state a failure; warnings, notes and remarks are context. The
@@ -25,7 +29,9 @@
 //! the `[ERROR][Triton][BEG]` block), AscendNPU-IR `RetriablePassManager.cpp` and
 //! `bishengir-compile.cpp` (the pipeline failures), TBE's `error_manager_vector.py` and
 //! `tbe_python_error_mgr.py` (the `errCode` dicts), GE's `fusion_manager.cc` and ATC's
-//! `main_impl.cc` (the operator and tool wrappers).
+//! `main_impl.cc` (the operator and tool wrappers), LLVM's `WithColor::error` (`<program>: error:`)
+//! and `cl::Option::error` in `CommandLine.cpp` (`<program>: for the --<option> option: <message>`,
+//! e.g. `Cannot find option named '<value>'!` for a value the option does not list).
 //!
 //! What it is not for: deciding which of several errors came first across a text (that is
 //! [`crate::causal`]) or reading files.
@@ -54,6 +60,9 @@ pub enum Form {
     Mlir,
     /// `<file>:<line>:<col>: error: <message>`.
     Clang,
+    /// `<program>: error: <message>` or `<program>: for the --<option> option: <message>`: a
+    /// compiler driver or tool about its own run (arguments, targets, inputs), no source location.
+    Tool,
     /// `{'errCode': 'E90003', …}` of a TBE / TIK operator compile.
     TbeDict,
 }
@@ -96,7 +105,10 @@ fn severity_then_message(s: &str) -> Option<(Severity, &str)> {
 /// Reads one line as a compiler diagnostic. Never panics; `None` for any other line.
 pub fn parse_diagnostic(line: &str) -> Option<Diagnostic<'_>> {
     let t = line.trim();
-    mlir(t).or_else(|| clang(t)).or_else(|| tbe_dict(t))
+    mlir(t)
+        .or_else(|| clang(t))
+        .or_else(|| tool(t))
+        .or_else(|| tbe_dict(t))
 }
 
 /// `loc(<balanced>): <severity>: <message>`.
@@ -183,10 +195,13 @@ fn clang(t: &str) -> Option<Diagnostic<'_>> {
         from = at + 1;
     };
     let path = &t[..path_end];
-    if path.is_empty()
-        || path.contains(char::is_whitespace)
-        || !(path.contains('/') || path.contains('.'))
-        || path.starts_with(['[', '(', '<', '{'])
+    // clang's names for text that is not in a file.
+    let pseudo = ["<built-in>", "<command line>", "<stdin>", "<scratch space>"].contains(&path);
+    if !pseudo
+        && (path.is_empty()
+            || path.contains(char::is_whitespace)
+            || !(path.contains('/') || path.contains('.'))
+            || path.starts_with(['[', '(', '<', '{']))
     {
         return None;
     }
@@ -206,6 +221,43 @@ fn clang(t: &str) -> Option<Diagnostic<'_>> {
         file: Some(path),
         line: Some(line),
         column,
+        code: None,
+        message,
+    })
+}
+
+/// `<program>: <severity>: <message>`, or LLVM's option error `<program>: for the --<option>
+/// option: <message>` (always an error; the message keeps the option).
+fn tool(t: &str) -> Option<Diagnostic<'_>> {
+    let (program, rest) = t.split_once(": ")?;
+    let name = program.rsplit('/').next().unwrap_or(program);
+    let program_like = !name.is_empty()
+        && name.len() <= 128
+        && name.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+        && program
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"/._+-".contains(&b))
+        && !name.bytes().any(|b| b.is_ascii_uppercase());
+    if !program_like {
+        return None;
+    }
+    let (severity, message) = match severity_then_message(rest) {
+        Some(found) => found,
+        None => {
+            let option = rest.strip_prefix("for the ")?;
+            let (name, _) = option.split_once(" option: ")?;
+            if name.is_empty() || !name.starts_with('-') || name.contains(char::is_whitespace) {
+                return None;
+            }
+            (Severity::Error, rest)
+        }
+    };
+    Some(Diagnostic {
+        form: Form::Tool,
+        severity,
+        file: None,
+        line: None,
+        column: None,
         code: None,
         message,
     })
@@ -269,6 +321,18 @@ pub fn is_compile_wrapper(text: &str) -> bool {
         return true;
     }
     WRAPPERS.iter().any(|w| l.contains(w))
+}
+
+/// The diagnostic a compile wrapper quotes: AscendC's compile driver prints the compiler's first
+/// line after `msg is ` (`An error occurred during compile phases of CompileStage.PRECOMPILE,
+/// msg is <built-in>:1:10: fatal error: …`).
+pub fn wrapped_diagnostic(text: &str) -> Option<Diagnostic<'_>> {
+    const QUOTES: &str = "msg is ";
+    let at = text.find(QUOTES)?;
+    if !is_compile_wrapper(&text[..at]) {
+        return None;
+    }
+    parse_diagnostic(&text[at + QUOTES.len()..])
 }
 
 /// Whether a Python exception type (dotted or not) wraps a compiler's output.
@@ -335,6 +399,13 @@ mod tests {
         assert!(d.severity.is_error());
         let d = parse_diagnostic("a.c:7: error: no column").unwrap();
         assert_eq!((d.line, d.column), (Some(7), None));
+        let d = parse_diagnostic("<built-in>:1:10: fatal error: 'w.h' file not found").unwrap();
+        assert_eq!(
+            (d.file, d.line, d.column),
+            (Some("<built-in>"), Some(1), Some(10))
+        );
+        assert!(parse_diagnostic("<command line>:2:9: error: macro redefined").is_some());
+        assert!(parse_diagnostic("<frozen importlib>:1:2: error: x").is_none());
         assert!(!parse_diagnostic("x.py:1:2: note: see current operation")
             .unwrap()
             .severity
@@ -348,6 +419,52 @@ mod tests {
             "2 errors generated.",
             "",
             ":1:2: error: no path",
+        ] {
+            assert!(parse_diagnostic(other).is_none(), "{other}");
+        }
+    }
+
+    // LLVM's formats: `WithColor::error` (`<program>: error: …`) and `cl::Option::error`
+    // (`<program>: for the --<option> option: …`, here an enum value the option does not list).
+    #[test]
+    fn tool_lines() {
+        let d = parse_diagnostic("clang: error: unknown argument: '-mfoo'").unwrap();
+        assert_eq!(
+            (d.form, d.severity, d.file, d.message),
+            (
+                Form::Tool,
+                Severity::Error,
+                None,
+                "unknown argument: '-mfoo'"
+            )
+        );
+        let d = parse_diagnostic(
+            "/opt/Ascend/bin/bishengir-compile: for the --target option: Cannot find option named 'X1'!",
+        )
+        .unwrap();
+        assert_eq!(
+            (d.form, d.severity, d.message),
+            (
+                Form::Tool,
+                Severity::Error,
+                "for the --target option: Cannot find option named 'X1'!"
+            )
+        );
+        assert!(
+            parse_diagnostic("opt: for the -O option: may only occur zero or one times!")
+                .is_some_and(|d| d.severity.is_error())
+        );
+        assert!(!parse_diagnostic("ld.lld: warning: x")
+            .unwrap()
+            .severity
+            .is_error());
+        for other in [
+            "ValueError: error: not a tool",
+            "Note: for the --x option: y",
+            "tool: for the option: no name",
+            "tool: for the x option: not an option",
+            "two words: error: x",
+            "-: error: x",
         ] {
             assert!(parse_diagnostic(other).is_none(), "{other}");
         }
@@ -381,6 +498,12 @@ mod tests {
             assert!(is_compile_wrapper(w), "{w}");
         }
         assert!(!is_compile_wrapper("ub overflow, requires 2 bits"));
+        let quoted = "Exception: An error occurred during compile phases of CompileStage.PRECOMPILE, msg is <built-in>:1:10: fatal error: 'w.h' file not found";
+        assert_eq!(
+            wrapped_diagnostic(quoted).map(|d| (d.severity, d.message)),
+            Some((Severity::FatalError, "'w.h' file not found"))
+        );
+        assert!(wrapped_diagnostic("ValueError: msg is a.c:1:2: error: not a wrapper").is_none());
         assert!(is_wrapper_exception(
             "triton.compiler.errors.MLIRCompilationError"
         ));

@@ -1148,7 +1148,9 @@ fn classify_other<'w>(w: &[WinLine<'w>], i: usize, soft: bool) -> Option<Candida
 /// An MLIR or clang-style diagnostic of severity error in `line` (a TBE dict stands inside the
 /// exception that raised it, which is read as an exception).
 fn error_diagnostic(line: &str) -> Option<compiler_diag::Diagnostic<'_>> {
-    parse_diagnostic(line).filter(|d| d.form != Form::TbeDict && d.severity.is_error())
+    parse_diagnostic(line)
+        .or_else(|| compiler_diag::wrapped_diagnostic(line))
+        .filter(|d| d.form != Form::TbeDict && d.severity.is_error())
 }
 
 fn info_level(n: &Normalised<'_>) -> bool {

@@ -692,6 +692,16 @@ mod tests {
         // A subprocess that failed is a wrapper of what it printed.
         let sub = "subprocess.CalledProcessError: Command '['bishengir-compile', 'k.mlir']' returned non-zero exit status 1.\nloc(\"k.mlir\":9:2): error: 'hivm.load' op illegal\n";
         assert_eq!(first(sub).line, 2);
+        // A tool's own error (LLVM's `<program>: error:` and option errors) inside the block of
+        // an MLIRCompilationError with an empty message; an unknown --target value is a chip the
+        // toolchain does not support.
+        let tool = "triton.compiler.errors.MLIRCompilationError: \n///------------------[ERROR][Triton][BEG]------------------\n[ConvertLinalgIRToBinary] encounters error:\nbishengir-compile: for the --target option: Cannot find option named 'AscendX1'!\n///------------------[ERROR][Triton][END]------------------\n";
+        let c = first(tool);
+        assert_eq!((c.line, c.shape), (4, Shape::CompilerDiagnostic));
+        let p = c.phase.expect("a phase");
+        assert_eq!(p.kind, Some(crate::knowledge::CauseKind::Environment));
+        let driver = "RuntimeError: Triton compilation failed: k\nclang: error: unsupported option '-mfoo'\n";
+        assert_eq!(first(driver).line, 2);
         // Only frames inside a compiler: compile-phase evidence although the message is cut off.
         let frames = "Traceback (most recent call last):\n  File \"/x/triton/runtime/jit.py\", line 5, in run\n    kernel = self.compile(src)\n  File \"/x/triton/compiler/compiler.py\", line 297, in compile\n    next_module = compile_ir(module, metadata)\n";
         let p = first(frames).phase.expect("a phase");
