@@ -13,7 +13,6 @@ class Error(Exception):
 
     path: Optional[str]
     line: Optional[int]
-    offset: Optional[int]
 
 class ScanResult:
     @property

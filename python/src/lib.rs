@@ -61,8 +61,7 @@ fn error(py: Python<'_>, message: String, path: Option<String>, line: Option<usi
     let value = err.value(py);
     let set = value
         .setattr("path", path)
-        .and_then(|()| value.setattr("line", line))
-        .and_then(|()| value.setattr("offset", None::<u64>));
+        .and_then(|()| value.setattr("line", line));
     match set {
         Ok(()) => err,
         Err(e) => e,

@@ -208,7 +208,7 @@ def test_errors_are_exceptions(tmp_path):
     stderr = subprocess.run([NPGX, "triage", "analyze", str(not_a_tree)], capture_output=True,
                             text=True).stderr
     assert stderr.strip() == f"npgx: error: {e.value}"
-    assert e.value.path is None and e.value.line is None and e.value.offset is None
+    assert e.value.path is None and e.value.line is None
     # A bad file inside a tree stays a row of the result.
     tree = tmp_path / "tree"
     shutil.copytree(EXAMPLE, tree)
