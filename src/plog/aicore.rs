@@ -133,7 +133,8 @@ impl AicoreScan {
 
     /// The remedy of the first device error, as `triage classify` and `plog` give it: the
     /// kernel's own failed assertion first, when the error has one; then the table's row for what
-    /// the error is — a collective's timeout (`kind:collective`: the root is another rank's), the
+    /// the error is — a collective's timeout or a wait for an event or notify that timed out
+    /// (`kind:collective`: the root is the rank or stream waited on), the
     /// nature of its runtime error number (`507014` is a timeout), else a device fault. Checks
     /// that rerun `npgx aicore`, the command that printed them, are left out.
     pub fn remedy(&self) -> Vec<Remedy> {
@@ -141,7 +142,10 @@ impl AicoreScan {
             return Vec::new();
         };
         let file = e.file.to_str();
-        let row = if e.error.kind == ErrorKind::HcclFftsplusTimeout {
+        let row = if matches!(
+            e.error.kind,
+            ErrorKind::HcclFftsplusTimeout | ErrorKind::WaitTimeout
+        ) {
             table_remedy("kind:collective", file)
         } else {
             e.error

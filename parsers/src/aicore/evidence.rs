@@ -251,6 +251,8 @@ pub fn classify(message: &str) -> Option<Evidence> {
 fn kind_of(bag: &KvBag<'_>) -> Option<ErrorKind> {
     let k = if bag.contains("hccl fftsplus") {
         ErrorKind::HcclFftsplusTimeout
+    } else if bag.contains("wait timeout occurred during task execution") {
+        ErrorKind::WaitTimeout
     } else if bag.contains("fftsplus aivector") || bag.contains("fftsplus aivec") {
         ErrorKind::FftsplusAivector
     } else if bag.contains("fftsplus aicore") {
@@ -361,11 +363,20 @@ fn header(bag: &KvBag<'_>) -> Option<HeaderEvidence> {
     }
     if matches!(
         h.kind,
-        Some(ErrorKind::HcclFftsplusTimeout | ErrorKind::Aicpu)
+        Some(ErrorKind::HcclFftsplusTimeout | ErrorKind::WaitTimeout | ErrorKind::Aicpu)
     ) {
         h.stream = bag.u64("stream_id");
-        h.task = bag.u64("task_id");
-        for key in ["sq_id", "stuck notify num", "timeout", "errcode", "msg"] {
+        // The newer chips' wait timeout names the task's position in its queue.
+        h.task = bag.u64("task_id").or_else(|| bag.u64("task_pos"));
+        for key in [
+            "sq_id",
+            "event_id",
+            "notify_id",
+            "stuck notify num",
+            "timeout",
+            "errcode",
+            "msg",
+        ] {
             if let Some(v) = bag.text(key) {
                 h.extra.push((key.to_owned(), v.to_owned()));
             }
@@ -696,6 +707,26 @@ mod tests {
         assert_eq!(
             (x.kind, x.stream, x.task),
             (Some(ErrorKind::HcclFftsplusTimeout), Some(7), Some(9865))
+        );
+    }
+
+    // The runtime's wait timeouts (device_error_proc.cc, ProcessStarsWaitTimeoutErrorInfo): an
+    // event wait, a notify wait, and the newer chips' wait with the task's queue position.
+    #[test]
+    fn wait_timeouts() {
+        let x = h("The error from device(chipId:5, dieId:0), serial number is 4, event wait timeout occurred during task execution, stream_id:6, sq_id:6, task_id:13408, event_id=313, timeout=1868.[FUNC:F][FILE:device_error_proc.cc][LINE:1]");
+        assert_eq!(
+            (x.kind, x.stream, x.task, x.serial),
+            (Some(ErrorKind::WaitTimeout), Some(6), Some(13408), Some(4))
+        );
+        assert!(x.extra.contains(&("event_id".to_owned(), "313".to_owned())));
+        let x = h("The error from device(chipId:0, dieId:0), serial number is 2, notify wait timeout occurred during task execution, stream_id:3, sq_id:3, task_id:9, notify_id=14, timeout=1836s.");
+        assert_eq!((x.kind, x.task), (Some(ErrorKind::WaitTimeout), Some(9)));
+        assert!(x.extra.contains(&("notify_id".to_owned(), "14".to_owned())));
+        let x = h("The error from device(chipId:1, dieId:0), serial number is 7, wait timeout occurred during task execution, stream_id:2, sq_id:2, task_pos:11, id=5, timeout=1800s, cntFlag = 0, subType = 1(x).");
+        assert_eq!(
+            (x.kind, x.stream, x.task),
+            (Some(ErrorKind::WaitTimeout), Some(2), Some(11))
         );
     }
 

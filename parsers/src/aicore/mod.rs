@@ -72,6 +72,10 @@ pub enum ErrorKind {
     FftsplusOther,
     Aicpu,
     HcclFftsplusTimeout,
+    /// A task that waits for an event or a notify ran past its timeout (`event wait timeout`,
+    /// `notify wait timeout`, the newer chips' `wait timeout … occurred during task execution`):
+    /// the stream or rank it waits on stalled or failed first.
+    WaitTimeout,
     /// Device firmware (TSCH) `<exception_print>` report.
     Firmware,
 }

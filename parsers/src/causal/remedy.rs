@@ -272,15 +272,16 @@ fn matches(err: &CausalError) -> impl Iterator<Item = String> + '_ {
     let phase = p.map(|p| format!("phase:{}", p.phase.name()));
     // A report whose root states a device fault ranks as one, whatever its code's title says.
     let fault = (err.rank == super::CauseRank::DeviceFault).then(|| "nature:device-fault".into());
-    // A collective failure's remedy is the other ranks' (a timeout there is a derived fault).
+    // A collective failure's remedy is the other ranks', also when the device reports it (an HCCL
+    // FFTS+ timeout, a notify wait): the timeout there is a derived fault.
     let collective = kind.clone().filter(|k| k == "kind:collective");
     [
         token,
         stated,
         code,
         rule,
-        fault,
         collective,
+        fault,
         stated_nature,
         nature,
         kind,
@@ -395,6 +396,14 @@ mod tests {
             "{:?}",
             r[0].check
         );
+        // Also when the device reports it: an HCCL FFTS+ timeout and a wait for a notify or an
+        // event are the other side's stall, not a kernel to dump.
+        for device in [
+            "EI9999: [PID: 1] 2025-01-01-00:00:00.000.000 The error from device(chipId:5, dieId:0), serial number is 3, hccl fftsplus task timeout occurred during task execution, stream_id:7, sq_id:7, task_id:5990, stuck notify num:1, timeout:1836.\n",
+            "[ERROR] RUNTIME(1,p):2025-01-01-00:00:00.000.000 [device_error_proc.cc:1]1 F:The error from device(chipId:6, dieId:0), serial number is 1, event wait timeout occurred during task execution, stream_id:19, sq_id:19, task_id:16, event_id=73, timeout=1866s.\n",
+        ] {
+            assert_eq!(of(device)[0].matched, "kind:collective", "{device}");
+        }
     }
 
     #[test]
