@@ -8,8 +8,9 @@ use npgx_parsers::aicore::evidence::classify;
 use npgx_parsers::aicore::{
     line_message, AicoreAssembler, AicoreError, ErrorKind, Fact, KernelAssert,
 };
+use npgx_parsers::causal::phase::runtime_number;
 use npgx_parsers::causal::{kernel_assert_remedy, table_remedy, CausalError, CauseRank, Remedy};
-use npgx_parsers::knowledge;
+use npgx_parsers::knowledge::{self, Nature};
 use serde::{Deserialize, Serialize};
 
 use super::reader::for_each_line;
@@ -37,6 +38,11 @@ pub struct AicoreDocument<'a> {
     /// inputs), with its source; empty without errors (absent in documents before it was added).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub remedy: Vec<Remedy>,
+    /// What could not be read or parsed, and a log that names a device fault's runtime error
+    /// without its record (where the record is); what the command prints on stderr (absent when
+    /// there is none, and in documents before it was added).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<Warning>,
 }
 
 /// The result of `npgx aicore`.
@@ -128,6 +134,7 @@ impl AicoreScan {
         AicoreDocument {
             errors: Cow::Borrowed(&self.errors),
             remedy: self.remedy(),
+            warnings: self.warnings.clone(),
         }
     }
 
@@ -219,6 +226,9 @@ struct DeviceErrors {
     asm: AicoreAssembler,
     scratch: Vec<u8>,
     unparsed: Vec<u64>,
+    /// The first runtime error number of a device fault or timeout the log names (`error code is
+    /// 507035`), with its line: what to say when the log holds no device record.
+    named: Option<(u64, u64)>,
 }
 
 /// Lines that look like device-error evidence but parse as none, warned about per file.
@@ -228,6 +238,11 @@ impl DeviceErrors {
     fn push(&mut self, no: u64, line: &[u8]) {
         if may_carry_evidence(line, &mut self.scratch) {
             let (pid, msg) = line_message(line);
+            if self.named.is_none() {
+                self.named = runtime_number(&msg)
+                    .filter(|&n| is_device_side(n))
+                    .map(|n| (no, n));
+            }
             if looks_like_evidence(&msg)
                 && classify(&msg).is_none()
                 && self.unparsed.len() < MAX_UNPARSED
@@ -237,6 +252,14 @@ impl DeviceErrors {
             self.asm.push(no, pid, &msg);
         }
     }
+}
+
+/// Whether a runtime error number is a fault or timeout on the device (its knowledge row's
+/// nature), which a device-error record would describe.
+fn is_device_side(n: u64) -> bool {
+    knowledge::runtime_code(n)
+        .and_then(|f| f.nature)
+        .is_some_and(|nature| matches!(nature, Nature::DeviceFault | Nature::Timeout))
 }
 
 /// Lines read before and after a device error's line for its assertion (its record starts a few
@@ -296,8 +319,21 @@ pub fn scan_aicore(inputs: &[LogInput], mut warnings: Vec<Warning>) -> AicoreSca
             line: Some(no),
             message: "looks like a device-error line but could not be parsed".into(),
         }));
+        let found = d.asm.finish();
+        if let (true, Some((no, n))) = (found.is_empty(), d.named) {
+            let meaning = knowledge::runtime_code(n).map_or("", |f| f.meaning);
+            warnings.push(Warning {
+                file: input.path.clone(),
+                line: Some(no),
+                message: format!(
+                    "names runtime error {n} ({meaning}) but holds no device-error record: the \
+                     device's records are in the failing process's plog (debug/plog under \
+                     ASCEND_PROCESS_LOG_PATH, default ~/ascend/log)"
+                ),
+            });
+        }
         files.push(input.path.clone());
-        errors.extend(d.asm.finish().into_iter().map(|error| FileAicoreError {
+        errors.extend(found.into_iter().map(|error| FileAicoreError {
             file: input.path.clone(),
             error,
         }));

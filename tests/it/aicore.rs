@@ -247,6 +247,31 @@ fn no_device_error_in_hccl_and_framework_only_samples() {
     ] {
         assert!(errors(rel).is_empty(), "{rel}");
     }
+    // A log that names a device fault's runtime number without its record says where the record
+    // is (the text on stderr, the same warning in the JSON); the others name none.
+    let rel = "logs/23-mindspore-eh9999-memcpy-vector-core-cann80rc2.log";
+    let p = sample(rel);
+    let out = npgx(["aicore", p.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(":6: names runtime error 507035 (vector core exception) but holds no device-error record"),
+        "{stderr}"
+    );
+    let v = npgx_json(["aicore", p.to_str().unwrap(), "--format", "json"], 0);
+    let warned = v["warnings"].as_array().expect("warnings");
+    assert!(
+        warned.iter().any(|w| w["line"] == 6
+            && w["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("debug/plog"))),
+        "{warned:?}"
+    );
+    let p = sample("logs/31-oom-el0004-memory-allocation-failure.log");
+    let out = npgx(["aicore", p.to_str().unwrap()]);
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("names runtime error"),
+        "a memory failure is no device fault"
+    );
 }
 
 #[test]
