@@ -305,6 +305,18 @@ fn own(err: &CausalError, under: Phase) -> Option<PhaseEvidence> {
     })
 }
 
+/// The first line that states a cause on its own (a phrase row), as phase evidence.
+fn stated_phrase(lines: &[(u64, &str)], under: Phase, source: Source) -> Option<PhaseEvidence> {
+    lines.iter().find_map(|(no, t)| {
+        let f = knowledge::phrase_fact(t)?;
+        let phase = f.phase_or(under)?;
+        Some(with_fact(
+            ev(phase, f.nature, "shape.phrase", f.key, *no, source),
+            f,
+        ))
+    })
+}
+
 /// Codes, runtime numbers, hints and API names in some lines: the first line that holds one
 /// decides (a CANN code before a number before a hint before an API name within a line).
 fn from_codes<'a>(
@@ -322,6 +334,13 @@ fn from_codes<'a>(
                 .or_else(|| knowledge::code_family(code).filter(|f| f.phase.is_some()));
             if let Some(f) = fact {
                 if let Some(phase) = f.phase_or(under) {
+                    // An inner or unknown-error code (`EE9999`, `EZ9999`) names only its
+                    // component: a message that states its cause (a phrase row) decides instead.
+                    if matches!(f.nature, None | Some(Nature::Internal | Nature::Generic)) {
+                        if let Some(e) = stated_phrase(&lines, under, source) {
+                            return Some(e);
+                        }
+                    }
                     let e = ev(phase, f.nature, "shape.cann-code-family", code, *no, source);
                     return Some(with_fact(e, f));
                 }
@@ -377,13 +396,8 @@ fn from_codes<'a>(
             }
         }
     }
-    for (no, t) in &lines {
-        if let Some(f) = knowledge::phrase_fact(t) {
-            if let Some(phase) = f.phase_or(under) {
-                let e = ev(phase, f.nature, "shape.phrase", f.key, *no, source);
-                return Some(with_fact(e, f));
-            }
-        }
+    if let Some(e) = stated_phrase(&lines, under, source) {
+        return Some(e);
     }
     for (no, t) in &lines {
         if super::rank::rank_plog_error("", t) == super::rank::CauseRank::DeviceFault {
@@ -535,6 +549,24 @@ mod tests {
         assert_eq!(phase(t), Some((Phase::Capture, "capture.context".into())));
         let t = "EI0006: [PID: 1] 2025-01-01-00:00:00.000.000 Getting socket times out during capture_model.\n";
         assert_eq!(phase(t).map(|p| p.0), Some(Phase::Collective));
+    }
+
+    // An inner code (`EE9999`) names only its component; the message's stated cause decides. A
+    // code with a meaning of its own keeps deciding.
+    #[test]
+    fn an_inner_code_yields_to_a_stated_cause() {
+        let sq = "EE9999: [PID: 1] 2026-01-01-00:00:00.000.000 [SqCqManage]Alloc sq cq fail, stream_id=1984, retCode=0x7020023.[FUNC:Setup][FILE:stream.cc][LINE:1]\n";
+        assert_eq!(phase(sq), Some((Phase::Execution, "shape.phrase".into())));
+        let wait = "EE9999: [PID: 1] 2026-01-01-00:00:00.000.000 The error from device(chipId:6, dieId:0), serial number is 1, event wait timeout occurred during task execution, stream_id:19, sq_id:19, task_id:16, event_id=73, timeout=1866s.\n";
+        assert_eq!(
+            phase(wait),
+            Some((Phase::Collective, "shape.phrase".into()))
+        );
+        let coded = "EL0004: [PID: 1] 2026-01-01-00:00:00.000.000 Failed to allocate memory. Alloc sq cq fail\n";
+        assert_eq!(
+            phase(coded).map(|p| p.1),
+            Some("shape.cann-code-family".into())
+        );
     }
 
     #[test]
