@@ -18,7 +18,16 @@
 //! old_logger    = dotted_logger ": [" LEVEL "]" [" "]                    torch._dynamo.guards.__recompiles: [DEBUG]
 //! elided_glog   = ("..." | "…") path ":" n "]" [" [" trace_id "]"] [" [__" artifact "]"] [" "]
 //! compose       = service " "+ "|" [" "]                                  web-1    | (docker compose)
+//! bracket_logger= "[" YYYY-MM-DD (" "|"T") hh:mm:ss [("."|",") frac] ( " " L " " ids "]" [" " path ":" n ": "]
+//!                 | "]" (" "? "[" field "]"){0..8} with one field a LEVEL word [" "? ": "] ) [" "]
 //! ```
+//!
+//! `bracket_logger` is the bracketed record header of C++ and Python service loggers: Ray's
+//! `[2026-08-05 07:11:08,188 E 3848117 3848117] logging.cc:501: `, MindIE's
+//! `[2025-04-15 16:40:05.552024] [17310] [281473799454720] [llm] [ERROR] [model_deploy_config.cpp:159] `
+//! and `[2025-11-25 17:23:11,888] [249] [281471718846752] [llm] [ERROR] [logging.py-348] : `,
+//! spdlog's `[2025-01-01 12:00:00.123] [name] [error] `. Without a level it is not one (the
+//! pre-2.2 TORCH_LOGS form has none there).
 //!
 //! `elided_glog` is a glog header whose head a user cut to `...` when pasting; its level is
 //! unknown and reported as `?`. So is `vllm_tail`'s (a `VllmLogger` with level `?`): the user kept
@@ -55,6 +64,8 @@ pub enum LinePrefix<'a> {
     OldLogger { logger: &'a str, level: &'a str },
     /// `docker compose` / `docker-compose` service column: `vllm-1  | `.
     Compose { service: &'a str },
+    /// A bracketed service-logger header with its level as printed (`ERROR`, `error`, `E`).
+    BracketLogger { level: &'a str },
 }
 
 /// The parsed TORCH_LOGS header.
@@ -139,6 +150,7 @@ pub fn strip_prefixes(line: &str) -> Stripped<'_> {
             glog,
             elided_glog,
             c10,
+            bracket_logger,
             old_torch_logs,
             old_logger,
             compose,
@@ -399,6 +411,67 @@ fn old_torch_logs(i: &str) -> R<'_, LinePrefix<'_>> {
     Ok((i, LinePrefix::OldTorchLogs { trace_id }))
 }
 
+/// Whether a bracketed field is a log level word.
+fn is_level_word(f: &str) -> bool {
+    const LEVELS: &[&str] = &[
+        "TRACE", "DEBUG", "INFO", "WARN", "WARNING", "ERROR", "CRITICAL", "FATAL",
+    ];
+    LEVELS.iter().any(|l| l.eq_ignore_ascii_case(f))
+}
+
+fn bracket_logger(i: &str) -> R<'_, LinePrefix<'_>> {
+    let (r, _) = (
+        char('['),
+        digits(4),
+        char('-'),
+        digits(2),
+        char('-'),
+        digits(2),
+        one_of(" T"),
+        hms,
+        opt((
+            one_of(".,"),
+            take_while_m_n(1, 9, |c: char| c.is_ascii_digit()),
+        )),
+    )
+        .parse(i)?;
+    // Ray (glog in brackets): ` E 3848117 3848117] logging.cc:501: `.
+    if let Some(after) = r.strip_prefix(' ') {
+        let (after, level) = recognize(one_of("DIWEFC")).parse(after)?;
+        let (after, _) = (
+            char(' '),
+            take_while1(|c: char| c.is_ascii_digit() || c == ' '),
+            char(']'),
+        )
+            .parse(after)?;
+        let (after, _) = opt((char(' '), source_loc, tag(": "))).parse(after)?;
+        let (after, _) = opt_space(after)?;
+        return Ok((after, LinePrefix::BracketLogger { level }));
+    }
+    let (mut r, _) = char(']').parse(r)?;
+    let mut level = None;
+    for _ in 0..8 {
+        let (after, _) = opt_space(r)?;
+        let field: R<'_, &str> =
+            delimited(char('['), take_till(|c| c == ']' || c == '['), char(']')).parse(after);
+        let Ok((after, field)) = field else {
+            break;
+        };
+        if field.len() > 64 {
+            break;
+        }
+        if level.is_none() && is_level_word(field) {
+            level = Some(field);
+        }
+        r = after;
+    }
+    let level = level
+        .ok_or_else(|| nom::Err::Error(nom::error::Error::new(i, nom::error::ErrorKind::Verify)))?;
+    let (r, _) = opt((opt_space, tag(": "))).parse(r)?;
+    let (r, _) = opt_space(r)?;
+    Ok((r, LinePrefix::BracketLogger { level }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -538,6 +611,30 @@ mod tests {
                 }
             ]
         );
+    }
+
+    // The formats' own documentation: MindIE's LLM log format line (`[yyyy-mm-dd
+    // hh:mm:ss.uuuuuu][processid] [threadid] [llm] [loglevel][file:line] …`), Ray's C++ logger
+    // (glog fields in brackets), spdlog's default pattern.
+    #[test]
+    fn bracketed_service_loggers() {
+        for (line, level, rest) in [
+            ("[2025-04-15 16:40:05.552024] [17310] [281473799454720] [llm] [ERROR] [model_deploy_config.cpp:159] Failed to get vocab size", "ERROR", "Failed to get vocab size"),
+            ("[2025-11-25 17:23:11,888] [249] [281471718846752] [llm] [ERROR] [logging.py-348] : Warmup failed", "ERROR", "Warmup failed"),
+            ("[2026-08-05 07:11:08,188 E 3848117 3848117] logging.cc:501: *** SIGSEGV received at time=1 ***", "E", "*** SIGSEGV received at time=1 ***"),
+            ("[2025-01-01 12:00:00.123] [engine] [error] queue full", "error", "queue full"),
+            ("[2025-01-01T12:00:00] [INFO] started", "INFO", "started"),
+        ] {
+            let s = strip_prefixes(line);
+            assert_eq!(s.prefixes, vec![LinePrefix::BracketLogger { level }], "{line}");
+            assert_eq!(s.rest, rest, "{line}");
+        }
+        // No level field: not this grammar (the pre-2.2 TORCH_LOGS form is peeled as before).
+        let s = strip_prefixes("[2025-01-01 12:00:00,123] [0/0] text");
+        assert!(!s
+            .prefixes
+            .iter()
+            .any(|p| matches!(p, LinePrefix::BracketLogger { .. })));
     }
 
     #[test]

@@ -1088,7 +1088,9 @@ impl<'w> OtherLine<'w> {
             || lower.contains(": [error]")
             || lower.starts_with("aborted (core dumped)")
             || lower.starts_with("segmentation fault")
-            || lower.starts_with("fatal python error");
+            || lower.starts_with("fatal python error")
+            // absl's failure signal handler (Ray, gRPC): `*** SIGSEGV received at time=… ***`.
+            || (lower.starts_with("*** sig") && lower.contains(" received at time="));
         aborts.then(|| {
             self.make(
                 Tier::Cascade,
@@ -1099,6 +1101,47 @@ impl<'w> OtherLine<'w> {
             )
         })
     }
+}
+
+impl<'w> OtherLine<'w> {
+    /// A record a logger wrote at an error level (vLLM's `ERROR`, a bracketed service logger's
+    /// `[ERROR]` or `E`) whose text is none of the shapes above: a cascade of the lowest rank,
+    /// so any exception, report or stated cause wins — and any wrapper of those, since such a
+    /// record often only says that something failed (`Exception in worker … while processing`)
+    /// — while a log of a serving or training framework that says what failed only in its own
+    /// words still names a line. The lines of a traceback logged at that level (indented frames
+    /// and code, its header) are not candidates.
+    fn error_record(&self, n: &Normalised<'_>, rest: &str) -> Option<Candidate<'w>> {
+        let t = self.t;
+        let message = logger_error_level(n)?
+            && !rest.starts_with(char::is_whitespace)
+            && t != "Traceback (most recent call last):"
+            && t.bytes().any(|b| b.is_ascii_alphabetic());
+        message.then(|| {
+            self.make(
+                Tier::Cascade,
+                CauseRank::Error,
+                Shape::LoggingError,
+                "logger.error-record",
+                t,
+            )
+        })
+    }
+}
+
+/// Whether the line's logger prefix states an error level; `None` without a logger level.
+fn logger_error_level(n: &Normalised<'_>) -> Option<bool> {
+    n.prefixes.iter().find_map(|p| match p {
+        LinePrefix::VllmLogger { level, .. } if *level != "?" => {
+            Some(matches!(*level, "ERROR" | "CRITICAL"))
+        }
+        LinePrefix::BracketLogger { level } => Some(
+            ["ERROR", "CRITICAL", "FATAL", "E", "F", "C"]
+                .iter()
+                .any(|l| l.eq_ignore_ascii_case(level)),
+        ),
+        _ => None,
+    })
 }
 
 /// Error lines that are neither exceptions nor CANN reports.
@@ -1142,6 +1185,7 @@ fn classify_other<'w>(w: &[WinLine<'w>], i: usize, soft: bool) -> Option<Candida
         .or_else(|| l.what_line())
         .or_else(|| l.stated_cause(n))
         .or_else(|| l.process_abort())
+        .or_else(|| l.error_record(n, w[i].rest))
 }
 
 /// A logger prefix at INFO or DEBUG level (vLLM, Python logging, glog `I`/`V`).
@@ -1158,6 +1202,9 @@ fn info_level(n: &Normalised<'_>) -> bool {
         LinePrefix::VllmLogger { level, .. } => matches!(*level, "INFO" | "DEBUG"),
         LinePrefix::OldLogger { level, .. } => matches!(*level, "INFO" | "DEBUG"),
         LinePrefix::Glog(g) => matches!(g.level, 'I' | 'V'),
+        LinePrefix::BracketLogger { level } => ["INFO", "DEBUG", "TRACE", "I", "D"]
+            .iter()
+            .any(|l| l.eq_ignore_ascii_case(level)),
         _ => false,
     })
 }

@@ -711,6 +711,23 @@ mod tests {
         );
     }
 
+    // A record a logger wrote at an error level names a line when nothing else does (a
+    // serving framework's own words), and loses to any exception, report or wrapper. Lines
+    // written from the loggers' formats (MindIE's documented LLM log format, vLLM's logger,
+    // Ray's bracketed glog fields, absl's failure signal handler).
+    #[test]
+    fn error_records_of_service_loggers() {
+        let mindie = "[2025-01-01 10:00:00.000001] [7] [8] [llm] [INFO] [a.cpp:1] started\n[2025-01-01 10:00:01.000001] [7] [8] [llm] [ERROR] [b.cpp:9] Failed to load the model config\n";
+        let c = first(mindie);
+        assert_eq!((c.line, &*c.evidence.rule), (2, "logger.error-record"));
+        let vllm = "ERROR 01-01 10:00:00 [core.py:1] EngineCore failed to start.\nERROR 01-01 10:00:00 [core.py:1] Traceback (most recent call last):\nERROR 01-01 10:00:00 [core.py:1]   File \"x.py\", line 1, in f\nERROR 01-01 10:00:00 [core.py:1]     g()\nERROR 01-01 10:00:00 [core.py:1] ValueError: bad value\n";
+        assert_eq!(first(vllm).line, 5);
+        let info = "[2025-01-01 10:00:00,000] [7] [8] [llm] [INFO] [a.py-1] : Failed attempt 1, retrying\n";
+        assert!(first_causal_error(info.as_bytes()).is_none());
+        let ray = "(Actor pid=1)     @     0xffd0         96  f() [repeated 7x across cluster]\n(Actor pid=1) [2026-01-01 00:00:00,188 E 1 1] logging.cc:501: *** SIGSEGV received at time=1 on cpu 3 ***\n";
+        assert_eq!(first(ray).line, 2);
+    }
+
     // Issue 41, class 3: `terminate called after throwing …` wraps; `what():` is the cause.
     #[test]
     fn what_line_under_terminate() {
