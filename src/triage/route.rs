@@ -322,6 +322,8 @@ pub fn environment_problem(err: &CausalError) -> Option<EnvironmentProblem> {
                     "platform info",
                     "init env",
                     "aclinit",
+                    "forked subprocess",
+                    "-target option",
                 ]
                 .into_iter()
                 .find(|k| lower.contains(k))
@@ -331,6 +333,8 @@ pub fn environment_problem(err: &CausalError) -> Option<EnvironmentProblem> {
                     "failed to find function" => "CANN (AscendCL runtime library)",
                     "platform info" => "CANN (support for this chip)",
                     "init env" | "aclinit" => "CANN and the Ascend driver",
+                    "forked subprocess" => "how the worker processes are started",
+                    "-target option" => "the kernel compiler (CANN's BiSheng, Triton-Ascend)",
                     k => k,
                 });
                 fallback = Some(EnvironmentProblem {
@@ -1089,6 +1093,8 @@ mod tests {
             ("RuntimeError: Only a single TORCH_LIBRARY can be used to register the namespace triton; please put all of your definitions in a single TORCH_LIBRARY block.\n", None),
             ("EZ3003: [PID: 3] 2025-01-01-00:00:00.000.000 No supported Ops kernel and engine are found for [Foo1], optype [Foo].\n", None),
             ("EH9999: Inner Error!\nEH9999  [Init][Env]init env failed![FUNC:ReportInnerError][FILE:log_inner.cpp][LINE:145]\n        TraceBack (most recent call last):\n        build op model failed, result = 500001[FUNC:ReportInnerError][FILE:log_inner.cpp][LINE:145]\n", Some("CANN and the Ascend driver")),
+            ("RuntimeError: Cannot re-initialize NPU in forked subprocess. To use NPU with multiprocessing, you must use the 'spawn' start method\n", Some("how the worker processes are started")),
+            ("bishengir-compile: for the --target option: Cannot find option named 'AscendX1'!\n", Some("the kernel compiler (CANN's BiSheng, Triton-Ascend)")),
         ] {
             let r = route_of(text);
             assert_eq!(r.route, Route::Environment, "{text}: {r:?}");

@@ -297,6 +297,7 @@ pub(super) fn collect<'w>(w: &[WinLine<'w>]) -> Vec<Candidate<'w>> {
         break_reasons: false,
         plog_error: vec![None; w.len()],
         frame_indent: None,
+        first_text: w.iter().position(|l| !l.rest.trim().is_empty()),
     };
     let mut i = 0;
     while i < w.len() {
@@ -322,6 +323,8 @@ struct Collector<'a, 'w> {
     /// Indentation of the last traceback frame: an exception line sits two columns left of it
     /// (a paste that indents a traceback indents its exception too).
     frame_indent: Option<usize>,
+    /// The window index of its first line with text.
+    first_text: Option<usize>,
 }
 
 /// The CANN report starting at window index `i` (`reports` is in line order).
@@ -355,8 +358,12 @@ impl<'w> Collector<'_, 'w> {
         let w = self.w;
         let mut line = w[i].rest;
         let indent = line.len() - line.trim_start_matches(' ').len();
+        // An exception two columns left of its frames (a paste that indents a traceback indents
+        // its exception too), or a paste's first line that picked up a space or two.
+        let under_frames = self.frame_indent.is_some_and(|f| f >= 2 && indent == f - 2);
+        let paste_start = self.first_text == Some(i) && indent <= 3;
         if indent > 0
-            && self.frame_indent.is_some_and(|f| f >= 2 && indent == f - 2)
+            && (under_frames || paste_start)
             && exception_line(line.trim_start()).is_some()
         {
             line = line.trim_start();

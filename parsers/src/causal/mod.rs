@@ -728,6 +728,22 @@ mod tests {
         assert_eq!(first(ray).line, 2);
     }
 
+    // A paste's first line that picked up a space is still an exception line (its capture
+    // evidence counts); deeper in the text an indented exception-like line is not one.
+    #[test]
+    fn a_paste_whose_first_line_is_indented() {
+        let text = " RuntimeError: Worker failed: capture_begin:NPUGraph.cpp:1 NPU function error: AclmdlRICaptureBegin(s, m), error code is 207005\nEE9999: Inner Error!\nEE9999[PID: 1] 2026-01-01-00:00:00.000.000 (EE9999):  [SqCqManage]Alloc sq cq fail, stream_id=1984, retCode=0x7020023.[FUNC:Setup][FILE:stream.cc][LINE:1]\n";
+        let c = first(text);
+        assert_eq!(c.line, 3);
+        let p = c.phase.expect("a phase");
+        assert_eq!(
+            (p.phase, &*p.rule),
+            (crate::knowledge::Phase::Capture, "capture.context")
+        );
+        let later = "x\n RuntimeError: not at the start\n";
+        assert!(first_causal_error(later.as_bytes()).is_none());
+    }
+
     // Issue 41, class 3: `terminate called after throwing …` wraps; `what():` is the cause.
     #[test]
     fn what_line_under_terminate() {

@@ -335,9 +335,10 @@ fn from_codes<'a>(
             if let Some(f) = fact {
                 if let Some(phase) = f.phase_or(under) {
                     // An inner or unknown-error code (`EE9999`, `EZ9999`) names only its
-                    // component: a message that states its cause (a phrase row) decides instead.
+                    // component: a message on its line that states its cause (a phrase row)
+                    // decides instead.
                     if matches!(f.nature, None | Some(Nature::Internal | Nature::Generic)) {
-                        if let Some(e) = stated_phrase(&lines, under, source) {
+                        if let Some(e) = stated_phrase(&[(*no, t)], under, source) {
                             return Some(e);
                         }
                     }
@@ -566,6 +567,12 @@ mod tests {
         assert_eq!(
             phase(coded).map(|p| p.1),
             Some("shape.cann-code-family".into())
+        );
+        // Only the code's own line: a phrase further down its report does not move the evidence.
+        let apart = "EI9999: [PID: 1] 2026-01-01-00:00:00.000.000 The error from device(chipId:5, dieId:0), serial number is 3, hccl fftsplus task timeout occurred during task execution, stream_id:7\n        TraceBack (most recent call last):\n        The error from device(chipId:5, dieId:0), serial number is 4, event wait timeout occurred during task execution, stream_id:6[FUNC:F][FILE:f.cc][LINE:1]\n";
+        assert_eq!(
+            phase(apart),
+            Some((Phase::Collective, "shape.cann-code-family".into()))
         );
     }
 

@@ -242,9 +242,44 @@ fn quoted(err: &CausalError) -> Vec<Remedy> {
             break;
         }
     }
+    // The message's own advice (`Please try to decrease maxPrefillTokens …`, Triton-Ascend's
+    // `You can try "export …" to avoid this problem.`), when no report says what to do.
+    let message = std::iter::once((None, err.message.as_str()))
+        .chain(err.scope.iter().map(|(no, t)| (Some(*no), t.as_str())));
+    if !out.iter().any(|r| r.matched == "report.solution") {
+        if let Some((no, a)) = message
+            .filter_map(|(no, t)| advice(t).map(|a| (no, a)))
+            .next()
+        {
+            out.push(Remedy {
+                action: a.to_string(),
+                source: "the error message".to_string(),
+                line: no.or(Some(err.line)),
+                check: Vec::new(),
+                matched: "message.advice".to_string(),
+            });
+        }
+    }
     // Solutions first: they say what to do, causes say why.
-    out.sort_by_key(|r| r.matched != "report.solution");
+    out.sort_by_key(|r| r.matched != "report.solution" && r.matched != "message.advice");
     out
+}
+
+/// A sentence of `text` that advises what to do: one that starts with `Please try`, `You can
+/// try`, `Try to` or `Consider`, at the start of the text or of a sentence, up to its end.
+fn advice(text: &str) -> Option<&str> {
+    const LEADS: &[&str] = &["Please try", "You can try", "Try to ", "Consider "];
+    let starts = std::iter::once(0).chain(
+        text.match_indices(". ")
+            .chain(text.match_indices("! "))
+            .map(|(at, _)| at + 2),
+    );
+    let at = starts
+        .filter(|&at| LEADS.iter().any(|l| text[at..].trim_start().starts_with(l)))
+        .min()?;
+    let rest = text[at..].trim_start();
+    let end = rest.find(". ").map_or(rest.len(), |e| e + 1);
+    Some(rest[..end].trim())
 }
 
 /// The remedy-table matches of an error, most specific first.
