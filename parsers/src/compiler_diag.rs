@@ -335,6 +335,17 @@ pub fn wrapped_diagnostic(text: &str) -> Option<Diagnostic<'_>> {
     parse_diagnostic(&text[at + QUOTES.len()..])
 }
 
+/// A CMake error (`CMake Error at <file>:<line> (<command>):`, `CMake Error: <message>`, the
+/// forms of CMake's `message(FATAL_ERROR | SEND_ERROR …)` and its own errors): `Some(message)`
+/// when the message is on the line, `Some("")` when it follows on the indented lines below.
+pub fn cmake_error(line: &str) -> Option<&str> {
+    let rest = line.trim().strip_prefix("CMake Error")?;
+    if let Some(at) = rest.strip_prefix(" at ") {
+        return at.ends_with("):").then_some("");
+    }
+    rest.strip_prefix(": ").map(str::trim)
+}
+
 /// Whether a Python exception type (dotted or not) wraps a compiler's output.
 pub fn is_wrapper_exception(type_name: &str) -> bool {
     let short = type_name.rsplit('.').next().unwrap_or(type_name);
@@ -508,6 +519,20 @@ mod tests {
             "triton.compiler.errors.MLIRCompilationError"
         ));
         assert!(!is_wrapper_exception("CompilationError"));
+    }
+
+    #[test]
+    fn cmake_errors() {
+        assert_eq!(
+            cmake_error("CMake Error at cmake/host_config.cmake:20 (message):"),
+            Some("")
+        );
+        assert_eq!(
+            cmake_error("CMake Error: The source directory does not exist."),
+            Some("The source directory does not exist.")
+        );
+        assert_eq!(cmake_error("CMake Error at a.cmake:1"), None);
+        assert_eq!(cmake_error("CMake Warning at a.cmake:1 (message):"), None);
     }
 
     // The worst line in the world: no panic, bounded nesting.

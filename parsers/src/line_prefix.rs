@@ -18,6 +18,7 @@
 //! old_logger    = dotted_logger ": [" LEVEL "]" [" "]                    torch._dynamo.guards.__recompiles: [DEBUG]
 //! elided_glog   = ("..." | "…") path ":" n "]" [" [" trace_id "]"] [" [__" artifact "]"] [" "]
 //! compose       = service " "+ "|" [" "]                                  web-1    | (docker compose)
+//! pytest_error  = "E" " "{2,}                                             E       AssertionError: …
 //! bracket_logger= "[" YYYY-MM-DD (" "|"T") hh:mm:ss [("."|",") frac] ( " " L " " ids "]" [" " path ":" n ": "]
 //!                 | "]" (" "? "[" field "]"){0..8} with one field a LEVEL word [" "? ": "] ) [" "]
 //! ```
@@ -66,6 +67,8 @@ pub enum LinePrefix<'a> {
     Compose { service: &'a str },
     /// A bracketed service-logger header with its level as printed (`ERROR`, `error`, `E`).
     BracketLogger { level: &'a str },
+    /// pytest's marker of the lines that explain a failure (`E       …`).
+    PytestError,
 }
 
 /// The parsed TORCH_LOGS header.
@@ -151,6 +154,7 @@ pub fn strip_prefixes(line: &str) -> Stripped<'_> {
             elided_glog,
             c10,
             bracket_logger,
+            pytest_error,
             old_torch_logs,
             old_logger,
             compose,
@@ -411,6 +415,12 @@ fn old_torch_logs(i: &str) -> R<'_, LinePrefix<'_>> {
     Ok((i, LinePrefix::OldTorchLogs { trace_id }))
 }
 
+/// `E` and at least two spaces at the start of a line: pytest's failure explanation.
+fn pytest_error(i: &str) -> R<'_, LinePrefix<'_>> {
+    let (r, _) = (char('E'), tag("  "), take_while(|c| c == ' ')).parse(i)?;
+    Ok((r, LinePrefix::PytestError))
+}
+
 /// Whether a bracketed field is a log level word.
 fn is_level_word(f: &str) -> bool {
     const LEVELS: &[&str] = &[
@@ -635,6 +645,18 @@ mod tests {
             .prefixes
             .iter()
             .any(|p| matches!(p, LinePrefix::BracketLogger { .. })));
+    }
+
+    #[test]
+    fn pytest_failure_lines() {
+        let s = strip_prefixes("E        loc(\"/tmp/m.mlir\":1:2): error: 'tensor.empty' op bad");
+        assert_eq!(s.prefixes, vec![LinePrefix::PytestError]);
+        assert_eq!(
+            s.rest,
+            "loc(\"/tmp/m.mlir\":1:2): error: 'tensor.empty' op bad"
+        );
+        assert!(strip_prefixes("E Only one space").prefixes.is_empty());
+        assert!(strip_prefixes("EZ9999: Inner Error!").prefixes.is_empty());
     }
 
     #[test]

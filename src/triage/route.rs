@@ -741,7 +741,11 @@ pub fn nan_metric(line: &str) -> Option<String> {
                 .rev()
                 .collect();
             let key = key.trim();
-            if NAN_METRICS.iter().any(|m| key.contains(m)) {
+            // A line that is one metric and its value (`training/rollout_probs_diff_max:nan`,
+            // as verl and other RL trainers print them one per line) names a metric whatever its
+            // name; inside a longer line only a loss or a gradient norm does.
+            let alone = key_end.len() == key.len() && l[end..].trim().is_empty() && !key.is_empty();
+            if alone || NAN_METRICS.iter().any(|m| key.contains(m)) {
                 return Some(format!("{key}: {value}"));
             }
         }
@@ -1149,6 +1153,18 @@ mod tests {
             (r.route, r.rule.as_str(), line, r.matched.as_deref()),
             (Route::Accuracy, "metric.nan", 3, Some("loss: nan"))
         );
+        // One metric per line (verl): any metric that is nan, the first one cited.
+        let rl = "step:1\nactor/entropy:0.83\ntraining/rollout_probs_diff_max:nan\nrollout_corr/kl:nan\n";
+        let (r, line, _) = route_prose(rl).unwrap();
+        assert_eq!(
+            (r.route, line, r.matched.as_deref()),
+            (
+                Route::Accuracy,
+                3,
+                Some("training/rollout_probs_diff_max: nan")
+            )
+        );
+        assert_eq!(nan_metric("mask value=nan in the last row"), None);
         let megatron = " [2026-01-01 00:00:00.000000] iteration       20/    1000 | consumed samples:          640 | elapsed time per iteration (ms): 812.3 | learning rate: 1.000000E-05 | global batch size:    32 | loss scale: 1.0 | grad norm: nan | number of skipped iterations:   0 | number of nan iterations:   1 |\n";
         let (r, _, _) = route_prose(megatron).unwrap();
         assert_eq!(

@@ -106,6 +106,22 @@ pub fn is_cascade_text(s: &str) -> bool {
         || compiler_diag::is_compile_wrapper(s)
         || aclnn_call_failed(s).is_some()
         || only_says_where(s)
+        || only_inner_header(s)
+}
+
+/// A message that is only a CANN inner-code header (`E89999: Inner Error!`, `EZ9999: Internal
+/// Error!`): the report's next line carries the message.
+fn only_inner_header(msg: &str) -> bool {
+    let t = msg.trim();
+    let rest = match find_code(t) {
+        Some(0) => t
+            .get(6..)
+            .unwrap_or("")
+            .trim_start_matches(':')
+            .trim_start(),
+        _ => t,
+    };
+    rest.eq_ignore_ascii_case("inner error!") || rest.eq_ignore_ascii_case("internal error!")
 }
 
 /// Words that say that an error happened, not what it was.
@@ -410,6 +426,9 @@ impl<'w> Collector<'_, 'w> {
         if let Some(next) = self.diagnostic(i, t, soft) {
             return next;
         }
+        if let Some(next) = self.cmake(i, t, soft) {
+            return next;
+        }
         if let Some(e) = exception_line(line) {
             return self.exception(i, line, &e, soft);
         }
@@ -458,6 +477,45 @@ impl<'w> Collector<'_, 'w> {
         c.frames = self.frames.clone();
         self.out.push(c);
         Some(end.max(i + 1))
+    }
+
+    /// A CMake error at window index `i` (trimmed text `t`): its message — on the line, or the
+    /// indented lines under `CMake Error at <file>:<line> (<command>):` up to a blank line or
+    /// the call stack — is a build's cause, like a compiler's diagnostic; the next index.
+    fn cmake(&mut self, i: usize, t: &'w str, soft: bool) -> Option<usize> {
+        let w = self.w;
+        let inline = compiler_diag::cmake_error(t)?;
+        let (at, message) = if inline.is_empty() {
+            let j = (i + 1..w.len().min(i + 4)).find(|&j| !w[j].rest.trim().is_empty())?;
+            (j, w[j].rest.trim())
+        } else {
+            (i, inline)
+        };
+        let tier = if soft { Tier::Soft } else { Tier::Strong };
+        let mut c = Candidate::new(
+            at,
+            tier,
+            CauseRank::ErrorReport,
+            Shape::CompilerDiagnostic,
+            "cmake.error",
+        );
+        c.message = message.to_string();
+        c.scope.push((w[i].no, t.into()));
+        let mut end = at + 1;
+        if at > i {
+            push_scope(&mut c.scope, w[at].no, w[at].rest.trim());
+            while end < w.len().min(at + 12) {
+                let next = w[end].rest;
+                if next.trim().is_empty() || !next.starts_with(' ') {
+                    break;
+                }
+                push_scope(&mut c.scope, w[end].no, next.trim());
+                end += 1;
+            }
+        }
+        c.frames = self.frames.clone();
+        self.out.push(c);
+        Some(end)
     }
 
     /// A traceback frame at window index `i`: kept for the exception below it; when the next

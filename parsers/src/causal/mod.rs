@@ -728,6 +728,18 @@ mod tests {
         assert_eq!(first(ray).line, 2);
     }
 
+    // A build's own errors: CMake's `CMake Error at …:` with its message on the indented lines
+    // below (a `-- Warning: … faster …` status line above is no report), and pytest's `E` marker
+    // in front of a compiler's diagnostic.
+    #[test]
+    fn build_and_test_runner_errors() {
+        let cmake = "-- Warning: ccache not found - consider installing it for faster compilation\nCMake Error at /x/host_config.cmake:20 (message):\n  SOC_VERSION ascendx does not support, the support list is\n  ascend910b1;ascend910b2\nCall Stack (most recent call first):\n  /x/ascendc.cmake:3 (include)\n";
+        let c = first(cmake);
+        assert_eq!((c.line, &*c.evidence.rule), (3, "cmake.error"));
+        let pytest = "  subprocess.CalledProcessError: Command '['bishengir-compile', 'k.mlir']' returned non-zero exit status 1.\nE        loc(\"/tmp/m.mlir\":126:16): error: 'tensor.empty' op Unsupported op for finding the root alloc.\n";
+        assert_eq!(first(pytest).line, 2);
+    }
+
     // A paste's first line that picked up a space is still an exception line (its capture
     // evidence counts); deeper in the text an indented exception-like line is not one.
     #[test]
