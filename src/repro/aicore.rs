@@ -60,6 +60,16 @@ pub fn target(path: &Path, nth: usize) -> anyhow::Result<FromError> {
         .filter(|e| seen.insert(identity(&e.error)))
         .collect();
     let Some(chosen) = named.get(nth.saturating_sub(1)) else {
+        if named.is_empty() {
+            anyhow::bail!(
+                "{}: none of its {} device error(s) names an operator (kernel or node), so there \
+                 is nothing to rerun ({} log file(s) read; an HCCL or wait timeout names none: \
+                 read every rank's logs instead)",
+                path.display(),
+                scan.errors.len(),
+                scan.files.len()
+            );
+        }
         anyhow::bail!(
             "{}: {} device error(s) name an operator, so there is no error number {nth} ({} log file(s) read)",
             path.display(),

@@ -822,6 +822,29 @@ fn second_error_of_a_collection() {
     assert!(String::from_utf8_lossy(&o.stderr)
         .contains("2 device error(s) name an operator, so there is no error number 3"));
     let _ = std::fs::remove_dir_all(&out);
+    // A collective timeout the device reports names no operator: nothing to rerun, and the
+    // message says where to look instead (lines written from the runtime's format).
+    let log = out_dir("hccl-timeout").with_extension("log");
+    std::fs::write(
+        &log,
+        "EI9999: [PID: 1] 2025-01-01-00:00:00.000.000 The error from device(chipId:5, dieId:0), serial number is 3, hccl fftsplus task timeout occurred during task execution, stream_id:7, sq_id:7, task_id:5990, stuck notify num:1, timeout:1836.\n",
+    )
+    .unwrap();
+    let o = npgx([
+        "repro",
+        "--from-aicore",
+        &path_arg(&log),
+        "-o",
+        &path_arg(&out_dir("hccl")),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains("none of its 1 device error(s) names an operator")
+            && stderr.contains("read every rank's logs"),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_file(&log);
 }
 
 #[test]
