@@ -185,8 +185,32 @@ fn candidate(err: &CausalError) -> Candidate {
     }
 }
 
-/// What settles a route the text alone cannot: the step results.
+/// What settles a route the text alone cannot, for a torch.compile run: the step results.
 const SETTLE: &str = "run the layered triage (`npgx triage run SCRIPT`): the first failing step decides compile-error (steps 1–4) against the keyword rules (step 5), and its plogs hold the CANN detail";
+
+/// The same for any other job (a server, a trainer): what the text lacks.
+const SETTLE_LOGS: &str = "read what the text lacks: the failing process's plogs ($ASCEND_PROCESS_LOG_PATH/debug/plog, by default ~/ascend/log/debug/plog, or an asys collection) with `npgx plog` and `npgx aicore`, the log from its first error on, and the versions (torch, torch_npu, CANN, driver); a torch.compile script is settled by `npgx triage run SCRIPT`";
+
+/// Words of a torch.compile run (its frames, its backends, its logs), lower case.
+const COMPILE_RUN: &[&str] = &[
+    "torch.compile",
+    "torch/_dynamo",
+    "torch._dynamo",
+    "torch/_inductor",
+    "torch._inductor",
+    "torchair",
+    "npugraph_ex",
+];
+
+/// How to settle a route for a text: [`SETTLE`] when it shows a torch.compile run, else
+/// [`SETTLE_LOGS`].
+fn settle<'a>(mut text: impl Iterator<Item = &'a str>) -> String {
+    let compiled = text.any(|t| {
+        let l = t.to_ascii_lowercase();
+        COMPILE_RUN.iter().any(|w| l.contains(w))
+    });
+    if compiled { SETTLE } else { SETTLE_LOGS }.into()
+}
 
 /// How pasted text (`npgx mcp`'s and the Python module's `text`) is named in a classification's
 /// `file`.
@@ -238,7 +262,12 @@ pub fn classify_ranked(
         from_routing(file, routing)
     };
     if c.route == Route::Undetermined || c.confidence == Confidence::Low {
-        c.settle = Some(SETTLE.into());
+        c.settle = Some(settle(
+            std::iter::once(err.message.as_str())
+                .chain(err.frames.iter().map(|(_, f)| f.as_str()))
+                .chain(err.scope.iter().map(|(_, t)| t.as_str()))
+                .chain(err.context.iter().map(|(_, t)| t.as_str())),
+        ));
     }
     c.candidates = ranked.iter().map(candidate).collect();
     if c.route != Route::Undetermined {
@@ -282,7 +311,7 @@ pub fn classify_found(file: &Path, err: Option<CausalError>, head: &str) -> Clas
             c.why = "no error, no accuracy or performance report".into();
             c.notes
                 .push("no error, no accuracy or performance report: nothing to route".into());
-            c.settle = Some(SETTLE.into());
+            c.settle = Some(settle(head.lines()));
             c
         }
     }
@@ -361,4 +390,26 @@ fn classify_lines(
         ));
     }
     Ok(c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // What settles an undetermined route follows what the text is: the ladder for a
+    // torch.compile run, the plogs, the log and the versions for any other job.
+    #[test]
+    fn settle_names_the_ladder_only_for_a_compile_run() {
+        let label = Path::new(PASTED);
+        let server = "(Actor pid=1) [2026-01-01 00:00:00,188 E 1 1] logging.cc:501: *** SIGSEGV received at time=1 on cpu 3 ***\n";
+        let c = classify_text(label, server).expect("classified");
+        assert_eq!(c.route, Route::Undetermined);
+        assert_eq!(c.settle.as_deref(), Some(SETTLE_LOGS));
+        let frames = ["/x/torch/_dynamo/eval_frame.py _fn", "/x/app.py f"];
+        assert_eq!(settle(frames.into_iter()), SETTLE);
+        assert_eq!(settle(["compiled with torchair"].into_iter()), SETTLE);
+        assert_eq!(settle(["vllm serve"].into_iter()), SETTLE_LOGS);
+        let nothing = classify_text(label, "hello\n").expect("classified");
+        assert_eq!(nothing.settle.as_deref(), Some(SETTLE_LOGS));
+    }
 }
