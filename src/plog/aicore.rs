@@ -238,7 +238,12 @@ impl DeviceErrors {
     fn push(&mut self, no: u64, line: &[u8]) {
         if may_carry_evidence(line, &mut self.scratch) {
             let (pid, msg) = line_message(line);
-            if self.named.is_none() {
+            let may_name = || {
+                device_side_leads()
+                    .iter()
+                    .any(|l| memchr::memmem::find(&self.scratch, l.as_bytes()).is_some())
+            };
+            if self.named.is_none() && may_name() {
                 self.named = runtime_number(&msg)
                     .filter(|&n| is_device_side(n))
                     .map(|n| (no, n));
@@ -252,6 +257,23 @@ impl DeviceErrors {
             self.asm.push(no, pid, &msg);
         }
     }
+}
+
+/// The first three digits of every device-side runtime error number in the knowledge table
+/// (`507`, `107`, `207`): a line without any names none, and is not parsed for one.
+fn device_side_leads() -> &'static [&'static str] {
+    static LEADS: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    LEADS.get_or_init(|| {
+        let mut leads: Vec<&str> = knowledge::facts()
+            .iter()
+            .filter(|f| f.kind == knowledge::Kind::Runtime)
+            .filter(|f| matches!(f.nature, Some(Nature::DeviceFault | Nature::Timeout)))
+            .filter_map(|f| f.key.get(..3))
+            .collect();
+        leads.sort_unstable();
+        leads.dedup();
+        leads
+    })
 }
 
 /// Whether a runtime error number is a fault or timeout on the device (its knowledge row's
