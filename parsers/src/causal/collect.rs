@@ -1178,17 +1178,33 @@ impl<'w> OtherLine<'w> {
     /// and code, its header) are not candidates.
     fn error_record(&self, n: &Normalised<'_>, rest: &str) -> Option<Candidate<'w>> {
         let t = self.t;
-        let message = logger_error_level(n)?
+        // A bare level tag (`[ERROR]  acl set device 0 failed`, the Ascend samples' and many C++
+        // tools' error macro); plog records and torch_npu lines were read before.
+        let bare = ["[ERROR]", "[CRITICAL]", "[FATAL]"]
+            .iter()
+            .find_map(|tag| t.strip_prefix(tag))
+            .filter(|r| r.starts_with(char::is_whitespace));
+        let error_level = match logger_error_level(n) {
+            Some(level) => level,
+            None => bare.is_some(),
+        };
+        let message = error_level
             && !rest.starts_with(char::is_whitespace)
             && t != "Traceback (most recent call last):"
             && t.bytes().any(|b| b.is_ascii_alphabetic());
+        // A record that names its error number says what failed as much as a report does.
+        let rank = if super::phase::runtime_number(t).is_some() {
+            CauseRank::ErrorReport
+        } else {
+            CauseRank::Error
+        };
         message.then(|| {
             self.make(
                 Tier::Cascade,
-                CauseRank::Error,
+                rank,
                 Shape::LoggingError,
                 "logger.error-record",
-                t,
+                bare.map_or(t, str::trim),
             )
         })
     }

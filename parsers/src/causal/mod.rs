@@ -724,6 +724,16 @@ mod tests {
         assert_eq!(first(vllm).line, 5);
         let info = "[2025-01-01 10:00:00,000] [7] [8] [llm] [INFO] [a.py-1] : Failed attempt 1, retrying\n";
         assert!(first_causal_error(info.as_bytes()).is_none());
+        // A bare level tag with an error number ranks as a report: it beats the wrapper
+        // exception that only restates the number; without one it is the last candidate.
+        let bare = "[ERROR] [Bisheng] Kernel binary register failure! ret 107000\nTraceback (most recent call last):\n  File \"e.py\", line 1, in <module>\n    f()\nRuntimeError: f:x.cpp:1 NPU function error: g(), error code is 107000\n";
+        assert_eq!(first(bare).line, 1);
+        let acl = "[INFO]  acl init success\n[ERROR]  acl set device 0 failed, errorCode = 507033\n[ERROR]  sample init resource failed\n";
+        let c = first(acl);
+        assert_eq!(
+            (c.line, c.message.as_str()),
+            (2, "acl set device 0 failed, errorCode = 507033")
+        );
         let ray = "(Actor pid=1)     @     0xffd0         96  f() [repeated 7x across cluster]\n(Actor pid=1) [2026-01-01 00:00:00,188 E 1 1] logging.cc:501: *** SIGSEGV received at time=1 on cpu 3 ***\n";
         assert_eq!(first(ray).line, 2);
     }

@@ -111,8 +111,11 @@ pub fn runtime_number(line: &str) -> Option<u64> {
         "retcode: ",
         "retcode is ",
         "error code: ",
+        "errorcode = ",
+        "errorcode=",
         "ret=",
         "ret = ",
+        "ret ",
         "failed: ",
     ];
     let l = line.to_ascii_lowercase();
@@ -526,6 +529,11 @@ mod tests {
     #[test]
     fn numbers_after_their_phrases() {
         assert_eq!(runtime_number("x, error code is 507035"), Some(507035));
+        assert_eq!(
+            runtime_number("acl set device 0 failed, errorCode = 507033"),
+            Some(507033)
+        );
+        assert_eq!(runtime_number("register failure! ret 107000"), Some(107000));
         assert_eq!(
             runtime_number("rtMemcpy:ErrCode=107030, desc"),
             Some(107030)
