@@ -241,6 +241,21 @@ fn tool(t: &str) -> Option<Diagnostic<'_>> {
     if !program_like {
         return None;
     }
+    // A Python script's or launcher's argument parser prints the same shape (`train.py: error:
+    // unrecognized arguments: …`, `vllm: error: argument --x: …`): a command line, not a build.
+    let arguments = [
+        "argument",
+        "unrecognized argument",
+        "the following arguments",
+        "no such option",
+    ];
+    if name.ends_with(".py")
+        || rest
+            .strip_prefix("error: ")
+            .is_some_and(|m| arguments.iter().any(|a| m.starts_with(a)))
+    {
+        return None;
+    }
     let (severity, message) = match severity_then_message(rest) {
         Some(found) => found,
         None => {
@@ -476,6 +491,9 @@ mod tests {
             "tool: for the x option: not an option",
             "two words: error: x",
             "-: error: x",
+            "train.py: error: unrecognized arguments: --foo",
+            "vllm: error: argument --tensor-parallel-size: invalid int value: 'x'",
+            "torchrun: error: the following arguments are required: training_script",
         ] {
             assert!(parse_diagnostic(other).is_none(), "{other}");
         }

@@ -470,7 +470,16 @@ fn bracket_logger(i: &str) -> R<'_, LinePrefix<'_>> {
         if field.len() > 64 {
             break;
         }
-        if level.is_none() && is_level_word(field) {
+        if level.is_some() {
+            // After the level only the source location (`[file.cpp:159]`, `[logging.py-348]`)
+            // belongs to the header; a tag after it (`[Config]`) is the message's.
+            let source = field.contains('.') && field.ends_with(|c: char| c.is_ascii_digit());
+            if source {
+                r = after;
+            }
+            break;
+        }
+        if is_level_word(field) {
             level = Some(field);
         }
         r = after;
@@ -633,6 +642,7 @@ mod tests {
             ("[2025-11-25 17:23:11,888] [249] [281471718846752] [llm] [ERROR] [logging.py-348] : Warmup failed", "ERROR", "Warmup failed"),
             ("[2026-08-05 07:11:08,188 E 3848117 3848117] logging.cc:501: *** SIGSEGV received at time=1 ***", "E", "*** SIGSEGV received at time=1 ***"),
             ("[2025-01-01 12:00:00.123] [engine] [error] queue full", "error", "queue full"),
+            ("[2025-01-01 12:00:00.123] [engine] [error] [Config] bad value", "error", "[Config] bad value"),
             ("[2025-01-01T12:00:00] [INFO] started", "INFO", "started"),
         ] {
             let s = strip_prefixes(line);

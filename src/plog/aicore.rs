@@ -329,6 +329,8 @@ pub fn assertion_for(
 pub fn scan_aicore(inputs: &[LogInput], mut warnings: Vec<Warning>) -> AicoreScan {
     let mut errors = Vec::new();
     let mut files = Vec::new();
+    // The first file that names a device-side runtime error number, its line and the number.
+    let mut named: Option<(PathBuf, u64, u64)> = None;
     for input in inputs {
         let mut d = DeviceErrors::default();
         let res = for_each_line(&input.path, |no, line| d.push(no, line));
@@ -341,24 +343,28 @@ pub fn scan_aicore(inputs: &[LogInput], mut warnings: Vec<Warning>) -> AicoreSca
             line: Some(no),
             message: "looks like a device-error line but could not be parsed".into(),
         }));
-        let found = d.asm.finish();
-        if let (true, Some((no, n))) = (found.is_empty(), d.named) {
-            let meaning = knowledge::runtime_code(n).map_or("", |f| f.meaning);
-            warnings.push(Warning {
-                file: input.path.clone(),
-                line: Some(no),
-                message: format!(
-                    "names runtime error {n} ({meaning}) but holds no device-error record: the \
-                     device's records are in the failing process's plog (debug/plog under \
-                     ASCEND_PROCESS_LOG_PATH, default ~/ascend/log)"
-                ),
-            });
+        if let Some((no, n)) = d.named {
+            named.get_or_insert((input.path.clone(), no, n));
         }
         files.push(input.path.clone());
-        errors.extend(found.into_iter().map(|error| FileAicoreError {
+        errors.extend(d.asm.finish().into_iter().map(|error| FileAicoreError {
             file: input.path.clone(),
             error,
         }));
+    }
+    // A traceback that names a device fault's number without its record: say where it is (only
+    // when no input holds a record).
+    if let (true, Some((file, no, n))) = (errors.is_empty(), named) {
+        let meaning = knowledge::runtime_code(n).map_or("a device-side error", |f| f.meaning);
+        warnings.push(Warning {
+            file,
+            line: Some(no),
+            message: format!(
+                "names runtime error {n} ({meaning}) but no input holds a device-error record: the \
+                 device's records are in the failing process's plogs ({})",
+                super::PLOG_LOCATION
+            ),
+        });
     }
     AicoreScan {
         errors,

@@ -18,6 +18,10 @@ pub mod discover;
 pub mod reader;
 pub mod summary;
 
+/// Where a process's plogs are, for messages that send the user to them.
+pub const PLOG_LOCATION: &str =
+    "$ASCEND_PROCESS_LOG_PATH/debug/plog, by default ~/ascend/log/debug/plog, or an asys collection";
+
 use std::path::{Path, PathBuf};
 
 use npgx_parsers::plog::{Level, PlogHeader, PlogTime};

@@ -60,6 +60,21 @@ pub fn target(path: &Path, nth: usize) -> anyhow::Result<FromError> {
         .filter(|e| seen.insert(identity(&e.error)))
         .collect();
     let Some(chosen) = named.get(nth.saturating_sub(1)) else {
+        if scan.errors.is_empty() {
+            // What the scan noticed (a traceback that names a device fault's number says where
+            // the record is) belongs in the message: the command stops here.
+            let noticed: String = scan
+                .warnings
+                .iter()
+                .map(|w| format!("; {}: {}", w.file.display(), w.message))
+                .collect();
+            anyhow::bail!(
+                "{}: no device error found ({} log file(s) read): repro --from-aicore needs an AI \
+                 Core / AI Vector / FFTS+ exception that names its kernel or node{noticed}",
+                path.display(),
+                scan.files.len()
+            );
+        }
         if named.is_empty() {
             anyhow::bail!(
                 "{}: none of its {} device error(s) names an operator (kernel or node), so there \

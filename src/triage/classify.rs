@@ -189,7 +189,12 @@ fn candidate(err: &CausalError) -> Candidate {
 const SETTLE: &str = "run the layered triage (`npgx triage run SCRIPT`): the first failing step decides compile-error (steps 1–4) against the keyword rules (step 5), and its plogs hold the CANN detail";
 
 /// The same for any other job (a server, a trainer): what the text lacks.
-const SETTLE_LOGS: &str = "read what the text lacks: the failing process's plogs ($ASCEND_PROCESS_LOG_PATH/debug/plog, by default ~/ascend/log/debug/plog, or an asys collection) with `npgx plog` and `npgx aicore`, the log from its first error on, and the versions (torch, torch_npu, CANN, driver); a torch.compile script is settled by `npgx triage run SCRIPT`";
+fn settle_logs() -> String {
+    format!(
+        "read what the text lacks: the failing process's plogs ({}) with `npgx plog` and `npgx aicore`, the log from its first error on, and the versions (torch, torch_npu, CANN, driver); a torch.compile script is settled by `npgx triage run SCRIPT`",
+        crate::plog::PLOG_LOCATION
+    )
+}
 
 /// Words of a torch.compile run (its frames, its backends, its logs), lower case.
 const COMPILE_RUN: &[&str] = &[
@@ -203,13 +208,17 @@ const COMPILE_RUN: &[&str] = &[
 ];
 
 /// How to settle a route for a text: [`SETTLE`] when it shows a torch.compile run, else
-/// [`SETTLE_LOGS`].
+/// [`settle_logs`].
 fn settle<'a>(mut text: impl Iterator<Item = &'a str>) -> String {
     let compiled = text.any(|t| {
         let l = t.to_ascii_lowercase();
         COMPILE_RUN.iter().any(|w| l.contains(w))
     });
-    if compiled { SETTLE } else { SETTLE_LOGS }.into()
+    if compiled {
+        SETTLE.into()
+    } else {
+        settle_logs()
+    }
 }
 
 /// How pasted text (`npgx mcp`'s and the Python module's `text`) is named in a classification's
@@ -404,12 +413,12 @@ mod tests {
         let server = "(Actor pid=1) [2026-01-01 00:00:00,188 E 1 1] logging.cc:501: *** SIGSEGV received at time=1 on cpu 3 ***\n";
         let c = classify_text(label, server).expect("classified");
         assert_eq!(c.route, Route::Undetermined);
-        assert_eq!(c.settle.as_deref(), Some(SETTLE_LOGS));
+        assert_eq!(c.settle.as_deref(), Some(settle_logs().as_str()));
         let frames = ["/x/torch/_dynamo/eval_frame.py _fn", "/x/app.py f"];
         assert_eq!(settle(frames.into_iter()), SETTLE);
         assert_eq!(settle(["compiled with torchair"].into_iter()), SETTLE);
-        assert_eq!(settle(["vllm serve"].into_iter()), SETTLE_LOGS);
+        assert_eq!(settle(["vllm serve"].into_iter()), settle_logs());
         let nothing = classify_text(label, "hello\n").expect("classified");
-        assert_eq!(nothing.settle.as_deref(), Some(SETTLE_LOGS));
+        assert_eq!(nothing.settle.as_deref(), Some(settle_logs().as_str()));
     }
 }

@@ -715,7 +715,10 @@ const NAN_METRICS: &[&str] = &[
 /// count of such iterations (`number of nan iterations: 3`), or its loss check (`found NaN in
 /// local forward loss calculation`).
 pub fn nan_metric(line: &str) -> Option<String> {
-    let l = line.to_ascii_lowercase();
+    // Ray and vLLM put their process labels in front of a metric record.
+    let l = npgx_parsers::line_prefix::strip_prefixes(line)
+        .rest
+        .to_ascii_lowercase();
     let b = l.as_bytes();
     for value in ["nan", "inf"] {
         for (at, _) in l.match_indices(value) {
@@ -741,11 +744,23 @@ pub fn nan_metric(line: &str) -> Option<String> {
                 .rev()
                 .collect();
             let key = key.trim();
-            // A line that is one metric and its value (`training/rollout_probs_diff_max:nan`,
-            // as verl and other RL trainers print them one per line) names a metric whatever its
-            // name; inside a longer line only a loss or a gradient norm does.
-            let alone = key_end.len() == key.len() && l[end..].trim().is_empty() && !key.is_empty();
-            if alone || NAN_METRICS.iter().any(|m| key.contains(m)) {
+            // A metric record of its own — one `key:value` per line, or one ` - `-separated
+            // segment of verl's `step:1 - actor/entropy:0.8 - …` — whose value is `nan` names a
+            // metric whatever its name; otherwise only a loss or a gradient norm does (an `inf`
+            // alone may be a limit: `max_time: inf`).
+            let segment_start = l[..at].rfind(" - ").map_or(0, |p| p + 3);
+            let segment_end = l[end..].find(" - ").map_or(l.len(), |p| end + p);
+            let segment_key = l[segment_start..at]
+                .trim_end_matches([':', '=', ' ', '\'', '"'])
+                .trim();
+            let alone = value == "nan"
+                && !segment_key.is_empty()
+                && !segment_key.contains(char::is_whitespace)
+                && l[end..segment_end].trim().is_empty();
+            if alone {
+                return Some(format!("{segment_key}: {value}"));
+            }
+            if NAN_METRICS.iter().any(|m| key.contains(m)) {
                 return Some(format!("{key}: {value}"));
             }
         }
@@ -1165,6 +1180,16 @@ mod tests {
             )
         );
         assert_eq!(nan_metric("mask value=nan in the last row"), None);
+        assert_eq!(nan_metric("max_time: inf"), None);
+        assert_eq!(
+            nan_metric("step:3 - actor/entropy:0.8 - training/rollout_probs_diff_max:nan - x:1")
+                .as_deref(),
+            Some("training/rollout_probs_diff_max: nan")
+        );
+        assert_eq!(
+            nan_metric("(TaskRunner pid=1) critic/kl:nan").as_deref(),
+            Some("critic/kl: nan")
+        );
         let megatron = " [2026-01-01 00:00:00.000000] iteration       20/    1000 | consumed samples:          640 | elapsed time per iteration (ms): 812.3 | learning rate: 1.000000E-05 | global batch size:    32 | loss scale: 1.0 | grad norm: nan | number of skipped iterations:   0 | number of nan iterations:   1 |\n";
         let (r, _, _) = route_prose(megatron).unwrap();
         assert_eq!(

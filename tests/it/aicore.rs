@@ -254,7 +254,7 @@ fn no_device_error_in_hccl_and_framework_only_samples() {
     let out = npgx(["aicore", p.to_str().unwrap()]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains(":6: names runtime error 507035 (vector core exception) but holds no device-error record"),
+        stderr.contains(":6: names runtime error 507035 (vector core exception) but no input holds a device-error record"),
         "{stderr}"
     );
     let v = npgx_json(["aicore", p.to_str().unwrap(), "--format", "json"], 0);

@@ -246,12 +246,23 @@ pub fn classify(message: &str) -> Option<Evidence> {
     })
 }
 
+/// The wording of a device record that is a wait, not a kernel's fault (lower case): an HCCL
+/// FFTS+ task timeout and the runtime's event / notify wait timeouts.
+const HCCL_TIMEOUT: &str = "hccl fftsplus";
+const WAIT_TIMEOUT: &str = "wait timeout occurred during task execution";
+
+/// Whether a device record's text (lower case) is a wait that timed out — the side waited on
+/// stalled — rather than a fault of a kernel.
+pub fn is_device_wait(lower: &str) -> bool {
+    lower.contains(HCCL_TIMEOUT) || lower.contains(WAIT_TIMEOUT)
+}
+
 /// Maps header wording to a kind: `aivec error`, `fftsplus aicore error`, `hccl fftsplus task
 /// timeout`, `an exception occurred during AICPU execution`, …
 fn kind_of(bag: &KvBag<'_>) -> Option<ErrorKind> {
-    let k = if bag.contains("hccl fftsplus") {
+    let k = if bag.contains(HCCL_TIMEOUT) {
         ErrorKind::HcclFftsplusTimeout
-    } else if bag.contains("wait timeout occurred during task execution") {
+    } else if bag.contains(WAIT_TIMEOUT) {
         ErrorKind::WaitTimeout
     } else if bag.contains("fftsplus aivector") || bag.contains("fftsplus aivec") {
         ErrorKind::FftsplusAivector

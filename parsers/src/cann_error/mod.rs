@@ -264,11 +264,7 @@ fn code_line(s: &str) -> Option<CodeLine> {
     };
     if let Some(r) = after.strip_prefix(": ") {
         let rl = r.trim_start();
-        if rl.starts_with("Inner Error!")
-            || rl.starts_with("Internal error!")
-            || rl.starts_with("Inner error!")
-            || rl.starts_with("Internal Error!")
-        {
+        if inner_header(rl) {
             cl.inner_start = true;
             return Some(cl);
         }
@@ -536,6 +532,19 @@ impl ReportAssembler {
         self.close();
         self.done
     }
+}
+
+/// Whether a code line's text (after `CODE: `) starts with the inner-code header that says the
+/// next line carries the message (`Inner Error!`, `Internal error!`).
+pub fn inner_header(text: &str) -> bool {
+    [
+        "Inner Error!",
+        "Internal error!",
+        "Inner error!",
+        "Internal Error!",
+    ]
+    .iter()
+    .any(|h| text.starts_with(h))
 }
 
 /// The codes a log message mentions, normalised for counting: CANN codes (`EZ9999`), ACL codes

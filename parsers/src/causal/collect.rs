@@ -121,7 +121,8 @@ fn only_inner_header(msg: &str) -> bool {
             .trim_start(),
         _ => t,
     };
-    rest.eq_ignore_ascii_case("inner error!") || rest.eq_ignore_ascii_case("internal error!")
+    // The header and nothing after it.
+    crate::cann_error::inner_header(rest) && rest.trim_end().ends_with('!') && rest.len() <= 16
 }
 
 /// Words that say that an error happened, not what it was.
@@ -313,7 +314,10 @@ pub(super) fn collect<'w>(w: &[WinLine<'w>]) -> Vec<Candidate<'w>> {
         break_reasons: false,
         plog_error: vec![None; w.len()],
         frame_indent: None,
-        first_text: w.iter().position(|l| !l.rest.trim().is_empty()),
+        first_text: w
+            .iter()
+            .position(|l| !l.rest.trim().is_empty())
+            .filter(|_| w.first().is_some_and(|l| l.no == 1)),
     };
     let mut i = 0;
     while i < w.len() {
@@ -339,7 +343,7 @@ struct Collector<'a, 'w> {
     /// Indentation of the last traceback frame: an exception line sits two columns left of it
     /// (a paste that indents a traceback indents its exception too).
     frame_indent: Option<usize>,
-    /// The window index of its first line with text.
+    /// The window index of its first line with text, when the window starts the text.
     first_text: Option<usize>,
 }
 
@@ -486,8 +490,13 @@ impl<'w> Collector<'_, 'w> {
         let w = self.w;
         let inline = compiler_diag::cmake_error(t)?;
         let (at, message) = if inline.is_empty() {
-            let j = (i + 1..w.len().min(i + 4)).find(|&j| !w[j].rest.trim().is_empty())?;
-            (j, w[j].rest.trim())
+            // CMake indents the message under its header; the call stack is not one.
+            let j = i + 1;
+            let next = w.get(j)?.rest;
+            if !next.starts_with(' ') || next.trim().is_empty() {
+                return None;
+            }
+            (j, next.trim())
         } else {
             (i, inline)
         };
@@ -1170,12 +1179,12 @@ impl<'w> OtherLine<'w> {
 
 impl<'w> OtherLine<'w> {
     /// A record a logger wrote at an error level (vLLM's `ERROR`, a bracketed service logger's
-    /// `[ERROR]` or `E`) whose text is none of the shapes above: a cascade of the lowest rank,
-    /// so any exception, report or stated cause wins — and any wrapper of those, since such a
-    /// record often only says that something failed (`Exception in worker … while processing`)
-    /// — while a log of a serving or training framework that says what failed only in its own
-    /// words still names a line. The lines of a traceback logged at that level (indented frames
-    /// and code, its header) are not candidates.
+    /// `[ERROR]` or `E`, a bare `[ERROR]` tag) whose text is none of the shapes above: a cascade
+    /// ranked `Error` — `ErrorReport` when it names its error number — so any exception, report
+    /// or stated cause wins, a wrapper that restates the number loses to the record that names
+    /// it first, and a log of a serving or training framework that says what failed only in its
+    /// own words still names a line. The lines of a traceback logged at that level (indented
+    /// frames and code, its header) are not candidates.
     fn error_record(&self, n: &Normalised<'_>, rest: &str) -> Option<Candidate<'w>> {
         let t = self.t;
         // A bare level tag (`[ERROR]  acl set device 0 failed`, the Ascend samples' and many C++

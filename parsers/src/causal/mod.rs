@@ -734,8 +734,13 @@ mod tests {
             (c.line, c.message.as_str()),
             (2, "acl set device 0 failed, errorCode = 507033")
         );
+        // A CMake header without its indented message is no CMake candidate.
+        let bare_cmake = "CMake Error at a.cmake:1 (message):\nCall Stack (most recent call first):\n  b.cmake:2 (include)\n";
+        assert!(first_causal_error(bare_cmake.as_bytes())
+            .is_none_or(|c| &*c.evidence.rule != "cmake.error"));
         let ray = "(Actor pid=1)     @     0xffd0         96  f() [repeated 7x across cluster]\n(Actor pid=1) [2026-01-01 00:00:00,188 E 1 1] logging.cc:501: *** SIGSEGV received at time=1 on cpu 3 ***\n";
-        assert_eq!(first(ray).line, 2);
+        let c = first(ray);
+        assert_eq!((c.line, &*c.evidence.rule), (2, "process.abort"));
     }
 
     // A build's own errors: CMake's `CMake Error at …:` with its message on the indented lines

@@ -571,6 +571,13 @@ mod tests {
             phase(wait),
             Some((Phase::Collective, "shape.phrase".into()))
         );
+        // A framework's own out-of-memory words state a memory cause.
+        let oom = "[2025-01-01 00:00:00,000] [1] [2] [llm] [ERROR] [logging.py-1] : Warmup failed, because of multimodal model inference out of memory.\n";
+        let e = first_causal_error(oom.as_bytes()).expect("an error");
+        assert_eq!(
+            e.phase.map(|p| (p.nature, p.kind)),
+            Some((Some(Nature::Memory), Some(CauseKind::Resource)))
+        );
         let coded = "EL0004: [PID: 1] 2026-01-01-00:00:00.000.000 Failed to allocate memory. Alloc sq cq fail\n";
         assert_eq!(
             phase(coded).map(|p| p.1),

@@ -305,18 +305,21 @@ fn matches(err: &CausalError) -> impl Iterator<Item = String> + '_ {
         .map(|n| format!("nature:{}", n.name()));
     let kind = p.and_then(|p| p.kind).map(|k| format!("kind:{}", k.name()));
     let phase = p.map(|p| format!("phase:{}", p.phase.name()));
-    // A report whose root states a device fault ranks as one, whatever its code's title says.
-    let fault = (err.rank == super::CauseRank::DeviceFault).then(|| "nature:device-fault".into());
-    // A collective failure's remedy is the other ranks', also when the device reports it (an HCCL
-    // FFTS+ timeout, a notify wait): the timeout there is a derived fault.
+    // A report whose root states a device fault ranks as one, whatever its code's title says —
+    // unless the device record is a wait (an HCCL FFTS+ timeout, an event or notify wait): the
+    // side waited on is the fault, so the collective's remedy below applies.
+    let wait = crate::aicore::evidence::is_device_wait(&err.message.to_ascii_lowercase());
+    let fault =
+        (err.rank == super::CauseRank::DeviceFault && !wait).then(|| "nature:device-fault".into());
+    // A collective failure's remedy is the other ranks' (a timeout there is a derived fault).
     let collective = kind.clone().filter(|k| k == "kind:collective");
     [
         token,
         stated,
         code,
         rule,
-        collective,
         fault,
+        collective,
         stated_nature,
         nature,
         kind,
@@ -439,6 +442,24 @@ mod tests {
         ] {
             assert_eq!(of(device)[0].matched, "kind:collective", "{device}");
         }
+        // An error message's own advice comes first when no report says what to do.
+        let r = of("RuntimeError: grid should be less than 65536! You can try \"export TRITON_ALL_BLOCKS_PARALLEL=1\" to avoid this problem.\n");
+        assert_eq!(
+            (r[0].matched.as_str(), r[0].action.as_str()),
+            (
+                "message.advice",
+                "You can try \"export TRITON_ALL_BLOCKS_PARALLEL=1\" to avoid this problem."
+            )
+        );
+        assert_eq!(r[1].matched, "key:grid should be less than 65536");
+        assert_eq!(
+            advice("Warmup failed. Please try to decrease `maxPrefillTokens`. Bye."),
+            Some("Please try to decrease `maxPrefillTokens`.")
+        );
+        assert_eq!(advice("Try again later"), None);
+        // A kernel's fault under an HCCL code is still a device fault.
+        let aivec = "EI9999: [PID: 1] 2025-01-01-00:00:00.000.000 The error from device(chipId:0, dieId:0), serial number is 2, there is an aivec error exception, core id is 5\n";
+        assert_eq!(of(aivec)[0].matched, "nature:device-fault");
     }
 
     #[test]
