@@ -1201,13 +1201,13 @@ impl<'w> OtherLine<'w> {
             && !rest.starts_with(char::is_whitespace)
             && t != "Traceback (most recent call last):"
             && t.bytes().any(|b| b.is_ascii_alphabetic());
-        // A record that names its error number says what failed as much as a report does.
-        let rank = if super::phase::runtime_number(t).is_some() {
-            CauseRank::ErrorReport
-        } else {
-            CauseRank::Error
-        };
         message.then(|| {
+            // A record that names its error number says what failed as much as a report does.
+            let rank = if super::phase::runtime_number(t).is_some() {
+                CauseRank::ErrorReport
+            } else {
+                CauseRank::Error
+            };
             self.make(
                 Tier::Cascade,
                 rank,
