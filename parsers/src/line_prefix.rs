@@ -395,14 +395,22 @@ fn c10(i: &str) -> R<'_, LinePrefix<'_>> {
     Ok((i, LinePrefix::C10 { level, source }))
 }
 
-fn old_torch_logs(i: &str) -> R<'_, LinePrefix<'_>> {
-    let (i, _) = (
+/// `[YYYY-MM-DD`: the opening of a bracketed date-time.
+fn bracket_date(i: &str) -> R<'_, &str> {
+    recognize((
         char('['),
         digits(4),
         char('-'),
         digits(2),
         char('-'),
         digits(2),
+    ))
+    .parse(i)
+}
+
+fn old_torch_logs(i: &str) -> R<'_, LinePrefix<'_>> {
+    let (i, _) = (
+        bracket_date,
         char(' '),
         hms,
         char(','),
@@ -431,12 +439,7 @@ fn is_level_word(f: &str) -> bool {
 
 fn bracket_logger(i: &str) -> R<'_, LinePrefix<'_>> {
     let (r, _) = (
-        char('['),
-        digits(4),
-        char('-'),
-        digits(2),
-        char('-'),
-        digits(2),
+        bracket_date,
         one_of(" T"),
         hms,
         opt((
