@@ -82,23 +82,40 @@ fn the_unmutated_text_is_understood() {
 
 /// Runs `run` on `base` cut at every `step`-th position and with the byte there deleted,
 /// replaced by `odd` or by an invalid UTF-8 byte, or preceded by a line break; sums what it
-/// returns.
-fn mutated(base: &[u8], step: usize, odd: u8, run: impl Fn(&[u8]) -> usize) -> usize {
-    let mut total = 0usize;
-    for i in (0..base.len()).step_by(step) {
-        total += run(&base[..i]);
-        for m in 0..4u8 {
-            let mut v = base.to_vec();
-            match m {
-                0 => {
-                    v.remove(i);
-                }
-                1 => v[i] = 0xff,
-                2 => v[i] = odd,
-                _ => v.insert(i, b'\n'),
+/// returns. The positions are shared out over the cores (the parsers are unoptimised in the
+/// test build: one thread took half a minute of cold CI).
+fn mutated(base: &[u8], step: usize, odd: u8, run: impl Fn(&[u8]) -> usize + Sync) -> usize {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let positions: Vec<usize> = (0..base.len()).step_by(step).collect();
+    let run = &run;
+    std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|k| {
+                let mine = positions.iter().skip(k).step_by(threads).copied();
+                s.spawn(move || mine.map(|i| mutations_at(base, i, odd, run)).sum::<usize>())
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| w.join().expect("a parser panicked on a mutated text"))
+            .sum()
+    })
+}
+
+/// [`mutated`] at one position: the text cut there, and its four mutations.
+fn mutations_at(base: &[u8], i: usize, odd: u8, run: impl Fn(&[u8]) -> usize) -> usize {
+    let mut total = run(&base[..i]);
+    for m in 0..4u8 {
+        let mut v = base.to_vec();
+        match m {
+            0 => {
+                v.remove(i);
             }
-            total += run(&v);
+            1 => v[i] = 0xff,
+            2 => v[i] = odd,
+            _ => v.insert(i, b'\n'),
         }
+        total += run(&v);
     }
     total
 }
