@@ -182,9 +182,12 @@ fn first_word<'w>(hay: &str, words: &'w [(&'w str, bool)]) -> Option<&'w str> {
     words
         .iter()
         .find(|(w, whole)| {
-            // An all-caps abbreviation (`OOM`) matches only in capitals.
-            let caps = w.len() <= 3 && w.bytes().all(|b| b.is_ascii_uppercase());
-            find_token(hay, w, *whole) && (!caps || hay.contains(*w))
+            // A name written as code — an exception class (`Unsupported`, `FakeTensor`), an
+            // all-caps abbreviation (`OOM`): one word with a capital first — matches only as
+            // written (`unsupported model type` is a framework's own message, not dynamo's
+            // exception).
+            let name = !w.contains(' ') && w.starts_with(|c: char| c.is_ascii_uppercase());
+            find_token(hay, w, *whole) && (!name || hay.contains(*w))
         })
         .map(|(w, _)| *w)
 }
@@ -324,6 +327,7 @@ pub fn environment_problem(err: &CausalError) -> Option<EnvironmentProblem> {
                     "aclinit",
                     "forked subprocess",
                     "-target option",
+                    "nccl built in",
                 ]
                 .into_iter()
                 .find(|k| lower.contains(k))
@@ -335,6 +339,7 @@ pub fn environment_problem(err: &CausalError) -> Option<EnvironmentProblem> {
                     "init env" | "aclinit" => "CANN and the Ascend driver",
                     "forked subprocess" => "how the worker processes are started",
                     "-target option" => "the kernel compiler (CANN's BiSheng, Triton-Ascend)",
+                    "nccl built in" => "the distributed backend (HCCL on an NPU, not NCCL)",
                     k => k,
                 });
                 fallback = Some(EnvironmentProblem {
@@ -1114,6 +1119,7 @@ mod tests {
             ("EH9999: Inner Error!\nEH9999  [Init][Env]init env failed![FUNC:ReportInnerError][FILE:log_inner.cpp][LINE:145]\n        TraceBack (most recent call last):\n        build op model failed, result = 500001[FUNC:ReportInnerError][FILE:log_inner.cpp][LINE:145]\n", Some("CANN and the Ascend driver")),
             ("RuntimeError: Cannot re-initialize NPU in forked subprocess. To use NPU with multiprocessing, you must use the 'spawn' start method\n", Some("how the worker processes are started")),
             ("bishengir-compile: for the --target option: Cannot find option named 'AscendX1'!\n", Some("the kernel compiler (CANN's BiSheng, Triton-Ascend)")),
+            ("RuntimeError: Distributed package doesn't have NCCL built in\n", Some("the distributed backend (HCCL on an NPU, not NCCL)")),
         ] {
             let r = route_of(text);
             assert_eq!(r.route, Route::Environment, "{text}: {r:?}");
@@ -1121,6 +1127,16 @@ mod tests {
                 assert_eq!(r.package.as_deref(), Some(p));
             }
         }
+    }
+
+    // A framework's own `unsupported …` is not dynamo's exception class `Unsupported` (MindIE's
+    // model loader, in the fifth blind batch of docs/triage.md); the class itself still is.
+    #[test]
+    fn class_name_keywords_match_as_written() {
+        let r = route_of("NotImplementedError: unsupported model type: falcon_mamba\n");
+        assert_ne!(r.route, Route::CompileError, "{r:?}");
+        let r = route_of("RuntimeError: Unsupported: call_method UserDefinedObjectVariable\n");
+        assert_eq!(r.route, Route::CompileError, "{r:?}");
     }
 
     // Issue 41, class 1: a compiler diagnostic routes compile-error from its own text.
