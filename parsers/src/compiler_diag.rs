@@ -36,6 +36,10 @@
 //! What it is not for: deciding which of several errors came first across a text (that is
 //! [`crate::causal`]) or reading files.
 
+use std::sync::LazyLock;
+
+use memchr::memmem;
+
 /// How serious a diagnostic is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Severity {
@@ -229,7 +233,10 @@ fn clang(t: &str) -> Option<Diagnostic<'_>> {
 /// `<program>: <severity>: <message>`, or LLVM's option error `<program>: for the --<option>
 /// option: <message>` (always an error; the message keeps the option).
 fn tool(t: &str) -> Option<Diagnostic<'_>> {
-    let (program, rest) = t.split_once(": ")?;
+    // `split_once(": ")`, without building a substring searcher for every line asked.
+    let at = memchr::memchr_iter(b':', t.as_bytes())
+        .find(|&i| t.as_bytes().get(i + 1) == Some(&b' '))?;
+    let (program, rest) = (&t[..at], &t[at + 2..]);
     let name = program.rsplit('/').next().unwrap_or(program);
     let program_like = !name.is_empty()
         && name.len() <= 128
@@ -281,6 +288,10 @@ fn tool(t: &str) -> Option<Diagnostic<'_>> {
 /// A TBE / TIK compile error: a Python dict with an `errCode` key, printed alone or inside the
 /// exception that raised it (`RuntimeError: ({'errCode': 'E90003', …}, '<message>')`).
 fn tbe_dict(t: &str) -> Option<Diagnostic<'_>> {
+    // Both spellings hold the word: one prebuilt search rules out almost every line.
+    static ERR_CODE: LazyLock<memmem::Finder<'static>> =
+        LazyLock::new(|| memmem::Finder::new("errCode"));
+    ERR_CODE.find(t.as_bytes())?;
     let key = ["'errCode': '", "\"errCode\": \""]
         .iter()
         .find_map(|k| t.find(k).map(|at| at + k.len()))?;

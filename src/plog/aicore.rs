@@ -3,7 +3,9 @@
 
 use std::borrow::Cow;
 use std::path::PathBuf;
+use std::sync::LazyLock;
 
+use memchr::memmem;
 use npgx_parsers::aicore::evidence::classify;
 use npgx_parsers::aicore::{
     line_message, AicoreAssembler, AicoreError, ErrorKind, Fact, KernelAssert,
@@ -199,12 +201,17 @@ const HINTS: &[&[u8]] = &[
     b"rtcode",
 ];
 
+/// Searchers for `needles`, built once per list (every line is asked about each needle).
+fn finders(needles: impl IntoIterator<Item = &'static [u8]>) -> Vec<memmem::Finder<'static>> {
+    needles.into_iter().map(memmem::Finder::new).collect()
+}
+
 fn may_carry_evidence(line: &[u8], lower: &mut Vec<u8>) -> bool {
+    static FINDERS: LazyLock<Vec<memmem::Finder<'static>>> =
+        LazyLock::new(|| finders(HINTS.iter().copied()));
     lower.clear();
     lower.extend(line.iter().map(u8::to_ascii_lowercase));
-    HINTS
-        .iter()
-        .any(|h| memchr::memmem::find(lower, h).is_some())
+    FINDERS.iter().any(|f| f.find(lower).is_some())
 }
 
 /// Phrases that only device-error lines contain.
@@ -241,7 +248,7 @@ impl DeviceErrors {
             let may_name = || {
                 device_side_leads()
                     .iter()
-                    .any(|l| memchr::memmem::find(&self.scratch, l.as_bytes()).is_some())
+                    .any(|f| f.find(&self.scratch).is_some())
             };
             if self.named.is_none() && may_name() {
                 self.named = runtime_number(&msg)
@@ -260,10 +267,10 @@ impl DeviceErrors {
 }
 
 /// The first three digits of every device-side runtime error number in the knowledge table
-/// (`507`, `107`, `207`): a line without any names none, and is not parsed for one.
-fn device_side_leads() -> &'static [&'static str] {
-    static LEADS: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
-    LEADS.get_or_init(|| {
+/// (`507`, `107`, `207`), as searchers: a line without any names none, and is not parsed for
+/// one.
+fn device_side_leads() -> &'static [memmem::Finder<'static>] {
+    static LEADS: LazyLock<Vec<memmem::Finder<'static>>> = LazyLock::new(|| {
         let mut leads: Vec<&str> = knowledge::facts()
             .iter()
             .filter(|f| f.kind == knowledge::Kind::Runtime)
@@ -272,8 +279,9 @@ fn device_side_leads() -> &'static [&'static str] {
             .collect();
         leads.sort_unstable();
         leads.dedup();
-        leads
-    })
+        finders(leads.into_iter().map(str::as_bytes))
+    });
+    &LEADS
 }
 
 /// Whether a runtime error number is a fault or timeout on the device (its knowledge row's

@@ -14,6 +14,7 @@
 
 use std::sync::OnceLock;
 
+use memchr::memmem;
 use serde::{Deserialize, Serialize};
 
 /// The table, as compiled in.
@@ -345,7 +346,7 @@ pub fn facts() -> &'static [Fact] {
 }
 
 fn of_kind(kind: Kind) -> impl Iterator<Item = &'static Fact> {
-    facts().iter().filter(move |f| f.kind == kind)
+    keyed(kind).iter().map(|row| row.fact)
 }
 
 /// The component row of a CANN error code (`EZ9999` → the `Z` family).
@@ -371,14 +372,41 @@ pub fn runtime_code(n: u64) -> Option<&'static Fact> {
     })
 }
 
-/// Whether `lower` (already lower-case) holds the key: every `&`-separated part of it.
-fn holds(lower: &str, key: &str) -> bool {
-    key.split('&').all(|part| lower.contains(part))
+/// A row with its key as searchers, one per `&`-separated part, built once: a line is asked
+/// about every row of a kind, and `str::contains` would build each part's searcher per call.
+struct Keyed {
+    fact: &'static Fact,
+    parts: Vec<memmem::Finder<'static>>,
 }
 
-/// The first row of `kind` whose key occurs in `lower` (already lower-case).
+/// The rows of `kind` with their searchers, in table order.
+fn keyed(kind: Kind) -> &'static [Keyed] {
+    static KEYED: OnceLock<Vec<(Kind, Vec<Keyed>)>> = OnceLock::new();
+    let all = KEYED.get_or_init(|| {
+        let mut all: Vec<(Kind, Vec<Keyed>)> = Vec::new();
+        for fact in facts() {
+            let parts = fact.key.split('&').map(memmem::Finder::new).collect();
+            let row = Keyed { fact, parts };
+            match all.iter_mut().find(|(k, _)| *k == fact.kind) {
+                Some((_, rows)) => rows.push(row),
+                None => all.push((fact.kind, vec![row])),
+            }
+        }
+        all
+    });
+    all.iter()
+        .find(|(k, _)| *k == kind)
+        .map_or(&[], |(_, rows)| rows.as_slice())
+}
+
+/// The first row of `kind` whose key occurs in `lower` (already lower-case): every
+/// `&`-separated part of it.
 fn phrase(kind: Kind, lower: &str) -> Option<&'static Fact> {
-    of_kind(kind).find(|f| holds(lower, f.key))
+    let hay = lower.as_bytes();
+    keyed(kind)
+        .iter()
+        .find(|row| row.parts.iter().all(|p| p.find(hay).is_some()))
+        .map(|row| row.fact)
 }
 
 /// The row of a torch_npu hint text (`The aicore execution times out.`).
