@@ -46,9 +46,23 @@ impl PlogRecord {
     /// Builds a record from one physical line if it carries a plog header (possibly behind
     /// torchrun / vLLM / c10 prefixes). `line_no` is 1-based.
     pub fn from_line(line_no: u64, line: &[u8]) -> Option<PlogRecord> {
+        Self::header_line(line_no, line, |_| true).flatten()
+    }
+
+    /// Whether `line` carries a plog header (`None` when it does not), and the record built from
+    /// it when `keep` accepts the header; a record `keep` refuses is not built (its text is not
+    /// decoded).
+    fn header_line(
+        line_no: u64,
+        line: &[u8],
+        keep: impl Fn(&PlogHeader<'_>) -> bool,
+    ) -> Option<Option<PlogRecord>> {
         let truncated = line.len() >= TRUNCATION_LENGTH;
+        let build = |h: PlogHeader<'_>, rest: &[u8], rank: Option<u32>| {
+            keep(&h).then(|| Self::build(line_no, h, rest, rank, truncated))
+        };
         if let Some((h, rest)) = parse_header(line) {
-            return Some(Self::build(line_no, h, rest, None, truncated));
+            return Some(build(h, rest, None));
         }
         if !matches!(line.first(), Some(b'[') | Some(b'(')) {
             return None;
@@ -59,7 +73,7 @@ impl PlogRecord {
             return None;
         }
         let (h, rest) = parse_header(p.rest.as_bytes())?;
-        Some(Self::build(line_no, h, rest, p.rank(), truncated))
+        Some(build(h, rest, p.rank()))
     }
 
     fn build(
@@ -155,8 +169,20 @@ impl RecordAssembler {
     /// line starts a new one. Header-less lines before the first record are dropped (they are not
     /// plog; callers that care see them before pushing).
     pub fn push(&mut self, line_no: u64, line: &[u8]) -> Option<PlogRecord> {
-        match PlogRecord::from_line(line_no, line) {
-            Some(rec) => self.current.replace(rec),
+        self.push_kept(line_no, line, |_| true)
+    }
+
+    /// [`RecordAssembler::push`] for a caller that wants only the records whose header `keep`
+    /// accepts (a level or module filter): the others are not built, and their continuation
+    /// lines are dropped undecoded.
+    pub fn push_kept(
+        &mut self,
+        line_no: u64,
+        line: &[u8],
+        keep: impl Fn(&PlogHeader<'_>) -> bool,
+    ) -> Option<PlogRecord> {
+        match PlogRecord::header_line(line_no, line, keep) {
+            Some(next) => std::mem::replace(&mut self.current, next),
             None => {
                 if let Some(cur) = self.current.as_mut() {
                     cur.continuation.push(lossy(line));
@@ -218,5 +244,39 @@ mod tests {
     fn lines_numbering() {
         let v: Vec<_> = lines(b"a\nb\r\n\nc").collect();
         assert_eq!(v, [(1, &b"a"[..]), (2, b"b"), (3, b""), (4, b"c")]);
+    }
+
+    #[test]
+    fn records_a_filter_refuses_are_not_built_nor_their_lines_kept() {
+        let text = b"[INFO] GE(1,p):2025-05-08-09:56:20.763.494 [a.cc:1]1 start\n\
+            info continued\n\
+            [ERROR] GE(1,p):2025-05-08-09:56:20.763.495 [a.cc:2]1 failed\n\
+            error continued\n\
+            [rank3]:[ERROR] RUNTIME(1,p):2025-05-08-09:56:20.763.496 [b.cc:3]1 also\n\
+            [WARNING] GE(1,p):2025-05-08-09:56:20.763.497 [a.cc:4]1 late\n\
+            warning continued\n";
+        let errors = |h: &PlogHeader<'_>| h.level == Level::Error;
+        let mut asm = RecordAssembler::default();
+        let mut kept: Vec<PlogRecord> = lines(text)
+            .filter_map(|(no, line)| asm.push_kept(no, line, errors))
+            .collect();
+        kept.extend(asm.finish());
+        let got: Vec<_> = kept
+            .iter()
+            .map(|r| (r.line, r.module.as_str(), r.continuation.clone(), r.rank))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (3, "GE", vec!["error continued".to_string()], None),
+                (5, "RUNTIME", vec![], Some(3)),
+            ]
+        );
+        // The same records as the unfiltered assembler's, filtered after.
+        let all: Vec<_> = parse_records(text)
+            .into_iter()
+            .filter(|r| r.level == Level::Error)
+            .collect();
+        assert_eq!(kept, all);
     }
 }

@@ -83,18 +83,11 @@ pub fn for_each_record(
     warnings: &mut Vec<Warning>,
     mut sink: impl FnMut(&RecordOut) -> io::Result<()>,
 ) -> io::Result<()> {
+    // The header filters choose the records the assembler builds; the text filter reads them.
+    let keep = |h: &PlogHeader<'_>| filters.accepts_header(h);
     let grep = filters.grep.as_deref();
     let accept = |r: &PlogRecord| {
-        let h = PlogHeader {
-            level: r.level,
-            module: &r.module,
-            pid: r.pid,
-            pname_bytes: r.pname.as_bytes(),
-            time: r.time,
-        };
-        filters.accepts_header(&h)
-            && grep
-                .is_none_or(|g| r.text.contains(g) || r.continuation.iter().any(|c| c.contains(g)))
+        grep.is_none_or(|g| r.text.contains(g) || r.continuation.iter().any(|c| c.contains(g)))
     };
     for input in inputs {
         let mut asm = RecordAssembler::default();
@@ -103,7 +96,7 @@ pub fn for_each_record(
             if failed.is_err() {
                 return;
             }
-            if let Some(r) = asm.push(no, line) {
+            if let Some(r) = asm.push_kept(no, line, keep) {
                 if accept(&r) {
                     failed = sink(&RecordOut::new(&input.path, r));
                 }
