@@ -95,18 +95,16 @@ warm "$golden" "$target"
 
 npgx_compare() { "$bin" dump-compare "$golden" "$target" --format json --no-progress; }
 
-echo "== read limit (best of $runs, $(load))"
-t_cat=$(read_limit "$golden" "$target")
-echo "== stream-only: npgx's reader and a kernel that only loads (best of $runs, $(load))"
-t_stream=$(stream_limit "$golden" "$target")
 npgx_compare_mapped() { "$bin" dump-compare "$golden" "$target" --format json --no-progress --mmap; }
 npgx_compare_pread() { "$bin" dump-compare "$golden" "$target" --format json --no-progress --no-mmap; }
-echo "== npgx dump-compare (best of $runs, $(load))"
-t_npgx=$(best npgx_compare)
-echo "== npgx dump-compare --mmap (best of $runs, $(load))"
-t_mapped=$(best npgx_compare_mapped)
-echo "== npgx dump-compare --no-mmap (best of $runs, $(load))"
-t_pread=$(best npgx_compare_pread)
+warm_read() { local runs=1; read_limit "$golden" "$target"; }
+warm_stream() { local runs=1; stream_limit "$golden" "$target"; }
+warm_npgx() { once npgx_compare; }
+warm_mapped() { once npgx_compare_mapped; }
+warm_pread() { once npgx_compare_pread; }
+echo "== in turn, best of $runs rounds ($(load)): the read limit; stream-only (npgx's reader and a"
+echo "   kernel that only loads); npgx dump-compare; --mmap; --no-mmap"
+read -r t_cat t_stream t_npgx t_mapped t_pread < <(in_turn warm_read warm_stream warm_npgx warm_mapped warm_pread)
 read -r anon_kb file_kb < <(peak_rss_split "$bin" dump-compare "$golden" "$target" --format json --no-progress)
 
 # Cold cache (issue 35 item 4), as in bench_dump_scan.sh: both trees evicted before each run.

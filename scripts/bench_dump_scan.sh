@@ -104,16 +104,14 @@ npgx_scan() { "$bin" dump-scan "$tree" --format json --no-progress; }
 npgx_scan_mapped() { "$bin" dump-scan "$tree" --format json --no-progress --mmap; }
 npgx_scan_pread() { "$bin" dump-scan "$tree" --format json --no-progress --no-mmap; }
 
-echo "== read limit (best of $runs, $(load))"
-t_cat=$(read_limit "$tree")
-echo "== stream-only: npgx's reader and a kernel that only loads (best of $runs, $(load))"
-t_stream=$(stream_limit "$tree")
-echo "== npgx dump-scan (best of $runs, $(load))"
-t_npgx=$(best npgx_scan)
-echo "== npgx dump-scan --mmap (best of $runs, $(load))"
-t_mapped=$(best npgx_scan_mapped)
-echo "== npgx dump-scan --no-mmap (best of $runs, $(load))"
-t_pread=$(best npgx_scan_pread)
+warm_read() { local runs=1; read_limit "$tree"; }
+warm_stream() { local runs=1; stream_limit "$tree"; }
+warm_npgx() { once npgx_scan; }
+warm_mapped() { once npgx_scan_mapped; }
+warm_pread() { once npgx_scan_pread; }
+echo "== in turn, best of $runs rounds ($(load)): the read limit; stream-only (npgx's reader and a"
+echo "   kernel that only loads); npgx dump-scan; --mmap; --no-mmap"
+read -r t_cat t_stream t_npgx t_mapped t_pread < <(in_turn warm_read warm_stream warm_npgx warm_mapped warm_pread)
 read -r anon_kb file_kb < <(peak_rss_split "$bin" dump-scan "$tree" --format json --no-progress)
 
 # Cold cache (issue 35 item 4): every file's pages dropped before each run (fadvise DONTNEED),

@@ -20,6 +20,30 @@ best() { # best wall time (s) of $runs runs of "$@", stdout to a scratch file
   echo "$b"
 }
 
+once() { # wall time (s) of one run of "$@", stdout to a scratch file
+  local s e
+  s=$(now); "$@" > "$bench_out" 2> /dev/null || true; e=$(now)
+  : > "$bench_out"
+  awk -v s="$s" -v e="$e" 'BEGIN {printf "%.4f", e - s}'
+}
+
+in_turn() { # the best time of each measurement named in "$@" (a function printing one time in
+  # seconds), taken in turn for $runs rounds, one of each per round: a slow spell of a shared
+  # machine then falls on the baseline and on npgx alike, where one measurement after the other
+  # put it on whichever ran then (on a 2-core VM the same ratio moved from 0.67x to 0.80x
+  # minutes apart). Prints the best times on one line, in the order named.
+  local -A b=()
+  local f t
+  for _ in $(seq "$runs"); do
+    for f in "$@"; do
+      t=$("$f")
+      if [ -z "${b[$f]:-}" ] || awk -v t="$t" -v b="${b[$f]}" 'BEGIN {exit !(t < b)}'; then b[$f]=$t; fi
+    done
+  done
+  for f in "$@"; do printf '%s ' "${b[$f]}"; done
+  echo
+}
+
 read_limit() { # best wall time (s) of $runs reads of every byte of PATH… (files or directories)
   # into one reused buffer per thread, on $NPGX_READ_THREADS threads (default: the CPUs this
   # process may use), by scripts/read_limit.py (stdlib only; $NPGX_READ_PYTHON, default python3).

@@ -83,13 +83,15 @@ PY
 cat "$big" "$quarter" > /dev/null   # warm the page cache
 echo "== $(du -h "$big" | cut -f1) $big"
 echo "ERROR lines (grep): $(grep -c '^\[ERROR\]' "$big")"
-echo "== best of $runs each, $(load)"
-t_read=$(read_limit "$big")
-t_grep=$(best grep -c '^\[ERROR\]' "$big")
+echo "== best of $runs each (the read limit, grep and npgx in turn, one of each per round), $(load)"
+# The read limit, grep and npgx in turn, one of each per round (`in_turn`); rg apart.
+turn_read() { local runs=1; read_limit "$big"; }
+turn_grep() { once grep -c '^\[ERROR\]' "$big"; }
+turn_npgx() { once "$bin" plog "$big" --format json; }
+read -r t_read t_grep t_npgx < <(in_turn turn_read turn_grep turn_npgx)
 if command -v rg > /dev/null; then
   t_rg=$(best rg -c '^\[ERROR\]' "$big")
 fi
-t_npgx=$(best "$bin" plog "$big" --format json)
 t_quarter=$(best "$bin" plog "$quarter" --format json)
 t_records=$(best "$bin" plog "$big" --level error --records --format json)
 rss=$(peak_rss_kib "$bin" plog "$big" --format json) || true
