@@ -38,7 +38,7 @@
 
 use std::sync::LazyLock;
 
-use memchr::memmem;
+use crate::needles::Needles;
 
 /// How serious a diagnostic is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -289,9 +289,10 @@ fn tool(t: &str) -> Option<Diagnostic<'_>> {
 /// exception that raised it (`RuntimeError: ({'errCode': 'E90003', …}, '<message>')`).
 fn tbe_dict(t: &str) -> Option<Diagnostic<'_>> {
     // Both spellings hold the word: one prebuilt search rules out almost every line.
-    static ERR_CODE: LazyLock<memmem::Finder<'static>> =
-        LazyLock::new(|| memmem::Finder::new("errCode"));
-    ERR_CODE.find(t.as_bytes())?;
+    static ERR_CODE: LazyLock<Needles> = LazyLock::new(|| Needles::new(["errCode"]));
+    if !ERR_CODE.any_in(t) {
+        return None;
+    }
     let key = ["'errCode': '", "\"errCode\": \""]
         .iter()
         .find_map(|k| t.find(k).map(|at| at + k.len()))?;

@@ -22,6 +22,7 @@ pub mod kv;
 pub mod line_origin;
 pub mod line_prefix;
 pub mod msprobe;
+pub mod needles;
 pub mod pickle;
 pub mod plog;
 pub mod pyedit;

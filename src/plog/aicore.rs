@@ -5,7 +5,6 @@ use std::borrow::Cow;
 use std::path::PathBuf;
 use std::sync::LazyLock;
 
-use memchr::memmem;
 use npgx_parsers::aicore::evidence::classify;
 use npgx_parsers::aicore::{
     line_message, AicoreAssembler, AicoreError, ErrorKind, Fact, KernelAssert,
@@ -13,6 +12,7 @@ use npgx_parsers::aicore::{
 use npgx_parsers::causal::phase::runtime_number;
 use npgx_parsers::causal::{kernel_assert_remedy, table_remedy, CausalError, CauseRank, Remedy};
 use npgx_parsers::knowledge::{self, Nature};
+use npgx_parsers::needles::Needles;
 use serde::{Deserialize, Serialize};
 
 use super::reader::for_each_line;
@@ -201,29 +201,23 @@ const HINTS: &[&[u8]] = &[
     b"rtcode",
 ];
 
-/// Searchers for `needles`, built once per list (every line is asked about each needle).
-fn finders(needles: impl IntoIterator<Item = &'static [u8]>) -> Vec<memmem::Finder<'static>> {
-    needles.into_iter().map(memmem::Finder::new).collect()
-}
-
 fn may_carry_evidence(line: &[u8], lower: &mut Vec<u8>) -> bool {
-    static FINDERS: LazyLock<Vec<memmem::Finder<'static>>> =
-        LazyLock::new(|| finders(HINTS.iter().copied()));
+    static ANY: LazyLock<Needles> = LazyLock::new(|| Needles::new(HINTS.iter().copied()));
     lower.clear();
     lower.extend(line.iter().map(u8::to_ascii_lowercase));
-    FINDERS.iter().any(|f| f.find(lower).is_some())
+    ANY.any_in(lower)
 }
 
 /// Phrases that only device-error lines contain.
 fn looks_like_evidence(msg: &str) -> bool {
-    let lower = msg.to_ascii_lowercase();
-    [
-        "fault kernel_name",
-        "the error from device",
-        "an error occurs on the device",
-    ]
-    .iter()
-    .any(|p| lower.contains(p))
+    static ANY: LazyLock<Needles> = LazyLock::new(|| {
+        Needles::new([
+            "fault kernel_name",
+            "the error from device",
+            "an error occurs on the device",
+        ])
+    });
+    ANY.any_in(msg.to_ascii_lowercase())
 }
 
 /// One log's lines into device-error records: the lines that may carry evidence go to the
@@ -245,11 +239,7 @@ impl DeviceErrors {
     fn push(&mut self, no: u64, line: &[u8]) {
         if may_carry_evidence(line, &mut self.scratch) {
             let (pid, msg) = line_message(line);
-            let may_name = || {
-                device_side_leads()
-                    .iter()
-                    .any(|f| f.find(&self.scratch).is_some())
-            };
+            let may_name = || device_side_leads().any_in(&self.scratch);
             if self.named.is_none() && may_name() {
                 self.named = runtime_number(&msg)
                     .filter(|&n| is_device_side(n))
@@ -269,8 +259,8 @@ impl DeviceErrors {
 /// The first three digits of every device-side runtime error number in the knowledge table
 /// (`507`, `107`, `207`), as searchers: a line without any names none, and is not parsed for
 /// one.
-fn device_side_leads() -> &'static [memmem::Finder<'static>] {
-    static LEADS: LazyLock<Vec<memmem::Finder<'static>>> = LazyLock::new(|| {
+fn device_side_leads() -> &'static Needles {
+    static LEADS: LazyLock<Needles> = LazyLock::new(|| {
         let mut leads: Vec<&str> = knowledge::facts()
             .iter()
             .filter(|f| f.kind == knowledge::Kind::Runtime)
@@ -279,7 +269,7 @@ fn device_side_leads() -> &'static [memmem::Finder<'static>] {
             .collect();
         leads.sort_unstable();
         leads.dedup();
-        finders(leads.into_iter().map(str::as_bytes))
+        Needles::new(leads)
     });
     &LEADS
 }

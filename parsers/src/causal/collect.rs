@@ -5,12 +5,14 @@
 //! [`super`] cuts the input into windows so memory stays bounded.
 
 use std::borrow::Cow;
+use std::sync::LazyLock;
 
 use crate::cann_error::{find_code, torch_npu, CannErrorReport, ReportAssembler};
 use crate::compiler_diag::{self, parse_diagnostic, Form};
 use crate::kernel_assert::is_kernel_assert;
 use crate::knowledge;
 use crate::line_prefix::LinePrefix;
+use crate::needles::Needles;
 use crate::plog::content::parse_content;
 use crate::plog::header::{parse_header, Level, PlogHeader, PlogTime};
 use crate::torch_logs::{
@@ -101,8 +103,9 @@ const CASCADE_WORDS: &[&str] = &[
 
 /// Whether an error message only reports that something else failed.
 pub fn is_cascade_text(s: &str) -> bool {
-    let l = s.to_ascii_lowercase();
-    CASCADE_WORDS.iter().any(|w| l.contains(w))
+    static CASCADE: LazyLock<Needles> =
+        LazyLock::new(|| Needles::new(CASCADE_WORDS.iter().copied()));
+    CASCADE.any_in(s.to_ascii_lowercase())
         || compiler_diag::is_compile_wrapper(s)
         || aclnn_call_failed(s).is_some()
         || only_says_where(s)

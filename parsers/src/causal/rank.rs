@@ -20,7 +20,11 @@
 //! 6. [`CauseRank::Cascade`] — propagation: stream synchronisation without a code, dump progress,
 //!    `report error module_type=…`, failure-abort, watchdog, `[AIC_INFO]` args, table rulers.
 
+use std::sync::LazyLock;
+
 use serde::{Deserialize, Serialize};
+
+use crate::needles::Needles;
 
 /// How directly a line explains a failure; lower is more causal.
 #[derive(
@@ -89,6 +93,15 @@ const CASCADES: &[&str] = &[
     "stop scheduling in abort",
 ];
 
+/// Phrases of a task's own failure report.
+const TASK_ERRORS: &[&str] = &[
+    "retcode=",
+    "errno[",
+    "kernel execute failed",
+    "kernel execution failed",
+    "kernel task happen error",
+];
+
 /// Ranks an ERROR plog record's message. `module` matters for device firmware (`TSCH`).
 ///
 /// ```
@@ -99,25 +112,24 @@ const CASCADES: &[&str] = &[
 /// assert_eq!(rank_plog_error("IDEDD", "[Dump][Exception] end to load tiling data, index:30"), CauseRank::Cascade);
 /// ```
 pub fn rank_plog_error(module: &str, message: &str) -> CauseRank {
+    // Every ERROR record of a plog is ranked: the phrase lists' searchers are built once.
+    static DEVICE: LazyLock<Needles> =
+        LazyLock::new(|| Needles::new(DEVICE_MARKERS.iter().copied()));
+    static REPORTS: LazyLock<Needles> =
+        LazyLock::new(|| Needles::new(["report error module_type", "[dump]"]));
+    static TASK: LazyLock<Needles> = LazyLock::new(|| Needles::new(TASK_ERRORS.iter().copied()));
+    static CASCADE: LazyLock<Needles> = LazyLock::new(|| Needles::new(CASCADES.iter().copied()));
     let lower = message.to_ascii_lowercase();
-    if module == "TSCH" || DEVICE_MARKERS.iter().any(|m| lower.contains(m)) {
+    if module == "TSCH" || DEVICE.any_in(&lower) {
         return CauseRank::DeviceFault;
     }
-    if is_ruler(message) {
+    if is_ruler(message) || REPORTS.any_in(&lower) {
         return CauseRank::Cascade;
     }
-    if lower.contains("report error module_type") || lower.contains("[dump]") {
-        return CauseRank::Cascade;
-    }
-    if lower.contains("retcode=")
-        || lower.contains("errno[")
-        || lower.contains("kernel execute failed")
-        || lower.contains("kernel execution failed")
-        || lower.contains("kernel task happen error")
-    {
+    if TASK.any_in(&lower) {
         return CauseRank::TaskError;
     }
-    if CASCADES.iter().any(|m| lower.contains(m)) {
+    if CASCADE.any_in(&lower) {
         return CauseRank::Cascade;
     }
     CauseRank::Error

@@ -14,7 +14,7 @@
 
 use std::sync::OnceLock;
 
-use memchr::memmem;
+use crate::needles::Needles;
 use serde::{Deserialize, Serialize};
 
 /// The table, as compiled in.
@@ -376,7 +376,7 @@ pub fn runtime_code(n: u64) -> Option<&'static Fact> {
 /// about every row of a kind, and `str::contains` would build each part's searcher per call.
 struct Keyed {
     fact: &'static Fact,
-    parts: Vec<memmem::Finder<'static>>,
+    parts: Needles,
 }
 
 /// The rows of `kind` with their searchers, in table order.
@@ -385,7 +385,7 @@ fn keyed(kind: Kind) -> &'static [Keyed] {
     let all = KEYED.get_or_init(|| {
         let mut all: Vec<(Kind, Vec<Keyed>)> = Vec::new();
         for fact in facts() {
-            let parts = fact.key.split('&').map(memmem::Finder::new).collect();
+            let parts = Needles::new(fact.key.split('&'));
             let row = Keyed { fact, parts };
             match all.iter_mut().find(|(k, _)| *k == fact.kind) {
                 Some((_, rows)) => rows.push(row),
@@ -402,10 +402,9 @@ fn keyed(kind: Kind) -> &'static [Keyed] {
 /// The first row of `kind` whose key occurs in `lower` (already lower-case): every
 /// `&`-separated part of it.
 fn phrase(kind: Kind, lower: &str) -> Option<&'static Fact> {
-    let hay = lower.as_bytes();
     keyed(kind)
         .iter()
-        .find(|row| row.parts.iter().all(|p| p.find(hay).is_some()))
+        .find(|row| row.parts.all_in(lower))
         .map(|row| row.fact)
 }
 
