@@ -69,6 +69,9 @@ pub enum LinePrefix<'a> {
     BracketLogger { level: &'a str },
     /// pytest's marker of the lines that explain a failure (`E       …`).
     PytestError,
+    /// A bracketed stage or component tag in front of another prefix: vllm-omni's `[Stage-1] `
+    /// before vLLM's logger header.
+    Tag { tag: &'a str },
 }
 
 /// The parsed TORCH_LOGS header.
@@ -158,6 +161,7 @@ pub fn strip_prefixes(line: &str) -> Stripped<'_> {
             old_torch_logs,
             old_logger,
             compose,
+            tag_before_prefix,
         ))
         .parse(rest);
         match parsed {
@@ -184,6 +188,15 @@ fn hms(i: &str) -> R<'_, &str> {
 
 fn opt_space(i: &str) -> R<'_, Option<char>> {
     opt(char(' ')).parse(i)
+}
+
+/// `[Stage-1] `: a bracketed word (letters, digits, `-_.`, at most 32) and a space, taken only
+/// where another prefix follows it, so a message that starts with a bracketed word keeps it.
+fn tag_before_prefix(i: &str) -> R<'_, LinePrefix<'_>> {
+    let word = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
+    let (after, t) = delimited(char('['), take_while_m_n(1, 32, word), tag("] ")).parse(i)?;
+    alt((vllm_process, vllm_logger, rank, glog, c10, bracket_logger)).parse(after)?;
+    Ok((after, LinePrefix::Tag { tag: t }))
 }
 
 fn vllm_process(i: &str) -> R<'_, LinePrefix<'_>> {
@@ -685,6 +698,21 @@ mod tests {
             let s = strip_prefixes(line);
             assert_eq!(s.rest, line);
             assert!(s.prefixes.is_empty());
+        }
+    }
+
+    #[test]
+    fn a_stage_tag_only_in_front_of_another_prefix() {
+        let p = strip_prefixes("(Worker pid=9) [Stage-1] ERROR 01-30 16:09:21 [multiproc_executor.py:822] ValueError: x");
+        assert_eq!(p.rest, "ValueError: x");
+        assert!(p.prefixes.contains(&LinePrefix::Tag { tag: "Stage-1" }));
+        // A message that starts with a bracketed word keeps it.
+        for line in [
+            "[Stage-1] loading weights",
+            "[FusedKernel] ERROR in tiling",
+            "[a b] ERROR 01-30 16:09:21 [x.py:1] y",
+        ] {
+            assert_eq!(strip_prefixes(line).rest, line);
         }
     }
 }

@@ -86,9 +86,6 @@ const CASCADE_WORDS: &[&str] = &[
     "the inner error is reported as above",
     "npu function error:",
     "function error:",
-    "synchronize stream failed",
-    "stream synchronize failed",
-    "synchronize failed",
     "event query",
     "queryevent",
     "aclqueryeventrecordedstatus",
@@ -99,13 +96,29 @@ const CASCADE_WORDS: &[&str] = &[
     "task failed",
     // A tool run as a subprocess (`subprocess.CalledProcessError`): its own output says why.
     "returned non-zero exit status",
+    // A wrapper that sends the reader elsewhere (vLLM's `EngineDeadError: … See stack trace
+    // (above) for the root cause.`, `Worker failed with error '…', please check the stack trace
+    // above for the root cause`).
+    "for the root cause",
+];
+
+/// Wording of a failed synchronisation: a cascade of whatever failed on the stream, unless the
+/// message names the device's fault by its runtime error number
+/// (`ACL stream synchronize failed, error code:507035`): then it is that fault's first report.
+const SYNC_WORDS: &[&str] = &[
+    "synchronize stream failed",
+    "stream synchronize failed",
+    "synchronize failed",
 ];
 
 /// Whether an error message only reports that something else failed.
 pub fn is_cascade_text(s: &str) -> bool {
     static CASCADE: LazyLock<Needles> =
         LazyLock::new(|| Needles::new(CASCADE_WORDS.iter().copied()));
-    CASCADE.any_in(s.to_ascii_lowercase())
+    static SYNC: LazyLock<Needles> = LazyLock::new(|| Needles::new(SYNC_WORDS.iter().copied()));
+    let lower = s.to_ascii_lowercase();
+    CASCADE.any_in(&lower)
+        || (SYNC.any_in(&lower) && !names_device_fault(s))
         || compiler_diag::is_compile_wrapper(s)
         || aclnn_call_failed(s).is_some()
         || only_says_where(s)
@@ -855,7 +868,8 @@ fn is_explain_summary(t: &str) -> bool {
 /// candidate. The hint may stand a few lines above the report, with only what torch_npu prints
 /// between them (its `ERRxxxxx` summary, the hint's second line, another hint): then every
 /// candidate between the two is a cascade. The report is cited when it says more than the hint —
-/// the hint is generic or unknown, or the report's root is a device fault — and the hint
+/// the hint is generic or unknown, the report's root is a device fault, or the report gives its
+/// own `Reason:` — and the hint
 /// otherwise (a hint that names a device fault or a timeout over a report that only says a
 /// launch or a query failed with the hint's code).
 fn merge_with_hint<'w>(out: &mut Vec<Candidate<'w>>, block: Candidate<'w>, w: &[WinLine<'w>]) {
@@ -885,7 +899,11 @@ fn merge_with_hint<'w>(out: &mut Vec<Candidate<'w>>, block: Candidate<'w>, w: &[
                 )
             });
             let device = is_device_fault(&block.message);
-            if !names_fault || device {
+            // A report that gives its own reason (`The argument is invalid.Reason: set
+            // ASCEND_RT_VISIBLE_DEVICES:4 error`) says why the device failed, where the hint
+            // only names the failure.
+            let reason = block.message.to_ascii_lowercase().contains("reason:");
+            if !names_fault || device || reason {
                 let (wl, wf) = (last.wrapper_line, std::mem::take(&mut last.frames));
                 let hint_line = w[last.index].no;
                 let hint_scope = std::mem::take(&mut last.scope);
@@ -1191,10 +1209,13 @@ impl<'w> OtherLine<'w> {
     fn error_record(&self, n: &Normalised<'_>, rest: &str) -> Option<Candidate<'w>> {
         let t = self.t;
         // A bare level tag (`[ERROR]  acl set device 0 failed`, the Ascend samples' and many C++
-        // tools' error macro); plog records and torch_npu lines were read before.
+        // tools' error macro), possibly with the component's own tags after it
+        // (`[ERROR][FusedDeepMoe] batchSize(bs) must <= 256.`); plog records and torch_npu lines
+        // were read before.
         let bare = ["[ERROR]", "[CRITICAL]", "[FATAL]"]
             .iter()
             .find_map(|tag| t.strip_prefix(tag))
+            .map(component_tags)
             .filter(|r| r.starts_with(char::is_whitespace));
         let error_level = match logger_error_level(n) {
             Some(level) => level,
@@ -1220,6 +1241,36 @@ impl<'w> OtherLine<'w> {
             )
         })
     }
+}
+
+/// Whether `s` names a fault or timeout on the device by its runtime error number (the
+/// knowledge table's nature of the number: `507035`, any `507…`).
+fn names_device_fault(s: &str) -> bool {
+    super::phase::runtime_number(s)
+        .and_then(knowledge::runtime_code)
+        .is_some_and(|f| {
+            matches!(
+                f.nature,
+                Some(knowledge::Nature::DeviceFault | knowledge::Nature::Timeout)
+            )
+        })
+}
+
+/// `s` past the bracketed component tags at its start (`[FusedDeepMoe]`, `[Triton][BEG]`: no
+/// spaces, at most 64 bytes each, at most four).
+fn component_tags(mut s: &str) -> &str {
+    for _ in 0..4 {
+        let Some(body) = s.strip_prefix('[') else {
+            break;
+        };
+        match body.find(']') {
+            Some(end) if end > 0 && end <= 64 && !body[..end].contains(char::is_whitespace) => {
+                s = &body[end + 1..];
+            }
+            _ => break,
+        }
+    }
+    s
 }
 
 /// Whether the line's logger prefix states an error level; `None` without a logger level.

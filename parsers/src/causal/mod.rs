@@ -802,6 +802,39 @@ mod tests {
         assert!(c.message.contains("init env failed"), "{}", c.message);
     }
 
+    // Batch 6 of the wider NPU world (docs/triage.md), each from its format's grammar: a device
+    // hint over a report that gives its own reason; a synchronisation failure that names the
+    // device's fault by number; a wrapper that sends the reader elsewhere for the root cause; a
+    // native component's `[ERROR][Tag]` message over a cut traceback; a stage tag in front of
+    // vLLM's logger header.
+    #[test]
+    fn reasons_numbers_pointers_tags_and_stages() {
+        let reason = "[Error]: The device is unavailable.\n        Check whether the device is running properly.\nEE1001: [PID: 7] 2026-01-01-00:00:00.000.000 The argument is invalid.Reason: set ASCEND_RT_VISIBLE_DEVICES:6 error, input data rang[0-1)\n        Solution: 1.Check the input parameter range of the function.\n";
+        assert_eq!(
+            (first(reason).line, first(reason).shape),
+            (3, Shape::CannReport)
+        );
+        // Without a reason the hint that names the fault stays cited (as above).
+        let bare = "[Error]: The device is unavailable.\nEE1001: [PID: 7] 2026-01-01-00:00:00.000.000 The argument is invalid.\n";
+        assert_eq!(first(bare).line, 1);
+        let sync = "ERROR 01-01 00:00:00 [core.py:1]     y = x.tolist()\nERROR 01-01 00:00:00 [core.py:1] RuntimeError: ACL stream synchronize failed, error code:507015\nERROR 01-01 00:00:01 [async_llm.py:2] vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the root cause.\n";
+        let c = first(sync);
+        assert_eq!((c.line, c.tier), (2, Tier::Strong));
+        // Without a device-side number it is a cascade, as before.
+        let plain = "RuntimeError: ACL stream synchronize failed, error code:107003\n";
+        assert_eq!(first(plain).tier, Tier::Cascade);
+        let pointer = "EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the root cause.\n";
+        assert_eq!(first(pointer).tier, Tier::Cascade);
+        let tags = "[ERROR][FusedKernel] batchSize(bs) must <= 128.\n[ERROR][FusedKernel] CheckData failed.\nScheduler hit an exception: Traceback (most recent call last):\n  File \"/x/scheduler.py\", line 9, in run\n    loop()\n...\n";
+        let c = first(tags);
+        assert_eq!(
+            (c.line, c.message.as_str()),
+            (1, "batchSize(bs) must <= 128.")
+        );
+        let stage = "(Worker pid=9) [Stage-2] ERROR 01-01 00:00:00 [multiproc_executor.py:1] torch._dynamo.exc.Unsupported: Attempted to call function marked as skipped\n";
+        assert_eq!(first(stage).line, 1);
+    }
+
     // Bad input: garbage, NUL bytes and invalid UTF-8 give no error and never panic.
     #[test]
     fn garbage_is_no_error() {
