@@ -105,6 +105,10 @@ warm_pread() { once npgx_compare_pread; }
 echo "== in turn, best of $runs rounds ($(load)): the read limit; stream-only (npgx's reader and a"
 echo "   kernel that only loads); npgx dump-compare; --mmap; --no-mmap"
 read -r t_cat t_stream t_npgx t_mapped t_pread < <(in_turn warm_read warm_stream warm_npgx warm_mapped warm_pread)
+# A VM may page out page-cache pages it deems cold (DAMON's `pageout` scheme): a file not wholly
+# resident is read with pread and partly from disk, so the warm figures hold only if this stays
+# near the total.
+echo "== resident after the warm runs: $(resident_bytes "$golden" "$target") of $bytes bytes"
 read -r anon_kb file_kb < <(peak_rss_split "$bin" dump-compare "$golden" "$target" --format json --no-progress)
 
 # Cold cache (issue 35 item 4), as in bench_dump_scan.sh: both trees evicted before each run.
