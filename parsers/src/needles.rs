@@ -31,6 +31,15 @@ impl Needles {
         self.0.iter().any(|f| f.find(hay).is_some())
     }
 
+    /// Where the needles occur in `hay` as (start, end) byte ranges: the first needle's
+    /// non-overlapping occurrences from the left, then the second's, and so on.
+    pub fn matches<'h>(&'h self, hay: &'h [u8]) -> impl Iterator<Item = (usize, usize)> + 'h {
+        self.0.iter().flat_map(move |f| {
+            let len = f.needle().len();
+            f.find_iter(hay).map(move |at| (at, at + len))
+        })
+    }
+
     /// Whether every needle occurs in `hay` (all do when the list is empty).
     pub fn all_in(&self, hay: impl AsRef<[u8]>) -> bool {
         let hay = hay.as_ref();
@@ -60,5 +69,9 @@ mod tests {
         assert!(!empty.any_in("x") && empty.all_in("x"));
         let bytes = Needles::new([&b"core_id"[..]]);
         assert!(bytes.any_in(b"a core_id=1".as_slice()));
+        // Needle by needle, each one's occurrences from the left, without overlaps.
+        let leads = Needles::new(["ret ", "aa"]);
+        let got: Vec<_> = leads.matches(b"aaa ret 1 ret 2").collect();
+        assert_eq!(got, [(4, 8), (10, 14), (0, 2)]);
     }
 }

@@ -24,12 +24,14 @@
 //! outranks evidence.
 
 use std::borrow::Cow;
+use std::sync::LazyLock;
 
 use serde::{Deserialize, Serialize};
 
 use super::{CausalError, Shape};
 use crate::cann_error::find_code;
 use crate::knowledge::{self, CauseKind, Nature, Phase};
+use crate::needles::Needles;
 
 /// Where the phase was read, which decides how much it is trusted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -118,24 +120,21 @@ pub fn runtime_number(line: &str) -> Option<u64> {
         "ret ",
         "failed: ",
     ];
+    // Asked of every line the causal engine reads: the leads' searchers are built once.
+    static LEAD: LazyLock<Needles> = LazyLock::new(|| Needles::new(LEADS.iter().copied()));
     let l = line.to_ascii_lowercase();
-    LEADS.iter().find_map(|lead| {
-        let mut from = 0;
-        while let Some(at) = l[from..].find(lead) {
-            let r = l[from + at + lead.len()..].trim_start();
-            let end = r.find(|c: char| !c.is_ascii_digit()).unwrap_or(r.len());
-            if let Ok(n) = r[..end].parse::<u64>() {
-                if matches!(
-                    n,
-                    107_000..=107_999 | 207_000..=207_999 | 507_000..=507_999 | 500_000..=500_999
-                ) {
-                    return Some(n);
-                }
-            }
-            from += at + lead.len();
-        }
-        None
-    })
+    let number = LEAD.matches(l.as_bytes()).find_map(|(_, after)| {
+        // The leads are ASCII: `after` is a char boundary.
+        let r = l[after..].trim_start();
+        let end = r.find(|c: char| !c.is_ascii_digit()).unwrap_or(r.len());
+        let n = r[..end].parse::<u64>().ok()?;
+        matches!(
+            n,
+            107_000..=107_999 | 207_000..=207_999 | 507_000..=507_999 | 500_000..=500_999
+        )
+        .then_some(n)
+    });
+    number
 }
 
 /// Exception classes raised by the compile stack (Dynamo, FakeTensor, AOTAutograd, Inductor),
