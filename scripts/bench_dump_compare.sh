@@ -97,6 +97,7 @@ npgx_compare() { "$bin" dump-compare "$golden" "$target" --format json --no-prog
 
 npgx_compare_mapped() { "$bin" dump-compare "$golden" "$target" --format json --no-progress --mmap; }
 npgx_compare_pread() { "$bin" dump-compare "$golden" "$target" --format json --no-progress --no-mmap; }
+stream_bin
 warm_read() { local runs=1; read_limit "$golden" "$target"; }
 warm_stream() { local runs=1; stream_limit "$golden" "$target"; }
 warm_npgx() { once npgx_compare; }

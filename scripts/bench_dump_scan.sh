@@ -104,6 +104,7 @@ npgx_scan() { "$bin" dump-scan "$tree" --format json --no-progress; }
 npgx_scan_mapped() { "$bin" dump-scan "$tree" --format json --no-progress --mmap; }
 npgx_scan_pread() { "$bin" dump-scan "$tree" --format json --no-progress --no-mmap; }
 
+stream_bin
 warm_read() { local runs=1; read_limit "$tree"; }
 warm_stream() { local runs=1; stream_limit "$tree"; }
 warm_npgx() { once npgx_scan; }

@@ -36,7 +36,10 @@ in_turn() { # the best time of each measurement named in "$@" (a function printi
   local f t
   for _ in $(seq "$runs"); do
     for f in "$@"; do
-      t=$("$f")
+      # (run under `< <(in_turn …)`: a failed or silent measurement ends the input, and the
+      # caller's `read` stops the bench, with the measurement named here)
+      t=$("$f") || { echo "in_turn: $f failed" >&2; exit 1; }
+      [ -n "$t" ] || { echo "in_turn: $f printed no time" >&2; exit 1; }
       if [ -z "${b[$f]:-}" ] || awk -v t="$t" -v b="${b[$f]}" 'BEGIN {exit !(t < b)}'; then b[$f]=$t; fi
     done
   done
@@ -125,6 +128,14 @@ cpu() { # the CPU a ratio was measured on, printed beside it (issue 44 item 6): 
     caches="$caches L$level $size"
   done
   echo "cpu: ${model:-unknown} ($(nproc) cores; ${ext:-no vector extensions listed};${caches:- caches unknown})"
+}
+
+stream_bin() { # builds the stream-only example once, unless $NPGX_STREAM_BIN names it, and
+  # exports NPGX_STREAM_BIN (call it before measuring stream_limit in turn: once per bench)
+  if [ -z "${NPGX_STREAM_BIN:-}" ]; then
+    cargo build --release --locked --quiet --example stream_limit >&2
+    export NPGX_STREAM_BIN="${CARGO_TARGET_DIR:-target}/release/examples/stream_limit"
+  fi
 }
 
 stream_limit() { # best wall time (s) of $runs passes over every byte of PATH… read the way npgx

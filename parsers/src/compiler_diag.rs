@@ -347,7 +347,8 @@ pub fn is_compile_wrapper(text: &str) -> bool {
     if l.contains("failed to run bisheng") && l.contains("pipeline") {
         return true;
     }
-    WRAPPERS.iter().any(|w| l.contains(w))
+    static ANY: LazyLock<Needles> = LazyLock::new(|| Needles::new(WRAPPERS.iter().copied()));
+    ANY.any_in(&l)
 }
 
 /// The diagnostic a compile wrapper quotes: AscendC's compile driver prints the compiler's first

@@ -11,7 +11,7 @@ use npgx_parsers::aicore::{
 };
 use npgx_parsers::causal::phase::runtime_number;
 use npgx_parsers::causal::{kernel_assert_remedy, table_remedy, CausalError, CauseRank, Remedy};
-use npgx_parsers::knowledge::{self, Nature};
+use npgx_parsers::knowledge;
 use npgx_parsers::needles::Needles;
 use serde::{Deserialize, Serialize};
 
@@ -242,7 +242,7 @@ impl DeviceErrors {
             let may_name = || device_side_leads().any_in(&self.scratch);
             if self.named.is_none() && may_name() {
                 self.named = runtime_number(&msg)
-                    .filter(|&n| is_device_side(n))
+                    .filter(|&n| knowledge::is_device_side(n))
                     .map(|n| (no, n));
             }
             if looks_like_evidence(&msg)
@@ -264,7 +264,7 @@ fn device_side_leads() -> &'static Needles {
         let mut leads: Vec<&str> = knowledge::facts()
             .iter()
             .filter(|f| f.kind == knowledge::Kind::Runtime)
-            .filter(|f| matches!(f.nature, Some(Nature::DeviceFault | Nature::Timeout)))
+            .filter(|f| f.is_device_side())
             .filter_map(|f| f.key.get(..3))
             .collect();
         leads.sort_unstable();
@@ -272,14 +272,6 @@ fn device_side_leads() -> &'static Needles {
         Needles::new(leads)
     });
     &LEADS
-}
-
-/// Whether a runtime error number is a fault or timeout on the device (its knowledge row's
-/// nature), which a device-error record would describe.
-fn is_device_side(n: u64) -> bool {
-    knowledge::runtime_code(n)
-        .and_then(|f| f.nature)
-        .is_some_and(|nature| matches!(nature, Nature::DeviceFault | Nature::Timeout))
 }
 
 /// Lines read before and after a device error's line for its assertion (its record starts a few

@@ -39,9 +39,12 @@
 pub mod tables;
 pub mod torch_npu;
 
+use std::sync::LazyLock;
+
 use serde::{Deserialize, Serialize};
 
 use crate::line_prefix::strip_prefixes;
+use crate::needles::Needles;
 use crate::plog::header::{parse_header, timestamp, PlogTime};
 use crate::plog::record::{lines, lossy};
 
@@ -615,7 +618,8 @@ pub fn parse_reports(text: &[u8]) -> Vec<CannErrorReport> {
 pub fn parse_torch_npu_lines(text: &[u8]) -> Vec<torch_npu::TorchNpuError> {
     let mut out = Vec::new();
     for (no, line) in lines(text) {
-        if memchr::memmem::find(line, b"ERR").is_none() {
+        static ERR: LazyLock<Needles> = LazyLock::new(|| Needles::new(["ERR"]));
+        if !ERR.any_in(line) {
             continue;
         }
         let s = lossy(line);

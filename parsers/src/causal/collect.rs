@@ -105,6 +105,8 @@ const CASCADE_WORDS: &[&str] = &[
 /// Wording of a failed synchronisation: a cascade of whatever failed on the stream, unless the
 /// message names the device's fault by its runtime error number
 /// (`ACL stream synchronize failed, error code:507035`): then it is that fault's first report.
+/// Plog records are ranked by [`rank_plog_error`], which keeps them a cascade: in a plog the
+/// device's own records of the fault come before the synchronisation that reports it.
 const SYNC_WORDS: &[&str] = &[
     "synchronize stream failed",
     "stream synchronize failed",
@@ -892,17 +894,16 @@ fn merge_with_hint<'w>(out: &mut Vec<Candidate<'w>>, block: Candidate<'w>, w: &[
             // A hint names the fault only when it is a device fault or a timeout (`The aicore
             // execution times out.`); a resource, memory, parameter or generic hint is the
             // code's summary, and the report after it says what exactly.
-            let names_fault = knowledge::hint(&last.message).is_some_and(|f| {
-                matches!(
-                    f.nature,
-                    Some(knowledge::Nature::DeviceFault | knowledge::Nature::Timeout)
-                )
-            });
+            let names_fault =
+                knowledge::hint(&last.message).is_some_and(knowledge::Fact::is_device_side);
             let device = is_device_fault(&block.message);
             // A report that gives its own reason (`The argument is invalid.Reason: set
             // ASCEND_RT_VISIBLE_DEVICES:4 error`) says why the device failed, where the hint
             // only names the failure.
-            let reason = block.message.to_ascii_lowercase().contains("reason:");
+            let reason = block
+                .message
+                .split_once("Reason:")
+                .is_some_and(|(_, why)| why.bytes().any(|b| b.is_ascii_alphanumeric()));
             if !names_fault || device || reason {
                 let (wl, wf) = (last.wrapper_line, std::mem::take(&mut last.frames));
                 let hint_line = w[last.index].no;
@@ -1221,10 +1222,11 @@ impl<'w> OtherLine<'w> {
             Some(level) => level,
             None => bare.is_some(),
         };
+        let said = bare.unwrap_or(t);
         let message = error_level
             && !rest.starts_with(char::is_whitespace)
             && t != "Traceback (most recent call last):"
-            && t.bytes().any(|b| b.is_ascii_alphabetic());
+            && said.bytes().any(|b| b.is_ascii_alphabetic());
         message.then(|| {
             // A record that names its error number says what failed as much as a report does.
             let rank = if super::phase::runtime_number(t).is_some() {
@@ -1243,17 +1245,10 @@ impl<'w> OtherLine<'w> {
     }
 }
 
-/// Whether `s` names a fault or timeout on the device by its runtime error number (the
-/// knowledge table's nature of the number: `507035`, any `507…`).
+/// Whether `s` names a fault or timeout on the device by its runtime error number (a number
+/// whose knowledge row is a device fault or a timeout: `507035`).
 fn names_device_fault(s: &str) -> bool {
-    super::phase::runtime_number(s)
-        .and_then(knowledge::runtime_code)
-        .is_some_and(|f| {
-            matches!(
-                f.nature,
-                Some(knowledge::Nature::DeviceFault | knowledge::Nature::Timeout)
-            )
-        })
+    super::phase::runtime_number(s).is_some_and(knowledge::is_device_side)
 }
 
 /// `s` past the bracketed component tags at its start (`[FusedDeepMoe]`, `[Triton][BEG]`: no
@@ -1389,6 +1384,23 @@ mod tests {
     /// The (line, tier, rule) of each candidate.
     fn rules(got: &[(u64, Tier, &'static str, String)]) -> Vec<(u64, Tier, &'static str)> {
         got.iter().map(|(l, t, r, _)| (*l, *t, *r)).collect()
+    }
+
+    #[test]
+    fn component_tags_after_the_level() {
+        assert_eq!(component_tags("[Triton][BEG] x"), " x");
+        // At most four tags, each without spaces and at most 64 bytes.
+        assert_eq!(component_tags("[A][B][C][D][E] x"), "[E] x");
+        let long = format!("[{}] x", "a".repeat(65));
+        assert_eq!(component_tags(&long), long);
+        assert_eq!(component_tags("[a b] x"), "[a b] x");
+        assert_eq!(component_tags("[] x"), "[] x");
+        // An error record needs letters in its message, past the tags.
+        assert!(candidates("[ERROR][Tag] 123\n").is_empty());
+        assert_eq!(
+            rules(&candidates("[ERROR][Tag] ring 3 lost\n")),
+            [(1, Tier::Cascade, "logger.error-record")]
+        );
     }
 
     #[test]

@@ -124,8 +124,7 @@ pub fn runtime_number(line: &str) -> Option<u64> {
     static LEAD: LazyLock<Needles> = LazyLock::new(|| Needles::new(LEADS.iter().copied()));
     let l = line.to_ascii_lowercase();
     let number = LEAD.matches(l.as_bytes()).find_map(|(_, after)| {
-        // The leads are ASCII: `after` is a char boundary.
-        let r = l[after..].trim_start();
+        let r = l.get(after..)?.trim_start();
         let end = r.find(|c: char| !c.is_ascii_digit()).unwrap_or(r.len());
         let n = r[..end].parse::<u64>().ok()?;
         matches!(

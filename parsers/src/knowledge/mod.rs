@@ -237,6 +237,17 @@ impl Fact {
             PhaseCell::OperatorCheck => Some(under),
         }
     }
+
+    /// Whether the row's nature is a fault or a timeout on the device.
+    pub fn is_device_side(&self) -> bool {
+        matches!(self.nature, Some(Nature::DeviceFault | Nature::Timeout))
+    }
+}
+
+/// Whether a runtime error number is a fault or a timeout on the device, by its row's nature
+/// (`507035`, the `507*` range; not `507011` or `507033`, whose rows say otherwise).
+pub fn is_device_side(n: u64) -> bool {
+    runtime_code(n).is_some_and(Fact::is_device_side)
 }
 
 /// A row that does not parse: its 1-based line and why.
