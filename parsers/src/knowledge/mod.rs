@@ -14,8 +14,9 @@
 
 use std::sync::OnceLock;
 
-use crate::needles::Needles;
 use serde::{Deserialize, Serialize};
+
+use crate::needles::Needles;
 
 /// The table, as compiled in.
 const TABLE: &str = include_str!("knowledge.tsv");
