@@ -9,22 +9,24 @@ now() { date +%s.%N; }
 bench_out="$(mktemp)"
 trap 'rm -f "$bench_out"' EXIT
 
-best() { # best wall time (s) of $runs runs of "$@", stdout to a scratch file
-  local b="" s e t
-  for _ in $(seq "$runs"); do
-    s=$(now); "$@" > "$bench_out" 2> /dev/null || true; e=$(now)
-    t=$(awk -v s="$s" -v e="$e" 'BEGIN {printf "%.4f", e - s}')
-    if [ -z "$b" ] || awk -v t="$t" -v b="$b" 'BEGIN {exit !(t < b)}'; then b=$t; fi
-  done
-  : > "$bench_out"
-  echo "$b"
-}
-
 once() { # wall time (s) of one run of "$@", stdout to a scratch file
   local s e
   s=$(now); "$@" > "$bench_out" 2> /dev/null || true; e=$(now)
   : > "$bench_out"
   awk -v s="$s" -v e="$e" 'BEGIN {printf "%.4f", e - s}'
+}
+
+faster() { # whether time $1 beats $2, the best so far (none yet: it does)
+  [ -z "$2" ] || awk -v t="$1" -v b="$2" 'BEGIN {exit !(t < b)}'
+}
+
+best() { # best wall time (s) of $runs runs of "$@", stdout to a scratch file
+  local b="" t
+  for _ in $(seq "$runs"); do
+    t=$(once "$@")
+    if faster "$t" "$b"; then b=$t; fi
+  done
+  echo "$b"
 }
 
 in_turn() { # the best time of each measurement named in "$@" (a function printing one time in
@@ -40,7 +42,7 @@ in_turn() { # the best time of each measurement named in "$@" (a function printi
       # caller's `read` stops the bench, with the measurement named here)
       t=$("$f") || { echo "in_turn: $f failed" >&2; exit 1; }
       [ -n "$t" ] || { echo "in_turn: $f printed no time" >&2; exit 1; }
-      if [ -z "${b[$f]:-}" ] || awk -v t="$t" -v b="${b[$f]}" 'BEGIN {exit !(t < b)}'; then b[$f]=$t; fi
+      if faster "$t" "${b[$f]:-}"; then b[$f]=$t; fi
     done
   done
   for f in "$@"; do printf '%s ' "${b[$f]}"; done
@@ -85,14 +87,12 @@ resident_bytes() { # bytes of the files under PATH… that the page cache holds 
 
 cold_best() { # best wall time (s) of $runs runs of "$@", the files under $cold_tree evicted
   # before each run (stdout to a scratch file)
-  local b="" s e t
+  local b="" t
   for _ in $(seq "$runs"); do
     evict "$cold_tree"
-    s=$(now); "$@" > "$bench_out" 2> /dev/null || true; e=$(now)
-    t=$(awk -v s="$s" -v e="$e" 'BEGIN {printf "%.4f", e - s}')
-    if [ -z "$b" ] || awk -v t="$t" -v b="$b" 'BEGIN {exit !(t < b)}'; then b=$t; fi
+    t=$(once "$@")
+    if faster "$t" "$b"; then b=$t; fi
   done
-  : > "$bench_out"
   echo "$b"
 }
 
