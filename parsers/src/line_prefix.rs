@@ -19,14 +19,16 @@
 //! elided_glog   = ("..." | "…") path ":" n "]" [" [" trace_id "]"] [" [__" artifact "]"] [" "]
 //! compose       = service " "+ "|" [" "]                                  web-1    | (docker compose)
 //! pytest_error  = "E" " "{2,}                                             E       AssertionError: …
-//! bracket_logger= "[" YYYY-MM-DD (" "|"T") hh:mm:ss [("."|",") frac] ( " " L " " ids "]" [" " path ":" n ": "]
+//! bracket_logger= "[" YYYY-MM-DD (" "|"T") hh:mm:ss [("."|",") frac] [zone] ( " " L " " ids "]" [" " path ":" n ": "]
 //!                 | "]" (" "? "[" field "]"){0..8} with one field a LEVEL word [" "? ": "] ) [" "]
 //! ```
 //!
 //! `bracket_logger` is the bracketed record header of C++ and Python service loggers: Ray's
 //! `[2026-08-05 07:11:08,188 E 3848117 3848117] logging.cc:501: `, MindIE's
 //! `[2025-04-15 16:40:05.552024] [17310] [281473799454720] [llm] [ERROR] [model_deploy_config.cpp:159] `
-//! and `[2025-11-25 17:23:11,888] [249] [281471718846752] [llm] [ERROR] [logging.py-348] : `,
+//! and `[2025-11-25 17:23:11,888] [249] [281471718846752] [llm] [ERROR] [logging.py-348] : `
+//! (its server's time with an ISO 8601 offset, `zone` = `Z` | ("+"|"-") hh [":"] mm:
+//! `[2025-12-15 15:19:22.681+08:00] [38] [452] [server] [ERROR] [http_server.cpp:163] : `),
 //! spdlog's `[2025-01-01 12:00:00.123] [name] [error] `. Without a level it is not one (the
 //! pre-2.2 TORCH_LOGS form has none there).
 //!
@@ -450,6 +452,15 @@ fn is_level_word(f: &str) -> bool {
     LEVELS.iter().any(|l| l.eq_ignore_ascii_case(f))
 }
 
+/// An ISO 8601 time-zone designator: `Z`, `+08:00`, `-0500`.
+fn zone(i: &str) -> R<'_, &str> {
+    recognize(alt((
+        recognize(char('Z')),
+        recognize((one_of("+-"), digits(2), opt(char(':')), digits(2))),
+    )))
+    .parse(i)
+}
+
 fn bracket_logger(i: &str) -> R<'_, LinePrefix<'_>> {
     let (r, _) = (
         bracket_date,
@@ -459,6 +470,7 @@ fn bracket_logger(i: &str) -> R<'_, LinePrefix<'_>> {
             one_of(".,"),
             take_while_m_n(1, 9, |c: char| c.is_ascii_digit()),
         )),
+        opt(zone),
     )
         .parse(i)?;
     // Ray (glog in brackets): ` E 3848117 3848117] logging.cc:501: `.
@@ -656,6 +668,9 @@ mod tests {
         for (line, level, rest) in [
             ("[2025-04-15 16:40:05.552024] [17310] [281473799454720] [llm] [ERROR] [model_deploy_config.cpp:159] Failed to get vocab size", "ERROR", "Failed to get vocab size"),
             ("[2025-11-25 17:23:11,888] [249] [281471718846752] [llm] [ERROR] [logging.py-348] : Warmup failed", "ERROR", "Warmup failed"),
+            ("[2025-12-15 15:19:22.681+08:00] [38] [452] [server] [ERROR] [http_server.cpp:163] : [MIE04E02041C] [endpoint] Failed to listen", "ERROR", "[MIE04E02041C] [endpoint] Failed to listen"),
+            ("[2025-01-01T12:00:00Z] [WARNING] late", "WARNING", "late"),
+            ("[2025-01-01 12:00:00.5-0500] [error] x", "error", "x"),
             ("[2026-08-05 07:11:08,188 E 3848117 3848117] logging.cc:501: *** SIGSEGV received at time=1 ***", "E", "*** SIGSEGV received at time=1 ***"),
             ("[2025-01-01 12:00:00.123] [engine] [error] queue full", "error", "queue full"),
             ("[2025-01-01 12:00:00.123] [engine] [error] [Config] bad value", "error", "[Config] bad value"),
