@@ -97,15 +97,19 @@ npgx_compare() { "$bin" dump-compare "$golden" "$target" --format json --no-prog
 
 npgx_compare_mapped() { "$bin" dump-compare "$golden" "$target" --format json --no-progress --mmap; }
 npgx_compare_pread() { "$bin" dump-compare "$golden" "$target" --format json --no-progress --no-mmap; }
+# The same binary capped at its AVX2 loops (src/simd.rs, NPGX_SIMD): whether the AVX-512 ones win
+# on this CPU, measured (on a CPU without AVX-512 both are the AVX2 loops).
+npgx_compare_avx2() { NPGX_SIMD=avx2 "$bin" dump-compare "$golden" "$target" --format json --no-progress; }
 stream_bin
 warm_read() { local runs=1; read_limit "$golden" "$target"; }
 warm_stream() { local runs=1; stream_limit "$golden" "$target"; }
 warm_npgx() { once npgx_compare; }
 warm_mapped() { once npgx_compare_mapped; }
 warm_pread() { once npgx_compare_pread; }
+warm_avx2() { once npgx_compare_avx2; }
 echo "== in turn, best of $runs rounds ($(load)): the read limit; stream-only (npgx's reader and a"
-echo "   kernel that only loads); npgx dump-compare; --mmap; --no-mmap"
-read -r t_cat t_stream t_npgx t_mapped t_pread < <(in_turn warm_read warm_stream warm_npgx warm_mapped warm_pread)
+echo "   kernel that only loads); npgx dump-compare; --mmap; --no-mmap; NPGX_SIMD=avx2"
+read -r t_cat t_stream t_npgx t_mapped t_pread t_avx2 < <(in_turn warm_read warm_stream warm_npgx warm_mapped warm_pread warm_avx2)
 # A VM may page out page-cache pages it deems cold (DAMON's `pageout` scheme): a file not wholly
 # resident is read with pread and partly from disk, so the warm figures hold only if this stays
 # near the total.
@@ -142,7 +146,7 @@ rm -f "$out"
 
 awk -v b="$bytes" -v c="$t_cat" -v n="$t_npgx" -v p="$t_py" -v r="$rss_kb" \
     -v pr="$t_mapped" -v cl="$t_cold_limit" -v cn="$t_cold" -v cp="$t_cold_mapped" -v an="$anon_kb" -v fi="$file_kb" \
-    -v pd="$t_pread" -v cr="$t_cold_pread" -v st="$t_stream" \
+    -v pd="$t_pread" -v cr="$t_cold_pread" -v st="$t_stream" -v a2="$t_avx2" \
     -v np_="$npgx_pairs" -v nf="$npgx_failed" -v nc="$npgx_cos" -v pp="$py_pairs" -v pf="$py_failed" -v pc="$py_cos" 'BEGIN {
   mib = b / 1048576
   printf "\n%-28s %10s %12s\n", "", "seconds", "MiB/s"
@@ -151,12 +155,14 @@ awk -v b="$bytes" -v c="$t_cat" -v n="$t_npgx" -v p="$t_py" -v r="$rss_kb" \
   printf "%-28s %10.3f %12.0f\n", "npgx dump-compare", n, mib / n
   printf "%-28s %10.3f %12.0f\n", "npgx dump-compare --mmap", pr, mib / pr
   printf "%-28s %10.3f %12.0f\n", "npgx dump-compare --no-mmap", pd, mib / pd
+  printf "%-28s %10.3f %12.0f\n", "npgx, NPGX_SIMD=avx2", a2, mib / a2
   printf "%-28s %10.3f %12.0f\n", "cold read limit", cl, mib / cl
   printf "%-28s %10.3f %12.0f\n", "npgx dump-compare, cold", cn, mib / cn
   printf "%-28s %10.3f %12.0f\n", "npgx --mmap, cold", cp, mib / cp
   printf "%-28s %10.3f %12.0f\n", "npgx --no-mmap, cold", cr, mib / cr
   printf "%-28s %10.3f %12.0f\n", "python + numpy baseline", p, mib / p
   printf "\nnpgx / read   = %.2fx   (target >= 0.8x; --mmap %.2fx, --no-mmap %.2fx)\n", c / n, c / pr, c / pd
+  printf "widest loops / AVX2 loops = %.2fx   (NPGX_SIMD=avx2 time / default time: above 1, the AVX-512 loops win on this CPU)\n", a2 / n
   printf "stream-only / read = %.2fx   (a kernel that only loads, through the same reader: no kernel with it does better here)\n", c / st
   printf "cold: npgx / cold read = %.2fx   (target >= 0.9x; --mmap %.2fx, --no-mmap %.2fx)\n", cl / cn, cl / cp, cl / cr
   printf "peak RssAnon %.1f MiB, peak RssFile (mapped page-cache pages) %.1f MiB\n", an / 1024, fi / 1024

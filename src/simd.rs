@@ -1,20 +1,28 @@
-//! The one run-time dispatch to wider vectors (AVX2 and F16C on x86-64, NEON on AArch64), for
-//! the hot loops of `dump-scan` (statistics, [`crate::scan::stats`]) and `dump-compare` (metrics).
+//! The one run-time dispatch to wider vectors (AVX2 and F16C on x86-64, and AVX-512 for the
+//! kernels that have loops for it; NEON on AArch64), for the hot loops of `dump-scan`
+//! (statistics, [`crate::scan::stats`]) and `dump-compare` (metrics).
 //!
 //! A hot loop is written once, portably, as a [`Kernel`] whose [`Kernel::run`] is
 //! `#[inline(always)]`. [`dispatch`] runs it inlined into a function compiled with the target
-//! features when the CPU has them, and as is otherwise. One list of features per architecture
-//! feeds both the `#[target_feature]` attributes and the run-time check, so the check cannot
-//! miss one. FMA is not in it: Rust never fuses a multiply and an add on its own, so it would
-//! buy nothing (and results stay bit-identical to the portable build).
+//! features when the CPU has them, and as is otherwise. One list of features per level feeds
+//! both the `#[target_feature]` attributes and the run-time check, so the check cannot miss
+//! one. FMA is not in it: Rust never fuses a multiply and an add on its own, so it would buy
+//! nothing (and results stay bit-identical to the portable build).
 //!
 //! Where the compiler's vectoriser falls short (it turns lane-wise f64 code into blends and
 //! shuffles), a kernel can also provide [`Kernel::run_x86`] or [`Kernel::run_neon`], the same
-//! loop written with `std::arch` vectors. It is called only from the feature-enabled function,
-//! with a `Features` token ([`x86::Features`], [`aarch64::Features`]) as proof that the CPU has
-//! the features, and must give the portable `run`'s result bit for bit (same operations per
-//! lane, same order; tested per kernel, the AArch64 ones under qemu by
-//! `scripts/check_aarch64.sh`).
+//! loop written with `std::arch` vectors, and on x86-64 `run_x86_512` with AVX-512 vectors
+//! (when the compiler has them: `cfg(npgx_avx512)`, Rust 1.89 or later, `build.rs`). It is called
+//! only from the feature-enabled function, with a `Features` token ([`x86::Features`],
+//! [`aarch64::Features`]) as proof that the CPU has the features, and must give the portable
+//! `run`'s result bit for bit (same operations per lane, same order; tested per kernel, the
+//! AArch64 ones under qemu by `scripts/check_aarch64.sh`).
+//!
+//! [`SIMD_ENV`] caps the widest level used (`portable`, `avx2` or `neon`, `avx512`: the
+//! default, the widest the CPU has), so one binary can measure each level on one CPU
+//! (`scripts/bench_dump_compare.sh` does); the answer is the same at every level.
+
+use std::sync::LazyLock;
 
 /// A hot loop. `run` must be `#[inline(always)]` (and everything it calls in the loop too), so
 /// that it is compiled into the feature-enabled caller.
@@ -27,6 +35,18 @@ pub trait Kernel: Sized {
     #[inline(always)]
     fn run_x86(self, _: x86::Features) -> Self::Output {
         self.run()
+    }
+
+    /// Whether [`dispatch`] runs `run_x86_512` on a CPU with AVX-512 (a kernel with AVX-512
+    /// loops says so; the others stay on AVX2, measured as fast for them).
+    #[cfg(all(target_arch = "x86_64", npgx_avx512))]
+    const AVX512: bool = false;
+
+    /// The loop with AVX-512 vectors, `#[inline(always)]` too; by default `run_x86`.
+    #[cfg(all(target_arch = "x86_64", npgx_avx512))]
+    #[inline(always)]
+    fn run_x86_512(self, f: x86::avx512::Features) -> Self::Output {
+        self.run_x86(f.avx2())
     }
 
     /// The loop with NEON vectors, `#[inline(always)]` too; by default `run`.
@@ -53,10 +73,45 @@ fn ahead(bytes: &[u8], at: usize) -> Option<*const u8> {
     Some(bytes[at.saturating_add(AHEAD).min(last)..].as_ptr())
 }
 
-/// Runs `k` with the widest vectors this CPU has.
+/// The environment variable that caps the vectors [`dispatch`] uses (see the module's text).
+pub const SIMD_ENV: &str = "NPGX_SIMD";
+
+/// The widest level [`dispatch`] may use: [`SIMD_ENV`], read once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Cap {
+    /// The portable loops only.
+    Portable,
+    /// AVX2 and F16C, or NEON.
+    Vectors,
+    /// The widest the CPU has (AVX-512 for the kernels with such loops).
+    Widest,
+}
+
+impl Cap {
+    /// The cap a value of [`SIMD_ENV`] names; unset, empty or unknown: [`Cap::Widest`].
+    pub fn named(value: Option<&str>) -> Cap {
+        match value.map(str::trim) {
+            Some("portable") => Cap::Portable,
+            Some("avx2" | "neon") => Cap::Vectors,
+            _ => Cap::Widest,
+        }
+    }
+}
+
+static CAP: LazyLock<Cap> = LazyLock::new(|| Cap::named(std::env::var(SIMD_ENV).ok().as_deref()));
+
+/// Runs `k` with the widest vectors this CPU has (up to [`SIMD_ENV`]'s cap).
 pub fn dispatch<K: Kernel>(k: K) -> K::Output {
+    let cap = *CAP;
+    #[cfg(all(target_arch = "x86_64", npgx_avx512))]
+    if K::AVX512 && cap == Cap::Widest && x86::avx512::available() {
+        #[cfg(test)]
+        VECTOR_RUNS.with(|n| n.set(n.get() + 1));
+        // SAFETY: the CPU has every feature `avx512::run_simd` is compiled for.
+        return unsafe { x86::avx512::run_simd(k) };
+    }
     #[cfg(target_arch = "x86_64")]
-    if x86::available() {
+    if cap >= Cap::Vectors && x86::available() {
         #[cfg(test)]
         VECTOR_RUNS.with(|n| n.set(n.get() + 1));
         // SAFETY: the CPU has every feature `run_simd` is compiled for (`available` and the
@@ -64,13 +119,38 @@ pub fn dispatch<K: Kernel>(k: K) -> K::Output {
         return unsafe { x86::run_simd(k) };
     }
     #[cfg(target_arch = "aarch64")]
-    if aarch64::available() {
+    if cap >= Cap::Vectors && aarch64::available() {
         #[cfg(test)]
         VECTOR_RUNS.with(|n| n.set(n.get() + 1));
         // SAFETY: as above, for `aarch64::run_simd`.
         return unsafe { aarch64::run_simd(k) };
     }
     k.run()
+}
+
+/// Test support: `k` run on every vector path this CPU has, each named (AVX2, and AVX-512 for a
+/// kernel with such loops; NEON), whatever [`SIMD_ENV`] says: what the equality tests compare
+/// with the portable path.
+#[cfg(test)]
+pub fn on_each_vector_path<K: Kernel + Clone>(k: K) -> Vec<(&'static str, K::Output)> {
+    let mut out = Vec::new();
+    #[cfg(target_arch = "x86_64")]
+    if x86::available() {
+        // SAFETY: checked just above.
+        out.push(("avx2", unsafe { x86::run_simd(k.clone()) }));
+    }
+    #[cfg(all(target_arch = "x86_64", npgx_avx512))]
+    if K::AVX512 && x86::avx512::available() {
+        // SAFETY: checked just above.
+        out.push(("avx512", unsafe { x86::avx512::run_simd(k.clone()) }));
+    }
+    #[cfg(target_arch = "aarch64")]
+    if aarch64::available() {
+        // SAFETY: checked just above.
+        out.push(("neon", unsafe { aarch64::run_simd(k.clone()) }));
+    }
+    let _ = k;
+    out
 }
 
 #[cfg(test)]
@@ -152,6 +232,24 @@ pub mod x86 {
 
     features!(is_x86_feature_detected, true, run_x86: "avx2", "f16c");
 
+    /// The AVX-512 level: AVX2 and F16C (the level below, whose loops it may call) and
+    /// AVX-512F.
+    #[cfg(npgx_avx512)]
+    #[clippy::msrv = "1.89"]
+    pub mod avx512 {
+        use super::super::Kernel;
+
+        features!(is_x86_feature_detected, super::available(), run_x86_512: "avx2", "f16c", "avx512f");
+
+        impl Features {
+            /// The AVX2 token: this level includes that one's features.
+            #[inline(always)]
+            pub fn avx2(self) -> super::Features {
+                super::Features(())
+            }
+        }
+    }
+
     impl Features {
         /// Asks for the cache line [`super::AHEAD`] bytes past `at` in `bytes` (software
         /// prefetch; see [`super::ahead`]).
@@ -221,14 +319,28 @@ pub mod aarch64 {
 
 #[cfg(test)]
 mod tests {
+    use super::Cap;
+
+    #[test]
+    fn the_cap_is_named_by_the_environment_value() {
+        assert_eq!(Cap::named(Some("portable")), Cap::Portable);
+        assert_eq!(Cap::named(Some("avx2")), Cap::Vectors);
+        assert_eq!(Cap::named(Some(" neon ")), Cap::Vectors);
+        for widest in [None, Some(""), Some("avx512"), Some("sse9")] {
+            assert_eq!(Cap::named(widest), Cap::Widest, "{widest:?}");
+        }
+    }
+
     /// The files whose hot loops run under [`super::dispatch`].
-    const KERNEL_SOURCES: [&str; 6] = [
+    const KERNEL_SOURCES: [&str; 8] = [
         include_str!("simd.rs"),
         include_str!("scan/stats.rs"),
         include_str!("scan/stats/neon.rs"),
         include_str!("dump/values.rs"),
         include_str!("compare/metrics.rs"),
         include_str!("compare/metrics/neon.rs"),
+        include_str!("compare/metrics/avx2.rs"),
+        include_str!("compare/metrics/avx512.rs"),
     ];
 
     #[test]
@@ -238,11 +350,15 @@ mod tests {
         for src in KERNEL_SOURCES {
             assert_eq!(src.matches(concat!("enable", " = \"")).count(), 0);
         }
-        for detect in ["is_x86_feature_detected", "is_aarch64_feature_detected"] {
+        // x86-64: the AVX2 level and the AVX-512 one.
+        for (detect, levels) in [
+            ("is_x86_feature_detected", 2),
+            ("is_aarch64_feature_detected", 1),
+        ] {
             let call = format!("{}!({detect},", "features");
             assert_eq!(
                 include_str!("simd.rs").matches(&call).count(),
-                1,
+                levels,
                 "{detect}"
             );
         }
@@ -255,6 +371,15 @@ mod tests {
                 std::is_x86_feature_detected!("f16c"),
             ];
             assert_eq!(available(), detected.iter().all(|&d| d));
+            #[cfg(npgx_avx512)]
+            {
+                use super::x86::avx512;
+                assert_eq!(avx512::FEATURES, ["avx2", "f16c", "avx512f"]);
+                assert_eq!(
+                    avx512::available(),
+                    available() && std::is_x86_feature_detected!("avx512f")
+                );
+            }
         }
         #[cfg(target_arch = "aarch64")]
         {

@@ -18,6 +18,10 @@ use crate::simd::{self, Kernel};
 
 #[cfg(target_arch = "x86_64")]
 mod avx2;
+// Compiled only where the compiler has the AVX-512 intrinsics (`build.rs`: Rust 1.89 or later).
+#[cfg(all(target_arch = "x86_64", npgx_avx512))]
+#[clippy::msrv = "1.89"]
+mod avx512;
 #[cfg(target_arch = "aarch64")]
 mod neon;
 
@@ -67,7 +71,7 @@ struct Sums<T> {
 /// A lane sum folded, pairwise.
 #[inline(always)]
 fn lane_sum(a: [f64; LANES]) -> f64 {
-    (a[0] + a[1]) + (a[2] + a[3])
+    ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]))
 }
 
 impl Sums<[f64; LANES]> {
@@ -143,9 +147,11 @@ struct Part {
 /// Independent accumulators per lane, so the loop can keep them in SIMD registers (f64
 /// addition is not associative, so a single accumulator forbids vectorising the loop). Lane `l`
 /// sums the elements `i ≡ l (mod LANES)` in order; the tail after the last whole group of
-/// [`LANES`] goes to lane 0, except for the KL terms, which stay in lane `i mod LANES`.
-const LANES: usize = 4;
-const _: () = assert!(LANES == 4, "the loops step the lanes one by one");
+/// [`LANES`] goes to lane 0, except for the KL terms, which stay in lane `i mod LANES`. Eight:
+/// one AVX-512 vector of f64, two AVX2 vectors, four NEON ones (those loops take the lanes in
+/// halves of four).
+const LANES: usize = 8;
+const _: () = assert!(LANES == 8, "the loops step the lanes one by one");
 
 #[derive(Default)]
 struct Lanes {
@@ -216,8 +222,8 @@ impl Lanes {
 }
 
 /// How a block is decoded and the lanes of a chunk summed: [`Portable`], or explicit vectors on
-/// x86-64 (AVX2, `metrics/avx2.rs`) and AArch64 (NEON, `metrics/neon.rs`). All give the same
-/// values and [`Lanes`] bit for bit.
+/// x86-64 (AVX2, `metrics/avx2.rs`; AVX-512, `metrics/avx512.rs`) and AArch64 (NEON,
+/// `metrics/neon.rs`). All give the same values and [`Lanes`] bit for bit.
 trait LaneSums: Copy {
     fn decode(self, el: Element, bytes: &[u8], out: &mut [f64]) -> usize;
     fn lanes(self, g: &[f64], t: &[f64], k_g: f64, k_t: f64) -> Lanes;
@@ -241,12 +247,16 @@ impl LaneSums for Portable {
             .chunks_exact(LANES)
             .zip(t[..whole].chunks_exact(LANES))
         {
-            // Written out lane by lane (not a loop over `l`), so the four steps sit side by
-            // side and are vectorised together, the accumulators kept in registers.
+            // Written out lane by lane (not a loop over `l`), so the steps sit side by side
+            // and are vectorised together, the accumulators kept in registers.
             x.step(0, gc[0], tc[0], k_g, k_t);
             x.step(1, gc[1], tc[1], k_g, k_t);
             x.step(2, gc[2], tc[2], k_g, k_t);
             x.step(3, gc[3], tc[3], k_g, k_t);
+            x.step(4, gc[4], tc[4], k_g, k_t);
+            x.step(5, gc[5], tc[5], k_g, k_t);
+            x.step(6, gc[6], tc[6], k_g, k_t);
+            x.step(7, gc[7], tc[7], k_g, k_t);
         }
         // KL terms in a branchy loop of their own, which keeps the main loop free of branches.
         for (i, (&g, &t)) in g[..whole].iter().zip(&t[..whole]).enumerate() {
@@ -364,6 +374,22 @@ const LN_SERIES_INVERSE_LIMIT: f64 = 32.0;
 /// ulp.
 const CLOSE_TERMS: usize = 5;
 
+/// The lanes of an AVX2 vector (two NEON vectors): the AVX2 and NEON loops take the [`LANES`]
+/// in two halves of this many, each loop once per half `h`, over the pairs `i` with
+/// `i mod LANES` in `HALF·h … HALF·h + HALF − 1`, so that each lane still takes its pairs in
+/// order.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+const HALF: usize = 4;
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+const _: () = assert!(LANES == 2 * HALF, "two halves hold the lanes");
+
+/// Sets half `h` of the lanes.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+#[inline(always)]
+fn put(lanes: &mut [f64; LANES], h: usize, v: [f64; HALF]) {
+    lanes[h * HALF..(h + 1) * HALF].copy_from_slice(&v);
+}
+
 /// Which vectors of a block hold a pair whose t − g is not zero, one bit per vector. The errors
 /// and KL loops visit only those: a pair with t − g = 0 adds exactly +0 to each sum of `errors`
 /// (|t − g| = 0, +0 / (|g| + ε) = +0, no count) and no KL term (|g| = |t|), and every lane keeps
@@ -462,6 +488,15 @@ impl<A: AlsoBlocks> Kernel for UpdateRaw<'_, A> {
     #[cfg(target_arch = "x86_64")]
     #[inline(always)]
     fn run_x86(self, f: simd::x86::Features) {
+        self.blocks(f);
+    }
+
+    #[cfg(all(target_arch = "x86_64", npgx_avx512))]
+    const AVX512: bool = true;
+
+    #[cfg(all(target_arch = "x86_64", npgx_avx512))]
+    #[inline(always)]
+    fn run_x86_512(self, f: simd::x86::avx512::Features) {
         self.blocks(f);
     }
 
@@ -771,7 +806,8 @@ mod tests {
         assert_eq!((m.cosine, m.max_rel, m.nan_inf_one_side), (None, None, 1));
     }
 
-    /// `part` with explicit vectors when the CPU has them (`None` otherwise).
+    /// `part` with explicit vectors (`None` on the portable path).
+    #[derive(Clone)]
     struct VectorPart<'a>(&'a [f64], &'a [f64]);
 
     impl Kernel for VectorPart<'_> {
@@ -783,18 +819,33 @@ mod tests {
         fn run_x86(self, f: simd::x86::Features) -> Option<Part> {
             Some(part(f, self.0, self.1))
         }
+        #[cfg(all(target_arch = "x86_64", npgx_avx512))]
+        const AVX512: bool = true;
+        #[cfg(all(target_arch = "x86_64", npgx_avx512))]
+        fn run_x86_512(self, f: simd::x86::avx512::Features) -> Option<Part> {
+            Some(part(f, self.0, self.1))
+        }
         #[cfg(target_arch = "aarch64")]
         fn run_neon(self, f: simd::aarch64::Features) -> Option<Part> {
             Some(part(f, self.0, self.1))
         }
     }
 
+    /// Every vector path this CPU has gives the portable lanes.
     fn assert_vectors_agree(g: &[f64], t: &[f64]) {
-        let v = simd::dispatch(VectorPart(g, t)).expect("the vector path ran");
         let p = part(Portable, g, t);
-        // Debug prints the shortest text that reads back to the same f64, so equal text is
-        // equal bits (up to NaN payloads, which no metric shows).
-        assert_eq!(format!("{v:?}"), format!("{p:?}"), "g = {g:?}, t = {t:?}");
+        let paths = simd::on_each_vector_path(VectorPart(g, t));
+        assert!(!paths.is_empty(), "no vector path ran");
+        for (path, v) in paths {
+            let v = v.expect("the vector path ran");
+            // Debug prints the shortest text that reads back to the same f64, so equal text
+            // is equal bits (up to NaN payloads, which no metric shows).
+            assert_eq!(
+                format!("{v:?}"),
+                format!("{p:?}"),
+                "{path}: g = {g:?}, t = {t:?}"
+            );
+        }
     }
 
     #[test]
@@ -844,9 +895,12 @@ mod tests {
                     (5, 1.0001),
                     (8, 1.0001),
                     (11, 1.0001),
+                    (16, 1.0001),
+                    (21, 1.0001),
                     (4, 1.0),
                     (9, 1.0),
                     (16, 1.0),
+                    (24, 1.0),
                 ] {
                     let mut g: Vec<f64> = (0..len).map(|i| 0.5 + 0.25 * f64::from(i)).collect();
                     let mut t: Vec<f64> = g.iter().map(|v| v * scale).collect();
@@ -934,5 +988,62 @@ mod tests {
         assert_eq!(format!("{:?}", a.finish()), format!("{:?}", b.finish()));
         assert_eq!(a.finish().golden_nan, 6);
         assert!(a.finish().target_nan > 0);
+        // And each vector path on its own (the dispatch takes the widest).
+        let paths = simd::on_each_vector_path(Raw(&g, &t));
+        assert!(!paths.is_empty(), "no vector path ran");
+        for (path, c) in paths {
+            assert_eq!(
+                format!("{:?}", c.finish()),
+                format!("{:?}", a.finish()),
+                "{path}"
+            );
+        }
+    }
+
+    /// `update_raw` of fp32 golden and fp16 target bytes on one path, as a kernel.
+    #[derive(Clone)]
+    struct Raw<'a>(&'a [u8], &'a [u8]);
+
+    impl<'a> Raw<'a> {
+        fn kernel<'b>(&self, acc: &'b mut Acc, also: &'b mut ()) -> UpdateRaw<'b, ()>
+        where
+            'a: 'b,
+        {
+            UpdateRaw {
+                acc,
+                also,
+                golden: (Element::F32, self.0),
+                target: (Element::F16, self.1),
+            }
+        }
+    }
+
+    impl Kernel for Raw<'_> {
+        type Output = Acc;
+        fn run(self) -> Acc {
+            let mut acc = Acc::default();
+            self.kernel(&mut acc, &mut ()).run();
+            acc
+        }
+        #[cfg(target_arch = "x86_64")]
+        fn run_x86(self, f: simd::x86::Features) -> Acc {
+            let mut acc = Acc::default();
+            self.kernel(&mut acc, &mut ()).run_x86(f);
+            acc
+        }
+        #[cfg(all(target_arch = "x86_64", npgx_avx512))]
+        const AVX512: bool = true;
+        #[cfg(all(target_arch = "x86_64", npgx_avx512))]
+        fn run_x86_512(self, f: simd::x86::avx512::Features) -> Acc {
+            let mut acc = Acc::default();
+            self.kernel(&mut acc, &mut ()).run_x86_512(f);
+            acc
+        }
+        #[cfg(target_arch = "aarch64")]
+        fn run_neon(self, f: simd::aarch64::Features) -> Acc {
+            let mut acc = Acc::default();
+            self.kernel(&mut acc, &mut ()).run_neon(f);
+            acc
+        }
     }
 }

@@ -1,38 +1,39 @@
 //! [`super::Portable`]'s lane loops with AVX2 vectors (x86-64): `impl LaneSums for
 //! simd::x86::Features` and its loops, one function each (moments, errors, KL terms; the last
 //! two only over the vectors with a pair that differs). Every function is `#[inline(always)]`,
-//! so they compile into the AVX2 kernel that calls [`LaneSums::lanes`].
+//! so they compile into the AVX2 kernel that calls [`LaneSums::lanes`]. A vector of four f64
+//! holds half of the [`LANES`] ([`HALF`]): each loop runs once per half.
 
 use std::arch::x86_64::*;
 
 use npgx_parsers::dump::dtype::Element;
 
 use super::{
-    Differ, LaneSums, Lanes, ATANH_SERIES, BLOCK, CLOSE_TERMS, EPS, LANES, LN2_HI, LN2_LO,
-    LN_SERIES_INVERSE_LIMIT, MANTISSA, ONE,
+    put, Differ, LaneSums, Lanes, ATANH_SERIES, BLOCK, CLOSE_TERMS, EPS, HALF, LANES, LN2_HI,
+    LN2_LO, LN_SERIES_INVERSE_LIMIT, MANTISSA, ONE,
 };
 use crate::dump::values::decode_to_x86;
 use crate::simd::x86::Features;
 
 /// The lanes of a vector.
 #[inline(always)]
-unsafe fn out(v: __m256d) -> [f64; LANES] {
-    let mut a = [0f64; LANES];
+unsafe fn out(v: __m256d) -> [f64; HALF] {
+    let mut a = [0f64; HALF];
     _mm256_storeu_pd(a.as_mut_ptr(), v);
     a
 }
 /// Integer counts as `f64` lanes.
 #[inline(always)]
-unsafe fn count(v: __m256i) -> [f64; LANES] {
-    let mut a = [0i64; LANES];
+unsafe fn count(v: __m256i) -> [f64; HALF] {
+    let mut a = [0i64; HALF];
     _mm256_storeu_si256(a.as_mut_ptr().cast(), v);
     a.map(|c| c as f64)
 }
 
-/// `LANES` golden and target values at `i`.
+/// `HALF` golden and target values at `i`.
 ///
 /// # Safety
-/// AVX2, and `i + LANES` within both slices.
+/// AVX2, and `i + HALF` within both slices.
 #[inline(always)]
 unsafe fn load(g: &[f64], t: &[f64], i: usize) -> (__m256d, __m256d) {
     (
@@ -41,23 +42,31 @@ unsafe fn load(g: &[f64], t: &[f64], i: usize) -> (__m256d, __m256d) {
     )
 }
 
-/// Products and moments of the first `n` pairs (a multiple of `LANES`, at most [`BLOCK`]);
-/// returns which vectors hold a pair that differs (t − g not zero: unequal or not finite).
+/// Products and moments of half `h` of the first `n` pairs (a multiple of `LANES`, at most
+/// [`BLOCK`]); marks in `differ` the vectors of [`LANES`] pairs whose half holds a pair that
+/// differs (t − g not zero: unequal or not finite).
 ///
 /// # Safety
 /// AVX2, and `n` within both slices.
 #[inline(always)]
-unsafe fn moments(x: &mut Lanes, g: &[f64], t: &[f64], n: usize, k: (f64, f64)) -> Differ {
+unsafe fn moments(
+    x: &mut Lanes,
+    g: &[f64],
+    t: &[f64],
+    n: usize,
+    k: (f64, f64),
+    h: usize,
+    differ: &mut Differ,
+) {
     let (zero, sign) = (_mm256_setzero_pd(), _mm256_set1_pd(-0.0));
     let (kg, kt) = (_mm256_set1_pd(k.0), _mm256_set1_pd(k.1));
     let [mut dot, mut gg, mut tt, mut sum_ag, mut sum_at] = [zero; 5];
     let [mut s1_g, mut s2_g, mut s1_t, mut s2_t] = [zero; 4];
-    let mut differ = Differ::default();
     let vectors = n / LANES;
     for (w, word) in differ.0.iter_mut().enumerate() {
         let mut bits = 0u64;
         for b in 0..vectors.saturating_sub(w * 64).min(64) {
-            let (gv, tv) = load(g, t, (w * 64 + b) * LANES);
+            let (gv, tv) = load(g, t, (w * 64 + b) * LANES + h * HALF);
             dot = _mm256_add_pd(dot, _mm256_mul_pd(gv, tv));
             gg = _mm256_add_pd(gg, _mm256_mul_pd(gv, gv));
             tt = _mm256_add_pd(tt, _mm256_mul_pd(tv, tv));
@@ -71,28 +80,44 @@ unsafe fn moments(x: &mut Lanes, g: &[f64], t: &[f64], n: usize, k: (f64, f64)) 
             let ne = _mm256_cmp_pd::<_CMP_NEQ_UQ>(_mm256_sub_pd(tv, gv), zero);
             bits |= u64::from(_mm256_movemask_pd(ne) != 0) << b;
         }
-        *word = bits;
+        *word |= bits;
     }
     let y = &mut x.sums;
-    (y.dot, y.gg, y.tt, y.sum_ag, y.sum_at) =
-        (out(dot), out(gg), out(tt), out(sum_ag), out(sum_at));
-    (x.s1_g, x.s2_g, x.s1_t, x.s2_t) = (out(s1_g), out(s2_g), out(s1_t), out(s2_t));
-    differ
+    for (lanes, v) in [
+        (&mut y.dot, dot),
+        (&mut y.gg, gg),
+        (&mut y.tt, tt),
+        (&mut y.sum_ag, sum_ag),
+        (&mut y.sum_at, sum_at),
+        (&mut x.s1_g, s1_g),
+        (&mut x.s2_g, s2_g),
+        (&mut x.s1_t, s1_t),
+        (&mut x.s2_t, s2_t),
+    ] {
+        put(lanes, h, out(v));
+    }
 }
 
-/// Absolute and relative errors of the vectors starting at `starts`.
+/// Absolute and relative errors of half `h` of the vectors of [`LANES`] pairs starting at
+/// `starts`.
 ///
 /// # Safety
 /// AVX2, and every `start + LANES` within both slices.
 #[inline(always)]
-unsafe fn errors(x: &mut Lanes, g: &[f64], t: &[f64], starts: impl Iterator<Item = usize>) {
+unsafe fn errors(
+    x: &mut Lanes,
+    g: &[f64],
+    t: &[f64],
+    starts: impl Iterator<Item = usize>,
+    h: usize,
+) {
     let (zero, sign) = (_mm256_setzero_pd(), _mm256_set1_pd(-0.0));
     let eps = _mm256_set1_pd(EPS);
     let (p001, p005) = (_mm256_set1_pd(0.001), _mm256_set1_pd(0.005));
     let [mut max_abs, mut sum_abs, mut sum_sq, mut max_rel, mut sum_rel] = [zero; 5];
     let (mut n001, mut n005) = (_mm256_setzero_si256(), _mm256_setzero_si256());
     for i in starts {
-        let (gv, tv) = load(g, t, i);
+        let (gv, tv) = load(g, t, i + h * HALF);
         let d = _mm256_sub_pd(tv, gv);
         let ad = _mm256_andnot_pd(sign, d);
         // max(a, b) is `a > b ? a : b`, as `step` (a NaN `ad` keeps the maximum).
@@ -109,14 +134,17 @@ unsafe fn errors(x: &mut Lanes, g: &[f64], t: &[f64], starts: impl Iterator<Item
         n005 = _mm256_sub_epi64(n005, gt);
     }
     let y = &mut x.sums;
-    (y.max_abs, y.sum_abs, y.sum_sq, y.max_rel, y.sum_rel) = (
-        out(max_abs),
-        out(sum_abs),
-        out(sum_sq),
-        out(max_rel),
-        out(sum_rel),
-    );
-    (y.gt_0_001, y.gt_0_005) = (count(n001), count(n005));
+    for (lanes, v) in [
+        (&mut y.max_abs, max_abs),
+        (&mut y.sum_abs, sum_abs),
+        (&mut y.sum_sq, sum_sq),
+        (&mut y.max_rel, max_rel),
+        (&mut y.sum_rel, sum_rel),
+    ] {
+        put(lanes, h, out(v));
+    }
+    put(&mut y.gt_0_001, h, count(n001));
+    put(&mut y.gt_0_005, h, count(n005));
 }
 
 /// [`super::ln_normal`] in four lanes, the same operations in the same order.
@@ -155,21 +183,27 @@ unsafe fn ln_normal(x: __m256d) -> __m256d {
     _mm256_add_pd(_mm256_mul_pd(e, set(LN2_HI)), tail)
 }
 
-/// KL terms of the vectors starting at `starts`, as `kl_step` and `ln_ratio`: where
-/// |g| > 0 and |g| != |t| (NaN counts as different, as with Rust's `!=`); t = 0 there makes
-/// KL undefined.
+/// KL terms of half `h` of the vectors of [`LANES`] pairs starting at `starts`, as `kl_step`
+/// and `ln_ratio`: where |g| > 0 and |g| != |t| (NaN counts as different, as with Rust's
+/// `!=`); t = 0 there makes KL undefined.
 ///
 /// # Safety
 /// AVX2, and every `start + LANES` within both slices.
 #[inline(always)]
-unsafe fn kl_terms(x: &mut Lanes, g: &[f64], t: &[f64], starts: impl Iterator<Item = usize>) {
+unsafe fn kl_terms(
+    x: &mut Lanes,
+    g: &[f64],
+    t: &[f64],
+    starts: impl Iterator<Item = usize>,
+    h: usize,
+) {
     let (zero, sign) = (_mm256_setzero_pd(), _mm256_set1_pd(-0.0));
     let inverse_limit = _mm256_set1_pd(LN_SERIES_INVERSE_LIMIT);
     let c: [__m256d; CLOSE_TERMS] = std::array::from_fn(|i| _mm256_set1_pd(ATANH_SERIES[i]));
     let mut kl = zero;
     let mut undefined = 0;
     for i in starts {
-        let (gv, tv) = load(g, t, i);
+        let (gv, tv) = load(g, t, i + h * HALF);
         let (ag, at) = (_mm256_andnot_pd(sign, gv), _mm256_andnot_pd(sign, tv));
         let active = _mm256_and_pd(
             _mm256_cmp_pd::<_CMP_GT_OQ>(ag, zero),
@@ -223,11 +257,11 @@ unsafe fn kl_terms(x: &mut Lanes, g: &[f64], t: &[f64], starts: impl Iterator<It
         // sum starting at +0.0 never becomes -0.0).
         kl = _mm256_add_pd(kl, _mm256_and_pd(used, _mm256_mul_pd(ag, ln)));
     }
-    x.sums.kl = out(kl);
-    x.kl_undefined = undefined != 0;
+    put(&mut x.sums.kl, h, out(kl));
+    x.kl_undefined |= undefined != 0;
 }
 
-/// [`super::Portable`]'s loops written with AVX2 vectors of four `f64` (one lane per vector element):
+/// [`super::Portable`]'s loops written with AVX2 vectors of four `f64` (half the lanes):
 /// the same operations per lane in the same order, no fused multiply-add, so the sums are
 /// bit-identical. Differences from the compiler's version: no blends or shuffles; three loops
 /// over the (L1-resident) chunk instead of one, so that each loop's accumulators and constants
@@ -254,9 +288,16 @@ impl LaneSums for Features {
         // both slices and at most `BLOCK`, so `moments` marks vectors whose `LANES` pairs
         // are within both slices, and `Differ` has a bit for each.
         unsafe {
-            let differ = moments(&mut x, g, t, whole, (k_g, k_t));
-            errors(&mut x, g, t, differ.starts());
-            kl_terms(&mut x, g, t, differ.starts());
+            let mut differ = Differ::default();
+            for h in 0..2 {
+                moments(&mut x, g, t, whole, (k_g, k_t), h, &mut differ);
+            }
+            for h in 0..2 {
+                errors(&mut x, g, t, differ.starts(), h);
+            }
+            for h in 0..2 {
+                kl_terms(&mut x, g, t, differ.starts(), h);
+            }
         }
         x.tail(g, t, whole, k_g, k_t);
         x

@@ -2,8 +2,9 @@
 //! `impl LaneSums for simd::x86::Features` with 128-bit vectors, bit-identical to the portable
 //! ones (the same operations per lane in the same order, no fused multiply-add).
 //!
-//! A four-lane AVX2 vector is a pair of two-lane NEON vectors here ([`F4`], masks [`M4`]), so
-//! the loops read as the AVX2 ones do: loops over the (L1-resident) chunk, the counts as
+//! A four-lane AVX2 vector is a pair of two-lane NEON vectors here ([`F4`], masks [`M4`]), half
+//! of the [`LANES`] ([`HALF`]; each loop runs once per half), so the loops read as the AVX2
+//! ones do: loops over the (L1-resident) chunk, the counts as
 //! integers, the KL terms branching per vector only, and the errors and KL loops only over the
 //! vectors with a differing pair ([`super::Differ`]). A maximum is a compare and a bit select,
 //! as the portable `if a > m { a } else { m }` (FMAX would return a NaN). fp16 is decoded by the
@@ -14,8 +15,8 @@ use std::arch::aarch64::*;
 use npgx_parsers::dump::dtype::Element;
 
 use super::{
-    Differ, LaneSums, Lanes, ATANH_SERIES, BLOCK, CLOSE_TERMS, EPS, LANES, LN2_HI, LN2_LO,
-    LN_SERIES_INVERSE_LIMIT, MANTISSA, ONE,
+    put, Differ, LaneSums, Lanes, ATANH_SERIES, BLOCK, CLOSE_TERMS, EPS, HALF, LANES, LN2_HI,
+    LN2_LO, LN_SERIES_INVERSE_LIMIT, MANTISSA, ONE,
 };
 use crate::dump::values::decode_to;
 use crate::simd::aarch64::Features;
@@ -38,15 +39,15 @@ impl F4 {
     unsafe fn splat(v: f64) -> F4 {
         F4(vdupq_n_f64(v), vdupq_n_f64(v))
     }
-    /// The four values at `i`; `i + LANES` within `s`.
+    /// The four values at `i`; `i + HALF` within `s`.
     #[inline(always)]
     unsafe fn load(s: &[f64], i: usize) -> F4 {
         let p = s.as_ptr().add(i);
         F4(vld1q_f64(p), vld1q_f64(p.add(2)))
     }
     #[inline(always)]
-    unsafe fn lanes(self) -> [f64; LANES] {
-        let mut a = [0f64; LANES];
+    unsafe fn lanes(self) -> [f64; HALF] {
+        let mut a = [0f64; HALF];
         vst1q_f64(a.as_mut_ptr(), self.0);
         vst1q_f64(a.as_mut_ptr().add(2), self.1);
         a
@@ -192,16 +193,17 @@ impl C4 {
         )
     }
     #[inline(always)]
-    unsafe fn lanes(self) -> [i64; LANES] {
-        let mut a = [0i64; LANES];
+    unsafe fn lanes(self) -> [i64; HALF] {
+        let mut a = [0i64; HALF];
         vst1q_s64(a.as_mut_ptr(), self.0);
         vst1q_s64(a.as_mut_ptr().add(2), self.1);
         a
     }
 }
 
-/// Products and moments of the first `n` pairs (a multiple of `LANES`, at most [`BLOCK`]);
-/// returns which vectors hold a pair that differs (t − g not zero: unequal or not finite). Two
+/// Products and moments of half `h` of the first `n` pairs (a multiple of `LANES`, at most
+/// [`BLOCK`]); marks in `differ` the vectors of [`LANES`] pairs whose half holds a pair that
+/// differs (t − g not zero: unequal or not finite). Two
 /// loops: the products and sums of magnitudes, then the shifted moments, so that each loop's accumulators (two registers per
 /// vector of four lanes) and temporaries fit the 32 NEON registers (in one loop, LLVM rotated
 /// them through 32 register moves and the stack every step).
@@ -209,15 +211,22 @@ impl C4 {
 /// # Safety
 /// NEON, and `n` within both slices.
 #[inline(always)]
-unsafe fn moments(x: &mut Lanes, g: &[f64], t: &[f64], n: usize, k: (f64, f64)) -> Differ {
+unsafe fn moments(
+    x: &mut Lanes,
+    g: &[f64],
+    t: &[f64],
+    n: usize,
+    k: (f64, f64),
+    h: usize,
+    differ: &mut Differ,
+) {
     let zero = F4::splat(0.0);
     let [mut dot, mut gg, mut tt, mut sum_ag, mut sum_at] = [zero; 5];
-    let mut differ = Differ::default();
     let vectors = n / LANES;
     for (w, word) in differ.0.iter_mut().enumerate() {
         let mut bits = 0u64;
         for b in 0..vectors.saturating_sub(w * 64).min(64) {
-            let i = (w * 64 + b) * LANES;
+            let i = (w * 64 + b) * LANES + h * HALF;
             let (gv, tv) = (F4::load(g, i), F4::load(t, i));
             dot = dot.add(gv.mul(tv));
             gg = gg.add(gv.mul(gv));
@@ -226,11 +235,11 @@ unsafe fn moments(x: &mut Lanes, g: &[f64], t: &[f64], n: usize, k: (f64, f64)) 
             sum_at = sum_at.add(tv.abs());
             bits |= u64::from(tv.sub(gv).ne(zero).any()) << b;
         }
-        *word = bits;
+        *word |= bits;
     }
     let (kg, kt) = (F4::splat(k.0), F4::splat(k.1));
     let [mut s1_g, mut s2_g, mut s1_t, mut s2_t] = [zero; 4];
-    for i in (0..n).step_by(LANES) {
+    for i in (h * HALF..n).step_by(LANES) {
         let (gv, tv) = (F4::load(g, i), F4::load(t, i));
         let (dg, dt) = (gv.sub(kg), tv.sub(kt));
         s1_g = s1_g.add(dg);
@@ -239,29 +248,40 @@ unsafe fn moments(x: &mut Lanes, g: &[f64], t: &[f64], n: usize, k: (f64, f64)) 
         s2_t = s2_t.add(dt.mul(dt));
     }
     let y = &mut x.sums;
-    (y.dot, y.gg, y.tt, y.sum_ag, y.sum_at) = (
-        dot.lanes(),
-        gg.lanes(),
-        tt.lanes(),
-        sum_ag.lanes(),
-        sum_at.lanes(),
-    );
-    (x.s1_g, x.s2_g, x.s1_t, x.s2_t) = (s1_g.lanes(), s2_g.lanes(), s1_t.lanes(), s2_t.lanes());
-    differ
+    for (lanes, v) in [
+        (&mut y.dot, dot),
+        (&mut y.gg, gg),
+        (&mut y.tt, tt),
+        (&mut y.sum_ag, sum_ag),
+        (&mut y.sum_at, sum_at),
+        (&mut x.s1_g, s1_g),
+        (&mut x.s2_g, s2_g),
+        (&mut x.s1_t, s1_t),
+        (&mut x.s2_t, s2_t),
+    ] {
+        put(lanes, h, v.lanes());
+    }
 }
 
-/// Absolute and relative errors of the vectors starting at `starts`.
+/// Absolute and relative errors of half `h` of the vectors of [`LANES`] pairs starting at
+/// `starts`.
 ///
 /// # Safety
 /// NEON, and every `start + LANES` within both slices.
 #[inline(always)]
-unsafe fn errors(x: &mut Lanes, g: &[f64], t: &[f64], starts: impl Iterator<Item = usize>) {
+unsafe fn errors(
+    x: &mut Lanes,
+    g: &[f64],
+    t: &[f64],
+    starts: impl Iterator<Item = usize>,
+    h: usize,
+) {
     let zero = F4::splat(0.0);
     let eps = F4::splat(EPS);
     let (p001, p005) = (F4::splat(0.001), F4::splat(0.005));
     let [mut max_abs, mut sum_abs, mut sum_sq, mut max_rel, mut sum_rel] = [zero; 5];
     let (mut n001, mut n005) = (C4::zero(), C4::zero());
-    for i in starts {
+    for i in starts.map(|s| s + h * HALF) {
         let (gv, tv) = (F4::load(g, i), F4::load(t, i));
         let d = tv.sub(gv);
         let ad = d.abs();
@@ -275,33 +295,39 @@ unsafe fn errors(x: &mut Lanes, g: &[f64], t: &[f64], starts: impl Iterator<Item
         n005 = n005.count(rel.gt(p005));
     }
     let y = &mut x.sums;
-    (y.max_abs, y.sum_abs, y.sum_sq, y.max_rel, y.sum_rel) = (
-        max_abs.lanes(),
-        sum_abs.lanes(),
-        sum_sq.lanes(),
-        max_rel.lanes(),
-        sum_rel.lanes(),
-    );
-    (y.gt_0_001, y.gt_0_005) = (
-        n001.lanes().map(|c| c as f64),
-        n005.lanes().map(|c| c as f64),
-    );
+    for (lanes, v) in [
+        (&mut y.max_abs, max_abs),
+        (&mut y.sum_abs, sum_abs),
+        (&mut y.sum_sq, sum_sq),
+        (&mut y.max_rel, max_rel),
+        (&mut y.sum_rel, sum_rel),
+    ] {
+        put(lanes, h, v.lanes());
+    }
+    put(&mut y.gt_0_001, h, n001.lanes().map(|c| c as f64));
+    put(&mut y.gt_0_005, h, n005.lanes().map(|c| c as f64));
 }
 
-/// KL terms of the vectors starting at `starts`, as `kl_step` and `ln_ratio`: where |g| > 0
-/// and |g| != |t| (NaN counts as different, as with Rust's `!=`); t = 0 there makes KL
-/// undefined.
+/// KL terms of half `h` of the vectors of [`LANES`] pairs starting at `starts`, as `kl_step`
+/// and `ln_ratio`: where |g| > 0 and |g| != |t| (NaN counts as different, as with Rust's
+/// `!=`); t = 0 there makes KL undefined.
 ///
 /// # Safety
 /// NEON, and every `start + LANES` within both slices.
 #[inline(always)]
-unsafe fn kl_terms(x: &mut Lanes, g: &[f64], t: &[f64], starts: impl Iterator<Item = usize>) {
+unsafe fn kl_terms(
+    x: &mut Lanes,
+    g: &[f64],
+    t: &[f64],
+    starts: impl Iterator<Item = usize>,
+    h: usize,
+) {
     let zero = F4::splat(0.0);
     let inverse_limit = F4::splat(LN_SERIES_INVERSE_LIMIT);
     let c: [F4; CLOSE_TERMS] = std::array::from_fn(|i| F4::splat(ATANH_SERIES[i]));
     let mut kl = zero;
     let mut undefined = false;
-    for i in starts {
+    for i in starts.map(|s| s + h * HALF) {
         let (ag, at) = (F4::load(g, i).abs(), F4::load(t, i).abs());
         let active = ag.gt(zero).and(ag.ne(at));
         let t_zero = at.eq(zero);
@@ -348,8 +374,8 @@ unsafe fn kl_terms(x: &mut Lanes, g: &[f64], t: &[f64], starts: impl Iterator<It
         // starting at +0.0 never becomes -0.0).
         kl = kl.add(ag.mul(ln).only(used));
     }
-    x.sums.kl = kl.lanes();
-    x.kl_undefined = undefined;
+    put(&mut x.sums.kl, h, kl.lanes());
+    x.kl_undefined |= undefined;
 }
 
 impl LaneSums for Features {
@@ -423,9 +449,16 @@ impl LaneSums for Features {
         // SAFETY: `self` proves NEON; `whole` is within both slices and at most `BLOCK`, so
         // `moments` marks vectors whose `LANES` pairs are within both slices.
         unsafe {
-            let differ = moments(&mut x, g, t, whole, (k_g, k_t));
-            errors(&mut x, g, t, differ.starts());
-            kl_terms(&mut x, g, t, differ.starts());
+            let mut differ = Differ::default();
+            for h in 0..2 {
+                moments(&mut x, g, t, whole, (k_g, k_t), h, &mut differ);
+            }
+            for h in 0..2 {
+                errors(&mut x, g, t, differ.starts(), h);
+            }
+            for h in 0..2 {
+                kl_terms(&mut x, g, t, differ.starts(), h);
+            }
         }
         x.tail(g, t, whole, k_g, k_t);
         x
