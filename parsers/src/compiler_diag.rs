@@ -356,7 +356,7 @@ pub fn is_compile_wrapper(text: &str) -> bool {
 /// msg is <built-in>:1:10: fatal error: …`).
 pub fn wrapped_diagnostic(text: &str) -> Option<Diagnostic<'_>> {
     const QUOTES: &str = "msg is ";
-    let at = text.find(QUOTES)?;
+    let at = crate::needles::find(text, QUOTES)?;
     if !is_compile_wrapper(&text[..at]) {
         return None;
     }

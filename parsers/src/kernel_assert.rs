@@ -65,7 +65,7 @@ pub fn parse(msg: &str) -> Option<KernelAssert> {
         message: rest.to_owned(),
         ..KernelAssert::default()
     };
-    let Some(at) = rest.find(": Assertion `") else {
+    let Some(at) = crate::needles::find(rest, ": Assertion `") else {
         return Some(whole);
     };
     // FILE:LINE before it (a path may hold colons; the line number is after the last one).

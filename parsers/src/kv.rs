@@ -10,6 +10,8 @@
 //! Typed getters take the leading token of the value, so `stream_id=117 retCode=0x91` (no comma,
 //! a 2021 build) still gives `117`, and `timeout:1836.` gives `1836`.
 
+use crate::needles;
+
 /// A message prepared for key lookups.
 #[derive(Debug, Clone)]
 pub struct KvBag<'a> {
@@ -35,7 +37,7 @@ impl<'a> KvBag<'a> {
     /// Like [`KvBag::raw`], also returning the byte offset of the key.
     pub fn raw_at(&self, key: &str) -> Option<(&'a str, usize)> {
         let mut from = 0;
-        while let Some(off) = self.lower[from..].find(key) {
+        while let Some(off) = needles::find(&self.lower[from..], key) {
             let at = from + off;
             from = at + key.len();
             let before = self.lower[..at].chars().next_back();
@@ -52,7 +54,7 @@ impl<'a> KvBag<'a> {
             if let Some(p) = r.find(',') {
                 end = end.min(p);
             }
-            if let Some(p) = r.find("[FUNC:") {
+            if let Some(p) = needles::find(r, "[FUNC:") {
                 end = end.min(p);
             }
             let v = r[..end].trim_end();
@@ -85,7 +87,7 @@ impl<'a> KvBag<'a> {
     /// The text after a fixed phrase (lower-case, e.g. `"serial number is "`) up to a
     /// delimiter, if the phrase occurs.
     pub fn after(&self, phrase: &str) -> Option<&'a str> {
-        let at = self.lower.find(phrase)? + phrase.len();
+        let at = needles::find(&self.lower, phrase)? + phrase.len();
         let r = &self.text[at..];
         let end = r.find([',', ' ']).unwrap_or(r.len());
         let v = &r[..end];
@@ -95,12 +97,12 @@ impl<'a> KvBag<'a> {
 
     /// Whether the message contains `needle` (lower-case), ignoring case.
     pub fn contains(&self, needle: &str) -> bool {
-        self.lower.contains(needle)
+        needles::contains(&self.lower, needle)
     }
 
     /// Byte offset of `needle` (lower-case), ignoring case.
     pub fn find(&self, needle: &str) -> Option<usize> {
-        self.lower.find(needle)
+        needles::find(&self.lower, needle)
     }
 
     /// The original text.

@@ -44,7 +44,7 @@ use std::sync::LazyLock;
 use serde::{Deserialize, Serialize};
 
 use crate::line_prefix::strip_prefixes;
-use crate::needles::Needles;
+use crate::needles::{self, Needles};
 use crate::plog::header::{parse_header, timestamp, PlogTime};
 use crate::plog::record::{lines, lossy};
 
@@ -169,7 +169,7 @@ pub fn parse_item(line: u64, text: &str) -> ReportItem {
         src_line: None,
         thread: None,
     };
-    if let Some(p) = t.find("[FUNC:") {
+    if let Some(p) = needles::find(t, "[FUNC:") {
         item.text = t[..p].trim_end().to_owned();
         let mut r = &t[p..];
         while let Some(inner) = r.strip_prefix('[') {
@@ -189,7 +189,7 @@ pub fn parse_item(line: u64, text: &str) -> ReportItem {
 }
 
 fn has_func_suffix(s: &str) -> bool {
-    s.contains("[FUNC:") && s.contains("[LINE:")
+    needles::contains(s, "[FUNC:") && needles::contains(s, "[LINE:")
 }
 
 /// What a code line holds: code, pid, time, title, message.
@@ -241,7 +241,7 @@ fn title_code(s: &str) -> Option<(Option<String>, String, &str)> {
 /// Recognises a block start or code line anywhere in `s` (already peeled).
 fn code_line(s: &str) -> Option<CodeLine> {
     // External form without a leading code: `[PID: n] ts Title(CODE): msg`.
-    if let Some(p) = s.find("[PID: ") {
+    if let Some(p) = needles::find(s, "[PID: ") {
         let before = &s[..p];
         if before.is_empty() || before.ends_with(' ') {
             if let Some((pid, time, rest)) = pid_ts(&s[p..]) {
@@ -597,7 +597,7 @@ pub fn codes_in(text: &str) -> Vec<String> {
     if let Some(c) = bag.token("innercode") {
         push(format!("inner {c}"));
     }
-    if let Some(p) = text.find("errNo[") {
+    if let Some(p) = needles::find(text, "errNo[") {
         if let Some(end) = text[p + 6..].find(']') {
             push(format!("errNo {}", &text[p + 6..p + 6 + end]));
         }

@@ -46,7 +46,7 @@ pub struct TorchNpuError {
 /// ```
 pub fn parse_torch_npu_line(line: &str) -> Option<TorchNpuError> {
     let r = line.strip_prefix("[ERROR] ")?;
-    let (time, r) = match r.find(" (PID:") {
+    let (time, r) = match crate::needles::find(r, " (PID:") {
         Some(0) => (None, r),
         Some(p) if r.starts_with(|c: char| c.is_ascii_digit()) => {
             (Some(r[..p].to_owned()), &r[p + 1..])

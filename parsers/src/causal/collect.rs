@@ -12,7 +12,7 @@ use crate::compiler_diag::{self, parse_diagnostic, Form};
 use crate::kernel_assert::is_kernel_assert;
 use crate::knowledge;
 use crate::line_prefix::LinePrefix;
-use crate::needles::Needles;
+use crate::needles::{self, Needles};
 use crate::plog::content::parse_content;
 use crate::plog::header::{parse_header, Level, PlogHeader, PlogTime};
 use crate::torch_logs::{
@@ -228,7 +228,7 @@ fn torch_npu_hint(line: &str) -> Option<&str> {
 /// Drops a `[FUNC:…][FILE:…][LINE:…]` tail.
 fn strip_location(msg: &str) -> &str {
     let msg = msg.trim();
-    msg.find("[FUNC:").map_or(msg, |i| msg[..i].trim_end())
+    needles::find(msg, "[FUNC:").map_or(msg, |i| msg[..i].trim_end())
 }
 
 fn push_scope<'w>(scope: &mut Scope<'w>, no: u64, text: &'w str) {
@@ -1178,15 +1178,30 @@ impl<'w> OtherLine<'w> {
 
     fn process_abort(&self) -> Option<Candidate<'w>> {
         let t = self.t;
-        let lower = t.to_ascii_lowercase();
-        let aborts = lower.starts_with("terminate called")
-            || lower.starts_with("what():")
-            || lower.contains(": [error]")
-            || lower.starts_with("aborted (core dumped)")
-            || lower.starts_with("segmentation fault")
-            || lower.starts_with("fatal python error")
+        // Compared ignoring ASCII case, without a lower-case copy of every line.
+        let starts = |p: &str| {
+            t.as_bytes()
+                .get(..p.len())
+                .is_some_and(|b| b.eq_ignore_ascii_case(p.as_bytes()))
+        };
+        let error_tag = || {
+            memchr::memchr_iter(b':', t.as_bytes()).any(|at| {
+                t.as_bytes()
+                    .get(at + 1..at + 9)
+                    .is_some_and(|b| b.eq_ignore_ascii_case(b" [error]"))
+            })
+        };
+        let aborts = starts("terminate called")
+            || starts("what():")
+            || error_tag()
+            || starts("aborted (core dumped)")
+            || starts("segmentation fault")
+            || starts("fatal python error")
             // absl's failure signal handler (Ray, gRPC): `*** SIGSEGV received at time=… ***`.
-            || (lower.starts_with("*** sig") && lower.contains(" received at time="));
+            || (starts("*** sig") && {
+                let lower = t.to_ascii_lowercase();
+                needles::contains(&lower, " received at time=")
+            });
         aborts.then(|| {
             self.make(
                 Tier::Cascade,

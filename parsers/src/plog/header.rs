@@ -344,7 +344,14 @@ pub struct HeaderCache {
     last: usize,
     /// The entry the next new prefix replaces.
     next: usize,
+    /// The last timestamp's bytes up to the second (`YYYY-MM-DD-hh:mm:ss`, already checked) and
+    /// its time: records come many to a second, so a timestamp that starts with these bytes
+    /// needs only its last eight (`.mmm.uuu`) checked and read.
+    second: Option<([u8; SECOND], PlogTime)>,
 }
+
+/// The bytes of a timestamp up to the second.
+const SECOND: usize = 19;
 
 /// One kept prefix and what it says.
 #[derive(Debug, Default)]
@@ -380,16 +387,21 @@ impl HeaderCache {
         &'c mut self,
         line: &'a [u8],
     ) -> Option<(PlogHeader<'c>, &'a [u8], Cached)> {
-        let mut order =
-            std::iter::once(self.last).chain((0..CACHED_PREFIXES).filter(|&k| k != self.last));
-        let hit = order.find_map(|k| {
+        let last = self.last;
+        let mut hit = None;
+        for k in std::iter::once(last).chain((0..CACHED_PREFIXES).filter(|&k| k != last)) {
             let e = &self.entries[k];
-            let rest = line
-                .strip_prefix(&e.prefix[..])
-                .filter(|_| !e.prefix.is_empty())?;
-            let (time, rest) = time_and_content(rest)?;
-            Some((k, e.level?, time, rest))
-        });
+            let Some(level) = e.level.filter(|_| !e.prefix.is_empty()) else {
+                continue;
+            };
+            let Some(rest) = line.strip_prefix(&e.prefix[..]) else {
+                continue;
+            };
+            if let Some((time, rest)) = self.time_and_content(rest) {
+                hit = Some((k, level, time, rest));
+                break;
+            }
+        }
         if let Some((k, level, time, rest)) = hit {
             self.last = k;
             let e = &self.entries[k];
@@ -418,6 +430,28 @@ impl HeaderCache {
         e.pname = spans.pname;
         e.pid = h.pid;
         Some((h, rest, Cached::New(k)))
+    }
+}
+
+impl HeaderCache {
+    /// [`time_and_content`], reading only the last eight bytes of a timestamp that starts with
+    /// the second of the one before (the same answer: the first [`SECOND`] bytes were checked
+    /// then, the rest are checked here).
+    fn time_and_content<'a>(&mut self, rest: &'a [u8]) -> Option<(PlogTime, &'a [u8])> {
+        let r = rest.strip_prefix(b" ").unwrap_or(rest);
+        let b = r.first_chunk::<27>()?;
+        let time = match &self.second {
+            Some((bytes, t)) if b[..SECOND] == bytes[..] => sub_second(b, *t)?,
+            _ => {
+                let (_, t) = timestamp(r).ok()?;
+                let mut bytes = [0u8; SECOND];
+                bytes.copy_from_slice(&b[..SECOND]);
+                self.second = Some((bytes, t));
+                t
+            }
+        };
+        let r = &r[TIME_SHAPE.len()..];
+        Some((time, r.strip_prefix(b" ").unwrap_or(r)))
     }
 }
 
@@ -506,21 +540,26 @@ const fn shape_word(at: usize) -> (u64, u64, u64) {
 /// digit when its high nibble is 3 and adding 6 does not leave it (`0x30..=0x39`). The added 6
 /// cannot carry into the next byte where the high nibbles are 3.
 fn has_time_shape(b: &[u8; 27]) -> bool {
-    const HIGH: u64 = 0xF0F0_F0F0_F0F0_F0F0;
-    const THREES: u64 = 0x3030_3030_3030_3030;
-    const SIXES: u64 = 0x0606_0606_0606_0606;
     SHAPE_WORDS
         .iter()
         .zip([0, 8, 16, TIME_SHAPE.len() - 8])
-        .all(|(&(digits, literals, values), at)| {
+        .all(|(&shape, at)| {
             let mut w = [0u8; 8];
             w.copy_from_slice(&b[at..at + 8]);
-            let w = u64::from_le_bytes(w);
-            let d = w & digits;
-            (w & literals) == values
-                && (d & HIGH) == (THREES & digits)
-                && (d.wrapping_add(SIXES & digits) & HIGH) == (THREES & digits)
+            word_has_shape(u64::from_le_bytes(w), shape)
         })
+}
+
+/// Whether the eight bytes of `w` have the shape of one of [`SHAPE_WORDS`].
+#[inline(always)]
+fn word_has_shape(w: u64, (digits, literals, values): (u64, u64, u64)) -> bool {
+    const HIGH: u64 = 0xF0F0_F0F0_F0F0_F0F0;
+    const THREES: u64 = 0x3030_3030_3030_3030;
+    const SIXES: u64 = 0x0606_0606_0606_0606;
+    let d = w & digits;
+    (w & literals) == values
+        && (d & HIGH) == (THREES & digits)
+        && (d.wrapping_add(SIXES & digits) & HIGH) == (THREES & digits)
 }
 
 /// `YYYY-MM-DD-hh:mm:ss.mmm.uuu` — a fixed-width field, its shape checked eight bytes at a
@@ -532,11 +571,7 @@ pub(crate) fn timestamp(i: &[u8]) -> IResult<&[u8], PlogTime> {
     if !has_time_shape(b) {
         return Err(fail(i));
     }
-    let num = |at: usize, n: usize| {
-        b[at..at + n]
-            .iter()
-            .fold(0u16, |acc, d| acc * 10 + u16::from(d - b'0'))
-    };
+    let num = |at: usize, n: usize| number(&b[at..at + n]);
     let time = PlogTime {
         year: num(0, 4),
         month: num(5, 2) as u8,
@@ -548,6 +583,25 @@ pub(crate) fn timestamp(i: &[u8]) -> IResult<&[u8], PlogTime> {
         micro: num(24, 3),
     };
     Ok((&i[TIME_SHAPE.len()..], time))
+}
+
+/// The value of a run of checked ASCII digits.
+#[inline(always)]
+fn number(digits: &[u8]) -> u16 {
+    digits
+        .iter()
+        .fold(0u16, |acc, d| acc * 10 + u16::from(d - b'0'))
+}
+
+/// `second`'s time with the milli- and microseconds of `b`, when `b[SECOND..]` has the shape of
+/// `.mmm.uuu` (the bytes before were checked with `second`'s).
+fn sub_second(b: &[u8; 27], second: PlogTime) -> Option<PlogTime> {
+    let shaped = word_has_shape(u64::from_le_bytes(*b.last_chunk::<8>()?), SHAPE_WORDS[3]);
+    shaped.then(|| PlogTime {
+        milli: number(&b[20..23]),
+        micro: number(&b[24..27]),
+        ..second
+    })
 }
 
 fn fail(i: &[u8]) -> nom::Err<nom::error::Error<&[u8]>> {
@@ -695,6 +749,37 @@ mod tests {
                 micro: next(1000) as u16,
             };
             assert_eq!(PlogTime::parse(&t.to_string()), Some(t));
+        }
+    }
+
+    #[test]
+    fn cached_second_gives_parse_header_for_every_timestamp() {
+        let mut cache = HeaderCache::new();
+        for t in [
+            "2025-01-01-00:00:00.000.001",
+            "2025-01-01-00:00:00.999.999",
+            "2025-01-01-00:00:00.000.00x",
+            "2025-01-01-00:00:00,000.002",
+            "2025-01-01-00:00:00.0000002",
+            "2025-01-01-00:00:00.000.0",
+            "2025-01-01-00:00:01.000.003",
+            "2025-01-01-00:00:0x.000.004",
+            "2025-01-01-00:00:01.000.005",
+            "2025-01-02-00:00:01.000.006",
+            "2025-01-01-00:00:01.000.007",
+            "2025-01-01-00:00:01.\u{ff}00.008",
+            "2025-01-01-00:00:01.000.:09",
+        ] {
+            for line in [
+                format!("[INFO] GE(1,python3):{t} text"),
+                format!("[INFO] GE(1,python3): {t}"),
+            ] {
+                let got = cache
+                    .parse(line.as_bytes())
+                    .map(|(h, rest, _)| (h.clone(), rest.to_vec()));
+                let want = parse_header(line.as_bytes()).map(|(h, rest)| (h, rest.to_vec()));
+                assert_eq!(got, want, "{line}");
+            }
         }
     }
 
