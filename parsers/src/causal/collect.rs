@@ -34,6 +34,30 @@ pub(super) struct WinLine<'a> {
     pub norm: Normalised<'a>,
     /// `norm.rest` with the window's common indentation removed.
     pub rest: &'a str,
+    /// The plog header at the start of `rest.trim_start()` and the message after it, parsed
+    /// once: the collection asks about it several times per line.
+    pub plog: Option<(PlogHeader<'a>, &'a str)>,
+}
+
+impl<'a> WinLine<'a> {
+    pub fn new(no: u64, raw: &'a str, norm: Normalised<'a>, rest: &'a str) -> WinLine<'a> {
+        let t = rest.trim_start();
+        // The message starts after the timestamp (ASCII), so at a char boundary.
+        let plog = parse_header(t.as_bytes())
+            .and_then(|(h, msg)| Some((h, t.get(t.len() - msg.len()..)?)));
+        WinLine {
+            no,
+            raw,
+            norm,
+            rest,
+            plog,
+        }
+    }
+
+    /// [`WinLine::plog`] when `rest` itself starts with the header (no indentation before it).
+    fn plog_at_start(&self) -> Option<&(PlogHeader<'a>, &'a str)> {
+        self.plog.as_ref().filter(|_| self.rest.starts_with('['))
+    }
 }
 
 /// Lines that belong to an error, by line number: borrowed from the window where they are its
@@ -282,7 +306,7 @@ fn continuation<'w>(w: &[WinLine<'w>], from: usize, limit: usize, scope: &mut Sc
             || is_cann_traceback(l)
             || torch_npu::parse_torch_npu_line(l.trim()).is_some()
             || torch_npu_hint(l).is_some()
-            || parse_header(l.as_bytes()).is_some()
+            || w[i].plog_at_start().is_some()
         {
             break;
         }
@@ -412,8 +436,13 @@ impl<'w> Collector<'_, 'w> {
         }
         // The bulk of a plog: records below ERROR are never candidates (a header line also
         // ends any CANN block, so skipping them loses nothing).
+        // (`line` is `rest` or `rest.trim_start()`: starting with `[`, it is the text `plog` was
+        // read from.)
         if line.starts_with('[')
-            && parse_header(line.as_bytes()).is_some_and(|(h, _)| h.level != Level::Error)
+            && w[i]
+                .plog
+                .as_ref()
+                .is_some_and(|(h, _)| h.level != Level::Error)
         {
             return i + 1;
         }
@@ -461,7 +490,7 @@ impl<'w> Collector<'_, 'w> {
         if let Some(mut c) = classify_other(w, i, soft) {
             if c.shape == Shape::PlogRecord {
                 for k in (i + 1..w.len()).take(12) {
-                    if !*self.plog_error[k].get_or_insert_with(|| is_plog_error(w[k].rest)) {
+                    if !*self.plog_error[k].get_or_insert_with(|| is_plog_error(&w[k])) {
                         break;
                     }
                     push_scope(&mut c.scope, w[k].no, w[k].rest);
@@ -1332,8 +1361,9 @@ fn classify_other<'w>(w: &[WinLine<'w>], i: usize, soft: bool) -> Option<Candida
         c.pid = i64::try_from(e.pid).ok();
         return Some(c);
     }
-    if let Some((h, rest)) = parse_header(t.as_bytes()) {
-        return l.plog_record(&h, rest);
+    // `t` is `rest` trimmed: the header `plog` was read from, the message trimmed at its end.
+    if let Some((h, msg)) = &w[i].plog {
+        return l.plog_record(h, msg.trim_end().as_bytes());
     }
     l.error_format(n)
         .or_else(|| l.what_line())
@@ -1364,8 +1394,10 @@ fn info_level(n: &Normalised<'_>) -> bool {
 }
 
 /// A plog record at level ERROR printed into the screen log.
-fn is_plog_error(line: &str) -> bool {
-    parse_header(line.trim_start().as_bytes()).is_some_and(|(h, _)| h.level == Level::Error)
+fn is_plog_error(line: &WinLine<'_>) -> bool {
+    line.plog
+        .as_ref()
+        .is_some_and(|(h, _)| h.level == Level::Error)
 }
 
 #[cfg(test)]
@@ -1382,12 +1414,7 @@ mod tests {
             .map(|(raw, no)| {
                 let norm = normalise(raw);
                 let rest = norm.rest;
-                WinLine {
-                    no,
-                    raw,
-                    norm,
-                    rest,
-                }
+                WinLine::new(no, raw, norm, rest)
             })
             .collect();
         collect(&lines)

@@ -370,12 +370,7 @@ fn analyse(window: &[(u64, &str)]) -> (Vec<CausalError>, Vec<u64>, u64) {
             } else {
                 norm.rest.trim_start()
             };
-            WinLine {
-                no: *no,
-                raw,
-                norm,
-                rest,
-            }
+            WinLine::new(*no, raw, norm, rest)
         })
         .collect();
     let cands = collect(&lines);
