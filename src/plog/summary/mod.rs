@@ -5,8 +5,9 @@
 //! depend on the chunk size. The hot loop parses only the header of each physical line; the
 //! content prefix, codes and causal rank are computed for ERROR records only. What needs every
 //! line in order — the record a continuation line belongs to, CANN report assembly, the causal
-//! engine — runs on the folding thread over the lines a worker kept: all but the quiet records
-//! that follow a quiet record (most of a plog, and lines the causal engine drops anyway). With
+//! engine — runs in file order over the lines a worker kept: all but the quiet records that
+//! follow a quiet record (most of a plog, and lines the causal engine drops anyway); the causal
+//! engine of a file of several chunks on a thread of its own ([`Causal`]). With
 //! `--grep`, a record whose header line does not match is held (its bytes) until a continuation
 //! line matches or the next header arrives.
 //!
@@ -21,6 +22,8 @@ mod records;
 mod warnings;
 
 use std::path::Path;
+use std::sync::mpsc::{self, SyncSender};
+use std::thread::{Scope, ScopedJoinHandle};
 
 use memchr::memmem;
 use npgx_parsers::cann_error::{CannErrorReport, ReportAssembler};
@@ -172,6 +175,75 @@ fn far_apart(causal: &[(usize, bool, CausalRef)], chosen: usize) -> Option<Warni
 
 /// One file's scan in file order: the chunks' results folded in, and the state machines that
 /// need every line in order (record state, CANN reports, the causal engine).
+/// The causal engine of one file, fed the kept lines in file order. Its windows' analysis takes
+/// tens of milliseconds each (20 000 kept lines); run where the chunks are folded, it held up the
+/// fold, and the workers stopped once their chunks in flight were read (the 512 MiB bench
+/// showed both workers idle for 50 ms at each window). So for a file of several chunks it runs
+/// on a thread of its own, fed a chunk's kept lines at a time through a bounded queue; the lines
+/// and their order are the same, so is the answer.
+enum Causal<'s> {
+    Here(Box<CausalScanner>),
+    Beside {
+        feed: SyncSender<Kept>,
+        engine: ScopedJoinHandle<'s, CausalScanner>,
+    },
+}
+
+/// A chunk's kept lines for the causal engine: `(line, start, end)` in `text`, line numbers of
+/// the file.
+struct Kept {
+    lines: Vec<(u64, usize, usize)>,
+    text: Vec<u8>,
+}
+
+/// Kept-line batches queued for a [`Causal::Beside`] engine (then the fold waits for it).
+const CAUSAL_QUEUE: usize = 16;
+
+impl<'s> Causal<'s> {
+    /// On a thread of `scope` for a file of at least two chunks, here otherwise.
+    fn new<'e>(scope: &'s Scope<'s, 'e>, file_len: u64, chunk: u64) -> Causal<'s> {
+        if file_len < chunk.saturating_mul(2) {
+            return Causal::Here(Box::default());
+        }
+        let (feed, queue) = mpsc::sync_channel::<Kept>(CAUSAL_QUEUE);
+        let engine = scope.spawn(move || {
+            let mut scanner = CausalScanner::new();
+            for kept in queue {
+                for &(no, a, b) in &kept.lines {
+                    scanner.push(no, &kept.text[a..b]);
+                }
+            }
+            scanner
+        });
+        Causal::Beside { feed, engine }
+    }
+
+    fn push(&mut self, kept: Kept) {
+        match self {
+            Causal::Here(scanner) => {
+                for &(no, a, b) in &kept.lines {
+                    scanner.push(no, &kept.text[a..b]);
+                }
+            }
+            // A send fails only when the engine's thread has ended, which `finish` reports.
+            Causal::Beside { feed, .. } => drop(feed.send(kept)),
+        }
+    }
+
+    /// The engine, every line fed.
+    fn finish(self) -> CausalScanner {
+        match self {
+            Causal::Here(scanner) => *scanner,
+            Causal::Beside { feed, engine } => {
+                drop(feed);
+                engine
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            }
+        }
+    }
+}
+
 struct FileScan<'a> {
     file: usize,
     path: &'a Path,
@@ -181,7 +253,7 @@ struct FileScan<'a> {
     long_lines: u64,
     any_record: bool,
     reports: ReportAssembler,
-    scanner: CausalScanner,
+    causal: Causal<'a>,
     warnings: FileWarnings<'a>,
     /// Whether the record read last is one the filters leave out ([`ChunkScan::end_left_out`]).
     left_out: bool,
@@ -235,18 +307,22 @@ impl FileScan<'_> {
             Some(State::Skipped) => self.state = State::Skipped,
             Some(State::None) | None => {}
         }
+        let mut kept = Vec::with_capacity(c.kept.len());
         for &(no, record, a, b) in &c.kept {
             if lead_left_out && no <= c.lead {
                 continue;
             }
-            let line = &c.text[a..b];
-            self.scanner.push(no + offset, line);
+            kept.push((no + offset, a, b));
             if record {
                 self.reports.interrupt();
             } else {
-                self.reports.push(no + offset, line);
+                self.reports.push(no + offset, &c.text[a..b]);
             }
         }
+        self.causal.push(Kept {
+            lines: kept,
+            text: c.text,
+        });
         s.torch_npu.extend(c.torch_npu.into_iter().map(|mut error| {
             error.line += offset;
             FileTorchNpuError {
@@ -296,76 +372,80 @@ fn summarize_in_chunks(
             every_record: filters.selects_every_record(),
             grep: grep.as_ref(),
         };
-        let mut f = FileScan {
-            file,
-            path: &input.path,
-            device: cx.device,
-            state: State::None,
-            lines: 0,
-            long_lines: 0,
-            any_record: false,
-            reports: ReportAssembler::default(),
-            scanner: CausalScanner::new(),
-            left_out: false,
-            warnings: FileWarnings {
-                out: &mut warnings,
-                path: input.path.clone(),
-                count: 0,
-            },
-        };
-        let res = map_chunks(
-            &input.path,
-            chunk,
-            |lines| scan_chunk(lines, &cx),
-            |c| f.absorb(&mut s, c),
-        );
-        let FileScan {
-            lines,
-            long_lines,
-            any_record,
-            reports,
-            scanner,
-            warnings: fw,
-            ..
-        } = f;
-        match res {
-            Err(e) => fw
-                .out
-                .push(Warning::io(&input.path, &format!("cannot read: {e}"))),
-            Ok(()) => {
-                s.files[file].read = true;
-                if !any_record {
-                    fw.out
-                        .push(Warning::io(&input.path, "no plog records in this file"));
-                }
-                if long_lines > 0 {
-                    fw.out.push(Warning::io(
-                        &input.path,
-                        &format!(
-                            "{long_lines} line(s) longer than {MAX_LINE} bytes: only their head was read"
-                        ),
-                    ));
-                }
-                let saw_assert = scanner.saw_kernel_assert();
-                if let Some(c) = scanner.finish() {
-                    let collective = c
-                        .phase
-                        .as_ref()
-                        .is_some_and(|p| p.phase == Phase::Collective);
-                    let assert =
-                        assertion_for(&c, saw_assert, |f| for_each_line_while(&input.path, f));
-                    s.causal.push((
-                        file,
-                        collective,
-                        CausalRef::new(&input.path, c, assert.as_ref()),
-                    ));
+        let file_len = std::fs::metadata(&input.path).map_or(0, |m| m.len());
+        std::thread::scope(|scope| {
+            let mut f = FileScan {
+                file,
+                path: &input.path,
+                device: cx.device,
+                state: State::None,
+                lines: 0,
+                long_lines: 0,
+                any_record: false,
+                reports: ReportAssembler::default(),
+                causal: Causal::new(scope, file_len, chunk),
+                left_out: false,
+                warnings: FileWarnings {
+                    out: &mut warnings,
+                    path: input.path.clone(),
+                    count: 0,
+                },
+            };
+            let res = map_chunks(
+                &input.path,
+                chunk,
+                |lines| scan_chunk(lines, &cx),
+                |c| f.absorb(&mut s, c),
+            );
+            let FileScan {
+                lines,
+                long_lines,
+                any_record,
+                reports,
+                causal,
+                warnings: fw,
+                ..
+            } = f;
+            let scanner = causal.finish();
+            match res {
+                Err(e) => fw
+                    .out
+                    .push(Warning::io(&input.path, &format!("cannot read: {e}"))),
+                Ok(()) => {
+                    s.files[file].read = true;
+                    if !any_record {
+                        fw.out
+                            .push(Warning::io(&input.path, "no plog records in this file"));
+                    }
+                    if long_lines > 0 {
+                        fw.out.push(Warning::io(
+                            &input.path,
+                            &format!(
+                                "{long_lines} line(s) longer than {MAX_LINE} bytes: only their head was read"
+                            ),
+                        ));
+                    }
+                    let saw_assert = scanner.saw_kernel_assert();
+                    if let Some(c) = scanner.finish() {
+                        let collective = c
+                            .phase
+                            .as_ref()
+                            .is_some_and(|p| p.phase == Phase::Collective);
+                        let assert =
+                            assertion_for(&c, saw_assert, |f| for_each_line_while(&input.path, f));
+                        s.causal.push((
+                            file,
+                            collective,
+                            CausalRef::new(&input.path, c, assert.as_ref()),
+                        ));
+                    }
                 }
             }
-        }
-        fw.close();
-        s.files[file].lines = lines;
-        s.reports
-            .extend(reports.finish().into_iter().map(|r| (file, r)));
+            fw.close();
+            s.files[file].lines = lines;
+            s.reports
+                .extend(reports.finish().into_iter().map(|r| (file, r)));
+        });
     }
     s.finish(warnings)
 }
