@@ -23,3 +23,23 @@ pub fn tune_allocator() {
         }
     }
 }
+
+/// Caps the vectors of the hot loops at [`crate::simd::SIMD_ENV`]'s level when it is set (for
+/// measuring one level against another on one CPU); a value it does not name is said on stderr
+/// and the widest vectors stay.
+pub fn cap_vectors() {
+    let Some(value) = std::env::var_os(crate::simd::SIMD_ENV) else {
+        return;
+    };
+    let value = value.to_string_lossy();
+    if value.trim().is_empty() {
+        return;
+    }
+    match crate::simd::Cap::named(&value) {
+        Some(cap) => crate::simd::set_cap(cap),
+        None => eprintln!(
+            "npgx: warning: {}={value:?} is not one of portable, avx2, neon, avx512: the widest vectors are used",
+            crate::simd::SIMD_ENV
+        ),
+    }
+}

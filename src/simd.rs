@@ -14,15 +14,17 @@
 //! loop written with `std::arch` vectors, and on x86-64 `run_x86_512` with AVX-512 vectors
 //! (when the compiler has them: `cfg(npgx_avx512)`, Rust 1.89 or later, `build.rs`). It is called
 //! only from the feature-enabled function, with a `Features` token ([`x86::Features`],
-//! [`aarch64::Features`]) as proof that the CPU has the features, and must give the portable
+//! `x86::avx512::Features`, [`aarch64::Features`]) as proof that the CPU has the features, and must give the portable
 //! `run`'s result bit for bit (same operations per lane, same order; tested per kernel, the
 //! AArch64 ones under qemu by `scripts/check_aarch64.sh`).
 //!
 //! [`SIMD_ENV`] caps the widest level used (`portable`, `avx2` or `neon`, `avx512`: the
 //! default, the widest the CPU has), so one binary can measure each level on one CPU
-//! (`scripts/bench_dump_compare.sh` does); the answer is the same at every level.
+//! (`scripts/bench_dump_compare.sh` does); the answer is the same at every level. It is read
+//! once when the process starts (`crate::process::cap_vectors`, [`set_cap`]), never by an
+//! engine.
 
-use std::sync::LazyLock;
+use std::sync::atomic::{AtomicU8, Ordering};
 
 /// A hot loop. `run` must be `#[inline(always)]` (and everything it calls in the loop too), so
 /// that it is compiled into the feature-enabled caller.
@@ -42,7 +44,9 @@ pub trait Kernel: Sized {
     #[cfg(all(target_arch = "x86_64", npgx_avx512))]
     const AVX512: bool = false;
 
-    /// The loop with AVX-512 vectors, `#[inline(always)]` too; by default `run_x86`.
+    /// The loop with AVX-512 vectors, `#[inline(always)]` too. Called only for a kernel with
+    /// [`Kernel::AVX512`]; by default its `run_x86`, compiled with AVX-512 enabled (a kernel may
+    /// want that for the compiler's own vectorisation without loops of its own).
     #[cfg(all(target_arch = "x86_64", npgx_avx512))]
     #[inline(always)]
     fn run_x86_512(self, f: x86::avx512::Features) -> Self::Output {
@@ -76,8 +80,9 @@ fn ahead(bytes: &[u8], at: usize) -> Option<*const u8> {
 /// The environment variable that caps the vectors [`dispatch`] uses (see the module's text).
 pub const SIMD_ENV: &str = "NPGX_SIMD";
 
-/// The widest level [`dispatch`] may use: [`SIMD_ENV`], read once.
+/// The widest level [`dispatch`] may use (see [`SIMD_ENV`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[repr(u8)]
 pub enum Cap {
     /// The portable loops only.
     Portable,
@@ -88,21 +93,38 @@ pub enum Cap {
 }
 
 impl Cap {
-    /// The cap a value of [`SIMD_ENV`] names; unset, empty or unknown: [`Cap::Widest`].
-    pub fn named(value: Option<&str>) -> Cap {
-        match value.map(str::trim) {
-            Some("portable") => Cap::Portable,
-            Some("avx2" | "neon") => Cap::Vectors,
-            _ => Cap::Widest,
+    /// The cap a value of [`SIMD_ENV`] names, ignoring case and surrounding spaces (`None`
+    /// for another value).
+    pub fn named(value: &str) -> Option<Cap> {
+        let v = value.trim().to_ascii_lowercase();
+        match v.as_str() {
+            "portable" => Some(Cap::Portable),
+            "avx2" | "neon" => Some(Cap::Vectors),
+            "avx512" | "widest" => Some(Cap::Widest),
+            _ => None,
         }
     }
 }
 
-static CAP: LazyLock<Cap> = LazyLock::new(|| Cap::named(std::env::var(SIMD_ENV).ok().as_deref()));
+/// The cap [`set_cap`] made ([`Cap`] as its `u8`): the widest until then.
+static CAP: AtomicU8 = AtomicU8::new(Cap::Widest as u8);
 
-/// Runs `k` with the widest vectors this CPU has (up to [`SIMD_ENV`]'s cap).
+/// Caps the vectors of every later [`dispatch`]: once, when the process starts.
+pub fn set_cap(cap: Cap) {
+    CAP.store(cap as u8, Ordering::Relaxed);
+}
+
+fn cap() -> Cap {
+    match CAP.load(Ordering::Relaxed) {
+        0 => Cap::Portable,
+        1 => Cap::Vectors,
+        _ => Cap::Widest,
+    }
+}
+
+/// Runs `k` with the widest vectors this CPU has (up to the [`set_cap`] cap).
 pub fn dispatch<K: Kernel>(k: K) -> K::Output {
-    let cap = *CAP;
+    let cap = cap();
     #[cfg(all(target_arch = "x86_64", npgx_avx512))]
     if K::AVX512 && cap == Cap::Widest && x86::avx512::available() {
         #[cfg(test)]
@@ -323,11 +345,12 @@ mod tests {
 
     #[test]
     fn the_cap_is_named_by_the_environment_value() {
-        assert_eq!(Cap::named(Some("portable")), Cap::Portable);
-        assert_eq!(Cap::named(Some("avx2")), Cap::Vectors);
-        assert_eq!(Cap::named(Some(" neon ")), Cap::Vectors);
-        for widest in [None, Some(""), Some("avx512"), Some("sse9")] {
-            assert_eq!(Cap::named(widest), Cap::Widest, "{widest:?}");
+        assert_eq!(Cap::named("portable"), Some(Cap::Portable));
+        assert_eq!(Cap::named("AVX2"), Some(Cap::Vectors));
+        assert_eq!(Cap::named(" neon "), Some(Cap::Vectors));
+        assert_eq!(Cap::named("avx512"), Some(Cap::Widest));
+        for unknown in ["", "sse9", "avx"] {
+            assert_eq!(Cap::named(unknown), None, "{unknown:?}");
         }
     }
 

@@ -264,6 +264,7 @@ pub fn parse() -> Cli {
 /// ends every command with 0 and nothing on stderr (see [`Stdout`]).
 pub fn run(cli: Cli) -> ExitCode {
     crate::process::tune_allocator();
+    crate::process::cap_vectors();
     let findings: &[u8] = match &cli.command {
         Command::Triage(triage::Args {
             command: triage::TriageCommand::Steps(_),

@@ -321,7 +321,7 @@ fn ln_positive(x: f64) -> f64 {
 }
 
 /// ln(x) for a normal finite x > 0 in plain IEEE operations (no table, no library call), so that
-/// the vector loop can take the same steps four lanes at a time and match it bit for bit. With
+/// the vector loops can take the same steps a vector of lanes at a time and match it bit for bit. With
 /// x = 2ᵉ·m, m in [√½, √2): ln x = e·ln 2 + 2·atanh(s), s = (m − 1)/(m + 1), |s| < 0.172; the
 /// atanh series in s² to s²⁰ leaves out less than 2⁻⁵⁵ of the result; ln 2 is split in a high
 /// part with trailing zeros (e·LN2_HI is exact) and the rest. Within 2 ulps of the library's
@@ -940,7 +940,7 @@ mod tests {
             })
             .collect();
         // Up to a block and its tail on the vector path (a whole block of vectors, then one to
-        // three pairs); past a block the vector path takes the portable lanes.
+        // seven pairs); past a block the vector path takes the portable lanes.
         for len in [
             17,
             100,
@@ -949,6 +949,7 @@ mod tests {
             BLOCK,
             BLOCK + 1,
             BLOCK + 3,
+            BLOCK + 7,
             BLOCK + 9,
         ] {
             assert_vectors_agree(&g[..len], &t[..len]);

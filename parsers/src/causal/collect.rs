@@ -35,7 +35,8 @@ pub(super) struct WinLine<'a> {
     /// `norm.rest` with the window's common indentation removed.
     pub rest: &'a str,
     /// The plog header at the start of `rest.trim_start()` and the message after it, parsed
-    /// once: the collection asks about it several times per line.
+    /// once for the collection, which asks about it several times per line (the normaliser
+    /// reads the raw line's header on its own).
     pub plog: Option<(PlogHeader<'a>, &'a str)>,
 }
 
@@ -354,7 +355,6 @@ pub(super) fn collect<'w>(w: &[WinLine<'w>]) -> Vec<Candidate<'w>> {
         frames: Vec::new(),
         wrapper: None,
         break_reasons: false,
-        plog_error: vec![None; w.len()],
         frame_indent: None,
         first_text: w
             .iter()
@@ -380,8 +380,6 @@ struct Collector<'a, 'w> {
     wrapper: Option<(u64, Vec<(u64, String)>)>,
     /// Inside `torch._dynamo.explain()`'s `Break Reasons:` list.
     break_reasons: bool,
-    /// Whether a line is an ERROR plog record, once known: a run of them is every one's scope.
-    plog_error: Vec<Option<bool>>,
     /// Indentation of the last traceback frame: an exception line sits two columns left of it
     /// (a paste that indents a traceback indents its exception too).
     frame_indent: Option<usize>,
@@ -490,7 +488,8 @@ impl<'w> Collector<'_, 'w> {
         if let Some(mut c) = classify_other(w, i, soft) {
             if c.shape == Shape::PlogRecord {
                 for k in (i + 1..w.len()).take(12) {
-                    if !*self.plog_error[k].get_or_insert_with(|| is_plog_error(&w[k])) {
+                    // A run of ERROR plog records is every one's scope.
+                    if !is_plog_error(&w[k]) {
                         break;
                     }
                     push_scope(&mut c.scope, w[k].no, w[k].rest);
@@ -1207,31 +1206,7 @@ impl<'w> OtherLine<'w> {
 
     fn process_abort(&self) -> Option<Candidate<'w>> {
         let t = self.t;
-        // Compared ignoring ASCII case, without a lower-case copy of every line.
-        let starts = |p: &str| {
-            t.as_bytes()
-                .get(..p.len())
-                .is_some_and(|b| b.eq_ignore_ascii_case(p.as_bytes()))
-        };
-        let error_tag = || {
-            memchr::memchr_iter(b':', t.as_bytes()).any(|at| {
-                t.as_bytes()
-                    .get(at + 1..at + 9)
-                    .is_some_and(|b| b.eq_ignore_ascii_case(b" [error]"))
-            })
-        };
-        let aborts = starts("terminate called")
-            || starts("what():")
-            || error_tag()
-            || starts("aborted (core dumped)")
-            || starts("segmentation fault")
-            || starts("fatal python error")
-            // absl's failure signal handler (Ray, gRPC): `*** SIGSEGV received at time=… ***`.
-            || (starts("*** sig") && {
-                let lower = t.to_ascii_lowercase();
-                needles::contains(&lower, " received at time=")
-            });
-        aborts.then(|| {
+        is_process_abort(t).then(|| {
             self.make(
                 Tier::Cascade,
                 CauseRank::ErrorReport,
@@ -1393,6 +1368,34 @@ fn info_level(n: &Normalised<'_>) -> bool {
     })
 }
 
+/// A process's last words: a C++ `terminate`, a signal, Python's fatal error, a `: [ERROR]` tag.
+/// Compared ignoring ASCII case, without a lower-case copy of every line.
+fn is_process_abort(t: &str) -> bool {
+    let b = t.as_bytes();
+    let starts = |p: &str| {
+        b.get(..p.len())
+            .is_some_and(|h| h.eq_ignore_ascii_case(p.as_bytes()))
+    };
+    let has = |p: &str| {
+        b.windows(p.len())
+            .any(|w| w.eq_ignore_ascii_case(p.as_bytes()))
+    };
+    let error_tag = || {
+        memchr::memchr_iter(b':', b).any(|at| {
+            b.get(at + 1..at + 9)
+                .is_some_and(|h| h.eq_ignore_ascii_case(b" [error]"))
+        })
+    };
+    starts("terminate called")
+        || starts("what():")
+        || error_tag()
+        || starts("aborted (core dumped)")
+        || starts("segmentation fault")
+        || starts("fatal python error")
+        // absl's failure signal handler (Ray, gRPC): `*** SIGSEGV received at time=… ***`.
+        || (starts("*** sig") && has(" received at time="))
+}
+
 /// A plog record at level ERROR printed into the screen log.
 fn is_plog_error(line: &WinLine<'_>) -> bool {
     line.plog
@@ -1404,6 +1407,46 @@ fn is_plog_error(line: &WinLine<'_>) -> bool {
 mod tests {
     use super::super::normalise::normalise;
     use super::*;
+
+    /// The abort test as it was written first, a lower-case copy searched (the reference).
+    fn lower_case_abort(t: &str) -> bool {
+        let lower = t.to_ascii_lowercase();
+        lower.starts_with("terminate called")
+            || lower.starts_with("what():")
+            || lower.contains(": [error]")
+            || lower.starts_with("aborted (core dumped)")
+            || lower.starts_with("segmentation fault")
+            || lower.starts_with("fatal python error")
+            || (lower.starts_with("*** sig") && lower.contains(" received at time="))
+    }
+
+    #[test]
+    fn process_aborts_ignoring_case() {
+        for t in [
+            "terminate called after throwing an instance of 'c10::Error'",
+            "Terminate Called recursively",
+            "what():  NPU error",
+            "WHAT(): x",
+            "worker: [ERROR] lost",
+            "worker: [Error] lost",
+            "worker:[ERROR] lost",
+            "x: [ERRO",
+            "ends with a colon:",
+            ":",
+            "Aborted (core dumped)",
+            "Segmentation fault (core dumped)",
+            "Fatal Python error: Segmentation fault",
+            "*** SIGSEGV received at time=1717 on cpu 3 ***",
+            "*** SIGABRT RECEIVED AT TIME=1 ***",
+            "*** SIGSEGV received",
+            "*** sig",
+            "é: [error] after a multi-byte char",
+            "",
+            "an ordinary line",
+        ] {
+            assert_eq!(is_process_abort(t), lower_case_abort(t), "{t:?}");
+        }
+    }
 
     /// Every candidate of `text` (one window, lines numbered from 1) as (line, tier, rule,
     /// message).

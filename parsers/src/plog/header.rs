@@ -397,7 +397,7 @@ impl HeaderCache {
             let Some(rest) = line.strip_prefix(&e.prefix[..]) else {
                 continue;
             };
-            if let Some((time, rest)) = self.time_and_content(rest) {
+            if let Some((time, rest)) = self.cached_time_and_content(rest) {
                 hit = Some((k, level, time, rest));
                 break;
             }
@@ -437,7 +437,7 @@ impl HeaderCache {
     /// [`time_and_content`], reading only the last eight bytes of a timestamp that starts with
     /// the second of the one before (the same answer: the first [`SECOND`] bytes were checked
     /// then, the rest are checked here).
-    fn time_and_content<'a>(&mut self, rest: &'a [u8]) -> Option<(PlogTime, &'a [u8])> {
+    fn cached_time_and_content<'a>(&mut self, rest: &'a [u8]) -> Option<(PlogTime, &'a [u8])> {
         let r = rest.strip_prefix(b" ").unwrap_or(rest);
         let b = r.first_chunk::<27>()?;
         let time = match &self.second {

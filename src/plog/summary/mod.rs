@@ -173,8 +173,6 @@ fn far_apart(causal: &[(usize, bool, CausalRef)], chosen: usize) -> Option<Warni
     })
 }
 
-/// One file's scan in file order: the chunks' results folded in, and the state machines that
-/// need every line in order (record state, CANN reports, the causal engine).
 /// The causal engine of one file, fed the kept lines in file order. Its windows' analysis takes
 /// tens of milliseconds each (20 000 kept lines); run where the chunks are folded, it held up the
 /// fold, and the workers stopped once their chunks in flight were read (the 512 MiB bench
@@ -196,26 +194,35 @@ struct Kept {
     text: Vec<u8>,
 }
 
-/// Kept-line batches queued for a [`Causal::Beside`] engine (then the fold waits for it).
-const CAUSAL_QUEUE: usize = 16;
+/// Kept-line batches queued for a [`Causal::Beside`] engine (then the fold waits for it). A batch
+/// is one chunk's kept lines: a few percent of the chunk in a plog (its ERROR records and the
+/// first quiet record of each run), at most the whole chunk ([`CHUNK`], 4 MiB) in a file of
+/// nothing but errors, so the queue holds at most 32 MiB beside the chunks in flight.
+const CAUSAL_QUEUE: usize = 8;
 
 impl<'s> Causal<'s> {
-    /// On a thread of `scope` for a file of at least two chunks, here otherwise.
+    /// On a thread of `scope` for a file of at least two chunks, here otherwise (and where the
+    /// system refuses a thread).
     fn new<'e>(scope: &'s Scope<'s, 'e>, file_len: u64, chunk: u64) -> Causal<'s> {
         if file_len < chunk.saturating_mul(2) {
             return Causal::Here(Box::default());
         }
         let (feed, queue) = mpsc::sync_channel::<Kept>(CAUSAL_QUEUE);
-        let engine = scope.spawn(move || {
-            let mut scanner = CausalScanner::new();
-            for kept in queue {
-                for &(no, a, b) in &kept.lines {
-                    scanner.push(no, &kept.text[a..b]);
+        let engine = std::thread::Builder::new()
+            .name("npgx-causal".into())
+            .spawn_scoped(scope, move || {
+                let mut scanner = CausalScanner::new();
+                for kept in queue {
+                    for &(no, a, b) in &kept.lines {
+                        scanner.push(no, &kept.text[a..b]);
+                    }
                 }
-            }
-            scanner
-        });
-        Causal::Beside { feed, engine }
+                scanner
+            });
+        match engine {
+            Ok(engine) => Causal::Beside { feed, engine },
+            Err(_) => Causal::Here(Box::default()),
+        }
     }
 
     fn push(&mut self, kept: Kept) {
@@ -244,6 +251,8 @@ impl<'s> Causal<'s> {
     }
 }
 
+/// One file's scan in file order: the chunks' results folded in, and the state machines that
+/// need every line in order (record state, CANN reports, the causal engine).
 struct FileScan<'a> {
     file: usize,
     path: &'a Path,
