@@ -229,6 +229,84 @@ trait LaneSums: Copy {
     fn lanes(self, g: &[f64], t: &[f64], k_g: f64, k_t: f64) -> Lanes;
 }
 
+/// The three loops of a vector path (AVX2, AVX-512, NEON) over a chunk of whole vectors, each
+/// run once per part of the [`LANES`] its vectors hold ([`VectorLoops::PARTS`]: one AVX-512
+/// vector holds them all, AVX2 and NEON take them in two halves of [`HALF`]); [`vector_lanes`]
+/// drives them.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+trait VectorLoops: Copy {
+    const PARTS: usize;
+    /// Products and moments of part `part` of the first `n` pairs (a multiple of `LANES`, at
+    /// most [`BLOCK`]); marks in `differ` the vectors of [`LANES`] pairs whose part holds a
+    /// pair that differs (t − g not zero: unequal or not finite).
+    ///
+    /// # Safety
+    /// `self` is its path's `Features` token; `n` within both slices.
+    unsafe fn moments(
+        self,
+        x: &mut Lanes,
+        pairs: (&[f64], &[f64]),
+        n: usize,
+        k: (f64, f64),
+        part: usize,
+        differ: &mut Differ,
+    );
+    /// Absolute and relative errors of part `part` of the vectors starting at `starts`.
+    ///
+    /// # Safety
+    /// `self` is its path's `Features` token; every `start + LANES` within both slices.
+    unsafe fn errors(
+        self,
+        x: &mut Lanes,
+        pairs: (&[f64], &[f64]),
+        starts: impl Iterator<Item = usize>,
+        part: usize,
+    );
+    /// KL terms of part `part` of the vectors starting at `starts`.
+    ///
+    /// # Safety
+    /// As [`VectorLoops::errors`].
+    unsafe fn kl_terms(
+        self,
+        x: &mut Lanes,
+        pairs: (&[f64], &[f64]),
+        starts: impl Iterator<Item = usize>,
+        part: usize,
+    );
+}
+
+/// The lanes of a chunk by a vector path's loops: its whole vectors (the errors and KL loops
+/// only over the vectors with a pair that differs, [`Differ`]), then the tail as the portable
+/// loop takes it; past a block, the portable lanes.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+#[inline(always)]
+fn vector_lanes<H: VectorLoops>(how: H, g: &[f64], t: &[f64], k_g: f64, k_t: f64) -> Lanes {
+    let whole = g.len().min(t.len()) / LANES * LANES;
+    if whole > BLOCK {
+        // Not reached from `update_raw` (its chunks are blocks); the same lanes either way.
+        return Portable.lanes(g, t, k_g, k_t);
+    }
+    let mut x = Lanes::default();
+    // SAFETY: `how` is a `Features` token, which only its path's `run_simd` makes (proof that
+    // the CPU has the features); `whole` is within both slices and at most `BLOCK`, so
+    // `moments` marks vectors whose `LANES` pairs are within both slices, and `Differ` has a
+    // bit for each.
+    unsafe {
+        let mut differ = Differ::default();
+        for part in 0..H::PARTS {
+            how.moments(&mut x, (g, t), whole, (k_g, k_t), part, &mut differ);
+        }
+        for part in 0..H::PARTS {
+            how.errors(&mut x, (g, t), differ.starts(), part);
+        }
+        for part in 0..H::PARTS {
+            how.kl_terms(&mut x, (g, t), differ.starts(), part);
+        }
+    }
+    x.tail(g, t, whole, k_g, k_t);
+    x
+}
+
 /// Plain Rust, vectorised by the compiler as far as it can.
 #[derive(Clone, Copy)]
 struct Portable;

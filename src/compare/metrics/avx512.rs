@@ -15,8 +15,8 @@ use std::arch::x86_64::*;
 use npgx_parsers::dump::dtype::Element;
 
 use super::{
-    Differ, LaneSums, Lanes, ATANH_SERIES, BLOCK, CLOSE_TERMS, EPS, LANES, LN2_HI, LN2_LO,
-    LN_SERIES_INVERSE_LIMIT, MANTISSA, ONE,
+    vector_lanes, Differ, LaneSums, Lanes, VectorLoops, ATANH_SERIES, CLOSE_TERMS, EPS, LANES,
+    LN2_HI, LN2_LO, LN_SERIES_INVERSE_LIMIT, MANTISSA, ONE,
 };
 use crate::dump::values::decode_to_x86_512;
 use crate::simd::x86::avx512::Features;
@@ -64,18 +64,25 @@ unsafe fn abs(v: __m512d) -> __m512d {
     _mm512_abs_pd(v)
 }
 
-/// Products and moments of the first `n` pairs (a multiple of `LANES`, at most [`BLOCK`]);
-/// returns which vectors hold a pair that differs (t − g not zero: unequal or not finite).
+/// Products and moments of the first `n` pairs (a multiple of `LANES`, at most
+/// [`super::BLOCK`]); marks in `differ` the vectors that hold a pair that differs (t − g not
+/// zero: unequal or not finite).
 ///
 /// # Safety
 /// AVX-512F, and `n` within both slices.
 #[inline(always)]
-unsafe fn moments(x: &mut Lanes, g: &[f64], t: &[f64], n: usize, k: (f64, f64)) -> Differ {
+unsafe fn moments(
+    x: &mut Lanes,
+    g: &[f64],
+    t: &[f64],
+    n: usize,
+    k: (f64, f64),
+    differ: &mut Differ,
+) {
     let zero = _mm512_setzero_pd();
     let (kg, kt) = (_mm512_set1_pd(k.0), _mm512_set1_pd(k.1));
     let [mut dot, mut gg, mut tt, mut sum_ag, mut sum_at] = [zero; 5];
     let [mut s1_g, mut s2_g, mut s1_t, mut s2_t] = [zero; 4];
-    let mut differ = Differ::default();
     let vectors = n / LANES;
     for (w, word) in differ.0.iter_mut().enumerate() {
         let mut bits = 0u64;
@@ -94,13 +101,12 @@ unsafe fn moments(x: &mut Lanes, g: &[f64], t: &[f64], n: usize, k: (f64, f64)) 
             let ne = _mm512_cmp_pd_mask::<_CMP_NEQ_UQ>(_mm512_sub_pd(tv, gv), zero);
             bits |= u64::from(ne != 0) << b;
         }
-        *word = bits;
+        *word |= bits;
     }
     let y = &mut x.sums;
     (y.dot, y.gg, y.tt, y.sum_ag, y.sum_at) =
         (out(dot), out(gg), out(tt), out(sum_ag), out(sum_at));
     (x.s1_g, x.s2_g, x.s1_t, x.s2_t) = (out(s1_g), out(s2_g), out(s1_t), out(s2_t));
-    differ
 }
 
 /// Absolute and relative errors of the vectors starting at `starts`.
@@ -241,7 +247,7 @@ unsafe fn kl_terms(x: &mut Lanes, g: &[f64], t: &[f64], starts: impl Iterator<It
         kl = _mm512_add_pd(kl, _mm512_maskz_mov_pd(used, _mm512_mul_pd(ag, ln)));
     }
     x.sums.kl = out(kl);
-    x.kl_undefined = undefined != 0;
+    x.kl_undefined |= undefined != 0;
 }
 
 /// The AVX2 loops of `metrics/avx2.rs` with one vector for all eight lanes (see the module's
@@ -254,21 +260,46 @@ impl LaneSums for Features {
 
     #[inline(always)]
     fn lanes(self, g: &[f64], t: &[f64], k_g: f64, k_t: f64) -> Lanes {
-        let whole = g.len().min(t.len()) / LANES * LANES;
-        if whole > BLOCK {
-            // Not reached from `update_raw` (its chunks are blocks); the same lanes either way.
-            return super::Portable.lanes(g, t, k_g, k_t);
-        }
-        let mut x = Lanes::default();
-        // SAFETY: `self` proves the CPU has AVX-512F (`simd::x86::avx512::Features`); `whole`
-        // is within both slices and at most `BLOCK`, so `moments` marks vectors whose `LANES`
-        // pairs are within both slices, and `Differ` has a bit for each.
-        unsafe {
-            let differ = moments(&mut x, g, t, whole, (k_g, k_t));
-            errors(&mut x, g, t, differ.starts());
-            kl_terms(&mut x, g, t, differ.starts());
-        }
-        x.tail(g, t, whole, k_g, k_t);
-        x
+        vector_lanes(self, g, t, k_g, k_t)
+    }
+}
+
+/// The loops above, all the lanes in one vector.
+impl VectorLoops for Features {
+    const PARTS: usize = 1;
+
+    #[inline(always)]
+    unsafe fn moments(
+        self,
+        x: &mut Lanes,
+        (g, t): (&[f64], &[f64]),
+        n: usize,
+        k: (f64, f64),
+        _: usize,
+        differ: &mut Differ,
+    ) {
+        moments(x, g, t, n, k, differ);
+    }
+
+    #[inline(always)]
+    unsafe fn errors(
+        self,
+        x: &mut Lanes,
+        (g, t): (&[f64], &[f64]),
+        starts: impl Iterator<Item = usize>,
+        _: usize,
+    ) {
+        errors(x, g, t, starts);
+    }
+
+    #[inline(always)]
+    unsafe fn kl_terms(
+        self,
+        x: &mut Lanes,
+        (g, t): (&[f64], &[f64]),
+        starts: impl Iterator<Item = usize>,
+        _: usize,
+    ) {
+        kl_terms(x, g, t, starts);
     }
 }

@@ -15,8 +15,8 @@ use std::arch::aarch64::*;
 use npgx_parsers::dump::dtype::Element;
 
 use super::{
-    put, Differ, LaneSums, Lanes, ATANH_SERIES, BLOCK, CLOSE_TERMS, EPS, HALF, LANES, LN2_HI,
-    LN2_LO, LN_SERIES_INVERSE_LIMIT, MANTISSA, ONE,
+    put, vector_lanes, Differ, LaneSums, Lanes, VectorLoops, ATANH_SERIES, CLOSE_TERMS, EPS, HALF,
+    LANES, LN2_HI, LN2_LO, LN_SERIES_INVERSE_LIMIT, MANTISSA, ONE,
 };
 use crate::dump::values::decode_to;
 use crate::simd::aarch64::Features;
@@ -202,9 +202,9 @@ impl C4 {
 }
 
 /// Products and moments of half `h` of the first `n` pairs (a multiple of `LANES`, at most
-/// [`BLOCK`]); marks in `differ` the vectors of [`LANES`] pairs whose half holds a pair that
-/// differs (t − g not zero: unequal or not finite). Two
-/// loops: the products and sums of magnitudes, then the shifted moments, so that each loop's accumulators (two registers per
+/// [`super::BLOCK`]); marks in `differ` the vectors of [`LANES`] pairs whose half holds a
+/// pair that differs (t − g not zero: unequal or not finite). Two loops: the products and sums
+/// of magnitudes, then the shifted moments, so that each loop's accumulators (two registers per
 /// vector of four lanes) and temporaries fit the 32 NEON registers (in one loop, LLVM rotated
 /// them through 32 register moves and the stack every step).
 ///
@@ -440,28 +440,47 @@ impl LaneSums for Features {
 
     #[inline(always)]
     fn lanes(self, g: &[f64], t: &[f64], k_g: f64, k_t: f64) -> Lanes {
-        let whole = g.len().min(t.len()) / LANES * LANES;
-        if whole > BLOCK {
-            // Not reached from `update_raw` (its chunks are blocks); the same lanes either way.
-            return super::Portable.lanes(g, t, k_g, k_t);
-        }
-        let mut x = Lanes::default();
-        // SAFETY: `self` proves NEON; `whole` is within both slices and at most `BLOCK`, so
-        // `moments` marks vectors whose `LANES` pairs are within both slices.
-        unsafe {
-            let mut differ = Differ::default();
-            for h in 0..2 {
-                moments(&mut x, g, t, whole, (k_g, k_t), h, &mut differ);
-            }
-            for h in 0..2 {
-                errors(&mut x, g, t, differ.starts(), h);
-            }
-            for h in 0..2 {
-                kl_terms(&mut x, g, t, differ.starts(), h);
-            }
-        }
-        x.tail(g, t, whole, k_g, k_t);
-        x
+        vector_lanes(self, g, t, k_g, k_t)
+    }
+}
+
+/// The loops above, one half of the lanes at a time.
+impl VectorLoops for Features {
+    const PARTS: usize = 2;
+
+    #[inline(always)]
+    unsafe fn moments(
+        self,
+        x: &mut Lanes,
+        (g, t): (&[f64], &[f64]),
+        n: usize,
+        k: (f64, f64),
+        part: usize,
+        differ: &mut Differ,
+    ) {
+        moments(x, g, t, n, k, part, differ);
+    }
+
+    #[inline(always)]
+    unsafe fn errors(
+        self,
+        x: &mut Lanes,
+        (g, t): (&[f64], &[f64]),
+        starts: impl Iterator<Item = usize>,
+        part: usize,
+    ) {
+        errors(x, g, t, starts, part);
+    }
+
+    #[inline(always)]
+    unsafe fn kl_terms(
+        self,
+        x: &mut Lanes,
+        (g, t): (&[f64], &[f64]),
+        starts: impl Iterator<Item = usize>,
+        part: usize,
+    ) {
+        kl_terms(x, g, t, starts, part);
     }
 }
 
