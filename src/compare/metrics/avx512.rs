@@ -64,90 +64,6 @@ unsafe fn abs(v: __m512d) -> __m512d {
     _mm512_abs_pd(v)
 }
 
-/// Products and moments of the first `n` pairs (a multiple of `LANES`, at most
-/// [`super::BLOCK`]); marks in `differ` the vectors that hold a pair that differs (t − g not
-/// zero: unequal or not finite).
-///
-/// # Safety
-/// AVX-512F, and `n` within both slices.
-#[inline(always)]
-unsafe fn moments(
-    x: &mut Lanes,
-    g: &[f64],
-    t: &[f64],
-    n: usize,
-    k: (f64, f64),
-    differ: &mut Differ,
-) {
-    let zero = _mm512_setzero_pd();
-    let (kg, kt) = (_mm512_set1_pd(k.0), _mm512_set1_pd(k.1));
-    let [mut dot, mut gg, mut tt, mut sum_ag, mut sum_at] = [zero; 5];
-    let [mut s1_g, mut s2_g, mut s1_t, mut s2_t] = [zero; 4];
-    let vectors = n / LANES;
-    for (w, word) in differ.0.iter_mut().enumerate() {
-        let mut bits = 0u64;
-        for b in 0..vectors.saturating_sub(w * 64).min(64) {
-            let (gv, tv) = load(g, t, (w * 64 + b) * LANES);
-            dot = _mm512_add_pd(dot, _mm512_mul_pd(gv, tv));
-            gg = _mm512_add_pd(gg, _mm512_mul_pd(gv, gv));
-            tt = _mm512_add_pd(tt, _mm512_mul_pd(tv, tv));
-            sum_ag = _mm512_add_pd(sum_ag, abs(gv));
-            sum_at = _mm512_add_pd(sum_at, abs(tv));
-            let (dg, dt) = (_mm512_sub_pd(gv, kg), _mm512_sub_pd(tv, kt));
-            s1_g = _mm512_add_pd(s1_g, dg);
-            s2_g = _mm512_add_pd(s2_g, _mm512_mul_pd(dg, dg));
-            s1_t = _mm512_add_pd(s1_t, dt);
-            s2_t = _mm512_add_pd(s2_t, _mm512_mul_pd(dt, dt));
-            let ne = _mm512_cmp_pd_mask::<_CMP_NEQ_UQ>(_mm512_sub_pd(tv, gv), zero);
-            bits |= u64::from(ne != 0) << b;
-        }
-        *word |= bits;
-    }
-    let y = &mut x.sums;
-    (y.dot, y.gg, y.tt, y.sum_ag, y.sum_at) =
-        (out(dot), out(gg), out(tt), out(sum_ag), out(sum_at));
-    (x.s1_g, x.s2_g, x.s1_t, x.s2_t) = (out(s1_g), out(s2_g), out(s1_t), out(s2_t));
-}
-
-/// Absolute and relative errors of the vectors starting at `starts`.
-///
-/// # Safety
-/// AVX-512F, and every `start + LANES` within both slices.
-#[inline(always)]
-unsafe fn errors(x: &mut Lanes, g: &[f64], t: &[f64], starts: impl Iterator<Item = usize>) {
-    let zero = _mm512_setzero_pd();
-    let eps = _mm512_set1_pd(EPS);
-    let (p001, p005) = (_mm512_set1_pd(0.001), _mm512_set1_pd(0.005));
-    let [mut max_abs, mut sum_abs, mut sum_sq, mut max_rel, mut sum_rel] = [zero; 5];
-    let (mut n001, mut n005) = (_mm512_setzero_si512(), _mm512_setzero_si512());
-    let one = _mm512_set1_epi64(1);
-    for i in starts {
-        let (gv, tv) = load(g, t, i);
-        let d = _mm512_sub_pd(tv, gv);
-        let ad = abs(d);
-        // max(a, b) is `a > b ? a : b`, as `step` (a NaN `ad` keeps the maximum).
-        max_abs = _mm512_max_pd(ad, max_abs);
-        sum_abs = _mm512_add_pd(sum_abs, ad);
-        sum_sq = _mm512_add_pd(sum_sq, _mm512_mul_pd(d, d));
-        let rel = _mm512_div_pd(ad, _mm512_add_pd(abs(gv), eps));
-        max_rel = _mm512_max_pd(rel, max_rel);
-        sum_rel = _mm512_add_pd(sum_rel, rel);
-        let gt = _mm512_cmp_pd_mask::<_CMP_GT_OQ>(rel, p001);
-        n001 = _mm512_mask_add_epi64(n001, gt, n001, one);
-        let gt = _mm512_cmp_pd_mask::<_CMP_GT_OQ>(rel, p005);
-        n005 = _mm512_mask_add_epi64(n005, gt, n005, one);
-    }
-    let y = &mut x.sums;
-    (y.max_abs, y.sum_abs, y.sum_sq, y.max_rel, y.sum_rel) = (
-        out(max_abs),
-        out(sum_abs),
-        out(sum_sq),
-        out(max_rel),
-        out(sum_rel),
-    );
-    (y.gt_0_001, y.gt_0_005) = (count(n001), count(n005));
-}
-
 /// [`super::ln_normal`] in eight lanes, the same operations in the same order.
 ///
 /// # Safety
@@ -185,71 +101,6 @@ unsafe fn ln_normal(x: __m512d) -> __m512d {
     _mm512_add_pd(_mm512_mul_pd(e, set(LN2_HI)), tail)
 }
 
-/// KL terms of the vectors starting at `starts`, as `kl_step` and `ln_ratio`: where
-/// |g| > 0 and |g| != |t| (NaN counts as different, as with Rust's `!=`); t = 0 there makes
-/// KL undefined.
-///
-/// # Safety
-/// AVX-512F, and every `start + LANES` within both slices.
-#[inline(always)]
-unsafe fn kl_terms(x: &mut Lanes, g: &[f64], t: &[f64], starts: impl Iterator<Item = usize>) {
-    let zero = _mm512_setzero_pd();
-    let inverse_limit = _mm512_set1_pd(LN_SERIES_INVERSE_LIMIT);
-    let c: [__m512d; CLOSE_TERMS] = std::array::from_fn(|i| _mm512_set1_pd(ATANH_SERIES[i]));
-    let mut kl = zero;
-    let mut undefined: __mmask8 = 0;
-    for i in starts {
-        let (gv, tv) = load(g, t, i);
-        let (ag, at) = (abs(gv), abs(tv));
-        let active =
-            _mm512_cmp_pd_mask::<_CMP_GT_OQ>(ag, zero) & _mm512_cmp_pd_mask::<_CMP_NEQ_UQ>(ag, at);
-        let t_zero = _mm512_cmp_pd_mask::<_CMP_EQ_OQ>(at, zero);
-        undefined |= active & t_zero;
-        let used = active & !t_zero;
-        if used == 0 {
-            continue;
-        }
-        // As `ln_ratio`: the series where 32·|a − b| < b, else `ln_positive(a / b)`;
-        // each only when a lane needs it.
-        let diff = _mm512_sub_pd(ag, at);
-        let close = _mm512_cmp_pd_mask::<_CMP_LT_OQ>(_mm512_mul_pd(abs(diff), inverse_limit), at);
-        let mut ln = zero;
-        if close & used != 0 {
-            let u = _mm512_div_pd(diff, _mm512_add_pd(ag, at));
-            let z = _mm512_mul_pd(u, u);
-            let mut p = c[c.len() - 1];
-            for &k in c[..c.len() - 1].iter().rev() {
-                p = _mm512_add_pd(k, _mm512_mul_pd(z, p));
-            }
-            ln = _mm512_mul_pd(_mm512_mul_pd(_mm512_set1_pd(2.0), u), p);
-        }
-        let far = used & !close;
-        if far != 0 {
-            // `ln_normal` in all eight lanes, then the library's `ln` for the rare
-            // ratios that are not normal finite numbers.
-            let ratio = _mm512_div_pd(ag, at);
-            ln = _mm512_mask_blend_pd(far, ln, ln_normal(ratio));
-            let normal = _mm512_cmp_pd_mask::<_CMP_GE_OQ>(ratio, _mm512_set1_pd(f64::MIN_POSITIVE))
-                & _mm512_cmp_pd_mask::<_CMP_LE_OQ>(ratio, _mm512_set1_pd(f64::MAX));
-            let odd = far & !normal;
-            if odd != 0 {
-                let (mut lanes, r) = (out(ln), out(ratio));
-                for (l, v) in lanes.iter_mut().enumerate() {
-                    if odd & (1 << l) != 0 {
-                        *v = r[l].ln();
-                    }
-                }
-                ln = _mm512_loadu_pd(lanes.as_ptr());
-            }
-        }
-        // Unused lanes add +0.0, which leaves every sum but -0.0 unchanged (and a lane
-        // sum starting at +0.0 never becomes -0.0).
-        kl = _mm512_add_pd(kl, _mm512_maskz_mov_pd(used, _mm512_mul_pd(ag, ln)));
-    }
-    x.sums.kl = out(kl);
-    x.kl_undefined |= undefined != 0;
-}
-
 /// The AVX2 loops of `metrics/avx2.rs` with one vector for all eight lanes (see the module's
 /// text); the same lanes bit for bit.
 impl LaneSums for Features {
@@ -264,10 +115,16 @@ impl LaneSums for Features {
     }
 }
 
-/// The loops above, all the lanes in one vector.
+/// The loops, all the lanes in one vector.
 impl VectorLoops for Features {
     const PARTS: usize = 1;
 
+    /// Products and moments of the first `n` pairs (a multiple of `LANES`, at most
+    /// [`super::BLOCK`]); marks in `differ` the vectors that hold a pair that differs (t − g not
+    /// zero: unequal or not finite).
+    ///
+    /// # Safety
+    /// AVX-512F, and `n` within both slices.
     #[inline(always)]
     unsafe fn moments(
         self,
@@ -278,9 +135,40 @@ impl VectorLoops for Features {
         _: usize,
         differ: &mut Differ,
     ) {
-        moments(x, g, t, n, k, differ);
+        let zero = _mm512_setzero_pd();
+        let (kg, kt) = (_mm512_set1_pd(k.0), _mm512_set1_pd(k.1));
+        let [mut dot, mut gg, mut tt, mut sum_ag, mut sum_at] = [zero; 5];
+        let [mut s1_g, mut s2_g, mut s1_t, mut s2_t] = [zero; 4];
+        let vectors = n / LANES;
+        for (w, word) in differ.0.iter_mut().enumerate() {
+            let mut bits = 0u64;
+            for b in 0..vectors.saturating_sub(w * 64).min(64) {
+                let (gv, tv) = load(g, t, (w * 64 + b) * LANES);
+                dot = _mm512_add_pd(dot, _mm512_mul_pd(gv, tv));
+                gg = _mm512_add_pd(gg, _mm512_mul_pd(gv, gv));
+                tt = _mm512_add_pd(tt, _mm512_mul_pd(tv, tv));
+                sum_ag = _mm512_add_pd(sum_ag, abs(gv));
+                sum_at = _mm512_add_pd(sum_at, abs(tv));
+                let (dg, dt) = (_mm512_sub_pd(gv, kg), _mm512_sub_pd(tv, kt));
+                s1_g = _mm512_add_pd(s1_g, dg);
+                s2_g = _mm512_add_pd(s2_g, _mm512_mul_pd(dg, dg));
+                s1_t = _mm512_add_pd(s1_t, dt);
+                s2_t = _mm512_add_pd(s2_t, _mm512_mul_pd(dt, dt));
+                let ne = _mm512_cmp_pd_mask::<_CMP_NEQ_UQ>(_mm512_sub_pd(tv, gv), zero);
+                bits |= u64::from(ne != 0) << b;
+            }
+            *word |= bits;
+        }
+        let y = &mut x.sums;
+        (y.dot, y.gg, y.tt, y.sum_ag, y.sum_at) =
+            (out(dot), out(gg), out(tt), out(sum_ag), out(sum_at));
+        (x.s1_g, x.s2_g, x.s1_t, x.s2_t) = (out(s1_g), out(s2_g), out(s1_t), out(s2_t));
     }
 
+    /// Absolute and relative errors of the vectors starting at `starts`.
+    ///
+    /// # Safety
+    /// AVX-512F, and every `start + LANES` within both slices.
     #[inline(always)]
     unsafe fn errors(
         self,
@@ -289,9 +177,45 @@ impl VectorLoops for Features {
         starts: impl Iterator<Item = usize>,
         _: usize,
     ) {
-        errors(x, g, t, starts);
+        let zero = _mm512_setzero_pd();
+        let eps = _mm512_set1_pd(EPS);
+        let (p001, p005) = (_mm512_set1_pd(0.001), _mm512_set1_pd(0.005));
+        let [mut max_abs, mut sum_abs, mut sum_sq, mut max_rel, mut sum_rel] = [zero; 5];
+        let (mut n001, mut n005) = (_mm512_setzero_si512(), _mm512_setzero_si512());
+        let one = _mm512_set1_epi64(1);
+        for i in starts {
+            let (gv, tv) = load(g, t, i);
+            let d = _mm512_sub_pd(tv, gv);
+            let ad = abs(d);
+            // max(a, b) is `a > b ? a : b`, as `step` (a NaN `ad` keeps the maximum).
+            max_abs = _mm512_max_pd(ad, max_abs);
+            sum_abs = _mm512_add_pd(sum_abs, ad);
+            sum_sq = _mm512_add_pd(sum_sq, _mm512_mul_pd(d, d));
+            let rel = _mm512_div_pd(ad, _mm512_add_pd(abs(gv), eps));
+            max_rel = _mm512_max_pd(rel, max_rel);
+            sum_rel = _mm512_add_pd(sum_rel, rel);
+            let gt = _mm512_cmp_pd_mask::<_CMP_GT_OQ>(rel, p001);
+            n001 = _mm512_mask_add_epi64(n001, gt, n001, one);
+            let gt = _mm512_cmp_pd_mask::<_CMP_GT_OQ>(rel, p005);
+            n005 = _mm512_mask_add_epi64(n005, gt, n005, one);
+        }
+        let y = &mut x.sums;
+        (y.max_abs, y.sum_abs, y.sum_sq, y.max_rel, y.sum_rel) = (
+            out(max_abs),
+            out(sum_abs),
+            out(sum_sq),
+            out(max_rel),
+            out(sum_rel),
+        );
+        (y.gt_0_001, y.gt_0_005) = (count(n001), count(n005));
     }
 
+    /// KL terms of the vectors starting at `starts`, as `kl_step` and `ln_ratio`: where
+    /// |g| > 0 and |g| != |t| (NaN counts as different, as with Rust's `!=`); t = 0 there makes
+    /// KL undefined.
+    ///
+    /// # Safety
+    /// AVX-512F, and every `start + LANES` within both slices.
     #[inline(always)]
     unsafe fn kl_terms(
         self,
@@ -300,6 +224,62 @@ impl VectorLoops for Features {
         starts: impl Iterator<Item = usize>,
         _: usize,
     ) {
-        kl_terms(x, g, t, starts);
+        let zero = _mm512_setzero_pd();
+        let inverse_limit = _mm512_set1_pd(LN_SERIES_INVERSE_LIMIT);
+        let c: [__m512d; CLOSE_TERMS] = std::array::from_fn(|i| _mm512_set1_pd(ATANH_SERIES[i]));
+        let mut kl = zero;
+        let mut undefined: __mmask8 = 0;
+        for i in starts {
+            let (gv, tv) = load(g, t, i);
+            let (ag, at) = (abs(gv), abs(tv));
+            let active = _mm512_cmp_pd_mask::<_CMP_GT_OQ>(ag, zero)
+                & _mm512_cmp_pd_mask::<_CMP_NEQ_UQ>(ag, at);
+            let t_zero = _mm512_cmp_pd_mask::<_CMP_EQ_OQ>(at, zero);
+            undefined |= active & t_zero;
+            let used = active & !t_zero;
+            if used == 0 {
+                continue;
+            }
+            // As `ln_ratio`: the series where 32·|a − b| < b, else `ln_positive(a / b)`;
+            // each only when a lane needs it.
+            let diff = _mm512_sub_pd(ag, at);
+            let close =
+                _mm512_cmp_pd_mask::<_CMP_LT_OQ>(_mm512_mul_pd(abs(diff), inverse_limit), at);
+            let mut ln = zero;
+            if close & used != 0 {
+                let u = _mm512_div_pd(diff, _mm512_add_pd(ag, at));
+                let z = _mm512_mul_pd(u, u);
+                let mut p = c[c.len() - 1];
+                for &k in c[..c.len() - 1].iter().rev() {
+                    p = _mm512_add_pd(k, _mm512_mul_pd(z, p));
+                }
+                ln = _mm512_mul_pd(_mm512_mul_pd(_mm512_set1_pd(2.0), u), p);
+            }
+            let far = used & !close;
+            if far != 0 {
+                // `ln_normal` in all eight lanes, then the library's `ln` for the rare
+                // ratios that are not normal finite numbers.
+                let ratio = _mm512_div_pd(ag, at);
+                ln = _mm512_mask_blend_pd(far, ln, ln_normal(ratio));
+                let normal =
+                    _mm512_cmp_pd_mask::<_CMP_GE_OQ>(ratio, _mm512_set1_pd(f64::MIN_POSITIVE))
+                        & _mm512_cmp_pd_mask::<_CMP_LE_OQ>(ratio, _mm512_set1_pd(f64::MAX));
+                let odd = far & !normal;
+                if odd != 0 {
+                    let (mut lanes, r) = (out(ln), out(ratio));
+                    for (l, v) in lanes.iter_mut().enumerate() {
+                        if odd & (1 << l) != 0 {
+                            *v = r[l].ln();
+                        }
+                    }
+                    ln = _mm512_loadu_pd(lanes.as_ptr());
+                }
+            }
+            // Unused lanes add +0.0, which leaves every sum but -0.0 unchanged (and a lane
+            // sum starting at +0.0 never becomes -0.0).
+            kl = _mm512_add_pd(kl, _mm512_maskz_mov_pd(used, _mm512_mul_pd(ag, ln)));
+        }
+        x.sums.kl = out(kl);
+        x.kl_undefined |= undefined != 0;
     }
 }

@@ -201,183 +201,6 @@ impl C4 {
     }
 }
 
-/// Products and moments of half `h` of the first `n` pairs (a multiple of `LANES`, at most
-/// [`super::BLOCK`]); marks in `differ` the vectors of [`LANES`] pairs whose half holds a
-/// pair that differs (t − g not zero: unequal or not finite). Two loops: the products and sums
-/// of magnitudes, then the shifted moments, so that each loop's accumulators (two registers per
-/// vector of four lanes) and temporaries fit the 32 NEON registers (in one loop, LLVM rotated
-/// them through 32 register moves and the stack every step).
-///
-/// # Safety
-/// NEON, and `n` within both slices.
-#[inline(always)]
-unsafe fn moments(
-    x: &mut Lanes,
-    g: &[f64],
-    t: &[f64],
-    n: usize,
-    k: (f64, f64),
-    h: usize,
-    differ: &mut Differ,
-) {
-    let zero = F4::splat(0.0);
-    let [mut dot, mut gg, mut tt, mut sum_ag, mut sum_at] = [zero; 5];
-    let vectors = n / LANES;
-    for (w, word) in differ.0.iter_mut().enumerate() {
-        let mut bits = 0u64;
-        for b in 0..vectors.saturating_sub(w * 64).min(64) {
-            let i = (w * 64 + b) * LANES + h * HALF;
-            let (gv, tv) = (F4::load(g, i), F4::load(t, i));
-            dot = dot.add(gv.mul(tv));
-            gg = gg.add(gv.mul(gv));
-            tt = tt.add(tv.mul(tv));
-            sum_ag = sum_ag.add(gv.abs());
-            sum_at = sum_at.add(tv.abs());
-            bits |= u64::from(tv.sub(gv).ne(zero).any()) << b;
-        }
-        *word |= bits;
-    }
-    let (kg, kt) = (F4::splat(k.0), F4::splat(k.1));
-    let [mut s1_g, mut s2_g, mut s1_t, mut s2_t] = [zero; 4];
-    for i in (h * HALF..n).step_by(LANES) {
-        let (gv, tv) = (F4::load(g, i), F4::load(t, i));
-        let (dg, dt) = (gv.sub(kg), tv.sub(kt));
-        s1_g = s1_g.add(dg);
-        s2_g = s2_g.add(dg.mul(dg));
-        s1_t = s1_t.add(dt);
-        s2_t = s2_t.add(dt.mul(dt));
-    }
-    let y = &mut x.sums;
-    for (lanes, v) in [
-        (&mut y.dot, dot),
-        (&mut y.gg, gg),
-        (&mut y.tt, tt),
-        (&mut y.sum_ag, sum_ag),
-        (&mut y.sum_at, sum_at),
-        (&mut x.s1_g, s1_g),
-        (&mut x.s2_g, s2_g),
-        (&mut x.s1_t, s1_t),
-        (&mut x.s2_t, s2_t),
-    ] {
-        put(lanes, h, v.lanes());
-    }
-}
-
-/// Absolute and relative errors of half `h` of the vectors of [`LANES`] pairs starting at
-/// `starts`.
-///
-/// # Safety
-/// NEON, and every `start + LANES` within both slices.
-#[inline(always)]
-unsafe fn errors(
-    x: &mut Lanes,
-    g: &[f64],
-    t: &[f64],
-    starts: impl Iterator<Item = usize>,
-    h: usize,
-) {
-    let zero = F4::splat(0.0);
-    let eps = F4::splat(EPS);
-    let (p001, p005) = (F4::splat(0.001), F4::splat(0.005));
-    let [mut max_abs, mut sum_abs, mut sum_sq, mut max_rel, mut sum_rel] = [zero; 5];
-    let (mut n001, mut n005) = (C4::zero(), C4::zero());
-    for i in starts.map(|s| s + h * HALF) {
-        let (gv, tv) = (F4::load(g, i), F4::load(t, i));
-        let d = tv.sub(gv);
-        let ad = d.abs();
-        max_abs = F4::select(ad.gt(max_abs), ad, max_abs);
-        sum_abs = sum_abs.add(ad);
-        sum_sq = sum_sq.add(d.mul(d));
-        let rel = ad.div(gv.abs().add(eps));
-        max_rel = F4::select(rel.gt(max_rel), rel, max_rel);
-        sum_rel = sum_rel.add(rel);
-        n001 = n001.count(rel.gt(p001));
-        n005 = n005.count(rel.gt(p005));
-    }
-    let y = &mut x.sums;
-    for (lanes, v) in [
-        (&mut y.max_abs, max_abs),
-        (&mut y.sum_abs, sum_abs),
-        (&mut y.sum_sq, sum_sq),
-        (&mut y.max_rel, max_rel),
-        (&mut y.sum_rel, sum_rel),
-    ] {
-        put(lanes, h, v.lanes());
-    }
-    put(&mut y.gt_0_001, h, n001.lanes().map(|c| c as f64));
-    put(&mut y.gt_0_005, h, n005.lanes().map(|c| c as f64));
-}
-
-/// KL terms of half `h` of the vectors of [`LANES`] pairs starting at `starts`, as `kl_step`
-/// and `ln_ratio`: where |g| > 0 and |g| != |t| (NaN counts as different, as with Rust's
-/// `!=`); t = 0 there makes KL undefined.
-///
-/// # Safety
-/// NEON, and every `start + LANES` within both slices.
-#[inline(always)]
-unsafe fn kl_terms(
-    x: &mut Lanes,
-    g: &[f64],
-    t: &[f64],
-    starts: impl Iterator<Item = usize>,
-    h: usize,
-) {
-    let zero = F4::splat(0.0);
-    let inverse_limit = F4::splat(LN_SERIES_INVERSE_LIMIT);
-    let c: [F4; CLOSE_TERMS] = std::array::from_fn(|i| F4::splat(ATANH_SERIES[i]));
-    let mut kl = zero;
-    let mut undefined = false;
-    for i in starts.map(|s| s + h * HALF) {
-        let (ag, at) = (F4::load(g, i).abs(), F4::load(t, i).abs());
-        let active = ag.gt(zero).and(ag.ne(at));
-        let t_zero = at.eq(zero);
-        undefined |= active.and(t_zero).any();
-        let used = active.and_not(t_zero);
-        if !used.any() {
-            continue;
-        }
-        // As `ln_ratio`: the series where 32·|a − b| < b, else `ln_positive(a / b)`; each only
-        // when a lane needs it.
-        let diff = ag.sub(at);
-        let close = diff.abs().mul(inverse_limit).lt(at);
-        let mut ln = zero;
-        if close.and(used).any() {
-            let u = diff.div(ag.add(at));
-            let z = u.mul(u);
-            let mut p = c[c.len() - 1];
-            for &k in c[..c.len() - 1].iter().rev() {
-                p = k.add(z.mul(p));
-            }
-            ln = F4::splat(2.0).mul(u).mul(p);
-        }
-        let far = used.and_not(close);
-        if far.any() {
-            // `ln_normal` in all four lanes, then the library's `ln` for the rare ratios that
-            // are not normal finite numbers.
-            let ratio = ag.div(at);
-            ln = F4::select(far, ratio.ln_normal(), ln);
-            let normal = ratio
-                .ge(F4::splat(f64::MIN_POSITIVE))
-                .and(ratio.le(F4::splat(f64::MAX)));
-            let odd = far.and_not(normal).bits();
-            if odd != 0 {
-                let (mut lanes, r) = (ln.lanes(), ratio.lanes());
-                for (l, v) in lanes.iter_mut().enumerate() {
-                    if odd & (1 << l) != 0 {
-                        *v = r[l].ln();
-                    }
-                }
-                ln = F4::load(&lanes, 0);
-            }
-        }
-        // Unused lanes add +0.0, which leaves every sum but -0.0 unchanged (and a lane sum
-        // starting at +0.0 never becomes -0.0).
-        kl = kl.add(ag.mul(ln).only(used));
-    }
-    put(&mut x.sums.kl, h, kl.lanes());
-    x.kl_undefined |= undefined;
-}
-
 impl LaneSums for Features {
     /// fp16 by FCVTL, bf16 by a shift and fp32 as they are (exact, as the portable decoders:
     /// the same `f64` values, NaN payloads aside for fp16), asking for the bytes a page ahead
@@ -444,10 +267,19 @@ impl LaneSums for Features {
     }
 }
 
-/// The loops above, one half of the lanes at a time.
+/// The loops, one half of the lanes at a time.
 impl VectorLoops for Features {
     const PARTS: usize = 2;
 
+    /// Products and moments of half `h` of the first `n` pairs (a multiple of `LANES`, at most
+    /// [`super::BLOCK`]); marks in `differ` the vectors of [`LANES`] pairs whose half holds a
+    /// pair that differs (t − g not zero: unequal or not finite). Two loops: the products and sums
+    /// of magnitudes, then the shifted moments, so that each loop's accumulators (two registers per
+    /// vector of four lanes) and temporaries fit the 32 NEON registers (in one loop, LLVM rotated
+    /// them through 32 register moves and the stack every step).
+    ///
+    /// # Safety
+    /// NEON, and `n` within both slices.
     #[inline(always)]
     unsafe fn moments(
         self,
@@ -455,32 +287,165 @@ impl VectorLoops for Features {
         (g, t): (&[f64], &[f64]),
         n: usize,
         k: (f64, f64),
-        part: usize,
+        h: usize,
         differ: &mut Differ,
     ) {
-        moments(x, g, t, n, k, part, differ);
+        let zero = F4::splat(0.0);
+        let [mut dot, mut gg, mut tt, mut sum_ag, mut sum_at] = [zero; 5];
+        let vectors = n / LANES;
+        for (w, word) in differ.0.iter_mut().enumerate() {
+            let mut bits = 0u64;
+            for b in 0..vectors.saturating_sub(w * 64).min(64) {
+                let i = (w * 64 + b) * LANES + h * HALF;
+                let (gv, tv) = (F4::load(g, i), F4::load(t, i));
+                dot = dot.add(gv.mul(tv));
+                gg = gg.add(gv.mul(gv));
+                tt = tt.add(tv.mul(tv));
+                sum_ag = sum_ag.add(gv.abs());
+                sum_at = sum_at.add(tv.abs());
+                bits |= u64::from(tv.sub(gv).ne(zero).any()) << b;
+            }
+            *word |= bits;
+        }
+        let (kg, kt) = (F4::splat(k.0), F4::splat(k.1));
+        let [mut s1_g, mut s2_g, mut s1_t, mut s2_t] = [zero; 4];
+        for i in (h * HALF..n).step_by(LANES) {
+            let (gv, tv) = (F4::load(g, i), F4::load(t, i));
+            let (dg, dt) = (gv.sub(kg), tv.sub(kt));
+            s1_g = s1_g.add(dg);
+            s2_g = s2_g.add(dg.mul(dg));
+            s1_t = s1_t.add(dt);
+            s2_t = s2_t.add(dt.mul(dt));
+        }
+        let y = &mut x.sums;
+        for (lanes, v) in [
+            (&mut y.dot, dot),
+            (&mut y.gg, gg),
+            (&mut y.tt, tt),
+            (&mut y.sum_ag, sum_ag),
+            (&mut y.sum_at, sum_at),
+            (&mut x.s1_g, s1_g),
+            (&mut x.s2_g, s2_g),
+            (&mut x.s1_t, s1_t),
+            (&mut x.s2_t, s2_t),
+        ] {
+            put(lanes, h, v.lanes());
+        }
     }
 
+    /// Absolute and relative errors of half `h` of the vectors of [`LANES`] pairs starting at
+    /// `starts`.
+    ///
+    /// # Safety
+    /// NEON, and every `start + LANES` within both slices.
     #[inline(always)]
     unsafe fn errors(
         self,
         x: &mut Lanes,
         (g, t): (&[f64], &[f64]),
         starts: impl Iterator<Item = usize>,
-        part: usize,
+        h: usize,
     ) {
-        errors(x, g, t, starts, part);
+        let zero = F4::splat(0.0);
+        let eps = F4::splat(EPS);
+        let (p001, p005) = (F4::splat(0.001), F4::splat(0.005));
+        let [mut max_abs, mut sum_abs, mut sum_sq, mut max_rel, mut sum_rel] = [zero; 5];
+        let (mut n001, mut n005) = (C4::zero(), C4::zero());
+        for i in starts.map(|s| s + h * HALF) {
+            let (gv, tv) = (F4::load(g, i), F4::load(t, i));
+            let d = tv.sub(gv);
+            let ad = d.abs();
+            max_abs = F4::select(ad.gt(max_abs), ad, max_abs);
+            sum_abs = sum_abs.add(ad);
+            sum_sq = sum_sq.add(d.mul(d));
+            let rel = ad.div(gv.abs().add(eps));
+            max_rel = F4::select(rel.gt(max_rel), rel, max_rel);
+            sum_rel = sum_rel.add(rel);
+            n001 = n001.count(rel.gt(p001));
+            n005 = n005.count(rel.gt(p005));
+        }
+        let y = &mut x.sums;
+        for (lanes, v) in [
+            (&mut y.max_abs, max_abs),
+            (&mut y.sum_abs, sum_abs),
+            (&mut y.sum_sq, sum_sq),
+            (&mut y.max_rel, max_rel),
+            (&mut y.sum_rel, sum_rel),
+        ] {
+            put(lanes, h, v.lanes());
+        }
+        put(&mut y.gt_0_001, h, n001.lanes().map(|c| c as f64));
+        put(&mut y.gt_0_005, h, n005.lanes().map(|c| c as f64));
     }
 
+    /// KL terms of half `h` of the vectors of [`LANES`] pairs starting at `starts`, as `kl_step`
+    /// and `ln_ratio`: where |g| > 0 and |g| != |t| (NaN counts as different, as with Rust's
+    /// `!=`); t = 0 there makes KL undefined.
+    ///
+    /// # Safety
+    /// NEON, and every `start + LANES` within both slices.
     #[inline(always)]
     unsafe fn kl_terms(
         self,
         x: &mut Lanes,
         (g, t): (&[f64], &[f64]),
         starts: impl Iterator<Item = usize>,
-        part: usize,
+        h: usize,
     ) {
-        kl_terms(x, g, t, starts, part);
+        let zero = F4::splat(0.0);
+        let inverse_limit = F4::splat(LN_SERIES_INVERSE_LIMIT);
+        let c: [F4; CLOSE_TERMS] = std::array::from_fn(|i| F4::splat(ATANH_SERIES[i]));
+        let mut kl = zero;
+        let mut undefined = false;
+        for i in starts.map(|s| s + h * HALF) {
+            let (ag, at) = (F4::load(g, i).abs(), F4::load(t, i).abs());
+            let active = ag.gt(zero).and(ag.ne(at));
+            let t_zero = at.eq(zero);
+            undefined |= active.and(t_zero).any();
+            let used = active.and_not(t_zero);
+            if !used.any() {
+                continue;
+            }
+            // As `ln_ratio`: the series where 32·|a − b| < b, else `ln_positive(a / b)`; each only
+            // when a lane needs it.
+            let diff = ag.sub(at);
+            let close = diff.abs().mul(inverse_limit).lt(at);
+            let mut ln = zero;
+            if close.and(used).any() {
+                let u = diff.div(ag.add(at));
+                let z = u.mul(u);
+                let mut p = c[c.len() - 1];
+                for &k in c[..c.len() - 1].iter().rev() {
+                    p = k.add(z.mul(p));
+                }
+                ln = F4::splat(2.0).mul(u).mul(p);
+            }
+            let far = used.and_not(close);
+            if far.any() {
+                // `ln_normal` in all four lanes, then the library's `ln` for the rare ratios that
+                // are not normal finite numbers.
+                let ratio = ag.div(at);
+                ln = F4::select(far, ratio.ln_normal(), ln);
+                let normal = ratio
+                    .ge(F4::splat(f64::MIN_POSITIVE))
+                    .and(ratio.le(F4::splat(f64::MAX)));
+                let odd = far.and_not(normal).bits();
+                if odd != 0 {
+                    let (mut lanes, r) = (ln.lanes(), ratio.lanes());
+                    for (l, v) in lanes.iter_mut().enumerate() {
+                        if odd & (1 << l) != 0 {
+                            *v = r[l].ln();
+                        }
+                    }
+                    ln = F4::load(&lanes, 0);
+                }
+            }
+            // Unused lanes add +0.0, which leaves every sum but -0.0 unchanged (and a lane sum
+            // starting at +0.0 never becomes -0.0).
+            kl = kl.add(ag.mul(ln).only(used));
+        }
+        put(&mut x.sums.kl, h, kl.lanes());
+        x.kl_undefined |= undefined;
     }
 }
 
