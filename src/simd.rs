@@ -12,11 +12,11 @@
 //! Where the compiler's vectoriser falls short (it turns lane-wise f64 code into blends and
 //! shuffles), a kernel can also provide [`Kernel::run_x86`] or [`Kernel::run_neon`], the same
 //! loop written with `std::arch` vectors, and on x86-64 `run_x86_512` with AVX-512 vectors
-//! (when the compiler has them: `cfg(npgx_avx512)`, Rust 1.89 or later, `build.rs`). It is called
-//! only from the feature-enabled function, with a `Features` token ([`x86::Features`],
-//! `x86::avx512::Features`, [`aarch64::Features`]) as proof that the CPU has the features, and must give the portable
-//! `run`'s result bit for bit (same operations per lane, same order; tested per kernel, the
-//! AArch64 ones under qemu by `scripts/check_aarch64.sh`).
+//! (when the compiler has them: `cfg(npgx_avx512)`, Rust 1.89 or later, `build.rs`). It is
+//! called only from the feature-enabled function, with a `Features` token ([`x86::Features`],
+//! `x86::avx512::Features`, [`aarch64::Features`]) as proof that the CPU has the features, and
+//! must give the portable `run`'s result bit for bit (same operations per lane, same order;
+//! tested per kernel, the AArch64 ones under qemu by `scripts/check_aarch64.sh`).
 //!
 //! [`SIMD_ENV`] caps the widest level used (`portable`, `avx2` or `neon`, `avx512`: the
 //! default, the widest the CPU has), so one binary can measure each level on one CPU
