@@ -262,7 +262,9 @@ trait VectorLoops: Copy {
         starts: impl Iterator<Item = usize>,
         part: usize,
     );
-    /// KL terms of part `part` of the vectors starting at `starts`.
+    /// KL terms of part `part` of the vectors starting at `starts`, as `kl_step` and
+    /// `ln_ratio`: where |g| > 0 and |g| != |t| (NaN counts as different, as with Rust's `!=`);
+    /// t = 0 there makes KL undefined.
     ///
     /// # Safety
     /// As [`VectorLoops::errors`].

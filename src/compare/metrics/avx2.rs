@@ -103,12 +103,6 @@ impl LaneSums for Features {
 impl VectorLoops for Features {
     const PARTS: usize = 2;
 
-    /// Products and moments of half `h` of the first `n` pairs (a multiple of `LANES`, at most
-    /// [`super::BLOCK`]); marks in `differ` the vectors of [`LANES`] pairs whose half holds a
-    /// pair that differs (t − g not zero: unequal or not finite).
-    ///
-    /// # Safety
-    /// AVX2, and `n` within both slices.
     #[inline(always)]
     unsafe fn moments(
         self,
@@ -159,11 +153,6 @@ impl VectorLoops for Features {
         }
     }
 
-    /// Absolute and relative errors of half `h` of the vectors of [`LANES`] pairs starting at
-    /// `starts`.
-    ///
-    /// # Safety
-    /// AVX2, and every `start + LANES` within both slices.
     #[inline(always)]
     unsafe fn errors(
         self,
@@ -208,12 +197,6 @@ impl VectorLoops for Features {
         put(&mut y.gt_0_005, h, count(n005));
     }
 
-    /// KL terms of half `h` of the vectors of [`LANES`] pairs starting at `starts`, as `kl_step`
-    /// and `ln_ratio`: where |g| > 0 and |g| != |t| (NaN counts as different, as with Rust's
-    /// `!=`); t = 0 there makes KL undefined.
-    ///
-    /// # Safety
-    /// AVX2, and every `start + LANES` within both slices.
     #[inline(always)]
     unsafe fn kl_terms(
         self,

@@ -119,12 +119,6 @@ impl LaneSums for Features {
 impl VectorLoops for Features {
     const PARTS: usize = 1;
 
-    /// Products and moments of the first `n` pairs (a multiple of `LANES`, at most
-    /// [`super::BLOCK`]); marks in `differ` the vectors that hold a pair that differs (t − g not
-    /// zero: unequal or not finite).
-    ///
-    /// # Safety
-    /// AVX-512F, and `n` within both slices.
     #[inline(always)]
     unsafe fn moments(
         self,
@@ -165,10 +159,6 @@ impl VectorLoops for Features {
         (x.s1_g, x.s2_g, x.s1_t, x.s2_t) = (out(s1_g), out(s2_g), out(s1_t), out(s2_t));
     }
 
-    /// Absolute and relative errors of the vectors starting at `starts`.
-    ///
-    /// # Safety
-    /// AVX-512F, and every `start + LANES` within both slices.
     #[inline(always)]
     unsafe fn errors(
         self,
@@ -210,12 +200,6 @@ impl VectorLoops for Features {
         (y.gt_0_001, y.gt_0_005) = (count(n001), count(n005));
     }
 
-    /// KL terms of the vectors starting at `starts`, as `kl_step` and `ln_ratio`: where
-    /// |g| > 0 and |g| != |t| (NaN counts as different, as with Rust's `!=`); t = 0 there makes
-    /// KL undefined.
-    ///
-    /// # Safety
-    /// AVX-512F, and every `start + LANES` within both slices.
     #[inline(always)]
     unsafe fn kl_terms(
         self,

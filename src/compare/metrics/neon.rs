@@ -271,15 +271,10 @@ impl LaneSums for Features {
 impl VectorLoops for Features {
     const PARTS: usize = 2;
 
-    /// Products and moments of half `h` of the first `n` pairs (a multiple of `LANES`, at most
-    /// [`super::BLOCK`]); marks in `differ` the vectors of [`LANES`] pairs whose half holds a
-    /// pair that differs (t − g not zero: unequal or not finite). Two loops: the products and sums
-    /// of magnitudes, then the shifted moments, so that each loop's accumulators (two registers per
-    /// vector of four lanes) and temporaries fit the 32 NEON registers (in one loop, LLVM rotated
-    /// them through 32 register moves and the stack every step).
-    ///
-    /// # Safety
-    /// NEON, and `n` within both slices.
+    /// Two loops: the products and sums of magnitudes, then the shifted moments, so that each
+    /// loop's accumulators (two registers per vector of four lanes) and temporaries fit the 32
+    /// NEON registers (in one loop, LLVM rotated them through 32 register moves and the stack
+    /// every step).
     #[inline(always)]
     unsafe fn moments(
         self,
@@ -333,11 +328,6 @@ impl VectorLoops for Features {
         }
     }
 
-    /// Absolute and relative errors of half `h` of the vectors of [`LANES`] pairs starting at
-    /// `starts`.
-    ///
-    /// # Safety
-    /// NEON, and every `start + LANES` within both slices.
     #[inline(always)]
     unsafe fn errors(
         self,
@@ -378,12 +368,6 @@ impl VectorLoops for Features {
         put(&mut y.gt_0_005, h, n005.lanes().map(|c| c as f64));
     }
 
-    /// KL terms of half `h` of the vectors of [`LANES`] pairs starting at `starts`, as `kl_step`
-    /// and `ln_ratio`: where |g| > 0 and |g| != |t| (NaN counts as different, as with Rust's
-    /// `!=`); t = 0 there makes KL undefined.
-    ///
-    /// # Safety
-    /// NEON, and every `start + LANES` within both slices.
     #[inline(always)]
     unsafe fn kl_terms(
         self,
