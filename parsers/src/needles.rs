@@ -18,13 +18,17 @@ use memchr::memmem::Finder;
 /// per call in `StrSearcher::new`).
 pub fn find(hay: &str, needle: &str) -> Option<usize> {
     let (h, n) = (hay.as_bytes(), needle.as_bytes());
-    let Some((&first, rest)) = n.split_first() else {
+    if n.is_empty() {
         return Some(0);
-    };
+    }
     let last = h.len().checked_sub(n.len())?;
-    // A match starts at a char boundary: the needle is UTF-8, so its first byte is not a
+    // The needle's first byte that is not a space is looked for (a space is in every few bytes
+    // of a line: ` (PID:` would stop at each), then the whole needle compared where it would
+    // start: a hit at `k + i` of `hay` is a start at `i`. Hits come in order, so the first match
+    // is the leftmost, at a char boundary: the needle is UTF-8, so it does not start with a
     // continuation byte.
-    memchr::memchr_iter(first, &h[..=last]).find(|&i| h[i + 1..i + n.len()] == *rest)
+    let k = n.iter().position(|&b| b != b' ').unwrap_or(0);
+    memchr::memchr_iter(n[k], &h[k..=last + k]).find(|&i| h[i..i + n.len()] == *n)
 }
 
 /// Whether `needle` occurs in `hay` ([`find`]).
@@ -84,6 +88,10 @@ mod tests {
             "é[FUNC:x][FILE:y]",
             "runtime result = 507015",
             "x",
+            "[ERROR] 2024 (PID:1, Device:0) (PID:2",
+            "  ab ab",
+            " ab  ab",
+            "(PID: (PID:",
         ];
         let needles = [
             "",
@@ -97,6 +105,10 @@ mod tests {
             "7015",
             "xx",
             "runtime result = 507015!",
+            " (PID:",
+            "  ab",
+            " ",
+            "  ",
         ];
         for h in hays {
             for n in needles {
