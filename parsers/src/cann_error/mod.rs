@@ -45,8 +45,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::line_prefix::strip_prefixes;
 use crate::needles::{self, Needles};
-use crate::plog::header::{parse_header, timestamp, PlogTime};
-use crate::plog::record::{lines, lossy};
+use crate::plog::header::{timestamp, HeaderCache, PlogTime};
+use crate::plog::record::{lines, lossy, lossy_cow};
 
 /// A text and the 1-based line it is on.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -140,7 +140,9 @@ fn is_word(b: u8) -> bool {
 /// preceding word character.
 fn code_tokens(s: &str) -> impl Iterator<Item = usize> + '_ {
     let b = s.as_bytes();
-    (0..b.len().saturating_sub(5))
+    // A token starts with `E`, `W` or `I`: only those bytes are looked at (every ERROR record's
+    // message is searched for codes).
+    memchr::memchr3_iter(b'E', b'W', b'I', &b[..b.len().saturating_sub(5)])
         .filter(move |&i| is_code(&b[i..i + 6]) && (i == 0 || !is_word(b[i - 1])))
 }
 
@@ -332,16 +334,19 @@ pub struct ReportAssembler {
     /// Message still open for unindented continuation lines (2022 form).
     msg_open: bool,
     done: Vec<CannErrorReport>,
+    /// Every line is asked whether it is a plog record: the lines of a log repeat a few header
+    /// prefixes.
+    headers: HeaderCache,
 }
 
 impl ReportAssembler {
     /// Feeds one physical line (1-based number, raw bytes without terminator).
     pub fn push(&mut self, line_no: u64, raw: &[u8]) {
-        if parse_header(raw).is_some() {
+        if self.headers.parse(raw).is_some() {
             self.close();
             return;
         }
-        let text = lossy(raw);
+        let text = lossy_cow(raw);
         let peeled = strip_prefixes(&text).rest;
         let trimmed = peeled.trim();
         if trimmed.is_empty() {
@@ -561,6 +566,13 @@ pub fn inner_header(text: &str) -> bool {
 /// assert_eq!(codes_in("report error module_type=5, module_name=EZ9999"), ["EZ9999"]);
 /// ```
 pub fn codes_in(text: &str) -> Vec<String> {
+    codes_in_bag(&crate::kv::KvBag::new(text))
+}
+
+/// [`codes_in`] of a message already wrapped in a [`crate::kv::KvBag`] (a caller that reads
+/// other keys of it lower-cases it once).
+pub fn codes_in_bag(bag: &crate::kv::KvBag<'_>) -> Vec<String> {
+    let text = bag.text_all();
     let mut out: Vec<String> = Vec::new();
     let mut push = |c: String| {
         if !out.contains(&c) {
@@ -571,7 +583,6 @@ pub fn codes_in(text: &str) -> Vec<String> {
     for i in code_tokens(text).filter(|&i| !b.get(i + 6).copied().is_some_and(is_word)) {
         push(text[i..i + 6].to_owned());
     }
-    let bag = crate::kv::KvBag::new(text);
     if let Some(c) = bag
         .token("errcode")
         .filter(|c| c.bytes().all(|b| b.is_ascii_digit()))

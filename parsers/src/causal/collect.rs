@@ -35,17 +35,20 @@ pub(super) struct WinLine<'a> {
     /// `norm.rest` with the window's common indentation removed.
     pub rest: &'a str,
     /// The plog header at the start of `rest.trim_start()` and the message after it, parsed
-    /// once for the collection, which asks about it several times per line (the normaliser
-    /// reads the raw line's header on its own).
+    /// once for the collection, which asks about it several times per line.
     pub plog: Option<(PlogHeader<'a>, &'a str)>,
 }
 
 impl<'a> WinLine<'a> {
     pub fn new(no: u64, raw: &'a str, norm: Normalised<'a>, rest: &'a str) -> WinLine<'a> {
         let t = rest.trim_start();
-        // The message starts after the timestamp (ASCII), so at a char boundary.
-        let plog = parse_header(t.as_bytes())
-            .and_then(|(h, msg)| Some((h, t.get(t.len() - msg.len()..)?)));
+        // The normaliser's header when `rest` is its line (no indentation came off), else
+        // parsed here. The message starts after the timestamp (ASCII), so at a char boundary.
+        let plog = match &norm.header {
+            Some(h) if t.len() == norm.rest.len() => Some(h.clone()),
+            _ => parse_header(t.as_bytes())
+                .and_then(|(h, msg)| Some((h, t.get(t.len() - msg.len()..)?))),
+        };
         WinLine {
             no,
             raw,
@@ -1050,7 +1053,7 @@ impl<'w> OtherLine<'w> {
         if h.level != Level::Error {
             return None;
         }
-        let text = String::from_utf8_lossy(rest);
+        let text = crate::plog::record::utf8_lossy(rest);
         let content = parse_content(h.module, &text);
         let msg = content.message;
         let (tier, rank, shape, rule) = if knowledge::is_noise_module(h.module) {

@@ -324,6 +324,17 @@ impl CausalScanner {
         self.kernel_asserts > 0 || crate::kernel_assert::is_kernel_assert(&self.text)
     }
 
+    /// The first causal error before [`Self::finish`], when the windows analysed so far already
+    /// decide it: their best is a strong device fault, before which no tier or rank comes, and
+    /// every line still to come lies after it, so no later window replaces it and `finish`
+    /// returns it as it is. Work that needs the answer can start while the last window is
+    /// analysed.
+    pub fn settled(&self) -> Option<&CausalError> {
+        self.best
+            .as_ref()
+            .filter(|b| b.tier == Tier::Strong && b.rank == CauseRank::DeviceFault)
+    }
+
     /// The first causal error, or `None` when the text holds no error at all.
     pub fn finish(self) -> Option<CausalError> {
         self.finish_ranked().into_iter().next()

@@ -24,7 +24,7 @@
 //! [`Normalised::skip`] so the caller keeps counting physical lines.
 
 use crate::line_prefix::{strip_prefixes, LinePrefix};
-use crate::plog::header::parse_header;
+use crate::plog::header::{parse_header, PlogHeader};
 
 /// One line with its decorations and prefixes removed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,6 +35,9 @@ pub struct Normalised<'a> {
     pub prefixes: Vec<LinePrefix<'a>>,
     /// The text after the prefixes, indentation kept (see [`common_indent`]).
     pub rest: &'a str,
+    /// When the line is a plog record: its header and the message after it, parsed once here
+    /// for the collection too (`rest` is then the whole line).
+    pub header: Option<(PlogHeader<'a>, &'a str)>,
 }
 
 impl Normalised<'_> {
@@ -99,6 +102,11 @@ pub fn strip_quote(s: &str) -> &str {
 /// is a message, not a line number.
 pub fn gutter_len(line: &str) -> usize {
     let b = line.as_bytes();
+    // Neither form starts with `[` (a plog record, the bulk of a plog's window): a path before
+    // the first colon holds no `[`.
+    if b.first() == Some(&b'[') {
+        return 0;
+    }
     let mut i = b.iter().take_while(|c| **c == b' ').count();
     let start_digits = i;
     while i < b.len() && b[i].is_ascii_digit() {
@@ -152,15 +160,22 @@ pub fn normalise(line: &str) -> Normalised<'_> {
             skip: true,
             prefixes: Vec::new(),
             rest: "",
+            header: None,
         };
     }
     // A plog record line has no prefix to peel: the common case of a big plog stays cheap.
-    if line.starts_with("[") && parse_header(line.as_bytes()).is_some() {
-        return Normalised {
-            skip: false,
-            prefixes: Vec::new(),
-            rest: line,
-        };
+    if line.starts_with("[") {
+        // The message starts after the timestamp (ASCII), so at a char boundary.
+        let header = parse_header(line.as_bytes())
+            .and_then(|(h, msg)| Some((h, line.get(line.len() - msg.len()..)?)));
+        if header.is_some() {
+            return Normalised {
+                skip: false,
+                prefixes: Vec::new(),
+                rest: line,
+                header,
+            };
+        }
     }
     let unquoted = strip_quote(line);
     let s = strip_prefixes(unquoted);
@@ -168,6 +183,7 @@ pub fn normalise(line: &str) -> Normalised<'_> {
         skip: false,
         prefixes: s.prefixes,
         rest: s.rest,
+        header: None,
     }
 }
 

@@ -22,7 +22,8 @@ mod records;
 mod warnings;
 
 use std::path::Path;
-use std::sync::mpsc::{self, SyncSender};
+use std::sync::mpsc::{self, Sender};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::{Scope, ScopedJoinHandle};
 
 use memchr::memmem;
@@ -177,12 +178,13 @@ fn far_apart(causal: &[(usize, bool, CausalRef)], chosen: usize) -> Option<Warni
 /// tens of milliseconds each (20 000 kept lines); run where the chunks are folded, it held up the
 /// fold, and the workers stopped once their chunks in flight were read (the 512 MiB bench
 /// showed both workers idle for 50 ms at each window). So for a file of several chunks it runs
-/// on a thread of its own, fed a chunk's kept lines at a time through a bounded queue; the lines
-/// and their order are the same, so is the answer.
+/// on a thread of its own, fed a chunk's kept lines at a time through a queue bounded in bytes
+/// ([`CAUSAL_QUEUE_BYTES`]); the lines and their order are the same, so is the answer.
 enum Causal<'s> {
     Here(Box<CausalScanner>),
     Beside {
-        feed: SyncSender<Kept>,
+        feed: Sender<Kept>,
+        queued: Arc<Queued>,
         engine: ScopedJoinHandle<'s, CausalScanner>,
     },
 }
@@ -194,11 +196,61 @@ struct Kept {
     text: Vec<u8>,
 }
 
-/// Kept-line batches queued for a [`Causal::Beside`] engine (then the fold waits for it). A batch
-/// is one chunk's kept lines: a few percent of the chunk in a plog (its ERROR records and the
-/// first quiet record of each run), at most the whole chunk ([`CHUNK`], 4 MiB) in a file of
-/// nothing but errors, so the queue holds at most 32 MiB beside the chunks in flight.
-const CAUSAL_QUEUE: usize = 8;
+impl Kept {
+    /// The memory it holds.
+    fn bytes(&self) -> usize {
+        self.text.len() + self.lines.len() * std::mem::size_of::<(u64, usize, usize)>()
+    }
+}
+
+/// Bytes of kept lines queued for a [`Causal::Beside`] engine before the fold waits for it. A
+/// chunk's kept lines are a few percent of it in a plog (its ERROR records and the first quiet
+/// record of each run), so the fold goes on while the engine analyses a window; a queue of
+/// eight chunks filled within one window, and the workers then stopped for want of chunks in
+/// flight (40 ms at a time in the 512 MiB bench). In a file of nothing but errors a chunk keeps
+/// all of itself ([`CHUNK`], 4 MiB): the bound is what keeps memory flat there.
+const CAUSAL_QUEUE_BYTES: usize = 32 << 20;
+
+/// The bytes queued for a [`Causal::Beside`] engine, and whether it has stopped taking any.
+#[derive(Default)]
+struct Queued {
+    state: Mutex<(usize, bool)>,
+    freed: Condvar,
+}
+
+impl Queued {
+    fn state(&self) -> MutexGuard<'_, (usize, bool)> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Counts `n` more bytes, once they fit (one batch always does when nothing is queued), or
+    /// at once when the engine has stopped.
+    fn add(&self, n: usize) {
+        let mut s = self.state();
+        while s.0 > 0 && s.0.saturating_add(n) > CAUSAL_QUEUE_BYTES && !s.1 {
+            s = self.freed.wait(s).unwrap_or_else(PoisonError::into_inner);
+        }
+        s.0 = s.0.saturating_add(n);
+    }
+
+    /// `n` bytes were taken off the queue.
+    fn remove(&self, n: usize) {
+        let mut s = self.state();
+        s.0 = s.0.saturating_sub(n);
+        self.freed.notify_one();
+    }
+}
+
+/// Marks the engine stopped when its thread ends, however it ends, so the fold never waits for
+/// it in vain.
+struct Stops<'q>(&'q Queued);
+
+impl Drop for Stops<'_> {
+    fn drop(&mut self) {
+        self.0.state().1 = true;
+        self.0.freed.notify_all();
+    }
+}
 
 impl<'s> Causal<'s> {
     /// On a thread of `scope` for a file of at least two chunks, here otherwise (and where the
@@ -207,20 +259,28 @@ impl<'s> Causal<'s> {
         if file_len < chunk.saturating_mul(2) {
             return Causal::Here(Box::default());
         }
-        let (feed, queue) = mpsc::sync_channel::<Kept>(CAUSAL_QUEUE);
+        let (feed, queue) = mpsc::channel::<Kept>();
+        let queued = Arc::new(Queued::default());
+        let taken = Arc::clone(&queued);
         let engine = std::thread::Builder::new()
             .name("npgx-causal".into())
             .spawn_scoped(scope, move || {
+                let _stops = Stops(&taken);
                 let mut scanner = CausalScanner::new();
                 for kept in queue {
                     for &(no, a, b) in &kept.lines {
                         scanner.push(no, &kept.text[a..b]);
                     }
+                    taken.remove(kept.bytes());
                 }
                 scanner
             });
         match engine {
-            Ok(engine) => Causal::Beside { feed, engine },
+            Ok(engine) => Causal::Beside {
+                feed,
+                queued,
+                engine,
+            },
             Err(_) => Causal::Here(Box::default()),
         }
     }
@@ -233,7 +293,10 @@ impl<'s> Causal<'s> {
                 }
             }
             // A send fails only when the engine's thread has ended, which `finish` reports.
-            Causal::Beside { feed, .. } => drop(feed.send(kept)),
+            Causal::Beside { feed, queued, .. } => {
+                queued.add(kept.bytes());
+                drop(feed.send(kept));
+            }
         }
     }
 
@@ -241,7 +304,7 @@ impl<'s> Causal<'s> {
     fn finish(self) -> CausalScanner {
         match self {
             Causal::Here(scanner) => *scanner,
-            Causal::Beside { feed, engine } => {
+            Causal::Beside { feed, engine, .. } => {
                 drop(feed);
                 engine
                     .join()
@@ -435,13 +498,38 @@ fn summarize_in_chunks(
                         ));
                     }
                     let saw_assert = scanner.saw_kernel_assert();
+                    let path = &input.path;
+                    let read =
+                        move |f: &mut dyn FnMut(u64, &[u8]) -> bool| for_each_line_while(path, f);
+                    // A device fault the analysed windows already decide: its assertion is read
+                    // on another thread while the last window is analysed here.
+                    let early = scanner
+                        .settled()
+                        .filter(|_| saw_assert)
+                        .cloned()
+                        .and_then(|e| {
+                            std::thread::Builder::new()
+                                .name("npgx-assert".into())
+                                .spawn_scoped(scope, move || {
+                                    (e.line, assertion_for(&e, true, read))
+                                })
+                                .ok()
+                        });
                     if let Some(c) = scanner.finish() {
                         let collective = c
                             .phase
                             .as_ref()
                             .is_some_and(|p| p.phase == Phase::Collective);
-                        let assert =
-                            assertion_for(&c, saw_assert, |f| for_each_line_while(&input.path, f));
+                        let assert = match early {
+                            Some(thread) => {
+                                let (line, assert) = thread
+                                    .join()
+                                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                                debug_assert_eq!(line, c.line, "a settled error is the answer");
+                                assert
+                            }
+                            None => assertion_for(&c, saw_assert, read),
+                        };
                         s.causal.push((
                             file,
                             collective,

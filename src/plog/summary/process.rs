@@ -4,11 +4,11 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
-use npgx_parsers::cann_error::codes_in;
+use npgx_parsers::cann_error::codes_in_bag;
 use npgx_parsers::causal::{rank_plog_error, CauseRank};
 use npgx_parsers::kv::KvBag;
 use npgx_parsers::plog::content::parse_content;
-use npgx_parsers::plog::record::{lossy, TRUNCATION_LENGTH};
+use npgx_parsers::plog::record::{lossy_cow, TRUNCATION_LENGTH};
 use npgx_parsers::plog::{Cached, Level, PlogHeader, PlogTime, CACHED_PREFIXES};
 
 use super::document::RecordRef;
@@ -249,13 +249,14 @@ impl Processes {
             }
         }
         if h.level == Level::Error {
-            let text = lossy(rest);
+            let text = lossy_cow(rest);
             let content = parse_content(h.module, &text);
             let msg = content.message;
-            for c in codes_in(msg) {
+            let bag = KvBag::new(msg);
+            for c in codes_in_bag(&bag) {
                 *acc.codes.entry(c).or_insert(0) += 1;
             }
-            if let Some(d) = KvBag::new(msg).u64("device_id") {
+            if let Some(d) = bag.u64("device_id") {
                 acc.devices.insert(d);
             }
             let rr = |rank| RecordRef {
@@ -275,13 +276,21 @@ impl Processes {
             {
                 acc.first_error = Some((h.time, file, line, rr(None)));
             }
-            let rank = rank_plog_error(h.module, msg);
-            if acc
-                .first_causal
-                .as_ref()
-                .is_none_or(|(r, t, f, l, _)| (rank, h.time, file, line) < (*r, *t, *f, *l))
-            {
-                acc.first_causal = Some((rank, h.time, file, line, rr(Some(rank))));
+            // No rank is better than a device fault: a record read after the process's first
+            // one (by time, file and line) cannot take its place, and is not ranked (in a
+            // crash's log, every ERROR record after the fault).
+            let settled = acc.first_causal.as_ref().is_some_and(|(r, t, f, l, _)| {
+                *r == CauseRank::DeviceFault && (h.time, file, line) >= (*t, *f, *l)
+            });
+            if !settled {
+                let rank = rank_plog_error(h.module, msg);
+                if acc
+                    .first_causal
+                    .as_ref()
+                    .is_none_or(|(r, t, f, l, _)| (rank, h.time, file, line) < (*r, *t, *f, *l))
+                {
+                    acc.first_causal = Some((rank, h.time, file, line, rr(Some(rank))));
+                }
             }
         }
         idx
