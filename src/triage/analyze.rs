@@ -587,7 +587,7 @@ const SLOWER_MIN_SECONDS: f64 = 1e-3;
 fn plog_evidence(files: &[PathBuf]) -> Option<Classification> {
     let mut best: Option<(&PathBuf, CausalError, bool)> = None;
     for p in files {
-        let mut scanner = CausalScanner::new();
+        let mut scanner = CausalScanner::first_only();
         if for_each_line(p, |no, line| scanner.push(no, line)).is_err() {
             continue;
         }

@@ -232,6 +232,8 @@ pub struct CausalScanner {
     kernel_asserts: u64,
     /// Whether the last line kept was a [quiet record](is_quiet_record).
     quiet: bool,
+    /// Only the first causal error is asked for ([`CausalScanner::first_only`]).
+    first_only: bool,
 }
 
 /// A plog record below ERROR (the line starts with its header): never a causal error. The
@@ -249,9 +251,24 @@ impl CausalScanner {
         Self::default()
     }
 
+    /// A scanner asked only for the first causal error ([`Self::finish`]) and whether a kernel
+    /// assertion was seen ([`Self::saw_kernel_assert`]): once both are [decided](Self::decided)
+    /// it reads no more lines, since later windows would only rank runners-up
+    /// ([`Self::finish_ranked`] then gives those of the windows read). A crash's log decides
+    /// them in its first window and goes on for millions of lines.
+    pub fn first_only() -> Self {
+        CausalScanner {
+            first_only: true,
+            ..Self::default()
+        }
+    }
+
     /// Feeds one physical line (1-based number, bytes without the terminator; invalid UTF-8 is
     /// replaced, NUL bytes become spaces, a line longer than [`MAX_LINE`] is cut).
     pub fn push(&mut self, no: u64, line: &[u8]) {
+        if self.first_only && self.decided().is_some() {
+            return;
+        }
         let quiet = is_quiet_record(line);
         if quiet && self.quiet {
             return;
@@ -324,15 +341,17 @@ impl CausalScanner {
         self.kernel_asserts > 0 || crate::kernel_assert::is_kernel_assert(&self.text)
     }
 
-    /// The first causal error before [`Self::finish`], when the windows analysed so far already
-    /// decide it: their best is a strong device fault, before which no tier or rank comes, and
-    /// every line still to come lies after it, so no later window replaces it and `finish`
-    /// returns it as it is. Work that needs the answer can start while the last window is
-    /// analysed.
-    pub fn settled(&self) -> Option<&CausalError> {
+    /// The first causal error and a kernel assertion among the lines, before [`Self::finish`],
+    /// when the windows analysed so far decide both for good: their best is a strong device
+    /// fault, before which no tier or rank comes, and every line still to come lies after it (no
+    /// later window replaces it: `finish` returns it as it is); and one of them held an
+    /// assertion ([`Self::saw_kernel_assert`] stays true). Work that needs only these can start
+    /// before the text ends.
+    pub fn decided(&self) -> Option<&CausalError> {
         self.best
             .as_ref()
             .filter(|b| b.tier == Tier::Strong && b.rank == CauseRank::DeviceFault)
+            .filter(|_| self.kernel_asserts > 0)
     }
 
     /// The first causal error, or `None` when the text holds no error at all.
@@ -901,5 +920,74 @@ mod tests {
         }
         s.push(WINDOW_LINES as u64 + 11, b"ValueError: later");
         assert_eq!(s.finish().unwrap().line, WINDOW_LINES as u64 + 11);
+    }
+
+    /// The lines of a plog over three windows: a device fault (and a kernel assertion after it
+    /// when `assert`) in the first, errors in every window.
+    fn long_plog(assert: bool) -> Vec<String> {
+        let header = |level: &str, module: &str, s: usize| {
+            format!(
+                "[{level}] {module}(7,p):2025-01-01-00:00:{:02}.000.000 [a.cc:1]7 ",
+                s % 60
+            )
+        };
+        let mut lines = vec![format!(
+            "{}Task run failed, device_id=0",
+            header("ERROR", "RUNTIME", 0)
+        )];
+        if assert {
+            lines.push(format!(
+                "{}[ASSERT] [CANN_VERSION : 8.0][TimeStamp : 0] /x/k.h:9: Assertion `i < n' failed.",
+                header("ERROR", "IDEDD", 0)
+            ));
+        }
+        for k in 1..3 * WINDOW_LINES {
+            let l = match k % 5 {
+                0 => format!("{}Stream Synchronize failed", header("ERROR", "RUNTIME", k)),
+                1 => format!(
+                    "{}report error module_type=5",
+                    header("ERROR", "RUNTIME", k)
+                ),
+                2 => "RuntimeError: later".to_string(),
+                _ => format!("{}step", header("INFO", "GE", k)),
+            };
+            lines.push(l);
+        }
+        lines
+    }
+
+    // A scanner asked for the first error only stops reading once the error and an assertion
+    // are decided, with the answers of one that reads everything; without an assertion it reads
+    // on.
+    #[test]
+    fn first_only_gives_the_answers_of_a_full_scan() {
+        for assert in [true, false] {
+            let lines = long_plog(assert);
+            let (mut all, mut first) = (CausalScanner::new(), CausalScanner::first_only());
+            let mut decided_at = None;
+            for (i, l) in lines.iter().enumerate() {
+                all.push(i as u64 + 1, l.as_bytes());
+                first.push(i as u64 + 1, l.as_bytes());
+                if decided_at.is_none() && first.decided().is_some() {
+                    decided_at = Some(i);
+                }
+            }
+            // Decided once the first window (of kept lines: one INFO line in two is dropped)
+            // was analysed, when it holds the assertion.
+            assert_eq!(decided_at.is_some(), assert);
+            assert!(decided_at.is_none_or(|i| i < WINDOW_LINES * 5 / 4 + 1));
+            assert_eq!(
+                first.text.is_empty(),
+                assert,
+                "lines after the decision are not kept"
+            );
+            assert_eq!(first.saw_kernel_assert(), all.saw_kernel_assert());
+            let (all, first) = (all.finish(), first.finish());
+            assert_eq!(first, all);
+            assert_eq!(
+                first.map(|c| (c.line, c.rank)),
+                Some((1, CauseRank::DeviceFault))
+            );
+        }
     }
 }

@@ -27,6 +27,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::{Scope, ScopedJoinHandle};
 
 use memchr::memmem;
+use npgx_parsers::aicore::{Fact, KernelAssert};
 use npgx_parsers::cann_error::{CannErrorReport, ReportAssembler};
 use npgx_parsers::causal::across::{self, Contender};
 use npgx_parsers::causal::CausalScanner;
@@ -185,9 +186,13 @@ enum Causal<'s> {
     Beside {
         feed: Sender<Kept>,
         queued: Arc<Queued>,
-        engine: ScopedJoinHandle<'s, CausalScanner>,
+        engine: ScopedJoinHandle<'s, (CausalScanner, Option<Early>)>,
     },
 }
+
+/// The kernel assertion of a first causal error the engine decided before the file ended
+/// ([`CausalScanner::decided`]), read on its thread then: the error's line, and the assertion.
+type Early = (u64, Option<Fact<KernelAssert>>);
 
 /// A chunk's kept lines for the causal engine: `(line, start, end)` in `text`, line numbers of
 /// the file.
@@ -255,9 +260,9 @@ impl Drop for Stops<'_> {
 impl<'s> Causal<'s> {
     /// On a thread of `scope` for a file of at least two chunks, here otherwise (and where the
     /// system refuses a thread).
-    fn new<'e>(scope: &'s Scope<'s, 'e>, file_len: u64, chunk: u64) -> Causal<'s> {
+    fn new<'e>(scope: &'s Scope<'s, 'e>, path: &'s Path, file_len: u64, chunk: u64) -> Causal<'s> {
         if file_len < chunk.saturating_mul(2) {
-            return Causal::Here(Box::default());
+            return Causal::Here(Box::new(CausalScanner::first_only()));
         }
         let (feed, queue) = mpsc::channel::<Kept>();
         let queued = Arc::new(Queued::default());
@@ -266,14 +271,25 @@ impl<'s> Causal<'s> {
             .name("npgx-causal".into())
             .spawn_scoped(scope, move || {
                 let _stops = Stops(&taken);
-                let mut scanner = CausalScanner::new();
+                let mut scanner = CausalScanner::first_only();
+                let mut early = None;
                 for kept in queue {
                     for &(no, a, b) in &kept.lines {
                         scanner.push(no, &kept.text[a..b]);
                     }
                     taken.remove(kept.bytes());
+                    // Decided: the scanner takes no more lines, and the assertion is read now,
+                    // beside the workers, rather than after the last chunk.
+                    if early.is_none() {
+                        early = scanner.decided().map(|e| {
+                            let read = |f: &mut dyn FnMut(u64, &[u8]) -> bool| {
+                                for_each_line_while(path, f)
+                            };
+                            (e.line, assertion_for(e, true, read))
+                        });
+                    }
                 }
-                scanner
+                (scanner, early)
             });
         match engine {
             Ok(engine) => Causal::Beside {
@@ -281,7 +297,7 @@ impl<'s> Causal<'s> {
                 queued,
                 engine,
             },
-            Err(_) => Causal::Here(Box::default()),
+            Err(_) => Causal::Here(Box::new(CausalScanner::first_only())),
         }
     }
 
@@ -300,10 +316,10 @@ impl<'s> Causal<'s> {
         }
     }
 
-    /// The engine, every line fed.
-    fn finish(self) -> CausalScanner {
+    /// The engine, every line fed, and the assertion it read when it decided early.
+    fn finish(self) -> (CausalScanner, Option<Early>) {
         match self {
-            Causal::Here(scanner) => *scanner,
+            Causal::Here(scanner) => (*scanner, None),
             Causal::Beside { feed, engine, .. } => {
                 drop(feed);
                 engine
@@ -455,7 +471,7 @@ fn summarize_in_chunks(
                 long_lines: 0,
                 any_record: false,
                 reports: ReportAssembler::default(),
-                causal: Causal::new(scope, file_len, chunk),
+                causal: Causal::new(scope, &input.path, file_len, chunk),
                 left_out: false,
                 warnings: FileWarnings {
                     out: &mut warnings,
@@ -478,7 +494,7 @@ fn summarize_in_chunks(
                 warnings: fw,
                 ..
             } = f;
-            let scanner = causal.finish();
+            let (scanner, early) = causal.finish();
             match res {
                 Err(e) => fw
                     .out
@@ -498,37 +514,19 @@ fn summarize_in_chunks(
                         ));
                     }
                     let saw_assert = scanner.saw_kernel_assert();
-                    let path = &input.path;
-                    let read =
-                        move |f: &mut dyn FnMut(u64, &[u8]) -> bool| for_each_line_while(path, f);
-                    // A device fault the analysed windows already decide: its assertion is read
-                    // on another thread while the last window is analysed here.
-                    let early = scanner
-                        .settled()
-                        .filter(|_| saw_assert)
-                        .cloned()
-                        .and_then(|e| {
-                            std::thread::Builder::new()
-                                .name("npgx-assert".into())
-                                .spawn_scoped(scope, move || {
-                                    (e.line, assertion_for(&e, true, read))
-                                })
-                                .ok()
-                        });
                     if let Some(c) = scanner.finish() {
                         let collective = c
                             .phase
                             .as_ref()
                             .is_some_and(|p| p.phase == Phase::Collective);
                         let assert = match early {
-                            Some(thread) => {
-                                let (line, assert) = thread
-                                    .join()
-                                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-                                debug_assert_eq!(line, c.line, "a settled error is the answer");
+                            Some((line, assert)) => {
+                                debug_assert_eq!(line, c.line, "a decided error is the answer");
                                 assert
                             }
-                            None => assertion_for(&c, saw_assert, read),
+                            None => assertion_for(&c, saw_assert, |f| {
+                                for_each_line_while(&input.path, f)
+                            }),
                         };
                         s.causal.push((
                             file,
@@ -604,6 +602,33 @@ mod tests {
             same_for_every_chunk(inputs, &Filters::default(), &[53, 4096, 1 << 20]);
             same_for_every_chunk(inputs, &filters(&[Level::Error], Some("rror")), &[211]);
         }
+    }
+
+    // A first causal error decided in the first window (a device fault, a kernel assertion
+    // after it) has its assertion read on the causal engine's thread while the workers go on;
+    // the summary is the one of a single pass, which reads it after the last line.
+    #[test]
+    fn an_error_decided_early_has_the_summary_of_one_pass() {
+        let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join(
+            "../shared/samples/cann/asys-20250508-gatherv3-assert/dfx/log/host/cann/debug/plog/plog-155320_20250508095618528.log",
+        );
+        let once = std::fs::read(&sample).expect("the gatherv3 sample plog");
+        let dir = std::env::temp_dir().join(format!("npgx-summary-early-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("plog-155320_20250508095618528.log");
+        // Over one window of kept lines (each copy holds 77 ERROR records).
+        let copies = npgx_parsers::causal::WINDOW_LINES / 77 + 40;
+        std::fs::write(&path, once.repeat(copies)).unwrap();
+        let inputs = super::super::discover(&[dir.clone()], &mut Vec::new());
+        let whole = json(&summarize_in_chunks(
+            &inputs,
+            &Filters::default(),
+            Vec::new(),
+            1 << 40,
+        ));
+        assert!(whole.contains("this->gxSize_"), "the assertion is cited");
+        same_for_every_chunk(&inputs, &Filters::default(), &[64 << 10]);
+        std::fs::remove_dir_all(dir).unwrap();
     }
 
     /// A plog of every kind of line, written here: records of three processes at every level,
