@@ -619,7 +619,7 @@ mod tests {
         // Over one window of kept lines (each copy holds 77 ERROR records).
         let copies = npgx_parsers::causal::WINDOW_LINES / 77 + 40;
         std::fs::write(&path, once.repeat(copies)).unwrap();
-        let inputs = super::super::discover(&[dir.clone()], &mut Vec::new());
+        let inputs = super::super::discover(std::slice::from_ref(&dir), &mut Vec::new());
         let whole = json(&summarize_in_chunks(
             &inputs,
             &Filters::default(),
