@@ -7,8 +7,8 @@
 //! built from.
 //!
 //! What it is not for: needles that vary per call. For those (and other one-off searches in a
-//! line or a message), [`find`]: the needle's first byte found with `memchr`, the rest compared,
-//! with no searcher to build.
+//! line or a message), [`find`]: the needle's first byte that is not a space found with
+//! `memchr`, the whole needle compared there, with no searcher to build.
 
 use memchr::memmem::Finder;
 

@@ -234,6 +234,8 @@ pub struct CausalScanner {
     quiet: bool,
     /// Only the first causal error is asked for ([`CausalScanner::first_only`]).
     first_only: bool,
+    /// The number of the last line pushed.
+    last_no: u64,
 }
 
 /// A plog record below ERROR (the line starts with its header): never a causal error. The
@@ -253,9 +255,11 @@ impl CausalScanner {
 
     /// A scanner asked only for the first causal error ([`Self::finish`]) and whether a kernel
     /// assertion was seen ([`Self::saw_kernel_assert`]): once both are [decided](Self::decided)
-    /// it reads no more lines, since later windows would only rank runners-up
-    /// ([`Self::finish_ranked`] then gives those of the windows read). A crash's log decides
-    /// them in its first window and goes on for millions of lines.
+    /// it takes no more lines (they are ignored), since later windows would only rank
+    /// runners-up ([`Self::finish_ranked`] then gives those of the windows read). A crash's log
+    /// decides them in its first window and goes on for millions of lines. Its lines must come
+    /// with increasing numbers, as [`Self::push`] asks of every caller: the decision rests on
+    /// every later line coming after the error.
     pub fn first_only() -> Self {
         CausalScanner {
             first_only: true,
@@ -266,6 +270,12 @@ impl CausalScanner {
     /// Feeds one physical line (1-based number, bytes without the terminator; invalid UTF-8 is
     /// replaced, NUL bytes become spaces, a line longer than [`MAX_LINE`] is cut).
     pub fn push(&mut self, no: u64, line: &[u8]) {
+        debug_assert!(
+            no > self.last_no,
+            "line {no} pushed after line {}",
+            self.last_no
+        );
+        self.last_no = no;
         if self.first_only && self.decided().is_some() {
             return;
         }

@@ -28,6 +28,7 @@ use crate::plog::header::{parse_header, PlogHeader};
 
 /// One line with its decorations and prefixes removed.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Normalised<'a> {
     /// Not log output: an excerpt-gap marker or a Markdown fence.
     pub skip: bool,
@@ -164,16 +165,14 @@ pub fn normalise(line: &str) -> Normalised<'_> {
         };
     }
     // A plog record line has no prefix to peel: the common case of a big plog stays cheap.
-    if line.starts_with("[") {
-        // The message starts after the timestamp (ASCII), so at a char boundary.
-        let header = parse_header(line.as_bytes())
-            .and_then(|(h, msg)| Some((h, line.get(line.len() - msg.len()..)?)));
-        if header.is_some() {
+    if line.starts_with('[') {
+        if let Some((h, msg)) = parse_header(line.as_bytes()) {
             return Normalised {
                 skip: false,
                 prefixes: Vec::new(),
                 rest: line,
-                header,
+                // The message starts after the timestamp (ASCII), so at a char boundary.
+                header: line.get(line.len() - msg.len()..).map(|msg| (h, msg)),
             };
         }
     }

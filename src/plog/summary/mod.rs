@@ -202,9 +202,9 @@ struct Kept {
 }
 
 impl Kept {
-    /// The memory it holds.
+    /// The memory it holds (its buffers' capacity: they grew line by line).
     fn bytes(&self) -> usize {
-        self.text.len() + self.lines.len() * std::mem::size_of::<(u64, usize, usize)>()
+        self.text.capacity() + self.lines.capacity() * std::mem::size_of::<(u64, usize, usize)>()
     }
 }
 
@@ -316,7 +316,10 @@ impl<'s> Causal<'s> {
         }
     }
 
-    /// The engine, every line fed, and the assertion it read when it decided early.
+    /// The engine, every line fed (a `first_only` engine ignores those after its decision), and
+    /// the kernel assertion it read when it decided early. That read happens while the file is
+    /// still being scanned: the same answer as a read after the last chunk for a file that does
+    /// not change while it is read, which the whole summary assumes.
     fn finish(self) -> (CausalScanner, Option<Early>) {
         match self {
             Causal::Here(scanner) => (*scanner, None),
