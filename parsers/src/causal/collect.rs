@@ -1207,6 +1207,48 @@ impl<'w> OtherLine<'w> {
         None
     }
 
+    /// A C or C++ program's failed assertion, the line it prints as it aborts: glibc's
+    /// `prog: file:line: function: Assertion `expr' failed.` (`__assert_fail`) and ggml's
+    /// `file:line: GGML_ASSERT(expr) failed` (`ggml_abort`, llama.cpp's CANN backend). It says
+    /// which check failed, as a c10 `what():` does; the `Aborted (core dumped)` after it is the
+    /// consequence. (An Ascend C kernel's `[ASSERT]` on the device was read before.)
+    fn assertion_failure(&self) -> Option<Candidate<'w>> {
+        let t = self.t;
+        let glibc = t
+            .split_once(": Assertion ")
+            .is_some_and(|(_, e)| e.starts_with(['`', '\'']) && e.ends_with("' failed."));
+        let ggml = t.contains(": GGML_ASSERT(") && t.ends_with(") failed");
+        (glibc || ggml).then(|| {
+            self.make(
+                Tier::Strong,
+                CauseRank::ErrorReport,
+                Shape::ProcessAbort,
+                "process.assertion-failed",
+                t,
+            )
+        })
+    }
+
+    /// A CANN runtime's report of a device fault printed without its plog header (a framework
+    /// prints the runtime's messages as they are: `The error from device(chipId:0, dieId:0),
+    /// serial number is 13, an exception occurred during AICPU execution, …
+    /// [FUNC:ProcessStarsAicpuErrorInfo][FILE:device_error_proc.cc][LINE:1232]`): the item's
+    /// `[FUNC:…][LINE:…]` suffix says it is the runtime's, and its words rank it a device fault
+    /// as they would its plog record. Other bare items are left to the lines around them.
+    fn runtime_device_item(&self) -> Option<Candidate<'w>> {
+        let t = self.t;
+        let item = needles::contains(t, "[FUNC:") && needles::contains(t, "[LINE:");
+        (item && rank_plog_error("", t) == CauseRank::DeviceFault).then(|| {
+            self.make(
+                Tier::Strong,
+                CauseRank::DeviceFault,
+                Shape::PlogRecord,
+                "cann.device-item",
+                strip_location(t),
+            )
+        })
+    }
+
     fn process_abort(&self) -> Option<Candidate<'w>> {
         let t = self.t;
         is_process_abort(t).then(|| {
@@ -1345,6 +1387,8 @@ fn classify_other<'w>(w: &[WinLine<'w>], i: usize, soft: bool) -> Option<Candida
     }
     l.error_format(n)
         .or_else(|| l.what_line())
+        .or_else(|| l.assertion_failure())
+        .or_else(|| l.runtime_device_item())
         .or_else(|| l.stated_cause(n))
         .or_else(|| l.process_abort())
         .or_else(|| l.error_record(n, w[i].rest))

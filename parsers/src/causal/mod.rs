@@ -582,6 +582,49 @@ mod tests {
         first_causal_error(text.as_bytes()).expect("a causal error")
     }
 
+    // A C or C++ program's failed assertion (glibc's `__assert_fail`, ggml's `ggml_abort`
+    // formats) is what the abort after it reports; the words alone are not one.
+    #[test]
+    fn a_failed_c_assertion_is_the_cause_of_the_abort() {
+        for text in [
+            "loading\nmain: src/model.c:42: load_model: Assertion `n > 0' failed.\nAborted (core dumped)\n",
+            "loading\nmain: model.c:42: load: Assertion 'n > 0' failed.\nAborted (core dumped)\n",
+            "warming up\n/src/ggml-cann/aclnn_ops.cpp:3007: GGML_ASSERT(n_dims == src0->ne[0]) failed\nAborted (core dumped)\n",
+        ] {
+            let c = first(text);
+            assert_eq!((c.line, c.tier, c.rank), (2, Tier::Strong, CauseRank::ErrorReport), "{text}");
+            assert_eq!(&*c.evidence.rule, "process.assertion-failed");
+        }
+        for text in [
+            "x\nthe Assertion `n' failed on input\nAborted (core dumped)\n",
+            "x\nGGML_ASSERT(n) failed\nAborted (core dumped)\n",
+            "x\nmain: m.c:4: f: Assertion `n > 0' failed; retrying\nAborted (core dumped)\n",
+        ] {
+            assert_ne!(
+                &*first(text).evidence.rule,
+                "process.assertion-failed",
+                "{text}"
+            );
+        }
+    }
+
+    // A CANN runtime's device-fault message printed without its plog header, with its item
+    // suffix, is the device's fault; a bare item that says something else is not picked up.
+    #[test]
+    fn a_bare_runtime_item_naming_a_device_fault_is_one() {
+        let text = "Launch kernel failed: Bprop/Reshape-op1\n\nThe error from device(chipId:0, dieId:0), serial number is 3, an exception occurred during AICPU execution, stream_id:2, task_id:9, errcode:21008, msg:inner error.[FUNC:ProcessStarsAicpuErrorInfo][FILE:device_error_proc.cc][LINE:1232]\n\nkernel_actor.cc:917 ExecuteLaunchKernelTask\n";
+        let c = first(text);
+        assert_eq!(
+            (c.line, c.tier, c.rank),
+            (3, Tier::Strong, CauseRank::DeviceFault)
+        );
+        assert_eq!(&*c.evidence.rule, "cann.device-item");
+        assert!(!c.message.contains("[FUNC:"), "{}", c.message);
+        let other = "x\nSome step failed.[FUNC:Run][FILE:a.cc][LINE:9]\n";
+        assert!(first_causal_error(other.as_bytes())
+            .is_none_or(|c| &*c.evidence.rule != "cann.device-item"));
+    }
+
     #[test]
     fn the_user_frame_is_the_innermost_frame_outside_the_libraries() {
         // Above the exception: the model's line, under torch's module machinery.
