@@ -190,7 +190,8 @@ pub fn parse_item(line: u64, text: &str) -> ReportItem {
     item
 }
 
-fn has_func_suffix(s: &str) -> bool {
+/// Whether `s` carries a CANN item's `[FUNC:…][FILE:…][LINE:…]` suffix.
+pub(crate) fn has_func_suffix(s: &str) -> bool {
     needles::contains(s, "[FUNC:") && needles::contains(s, "[LINE:")
 }
 

@@ -7,7 +7,7 @@
 use std::borrow::Cow;
 use std::sync::LazyLock;
 
-use crate::cann_error::{find_code, torch_npu, CannErrorReport, ReportAssembler};
+use crate::cann_error::{find_code, has_func_suffix, torch_npu, CannErrorReport, ReportAssembler};
 use crate::compiler_diag::{self, parse_diagnostic, Form};
 use crate::kernel_assert::is_kernel_assert;
 use crate::knowledge;
@@ -1214,9 +1214,11 @@ impl<'w> OtherLine<'w> {
     /// consequence. (An Ascend C kernel's `[ASSERT]` on the device was read before.)
     fn assertion_failure(&self) -> Option<Candidate<'w>> {
         let t = self.t;
-        let glibc = t
-            .split_once(": Assertion ")
-            .is_some_and(|(_, e)| e.starts_with(['`', '\'']) && e.ends_with("' failed."));
+        const ASSERTION: &str = ": Assertion ";
+        let glibc = needles::find(t, ASSERTION).is_some_and(|at| {
+            let e = &t[at + ASSERTION.len()..];
+            e.starts_with(['`', '\'']) && e.ends_with("' failed.")
+        });
         let ggml = t.contains(": GGML_ASSERT(") && t.ends_with(") failed");
         (glibc || ggml).then(|| {
             self.make(
@@ -1237,8 +1239,7 @@ impl<'w> OtherLine<'w> {
     /// as they would its plog record. Other bare items are left to the lines around them.
     fn runtime_device_item(&self) -> Option<Candidate<'w>> {
         let t = self.t;
-        let item = needles::contains(t, "[FUNC:") && needles::contains(t, "[LINE:");
-        (item && rank_plog_error("", t) == CauseRank::DeviceFault).then(|| {
+        (has_func_suffix(t) && rank_plog_error("", t) == CauseRank::DeviceFault).then(|| {
             self.make(
                 Tier::Strong,
                 CauseRank::DeviceFault,
