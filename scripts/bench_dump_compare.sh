@@ -4,13 +4,17 @@
 #     thread on all cores (bench_lib.sh, read_limit),
 #   - scripts/baseline_dump_compare.py: Python + numpy computing the same metrics the way users
 #     write it today (read file, parse header, frombuffer → float64, numpy formulas).
+#   Beside them, what bounds npgx on this CPU: the stream-only pass (examples/stream_limit.rs: the
+#   reader with a kernel that only loads) and the compute-only pass (examples/metric_limit.rs: the
+#   metric kernels with no reading).
 # Targets: npgx >= 0.8x the read limit of both trees, >= 10x Python, peak RSS < 300 MB; cold
 # cache (issue 35): >= 0.9x the cold read limit (bench_dump_scan.sh says how).
 #
 # Usage: scripts/bench_dump_compare.sh [GiB]   (default 1: each tree is >= GiB; both are written
 #        once by the Python below, with numpy, and cached under target/bench-compare/)
 # Env:   NPGX_PYTHON (default .venv/bin/python), CARGO_TARGET_DIR, NPGX_BENCH_RUNS (default 3),
-#        NPGX_BIN (use this npgx binary instead of building target/release/npgx).
+#        NPGX_BIN (use this npgx binary instead of building target/release/npgx),
+#        NPGX_STREAM_BIN / NPGX_METRIC_BIN (the two examples, built if unset).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -101,15 +105,25 @@ npgx_compare_pread() { "$bin" dump-compare "$golden" "$target" --format json --n
 # on this CPU, measured (on a CPU without AVX-512 both are the AVX2 loops).
 npgx_compare_avx2() { NPGX_SIMD=avx2 "$bin" dump-compare "$golden" "$target" --format json --no-progress; }
 stream_bin
+# The compute-only limit (examples/metric_limit.rs): the metric kernels alone over the pairs'
+# bytes, read into memory before its clock starts (no reading, no page faults, no listing): the
+# time npgx's arithmetic takes on this CPU whatever its reader does. $NPGX_METRIC_BIN names a
+# built example.
+if [ -z "${NPGX_METRIC_BIN:-}" ]; then
+  cargo build --release --locked --quiet --example metric_limit >&2
+  NPGX_METRIC_BIN="${CARGO_TARGET_DIR:-target}/release/examples/metric_limit"
+fi
 warm_read() { local runs=1; read_limit "$golden" "$target"; }
 warm_stream() { local runs=1; stream_limit "$golden" "$target"; }
+warm_metric() { "$NPGX_METRIC_BIN" --runs 1 "$golden" "$target" | sed -n 1p; }
 warm_npgx() { once npgx_compare; }
 warm_mapped() { once npgx_compare_mapped; }
 warm_pread() { once npgx_compare_pread; }
 warm_avx2() { once npgx_compare_avx2; }
 echo "== in turn, best of $runs rounds ($(load)): the read limit; stream-only (npgx's reader and a"
-echo "   kernel that only loads); npgx dump-compare; --mmap; --no-mmap; NPGX_SIMD=avx2"
-read -r t_cat t_stream t_npgx t_mapped t_pread t_avx2 < <(in_turn warm_read warm_stream warm_npgx warm_mapped warm_pread warm_avx2)
+echo "   kernel that only loads); compute-only (the metric kernels over the pairs in memory); npgx"
+echo "   dump-compare; --mmap; --no-mmap; NPGX_SIMD=avx2"
+read -r t_cat t_stream t_metric t_npgx t_mapped t_pread t_avx2 < <(in_turn warm_read warm_stream warm_metric warm_npgx warm_mapped warm_pread warm_avx2)
 # A VM may page out page-cache pages it deems cold (DAMON's `pageout` scheme): a file not wholly
 # resident is read with pread and partly from disk, so the warm figures hold only if this stays
 # near the total.
@@ -146,12 +160,13 @@ rm -f "$out"
 
 awk -v b="$bytes" -v c="$t_cat" -v n="$t_npgx" -v p="$t_py" -v r="$rss_kb" \
     -v pr="$t_mapped" -v cl="$t_cold_limit" -v cn="$t_cold" -v cp="$t_cold_mapped" -v an="$anon_kb" -v fi="$file_kb" \
-    -v pd="$t_pread" -v cr="$t_cold_pread" -v st="$t_stream" -v a2="$t_avx2" \
+    -v pd="$t_pread" -v cr="$t_cold_pread" -v st="$t_stream" -v a2="$t_avx2" -v cm="$t_metric" \
     -v np_="$npgx_pairs" -v nf="$npgx_failed" -v nc="$npgx_cos" -v pp="$py_pairs" -v pf="$py_failed" -v pc="$py_cos" 'BEGIN {
   mib = b / 1048576
   printf "\n%-28s %10s %12s\n", "", "seconds", "MiB/s"
   printf "%-28s %10.3f %12.0f\n", "read limit (both trees)", c, mib / c
   printf "%-28s %10.3f %12.0f\n", "stream-only (no kernel)", st, mib / st
+  printf "%-28s %10.3f %12.0f\n", "compute-only (no reading)", cm, mib / cm
   printf "%-28s %10.3f %12.0f\n", "npgx dump-compare", n, mib / n
   printf "%-28s %10.3f %12.0f\n", "npgx dump-compare --mmap", pr, mib / pr
   printf "%-28s %10.3f %12.0f\n", "npgx dump-compare --no-mmap", pd, mib / pd
@@ -164,6 +179,7 @@ awk -v b="$bytes" -v c="$t_cat" -v n="$t_npgx" -v p="$t_py" -v r="$rss_kb" \
   printf "\nnpgx / read   = %.2fx   (target >= 0.8x; --mmap %.2fx, --no-mmap %.2fx)\n", c / n, c / pr, c / pd
   printf "widest loops / AVX2 loops = %.2fx   (NPGX_SIMD=avx2 time / default time: above 1, the AVX-512 loops win on this CPU)\n", a2 / n
   printf "stream-only / read = %.2fx   (a kernel that only loads, through the same reader: no kernel with it does better here)\n", c / st
+  printf "compute-only / read = %.2fx   (the metric kernels alone, no reading: above this npgx cannot go on this CPU%s)\n", c / cm, (c / cm < 0.8 ? "; below the 0.8x target" : "")
   printf "cold: npgx / cold read = %.2fx   (target >= 0.9x; --mmap %.2fx, --no-mmap %.2fx)\n", cl / cn, cl / cp, cl / cr
   printf "peak RssAnon %.1f MiB, peak RssFile (mapped page-cache pages) %.1f MiB\n", an / 1024, fi / 1024
   printf "npgx / python = %.1fx   (target >= 10x)\n", p / n
@@ -171,5 +187,8 @@ awk -v b="$bytes" -v c="$t_cat" -v n="$t_npgx" -v p="$t_py" -v r="$rss_kb" \
   agree = (np_ == pp && nf == pf && (nc - pc) * (nc - pc) < 1e-12 * np_ * np_)
   printf "pairs %s / %s, failed %s / %s, sum of cosines %.12f / %.12f (npgx / python)%s\n", np_, pp, nf, pf, nc, pc, (agree ? "" : "   <-- DISAGREE")
 }'
+# The compute-only pass must do the comparison's work: the same pairs, the same cosines.
+metric_check=$("$NPGX_METRIC_BIN" --runs 1 "$golden" "$target" | sed -n 2p)
+echo "compute-only pass: $metric_check (npgx: $npgx_pairs pairs, sum of cosines $npgx_cos)"
 echo "$(load) at the end"
 cpu
