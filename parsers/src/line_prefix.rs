@@ -42,7 +42,7 @@
 use nom::branch::alt;
 use nom::bytes::complete::{tag, take_till, take_while, take_while1, take_while_m_n};
 use nom::character::complete::{char, digit1, one_of};
-use nom::combinator::{opt, recognize};
+use nom::combinator::{opt, recognize, verify};
 use nom::sequence::{delimited, preceded};
 use nom::{IResult, Parser};
 use serde::Serialize;
@@ -292,15 +292,19 @@ fn rank(i: &str) -> R<'_, LinePrefix<'_>> {
     ))
 }
 
+/// `«L»«MMDD» «hh:mm:ss.uuuuuu» «thread» «path»:«line»] `, as `TORCH_LOGS` writes it, and as
+/// the glog library itself does (`LogMessage::Init`): the year before the month when
+/// `log_year_in_prefix` is on (its default since glog 0.6: `E20231116 09:50:41.157967`), the
+/// thread id padded to five columns (`  2326`), `F` for FATAL.
 fn glog(i: &str) -> R<'_, LinePrefix<'_>> {
-    let (i, level) = one_of("VIWEC").parse(i)?;
+    let (i, level) = one_of("VIWECF").parse(i)?;
     let (i, _) = (
-        digits(4),
+        alt((digits(8), digits(4))),
         char(' '),
         hms,
         char('.'),
         digits(6),
-        char(' '),
+        take_while1(|c| c == ' '),
         digit1,
         char(' '),
     )
@@ -319,13 +323,17 @@ fn glog(i: &str) -> R<'_, LinePrefix<'_>> {
     ))
 }
 
-/// ` [0/7]`, ` [1/0_1]`, ` [!0/0/0]`: a compile trace id.
+/// ` [0/7]`, ` [1/0_1]`, ` [!0/0/0]`: a compile trace id (frame and compile ids, so a `/`
+/// always; a bracketed number, such as an error code opening the message, is not one).
 fn trace_id(i: &str) -> R<'_, &str> {
     preceded(
         char(' '),
         delimited(
             char('['),
-            take_while1(|c: char| c.is_ascii_digit() || "/_!".contains(c)),
+            verify(
+                take_while1(|c: char| c.is_ascii_digit() || "/_!".contains(c)),
+                |id: &str| id.contains('/'),
+            ),
             char(']'),
         ),
     )
@@ -631,6 +639,25 @@ mod tests {
     fn glog_keeps_message_indentation() {
         let s = strip_prefixes("V1206 15:20:13.926000 1543231 torch/_dynamo/utils.py:1288]     File \"x.py\", line 3, in f");
         assert_eq!(s.rest, "    File \"x.py\", line 3, in f");
+    }
+
+    // The glog library's own header: the year in front of the month, the thread id padded
+    // to five columns, FATAL as `F`. A date of another length is no header.
+    #[test]
+    fn glog_library_header_with_year_and_padded_thread() {
+        let s = strip_prefixes("E20231116 09:50:41.157967  2326 MxOmModelDesc.cpp:855] [507011][Error code unknown] Failed");
+        assert_eq!(s.rest, "[507011][Error code unknown] Failed");
+        assert_eq!(
+            s.glog().map(|g| (g.level, g.source)),
+            Some(('E', "MxOmModelDesc.cpp:855"))
+        );
+        let f = strip_prefixes("F0101 00:00:01.000002    17 a.cc:9] Check failed: n > 0");
+        assert_eq!(
+            (f.rest, f.glog().map(|g| g.level)),
+            ("Check failed: n > 0", Some('F'))
+        );
+        let odd = strip_prefixes("E202311 09:50:41.157967  2326 a.cc:1] x");
+        assert!(odd.glog().is_none());
     }
 
     #[test]

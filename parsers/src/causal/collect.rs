@@ -763,6 +763,24 @@ impl<'w> Collector<'_, 'w> {
             self.wrapper = Some((w[i].no, self.frames.clone()));
         }
         self.out.push(c);
+        // A wrapper's message lines may hold the compiler's own abort (`LLVM ERROR: …` under
+        // `MLIRCompilationError:`): that line is the error, the wrapper its evidence.
+        if tier == Tier::Cascade {
+            let fatal = (i + 1..end.min(w.len())).find_map(|k| {
+                let t = w[k].rest.trim();
+                OtherLine {
+                    i: k,
+                    no: w[k].no,
+                    t,
+                }
+                .llvm_fatal_error()
+            });
+            if let Some(mut f) = fatal {
+                f.wrapper_line = Some(w[i].no);
+                f.frames = self.frames.clone();
+                self.out.push(f);
+            }
+        }
         match self.detail_report(i, tier, soft) {
             Some(block_end) => block_end.max(end),
             None => end.max(i + 1),
@@ -1231,6 +1249,25 @@ impl<'w> OtherLine<'w> {
         })
     }
 
+    /// LLVM's `report_fatal_error` line, `LLVM ERROR: <reason>`, printed as the compiler aborts
+    /// (Triton-Ascend's and bishengir's passes, any LLVM-based compiler): the reason the
+    /// compilation stopped, which the exception raised around it (`MLIRCompilationError:` with
+    /// no message of its own) only carries.
+    fn llvm_fatal_error(&self) -> Option<Candidate<'w>> {
+        let t = self.t;
+        t.strip_prefix("LLVM ERROR: ")
+            .is_some_and(|reason| !reason.trim().is_empty())
+            .then(|| {
+                self.make(
+                    Tier::Strong,
+                    CauseRank::ErrorReport,
+                    Shape::ProcessAbort,
+                    "process.llvm-fatal-error",
+                    t,
+                )
+            })
+    }
+
     /// A CANN runtime's report of a device fault printed without its plog header (a framework
     /// prints the runtime's messages as they are: `The error from device(chipId:0, dieId:0),
     /// serial number is 13, an exception occurred during AICPU execution, …
@@ -1308,6 +1345,25 @@ impl<'w> OtherLine<'w> {
             )
         })
     }
+
+    /// A line at no logger level that gives a runtime error number as what a call returned
+    /// (`RegisterAscendBinary aiv ret 107000`, a program's own print of an ACL call): the
+    /// numbers of [`super::phase::runtime_number`] are failures whatever prints them. A cascade
+    /// ranked `ErrorReport`: any exception, report or stated cause wins, and it wins over the
+    /// error records without a number that follow it. A logger's record below the error level
+    /// is no candidate for its number (`INFO … retry 1 of 3, ret 207001`).
+    fn runtime_return(&self, n: &Normalised<'_>) -> Option<Candidate<'w>> {
+        let t = self.t;
+        (logger_error_level(n).is_none() && super::phase::runtime_number(t).is_some()).then(|| {
+            self.make(
+                Tier::Cascade,
+                CauseRank::ErrorReport,
+                Shape::LoggingError,
+                "runtime.error-number",
+                t,
+            )
+        })
+    }
 }
 
 /// Whether `s` names a fault or timeout on the device by its runtime error number (a number
@@ -1344,6 +1400,7 @@ fn logger_error_level(n: &Normalised<'_>) -> Option<bool> {
                 .iter()
                 .any(|l| l.eq_ignore_ascii_case(level)),
         ),
+        LinePrefix::Glog(g) => Some(matches!(g.level, 'E' | 'F')),
         _ => None,
     })
 }
@@ -1389,10 +1446,12 @@ fn classify_other<'w>(w: &[WinLine<'w>], i: usize, soft: bool) -> Option<Candida
     l.error_format(n)
         .or_else(|| l.what_line())
         .or_else(|| l.assertion_failure())
+        .or_else(|| l.llvm_fatal_error())
         .or_else(|| l.runtime_device_item())
         .or_else(|| l.stated_cause(n))
         .or_else(|| l.process_abort())
         .or_else(|| l.error_record(n, w[i].rest))
+        .or_else(|| l.runtime_return(n))
 }
 
 /// A logger prefix at INFO or DEBUG level (vLLM, Python logging, glog `I`/`V`).

@@ -608,6 +608,64 @@ mod tests {
         }
     }
 
+    // LLVM's fatal error (`report_fatal_error`: `LLVM ERROR: <reason>`) is the compiler's own
+    // reason, on its own or in the message of the exception raised around it; the words
+    // elsewhere in a line, or with no reason, are not.
+    #[test]
+    fn an_llvm_fatal_error_is_the_reason_under_its_wrapper() {
+        let alone = "compiling kernel\nLLVM ERROR: Cannot select: intrinsic %llvm.x\nAborted (core dumped)\n";
+        let c = first(alone);
+        assert_eq!(
+            (c.line, c.tier, c.rank),
+            (2, Tier::Strong, CauseRank::ErrorReport)
+        );
+        assert_eq!(&*c.evidence.rule, "process.llvm-fatal-error");
+        let wrapped = "triton.compiler.errors.MLIRCompilationError:\n[ConvertLinalgRToBinary] encounters error:\nLLVM ERROR: The buffer memory has been released and cannot be used again!\n";
+        let c = first(wrapped);
+        assert_eq!((c.line, &*c.evidence.rule), (3, "process.llvm-fatal-error"));
+        assert_eq!(c.evidence.wrapper_line, Some(1));
+        for text in [
+            "x\nLLVM ERROR: \nAborted (core dumped)\n",
+            "x\nthe log said LLVM ERROR: out of memory once\nAborted (core dumped)\n",
+        ] {
+            assert!(
+                first_causal_error(text.as_bytes())
+                    .is_none_or(|c| &*c.evidence.rule != "process.llvm-fatal-error"),
+                "{text}"
+            );
+        }
+    }
+
+    // A runtime error number names a failure whatever prints it: a glog `E` record opening with
+    // it in brackets (the MindX SDK), a program's own `… ret 107000` at no level (before the
+    // error records without a number that follow). `ret 0`, a number out of the runtime's
+    // ranges or an INFO record are no candidates.
+    #[test]
+    fn runtime_error_numbers_in_glog_records_and_bare_returns() {
+        let glog = "I20231116 09:50:40.316920  2326 FileUtils.cpp:330] The input file is empty\nE20231116 09:50:41.157967  2326 MxOmModelDesc.cpp:855] [507011][Error code unknown] Failed to model infer execute, details seen in CANN document.\nE20231116 09:50:41.158447  2326 MxOmModelDesc.cpp:129] Model Infer failed.\n";
+        let c = first(glog);
+        assert_eq!((c.line, c.rank), (2, CauseRank::ErrorReport));
+        assert_eq!(&*c.evidence.rule, "logger.error-record");
+        let ret = "RegisterAscendBinary aiv ret 107000\n\n[FATAL]  Acl return error a/attention.cc:140, with ERROR 561103\n";
+        let c = first(ret);
+        assert_eq!(
+            (c.line, c.tier, c.rank),
+            (1, Tier::Cascade, CauseRank::ErrorReport)
+        );
+        assert_eq!(&*c.evidence.rule, "runtime.error-number");
+        // Each before the same later record: the record, not the line, is cited.
+        for line in [
+            "RegisterAscendBinary aiv ret 0",
+            "RegisterAscendBinary aiv ret 123456",
+            "INFO 01-01 10:00:00 [a.py:1] retry 1 of 3, ret 207001",
+            "[2025-01-01 10:00:00,000] x.runtime: [INFO] retry 1 of 3, ret 207001",
+            "I20231116 09:50:40.316920  2326 a.cpp:1] [507011] seen before, retrying",
+        ] {
+            let text = format!("{line}\n[FATAL]  Acl return error a.cc:1, with ERROR 561103\n");
+            assert_eq!(first(&text).line, 2, "{text}");
+        }
+    }
+
     // A CANN runtime's device-fault message printed without its plog header, with its item
     // suffix, is the device's fault; a bare item that says something else is not picked up.
     #[test]

@@ -122,16 +122,29 @@ pub fn runtime_number(line: &str) -> Option<u64> {
     ];
     // Asked of every line the causal engine reads: the leads' searchers are built once.
     static LEAD: LazyLock<Needles> = LazyLock::new(|| Needles::new(LEADS.iter().copied()));
+    let in_range = |n: u64| {
+        matches!(
+            n,
+            107_000..=107_999 | 207_000..=207_999 | 507_000..=507_999 | 500_000..=500_999
+        )
+    };
+    // A message that opens with the number in brackets (the MindX SDK's `[507011][Error code
+    // unknown] Failed to model infer execute`).
+    let bracketed = line
+        .trim_start()
+        .strip_prefix('[')
+        .and_then(|r| r.split_once(']'))
+        .and_then(|(n, _)| n.parse::<u64>().ok())
+        .filter(|&n| in_range(n));
+    if bracketed.is_some() {
+        return bracketed;
+    }
     let l = line.to_ascii_lowercase();
     let number = LEAD.matches(l.as_bytes()).find_map(|(_, after)| {
         let r = l.get(after..)?.trim_start();
         let end = r.find(|c: char| !c.is_ascii_digit()).unwrap_or(r.len());
         let n = r[..end].parse::<u64>().ok()?;
-        matches!(
-            n,
-            107_000..=107_999 | 207_000..=207_999 | 507_000..=507_999 | 500_000..=500_999
-        )
-        .then_some(n)
+        in_range(n).then_some(n)
     });
     number
 }
@@ -532,6 +545,14 @@ mod tests {
             Some(507033)
         );
         assert_eq!(runtime_number("register failure! ret 107000"), Some(107000));
+        assert_eq!(
+            runtime_number("[507011][Error code unknown] Failed to model infer execute"),
+            Some(507011)
+        );
+        assert_eq!(runtime_number(" [207001] alloc"), Some(207001));
+        assert_eq!(runtime_number("[12345][x] y"), None);
+        assert_eq!(runtime_number("[507011 x"), None);
+        assert_eq!(runtime_number("a [507011] b"), None);
         assert_eq!(
             runtime_number("rtMemcpy:ErrCode=107030, desc"),
             Some(107030)
