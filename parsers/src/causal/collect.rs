@@ -1350,11 +1350,17 @@ impl<'w> OtherLine<'w> {
     /// (`RegisterAscendBinary aiv ret 107000`, a program's own print of an ACL call): the
     /// numbers of [`super::phase::runtime_number`] are failures whatever prints them. A cascade
     /// ranked `ErrorReport`: any exception, report or stated cause wins, and it wins over the
-    /// error records without a number that follow it. A logger's record below the error level
-    /// is no candidate for its number (`INFO … retry 1 of 3, ret 207001`).
+    /// error records without a number that follow it. A logger's or c10's record below the
+    /// error level, or a line that calls itself a warning, is no candidate for its number
+    /// (`INFO … retry 1 of 3, ret 207001`; torch_npu's `[W… compiler_depend.ts:526] Warning: NPU
+    /// warning, error code is 507015`, also cut to `W NPUStream.cpp:409] Warning: …`).
     fn runtime_return(&self, n: &Normalised<'_>) -> Option<Candidate<'w>> {
         let t = self.t;
-        (logger_error_level(n).is_none() && super::phase::runtime_number(t).is_some()).then(|| {
+        let unlevelled = logger_error_level(n).is_none() && n.c10_level().is_none();
+        let failure = unlevelled
+            && super::phase::runtime_number(t).is_some()
+            && !t.to_ascii_lowercase().contains("warning");
+        failure.then(|| {
             self.make(
                 Tier::Cascade,
                 CauseRank::ErrorReport,

@@ -660,6 +660,8 @@ mod tests {
             "INFO 01-01 10:00:00 [a.py:1] retry 1 of 3, ret 207001",
             "[2025-01-01 10:00:00,000] x.runtime: [INFO] retry 1 of 3, ret 207001",
             "I20231116 09:50:40.316920  2326 a.cpp:1] [507011] seen before, retrying",
+            "[W1216 15:09:53.857638449 compiler_depend.ts:526] Warning: NPU warning, error code is 507015[Error]: ",
+            "W NPUStream.cpp:409] Warning: NPU warning, error code is 507046[Error]:",
         ] {
             let text = format!("{line}\n[FATAL]  Acl return error a.cc:1, with ERROR 561103\n");
             assert_eq!(first(&text).line, 2, "{text}");
