@@ -12,7 +12,7 @@
 //! vllm_logger   = LEVEL " " MM "-" DD " " hh:mm:ss " " ( "[" file ":" n "]" | file ":" n "]" ) [" "]
 //! vllm_tail     = "[" file ".py:" n "]" " "          (only the tail of vllm_logger was pasted)
 //! rank          = "[rank" n "]:" [" "]
-//! glog          = L MMDD " " hh:mm:ss.uuuuuu " " n " " path ":" n "]" [" [" trace_id "]"] [" [__" artifact "]"] [" "]
+//! glog          = L [YYYY]MMDD " " hh:mm:ss.uuuuuu " "+ n " " path ":" n "]" [" [" trace_id "]"] [" [__" artifact "]"] [" "]
 //! c10           = "[" L MDD|MMDD " " hh:mm:ss.n+ " " file ":" n "]" [" "] ["Warning: "]
 //! old_torch_logs= "[" YYYY-MM-DD " " hh:mm:ss "," mmm "]" [" [" trace_id "]"] [" "]
 //! old_logger    = dotted_logger ": [" LEVEL "]" [" "]                    torch._dynamo.guards.__recompiles: [DEBUG]
@@ -36,8 +36,10 @@
 //! unknown and reported as `?`. So is `vllm_tail`'s (a `VllmLogger` with level `?`): the user kept
 //! only `[multiproc_executor.py:654] ` of the logger's prefix.
 //!
-//! `L` is one of `V I W E C` (glog) or `V I W E F` (c10). The numeric column after the glog time
-//! is opaque (pid in new PyTorch, thread id in older releases).
+//! `L` is one of `V I W E C F` (glog) or `V I W E F` (c10). The glog form is TORCH_LOGS' and the
+//! glog library's own (which writes the year when `log_year_in_prefix` is on, its default since
+//! 0.6, and pads the thread id to five columns). The numeric column after the glog time is opaque
+//! (pid in new PyTorch, thread id in older releases and in glog); a `trace_id` holds a `/`.
 
 use nom::branch::alt;
 use nom::bytes::complete::{tag, take_till, take_while, take_while1, take_while_m_n};
@@ -57,7 +59,7 @@ pub enum LinePrefix<'a> {
     VllmLogger { level: &'a str, source: &'a str },
     /// `[rank1]:` from torchrun / torch.distributed.
     Rank { rank: u32 },
-    /// A TORCH_LOGS (glog-style) header.
+    /// A glog-form header (TORCH_LOGS, the glog library).
     Glog(GlogHeader<'a>),
     /// A c10 (`TORCH_WARN` / `LOG(ERROR)`) header: `[E324 13:00:25.428029551 compiler_depend.ts:574] `.
     C10 { level: char, source: &'a str },
@@ -76,10 +78,10 @@ pub enum LinePrefix<'a> {
     Tag { tag: &'a str },
 }
 
-/// The parsed TORCH_LOGS header.
+/// The parsed glog-form header.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct GlogHeader<'a> {
-    /// `V` (debug), `I`, `W`, `E`, `C`.
+    /// `V` (debug), `I`, `W`, `E`, `C`, `F`; `?` for an elided header.
     pub level: char,
     /// `torch/_dynamo/guards.py:2609`.
     pub source: &'a str,

@@ -1255,7 +1255,7 @@ impl<'w> OtherLine<'w> {
     /// no message of its own) only carries.
     fn llvm_fatal_error(&self) -> Option<Candidate<'w>> {
         let t = self.t;
-        t.strip_prefix("LLVM ERROR: ")
+        t.strip_prefix("LLVM ERROR:")
             .is_some_and(|reason| !reason.trim().is_empty())
             .then(|| {
                 self.make(
@@ -1346,20 +1346,31 @@ impl<'w> OtherLine<'w> {
         })
     }
 
-    /// A line at no logger level that gives a runtime error number as what a call returned
+    /// A line printed at no level that gives a runtime error number as what a call returned
     /// (`RegisterAscendBinary aiv ret 107000`, a program's own print of an ACL call): the
     /// numbers of [`super::phase::runtime_number`] are failures whatever prints them. A cascade
     /// ranked `ErrorReport`: any exception, report or stated cause wins, and it wins over the
-    /// error records without a number that follow it. A logger's or c10's record below the
-    /// error level, or a line that calls itself a warning, is no candidate for its number
-    /// (`INFO … retry 1 of 3, ret 207001`; torch_npu's `[W… compiler_depend.ts:526] Warning: NPU
-    /// warning, error code is 507015`, also cut to `W NPUStream.cpp:409] Warning: …`).
-    fn runtime_return(&self, n: &Normalised<'_>) -> Option<Candidate<'w>> {
+    /// error records without a number (ranked `Error`), before or after it. A line with a level
+    /// (a logger's, c10's or glog's header, a bare `[INFO]` or `[WARN]` tag), one that calls
+    /// itself a warning (torch_npu's `W NPUStream.cpp:409] Warning: NPU warning, error code is
+    /// 507046`) and an indented one (a traceback's source line) are no candidates for their
+    /// number.
+    fn runtime_return(&self, n: &Normalised<'_>, rest: &str) -> Option<Candidate<'w>> {
         let t = self.t;
-        let unlevelled = logger_error_level(n).is_none() && n.c10_level().is_none();
+        let unlevelled = !n.prefixes.iter().any(|p| {
+            matches!(
+                p,
+                LinePrefix::VllmLogger { .. }
+                    | LinePrefix::OldLogger { .. }
+                    | LinePrefix::BracketLogger { .. }
+                    | LinePrefix::Glog(_)
+                    | LinePrefix::C10 { .. }
+            )
+        }) && bare_level_tag(t).is_none();
         let failure = unlevelled
+            && !rest.starts_with(char::is_whitespace)
             && super::phase::runtime_number(t).is_some()
-            && !t.to_ascii_lowercase().contains("warning");
+            && !t.to_ascii_lowercase().contains("warn");
         failure.then(|| {
             self.make(
                 Tier::Cascade,
@@ -1370,6 +1381,17 @@ impl<'w> OtherLine<'w> {
             )
         })
     }
+}
+
+/// The level word of a bare bracketed level tag opening `t` (`[ERROR]  acl set device 0
+/// failed`, `[WARN]  …`, `[INFO] …`: the Ascend samples' and many C++ tools' macros).
+fn bare_level_tag(t: &str) -> Option<&str> {
+    let (word, _) = t.strip_prefix('[')?.split_once(']')?;
+    [
+        "ERROR", "CRITICAL", "FATAL", "WARN", "WARNING", "INFO", "DEBUG", "TRACE", "EVENT",
+    ]
+    .contains(&word)
+    .then_some(word)
 }
 
 /// Whether `s` names a fault or timeout on the device by its runtime error number (a number
@@ -1406,7 +1428,9 @@ fn logger_error_level(n: &Normalised<'_>) -> Option<bool> {
                 .iter()
                 .any(|l| l.eq_ignore_ascii_case(level)),
         ),
-        LinePrefix::Glog(g) => Some(matches!(g.level, 'E' | 'F')),
+        // The glog form's error levels, written by the glog library and by TORCH_LOGS (an
+        // elided header's level is unknown).
+        LinePrefix::Glog(g) if g.level != '?' => Some(matches!(g.level, 'E' | 'F' | 'C')),
         _ => None,
     })
 }
@@ -1457,7 +1481,7 @@ fn classify_other<'w>(w: &[WinLine<'w>], i: usize, soft: bool) -> Option<Candida
         .or_else(|| l.stated_cause(n))
         .or_else(|| l.process_abort())
         .or_else(|| l.error_record(n, w[i].rest))
-        .or_else(|| l.runtime_return(n))
+        .or_else(|| l.runtime_return(n, w[i].rest))
 }
 
 /// A logger prefix at INFO or DEBUG level (vLLM, Python logging, glog `I`/`V`).

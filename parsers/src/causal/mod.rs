@@ -625,7 +625,8 @@ mod tests {
         assert_eq!((c.line, &*c.evidence.rule), (3, "process.llvm-fatal-error"));
         assert_eq!(c.evidence.wrapper_line, Some(1));
         for text in [
-            "x\nLLVM ERROR: \nAborted (core dumped)\n",
+            "x\nLLVM ERROR:\nAborted (core dumped)\n",
+            "x\nLLVM ERROR:   \nAborted (core dumped)\n",
             "x\nthe log said LLVM ERROR: out of memory once\nAborted (core dumped)\n",
         ] {
             assert!(
@@ -646,6 +647,9 @@ mod tests {
         let c = first(glog);
         assert_eq!((c.line, c.rank), (2, CauseRank::ErrorReport));
         assert_eq!(&*c.evidence.rule, "logger.error-record");
+        // The glog form as TORCH_LOGS writes it, at an error level, is an error record too.
+        let torch_logs = "E0101 10:00:00.000000 123 torch/distributed/elastic/multiprocessing/api.py:869] failed (exitcode: 1) local_rank: 0 (pid: 5) of binary: /usr/bin/python\n";
+        assert_eq!(&*first(torch_logs).evidence.rule, "logger.error-record");
         let ret = "RegisterAscendBinary aiv ret 107000\n\n[FATAL]  Acl return error a/attention.cc:140, with ERROR 561103\n";
         let c = first(ret);
         assert_eq!(
@@ -662,6 +666,12 @@ mod tests {
             "I20231116 09:50:40.316920  2326 a.cpp:1] [507011] seen before, retrying",
             "[W1216 15:09:53.857638449 compiler_depend.ts:526] Warning: NPU warning, error code is 507015[Error]: ",
             "W NPUStream.cpp:409] Warning: NPU warning, error code is 507046[Error]:",
+            "[W1216 15:09:53.857638449 a.cpp:1] aclrtFree ret 507015",
+            "[2025-01-01 10:00:00,000] x.runtime: [WARNING] retry, ret 207001",
+            "[WARN]  x ret 207001",
+            "[INFO]  aclrtMalloc ret 207001, retrying with a smaller pool",
+            "[107001] loss 2.3",
+            "    check(acl_call(), ret 107000)",
         ] {
             let text = format!("{line}\n[FATAL]  Acl return error a.cc:1, with ERROR 561103\n");
             assert_eq!(first(&text).line, 2, "{text}");

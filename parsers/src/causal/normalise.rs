@@ -42,8 +42,9 @@ pub struct Normalised<'a> {
 }
 
 impl Normalised<'_> {
-    /// The glog level letter (`V I W E C`) when the line had a TORCH_LOGS header or the
-    /// pre-2.2 `logger: [LEVEL]` tag, mapped to the same letters.
+    /// The glog level letter (`V I W E C F`, `?` when elided) when the line had a glog-form
+    /// header (TORCH_LOGS, the glog library) or the pre-2.2 `logger: [LEVEL]` tag, mapped to the
+    /// same letters.
     pub fn glog_level(&self) -> Option<char> {
         self.prefixes.iter().find_map(|p| match p {
             LinePrefix::Glog(g) => Some(g.level),

@@ -102,7 +102,9 @@ fn with_fact(mut e: PhaseEvidence, f: &knowledge::Fact) -> PhaseEvidence {
 }
 
 /// A runtime error number (107xxx parameter/usage, 207xxx resource, 507xxx execution, 500xxx
-/// internal) after one of the phrases CANN and torch_npu print it with.
+/// internal) after one of the phrases CANN and torch_npu print it with, or in brackets with the
+/// bracketed description after it at the start of a message (the MindX SDK's `[507011][Error
+/// code unknown] Failed to model infer execute`).
 pub fn runtime_number(line: &str) -> Option<u64> {
     const LEADS: &[&str] = &[
         "error code is ",
@@ -128,12 +130,12 @@ pub fn runtime_number(line: &str) -> Option<u64> {
             107_000..=107_999 | 207_000..=207_999 | 507_000..=507_999 | 500_000..=500_999
         )
     };
-    // A message that opens with the number in brackets (the MindX SDK's `[507011][Error code
-    // unknown] Failed to model infer execute`).
+    // `[507011][…`: a bracketed number alone (`[107001] loss 2.3`, a step or a pid) is none.
     let bracketed = line
         .trim_start()
         .strip_prefix('[')
         .and_then(|r| r.split_once(']'))
+        .filter(|(n, after)| n.bytes().all(|b| b.is_ascii_digit()) && after.starts_with('['))
         .and_then(|(n, _)| n.parse::<u64>().ok())
         .filter(|&n| in_range(n));
     if bracketed.is_some() {
@@ -549,10 +551,12 @@ mod tests {
             runtime_number("[507011][Error code unknown] Failed to model infer execute"),
             Some(507011)
         );
-        assert_eq!(runtime_number(" [207001] alloc"), Some(207001));
+        assert_eq!(runtime_number(" [207001][x] alloc"), Some(207001));
         assert_eq!(runtime_number("[12345][x] y"), None);
         assert_eq!(runtime_number("[507011 x"), None);
-        assert_eq!(runtime_number("a [507011] b"), None);
+        assert_eq!(runtime_number("a [507011][x] b"), None);
+        assert_eq!(runtime_number("[107001] loss 2.3"), None);
+        assert_eq!(runtime_number("[+507011][x] y"), None);
         assert_eq!(
             runtime_number("rtMemcpy:ErrCode=107030, desc"),
             Some(107030)
