@@ -763,8 +763,8 @@ impl<'w> Collector<'_, 'w> {
             self.wrapper = Some((w[i].no, self.frames.clone()));
         }
         self.out.push(c);
-        // A wrapper's message lines may hold the compiler's own abort (`LLVM ERROR: …` under
-        // `MLIRCompilationError:`): that line is the error, the wrapper its evidence.
+        // A wrapper's message lines may hold the native abort that raised it (`LLVM ERROR: …`
+        // under `MLIRCompilationError:`): that line is the error, the wrapper its evidence.
         if tier == Tier::Cascade {
             let fatal = (i + 1..end.min(w.len())).find_map(|k| {
                 let t = w[k].rest.trim();
@@ -773,7 +773,7 @@ impl<'w> Collector<'_, 'w> {
                     no: w[k].no,
                     t,
                 }
-                .llvm_fatal_error()
+                .native_abort()
             });
             if let Some(mut f) = fatal {
                 f.wrapper_line = Some(w[i].no);
@@ -1225,12 +1225,17 @@ impl<'w> OtherLine<'w> {
         None
     }
 
-    /// A C or C++ program's failed assertion, the line it prints as it aborts: glibc's
-    /// `prog: file:line: function: Assertion `expr' failed.` (`__assert_fail`) and ggml's
-    /// `file:line: GGML_ASSERT(expr) failed` (`ggml_abort`, llama.cpp's CANN backend). It says
-    /// which check failed, as a c10 `what():` does; the `Aborted (core dumped)` after it is the
-    /// consequence. (An Ascend C kernel's `[ASSERT]` on the device was read before.)
-    fn assertion_failure(&self) -> Option<Candidate<'w>> {
+    /// The line a native program prints as it aborts on its own check, which says why, as a
+    /// c10 `what():` does (the `Aborted (core dumped)` after it is the consequence; an Ascend C
+    /// kernel's `[ASSERT]` on the device was read before):
+    /// - a failed assertion (`process.assertion-failed`): glibc's `prog: file:line: function:
+    ///   Assertion `expr' failed.` (`__assert_fail`), ggml's `file:line: GGML_ASSERT(expr)
+    ///   failed` (`ggml_abort`, llama.cpp's CANN backend);
+    /// - LLVM's `report_fatal_error`, `LLVM ERROR: <reason>` (`process.llvm-fatal-error`), as a
+    ///   compiler built on LLVM aborts (Triton-Ascend's and bishengir's passes): the reason the
+    ///   compilation stopped, which the exception raised around it (`MLIRCompilationError:` with
+    ///   no message of its own) only carries.
+    fn native_abort(&self) -> Option<Candidate<'w>> {
         let t = self.t;
         const ASSERTION: &str = ": Assertion ";
         let glibc = needles::find(t, ASSERTION).is_some_and(|at| {
@@ -1238,34 +1243,23 @@ impl<'w> OtherLine<'w> {
             e.starts_with(['`', '\'']) && e.ends_with("' failed.")
         });
         let ggml = t.contains(": GGML_ASSERT(") && t.ends_with(") failed");
-        (glibc || ggml).then(|| {
-            self.make(
-                Tier::Strong,
-                CauseRank::ErrorReport,
-                Shape::ProcessAbort,
-                "process.assertion-failed",
-                t,
-            )
-        })
-    }
-
-    /// LLVM's `report_fatal_error` line, `LLVM ERROR: <reason>`, printed as the compiler aborts
-    /// (Triton-Ascend's and bishengir's passes, any LLVM-based compiler): the reason the
-    /// compilation stopped, which the exception raised around it (`MLIRCompilationError:` with
-    /// no message of its own) only carries.
-    fn llvm_fatal_error(&self) -> Option<Candidate<'w>> {
-        let t = self.t;
-        t.strip_prefix("LLVM ERROR:")
-            .is_some_and(|reason| !reason.trim().is_empty())
-            .then(|| {
-                self.make(
-                    Tier::Strong,
-                    CauseRank::ErrorReport,
-                    Shape::ProcessAbort,
-                    "process.llvm-fatal-error",
-                    t,
-                )
-            })
+        let llvm = t
+            .strip_prefix("LLVM ERROR:")
+            .is_some_and(|reason| !reason.trim().is_empty());
+        let rule = if glibc || ggml {
+            "process.assertion-failed"
+        } else if llvm {
+            "process.llvm-fatal-error"
+        } else {
+            return None;
+        };
+        Some(self.make(
+            Tier::Strong,
+            CauseRank::ErrorReport,
+            Shape::ProcessAbort,
+            rule,
+            t,
+        ))
     }
 
     /// A CANN runtime's report of a device fault printed without its plog header (a framework
@@ -1475,8 +1469,7 @@ fn classify_other<'w>(w: &[WinLine<'w>], i: usize, soft: bool) -> Option<Candida
     }
     l.error_format(n)
         .or_else(|| l.what_line())
-        .or_else(|| l.assertion_failure())
-        .or_else(|| l.llvm_fatal_error())
+        .or_else(|| l.native_abort())
         .or_else(|| l.runtime_device_item())
         .or_else(|| l.stated_cause(n))
         .or_else(|| l.process_abort())
