@@ -624,6 +624,9 @@ mod tests {
         let c = first(wrapped);
         assert_eq!((c.line, &*c.evidence.rule), (3, "process.llvm-fatal-error"));
         assert_eq!(c.evidence.wrapper_line, Some(1));
+        let assertion = "triton.compiler.errors.MLIRCompilationError:\nbishengir: a.cc:4: f: Assertion `n > 0' failed.\n";
+        let c = first(assertion);
+        assert_eq!((c.line, &*c.evidence.rule), (2, "process.assertion-failed"));
         for text in [
             "x\nLLVM ERROR:\nAborted (core dumped)\n",
             "x\nLLVM ERROR:   \nAborted (core dumped)\n",
