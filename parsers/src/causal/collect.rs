@@ -1360,7 +1360,7 @@ impl<'w> OtherLine<'w> {
                     | LinePrefix::Glog(_)
                     | LinePrefix::C10 { .. }
             )
-        }) && bare_level_tag(t).is_none();
+        }) && !has_bare_level_tag(t);
         let failure = unlevelled
             && !rest.starts_with(char::is_whitespace)
             && super::phase::runtime_number(t).is_some()
@@ -1377,15 +1377,17 @@ impl<'w> OtherLine<'w> {
     }
 }
 
-/// The level word of a bare bracketed level tag opening `t` (`[ERROR]  acl set device 0
-/// failed`, `[WARN]  …`, `[INFO] …`: the Ascend samples' and many C++ tools' macros).
-fn bare_level_tag(t: &str) -> Option<&str> {
-    let (word, _) = t.strip_prefix('[')?.split_once(']')?;
-    [
-        "ERROR", "CRITICAL", "FATAL", "WARN", "WARNING", "INFO", "DEBUG", "TRACE", "EVENT",
-    ]
-    .contains(&word)
-    .then_some(word)
+/// Whether `t` opens with a bare bracketed level tag (`[ERROR]  acl set device 0 failed`,
+/// `[WARN]  …`, `[INFO] …`: the Ascend samples' and many C++ tools' macros).
+fn has_bare_level_tag(t: &str) -> bool {
+    t.strip_prefix('[')
+        .and_then(|r| r.split_once(']'))
+        .is_some_and(|(word, _)| {
+            [
+                "ERROR", "CRITICAL", "FATAL", "WARN", "WARNING", "INFO", "DEBUG", "TRACE", "EVENT",
+            ]
+            .contains(&word)
+        })
 }
 
 /// Whether `s` names a fault or timeout on the device by its runtime error number (a number
