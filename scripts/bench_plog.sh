@@ -83,12 +83,14 @@ PY
 cat "$big" "$quarter" > /dev/null   # warm the page cache
 echo "== $(du -h "$big" | cut -f1) $big"
 echo "ERROR lines (grep): $(grep -c '^\[ERROR\]' "$big")"
-echo "== best of $runs each (the read limit, grep and npgx in turn, one of each per round), $(load)"
-# The read limit, grep and npgx in turn, one of each per round (`in_turn`); rg apart.
+echo "== best of $runs each (the read limit, grep, npgx and npgx --no-mmap in turn, one of each per round), $(load)"
+# The read limit, grep, npgx mapped and copied in turn, one of each per round (`in_turn`); rg apart.
 turn_read() { local runs=1; read_limit "$big"; }
 turn_grep() { once grep -c '^\[ERROR\]' "$big"; }
 turn_npgx() { once "$bin" plog "$big" --format json; }
-read -r t_read t_grep t_npgx < <(in_turn turn_read turn_grep turn_npgx)
+# Copied into buffers (`pread`) where the default maps a cached file: what the mapping saves.
+turn_copied() { once "$bin" plog "$big" --format json --no-mmap; }
+read -r t_read t_grep t_npgx t_copied < <(in_turn turn_read turn_grep turn_npgx turn_copied)
 if command -v rg > /dev/null; then
   t_rg=$(best rg -c '^\[ERROR\]' "$big")
 fi
@@ -103,6 +105,7 @@ row "read limit ($(nproc) threads)" "$t_read" "$size_mib"
 row "grep -c '^\[ERROR\]'" "$t_grep" "$size_mib"
 [ -n "${t_rg:-}" ] && row "rg -c '^\[ERROR\]'" "$t_rg" "$size_mib"
 row "npgx plog --format json" "$t_npgx" "$size_mib"
+row "npgx plog --format json --no-mmap" "$t_copied" "$size_mib"
 row "npgx plog --format json (1/4 size)" "$t_quarter" "$((size_mib / 4))"
 row "npgx plog --level error --records" "$t_records" "$size_mib"
 echo

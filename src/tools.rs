@@ -449,7 +449,12 @@ fn log_inputs(
 fn plog(a: Map<String, Value>, _: &dyn Progress) -> anyhow::Result<Value> {
     let a: PathsArgs = args("plog", a)?;
     let (inputs, warnings) = log_inputs(&a.paths)?;
-    let summary = crate::plog::summarize(&inputs, &crate::plog::Filters::default(), warnings);
+    let summary = crate::plog::summarize(
+        &inputs,
+        &crate::plog::Filters::default(),
+        map_mode(false, false)?,
+        warnings,
+    );
     if !summary.files.iter().any(|f| f.read) {
         bail!(
             "none of the {} input file(s) could be read",

@@ -86,6 +86,15 @@ pub struct Args {
     /// Keep records whose text (header line or continuation lines) contains TEXT.
     #[arg(long, value_name = "TEXT")]
     pub grep: Option<String>,
+    /// Summarise every file through a mapping (also NPGX_MMAP=1). By default a file is mapped
+    /// when the page cache holds it and read with positional reads otherwise, the faster way
+    /// each (docs/performance.md); a file truncated while mapped is that file's warning, never a
+    /// crash. --records reads with positional reads either way.
+    #[arg(long, conflicts_with = "no_mmap")]
+    pub mmap: bool,
+    /// Never map a file: positional reads only (also NPGX_MMAP=0).
+    #[arg(long)]
+    pub no_mmap: bool,
 }
 
 fn parse_level(s: &str) -> Result<Level, String> {
@@ -133,7 +142,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         render::print_warnings(&warnings);
         return finish(res.and_then(|()| out.flush()));
     }
-    let summary = plog::summarize(&inputs, &filters, warnings);
+    let map = crate::dump::mapped::Mode::from_flags(args.mmap, args.no_mmap);
+    let summary = plog::summarize(&inputs, &filters, map, warnings);
     render::print_warnings(&summary.warnings);
     if !summary.files.iter().any(|f| f.read) {
         anyhow::bail!(

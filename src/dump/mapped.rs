@@ -1,8 +1,10 @@
-//! Mapped reads of dump files, guarded against SIGBUS: the only `unsafe` of the read path.
+//! Mapped reads of dump files and plogs, guarded against SIGBUS: the only `unsafe` of the read
+//! path.
 //!
-//! A dump's tensor bytes are read where the page cache holds them, through a read-only private
-//! mapping of the file, instead of being copied into a buffer first (the copy was the limit of
-//! dump-scan and dump-compare, see docs/performance.md). The price of a mapping is that a file
+//! A dump's tensor bytes and a plog's lines are read where the page cache holds them, through a
+//! read-only private mapping of the file, instead of being copied into a buffer first (the copy
+//! was the limit of dump-scan and dump-compare, and a sixth of plog's work, see
+//! docs/performance.md). The price of a mapping is that a file
 //! truncated while it is mapped turns every access past its new end into a SIGBUS, which by
 //! default kills the process. The guard turns that into an error of the one read:
 //!
@@ -75,6 +77,14 @@ pub struct Mapping {
     /// pages the handler put there are never read as the file's bytes).
     poisoned: AtomicBool,
 }
+
+// SAFETY: a `Mapping` is a read-only mapping and an atomic flag. `read` from any thread
+// registers its range in that thread's own table (a fault is delivered to the thread that made
+// it); `release` only drops page-table entries of a mapping no one writes, so a reader on
+// another thread faults the same bytes in again; `Drop` runs once no reference is left.
+unsafe impl Send for Mapping {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for Mapping {}
 
 /// The pages under a guarded read vanished (the file was truncated while it was read): what
 /// was computed from them is not to be used.
@@ -210,6 +220,34 @@ impl Mapping {
             let at = self.base.as_ptr().add(from).cast();
             libc::madvise(at, end - from, libc::MADV_SEQUENTIAL);
             libc::madvise(at, end - from, libc::MADV_WILLNEED);
+        }
+    }
+
+    /// Drops the pages that hold a byte of `[offset, offset + len)` from this process's memory
+    /// once a consumer is done with them (the page cache keeps them; a later read faults them in
+    /// again, with the same bytes), so that reading a file front to back through one mapping
+    /// keeps the resident set flat in its size. Pages shared with a neighbouring range go too,
+    /// and whatever the kernel mapped with them (a huge page is mapped whole): a reader of the
+    /// neighbour faults them in again.
+    pub fn release(&self, offset: u64, len: u64) {
+        let Some((start, end)) = self.range(offset, len) else {
+            return;
+        };
+        let page = page_size();
+        let from = start / page * page;
+        if from < end {
+            // SAFETY: advice on pages inside our own read-only private mapping (`madvise` takes
+            // the last partial page whole, and the mapping holds it), never written, so no
+            // private copy is lost: a later access maps the file's page again, and a slice
+            // another thread holds over these pages stays readable with the same bytes, as after
+            // an eviction.
+            unsafe {
+                libc::madvise(
+                    self.base.as_ptr().add(from).cast(),
+                    end - from,
+                    libc::MADV_DONTNEED,
+                );
+            }
         }
     }
 
@@ -548,6 +586,37 @@ mod tests {
         assert_eq!(whole.read(0, 4096, sum).ok(), Some(Ok(5 * 4096)));
         std::fs::remove_file(&path).unwrap();
         std::fs::remove_file(&other_path).unwrap();
+    }
+
+    /// The bytes of this process's memory that the mapping at `base` has in it (its `Rss:` line
+    /// of `/proc/self/smaps`; other tests' mappings are elsewhere).
+    fn resident_bytes(base: usize) -> u64 {
+        let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
+        let mut lines = smaps.lines();
+        lines
+            .by_ref()
+            .find(|l| l.starts_with(&format!("{base:x}-")))
+            .expect("the mapping is listed");
+        let rss = lines
+            .find_map(|l| l.strip_prefix("Rss:"))
+            .expect("an Rss line");
+        rss.trim().trim_end_matches(" kB").parse::<u64>().unwrap() * 1024
+    }
+
+    #[test]
+    fn released_pages_leave_the_resident_set_and_read_the_same() {
+        let len = 1 << 20;
+        let (file, path) = file_of("released", len, 9);
+        let m = Mapping::new(&file, len as u64, Mode::Always).expect("the file maps");
+        let base = m.base.as_ptr() as usize;
+        let sum = |b: &[u8]| b.iter().map(|&x| u64::from(x)).sum::<u64>();
+        assert_eq!(m.read(0, len as u64, sum).ok(), Some(Ok(9 * len as u64)));
+        assert!(resident_bytes(base) >= len as u64 / 2);
+        // A range that starts and ends inside pages takes those pages whole.
+        m.release(100, len as u64 - 200);
+        assert_eq!(resident_bytes(base), 0);
+        assert_eq!(m.read(0, len as u64, sum).ok(), Some(Ok(9 * len as u64)));
+        std::fs::remove_file(&path).unwrap();
     }
 
     #[test]

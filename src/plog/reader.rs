@@ -1,5 +1,7 @@
 //! Streaming line reader: a file is read in chunks of [`CHUNK`] bytes with `pread` into reused
-//! buffers, never whole. Memory stays flat in the file size.
+//! buffers, never whole, or, when [`map_chunks`]'s [`Mode`] maps it, in place through a
+//! [`Mapping`] (no copy; each chunk's pages released when it is done). Memory stays flat in
+//! the file size.
 //!
 //! A chunk owns the lines that *start* inside its byte range: it reads from the page boundary at
 //! or before the byte before its range (that byte says whether a line starts at its first byte;
@@ -24,6 +26,7 @@ use std::path::Path;
 use std::sync::{mpsc, Mutex};
 
 use crate::dump::blocks::{place_in_page, PAGE};
+use crate::dump::mapped::{Mapping, Mode, Vanished};
 
 /// The longest line passed on whole; longer lines are cut to this head.
 pub const MAX_LINE: usize = 1 << 20;
@@ -55,16 +58,26 @@ struct Chunk {
     tail_dropped: u64,
 }
 
-/// One chunk's lines, handed to the `map` of [`map_chunks`].
+/// One chunk's lines, handed to the `map` of [`map_chunks`]: `\n`-separated in `text`, the last
+/// without its `\n` when it ends the file or was cut (`tail_dropped` bytes of it not kept).
 pub struct ChunkLines<'a> {
-    chunk: &'a Chunk,
+    text: &'a [u8],
+    tail_dropped: u64,
+}
+
+impl<'a> ChunkLines<'a> {
+    fn of(c: &'a Chunk) -> ChunkLines<'a> {
+        ChunkLines {
+            text: c.data.get(c.begin..c.end).unwrap_or(&[]),
+            tail_dropped: c.tail_dropped,
+        }
+    }
 }
 
 impl ChunkLines<'_> {
     /// Calls `f(line_no, line)` for every line of the chunk; line numbers count from 1 within the
     /// chunk (the caller adds the lines of the chunks before).
     pub fn for_each(&self, mut f: impl FnMut(u64, &[u8])) -> ReadStats {
-        let c = self.chunk;
         let mut stats = ReadStats::default();
         let mut emit = |line: &[u8], dropped: u64| {
             stats.lines += 1;
@@ -80,14 +93,14 @@ impl ChunkLines<'_> {
             }
             f(stats.lines, head);
         };
-        let text = c.data.get(c.begin..c.end).unwrap_or(&[]);
+        let text = self.text;
         let mut pos = 0;
         for nl in memchr::memchr_iter(b'\n', text) {
             emit(&text[pos..nl], 0);
             pos = nl + 1;
         }
         if pos < text.len() {
-            emit(&text[pos..], c.tail_dropped);
+            emit(&text[pos..], self.tail_dropped);
         }
         stats
     }
@@ -207,6 +220,60 @@ fn read_chunk(file: &File, len: u64, start: u64, end: u64, c: &mut Chunk) -> io:
     Ok(())
 }
 
+/// `map` over the lines that start in `start..end` of the mapped file (`len` bytes long), as
+/// [`read_chunk`] finds them, read in place: no copy. The chunk's last line is handed over whole
+/// ([`ChunkLines::for_each`] keeps the head of an over-long one and counts the rest, as it does for
+/// a line cut by `read_chunk`). The chunk's whole pages are released afterwards, so the resident
+/// set stays that of the chunks in flight. `None` when the mapping could not be read (the
+/// caller reads the chunk with `pread`).
+fn mapped_chunk<R>(
+    m: &Mapping,
+    len: u64,
+    start: u64,
+    end: u64,
+    map: &impl Fn(ChunkLines<'_>) -> R,
+) -> Option<io::Result<R>> {
+    // From the byte before the range (it says whether a line starts at `start`) to the file's
+    // end (the last line may run on past `end`).
+    let from = start.saturating_sub(1);
+    let read = m.read(from, len - from, |bytes| {
+        // Offsets into `bytes`; `end - 1 - from` and `end - from` are within it (`start < end`).
+        let (last, stop) = ((end - 1 - from) as usize, (end - from) as usize);
+        let begin = if start == 0 {
+            Some(0)
+        } else {
+            // Newlines at `start - 1 ..= end - 2` start lines inside the range.
+            memchr::memchr(b'\n', &bytes[..last]).map(|i| i + 1)
+        };
+        let (begin, finish) = match begin {
+            None => (0, 0),
+            Some(begin) if bytes[last] == b'\n' || end >= len => (begin, stop),
+            Some(begin) => (
+                begin,
+                memchr::memchr(b'\n', &bytes[stop..]).map_or(bytes.len(), |i| stop + i + 1),
+            ),
+        };
+        let r = map(ChunkLines {
+            text: &bytes[begin..finish],
+            tail_dropped: 0,
+        });
+        (r, finish.max(stop))
+    });
+    match read {
+        Ok(Ok((r, read))) => {
+            // Every page this chunk touched, its neighbours' included: whichever chunk comes
+            // last to a shared page, it does not stay mapped.
+            m.release(from, read as u64);
+            Some(Ok(r))
+        }
+        Ok(Err(Vanished)) => Some(Err(io::Error::other(
+            "the file was truncated while it was read",
+        ))),
+        // Not read (this thread holds its deepest guarded reads already): `pread` instead.
+        Err(_) => None,
+    }
+}
+
 /// A file that cannot be read at offsets or gives no size (a pipe, `/proc`), front to back with
 /// `read` into one buffer: calls `f(line, dropped)` for every line (its head when it is longer
 /// than [`MAX_LINE`], `dropped` the bytes not kept).
@@ -314,7 +381,7 @@ pub fn for_each_line_while(
         let end = len.min(start + CHUNK);
         read_chunk(&file, len, start, end, &mut chunk)?;
         let base = total.lines;
-        let s = ChunkLines { chunk: &chunk }.for_each(|no, line| more &= f(base + no, line));
+        let s = ChunkLines::of(&chunk).for_each(|no, line| more &= f(base + no, line));
         total.lines += s.lines;
         total.long_lines += s.long_lines;
         total.dropped_bytes += s.dropped_bytes;
@@ -345,6 +412,7 @@ pub fn for_each_line_in(reader: impl Read, mut f: impl FnMut(u64, &[u8])) -> io:
 pub fn map_chunks<R: Send>(
     path: &Path,
     chunk: u64,
+    mode: Mode,
     map: impl Fn(ChunkLines<'_>) -> R + Sync,
     mut reduce: impl FnMut(R),
 ) -> io::Result<()> {
@@ -354,7 +422,7 @@ pub fn map_chunks<R: Send>(
         let mut c = Chunk::default();
         let mut flush = |c: &mut Chunk, tail_dropped: u64| {
             (c.begin, c.end, c.tail_dropped) = (0, c.data.len(), tail_dropped);
-            reduce(map(ChunkLines { chunk: c }));
+            reduce(map(ChunkLines::of(c)));
             c.data.clear();
         };
         stream_lines(file, |line, dropped| {
@@ -375,16 +443,23 @@ pub fn map_chunks<R: Send>(
     };
     let chunk = chunk.max(1);
     let count = usize::try_from(len.div_ceil(chunk)).unwrap_or(usize::MAX);
+    let mapping = Mapping::new(&file, len, mode);
     let buffers: Mutex<Vec<Chunk>> = Mutex::new(Vec::new());
     let run = |k: usize| -> io::Result<R> {
+        let start = k as u64 * chunk;
+        if let Some(out) = mapping
+            .as_ref()
+            .and_then(|m| mapped_chunk(m, len, start, len.min(start + chunk), &map))
+        {
+            return out;
+        }
         let mut c = buffers
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .pop()
             .unwrap_or_default();
-        let start = k as u64 * chunk;
         let read = read_chunk(&file, len, start, len.min(start + chunk), &mut c);
-        let out = read.map(|()| map(ChunkLines { chunk: &c }));
+        let out = read.map(|()| map(ChunkLines::of(&c)));
         buffers
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -480,13 +555,23 @@ mod tests {
         (got, stats)
     }
 
-    /// The lines of every chunk of `chunk` bytes, chunk after chunk, numbered across chunks.
+    /// The lines of every chunk of `chunk` bytes, chunk after chunk, numbered across chunks,
+    /// copied; mapped too, and the same.
     fn read_chunked(path: &Path, chunk: u64) -> (Vec<(u64, Vec<u8>)>, ReadStats) {
+        let copied = read_chunked_in(path, chunk, Mode::Never);
+        let mapped = read_chunked_in(path, chunk, Mode::Always);
+        assert_eq!(copied.1, mapped.1, "chunk {chunk}: stats");
+        assert!(copied.0 == mapped.0, "chunk {chunk}: mapped lines differ");
+        copied
+    }
+
+    fn read_chunked_in(path: &Path, chunk: u64, mode: Mode) -> (Vec<(u64, Vec<u8>)>, ReadStats) {
         let mut got: Vec<(u64, Vec<u8>)> = Vec::new();
         let mut total = ReadStats::default();
         map_chunks(
             path,
             chunk,
+            mode,
             |lines| {
                 let mut v: Vec<(u64, Vec<u8>)> = Vec::new();
                 let s = lines.for_each(|no, l| v.push((no, l.to_vec())));
@@ -502,6 +587,32 @@ mod tests {
         )
         .unwrap();
         (got, total)
+    }
+
+    // A file truncated while its mapped chunks are read is an error of the read, not a crash:
+    // the pages past the new end vanish under the lines being read.
+    #[test]
+    fn a_file_truncated_under_its_mapping_is_an_error() {
+        let data = [b'x'; 4095].iter().chain(b"\n").copied().cycle();
+        let data: Vec<u8> = data.take(64 * 4096).collect();
+        let path = temp(&data, "truncated");
+        let once = std::sync::Once::new();
+        let res = map_chunks(
+            &path,
+            16 * 4096,
+            Mode::Always,
+            |lines| {
+                once.call_once(|| {
+                    let f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+                    f.set_len(4096).unwrap();
+                });
+                lines.for_each(|_, _| {}).lines
+            },
+            |_| {},
+        );
+        std::fs::remove_file(&path).unwrap();
+        let e = res.expect_err("the truncation is seen");
+        assert!(e.to_string().contains("truncated while it was read"), "{e}");
     }
 
     #[test]
@@ -625,7 +736,8 @@ mod tests {
             .unwrap();
         let stdout = child.stdout.take().unwrap();
         let fd = std::os::fd::AsRawFd::as_raw_fd(&stdout);
-        let (got, stats) = read_chunked(Path::new(&format!("/proc/self/fd/{fd}")), 4096);
+        let pipe = format!("/proc/self/fd/{fd}");
+        let (got, stats) = read_chunked_in(Path::new(&pipe), 4096, Mode::Always);
         child.wait().unwrap();
         std::fs::remove_file(&file).unwrap();
         assert_eq!(stats, want_stats);

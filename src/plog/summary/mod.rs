@@ -34,6 +34,7 @@ use npgx_parsers::causal::CausalScanner;
 use npgx_parsers::knowledge::Phase;
 use npgx_parsers::plog::{HeaderCache, PlogTime};
 
+use crate::dump::mapped::Mode;
 use crate::plog::aicore::assertion_for;
 use crate::plog::reader::{for_each_line_while, map_chunks, CHUNK, MAX_LINE};
 use crate::plog::{seconds, Filters, LogInput, Warning};
@@ -429,16 +430,22 @@ impl FileScan<'_> {
 
 /// Summarises `inputs` (see [`super::discover`]) under `filters`. Unreadable files and
 /// unparsable lines become warnings; the scan goes on. Each file is read in chunks on all cores
-/// ([`map_chunks`]); the result does not depend on the chunk size or the number of threads.
-pub fn summarize(inputs: &[LogInput], filters: &Filters, warnings: Vec<Warning>) -> PlogSummary {
-    summarize_in_chunks(inputs, filters, warnings, CHUNK)
+/// ([`map_chunks`]), through a mapping when `map` says so; the result does not depend on the
+/// chunk size, the number of threads or the way the file is read.
+pub fn summarize(
+    inputs: &[LogInput],
+    filters: &Filters,
+    map: Mode,
+    warnings: Vec<Warning>,
+) -> PlogSummary {
+    summarize_in_chunks(inputs, filters, warnings, (CHUNK, map))
 }
 
 fn summarize_in_chunks(
     inputs: &[LogInput],
     filters: &Filters,
     mut warnings: Vec<Warning>,
-    chunk: u64,
+    (chunk, map): (u64, Mode),
 ) -> PlogSummary {
     let mut s = Summarizer::default();
     let grep = filters
@@ -485,6 +492,7 @@ fn summarize_in_chunks(
             let res = map_chunks(
                 &input.path,
                 chunk,
+                map,
                 |lines| scan_chunk(lines, &cx),
                 |c| f.absorb(&mut s, c),
             );
@@ -554,15 +562,31 @@ mod tests {
     use npgx_parsers::plog::Level;
     use std::fmt::Write as _;
 
+    /// The file in one chunk, copied.
+    const ONE: (u64, Mode) = (1 << 40, Mode::Never);
+
     fn json(s: &PlogSummary) -> String {
         serde_json::to_string_pretty(s).expect("a summary serialises")
     }
 
-    /// The summaries of `inputs` read in chunks of each size equal the one of a single chunk.
+    /// The summaries of `inputs` read in chunks of each size, copied, and mapped where the
+    /// chunks are a page or more (a system call releases each chunk's pages: tens of thousands
+    /// of tiny chunks would be slow to test and say nothing more), equal the one of a single
+    /// copied chunk.
     fn same_for_every_chunk(inputs: &[LogInput], filters: &Filters, chunks: &[u64]) {
-        let whole = json(&summarize_in_chunks(inputs, filters, Vec::new(), 1 << 40));
-        for &chunk in chunks {
-            let got = json(&summarize_in_chunks(inputs, filters, Vec::new(), chunk));
+        let whole = json(&summarize_in_chunks(inputs, filters, Vec::new(), ONE));
+        let modes = |c: u64| {
+            [Mode::Never, Mode::Always]
+                .into_iter()
+                .take(if c < 4096 { 1 } else { 2 })
+        };
+        for (chunk, map) in chunks.iter().flat_map(|&c| modes(c).map(move |m| (c, m))) {
+            let got = json(&summarize_in_chunks(
+                inputs,
+                filters,
+                Vec::new(),
+                (chunk, map),
+            ));
             if got != whole {
                 let at = got
                     .lines()
@@ -570,7 +594,7 @@ mod tests {
                     .position(|(a, b)| a != b)
                     .unwrap_or(0);
                 panic!(
-                    "chunk {chunk}: summary differs at JSON line {at}: {:?} vs {:?}",
+                    "chunk {chunk}, {map:?}: summary differs at JSON line {at}: {:?} vs {:?}",
                     got.lines().nth(at),
                     whole.lines().nth(at)
                 );
@@ -627,7 +651,7 @@ mod tests {
             &inputs,
             &Filters::default(),
             Vec::new(),
-            1 << 40,
+            ONE,
         ));
         assert!(whole.contains("this->gxSize_"), "the assertion is cited");
         same_for_every_chunk(&inputs, &Filters::default(), &[64 << 10]);
@@ -680,7 +704,7 @@ mod tests {
         std::fs::write(&path, corpus()).unwrap();
         let inputs = super::super::discover(&[dir.to_path_buf()], &mut Vec::new());
         assert_eq!(inputs.len(), 1);
-        let whole = summarize_in_chunks(&inputs, &Filters::default(), Vec::new(), 1 << 40);
+        let whole = summarize_in_chunks(&inputs, &Filters::default(), Vec::new(), ONE);
         // The corpus exercises what chunks must carry over.
         assert!(whole.error_reports.len() > 50);
         assert_eq!(whole.torch_npu_errors.len(), 62);
@@ -693,13 +717,13 @@ mod tests {
             pids: vec![102],
             ..Filters::default()
         };
-        let c = summarize_in_chunks(&inputs, &pid, Vec::new(), 1 << 40).first_causal;
+        let c = summarize_in_chunks(&inputs, &pid, Vec::new(), ONE).first_causal;
         assert_eq!(c.map(|c| c.pid), Some(Some(102)));
         let since = Filters {
             since: PlogTime::parse("2025-05-08-09:01:00.000.000"),
             ..Filters::default()
         };
-        let c = summarize_in_chunks(&inputs, &since, Vec::new(), 1 << 40).first_causal;
+        let c = summarize_in_chunks(&inputs, &since, Vec::new(), ONE).first_causal;
         assert!(c.and_then(|c| c.time) >= since.since, "{:?}", since.since);
         for f in [
             Filters::default(),
