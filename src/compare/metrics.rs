@@ -226,7 +226,9 @@ impl Lanes {
 /// `metrics/neon.rs`). All give the same values and [`Lanes`] bit for bit.
 trait LaneSums: Copy {
     fn decode(self, el: Element, bytes: &[u8], out: &mut [f64]) -> usize;
-    fn lanes(self, g: &[f64], t: &[f64], k_g: f64, k_t: f64) -> Lanes;
+    /// `exact`: every product of two values is exact in f64 ([`exact_products`]), so a fused
+    /// multiply-add may take them.
+    fn lanes(self, g: &[f64], t: &[f64], k_g: f64, k_t: f64, exact: bool) -> Lanes;
 }
 
 /// The three loops of a vector path (AVX2, AVX-512, NEON) over a chunk of whole vectors, each
@@ -238,11 +240,13 @@ trait VectorLoops: Copy {
     const PARTS: usize;
     /// Products and moments of part `part` of the first `n` pairs (a multiple of `LANES`, at
     /// most [`BLOCK`]); marks in `differ` the vectors of [`LANES`] pairs whose part holds a
-    /// pair that differs (t − g not zero: unequal or not finite).
+    /// pair that differs (t − g not zero: unequal or not finite). `EXACT`: the products g·t, g²
+    /// and t² are exact in f64, so a fused multiply-add gives the sums of a multiplication and an
+    /// addition bit for bit (the AVX-512 loop takes it then; AVX2 without FMA and NEON do not).
     ///
     /// # Safety
     /// `self` is its path's `Features` token; `n` within both slices.
-    unsafe fn moments(
+    unsafe fn moments<const EXACT: bool>(
         self,
         x: &mut Lanes,
         pairs: (&[f64], &[f64]),
@@ -282,11 +286,17 @@ trait VectorLoops: Copy {
 /// loop takes it; past a block, the portable lanes.
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 #[inline(always)]
-fn vector_lanes<H: VectorLoops>(how: H, g: &[f64], t: &[f64], k_g: f64, k_t: f64) -> Lanes {
+fn vector_lanes<H: VectorLoops>(
+    how: H,
+    g: &[f64],
+    t: &[f64],
+    (k_g, k_t): (f64, f64),
+    exact: bool,
+) -> Lanes {
     let whole = g.len().min(t.len()) / LANES * LANES;
     if whole > BLOCK {
         // Not reached from `update_raw` (its chunks are blocks); the same lanes either way.
-        return Portable.lanes(g, t, k_g, k_t);
+        return Portable.lanes(g, t, k_g, k_t, exact);
     }
     let mut x = Lanes::default();
     // SAFETY: `how` is a `Features` token, which only its path's `run_simd` makes (proof that
@@ -296,7 +306,12 @@ fn vector_lanes<H: VectorLoops>(how: H, g: &[f64], t: &[f64], k_g: f64, k_t: f64
     unsafe {
         let mut differ = Differ::default();
         for part in 0..H::PARTS {
-            how.moments(&mut x, (g, t), whole, (k_g, k_t), part, &mut differ);
+            let (pairs, k) = ((g, t), (k_g, k_t));
+            if exact {
+                how.moments::<true>(&mut x, pairs, whole, k, part, &mut differ);
+            } else {
+                how.moments::<false>(&mut x, pairs, whole, k, part, &mut differ);
+            }
         }
         for part in 0..H::PARTS {
             how.errors(&mut x, (g, t), differ.starts(), part);
@@ -320,7 +335,7 @@ impl LaneSums for Portable {
     }
 
     #[inline(always)]
-    fn lanes(self, g: &[f64], t: &[f64], k_g: f64, k_t: f64) -> Lanes {
+    fn lanes(self, g: &[f64], t: &[f64], k_g: f64, k_t: f64, _: bool) -> Lanes {
         let mut x = Lanes::default();
         let whole = g.len().min(t.len()) / LANES * LANES;
         for (gc, tc) in g[..whole]
@@ -350,12 +365,12 @@ impl LaneSums for Portable {
 /// One pass over a chunk. With non-finite values the sums come out non-finite, which is how
 /// [`Acc::update`] knows to filter.
 #[inline(always)]
-fn part(how: impl LaneSums, g: &[f64], t: &[f64]) -> Part {
+fn part(how: impl LaneSums, g: &[f64], t: &[f64], exact: bool) -> Part {
     let (k_g, k_t) = (
         g.first().copied().unwrap_or(0.0),
         t.first().copied().unwrap_or(0.0),
     );
-    let x = how.lanes(g, t, k_g, k_t);
+    let x = how.lanes(g, t, k_g, k_t, exact);
     Part {
         sums: x.sums.fold(),
         kl_undefined: x.kl_undefined,
@@ -528,6 +543,13 @@ impl<T: AlsoBlocks> AlsoBlocks for Option<T> {
     }
 }
 
+/// Whether every product of a golden value of `g` and a target value of `t`, and of two values
+/// of one side, is exact in f64: their significant bits add up to 53 or fewer.
+fn exact_products(g: Element, t: Element) -> bool {
+    let (a, b) = (g.significant_bits(), t.significant_bits());
+    a.max(b) * 2 <= 53
+}
+
 /// [`Acc::update_raw_with`] as a [`Kernel`]: decoding and the metric loops compiled together.
 struct UpdateRaw<'a, A: AlsoBlocks> {
     acc: &'a mut Acc,
@@ -542,6 +564,7 @@ impl<A: AlsoBlocks> UpdateRaw<'_, A> {
         let (ge, gb) = self.golden;
         let (te, tb) = self.target;
         let (gs, ts) = (ge.size().unwrap_or(1), te.size().unwrap_or(1));
+        let exact = exact_products(ge, te);
         let mut g = [0f64; BLOCK];
         let mut t = [0f64; BLOCK];
         // Block by block; each decoder is handed the rest of its side (it decodes at most
@@ -552,7 +575,7 @@ impl<A: AlsoBlocks> UpdateRaw<'_, A> {
                 .decode(ge, &gb[go..], &mut g)
                 .min(how.decode(te, &tb[to..], &mut t));
             self.also.block(&g[..n], &t[..n]);
-            self.acc.update_with(how, &g[..n], &t[..n]);
+            self.acc.update_with(how, &g[..n], &t[..n], exact);
             (go, to) = (go + BLOCK * gs, to + BLOCK * ts);
         }
     }
@@ -611,15 +634,15 @@ impl Acc {
 
     /// Adds a chunk of golden and target values (same length, logical order).
     pub fn update(&mut self, g: &[f64], t: &[f64]) {
-        self.update_with(Portable, g, t);
+        self.update_with(Portable, g, t, false);
     }
 
     #[inline(always)]
-    fn update_with(&mut self, how: impl LaneSums, g: &[f64], t: &[f64]) {
+    fn update_with(&mut self, how: impl LaneSums, g: &[f64], t: &[f64], exact: bool) {
         if g.is_empty() {
             return;
         }
-        let p = part(how, g, t);
+        let p = part(how, g, t, exact);
         let clean = [
             p.sums.gg,
             p.sums.tt,
@@ -653,7 +676,7 @@ impl Acc {
             }
         }
         if !fg.is_empty() {
-            let p = part(how, &fg, &ft);
+            let p = part(how, &fg, &ft, exact);
             self.add(&p, fg.len());
         }
         self.fin_g = fg;
@@ -886,9 +909,10 @@ mod tests {
         assert_eq!((m.cosine, m.max_rel, m.nan_inf_one_side), (None, None, 1));
     }
 
-    /// `part` with explicit vectors (`None` on the portable path).
+    /// `part` with explicit vectors (`None` on the portable path); whether the products are
+    /// exact.
     #[derive(Clone)]
-    struct VectorPart<'a>(&'a [f64], &'a [f64]);
+    struct VectorPart<'a>(&'a [f64], &'a [f64], bool);
 
     impl Kernel for VectorPart<'_> {
         type Output = Option<Part>;
@@ -897,24 +921,25 @@ mod tests {
         }
         #[cfg(target_arch = "x86_64")]
         fn run_x86(self, f: simd::x86::Features) -> Option<Part> {
-            Some(part(f, self.0, self.1))
+            Some(part(f, self.0, self.1, self.2))
         }
         #[cfg(all(target_arch = "x86_64", npgx_avx512))]
         const AVX512: bool = true;
         #[cfg(all(target_arch = "x86_64", npgx_avx512))]
         fn run_x86_512(self, f: simd::x86::avx512::Features) -> Option<Part> {
-            Some(part(f, self.0, self.1))
+            Some(part(f, self.0, self.1, self.2))
         }
         #[cfg(target_arch = "aarch64")]
         fn run_neon(self, f: simd::aarch64::Features) -> Option<Part> {
-            Some(part(f, self.0, self.1))
+            Some(part(f, self.0, self.1, self.2))
         }
     }
 
-    /// Every vector path this CPU has gives the portable lanes.
-    fn assert_vectors_agree(g: &[f64], t: &[f64]) {
-        let p = part(Portable, g, t);
-        let paths = simd::on_each_vector_path(VectorPart(g, t));
+    /// Every vector path this CPU has gives the portable lanes (`exact`: the products of the
+    /// values are exact, see [`exact_products`]).
+    fn assert_vectors_agree(g: &[f64], t: &[f64], exact: bool) {
+        let p = part(Portable, g, t, false);
+        let paths = simd::on_each_vector_path(VectorPart(g, t, exact));
         assert!(!paths.is_empty(), "no vector path ran");
         for (path, v) in paths {
             let v = v.expect("the vector path ran");
@@ -983,10 +1008,18 @@ mod tests {
                     (24, 1.0),
                 ] {
                     let mut g: Vec<f64> = (0..len).map(|i| 0.5 + 0.25 * f64::from(i)).collect();
-                    let mut t: Vec<f64> = g.iter().map(|v| v * scale).collect();
+                    // (fp32 fillers: with fp32 edge values, the products are exact.)
+                    let mut t: Vec<f64> = g.iter().map(|v| f64::from((v * scale) as f32)).collect();
                     let at = k % len as usize;
                     (g[at], t[at]) = (a, b);
-                    assert_vectors_agree(&g, &t);
+                    assert_vectors_agree(&g, &t, false);
+                    // Values that are fp32 (fp16 and bf16 among them) multiply exactly.
+                    if g.iter()
+                        .chain(&t)
+                        .all(|v| f64::from(*v as f32).to_bits() == v.to_bits())
+                    {
+                        assert_vectors_agree(&g, &t, true);
+                    }
                     k += 1;
                 }
             }
@@ -1008,7 +1041,7 @@ mod tests {
                 }
             })
             .collect();
-        assert_vectors_agree(&g[..1001], &t[..1001]);
+        assert_vectors_agree(&g[..1001], &t[..1001], false);
         let t: Vec<f64> = g
             .iter()
             .enumerate()
@@ -1032,7 +1065,13 @@ mod tests {
             BLOCK + 7,
             BLOCK + 9,
         ] {
-            assert_vectors_agree(&g[..len], &t[..len]);
+            assert_vectors_agree(&g[..len], &t[..len], false);
+            let (g32, t32): (Vec<f64>, Vec<f64>) = g[..len]
+                .iter()
+                .zip(&t[..len])
+                .map(|(&a, &b)| (f64::from(a as f32), f64::from(b as f32)))
+                .unzip();
+            assert_vectors_agree(&g32, &t32, true);
         }
     }
 
@@ -1069,21 +1108,92 @@ mod tests {
         assert_eq!(format!("{:?}", a.finish()), format!("{:?}", b.finish()));
         assert_eq!(a.finish().golden_nan, 6);
         assert!(a.finish().target_nan > 0);
-        // And each vector path on its own (the dispatch takes the widest).
-        let paths = simd::on_each_vector_path(Raw(&g, &t));
-        assert!(!paths.is_empty(), "no vector path ran");
-        for (path, c) in paths {
-            assert_eq!(
-                format!("{:?}", c.finish()),
-                format!("{:?}", a.finish()),
-                "{path}"
-            );
+        // And each vector path on its own (the dispatch takes the widest): products that are
+        // exact (fp32 by fp16, a fused multiply-add where the path has one), and f64 and int32
+        // values whose products round (a fused multiply-add would round once, not twice).
+        let g64: Vec<u8> = (0..5000)
+            .flat_map(|i| ((i as f64 * 0.37).sin() * 1e3).to_le_bytes())
+            .collect();
+        let t64: Vec<u8> = (0..5000)
+            .flat_map(|i| {
+                ((i as f64 * 0.37).sin() * 1e3 * (1.0 + 1e-7 * f64::from(i % 3))).to_le_bytes()
+            })
+            .collect();
+        let i32s: Vec<u8> = (0..5000i32)
+            .flat_map(|i| (i.wrapping_mul(0x3779_B97F) | 1).to_le_bytes())
+            .collect();
+        for raw in [
+            Raw((Element::F32, &g), (Element::F16, &t)),
+            Raw((Element::F64, &g64), (Element::F64, &t64)),
+            Raw((Element::I32, &i32s), (Element::F32, &g)),
+        ] {
+            let want = raw.clone().run().finish();
+            let paths = simd::on_each_vector_path(raw);
+            assert!(!paths.is_empty(), "no vector path ran");
+            for (path, c) in paths {
+                assert_eq!(format!("{:?}", c.finish()), format!("{want:?}"), "{path}");
+            }
         }
+        assert_eq!(
+            format!(
+                "{:?}",
+                Raw((Element::F32, &g), (Element::F16, &t)).run().finish()
+            ),
+            format!("{:?}", a.finish())
+        );
     }
 
-    /// `update_raw` of fp32 golden and fp16 target bytes on one path, as a kernel.
+    #[test]
+    fn significant_bits_bound_every_decoded_value() {
+        // The bits of a finite f64's significand, from its leading one to its last one.
+        fn bits(v: f64) -> u32 {
+            if v == 0.0 || !v.is_finite() {
+                return 0;
+            }
+            let raw = v.to_bits() & MANTISSA;
+            let m = if v.abs() >= f64::MIN_POSITIVE {
+                raw | (1 << 52)
+            } else {
+                raw
+            };
+            64 - m.leading_zeros() - m.trailing_zeros()
+        }
+        let mut out = vec![0f64; 1 << 16];
+        for el in Element::ALL {
+            let size = el.size().unwrap_or(1);
+            // Every pattern of the narrow types; of the wide ones, patterns with every bit
+            // count (a run of ones at each place, all ones, one bit).
+            let words: Vec<u64> = if size <= 2 {
+                (0..1u64 << (8 * size)).collect()
+            } else {
+                (0..64)
+                    .flat_map(|k| [u64::MAX >> k, (u64::MAX >> k) << (k / 2), 1 << k])
+                    .collect()
+            };
+            let bytes: Vec<u8> = words
+                .iter()
+                .flat_map(|w| {
+                    let b = w.to_le_bytes();
+                    (0..size).map(move |i| b[i % 8])
+                })
+                .collect();
+            let n = decode_to(el, &bytes, &mut out);
+            if matches!(el, Element::I4 | Element::C64 | Element::C128) {
+                // Not decoded here: never the values of a metric block.
+                assert_eq!(n, 0, "{el:?}");
+                continue;
+            }
+            let most = out[..n].iter().map(|&v| bits(v)).max().unwrap_or(0);
+            assert_eq!(most, el.significant_bits(), "{el:?}");
+        }
+        assert!(exact_products(Element::F32, Element::F16));
+        assert!(!exact_products(Element::F32, Element::I32));
+        assert!(!exact_products(Element::F64, Element::F16));
+    }
+
+    /// `update_raw` of golden and target bytes of the given elements on one path, as a kernel.
     #[derive(Clone)]
-    struct Raw<'a>(&'a [u8], &'a [u8]);
+    struct Raw<'a>((Element, &'a [u8]), (Element, &'a [u8]));
 
     impl<'a> Raw<'a> {
         fn kernel<'b>(&self, acc: &'b mut Acc, also: &'b mut ()) -> UpdateRaw<'b, ()>
@@ -1093,8 +1203,8 @@ mod tests {
             UpdateRaw {
                 acc,
                 also,
-                golden: (Element::F32, self.0),
-                target: (Element::F16, self.1),
+                golden: self.0,
+                target: self.1,
             }
         }
     }

@@ -250,6 +250,28 @@ impl Element {
             .or_else(|| DType::from_name(&name.to_ascii_uppercase()).and_then(DType::element))
     }
 
+    /// The significant bits a value of this layout has at most once decoded to f64 (every part
+    /// of a complex number): the product of two values whose bits add up to 53 or fewer is exact
+    /// in f64 (f32 × f32: 48), so a fused multiply-add of it rounds as a multiplication and an
+    /// addition do.
+    pub fn significant_bits(self) -> u32 {
+        match self {
+            Element::Bool => 1,
+            Element::F8E5m2 | Element::I4 => 3,
+            Element::F8E4m3fn => 4,
+            Element::I8 => 7,
+            Element::U8 | Element::Bf16 => 8,
+            Element::F16 => 11,
+            Element::I16 => 15,
+            Element::U16 => 16,
+            Element::F32 | Element::C64 => 24,
+            Element::I32 => 31,
+            Element::U32 => 32,
+            // Rounded to f64's 53 bits.
+            Element::F64 | Element::C128 | Element::I64 | Element::U64 => 53,
+        }
+    }
+
     /// Bytes per element, or `None` for sub-byte types.
     pub fn size(self) -> Option<usize> {
         Some(match self {

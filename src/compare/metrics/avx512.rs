@@ -1,8 +1,10 @@
 //! [`super::Portable`]'s lane loops with AVX-512 vectors (x86-64, `cfg(npgx_avx512)`):
 //! `impl LaneSums for simd::x86::avx512::Features`, the loops of `metrics/avx2.rs` with one
 //! vector of eight f64 for all [`LANES`] (AVX2 takes them in two halves), comparisons into mask
-//! registers. The same operations per lane in the same order, no fused multiply-add, so the
-//! lanes are the portable ones bit for bit. Decoding sixteen values a step
+//! registers. The same operations per lane in the same order, so the lanes are the portable ones
+//! bit for bit; a fused multiply-add only where it rounds as the portable multiplication and
+//! addition do (the moments' products of values that multiply exactly, `EXACT`: fp16, bf16,
+//! fp32 and the narrower types; 8–12 % of the compute-only pass, docs/performance.md). Decoding sixteen values a step
 //! (`decode_to_x86_512`).
 //!
 //! Twice the lanes per instruction matter where the FP units are 512 bits wide: on the Ice
@@ -110,8 +112,8 @@ impl LaneSums for Features {
     }
 
     #[inline(always)]
-    fn lanes(self, g: &[f64], t: &[f64], k_g: f64, k_t: f64) -> Lanes {
-        vector_lanes(self, g, t, k_g, k_t)
+    fn lanes(self, g: &[f64], t: &[f64], k_g: f64, k_t: f64, exact: bool) -> Lanes {
+        vector_lanes(self, g, t, (k_g, k_t), exact)
     }
 }
 
@@ -120,7 +122,7 @@ impl VectorLoops for Features {
     const PARTS: usize = 1;
 
     #[inline(always)]
-    unsafe fn moments(
+    unsafe fn moments<const EXACT: bool>(
         self,
         x: &mut Lanes,
         (g, t): (&[f64], &[f64]),
@@ -138,9 +140,16 @@ impl VectorLoops for Features {
             let mut bits = 0u64;
             for b in 0..vectors.saturating_sub(w * 64).min(64) {
                 let (gv, tv) = load(g, t, (w * 64 + b) * LANES);
-                dot = _mm512_add_pd(dot, _mm512_mul_pd(gv, tv));
-                gg = _mm512_add_pd(gg, _mm512_mul_pd(gv, gv));
-                tt = _mm512_add_pd(tt, _mm512_mul_pd(tv, tv));
+                if EXACT {
+                    // round(a·b + c) = round(round(a·b) + c) when a·b is exact.
+                    dot = _mm512_fmadd_pd(gv, tv, dot);
+                    gg = _mm512_fmadd_pd(gv, gv, gg);
+                    tt = _mm512_fmadd_pd(tv, tv, tt);
+                } else {
+                    dot = _mm512_add_pd(dot, _mm512_mul_pd(gv, tv));
+                    gg = _mm512_add_pd(gg, _mm512_mul_pd(gv, gv));
+                    tt = _mm512_add_pd(tt, _mm512_mul_pd(tv, tv));
+                }
                 sum_ag = _mm512_add_pd(sum_ag, abs(gv));
                 sum_at = _mm512_add_pd(sum_at, abs(tv));
                 let (dg, dt) = (_mm512_sub_pd(gv, kg), _mm512_sub_pd(tv, kt));

@@ -262,8 +262,8 @@ impl LaneSums for Features {
     }
 
     #[inline(always)]
-    fn lanes(self, g: &[f64], t: &[f64], k_g: f64, k_t: f64) -> Lanes {
-        vector_lanes(self, g, t, k_g, k_t)
+    fn lanes(self, g: &[f64], t: &[f64], k_g: f64, k_t: f64, exact: bool) -> Lanes {
+        vector_lanes(self, g, t, (k_g, k_t), exact)
     }
 }
 
@@ -276,7 +276,7 @@ impl VectorLoops for Features {
     /// NEON registers (in one loop, LLVM rotated them through 32 register moves and the stack
     /// every step).
     #[inline(always)]
-    unsafe fn moments(
+    unsafe fn moments<const EXACT: bool>(
         self,
         x: &mut Lanes,
         (g, t): (&[f64], &[f64]),
