@@ -206,11 +206,17 @@ struct CodeLine {
     message: Option<String>,
 }
 
-/// `[PID: n] ts ` → (pid, time, rest)
+/// `[PID: n] ts ` → (pid, time, rest). The number may carry a stray bracket of its own
+/// (`[PID:  [881460] ts`, as a llama.cpp paste shows it).
 fn pid_ts(s: &str) -> Option<(u64, Option<PlogTime>, &str)> {
     let r = s.strip_prefix("[PID:")?;
     let (pid, r) = r.split_once(']')?;
-    let pid = pid.trim().parse().ok()?;
+    let pid = pid
+        .trim()
+        .trim_start_matches('[')
+        .trim_start()
+        .parse()
+        .ok()?;
     let r = r.trim_start();
     match timestamp(r.as_bytes()) {
         Ok((rest, t)) => {
@@ -699,6 +705,12 @@ mod tests {
             "Available memory is insufficient."
         );
         assert_eq!(r.solution.as_ref().unwrap().line, 3);
+    }
+
+    #[test]
+    fn a_stray_bracket_in_the_pid() {
+        let r = one("CANN error: EE9999: Inner Error!\nEE9999: [PID:  [881460] 2025-10-15-14:43:16.351.702 Not allow to synchronize captured stream stream_id=2.[FUNC:StreamSynchronize][FILE:api_error.cc][LINE:884]\nTraceBack (most recent call last):\n");
+        assert_eq!((r.pid, r.causal_line), (Some(881_460), 2));
     }
 
     #[test]

@@ -248,6 +248,40 @@ fn is_cann_traceback(line: &str) -> bool {
     line.trim() == "TraceBack (most recent call last):"
 }
 
+/// Whether the lines from window index `from` open one of MindSpore's error sections that
+/// states the failure an exception above it summarises: a `- Device load error message:` section
+/// whose first line states a broken environment (`Load dynamic library: libmindspore_ascend.so.2
+/// failed. libge_runner.so: cannot open shared object file …`), or an `- Ascend Error Message:`
+/// section that holds a CANN report. Each section is a title between two rulers of dashes, after
+/// blank lines.
+fn mindspore_detail(w: &[WinLine<'_>], from: usize) -> bool {
+    let mut lines = w
+        .iter()
+        .skip(from)
+        .filter(|l| !l.norm.skip)
+        .map(|l| l.rest.trim())
+        .skip_while(|t| t.is_empty())
+        .take(8);
+    let ruler = |t: Option<&str>| t.is_some_and(|t| t.len() >= 20 && t.bytes().all(|b| b == b'-'));
+    if !ruler(lines.next()) {
+        return false;
+    }
+    let title = lines.next().unwrap_or("");
+    if !ruler(lines.next()) {
+        return false;
+    }
+    let Some(first) = lines.find(|t| !t.is_empty()) else {
+        return false;
+    };
+    match title {
+        "- Device load error message:" => {
+            knowledge::stated_cause(first).is_some_and(|f| f.kind == knowledge::Kind::Environment)
+        }
+        "- Ascend Error Message:" => find_code(first) == Some(0),
+        _ => false,
+    }
+}
+
 /// torch_npu's hint line: `[Error]: The aicore execution times out.`
 fn torch_npu_hint(line: &str) -> Option<&str> {
     line.trim_start().strip_prefix("[Error]:").map(str::trim)
@@ -738,7 +772,14 @@ impl<'w> Collector<'_, 'w> {
         let message = format!("{}: {}", e.type_name, e.message)
             .trim_end_matches(": ")
             .to_string();
-        let tier = exception_tier(soft, e.message, e.type_name);
+        let mut scope: Scope<'w> = vec![(w[i].no, Cow::Owned(message.clone()))];
+        let end = continuation(w, i + 1, 40, &mut scope);
+        // MindSpore's exception over a section that says what failed below it: a summary.
+        let tier = if !soft && mindspore_detail(w, end) {
+            Tier::Cascade
+        } else {
+            exception_tier(soft, e.message, e.type_name)
+        };
         let mut c = Candidate::new(
             i,
             tier,
@@ -747,8 +788,7 @@ impl<'w> Collector<'_, 'w> {
             "python.exception",
         );
         c.exception_type = Some(e.type_name.to_string());
-        c.scope.push((w[i].no, Cow::Owned(message.clone())));
-        let end = continuation(w, i + 1, 40, &mut c.scope);
+        c.scope = scope;
         // torch_npu's `ERRxxxxx` summaries right after the exception describe the same error
         // (its sub-module and error type): they join its scope, and stay candidates.
         for l in w[end.min(w.len())..].iter().take(4) {
@@ -918,9 +958,10 @@ fn is_explain_summary(t: &str) -> bool {
 /// A CANN report right after a torch_npu hint (`[Error]: …`) describes the same failure: one
 /// candidate. The hint may stand a few lines above the report, with only what torch_npu prints
 /// between them (its `ERRxxxxx` summary, the hint's second line, another hint): then every
-/// candidate between the two is a cascade. The report is cited when it says more than the hint —
-/// the hint is generic or unknown, the report's root is a device fault, or the report gives its
-/// own `Reason:` — and the hint
+/// candidate between the two is a cascade (the hint's own second line too, indented or not). The
+/// report is cited when it says more than the hint — the hint is generic or unknown, the report
+/// ranks as a device fault (its root or a line of its TraceBack states one), or the report gives
+/// its own `Reason:` — and the hint
 /// otherwise (a hint that names a device fault or a timeout over a report that only says a
 /// launch or a query failed with the hint's code).
 fn merge_with_hint<'w>(out: &mut Vec<Candidate<'w>>, block: Candidate<'w>, w: &[WinLine<'w>]) {
@@ -934,6 +975,8 @@ fn merge_with_hint<'w>(out: &mut Vec<Candidate<'w>>, block: Candidate<'w>, w: &[
             let l = w[j].norm.rest;
             w[j].norm.skip
                 || l.starts_with(char::is_whitespace)
+                // The hint's own second line, whatever indentation the paste kept.
+                || last.scope.iter().any(|(no, _)| *no == w[j].no)
                 || find_code(l).is_some()
                 || is_cann_traceback(l)
                 || torch_npu::parse_torch_npu_line(l.trim()).is_some()
@@ -945,7 +988,7 @@ fn merge_with_hint<'w>(out: &mut Vec<Candidate<'w>>, block: Candidate<'w>, w: &[
             // code's summary, and the report after it says what exactly.
             let names_fault =
                 knowledge::hint(&last.message).is_some_and(knowledge::Fact::is_device_side);
-            let device = is_device_fault(&block.message);
+            let device = block.rank == CauseRank::DeviceFault;
             // A report that gives its own reason (`The argument is invalid.Reason: set
             // ASCEND_RT_VISIBLE_DEVICES:4 error`) says why the device failed, where the hint
             // only names the failure.
@@ -1014,7 +1057,11 @@ fn report_candidate<'w>(
     } else {
         index_of(w, report.causal_line).min(w.len() - 1)
     };
-    let rank = if is_device_fault(&root_message) {
+    // A report whose root, or a line of its TraceBack, states a device fault (`… return:
+    // 507015` over `The error from device(…) … aivector error`).
+    let rank = if is_device_fault(&root_message)
+        || report.traceback.iter().any(|t| is_device_fault(&t.text))
+    {
         CauseRank::DeviceFault
     } else {
         CauseRank::ErrorReport

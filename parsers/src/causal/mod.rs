@@ -640,6 +640,49 @@ mod tests {
         }
     }
 
+    // MindSpore prints what failed in a section under its exception: the section's line is the
+    // error, the exception its summary; another section (the C++ call stack) changes nothing.
+    #[test]
+    fn a_mindspore_exception_over_the_section_that_says_what_failed() {
+        let ruler = "----------------------------------------------------";
+        let exception = "RuntimeError: Unsupported device target Ascend. This process only supports one of the ['CPU']. Please check whether the Ascend environment is installed.\n\n";
+        let load = format!("{ruler}\n- Device load error message:\n{ruler}\nLoad dynamic library: libmindspore_ascend.so.2 failed. libge_runner.so: cannot open shared object file: No such file or directory\n\n");
+        let stack = format!("{ruler}\n- C++ Call Stack: (For framework developers)\n{ruler}\nmindspore/core/utils/ms_context.cc:327 SetDeviceTargetFromInner\n");
+        let c = first(&format!("{exception}{load}{stack}"));
+        assert_eq!((c.line, &*c.evidence.rule), (6, "environment.line"));
+        let c = first(&format!("{exception}{stack}"));
+        assert_eq!((c.line, &*c.evidence.rule), (1, "python.exception"));
+        let report = format!("{ruler}\n- Ascend Error Message:\n{ruler}\nEL0004: [PID: 7] 2025-02-14-20:17:36.716.067 Failed to allocate memory.\n        Possible Cause: Available memory is insufficient.\n");
+        let c = first(&format!(
+            "RuntimeError: The pointer[device_address] is null.\n\n{report}"
+        ));
+        assert_eq!((c.line, &*c.evidence.rule), (6, "cann.report"));
+    }
+
+    // torch_npu's hint and the CANN report after it are one failure even where the paste lost
+    // the hint's indented second line; the report is cited when its TraceBack states the device
+    // fault (a launch `return: 507015` over `The error from device(…) … aivector error`), the
+    // hint when the report only says the launch failed.
+    #[test]
+    fn a_hint_over_a_report_whose_traceback_states_the_device_fault() {
+        let report = "[PID: 47745] 2026-07-21-14:15:02.161.605 AclNN_Runtime_Error(EZ9903): aclrtLaunchKernelWithHostArgs failed, return: 507015\nSolution: In this scenario, collect the plog.\nTraceBack (most recent call last):\n";
+        let device = "The error from device(chipId:3, dieId:1), serial number is 3, there is an exception of fftsplus aivector error, core id is 0, error code = 0x800000[FUNC:PrintCoreInfo][FILE:device_error_core_proc.cc][LINE:645]\n";
+        let launch = "rtKernelLaunch failed[FUNC:ReportCallError][FILE:log_inner.cpp][LINE:161]\n";
+        let hint = "[ERROR] 2026-07-21-14:15:02 (PID:47745, Device:7, RankID:-1) ERR00100 PTA call acl api failed\n[Error]: The aicore execution is abnormal.\n";
+        for second in [
+            "Rectify the fault based on the error information in the ascend log.\n",
+            "        Rectify the fault based on the error information in the ascend log.\n",
+        ] {
+            let c = first(&format!("{hint}{second}{report}{device}"));
+            assert_eq!((c.line, c.rank), (4, CauseRank::DeviceFault), "{second}");
+            let c = first(&format!("{hint}{second}{report}{launch}"));
+            assert_eq!(
+                (c.line, &*c.evidence.rule),
+                (2, "torch-npu.hint+cann.report")
+            );
+        }
+    }
+
     // A runtime error number names a failure whatever prints it: a glog `E` record opening with
     // it in brackets (the MindX SDK), a program's own `… ret 107000` at no level (before the
     // error records without a number that follow). `ret 0`, a number out of the runtime's
