@@ -34,6 +34,8 @@ pub const MAX_LINE: usize = 1 << 20;
 pub const CHUNK: u64 = 4 << 20;
 /// Bytes read at a time past a chunk's end, to finish its last line.
 const STEP: usize = 64 << 10;
+/// Bytes of a mapped file searched at a time past a chunk's end for its last line's newline.
+const SCAN: usize = 4 << 20;
 /// Chunks per thread being read, mapped or waiting to be reduced (see [`map_chunks`]).
 const IN_FLIGHT_PER_THREAD: usize = 4;
 
@@ -60,12 +62,17 @@ struct Chunk {
 
 /// One chunk's lines, handed to the `map` of [`map_chunks`]: `\n`-separated in `text`, the last
 /// without its `\n` when it ends the file or was cut (`tail_dropped` bytes of it not kept).
+#[derive(Default)]
 pub struct ChunkLines<'a> {
     text: &'a [u8],
     tail_dropped: u64,
 }
 
 impl<'a> ChunkLines<'a> {
+    fn new(text: &'a [u8], tail_dropped: u64) -> ChunkLines<'a> {
+        ChunkLines { text, tail_dropped }
+    }
+
     fn of(c: &'a Chunk) -> ChunkLines<'a> {
         ChunkLines {
             text: c.data.get(c.begin..c.end).unwrap_or(&[]),
@@ -221,10 +228,10 @@ fn read_chunk(file: &File, len: u64, start: u64, end: u64, c: &mut Chunk) -> io:
 }
 
 /// `map` over the lines that start in `start..end` of the mapped file (`len` bytes long), as
-/// [`read_chunk`] finds them, read in place: no copy. The chunk's last line is handed over whole
-/// ([`ChunkLines::for_each`] keeps the head of an over-long one and counts the rest, as it does for
-/// a line cut by `read_chunk`). The chunk's whole pages are released afterwards, so the resident
-/// set stays that of the chunks in flight. `None` when the mapping could not be read (the
+/// [`read_chunk`] finds them, read in place: no copy. The chunk's last line is cut to its head
+/// and the rest counted when it is longer than [`MAX_LINE`], as `read_chunk` cuts it. Every page
+/// the chunk touched is released afterwards (those past a long last line's head during the
+/// search), so the resident set stays that of the chunks in flight. `None` when the mapping could not be read (the
 /// caller reads the chunk with `pread`).
 fn mapped_chunk<R>(
     m: &Mapping,
@@ -245,19 +252,43 @@ fn mapped_chunk<R>(
             // Newlines at `start - 1 ..= end - 2` start lines inside the range.
             memchr::memchr(b'\n', &bytes[..last]).map(|i| i + 1)
         };
-        let (begin, finish) = match begin {
-            None => (0, 0),
-            Some(begin) if bytes[last] == b'\n' || end >= len => (begin, stop),
-            Some(begin) => (
-                begin,
-                memchr::memchr(b'\n', &bytes[stop..]).map_or(bytes.len(), |i| stop + i + 1),
-            ),
+        let Some(begin) = begin else {
+            return (map(ChunkLines::default()), stop);
         };
-        let r = map(ChunkLines {
-            text: &bytes[begin..finish],
-            tail_dropped: 0,
-        });
-        (r, finish.max(stop))
+        if bytes[last] == b'\n' || end >= len {
+            let text = &bytes[begin..stop];
+            return (map(ChunkLines::new(text, 0)), stop);
+        }
+        // The last line runs on past the range: to its newline or the file's end, the pages
+        // past its head released as the search goes (a file of one 2 GB line maps a step at a
+        // time); only its head is handed over, the rest counted, as `read_chunk` does.
+        let line_start =
+            memchr::memrchr(b'\n', &bytes[begin..stop]).map_or(begin, |i| begin + i + 1);
+        let head_end = line_start + MAX_LINE + 2;
+        let mut pos = stop;
+        let finish = loop {
+            let to = bytes.len().min(pos + SCAN);
+            if let Some(i) = memchr::memchr(b'\n', &bytes[pos..to]) {
+                break pos + i + 1;
+            }
+            if pos >= head_end {
+                m.release(from + pos as u64, (to - pos) as u64);
+            }
+            if to == bytes.len() {
+                break to;
+            }
+            pos = to;
+        };
+        let line = &bytes[line_start..finish];
+        let line = line.strip_suffix(b"\n").unwrap_or(line);
+        let content = line.strip_suffix(b"\r").unwrap_or(line).len();
+        let lines = if content > MAX_LINE {
+            let text = &bytes[begin..line_start + MAX_LINE];
+            ChunkLines::new(text, (content - MAX_LINE) as u64)
+        } else {
+            ChunkLines::new(&bytes[begin..finish], 0)
+        };
+        (map(lines), finish)
     });
     match read {
         Ok(Ok((r, read))) => {
@@ -613,6 +644,43 @@ mod tests {
         std::fs::remove_file(&path).unwrap();
         let e = res.expect_err("the truncation is seen");
         assert!(e.to_string().contains("truncated while it was read"), "{e}");
+    }
+
+    // A last line that runs on for tens of MiB is searched through the mapping a step at a
+    // time, its pages released as the search goes: the mapping's resident set stays a few
+    // steps, not the line.
+    #[test]
+    fn a_long_last_line_leaves_the_resident_set_flat() {
+        let mut data = b"first\n".to_vec();
+        data.resize(40 << 20, b'x');
+        data.extend_from_slice(b"\nlast\n");
+        let path = temp(&data, "long-mapped");
+        let resident = || {
+            let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
+            let mut lines = smaps.lines();
+            let at = path.to_str().unwrap();
+            lines.by_ref().find(|l| l.ends_with(at))?;
+            let rss = lines.find_map(|l| l.strip_prefix("Rss:"))?;
+            rss.trim().trim_end_matches(" kB").parse::<u64>().ok()
+        };
+        let most = std::sync::atomic::AtomicU64::new(0);
+        let mut got = Vec::new();
+        map_chunks(
+            &path,
+            CHUNK,
+            Mode::Always,
+            |lines| {
+                let kib = resident().expect("the file is mapped");
+                most.fetch_max(kib, std::sync::atomic::Ordering::Relaxed);
+                lines.for_each(|_, l| assert!(l.len() <= MAX_LINE)).lines
+            },
+            |n| got.push(n),
+        )
+        .unwrap();
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(got.iter().sum::<u64>(), 3);
+        let most = most.into_inner();
+        assert!(most < 24 << 10, "{most} KiB of a 40 MiB line resident");
     }
 
     #[test]
