@@ -74,10 +74,7 @@ impl<'a> ChunkLines<'a> {
     }
 
     fn of(c: &'a Chunk) -> ChunkLines<'a> {
-        ChunkLines {
-            text: c.data.get(c.begin..c.end).unwrap_or(&[]),
-            tail_dropped: c.tail_dropped,
-        }
+        ChunkLines::new(c.data.get(c.begin..c.end).unwrap_or(&[]), c.tail_dropped)
     }
 }
 
@@ -231,8 +228,8 @@ fn read_chunk(file: &File, len: u64, start: u64, end: u64, c: &mut Chunk) -> io:
 /// [`read_chunk`] finds them, read in place: no copy. The chunk's last line is cut to its head
 /// and the rest counted when it is longer than [`MAX_LINE`], as `read_chunk` cuts it. Every page
 /// the chunk touched is released afterwards (those past a long last line's head during the
-/// search), so the resident set stays that of the chunks in flight. `None` when the mapping could not be read (the
-/// caller reads the chunk with `pread`).
+/// search), so the resident set stays that of the chunks in flight. `None` when the mapping
+/// could not be read (the caller reads the chunk with `pread`).
 fn mapped_chunk<R>(
     m: &Mapping,
     len: u64,
