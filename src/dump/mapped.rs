@@ -12,10 +12,12 @@
 //!   [`DEPTH`] nested reads: dump-compare reads a golden and a target block at once), calls the
 //!   consumer, and unregisters the range;
 //! * a process-wide SIGBUS handler, installed once, looks the faulting address up in the
-//!   *current thread's* table. Inside a registered range it maps an anonymous zero page over the
-//!   faulting page (`MAP_FIXED`), marks that read as failed and returns: the faulting load runs
-//!   again, reads zeros, and the consumer finishes on bytes that are then thrown away
-//!   ([`Vanished`]: the caller reports the file as changed while it was read). Any other SIGBUS
+//!   *current thread's* table. Inside a registered range it poisons the range's mapping, maps an
+//!   anonymous zero page over the faulting page (`MAP_FIXED`), marks that read as failed and
+//!   returns: the faulting load runs again, reads zeros, and the consumer finishes on bytes that
+//!   are then thrown away ([`Vanished`]: the caller reports the file as changed while it was
+//!   read). Every read of the mapping that ends after that — on any thread, which may have read
+//!   the zero page without a fault of its own — is [`Vanished`] too. Any other SIGBUS
 //!   — another thread's, an address outside every range, one sent by `kill` — goes to the
 //!   action that was there before (Rust's runtime handler, or the default: the process dies as
 //!   it would have without npgx's handler).
@@ -25,12 +27,15 @@
 //! * **Signal safety.** The handler reads the faulting address from `siginfo_t`, reads the
 //!   current thread's table (atomics in a `const`-initialised `thread_local!` without
 //!   destructor: on Linux a plain access to the thread's static TLS block, no allocation, no
-//!   lock, no lazy initialisation), and calls `mmap` (one system call; glibc's wrapper takes no
-//!   lock), `sigaction` and `raise` (async-signal-safe), or the previous handler. It allocates
-//!   nothing and takes no lock.
+//!   lock, no lazy initialisation), stores to an atomic flag, and calls `mmap` (one system call;
+//!   glibc's wrapper takes no lock), `sigaction` and `raise` (async-signal-safe), or the previous
+//!   handler. It allocates nothing and takes no lock.
 //! * **Threads.** A SIGBUS from a memory access is delivered to the thread that made it, so a
 //!   thread only ever sees its own table. Another thread's fault in the same file falls into
-//!   that thread's own registration or none.
+//!   that thread's own registration or none. A zero page is the whole process's: the handler
+//!   sets the mapping's `poisoned` flag (an atomic, reached through the registration) before it
+//!   maps one, and [`Mapping::read`] looks at the flag again after its consumer returns, so a
+//!   read that came to another thread's zero page is discarded as well.
 //! * **Ordering.** The table is written and read by the same thread (the handler interrupts
 //!   it): a compiler fence after registering and before unregistering keeps the stores where
 //!   they are relative to the consumer's loads.
@@ -271,20 +276,23 @@ impl Mapping {
         let Some((start, end)) = self.range(offset, len) else {
             return Err(f);
         };
-        if self.poisoned.load(Ordering::Relaxed) {
+        if self.poisoned.load(Ordering::SeqCst) {
             return Ok(Err(Vanished));
         }
         // SAFETY: `start <= end <= self.len`, inside the mapping.
         let at = unsafe { self.base.as_ptr().add(start) };
-        let Some(guard) = Registered::new(at as usize, end - start) else {
+        let Some(guard) = Registered::new(at as usize, end - start, &self.poisoned) else {
             return Err(f);
         };
         // SAFETY: see the module's soundness argument: the range is mapped readable for the
         // whole call (file pages, or zero pages put there by the handler), registered with the
         // guard, and the slice cannot outlive `f`.
         let r = f(unsafe { std::slice::from_raw_parts(at, end - start) });
-        if guard.finish() {
-            self.poisoned.store(true, Ordering::Relaxed);
+        // A fault of this read, or of another thread's read of this mapping (whose zero pages
+        // this one may have read without faulting: they are mapped for the whole process): the
+        // handler poisons the mapping before it maps a zero page.
+        if guard.finish() || self.poisoned.load(Ordering::SeqCst) {
+            self.poisoned.store(true, Ordering::SeqCst);
             Ok(Err(Vanished))
         } else {
             Ok(Ok(r))
@@ -302,12 +310,13 @@ impl Drop for Mapping {
     }
 }
 
-/// The guarded ranges of one thread: start, length, and whether a page of it vanished. A
-/// length of 0 marks a free entry.
+/// The guarded ranges of one thread: start, length, whether a page of it vanished, and the
+/// poisoned flag of the mapping it lies in. A length of 0 marks a free entry.
 struct Table {
     start: [AtomicUsize; DEPTH],
     len: [AtomicUsize; DEPTH],
     faulted: [AtomicBool; DEPTH],
+    poisoned: [AtomicPtr<AtomicBool>; DEPTH],
 }
 
 thread_local! {
@@ -316,6 +325,7 @@ thread_local! {
             start: [const { AtomicUsize::new(0) }; DEPTH],
             len: [const { AtomicUsize::new(0) }; DEPTH],
             faulted: [const { AtomicBool::new(false) }; DEPTH],
+            poisoned: [const { AtomicPtr::new(std::ptr::null_mut()) }; DEPTH],
         }
     };
     /// Entries of [`TABLE`] in use, innermost last (only the thread itself writes it).
@@ -329,13 +339,16 @@ struct Registered {
 }
 
 impl Registered {
-    fn new(start: usize, len: usize) -> Option<Registered> {
+    /// Registers `[start, start + len)`, a range of the mapping whose flag is `poisoned` (which
+    /// outlives the registration: the mapping is borrowed for the whole read).
+    fn new(start: usize, len: usize, poisoned: &AtomicBool) -> Option<Registered> {
         let slot = USED.with(Cell::get);
         if slot >= DEPTH || len == 0 {
             return None;
         }
         TABLE.with(|t| {
             t.faulted[slot].store(false, Ordering::Relaxed);
+            t.poisoned[slot].store(std::ptr::from_ref(poisoned).cast_mut(), Ordering::Relaxed);
             t.start[slot].store(start, Ordering::Relaxed);
             t.len[slot].store(len, Ordering::Relaxed);
         });
@@ -436,9 +449,18 @@ fn guard_fault(addr: usize) -> bool {
                     continue;
                 }
                 let at = (addr / page * page) as *mut libc::c_void;
+                // The whole mapping first: the zero page is there for every thread, and a read
+                // on another thread that comes to it without a fault must not take it for the
+                // file's bytes.
+                let poisoned = t.poisoned[slot].load(Ordering::Relaxed);
+                // SAFETY: set by `Registered::new` from the `&AtomicBool` of the mapping being
+                // read, which outlives the registration (this handler runs inside it).
+                if let Some(flag) = unsafe { poisoned.as_ref() } {
+                    flag.store(true, Ordering::SeqCst);
+                }
                 // SAFETY: `at` is the page of a faulting address inside a range this thread
                 // registered, so inside a live mapping of ours; replacing it with a private
-                // zero page changes only bytes the guarded read will discard.
+                // zero page changes only bytes the guarded reads will discard.
                 let p = unsafe {
                     libc::mmap(
                         at,
@@ -616,6 +638,31 @@ mod tests {
         m.release(100, len as u64 - 200);
         assert_eq!(resident_bytes(base), 0);
         assert_eq!(m.read(0, len as u64, sum).ok(), Some(Ok(9 * len as u64)));
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    // Zero pages are the whole process's: a read that comes to one another read's fault put
+    // there reads zeros without a fault of its own, and must not hand them out as the file's.
+    // (Here the other read is nested on the same thread, which makes the order certain; a read
+    // on another thread takes the same path.)
+    #[test]
+    fn a_read_over_another_reads_zero_pages_is_vanished_too() {
+        let len = 64 << 10;
+        let (file, path) = file_of("zero-pages", len, 3);
+        let m = Mapping::new(&file, len as u64, Mode::Always).expect("the file maps");
+        let sum = |b: &[u8]| b.iter().map(|&x| u64::from(x)).sum::<u64>();
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .and_then(|f| f.set_len(4096))
+            .unwrap();
+        let outer = m.read(0, len as u64, |b| {
+            // The inner read faults on every page past the new end and maps zero pages there;
+            // then the outer one reads them, no fault.
+            let inner = m.read(0, len as u64, sum).ok();
+            (inner, sum(b))
+        });
+        assert_eq!(outer.ok(), Some(Err(Vanished)));
         std::fs::remove_file(&path).unwrap();
     }
 
