@@ -85,7 +85,11 @@ impl ChunkLines<'_> {
         let mut stats = ReadStats::default();
         let mut emit = |line: &[u8], dropped: u64| {
             stats.lines += 1;
-            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            // A whole line loses its `\r`; a head cut by the reader is its first bytes as they are.
+            let line = match dropped {
+                0 => line.strip_suffix(b"\r").unwrap_or(line),
+                _ => line,
+            };
             let (head, extra) = if line.len() > MAX_LINE {
                 (&line[..MAX_LINE], (line.len() - MAX_LINE) as u64)
             } else {
@@ -209,7 +213,11 @@ fn read_chunk(file: &File, len: u64, start: u64, end: u64, c: &mut Chunk) -> io:
                         }
                         break;
                     }
-                    None if got == 0 => break,
+                    None if got == 0 => {
+                        // The file ends the line: a `\r` at its end is not counted either.
+                        dropped -= u64::from(prev_cr);
+                        break;
+                    }
                     None => {
                         dropped += got as u64;
                         prev_cr = bytes.last() == Some(&b'\r');
@@ -314,7 +322,11 @@ fn stream_lines(mut file: impl Read, mut f: impl FnMut(&[u8], u64)) -> io::Resul
     let mut skipping = false;
     let mut emit = |stats: &mut ReadStats, line: &[u8], dropped: usize| {
         stats.lines += 1;
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        // As `ChunkLines::for_each`: only a whole line loses its `\r`.
+        let line = match dropped {
+            0 => line.strip_suffix(b"\r").unwrap_or(line),
+            _ => line,
+        };
         let (head, extra) = if line.len() > MAX_LINE {
             (&line[..MAX_LINE], line.len() - MAX_LINE)
         } else {
@@ -327,6 +339,9 @@ fn stream_lines(mut file: impl Read, mut f: impl FnMut(&[u8], u64)) -> io::Resul
         f(head, (dropped + extra) as u64);
     };
     let mut dropped = 0usize;
+    // Whether the last byte dropped while skipping was a `\r` (the one before a newline or the
+    // file's end, if nothing follows it, is not counted).
+    let mut dropped_cr = false;
     loop {
         if end == buf.len() {
             if start > 0 {
@@ -336,6 +351,7 @@ fn stream_lines(mut file: impl Read, mut f: impl FnMut(&[u8], u64)) -> io::Resul
             } else {
                 // One line fills the buffer: keep its head, drop the rest up to its newline.
                 dropped += end - MAX_LINE;
+                dropped_cr = buf[end - 1] == b'\r';
                 end = MAX_LINE;
                 skipping = true;
             }
@@ -348,7 +364,12 @@ fn stream_lines(mut file: impl Read, mut f: impl FnMut(&[u8], u64)) -> io::Resul
         if n == 0 {
             if start < end {
                 if skipping {
-                    dropped += end - MAX_LINE;
+                    let cr = if end > MAX_LINE {
+                        buf[end - 1] == b'\r'
+                    } else {
+                        dropped_cr
+                    };
+                    dropped = dropped + (end - MAX_LINE) - usize::from(cr);
                     emit(&mut stats, &buf[..MAX_LINE], dropped);
                 } else {
                     emit(&mut stats, &buf[start..end], 0);
@@ -362,7 +383,12 @@ fn stream_lines(mut file: impl Read, mut f: impl FnMut(&[u8], u64)) -> io::Resul
             let at = end + nl;
             if skipping {
                 // A `\r` before the newline is not counted (as in `read_chunk`).
-                dropped += at - MAX_LINE - usize::from(at > MAX_LINE && buf[at - 1] == b'\r');
+                let cr = if at > MAX_LINE {
+                    buf[at - 1] == b'\r'
+                } else {
+                    dropped_cr
+                };
+                dropped = dropped + (at - MAX_LINE) - usize::from(cr);
                 emit(&mut stats, &buf[..MAX_LINE], dropped);
                 skipping = false;
                 dropped = 0;
@@ -754,6 +780,39 @@ mod tests {
             stats.dropped_bytes,
             (mid - MAX_LINE + huge - MAX_LINE + tail - MAX_LINE) as u64
         );
+    }
+
+    // A `\r` ends a line only before its newline or the file's end: in a long line's kept head it
+    // is a byte like any other, and past the head it is not counted. Every way of reading agrees.
+    #[test]
+    fn carriage_returns_in_long_lines() {
+        let mut data = vec![b'x'; MAX_LINE - 1];
+        data.extend_from_slice(b"\ryyyy\nshort\r\n");
+        data.extend(std::iter::repeat_n(b'z', MAX_LINE + 100));
+        data.extend_from_slice(b"\r\n");
+        data.extend(std::iter::repeat_n(b'w', CHUNK as usize + 10));
+        data.push(b'\r');
+        let (want, stats) = read_all(&data, "cr");
+        let lens: Vec<usize> = want.iter().map(|(_, l)| l.len()).collect();
+        assert_eq!(lens, [MAX_LINE, 5, MAX_LINE, MAX_LINE]);
+        assert_eq!(want[0].1.last(), Some(&b'\r'));
+        assert_eq!(
+            (stats.long_lines, stats.dropped_bytes),
+            (3, (4 + 100 + CHUNK as usize + 10 - MAX_LINE) as u64)
+        );
+        let path = temp(&data, "cr-chunked");
+        for chunk in [1000, 4096, MAX_LINE as u64 - 3, MAX_LINE as u64 + 1, CHUNK] {
+            // (copied and mapped, compared inside)
+            let (got, got_stats) = read_chunked(&path, chunk);
+            assert_eq!(got_stats, stats, "chunk {chunk}");
+            assert!(got == want, "chunk {chunk}: lines differ");
+        }
+        let mut piped = Vec::new();
+        let piped_stats =
+            for_each_line_in(&data[..], |no, l| piped.push((no, l.to_vec()))).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(piped_stats, stats);
+        assert!(piped == want, "a pipe's lines differ");
     }
 
     // Any chunk size, on any number of threads, gives the same lines as one pass.
