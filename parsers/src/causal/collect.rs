@@ -7,6 +7,7 @@
 use std::borrow::Cow;
 use std::sync::LazyLock;
 
+use crate::aicore::evidence::is_device_wait;
 use crate::cann_error::{find_code, has_func_suffix, torch_npu, CannErrorReport, ReportAssembler};
 use crate::compiler_diag::{self, parse_diagnostic, Form};
 use crate::kernel_assert::is_kernel_assert;
@@ -1057,11 +1058,15 @@ fn report_candidate<'w>(
     } else {
         index_of(w, report.causal_line).min(w.len() - 1)
     };
-    // A report whose root, or a line of its TraceBack, states a device fault (`… return:
-    // 507015` over `The error from device(…) … aivector error`).
+    // A report whose root states a device fault, or whose TraceBack gives the device's own
+    // record of an exception on a core (`… return: 507015` over `The error from device(…) …
+    // fftsplus aivector error`; a wait on the device — an event or HCCL task timeout — is what
+    // a stalled peer causes, and a `Notify wait execute failed` item is no device record).
     let rank = if is_device_fault(&root_message)
-        || report.traceback.iter().any(|t| is_device_fault(&t.text))
-    {
+        || report.traceback.iter().any(|t| {
+            let lower = t.text.to_ascii_lowercase();
+            lower.contains("the error from device(") && !is_device_wait(&lower)
+        }) {
         CauseRank::DeviceFault
     } else {
         CauseRank::ErrorReport

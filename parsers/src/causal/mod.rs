@@ -681,6 +681,15 @@ mod tests {
                 (2, "torch-npu.hint+cann.report")
             );
         }
+        // A wait on the device in the TraceBack is no fault of the device's (a peer stalled).
+        let wait = "The error from device(chipId:5, dieId:0), serial number is 4, event wait timeout occurred during task execution, stream_id:6[FUNC:F][FILE:f.cc][LINE:1]\n";
+        let notify = "Notify wait execute failed, device_id=1, stream_id=14[FUNC:GetError][FILE:stream.cc][LINE:921]\n";
+        for item in [wait, notify] {
+            let c = first(&format!("{report}{item}"));
+            assert_eq!((c.line, c.rank), (1, CauseRank::ErrorReport), "{item}");
+        }
+        let c = first(&format!("{report}{device}"));
+        assert_eq!((c.line, c.rank), (1, CauseRank::DeviceFault));
     }
 
     // A runtime error number names a failure whatever prints it: a glog `E` record opening with
