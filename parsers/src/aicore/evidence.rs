@@ -7,6 +7,7 @@
 //! by keywords, not by one regex per era.
 
 use super::ErrorKind;
+use crate::knowledge::{HCCL_TIMEOUT, WAIT_TIMEOUT};
 use crate::kv::{parse_int, KvBag};
 
 /// One register or extended-info value from a device-error header (`pc start`, `vec error info`).
@@ -244,17 +245,6 @@ pub fn classify(message: &str) -> Option<Evidence> {
         code: ret.to_owned(),
         stream: bag.u64("stream_id").or_else(|| bag.u64("stream")),
     })
-}
-
-/// The wording of a device record that is a wait, not a kernel's fault (lower case): an HCCL
-/// FFTS+ task timeout and the runtime's event / notify wait timeouts.
-const HCCL_TIMEOUT: &str = "hccl fftsplus";
-const WAIT_TIMEOUT: &str = "wait timeout occurred during task execution";
-
-/// Whether a device record's text (lower case) is a wait that timed out — the side waited on
-/// stalled — rather than a fault of a kernel.
-pub fn is_device_wait(lower: &str) -> bool {
-    lower.contains(HCCL_TIMEOUT) || lower.contains(WAIT_TIMEOUT)
 }
 
 /// Maps header wording to a kind: `aivec error`, `fftsplus aicore error`, `hccl fftsplus task

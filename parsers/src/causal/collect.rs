@@ -7,7 +7,6 @@
 use std::borrow::Cow;
 use std::sync::LazyLock;
 
-use crate::aicore::evidence::is_device_wait;
 use crate::cann_error::{find_code, has_func_suffix, torch_npu, CannErrorReport, ReportAssembler};
 use crate::compiler_diag::{self, parse_diagnostic, Form};
 use crate::kernel_assert::is_kernel_assert;
@@ -1065,7 +1064,7 @@ fn report_candidate<'w>(
     let rank = if is_device_fault(&root_message)
         || report.traceback.iter().any(|t| {
             let lower = t.text.to_ascii_lowercase();
-            lower.contains("the error from device(") && !is_device_wait(&lower)
+            lower.contains("the error from device(") && !knowledge::is_device_wait(&lower)
         }) {
         CauseRank::DeviceFault
     } else {

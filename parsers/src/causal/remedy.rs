@@ -308,7 +308,7 @@ fn matches(err: &CausalError) -> impl Iterator<Item = String> + '_ {
     // A report whose root states a device fault ranks as one, whatever its code's title says —
     // unless the device record is a wait (an HCCL FFTS+ timeout, an event or notify wait): the
     // side waited on is the fault, so the collective's remedy below applies.
-    let wait = crate::aicore::evidence::is_device_wait(&err.message.to_ascii_lowercase());
+    let wait = crate::knowledge::is_device_wait(&err.message.to_ascii_lowercase());
     let fault =
         (err.rank == super::CauseRank::DeviceFault && !wait).then(|| "nature:device-fault".into());
     // A collective failure's remedy is the other ranks' (a timeout there is a derived fault).

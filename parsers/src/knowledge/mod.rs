@@ -445,6 +445,17 @@ pub fn phrase_fact(text: &str) -> Option<&'static Fact> {
     phrase(Kind::Phrase, &text.to_ascii_lowercase())
 }
 
+/// The wording of a device record that is a wait, not a kernel's fault (lower case): an HCCL
+/// FFTS+ task timeout and the runtime's event / notify wait timeouts.
+pub const HCCL_TIMEOUT: &str = "hccl fftsplus";
+pub const WAIT_TIMEOUT: &str = "wait timeout occurred during task execution";
+
+/// Whether a device record's text (lower case) is a wait that timed out — the side waited on
+/// stalled — rather than a fault of a kernel.
+pub fn is_device_wait(lower: &str) -> bool {
+    lower.contains(HCCL_TIMEOUT) || lower.contains(WAIT_TIMEOUT)
+}
+
 /// The row a line states a cause with wherever it stands — bare, fenced, quoted or after any
 /// prefix, outside an exception or a CANN report: an environment message, a cause phrase, or a
 /// torch_npu hint that names the fault (a hint that only says something failed does not).
