@@ -563,6 +563,15 @@ mod tests {
         );
     }
 
+    /// Cuts the file at `path` to `len` bytes, as another process would under a mapping.
+    fn truncate(path: &std::path::Path, len: u64) {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .and_then(|f| f.set_len(len))
+            .unwrap();
+    }
+
     /// A file of `len` bytes of `fill`, open for reading, and its path.
     fn file_of(name: &str, len: usize, fill: u8) -> (File, std::path::PathBuf) {
         let path = std::env::temp_dir().join(format!("npgx-mapped-{name}-{}", std::process::id()));
@@ -584,11 +593,7 @@ mod tests {
         assert_eq!(m.read(0, len as u64, sum).ok(), Some(Ok(3 * len as u64)));
         // Past the mapping: the consumer comes back uncalled.
         assert!(m.read(1, len as u64, sum).is_err());
-        std::fs::OpenOptions::new()
-            .write(true)
-            .open(&path)
-            .and_then(|f| f.set_len(4096))
-            .unwrap();
+        truncate(&path, 4096);
         // A read of the vanished pages, nested in a read of another file that stays whole:
         // the inner read fails, the outer one does not, and nothing dies.
         let outer = whole.read(0, len as u64, |b| {
@@ -651,11 +656,7 @@ mod tests {
         let (file, path) = file_of("zero-pages", len, 3);
         let m = Mapping::new(&file, len as u64, Mode::Always).expect("the file maps");
         let sum = |b: &[u8]| b.iter().map(|&x| u64::from(x)).sum::<u64>();
-        std::fs::OpenOptions::new()
-            .write(true)
-            .open(&path)
-            .and_then(|f| f.set_len(4096))
-            .unwrap();
+        truncate(&path, 4096);
         let outer = m.read(0, len as u64, |b| {
             // The inner read faults on every page past the new end and maps zero pages there;
             // then the outer one reads them, no fault.
