@@ -1,4 +1,4 @@
-//! The one run-time dispatch to wider vectors (AVX2 and F16C on x86-64, and AVX-512 for the
+//! The one run-time dispatch to wider vectors (AVX2, FMA and F16C on x86-64, and AVX-512 for the
 //! kernels that have loops for it; NEON on AArch64), for the hot loops of `dump-scan`
 //! (statistics, [`crate::scan::stats`]) and `dump-compare` (metrics).
 //!
@@ -86,7 +86,7 @@ pub const SIMD_ENV: &str = "NPGX_SIMD";
 pub enum Cap {
     /// The portable loops only.
     Portable,
-    /// AVX2 and F16C, or NEON.
+    /// AVX2, FMA and F16C, or NEON.
     Vectors,
     /// The widest the CPU has (AVX-512 for the kernels with such loops).
     Widest,
@@ -198,7 +198,7 @@ pub fn vector_path_or_skip(test: &str) -> bool {
     use std::io::Write as _;
     let _ = writeln!(
         std::io::stderr(),
-        "{test}: SKIPPED, this CPU has no vector path (AVX2 and F16C, or little-endian NEON); \
+        "{test}: SKIPPED, this CPU has no vector path (AVX2, FMA and F16C, or little-endian NEON); \
          only the portable one runs"
     );
     false
@@ -252,16 +252,16 @@ macro_rules! features {
 pub mod x86 {
     use super::Kernel;
 
-    features!(is_x86_feature_detected, true, run_x86: "avx2", "f16c");
+    features!(is_x86_feature_detected, true, run_x86: "avx2", "fma", "f16c");
 
-    /// The AVX-512 level: AVX2 and F16C (the level below, whose loops it may call) and
+    /// The AVX-512 level: AVX2, FMA and F16C (the level below, whose loops it may call) and
     /// AVX-512F.
     #[cfg(npgx_avx512)]
     #[clippy::msrv = "1.89"]
     pub mod avx512 {
         use super::super::Kernel;
 
-        features!(is_x86_feature_detected, super::available(), run_x86_512: "avx2", "f16c", "avx512f");
+        features!(is_x86_feature_detected, super::available(), run_x86_512: "avx2", "fma", "f16c", "avx512f");
 
         impl Features {
             /// The AVX2 token: this level includes that one's features.
@@ -388,16 +388,17 @@ mod tests {
         #[cfg(target_arch = "x86_64")]
         {
             use super::x86::{available, FEATURES};
-            assert_eq!(FEATURES, ["avx2", "f16c"]);
+            assert_eq!(FEATURES, ["avx2", "fma", "f16c"]);
             let detected = [
                 std::is_x86_feature_detected!("avx2"),
+                std::is_x86_feature_detected!("fma"),
                 std::is_x86_feature_detected!("f16c"),
             ];
             assert_eq!(available(), detected.iter().all(|&d| d));
             #[cfg(npgx_avx512)]
             {
                 use super::x86::avx512;
-                assert_eq!(avx512::FEATURES, ["avx2", "f16c", "avx512f"]);
+                assert_eq!(avx512::FEATURES, ["avx2", "fma", "f16c", "avx512f"]);
                 assert_eq!(
                     avx512::available(),
                     available() && std::is_x86_feature_detected!("avx512f")

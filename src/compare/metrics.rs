@@ -242,7 +242,7 @@ trait VectorLoops: Copy {
     /// most [`BLOCK`]); marks in `differ` the vectors of [`LANES`] pairs whose part holds a
     /// pair that differs (t − g not zero: unequal or not finite). `EXACT`: the products g·t, g²
     /// and t² are exact in f64, so a fused multiply-add gives the sums of a multiplication and an
-    /// addition bit for bit (the AVX-512 loop takes it then; AVX2 without FMA and NEON do not).
+    /// addition bit for bit (the AVX2 and AVX-512 loops take it then; NEON does not).
     ///
     /// # Safety
     /// `self` is its path's `Features` token; `n` within both slices.
@@ -1077,7 +1077,7 @@ mod tests {
 
     #[test]
     fn the_dispatched_kernel_agrees_with_the_portable_one() {
-        // On a CPU with AVX2/F16C `update_raw` runs the vector build; its answer must be the
+        // On a CPU with AVX2/FMA/F16C `update_raw` runs the vector build; its answer must be the
         // portable one, bit for bit, across block boundaries and with non-finite values.
         if !simd::vector_path_or_skip("metrics: dispatched kernel") {
             return;

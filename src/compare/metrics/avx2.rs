@@ -2,7 +2,10 @@
 //! simd::x86::Features` and its loops, one function each (moments, errors, KL terms; the last
 //! two only over the vectors with a pair that differs). Every function is `#[inline(always)]`,
 //! so they compile into the AVX2 kernel that calls [`LaneSums::lanes`]. A vector of four f64
-//! holds half of the [`LANES`] ([`HALF`]): each loop runs once per half.
+//! holds half of the [`LANES`] ([`HALF`]): each loop runs once per half. The same operations per
+//! lane in the same order as the portable loop, so the lanes are its own bit for bit; a fused
+//! multiply-add only for the moments' products of values that multiply exactly (`EXACT`), where
+//! it rounds as the multiplication and the addition do.
 
 use std::arch::x86_64::*;
 
@@ -122,9 +125,16 @@ impl VectorLoops for Features {
             let mut bits = 0u64;
             for b in 0..vectors.saturating_sub(w * 64).min(64) {
                 let (gv, tv) = load(g, t, (w * 64 + b) * LANES + h * HALF);
-                dot = _mm256_add_pd(dot, _mm256_mul_pd(gv, tv));
-                gg = _mm256_add_pd(gg, _mm256_mul_pd(gv, gv));
-                tt = _mm256_add_pd(tt, _mm256_mul_pd(tv, tv));
+                if EXACT {
+                    // round(a·b + c) = round(round(a·b) + c) when a·b is exact.
+                    dot = _mm256_fmadd_pd(gv, tv, dot);
+                    gg = _mm256_fmadd_pd(gv, gv, gg);
+                    tt = _mm256_fmadd_pd(tv, tv, tt);
+                } else {
+                    dot = _mm256_add_pd(dot, _mm256_mul_pd(gv, tv));
+                    gg = _mm256_add_pd(gg, _mm256_mul_pd(gv, gv));
+                    tt = _mm256_add_pd(tt, _mm256_mul_pd(tv, tv));
+                }
                 sum_ag = _mm256_add_pd(sum_ag, _mm256_andnot_pd(sign, gv));
                 sum_at = _mm256_add_pd(sum_at, _mm256_andnot_pd(sign, tv));
                 let (dg, dt) = (_mm256_sub_pd(gv, kg), _mm256_sub_pd(tv, kt));
