@@ -452,7 +452,7 @@ fn plog(a: Map<String, Value>, _: &dyn Progress) -> anyhow::Result<Value> {
     let summary = crate::plog::summarize(
         &inputs,
         &crate::plog::Filters::default(),
-        map_mode(false, false)?,
+        crate::dump::mapped::Mode::from_flags(false, false),
         warnings,
     );
     if !summary.files.iter().any(|f| f.read) {

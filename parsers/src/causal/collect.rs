@@ -1360,9 +1360,8 @@ impl<'w> OtherLine<'w> {
         // tools' error macro), possibly with the component's own tags after it
         // (`[ERROR][FusedDeepMoe] batchSize(bs) must <= 256.`); plog records and torch_npu lines
         // were read before.
-        let bare = ["[ERROR]", "[CRITICAL]", "[FATAL]"]
-            .iter()
-            .find_map(|tag| t.strip_prefix(tag))
+        let bare = bare_level_tag(t)
+            .and_then(|(error, rest)| error.then_some(rest))
             .map(component_tags)
             .filter(|r| r.starts_with(char::is_whitespace));
         let error_level = match logger_error_level(n) {
@@ -1411,7 +1410,7 @@ impl<'w> OtherLine<'w> {
                     | LinePrefix::Glog(_)
                     | LinePrefix::C10 { .. }
             )
-        }) && !has_bare_level_tag(t);
+        }) && bare_level_tag(t).is_none();
         let failure = unlevelled
             && !rest.starts_with(char::is_whitespace)
             && super::phase::runtime_number(t).is_some()
@@ -1428,17 +1427,14 @@ impl<'w> OtherLine<'w> {
     }
 }
 
-/// Whether `t` opens with a bare bracketed level tag (`[ERROR]  acl set device 0 failed`,
-/// `[WARN]  …`, `[INFO] …`: the Ascend samples' and many C++ tools' macros).
-fn has_bare_level_tag(t: &str) -> bool {
-    t.strip_prefix('[')
-        .and_then(|r| r.split_once(']'))
-        .is_some_and(|(word, _)| {
-            [
-                "ERROR", "CRITICAL", "FATAL", "WARN", "WARNING", "INFO", "DEBUG", "TRACE", "EVENT",
-            ]
-            .contains(&word)
-        })
+/// The bare bracketed level tag `t` opens with (`[ERROR]  acl set device 0 failed`, `[WARN]
+/// …`, `[INFO] …`: the Ascend samples' and many C++ tools' macros): whether its level is an
+/// error level, and the text after it.
+fn bare_level_tag(t: &str) -> Option<(bool, &str)> {
+    let (word, rest) = t.strip_prefix('[')?.split_once(']')?;
+    let error = ["ERROR", "CRITICAL", "FATAL"].contains(&word);
+    (error || ["WARN", "WARNING", "INFO", "DEBUG", "TRACE", "EVENT"].contains(&word))
+        .then_some((error, rest))
 }
 
 /// Whether `s` names a fault or timeout on the device by its runtime error number (a number
