@@ -19,6 +19,7 @@
 //! elided_glog   = ("..." | "…") path ":" n "]" [" [" trace_id "]"] [" [__" artifact "]"] [" "]
 //! compose       = service " "+ "|" [" "]                                  web-1    | (docker compose)
 //! pytest_error  = "E" " "{2,}                                             E       AssertionError: …
+//! issue_title   = "[" Word "]:" " "      (first on the line; Word not a log level)   [Bug]: RuntimeError: …
 //! bracket_logger= "[" YYYY-MM-DD (" "|"T") hh:mm:ss [("."|",") frac] [zone] ( " " L " " ids "]" [" " path ":" n ": "]
 //!                 | "]" (" "? "[" field "]"){0..8} with one field a LEVEL word [" "? ": "] ) [" "]
 //! ```
@@ -76,6 +77,9 @@ pub enum LinePrefix<'a> {
     /// A bracketed stage or component tag in front of another prefix: vllm-omni's `[Stage-1] `
     /// before vLLM's logger header.
     Tag { tag: &'a str },
+    /// The kind an issue form puts in front of a title (`[Bug]: `, `[Question]: `, `[Usage]: `),
+    /// pasted with the title as its first line.
+    IssueTitle { title_kind: &'a str },
 }
 
 /// The parsed glog-form header.
@@ -151,6 +155,10 @@ impl<'a> Stripped<'a> {
 pub fn strip_prefixes(line: &str) -> Stripped<'_> {
     let mut rest = line;
     let mut prefixes = Vec::new();
+    if let Ok((after, title)) = issue_title(rest) {
+        prefixes.push(title);
+        rest = after;
+    }
     loop {
         let parsed = alt((
             vllm_process,
@@ -202,6 +210,36 @@ fn tag_before_prefix(i: &str) -> R<'_, LinePrefix<'_>> {
     alt((vllm_process, vllm_logger, rank, glog, c10, bracket_logger)).parse(after)?;
     Ok((after, LinePrefix::Tag { tag: t }))
 }
+
+/// `[Bug]: `: a capitalised word of letters in brackets, a colon and a space, before text. A log
+/// level in that form (`[Error]: The aicore execution is abnormal.`, torch_npu's hint) is not
+/// one: it is part of the message.
+fn issue_title(i: &str) -> R<'_, LinePrefix<'_>> {
+    let (after, kind) = delimited(
+        char('['),
+        verify(
+            take_while_m_n(1, 24, |c: char| c.is_ascii_alphabetic()),
+            |w: &str| {
+                w.starts_with(|c: char| c.is_ascii_uppercase())
+                    && !LEVEL_WORDS.iter().any(|l| w.eq_ignore_ascii_case(l))
+            },
+        ),
+        tag("]: "),
+    )
+    .parse(i)?;
+    if !after.starts_with(|c: char| !c.is_whitespace()) {
+        return Err(nom::Err::Error(nom::error::Error::new(
+            i,
+            nom::error::ErrorKind::Verify,
+        )));
+    }
+    Ok((after, LinePrefix::IssueTitle { title_kind: kind }))
+}
+
+/// Level words, as loggers print them in brackets.
+const LEVEL_WORDS: [&str; 10] = [
+    "error", "warning", "warn", "info", "debug", "trace", "critical", "fatal", "notice", "event",
+];
 
 fn vllm_process(i: &str) -> R<'_, LinePrefix<'_>> {
     let (i, label) =
@@ -743,6 +781,37 @@ mod tests {
             assert_eq!(s.rest, line);
             assert!(s.prefixes.is_empty());
         }
+    }
+
+    #[test]
+    fn an_issue_title_kind_first_on_the_line() {
+        let p = strip_prefixes("[Question]: RuntimeError: aclnnX failed with aclnnStatus=561002.");
+        assert_eq!(
+            p.prefixes,
+            vec![LinePrefix::IssueTitle {
+                title_kind: "Question"
+            }]
+        );
+        assert_eq!(
+            p.rest,
+            "RuntimeError: aclnnX failed with aclnnStatus=561002."
+        );
+        let p = strip_prefixes("[Bug]: [rank3]: RuntimeError: x");
+        assert_eq!((p.rank(), p.rest), (Some(3), "RuntimeError: x"));
+        // A level word is the message's (torch_npu's hint); not after another prefix; a space
+        // or nothing after it, a word with digits or in lower case: not a title.
+        for line in [
+            "[Error]: The aicore execution is abnormal.",
+            "[WARNING]: x",
+            "[Bug]:  two spaces",
+            "[Bug]: ",
+            "[bug]: x",
+            "[Bug2]: x",
+        ] {
+            assert!(strip_prefixes(line).prefixes.is_empty(), "{line}");
+        }
+        let p = strip_prefixes("[rank0]: [Bug]: x");
+        assert_eq!(p.rest, "[Bug]: x");
     }
 
     #[test]

@@ -1052,10 +1052,18 @@ fn report_candidate<'w>(
     };
     let root_message = strip_location(root_text).to_string();
     let external = report.code.is_some() && !report.inner;
-    let cited = if external {
-        i
-    } else {
-        index_of(w, report.causal_line).min(w.len() - 1)
+    // A TraceBack item that names an installation fault (`Op Cast does not has any binary.`
+    // under `Parse dynamic kernel config fail.`) is what the head's failure came from, unless
+    // the head names a fault of its own.
+    let installation = report.traceback.iter().find(|t| {
+        knowledge::environment(&t.text).is_some()
+            && knowledge::environment(&root_message).is_none()
+            && !is_device_fault(&root_message)
+    });
+    let cited = match installation {
+        _ if external => i,
+        Some(t) => index_of(w, t.line).min(w.len() - 1),
+        None => index_of(w, report.causal_line).min(w.len() - 1),
     };
     // A report whose root states a device fault, or whose TraceBack gives the device's own
     // record of an exception on a core (`… return: 507015` over `The error from device(…) …
@@ -1077,9 +1085,10 @@ fn report_candidate<'w>(
         Shape::CannReport,
         "cann.report",
     );
+    let message = installation.map_or(root_message, |t| strip_location(&t.text).to_string());
     c.message = match &report.code {
-        Some(code) => format!("{code}: {root_message}"),
-        None => root_message,
+        Some(code) => format!("{code}: {message}"),
+        None => message,
     };
     for l in &w[i..end] {
         push_scope(&mut c.scope, l.no, l.norm.rest.trim());
@@ -1773,6 +1782,29 @@ terminate called after throwing an instance of 'c10::Error'
         let text = "RuntimeError: [ERROR] HCCL error in: /w/torch_npu/csrc/distributed/ProcessGroupHCCL.cpp:1716\n[ERROR] 2025-01-01-00:00:00 (PID:1, Device:0, RankID:0) ERR02200 DIST call hccl api failed.\nEJ0001: [PID: 1] 2025-01-01-00:00:00.000.000 Failed to initialize the HCCP process. Reason: the device network is not configured.\n";
         let c = crate::causal::first_causal_error(text.as_bytes()).expect("an error");
         assert_eq!(c.line, 3);
+    }
+
+    #[test]
+    fn a_traceback_item_naming_an_installation_fault_is_the_reports_cause() {
+        // The head is the symptom of a missing kernel package, which the TraceBack names.
+        let text = "RuntimeError: call aclnnCast failed, detail:EZ9999: Inner Error!\nEZ9999: 2024-01-01-00:00:00.000.000  Parse dynamic kernel config fail.\n        TraceBack (most recent call last):\n        AclOpKernelInit failed opType\n        Op Cast does not has any binary.\n        launch failed for Cast, errno:561000.\n";
+        let c = crate::causal::first_causal_error(text.as_bytes()).expect("an error");
+        assert_eq!(c.line, 5);
+        // Without it, the head as before.
+        let text = text.replace("Op Cast does not has any binary.", "Kernel Run failed.");
+        let c = crate::causal::first_causal_error(text.as_bytes()).expect("an error");
+        assert_eq!(c.line, 2);
+        // A head that names a device fault keeps it.
+        let text = "EZ9999: Inner Error!\nEZ9999: [PID: 1] 2025-01-01-00:00:00.000.000 Task run failed, the error from device(0).\n        TraceBack (most recent call last):\n        init env failed![FUNC:f][FILE:f.cc][LINE:1]\n";
+        let c = crate::causal::first_causal_error(text.as_bytes()).expect("an error");
+        assert_ne!(c.line, 4);
+    }
+
+    #[test]
+    fn an_exception_under_an_issue_titles_kind() {
+        let text = "[Question]: RuntimeError: aclnnCausalConv1dGetWorkspaceSize failed with aclnnStatus=561002.\n";
+        let c = crate::causal::first_causal_error(text.as_bytes()).expect("an error");
+        assert_eq!(c.line, 1);
     }
 
     #[test]
