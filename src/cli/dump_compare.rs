@@ -69,7 +69,8 @@ pub struct Args {
     /// Length of each worst-operators list.
     #[arg(long, value_name = "N", default_value_t = 5)]
     pub top: usize,
-    /// Worker threads (default: one per core).
+    /// Worker threads (default: one per core; four per core for the streamed pairs of trees
+    /// read from disk).
     #[arg(short = 'j', long, value_name = "N")]
     pub threads: Option<usize>,
     /// Map every file of 1 MiB or more (also NPGX_MMAP=1). By default such a file is mapped

@@ -22,6 +22,7 @@ use npgx_parsers::dump::header::Io;
 use rayon::prelude::*;
 
 use crate::dump::list::{self, Listed, TensorSlot};
+use crate::dump::mapped;
 use crate::dump::order::{exec_key, OpKey};
 use crate::dump::records::GroupKey;
 use crate::dump::records::OpRef;
@@ -51,7 +52,8 @@ pub struct CompareOptions {
     pub per_dtype: BTreeMap<String, Threshold>,
     /// Length of each `worst` list.
     pub top: usize,
-    /// Worker threads; `None` = one per core.
+    /// Worker threads; `None` = one per core, and four per core (at most 64) for the pairs
+    /// that stream when the trees are read from disk.
     pub threads: Option<usize>,
     /// A GE graph dump (`ge_proto_*.txt`) for fused-op names and producers.
     pub graph: Option<PathBuf>,
@@ -775,30 +777,81 @@ impl Matched {
 
 /// Compares the pairs of `jobs` in parallel on `pool`, reporting each to `progress`; returns
 /// them in execution order (group, order, io, index).
+/// The largest pairs whose files are looked up in the page cache ([`mapped::cached`]) to tell
+/// trees read from disk.
+const DISK_PROBES: usize = 4;
+/// Workers per core for pairs read from disk: a worker waits for its reads, so more of them keep
+/// the disk's queue full while the cores compute (2 cores, the 0.25 GiB bench trees cold: 0.73–1.12
+/// s with 2 workers, 0.60–0.66 s with 8, against the read limit's 0.55–0.89 s on 16 threads;
+/// docs/performance.md).
+const DISK_WORKERS_PER_CORE: usize = 4;
+/// At most this many workers for pairs read from disk (more cores keep one each).
+const DISK_WORKERS_MAX: usize = 64;
+
+/// Workers for pairs read from disk on `cores` cores.
+fn disk_workers(cores: usize) -> usize {
+    (cores * DISK_WORKERS_PER_CORE)
+        .min(DISK_WORKERS_MAX)
+        .max(cores)
+}
+
+/// Whether the files of the largest pairs (`jobs` largest first) are read from disk: one of
+/// them is not held by the page cache.
+fn from_disk(jobs: &[Job], (g, t): (&SideData, &SideData)) -> bool {
+    jobs.iter().take(DISK_PROBES).any(|j| {
+        !mapped::cached(&g.slot(j.golden).0.path) || !mapped::cached(&t.slot(j.target).0.path)
+    })
+}
+
+/// Compares the pairs of `jobs` on `pool`'s workers; on more workers ([`disk_workers`]) when
+/// `threads` leaves the choice to npgx and the trees are read from disk, those pairs that stream
+/// (the others hold a whole tensor each, so they keep one worker per core).
 fn run_jobs(
     pool: &rayon::ThreadPool,
     mut jobs: Vec<Job>,
     (g, t): (&SideData, &SideData),
     thresholds: &Thresholds,
     (map, cancel): (crate::dump::mapped::Mode, &crate::cancel::Cancel),
+    threads: Option<usize>,
     progress: &(dyn Fn(Progress) + Sync),
 ) -> Vec<Pair> {
     // The largest pairs first, so that the last to finish are small ones and every worker stays
     // busy to the end (the pairs are put back in execution order below).
     jobs.sort_by_key(|j| std::cmp::Reverse(t.slot(j.target).1.elements()));
-    let mut pairs: Vec<Pair> = pool.install(|| {
-        jobs.par_iter()
-            .filter_map(|j| {
-                // A cancelled call compares nothing more (the caller reports no pair).
-                if cancel.is_set() {
-                    return None;
-                }
-                let p = run_job(j, g, t, thresholds, map);
-                progress(Progress::PairDone);
-                Some(p)
-            })
-            .collect()
-    });
+    let disk = (threads.is_none() && from_disk(&jobs, (g, t)))
+        .then(|| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(disk_workers(pool.current_num_threads()))
+                .build()
+                .ok()
+        })
+        .flatten();
+    let on = |pool: &rayon::ThreadPool, jobs: &[Job]| -> Vec<Pair> {
+        pool.install(|| {
+            jobs.par_iter()
+                .filter_map(|j| {
+                    // A cancelled call compares nothing more (the caller reports no pair).
+                    if cancel.is_set() {
+                        return None;
+                    }
+                    let p = run_job(j, g, t, thresholds, map);
+                    progress(Progress::PairDone);
+                    Some(p)
+                })
+                .collect()
+        })
+    };
+    let mut pairs = match &disk {
+        Some(disk) => {
+            let (streamed, held): (Vec<Job>, Vec<Job>) = jobs
+                .into_iter()
+                .partition(|j| ValueReader::streams(g.slot(j.golden).1, t.slot(j.target).1));
+            let mut pairs = on(disk, &streamed);
+            pairs.extend(on(pool, &held));
+            pairs
+        }
+        None => on(pool, &jobs),
+    };
     pairs.sort_by_key(|p| (p.group, p.order, p.io, p.index));
     pairs
 }
@@ -931,6 +984,7 @@ pub fn compare(
         (&g, &t),
         &thresholds,
         (opts.map, &opts.cancel),
+        opts.threads,
         progress,
     );
     opts.cancel.check()?;
@@ -963,6 +1017,12 @@ pub fn compare(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn four_workers_per_core_from_disk_at_most_64_and_never_fewer_than_cores() {
+        let got: Vec<usize> = [1, 2, 16, 17, 64, 128].map(disk_workers).to_vec();
+        assert_eq!(got, [4, 8, 64, 64, 64, 128]);
+    }
 
     fn pair(order: usize, name: &str, io: Io, passed: bool) -> Pair {
         Pair {

@@ -184,33 +184,10 @@ impl Mapping {
         (mode == Mode::Always || mapping.resident()).then_some(mapping)
     }
 
-    /// Whether the page cache holds the mapping's pages, judged by [`PROBES`] of them spread
-    /// evenly from the first to the last (`mincore` on each: the kernel looks the page up, none
-    /// is read or faulted in). A file is mostly cached whole or evicted whole; looking every
-    /// page up cost more than the mapping saved on a tree of 6 MiB files. An error answers no.
+    /// Whether the page cache holds the mapping's pages ([`probe_resident`]).
     fn resident(&self) -> bool {
-        let page = page_size();
-        let pages = self.len.div_ceil(page);
-        let probes = pages.min(PROBES);
-        (0..probes).all(|k| {
-            // Page `k · (pages - 1) / (probes - 1)`: the first, the last and evenly between.
-            let at = if probes > 1 {
-                k * (pages - 1) / (probes - 1)
-            } else {
-                0
-            };
-            let mut flag = 0u8;
-            // SAFETY: page `at` (`at < pages`) lies inside our mapping and starts on a page
-            // boundary; one page needs one flag byte. mincore only looks the page up.
-            let r = unsafe {
-                libc::mincore(
-                    self.base.as_ptr().add(at * page).cast(),
-                    page.min(self.len - at * page),
-                    &mut flag,
-                )
-            };
-            r == 0 && flag & 1 == 1
-        })
+        // SAFETY: `base` and `len` are this mapping's own.
+        unsafe { probe_resident(self.base.as_ptr(), self.len) }
     }
 
     /// Tells the kernel the range will be read soon, front to back (read-ahead).
@@ -388,6 +365,75 @@ static INSTALLED: AtomicBool = AtomicBool::new(false);
 /// The SIGBUS action before ours (written once, before our handler is installed).
 static PREVIOUS: AtomicPtr<libc::sigaction> = AtomicPtr::new(std::ptr::null_mut());
 static PAGE: AtomicUsize = AtomicUsize::new(4096);
+
+/// Whether the page cache holds the `len` mapped bytes at `base`, judged by [`PROBES`] of their
+/// pages spread evenly from the first to the last (`mincore` on each: the kernel looks the page
+/// up, none is read or faulted in). A file is mostly cached whole or evicted whole; looking every
+/// page up cost more than the mapping saved on a tree of 6 MiB files. An error answers no.
+///
+/// # Safety
+/// `base` starts a mapping of at least `len` bytes, on a page boundary.
+unsafe fn probe_resident(base: *mut u8, len: usize) -> bool {
+    let page = page_size();
+    let pages = len.div_ceil(page);
+    let probes = pages.min(PROBES);
+    (0..probes).all(|k| {
+        // Page `k · (pages - 1) / (probes - 1)`: the first, the last and evenly between.
+        let at = if probes > 1 {
+            k * (pages - 1) / (probes - 1)
+        } else {
+            0
+        };
+        let mut flag = 0u8;
+        // SAFETY: page `at` (`at < pages`) lies inside the mapping (the caller's promise) and
+        // starts on a page boundary; one page needs one flag byte. mincore only looks it up.
+        let r = unsafe {
+            libc::mincore(
+                base.add(at * page).cast(),
+                page.min(len - at * page),
+                &mut flag,
+            )
+        };
+        r == 0 && flag & 1 == 1
+    })
+}
+
+/// Whether the page cache holds the file at `path`, judged as [`Mode::Resident`] judges a file
+/// before mapping it (no page is read). An empty file is held; a file that cannot be opened or
+/// mapped is not.
+pub fn cached(path: &std::path::Path) -> bool {
+    let Ok(file) = File::open(path) else {
+        return false;
+    };
+    let Some(len) = file
+        .metadata()
+        .ok()
+        .and_then(|m| usize::try_from(m.len()).ok())
+    else {
+        return false;
+    };
+    if len == 0 {
+        return true;
+    }
+    // SAFETY: a fresh read-only private mapping at an address the kernel chooses, only looked
+    // up with mincore (no page of it is read) and unmapped before returning.
+    unsafe {
+        let p = libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ,
+            libc::MAP_PRIVATE,
+            file.as_raw_fd(),
+            0,
+        );
+        if p == libc::MAP_FAILED {
+            return false;
+        }
+        let held = probe_resident(p.cast(), len);
+        libc::munmap(p, len);
+        held
+    }
+}
 
 fn page_size() -> usize {
     PAGE.load(Ordering::Relaxed)
@@ -669,6 +715,7 @@ mod tests {
 
     #[test]
     fn a_file_is_resident_when_the_page_cache_holds_its_pages() {
+        // (`Mapping::new`'s judgement and `cached`'s are one probe.)
         let path = std::env::temp_dir().join(format!("npgx-mapped-sparse-{}", std::process::id()));
         let len = 1 << 20;
         // A hole: no page of it is in the cache (on any file system) until it is written.
@@ -681,7 +728,7 @@ mod tests {
             .unwrap();
         file.set_len(len).unwrap();
         let m = Mapping::new(&file, len, Mode::Always).expect("the file maps");
-        assert!(!m.resident());
+        assert!(!m.resident() && !cached(&path));
         use std::os::unix::fs::FileExt;
         // (Pages of 4 KiB here, 64 KiB on many AArch64 kernels.)
         let page = page_size() as u64;
@@ -690,8 +737,12 @@ mod tests {
         assert!(!m.resident(), "the last page is still a hole");
         file.write_all_at(&vec![7u8; page as usize], len - page)
             .unwrap();
-        assert!(m.resident());
+        assert!(m.resident() && cached(&path));
+        // An empty file is held; one that cannot be opened is not.
+        file.set_len(0).unwrap();
+        assert!(cached(&path));
         std::fs::remove_file(&path).unwrap();
+        assert!(!cached(&path));
     }
 
     /// Outside a guarded read, a SIGBUS keeps its action: the process dies of it (checked in a

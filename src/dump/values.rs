@@ -412,6 +412,16 @@ impl ValueReader {
         Ok((g, t))
     }
 
+    /// Whether [`ValueReader::pair`] streams both tensors of a pair (both plain, or both in one
+    /// padded device layout): the pair then holds no whole tensor in memory, whatever its size.
+    pub fn streams(golden: &TensorSlot, target: &TensorSlot) -> bool {
+        match (&golden.data, &target.data) {
+            (Data::Plain { .. }, Data::Plain { .. }) => true,
+            (Data::Padded { view: g, .. }, Data::Padded { view: t, .. }) => g == t,
+            _ => false,
+        }
+    }
+
     fn with(source: Source, element: Element, size: usize) -> ValueReader {
         ValueReader {
             source,
@@ -881,6 +891,21 @@ mod tests {
             ..plain.clone()
         };
         assert!(ValueReader::pair((nd_path.as_path(), &short), dev, Mode::default()).is_err());
+        // Which pairs hold no whole tensor: one layout on both sides, or plain on both.
+        assert!(ValueReader::streams(&padded, &padded) && ValueReader::streams(&plain, &short));
+        assert!(!ValueReader::streams(&plain, &padded) && !ValueReader::streams(&padded, &plain));
+        let other = dump_slot(
+            &TensorDesc {
+                shape: vec![1, 1, 2, 2, 4],
+                ..desc.clone()
+            },
+            16,
+            0,
+            None,
+        )
+        .unwrap();
+        assert!(matches!(other.data, Data::Padded { .. }));
+        assert!(!ValueReader::streams(&padded, &other));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
