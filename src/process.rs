@@ -8,7 +8,8 @@
 /// is allocated by whichever worker holds the collector, among that worker's short-lived
 /// records; with more arenas and big blocks carved from them, the holes they leave held
 /// 1 000 000 files at 251 MiB, 163 MiB tuned (docs/performance.md, "dump-scan"). One arena for
-/// all workers holds as little but costs up to a third of the speed.
+/// all workers holds as little but costs up to a third of the speed. (dump-compare's extra
+/// workers for trees read from disk share these arenas; they hold two chunks per pair.)
 pub fn tune_allocator() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {

@@ -310,7 +310,8 @@ struct DumpCompareArgs {
     /// A GE graph dump (ge_proto_*.txt) for fused-op names and producers.
     #[serde(default)]
     graph: Option<PathBuf>,
-    /// Worker threads (default: one per core).
+    /// Worker threads (default: one per core; four per core for the streamed pairs of trees
+    /// read from disk).
     #[serde(default)]
     threads: Option<usize>,
     /// Graph texts (files or folders) that trace the divergence to its FX node and the model's

@@ -19,7 +19,7 @@
 //! elided_glog   = ("..." | "…") path ":" n "]" [" [" trace_id "]"] [" [__" artifact "]"] [" "]
 //! compose       = service " "+ "|" [" "]                                  web-1    | (docker compose)
 //! pytest_error  = "E" " "{2,}                                             E       AssertionError: …
-//! issue_title   = "[" Word "]:" " "      (first on the line; Word not a log level)   [Bug]: RuntimeError: …
+//! issue_title   = "[" Kind "]" [":"] " "   (first on the line; Kind an issue form's)  [Bug]: RuntimeError: …
 //! bracket_logger= "[" YYYY-MM-DD (" "|"T") hh:mm:ss [("."|",") frac] [zone] ( " " L " " ids "]" [" " path ":" n ": "]
 //!                 | "]" (" "? "[" field "]"){0..8} with one field a LEVEL word [" "? ": "] ) [" "]
 //! ```
@@ -36,6 +36,10 @@
 //! `elided_glog` is a glog header whose head a user cut to `...` when pasting; its level is
 //! unknown and reported as `?`. So is `vllm_tail`'s (a `VllmLogger` with level `?`): the user kept
 //! only `[multiproc_executor.py:654] ` of the logger's prefix.
+//!
+//! `issue_title` is npgx's own, not the spec's: the kind an issue form writes before a title the
+//! user pasted as the first line of the output (`[Question]: RuntimeError: …`, the wider-world
+//! batch 11 of docs/triage.md), from a closed list of the forms' kinds.
 //!
 //! `L` is one of `V I W E C F` (glog) or `V I W E F` (c10). The glog form is TORCH_LOGS' and the
 //! glog library's own (which writes the year when `log_year_in_prefix` is on, its default since
@@ -211,34 +215,53 @@ fn tag_before_prefix(i: &str) -> R<'_, LinePrefix<'_>> {
     Ok((after, LinePrefix::Tag { tag: t }))
 }
 
-/// `[Bug]: `: a capitalised word of letters in brackets, a colon and a space, before text. A log
-/// level in that form (`[Error]: The aicore execution is abnormal.`, torch_npu's hint) is not
-/// one: it is part of the message.
+/// `[Bug]: `: the kind an issue form puts in front of a title, as the forms of vLLM,
+/// vLLM-Ascend, SGLang (`[Bug] `, no colon) and other projects write it — a closed list, so a
+/// logger's bracketed tag (`[Trainer]: `, `[ERR]: `, torch_npu's `[Error]: `) is left alone.
 fn issue_title(i: &str) -> R<'_, LinePrefix<'_>> {
     let (after, kind) = delimited(
         char('['),
-        verify(
-            take_while_m_n(1, 24, |c: char| c.is_ascii_alphabetic()),
-            |w: &str| {
-                w.starts_with(|c: char| c.is_ascii_uppercase())
-                    && !LEVEL_WORDS.iter().any(|l| w.eq_ignore_ascii_case(l))
-            },
-        ),
-        tag("]: "),
+        verify(take_till(|c| c == ']' || c == '['), |w: &str| {
+            ISSUE_KINDS.iter().any(|k| w.eq_ignore_ascii_case(k))
+        }),
+        char(']'),
     )
     .parse(i)?;
-    if !after.starts_with(|c: char| !c.is_whitespace()) {
+    let after = after.strip_prefix(':').unwrap_or(after);
+    let after = after
+        .strip_prefix(' ')
+        .filter(|r| r.starts_with(|c: char| !c.is_whitespace()));
+    let Some(after) = after else {
         return Err(nom::Err::Error(nom::error::Error::new(
             i,
             nom::error::ErrorKind::Verify,
         )));
-    }
+    };
     Ok((after, LinePrefix::IssueTitle { title_kind: kind }))
 }
 
-/// Level words, as loggers print them in brackets.
-const LEVEL_WORDS: [&str; 10] = [
-    "error", "warning", "warn", "info", "debug", "trace", "critical", "fatal", "notice", "event",
+/// The kinds issue forms put before a title (vLLM's and vLLM-Ascend's `.github/ISSUE_TEMPLATE`
+/// forms, SGLang's, and the common GitHub ones).
+const ISSUE_KINDS: [&str; 19] = [
+    "Bug",
+    "Usage",
+    "Question",
+    "Feature",
+    "Feature Request",
+    "RFC",
+    "Installation",
+    "Performance",
+    "Misc",
+    "Doc",
+    "Docs",
+    "Documentation",
+    "Help",
+    "New Model",
+    "CI Failure",
+    "Model",
+    "Hardware",
+    "Enhancement",
+    "Help Wanted",
 ];
 
 fn vllm_process(i: &str) -> R<'_, LinePrefix<'_>> {
@@ -798,15 +821,24 @@ mod tests {
         );
         let p = strip_prefixes("[Bug]: [rank3]: RuntimeError: x");
         assert_eq!((p.rank(), p.rest), (Some(3), "RuntimeError: x"));
-        // A level word is the message's (torch_npu's hint); not after another prefix; a space
-        // or nothing after it, a word with digits or in lower case: not a title.
+        for (line, rest) in [
+            ("[Bug] RuntimeError: x", "RuntimeError: x"),
+            ("[New Model]: support x", "support x"),
+            ("[CI Failure]: test x failed", "test x failed"),
+            ("[BUG]: x", "x"),
+        ] {
+            assert_eq!(strip_prefixes(line).rest, rest, "{line}");
+        }
+        // A logger's tag, a level (torch_npu's hint), a space or nothing after the kind, or a
+        // kind after another prefix: not a title.
         for line in [
             "[Error]: The aicore execution is abnormal.",
-            "[WARNING]: x",
+            "[ERR]: x",
+            "[Trainer]: step 3 failed",
             "[Bug]:  two spaces",
             "[Bug]: ",
-            "[bug]: x",
-            "[Bug2]: x",
+            "[Bug]",
+            "[Bugs]: x",
         ] {
             assert!(strip_prefixes(line).prefixes.is_empty(), "{line}");
         }

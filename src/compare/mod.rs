@@ -52,8 +52,8 @@ pub struct CompareOptions {
     pub per_dtype: BTreeMap<String, Threshold>,
     /// Length of each `worst` list.
     pub top: usize,
-    /// Worker threads; `None` = one per core, and four per core (at most 64) for the pairs
-    /// that stream when the trees are read from disk.
+    /// Worker threads; `None` (or 0) = one per core, and for the pairs that stream, when the
+    /// trees are read from disk, four per core (at most 64; one per core beyond that).
     pub threads: Option<usize>,
     /// A GE graph dump (`ge_proto_*.txt`) for fused-op names and producers.
     pub graph: Option<PathBuf>,
@@ -775,15 +775,13 @@ impl Matched {
     }
 }
 
-/// Compares the pairs of `jobs` in parallel on `pool`, reporting each to `progress`; returns
-/// them in execution order (group, order, io, index).
 /// The largest pairs whose files are looked up in the page cache ([`mapped::cached`]) to tell
 /// trees read from disk.
 const DISK_PROBES: usize = 4;
 /// Workers per core for pairs read from disk: a worker waits for its reads, so more of them keep
-/// the disk's queue full while the cores compute (2 cores, the 0.25 GiB bench trees cold: 0.73–1.12
-/// s with 2 workers, 0.60–0.66 s with 8, against the read limit's 0.55–0.89 s on 16 threads;
-/// docs/performance.md).
+/// the disk's queue full while the cores compute (2 cores, the 0.25 GiB bench trees cold: 0.65–0.91
+/// s with 2 workers, 0.46–0.53 s with 8, the cold read limit 0.50–0.79 s on 16 threads in the same
+/// runs; docs/performance.md).
 const DISK_WORKERS_PER_CORE: usize = 4;
 /// At most this many workers for pairs read from disk (more cores keep one each).
 const DISK_WORKERS_MAX: usize = 64;
@@ -796,16 +794,30 @@ fn disk_workers(cores: usize) -> usize {
 }
 
 /// Whether the files of the largest pairs (`jobs` largest first) are read from disk: one of
-/// them is not held by the page cache.
+/// them is not held by the page cache (each file looked up once).
 fn from_disk(jobs: &[Job], (g, t): (&SideData, &SideData)) -> bool {
-    jobs.iter().take(DISK_PROBES).any(|j| {
-        !mapped::cached(&g.slot(j.golden).0.path) || !mapped::cached(&t.slot(j.target).0.path)
-    })
+    let mut seen: Vec<&Path> = Vec::with_capacity(2 * DISK_PROBES);
+    jobs.iter()
+        .take(DISK_PROBES)
+        .flat_map(|j| {
+            [
+                g.slot(j.golden).0.path.as_path(),
+                t.slot(j.target).0.path.as_path(),
+            ]
+        })
+        .any(|path| {
+            if seen.contains(&path) {
+                return false;
+            }
+            seen.push(path);
+            !mapped::cached(path)
+        })
 }
 
-/// Compares the pairs of `jobs` on `pool`'s workers; on more workers ([`disk_workers`]) when
-/// `threads` leaves the choice to npgx and the trees are read from disk, those pairs that stream
-/// (the others hold a whole tensor each, so they keep one worker per core).
+/// Compares the pairs of `jobs` in parallel on `pool`, reporting each to `progress`; returns
+/// them in execution order (group, order, io, index). When `threads` leaves the choice to npgx
+/// (`None` or 0) and the trees are read from disk, the pairs that stream run on more workers
+/// ([`disk_workers`]) beside the others, which hold a whole tensor each and keep `pool`.
 fn run_jobs(
     pool: &rayon::ThreadPool,
     mut jobs: Vec<Job>,
@@ -818,14 +830,6 @@ fn run_jobs(
     // The largest pairs first, so that the last to finish are small ones and every worker stays
     // busy to the end (the pairs are put back in execution order below).
     jobs.sort_by_key(|j| std::cmp::Reverse(t.slot(j.target).1.elements()));
-    let disk = (threads.is_none() && from_disk(&jobs, (g, t)))
-        .then(|| {
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(disk_workers(pool.current_num_threads()))
-                .build()
-                .ok()
-        })
-        .flatten();
     let on = |pool: &rayon::ThreadPool, jobs: &[Job]| -> Vec<Pair> {
         pool.install(|| {
             jobs.par_iter()
@@ -841,16 +845,38 @@ fn run_jobs(
                 .collect()
         })
     };
+    let chosen = threads.is_none_or(|n| n == 0);
+    let (streamed, held): (Vec<Job>, Vec<Job>) = if chosen && from_disk(&jobs, (g, t)) {
+        jobs.into_iter()
+            .partition(|j| ValueReader::streams(g.slot(j.golden).1, t.slot(j.target).1))
+    } else {
+        (Vec::new(), jobs)
+    };
+    let disk = (!streamed.is_empty())
+        .then(|| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(disk_workers(pool.current_num_threads()))
+                .build()
+                .ok()
+        })
+        .flatten();
     let mut pairs = match &disk {
-        Some(disk) => {
-            let (streamed, held): (Vec<Job>, Vec<Job>) = jobs
-                .into_iter()
-                .partition(|j| ValueReader::streams(g.slot(j.golden).1, t.slot(j.target).1));
+        Some(disk) => std::thread::scope(|scope| {
+            let others = scope.spawn(|| on(pool, &held));
             let mut pairs = on(disk, &streamed);
+            // A panic of a worker is the comparison's own: passed on as it is.
+            pairs.extend(
+                others
+                    .join()
+                    .unwrap_or_else(|p| std::panic::resume_unwind(p)),
+            );
+            pairs
+        }),
+        None => {
+            let mut pairs = on(pool, &streamed);
             pairs.extend(on(pool, &held));
             pairs
         }
-        None => on(pool, &jobs),
     };
     pairs.sort_by_key(|p| (p.group, p.order, p.io, p.index));
     pairs

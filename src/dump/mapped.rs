@@ -364,7 +364,8 @@ static INSTALL: Once = Once::new();
 static INSTALLED: AtomicBool = AtomicBool::new(false);
 /// The SIGBUS action before ours (written once, before our handler is installed).
 static PREVIOUS: AtomicPtr<libc::sigaction> = AtomicPtr::new(std::ptr::null_mut());
-static PAGE: AtomicUsize = AtomicUsize::new(4096);
+/// The page size, 0 until [`page_size`] first reads it.
+static PAGE: AtomicUsize = AtomicUsize::new(0);
 
 /// Whether the page cache holds the `len` mapped bytes at `base`, judged by [`PROBES`] of their
 /// pages spread evenly from the first to the last (`mincore` on each: the kernel looks the page
@@ -372,7 +373,8 @@ static PAGE: AtomicUsize = AtomicUsize::new(4096);
 /// page up cost more than the mapping saved on a tree of 6 MiB files. An error answers no.
 ///
 /// # Safety
-/// `base` starts a mapping of at least `len` bytes, on a page boundary.
+/// `base` starts a mapping of at least `len` bytes, on a page boundary. ([`page_size`] is the
+/// kernel's, so each probe covers one page and needs one flag byte.)
 unsafe fn probe_resident(base: *mut u8, len: usize) -> bool {
     let page = page_size();
     let pages = len.div_ceil(page);
@@ -435,21 +437,30 @@ pub fn cached(path: &std::path::Path) -> bool {
     }
 }
 
+/// The kernel's page size (`sysconf`; 4 KiB if it gives no power of two), read on first use —
+/// by [`install`] before the handler can run, so the handler only loads it.
 fn page_size() -> usize {
-    PAGE.load(Ordering::Relaxed)
+    match PAGE.load(Ordering::Relaxed) {
+        0 => {
+            // SAFETY: sysconf has no preconditions.
+            let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+            let page = usize::try_from(page)
+                .ok()
+                .filter(|p| p.is_power_of_two())
+                .unwrap_or(4096);
+            PAGE.store(page, Ordering::Relaxed);
+            page
+        }
+        page => page,
+    }
 }
 
 /// Installs the handler once per process; whether it is in place (no mapping is made
 /// without it).
 fn install() -> bool {
     INSTALL.call_once(|| {
-        // SAFETY: sysconf has no preconditions.
-        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-        if let Ok(p) = usize::try_from(page) {
-            if p.is_power_of_two() {
-                PAGE.store(p, Ordering::Relaxed);
-            }
-        }
+        // Read before the handler is in place, which uses it.
+        page_size();
         // SAFETY: zeroed `sigaction` structs are valid (empty masks, no flags); the previous
         // action is read into a leaked box that lives as long as the process, published before
         // the new handler can run. `on_sigbus` has the SA_SIGINFO signature.

@@ -396,29 +396,20 @@ impl ValueReader {
             };
             Ok(ValueReader::with(source, slot.element, size))
         };
-        let view = |slot: &TensorSlot| match &slot.data {
-            Data::Padded { view, .. } => Some(view.clone()),
-            _ => None,
-        };
-        let plain = |slot: &TensorSlot| matches!(slot.data, Data::Plain { .. });
-        let order = match (view(golden.1), view(target.1)) {
-            (Some(g), Some(t)) if g == t => Some(g),
-            (Some(g), None) if plain(target.1) => Some(g),
-            (None, Some(t)) if plain(golden.1) => Some(t),
-            _ => None,
-        };
-        let g = open(golden, order.as_ref()).map_err(|e| format!("golden: {e}"))?;
-        let t = open(target, order.as_ref()).map_err(|e| format!("target: {e}"))?;
+        let order = device_order(golden.1, target.1);
+        let g = open(golden, order).map_err(|e| format!("golden: {e}"))?;
+        let t = open(target, order).map_err(|e| format!("target: {e}"))?;
         Ok((g, t))
     }
 
     /// Whether [`ValueReader::pair`] streams both tensors of a pair (both plain, or both in one
     /// padded device layout): the pair then holds no whole tensor in memory, whatever its size.
     pub fn streams(golden: &TensorSlot, target: &TensorSlot) -> bool {
-        match (&golden.data, &target.data) {
-            (Data::Plain { .. }, Data::Plain { .. }) => true,
-            (Data::Padded { view: g, .. }, Data::Padded { view: t, .. }) => g == t,
-            _ => false,
+        let plain = |slot: &TensorSlot| matches!(slot.data, Data::Plain { .. });
+        match device_order(golden, target) {
+            // Device order with a plain side: that side is read whole to be laid out.
+            Some(_) => !plain(golden) && !plain(target),
+            None => plain(golden) && plain(target),
         }
     }
 
@@ -571,6 +562,22 @@ fn real_prefixes(view: &PaddedView, first: u64, rows: &[u8], row_bytes: usize, b
 /// elements per call.
 fn rows_per_chunk(view: &PaddedView, max: usize) -> u64 {
     (max as u64 / view.row_len.max(1)).max(1)
+}
+
+/// The device layout a pair is read in ([`ValueReader::pair`]): the padded side's, when both
+/// sides have it or the other side is plain; `None` for logical order.
+fn device_order<'a>(golden: &'a TensorSlot, target: &'a TensorSlot) -> Option<&'a PaddedView> {
+    let view = |slot: &'a TensorSlot| match &slot.data {
+        Data::Padded { view, .. } => Some(view),
+        _ => None,
+    };
+    let plain = |slot: &TensorSlot| matches!(slot.data, Data::Plain { .. });
+    match (view(golden), view(target)) {
+        (Some(g), Some(t)) if g == t => Some(g),
+        (Some(g), None) if plain(target) => Some(g),
+        (None, Some(t)) if plain(golden) => Some(t),
+        _ => None,
+    }
 }
 
 /// The file at `path`, opened for reading its blocks.

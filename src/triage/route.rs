@@ -328,6 +328,9 @@ pub fn environment_problem(err: &CausalError) -> Option<EnvironmentProblem> {
                     "forked subprocess",
                     "-target option",
                     "nccl built in",
+                    "any binary",
+                    "cannot find bin",
+                    "please change new package",
                 ]
                 .into_iter()
                 .find(|k| lower.contains(k))
@@ -340,6 +343,8 @@ pub fn environment_problem(err: &CausalError) -> Option<EnvironmentProblem> {
                     "forked subprocess" => "how the worker processes are started",
                     "-target option" => "the kernel compiler (CANN's BiSheng, Triton-Ascend)",
                     "nccl built in" => "the distributed backend (HCCL on an NPU, not NCCL)",
+                    "any binary" | "cannot find bin" => "the CANN kernels package of this chip",
+                    "please change new package" => "the Ascend driver and firmware",
                     k => k,
                 });
                 fallback = Some(EnvironmentProblem {
@@ -1111,7 +1116,8 @@ mod tests {
     fn environment_kinds_by_wording() {
         for (text, package) in [
             ("RuntimeError: Unsupported soc version: Ascend910 9391\n", None),
-            ("EZ9999: Inner Error!\nEZ9999: [PID: 7] 2025-02-01-00:00:00.000.000 Cannot find bin of op Range, integral key 0/1/|int64/ND/int64/ND/.[FUNC:GetBin][FILE:op_kernel.cpp][LINE:1]\n        TraceBack (most recent call last):\n        Cannot find binary for op Range.[FUNC:F][FILE:f.cc][LINE:2]\n", None),
+            ("EZ9999: Inner Error!\nEZ9999: [PID: 7] 2025-02-01-00:00:00.000.000 Cannot find bin of op Range, integral key 0/1/|int64/ND/int64/ND/.[FUNC:GetBin][FILE:op_kernel.cpp][LINE:1]\n        TraceBack (most recent call last):\n        Cannot find binary for op Range.[FUNC:F][FILE:f.cc][LINE:2]\n", Some("the CANN kernels package of this chip")),
+            ("[ERROR] HCCL(7,python3):2025-01-01-00:00:00.000.000 [adapter_hccp.cc:1] [8]this package does not support hrtRaAiQpCreate for device, please change new package\n", Some("the Ascend driver and firmware")),
             ("[PID: 1] 2026-01-01-00:00:00.000.000 Invalid_Argument(EE1001): The argument is invalid.Reason: rtGetDevMsg execution failed, the feature is not supported.\n", None),
             ("EH9999: [PID: 1] 2025-01-01-00:00:00.000.000 Call fe::PlatformInfoManager::InitializePlatformInfo function failed[FUNC:F][FILE:f.cc][LINE:1]\n", None),
             ("RuntimeError: Only a single TORCH_LIBRARY can be used to register the namespace triton; please put all of your definitions in a single TORCH_LIBRARY block.\n", None),

@@ -755,6 +755,63 @@ fn thread_count_and_output_file_do_not_change_the_answer() {
     assert_eq!(file, one);
 }
 
+/// Drops the page-cache pages of every file under `root` (the fixtures' pages are clean: they
+/// were written before the tests ran) and returns whether the cache still holds a page of one.
+fn evict(root: &Path) -> bool {
+    use std::os::fd::AsRawFd;
+    let mut held = false;
+    for entry in walkdir::WalkDir::new(root).into_iter().flatten() {
+        if !entry.file_type().is_file() {
+            continue;
+        }
+        let file = std::fs::File::open(entry.path()).expect("a fixture file opens");
+        let len = file.metadata().expect("stat").len() as usize;
+        // SAFETY: advice on our own open file; then a read-only mapping of it only looked up
+        // with mincore (one flag byte per 4 KiB or larger page: the vector is big enough) and
+        // unmapped.
+        unsafe {
+            libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED);
+            if len == 0 {
+                continue;
+            }
+            let p = libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ,
+                libc::MAP_PRIVATE,
+                file.as_raw_fd(),
+                0,
+            );
+            assert_ne!(p, libc::MAP_FAILED, "{} maps", entry.path().display());
+            let mut flags = vec![0u8; len.div_ceil(4096)];
+            assert_eq!(libc::mincore(p, len, flags.as_mut_ptr()), 0, "mincore");
+            held |= flags.iter().any(|f| f & 1 == 1);
+            libc::munmap(p, len);
+        }
+    }
+    held
+}
+
+/// Pairs read from disk run on more workers (the streamed ones) beside the others: the same
+/// document. `formats_both` has both kinds (one padded layout on both sides, and layouts that
+/// differ, which are held whole).
+#[test]
+#[ignore = "needs target/fixtures (scripts/test.sh writes them and runs this)"]
+fn trees_read_from_disk_give_the_document_of_cached_trees() {
+    let c = case("formats_both");
+    let run = c.run("default");
+    let cached = common::npgx_json(c.args(run, "json", &[]), 1);
+    for side in ["golden", "target"] {
+        assert!(
+            !evict(&c.dir.join(side)),
+            "the page cache kept the fixture's pages (a file system that cannot drop them, such as tmpfs, cannot run this test)"
+        );
+    }
+    let from_disk = common::npgx_json(c.args(run, "json", &[]), 1);
+    assert_eq!(from_disk, cached);
+    assert_eq!(from_disk["summary"]["pairs"], 7);
+}
+
 #[test]
 #[ignore = "needs target/fixtures (scripts/test.sh writes them and runs this)"]
 fn explicit_group_pairs() {

@@ -1054,12 +1054,17 @@ fn report_candidate<'w>(
     let external = report.code.is_some() && !report.inner;
     // A TraceBack item that names an installation fault (`Op Cast does not has any binary.`
     // under `Parse dynamic kernel config fail.`) is what the head's failure came from, unless
-    // the head names a fault of its own.
-    let installation = report.traceback.iter().find(|t| {
-        knowledge::environment(&t.text).is_some()
-            && knowledge::environment(&root_message).is_none()
-            && !is_device_fault(&root_message)
-    });
+    // the head states a cause of its own. (An external code's line is cited as it is.)
+    let head_states_cause =
+        knowledge::stated_cause(&root_message).is_some() || is_device_fault(&root_message);
+    let installation = (!external && !head_states_cause)
+        .then(|| {
+            report
+                .traceback
+                .iter()
+                .find(|t| knowledge::installation(&t.text).is_some())
+        })
+        .flatten();
     let cited = match installation {
         _ if external => i,
         Some(t) => index_of(w, t.line).min(w.len() - 1),
@@ -1789,7 +1794,10 @@ terminate called after throwing an instance of 'c10::Error'
         // The head is the symptom of a missing kernel package, which the TraceBack names.
         let text = "RuntimeError: call aclnnCast failed, detail:EZ9999: Inner Error!\nEZ9999: 2024-01-01-00:00:00.000.000  Parse dynamic kernel config fail.\n        TraceBack (most recent call last):\n        AclOpKernelInit failed opType\n        Op Cast does not has any binary.\n        launch failed for Cast, errno:561000.\n";
         let c = crate::causal::first_causal_error(text.as_bytes()).expect("an error");
-        assert_eq!(c.line, 5);
+        assert_eq!(
+            (c.line, c.message.as_str()),
+            (5, "EZ9999: Op Cast does not has any binary.")
+        );
         // Without it, the head as before.
         let text = text.replace("Op Cast does not has any binary.", "Kernel Run failed.");
         let c = crate::causal::first_causal_error(text.as_bytes()).expect("an error");
@@ -1797,14 +1805,25 @@ terminate called after throwing an instance of 'c10::Error'
         // A head that names a device fault keeps it.
         let text = "EZ9999: Inner Error!\nEZ9999: [PID: 1] 2025-01-01-00:00:00.000.000 Task run failed, the error from device(0).\n        TraceBack (most recent call last):\n        init env failed![FUNC:f][FILE:f.cc][LINE:1]\n";
         let c = crate::causal::first_causal_error(text.as_bytes()).expect("an error");
-        assert_ne!(c.line, 4);
+        assert_eq!(c.line, 2);
+        // Nor does a head that states a cause, or an external code's report.
+        let text = "EZ9999: Inner Error!\nEZ9999: [PID: 1] 2025-01-01-00:00:00.000.000 NPU out of memory. Tried to allocate 2.00 GiB\n        TraceBack (most recent call last):\n        init env failed![FUNC:f][FILE:f.cc][LINE:1]\n";
+        let c = crate::causal::first_causal_error(text.as_bytes()).expect("an error");
+        assert_eq!(c.line, 2);
+        let text = "EL0004: [PID: 1] 2025-01-01-00:00:00.000.000 Failed to allocate memory.\n        TraceBack (most recent call last):\n        Op Cast does not has any binary.[FUNC:f][FILE:f.cc][LINE:1]\n";
+        let c = crate::causal::first_causal_error(text.as_bytes()).expect("an error");
+        assert_eq!((c.line, c.message.contains("binary")), (1, false));
     }
 
     #[test]
     fn an_exception_under_an_issue_titles_kind() {
+        // Read as the exception it holds (before the prefix, only its runtime number was).
         let text = "[Question]: RuntimeError: aclnnCausalConv1dGetWorkspaceSize failed with aclnnStatus=561002.\n";
         let c = crate::causal::first_causal_error(text.as_bytes()).expect("an error");
-        assert_eq!(c.line, 1);
+        assert_eq!(
+            (c.line, c.exception_type.as_deref()),
+            (1, Some("RuntimeError"))
+        );
     }
 
     #[test]

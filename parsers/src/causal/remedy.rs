@@ -144,7 +144,13 @@ fn conditions(err: &CausalError) -> Vec<String> {
     .any(|w| text.contains(w));
     let at_the_call = (text.contains("call aclnn") && text.contains("failed"))
         || text.contains("getworkspacesize");
-    if at_the_call && !asynchronous && err.rank != super::CauseRank::DeviceFault {
+    // A broken installation (`Op Cast does not has any binary.` under `call aclnnCast failed`)
+    // is not fixed in the call's arguments: the table's row for it.
+    let installation = err
+        .phase
+        .as_ref()
+        .is_some_and(|p| p.nature == Some(knowledge::Nature::Environment));
+    if at_the_call && !asynchronous && !installation && err.rank != super::CauseRank::DeviceFault {
         out.push("sync:aclnn".to_string());
     }
     out
@@ -405,6 +411,9 @@ mod tests {
         assert!(sync[0].action.contains("changes nothing"));
         let asynchronous = of("RuntimeError: The Inner error is reported as above. The process exits for this inner error, and the current working operator name is SelfAttentionOperation.\n");
         assert!(asynchronous.iter().all(|r| r.matched != "sync:aclnn"));
+        // A missing kernel package under the call's failure: its row, not the call's arguments.
+        let installation = of("RuntimeError: call aclnnCast failed, detail:EZ9999: Inner Error!\nEZ9999: 2024-01-01-00:00:00.000.000  Parse dynamic kernel config fail.\n        TraceBack (most recent call last):\n        Op Cast does not has any binary.\n");
+        assert_eq!(installation[0].matched, "key:does not has any binary");
         assert!((bytes_of("1", "eb").unwrap() - 1024f64.powi(6)).abs() < 1.0);
         assert_eq!(
             first_size(" 60.96 gib total"),

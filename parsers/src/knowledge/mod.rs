@@ -439,6 +439,13 @@ pub fn environment(text: &str) -> Option<&'static Fact> {
     phrase(Kind::Environment, &lower).or_else(|| phrase(Kind::EnvironmentMessage, &lower))
 }
 
+/// The environment row of an installation fault named anywhere in a line (`Op Cast does not has
+/// any binary.`); the environment-message rows, which count only inside an error's own message
+/// (`is not compatible with`), are not read.
+pub fn installation(text: &str) -> Option<&'static Fact> {
+    phrase(Kind::Environment, &text.to_ascii_lowercase())
+}
+
 /// The row of a message that states a cause on its own (`NPU out of memory`, `Ascend op
 /// converter is not implemented`).
 pub fn phrase_fact(text: &str) -> Option<&'static Fact> {
