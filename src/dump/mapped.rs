@@ -158,6 +158,14 @@ impl Mapping {
         if mode == Mode::Never || !install() {
             return None;
         }
+        let mapping = Mapping::whole(file, len)?;
+        // (Dropping it unmaps it.)
+        (mode == Mode::Always || mapping.resident()).then_some(mapping)
+    }
+
+    /// A read-only private mapping of the first `len` (> 0) bytes of `file`, unguarded: only
+    /// [`Mapping::new`] reads through one, once the handler is in place.
+    fn whole(file: &File, len: usize) -> Option<Mapping> {
         // SAFETY: a fresh read-only private mapping at an address the kernel chooses; it
         // aliases no Rust object. The file descriptor is valid for the call (borrowed `file`);
         // the mapping stays valid after the file is closed.
@@ -174,14 +182,11 @@ impl Mapping {
         if p == libc::MAP_FAILED {
             return None;
         }
-        let base = NonNull::new(p.cast::<u8>())?;
-        let mapping = Mapping {
-            base,
+        Some(Mapping {
+            base: NonNull::new(p.cast::<u8>())?,
             len,
             poisoned: AtomicBool::new(false),
-        };
-        // (Dropping it unmaps it.)
-        (mode == Mode::Always || mapping.resident()).then_some(mapping)
+        })
     }
 
     /// Whether the page cache holds the mapping's pages ([`probe_resident`]).
@@ -417,24 +422,8 @@ pub fn cached(path: &std::path::Path) -> bool {
     if len == 0 {
         return true;
     }
-    // SAFETY: a fresh read-only private mapping at an address the kernel chooses, only looked
-    // up with mincore (no page of it is read) and unmapped before returning.
-    unsafe {
-        let p = libc::mmap(
-            std::ptr::null_mut(),
-            len,
-            libc::PROT_READ,
-            libc::MAP_PRIVATE,
-            file.as_raw_fd(),
-            0,
-        );
-        if p == libc::MAP_FAILED {
-            return false;
-        }
-        let held = probe_resident(p.cast(), len);
-        libc::munmap(p, len);
-        held
-    }
+    // Looked up with mincore only (no page of it is read), and unmapped when dropped.
+    Mapping::whole(&file, len).is_some_and(|m| m.resident())
 }
 
 /// The kernel's page size (`sysconf`; 4 KiB if it gives no power of two), read on first use —
