@@ -86,10 +86,10 @@ pub struct Args {
     /// Keep records whose text (header line or continuation lines) contains TEXT.
     #[arg(long, value_name = "TEXT")]
     pub grep: Option<String>,
-    /// Summarise every file through a mapping (also NPGX_MMAP=1). By default a file is mapped
-    /// when the page cache holds it and read with positional reads otherwise, the faster way
-    /// each (docs/performance.md); a file truncated while mapped is that file's warning, never a
-    /// crash. --records reads with positional reads either way.
+    /// Read every file through a mapping (also NPGX_MMAP=1). By default a file is mapped when
+    /// the page cache holds it and read with positional reads otherwise, the faster way each
+    /// (docs/performance.md); a file truncated while mapped is that file's warning, never a
+    /// crash.
     #[arg(long, conflicts_with = "no_mmap")]
     pub mmap: bool,
     /// Never map a file: positional reads only (also NPGX_MMAP=0).
@@ -133,16 +133,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         anyhow::bail!("no log files found under the given paths");
     }
     let mut out = super::stdout();
+    let map = crate::dump::mapped::Mode::from_flags(args.mmap, args.no_mmap);
     if args.records {
         let mut writer = render::RecordWriter::new(&mut out, args.format.into());
         let res = writer.begin().and_then(|()| {
-            plog::for_each_record(&inputs, &filters, &mut warnings, |r| writer.record(r))
+            plog::for_each_record(&inputs, &filters, map, &mut warnings, |r| writer.record(r))
         });
         let res = res.and_then(|()| writer.end());
         render::print_warnings(&warnings);
         return finish(res.and_then(|()| out.flush()));
     }
-    let map = crate::dump::mapped::Mode::from_flags(args.mmap, args.no_mmap);
     let summary = plog::summarize(&inputs, &filters, map, warnings);
     render::print_warnings(&summary.warnings);
     if !summary.files.iter().any(|f| f.read) {

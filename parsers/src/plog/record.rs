@@ -180,6 +180,8 @@ pub fn lines(text: &[u8]) -> impl Iterator<Item = (u64, &[u8])> {
 #[derive(Debug, Default)]
 pub struct RecordAssembler {
     current: Option<PlogRecord>,
+    /// A header line (kept or not) has been pushed.
+    started: bool,
 }
 
 impl RecordAssembler {
@@ -200,7 +202,10 @@ impl RecordAssembler {
         keep: impl Fn(&PlogHeader<'_>) -> bool,
     ) -> Option<PlogRecord> {
         match PlogRecord::header_line(line_no, line, keep) {
-            Some(next) => std::mem::replace(&mut self.current, next),
+            Some(next) => {
+                self.started = true;
+                std::mem::replace(&mut self.current, next)
+            }
             None => {
                 if let Some(cur) = self.current.as_mut() {
                     cur.continuation.push(lossy(line));
@@ -208,6 +213,12 @@ impl RecordAssembler {
                 None
             }
         }
+    }
+
+    /// Whether a header line has been pushed: the lines pushed before it belong to no record
+    /// (in a piece of a file, to the record the piece before it left open).
+    pub fn started(&self) -> bool {
+        self.started
     }
 
     /// The record still open at the end of input.

@@ -3,11 +3,12 @@
 use std::io;
 use std::path::PathBuf;
 
-use npgx_parsers::plog::record::RecordAssembler;
+use npgx_parsers::plog::record::{lossy, RecordAssembler};
 use npgx_parsers::plog::{Level, PlogHeader, PlogRecord, PlogTime};
 use serde::Serialize;
 
-use crate::plog::reader::for_each_line;
+use crate::dump::mapped::Mode;
+use crate::plog::reader::{map_chunks, ChunkLines, CHUNK};
 use crate::plog::{Filters, LogInput, Warning};
 
 /// Name of the `npgx plog --records --format json` document (schema `npgx.plog-records`): not
@@ -76,10 +77,36 @@ impl RecordOut {
 }
 
 /// Streams every record of `inputs` that passes `filters` into `sink`, in file and line order.
-/// An error from `sink` (a closed pipe) stops the scan and is returned.
+/// Each file is read in chunks on all cores ([`map_chunks`], through a mapping when `map` says
+/// so), its records built and filtered there, and handed to `sink` in order on this thread; the
+/// records do not depend on the chunk size or the way the file is read. An error from `sink` (a
+/// closed pipe) stops the output and is returned.
 pub fn for_each_record(
     inputs: &[LogInput],
     filters: &Filters,
+    map: Mode,
+    warnings: &mut Vec<Warning>,
+    sink: impl FnMut(&RecordOut) -> io::Result<()>,
+) -> io::Result<()> {
+    records_in_chunks(inputs, filters, (CHUNK, map), warnings, sink)
+}
+
+/// One chunk's records: the lines before its first header line (the record the chunk before it
+/// left open goes on in them), the records that end inside it and pass the filters, and the one
+/// still open at its end.
+struct ChunkRecords {
+    lead: Vec<String>,
+    started: bool,
+    done: Vec<PlogRecord>,
+    open: Option<PlogRecord>,
+    lines: u64,
+}
+
+/// [`for_each_record`] in chunks of `chunk` bytes (the tests' smaller ones too).
+fn records_in_chunks(
+    inputs: &[LogInput],
+    filters: &Filters,
+    (chunk, map): (u64, Mode),
     warnings: &mut Vec<Warning>,
     mut sink: impl FnMut(&RecordOut) -> io::Result<()>,
 ) -> io::Result<()> {
@@ -89,29 +116,131 @@ pub fn for_each_record(
     let accept = |r: &PlogRecord| {
         grep.is_none_or(|g| r.text.contains(g) || r.continuation.iter().any(|c| c.contains(g)))
     };
-    for input in inputs {
+    let scan = |lines: ChunkLines<'_>| {
         let mut asm = RecordAssembler::default();
-        let mut failed: io::Result<()> = Ok(());
-        let res = for_each_line(&input.path, |no, line| {
-            if failed.is_err() {
-                return;
-            }
+        let (mut lead, mut done) = (Vec::new(), Vec::new());
+        let stats = lines.for_each(|no, line| {
             if let Some(r) = asm.push_kept(no, line, keep) {
                 if accept(&r) {
-                    failed = sink(&RecordOut::new(&input.path, r));
+                    done.push(r);
                 }
             }
+            if !asm.started() {
+                lead.push(lossy(line));
+            }
+        });
+        ChunkRecords {
+            lead,
+            started: asm.started(),
+            done,
+            open: asm.finish(),
+            lines: stats.lines,
+        }
+    };
+    for input in inputs {
+        let mut failed: io::Result<()> = Ok(());
+        let (mut base, mut pending) = (0u64, None::<PlogRecord>);
+        let mut put = |r: PlogRecord, failed: &mut io::Result<()>| {
+            if failed.is_ok() {
+                *failed = sink(&RecordOut::new(&input.path, r));
+            }
+        };
+        let res = map_chunks(&input.path, chunk, map, scan, |c| {
+            if let Some(p) = pending.as_mut() {
+                p.continuation.extend(c.lead);
+            }
+            if c.started {
+                if let Some(p) = pending.take().filter(|p| accept(p)) {
+                    put(p, &mut failed);
+                }
+                for mut r in c.done {
+                    r.line += base;
+                    put(r, &mut failed);
+                }
+                pending = c.open.map(|mut r| {
+                    r.line += base;
+                    r
+                });
+            }
+            base += c.lines;
         });
         failed?;
         if let Err(e) = res {
             warnings.push(Warning::io(&input.path, &format!("cannot read: {e}")));
             continue;
         }
-        if let Some(r) = asm.finish() {
-            if accept(&r) {
-                sink(&RecordOut::new(&input.path, r))?;
-            }
+        if let Some(p) = pending.filter(|p| accept(p)) {
+            sink(&RecordOut::new(&input.path, p))?;
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use npgx_parsers::plog::Level;
+    use std::path::Path;
+
+    /// The records of `inputs` read in chunks of `chunk` bytes, as JSON lines.
+    fn records(inputs: &[LogInput], filters: &Filters, chunk: (u64, Mode)) -> Vec<String> {
+        let mut out = Vec::new();
+        records_in_chunks(inputs, filters, chunk, &mut Vec::new(), |r| {
+            out.push(serde_json::to_string(r).expect("a record serialises"));
+            Ok(())
+        })
+        .expect("the samples read");
+        out
+    }
+
+    // The records do not depend on the chunk size or the way a file is read (records whose
+    // continuation lines run into the next chunk, chunks with no header line), and in one chunk
+    // they are the parser's own assembly of the whole file.
+    #[test]
+    fn chunked_records_of_the_samples_equal_one_pass() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/samples");
+        let inputs =
+            crate::plog::discover(&[root.join("logs"), root.join("cann")], &mut Vec::new());
+        assert!(inputs.len() > 40, "{} inputs", inputs.len());
+        let errors = Filters {
+            levels: vec![Level::Error],
+            grep: Some("rror".into()),
+            ..Filters::default()
+        };
+        for filters in [&Filters::default(), &errors] {
+            let whole = records(&inputs, filters, (1 << 40, Mode::Never));
+            assert!(whole.len() > 200, "{} records", whole.len());
+            for chunk in [
+                (53, Mode::Never),
+                (4096, Mode::Never),
+                (4096, Mode::Always),
+                (1 << 20, Mode::Always),
+            ] {
+                let got = records(&inputs, filters, chunk);
+                assert_eq!(got.len(), whole.len(), "chunk {chunk:?}");
+                if let Some(at) = got.iter().zip(&whole).position(|(a, b)| a != b) {
+                    panic!("chunk {chunk:?}, record {at}: {} vs {}", got[at], whole[at]);
+                }
+            }
+        }
+        let mut lines = Vec::new();
+        for input in &inputs {
+            let bytes = std::fs::read(&input.path).expect("a sample reads");
+            lines.extend(
+                npgx_parsers::plog::record::parse_records(&bytes)
+                    .into_iter()
+                    .map(|r| (r.line, r.continuation.len())),
+            );
+        }
+        let whole = records(&inputs, &Filters::default(), (1 << 40, Mode::Never));
+        let got: Vec<(u64, usize)> = whole
+            .iter()
+            .map(|j| {
+                let v: serde_json::Value = serde_json::from_str(j).expect("JSON");
+                let n = v["continuation"].as_array().map_or(0, Vec::len);
+                (v["line"].as_u64().expect("a line"), n)
+            })
+            .collect();
+        assert_eq!(got, lines);
+    }
 }
