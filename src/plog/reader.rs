@@ -21,6 +21,7 @@
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, Read};
+use std::ops::ControlFlow;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::{mpsc, Mutex};
@@ -456,7 +457,8 @@ pub fn for_each_line_in(reader: impl Read, mut f: impl FnMut(u64, &[u8])) -> io:
 
 /// Reads the file at `path` in chunks of `chunk` bytes on the rayon pool: `map` turns each
 /// chunk's lines into a value on a worker thread, and `reduce` gets the values in file order on
-/// this thread while the next chunks are being mapped. A chunk is started whenever one is
+/// this thread while the next chunks are being mapped; when it answers `Break` (its output went
+/// to a closed pipe) no further chunk is started, and the ones in flight are not reduced. A chunk is started whenever one is
 /// reduced, so the workers never wait for each other; at most [`IN_FLIGHT_PER_THREAD`] chunks
 /// per thread are read or waiting, so memory does not grow with the file. A read error stops the
 /// file: the values of the chunks before it are reduced, then the error is returned.
@@ -468,29 +470,35 @@ pub fn map_chunks<R: Send>(
     chunk: u64,
     mode: Mode,
     map: impl Fn(ChunkLines<'_>) -> R + Sync,
-    mut reduce: impl FnMut(R),
+    mut reduce: impl FnMut(R) -> ControlFlow<()>,
 ) -> io::Result<()> {
     let file = File::open(path)?;
     let Some(len) = sized(&file)? else {
         // Front to back on this thread, in chunks of whole lines (a cut line ends its chunk).
         let mut c = Chunk::default();
+        // Whether `reduce` asked to stop (the rest of the stream is read past, not mapped).
+        let mut stopped = false;
         let mut flush = |c: &mut Chunk, tail_dropped: u64| {
             (c.begin, c.end, c.tail_dropped) = (0, c.data.len(), tail_dropped);
-            reduce(map(ChunkLines::of(c)));
+            let stop = reduce(map(ChunkLines::of(c))).is_break();
             c.data.clear();
+            stop
         };
         stream_lines(file, |line, dropped| {
+            if stopped {
+                return;
+            }
             c.data.extend_from_slice(line);
             if dropped > 0 {
-                flush(&mut c, dropped);
+                stopped = flush(&mut c, dropped);
                 return;
             }
             c.data.push(b'\n');
             if c.data.len() as u64 >= chunk {
-                flush(&mut c, 0);
+                stopped = flush(&mut c, 0);
             }
         })?;
-        if !c.data.is_empty() {
+        if !stopped && !c.data.is_empty() {
             flush(&mut c, 0);
         }
         return Ok(());
@@ -522,7 +530,9 @@ pub fn map_chunks<R: Send>(
     };
     if rayon::current_thread_index().is_some() {
         for k in 0..count {
-            reduce(run(k)?);
+            if reduce(run(k)?).is_break() {
+                break;
+            }
         }
         return Ok(());
     }
@@ -547,7 +557,11 @@ pub fn map_chunks<R: Send>(
             while let Some(value) = waiting.remove(&want) {
                 want += 1;
                 match value {
-                    Ok(v) => reduce(v),
+                    Ok(v) => {
+                        if reduce(v).is_break() {
+                            return;
+                        }
+                    }
                     Err(e) => {
                         failed = Some(e);
                         return;
@@ -637,10 +651,44 @@ mod tests {
                 total.lines += s.lines;
                 total.long_lines += s.long_lines;
                 total.dropped_bytes += s.dropped_bytes;
+                ControlFlow::Continue(())
             },
         )
         .unwrap();
         (got, total)
+    }
+
+    // A `Break` from `reduce` (the output went to a closed pipe) starts no further chunk.
+    #[test]
+    fn a_break_from_reduce_reads_no_further_chunk() {
+        let data: Vec<u8> = b"0123456789abcdef0123456789abcde\n".repeat(4096);
+        let path = temp(&data, "break");
+        let count = data.len() / 64;
+        for mode in [Mode::Never, Mode::Always] {
+            let mapped = std::sync::atomic::AtomicUsize::new(0);
+            let mut reduced = 0;
+            map_chunks(
+                &path,
+                64,
+                mode,
+                |lines| {
+                    mapped.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    lines.for_each(|_, _| {}).lines
+                },
+                |_| {
+                    reduced += 1;
+                    ControlFlow::Break(())
+                },
+            )
+            .unwrap();
+            let mapped = mapped.into_inner();
+            assert_eq!(reduced, 1, "{mode:?}");
+            assert!(
+                mapped < count,
+                "{mode:?}: {mapped} of {count} chunks mapped"
+            );
+        }
+        std::fs::remove_file(&path).unwrap();
     }
 
     // A file truncated while its mapped chunks are read is an error of the read, not a crash:
@@ -662,7 +710,7 @@ mod tests {
                 });
                 lines.for_each(|_, _| {}).lines
             },
-            |_| {},
+            |_| ControlFlow::Continue(()),
         );
         std::fs::remove_file(&path).unwrap();
         let e = res.expect_err("the truncation is seen");
@@ -697,7 +745,10 @@ mod tests {
                 most.fetch_max(kib, std::sync::atomic::Ordering::Relaxed);
                 lines.for_each(|_, l| assert!(l.len() <= MAX_LINE)).lines
             },
-            |n| got.push(n),
+            |n| {
+                got.push(n);
+                ControlFlow::Continue(())
+            },
         )
         .unwrap();
         std::fs::remove_file(&path).unwrap();

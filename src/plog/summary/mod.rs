@@ -21,6 +21,7 @@ mod process;
 mod records;
 mod warnings;
 
+use std::ops::ControlFlow;
 use std::path::Path;
 use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
@@ -494,7 +495,10 @@ fn summarize_in_chunks(
                 chunk,
                 map,
                 |lines| scan_chunk(lines, &cx),
-                |c| f.absorb(&mut s, c),
+                |c| {
+                    f.absorb(&mut s, c);
+                    ControlFlow::Continue(())
+                },
             );
             let FileScan {
                 lines,

@@ -1,6 +1,7 @@
 //! `npgx plog --records`: every record that passes the filters, streamed in file and line order.
 
 use std::io;
+use std::ops::ControlFlow;
 use std::path::PathBuf;
 
 use npgx_parsers::plog::record::{lossy, RecordAssembler};
@@ -163,6 +164,12 @@ fn records_in_chunks(
                 });
             }
             base += c.lines;
+            // Nothing more is read once the output is gone.
+            if failed.is_ok() {
+                ControlFlow::Continue(())
+            } else {
+                ControlFlow::Break(())
+            }
         });
         failed?;
         if let Err(e) = res {
