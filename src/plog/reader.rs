@@ -24,6 +24,7 @@ use std::io::{self, Read};
 use std::ops::ControlFlow;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Mutex};
 
 use crate::dump::blocks::{place_in_page, PAGE};
@@ -457,11 +458,12 @@ pub fn for_each_line_in(reader: impl Read, mut f: impl FnMut(u64, &[u8])) -> io:
 
 /// Reads the file at `path` in chunks of `chunk` bytes on the rayon pool: `map` turns each
 /// chunk's lines into a value on a worker thread, and `reduce` gets the values in file order on
-/// this thread while the next chunks are being mapped; when it answers `Break` (its output went
-/// to a closed pipe) no further chunk is started, and the ones in flight are not reduced. A chunk is started whenever one is
-/// reduced, so the workers never wait for each other; at most [`IN_FLIGHT_PER_THREAD`] chunks
-/// per thread are read or waiting, so memory does not grow with the file. A read error stops the
-/// file: the values of the chunks before it are reduced, then the error is returned.
+/// this thread while the next chunks are being mapped. A chunk is started whenever one is
+/// reduced, so the workers never wait for each other; at most [`IN_FLIGHT_PER_THREAD`] chunks per
+/// thread are read or waiting, so memory does not grow with the file. When `reduce` answers
+/// `Break` (its output went to a closed pipe), no further chunk is read and the ones in flight
+/// are dropped (a pipe or other unsized input is read to its end, unmapped). A read error stops
+/// the file: the values of the chunks before it are reduced, then the error is returned.
 ///
 /// Called on a rayon worker (where blocking for results could stall the pool), the chunks are
 /// mapped and reduced one after the other on that thread.
@@ -469,6 +471,19 @@ pub fn map_chunks<R: Send>(
     path: &Path,
     chunk: u64,
     mode: Mode,
+    map: impl Fn(ChunkLines<'_>) -> R + Sync,
+    reduce: impl FnMut(R) -> ControlFlow<()>,
+) -> io::Result<()> {
+    let window = IN_FLIGHT_PER_THREAD * rayon::current_num_threads();
+    map_chunks_within(path, (chunk, mode, window), map, reduce)
+}
+
+/// [`map_chunks`] with at most `window` chunks read or waiting at once, for values that hold a
+/// chunk's worth of data (`plog --records`' records), whose memory would otherwise grow with
+/// the core count.
+pub fn map_chunks_within<R: Send>(
+    path: &Path,
+    (chunk, mode, window): (u64, Mode, usize),
     map: impl Fn(ChunkLines<'_>) -> R + Sync,
     mut reduce: impl FnMut(R) -> ControlFlow<()>,
 ) -> io::Result<()> {
@@ -536,15 +551,21 @@ pub fn map_chunks<R: Send>(
         }
         return Ok(());
     }
-    let window = IN_FLIGHT_PER_THREAD * rayon::current_num_threads();
+    let window = window.max(1);
     let (tx, rx) = mpsc::channel::<(usize, io::Result<R>)>();
     let mut failed = None;
+    // Set when the reading stops early: the chunks started before are not read.
+    let stop = AtomicBool::new(false);
     rayon::in_place_scope(|scope| {
-        let run = &run;
+        let (run, stop) = (&run, &stop);
         let spawn = |k: usize| {
             let tx = tx.clone();
             // The receiver outlives the scope; a send cannot fail before it is dropped.
-            scope.spawn(move |_| drop(tx.send((k, run(k)))));
+            scope.spawn(move |_| {
+                if !stop.load(Ordering::Relaxed) {
+                    drop(tx.send((k, run(k))));
+                }
+            });
         };
         let mut next = count.min(window);
         (0..next).for_each(spawn);
@@ -559,11 +580,13 @@ pub fn map_chunks<R: Send>(
                 match value {
                     Ok(v) => {
                         if reduce(v).is_break() {
+                            stop.store(true, Ordering::Relaxed);
                             return;
                         }
                     }
                     Err(e) => {
                         failed = Some(e);
+                        stop.store(true, Ordering::Relaxed);
                         return;
                     }
                 }
@@ -682,10 +705,11 @@ mod tests {
             )
             .unwrap();
             let mapped = mapped.into_inner();
+            let window = IN_FLIGHT_PER_THREAD * rayon::current_num_threads();
             assert_eq!(reduced, 1, "{mode:?}");
             assert!(
-                mapped < count,
-                "{mode:?}: {mapped} of {count} chunks mapped"
+                mapped <= window.min(count),
+                "{mode:?}: {mapped} of {count} chunks mapped, {window} in flight at most"
             );
         }
         std::fs::remove_file(&path).unwrap();

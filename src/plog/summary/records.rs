@@ -9,7 +9,7 @@ use npgx_parsers::plog::{Level, PlogHeader, PlogRecord, PlogTime};
 use serde::Serialize;
 
 use crate::dump::mapped::Mode;
-use crate::plog::reader::{map_chunks, ChunkLines, CHUNK};
+use crate::plog::reader::{map_chunks_within, ChunkLines, CHUNK};
 use crate::plog::{Filters, LogInput, Warning};
 
 /// Name of the `npgx plog --records --format json` document (schema `npgx.plog-records`): not
@@ -78,8 +78,8 @@ impl RecordOut {
 }
 
 /// Streams every record of `inputs` that passes `filters` into `sink`, in file and line order.
-/// Each file is read in chunks on all cores ([`map_chunks`], through a mapping when `map` says
-/// so), its records built and filtered there, and handed to `sink` in order on this thread; the
+/// Each file is read in chunks on all cores ([`map_chunks_within`], through a mapping when `map`
+/// says so, a few chunks in flight per core), its records built and filtered there, and handed to `sink` in order on this thread; the
 /// records do not depend on the chunk size or the way the file is read. An error from `sink` (a
 /// closed pipe) stops the output and is returned.
 pub fn for_each_record(
@@ -93,10 +93,12 @@ pub fn for_each_record(
 }
 
 /// One chunk's records: the lines before its first header line (the record the chunk before it
-/// left open goes on in them), the records that end inside it and pass the filters, and the one
-/// still open at its end.
+/// left open goes on in them; kept as bytes, `lead_ends` where each ends, and decoded only if
+/// that record was kept), the records that end inside it and pass the filters, and the one still
+/// open at its end.
 struct ChunkRecords {
-    lead: Vec<String>,
+    lead: Vec<u8>,
+    lead_ends: Vec<usize>,
     started: bool,
     done: Vec<PlogRecord>,
     open: Option<PlogRecord>,
@@ -119,7 +121,7 @@ fn records_in_chunks(
     };
     let scan = |lines: ChunkLines<'_>| {
         let mut asm = RecordAssembler::default();
-        let (mut lead, mut done) = (Vec::new(), Vec::new());
+        let (mut lead, mut lead_ends, mut done) = (Vec::new(), Vec::new(), Vec::new());
         let stats = lines.for_each(|no, line| {
             if let Some(r) = asm.push_kept(no, line, keep) {
                 if accept(&r) {
@@ -127,17 +129,22 @@ fn records_in_chunks(
                 }
             }
             if !asm.started() {
-                lead.push(lossy(line));
+                lead.extend_from_slice(line);
+                lead_ends.push(lead.len());
             }
         });
         ChunkRecords {
             lead,
+            lead_ends,
             started: asm.started(),
             done,
             open: asm.finish(),
             lines: stats.lines,
         }
     };
+    // A chunk's records take about three times its bytes, and one thread writes them: a few
+    // chunks in flight per core, whatever the core count.
+    let window = (2 * rayon::current_num_threads()).clamp(4, 16);
     for input in inputs {
         let mut failed: io::Result<()> = Ok(());
         let (mut base, mut pending) = (0u64, None::<PlogRecord>);
@@ -146,9 +153,13 @@ fn records_in_chunks(
                 *failed = sink(&RecordOut::new(&input.path, r));
             }
         };
-        let res = map_chunks(&input.path, chunk, map, scan, |c| {
+        let res = map_chunks_within(&input.path, (chunk, map, window), scan, |c| {
             if let Some(p) = pending.as_mut() {
-                p.continuation.extend(c.lead);
+                let mut from = 0;
+                for &end in &c.lead_ends {
+                    p.continuation.push(lossy(&c.lead[from..end]));
+                    from = end;
+                }
             }
             if c.started {
                 if let Some(p) = pending.take().filter(|p| accept(p)) {
@@ -191,13 +202,81 @@ mod tests {
 
     /// The records of `inputs` read in chunks of `chunk` bytes, as JSON lines.
     fn records(inputs: &[LogInput], filters: &Filters, chunk: (u64, Mode)) -> Vec<String> {
-        let mut out = Vec::new();
-        records_in_chunks(inputs, filters, chunk, &mut Vec::new(), |r| {
+        let (mut out, mut warnings) = (Vec::new(), Vec::new());
+        records_in_chunks(inputs, filters, chunk, &mut warnings, |r| {
             out.push(serde_json::to_string(r).expect("a record serialises"));
             Ok(())
         })
         .expect("the samples read");
+        assert!(warnings.is_empty(), "{warnings:?}");
         out
+    }
+
+    // Lines before the first header, a kept record whose only match is a continuation line, a
+    // refused record with continuations, CRLF, a `[rankN]:` header: at every chunk size, the
+    // parser's assembly of the whole text, filtered.
+    #[test]
+    fn records_across_every_chunk_boundary_are_the_filtered_whole_pass() {
+        let text: &[u8] = b"not a plog line\nanother preamble line\n\
+[ERROR] RUNTIME(7,python3):2025-05-08-09:56:20.763.494 [a.cc:1]7 first error\n\
+  cont 1 of first\n  cont 2 has the needle\n\
+[INFO] GE(7,python3):2025-05-08-09:56:20.763.495 [b.cc:2]7 an info\n  info cont with needle\r\n\
+[ERROR] HCCL(8,python3):2025-05-08-09:56:20.763.496 [c.cc:3]8 second error\r\n\r\n\
+[rank3]:[ERROR] RUNTIME(9,python3):2025-05-08-09:56:20.763.497 [d.cc:4]9 needle in a ranked header\n  tail\n";
+        let path = std::env::temp_dir().join(format!("npgx-records-{}.log", std::process::id()));
+        std::fs::write(&path, text).unwrap();
+        let inputs = [LogInput {
+            path: path.clone(),
+            info: None,
+        }];
+        let all = npgx_parsers::plog::record::parse_records(text);
+        assert_eq!(all.len(), 4);
+        let errors = Filters {
+            levels: vec![Level::Error],
+            grep: Some("needle".into()),
+            ..Filters::default()
+        };
+        let any = |_: &PlogRecord| true;
+        let needle = |r: &PlogRecord| {
+            r.level == Level::Error
+                && (r.text.contains("needle")
+                    || r.continuation.iter().any(|c| c.contains("needle")))
+        };
+        type Keep<'a> = &'a dyn Fn(&PlogRecord) -> bool;
+        let cases: [(Filters, Keep<'_>); 2] = [(Filters::default(), &any), (errors, &needle)];
+        for (filters, keep) in cases {
+            let want: Vec<String> = all
+                .iter()
+                .filter(|r| keep(r))
+                .map(|r| serde_json::to_string(&RecordOut::new(&path, r.clone())).unwrap())
+                .collect();
+            assert!(!want.is_empty());
+            let chunks = (1..=text.len() as u64).map(|c| (c, Mode::Never));
+            for chunk in chunks.chain([(4096, Mode::Always)]) {
+                assert_eq!(records(&inputs, &filters, chunk), want, "chunk {chunk:?}");
+            }
+        }
+        // A sink that fails (a closed pipe) at the third record: two written, then its error.
+        let mut n = 0;
+        let res = records_in_chunks(
+            &inputs,
+            &Filters::default(),
+            (7, Mode::Never),
+            &mut Vec::new(),
+            |_| {
+                n += 1;
+                if n > 2 {
+                    Err(io::Error::from(io::ErrorKind::BrokenPipe))
+                } else {
+                    Ok(())
+                }
+            },
+        );
+        assert_eq!(
+            (res.map_err(|e| e.kind()), n),
+            (Err(io::ErrorKind::BrokenPipe), 3)
+        );
+        std::fs::remove_file(&path).unwrap();
     }
 
     // The records do not depend on the chunk size or the way a file is read (records whose
@@ -206,9 +285,18 @@ mod tests {
     #[test]
     fn chunked_records_of_the_samples_equal_one_pass() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/samples");
-        let inputs =
-            crate::plog::discover(&[root.join("logs"), root.join("cann")], &mut Vec::new());
-        assert!(inputs.len() > 40, "{} inputs", inputs.len());
+        let mut warnings = Vec::new();
+        let mut inputs = crate::plog::discover(&[root.join("cann")], &mut warnings);
+        // The console captures too, named explicitly (their names are not CANN log names).
+        let mut logs: Vec<std::path::PathBuf> = std::fs::read_dir(root.join("logs"))
+            .expect("the shared log samples")
+            .filter_map(|e| Some(e.ok()?.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "log"))
+            .collect();
+        logs.sort();
+        inputs.extend(crate::plog::discover(&logs, &mut warnings));
+        assert!(inputs.len() > 60, "{} inputs", inputs.len());
+        assert!(warnings.is_empty(), "{warnings:?}");
         let errors = Filters {
             levels: vec![Level::Error],
             grep: Some("rror".into()),
