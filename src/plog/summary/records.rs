@@ -142,9 +142,9 @@ fn records_in_chunks(
             lines: stats.lines,
         }
     };
-    // A chunk's records take about three times its bytes, and one thread writes them: a few
-    // chunks in flight per core, whatever the core count.
-    let window = (2 * rayon::current_num_threads()).clamp(4, 16);
+    // A chunk's records take about three times its bytes, and one thread writes them: the
+    // summary's chunks in flight per core, but at most 16 whatever the core count.
+    let window = (4 * rayon::current_num_threads()).clamp(4, 16);
     for input in inputs {
         let mut failed: io::Result<()> = Ok(());
         let (mut base, mut pending) = (0u64, None::<PlogRecord>);
