@@ -79,9 +79,9 @@ impl RecordOut {
 
 /// Streams every record of `inputs` that passes `filters` into `sink`, in file and line order.
 /// Each file is read in chunks on all cores ([`map_chunks_within`], through a mapping when `map`
-/// says so, a few chunks in flight per core), its records built and filtered there, and handed to `sink` in order on this thread; the
-/// records do not depend on the chunk size or the way the file is read. An error from `sink` (a
-/// closed pipe) stops the output and is returned.
+/// says so, a few chunks in flight per core), its records built and filtered there and handed to
+/// `sink` in order on this thread; the records do not depend on the chunk size or the way the
+/// file is read. An error from `sink` (a closed pipe) stops the output and is returned.
 pub fn for_each_record(
     inputs: &[LogInput],
     filters: &Filters,
