@@ -315,38 +315,8 @@ pub fn environment_problem(err: &CausalError) -> Option<EnvironmentProblem> {
         }
         if fallback.is_none() {
             if let Some(f) = npgx_parsers::knowledge::environment(m) {
-                let package = [
-                    "torch_npu",
-                    "torchair",
-                    "npugraph_ex",
-                    "libopapi.so",
-                    "opp",
-                    "failed to find function",
-                    "platform info",
-                    "init env",
-                    "aclinit",
-                    "forked subprocess",
-                    "-target option",
-                    "nccl built in",
-                    "any binary",
-                    "cannot find bin",
-                    "please change new package",
-                ]
-                .into_iter()
-                .find(|k| lower.contains(k))
-                .map_or("the installed packages", |k| match k {
-                    "libopapi.so" => "CANN (op-API library)",
-                    "opp" => "CANN operator package (opp)",
-                    "failed to find function" => "CANN (AscendCL runtime library)",
-                    "platform info" => "CANN (support for this chip)",
-                    "init env" | "aclinit" => "CANN and the Ascend driver",
-                    "forked subprocess" => "how the worker processes are started",
-                    "-target option" => "the kernel compiler (CANN's BiSheng, Triton-Ascend)",
-                    "nccl built in" => "the distributed backend (HCCL on an NPU, not NCCL)",
-                    "any binary" | "cannot find bin" => "the CANN kernels package of this chip",
-                    "please change new package" => "the Ascend driver and firmware",
-                    k => k,
-                });
+                let package =
+                    npgx_parsers::knowledge::package(m).unwrap_or("the installed packages");
                 fallback = Some(EnvironmentProblem {
                     package: package.to_string(),
                     why: f.meaning.to_string(),

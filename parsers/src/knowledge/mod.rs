@@ -207,6 +207,8 @@ pub enum Kind {
     PtaType,
     Environment,
     EnvironmentMessage,
+    /// The package or component an environment fault names (meaning: what to fix).
+    Package,
     Frame,
     Api,
     /// A message that states a cause on its own, wherever it stands.
@@ -269,6 +271,7 @@ fn kind(s: &str) -> Option<Kind> {
         "pta-type" => Kind::PtaType,
         "environment" => Kind::Environment,
         "environment-message" => Kind::EnvironmentMessage,
+        "package" => Kind::Package,
         "frame" => Kind::Frame,
         "api" => Kind::Api,
         "phrase" => Kind::Phrase,
@@ -437,6 +440,12 @@ pub fn is_generic(text: &str) -> bool {
 pub fn environment(text: &str) -> Option<&'static Fact> {
     let lower = text.to_ascii_lowercase();
     phrase(Kind::Environment, &lower).or_else(|| phrase(Kind::EnvironmentMessage, &lower))
+}
+
+/// The package or component an environment fault's text names (`… not in libopapi.so` → CANN's
+/// op-API library): the first `package` row whose phrase it contains.
+pub fn package(text: &str) -> Option<&'static str> {
+    phrase(Kind::Package, &text.to_ascii_lowercase()).map(|f| f.meaning)
 }
 
 /// The environment row of an installation fault named anywhere in a line (`Op Cast does not has
