@@ -1,48 +1,94 @@
-//! Which versions a pasted output states: torch, torch_npu, CANN and the chip, as users and
-//! tools write them — `torch 2.1.0`, `torch==2.5.1`, `torch_npu-2.5.1.post1`, `PyTorch 2.1`,
-//! `CANN 8.0.RC3`, `8.0.0.beta1`, `ascend-toolkit/8.0`, `Ascend910B2`, `910B4`, `310P3`, `Atlas
-//! 800I A2`. A paste that lacks one of them leaves the diagnosis open where that version decides
-//! (an operator missing from an old CANN, a chip a release does not support): the skill asks the
-//! paste's author for exactly the missing ones.
+//! Which versions a pasted output states, and which framework's: torch, torch_npu, CANN and the
+//! chip, as users and tools write them — `torch 2.1.0`, `torch==2.5.1`, `torch_npu-2.5.1.post1`,
+//! `PyTorch 2.1`, `CANN 8.0.RC3`, `8.0.0.beta1`, `ascend-toolkit/8.0`, `Ascend910B2`, `910B4`,
+//! `310P3`, `Atlas 800I A2` — and, for a program on another framework, that framework's version
+//! (`mindspore 2.3.0`, `paddlepaddle==2.6`, llama.cpp's `build: 4521 (ab12cd3)`). A paste that
+//! lacks one of them leaves the diagnosis open where that version decides (an operator missing
+//! from an old CANN, a chip a release does not support): the skill asks the paste's author for
+//! exactly the missing ones — and never for torch_npu when the program does not run on PyTorch.
 //!
 //! Grammar, case-insensitive, per version:
 //! ```text
 //! torch     := ("torch" | "pytorch") sep version      (not torch_npu / torch-npu / torchair)
 //! torch_npu := ("torch_npu" | "torch-npu") sep version
-//! cann      := "cann" [" version"] sep version | digits "." digits "." ("rc" | "alpha" | "beta") digits
+//! cann      := "cann" [" version"] sep version      (not `onnxruntime-cann 1.18`) | digits "." digits "." ("rc" | "alpha" | "beta") digits
 //!            | "ascend-toolkit/" digit | "cann-" digit
 //! chip      := "ascend" ("910" | "310" | "950") … | ("910" | "310" | "950") ("a"|"b"|"c"|"p"|"pr") [digits]
 //!            | "atlas " digits | "soc_version"
+//! mindspore := "mindspore" sep version
+//! paddle    := "paddle" ["paddle"] ["-npu"] sep version
+//! ggml      := ("build" | "version") ":" " "* digits " (" | "ollama version is " version
+//! onnxruntime := "onnxruntime" ["-cann"] sep version
 //! sep       := "==" | "-" | ":" | "=" | " " | " version" [":"] " "      (then an optional "v")
 //! ```
+//!
+//! The framework, from the names the program prints (its modules, paths and functions):
+//! MindSpore where `mindspore` appears (its programs may print torch names too: MSAdapter,
+//! vllm-mindspore); otherwise PaddlePaddle (`paddle`), llama.cpp (`ggml`, the library every
+//! llama.cpp and ollama build prints) or ONNX Runtime (`onnxruntime`) where the text names no
+//! PyTorch program (`torch`, `torch_npu`, `torchair`, `torchrun`, `vllm`, `sglang`: MinerU's torch ports of
+//! PaddleOCR models print `paddle`); PyTorch otherwise — npgx's own users, and a bare CANN log
+//! says nothing either way.
+//!
 //! What it is not for: reading the versions' values (the triage tree's `env.txt` has them).
 
 use std::sync::OnceLock;
 
 use regex::Regex;
 
+/// The framework a program runs on (see the module's text for how it is read).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Framework {
+    #[default]
+    Torch,
+    MindSpore,
+    Paddle,
+    /// llama.cpp's ggml library (llama.cpp, ollama).
+    Ggml,
+    OnnxRuntime,
+}
+
+impl Framework {
+    /// The name a paste's author is asked the version of (PyTorch's two are `torch` and
+    /// `torch_npu`, [`Stated::missing`]).
+    fn version_name(self) -> &'static str {
+        match self {
+            Framework::Torch => "torch",
+            Framework::MindSpore => "MindSpore",
+            Framework::Paddle => "PaddlePaddle",
+            Framework::Ggml => "llama.cpp build",
+            Framework::OnnxRuntime => "onnxruntime",
+        }
+    }
+}
+
 /// The versions a text states.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Stated {
+    pub framework: Framework,
     pub torch: bool,
     pub torch_npu: bool,
+    /// The version of a framework other than PyTorch (false for PyTorch).
+    pub framework_version: bool,
     pub cann: bool,
     pub chip: bool,
 }
 
 impl Stated {
-    /// The names of the versions the text does not state, in a fixed order.
+    /// The names of the versions the text does not state, in a fixed order: the framework's
+    /// (`torch` and `torch_npu` for PyTorch), `CANN`, `chip`.
     pub fn missing(&self) -> Vec<&'static str> {
-        [
-            (self.torch, "torch"),
-            (self.torch_npu, "torch_npu"),
-            (self.cann, "CANN"),
-            (self.chip, "chip"),
-        ]
-        .into_iter()
-        .filter(|(stated, _)| !stated)
-        .map(|(_, name)| name)
-        .collect()
+        let framework: &[(bool, &'static str)] = match self.framework {
+            Framework::Torch => &[(self.torch, "torch"), (self.torch_npu, "torch_npu")],
+            other => &[(self.framework_version, other.version_name())],
+        };
+        framework
+            .iter()
+            .copied()
+            .chain([(self.cann, "CANN"), (self.chip, "chip")])
+            .filter(|(stated, _)| !stated)
+            .map(|(_, name)| name)
+            .collect()
     }
 }
 
@@ -51,6 +97,16 @@ struct Patterns {
     torch_npu: Regex,
     cann: Regex,
     chip: Regex,
+    /// The names that say which framework runs, and its version, in the order they are tried
+    /// (see the module's text): MindSpore, a PyTorch program, PaddlePaddle, ggml, ONNX Runtime.
+    frameworks: [FrameworkPatterns; 5],
+}
+
+struct FrameworkPatterns {
+    framework: Framework,
+    name: Regex,
+    /// PyTorch's versions are `torch` and `torch_npu` above.
+    version: Option<Regex>,
 }
 
 fn patterns() -> &'static Patterns {
@@ -62,19 +118,53 @@ fn patterns() -> &'static Patterns {
             torch: re(&format!(r"(?i)(?:^|[^a-z_.-])(?:py)?torch{sep}\d+\.\d+")),
             torch_npu: re(&format!(r"(?i)torch[_-]npu{sep}\d+\.\d+")),
             cann: re(&format!(
-                r"(?i)(?:\bcann(?:\s+version)?{sep}\d+\.\d+|\b\d+\.\d+\.(?:\d+\.)?(?:rc|alpha|beta)\d+|ascend-toolkit/\d|\bcann-\d)"
+                r"(?i)(?:(?:^|[^a-z0-9_-])cann(?:\s+version)?{sep}\d+\.\d+|\b\d+\.\d+\.(?:\d+\.)?(?:rc|alpha|beta)\d+|ascend-toolkit/\d|\bcann-\d)"
             )),
             chip: re(
                 r"(?i)(?:ascend\s?(?:910|310|950)|\b(?:910|310|950)(?:[abcp]|pr)\d{0,2}\b|\batlas\s+\d{3}|\bsoc_?version)",
             ),
+            frameworks: [
+                (Framework::MindSpore, r"(?i)mindspore", Some(format!(r"(?i)mindspore{sep}\d+\.\d+"))),
+                (
+                    Framework::Torch,
+                    r"(?i)(?:^|[^a-z0-9])(?:py)?torch(?:[_-]npu|air|run)?(?:[^a-z0-9]|$)|vllm|sglang",
+                    None,
+                ),
+                (
+                    Framework::Paddle,
+                    r"(?i)paddle",
+                    Some(format!(r"(?i)paddle(?:paddle)?(?:-npu)?{sep}\d+\.\d+")),
+                ),
+                (
+                    Framework::Ggml,
+                    r"(?i)ggml",
+                    Some(r"(?i)(?:\b(?:build|version):\s*\d+ \(|ollama version is \d)".into()),
+                ),
+                (
+                    Framework::OnnxRuntime,
+                    r"(?i)onnxruntime",
+                    Some(format!(r"(?i)onnxruntime(?:-cann)?{sep}\d+\.\d+")),
+                ),
+            ]
+            .map(|(framework, name, version)| FrameworkPatterns {
+                framework,
+                name: re(name),
+                version: version.as_deref().map(re),
+            }),
         }
     })
 }
 
-/// Which of torch, torch_npu, CANN and the chip `text` states. Never panics; linear in the text.
+/// Which framework `text`'s program runs on, and which of its versions, CANN and the chip `text`
+/// states. Never panics; linear in the text.
 pub fn stated(text: &str) -> Stated {
     let p = patterns();
+    let found = p.frameworks.iter().find(|f| f.name.is_match(text));
     Stated {
+        framework: found.map_or(Framework::Torch, |f| f.framework),
+        framework_version: found
+            .and_then(|f| f.version.as_ref())
+            .is_some_and(|v| v.is_match(text)),
         torch: p.torch.is_match(text),
         torch_npu: p.torch_npu.is_match(text),
         cann: p.cann.is_match(text),
@@ -119,6 +209,56 @@ mod tests {
         ] {
             let s = stated(text);
             assert_eq!((s.torch, s.torch_npu, s.cann, s.chip), want, "{text}");
+        }
+    }
+
+    #[test]
+    fn the_framework_decides_which_versions_are_asked_for() {
+        for (text, framework, missing) in [
+            (
+                "ggml_cann_init: found 8 CANN devices\nbuild: 4521 (ab12cd3) with gcc\nCANN error: EE9999",
+                Framework::Ggml,
+                vec!["CANN", "chip"],
+            ),
+            (
+                "llama.cpp/ggml/src/ggml-cann/aclnn_ops.cpp:123: error on Ascend910B3",
+                Framework::Ggml,
+                vec!["llama.cpp build", "CANN"],
+            ),
+            (
+                "File \"/usr/lib/python3.9/site-packages/mindspore/common/api.py\", line 1\nimport torch",
+                Framework::MindSpore,
+                vec!["MindSpore", "CANN", "chip"],
+            ),
+            (
+                "mindspore 2.3.0, CANN 8.0.RC2, Ascend910B",
+                Framework::MindSpore,
+                vec![],
+            ),
+            (
+                "paddle/phi/backends/custom/custom_device.cc:1 ExternalError",
+                Framework::Paddle,
+                vec!["PaddlePaddle", "CANN", "chip"],
+            ),
+            (
+                "File \"/x/paddleocr_torch/model.py\"\nimport torch_npu",
+                Framework::Torch,
+                vec!["torch", "torch_npu", "CANN", "chip"],
+            ),
+            (
+                "onnxruntime-cann 1.18.0: CANNExecutionProvider failed",
+                Framework::OnnxRuntime,
+                vec!["CANN", "chip"],
+            ),
+            (
+                "(VllmWorker rank=0 pid=1) ERROR 07-23 10:35:57 [core.py:586]",
+                Framework::Torch,
+                vec!["torch", "torch_npu", "CANN", "chip"],
+            ),
+            ("EE9999: Inner Error!", Framework::Torch, vec!["torch", "torch_npu", "CANN", "chip"]),
+        ] {
+            let s = stated(text);
+            assert_eq!((s.framework, s.missing()), (framework, missing), "{text}");
         }
     }
 

@@ -1052,22 +1052,26 @@ fn report_candidate<'w>(
     };
     let root_message = strip_location(root_text).to_string();
     let external = report.code.is_some() && !report.inner;
-    // A TraceBack item that names an installation fault (`Op Cast does not has any binary.`
-    // under `Parse dynamic kernel config fail.`) is what the head's failure came from, unless
-    // the head states a cause of its own. (An external code's line is cited as it is.)
+    // A TraceBack item that states a cause — an installation fault (`Op Cast does not has any
+    // binary.` under `Parse dynamic kernel config fail.`) or a message that says what went wrong
+    // on its own (`Convert memory address from virtual to dma physical failed` under EL0003's
+    // bare `The argument is invalid.`) — is what the head's failure came from, unless the head
+    // states a cause of its own. An external code's head is cited as it is unless its message
+    // is only the code's generic title.
     let head_states_cause =
         knowledge::stated_cause(&root_message).is_some() || is_device_fault(&root_message);
-    let installation = (!external && !head_states_cause)
+    let head_open = !external || knowledge::is_generic_title(&root_message);
+    let traceback_cause = (head_open && !head_states_cause)
         .then(|| {
-            report
-                .traceback
-                .iter()
-                .find(|t| knowledge::installation(&t.text).is_some())
+            report.traceback.iter().find(|t| {
+                knowledge::installation(&t.text).is_some()
+                    || knowledge::phrase_fact(&t.text).is_some()
+            })
         })
         .flatten();
-    let cited = match installation {
-        _ if external => i,
+    let cited = match traceback_cause {
         Some(t) => index_of(w, t.line).min(w.len() - 1),
+        None if external => i,
         None => index_of(w, report.causal_line).min(w.len() - 1),
     };
     // A report whose root states a device fault, or whose TraceBack gives the device's own
@@ -1090,7 +1094,7 @@ fn report_candidate<'w>(
         Shape::CannReport,
         "cann.report",
     );
-    let message = installation.map_or(root_message, |t| strip_location(&t.text).to_string());
+    let message = traceback_cause.map_or(root_message, |t| strip_location(&t.text).to_string());
     c.message = match &report.code {
         Some(code) => format!("{code}: {message}"),
         None => message,
@@ -1813,6 +1817,42 @@ terminate called after throwing an instance of 'c10::Error'
         let text = "EL0004: [PID: 1] 2025-01-01-00:00:00.000.000 Failed to allocate memory.\n        TraceBack (most recent call last):\n        Op Cast does not has any binary.[FUNC:f][FILE:f.cc][LINE:1]\n";
         let c = crate::causal::first_causal_error(text.as_bytes()).expect("an error");
         assert_eq!((c.line, c.message.contains("binary")), (1, false));
+    }
+
+    #[test]
+    fn a_traceback_item_stating_a_cause_under_a_bare_code_title_is_the_reports_cause() {
+        // EL0003's head is only its code's title; the TraceBack's first item says what failed.
+        let text = "ggml-cann.cpp:69: CANN error\nCANN error: EL0003: [PID: 1] 2025-10-21-03:40:09.141.920 The argument is invalid.\n        Solution: Try again with a valid argument.\n        TraceBack (most recent call last):\n        Convert memory address from virtual to dma physical failed, retCode=0x7020014.[FUNC:MemcpyAsyncTaskInitV3][FILE:memory_task.cc][LINE:694]\n        rtMemcpyAsync execute failed, reason=[driver error:invalid handle][FUNC:F][FILE:e.cc][LINE:53]\n";
+        let c = crate::causal::first_causal_error(text.as_bytes()).expect("an error");
+        assert_eq!(
+            (c.line, c.message.as_str()),
+            (
+                5,
+                "EL0003: Convert memory address from virtual to dma physical failed, retCode=0x7020014."
+            )
+        );
+        // A head that says more than the title keeps the line; so does a TraceBack item that
+        // states nothing on its own (a device record: samples logs/37).
+        let more = text.replace(
+            "The argument is invalid.\n",
+            "The argument is invalid.Reason: rtGetDevMsg execute failed\n",
+        );
+        let c = crate::causal::first_causal_error(more.as_bytes()).expect("an error");
+        assert_eq!(c.line, 2);
+        let device = text.replace(
+            "Convert memory address from virtual to dma physical failed, retCode=0x7020014.",
+            "The error from device(chipId:6, dieId:0), serial number is 3, there is an exception of fftsplus aicore error",
+        );
+        let c = crate::causal::first_causal_error(device.as_bytes()).expect("an error");
+        assert_eq!(c.line, 2);
+    }
+
+    #[test]
+    fn a_compilers_retry_note_on_a_buffer_overflow_is_the_cause() {
+        // BiShengIR says its pipeline failed, and its note says why.
+        let text = "[rank43]: [ERROR] Failed to run BiShengIR pipeline\n[rank43]:     scf.if %26 {\n[rank43]: [NOTE] Due to Ub overflow, automatically set enable-code-motion to false, set enable-auto-multi-buffer to false; compilation still failed.\n[rank43]: loc(\"/x/k.py\":49:0): error: Failed to run BiShengHIR pipeline\n";
+        let c = crate::causal::first_causal_error(text.as_bytes()).expect("an error");
+        assert_eq!(c.line, 3);
     }
 
     #[test]

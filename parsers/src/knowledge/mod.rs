@@ -436,6 +436,16 @@ pub fn is_generic(text: &str) -> bool {
         || phrase(Kind::Hint, &lower).is_some_and(|f| f.nature == Some(Nature::Generic))
 }
 
+/// Whether a message is only a generic row's phrase — a code's title and nothing after it
+/// (EL0003's `The argument is invalid.`, not EE1001's `The argument is invalid.Reason: …`).
+pub fn is_generic_title(text: &str) -> bool {
+    let lower = text
+        .trim()
+        .trim_end_matches(['.', '!'])
+        .to_ascii_lowercase();
+    of_kind(Kind::Generic).any(|f| f.key.trim_end_matches(['.', '!']) == lower)
+}
+
 /// The environment row whose phrase an error's message contains.
 pub fn environment(text: &str) -> Option<&'static Fact> {
     let lower = text.to_ascii_lowercase();
@@ -574,6 +584,29 @@ pub fn lexicon(kind: Kind) -> impl Iterator<Item = &'static Fact> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_generic_title_is_the_whole_message() {
+        assert!(is_generic_title("The argument is invalid."));
+        assert!(is_generic_title(" Inner Error! "));
+        assert!(!is_generic_title(
+            "The argument is invalid.Reason: rtGetDevMsg execute failed"
+        ));
+        assert!(!is_generic_title(""));
+    }
+
+    #[test]
+    fn packages_are_named_in_row_order() {
+        assert_eq!(
+            package("aclnnFoo not in libopapi.so, or libopapi.so not found"),
+            Some("CANN (op-API library)")
+        );
+        assert_eq!(
+            package("module 'torch_npu' has no attribute 'npu'"),
+            Some("torch_npu")
+        );
+        assert_eq!(package("something else"), None);
+    }
 
     #[test]
     fn every_row_parses_and_names_its_source() {
