@@ -62,6 +62,26 @@ impl Framework {
     }
 }
 
+impl Framework {
+    /// How a program on this framework launches its operators synchronously, so that an
+    /// asynchronous error reports the call it happened in: torch_npu reads
+    /// `ASCEND_LAUNCH_BLOCKING` (the CANN environment-variable reference, "PyTorch training or
+    /// online inference"), MindSpore has `mindspore.runtime.launch_blocking()` (2.5 and later;
+    /// `pynative_synchronize` in its context before); for the others no documented switch is
+    /// known, so the words name what to do rather than a variable that would change nothing.
+    pub fn launch_blocking(self) -> &'static str {
+        match self {
+            Framework::Torch => "ASCEND_LAUNCH_BLOCKING=1",
+            Framework::MindSpore => {
+                "mindspore.runtime.launch_blocking() (MindSpore 2.5 and later; before, set_context(pynative_synchronize=True))"
+            }
+            Framework::Paddle | Framework::Ggml | Framework::OnnxRuntime => {
+                "the operators launched synchronously (this framework's blocking mode, if it has one)"
+            }
+        }
+    }
+}
+
 /// The versions a text states.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Stated {

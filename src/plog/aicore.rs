@@ -13,6 +13,7 @@ use npgx_parsers::causal::phase::runtime_number;
 use npgx_parsers::causal::{kernel_assert_remedy, table_remedy, CausalError, CauseRank, Remedy};
 use npgx_parsers::knowledge;
 use npgx_parsers::needles::Needles;
+use npgx_parsers::versions::Framework;
 use serde::{Deserialize, Serialize};
 
 use super::reader::for_each_line;
@@ -145,7 +146,8 @@ impl AicoreScan {
     /// the error is — a collective's timeout or a wait for an event or notify that timed out
     /// (`kind:collective`: the root is the rank or stream waited on), the
     /// nature of its runtime error number (`507014` is a timeout), else a device fault. Checks
-    /// that rerun `npgx aicore`, the command that printed them, are left out.
+    /// that rerun `npgx aicore`, the command that printed them, are left out. CANN's device-error
+    /// records name no framework: the remedies are a PyTorch program's (npgx's users).
     pub fn remedy(&self) -> Vec<Remedy> {
         let Some(e) = self.errors.first() else {
             return Vec::new();
@@ -155,15 +157,15 @@ impl AicoreScan {
             e.error.kind,
             ErrorKind::HcclFftsplusTimeout | ErrorKind::WaitTimeout
         ) {
-            table_remedy("kind:collective", file)
+            table_remedy("kind:collective", file, Framework::Torch)
         } else {
             e.error
                 .acl_code
                 .as_ref()
                 .and_then(|c| knowledge::runtime_code(c.value))
                 .and_then(|f| f.nature)
-                .and_then(|n| table_remedy(&format!("nature:{}", n.name()), file))
-                .or_else(|| table_remedy("nature:device-fault", file))
+                .and_then(|n| table_remedy(&format!("nature:{}", n.name()), file, Framework::Torch))
+                .or_else(|| table_remedy("nature:device-fault", file, Framework::Torch))
         };
         e.error
             .asserts

@@ -9,6 +9,7 @@ use anyhow::{bail, Context};
 use serde::{Deserialize, Serialize};
 
 use npgx_parsers::causal::{CausalError, CausalScanner};
+use npgx_parsers::versions::Framework;
 
 use super::classify::{classify_causal, classify_file, Classification};
 use super::compare::{self, Comparison};
@@ -605,7 +606,8 @@ fn plog_evidence(files: &[PathBuf]) -> Option<Classification> {
     }
     best.map(|(p, err, saw_assert)| {
         let assert = assertion_for(&err, saw_assert, |f| for_each_line_while(p, f));
-        classify_causal(p, err, assert)
+        // A triage tree is a PyTorch run (run_triage.sh's steps).
+        classify_causal(p, err, assert, Framework::Torch)
     })
 }
 

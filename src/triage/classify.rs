@@ -13,6 +13,7 @@ use npgx_parsers::causal::{
     remedies_with_assert, route_remedy, CausalError, CausalScanner, Remedy, Shape, Tier,
 };
 use npgx_parsers::knowledge::{CauseKind, Phase};
+use npgx_parsers::versions::{self, Framework};
 use serde::{Deserialize, Serialize};
 
 use super::rank_view::RankView;
@@ -232,13 +233,15 @@ fn commands_file(file: &Path) -> Option<&str> {
 }
 
 /// Routes a first causal error found in `file` (`assert`: the kernel assertion that belongs to
-/// it, by `aicore`'s grouping).
+/// it, by `aicore`'s grouping) of a program on `framework` (its remedies name that framework's
+/// switches).
 pub fn classify_causal(
     file: &Path,
     err: CausalError,
     assert: Option<Fact<KernelAssert>>,
+    framework: Framework,
 ) -> Classification {
-    classify_ranked(file, vec![err], assert)
+    classify_ranked(file, vec![err], assert, framework)
 }
 
 /// Routes the first of `ranked` (best first), keeping the others as candidates. Abstains —
@@ -250,6 +253,7 @@ pub fn classify_ranked(
     file: &Path,
     ranked: Vec<CausalError>,
     assert: Option<Fact<KernelAssert>>,
+    framework: Framework,
 ) -> Classification {
     let Some(err) = ranked.first().cloned() else {
         return classify_found(file, None, "");
@@ -284,9 +288,10 @@ pub fn classify_ranked(
             &err,
             assert.as_ref().map(|a| (a.line, &a.value)),
             commands_file(file),
+            framework,
         );
         if c.remedy.is_empty() {
-            c.remedy = route_remedy(c.route.as_str(), commands_file(file))
+            c.remedy = route_remedy(c.route.as_str(), commands_file(file), framework)
                 .into_iter()
                 .collect();
         }
@@ -297,8 +302,9 @@ pub fn classify_ranked(
 
 /// Classifies the first causal error (if any) or, without one, the report's wording in `head`.
 pub fn classify_found(file: &Path, err: Option<CausalError>, head: &str) -> Classification {
+    let framework = versions::stated(head).framework;
     if let Some(err) = err {
-        return classify_causal(file, err, None);
+        return classify_causal(file, err, None, framework);
     }
     match route_prose(head) {
         Some((routing, line, evidence)) => {
@@ -309,7 +315,7 @@ pub fn classify_found(file: &Path, err: Option<CausalError>, head: &str) -> Clas
             c.notes.push(
                 "no error stack: routed by the report's tables or wording (rules 3–4)".into(),
             );
-            c.remedy = route_remedy(c.route.as_str(), commands_file(file))
+            c.remedy = route_remedy(c.route.as_str(), commands_file(file), framework)
                 .into_iter()
                 .collect();
             c
@@ -372,18 +378,15 @@ fn classify_lines(
     })?;
     let saw_assert = scanner.saw_kernel_assert();
     let ranked = scanner.finish_ranked();
+    let stated = versions::stated(&head);
     let mut c = match ranked.first() {
         None => classify_found(path, None, &head),
         Some(first) => {
             let assert = assertion_for(first, saw_assert, &read);
-            classify_ranked(path, ranked, assert)
+            classify_ranked(path, ranked, assert, stated.framework)
         }
     };
-    c.missing = npgx_parsers::versions::stated(&head)
-        .missing()
-        .into_iter()
-        .map(str::to_string)
-        .collect();
+    c.missing = stated.missing().into_iter().map(str::to_string).collect();
     if not_text > 0 {
         c.notes.push(format!(
             "{not_text} of {} lines hold NUL bytes or invalid UTF-8 (read with replacement characters)",

@@ -27,6 +27,7 @@ use super::CausalError;
 use crate::cann_error::find_code;
 use crate::kernel_assert::KernelAssert;
 use crate::knowledge::{self, RemedyRow};
+use crate::versions::Framework;
 
 /// Most report lines quoted.
 const MAX_QUOTED: usize = 4;
@@ -53,15 +54,16 @@ pub struct Remedy {
 }
 
 /// The remedies of a first causal error read from `file` (its path as the user gave it, for
-/// the commands; `None` leaves `<LOG_FILE>` for the user to fill).
-pub fn remedies(err: &CausalError, file: Option<&str>) -> Vec<Remedy> {
+/// the commands; `None` leaves `<LOG_FILE>` for the user to fill), for a program on `framework`
+/// (the switch that launches operators synchronously is the framework's).
+pub fn remedies(err: &CausalError, file: Option<&str>, framework: Framework) -> Vec<Remedy> {
     let mut out = quoted(err);
     if let Some(row) = conditions(err)
         .into_iter()
         .chain(matches(err))
         .find_map(|m| knowledge::remedy_for(&m))
     {
-        out.push(from_row(row, file));
+        out.push(from_row(row, file, framework));
     }
     out
 }
@@ -75,12 +77,13 @@ pub fn remedies_with_assert(
     err: &CausalError,
     assert: Option<(u64, &KernelAssert)>,
     file: Option<&str>,
+    framework: Framework,
 ) -> Vec<Remedy> {
     assert
         .filter(|_| err.rank == super::CauseRank::DeviceFault)
         .map(|(line, a)| kernel_assert_remedy(line, a, file))
         .into_iter()
-        .chain(remedies(err, file))
+        .chain(remedies(err, file, framework))
         .collect()
 }
 
@@ -213,13 +216,13 @@ fn request_exceeds_device(text: &str) -> bool {
 
 /// The remedy of a route without a first causal error to read (a report's `accuracy` or
 /// `performance`), with the file for its commands.
-pub fn route_remedy(route: &str, file: Option<&str>) -> Option<Remedy> {
-    table_remedy(&format!("route:{route}"), file)
+pub fn route_remedy(route: &str, file: Option<&str>, framework: Framework) -> Option<Remedy> {
+    table_remedy(&format!("route:{route}"), file, framework)
 }
 
 /// The remedy row of one match (`nature:device-fault`), with the file for its commands.
-pub fn table_remedy(matches: &str, file: Option<&str>) -> Option<Remedy> {
-    knowledge::remedy_for(matches).map(|r| from_row(r, file))
+pub fn table_remedy(matches: &str, file: Option<&str>, framework: Framework) -> Option<Remedy> {
+    knowledge::remedy_for(matches).map(|r| from_row(r, file, framework))
 }
 
 /// The report's own `Possible Cause:` and `Solution:` lines in the error's block.
@@ -335,16 +338,22 @@ fn matches(err: &CausalError) -> impl Iterator<Item = String> + '_ {
     .flatten()
 }
 
-fn from_row(row: &RemedyRow, file: Option<&str>) -> Remedy {
+fn from_row(row: &RemedyRow, file: Option<&str>, framework: Framework) -> Remedy {
     let check = row.check.iter().map(|c| check_command(c, file)).collect();
     Remedy {
-        action: row.action.to_string(),
+        action: row
+            .action
+            .replace(LAUNCH_BLOCKING, framework.launch_blocking()),
         source: row.source.to_string(),
         line: None,
         check,
         matched: row.matches.to_string(),
     }
 }
+
+/// Where a remedy row names the framework's switch that launches operators synchronously (each
+/// error then reports where it happens): [`Framework::launch_blocking`] fills it in.
+pub const LAUNCH_BLOCKING: &str = "{launch-blocking}";
 
 /// A check command as a remedy shows it: an `npgx …` command with `FILE` filled in ([`fill`]; `None`
 /// leaves `<LOG_FILE>`), another tool's command as it stands.
@@ -379,7 +388,30 @@ mod tests {
         remedies(
             &first_causal_error(text.as_bytes()).expect("an error"),
             Some("logs/run 1.log"),
+            Framework::Torch,
         )
+    }
+
+    #[test]
+    fn the_synchronous_switch_is_the_programs_frameworks() {
+        let execution = |f| {
+            table_remedy("phase:execution", None, f)
+                .expect("the execution row")
+                .action
+        };
+        assert!(execution(Framework::Torch).contains("Rerun with ASCEND_LAUNCH_BLOCKING=1 so"));
+        assert!(execution(Framework::MindSpore).contains("mindspore.runtime.launch_blocking()"));
+        let llama = execution(Framework::Ggml);
+        assert!(!llama.contains("ASCEND_LAUNCH_BLOCKING") && !llama.contains('{'));
+        // Every row's text is whole once filled: no other token.
+        for row in knowledge::remedy_rows() {
+            let filled = from_row(row, None, Framework::Paddle).action;
+            assert!(
+                !filled.contains('{') && !filled.contains('}'),
+                "{}",
+                row.matches
+            );
+        }
     }
 
     #[test]
@@ -473,10 +505,12 @@ mod tests {
 
     #[test]
     fn reports_without_an_error() {
-        assert!(route_remedy("accuracy", None).is_some_and(
-            |r| r.check[0].contains("FILE") || r.check[0].contains("--compare-outputs")
-        ));
-        assert!(route_remedy("undetermined", None).is_none());
+        assert!(
+            route_remedy("accuracy", None, Framework::Torch).is_some_and(|r| r.check[0]
+                .contains("FILE")
+                || r.check[0].contains("--compare-outputs"))
+        );
+        assert!(route_remedy("undetermined", None, Framework::Torch).is_none());
     }
 
     // A device fault with the kernel's assertion that belongs to it: the check it names comes
@@ -486,7 +520,7 @@ mod tests {
     fn a_kernel_assertion_comes_first_for_its_device_fault() {
         let fault = first_causal_error(b"[ERROR] RUNTIME(1,python3):2025-05-08-09:56:18.522.534 [stars_engine.cc:1553]1 ProcLogicCqReport:[INIT][DEFAULT]Task run failed, device_id=0, stream_id=2, task_id=1, sqe_type=0(ffts), errType=0x1(task exception), sqSwStatus=0\n").expect("a fault");
         let a = crate::kernel_assert::parse("[ASSERT] [CANN_VERSION : 7.8][TimeStamp : 0] /ops/gather_v3_base.h:137: Assertion `(0 <= val && val < this->gxSize_)' Index 100000000 out of range[0 655360)!").expect("an assertion");
-        let r = remedies_with_assert(&fault, Some((34, &a)), Some("run.log"));
+        let r = remedies_with_assert(&fault, Some((34, &a)), Some("run.log"), Framework::Torch);
         assert_eq!(
             (r[0].matched.as_str(), r[0].line, r[0].source.as_str()),
             ("kernel.assert", Some(34), "kernel assert")
@@ -498,11 +532,11 @@ mod tests {
         );
         assert_eq!(r[0].check, ["npgx aicore run.log"]);
         assert_eq!(r[1].matched, "nature:device-fault");
-        let r = remedies_with_assert(&fault, None, Some("run.log"));
+        let r = remedies_with_assert(&fault, None, Some("run.log"), Framework::Torch);
         assert_eq!(r.len(), 1);
         assert_eq!(r[0].matched, "nature:device-fault");
         let oom = first_causal_error(b"RuntimeError: NPU out of memory. Tried to allocate 30.00 MiB (NPU 3; 60.96 GiB total capacity; 58.10 GiB already allocated)\n").expect("an error");
-        let r = remedies_with_assert(&oom, Some((34, &a)), Some("run.log"));
+        let r = remedies_with_assert(&oom, Some((34, &a)), Some("run.log"), Framework::Torch);
         assert_eq!(r[0].matched, "key:npu out of memory");
         assert!(r.iter().all(|x| x.matched != "kernel.assert"));
         // The scanner says whether it saw one.

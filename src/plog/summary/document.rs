@@ -10,6 +10,7 @@ use npgx_parsers::cann_error::CannErrorReport;
 use npgx_parsers::causal::{remedies_with_assert, CausalError, CauseRank, Remedy, Shape, Tier};
 use npgx_parsers::plog::path::LogFileKind;
 use npgx_parsers::plog::{Level, PlogTime};
+use npgx_parsers::versions::Framework;
 use serde::{Deserialize, Serialize};
 
 use crate::plog::Warning;
@@ -64,7 +65,13 @@ impl CausalRef {
         e: CausalError,
         assert: Option<&Fact<KernelAssert>>,
     ) -> CausalRef {
-        let remedy = remedies_with_assert(&e, assert.map(|a| (a.line, &a.value)), file.to_str());
+        // CANN's logs name no framework: the remedies are a PyTorch program's (npgx's users).
+        let remedy = remedies_with_assert(
+            &e,
+            assert.map(|a| (a.line, &a.value)),
+            file.to_str(),
+            Framework::Torch,
+        );
         CausalRef {
             remedy,
             file: file.to_path_buf(),
