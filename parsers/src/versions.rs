@@ -11,13 +11,15 @@
 //! ```text
 //! torch     := ("torch" | "pytorch") sep version      (not torch_npu / torch-npu / torchair)
 //! torch_npu := ("torch_npu" | "torch-npu") sep version
-//! cann      := "cann" [" version"] sep version      (not `onnxruntime-cann 1.18`) | digits "." digits "." ("rc" | "alpha" | "beta") digits
+//! cann      := "cann" [" version"] sep version                (not `onnxruntime-cann 1.18`)
+//!            | digits "." digits "." ("rc" | "alpha" | "beta") digits
 //!            | "ascend-toolkit/" digit | "cann-" digit
 //! chip      := "ascend" ("910" | "310" | "950") … | ("910" | "310" | "950") ("a"|"b"|"c"|"p"|"pr") [digits]
 //!            | "atlas " digits | "soc_version"
 //! mindspore := "mindspore" sep version
 //! paddle    := "paddle" ["paddle"] ["-npu"] sep version
 //! ggml      := ("build" | "version") ":" " "* digits " (" | "ollama version is " version
+//!            | "llama.cpp-b" digits                  (a release's folder: `/model/llama.cpp-b6765/`)
 //! onnxruntime := "onnxruntime" ["-cann"] sep version
 //! sep       := "==" | "-" | ":" | "=" | " " | " version" [":"] " "      (then an optional "v")
 //! ```
@@ -25,10 +27,10 @@
 //! The framework, from the names the program prints (its modules, paths and functions):
 //! MindSpore where `mindspore` appears (its programs may print torch names too: MSAdapter,
 //! vllm-mindspore); otherwise PaddlePaddle (`paddle`), llama.cpp (`ggml`, the library every
-//! llama.cpp and ollama build prints) or ONNX Runtime (`onnxruntime`) where the text names no
-//! PyTorch program (`torch`, `torch_npu`, `torchair`, `torchrun`, `vllm`, `sglang`: MinerU's torch ports of
-//! PaddleOCR models print `paddle`); PyTorch otherwise — npgx's own users, and a bare CANN log
-//! says nothing either way.
+//! llama.cpp and ollama build prints) or ONNX Runtime (`onnxruntime`, its
+//! `CANNExecutionProvider`) where the text names no PyTorch program (`torch`, `torch_npu`,
+//! `torchair`, `torchrun`, `vllm`, `sglang`: MinerU's torch ports of PaddleOCR models print
+//! `paddle`); PyTorch otherwise — npgx's own users, and a bare CANN log says nothing either way.
 //!
 //! What it is not for: reading the versions' values (the triage tree's `env.txt` has them).
 
@@ -60,9 +62,7 @@ impl Framework {
             Framework::OnnxRuntime => "onnxruntime",
         }
     }
-}
 
-impl Framework {
     /// How a program on this framework launches its operators synchronously, so that an
     /// asynchronous error reports the call it happened in: torch_npu reads
     /// `ASCEND_LAUNCH_BLOCKING` (the CANN environment-variable reference, "PyTorch training or
@@ -158,11 +158,11 @@ fn patterns() -> &'static Patterns {
                 (
                     Framework::Ggml,
                     r"(?i)ggml",
-                    Some(r"(?i)(?:\b(?:build|version):\s*\d+ \(|ollama version is \d)".into()),
+                    Some(r"(?i)(?:\b(?:build|version):\s*\d+ \(|ollama version is \d|llama\.cpp-b\d{3,})".into()),
                 ),
                 (
                     Framework::OnnxRuntime,
-                    r"(?i)onnxruntime",
+                    r"(?i)onnxruntime|cannexecutionprovider",
                     Some(format!(r"(?i)onnxruntime(?:-cann)?{sep}\d+\.\d+")),
                 ),
             ]
@@ -246,6 +246,11 @@ mod tests {
                 vec!["llama.cpp build", "CANN"],
             ),
             (
+                "/model/llama.cpp-b6765/ggml/src/ggml-cann/ggml-cann.cpp:69: CANN error",
+                Framework::Ggml,
+                vec!["CANN", "chip"],
+            ),
+            (
                 "File \"/usr/lib/python3.9/site-packages/mindspore/common/api.py\", line 1\nimport torch",
                 Framework::MindSpore,
                 vec!["MindSpore", "CANN", "chip"],
@@ -264,6 +269,11 @@ mod tests {
                 "File \"/x/paddleocr_torch/model.py\"\nimport torch_npu",
                 Framework::Torch,
                 vec!["torch", "torch_npu", "CANN", "chip"],
+            ),
+            (
+                "[ RUN      ] CannExecutionProviderTest.FunctionTest",
+                Framework::OnnxRuntime,
+                vec!["onnxruntime", "CANN", "chip"],
             ),
             (
                 "onnxruntime-cann 1.18.0: CANNExecutionProvider failed",

@@ -157,6 +157,16 @@ pub fn ranks_text(views: &[RankView]) -> String {
     out
 }
 
+/// The skills a route hands over to, after the route: npgx's own (`skills/`), then the
+/// CANNBot sub-skill the `sub_skill` field names.
+fn skills(route: crate::triage::route::Route, sub_skill: Option<&str>) -> String {
+    match (route.skill(), sub_skill) {
+        (Some(own), Some(cannbot)) => format!("  (skill {own}; CANNBot: {cannbot})"),
+        (Some(own), None) => format!("  (skill {own})"),
+        (None, _) => String::new(),
+    }
+}
+
 /// Human summary of `triage classify` results.
 pub fn classifications_text(items: &[Classification]) -> String {
     let mut out = String::new();
@@ -166,10 +176,7 @@ pub fn classifications_text(items: &[Classification]) -> String {
             out,
             "  route:       {}{}",
             c.route.as_str(),
-            c.sub_skill
-                .as_ref()
-                .map(|s| format!("  (load {s})"))
-                .unwrap_or_default()
+            skills(c.route, c.sub_skill.as_deref())
         );
         let matched = c
             .matched
@@ -202,7 +209,10 @@ pub fn classifications_text(items: &[Classification]) -> String {
             let _ = writeln!(out, "  package:     {p}");
         }
         if let Some(e) = &c.first_causal_error {
-            let _ = writeln!(out, "  first causal error (line {}): {}", e.line, e.message);
+            // A message of several lines (a CANN report's `Reason:` line) keeps the layout's
+            // indentation on each.
+            let message = e.message.replace('\n', "\n    ");
+            let _ = writeln!(out, "  first causal error (line {}): {message}", e.line);
             let _ = writeln!(out, "    | {}", e.text);
             let _ = writeln!(out, "    found by {}", e.evidence.rule);
             if let Some(w) = e.evidence.wrapper_line {
@@ -434,10 +444,11 @@ fn handoff_head(out: &mut String, a: &TriageAnalysis) {
         out,
         "- Route: **{}**{}",
         a.route.as_str(),
-        a.sub_skill
-            .as_ref()
-            .map(|s| format!(" → load `{s}`"))
-            .unwrap_or_default()
+        match (a.route.skill(), a.sub_skill.as_deref()) {
+            (Some(own), Some(cannbot)) => format!(" → skill `{own}` (CANNBot: `{cannbot}`)"),
+            (Some(own), None) => format!(" → skill `{own}`"),
+            (None, _) => String::new(),
+        }
     );
     let matched = a
         .matched
@@ -678,10 +689,7 @@ pub fn analysis_text(a: &TriageAnalysis) -> String {
         out,
         "route: {}{}",
         a.route.as_str(),
-        a.sub_skill
-            .as_ref()
-            .map(|s| format!("  (load {s})"))
-            .unwrap_or_default()
+        skills(a.route, a.sub_skill.as_deref())
     );
     let matched = a
         .matched

@@ -49,6 +49,12 @@ impl Route {
         }
     }
 
+    /// The npgx skill (`skills/`) that takes this route further: the route's own name after
+    /// `npgx-`; none where the route is undetermined.
+    pub fn skill(self) -> Option<String> {
+        (self != Route::Undetermined).then(|| format!("npgx-{}", self.as_str()))
+    }
+
     /// The cannbot-skills sub-skill to load for this route.
     pub fn sub_skill(self) -> Option<&'static str> {
         match self {
@@ -879,6 +885,25 @@ mod tests {
     }
 
     // Class 4: the CANN code family decides the layer, before any keyword or the fallback.
+    #[test]
+    fn every_routes_skill_is_shipped() {
+        for route in [
+            Route::CompileError,
+            Route::RuntimeError,
+            Route::Accuracy,
+            Route::Performance,
+            Route::Environment,
+        ] {
+            let skill = route.skill().expect("a skill");
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("skills")
+                .join(&skill)
+                .join("SKILL.md");
+            assert!(path.is_file(), "{}", path.display());
+        }
+        assert_eq!(Route::Undetermined.skill(), None);
+    }
+
     #[test]
     fn cann_code_family_decides_the_layer() {
         let r =

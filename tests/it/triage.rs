@@ -193,7 +193,7 @@ fn classify_text_output_exit_codes_and_bad_file() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.contains(
-            "route:       runtime-error  (load torch-npugraph-ex-runtime-error-diagnosis)"
+            "route:       runtime-error  (skill npgx-runtime-error; CANNBot: torch-npugraph-ex-runtime-error-diagnosis)"
         ),
         "{text}"
     );
@@ -349,7 +349,7 @@ fn analyze_step5_tree_routes_by_keywords_with_force_eager_note() {
     let md = String::from_utf8_lossy(&out.stdout);
     assert!(
         md.contains(
-            "- Route: **runtime-error** → load `torch-npugraph-ex-runtime-error-diagnosis`"
+            "- Route: **runtime-error** → skill `npgx-runtime-error` (CANNBot: `torch-npugraph-ex-runtime-error-diagnosis`)"
         ),
         "{md}"
     );

@@ -57,7 +57,11 @@ pub struct Remedy {
 /// the commands; `None` leaves `<LOG_FILE>` for the user to fill), for a program on `framework`
 /// (the switch that launches operators synchronously is the framework's).
 pub fn remedies(err: &CausalError, file: Option<&str>, framework: Framework) -> Vec<Remedy> {
-    let mut out = quoted(err);
+    // A report's stock line that names nothing (`Try again with a valid argument.`) comes after
+    // the table's row, which says what to check.
+    let (mut out, stock): (Vec<Remedy>, Vec<Remedy>) = quoted(err)
+        .into_iter()
+        .partition(|r| !knowledge::is_generic(&r.action));
     if let Some(row) = conditions(err)
         .into_iter()
         .chain(matches(err))
@@ -65,6 +69,7 @@ pub fn remedies(err: &CausalError, file: Option<&str>, framework: Framework) -> 
     {
         out.push(from_row(row, file, framework));
     }
+    out.extend(stock);
     out
 }
 
