@@ -1,4 +1,5 @@
-//! A whole text through the record assembler and the first-causal-error ranking.
+//! A whole text through the record assembler, the first-causal-error ranking and the reader of
+//! the versions and framework a paste states.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -10,4 +11,5 @@ fuzz_target!(|data: &[u8]| {
         let _ = r.content();
     }
     let _ = first_causal_error(data);
+    let _ = npgx_parsers::versions::stated(&String::from_utf8_lossy(data));
 });
