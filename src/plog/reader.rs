@@ -417,6 +417,41 @@ pub fn for_each_line(path: &Path, mut f: impl FnMut(u64, &[u8])) -> io::Result<R
     })
 }
 
+/// Bytes of an input's head kept for what the whole text says: the versions and the framework it
+/// names (`npgx_parsers::versions`), and the wording rules of a report without an error (such
+/// reports are short).
+pub const HEAD: usize = 256 * 1024;
+
+/// Appends a line to an input's head (lossy UTF-8, then a newline) while the head is under
+/// [`HEAD`] bytes, cut at a character boundary.
+pub fn push_head(head: &mut String, line: &[u8]) {
+    if head.len() >= HEAD {
+        return;
+    }
+    let s = String::from_utf8_lossy(line);
+    let room = HEAD - head.len();
+    let cut = (0..=room.min(s.len()))
+        .rev()
+        .find(|i| s.is_char_boundary(*i))
+        .unwrap_or(0);
+    head.push_str(&s[..cut]);
+    head.push('\n');
+}
+
+/// The framework a file's program runs on, read from its head as `triage classify` reads it
+/// ([`HEAD`], [`push_head`]); PyTorch when the file cannot be read.
+pub fn framework_of(path: &Path) -> npgx_parsers::versions::Framework {
+    let mut head = String::new();
+    let read = for_each_line_while(path, |_, line| {
+        push_head(&mut head, line);
+        head.len() < HEAD
+    });
+    match read {
+        Ok(_) => npgx_parsers::versions::stated(&head).framework,
+        Err(_) => npgx_parsers::versions::Framework::default(),
+    }
+}
+
 /// [`for_each_line`] that stops reading after the chunk in which `f` first returns false (the
 /// lines after it in that chunk are still handed over).
 pub fn for_each_line_while(
@@ -636,6 +671,28 @@ mod tests {
         std::fs::remove_file(&path).unwrap();
         assert_eq!(seen, CHUNK / 64);
         assert_eq!(stats.lines, CHUNK / 64);
+    }
+
+    #[test]
+    fn a_files_framework_is_read_from_its_head_only() {
+        use npgx_parsers::versions::Framework;
+        let path = temp(b"[ERROR] KERNEL(1,f,python):2023-10-13-09:30:47.546.313 [mindspore/ccsrc/kernel/oplib/op_info_utils.cc:172] LoadOpInfoJson] Get op info json suffix path failed\n", "ms");
+        assert_eq!(framework_of(&path), Framework::MindSpore);
+        std::fs::remove_file(&path).unwrap();
+        // A name past the head does not count.
+        let mut data = vec![b'x'; HEAD + 10];
+        data.extend_from_slice(b"\nggml_cann_init\n");
+        let path = temp(&data, "late");
+        assert_eq!(framework_of(&path), Framework::Torch);
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(
+            framework_of(Path::new("/nonexistent/npgx/file.log")),
+            Framework::Torch
+        );
+        let mut head = String::new();
+        push_head(&mut head, &vec![b'y'; HEAD * 2]);
+        push_head(&mut head, b"more");
+        assert_eq!(head.len(), HEAD + 1);
     }
 
     fn read_all(data: &[u8], name: &str) -> (Vec<(u64, Vec<u8>)>, ReadStats) {

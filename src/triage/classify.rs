@@ -2,8 +2,9 @@
 //! step tree (so without the step-based pre-classification).
 //!
 //! The file is streamed ([`crate::plog::reader`]) into the causal engine
-//! ([`npgx_parsers::causal::CausalScanner`]); only its first [`PROSE_HEAD`] bytes are kept, for
-//! the accuracy / performance wording of reports that hold no error.
+//! ([`npgx_parsers::causal::CausalScanner`]); only its first
+//! [`HEAD`](crate::plog::reader::HEAD) bytes are kept, for the accuracy / performance wording
+//! of reports that hold no error and for the versions and framework the text names.
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
@@ -19,11 +20,8 @@ use serde::{Deserialize, Serialize};
 use super::rank_view::RankView;
 use super::route::{route_error, route_prose, Confidence, Route, Routing};
 use crate::plog::aicore::assertion_for;
-use crate::plog::reader::{for_each_line_in, for_each_line_while, ReadStats};
+use crate::plog::reader::{for_each_line_in, for_each_line_while, push_head, ReadStats};
 use npgx_parsers::aicore::{Fact, KernelAssert};
-
-/// Bytes of the input kept for the wording rules (reports without an error are short).
-pub const PROSE_HEAD: usize = 256 * 1024;
 
 /// Name of the document of `triage classify` ([`ClassifyDocument`], schema
 /// `npgx.triage-classify`).
@@ -333,7 +331,7 @@ pub fn classify_found(file: &Path, err: Option<CausalError>, head: &str) -> Clas
 }
 
 /// Streams one file through the causal engine and classifies it. Memory is bounded (the
-/// engine's window, the reader's buffer and [`PROSE_HEAD`]).
+/// engine's window, the reader's buffer and [`HEAD`](crate::plog::reader::HEAD)).
 pub fn classify_file(path: &Path) -> anyhow::Result<Classification> {
     classify_lines(path, |f| for_each_line_while(path, f))
         .with_context(|| crate::error::CannotRead::new(path))
@@ -364,16 +362,7 @@ fn classify_lines(
         if text.is_none() || memchr::memchr(0, line).is_some() {
             not_text += 1;
         }
-        if head.len() < PROSE_HEAD {
-            let s = String::from_utf8_lossy(line);
-            let room = PROSE_HEAD - head.len();
-            let cut = (0..=room.min(s.len()))
-                .rev()
-                .find(|i| s.is_char_boundary(*i))
-                .unwrap_or(0);
-            head.push_str(&s[..cut]);
-            head.push('\n');
-        }
+        push_head(&mut head, line);
         true
     })?;
     let saw_assert = scanner.saw_kernel_assert();

@@ -59,18 +59,19 @@ pub struct CausalRef {
 
 impl CausalRef {
     /// A file's first causal error, with its remedies (`assert`: the kernel assertion that
-    /// belongs to it, by `aicore`'s grouping).
+    /// belongs to it, by `aicore`'s grouping) for a program on `framework` (read from the file's
+    /// head as `triage classify` reads it).
     pub(super) fn new(
         file: &std::path::Path,
         e: CausalError,
         assert: Option<&Fact<KernelAssert>>,
+        framework: Framework,
     ) -> CausalRef {
-        // CANN's logs name no framework: the remedies are a PyTorch program's (npgx's users).
         let remedy = remedies_with_assert(
             &e,
             assert.map(|a| (a.line, &a.value)),
             file.to_str(),
-            Framework::Torch,
+            framework,
         );
         CausalRef {
             remedy,

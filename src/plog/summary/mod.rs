@@ -37,7 +37,7 @@ use npgx_parsers::plog::{HeaderCache, PlogTime};
 
 use crate::dump::mapped::Mode;
 use crate::plog::aicore::assertion_for;
-use crate::plog::reader::{for_each_line_while, map_chunks, CHUNK, MAX_LINE};
+use crate::plog::reader::{for_each_line_while, framework_of, map_chunks, CHUNK, MAX_LINE};
 use crate::plog::{seconds, Filters, LogInput, Warning};
 
 pub use document::{
@@ -546,7 +546,12 @@ fn summarize_in_chunks(
                         s.causal.push((
                             file,
                             collective,
-                            CausalRef::new(&input.path, c, assert.as_ref()),
+                            CausalRef::new(
+                                &input.path,
+                                c,
+                                assert.as_ref(),
+                                framework_of(&input.path),
+                            ),
                         ));
                     }
                 }
