@@ -51,15 +51,15 @@ pub enum Framework {
 }
 
 impl Framework {
-    /// The name a paste's author is asked the version of (PyTorch's two are `torch` and
-    /// `torch_npu`, [`Stated::missing`]).
-    fn version_name(self) -> &'static str {
+    /// The names a paste's author is asked the versions of: PyTorch's two (`torch`,
+    /// `torch_npu`), one for each other framework.
+    pub fn version_names(self) -> &'static [&'static str] {
         match self {
-            Framework::Torch => "torch",
-            Framework::MindSpore => "MindSpore",
-            Framework::Paddle => "PaddlePaddle",
-            Framework::Ggml => "llama.cpp build",
-            Framework::OnnxRuntime => "onnxruntime",
+            Framework::Torch => &["torch", "torch_npu"],
+            Framework::MindSpore => &["MindSpore"],
+            Framework::Paddle => &["PaddlePaddle"],
+            Framework::Ggml => &["llama.cpp build"],
+            Framework::OnnxRuntime => &["onnxruntime"],
         }
     }
 
@@ -98,13 +98,15 @@ impl Stated {
     /// The names of the versions the text does not state, in a fixed order: the framework's
     /// (`torch` and `torch_npu` for PyTorch), `CANN`, `chip`.
     pub fn missing(&self) -> Vec<&'static str> {
-        let framework: &[(bool, &'static str)] = match self.framework {
-            Framework::Torch => &[(self.torch, "torch"), (self.torch_npu, "torch_npu")],
-            other => &[(self.framework_version, other.version_name())],
+        let stated = |name: &str| match name {
+            "torch" => self.torch,
+            "torch_npu" => self.torch_npu,
+            _ => self.framework_version,
         };
-        framework
+        self.framework
+            .version_names()
             .iter()
-            .copied()
+            .map(|&name| (stated(name), name))
             .chain([(self.cann, "CANN"), (self.chip, "chip")])
             .filter(|(stated, _)| !stated)
             .map(|(_, name)| name)

@@ -187,11 +187,19 @@ fn candidate(err: &CausalError) -> Candidate {
 /// What settles a route the text alone cannot, for a torch.compile run: the step results.
 const SETTLE: &str = "run the layered triage (`npgx triage run SCRIPT`): the first failing step decides compile-error (steps 1–4) against the keyword rules (step 5), and its plogs hold the CANN detail";
 
-/// The same for any other job (a server, a trainer): what the text lacks.
-fn settle_logs() -> String {
+/// The same for any other job (a server, a trainer): what the text lacks — the Python traceback
+/// above an exception that came without one (`bare`), the plogs, the log, and the versions of
+/// the program's framework.
+fn settle_logs(framework: Framework, bare: bool) -> String {
     format!(
-        "read what the text lacks: the failing process's plogs ({}) with `npgx plog` and `npgx aicore`, the log from its first error on, and the versions (torch, torch_npu, CANN, driver); a torch.compile script is settled by `npgx triage run SCRIPT`",
-        crate::plog::PLOG_LOCATION
+        "read what the text lacks: {}the failing process's plogs ({}) with `npgx plog` and `npgx aicore`, the log from its first error on, and the versions ({}, CANN, driver); a torch.compile script is settled by `npgx triage run SCRIPT`",
+        if bare {
+            "the Python traceback above the exception (its frames name the code and the library that raised it), "
+        } else {
+            ""
+        },
+        crate::plog::PLOG_LOCATION,
+        framework.version_names().join(", ")
     )
 }
 
@@ -208,7 +216,7 @@ const COMPILE_RUN: &[&str] = &[
 
 /// How to settle a route for a text: [`SETTLE`] when it shows a torch.compile run, else
 /// [`settle_logs`].
-fn settle<'a>(mut text: impl Iterator<Item = &'a str>) -> String {
+fn settle<'a>(mut text: impl Iterator<Item = &'a str>, framework: Framework, bare: bool) -> String {
     let compiled = text.any(|t| {
         let l = t.to_ascii_lowercase();
         COMPILE_RUN.iter().any(|w| l.contains(w))
@@ -216,7 +224,7 @@ fn settle<'a>(mut text: impl Iterator<Item = &'a str>) -> String {
     if compiled {
         SETTLE.into()
     } else {
-        settle_logs()
+        settle_logs(framework, bare)
     }
 }
 
@@ -273,11 +281,15 @@ pub fn classify_ranked(
         from_routing(file, routing)
     };
     if c.route == Route::Undetermined || c.confidence == Confidence::Low {
+        // A Python exception that came without its traceback: the frames say more than logs.
+        let bare = err.exception_type.is_some() && err.frames.is_empty();
         c.settle = Some(settle(
             std::iter::once(err.message.as_str())
                 .chain(err.frames.iter().map(|(_, f)| f.as_str()))
                 .chain(err.scope.iter().map(|(_, t)| t.as_str()))
                 .chain(err.context.iter().map(|(_, t)| t.as_str())),
+            framework,
+            bare,
         ));
     }
     c.candidates = ranked.iter().map(candidate).collect();
@@ -324,7 +336,7 @@ pub fn classify_found(file: &Path, err: Option<CausalError>, head: &str) -> Clas
             c.why = "no error, no accuracy or performance report".into();
             c.notes
                 .push("no error, no accuracy or performance report: nothing to route".into());
-            c.settle = Some(settle(head.lines()));
+            c.settle = Some(settle(head.lines(), framework, false));
             c
         }
     }
@@ -405,12 +417,35 @@ mod tests {
         let server = "(Actor pid=1) [2026-01-01 00:00:00,188 E 1 1] logging.cc:501: *** SIGSEGV received at time=1 on cpu 3 ***\n";
         let c = classify_text(label, server).expect("classified");
         assert_eq!(c.route, Route::Undetermined);
-        assert_eq!(c.settle.as_deref(), Some(settle_logs().as_str()));
+        let torch = Framework::Torch;
+        assert_eq!(
+            c.settle.as_deref(),
+            Some(settle_logs(torch, false).as_str())
+        );
         let frames = ["/x/torch/_dynamo/eval_frame.py _fn", "/x/app.py f"];
-        assert_eq!(settle(frames.into_iter()), SETTLE);
-        assert_eq!(settle(["compiled with torchair"].into_iter()), SETTLE);
-        assert_eq!(settle(["vllm serve"].into_iter()), settle_logs());
+        assert_eq!(settle(frames.into_iter(), torch, false), SETTLE);
+        assert_eq!(
+            settle(["compiled with torchair"].into_iter(), torch, false),
+            SETTLE
+        );
+        assert_eq!(
+            settle(["vllm serve"].into_iter(), torch, false),
+            settle_logs(torch, false)
+        );
         let nothing = classify_text(label, "hello\n").expect("classified");
-        assert_eq!(nothing.settle.as_deref(), Some(settle_logs().as_str()));
+        assert_eq!(
+            nothing.settle.as_deref(),
+            Some(settle_logs(torch, false).as_str())
+        );
+        // An exception without its traceback asks for it first, and the versions asked are the
+        // program's framework's.
+        let paddle = "W0915 11:23:51.373410 26492 custom_operator.cc:969] paddle op registered.\nTypeError: __init__() got an unexpected keyword argument 'pad_params'\n";
+        let c = classify_text(label, paddle).expect("classified");
+        let s = c.settle.expect("a settle");
+        assert!(
+            s.contains("the Python traceback above the exception"),
+            "{s}"
+        );
+        assert!(s.contains("(PaddlePaddle, CANN, driver)"), "{s}");
     }
 }
