@@ -78,10 +78,18 @@ fn next_commands(a: &TriageAnalysis) -> Vec<String> {
             }
         }
     }
-    if let Some(skill) = &a.sub_skill {
-        next.push(format!("load skill {skill}"));
-    }
+    next.extend(load_skills(a.route, a.sub_skill.as_deref()));
     next
+}
+
+/// The skills to load next: npgx's own for the route, then the CANNBot sub-skill it names.
+fn load_skills(route: Route, sub_skill: Option<&str>) -> Vec<String> {
+    route
+        .skill()
+        .map(|own| format!("load skill {own}"))
+        .into_iter()
+        .chain(sub_skill.map(|s| format!("or CANNBot's {s}")))
+        .collect()
 }
 
 /// The analysis section; `raw` is the same analysis as JSON, for the fields this npgx does not
@@ -235,11 +243,7 @@ pub(super) fn classify(input: &Input) -> Section {
                     c.rule
                 ),
                 at: fce.map_or_else(|| "—".into(), |f| format!("{file}:{}", f.line)),
-                next: c
-                    .sub_skill
-                    .iter()
-                    .map(|s| format!("load skill {s}"))
-                    .collect(),
+                next: load_skills(c.route, c.sub_skill.as_deref()),
             }
         })
         .collect();
