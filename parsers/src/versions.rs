@@ -11,7 +11,7 @@
 //! ```text
 //! torch     := ("torch" | "pytorch") sep version      (not torch_npu / torch-npu / torchair)
 //! torch_npu := ("torch_npu" | "torch-npu") sep version
-//! cann      := "cann" [" version"] sep version                (not `onnxruntime-cann 1.18`)
+//! cann      := "cann" [" version"] sep version      (`Ascend-CANN 8.0`, not `onnxruntime-cann 1.18`)
 //!            | digits "." digits "." ("rc" | "alpha" | "beta") digits
 //!            | "ascend-toolkit/" digit | "cann-" digit
 //! chip      := "ascend" ("910" | "310" | "950") … | ("910" | "310" | "950") ("a"|"b"|"c"|"p"|"pr") [digits]
@@ -24,13 +24,16 @@
 //! sep       := "==" | "-" | ":" | "=" | " " | " version" [":"] " "      (then an optional "v")
 //! ```
 //!
-//! The framework, from the names the program prints (its modules, paths and functions):
-//! MindSpore where `mindspore` appears (its programs may print torch names too: MSAdapter,
-//! vllm-mindspore); otherwise PaddlePaddle (`paddle`), llama.cpp (`ggml`, the library every
-//! llama.cpp and ollama build prints) or ONNX Runtime (`onnxruntime`, its
-//! `CANNExecutionProvider`) where the text names no PyTorch program (`torch`, `torch_npu`,
-//! `torchair`, `torchrun`, `vllm`, `sglang`: MinerU's torch ports of PaddleOCR models print
-//! `paddle`); PyTorch otherwise — npgx's own users, and a bare CANN log says nothing either way.
+//! The framework, from the names the program prints (its modules, paths and functions, not a
+//! word anywhere): MindSpore where its modules or paths appear (`mindspore/`, `mindspore.`,
+//! `import mindspore`, `vllm-mindspore`, `mindspore 2.3.0`: its programs may print torch names
+//! too, MSAdapter); otherwise PyTorch where the text names a PyTorch program (`torch`,
+//! `torch_npu`, `torchair`, `torchrun`, `vllm`, `sglang`); otherwise llama.cpp (`ggml`, the
+//! library every llama.cpp and ollama build prints), ONNX Runtime (`onnxruntime`, its
+//! `CANNExecutionProvider`) or PaddlePaddle (`paddlepaddle`, `paddle/`, `paddle.`, `import
+//! paddle`, `paddle_custom_device`, its suites `PaddleSeg`, `PaddleNLP`, … — not a model's name:
+//! `PaddleOCR-VL` under llama.cpp, MinerU's `paddleocr2pytorch`), in that order; PyTorch
+//! otherwise — npgx's own users, and a bare CANN log says nothing either way.
 //!
 //! What it is not for: reading the versions' values (the triage tree's `env.txt` has them).
 
@@ -120,7 +123,7 @@ struct Patterns {
     cann: Regex,
     chip: Regex,
     /// The names that say which framework runs, and its version, in the order they are tried
-    /// (see the module's text): MindSpore, a PyTorch program, PaddlePaddle, ggml, ONNX Runtime.
+    /// (see the module's text): MindSpore, a PyTorch program, ggml, ONNX Runtime, PaddlePaddle.
     frameworks: [FrameworkPatterns; 5],
 }
 
@@ -140,22 +143,21 @@ fn patterns() -> &'static Patterns {
             torch: re(&format!(r"(?i)(?:^|[^a-z_.-])(?:py)?torch{sep}\d+\.\d+")),
             torch_npu: re(&format!(r"(?i)torch[_-]npu{sep}\d+\.\d+")),
             cann: re(&format!(
-                r"(?i)(?:(?:^|[^a-z0-9_-])cann(?:\s+version)?{sep}\d+\.\d+|\b\d+\.\d+\.(?:\d+\.)?(?:rc|alpha|beta)\d+|ascend-toolkit/\d|\bcann-\d)"
+                r"(?i)(?:(?:^|[^a-z0-9_-]|(?:^|[^e])-)cann(?:\s+version)?{sep}\d+\.\d+|\b\d+\.\d+\.(?:\d+\.)?(?:rc|alpha|beta)\d+|ascend-toolkit/\d|\bcann-\d)"
             )),
             chip: re(
                 r"(?i)(?:ascend\s?(?:910|310|950)|\b(?:910|310|950)(?:[abcp]|pr)\d{0,2}\b|\batlas\s+\d{3}|\bsoc_?version)",
             ),
             frameworks: [
-                (Framework::MindSpore, r"(?i)mindspore", Some(format!(r"(?i)mindspore{sep}\d+\.\d+"))),
+                (
+                    Framework::MindSpore,
+                    r"(?i)mindspore[/.]|import mindspore|vllm[_-]mindspore|\[mindspore\]|mindspore(?:\s+version|==|\s+)\s*:?\s*v?\d",
+                    Some(format!(r"(?i)mindspore{sep}\d+\.\d+")),
+                ),
                 (
                     Framework::Torch,
                     r"(?i)(?:^|[^a-z0-9])(?:py)?torch(?:[_-]npu|air|run)?(?:[^a-z0-9]|$)|vllm|sglang",
                     None,
-                ),
-                (
-                    Framework::Paddle,
-                    r"(?i)paddle",
-                    Some(format!(r"(?i)paddle(?:paddle)?(?:-npu)?{sep}\d+\.\d+")),
                 ),
                 (
                     Framework::Ggml,
@@ -166,6 +168,11 @@ fn patterns() -> &'static Patterns {
                     Framework::OnnxRuntime,
                     r"(?i)onnxruntime|cannexecutionprovider",
                     Some(format!(r"(?i)onnxruntime(?:-cann)?{sep}\d+\.\d+")),
+                ),
+                (
+                    Framework::Paddle,
+                    r"(?i)paddlepaddle|(?:^|[^a-z0-9])paddle(?:[/.]|_custom|-custom|\s+version|seg|nlp|detection|speech|clas)|import paddle",
+                    Some(format!(r"(?i)paddle(?:paddle)?(?:-npu)?{sep}\d+\.\d+")),
                 ),
             ]
             .map(|(framework, name, version)| FrameworkPatterns {
@@ -272,6 +279,32 @@ mod tests {
                 Framework::Torch,
                 vec!["torch", "torch_npu", "CANN", "chip"],
             ),
+            (
+                "File \"/x/mineru/model/paddleocr2pytorch/pytorchocr/rec.py\", line 3, in f",
+                Framework::Torch,
+                vec!["torch", "torch_npu", "CANN", "chip"],
+            ),
+            (
+                "llama_model_loader: loaded PaddleOCR-VL-0.9B.gguf\nggml_cann_init: found 1 device",
+                Framework::Ggml,
+                vec!["llama.cpp build", "CANN", "chip"],
+            ),
+            (
+                "λ hw04 /workspace/PaddleSeg {(v2.7.0)} cat ~/ascend/log/debug/plog/plog-1.log",
+                Framework::Paddle,
+                vec!["PaddlePaddle", "CANN", "chip"],
+            ),
+            (
+                "rapidocr: paddle2onnx model on CANNExecutionProvider",
+                Framework::OnnxRuntime,
+                vec!["onnxruntime", "CANN", "chip"],
+            ),
+            (
+                "import torch_npu\nWARNING: mindspore_lite is not installed",
+                Framework::Torch,
+                vec!["torch", "torch_npu", "CANN", "chip"],
+            ),
+            ("Ascend-CANN 8.0.0 on 910B4", Framework::Torch, vec!["torch", "torch_npu"]),
             (
                 "[ RUN      ] CannExecutionProviderTest.FunctionTest",
                 Framework::OnnxRuntime,

@@ -141,13 +141,13 @@ impl AicoreScan {
         }
     }
 
-    /// The remedy of the first device error, as `triage classify` and `plog` give it: the
-    /// kernel's own failed assertion first, when the error has one; then the table's row for what
-    /// the error is — a collective's timeout or a wait for an event or notify that timed out
-    /// (`kind:collective`: the root is the rank or stream waited on), the
-    /// nature of its runtime error number (`507014` is a timeout), else a device fault. Checks
-    /// that rerun `npgx aicore`, the command that printed them, are left out. CANN's device-error
-    /// records name no framework: the remedies are a PyTorch program's (npgx's users).
+    /// The remedy of the first device error, as `triage classify` and `plog` give it for a
+    /// PyTorch program (CANN's device-error records name no framework): the kernel's own failed
+    /// assertion first, when the error has one; then the table's row for what the error is — a
+    /// collective's timeout or a wait for an event or notify that timed out (`kind:collective`:
+    /// the root is the rank or stream waited on), the nature of its runtime error number
+    /// (`507014` is a timeout), else a device fault. Checks that rerun `npgx aicore`, the command
+    /// that printed them, are left out.
     pub fn remedy(&self) -> Vec<Remedy> {
         let Some(e) = self.errors.first() else {
             return Vec::new();

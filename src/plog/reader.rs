@@ -438,16 +438,14 @@ pub fn push_head(head: &mut String, line: &[u8]) {
     head.push('\n');
 }
 
-/// The framework a file's program runs on, read from its head as `triage classify` reads it
-/// ([`HEAD`], [`push_head`]); PyTorch when the file cannot be read.
+/// The framework a file's program runs on, read from its first [`HEAD`] bytes as `triage
+/// classify` reads them; PyTorch when the file cannot be read again (a pipe the scan has used
+/// up reads as empty).
 pub fn framework_of(path: &Path) -> npgx_parsers::versions::Framework {
-    let mut head = String::new();
-    let read = for_each_line_while(path, |_, line| {
-        push_head(&mut head, line);
-        head.len() < HEAD
-    });
+    let mut head = Vec::new();
+    let read = File::open(path).and_then(|f| f.take(HEAD as u64).read_to_end(&mut head));
     match read {
-        Ok(_) => npgx_parsers::versions::stated(&head).framework,
+        Ok(_) => npgx_parsers::versions::stated(&String::from_utf8_lossy(&head)).framework,
         Err(_) => npgx_parsers::versions::Framework::default(),
     }
 }

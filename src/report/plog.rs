@@ -172,13 +172,22 @@ pub fn summary_table(out: &mut impl Write, s: &PlogSummary) -> io::Result<()> {
                 .as_deref()
                 .map(|t| format!(" {t}"))
                 .unwrap_or_default();
+            // The text of the cited line: a TraceBack item the failure came from, else the
+            // report's message.
+            let text = rep
+                .traceback
+                .iter()
+                .find(|t| t.line == r.cited_line)
+                .map(|t| t.text.as_str())
+                .or(rep.message.as_ref().map(|m| m.text.as_str()))
+                .unwrap_or("");
             writeln!(
                 out,
                 "  {}:{}  {}{title}  {}",
                 r.file.display(),
-                rep.causal_line,
+                r.cited_line,
                 rep.code.as_deref().unwrap_or("(no code)"),
-                short(rep.message.as_ref().map_or("", |m| m.text.as_str()), 160)
+                short(text, 160)
             )?;
         }
     }

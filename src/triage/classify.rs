@@ -95,12 +95,14 @@ pub struct Classification {
     pub settle: Option<String>,
     /// What to check or change for the first causal error (or the report's route), each with
     /// its source: the CANN report's own `Solution:` / `Possible Cause:` lines, quoted with their
-    /// line, then the remedy table's row (absent in documents before it was added).
+    /// line, then the remedy table's row, then the report's stock lines that name nothing to check
+    /// (absent in documents before it was added).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub remedy: Vec<Remedy>,
-    /// The versions the text does not state, of `torch`, `torch_npu`, `CANN` and `chip`: what to
-    /// ask the author of a paste for (absent when it states all four, and in documents before it
-    /// was added).
+    /// The versions the text does not state, of `torch`, `torch_npu`, `CANN` and `chip` — for a
+    /// program on another framework, that framework's instead of torch's (`MindSpore`,
+    /// `PaddlePaddle`, `llama.cpp build`, `onnxruntime`): what to ask the author of a paste for
+    /// (absent when it states them all, and in documents before it was added).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub missing: Vec<String>,
     /// For reports without an error (rules 3 and 4): the line that carries the symptom.
@@ -439,7 +441,7 @@ mod tests {
         );
         // An exception without its traceback asks for it first, and the versions asked are the
         // program's framework's.
-        let paddle = "W0915 11:23:51.373410 26492 custom_operator.cc:969] paddle op registered.\nTypeError: __init__() got an unexpected keyword argument 'pad_params'\n";
+        let paddle = "W0915 11:23:51.373410 26492 custom_operator.cc:969] paddle/phi/core op registered.\nTypeError: __init__() got an unexpected keyword argument 'pad_params'\n";
         let c = classify_text(label, paddle).expect("classified");
         let s = c.settle.expect("a settle");
         assert!(

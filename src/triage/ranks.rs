@@ -25,7 +25,7 @@
 use std::path::{Path, PathBuf};
 
 use npgx_parsers::causal::across::{self, Contender};
-use npgx_parsers::knowledge::Phase;
+use npgx_parsers::causal::PhaseEvidence;
 use npgx_parsers::line_origin::{line_rank, line_time, path_rank, LogTime, Precision};
 
 use super::classify::{classify_file, Classification, FileError};
@@ -110,10 +110,7 @@ fn rank_log(dir: &Path, c: &Classification) -> anyhow::Result<RankLog> {
     };
     log.line = Some(e.line);
     log.text = Some(e.message.clone());
-    log.collective = e
-        .phase
-        .as_ref()
-        .is_some_and(|p| p.phase == Phase::Collective);
+    log.collective = e.phase.as_ref().is_some_and(PhaseEvidence::waits_on_peers);
     if log.rank.is_none() {
         log.rank = line_rank(&e.text);
         log.rank_from = RankFrom::ErrorLine;

@@ -884,7 +884,6 @@ mod tests {
         route_error(&first_causal_error(text.as_bytes()).expect("a causal error"))
     }
 
-    // Class 4: the CANN code family decides the layer, before any keyword or the fallback.
     #[test]
     fn every_routes_skill_is_shipped() {
         for route in [
@@ -904,6 +903,7 @@ mod tests {
         assert_eq!(Route::Undetermined.skill(), None);
     }
 
+    // Class 4: the CANN code family decides the layer, before any keyword or the fallback.
     #[test]
     fn cann_code_family_decides_the_layer() {
         let r =

@@ -833,3 +833,40 @@ fn filters_choose_the_run_the_first_causal_error_is_read_from() {
         );
     }
 }
+
+/// A report is listed at the line `triage classify` cites in it: under EL0003's bare title, the
+/// TraceBack item that states what failed (llama.cpp's CANN backend on a 310P, as pasted).
+#[test]
+fn a_report_is_listed_at_the_line_classify_cites() {
+    let dir = std::env::temp_dir().join(format!("npgx-it-plog-cited-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("console.log");
+    std::fs::write(
+        &path,
+        "/model/llama.cpp-b6765/ggml/src/ggml-cann/ggml-cann.cpp:69: CANN error\n\
+         CANN error: EL0003: [PID: 1445] 2025-10-21-03:40:09.141.920 The argument is invalid.\n\
+         \x20       Solution: Try again with a valid argument.\n\
+         \x20       TraceBack (most recent call last):\n\
+         \x20       Convert memory address from virtual to dma physical failed, retCode=0x7020014.[FUNC:MemcpyAsyncTaskInitV3][FILE:memory_task.cc][LINE:694]\n\
+         \x20       rtMemcpyAsync execute failed, reason=[driver error:invalid handle][FUNC:FuncErrorReason][FILE:error_message_manage.cc][LINE:53]\n",
+    )
+    .unwrap();
+    let p = path.to_str().unwrap();
+    let out = npgx(["plog", p, "--format", "json"]);
+    let s: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = report(&s, "EL0003");
+    assert_eq!(
+        (r["line"].as_u64(), r["cited_line"].as_u64()),
+        (Some(2), Some(5))
+    );
+    let classify = npgx(["triage", "classify", p, "--format", "json"]);
+    let c: Value = serde_json::from_slice(&classify.stdout).unwrap();
+    assert_eq!(c["items"][0]["first_causal_error"]["line"], 5);
+    let text = npgx(["plog", p]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("console.log:5  EL0003  Convert memory address from virtual to dma"),
+        "{text}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

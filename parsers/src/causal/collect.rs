@@ -7,7 +7,9 @@
 use std::borrow::Cow;
 use std::sync::LazyLock;
 
-use crate::cann_error::{find_code, has_func_suffix, torch_npu, CannErrorReport, ReportAssembler};
+use crate::cann_error::{
+    find_code, has_func_suffix, torch_npu, CannErrorReport, ReportAssembler, ReportItem,
+};
 use crate::compiler_diag::{self, parse_diagnostic, Form};
 use crate::kernel_assert::is_kernel_assert;
 use crate::knowledge;
@@ -1030,8 +1032,9 @@ fn is_device_fault(text: &str) -> bool {
 
 /// The candidate for a CANN report starting at window index `i`, and the index after its block.
 ///
-/// The cited line is the report's causal line (its code line when the first code is an external
-/// one). A report whose root states a device fault ranks as one ([`CauseRank::DeviceFault`]):
+/// The cited line is [`cited_line`]'s: the TraceBack item the failure came from, else the code
+/// line of an external code, else the report's causal line. A report whose root states a device
+/// fault ranks as one ([`CauseRank::DeviceFault`]):
 /// it outranks an earlier report that only says an argument was invalid — specific over
 /// generic, in the ranking.
 fn report_candidate<'w>(
@@ -1044,34 +1047,13 @@ fn report_candidate<'w>(
         .saturating_add(1)
         .max(i + 1)
         .min(w.len());
-    let (root, root_text) = match (report.inner, report.items.first(), &report.message) {
-        (true, Some(item), _) => (index_of(w, item.line), item.text.as_str()),
-        (_, _, Some(m)) => (index_of(w, m.line), m.text.as_str()),
-        (_, Some(item), None) => (index_of(w, item.line), item.text.as_str()),
-        (_, None, None) => (i, ""),
-    };
+    let (root_line, root_text) = report_root(report);
+    let root = root_line.map_or(i, |l| index_of(w, l));
     let root_message = strip_location(root_text).to_string();
-    let external = report.code.is_some() && !report.inner;
-    // A TraceBack item that states a cause — an installation fault (`Op Cast does not has any
-    // binary.` under `Parse dynamic kernel config fail.`) or a message that says what went wrong
-    // on its own (`Convert memory address from virtual to dma physical failed` under EL0003's
-    // bare `The argument is invalid.`) — is what the head's failure came from, unless the head
-    // states a cause of its own. An external code's head is cited as it is unless its message
-    // is only the code's generic title.
-    let head_states_cause =
-        knowledge::stated_cause(&root_message).is_some() || is_device_fault(&root_message);
-    let head_open = !external || knowledge::is_generic_title(&root_message);
-    let traceback_cause = (head_open && !head_states_cause)
-        .then(|| {
-            report.traceback.iter().find(|t| {
-                knowledge::installation(&t.text).is_some()
-                    || knowledge::phrase_fact(&t.text).is_some()
-            })
-        })
-        .flatten();
+    let traceback_cause = traceback_cause(report);
     let cited = match traceback_cause {
         Some(t) => index_of(w, t.line).min(w.len() - 1),
-        None if external => i,
+        None if is_external(report) => i,
         None => index_of(w, report.causal_line).min(w.len() - 1),
     };
     // A report whose root states a device fault, or whose TraceBack gives the device's own
@@ -1105,6 +1087,59 @@ fn report_candidate<'w>(
     c.root_index = (root != cited && root < w.len()).then_some(root);
     c.pid = report.pid.and_then(|p| i64::try_from(p).ok());
     (c, end)
+}
+
+/// A CANN report's root: the first item after an inner-code header, else the message on its code
+/// line, else its first item — with that line (`None`: nothing but the report's own line).
+fn report_root(report: &CannErrorReport) -> (Option<u64>, &str) {
+    match (report.inner, report.items.first(), &report.message) {
+        (true, Some(item), _) => (Some(item.line), item.text.as_str()),
+        (_, _, Some(m)) => (Some(m.line), m.text.as_str()),
+        (_, Some(item), None) => (Some(item.line), item.text.as_str()),
+        (_, None, None) => (None, ""),
+    }
+}
+
+/// Whether a report carries a code of its own that is not an inner code (its head is cited as it
+/// is).
+fn is_external(report: &CannErrorReport) -> bool {
+    report.code.is_some() && !report.inner
+}
+
+/// The TraceBack item a report's failure came from: one that states a cause — an installation
+/// fault (`Op Cast does not has any binary.` under `Parse dynamic kernel config fail.`) or a
+/// message that says what went wrong on its own (`Convert memory address from virtual to dma
+/// physical failed` under EL0003's bare `The argument is invalid.`) — unless the head states a
+/// cause of its own; under an external code's head, only when its message is the code's bare
+/// title.
+fn traceback_cause(report: &CannErrorReport) -> Option<&ReportItem> {
+    let root_message = strip_location(report_root(report).1);
+    let head_states_cause =
+        knowledge::stated_cause(root_message).is_some() || is_device_fault(root_message);
+    let head_open = !is_external(report) || knowledge::is_generic_title(root_message);
+    if head_states_cause || !head_open {
+        return None;
+    }
+    // A device record (`The error from device(…)`, even one that names a wait that timed out)
+    // states no cause of its own here: the report's rank says what it is (samples logs/37).
+    report.traceback.iter().find(|t| {
+        !t.text
+            .to_ascii_lowercase()
+            .contains("the error from device(")
+            && (knowledge::installation(&t.text).is_some()
+                || knowledge::phrase_fact(&t.text).is_some())
+    })
+}
+
+/// The line of a CANN report the first-causal-error ranking cites when the report is the error:
+/// the TraceBack item its failure came from ([`traceback_cause`]), else an external code's head,
+/// else the report's causal line. `plog` lists each report at this line.
+pub fn cited_line(report: &CannErrorReport) -> u64 {
+    match traceback_cause(report) {
+        Some(t) => t.line,
+        None if is_external(report) => report.line,
+        None => report.causal_line,
+    }
 }
 
 /// The line [`classify_other`] looks at, trimmed: its candidates are made here.

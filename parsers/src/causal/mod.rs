@@ -48,6 +48,7 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 
 use crate::plog::header::PlogTime;
+pub use collect::cited_line;
 use collect::{collect, floor_char, Candidate, WinLine};
 pub use normalise::{common_indent, normalise, Normalised};
 pub use phase::PhaseEvidence;

@@ -74,6 +74,14 @@ impl PhaseEvidence {
     pub fn settled_by_kind(&self) -> bool {
         self.kind == Some(CauseKind::Environment) || self.nature == Some(Nature::Memory)
     }
+
+    /// Whether the error is a collective's failure a peer may have caused (a wait or a timeout
+    /// on another rank, a lost link), which cross-rank readings put behind the other ranks'
+    /// errors: the collective phase, except a local resource the collective could not get (a
+    /// port this host could not bind, EJ0003: nature `resource`).
+    pub fn waits_on_peers(&self) -> bool {
+        self.phase == Phase::Collective && self.nature != Some(Nature::Resource)
+    }
 }
 
 fn ev(
@@ -537,6 +545,23 @@ mod tests {
     fn phase(text: &str) -> Option<(Phase, String)> {
         let e = first_causal_error(text.as_bytes())?;
         e.phase.as_ref().map(|p| (p.phase, p.rule.to_string()))
+    }
+
+    #[test]
+    fn a_port_this_host_could_not_bind_waits_on_no_peer() {
+        let waits = |text: &str| {
+            crate::causal::first_causal_error(text.as_bytes())
+                .and_then(|e| e.phase)
+                .map(|p| (p.phase, p.waits_on_peers()))
+        };
+        assert_eq!(
+            waits("Communication_Error_Bind_IP_Port(EJ0003): Failed to bind the IP port.\n"),
+            Some((Phase::Collective, false))
+        );
+        assert_eq!(
+            waits("EI0002: [PID: 1] 2025-01-01-00:00:00.000.000 The wait execution of the Notify register times out.\n"),
+            Some((Phase::Collective, true))
+        );
     }
 
     #[test]

@@ -61,7 +61,7 @@ pub fn remedies(err: &CausalError, file: Option<&str>, framework: Framework) -> 
     // the table's row, which says what to check.
     let (mut out, stock): (Vec<Remedy>, Vec<Remedy>) = quoted(err)
         .into_iter()
-        .partition(|r| !knowledge::is_generic(&r.action));
+        .partition(|r| !knowledge::is_stock(&r.action));
     if let Some(row) = conditions(err)
         .into_iter()
         .chain(matches(err))

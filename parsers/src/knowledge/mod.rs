@@ -436,6 +436,12 @@ pub fn is_generic(text: &str) -> bool {
         || phrase(Kind::Hint, &lower).is_some_and(|f| f.nature == Some(Nature::Generic))
 }
 
+/// Whether a report's `Solution:` or `Possible Cause:` text is a stock line that names nothing to
+/// check (`Try again with a valid argument.`): a generic row's phrase (not a torch_npu hint's).
+pub fn is_stock(text: &str) -> bool {
+    phrase(Kind::Generic, &text.to_ascii_lowercase()).is_some()
+}
+
 /// Whether a message is only a generic row's phrase — a code's title and nothing after it
 /// (EL0003's `The argument is invalid.`, not EE1001's `The argument is invalid.Reason: …`).
 pub fn is_generic_title(text: &str) -> bool {

@@ -94,6 +94,9 @@ impl CausalRef {
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FileReport {
     pub file: PathBuf,
+    /// The line `triage classify` cites when this report is the error: the TraceBack item its
+    /// failure came from, an external code's head, or `causal_line`.
+    pub cited_line: u64,
     #[serde(flatten)]
     pub report: CannErrorReport,
 }

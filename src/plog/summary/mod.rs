@@ -32,7 +32,7 @@ use npgx_parsers::aicore::{Fact, KernelAssert};
 use npgx_parsers::cann_error::{CannErrorReport, ReportAssembler};
 use npgx_parsers::causal::across::{self, Contender};
 use npgx_parsers::causal::CausalScanner;
-use npgx_parsers::knowledge::Phase;
+use npgx_parsers::causal::PhaseEvidence;
 use npgx_parsers::plog::{HeaderCache, PlogTime};
 
 use crate::dump::mapped::Mode;
@@ -126,6 +126,7 @@ impl Summarizer {
             .into_iter()
             .map(|(f, report)| FileReport {
                 file: files[f].path.clone(),
+                cited_line: npgx_parsers::causal::cited_line(&report),
                 report,
             })
             .collect();
@@ -530,10 +531,8 @@ fn summarize_in_chunks(
                     }
                     let saw_assert = scanner.saw_kernel_assert();
                     if let Some(c) = scanner.finish() {
-                        let collective = c
-                            .phase
-                            .as_ref()
-                            .is_some_and(|p| p.phase == Phase::Collective);
+                        let collective =
+                            c.phase.as_ref().is_some_and(PhaseEvidence::waits_on_peers);
                         let assert = match early {
                             Some((line, assert)) => {
                                 debug_assert_eq!(line, c.line, "a decided error is the answer");
