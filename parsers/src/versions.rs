@@ -42,18 +42,44 @@ use std::sync::OnceLock;
 use regex::Regex;
 
 /// The framework a program runs on (see the module's text for how it is read).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
 pub enum Framework {
     #[default]
+    #[serde(rename = "pytorch")]
     Torch,
+    #[serde(rename = "mindspore")]
     MindSpore,
+    #[serde(rename = "paddlepaddle")]
     Paddle,
     /// llama.cpp's ggml library (llama.cpp, ollama).
+    #[serde(rename = "llama.cpp")]
     Ggml,
+    #[serde(rename = "onnxruntime")]
     OnnxRuntime,
 }
 
 impl Framework {
+    /// The framework's name in documents (its serde name).
+    pub fn name(self) -> &'static str {
+        match self {
+            Framework::Torch => "pytorch",
+            Framework::MindSpore => "mindspore",
+            Framework::Paddle => "paddlepaddle",
+            Framework::Ggml => "llama.cpp",
+            Framework::OnnxRuntime => "onnxruntime",
+        }
+    }
+
     /// The names a paste's author is asked the versions of: PyTorch's two (`torch`,
     /// `torch_npu`), one for each other framework.
     pub fn version_names(self) -> &'static [&'static str] {
@@ -63,6 +89,37 @@ impl Framework {
             Framework::Paddle => &["PaddlePaddle"],
             Framework::Ggml => &["llama.cpp build"],
             Framework::OnnxRuntime => &["onnxruntime"],
+        }
+    }
+
+    /// What must match the installed CANN for a program on this framework, as each project's
+    /// installation guide pairs its releases: torch_npu's version table for PyTorch, MindSpore's
+    /// and PaddleCustomDevice's installation guides; llama.cpp and ONNX Runtime are built against
+    /// a CANN.
+    pub fn matching_versions(self) -> &'static str {
+        match self {
+            Framework::Torch => {
+                "torch, torch_npu, torchair and CANN from one row of torch_npu's version table"
+            }
+            Framework::MindSpore => "MindSpore and CANN as MindSpore's installation guide pairs them",
+            Framework::Paddle => {
+                "PaddlePaddle, its NPU plug-in (PaddleCustomDevice) and CANN as the plug-in's installation guide pairs them"
+            }
+            Framework::Ggml => {
+                "the llama.cpp build and the CANN it was built against (rebuild it with the installed CANN)"
+            }
+            Framework::OnnxRuntime => {
+                "onnxruntime's CANN build and the CANN it was built against"
+            }
+        }
+    }
+
+    /// The allocator setting against fragmentation, as a clause after a list of what frees
+    /// memory: torch_npu's `PYTORCH_NPU_ALLOC_CONF`; nothing for the others.
+    pub fn allocator_clause(self) -> &'static str {
+        match self {
+            Framework::Torch => ", or PYTORCH_NPU_ALLOC_CONF against fragmentation",
+            _ => "",
         }
     }
 
@@ -324,6 +381,19 @@ mod tests {
         ] {
             let s = stated(text);
             assert_eq!((s.framework, s.missing()), (framework, missing), "{text}");
+        }
+    }
+
+    #[test]
+    fn a_frameworks_name_is_its_serde_name() {
+        for f in [
+            Framework::Torch,
+            Framework::MindSpore,
+            Framework::Paddle,
+            Framework::Ggml,
+            Framework::OnnxRuntime,
+        ] {
+            assert_eq!(serde_json::to_value(f).ok(), Some(f.name().into()));
         }
     }
 

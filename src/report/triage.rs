@@ -4,6 +4,8 @@ use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::path::Path;
 
+use npgx_parsers::versions::Framework;
+
 use super::bisect_rows::rel;
 use crate::triage::analyze::{
     TriageAnalysis, SCHEMA_NAME as ANALYZE_SCHEMA_NAME, SCHEMA_VERSION as ANALYZE_SCHEMA_VERSION,
@@ -244,6 +246,14 @@ pub fn classifications_text(items: &[Classification]) -> String {
                     k.why
                 );
             }
+        }
+        if let Some(f) = c.framework.filter(|f| *f != Framework::Torch) {
+            // PyTorch, the default, goes unsaid.
+            let _ = writeln!(
+                out,
+                "  framework:   {} (by the names the text prints)",
+                f.name()
+            );
         }
         if !c.missing.is_empty() {
             let _ = writeln!(

@@ -105,6 +105,12 @@ pub struct Classification {
     /// (absent when it states them all, and in documents before it was added).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub missing: Vec<String>,
+    /// The framework the text's program runs on, read from the names it prints (`pytorch`, the
+    /// default, `mindspore`, `paddlepaddle`, `llama.cpp`, `onnxruntime`): what `missing` asks
+    /// for and the remedies' words follow it (absent from `triage analyze`, whose runs are
+    /// PyTorch's, and in documents before it was added).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub framework: Option<Framework>,
     /// For reports without an error (rules 3 and 4): the line that carries the symptom.
     pub evidence_line: Option<u64>,
     pub evidence_text: Option<String>,
@@ -165,6 +171,7 @@ fn from_routing(file: &Path, routing: Routing) -> Classification {
         settle: None,
         remedy: Vec::new(),
         missing: Vec::new(),
+        framework: None,
         evidence_line: None,
         evidence_text: None,
         notes,
@@ -390,6 +397,7 @@ fn classify_lines(
         }
     };
     c.missing = stated.missing().into_iter().map(str::to_string).collect();
+    c.framework = Some(stated.framework);
     if not_text > 0 {
         c.notes.push(format!(
             "{not_text} of {} lines hold NUL bytes or invalid UTF-8 (read with replacement characters)",

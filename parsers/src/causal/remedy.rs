@@ -346,9 +346,7 @@ fn matches(err: &CausalError) -> impl Iterator<Item = String> + '_ {
 fn from_row(row: &RemedyRow, file: Option<&str>, framework: Framework) -> Remedy {
     let check = row.check.iter().map(|c| check_command(c, file)).collect();
     Remedy {
-        action: row
-            .action
-            .replace(LAUNCH_BLOCKING, framework.launch_blocking()),
+        action: framework_words(row.action, framework),
         source: row.source.to_string(),
         line: None,
         check,
@@ -359,6 +357,25 @@ fn from_row(row: &RemedyRow, file: Option<&str>, framework: Framework) -> Remedy
 /// Where a remedy row names the framework's switch that launches operators synchronously (each
 /// error then reports where it happens): [`Framework::launch_blocking`] fills it in.
 pub const LAUNCH_BLOCKING: &str = "{launch-blocking}";
+/// Where a remedy row names what must match the installed CANN:
+/// [`Framework::matching_versions`].
+pub const VERSIONS: &str = "{versions}";
+/// Where a remedy row may name the allocator's setting against fragmentation:
+/// [`Framework::allocator_clause`].
+pub const ALLOCATOR: &str = "{allocator}";
+
+/// A remedy row's text with the framework's words in place of its tokens.
+fn framework_words(text: &str, framework: Framework) -> String {
+    [
+        (LAUNCH_BLOCKING, framework.launch_blocking()),
+        (VERSIONS, framework.matching_versions()),
+        (ALLOCATOR, framework.allocator_clause()),
+    ]
+    .iter()
+    .fold(text.to_string(), |t, (token, words)| {
+        t.replace(token, words)
+    })
+}
 
 /// A check command as a remedy shows it: an `npgx …` command with `FILE` filled in ([`fill`]; `None`
 /// leaves `<LOG_FILE>`), another tool's command as it stands.
@@ -408,6 +425,12 @@ mod tests {
         assert!(execution(Framework::MindSpore).contains("mindspore.runtime.launch_blocking()"));
         let llama = execution(Framework::Ggml);
         assert!(!llama.contains("ASCEND_LAUNCH_BLOCKING") && !llama.contains('{'));
+        let row = |m: &str, f| table_remedy(m, None, f).expect("the row").action;
+        assert!(row("kind:environment", Framework::Torch).contains("torch_npu's version table"));
+        assert!(row("kind:environment", Framework::MindSpore)
+            .contains("MindSpore and CANN as MindSpore's installation guide"));
+        assert!(row("nature:memory", Framework::Torch).contains("PYTORCH_NPU_ALLOC_CONF"));
+        assert!(row("nature:memory", Framework::Ggml).ends_with("fewer processes on the device"));
         // Every row's text is whole once filled: no other token.
         for row in knowledge::remedy_rows() {
             let filled = from_row(row, None, Framework::Paddle).action;
