@@ -502,7 +502,8 @@ fn handoff_evidence(out: &mut String, root: &Path, ev: &Classification) {
             e.line,
             e.text
         );
-        let _ = writeln!(out, "Error: {}\n", e.message);
+        // A message of several lines stays one paragraph of the Markdown.
+        let _ = writeln!(out, "Error: {}\n", e.message.replace('\n', "  \n"));
         if let Some(r) = e.root_line {
             let _ = writeln!(out, "Root message on line {r}.\n");
         }
@@ -714,7 +715,7 @@ pub fn analysis_text(a: &TriageAnalysis) -> String {
                 "first causal error: {}:{}: {}",
                 rel(root, &ev.file),
                 e.line,
-                e.message
+                e.message.replace('\n', "\n  ")
             );
         }
     }
