@@ -21,6 +21,8 @@
 //! ggml      := ("build" | "version") ":" " "* digits " (" | "ollama version is " version
 //!            | "llama.cpp-b" digits                  (a release's folder: `/model/llama.cpp-b6765/`)
 //! onnxruntime := "onnxruntime" ["-cann"] sep version
+//! triton    := ("triton-ascend" | "triton_ascend") sep version     (asked only where the text shows
+//!              a Triton kernel's compilation: `triton/compiler`, `triton_ascend`, BiShengIR)
 //! sep       := "==" | "-" | ":" | "=" | " " | " version" [":"] " "      (then an optional "v")
 //! ```
 //!
@@ -150,13 +152,18 @@ pub struct Stated {
     pub torch_npu: bool,
     /// The version of a framework other than PyTorch (false for PyTorch).
     pub framework_version: bool,
+    /// Whether the text shows a Triton kernel's compilation (Triton-Ascend's compiler, BiShengIR),
+    /// and whether it states Triton-Ascend's version.
+    pub triton: bool,
+    pub triton_version: bool,
     pub cann: bool,
     pub chip: bool,
 }
 
 impl Stated {
     /// The names of the versions the text does not state, in a fixed order: the framework's
-    /// (`torch` and `torch_npu` for PyTorch), `CANN`, `chip`.
+    /// (`torch` and `torch_npu` for PyTorch), `triton-ascend` where a Triton kernel was compiled,
+    /// `CANN`, `chip`.
     pub fn missing(&self) -> Vec<&'static str> {
         let stated = |name: &str| match name {
             "torch" => self.torch,
@@ -167,6 +174,10 @@ impl Stated {
             .version_names()
             .iter()
             .map(|&name| (stated(name), name))
+            .chain(
+                self.triton
+                    .then_some((self.triton_version, "triton-ascend")),
+            )
             .chain([(self.cann, "CANN"), (self.chip, "chip")])
             .filter(|(stated, _)| !stated)
             .map(|(_, name)| name)
@@ -179,6 +190,9 @@ struct Patterns {
     torch_npu: Regex,
     cann: Regex,
     chip: Regex,
+    /// A Triton kernel's compilation, and Triton-Ascend's version.
+    triton: Regex,
+    triton_version: Regex,
     /// The names that say which framework runs, and its version, in the order they are tried
     /// (see the module's text): MindSpore, a PyTorch program, ggml, ONNX Runtime, PaddlePaddle.
     frameworks: [FrameworkPatterns; 5],
@@ -205,6 +219,10 @@ fn patterns() -> &'static Patterns {
             chip: re(
                 r"(?i)(?:ascend\s?(?:910|310|950)|\b(?:910|310|950)(?:[abcp]|pr)\d{0,2}\b|\batlas\s+\d{3}|\bsoc_?version)",
             ),
+            triton: re(
+                r"(?i)triton[/.]compiler|triton[_-]ascend|bishengir|mlircompilationerror",
+            ),
+            triton_version: re(&format!(r"(?i)triton[_-]ascend{sep}\d+\.\d+")),
             frameworks: [
                 (
                     Framework::MindSpore,
@@ -253,6 +271,8 @@ pub fn stated(text: &str) -> Stated {
             .is_some_and(|v| v.is_match(text)),
         torch: p.torch.is_match(text),
         torch_npu: p.torch_npu.is_match(text),
+        triton: p.triton.is_match(text),
+        triton_version: p.triton_version.is_match(text),
         cann: p.cann.is_match(text),
         chip: p.chip.is_match(text),
     }
@@ -362,6 +382,16 @@ mod tests {
                 vec!["torch", "torch_npu", "CANN", "chip"],
             ),
             ("Ascend-CANN 8.0.0 on 910B4", Framework::Torch, vec!["torch", "torch_npu"]),
+            (
+                "[ERROR] Failed to run BiShengIR pipeline\ntorch 2.6.0, torch_npu 2.6.0, CANN 8.2.RC1, 910B3",
+                Framework::Torch,
+                vec!["triton-ascend"],
+            ),
+            (
+                "triton.compiler.errors.MLIRCompilationError\ntriton-ascend==3.2.0 on CANN 8.3.RC1, 910B3 with torch 2.6 and torch_npu 2.6",
+                Framework::Torch,
+                vec![],
+            ),
             (
                 "[ RUN      ] CannExecutionProviderTest.FunctionTest",
                 Framework::OnnxRuntime,

@@ -101,8 +101,9 @@ pub struct Classification {
     pub remedy: Vec<Remedy>,
     /// The versions the text does not state, of `torch`, `torch_npu`, `CANN` and `chip` — for a
     /// program on another framework, that framework's instead of torch's (`MindSpore`,
-    /// `PaddlePaddle`, `llama.cpp build`, `onnxruntime`): what to ask the author of a paste for
-    /// (absent when it states them all, and in documents before it was added).
+    /// `PaddlePaddle`, `llama.cpp build`, `onnxruntime`), and `triton-ascend` where a Triton
+    /// kernel was compiled: what to ask the author of a paste for (absent when it states them
+    /// all, and in documents before it was added).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub missing: Vec<String>,
     /// The framework the text's program runs on, read from the names it prints (`pytorch`, the
