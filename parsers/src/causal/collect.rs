@@ -1132,7 +1132,7 @@ fn traceback_cause(report: &CannErrorReport) -> Option<&ReportItem> {
 }
 
 /// The line of a CANN report the first-causal-error ranking cites when the report is the error:
-/// the TraceBack item its failure came from ([`traceback_cause`]), else an external code's head,
+/// the TraceBack item its failure came from (`traceback_cause`), else an external code's head,
 /// else the report's causal line. `plog` lists each report at this line.
 pub fn cited_line(report: &CannErrorReport) -> u64 {
     match traceback_cause(report) {

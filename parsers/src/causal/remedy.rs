@@ -55,7 +55,7 @@ pub struct Remedy {
 
 /// The remedies of a first causal error read from `file` (its path as the user gave it, for
 /// the commands; `None` leaves `<LOG_FILE>` for the user to fill), for a program on `framework`
-/// (the rows' framework words are its: [`framework_words`]).
+/// (the rows' framework words are its: `framework_words`).
 pub fn remedies(err: &CausalError, file: Option<&str>, framework: Framework) -> Vec<Remedy> {
     // A report's stock line that names nothing (`Try again with a valid argument.`) comes after
     // the table's row, which says what to check.
