@@ -1891,6 +1891,25 @@ terminate called after throwing an instance of 'c10::Error'
     }
 
     #[test]
+    fn an_operators_check_and_a_model_for_another_chip_state_their_causes() {
+        use crate::knowledge::{Nature, Phase};
+        let of = |text: &str| {
+            crate::causal::first_causal_error(text.as_bytes())
+                .and_then(|e| e.phase.map(|p| (e.line, p.phase, p.nature)))
+        };
+        // A tiling check that names what it accepts and what it got.
+        assert_eq!(
+            of("[ERROR][MoeDistributeDispatchV2] Attr commAlg is invalid, current only support fullmesh_v1 and fullmesh_v2, but got commAlg = fullmesh.\n"),
+            Some((1, Phase::Execution, Some(Nature::Parameter)))
+        );
+        // An offline model built for another chip.
+        assert_eq!(
+            of("[ACL ERROR] EE1001: [PID: 106] 2025-10-30-08:21:08.817.477 The argument is invalid.Reason: ModelCheckCompatibility failed, supported socVersion=Ascend910B2, but the model socVersion=Ascend910B\n").map(|(l, p, _)| (l, p)),
+            Some((1, Phase::Environment))
+        );
+    }
+
+    #[test]
     fn an_exception_under_an_issue_titles_kind() {
         // Read as the exception it holds (before the prefix, only its runtime number was).
         let text = "[Question]: RuntimeError: aclnnCausalConv1dGetWorkspaceSize failed with aclnnStatus=561002.\n";
