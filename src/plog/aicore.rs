@@ -316,6 +316,20 @@ pub fn assertion_for(
         .next()
 }
 
+/// Whether the lines `read` hands over hold a device-error record, as `npgx aicore` reads them
+/// (an unreadable text holds none).
+pub fn holds_device_record(
+    read: impl FnOnce(&mut dyn FnMut(u64, &[u8]) -> bool) -> std::io::Result<super::reader::ReadStats>,
+) -> bool {
+    let mut d = DeviceErrors::default();
+    read(&mut |no, l| {
+        d.push(no, l);
+        true
+    })
+    .is_ok()
+        && !d.asm.finish().is_empty()
+}
+
 /// Scans every input; unreadable files become warnings. Errors are grouped per file (evidence
 /// never spans files) and returned in input order, then line order.
 pub fn scan_aicore(inputs: &[LogInput], mut warnings: Vec<Warning>) -> AicoreScan {

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use npgx_parsers::causal::{CausalError, CausalScanner};
 use npgx_parsers::versions::Framework;
 
-use super::classify::{classify_causal, classify_file, Classification};
+use super::classify::{classify_causal, classify_file, device_readers_to_plogs, Classification};
 use super::compare::{self, Comparison};
 use super::layout::{
     Step, DEBUG_DIR, ENV_FILE, FIRST_FAILURE_FILE, LOG_FILE, PLOG_DIR, SCRIPTS_DIR, SUCCESS_MARKER,
@@ -607,7 +607,9 @@ fn plog_evidence(files: &[PathBuf]) -> Option<Classification> {
     best.map(|(p, err, saw_assert)| {
         let assert = assertion_for(&err, saw_assert, |f| for_each_line_while(p, f));
         // A triage tree is a PyTorch run (run_triage.sh's steps).
-        classify_causal(p, err, assert, Framework::Torch)
+        let mut c = classify_causal(p, err, assert, Framework::Torch);
+        device_readers_to_plogs(&mut c, |f| for_each_line_while(p, f));
+        c
     })
 }
 

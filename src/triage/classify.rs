@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use npgx_parsers::causal::{
-    remedies_with_assert, route_remedy, CausalError, CausalScanner, Remedy, Shape, Tier,
+    plogs_instead, reads_device_records, remedies_with_assert, route_remedy, CausalError,
+    CausalScanner, Remedy, Shape, Tier,
 };
 use npgx_parsers::knowledge::{CauseKind, Phase};
 use npgx_parsers::versions::{self, Framework};
@@ -19,7 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use super::rank_view::RankView;
 use super::route::{route_error, route_prose, Confidence, Route, Routing};
-use crate::plog::aicore::assertion_for;
+use crate::plog::aicore::{assertion_for, holds_device_record};
 use crate::plog::reader::{for_each_line_in, for_each_line_while, push_head, ReadStats};
 use npgx_parsers::aicore::{Fact, KernelAssert};
 
@@ -359,6 +360,23 @@ pub fn classify_file(path: &Path) -> anyhow::Result<Classification> {
         .with_context(|| crate::error::CannotRead::new(path))
 }
 
+/// Points the remedies' `npgx aicore` / `npgx repro --from-aicore` checks at the failing
+/// process's plogs when the text (`read` hands its lines over again) holds no device-error
+/// record: a traceback names a device fault whose records CANN wrote there. The text is read
+/// again only when a check would read those records.
+pub(super) fn device_readers_to_plogs(
+    c: &mut Classification,
+    read: impl FnOnce(&mut dyn FnMut(u64, &[u8]) -> bool) -> std::io::Result<ReadStats>,
+) {
+    let file = commands_file(&c.file).map(str::to_string);
+    let file = file.as_deref();
+    if c.remedy.iter().any(|r| reads_device_records(r, file)) && !holds_device_record(read) {
+        for r in &mut c.remedy {
+            plogs_instead(r, file);
+        }
+    }
+}
+
 /// Classifies pasted text as [`classify_file`] would a file holding it; `label` names it in the
 /// classification (`file`).
 pub fn classify_text(label: &Path, text: &str) -> anyhow::Result<Classification> {
@@ -397,6 +415,7 @@ fn classify_lines(
             classify_ranked(path, ranked, assert, stated.framework)
         }
     };
+    device_readers_to_plogs(&mut c, &read);
     c.missing = stated.missing().into_iter().map(str::to_string).collect();
     c.framework = Some(stated.framework);
     if not_text > 0 {

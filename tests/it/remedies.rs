@@ -158,3 +158,49 @@ fn the_next_command_of_dump_compare_runs_as_printed() {
     exit_ok(&out, next);
     assert!(case.is_dir(), "{next}: no case folder written");
 }
+
+/// The `check` commands of `triage classify FILE --format json` (exit 1: an error found).
+fn checks_of(file: &std::path::Path) -> Vec<String> {
+    let doc = crate::common::npgx_json(
+        [
+            "triage",
+            "classify",
+            file.to_str().unwrap(),
+            "--format",
+            "json",
+        ],
+        1,
+    );
+    doc["items"][0]["remedy"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|r| r["check"].as_array().into_iter().flatten())
+        .filter_map(|c| c.as_str().map(str::to_string))
+        .collect()
+}
+
+/// A paste that names a device fault whose records it does not hold (torch_npu's `aicore
+/// timeout` report): the commands that read device records read the plogs, where CANN wrote
+/// them, and run as printed; a log with the records keeps its own path.
+#[test]
+#[ignore = "needs target/fixtures (scripts/test.sh writes them and runs this)"]
+fn device_readers_read_the_plogs_when_the_paste_holds_no_record() {
+    let paste = sample("triage/23-aicore-execution-timeout-event-query.txt");
+    let checks = checks_of(&paste);
+    assert!(
+        checks.contains(&"npgx aicore <PLOG_DIR>".to_string())
+            && checks.contains(&"npgx repro --from-aicore <PLOG_DIR> -o <CASE_DIR>".to_string()),
+        "{checks:?}"
+    );
+    for (k, c) in checks.iter().filter(|c| c.starts_with("npgx ")).enumerate() {
+        assert!(!c.contains(paste.to_str().unwrap()), "{c}");
+        let args = filled(c, 900 + k).expect("no PyTorch run");
+        exit_ok(&npgx(&args), c);
+    }
+    let with_records = checks_of(&pasted());
+    assert!(
+        with_records.contains(&format!("npgx aicore {}", pasted().display())),
+        "{with_records:?}"
+    );
+}

@@ -54,8 +54,8 @@ pub use normalise::{common_indent, normalise, Normalised};
 pub use phase::PhaseEvidence;
 pub use rank::{rank_plog_error, CauseRank};
 pub use remedy::{
-    check_command, kernel_assert_remedy, remedies, remedies_with_assert, route_remedy,
-    table_remedy, Remedy,
+    check_command, kernel_assert_remedy, plogs_instead, reads_device_records, remedies,
+    remedies_with_assert, route_remedy, table_remedy, Remedy,
 };
 
 /// Longest line the engine looks at; callers keep this head and count the rest.

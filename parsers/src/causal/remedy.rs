@@ -387,6 +387,35 @@ pub fn check_command(command: &str, file: Option<&str>) -> String {
     }
 }
 
+/// The npgx commands that read a log's device-error records, as remedy rows write them.
+const DEVICE_READERS: [&str; 2] = ["npgx aicore FILE", "npgx repro --from-aicore FILE"];
+
+/// The reader of [`DEVICE_READERS`] a check is, filled for `file`, with the rest of the check.
+fn device_reader<'c>(check: &'c str, file: Option<&str>) -> Option<(&'static str, &'c str)> {
+    DEVICE_READERS.iter().find_map(|reader| {
+        let filled = check_command(reader, file);
+        let rest = check.strip_prefix(filled.as_str())?;
+        (rest.is_empty() || rest.starts_with(' ')).then_some((*reader, rest))
+    })
+}
+
+/// Whether one of the remedy's checks reads the device-error records of `file` (the file the
+/// error was read from, as the checks were filled for it).
+pub fn reads_device_records(r: &Remedy, file: Option<&str>) -> bool {
+    r.check.iter().any(|c| device_reader(c, file).is_some())
+}
+
+/// For a `file` that holds no device-error record — a traceback or a paste that names a device
+/// fault whose records CANN wrote to the failing process's plogs —: the checks that would read
+/// its records read `<PLOG_DIR>` instead (a command on the paste itself finds nothing).
+pub fn plogs_instead(r: &mut Remedy, file: Option<&str>) {
+    for c in &mut r.check {
+        if let Some((reader, rest)) = device_reader(c, file) {
+            *c = format!("{}{rest}", reader.replace("FILE", "<PLOG_DIR>"));
+        }
+    }
+}
+
 /// An npgx command with `FILE` replaced by the file the error was read from, quoted for a POSIX
 /// shell when it needs it. Nothing else is guessed: the folder the file sits in may hold other
 /// people's logs, so inputs only the user has stay `<PLACEHOLDERS>` for the user to fill.
@@ -539,6 +568,37 @@ mod tests {
                 || r.check[0].contains("--compare-outputs"))
         );
         assert!(route_remedy("undetermined", None, Framework::Torch).is_none());
+    }
+
+    // A file without device-error records: the checks that read those read the plogs, the
+    // others keep the file; a path that only starts like the file's is not taken for it.
+    #[test]
+    fn device_readers_read_the_plogs_of_a_file_without_records() {
+        for file in [Some("logs/run 1.log"), None] {
+            let mut r = table_remedy("nature:timeout", file, Framework::Torch).expect("a row");
+            assert!(reads_device_records(&r, file));
+            plogs_instead(&mut r, file);
+            assert_eq!(
+                r.check,
+                [
+                    "npgx aicore <PLOG_DIR>",
+                    "npgx dump-config new aic_err_norm_dump",
+                    "npgx repro --from-aicore <PLOG_DIR> -o <CASE_DIR>"
+                ]
+            );
+            assert!(!reads_device_records(&r, file));
+        }
+        let mut r =
+            table_remedy("phase:execution", Some("run.log"), Framework::Torch).expect("a row");
+        assert!(!reads_device_records(&r, Some("run")));
+        plogs_instead(&mut r, Some("run"));
+        assert!(r.check.contains(&"npgx aicore run.log".to_string()));
+        let mut r =
+            table_remedy("nature:memory", Some("run.log"), Framework::Torch).expect("a row");
+        let before = r.check.clone();
+        assert!(!reads_device_records(&r, Some("run.log")));
+        plogs_instead(&mut r, Some("run.log"));
+        assert_eq!(r.check, before);
     }
 
     // A device fault with the kernel's assertion that belongs to it: the check it names comes
