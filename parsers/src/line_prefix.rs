@@ -17,6 +17,7 @@
 //! old_torch_logs= "[" YYYY-MM-DD " " hh:mm:ss "," mmm "]" [" [" trace_id "]"] [" "]
 //! old_logger    = dotted_logger ": [" LEVEL "]" [" "]                    torch._dynamo.guards.__recompiles: [DEBUG]
 //! elided_glog   = ("..." | "…") path ":" n "]" [" [" trace_id "]"] [" [__" artifact "]"] [" "]
+//! lite_log      = "[" (L | digits) " " M2 "/" D2 " " h2 ":" mm ":" ss "." mmm " " ["..."] path ":" n " " function "]" [" "]
 //! compose       = service " "+ "|" [" "]                                  web-1    | (docker compose)
 //! pytest_error  = "E" " "{2,}                                             E       AssertionError: …
 //! issue_title   = "[" Kind "]" [":"] " "   (first on the line; Kind an issue form's)  [Bug]: RuntimeError: …
@@ -36,6 +37,12 @@
 //! `elided_glog` is a glog header whose head a user cut to `...` when pasting; its level is
 //! unknown and reported as `?`. So is `vllm_tail`'s (a `VllmLogger` with level `?`): the user kept
 //! only `[multiproc_executor.py:654] ` of the logger's prefix.
+//!
+//! `lite_log` is the header of Paddle-Lite's and NNAdapter's glog-like logger (`lite/utils/log`:
+//! `gen_log`): `[F  2/ 9 15:51:16.910 ...er/huawei_ascend_npu/utility.cc:221 BuildOMModelToBuffer] `
+//! — the level (`I`, `W`, `F`; a number for `VLOG`), the month, day and hour padded to two
+//! columns with spaces, milliseconds, the source's last 40 characters after `...` when longer,
+//! and the function. It is reported as a glog header (`VLOG` levels as `V`).
 //!
 //! `issue_title` is npgx's own, not the spec's: the kind an issue form writes before a title the
 //! user pasted as the first line of the output (`[Question]: RuntimeError: …`, the wider-world
@@ -172,6 +179,7 @@ pub fn strip_prefixes(line: &str) -> Stripped<'_> {
             glog,
             elided_glog,
             c10,
+            lite_log,
             bracket_logger,
             pytest_error,
             old_torch_logs,
@@ -481,6 +489,62 @@ fn c10(i: &str) -> R<'_, LinePrefix<'_>> {
     Ok((i, LinePrefix::C10 { level, source }))
 }
 
+/// Two columns of a number `setw(2)` printed: `12`, ` 2`.
+fn padded2(i: &str) -> R<'_, &str> {
+    alt((
+        digits(2),
+        recognize((
+            char(' '),
+            take_while_m_n(1, 1, |c: char| c.is_ascii_digit()),
+        )),
+    ))
+    .parse(i)
+}
+
+/// Paddle-Lite's logger header (see the module's text).
+fn lite_log(i: &str) -> R<'_, LinePrefix<'_>> {
+    let (i, _) = char('[').parse(i)?;
+    let (i, level) = alt((
+        one_of("IWEF"),
+        take_while_m_n(1, 2, |c: char| c.is_ascii_digit()).map(|_| 'V'),
+    ))
+    .parse(i)?;
+    let (i, _) = (
+        char(' '),
+        padded2,
+        char('/'),
+        padded2,
+        char(' '),
+        padded2,
+        char(':'),
+        digits(2),
+        char(':'),
+        digits(2),
+        char('.'),
+        take_while_m_n(1, 3, |c: char| c.is_ascii_digit()),
+        char(' '),
+    )
+        .parse(i)?;
+    let (i, _) = opt(tag("...")).parse(i)?;
+    let (i, source) = source_loc(i)?;
+    let (i, _) = (
+        char(' '),
+        take_while1(|c: char| c != ']' && c != '\n'),
+        char(']'),
+        opt_space,
+    )
+        .parse(i)?;
+    Ok((
+        i,
+        LinePrefix::Glog(GlogHeader {
+            level,
+            source,
+            trace_id: None,
+            artifact: None,
+        }),
+    ))
+}
+
 /// `[YYYY-MM-DD`: the opening of a bracketed date-time.
 fn bracket_date(i: &str) -> R<'_, &str> {
     recognize((
@@ -653,6 +717,36 @@ mod tests {
                 source: "multiproc_executor.py:932"
             }
         );
+    }
+
+    #[test]
+    fn paddle_lite_logger() {
+        let s = strip_prefixes("[F  2/ 9 15:51:16.910 ...pter/driver/huawei_ascend_npu/utility.cc:221 BuildOMModelToBuffer] Check failed: x");
+        assert_eq!(s.rest, "Check failed: x");
+        assert_eq!(
+            s.prefixes,
+            [LinePrefix::Glog(GlogHeader {
+                level: 'F',
+                source: "pter/driver/huawei_ascend_npu/utility.cc:221",
+                trace_id: None,
+                artifact: None
+            })]
+        );
+        let s = strip_prefixes("[5 12/ 1 14:47:20.561 ...me/chao/Paddle-Lite/lite/core/op_lite.cc:75 operator()] pick kernel");
+        assert_eq!(
+            (s.glog().map(|g| g.level), s.rest),
+            (Some('V'), "pick kernel")
+        );
+        let s = strip_prefixes("[I 12/31 09:05:07.002 lite/api/paddle_api.cc:42 Run] ok");
+        assert_eq!((s.glog().map(|g| g.level), s.rest), (Some('I'), "ok"));
+        // A bracketed word or date that is not the header stays.
+        for other in [
+            "[F 2/9 15:51:16.910 a.cc:1 f] x",
+            "[X  2/ 9 15:51:16.910 a.cc:1 f] x",
+            "[F  2/ 9 15:51:16.910 a.cc f] x",
+        ] {
+            assert!(strip_prefixes(other).prefixes.is_empty(), "{other}");
+        }
     }
 
     #[test]

@@ -34,7 +34,11 @@
 //! library every llama.cpp and ollama build prints), ONNX Runtime (`onnxruntime`, its
 //! `CANNExecutionProvider`) or PaddlePaddle (`paddlepaddle`, `paddle/`, `paddle.`, `import
 //! paddle`, `paddle_custom_device`, its suites `PaddleSeg`, `PaddleNLP`, … — not a model's name:
-//! `PaddleOCR-VL` under llama.cpp, MinerU's `paddleocr2pytorch`), in that order; PyTorch
+//! `PaddleOCR-VL` under llama.cpp, MinerU's `paddleocr2pytorch`), in that order; then a program
+//! on CANN alone — ATC (its banner `ATC start working now`, `ATC run failed`, a command line
+//! `atc --model=…`), pyACL (`import acl`, `acl.init(`, a call `acl.rt.…(` / `acl.mdl.…(`: not
+//! torch_npu's hint `Check whether acl.rt.set_context … is called.`) or an AscendCL application
+//! whose own check prints the call it made (`aclrtSetDevice(deviceId) failed`); PyTorch
 //! otherwise — npgx's own users, and a bare CANN log says nothing either way.
 //!
 //! What it is not for: reading the versions' values (the triage tree's `env.txt` has them).
@@ -68,6 +72,9 @@ pub enum Framework {
     Ggml,
     #[serde(rename = "onnxruntime")]
     OnnxRuntime,
+    /// A program on CANN alone: ATC, pyACL, an AscendCL application.
+    #[serde(rename = "cann")]
+    Cann,
 }
 
 impl Framework {
@@ -79,11 +86,13 @@ impl Framework {
             Framework::Paddle => "paddlepaddle",
             Framework::Ggml => "llama.cpp",
             Framework::OnnxRuntime => "onnxruntime",
+            Framework::Cann => "cann",
         }
     }
 
     /// The names a paste's author is asked the versions of: PyTorch's two (`torch`,
-    /// `torch_npu`), one for each other framework.
+    /// `torch_npu`), one for each other framework, none for a program on CANN alone (CANN's is
+    /// asked of every paste).
     pub fn version_names(self) -> &'static [&'static str] {
         match self {
             Framework::Torch => &["torch", "torch_npu"],
@@ -91,6 +100,7 @@ impl Framework {
             Framework::Paddle => &["PaddlePaddle"],
             Framework::Ggml => &["llama.cpp build"],
             Framework::OnnxRuntime => &["onnxruntime"],
+            Framework::Cann => &[],
         }
     }
 
@@ -113,6 +123,9 @@ impl Framework {
             Framework::OnnxRuntime => {
                 "onnxruntime's CANN build and the CANN it was built against"
             }
+            Framework::Cann => {
+                "the CANN the application and its offline models (ATC) were built with, the installed CANN and its driver"
+            }
         }
     }
 
@@ -129,8 +142,9 @@ impl Framework {
     /// asynchronous error reports the call it happened in: torch_npu reads
     /// `ASCEND_LAUNCH_BLOCKING` (the CANN environment-variable reference, "PyTorch training or
     /// online inference"), MindSpore has `mindspore.runtime.launch_blocking()` (2.5 and later;
-    /// `pynative_synchronize` in its context before); for the others no documented switch is
-    /// known, so the words name what to do rather than a variable that would change nothing.
+    /// `pynative_synchronize` in its context before); an AscendCL program synchronises its stream
+    /// itself (`aclrtSynchronizeStream` after each launch); for the others no documented switch
+    /// is known, so the words name what to do rather than a variable that would change nothing.
     pub fn launch_blocking(self) -> &'static str {
         match self {
             Framework::Torch => "ASCEND_LAUNCH_BLOCKING=1",
@@ -140,6 +154,7 @@ impl Framework {
             Framework::Paddle | Framework::Ggml | Framework::OnnxRuntime => {
                 "the operators launched synchronously (this framework's blocking mode, if it has one)"
             }
+            Framework::Cann => "each launch followed by aclrtSynchronizeStream",
         }
     }
 }
@@ -194,8 +209,9 @@ struct Patterns {
     triton: Regex,
     triton_version: Regex,
     /// The names that say which framework runs, and its version, in the order they are tried
-    /// (see the module's text): MindSpore, a PyTorch program, ggml, ONNX Runtime, PaddlePaddle.
-    frameworks: [FrameworkPatterns; 5],
+    /// (see the module's text): MindSpore, a PyTorch program, ggml, ONNX Runtime, PaddlePaddle,
+    /// a program on CANN alone.
+    frameworks: [FrameworkPatterns; 6],
 }
 
 struct FrameworkPatterns {
@@ -248,6 +264,11 @@ fn patterns() -> &'static Patterns {
                     Framework::Paddle,
                     r"(?i)paddlepaddle|(?:^|[^a-z0-9])paddle(?:[/.]|_custom|-custom|\s+version|seg|nlp|detection|speech|clas)|import paddle",
                     Some(format!(r"(?i)paddle(?:paddle)?(?:-npu)?{sep}\d+\.\d+")),
+                ),
+                (
+                    Framework::Cann,
+                    r"(?i)atc start working|atc run failed|(?:^|[\s$#>])atc\s+--|\bimport acl\b|\bacl\.init\(|\bacl\.(?:rt|mdl|op)\.\w+\(|(?-i:\bacl(?:rt|mdl|op)[A-Z]\w*\([\w&*])",
+                    None,
                 ),
             ]
             .map(|(framework, name, version)| FrameworkPatterns {
@@ -408,6 +429,38 @@ mod tests {
                 vec!["torch", "torch_npu", "CANN", "chip"],
             ),
             ("EE9999: Inner Error!", Framework::Torch, vec!["torch", "torch_npu", "CANN", "chip"]),
+            (
+                "ATC start working now, please wait for a moment.\nATC run failed, Please check the detail log",
+                Framework::Cann,
+                vec!["CANN", "chip"],
+            ),
+            (
+                "# atc --model=yolo.onnx --framework=5 --soc_version=Ascend310P3",
+                Framework::Cann,
+                vec!["CANN"],
+            ),
+            (
+                "  File \"infer.py\", line 9, in init\n    ret = acl.rt.set_device(0)",
+                Framework::Cann,
+                vec!["CANN", "chip"],
+            ),
+            (
+                "[ERROR] aclrtSynchronizeStream(stream) failed: 507015 (/x/npu_validation/main.cpp:90)",
+                Framework::Cann,
+                vec!["CANN", "chip"],
+            ),
+            // torch_npu's hint names pyACL's calls without making them; an ATC banner under a
+            // PyTorch program's name is that program's.
+            (
+                "NPU error, error code is 107002\n        Check whether acl.rt.set_context or acl.rt.set_device is called.",
+                Framework::Torch,
+                vec!["torch", "torch_npu", "CANN", "chip"],
+            ),
+            (
+                "torch_npu/csrc/framework/OpCommand.cpp:1 call aclnnAdd failed; aclrtSetDevice failed",
+                Framework::Torch,
+                vec!["torch", "torch_npu", "CANN", "chip"],
+            ),
         ] {
             let s = stated(text);
             assert_eq!((s.framework, s.missing()), (framework, missing), "{text}");
@@ -422,6 +475,7 @@ mod tests {
             Framework::Paddle,
             Framework::Ggml,
             Framework::OnnxRuntime,
+            Framework::Cann,
         ] {
             assert_eq!(serde_json::to_value(f).ok(), Some(f.name().into()));
         }

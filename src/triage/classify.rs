@@ -202,15 +202,26 @@ const SETTLE: &str = "run the layered triage (`npgx triage run SCRIPT`): the fir
 /// above an exception that came without one (`bare`), the plogs, the log, and the versions of
 /// the program's framework.
 fn settle_logs(framework: Framework, bare: bool) -> String {
+    let versions: Vec<&str> = framework
+        .version_names()
+        .iter()
+        .copied()
+        .chain(["CANN", "driver"])
+        .collect();
     format!(
-        "read what the text lacks: {}the failing process's plogs ({}) with `npgx plog` and `npgx aicore`, the log from its first error on, and the versions ({}, CANN, driver); a torch.compile script is settled by `npgx triage run SCRIPT`",
+        "read what the text lacks: {}the failing process's plogs ({}) with `npgx plog` and `npgx aicore`, the log from its first error on, and the versions ({}){}",
         if bare {
             "the Python traceback above the exception (its frames name the code and the library that raised it), "
         } else {
             ""
         },
         crate::plog::PLOG_LOCATION,
-        framework.version_names().join(", ")
+        versions.join(", "),
+        if framework == Framework::Torch {
+            "; a torch.compile script is settled by `npgx triage run SCRIPT`"
+        } else {
+            ""
+        }
     )
 }
 

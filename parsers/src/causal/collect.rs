@@ -517,6 +517,9 @@ impl<'w> Collector<'_, 'w> {
         if let Some(next) = self.cmake(i, t, soft) {
             return next;
         }
+        if let Some(next) = self.pip_conflict(i, t, soft) {
+            return next;
+        }
         if let Some(e) = exception_line(line) {
             return self.exception(i, line, &e, soft);
         }
@@ -566,6 +569,41 @@ impl<'w> Collector<'_, 'w> {
         c.frames = self.frames.clone();
         self.out.push(c);
         Some(end.max(i + 1))
+    }
+
+    /// pip's resolver at window index `i` (trimmed text `t`): under `The conflict is caused
+    /// by:` it lists the requirements that cannot all hold (`The user requested torch==2.9.0`,
+    /// `torch-npu 2.9.0 depends on torch==2.9.0+cpu`), indented, up to a blank line; the first
+    /// a package states (`… depends on …`) is the cause (a requirement the user asked for is what
+    /// it contradicts), else the first listed. An environment fault; the next index.
+    fn pip_conflict(&mut self, i: usize, t: &'w str, soft: bool) -> Option<usize> {
+        let w = self.w;
+        if t != "The conflict is caused by:" {
+            return None;
+        }
+        let end = (i + 1..w.len().min(i + 33))
+            .find(|&k| w[k].rest.trim().is_empty() || !w[k].rest.starts_with([' ', '\t']))
+            .unwrap_or(w.len().min(i + 33));
+        let listed = i + 1..end;
+        let at = listed
+            .clone()
+            .find(|&k| w[k].rest.contains(" depends on "))
+            .or_else(|| listed.clone().next())?;
+        let mut c = Candidate::new(
+            at,
+            if soft { Tier::Soft } else { Tier::Strong },
+            CauseRank::Framework,
+            Shape::EnvironmentLine,
+            "pip.conflict",
+        );
+        let said = w[at].rest.trim();
+        c.message = format!("{said} (pip found no set of versions that meets every requirement)");
+        c.scope.push((w[i].no, t.into()));
+        for k in listed {
+            push_scope(&mut c.scope, w[k].no, w[k].rest.trim());
+        }
+        self.out.push(c);
+        Some(end)
     }
 
     /// A CMake error at window index `i` (trimmed text `t`): its message — on the line, or the
@@ -749,6 +787,9 @@ impl<'w> Collector<'_, 'w> {
         if let Some(next) = self.wrapped(i, line, e, soft) {
             return next;
         }
+        if let Some(next) = self.triton_located(i, line, e, soft) {
+            return next;
+        }
         let w = self.w;
         // An exception repr inside the message, with escaped newlines.
         if let Some(inner) = embedded_error(e.message) {
@@ -862,6 +903,49 @@ impl<'w> Collector<'_, 'w> {
         Some(end.max(j + 1))
     }
 
+    /// Triton's `CompilationError: at L:C:` at window index `i` (`triton/compiler/errors.py`:
+    /// up to twelve lines of the kernel's source, a line with a caret under the column, then the
+    /// error it wraps, `repr(e)`: `ValueError('`other` cannot be provided without `mask`')`):
+    /// the line after the caret is the error, the exception its wrapper. The next index when it
+    /// was one with an error after its caret (without one the exception is read as any other).
+    fn triton_located(
+        &mut self,
+        i: usize,
+        line: &'w str,
+        e: &ExceptionLine<'w>,
+        soft: bool,
+    ) -> Option<usize> {
+        let w = self.w;
+        if !e.short_type().ends_with("CompilationError") || !is_triton_location(e.message) {
+            return None;
+        }
+        let caret = (i + 1..w.len().min(i + 16)).find(|&k| {
+            let t = w[k].rest.trim();
+            !t.is_empty() && t.bytes().all(|b| b == b'^')
+        })?;
+        let j = (caret + 1..w.len().min(caret + 4)).find(|&k| !w[k].rest.trim().is_empty())?;
+        let text = w[j].rest.trim();
+        let type_name = text
+            .split_once('(')
+            .map(|(t, _)| t)
+            .filter(|t| exception_line(&format!("{t}: x")).is_some());
+        let mut c = Candidate::new(
+            j,
+            exception_tier(soft, text, type_name.unwrap_or("")),
+            CauseRank::ErrorReport,
+            Shape::WrappedException,
+            "triton.located-error",
+        );
+        c.exception_type = type_name.map(str::to_string);
+        c.scope.push((w[i].no, line.trim().into()));
+        c.scope.push((w[j].no, text.into()));
+        c.message = text.to_string();
+        c.frames = self.frames.clone();
+        c.wrapper_line = Some(w[i].no);
+        self.out.push(c);
+        Some(j + 1)
+    }
+
     /// A `detail:` CANN report that starts on the exception line at window index `i` (the last
     /// candidate): under a wrapper that only says a call failed (`call aclnnX failed,
     /// detail:…`) the report is the error and the wrapper its evidence; under any other
@@ -942,6 +1026,18 @@ impl<'w> Collector<'_, 'w> {
     }
 }
 
+/// `at 2:8:` (Triton's location of a compilation error; older releases print the source on the
+/// same line, `at 2:8:def kernel(…`).
+fn is_triton_location(message: &str) -> bool {
+    let Some(rest) = message.trim().strip_prefix("at ") else {
+        return false;
+    };
+    let mut parts = rest.splitn(3, ':');
+    let number =
+        |p: Option<&str>| p.is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+    number(parts.next()) && number(parts.next()) && parts.next().is_some()
+}
+
 /// `1. generic_jump TensorVariable()` → the text after the number.
 fn numbered_item(t: &str) -> Option<&str> {
     let digits = t.bytes().take_while(u8::is_ascii_digit).count();
@@ -998,7 +1094,19 @@ fn merge_with_hint<'w>(out: &mut Vec<Candidate<'w>>, block: Candidate<'w>, w: &[
                 .message
                 .split_once("Reason:")
                 .is_some_and(|(_, why)| why.bytes().any(|b| b.is_ascii_alphanumeric()));
-            if !names_fault || device || reason {
+            // A report whose reason is that the runtime could not fetch the device's error
+            // message (`rtGetDevMsg execute failed, reason=[context pointer null]`: torch_npu
+            // asks for it after the failure its hint names, and without a context the query
+            // fails too) says nothing of that failure: a hint that names one stays the error.
+            let query_failed = block
+                .message
+                .split_once("Reason:")
+                .is_some_and(|(_, why)| why.to_ascii_lowercase().contains("rtgetdevmsg"));
+            if query_failed && last.tier != Tier::Cascade && !device {
+                // Its lines stay out of the error's scope: its code (`EE1001`, an invalid
+                // argument) is the query's, not the failure's.
+                last.rule = "torch-npu.hint+cann.report";
+            } else if !names_fault || device || reason {
                 let (wl, wf) = (last.wrapper_line, std::mem::take(&mut last.frames));
                 let hint_line = w[last.index].no;
                 let hint_scope = std::mem::take(&mut last.scope);
@@ -1299,7 +1407,14 @@ impl<'w> OtherLine<'w> {
         } else {
             (Shape::KnownPhrase, "phrase.line")
         };
-        let mut c = self.make(Tier::Strong, CauseRank::Framework, shape, rule, t);
+        // A cause a warning states (`Warning : ASCEND_HOME_PATH environment variable is not
+        // set.`) may not be what stopped the program: an error that states one comes first.
+        let tier = if warning_level(n, t) {
+            Tier::Signal
+        } else {
+            Tier::Strong
+        };
+        let mut c = self.make(tier, CauseRank::Framework, shape, rule, t);
         c.message = format!("{t} ({})", f.meaning);
         Some(c)
     }
@@ -1312,7 +1427,10 @@ impl<'w> OtherLine<'w> {
         // wraps; the `what():  <message>` line after it is the exception's own message.
         if let Some(what) = t.strip_prefix("what():").map(str::trim) {
             if !what.is_empty() {
-                let tier = if is_cascade_text(what) {
+                // A message that ends in a colon is a title whose text follows on the next
+                // lines (Paddle-Lite's `Paddle-Lite C++ Exception: ` over the fatal record it
+                // repeats): the lines it introduces say what failed.
+                let tier = if is_cascade_text(what) || what.ends_with(':') {
                     Tier::Cascade
                 } else {
                     Tier::Strong
@@ -1400,6 +1518,51 @@ impl<'w> OtherLine<'w> {
 }
 
 impl<'w> OtherLine<'w> {
+    /// A line that says what failed and why in its own words (`dcmi model initialized failed,
+    /// because the device is used. ret is -8020`): `fail…` and, after it, `because` and a
+    /// reason. Strong, ranked `Error`: an exception or a report that states the failure wins,
+    /// the lines that only say something failed lose. Not at INFO or a warning level.
+    fn failed_because(&self, n: &Normalised<'_>) -> Option<Candidate<'w>> {
+        let t = self.t;
+        if info_level(n) || warning_level(n, t) {
+            return None;
+        }
+        let lower = t.to_ascii_lowercase();
+        let fail = lower.find("fail")?;
+        let because = fail + lower[fail..].find("because ")?;
+        let reason = lower[because + "because ".len()..].trim_end();
+        // A reason that points elsewhere (`because of the following error (look up to see its
+        // traceback):`) is not given here.
+        let here = !reason.starts_with("of the following") && !reason.ends_with(':');
+        (here && reason.bytes().filter(u8::is_ascii_alphabetic).count() >= 3).then(|| {
+            self.make(
+                Tier::Strong,
+                CauseRank::Error,
+                Shape::KnownPhrase,
+                "phrase.failed-because",
+                t,
+            )
+        })
+    }
+
+    /// A record a glog-form logger wrote at its fatal level (`F`: glog's `LOG(FATAL)` and the
+    /// `CHECK` macros, `Check failed: …`, as glog and Paddle-Lite print them; TORCH_LOGS'
+    /// `C`): the process aborts right after it, and the record says why, as a failed assertion
+    /// does.
+    fn fatal_record(&self, n: &Normalised<'_>) -> Option<Candidate<'w>> {
+        let t = self.t;
+        (matches!(n.glog_level(), Some('F' | 'C')) && t.bytes().any(|b| b.is_ascii_alphabetic()))
+            .then(|| {
+                self.make(
+                    Tier::Strong,
+                    CauseRank::ErrorReport,
+                    Shape::ProcessAbort,
+                    "logger.fatal-record",
+                    t,
+                )
+            })
+    }
+
     /// A record a logger wrote at an error level (vLLM's `ERROR`, a bracketed service logger's
     /// `[ERROR]` or `E`, a bare `[ERROR]` tag) whose text is none of the shapes above: a cascade
     /// ranked `Error` — `ErrorReport` when it names its error number — so any exception, report
@@ -1574,7 +1737,9 @@ fn classify_other<'w>(w: &[WinLine<'w>], i: usize, soft: bool) -> Option<Candida
         .or_else(|| l.native_abort())
         .or_else(|| l.runtime_device_item())
         .or_else(|| l.stated_cause(n))
+        .or_else(|| l.failed_because(n))
         .or_else(|| l.process_abort())
+        .or_else(|| l.fatal_record(n))
         .or_else(|| l.error_record(n, w[i].rest))
         .or_else(|| l.runtime_return(n, w[i].rest))
 }
@@ -1586,6 +1751,31 @@ fn error_diagnostic(line: &str) -> Option<compiler_diag::Diagnostic<'_>> {
     parse_diagnostic(line)
         .or_else(|| compiler_diag::wrapped_diagnostic(line))
         .filter(|d| d.form != Form::TbeDict && d.severity.is_error())
+}
+
+/// A line at a warning level: a logger's (vLLM's and Python's `WARNING`, glog's and c10's `W`,
+/// a bracketed `WARN`; the Python logging cookbook's `asctime - name - levelname - message`,
+/// `05/22 09:09:35 - mmengine - WARNING - …`), a bare `[WARN]` / `[WARNING]` tag, or text
+/// that opens with the word (`Warning: …`, `WARNING : …`).
+fn warning_level(n: &Normalised<'_>, t: &str) -> bool {
+    let by_prefix = n.prefixes.iter().any(|p| match p {
+        LinePrefix::VllmLogger { level, .. } | LinePrefix::OldLogger { level, .. } => {
+            level.eq_ignore_ascii_case("WARNING") || level.eq_ignore_ascii_case("WARN")
+        }
+        LinePrefix::Glog(g) => g.level == 'W',
+        LinePrefix::C10 { level, .. } => *level == 'W',
+        LinePrefix::BracketLogger { level } => ["WARNING", "WARN", "W"]
+            .iter()
+            .any(|l| l.eq_ignore_ascii_case(level)),
+        _ => false,
+    });
+    let tagged = bare_level_tag(t)
+        .is_some_and(|(error, _)| !error && t[1..].to_ascii_uppercase().starts_with("WARN"));
+    let worded = t
+        .get(..7)
+        .is_some_and(|w| w.eq_ignore_ascii_case("warning"))
+        && t[7..].trim_start().starts_with(':');
+    by_prefix || tagged || worded || needles::find(t, " - WARNING - ").is_some()
 }
 
 fn info_level(n: &Normalised<'_>) -> bool {

@@ -578,6 +578,7 @@ pub fn first_causal_error(text: &[u8]) -> Option<CausalError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::knowledge::Phase;
 
     fn first(text: &str) -> CausalError {
         first_causal_error(text.as_bytes()).expect("a causal error")
@@ -973,6 +974,94 @@ mod tests {
         );
         let later = "x\n RuntimeError: not at the start\n";
         assert!(first_causal_error(later.as_bytes()).is_none());
+    }
+
+    // Wider-world batch 13, glog-form fatal records: glog's and Paddle-Lite's `F` record (a
+    // `CHECK` that failed) is why the process aborts; the `what():` that only titles the
+    // exception (`Paddle-Lite C++ Exception:`) and the record it repeats under it are not.
+    #[test]
+    fn fatal_records_of_glog_form_loggers() {
+        let lite = "[I  1/ 2 03:04:05.006 lite/core/optimizer.cc:9 Run] start\n[F  1/ 2 03:04:05.007 ...ite/kernels/nnadapter/engine.cc:294 Engine] Check failed: (n > 0): 0!>0 No device.\nterminate called after throwing an instance of 'paddle::lite::PaddleLiteException'\n  what():  Paddle-Lite C++ Exception: \n[F  1/ 2 03:04:05.007 ...ite/kernels/nnadapter/engine.cc:294 Engine] Check failed: (n > 0): 0!>0 No device.\n";
+        let c = first(lite);
+        assert_eq!(
+            (c.line, c.tier, &*c.evidence.rule),
+            (2, Tier::Strong, "logger.fatal-record")
+        );
+        let glog = "I0209 15:51:16.910123  1234 main.cc:10] start\nF0209 15:51:16.910123  1234 main.cc:12] Check failed: n > 0 (0 vs. 0)\n*** Check failure stack trace: ***\nAborted (core dumped)\n";
+        assert_eq!(first(glog).line, 2);
+        // At the error level a record stays a cascade.
+        let error =
+            "E0209 15:51:16.910123  1234 main.cc:12] could not open x\nRuntimeError: open failed\n";
+        assert_eq!(first(error).line, 2);
+    }
+
+    // Wider-world batch 13: Triton's `CompilationError: at L:C:` shows the source and a caret,
+    // then the error it wraps — that line is the error, in the wrapper's compile phase. Without
+    // an error after the caret the exception stays the error.
+    #[test]
+    fn the_error_under_a_located_compilation_error() {
+        let text = "triton.compiler.errors.CompilationError: at 3:8:\ndef kernel(x_ptr):\n    pid = tl.program_id(0)\n    v = tl.load(x_ptr, other=0)\n        ^\nValueError('`other` cannot be provided without `mask`')\n";
+        let c = first(text);
+        assert_eq!((c.line, &*c.evidence.rule), (6, "triton.located-error"));
+        assert_eq!(c.exception_type.as_deref(), Some("ValueError"));
+        assert_eq!(c.phase.map(|p| p.phase), Some(Phase::Compile));
+        let bare =
+            "triton.compiler.errors.CompilationError: at 3:8:\ndef kernel(x_ptr):\n        ^\n";
+        assert_eq!(first(bare).line, 1);
+    }
+
+    // Wider-world batches 12 and 13: torch_npu's hint, then a report whose only reason is that
+    // the runtime could not fetch the device's message (`rtGetDevMsg`, no context): the hint
+    // is the error, and the report's code does not decide its phase.
+    #[test]
+    fn a_hint_over_the_report_of_a_failed_error_query() {
+        let text = "RuntimeError: allocate:torch_npu/csrc/core/npu/NPUCachingAllocator.cpp:2050 NPU error, error code is 107002\n[Error]: The context is empty.\n        Check whether acl.rt.set_context or acl.rt.set_device is called.\nEE1001: The argument is invalid.Reason: rtGetDevMsg execute failed, reason=[context pointer null]\n        Solution: 1.Check the input parameter range of the function.\n        TraceBack (most recent call last):\n        ctx is NULL![FUNC:GetDevErrMsg][FILE:api_impl.cc][LINE:1]\n";
+        let c = first(text);
+        assert_eq!((c.line, c.shape), (2, Shape::TorchNpuHint));
+        assert_ne!(c.phase.map(|p| p.token), Some("EE1001".to_string()));
+        // A report with a reason of its own is still cited over the hint.
+        let own = text.replace(
+            "rtGetDevMsg execute failed, reason=[context pointer null]",
+            "set ASCEND_RT_VISIBLE_DEVICES:4 error",
+        );
+        assert_eq!(first(&own).line, 4);
+    }
+
+    // Wider-world batch 13: the old inner layout's message line that repeats the code, as
+    // torch_npu prints it (no `[FUNC:…]` suffix), is the report's message and its cited line.
+    #[test]
+    fn the_old_inner_layout_without_its_location_suffix() {
+        let text = "RuntimeError: call aclnnCast failed, detail:EZ9999: Inner Error!\nEZ9999  Cannot parse json for config file [/usr/local/Ascend/ascend-toolkit/latest/opp/built-in/op_impl/ai_core/tbe//kernel/config/ascend910/cast.json].\n        TraceBack (most recent call last):\n        Op Cast does not has any binary.\n";
+        let c = first(text);
+        assert_eq!(c.line, 2);
+        assert_eq!(c.phase.map(|p| p.phase), Some(Phase::Environment));
+    }
+
+    // Wider-world batch 13: a warning that states a cause loses to an error that states one;
+    // a line that says what failed and why in its own words is a cause.
+    #[test]
+    fn warnings_after_errors_and_failures_that_say_why() {
+        let text = "Warning : ASCEND_HOME_PATH environment variable is not set.\nmodel is loaded\nOCR init failed: Unsupported soc version: Ascend310\n";
+        assert_eq!(first(text).line, 3);
+        let alone = "Warning : ASCEND_HOME_PATH environment variable is not set.\nok\n";
+        assert_eq!(first(alone).line, 1);
+        let because = "DrvMngGetConsoleLogLevel failed. (g_conLogLevel=3)\ndcmi model initialized failed, because the device is used. ret is -8020\n";
+        let c = first(because);
+        assert_eq!((c.line, &*c.evidence.rule), (2, "phrase.failed-because"));
+        // A reason given elsewhere is none.
+        let elsewhere = "x failed because of the following error (look up to see its traceback):\n";
+        assert!(first_causal_error(elsewhere.as_bytes())
+            .is_none_or(|c| c.evidence.rule != "phrase.failed-because"));
+    }
+
+    // Wider-world batch 13: pip's resolver lists what cannot all hold; a package's requirement
+    // is the cause, an environment fault.
+    #[test]
+    fn a_pip_dependency_conflict() {
+        let text = "ERROR: Cannot install a and b==1.0 because these package versions have conflicting dependencies.\n\nThe conflict is caused by:\n    The user requested torch==2.9.0\n    torch-npu 2.9.0 depends on torch==2.9.0+cpu\n\nTo fix this you could try to:\n1. loosen the range of package versions you've specified\n";
+        let c = first(text);
+        assert_eq!((c.line, c.shape), (5, Shape::EnvironmentLine));
+        assert_eq!(c.phase.map(|p| p.phase), Some(Phase::Environment));
     }
 
     // Issue 41, class 3: `terminate called after throwing …` wraps; `what():` is the cause.

@@ -285,7 +285,20 @@ fn own(err: &CausalError, under: Phase) -> Option<PhaseEvidence> {
         }
         _ => {}
     }
-    if let Some(ty) = err.exception_type.as_deref() {
+    // The error a compiler's located exception wraps (Triton's `CompilationError: at 2:8:` over
+    // `ValueError(…)`, the wrapper first in its scope) is in the wrapper's phase.
+    let located = (err.shape == Shape::WrappedException)
+        .then(|| err.scope.first())
+        .flatten()
+        .and_then(|(no, t)| Some((crate::torch_logs::python::exception_line(t)?.type_name, *no)))
+        .filter(|(t, _)| t.ends_with("CompilationError"));
+    let classes = err
+        .exception_type
+        .as_deref()
+        .map(|t| (t, at))
+        .into_iter()
+        .chain(located);
+    for (ty, at) in classes {
         let short = ty.rsplit('.').next().unwrap_or(ty);
         let phase = COMPILE_MODULES
             .iter()

@@ -460,6 +460,8 @@ mod tests {
             .contains("MindSpore and CANN as MindSpore's installation guide"));
         assert!(row("nature:memory", Framework::Torch).contains("PYTORCH_NPU_ALLOC_CONF"));
         assert!(row("nature:memory", Framework::Ggml).ends_with("fewer processes on the device"));
+        assert!(execution(Framework::Cann)
+            .contains("Rerun with each launch followed by aclrtSynchronizeStream so"));
         // Every row's text is whole once filled: no other token.
         for row in knowledge::remedy_rows() {
             let filled = from_row(row, None, Framework::Paddle).action;
