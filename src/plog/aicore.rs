@@ -13,7 +13,6 @@ use npgx_parsers::causal::phase::runtime_number;
 use npgx_parsers::causal::{kernel_assert_remedy, table_remedy, CausalError, CauseRank, Remedy};
 use npgx_parsers::knowledge;
 use npgx_parsers::needles::Needles;
-use npgx_parsers::versions::Framework;
 use serde::{Deserialize, Serialize};
 
 use super::reader::for_each_line;
@@ -141,8 +140,9 @@ impl AicoreScan {
         }
     }
 
-    /// The remedy of the first device error, as `triage classify` and `plog` give it for a
-    /// PyTorch program (CANN's device-error records name no framework): the kernel's own failed
+    /// The remedy of the first device error, as `triage classify` and `plog` give it, for the
+    /// program its file's head names (`framework_of`; a plog names none, so PyTorch's words,
+    /// the default): the kernel's own failed
     /// assertion first, when the error has one; then the table's row for what the error is — a
     /// collective's timeout or a wait for an event or notify that timed out (`kind:collective`:
     /// the root is the rank or stream waited on), the nature of its runtime error number
@@ -153,19 +153,20 @@ impl AicoreScan {
             return Vec::new();
         };
         let file = e.file.to_str();
+        let framework = super::reader::framework_of(&e.file);
         let row = if matches!(
             e.error.kind,
             ErrorKind::HcclFftsplusTimeout | ErrorKind::WaitTimeout
         ) {
-            table_remedy("kind:collective", file, Framework::Torch)
+            table_remedy("kind:collective", file, framework)
         } else {
             e.error
                 .acl_code
                 .as_ref()
                 .and_then(|c| knowledge::runtime_code(c.value))
                 .and_then(|f| f.nature)
-                .and_then(|n| table_remedy(&format!("nature:{}", n.name()), file, Framework::Torch))
-                .or_else(|| table_remedy("nature:device-fault", file, Framework::Torch))
+                .and_then(|n| table_remedy(&format!("nature:{}", n.name()), file, framework))
+                .or_else(|| table_remedy("nature:device-fault", file, framework))
         };
         e.error
             .asserts

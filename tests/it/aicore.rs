@@ -677,4 +677,26 @@ fn the_remedy_follows_the_kind_of_device_error() {
     for r in hccl.iter().chain(&timeout) {
         assert!(!r["check"].to_string().contains("npgx aicore"), "{r}");
     }
+    assert!(timeout[0]["do"]
+        .as_str()
+        .is_some_and(|d| d.contains("ASCEND_LAUNCH_BLOCKING=1")));
+    // The same records in a MindSpore program's log take MindSpore's switch (the file's head
+    // names the framework, as `plog` and `triage classify` read it).
+    let dir = crate::triage::scratch("aicore-mindspore-remedy");
+    let path = dir.join("ms.log");
+    let text = std::fs::read_to_string(sample(
+        "logs/15-vllm-aicore-timeout-moedispatch-fault-kernel-507014.log",
+    ))
+    .unwrap();
+    std::fs::write(&path, format!("import mindspore as ms\n{text}")).unwrap();
+    let out = npgx(["aicore", path.to_str().unwrap(), "--format", "json"]);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let first = &v["remedy"][0];
+    assert_eq!(first["matched"], "nature:timeout", "{first}");
+    assert!(
+        first["do"]
+            .as_str()
+            .is_some_and(|d| d.contains("mindspore.runtime.launch_blocking()")),
+        "{first}"
+    );
 }
