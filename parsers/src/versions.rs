@@ -33,7 +33,7 @@
 //! `torch_npu`, `torchair`, `torchrun`, `vllm`, `sglang`); otherwise llama.cpp (`ggml`, the
 //! library every llama.cpp and ollama build prints), ONNX Runtime (`onnxruntime`, its
 //! `CANNExecutionProvider`) or PaddlePaddle (`paddlepaddle`, `paddle/`, `paddle.`, `import
-//! paddle`, `paddle_custom_device`, its suites `PaddleSeg`, `PaddleNLP`, … — not a model's name:
+//! paddle`, `paddle_custom_device`, `paddle::`, Paddle-Lite and its NNAdapter, its suites `PaddleSeg`, `PaddleNLP`, … — not a model's name:
 //! `PaddleOCR-VL` under llama.cpp, MinerU's `paddleocr2pytorch`), in that order; then a program
 //! on CANN alone — ATC (its banner `ATC start working now`, `ATC run failed`, a command line
 //! `atc --model=…`), pyACL (`import acl`, `acl.init(`, a call `acl.rt.…(` / `acl.mdl.…(`: not
@@ -262,7 +262,7 @@ fn patterns() -> &'static Patterns {
                 ),
                 (
                     Framework::Paddle,
-                    r"(?i)paddlepaddle|(?:^|[^a-z0-9])paddle(?:[/.]|_custom|-custom|\s+version|seg|nlp|detection|speech|clas)|import paddle",
+                    r"(?i)paddlepaddle|(?:^|[^a-z0-9])paddle(?:[/.]|::|_custom|-custom|[-_]lite|\s+version|seg|nlp|detection|speech|clas)|import paddle|nnadapter",
                     Some(format!(r"(?i)paddle(?:paddle)?(?:-npu)?{sep}\d+\.\d+")),
                 ),
                 (
@@ -429,6 +429,16 @@ mod tests {
                 vec!["torch", "torch_npu", "CANN", "chip"],
             ),
             ("EE9999: Inner Error!", Framework::Torch, vec!["torch", "torch_npu", "CANN", "chip"]),
+            (
+                "terminate called after throwing an instance of 'paddle::lite::PaddleLiteException'",
+                Framework::Paddle,
+                vec!["PaddlePaddle", "CANN", "chip"],
+            ),
+            (
+                "...adapter/nnadapter/runtime/compilation.cc:75 ~Compilation] Check failed",
+                Framework::Paddle,
+                vec!["PaddlePaddle", "CANN", "chip"],
+            ),
             (
                 "ATC start working now, please wait for a moment.\nATC run failed, Please check the detail log",
                 Framework::Cann,

@@ -332,8 +332,13 @@ pub fn environment_problem(err: &CausalError) -> Option<EnvironmentProblem> {
         }
     }
     fallback.or_else(|| {
+        // What the lines name as the thing to fix (pip's resolver report, the container runtime).
+        let package = std::iter::once(err.message.as_str())
+            .chain(err.scope.iter().map(|(_, t)| t.as_str()))
+            .find_map(npgx_parsers::knowledge::package)
+            .unwrap_or("the installed packages");
         Some(EnvironmentProblem {
-            package: "the installed packages".into(),
+            package: package.into(),
             why: p
                 .fact
                 .clone()

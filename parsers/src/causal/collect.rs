@@ -520,6 +520,9 @@ impl<'w> Collector<'_, 'w> {
         if let Some(next) = self.pip_conflict(i, t, soft) {
             return next;
         }
+        if let Some(next) = self.container_daemon(i, t, soft) {
+            return next;
+        }
         if let Some(e) = exception_line(line) {
             return self.exception(i, line, &e, soft);
         }
@@ -594,13 +597,60 @@ impl<'w> Collector<'_, 'w> {
             if soft { Tier::Soft } else { Tier::Strong },
             CauseRank::Framework,
             Shape::EnvironmentLine,
-            "pip.conflict",
+            PIP_CONFLICT,
         );
         let said = w[at].rest.trim();
         c.message = format!("{said} (pip found no set of versions that meets every requirement)");
         c.scope.push((w[i].no, t.into()));
         for k in listed {
             push_scope(&mut c.scope, w[k].no, w[k].rest.trim());
+        }
+        self.out.push(c);
+        Some(end)
+    }
+
+    /// Docker's `Error response from daemon: …` at window index `i` (trimmed text `t`; `docker
+    /// run` prints it after `docker: `): the container could not be created or started, and the
+    /// chain of causes runs left to right, the last one first to fail. When the chain ends with a
+    /// hook's or runtime's own output (`… error running prestart hook #0: exit status 255,
+    /// stdout: , stderr: <text>`) that goes on over the next lines, up to the one that closes
+    /// with containerd's status (`…: unknown`), the first of those lines that says something
+    /// failed is the cause; otherwise the daemon's line. An environment fault; the next index.
+    fn container_daemon(&mut self, i: usize, t: &'w str, soft: bool) -> Option<usize> {
+        let w = self.w;
+        let message = t
+            .strip_prefix("docker: ")
+            .unwrap_or(t)
+            .strip_prefix("Error response from daemon:")?;
+        let stderr_goes_on = message
+            .rsplit_once("stderr: ")
+            .is_some_and(|(_, said)| !said.trim_end().ends_with(": unknown"));
+        let mut end = i + 1;
+        let mut at = i;
+        if stderr_goes_on {
+            while end < w.len().min(i + 16) && !w[end].rest.trim().is_empty() {
+                let l = w[end].rest.trim();
+                if at == i && l.to_ascii_lowercase().contains("fail") {
+                    at = end;
+                }
+                end += 1;
+                if l.ends_with(": unknown") {
+                    break;
+                }
+            }
+        }
+        let mut c = Candidate::new(
+            at,
+            if soft { Tier::Soft } else { Tier::Strong },
+            CauseRank::Framework,
+            Shape::EnvironmentLine,
+            CONTAINER_DAEMON,
+        );
+        let said = w[at].rest.trim();
+        c.message = format!("{said} (the container could not be created or started)");
+        c.scope.push((w[i].no, t.into()));
+        for l in &w[i + 1..end] {
+            push_scope(&mut c.scope, l.no, l.rest.trim());
         }
         self.out.push(c);
         Some(end)
@@ -1037,6 +1087,13 @@ fn is_triton_location(message: &str) -> bool {
         |p: Option<&str>| p.is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
     number(parts.next()) && number(parts.next()) && parts.next().is_some()
 }
+
+/// The rules that read an environment fault from a tool's own report rather than from a
+/// knowledge row: pip's resolver conflict and Docker's daemon error. Each is its error's phase
+/// token, so remedy.tsv names it as `key:<rule>`.
+pub const PIP_CONFLICT: &str = "pip.conflict";
+pub const CONTAINER_DAEMON: &str = "container.daemon-error";
+pub const ENVIRONMENT_RULES: [&str; 2] = [PIP_CONFLICT, CONTAINER_DAEMON];
 
 /// `1. generic_jump TensorVariable()` → the text after the number.
 fn numbered_item(t: &str) -> Option<&str> {

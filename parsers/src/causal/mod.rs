@@ -987,6 +987,9 @@ mod tests {
             (c.line, c.tier, &*c.evidence.rule),
             (2, Tier::Strong, "logger.fatal-record")
         );
+        // GE's graph build API names the phase (`aclgrphBuildModel`: an offline model's build).
+        let build = "[F  1/ 2 03:04:05.007 ...er/huawei_ascend_npu/utility.cc:221 BuildOMModelToBuffer] Check failed: (aclgrphBuildModel(g, o, b) == ge::GRAPH_SUCCESS): 1!==0\n";
+        assert_eq!(first(build).phase.map(|p| p.phase), Some(Phase::Compile));
         let glog = "I0209 15:51:16.910123  1234 main.cc:10] start\nF0209 15:51:16.910123  1234 main.cc:12] Check failed: n > 0 (0 vs. 0)\n*** Check failure stack trace: ***\nAborted (core dumped)\n";
         assert_eq!(first(glog).line, 2);
         // At the error level a record stays a cascade.
@@ -1045,9 +1048,14 @@ mod tests {
         assert_eq!(first(text).line, 3);
         let alone = "Warning : ASCEND_HOME_PATH environment variable is not set.\nok\n";
         assert_eq!(first(alone).line, 1);
-        let because = "DrvMngGetConsoleLogLevel failed. (g_conLogLevel=3)\ndcmi model initialized failed, because the device is used. ret is -8020\n";
+        let because = "loader: step 3 failed. (code=3)\nweights load failed, because the shard file is truncated. ret is -5\n";
         let c = first(because);
         assert_eq!((c.line, &*c.evidence.rule), (2, "phrase.failed-because"));
+        // DCMI's failure is an environment row (the driver's device management).
+        let dcmi = "DrvMngGetConsoleLogLevel failed. (g_conLogLevel=3)\ndcmi model initialized failed, because the device is used. ret is -8020\n";
+        let c = first(dcmi);
+        assert_eq!(c.line, 2);
+        assert_eq!(c.phase.map(|p| p.phase), Some(Phase::Environment));
         // A reason given elsewhere is none.
         let elsewhere = "x failed because of the following error (look up to see its traceback):\n";
         assert!(first_causal_error(elsewhere.as_bytes())
@@ -1061,7 +1069,29 @@ mod tests {
         let text = "ERROR: Cannot install a and b==1.0 because these package versions have conflicting dependencies.\n\nThe conflict is caused by:\n    The user requested torch==2.9.0\n    torch-npu 2.9.0 depends on torch==2.9.0+cpu\n\nTo fix this you could try to:\n1. loosen the range of package versions you've specified\n";
         let c = first(text);
         assert_eq!((c.line, c.shape), (5, Shape::EnvironmentLine));
+        let r = crate::causal::remedies(&c, None, crate::versions::Framework::Torch);
+        assert_eq!(r[0].matched, "key:pip.conflict");
         assert_eq!(c.phase.map(|p| p.phase), Some(Phase::Environment));
+    }
+
+    // Wider-world batch 13: Docker's daemon error, with the runtime hook's stderr going on over
+    // the next lines up to containerd's `: unknown`: the first of them that says what failed
+    // is the cause, an environment fault with its own remedy; a chain that ends on its line
+    // is cited there.
+    #[test]
+    fn a_container_the_daemon_could_not_start() {
+        let hook = "$ docker compose up -d\nError response from daemon: failed to create task for container: OCI runtime create failed: runc create failed: unable to start container process: error during container init: error running prestart hook #0: exit status 255, stdout: , stderr: hook start ...\nfailed to mount src: /usr/local/bin/npu-smi.failed to setup container.: unknown\n$\n";
+        let c = first(hook);
+        assert_eq!((c.line, c.shape), (3, Shape::EnvironmentLine));
+        let p = c.phase.as_ref().expect("a phase");
+        assert_eq!(
+            (p.phase, p.token.as_str()),
+            (Phase::Environment, "container.daemon-error")
+        );
+        let r = crate::causal::remedies(&c, None, crate::versions::Framework::Torch);
+        assert_eq!(r[0].matched, "key:container.daemon-error");
+        let one = "docker: Error response from daemon: could not select device driver \"\" with capabilities: [[gpu]].\n";
+        assert_eq!(first(one).line, 1);
     }
 
     // Issue 41, class 3: `terminate called after throwing …` wraps; `what():` is the cause.

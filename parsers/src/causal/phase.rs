@@ -295,10 +295,10 @@ fn own(err: &CausalError, under: Phase) -> Option<PhaseEvidence> {
     let classes = err
         .exception_type
         .as_deref()
-        .map(|t| (t, at))
+        .map(|t| (t, at, "shape.exception-class"))
         .into_iter()
-        .chain(located);
-    for (ty, at) in classes {
+        .chain(located.map(|(t, no)| (t, no, "shape.located-error")));
+    for (ty, at, rule) in classes {
         let short = ty.rsplit('.').next().unwrap_or(ty);
         let phase = COMPILE_MODULES
             .iter()
@@ -314,7 +314,7 @@ fn own(err: &CausalError, under: Phase) -> Option<PhaseEvidence> {
             return Some(ev(
                 phase,
                 Some(Nature::Compile),
-                "shape.exception-class",
+                rule,
                 ty,
                 at,
                 Source::Error,
@@ -524,11 +524,13 @@ pub fn infer(err: &CausalError) -> Option<PhaseEvidence> {
         return Some(e);
     }
     if err.shape == Shape::EnvironmentLine {
+        // The rule that read the line names what kind of setup failed (`pip.conflict`,
+        // `container.daemon-error`): the remedy table's `key:` for it.
         return Some(ev(
             Phase::Environment,
             Some(Nature::Environment),
             "shape.environment",
-            "environment line",
+            err.evidence.rule.to_string(),
             err.line,
             Source::Error,
         ));

@@ -65,7 +65,7 @@ pub fn remedies(err: &CausalError, file: Option<&str>, framework: Framework) -> 
     if let Some(row) = conditions(err)
         .into_iter()
         .chain(matches(err))
-        .find_map(|m| knowledge::remedy_for(&m))
+        .find_map(|m| row_for(&m, framework))
     {
         out.push(from_row(row, file, framework));
     }
@@ -227,7 +227,16 @@ pub fn route_remedy(route: &str, file: Option<&str>, framework: Framework) -> Op
 
 /// The remedy row of one match (`nature:device-fault`), with the file for its commands.
 pub fn table_remedy(matches: &str, file: Option<&str>, framework: Framework) -> Option<Remedy> {
-    knowledge::remedy_for(matches).map(|r| from_row(r, file, framework))
+    row_for(matches, framework).map(|r| from_row(r, file, framework))
+}
+
+/// The remedy row of one match for a program on `framework`: a row whose check runs the
+/// user's torch.compile script (`<SCRIPT>`: the layered triage, the bisection) is PyTorch's
+/// only — for another framework there is no such script, and the row is passed over.
+fn row_for(matches: &str, framework: Framework) -> Option<&'static RemedyRow> {
+    knowledge::remedy_for(matches).filter(|r| {
+        framework == Framework::Torch || !r.check.iter().any(|c| c.contains("<SCRIPT>"))
+    })
 }
 
 /// The report's own `Possible Cause:` and `Solution:` lines in the error's block.
@@ -570,6 +579,17 @@ mod tests {
                 || r.check[0].contains("--compare-outputs"))
         );
         assert!(route_remedy("undetermined", None, Framework::Torch).is_none());
+    }
+
+    // A row that runs the user's torch.compile script is PyTorch's only.
+    #[test]
+    fn script_rows_are_pytorchs() {
+        assert!(table_remedy("phase:compile", None, Framework::Torch)
+            .is_some_and(|r| r.check.iter().any(|c| c.contains("<SCRIPT>"))));
+        for f in [Framework::Paddle, Framework::Cann, Framework::MindSpore] {
+            assert!(table_remedy("phase:compile", None, f).is_none(), "{f:?}");
+            assert!(route_remedy("compile-error", None, f).is_none(), "{f:?}");
+        }
     }
 
     // A file without device-error records: the checks that read those read the plogs, the

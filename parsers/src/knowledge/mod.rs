@@ -627,11 +627,13 @@ mod tests {
         let (rows, bad) = parse_remedies(REMEDIES);
         assert!(bad.is_empty(), "bad remedy rows: {bad:?}");
         assert!(rows.len() >= 20, "{} rows", rows.len());
-        // Every key a remedy names is a key of the knowledge table.
+        // Every key a remedy names is a key of the knowledge table, or a rule that reads an
+        // environment fault from a tool's own report.
         for r in &rows {
             if let Some(key) = r.matches.strip_prefix("key:") {
                 assert!(
-                    facts().iter().any(|f| f.key == key),
+                    facts().iter().any(|f| f.key == key)
+                        || crate::causal::collect::ENVIRONMENT_RULES.contains(&key),
                     "remedy for unknown key `{key}`"
                 );
             }
