@@ -17,7 +17,7 @@
 //! old_torch_logs= "[" YYYY-MM-DD " " hh:mm:ss "," mmm "]" [" [" trace_id "]"] [" "]
 //! old_logger    = dotted_logger ": [" LEVEL "]" [" "]                    torch._dynamo.guards.__recompiles: [DEBUG]
 //! elided_glog   = ("..." | "…") path ":" n "]" [" [" trace_id "]"] [" [__" artifact "]"] [" "]
-//! lite_log      = "[" (L | digits) " " M2 "/" D2 " " h2 ":" mm ":" ss "." mmm " " ["..."] path ":" n " " function "]" [" "]
+//! lite_log      = "[" (L | digits) " " w2 "/" w2 " " w2 ":" w2 ":" w2 "." w3 " " ( "..." path ":" n " " function | path " " function ":" n ) "]" [" "]
 //! compose       = service " "+ "|" [" "]                                  web-1    | (docker compose)
 //! pytest_error  = "E" " "{2,}                                             E       AssertionError: …
 //! issue_title   = "[" Kind "]" [":"] " "   (first on the line; Kind an issue form's)  [Bug]: RuntimeError: …
@@ -40,9 +40,11 @@
 //!
 //! `lite_log` is the header of Paddle-Lite's and NNAdapter's glog-like logger (`lite/utils/log`:
 //! `gen_log`): `[F  2/ 9 15:51:16.910 ...er/huawei_ascend_npu/utility.cc:221 BuildOMModelToBuffer] `
-//! — the level (`I`, `W`, `F`; a number for `VLOG`), the month, day and hour padded to two
-//! columns with spaces, milliseconds, the source's last 40 characters after `...` when longer,
-//! and the function. It is reported as a glog header (`VLOG` levels as `V`).
+//! — the level (`I`, `W`, `F`; a number for `VLOG`), the month, day, hour, minute and second
+//! each `setw(2)` (`w2`: two columns, a space before one digit — `15: 1: 6`), the milliseconds
+//! `setw(3)` (`w3`), then a source longer than 40 characters as its last 40 after `...`, its
+//! line and the function, a shorter one whole, the function and the line
+//! (`lite/api/light_api.cc Build:42]`). It is reported as a glog header (`VLOG` levels as `V`).
 //!
 //! `issue_title` is npgx's own, not the spec's: the kind an issue form writes before a title the
 //! user pasted as the first line of the output (`[Question]: RuntimeError: …`, the wider-world
@@ -489,16 +491,20 @@ fn c10(i: &str) -> R<'_, LinePrefix<'_>> {
     Ok((i, LinePrefix::C10 { level, source }))
 }
 
-/// Two columns of a number `setw(2)` printed: `12`, ` 2`.
-fn padded2(i: &str) -> R<'_, &str> {
-    alt((
-        digits(2),
-        recognize((
-            char(' '),
-            take_while_m_n(1, 1, |c: char| c.is_ascii_digit()),
-        )),
-    ))
-    .parse(i)
+/// A number `setw(n)` printed, no fill character: `n` columns, spaces before its digits (`12`,
+/// ` 2`; `910`, ` 91`, `  9`).
+fn padded(n: usize) -> impl Fn(&str) -> R<'_, &str> {
+    move |i| {
+        let (r, field) = take_while_m_n(n, n, |c: char| c == ' ' || c.is_ascii_digit())(i)?;
+        let digits = field.trim_start_matches(' ');
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(nom::Err::Error(nom::error::Error::new(
+                i,
+                nom::error::ErrorKind::Digit,
+            )));
+        }
+        Ok((r, field))
+    }
 }
 
 /// Paddle-Lite's logger header (see the module's text).
@@ -511,29 +517,34 @@ fn lite_log(i: &str) -> R<'_, LinePrefix<'_>> {
     .parse(i)?;
     let (i, _) = (
         char(' '),
-        padded2,
+        padded(2),
         char('/'),
-        padded2,
+        padded(2),
         char(' '),
-        padded2,
+        padded(2),
         char(':'),
-        digits(2),
+        padded(2),
         char(':'),
-        digits(2),
+        padded(2),
         char('.'),
-        take_while_m_n(1, 3, |c: char| c.is_ascii_digit()),
+        padded(3),
         char(' '),
     )
         .parse(i)?;
-    let (i, _) = opt(tag("...")).parse(i)?;
-    let (i, source) = source_loc(i)?;
-    let (i, _) = (
+    let function = || take_while1(|c: char| c != ']' && c != ':' && c != ' ');
+    // A long source: `...` and its last 40 characters, `:line`, the function.
+    let long = preceded(tag("..."), (source_loc, char(' '), function())).map(|(s, _, _)| s);
+    // A short one: the source, the function, `:line` (the source without its line).
+    let short = (
+        take_while1(|c: char| c != ' ' && c != ']' && c != '['),
         char(' '),
-        take_while1(|c: char| c != ']' && c != '\n'),
-        char(']'),
-        opt_space,
+        function(),
+        char(':'),
+        digit1,
     )
-        .parse(i)?;
+        .map(|(s, _, _, _, _)| s);
+    let (i, source) = alt((long, short)).parse(i)?;
+    let (i, _) = (char(']'), opt_space).parse(i)?;
     Ok((
         i,
         LinePrefix::Glog(GlogHeader {
@@ -737,13 +748,25 @@ mod tests {
             (s.glog().map(|g| g.level), s.rest),
             (Some('V'), "pick kernel")
         );
-        let s = strip_prefixes("[I 12/31 09:05:07.002 lite/api/paddle_api.cc:42 Run] ok");
-        assert_eq!((s.glog().map(|g| g.level), s.rest), (Some('I'), "ok"));
+        // Minutes, seconds and milliseconds padded with spaces; a short source whole, with the
+        // function before its line.
+        let s = strip_prefixes("[I 12/31  9: 5: 7. 20 lite/api/light_api.cc Build:42] ok");
+        assert_eq!(
+            (s.glog().map(|g| (g.level, g.source)), s.rest),
+            (Some(('I', "lite/api/light_api.cc")), "ok")
+        );
+        let s = strip_prefixes(
+            "[F  2/ 9 15: 1:16.  9 ...ite/kernels/nnadapter/engine.cc:294 Engine] Check failed: x",
+        );
+        assert_eq!(s.rest, "Check failed: x");
         // A bracketed word or date that is not the header stays.
         for other in [
             "[F 2/9 15:51:16.910 a.cc:1 f] x",
             "[X  2/ 9 15:51:16.910 a.cc:1 f] x",
             "[F  2/ 9 15:51:16.910 a.cc f] x",
+            "[F  2/ 9 15:51:16.9 1 a.cc f:1] x",
+            "[F  2/ 9 15:51:16.910 ...a.cc f] x",
+            "[I 12/31 09:05:07.002 lite/api/paddle_api.cc:42 Run] ok",
         ] {
             assert!(strip_prefixes(other).prefixes.is_empty(), "{other}");
         }

@@ -10,7 +10,10 @@ use npgx_parsers::aicore::{
     line_message, AicoreAssembler, AicoreError, ErrorKind, Fact, KernelAssert,
 };
 use npgx_parsers::causal::phase::runtime_number;
-use npgx_parsers::causal::{kernel_assert_remedy, table_remedy, CausalError, CauseRank, Remedy};
+use npgx_parsers::causal::{
+    kernel_assert_remedy, plogs_instead, reads_device_records, table_remedy, CausalError,
+    CauseRank, Remedy,
+};
 use npgx_parsers::knowledge;
 use npgx_parsers::needles::Needles;
 use serde::{Deserialize, Serialize};
@@ -318,17 +321,37 @@ pub fn assertion_for(
 }
 
 /// Whether the lines `read` hands over hold a device-error record, as `npgx aicore` reads them
-/// (an unreadable text holds none).
-pub fn holds_device_record(
+/// (an unreadable text holds none); the reader is asked to stop at the first.
+fn holds_device_record(
     read: impl FnOnce(&mut dyn FnMut(u64, &[u8]) -> bool) -> std::io::Result<super::reader::ReadStats>,
 ) -> bool {
     let mut d = DeviceErrors::default();
     read(&mut |no, l| {
         d.push(no, l);
-        true
+        !d.asm.holds_record()
     })
     .is_ok()
-        && !d.asm.finish().is_empty()
+        && d.asm.holds_record()
+}
+
+/// Points a first causal error's `npgx aicore` / `npgx repro --from-aicore` checks (filled for
+/// `file`) at the failing process's plogs when the file holds no device-error record — a
+/// traceback or a paste names a device fault whose records CANN wrote there: `plogs` when the
+/// caller knows that folder, else `<PLOG_DIR>`. The file (`read` hands its lines over again, up
+/// to its first record) is read only when a check would read those records — a device fault's
+/// own line does not say the file holds a record aicore reads (`Task run failed … sqe_type=3(place
+/// holder)` does not); `triage classify`, `triage analyze` and `plog` all ask here.
+pub fn point_device_readers(
+    remedy: &mut [Remedy],
+    file: Option<&str>,
+    plogs: Option<&str>,
+    read: impl FnOnce(&mut dyn FnMut(u64, &[u8]) -> bool) -> std::io::Result<super::reader::ReadStats>,
+) {
+    if remedy.iter().any(|r| reads_device_records(r, file)) && !holds_device_record(read) {
+        for r in remedy.iter_mut() {
+            plogs_instead(r, file, plogs);
+        }
+    }
 }
 
 /// Scans every input; unreadable files become warnings. Errors are grouped per file (evidence

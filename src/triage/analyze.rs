@@ -608,7 +608,12 @@ fn plog_evidence(files: &[PathBuf]) -> Option<Classification> {
         let assert = assertion_for(&err, saw_assert, |f| for_each_line_while(p, f));
         // A triage tree is a PyTorch run (run_triage.sh's steps).
         let mut c = classify_causal(p, err, assert, Framework::Torch);
-        device_readers_to_plogs(&mut c, |f| for_each_line_while(p, f));
+        // The step's plog folder holds every process's records: the aicore checks read it.
+        let plogs = p
+            .ancestors()
+            .find(|a| a.file_name().is_some_and(|n| n == PLOG_DIR))
+            .and_then(Path::to_str);
+        device_readers_to_plogs(&mut c, plogs, |f| for_each_line_while(p, f));
         c
     })
 }

@@ -11,8 +11,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use npgx_parsers::causal::{
-    plogs_instead, reads_device_records, remedies_with_assert, route_remedy, CausalError,
-    CausalScanner, Remedy, Shape, Tier,
+    remedies_with_assert, route_remedy, CausalError, CausalScanner, Remedy, Shape, Tier,
 };
 use npgx_parsers::knowledge::{CauseKind, Phase};
 use npgx_parsers::versions::{self, Framework};
@@ -20,7 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use super::rank_view::RankView;
 use super::route::{route_error, route_prose, Confidence, Route, Routing};
-use crate::plog::aicore::{assertion_for, holds_device_record};
+use crate::plog::aicore::{assertion_for, point_device_readers};
 use crate::plog::reader::{for_each_line_in, for_each_line_while, push_head, ReadStats};
 use npgx_parsers::aicore::{Fact, KernelAssert};
 
@@ -102,13 +101,15 @@ pub struct Classification {
     pub remedy: Vec<Remedy>,
     /// The versions the text does not state, of `torch`, `torch_npu`, `CANN` and `chip` — for a
     /// program on another framework, that framework's instead of torch's (`MindSpore`,
-    /// `PaddlePaddle`, `llama.cpp build`, `onnxruntime`), and `triton-ascend` where a Triton
+    /// `PaddlePaddle`, `llama.cpp build`, `onnxruntime`; none for a program on CANN alone), and
+    /// `triton-ascend` where a Triton
     /// kernel was compiled: what to ask the author of a paste for (absent when it states them
     /// all, and in documents before it was added).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub missing: Vec<String>,
     /// The framework the text's program runs on, read from the names it prints (`pytorch`, the
-    /// default, `mindspore`, `paddlepaddle`, `llama.cpp`, `onnxruntime`): what `missing` asks
+    /// default, `mindspore`, `paddlepaddle`, `llama.cpp`, `onnxruntime`, `cann`: ATC, pyACL or an
+    /// AscendCL application): what `missing` asks
     /// for and the remedies' words follow it (absent from `triage analyze`, whose runs are
     /// PyTorch's, and in documents before it was added).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -372,20 +373,15 @@ pub fn classify_file(path: &Path) -> anyhow::Result<Classification> {
 }
 
 /// Points the remedies' `npgx aicore` / `npgx repro --from-aicore` checks at the failing
-/// process's plogs when the text (`read` hands its lines over again) holds no device-error
-/// record: a traceback names a device fault whose records CANN wrote there. The text is read
-/// again only when a check would read those records.
+/// process's plogs (`plogs`, else `<PLOG_DIR>`) when the text (`read` hands its lines over
+/// again) holds no device-error record ([`point_device_readers`]).
 pub(super) fn device_readers_to_plogs(
     c: &mut Classification,
+    plogs: Option<&str>,
     read: impl FnOnce(&mut dyn FnMut(u64, &[u8]) -> bool) -> std::io::Result<ReadStats>,
 ) {
     let file = commands_file(&c.file).map(str::to_string);
-    let file = file.as_deref();
-    if c.remedy.iter().any(|r| reads_device_records(r, file)) && !holds_device_record(read) {
-        for r in &mut c.remedy {
-            plogs_instead(r, file);
-        }
-    }
+    point_device_readers(&mut c.remedy, file.as_deref(), plogs, read);
 }
 
 /// Classifies pasted text as [`classify_file`] would a file holding it; `label` names it in the
@@ -426,7 +422,7 @@ fn classify_lines(
             classify_ranked(path, ranked, assert, stated.framework)
         }
     };
-    device_readers_to_plogs(&mut c, &read);
+    device_readers_to_plogs(&mut c, None, &read);
     c.missing = stated.missing().into_iter().map(str::to_string).collect();
     c.framework = Some(stated.framework);
     if not_text > 0 {
@@ -449,6 +445,33 @@ fn classify_lines(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // A paste that names a device fault without its record sends the checks that read device
+    // records to the plogs; one that holds the record keeps them on itself.
+    #[test]
+    fn device_readers_read_the_plogs_of_a_paste_without_records() {
+        let checks = |text: &str| -> Vec<String> {
+            classify_text(Path::new(PASTED), text)
+                .expect("classified")
+                .remedy
+                .into_iter()
+                .flat_map(|r| r.check)
+                .filter(|c| c.starts_with("npgx aicore") || c.contains("--from-aicore"))
+                .collect()
+        };
+        let named = "RuntimeError: x.cpp:1 NPU function error: aclrtSynchronizeStream, error code is 507014\n[Error]: The aicore execution times out.\n";
+        assert_eq!(
+            checks(named),
+            [
+                "npgx aicore <PLOG_DIR>",
+                "npgx repro --from-aicore <PLOG_DIR> -o <CASE_DIR>"
+            ]
+        );
+        let held = "RuntimeError: x.cpp:1 NPU function error: aclrtSynchronizeStream, error code is 507015\n[Error]: The aicore execution is abnormal.\nEZ9999: [PID: 1] 2025-01-01-00:00:00.000.000 The error from device(chipId:0, dieId:0), serial number is 3, there is an aivec error exception, core id is 5, error code = 0x800000.[FUNC:ProcessStarsCoreErrorInfo][FILE:device_error_core_proc.cc][LINE:1]\n";
+        let kept = checks(held);
+        assert!(!kept.is_empty(), "{kept:?}");
+        assert!(kept.iter().all(|c| !c.contains("<PLOG_DIR>")), "{kept:?}");
+    }
 
     // What settles an undetermined route follows what the text is: the ladder for a
     // torch.compile run, the plogs, the log and the versions for any other job.

@@ -333,6 +333,12 @@ impl AicoreAssembler {
         }
     }
 
+    /// Whether the messages pushed so far hold a device error ([`Self::finish`] would return
+    /// one): a reader that only asks whether a log holds one can stop here.
+    pub fn holds_record(&self) -> bool {
+        !self.records.is_empty() || self.groups.iter().any(|g| !g.pending_cores.is_empty())
+    }
+
     fn group(&mut self, pid: Option<i64>) -> usize {
         match self.groups.iter().position(|g| g.pid == pid) {
             Some(i) => i,

@@ -711,6 +711,28 @@ mod tests {
         assert_eq!(r.solution.as_ref().unwrap().line, 3);
     }
 
+    // The pre-2024 message line that repeats the code, with or without its `[FUNC:…]` suffix
+    // (torch_npu prints the report without it), continues the report and is its message.
+    #[test]
+    fn the_code_led_message_line_with_and_without_its_location() {
+        for second in [
+            "EZ9999  Cannot parse json for config file [/x/kernel/config/ascend910/cast.json].",
+            "EZ9999  Cannot parse json for config file [/x/cast.json].[FUNC:F][FILE:f.cc][LINE:1]",
+        ] {
+            let r = one(&format!(
+                "RuntimeError: call aclnnCast failed, detail:EZ9999: Inner Error!\n{second}\n        TraceBack (most recent call last):\n        Op Cast does not has any binary.\n"
+            ));
+            assert_eq!((r.causal_line, r.end_line), (2, 4), "{second}");
+            assert!(r
+                .message
+                .as_ref()
+                .is_some_and(|m| m.text.starts_with("Cannot parse json")));
+        }
+        // Another code at the start of a line is no part of it.
+        let r = one("EZ9999: Inner Error!\nEH9999  something else\n");
+        assert_eq!(r.end_line, 1);
+    }
+
     #[test]
     fn a_stray_bracket_in_the_pid() {
         let r = one("CANN error: EE9999: Inner Error!\nEE9999: [PID:  [881460] 2025-10-15-14:43:16.351.702 Not allow to synchronize captured stream stream_id=2.[FUNC:StreamSynchronize][FILE:api_error.cc][LINE:884]\nTraceBack (most recent call last):\n");

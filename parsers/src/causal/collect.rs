@@ -966,15 +966,25 @@ impl<'w> Collector<'_, 'w> {
         soft: bool,
     ) -> Option<usize> {
         let w = self.w;
-        if !e.short_type().ends_with("CompilationError") || !is_triton_location(e.message) {
+        if !is_located_compile_error(e.type_name) || !is_triton_location(e.message) {
             return None;
         }
-        let caret = (i + 1..w.len().min(i + 16)).find(|&k| {
+        // The caret follows at most twelve source lines (`source_line_count_max_in_message`).
+        let caret = (i + 1..w.len().min(i + 14)).find(|&k| {
             let t = w[k].rest.trim();
             !t.is_empty() && t.bytes().all(|b| b == b'^')
         })?;
-        let j = (caret + 1..w.len().min(caret + 4)).find(|&k| !w[k].rest.trim().is_empty())?;
-        let text = w[j].rest.trim();
+        // The wrapped error is the next line, joined with one newline; an error raised without
+        // one (a nested `@jit` call, `static_assert` with no message) ends at the caret.
+        let j = caret + 1;
+        let text = w.get(j)?.rest.trim();
+        if text.is_empty()
+            || is_traceback_start(text)
+            || text.starts_with("The above exception")
+            || text.starts_with("During handling of the above exception")
+        {
+            return None;
+        }
         let type_name = text
             .split_once('(')
             .map(|(t, _)| t)
@@ -1076,6 +1086,18 @@ impl<'w> Collector<'_, 'w> {
     }
 }
 
+/// Triton's compilation errors that locate themselves in the kernel's source (`at L:C:`, the
+/// source and a caret): `CompilationError` and its subclasses in `triton.compiler.errors`
+/// (`UnsupportedLanguageConstruct`, `CompileTimeAssertionFailure`), by name or by module.
+pub(super) fn is_located_compile_error(type_name: &str) -> bool {
+    type_name.starts_with("triton.compiler.errors.")
+        || type_name.rsplit('.').next().is_some_and(|short| {
+            short.ends_with("CompilationError")
+                || short == "UnsupportedLanguageConstruct"
+                || short == "CompileTimeAssertionFailure"
+        })
+}
+
 /// `at 2:8:` (Triton's location of a compilation error; older releases print the source on the
 /// same line, `at 2:8:def kernel(…`).
 fn is_triton_location(message: &str) -> bool {
@@ -1147,22 +1169,17 @@ fn merge_with_hint<'w>(out: &mut Vec<Candidate<'w>>, block: Candidate<'w>, w: &[
             // A report that gives its own reason (`The argument is invalid.Reason: set
             // ASCEND_RT_VISIBLE_DEVICES:4 error`) says why the device failed, where the hint
             // only names the failure.
-            let reason = block
-                .message
-                .split_once("Reason:")
-                .is_some_and(|(_, why)| why.bytes().any(|b| b.is_ascii_alphanumeric()));
+            let why = block.message.split_once("Reason:").map(|(_, why)| why);
+            let reason = why.is_some_and(|why| why.bytes().any(|b| b.is_ascii_alphanumeric()));
             // A report whose reason is that the runtime could not fetch the device's error
             // message (`rtGetDevMsg execute failed, reason=[context pointer null]`: torch_npu
             // asks for it after the failure its hint names, and without a context the query
             // fails too) says nothing of that failure: a hint that names one stays the error.
-            let query_failed = block
-                .message
-                .split_once("Reason:")
-                .is_some_and(|(_, why)| why.to_ascii_lowercase().contains("rtgetdevmsg"));
+            let query_failed =
+                why.is_some_and(|why| why.to_ascii_lowercase().contains("rtgetdevmsg"));
             if query_failed && last.tier != Tier::Cascade && !device {
-                // Its lines stay out of the error's scope: its code (`EE1001`, an invalid
-                // argument) is the query's, not the failure's.
-                last.rule = "torch-npu.hint+cann.report";
+                // The report is the query's, not the failure's: no candidate, and its lines
+                // (its `EE1001`, an invalid argument) stay out of the hint's scope and context.
             } else if !names_fault || device || reason {
                 let (wl, wf) = (last.wrapper_line, std::mem::take(&mut last.frames));
                 let hint_line = w[last.index].no;
@@ -1577,23 +1594,54 @@ impl<'w> OtherLine<'w> {
 impl<'w> OtherLine<'w> {
     /// A line that says what failed and why in its own words (`dcmi model initialized failed,
     /// because the device is used. ret is -8020`): `fail…` and, after it, `because` and a
-    /// reason. Strong, ranked `Error`: an exception or a report that states the failure wins,
-    /// the lines that only say something failed lose. Not at INFO or a warning level.
+    /// reason. A signal, ranked `Error`: any strong candidate (an exception, a report, a stated
+    /// cause) wins, the cascades that only say something failed lose. Only a failure stated as
+    /// one: `failed` / `fails` / `failure` as a word (not `test_failed_ops`), not said of what may
+    /// or might happen or did not (`may fail because`), not retried or worked around
+    /// (`retrying`, `falling back`), not a cascade's wording, not at a debug, INFO or warning
+    /// level.
     fn failed_because(&self, n: &Normalised<'_>) -> Option<Candidate<'w>> {
+        const HEDGES: &[&str] = &[
+            "may", "might", "could", "would", "can", "will", "should", "not", "never", "to", "if",
+            "when", "didn't", "won't", "doesn't", "cannot",
+        ];
+        const RECOVERED: &[&str] = &["retry", "retrying", "falling back", "fall back", "skipping"];
         let t = self.t;
-        if info_level(n) || warning_level(n, t) {
+        if soft_level(n) || info_level(n) || warning_level(n, t) || is_cascade_text(t) {
             return None;
         }
         let lower = t.to_ascii_lowercase();
-        let fail = lower.find("fail")?;
+        let fail = lower.match_indices("fail").map(|(at, _)| at).find(|&at| {
+            let word_start = lower[..at]
+                .chars()
+                .next_back()
+                .is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '_'));
+            let rest = &lower[at + 4..];
+            let word = ["ed", "s", "ure"].iter().any(|end| {
+                rest.strip_prefix(end).is_some_and(|r| {
+                    !r.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+                })
+            });
+            word_start && word
+        })?;
+        let hedged = lower[..fail]
+            .split_whitespace()
+            .rev()
+            .take(2)
+            .any(|w| HEDGES.contains(&w));
         let because = fail + lower[fail..].find("because ")?;
         let reason = lower[because + "because ".len()..].trim_end();
         // A reason that points elsewhere (`because of the following error (look up to see its
         // traceback):`) is not given here.
         let here = !reason.starts_with("of the following") && !reason.ends_with(':');
-        (here && reason.bytes().filter(u8::is_ascii_alphabetic).count() >= 3).then(|| {
+        let recovered = RECOVERED.iter().any(|r| lower.contains(r));
+        let stated = !hedged
+            && !recovered
+            && here
+            && reason.bytes().filter(u8::is_ascii_alphabetic).count() >= 3;
+        stated.then(|| {
             self.make(
-                Tier::Strong,
+                Tier::Signal,
                 CauseRank::Error,
                 Shape::KnownPhrase,
                 "phrase.failed-because",
@@ -1794,9 +1842,9 @@ fn classify_other<'w>(w: &[WinLine<'w>], i: usize, soft: bool) -> Option<Candida
         .or_else(|| l.native_abort())
         .or_else(|| l.runtime_device_item())
         .or_else(|| l.stated_cause(n))
+        .or_else(|| l.fatal_record(n))
         .or_else(|| l.failed_because(n))
         .or_else(|| l.process_abort())
-        .or_else(|| l.fatal_record(n))
         .or_else(|| l.error_record(n, w[i].rest))
         .or_else(|| l.runtime_return(n, w[i].rest))
 }
@@ -1826,13 +1874,28 @@ fn warning_level(n: &Normalised<'_>, t: &str) -> bool {
             .any(|l| l.eq_ignore_ascii_case(level)),
         _ => false,
     });
-    let tagged = bare_level_tag(t)
-        .is_some_and(|(error, _)| !error && t[1..].to_ascii_uppercase().starts_with("WARN"));
+    let tagged = bare_level_tag(t).is_some_and(|(error, _)| !error && t[1..].starts_with("WARN"));
     let worded = t
         .get(..7)
         .is_some_and(|w| w.eq_ignore_ascii_case("warning"))
         && t[7..].trim_start().starts_with(':');
-    by_prefix || tagged || worded || needles::find(t, " - WARNING - ").is_some()
+    by_prefix
+        || tagged
+        || worded
+        || needles::find(t, " - WARNING - ").is_some()
+        || python_warning(t)
+}
+
+/// Python's `warnings` output: `file.py:12: UserWarning: …` (or the category first on the line,
+/// `DeprecationWarning: …`): a category whose name ends in `Warning`, then `: `.
+fn python_warning(t: &str) -> bool {
+    t.match_indices("Warning: ").any(|(at, _)| {
+        let name_start = t[..at]
+            .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .map_or(0, |k| k + 1);
+        t[name_start..at].starts_with(|c: char| c.is_ascii_uppercase())
+            && (name_start == 0 || t[..name_start].ends_with(": "))
+    })
 }
 
 fn info_level(n: &Normalised<'_>) -> bool {

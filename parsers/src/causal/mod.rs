@@ -992,6 +992,13 @@ mod tests {
         assert_eq!(first(build).phase.map(|p| p.phase), Some(Phase::Compile));
         let glog = "I0209 15:51:16.910123  1234 main.cc:10] start\nF0209 15:51:16.910123  1234 main.cc:12] Check failed: n > 0 (0 vs. 0)\n*** Check failure stack trace: ***\nAborted (core dumped)\n";
         assert_eq!(first(glog).line, 2);
+        // A fatal record that says why in its own words is still the fatal record.
+        let why =
+            "F0209 15:51:16.910123  1234 main.cc:12] load failed because the file is missing\n";
+        assert_eq!(&*first(why).evidence.rule, "logger.fatal-record");
+        // The `what():` that only titles its exception is a wrapper.
+        let title = "terminate called after throwing an instance of 'paddle::lite::PaddleLiteException'\n  what():  Paddle-Lite C++ Exception: \n";
+        assert_eq!(first(title).tier, Tier::Cascade);
         // At the error level a record stays a cascade.
         let error =
             "E0209 15:51:16.910123  1234 main.cc:12] could not open x\nRuntimeError: open failed\n";

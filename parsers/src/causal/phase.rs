@@ -291,7 +291,7 @@ fn own(err: &CausalError, under: Phase) -> Option<PhaseEvidence> {
         .then(|| err.scope.first())
         .flatten()
         .and_then(|(no, t)| Some((crate::torch_logs::python::exception_line(t)?.type_name, *no)))
-        .filter(|(t, _)| t.ends_with("CompilationError"));
+        .filter(|(t, _)| super::collect::is_located_compile_error(t));
     let classes = err
         .exception_type
         .as_deref()
@@ -309,7 +309,9 @@ fn own(err: &CausalError, under: Phase) -> Option<PhaseEvidence> {
                     .iter()
                     .find(|(x, _)| *x == short)
                     .map(|(_, p)| *p)
-            });
+            })
+            // A located compilation error is a kernel's compilation, whatever its class.
+            .or((rule == "shape.located-error").then_some(Phase::Compile));
         if let Some(phase) = phase {
             return Some(ev(
                 phase,

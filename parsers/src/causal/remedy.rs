@@ -416,11 +416,13 @@ pub fn reads_device_records(r: &Remedy, file: Option<&str>) -> bool {
 
 /// For a `file` that holds no device-error record — a traceback or a paste that names a device
 /// fault whose records CANN wrote to the failing process's plogs —: the checks that would read
-/// its records read `<PLOG_DIR>` instead (a command on the paste itself finds nothing).
-pub fn plogs_instead(r: &mut Remedy, file: Option<&str>) {
+/// its records read the plogs instead (a command on the paste itself finds nothing): `plogs`,
+/// a folder the caller knows holds them, else `<PLOG_DIR>` for the user to fill.
+pub fn plogs_instead(r: &mut Remedy, file: Option<&str>, plogs: Option<&str>) {
+    let dir = plogs.map_or_else(|| "<PLOG_DIR>".to_string(), crate::shell::word);
     for c in &mut r.check {
         if let Some((reader, rest)) = device_reader(c, file) {
-            *c = format!("{}{rest}", reader.replace("FILE", "<PLOG_DIR>"));
+            *c = format!("{}{rest}", reader.replace("FILE", &dir));
         }
     }
 }
@@ -599,7 +601,7 @@ mod tests {
         for file in [Some("logs/run 1.log"), None] {
             let mut r = table_remedy("nature:timeout", file, Framework::Torch).expect("a row");
             assert!(reads_device_records(&r, file));
-            plogs_instead(&mut r, file);
+            plogs_instead(&mut r, file, None);
             assert_eq!(
                 r.check,
                 [
@@ -613,14 +615,19 @@ mod tests {
         let mut r =
             table_remedy("phase:execution", Some("run.log"), Framework::Torch).expect("a row");
         assert!(!reads_device_records(&r, Some("run")));
-        plogs_instead(&mut r, Some("run"));
+        plogs_instead(&mut r, Some("run"), None);
         assert!(r.check.contains(&"npgx aicore run.log".to_string()));
         let mut r =
             table_remedy("nature:memory", Some("run.log"), Framework::Torch).expect("a row");
         let before = r.check.clone();
         assert!(!reads_device_records(&r, Some("run.log")));
-        plogs_instead(&mut r, Some("run.log"));
+        plogs_instead(&mut r, Some("run.log"), None);
         assert_eq!(r.check, before);
+        // A folder the caller knows is named, quoted for the shell.
+        let mut r =
+            table_remedy("nature:timeout", Some("run.log"), Framework::Torch).expect("a row");
+        plogs_instead(&mut r, Some("run.log"), Some("tree/step 5/ascend_plog"));
+        assert_eq!(r.check[0], "npgx aicore 'tree/step 5/ascend_plog'");
     }
 
     // A device fault with the kernel's assertion that belongs to it: the check it names comes

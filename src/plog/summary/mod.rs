@@ -36,7 +36,7 @@ use npgx_parsers::causal::PhaseEvidence;
 use npgx_parsers::plog::{HeaderCache, PlogTime};
 
 use crate::dump::mapped::Mode;
-use crate::plog::aicore::assertion_for;
+use crate::plog::aicore::{assertion_for, point_device_readers};
 use crate::plog::reader::{for_each_line_while, framework_of, map_chunks, CHUNK, MAX_LINE};
 use crate::plog::{seconds, Filters, LogInput, Warning};
 
@@ -542,16 +542,16 @@ fn summarize_in_chunks(
                                 for_each_line_while(&input.path, f)
                             }),
                         };
-                        s.causal.push((
-                            file,
-                            collective,
-                            CausalRef::new(
-                                &input.path,
-                                c,
-                                assert.as_ref(),
-                                framework_of(&input.path),
-                            ),
-                        ));
+                        let mut cause = CausalRef::new(
+                            &input.path,
+                            c,
+                            assert.as_ref(),
+                            framework_of(&input.path),
+                        );
+                        point_device_readers(&mut cause.remedy, input.path.to_str(), None, |f| {
+                            for_each_line_while(&input.path, f)
+                        });
+                        s.causal.push((file, collective, cause));
                     }
                 }
             }
