@@ -390,6 +390,20 @@ impl ReportAssembler {
             }
             return;
         };
+        // Before 2024 the message line after `CODE: Inner Error!` repeats the code and two
+        // spaces (`EH9999  [Init][Env]init env failed![FUNC:…]`; torch_npu prints it without the
+        // `[FUNC:…]` suffix, `EZ9999  Cannot parse json for config file […]`): it carries the
+        // message and is the one to cite, as the `CODE[PID: n] ts …` line of later layouts.
+        let code_len = rep
+            .code
+            .as_deref()
+            .filter(|c| {
+                trimmed
+                    .strip_prefix(*c)
+                    .is_some_and(|r| r.starts_with("  ") || r.starts_with('\t'))
+            })
+            .map(str::len);
+        let code_led = code_len.is_some();
         if trimmed.starts_with("TraceBack (most recent call last):") {
             *section = Section::TraceBack;
         } else if let Some(c) = trimmed.strip_prefix("Possible Cause:") {
@@ -402,28 +416,11 @@ impl ReportAssembler {
                 line: line_no,
                 text: c.trim().to_owned(),
             });
-        } else if let Some(code_len) = rep
-            .code
-            .as_deref()
-            .filter(|c| {
-                trimmed
-                    .strip_prefix(*c)
-                    .is_some_and(|r| r.starts_with("  ") || r.starts_with('\t'))
-            })
-            .map(str::len)
-            .map(Some)
-            .or_else(|| (indented || has_func_suffix(trimmed)).then_some(None))
-        {
+        } else if code_led || indented || has_func_suffix(trimmed) {
             if self.gap && !has_func_suffix(trimmed) {
                 self.close();
                 return;
             }
-            // Before 2024 the message line after `CODE: Inner Error!` repeats the code and two
-            // spaces (`EH9999  [Init][Env]init env failed![FUNC:…]`; torch_npu prints it without
-            // the `[FUNC:…]` suffix, `EZ9999  Cannot parse json for config file […]`): it
-            // carries the message and is the one to cite, as the `CODE[PID: n] ts …` line of
-            // later layouts.
-            let code_led = code_len.is_some();
             let item = parse_item(line_no, code_len.map_or(trimmed, |n| &trimmed[n..]));
             if self.msg_open
                 && !has_func_suffix(trimmed)

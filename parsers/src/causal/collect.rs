@@ -1605,7 +1605,7 @@ impl<'w> OtherLine<'w> {
             "may", "might", "could", "would", "can", "will", "should", "not", "never", "to", "if",
             "when", "didn't", "won't", "doesn't", "cannot",
         ];
-        const RECOVERED: &[&str] = &["retry", "retrying", "falling back", "fall back", "skipping"];
+        const RECOVERED: &[&str] = &["retry", "falling back", "fall back", "skipping"];
         let t = self.t;
         if soft_level(n) || info_level(n) || warning_level(n, t) || is_cascade_text(t) {
             return None;
