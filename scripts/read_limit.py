@@ -5,7 +5,7 @@ user memory, on N threads, each reading into one reused buffer (scripts/bench_li
 Why not `cat > /dev/null`: cat reads on one thread, while npgx scans on all cores; and whether a
 given coreutils reads at all when its output is /dev/null (it may splice or copy_file_range) is a
 property of the version, not of the machine. Here every byte goes through pread(2) into a
-bytearray that is reused, which is the least any scanner of the files has to do.
+page-aligned buffer that is reused, which is the least any scanner of the files has to do.
 
 Work is cut into pieces of at most PIECE bytes (a large file is read by several threads at once,
 a small file is one piece); threads take pieces in order from a shared list. Prints the best wall
@@ -23,6 +23,7 @@ Usage: read_limit.py [--threads N] [--runs N] [--buffer BYTES] [--cold | --evict
 """
 
 import argparse
+import mmap
 import os
 import sys
 import threading
@@ -73,7 +74,10 @@ def one_pass(work, threads, buffer):
     totals = [0] * threads
 
     def worker(k):
-        buf = bytearray(buffer)
+        # Page-aligned (an anonymous mapping), so the kernel's copy lands at the source's offset
+        # within a page: a malloc'ed buffer starts 16 bytes past a page, and on some CPUs (the
+        # AMD EPYC of docs/performance.md) `rep movsb` copies to such an offset 4-5x slower.
+        buf = mmap.mmap(-1, buffer)
         view = memoryview(buf)
         n = 0
         while True:
