@@ -18,6 +18,8 @@
 //! old_logger    = dotted_logger ": [" LEVEL "]" [" "]                    torch._dynamo.guards.__recompiles: [DEBUG]
 //! elided_glog   = ("..." | "…") path ":" n "]" [" [" trace_id "]"] [" [__" artifact "]"] [" "]
 //! lite_log      = "[" (L | digits) " " w2 "/" w2 " " w2 ":" w2 ":" w2 "." w3 " " ( "..." path ":" n " " function | path " " function ":" n ) "]" [" "]
+//! ort_log       = [YYYY-MM-DD " " hh:mm:ss ["." frac] " "] "[" ("V"|"I"|"W"|"E"|"F") ":" category ":" logger_id ", " location "]" [" "]
+//! opencv_log    = "[" ("FATAL"|"ERROR"|" WARN"|" INFO"|"DEBUG") ":" n ["@" n "." n] "] " [tag " " (path ":" n | path " (" n ")") " " function " "]
 //! compose       = service " "+ "|" [" "]                                  web-1    | (docker compose)
 //! pytest_error  = "E" " "{2,}                                             E       AssertionError: …
 //! issue_title   = "[" Kind "]" [":"] " "   (first on the line; Kind an issue form's)  [Bug]: RuntimeError: …
@@ -46,6 +48,16 @@
 //! line and the function, a shorter one whole, the function and the line
 //! (`lite/api/light_api.cc Build:42]`). It is reported as a glog header (`VLOG` levels as `V`).
 //!
+//! `ort_log` is ONNX Runtime's default sink (`OStreamSink`, `core/common/logging`): the time, then
+//! `[E:onnxruntime:Default, cann_call.cc:139 CannCall] ` — severity letter, category, logger id
+//! (empty for the Python API's default logger: `[E:onnxruntime:, sequential_executor.cc:369
+//! Execute] `) and the code location. `opencv_log` is OpenCV's (`cv::utils::logging`,
+//! `writeLogMessage`): the level in five columns, the thread, from 4.6 `@` and the seconds since
+//! start (`[ WARN:0@0.014] `), then for a tagged record the tag (`global` for none), the source
+//! and the function before the message. Both are reported as glog headers with the level's
+//! letter (`DEBUG` as `V`); their text is npgx's own reading of the two projects' sources, not
+//! the spec's.
+//!
 //! `issue_title` is npgx's own, not the spec's: the kind an issue form writes before a title the
 //! user pasted as the first line of the output (`[Question]: RuntimeError: …`, the wider-world
 //! batch 11 of docs/triage.md), from a closed list of the forms' kinds.
@@ -73,7 +85,8 @@ pub enum LinePrefix<'a> {
     VllmLogger { level: &'a str, source: &'a str },
     /// `[rank1]:` from torchrun / torch.distributed.
     Rank { rank: u32 },
-    /// A glog-form header (TORCH_LOGS, the glog library).
+    /// A glog-form header (TORCH_LOGS, the glog library; Paddle-Lite's, ONNX Runtime's and
+    /// OpenCV's loggers, read with the same level letters).
     Glog(GlogHeader<'a>),
     /// A c10 (`TORCH_WARN` / `LOG(ERROR)`) header: `[E324 13:00:25.428029551 compiler_depend.ts:574] `.
     C10 { level: char, source: &'a str },
@@ -182,6 +195,8 @@ pub fn strip_prefixes(line: &str) -> Stripped<'_> {
             elided_glog,
             c10,
             lite_log,
+            ort_log,
+            opencv_log,
             bracket_logger,
             pytest_error,
             old_torch_logs,
@@ -545,6 +560,94 @@ fn lite_log(i: &str) -> R<'_, LinePrefix<'_>> {
         .map(|(s, _, _, _, _)| s);
     let (i, source) = alt((long, short)).parse(i)?;
     let (i, _) = (char(']'), opt_space).parse(i)?;
+    Ok((
+        i,
+        LinePrefix::Glog(GlogHeader {
+            level,
+            source,
+            trace_id: None,
+            artifact: None,
+        }),
+    ))
+}
+
+/// ONNX Runtime's logger header (its `OStreamSink`): an optional time
+/// (`2025-09-29 06:21:38.967642262 `), then `[`, the severity letter (`V I W E F`), `:`, the
+/// category, `:`, the logger id (often empty), `, `, the location (`cann_call.cc:139 CannCall`)
+/// and `] `. Read as a glog-form header: the same letters, the location's `file:line` as source.
+fn ort_log(i: &str) -> R<'_, LinePrefix<'_>> {
+    let (i, _) = opt((
+        digits(4),
+        char('-'),
+        digits(2),
+        char('-'),
+        digits(2),
+        char(' '),
+        hms,
+        opt((
+            char('.'),
+            take_while_m_n(1, 9, |c: char| c.is_ascii_digit()),
+        )),
+        char(' '),
+    ))
+    .parse(i)?;
+    let (i, (_, level, _, _, _, _, _)) = (
+        char('['),
+        one_of("VIWEF"),
+        char(':'),
+        take_while1(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == '.'),
+        char(':'),
+        take_while_m_n(0, 64, |c: char| c != ',' && c != ']' && c != '['),
+        tag(", "),
+    )
+        .parse(i)?;
+    let (i, location) = take_while_m_n(1, 256, |c: char| c != ']' && c != '[').parse(i)?;
+    let (i, _) = (char(']'), opt_space).parse(i)?;
+    let source = location.split(' ').next().unwrap_or(location);
+    Ok((
+        i,
+        LinePrefix::Glog(GlogHeader {
+            level,
+            source,
+            trace_id: None,
+            artifact: None,
+        }),
+    ))
+}
+
+/// OpenCV's logger header (`cv::utils::logging`): `[`, the level padded to five (`FATAL`,
+/// `ERROR`, ` WARN`, ` INFO`, `DEBUG`), `:`, the thread number, from 4.6 `@` and the seconds
+/// since start, `] `; then, for a tagged record, the tag (`global` when none), the source
+/// (`net_cann.cpp:291`, before 4.6 `file.cpp (291)`) and the function. Read as a glog-form
+/// header with the level's letter (`DEBUG` as `V`).
+fn opencv_log(i: &str) -> R<'_, LinePrefix<'_>> {
+    let (i, (_, level, _, _, _, _)) = (
+        char('['),
+        alt((
+            tag("FATAL").map(|_| 'F'),
+            tag("ERROR").map(|_| 'E'),
+            tag(" WARN").map(|_| 'W'),
+            tag(" INFO").map(|_| 'I'),
+            tag("DEBUG").map(|_| 'V'),
+        )),
+        char(':'),
+        digit1,
+        opt((char('@'), digit1, char('.'), digit1)),
+        tag("] "),
+    )
+        .parse(i)?;
+    let word = || take_while1(|c: char| c != ' ' && c != '[' && c != ']');
+    let located = alt((
+        recognize((
+            take_while1(|c: char| c != ' ' && c != ':'),
+            char(':'),
+            digit1,
+        )),
+        (word(), tag(" ("), digit1, char(')')).map(|(f, _, _, _)| f),
+    ));
+    let (i, source) = opt((word(), char(' '), located, char(' '), word(), char(' ')))
+        .map(|t| t.map_or("", |(_, _, src, _, _, _)| src))
+        .parse(i)?;
     Ok((
         i,
         LinePrefix::Glog(GlogHeader {
@@ -961,6 +1064,51 @@ mod tests {
         }
         let p = strip_prefixes("[rank0]: [Bug]: x");
         assert_eq!(p.rest, "[Bug]: x");
+    }
+
+    #[test]
+    fn onnx_runtime_and_opencv_loggers_read_as_glog_headers() {
+        fn glog(line: &str) -> (Option<(char, &str)>, &str) {
+            let s = strip_prefixes(line);
+            let g = s.glog().map(|g| (g.level, g.source));
+            (g, s.rest)
+        }
+        // ONNX Runtime: with its time, and without a logger id or time.
+        assert_eq!(
+            glog("2024-01-02 03:04:05.123456789 [E:onnxruntime:Default, cann_call.cc:12 CannCall] CANN failure 507011: x"),
+            (Some(('E', "cann_call.cc:12")), "CANN failure 507011: x")
+        );
+        assert_eq!(
+            glog("[W:onnxruntime:, session_state.cc:1 Init] some nodes were not assigned"),
+            (
+                Some(('W', "session_state.cc:1")),
+                "some nodes were not assigned"
+            )
+        );
+        // OpenCV 4.6+ with a tag, source and function; before 4.6 (`file (line)`); untagged.
+        assert_eq!(
+            glog("[ERROR:0@1.5] global net_x.cpp:9 compileGraph graph check failed, ret = 3"),
+            (Some(('E', "net_x.cpp:9")), "graph check failed, ret = 3")
+        );
+        assert_eq!(
+            glog("[ WARN:0] global /src/cap.cpp (120) open backend failed"),
+            (Some(('W', "/src/cap.cpp")), "backend failed")
+        );
+        assert_eq!(
+            glog("[ INFO:3@0.25] plain text"),
+            (Some(('I', "")), "plain text")
+        );
+        assert_eq!(glog("[DEBUG:1] x").0, Some(('V', "")));
+        // Neither: a bracketed word, an unknown severity, a level without the thread.
+        for line in [
+            "[E:x] y",
+            "[X:onnxruntime:, a.cc:1 f] y",
+            "[ERROR] y",
+            "[ERROR:] y",
+            "[WARN:0] y",
+        ] {
+            assert!(strip_prefixes(line).glog().is_none(), "{line}");
+        }
     }
 
     #[test]

@@ -190,6 +190,14 @@ pub fn parse_item(line: u64, text: &str) -> ReportItem {
     item
 }
 
+/// The code of the old inner layout's message line, `EZ9999  Kernel task happen error…`: a code
+/// token at the start, then two spaces or a tab.
+fn headless_code(s: &str) -> Option<&str> {
+    let code = s.get(..6).filter(|c| is_code(c.as_bytes()))?;
+    let after = &s[6..];
+    (after.starts_with("  ") || after.starts_with('\t')).then_some(code)
+}
+
 /// Whether `s` carries a CANN item's `[FUNC:…][FILE:…][LINE:…]` suffix.
 pub(crate) fn has_func_suffix(s: &str) -> bool {
     needles::contains(s, "[FUNC:") && needles::contains(s, "[LINE:")
@@ -374,7 +382,29 @@ impl ReportAssembler {
             return;
         }
         let Some((rep, section, _)) = self.open.as_mut() else {
-            if indented && has_func_suffix(trimmed) {
+            // The old inner layout's message line without the `CODE: Inner Error!` header
+            // before it — cut from the paste, or glued to another tool's line (ONNX Runtime's
+            // `Status Message: CANN errorEE9999: Inner Error!`): the code, two spaces, the
+            // message and its `[FUNC:…]` suffix say it is a report's message on their own.
+            let headless = (!indented && has_func_suffix(trimmed))
+                .then(|| headless_code(trimmed))
+                .flatten();
+            if let Some(code) = headless {
+                let mut rep = CannErrorReport {
+                    line: line_no,
+                    causal_line: line_no,
+                    ..CannErrorReport::default()
+                };
+                rep.add_code(code);
+                let item = parse_item(line_no, &trimmed[code.len()..]);
+                rep.message = Some(LineText {
+                    line: line_no,
+                    text: item.text.clone(),
+                });
+                rep.items.push(item);
+                rep.end_line = line_no;
+                self.open = Some((rep, Section::Items, true));
+            } else if indented && has_func_suffix(trimmed) {
                 let mut rep = CannErrorReport {
                     line: line_no,
                     causal_line: line_no,
@@ -682,6 +712,32 @@ mod tests {
         );
         assert_eq!(r.traceback.len(), 1);
         assert_eq!(r.causal_line, 2);
+    }
+
+    #[test]
+    fn the_code_led_message_line_without_its_header() {
+        // The header cut from the paste, or glued to another tool's line before it: the code,
+        // two spaces and a `[FUNC:…]` suffix start the report at the message line.
+        for text in [
+            "EE9999  the query failed.[FUNC:F][FILE:a.cc][LINE:3]\nnext item[FUNC:G][FILE:b.cc][LINE:4]\n",
+            "[E:x:, y.cc:1 Run] Status Message: CANN errorEE9999: Inner Error!\nEE9999  the query failed.[FUNC:F][FILE:a.cc][LINE:3]\nnext item[FUNC:G][FILE:b.cc][LINE:4]\n",
+        ] {
+            let reports = parse_reports(text.as_bytes());
+            assert_eq!(reports.len(), 1, "{text}");
+            let r = &reports[0];
+            let at = if text.starts_with('[') { 2 } else { 1 };
+            assert_eq!((r.causal_line, r.code.as_deref()), (at, Some("EE9999")));
+            assert_eq!(r.message.as_ref().unwrap().text, "the query failed.");
+            assert_eq!(r.items.len(), 2);
+        }
+        // Without the suffix, one space, or indented: no report of its own.
+        for text in [
+            "EE9999  the query failed.\n",
+            "EE9999 the query failed.[FUNC:F][FILE:a.cc][LINE:3]\n",
+            "XE9999  the query failed.[FUNC:F][FILE:a.cc][LINE:3]\n",
+        ] {
+            assert!(parse_reports(text.as_bytes()).is_empty(), "{text}");
+        }
     }
 
     #[test]

@@ -130,6 +130,9 @@ const CASCADE_WORDS: &[&str] = &[
     // (above) for the root cause.`, `Worker failed with error '…', please check the stack trace
     // above for the root cause`).
     "for the root cause",
+    // ONNX Runtime's relay of a node's failed status (`Non-zero status code returned while
+    // running Conv node. Name:'…' Status Message: …`): the kernel's own record says why.
+    "non-zero status code",
 ];
 
 /// Wording of a failed synchronisation: a cascade of whatever failed on the stream, unless the
@@ -1065,6 +1068,7 @@ impl<'w> Collector<'_, 'w> {
     /// The candidates; a traceback pasted without its exception (and without a `raise` line)
     /// gives its innermost frame, the best line to cite (the frames say which phase failed).
     fn finish(mut self) -> Vec<Candidate<'w>> {
+        raised_records(self.w, &mut self.out);
         if self.out.is_empty() {
             if let Some(&(no, ref text)) = self.frames.last() {
                 if let Some(k) = self.w.iter().position(|l| l.no == no) {
@@ -1084,6 +1088,62 @@ impl<'w> Collector<'_, 'w> {
         }
         self.out
     }
+}
+
+/// How far above an exception the error record it repeats may stand.
+const RAISED_RECORD_LINES: usize = 40;
+
+/// An exception that raises what an error record just above it said (OpenCV's `[ERROR:0@22.6]
+/// global net_cann.cpp:291 compileCannGraph CANN graph check failed, ret = 1343266818`, then
+/// `cv2.error: … CANN graph check failed in function 'compileCannGraph'`): the record said it
+/// first and with its own detail, so it takes the exception's tier and the exception, its
+/// wrapper, becomes a cascade. The record's first clause (up to a `,`, `;` or ` (`, at least
+/// two words) must stand in the exception's message.
+fn raised_records(w: &[WinLine<'_>], out: &mut [Candidate<'_>]) {
+    for k in 0..out.len() {
+        let e = &out[k];
+        if e.shape != Shape::PythonException || e.tier != Tier::Strong {
+            continue;
+        }
+        let said = e.message.to_ascii_lowercase();
+        let at = e.index;
+        let record = out
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| {
+                r.index < at
+                    && at - r.index <= RAISED_RECORD_LINES
+                    && r.shape == Shape::LoggingError
+                    && r.rule == "logger.error-record"
+            })
+            .filter(|(_, r)| {
+                first_clause(&r.message)
+                    .is_some_and(|c| said.contains(c.to_ascii_lowercase().as_str()))
+            })
+            .map(|(j, _)| j)
+            .next_back();
+        let Some(j) = record else { continue };
+        let (tier, frames) = (out[k].tier, out[k].frames.clone());
+        out[k].tier = Tier::Cascade;
+        let r = &mut out[j];
+        r.tier = tier;
+        r.wrapper_line = Some(w[at].no);
+        if r.frames.is_empty() {
+            r.frames = frames;
+        }
+    }
+}
+
+/// A message's first clause: the text before its first `,`, `;` or ` (`, trimmed, when it has
+/// at least two words and twelve characters.
+fn first_clause(message: &str) -> Option<&str> {
+    let end = [",", ";", " ("]
+        .iter()
+        .filter_map(|p| message.find(p))
+        .min()
+        .unwrap_or(message.len());
+    let c = message[..end].trim();
+    (c.len() >= 12 && c.contains(' ')).then_some(c)
 }
 
 /// Triton's compilation errors that locate themselves in the kernel's source (`at L:C:`, the

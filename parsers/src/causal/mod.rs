@@ -849,6 +849,31 @@ mod tests {
         assert_eq!(c.skipped_cascades, vec![1, 2]);
     }
 
+    // An exception that raises what an error record just above it said: the record said it
+    // first (OpenCV's logger, then `cv2.error`); an exception that says something else stays.
+    #[test]
+    fn an_error_record_the_exception_raises_is_the_error() {
+        let text = "[ERROR:0@2.5] global net_x.cpp:9 compileGraph Graph check failed, ret = 7\nTraceback (most recent call last):\n  File \"b.py\", line 3, in <module>\n    net.forward()\ncv2.error: OpenCV(4.9.0) net_x.cpp:9: error: (-2:Unspecified error) Graph check failed in function 'compileGraph'\n";
+        let c = first(text);
+        assert_eq!((c.line, c.shape), (1, Shape::LoggingError));
+        assert_eq!(c.evidence.wrapper_line, Some(5));
+        let other = text.replace("Graph check failed in", "Model load failed in");
+        assert_eq!(first(&other).shape, Shape::PythonException);
+        // Two words at least: a one-word record is no clause to find.
+        let short = "[ERROR:0] global a.cpp:1 f Failed, ret = 1\nRuntimeError: Failed\n";
+        assert_eq!(first(short).shape, Shape::PythonException);
+    }
+
+    // ONNX Runtime: the execution provider's record of the ACL call that failed, with its
+    // number, over the Python exception that relays the node's failed status.
+    #[test]
+    fn an_execution_providers_failed_call_over_the_relayed_status() {
+        let text = "2025-01-01 00:00:00.1 [E:onnxruntime:Default, cann_call.cc:1 CannCall] CANN failure 507011: ACL_ERROR_RT_X ; NPU=0 ; hostname=h ; expr=aclopCompileAndExecute(\"Add\", 2);\nTraceback (most recent call last):\n  File \"t.py\", line 5, in <module>\n    s.run(None, feeds)\nonnxruntime.capi.onnxruntime_pybind11_state.Fail: [ONNXRuntimeError] : 1 : FAIL : Non-zero status code returned while running Add node. Name:'a' Status Message: failed\n";
+        let c = first(text);
+        assert_eq!((c.line, c.shape), (1, Shape::LoggingError));
+        assert_eq!(c.skipped_cascades, Vec::<u64>::new());
+    }
+
     // Class 6: a kernel assertion printed before the host error report is the cause.
     #[test]
     fn kernel_assert_before_host_error() {

@@ -129,6 +129,8 @@ pub fn runtime_number(line: &str) -> Option<u64> {
         "ret = ",
         "ret ",
         "failed: ",
+        // ONNX Runtime's execution providers: `CANN failure 500002: ACL_ERROR_GE_FAILURE ; …`.
+        "failure ",
     ];
     // Asked of every line the causal engine reads: the leads' searchers are built once.
     static LEAD: LazyLock<Needles> = LazyLock::new(|| Needles::new(LEADS.iter().copied()));

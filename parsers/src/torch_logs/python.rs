@@ -126,20 +126,26 @@ pub fn exception_line(s: &str) -> Option<ExceptionLine<'_>> {
         return None;
     }
     let short = type_name.rsplit('.').next().unwrap_or(type_name);
-    if !short.starts_with(|c: char| c.is_ascii_uppercase()) || short.ends_with("Warning") {
+    let dotted = type_name.contains('.');
+    // A module's own exception class named in lower case, as C extensions and some standard
+    // modules name it (`cv2.error`, `struct.error`, `zlib.error`), with its message.
+    let module_error = dotted && short == "error" && !message.is_empty();
+    if !(short.starts_with(|c: char| c.is_ascii_uppercase()) || module_error)
+        || short.ends_with("Warning")
+    {
         return None;
     }
-    let dotted = type_name.contains('.');
-    let errorish = [
-        "Error",
-        "Exception",
-        "Interrupt",
-        "Exit",
-        "Failed",
-        "Unsupported",
-    ]
-    .iter()
-    .any(|suffix| short.ends_with(suffix));
+    let errorish = module_error
+        || [
+            "Error",
+            "Exception",
+            "Interrupt",
+            "Exit",
+            "Failed",
+            "Unsupported",
+        ]
+        .iter()
+        .any(|suffix| short.ends_with(suffix));
     if !(dotted || errorish) {
         return None;
     }
@@ -319,7 +325,23 @@ mod tests {
         );
         assert_eq!(exception_line("KeyboardInterrupt").unwrap().message, "");
         assert!(exception_line("RuntimeError:").is_some());
+        // A module's lower-case exception class, with its message.
+        for (line, ty) in [
+            (
+                "cv2.error: OpenCV(4.9.0) a.cpp:1: error: (-2:Unspecified error) x",
+                "cv2.error",
+            ),
+            (
+                "struct.error: unpack requires a buffer of 4 bytes",
+                "struct.error",
+            ),
+        ] {
+            assert_eq!(exception_line(line).unwrap().type_name, ty, "{line}");
+        }
         for not in [
+            "cv2.error",
+            "error: x",
+            "cv2.errors: x",
             "  Explanation:",
             "Explanation: x",
             "Hint: see docs",
