@@ -10,6 +10,7 @@
 //! ```text
 //! vllm_process  = "(" name [" rank=" n] " pid=" n ")" " "                 (VllmWorker rank=3 pid=1564)
 //! vllm_logger   = LEVEL " " MM "-" DD " " hh:mm:ss " " ( "[" file ":" n "]" | file ":" n "]" ) [" "]
+//!               | LEVEL " [" file ".py:" n "] "        (the date and time left out of the paste)
 //! vllm_tail     = "[" file ".py:" n "]" " "          (only the tail of vllm_logger was pasted)
 //! rank          = "[rank" n "]:" [" "]
 //! glog          = L [YYYY]MMDD " " hh:mm:ss.uuuuuu " "+ n " " path ":" n "]" [" [" trace_id "]"] [" [__" artifact "]"] [" "]
@@ -19,7 +20,7 @@
 //! elided_glog   = ("..." | "…") path ":" n "]" [" [" trace_id "]"] [" [__" artifact "]"] [" "]
 //! lite_log      = "[" (L | digits) " " w2 "/" w2 " " w2 ":" w2 ":" w2 "." w3 " " ( "..." path ":" n " " function | path " " function ":" n ) "]" [" "]
 //! ort_log       = [YYYY-MM-DD " " hh:mm:ss ["." frac] " "] "[" ("V"|"I"|"W"|"E"|"F") ":" category ":" logger_id ", " location "]" [" "]
-//! opencv_log    = "[" ("FATAL"|"ERROR"|" WARN"|" INFO"|"DEBUG") ":" n ["@" n "." n] "] " [tag " " (path ":" n | path " (" n ")") " " function " "]
+//! opencv_log    = "[" ("FATAL"|"ERROR"|" WARN"|" INFO"|"DEBUG") ":" n ["@" n "." n] "] " [tag " " ([drive] path ":" n | path " (" n ")") " " function " "]
 //! compose       = service " "+ "|" [" "]                                  web-1    | (docker compose)
 //! pytest_error  = "E" " "{2,}                                             E       AssertionError: …
 //! issue_title   = "[" Kind "]" [":"] " "   (first on the line; Kind an issue form's)  [Bug]: RuntimeError: …
@@ -311,7 +312,7 @@ fn vllm_logger(i: &str) -> R<'_, LinePrefix<'_>> {
         tag("CRITICAL"),
     ))
     .parse(i)?;
-    let (i, _) = (
+    let dated = (
         char(' '),
         digits(2),
         char('-'),
@@ -320,14 +321,36 @@ fn vllm_logger(i: &str) -> R<'_, LinePrefix<'_>> {
         hms,
         char(' '),
     )
-        .parse(i)?;
-    let (i, source) = alt((
-        delimited(char('['), source_loc, tag("]")),
-        (source_loc, tag("]")).map(|(s, _)| s),
-    ))
-    .parse(i)?;
+        .parse(i);
+    let (i, source) = match dated {
+        Ok((i, _)) => alt((
+            delimited(char('['), source_loc, tag("]")),
+            (source_loc, tag("]")).map(|(s, _)| s),
+        ))
+        .parse(i)?,
+        // `ERROR [multiproc_executor.py:800] `: the date and time left out (a paste that cut
+        // them): a Python source in brackets, as the logger prints it, then a space.
+        Err(_) => {
+            let (r, source) =
+                preceded(char(' '), delimited(char('['), source_loc, char(']'))).parse(i)?;
+            if !is_python_source(source) || !r.starts_with(' ') {
+                return Err(nom::Err::Error(nom::error::Error::new(
+                    i,
+                    nom::error::ErrorKind::Verify,
+                )));
+            }
+            (r, source)
+        }
+    };
     let (i, _) = opt_space(i)?;
     Ok((i, LinePrefix::VllmLogger { level, source }))
+}
+
+/// `multiproc_executor.py:654`: a Python source and its line.
+fn is_python_source(source: &str) -> bool {
+    source
+        .rsplit_once(':')
+        .is_some_and(|(file, _)| file.ends_with(".py"))
 }
 
 /// `[multiproc_executor.py:654] `: the tail of a vLLM logger prefix whose head was not pasted.
@@ -335,10 +358,7 @@ fn vllm_logger(i: &str) -> R<'_, LinePrefix<'_>> {
 fn vllm_tail(i: &str) -> R<'_, LinePrefix<'_>> {
     let (r, source) = delimited(char('['), source_loc, char(']')).parse(i)?;
     let (r, _) = char(' ').parse(r)?;
-    let py = source
-        .rsplit_once(':')
-        .is_some_and(|(file, _)| file.ends_with(".py"));
-    if !py {
+    if !is_python_source(source) {
         return Err(nom::Err::Error(nom::error::Error::new(
             i,
             nom::error::ErrorKind::Verify,
@@ -560,15 +580,17 @@ fn lite_log(i: &str) -> R<'_, LinePrefix<'_>> {
         .map(|(s, _, _, _, _)| s);
     let (i, source) = alt((long, short)).parse(i)?;
     let (i, _) = (char(']'), opt_space).parse(i)?;
-    Ok((
-        i,
-        LinePrefix::Glog(GlogHeader {
-            level,
-            source,
-            trace_id: None,
-            artifact: None,
-        }),
-    ))
+    Ok((i, plain_glog(level, source)))
+}
+
+/// A glog-form header of another logger: its level letter and source, no trace id or artifact.
+fn plain_glog(level: char, source: &str) -> LinePrefix<'_> {
+    LinePrefix::Glog(GlogHeader {
+        level,
+        source,
+        trace_id: None,
+        artifact: None,
+    })
 }
 
 /// ONNX Runtime's logger header (its `OStreamSink`): an optional time
@@ -604,22 +626,14 @@ fn ort_log(i: &str) -> R<'_, LinePrefix<'_>> {
     let (i, location) = take_while_m_n(1, 256, |c: char| c != ']' && c != '[').parse(i)?;
     let (i, _) = (char(']'), opt_space).parse(i)?;
     let source = location.split(' ').next().unwrap_or(location);
-    Ok((
-        i,
-        LinePrefix::Glog(GlogHeader {
-            level,
-            source,
-            trace_id: None,
-            artifact: None,
-        }),
-    ))
+    Ok((i, plain_glog(level, source)))
 }
 
 /// OpenCV's logger header (`cv::utils::logging`): `[`, the level padded to five (`FATAL`,
 /// `ERROR`, ` WARN`, ` INFO`, `DEBUG`), `:`, the thread number, from 4.6 `@` and the seconds
-/// since start, `] `; then, for a tagged record, the tag (`global` when none), the source
-/// (`net_cann.cpp:291`, before 4.6 `file.cpp (291)`) and the function. Read as a glog-form
-/// header with the level's letter (`DEBUG` as `V`).
+/// since start, `] `; then, for a tagged record, the tag (`global` when none), the source as
+/// `net_cann.cpp:291` or `cap_v4l.cpp (902)` (both are printed, by release) and the function.
+/// Read as a glog-form header with the level's letter (`DEBUG` as `V`).
 fn opencv_log(i: &str) -> R<'_, LinePrefix<'_>> {
     let (i, (_, level, _, _, _, _)) = (
         char('['),
@@ -637,26 +651,26 @@ fn opencv_log(i: &str) -> R<'_, LinePrefix<'_>> {
     )
         .parse(i)?;
     let word = || take_while1(|c: char| c != ' ' && c != '[' && c != ']');
+    // A Windows path's drive (`C:\opencv\…`) before the path's own colon-free rest.
+    let drive = || {
+        opt((
+            take_while_m_n(1, 1, |c: char| c.is_ascii_alphabetic()),
+            tag(":\\"),
+        ))
+    };
     let located = alt((
         recognize((
+            drive(),
             take_while1(|c: char| c != ' ' && c != ':'),
             char(':'),
             digit1,
         )),
-        (word(), tag(" ("), digit1, char(')')).map(|(f, _, _, _)| f),
+        recognize((word(), tag(" ("), digit1, char(')'))),
     ));
     let (i, source) = opt((word(), char(' '), located, char(' '), word(), char(' ')))
         .map(|t| t.map_or("", |(_, _, src, _, _, _)| src))
         .parse(i)?;
-    Ok((
-        i,
-        LinePrefix::Glog(GlogHeader {
-            level,
-            source,
-            trace_id: None,
-            artifact: None,
-        }),
-    ))
+    Ok((i, plain_glog(level, source)))
 }
 
 /// `[YYYY-MM-DD`: the opening of a bracketed date-time.
@@ -892,6 +906,31 @@ mod tests {
     }
 
     #[test]
+    fn vllm_logger_without_its_date() {
+        let s = strip_prefixes(
+            "(Worker pid=7) ERROR [multiproc_executor.py:800]         open device 1 failed",
+        );
+        assert_eq!(s.rest, "        open device 1 failed");
+        assert!(s.prefixes.contains(&LinePrefix::VllmLogger {
+            level: "ERROR",
+            source: "multiproc_executor.py:800"
+        }));
+        for other in [
+            "ERROR [stream.cc:12] x",
+            "ERROR [x.py:1]y",
+            "ERROR: [a.py:1] c",
+        ] {
+            assert!(
+                !strip_prefixes(other)
+                    .prefixes
+                    .iter()
+                    .any(|p| matches!(p, LinePrefix::VllmLogger { .. })),
+                "{other}"
+            );
+        }
+    }
+
+    #[test]
     fn vllm_logger_without_brackets_and_empty_rest() {
         let s = strip_prefixes("ERROR 04-10 11:26:01 engine.py:140] RuntimeError: x");
         assert_eq!(s.rest, "RuntimeError: x");
@@ -1092,7 +1131,11 @@ mod tests {
         );
         assert_eq!(
             glog("[ WARN:0] global /src/cap.cpp (120) open backend failed"),
-            (Some(('W', "/src/cap.cpp")), "backend failed")
+            (Some(('W', "/src/cap.cpp (120)")), "backend failed")
+        );
+        assert_eq!(
+            glog("[ERROR:0@0.1] global C:\\cv\\net_x.cpp:9 cv::dnn::f graph check failed"),
+            (Some(('E', "C:\\cv\\net_x.cpp:9")), "graph check failed")
         );
         assert_eq!(
             glog("[ INFO:3@0.25] plain text"),

@@ -34,7 +34,9 @@
 //! library every llama.cpp and ollama build prints), ONNX Runtime (`onnxruntime`, its
 //! `CANNExecutionProvider`) or PaddlePaddle (`paddlepaddle`, `paddle/`, `paddle.`, `import
 //! paddle`, `paddle_custom_device`, `paddle::`, Paddle-Lite and its NNAdapter, its suites `PaddleSeg`, `PaddleNLP`, … — not a model's name:
-//! `PaddleOCR-VL` under llama.cpp, MinerU's `paddleocr2pytorch`), in that order; then a program
+//! `PaddleOCR-VL` under llama.cpp, MinerU's `paddleocr2pytorch`), OpenCV's DNN module (`cv2.dnn`,
+//! `cv2.error`, `import cv2`, its `OpenCV(4.7.0)` error banner, its CANN backend's `net_cann.cpp`:
+//! after the frameworks above, whose programs load images with it), in that order; then a program
 //! on CANN alone — ATC (its banner `ATC start working now`, `ATC run failed`, a command line
 //! `atc --model=…`), pyACL (`import acl`, `acl.init(`, a call `acl.rt.…(` / `acl.mdl.…(`: not
 //! torch_npu's hint `Check whether acl.rt.set_context … is called.`) or an AscendCL application
@@ -72,6 +74,9 @@ pub enum Framework {
     Ggml,
     #[serde(rename = "onnxruntime")]
     OnnxRuntime,
+    /// OpenCV's DNN module on its CANN backend.
+    #[serde(rename = "opencv")]
+    OpenCv,
     /// A program on CANN alone: ATC, pyACL, an AscendCL application.
     #[serde(rename = "cann")]
     Cann,
@@ -86,6 +91,7 @@ impl Framework {
             Framework::Paddle => "paddlepaddle",
             Framework::Ggml => "llama.cpp",
             Framework::OnnxRuntime => "onnxruntime",
+            Framework::OpenCv => "opencv",
             Framework::Cann => "cann",
         }
     }
@@ -100,6 +106,7 @@ impl Framework {
             Framework::Paddle => &["PaddlePaddle"],
             Framework::Ggml => &["llama.cpp build"],
             Framework::OnnxRuntime => &["onnxruntime"],
+            Framework::OpenCv => &["OpenCV"],
             Framework::Cann => &[],
         }
     }
@@ -123,6 +130,7 @@ impl Framework {
             Framework::OnnxRuntime => {
                 "onnxruntime's CANN build and the CANN it was built against"
             }
+            Framework::OpenCv => "OpenCV's build with its CANN backend and the CANN it was built against",
             Framework::Cann => {
                 "the CANN the application and its offline models (ATC) were built with, the installed CANN and its driver"
             }
@@ -151,7 +159,7 @@ impl Framework {
             Framework::MindSpore => {
                 "mindspore.runtime.launch_blocking() (MindSpore 2.5 and later; before, set_context(pynative_synchronize=True))"
             }
-            Framework::Paddle | Framework::Ggml | Framework::OnnxRuntime => {
+            Framework::Paddle | Framework::Ggml | Framework::OnnxRuntime | Framework::OpenCv => {
                 "the operators launched synchronously (this framework's blocking mode, if it has one)"
             }
             Framework::Cann => "each launch followed by aclrtSynchronizeStream",
@@ -210,8 +218,8 @@ struct Patterns {
     triton_version: Regex,
     /// The names that say which framework runs, and its version, in the order they are tried
     /// (see the module's text): MindSpore, a PyTorch program, ggml, ONNX Runtime, PaddlePaddle,
-    /// a program on CANN alone.
-    frameworks: [FrameworkPatterns; 6],
+    /// OpenCV, a program on CANN alone.
+    frameworks: [FrameworkPatterns; 7],
 }
 
 struct FrameworkPatterns {
@@ -264,6 +272,11 @@ fn patterns() -> &'static Patterns {
                     Framework::Paddle,
                     r"(?i)paddlepaddle|(?:^|[^a-z0-9])paddle(?:[/.]|::|_custom|-custom|[-_]lite|\s+version|seg|nlp|detection|speech|clas)|import paddle|nnadapter",
                     Some(format!(r"(?i)paddle(?:paddle)?(?:-npu)?{sep}\d+\.\d+")),
+                ),
+                (
+                    Framework::OpenCv,
+                    r"(?i)(?:^|[^a-z0-9_])cv2\.(?:error|dnn)\b|\bimport cv2\b|opencv\(\d|net_cann\.cpp|opencv[-_]python",
+                    Some(format!(r"(?i)opencv(?:\(|[-_]python{sep})\d+\.\d+")),
                 ),
                 (
                     Framework::Cann,
@@ -459,6 +472,27 @@ mod tests {
                 Framework::Cann,
                 vec!["CANN", "chip"],
             ),
+            (
+                "cv2.error: OpenCV(4.9.0) /src/modules/dnn/src/net_cann.cpp:1: error: (-2) x",
+                Framework::OpenCv,
+                vec!["CANN", "chip"],
+            ),
+            (
+                "    net = cv2.dnn.readNet(path)\nRuntimeError: graph check failed",
+                Framework::OpenCv,
+                vec!["OpenCV", "CANN", "chip"],
+            ),
+            // A PyTorch or PaddlePaddle program that loads its images with OpenCV is theirs.
+            (
+                "import cv2\nimport torch_npu",
+                Framework::Torch,
+                vec!["torch", "torch_npu", "CANN", "chip"],
+            ),
+            (
+                "paddle.fluid raised\ncv2.error: OpenCV(4.5.5) resize.cpp:1: error: (-215) x",
+                Framework::Paddle,
+                vec!["PaddlePaddle", "CANN", "chip"],
+            ),
             // torch_npu's hint names pyACL's calls without making them; an ATC banner under a
             // PyTorch program's name is that program's.
             (
@@ -485,6 +519,7 @@ mod tests {
             Framework::Paddle,
             Framework::Ggml,
             Framework::OnnxRuntime,
+            Framework::OpenCv,
             Framework::Cann,
         ] {
             assert_eq!(serde_json::to_value(f).ok(), Some(f.name().into()));

@@ -15,6 +15,11 @@ pub struct LogInput {
     /// `None` for an explicitly named file whose name is not a CANN log name (a console capture).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub info: Option<LogFile>,
+    /// The folder named on the command line the file was found under (`None` for a file named
+    /// itself): where a check that reads device-error records is pointed when this file holds
+    /// none.
+    #[serde(skip)]
+    pub folder: Option<PathBuf>,
 }
 
 /// Expands `paths` into the files to read, in a stable order: rotated files of one process in
@@ -30,6 +35,7 @@ pub fn discover(paths: &[PathBuf], warnings: &mut Vec<Warning>) -> Vec<LogInput>
                     out.push(LogInput {
                         path: path.to_path_buf(),
                         info: Some(info),
+                        folder: Some(p.clone()),
                     });
                 }
             });
@@ -37,6 +43,7 @@ pub fn discover(paths: &[PathBuf], warnings: &mut Vec<Warning>) -> Vec<LogInput>
             out.push(LogInput {
                 path: p.clone(),
                 info: classify(&p.to_string_lossy()),
+                folder: None,
             });
         } else {
             warnings.push(Warning::io(p, "no such file or directory"));

@@ -303,6 +303,10 @@ pub fn classify_ranked(
     } else {
         from_routing(file, routing)
     };
+    // CANNBot's sub-skills diagnose PyTorch programs on torch.compile: none for another framework.
+    if framework != Framework::Torch {
+        c.sub_skill = None;
+    }
     if c.route == Route::Undetermined || c.confidence == Confidence::Low {
         // A Python exception that came without its traceback: the frames say more than logs.
         let bare = err.exception_type.is_some() && err.frames.is_empty();
@@ -445,6 +449,26 @@ fn classify_lines(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // CANNBot's sub-skills are for PyTorch programs: an ONNX Runtime or OpenCV paste on the same
+    // route names none.
+    #[test]
+    fn cannbot_sub_skills_only_for_pytorch() {
+        let sub = |text: &str| {
+            let c = classify_text(Path::new(PASTED), text).expect("classified");
+            (c.route, c.framework, c.sub_skill.map(|s| s.into_owned()))
+        };
+        let torch = sub("import torch_npu\nRuntimeError: x.cpp:1 NPU function error: aclrtSynchronizeStream, error code is 507015\n[Error]: The aicore execution is abnormal.\n");
+        assert_eq!(torch.0, Route::RuntimeError);
+        assert_eq!(torch.2.as_deref(), Route::RuntimeError.sub_skill());
+        for (text, framework) in [
+            ("onnxruntime.capi.onnxruntime_pybind11_state.Fail: x\nRuntimeError: x.cpp:1 NPU function error: aclrtSynchronizeStream, error code is 507015\n[Error]: The aicore execution is abnormal.\n", Framework::OnnxRuntime),
+            ("cv2.dnn raised\nRuntimeError: x.cpp:1 NPU function error: aclrtSynchronizeStream, error code is 507015\n[Error]: The aicore execution is abnormal.\n", Framework::OpenCv),
+        ] {
+            let (route, f, s) = sub(text);
+            assert_eq!((route, f, s), (Route::RuntimeError, Some(framework), None), "{text}");
+        }
+    }
 
     // A paste that names a device fault without its record sends the checks that read device
     // records to the plogs; one that holds the record keeps them on itself.

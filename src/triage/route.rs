@@ -290,9 +290,14 @@ pub fn environment_problem(err: &CausalError) -> Option<EnvironmentProblem> {
                     .unwrap_or("")
                     .trim_start_matches([':', '\'', '`']);
                 if lib.contains(".so") {
+                    let why = if token == ": undefined symbol" {
+                        format!("{lib} was built against other versions of the libraries it loads (ABI / version mismatch): install the two from matching releases")
+                    } else {
+                        format!("{lib} is not on the loader path: the package that ships it is not installed, or its environment script (CANN's set_env.sh) was not sourced")
+                    };
                     return Some(EnvironmentProblem {
                         package: package_of_library(lib),
-                        why: format!("{lib} cannot be loaded with the installed libraries (ABI / version mismatch or a missing library between torch_npu, CANN and its add-ons)"),
+                        why,
                         token: token.trim_start_matches(": ").into(),
                     });
                 }

@@ -180,6 +180,55 @@ fn checks_of(file: &std::path::Path) -> Vec<String> {
         .collect()
 }
 
+/// `npgx plog DIR` on a file under the folder the user named that names a device fault without
+/// holding its records: the checks that read device records read that folder (it holds the
+/// other processes' plogs), and run as printed; `npgx plog FILE` leaves `<PLOG_DIR>`.
+#[test]
+fn plog_points_device_readers_at_the_folder_it_was_given() {
+    let dir = scratch("plog-folder-readers");
+    let plogs = dir.join("debug").join("plog");
+    std::fs::create_dir_all(&plogs).unwrap();
+    let file = plogs.join("plog-100_20250101000000000.log");
+    std::fs::copy(
+        sample("triage/23-aicore-execution-timeout-event-query.txt"),
+        &file,
+    )
+    .unwrap();
+    let checks = |arg: &std::path::Path| -> Vec<String> {
+        let out = npgx(["plog", arg.to_str().unwrap(), "--format", "json"]);
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("plog's JSON");
+        let mut all = Vec::new();
+        let mut stack = vec![doc];
+        while let Some(v) = stack.pop() {
+            match v {
+                serde_json::Value::Object(m) => {
+                    for (k, v) in m {
+                        match (k.as_str(), v) {
+                            ("check", serde_json::Value::Array(cs)) => all.extend(
+                                cs.into_iter()
+                                    .filter_map(|c| c.as_str().map(str::to_string)),
+                            ),
+                            (_, v) => stack.push(v),
+                        }
+                    }
+                }
+                serde_json::Value::Array(vs) => stack.extend(vs),
+                _ => {}
+            }
+        }
+        all
+    };
+    let folder = checks(&dir);
+    let aicore = format!("npgx aicore {}", dir.display());
+    assert!(folder.contains(&aicore), "{folder:?}");
+    exit_ok(&npgx(["aicore", dir.to_str().unwrap()]), &aicore);
+    let single = checks(&file);
+    assert!(
+        single.contains(&"npgx aicore <PLOG_DIR>".to_string()),
+        "{single:?}"
+    );
+}
+
 /// A paste that names a device fault whose records it does not hold (torch_npu's `aicore
 /// timeout` report): the commands that read device records read the plogs, where CANN wrote
 /// them, and run as printed; a log with the records keeps its own path.

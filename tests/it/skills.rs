@@ -42,3 +42,52 @@ fn the_checker_reports_every_kind_of_rot() {
     assert_eq!(code, Some(0), "{text}");
     assert!(text.contains("kinds of rot was reported"), "{text}");
 }
+
+/// Every source tag the knowledge and remedy tables define (`[TAG]` in their headers) and every
+/// hyphenated tag their rows cite is explained in the skills' sources reference, so an agent
+/// can tell a user what `source: PTA-EC` is.
+#[test]
+fn every_source_tag_is_explained_for_the_agent() {
+    let legend = std::fs::read_to_string(
+        repo().join("skills/npgx-npugraph-ex-triage/references/sources.md"),
+    )
+    .expect("the sources reference");
+    let tables = ["knowledge.tsv", "remedy.tsv"].map(|t| {
+        std::fs::read_to_string(repo().join("parsers/src/knowledge").join(t)).expect("a table")
+    });
+    let tag_at = |s: &str| -> Option<String> {
+        let end = s
+            .find(|c: char| !(c.is_ascii_uppercase() || c.is_ascii_digit() || c == '-'))
+            .unwrap_or(s.len());
+        let tag = &s[..end];
+        (tag.len() >= 2 && tag.starts_with(|c: char| c.is_ascii_uppercase())).then(|| tag.into())
+    };
+    let mut tags = std::collections::BTreeSet::new();
+    for table in &tables {
+        for line in table.lines() {
+            if line.starts_with('#') {
+                // `[TAG]` definitions in the header (`[N]` in the remedy table's text is a column
+                // placeholder, not a tag).
+                for part in line.split('[').skip(1) {
+                    if let Some((t, _)) = part.split_once(']') {
+                        if t.len() >= 2 && tag_at(t).as_deref() == Some(t) {
+                            tags.insert(t.to_string());
+                        }
+                    }
+                }
+            } else if let Some(source) = line.rsplit('\t').next() {
+                for part in source.split([';', ',']) {
+                    if let Some(t) = tag_at(part.trim()).filter(|t| t.contains('-')) {
+                        tags.insert(t);
+                    }
+                }
+            }
+        }
+    }
+    assert!(tags.len() > 20, "{tags:?}");
+    let missing: Vec<&String> = tags
+        .iter()
+        .filter(|t| !legend.contains(&format!("| `{t}` |")))
+        .collect();
+    assert!(missing.is_empty(), "not in sources.md: {missing:?}");
+}

@@ -190,10 +190,13 @@ pub fn parse_item(line: u64, text: &str) -> ReportItem {
     item
 }
 
-/// The code of the old inner layout's message line, `EZ9999  Kernel task happen error…`: a code
-/// token at the start, then two spaces or a tab.
+/// The code of the old inner layout's message line, `EZ9999  Kernel task happen error…`: an
+/// error code (`E…`; a warning's `W…` or an information's `I…` line is no report of a failure)
+/// at the start, then two spaces or a tab.
 fn headless_code(s: &str) -> Option<&str> {
-    let code = s.get(..6).filter(|c| is_code(c.as_bytes()))?;
+    let code = s
+        .get(..6)
+        .filter(|c| c.starts_with('E') && is_code(c.as_bytes()))?;
     let after = &s[6..];
     (after.starts_with("  ") || after.starts_with('\t')).then_some(code)
 }
@@ -735,6 +738,8 @@ mod tests {
             "EE9999  the query failed.\n",
             "EE9999 the query failed.[FUNC:F][FILE:a.cc][LINE:3]\n",
             "XE9999  the query failed.[FUNC:F][FILE:a.cc][LINE:3]\n",
+            "W11001  Op [Cast] does not hit the library.[FUNC:C][FILE:a.cc][LINE:3]\n",
+            "I39999  device 0 opened.[FUNC:O][FILE:a.cc][LINE:3]\n",
         ] {
             assert!(parse_reports(text.as_bytes()).is_empty(), "{text}");
         }

@@ -1097,8 +1097,12 @@ const RAISED_RECORD_LINES: usize = 40;
 /// global net_cann.cpp:291 compileCannGraph CANN graph check failed, ret = 1343266818`, then
 /// `cv2.error: … CANN graph check failed in function 'compileCannGraph'`): the record said it
 /// first and with its own detail, so it takes the exception's tier and the exception, its
-/// wrapper, becomes a cascade. The record's first clause (up to a `,`, `;` or ` (`, at least
-/// two words) must stand in the exception's message.
+/// wrapper, becomes a cascade. The record's first clause (up to a `,`, `;` or ` (`: two words or
+/// more, twelve characters or more) must stand in the exception's message as words, and the
+/// record must say more than the exception repeats of it (a record the exception quotes whole,
+/// `Model loading failed on rank 0` under `RuntimeError: Model loading failed on rank 0: could
+/// not open …`, has no detail of its own: the exception stays) and not send the reader elsewhere
+/// itself (cascade wording).
 fn raised_records(w: &[WinLine<'_>], out: &mut [Candidate<'_>]) {
     for k in 0..out.len() {
         let e = &out[k];
@@ -1117,8 +1121,12 @@ fn raised_records(w: &[WinLine<'_>], out: &mut [Candidate<'_>]) {
                     && r.rule == "logger.error-record"
             })
             .filter(|(_, r)| {
-                first_clause(&r.message)
-                    .is_some_and(|c| said.contains(c.to_ascii_lowercase().as_str()))
+                let whole = r.message.trim().to_ascii_lowercase();
+                first_clause(&r.message).is_some_and(|c| {
+                    says_words(&said, &c.to_ascii_lowercase())
+                        && !said.contains(whole.as_str())
+                        && !is_cascade_text(&r.message)
+                })
             })
             .map(|(j, _)| j)
             .next_back();
@@ -1132,6 +1140,13 @@ fn raised_records(w: &[WinLine<'_>], out: &mut [Candidate<'_>]) {
             r.frames = frames;
         }
     }
+}
+
+/// Whether `words` occurs in `text` with no letter or digit right after it (`on rank 1` is not
+/// in `on rank 12`); both in lower case.
+fn says_words(text: &str, words: &str) -> bool {
+    text.match_indices(words)
+        .any(|(at, _)| !text[at + words.len()..].starts_with(|c: char| c.is_alphanumeric()))
 }
 
 /// A message's first clause: the text before its first `,`, `;` or ` (`, trimmed, when it has

@@ -859,9 +859,17 @@ mod tests {
         assert_eq!(c.evidence.wrapper_line, Some(5));
         let other = text.replace("Graph check failed in", "Model load failed in");
         assert_eq!(first(&other).shape, Shape::PythonException);
-        // Two words at least: a one-word record is no clause to find.
-        let short = "[ERROR:0] global a.cpp:1 f Failed, ret = 1\nRuntimeError: Failed\n";
-        assert_eq!(first(short).shape, Shape::PythonException);
+        // Two words at least: a one-word record is no clause to find, however long.
+        let one_word = "[ERROR:0] global a.cpp:1 f Initialization_failed, ret = 1\nRuntimeError: Initialization_failed in f\n";
+        assert_eq!(first(one_word).shape, Shape::PythonException);
+        // A record the exception quotes whole says nothing more: the exception, with its detail.
+        let quoted = "ERROR 05-01 10:00:00 [train.py:20] Model loading failed on rank 0\nRuntimeError: Model loading failed on rank 0: could not open /d/c.pt, file is truncated\n";
+        assert_eq!(first(quoted).shape, Shape::PythonException);
+        // Words, not a prefix of a longer word; a record that sends the reader elsewhere.
+        let prefix = "[ERROR:0] global a.cpp:1 f Load failed on rank 1, ret = 3\nRuntimeError: Load failed on rank 12 in f\n";
+        assert_eq!(first(prefix).shape, Shape::PythonException);
+        let elsewhere = "[ERROR:0] global a.cpp:1 f Worker failed; see above for the root cause\nRuntimeError: Worker failed with error 'x'\n";
+        assert_eq!(first(elsewhere).shape, Shape::PythonException);
     }
 
     // ONNX Runtime: the execution provider's record of the ACL call that failed, with its
@@ -872,6 +880,10 @@ mod tests {
         let c = first(text);
         assert_eq!((c.line, c.shape), (1, Shape::LoggingError));
         assert_eq!(c.skipped_cascades, Vec::<u64>::new());
+        // The relay alone stays what it is: the cited line, a cascade.
+        let relay = text.lines().skip(1).collect::<Vec<_>>().join("\n");
+        let c = first(&relay);
+        assert_eq!((c.line, c.tier), (4, Tier::Cascade));
     }
 
     // Class 6: a kernel assertion printed before the host error report is the cause.

@@ -129,8 +129,9 @@ pub fn runtime_number(line: &str) -> Option<u64> {
         "ret = ",
         "ret ",
         "failed: ",
-        // ONNX Runtime's execution providers: `CANN failure 500002: ACL_ERROR_GE_FAILURE ; …`.
-        "failure ",
+        // ONNX Runtime's execution providers: `CANN failure 500002: ACL_ERROR_GE_FAILURE ; …`
+        // (the number then a colon, below: `node failure 107312 ms ago` is none).
+        FAILURE_LEAD,
     ];
     // Asked of every line the causal engine reads: the leads' searchers are built once.
     static LEAD: LazyLock<Needles> = LazyLock::new(|| Needles::new(LEADS.iter().copied()));
@@ -152,14 +153,18 @@ pub fn runtime_number(line: &str) -> Option<u64> {
         return bracketed;
     }
     let l = line.to_ascii_lowercase();
-    let number = LEAD.matches(l.as_bytes()).find_map(|(_, after)| {
+    let number = LEAD.matches(l.as_bytes()).find_map(|(at, after)| {
         let r = l.get(after..)?.trim_start();
         let end = r.find(|c: char| !c.is_ascii_digit()).unwrap_or(r.len());
         let n = r[..end].parse::<u64>().ok()?;
-        in_range(n).then_some(n)
+        let colon = l.get(at..after) != Some(FAILURE_LEAD) || r[end..].starts_with(':');
+        (in_range(n) && colon).then_some(n)
     });
     number
 }
+
+/// The lead of ONNX Runtime's execution-provider failures (`CANN failure 500002: …`).
+const FAILURE_LEAD: &str = "failure ";
 
 /// Exception classes raised by the compile stack (Dynamo, FakeTensor, AOTAutograd, Inductor),
 /// with the phase each belongs to.
@@ -601,6 +606,15 @@ mod tests {
         assert_eq!(runtime_number("a [507011][x] b"), None);
         assert_eq!(runtime_number("[107001] loss 2.3"), None);
         assert_eq!(runtime_number("[+507011][x] y"), None);
+        // ONNX Runtime's form: the number and a colon; a duration after `failure` is none.
+        assert_eq!(
+            runtime_number("CANN failure 500002: ACL_ERROR_GE_FAILURE ; NPU=0"),
+            Some(500002)
+        );
+        assert_eq!(
+            runtime_number("node failure 107312 ms ago, restarted"),
+            None
+        );
         assert_eq!(
             runtime_number("rtMemcpy:ErrCode=107030, desc"),
             Some(107030)

@@ -127,9 +127,18 @@ pub fn exception_line(s: &str) -> Option<ExceptionLine<'_>> {
     }
     let short = type_name.rsplit('.').next().unwrap_or(type_name);
     let dotted = type_name.contains('.');
-    // A module's own exception class named in lower case, as C extensions and some standard
-    // modules name it (`cv2.error`, `struct.error`, `zlib.error`), with its message.
-    let module_error = dotted && short == "error" && !message.is_empty();
+    // A module's own exception class named in lower case (`cv2.error`, `struct.error`), with
+    // its message: a closed list, so a metric (`val.error: 0.031`) is not one.
+    const LOWER_CASE_ERRORS: &[&str] = &[
+        "cv2.error",
+        "struct.error",
+        "zlib.error",
+        "re.error",
+        "getopt.error",
+        "curses.error",
+        "dbm.error",
+    ];
+    let module_error = LOWER_CASE_ERRORS.contains(&type_name) && !message.is_empty();
     if !(short.starts_with(|c: char| c.is_ascii_uppercase()) || module_error)
         || short.ends_with("Warning")
     {
@@ -342,6 +351,8 @@ mod tests {
             "cv2.error",
             "error: x",
             "cv2.errors: x",
+            "val.error: 0.031",
+            "eval.error: nan",
             "  Explanation:",
             "Explanation: x",
             "Hint: see docs",

@@ -548,7 +548,10 @@ fn summarize_in_chunks(
                             assert.as_ref(),
                             framework_of(&input.path),
                         );
-                        point_device_readers(&mut cause.remedy, input.path.to_str(), None, |f| {
+                        // A file found under a folder the user named: the folder holds the
+                        // other processes' plogs, and `npgx aicore` reads a folder.
+                        let plogs = input.folder.as_deref().and_then(Path::to_str);
+                        point_device_readers(&mut cause.remedy, input.path.to_str(), plogs, |f| {
                             for_each_line_while(&input.path, f)
                         });
                         s.causal.push((file, collective, cause));
@@ -629,7 +632,11 @@ mod tests {
             .expect("the shared log samples")
             .filter_map(|e| {
                 let path = e.ok()?.path();
-                (path.extension()? == "log").then_some(LogInput { path, info: None })
+                (path.extension()? == "log").then_some(LogInput {
+                    path,
+                    info: None,
+                    folder: None,
+                })
             })
             .collect();
         explicit.sort_by(|a, b| a.path.cmp(&b.path));

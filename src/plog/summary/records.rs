@@ -228,6 +228,7 @@ mod tests {
         let inputs = [LogInput {
             path: path.clone(),
             info: None,
+            folder: None,
         }];
         let all = npgx_parsers::plog::record::parse_records(text);
         assert_eq!(all.len(), 4);
