@@ -377,11 +377,11 @@ impl ReportAssembler {
         let indented = peeled.starts_with([' ', '\t']);
         let bare = peeled.len() == text.len();
         if let Some(cl) = code_line(if indented { trimmed } else { peeled }) {
-            self.code_line(
-                line_no,
-                cl,
-                bare && !indented && trimmed.starts_with(|c: char| c.is_ascii_uppercase()),
-            );
+            // A header that opens its line (`EZ9999: Inner Error!`) is the cited line; one after
+            // another program's words (llama.cpp's `CANN error: EZ9999: Inner Error!`) is that
+            // program's quote of it, and the message line below it is cited.
+            let opens = bare && !indented && trimmed.starts_with(cl.code.as_str());
+            self.code_line(line_no, cl, opens);
             return;
         }
         let Some((rep, section, _)) = self.open.as_mut() else {
@@ -715,6 +715,16 @@ mod tests {
         );
         assert_eq!(r.traceback.len(), 1);
         assert_eq!(r.causal_line, 2);
+    }
+
+    #[test]
+    fn a_header_quoted_by_another_program_is_not_the_cited_line() {
+        // llama.cpp prints `CANN error: ` and the runtime's recent message: the header there is
+        // its quote, and the message line below it is cited; a header that opens its line is.
+        let quoted = one("CANN error: EZ9999: Inner Error!\nEZ9999: 2024-10-31-12:08:42.276.420  The error from device(0), serial number is 3[FUNC:F][FILE:a.cc][LINE:1]\n");
+        assert_eq!(quoted.causal_line, 2);
+        let opens = one("EZ9999: Inner Error!\nEZ9999: 2024-10-31-12:08:42.276.420  The error from device(0), serial number is 3[FUNC:F][FILE:a.cc][LINE:1]\n");
+        assert_eq!(opens.causal_line, 1);
     }
 
     #[test]

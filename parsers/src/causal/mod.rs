@@ -872,6 +872,20 @@ mod tests {
         assert_eq!(first(elsewhere).shape, Shape::PythonException);
     }
 
+    // Lines that state their cause by the knowledge table's rows, with nothing else to cite:
+    // MindSpore's kernel selection, a missing npu-smi (a device plug-in's words, Go's exec).
+    #[test]
+    fn stated_causes_of_other_programs() {
+        for (text, rule) in [
+            ("CompileGraph failed: Can not find any available kernel info for: HSwish. Maybe the operator is not supported on Ascend platform.\n", "phrase.line"),
+            ("npu-smi set device-share -i 1 -c 0 -d 1: npu-smi not found in [/usr/local/bin/npu-smi]\n", "environment.line"),
+            ("failed to run: exec: \"npu-smi\": executable file not found in $PATH\n", "environment.line"),
+        ] {
+            let c = first(text);
+            assert_eq!((c.line, &*c.evidence.rule), (1, rule), "{text}");
+        }
+    }
+
     // ONNX Runtime: the execution provider's record of the ACL call that failed, with its
     // number, over the Python exception that relays the node's failed status.
     #[test]
