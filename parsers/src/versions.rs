@@ -35,8 +35,9 @@
 //! `CANNExecutionProvider`) or PaddlePaddle (`paddlepaddle`, `paddle/`, `paddle.`, `import
 //! paddle`, `paddle_custom_device`, `paddle::`, Paddle-Lite and its NNAdapter, its suites `PaddleSeg`, `PaddleNLP`, … — not a model's name:
 //! `PaddleOCR-VL` under llama.cpp, MinerU's `paddleocr2pytorch`), OpenCV's DNN module (`cv2.dnn`,
-//! `cv2.error`, `import cv2`, its `OpenCV(4.7.0)` error banner, its CANN backend's `net_cann.cpp`:
-//! after the frameworks above, whose programs load images with it), in that order; then a program
+//! its sources `modules/dnn/…`, its CANN backend's `net_cann.cpp` — not `import cv2` or a
+//! `cv2.error` alone: the programs above and pyACL's samples load images with OpenCV), in that
+//! order; then a program
 //! on CANN alone — ATC (its banner `ATC start working now`, `ATC run failed`, a command line
 //! `atc --model=…`), pyACL (`import acl`, `acl.init(`, a call `acl.rt.…(` / `acl.mdl.…(`: not
 //! torch_npu's hint `Check whether acl.rt.set_context … is called.`) or an AscendCL application
@@ -275,7 +276,7 @@ fn patterns() -> &'static Patterns {
                 ),
                 (
                     Framework::OpenCv,
-                    r"(?i)(?:^|[^a-z0-9_])cv2\.(?:error|dnn)\b|\bimport cv2\b|opencv\(\d|net_cann\.cpp|opencv[-_]python",
+                    r"(?i)(?:^|[^a-z0-9_])cv2\.dnn\b|modules/dnn/|net_cann\.cpp",
                     Some(format!(r"(?i)opencv(?:\(|[-_]python{sep})\d+\.\d+")),
                 ),
                 (
@@ -481,6 +482,12 @@ mod tests {
                 "    net = cv2.dnn.readNet(path)\nRuntimeError: graph check failed",
                 Framework::OpenCv,
                 vec!["OpenCV", "CANN", "chip"],
+            ),
+            // A pyACL sample that loads its images with OpenCV is pyACL's.
+            (
+                "import cv2\nimport acl\nret = acl.rt.set_device(0)",
+                Framework::Cann,
+                vec!["CANN", "chip"],
             ),
             // A PyTorch or PaddlePaddle program that loads its images with OpenCV is theirs.
             (

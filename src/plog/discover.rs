@@ -50,7 +50,14 @@ pub fn discover(paths: &[PathBuf], warnings: &mut Vec<Warning>) -> Vec<LogInput>
         }
     }
     out.sort_by(|a, b| sort_key(a).cmp(&sort_key(b)));
-    out.dedup_by(|a, b| a.path == b.path);
+    // A file named itself and found under a named folder too: one input, which keeps the folder.
+    out.dedup_by(|later, kept| {
+        let same = later.path == kept.path;
+        if same && kept.folder.is_none() {
+            kept.folder = later.folder.take();
+        }
+        same
+    });
     out
 }
 

@@ -285,13 +285,13 @@ pub fn environment_problem(err: &CausalError) -> Option<EnvironmentProblem> {
         for token in [": undefined symbol", ": cannot open shared object file"] {
             if let Some(at) = m.find(token) {
                 let lib = m[..at]
-                    .rsplit([' ', '\t'])
+                    .rsplit([' ', '\t', ':'])
                     .next()
                     .unwrap_or("")
                     .trim_start_matches([':', '\'', '`']);
                 if lib.contains(".so") {
                     let why = if token == ": undefined symbol" {
-                        format!("{lib} was built against other versions of the libraries it loads (ABI / version mismatch): install the two from matching releases")
+                        format!("{lib} was built against other versions of the libraries it loads (ABI / version mismatch): install it and the libraries it loads from matching releases")
                     } else {
                         format!("{lib} is not on the loader path: the package that ships it is not installed, or its environment script (CANN's set_env.sh) was not sourced")
                     };

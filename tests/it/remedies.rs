@@ -194,8 +194,10 @@ fn plog_points_device_readers_at_the_folder_it_was_given() {
         &file,
     )
     .unwrap();
-    let checks = |arg: &std::path::Path| -> Vec<String> {
-        let out = npgx(["plog", arg.to_str().unwrap(), "--format", "json"]);
+    let checks = |args: &[&std::path::Path]| -> Vec<String> {
+        let mut argv = vec!["plog", "--format", "json"];
+        argv.extend(args.iter().map(|a| a.to_str().unwrap()));
+        let out = npgx(argv);
         let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("plog's JSON");
         let mut all = Vec::new();
         let mut stack = vec![doc];
@@ -218,11 +220,14 @@ fn plog_points_device_readers_at_the_folder_it_was_given() {
         }
         all
     };
-    let folder = checks(&dir);
     let aicore = format!("npgx aicore {}", dir.display());
-    assert!(folder.contains(&aicore), "{folder:?}");
+    // The folder, alone or with the file named too, in either order.
+    for args in [vec![&dir], vec![&dir, &file], vec![&file, &dir]] {
+        let found = checks(&args.iter().map(|p| p.as_path()).collect::<Vec<_>>());
+        assert!(found.contains(&aicore), "{args:?}: {found:?}");
+    }
     exit_ok(&npgx(["aicore", dir.to_str().unwrap()]), &aicore);
-    let single = checks(&file);
+    let single = checks(&[&file]);
     assert!(
         single.contains(&"npgx aicore <PLOG_DIR>".to_string()),
         "{single:?}"

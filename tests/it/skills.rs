@@ -76,10 +76,18 @@ fn every_source_tag_is_explained_for_the_agent() {
                     }
                 }
             } else if let Some(source) = line.rsplit('\t').next() {
-                for part in source.split([';', ',']) {
-                    if let Some(t) = tag_at(part.trim()).filter(|t| t.contains('-')) {
-                        tags.insert(t);
+                // Every hyphenated capital tag anywhere in the source (`PTA-EC (…)`, `see RT-DOC`).
+                let mut rest = source;
+                while let Some(at) = rest.find(|c: char| c.is_ascii_uppercase()) {
+                    let word_start =
+                        at == 0 || !rest[..at].ends_with(|c: char| c.is_alphanumeric());
+                    let tail = &rest[at..];
+                    let t = tag_at(tail);
+                    let len = t.as_ref().map_or(1, String::len);
+                    if let Some(t) = t.filter(|t| word_start && t.contains('-')) {
+                        tags.insert(t.trim_end_matches('-').to_string());
                     }
+                    rest = &tail[len..];
                 }
             }
         }

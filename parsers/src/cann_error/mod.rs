@@ -355,6 +355,9 @@ pub struct ReportAssembler {
     /// Every line is asked whether it is a plog record: the lines of a log repeat a few header
     /// prefixes.
     headers: HeaderCache,
+    /// The open report's `CODE: Inner Error!` header came after another program's words
+    /// (llama.cpp's `CANN error: `): a message line of the same code below it is cited instead.
+    quoted_header: bool,
 }
 
 impl ReportAssembler {
@@ -379,7 +382,7 @@ impl ReportAssembler {
         if let Some(cl) = code_line(if indented { trimmed } else { peeled }) {
             // A header that opens its line (`EZ9999: Inner Error!`) is the cited line; one after
             // another program's words (llama.cpp's `CANN error: EZ9999: Inner Error!`) is that
-            // program's quote of it, and the message line below it is cited.
+            // program's quote of it: a message line of its code below it is cited, if one comes.
             let opens = bare && !indented && trimmed.starts_with(cl.code.as_str());
             self.code_line(line_no, cl, opens);
             return;
@@ -471,7 +474,12 @@ impl ReportAssembler {
                         line: line_no,
                         text: item.text.clone(),
                     });
-                    if rep.causal_line == 0 || (code_led && rep.causal_line == rep.line) {
+                    // A CANN item below a quoted header says more than the quote (llama.cpp's
+                    // own lines after it, `  current device: 0, in function …`, are not items).
+                    let quoted_item = self.quoted_header && has_func_suffix(trimmed);
+                    if rep.causal_line == 0
+                        || ((code_led || quoted_item) && rep.causal_line == rep.line)
+                    {
                         rep.causal_line = line_no;
                     }
                 }
@@ -516,13 +524,10 @@ impl ReportAssembler {
             let rep = CannErrorReport {
                 line: line_no,
                 end_line: line_no,
-                causal_line: if cl.inner_start && bare_start {
-                    line_no
-                } else {
-                    0
-                },
+                causal_line: if cl.inner_start { line_no } else { 0 },
                 ..CannErrorReport::default()
             };
+            self.quoted_header = cl.inner_start && !bare_start;
             self.open = Some((rep, Section::Items, false));
         }
         let Some((rep, _, has_code_msg)) = self.open.as_mut() else {
@@ -546,7 +551,7 @@ impl ReportAssembler {
                 text: item.text,
             });
             *has_code_msg = true;
-            if rep.causal_line == 0 {
+            if rep.causal_line == 0 || (self.quoted_header && rep.causal_line == rep.line) {
                 rep.causal_line = line_no;
             }
             self.msg_open = true;
@@ -725,6 +730,12 @@ mod tests {
         assert_eq!(quoted.causal_line, 2);
         let opens = one("EZ9999: Inner Error!\nEZ9999: 2024-10-31-12:08:42.276.420  The error from device(0), serial number is 3[FUNC:F][FILE:a.cc][LINE:1]\n");
         assert_eq!(opens.causal_line, 1);
+        // With no message line of its code below it, the quoted header stays the cited line
+        // (not llama.cpp's location line after it).
+        let alone = one("CANN error: EZ9999: Inner Error!\n  current device: 0, in function init at ggml-cann.cpp:1\n");
+        assert_eq!(alone.causal_line, 1);
+        let item = one("CANN error: EZ9999: Inner Error!\n        the copy failed[FUNC:F][FILE:a.cc][LINE:1]\n");
+        assert_eq!(item.causal_line, 2);
     }
 
     #[test]

@@ -1142,11 +1142,13 @@ fn raised_records(w: &[WinLine<'_>], out: &mut [Candidate<'_>]) {
     }
 }
 
-/// Whether `words` occurs in `text` with no letter or digit right after it (`on rank 1` is not
-/// in `on rank 12`); both in lower case.
+/// Whether `words` occurs in `text` with no letter or digit right before or after it (`on rank
+/// 1` is not in `on rank 12`, `graph check` not in `subgraph check`); both in lower case.
 fn says_words(text: &str, words: &str) -> bool {
-    text.match_indices(words)
-        .any(|(at, _)| !text[at + words.len()..].starts_with(|c: char| c.is_alphanumeric()))
+    text.match_indices(words).any(|(at, _)| {
+        !text[..at].ends_with(|c: char| c.is_alphanumeric())
+            && !text[at + words.len()..].starts_with(|c: char| c.is_alphanumeric())
+    })
 }
 
 /// A message's first clause: the text before its first `,`, `;` or ` (`, trimmed, when it has

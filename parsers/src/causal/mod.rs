@@ -868,6 +868,8 @@ mod tests {
         // Words, not a prefix of a longer word; a record that sends the reader elsewhere.
         let prefix = "[ERROR:0] global a.cpp:1 f Load failed on rank 1, ret = 3\nRuntimeError: Load failed on rank 12 in f\n";
         assert_eq!(first(prefix).shape, Shape::PythonException);
+        let inside = "[ERROR:0] global a.cpp:1 f graph check failed, ret = 3\nRuntimeError: subgraph check failed in f\n";
+        assert_eq!(first(inside).shape, Shape::PythonException);
         let elsewhere = "[ERROR:0] global a.cpp:1 f Worker failed; see above for the root cause\nRuntimeError: Worker failed with error 'x'\n";
         assert_eq!(first(elsewhere).shape, Shape::PythonException);
     }

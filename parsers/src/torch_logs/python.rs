@@ -134,8 +134,8 @@ pub fn exception_line(s: &str) -> Option<ExceptionLine<'_>> {
         "struct.error",
         "zlib.error",
         "re.error",
-        "getopt.error",
-        "curses.error",
+        "_curses.error",
+        "termios.error",
         "dbm.error",
     ];
     let module_error = LOWER_CASE_ERRORS.contains(&type_name) && !message.is_empty();
