@@ -1111,25 +1111,23 @@ fn raised_records(w: &[WinLine<'_>], out: &mut [Candidate<'_>]) {
         }
         let said = e.message.to_ascii_lowercase();
         let at = e.index;
-        let record = out
-            .iter()
-            .enumerate()
-            .filter(|(_, r)| {
+        // The candidates come in line order: only those of the lines just above are read, so a
+        // window of many exceptions and records costs a bounded look-back for each.
+        let record = (0..k)
+            .rev()
+            .take_while(|&j| out[j].index + RAISED_RECORD_LINES >= at)
+            .find(|&j| {
+                let r = &out[j];
+                let whole = r.message.trim().to_ascii_lowercase();
                 r.index < at
-                    && at - r.index <= RAISED_RECORD_LINES
                     && r.shape == Shape::LoggingError
                     && r.rule == "logger.error-record"
-            })
-            .filter(|(_, r)| {
-                let whole = r.message.trim().to_ascii_lowercase();
-                first_clause(&r.message).is_some_and(|c| {
-                    says_words(&said, &c.to_ascii_lowercase())
-                        && !said.contains(whole.as_str())
-                        && !is_cascade_text(&r.message)
-                })
-            })
-            .map(|(j, _)| j)
-            .next_back();
+                    && first_clause(&r.message).is_some_and(|c| {
+                        says_words(&said, &c.to_ascii_lowercase())
+                            && !said.contains(whole.as_str())
+                            && !is_cascade_text(&r.message)
+                    })
+            });
         let Some(j) = record else { continue };
         let (tier, frames) = (out[k].tier, out[k].frames.clone());
         out[k].tier = Tier::Cascade;
@@ -1548,10 +1546,13 @@ impl<'w> OtherLine<'w> {
     /// so a real error elsewhere in the text still wins, and INFO / DEBUG chatter is not a
     /// candidate.
     fn stated_cause(&self, n: &Normalised<'_>) -> Option<Candidate<'w>> {
-        if info_level(n) {
+        let t = self.t;
+        // Python logging's basic format at INFO or DEBUG (`INFO:root:libx.so: cannot open …`, a
+        // probe for an optional library) is chatter as a logger prefix at those levels is.
+        let chatter = logging_line(t).is_some_and(|l| matches!(l.level, "INFO" | "DEBUG"));
+        if info_level(n) || chatter {
             return None;
         }
-        let t = self.t;
         let f = knowledge::stated_cause(t)?;
         let (shape, rule) = if f.kind == knowledge::Kind::Environment {
             (Shape::EnvironmentLine, "environment.line")

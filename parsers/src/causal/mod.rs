@@ -886,6 +886,12 @@ mod tests {
             let c = first(text);
             assert_eq!((c.line, &*c.evidence.rule), (1, rule), "{text}");
         }
+        // At INFO in Python logging's basic format, a probe's words are no cause: the error
+        // below is the one.
+        let probe = "INFO:root:libascend_hal.so: cannot open shared object file: No such file or directory\nRuntimeError: x.cpp:1 NPU function error: c10_npu::SetDevice(device), error code is 507033\n";
+        assert_eq!(first(probe).line, 2);
+        let error = probe.replacen("INFO:root:", "ERROR:root:", 1);
+        assert_eq!(first(&error).line, 1);
     }
 
     // ONNX Runtime: the execution provider's record of the ACL call that failed, with its
