@@ -599,17 +599,10 @@ fn plain_glog(level: char, source: &str) -> LinePrefix<'_> {
 /// and `] `. Read as a glog-form header: the same letters, the location's `file:line` as source.
 fn ort_log(i: &str) -> R<'_, LinePrefix<'_>> {
     let (i, _) = opt((
-        digits(4),
-        char('-'),
-        digits(2),
-        char('-'),
-        digits(2),
+        iso_date,
         char(' '),
         hms,
-        opt((
-            char('.'),
-            take_while_m_n(1, 9, |c: char| c.is_ascii_digit()),
-        )),
+        opt((char('.'), fraction)),
         char(' '),
     ))
     .parse(i)?;
@@ -675,15 +668,17 @@ fn opencv_log(i: &str) -> R<'_, LinePrefix<'_>> {
 
 /// `[YYYY-MM-DD`: the opening of a bracketed date-time.
 fn bracket_date(i: &str) -> R<'_, &str> {
-    recognize((
-        char('['),
-        digits(4),
-        char('-'),
-        digits(2),
-        char('-'),
-        digits(2),
-    ))
-    .parse(i)
+    recognize((char('['), iso_date)).parse(i)
+}
+
+/// `YYYY-MM-DD`.
+fn iso_date(i: &str) -> R<'_, &str> {
+    recognize((digits(4), char('-'), digits(2), char('-'), digits(2))).parse(i)
+}
+
+/// A second's fraction: one to nine digits.
+fn fraction(i: &str) -> R<'_, &str> {
+    take_while_m_n(1, 9, |c: char| c.is_ascii_digit())(i)
 }
 
 fn old_torch_logs(i: &str) -> R<'_, LinePrefix<'_>> {
@@ -729,10 +724,7 @@ fn bracket_logger(i: &str) -> R<'_, LinePrefix<'_>> {
         bracket_date,
         one_of(" T"),
         hms,
-        opt((
-            one_of(".,"),
-            take_while_m_n(1, 9, |c: char| c.is_ascii_digit()),
-        )),
+        opt((one_of(".,"), fraction)),
         opt(zone),
     )
         .parse(i)?;

@@ -144,7 +144,9 @@ impl Classification {
     }
 }
 
-fn from_routing(file: &Path, routing: Routing) -> Classification {
+/// The classification a routing gives; CANNBot's sub-skills diagnose PyTorch programs on
+/// torch.compile, so a program on another `framework` is named none.
+fn from_routing(file: &Path, routing: Routing, framework: Framework) -> Classification {
     let Routing {
         route,
         rule,
@@ -160,7 +162,10 @@ fn from_routing(file: &Path, routing: Routing) -> Classification {
     Classification {
         file: file.to_path_buf(),
         route,
-        sub_skill: route.sub_skill().map(Cow::Borrowed),
+        sub_skill: route
+            .sub_skill()
+            .filter(|_| framework == Framework::Torch)
+            .map(Cow::Borrowed),
         rule,
         matched,
         matched_line,
@@ -293,6 +298,7 @@ pub fn classify_ranked(
         let mut c = from_routing(
             file,
             Routing::new(Route::Undetermined, "abstain.weak-evidence", None),
+            framework,
         );
         c.confidence = Confidence::Low;
         c.why = format!(
@@ -301,12 +307,8 @@ pub fn classify_ranked(
         );
         c
     } else {
-        from_routing(file, routing)
+        from_routing(file, routing, framework)
     };
-    // CANNBot's sub-skills diagnose PyTorch programs on torch.compile: none for another framework.
-    if framework != Framework::Torch {
-        c.sub_skill = None;
-    }
     if c.route == Route::Undetermined || c.confidence == Confidence::Low {
         // A Python exception that came without its traceback: the frames say more than logs.
         let bare = err.exception_type.is_some() && err.frames.is_empty();
@@ -345,7 +347,7 @@ pub fn classify_found(file: &Path, err: Option<CausalError>, head: &str) -> Clas
     }
     match route_prose(head) {
         Some((routing, line, evidence)) => {
-            let mut c = from_routing(file, routing);
+            let mut c = from_routing(file, routing, framework);
             c.evidence_line = Some(line as u64);
             c.matched_line = Some(line as u64);
             c.evidence_text = Some(evidence);
@@ -358,7 +360,11 @@ pub fn classify_found(file: &Path, err: Option<CausalError>, head: &str) -> Clas
             c
         }
         None => {
-            let mut c = from_routing(file, Routing::new(Route::Undetermined, "none", None));
+            let mut c = from_routing(
+                file,
+                Routing::new(Route::Undetermined, "none", None),
+                framework,
+            );
             c.confidence = Confidence::Low;
             c.why = "no error, no accuracy or performance report".into();
             c.notes

@@ -194,11 +194,14 @@ pub fn parse_item(line: u64, text: &str) -> ReportItem {
 /// error code (`E…`; a warning's `W…` or an information's `I…` line is no report of a failure)
 /// at the start, then two spaces or a tab.
 fn headless_code(s: &str) -> Option<&str> {
-    let code = s
-        .get(..6)
-        .filter(|c| c.starts_with('E') && is_code(c.as_bytes()))?;
-    let after = &s[6..];
-    (after.starts_with("  ") || after.starts_with('\t')).then_some(code)
+    s.get(..6)
+        .filter(|c| c.starts_with('E') && is_code(c.as_bytes()) && led_by(s, c))
+}
+
+/// Whether `s` is the old inner layout's line led by `code`: the code, then two spaces or a tab.
+fn led_by(s: &str, code: &str) -> bool {
+    s.strip_prefix(code)
+        .is_some_and(|r| r.starts_with("  ") || r.starts_with('\t'))
 }
 
 /// Whether `s` carries a CANN item's `[FUNC:…][FILE:…][LINE:…]` suffix.
@@ -433,11 +436,7 @@ impl ReportAssembler {
         let code_len = rep
             .code
             .as_deref()
-            .filter(|c| {
-                trimmed
-                    .strip_prefix(*c)
-                    .is_some_and(|r| r.starts_with("  ") || r.starts_with('\t'))
-            })
+            .filter(|c| led_by(trimmed, c))
             .map(str::len);
         let code_led = code_len.is_some();
         if trimmed.starts_with("TraceBack (most recent call last):") {
@@ -566,6 +565,8 @@ impl ReportAssembler {
     }
 
     fn close(&mut self) {
+        // The flag belongs to the report it closes.
+        self.quoted_header = false;
         if let Some((mut rep, _, _)) = self.open.take() {
             if rep.causal_line == 0 {
                 rep.causal_line = rep.line;

@@ -1140,13 +1140,18 @@ fn raised_records(w: &[WinLine<'_>], out: &mut [Candidate<'_>]) {
     }
 }
 
-/// Whether `words` occurs in `text` with no letter or digit right before or after it (`on rank
-/// 1` is not in `on rank 12`, `graph check` not in `subgraph check`); both in lower case.
+/// Whether `words` occurs in `text` as words (`on rank 1` is not in `on rank 12`, `graph check`
+/// not in `subgraph check`); both in lower case.
 fn says_words(text: &str, words: &str) -> bool {
-    text.match_indices(words).any(|(at, _)| {
-        !text[..at].ends_with(|c: char| c.is_alphanumeric())
-            && !text[at + words.len()..].starts_with(|c: char| c.is_alphanumeric())
-    })
+    text.match_indices(words)
+        .any(|(at, _)| is_word_at(text, at, at + words.len()))
+}
+
+/// Whether `text[start..end]` stands as whole words: no letter, digit or `_` right before or
+/// after it.
+fn is_word_at(text: &str, start: usize, end: usize) -> bool {
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    !text[..start].ends_with(word) && !text[end..].starts_with(word)
 }
 
 /// A message's first clause: the text before its first `,`, `;` or ` (`, trimmed, when it has
@@ -1690,17 +1695,9 @@ impl<'w> OtherLine<'w> {
         }
         let lower = t.to_ascii_lowercase();
         let fail = lower.match_indices("fail").map(|(at, _)| at).find(|&at| {
-            let word_start = lower[..at]
-                .chars()
-                .next_back()
-                .is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '_'));
-            let rest = &lower[at + 4..];
-            let word = ["ed", "s", "ure"].iter().any(|end| {
-                rest.strip_prefix(end).is_some_and(|r| {
-                    !r.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
-                })
-            });
-            word_start && word
+            ["ed", "s", "ure"].iter().any(|end| {
+                lower[at + 4..].starts_with(end) && is_word_at(&lower, at, at + 4 + end.len())
+            })
         })?;
         let hedged = lower[..fail]
             .split_whitespace()
