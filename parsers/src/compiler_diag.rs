@@ -5,11 +5,13 @@
 //! Grammar of one line (after logger prefixes come off, see [`crate::line_prefix`]):
 //!
 //! ```text
-//! diagnostic := mlir | clang | tool | tbe-dict
+//! diagnostic := mlir | clang | tool | linker | tbe-dict
 //! mlir       := "loc(" location ")" ": " severity ": " message       (MLIR, bishengir-compile)
 //! clang      := path ":" line [":" column] ": " severity ": " message  (clang, LLVM tools, gcc)
 //! tool       := program ": " (severity ": " | option-error) message   (a driver or tool itself)
 //! option-error := "for the " option " option: "                       (LLVM cl::opt, an error)
+//!             | "cannot find " | "cannot open "                       (GNU ld: `ld: cannot find -lx`)
+//! linker     := object ":(" section ")" ": " ("undefined reference to " | "multiple definition of ") …
 //! tbe-dict   := … "{'errCode': '" code "'" … "}" …                   (TBE / TIK compile errors)
 //! severity   := "error" | "fatal error" | "warning" | "note" | "remark"
 //! location   := balanced text: `"file":line:col`, `callsite(… at …)`, `fused[…]`, `unknown`
@@ -21,7 +23,8 @@
 //! Only `error` and `fatal error` state a failure; warnings, notes and remarks are context. The
 //! first error a compiler prints is its cause: later errors are often consequences of it, and the
 //! lines that say a whole pipeline or tool failed — `Failed to run BiShengHIR pipeline`, `Triton
-//! compilation failed`, `ATC run failed`, `[<Stage>] encounters error:` — are wrappers
+//! compilation failed`, `ATC run failed`, `[<Stage>] encounters error:`, the compiler driver's
+//! `collect2: error: ld returned 1 exit status` after the linker's own lines — are wrappers
 //! ([`is_compile_wrapper`]), whether they are printed before the diagnostic or after it.
 //!
 //! Sources of the formats: MLIR's diagnostic printer (`loc(...)` prefix), clang's text
@@ -31,7 +34,9 @@
 //! `tbe_python_error_mgr.py` (the `errCode` dicts), GE's `fusion_manager.cc` and ATC's
 //! `main_impl.cc` (the operator and tool wrappers), LLVM's `WithColor::error` (`<program>: error:`)
 //! and `cl::Option::error` in `CommandLine.cpp` (`<program>: for the --<option> option: <message>`,
-//! e.g. `Cannot find option named '<value>'!` for a value the option does not list).
+//! e.g. `Cannot find option named '<value>'!` for a value the option does not list), GNU
+//! binutils' `ld` (`ldmisc.c`'s `%P: cannot find %s`, and `%X%C: undefined reference to `%T'`
+//! with the object and section as the location; ld names no severity for these errors).
 //!
 //! What it is not for: deciding which of several errors came first across a text (that is
 //! [`crate::causal`]) or reading files.
@@ -69,6 +74,9 @@ pub enum Form {
     Tool,
     /// `{'errCode': 'E90003', …}` of a TBE / TIK operator compile.
     TbeDict,
+    /// GNU ld about the link (`ld: cannot find -lx`, `x.o:(.text+0x1a): undefined reference to
+    /// `f'`): a library or symbol the link needs, not a line of source.
+    Linker,
 }
 
 /// One compiler diagnostic.
@@ -112,7 +120,28 @@ pub fn parse_diagnostic(line: &str) -> Option<Diagnostic<'_>> {
     mlir(t)
         .or_else(|| clang(t))
         .or_else(|| tool(t))
+        .or_else(|| linker(t))
         .or_else(|| tbe_dict(t))
+}
+
+/// What GNU ld says of a symbol at a place in an object (`x.cc:(.text+0x1a): undefined
+/// reference to `f'`, `/usr/bin/ld: x.o:(.data+0x0): multiple definition of `g'`): always an
+/// error, though it names no severity.
+fn linker(t: &str) -> Option<Diagnostic<'_>> {
+    const SAYS: &[&str] = &[": undefined reference to ", ": multiple definition of "];
+    let message = SAYS.iter().find_map(|s| {
+        let at = crate::needles::find(t, s)?;
+        t[..at].ends_with(')').then(|| &t[at + 2..])
+    })?;
+    Some(Diagnostic {
+        form: Form::Linker,
+        severity: Severity::Error,
+        file: None,
+        line: None,
+        column: None,
+        code: None,
+        message,
+    })
 }
 
 /// `loc(<balanced>): <severity>: <message>`.
@@ -263,8 +292,24 @@ fn tool(t: &str) -> Option<Diagnostic<'_>> {
     {
         return None;
     }
+    // GNU ld states what it cannot do without a severity (`/usr/bin/ld: cannot find -lhccl`);
+    // its warnings say `warning:`, read above.
+    let linker = name == "ld" || name.starts_with("ld.") || name.ends_with("-ld");
     let (severity, message) = match severity_then_message(rest) {
         Some(found) => found,
+        None if linker
+            && (rest.starts_with("cannot find ") || rest.starts_with("cannot open ")) =>
+        {
+            return Some(Diagnostic {
+                form: Form::Linker,
+                severity: Severity::Error,
+                file: None,
+                line: None,
+                column: None,
+                code: None,
+                message: rest,
+            });
+        }
         None => {
             let option = rest.strip_prefix("for the ")?;
             let (name, _) = option.split_once(" option: ")?;
@@ -335,6 +380,9 @@ const WRAPPERS: &[&str] = &[
     "please check op's compilation error message",
     // ATC.
     "atc run failed",
+    // The compiler driver after the linker's own errors (gcc's collect2, clang).
+    "error: ld returned",
+    "linker command failed with exit code",
 ];
 
 /// Exception types that carry a compiler's output without stating a cause of their own.
@@ -364,12 +412,23 @@ pub fn wrapped_diagnostic(text: &str) -> Option<Diagnostic<'_>> {
 }
 
 /// A CMake error (`CMake Error at <file>:<line> (<command>):`, `CMake Error: <message>`, the
-/// forms of CMake's `message(FATAL_ERROR | SEND_ERROR …)` and its own errors): `Some(message)`
-/// when the message is on the line, `Some("")` when it follows on the indented lines below.
+/// forms of CMake's `message(FATAL_ERROR | SEND_ERROR …)` and its own errors; `CMake Error at
+/// <file>:<line>:` without a command, as a parse error of the file is reported; `CMake Error in
+/// <file>:`, an error found at generate time): `Some(message)` when the message is on the line,
+/// `Some("")` when it follows on the indented lines below.
 pub fn cmake_error(line: &str) -> Option<&str> {
     let rest = line.trim().strip_prefix("CMake Error")?;
     if let Some(at) = rest.strip_prefix(" at ") {
-        return at.ends_with("):").then_some("");
+        let numbered = at
+            .strip_suffix(':')
+            .and_then(|a| a.rsplit_once(':'))
+            .is_some_and(|(file, n)| {
+                !file.is_empty() && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())
+            });
+        return (at.ends_with("):") || numbered).then_some("");
+    }
+    if let Some(file) = rest.strip_prefix(" in ") {
+        return (file.len() > 1 && file.ends_with(':')).then_some("");
     }
     rest.strip_prefix(": ").map(str::trim)
 }
@@ -552,6 +611,40 @@ mod tests {
         assert!(!is_wrapper_exception("CompilationError"));
     }
 
+    // GNU ld's own lines (binutils ldmisc.c), and the driver's line after them, a wrapper.
+    #[test]
+    fn linker_errors() {
+        let d = parse_diagnostic("/usr/bin/ld: cannot find -lhccl").unwrap();
+        assert_eq!(
+            (d.form, d.severity, d.message),
+            (Form::Linker, Severity::Error, "cannot find -lhccl")
+        );
+        let d = parse_diagnostic(
+            "aarch64-linux-gnu-ld: cannot open output file a.so: Permission denied",
+        )
+        .unwrap();
+        assert!(d.severity.is_error());
+        let d = parse_diagnostic("op.cc:(.text+0x1a): undefined reference to `aclInit'").unwrap();
+        assert_eq!(d.message, "undefined reference to `aclInit'");
+        let d =
+            parse_diagnostic("/usr/bin/ld: a.o:(.bss+0x0): multiple definition of `g'").unwrap();
+        assert!(d.severity.is_error());
+        assert_eq!(
+            parse_diagnostic("/usr/bin/ld: warning: libx.so, needed by liby.so, not found")
+                .map(|d| d.severity),
+            Some(Severity::Warning)
+        );
+        assert!(parse_diagnostic("/usr/bin/ld: a.o: in function `main':").is_none());
+        assert!(parse_diagnostic("the doc says: undefined reference to `f'").is_none());
+        assert!(parse_diagnostic("tools: cannot find -lx").is_none());
+        assert!(is_compile_wrapper(
+            "collect2: error: ld returned 1 exit status"
+        ));
+        assert!(is_compile_wrapper(
+            "clang: error: linker command failed with exit code 1 (use -v to see invocation)"
+        ));
+    }
+
     #[test]
     fn cmake_errors() {
         assert_eq!(
@@ -562,7 +655,15 @@ mod tests {
             cmake_error("CMake Error: The source directory does not exist."),
             Some("The source directory does not exist.")
         );
+        assert_eq!(
+            cmake_error("CMake Error at cmake/generic.cmake:1:"),
+            Some("")
+        );
+        assert_eq!(cmake_error("CMake Error in CMakeLists.txt:"), Some(""));
         assert_eq!(cmake_error("CMake Error at a.cmake:1"), None);
+        assert_eq!(cmake_error("CMake Error at a.cmake:x:"), None);
+        assert_eq!(cmake_error("CMake Error at :1:"), None);
+        assert_eq!(cmake_error("CMake Error in :"), None);
         assert_eq!(cmake_error("CMake Warning at a.cmake:1 (message):"), None);
     }
 

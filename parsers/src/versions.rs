@@ -30,10 +30,12 @@
 //! word anywhere): MindSpore where its modules or paths appear (`mindspore/`, `mindspore.`,
 //! `import mindspore`, `vllm-mindspore`, `mindspore 2.3.0`: its programs may print torch names
 //! too, MSAdapter); otherwise PyTorch where the text names a PyTorch program (`torch`,
-//! `torch_npu`, `torchair`, `torchrun`, `vllm`, `sglang`); otherwise llama.cpp (`ggml`, the
+//! `torch_npu`, `torchair`, `torchrun`, `vllm`, `sglang`, the PyTorch engines and trainers
+//! `lmdeploy` and its `dlinfer`, `deepspeed`, `mindspeed`, `megatron`, `mineru`); otherwise llama.cpp (`ggml`, the
 //! library every llama.cpp and ollama build prints), ONNX Runtime (`onnxruntime`, its
 //! `CANNExecutionProvider`) or PaddlePaddle (`paddlepaddle`, `paddle/`, `paddle.`, `import
-//! paddle`, `paddle_custom_device`, `paddle::`, Paddle-Lite and its NNAdapter, its suites `PaddleSeg`, `PaddleNLP`, … — not a model's name:
+//! paddle`, `paddle_custom_device`, `paddle::`, Paddle-Lite and its NNAdapter, its suites `PaddleSeg`, `PaddleNLP`,
+//! `PaddleX`, `paddle2onnx`, FastDeploy and its `ultra_infer` runtime, … — not a model's name:
 //! `PaddleOCR-VL` under llama.cpp, MinerU's `paddleocr2pytorch`), OpenCV's DNN module (`cv2.dnn`,
 //! its sources `modules/dnn/…`, its CANN backend's `net_cann.cpp` — not `import cv2` or a
 //! `cv2.error` alone: the programs above and pyACL's samples load images with OpenCV), in that
@@ -41,8 +43,16 @@
 //! on CANN alone — ATC (its banner `ATC start working now`, `ATC run failed`, a command line
 //! `atc --model=…`), pyACL (`import acl`, `acl.init(`, a call `acl.rt.…(` / `acl.mdl.…(`: not
 //! torch_npu's hint `Check whether acl.rt.set_context … is called.`) or an AscendCL application
-//! whose own check prints the call it made (`aclrtSetDevice(deviceId) failed`); PyTorch
-//! otherwise — npgx's own users, and a bare CANN log says nothing either way.
+//! whose own check prints the call it made (`aclrtSetDevice(deviceId) failed`); then PyTorch
+//! where only torch_npu's own words show (`c10_npu`, `NPU function error`, `NPU error, error
+//! code is`, `PTA call acl api failed`, `[PTA]`, `ERR00008 PTA …`, its build's
+//! `compiler_depend.ts`, its HCCL process group's `WorkHCCL` and `ProcessGroupHCCL`, its
+//! allocator's `NPU out of memory. Tried to allocate`, its graph capture's `during NPU graph
+//! capture` and `npuStreamCaptureStatus`, op-plugin's `call aclnnX failed`; torchair's `Ascend
+//! op converter is not implemented`; Dynamo's `Graph Break Count`; vLLM's `multiproc_executor`:
+//! weaker than any framework's name); `unknown`
+//! otherwise (a bare CANN report, a build's or a tool's lines say nothing either way): the
+//! author is asked which framework, and the remedies name PyTorch's switches as PyTorch's.
 //!
 //! What it is not for: reading the versions' values (the triage tree's `env.txt` has them).
 
@@ -63,7 +73,6 @@ use regex::Regex;
     schemars::JsonSchema,
 )]
 pub enum Framework {
-    #[default]
     #[serde(rename = "pytorch")]
     Torch,
     #[serde(rename = "mindspore")]
@@ -81,6 +90,11 @@ pub enum Framework {
     /// A program on CANN alone: ATC, pyACL, an AscendCL application.
     #[serde(rename = "cann")]
     Cann,
+    /// The text names no framework (a bare CANN report, a build's or a tool's own lines): the
+    /// paste's author is asked which.
+    #[default]
+    #[serde(rename = "unknown")]
+    Unknown,
 }
 
 impl Framework {
@@ -94,6 +108,7 @@ impl Framework {
             Framework::OnnxRuntime => "onnxruntime",
             Framework::OpenCv => "opencv",
             Framework::Cann => "cann",
+            Framework::Unknown => "unknown",
         }
     }
 
@@ -109,6 +124,7 @@ impl Framework {
             Framework::OnnxRuntime => &["onnxruntime"],
             Framework::OpenCv => &["OpenCV"],
             Framework::Cann => &[],
+            Framework::Unknown => &["framework"],
         }
     }
 
@@ -135,6 +151,9 @@ impl Framework {
             Framework::Cann => {
                 "the CANN the application and its offline models (ATC) were built with, the installed CANN and its driver"
             }
+            Framework::Unknown => {
+                "the framework, its NPU plug-in (torch_npu on PyTorch) and CANN as the framework's installation guide pairs them"
+            }
         }
     }
 
@@ -143,6 +162,7 @@ impl Framework {
     pub fn allocator_clause(self) -> &'static str {
         match self {
             Framework::Torch => ", or PYTORCH_NPU_ALLOC_CONF against fragmentation",
+            Framework::Unknown => ", or on PyTorch PYTORCH_NPU_ALLOC_CONF against fragmentation",
             _ => "",
         }
     }
@@ -164,6 +184,9 @@ impl Framework {
                 "the operators launched synchronously (this framework's blocking mode, if it has one)"
             }
             Framework::Cann => "each launch followed by aclrtSynchronizeStream",
+            Framework::Unknown => {
+                "ASCEND_LAUNCH_BLOCKING=1 on PyTorch (on another framework, its blocking mode)"
+            }
         }
     }
 }
@@ -221,6 +244,8 @@ struct Patterns {
     /// (see the module's text): MindSpore, a PyTorch program, ggml, ONNX Runtime, PaddlePaddle,
     /// OpenCV, a program on CANN alone.
     frameworks: [FrameworkPatterns; 7],
+    /// torch_npu's own words, for a text that names no framework.
+    torch_npu_words: Regex,
 }
 
 struct FrameworkPatterns {
@@ -248,6 +273,9 @@ fn patterns() -> &'static Patterns {
                 r"(?i)triton[/.]compiler|triton[_-]ascend|bishengir|mlircompilationerror",
             ),
             triton_version: re(&format!(r"(?i)triton[_-]ascend{sep}\d+\.\d+")),
+            torch_npu_words: re(
+                r"(?i)c10_npu|npu function error|npu error, error code is|\bpta call acl|\[pta\]|\berr\d{5} pta\b|compiler_depend\.ts|workhccl|processgrouphccl|npu out of memory\. tried to allocate|during npu graph capture|npustreamcapturestatus|call aclnn\w* failed|ascend op converter is not implemented|graph break count|multiproc_executor",
+            ),
             frameworks: [
                 (
                     Framework::MindSpore,
@@ -256,7 +284,7 @@ fn patterns() -> &'static Patterns {
                 ),
                 (
                     Framework::Torch,
-                    r"(?i)(?:^|[^a-z0-9])(?:py)?torch(?:[_-]npu|air|run)?(?:[^a-z0-9]|$)|vllm|sglang",
+                    r"(?i)(?:^|[^a-z0-9])(?:py)?torch(?:[_-]npu|air|run)?(?:[^a-z0-9]|$)|vllm|sglang|lmdeploy|dlinfer|deepspeed|mindspeed|megatron|mineru",
                     None,
                 ),
                 (
@@ -271,7 +299,7 @@ fn patterns() -> &'static Patterns {
                 ),
                 (
                     Framework::Paddle,
-                    r"(?i)paddlepaddle|(?:^|[^a-z0-9])paddle(?:[/.]|::|_custom|-custom|[-_]lite|\s+version|seg|nlp|detection|speech|clas)|import paddle|nnadapter",
+                    r"(?i)paddlepaddle|(?:^|[^a-z0-9])paddle(?:[/.]|::|_custom|-custom|[-_]lite|\s+version|seg|nlp|detection|speech|clas|x\b|2onnx)|import paddle|nnadapter|fastdeploy|ultra_infer",
                     Some(format!(r"(?i)paddle(?:paddle)?(?:-npu)?{sep}\d+\.\d+")),
                 ),
                 (
@@ -300,7 +328,16 @@ pub fn stated(text: &str) -> Stated {
     let p = patterns();
     let found = p.frameworks.iter().find(|f| f.name.is_match(text));
     Stated {
-        framework: found.map_or(Framework::Torch, |f| f.framework),
+        framework: found.map_or_else(
+            || {
+                if p.torch_npu_words.is_match(text) {
+                    Framework::Torch
+                } else {
+                    Framework::Unknown
+                }
+            },
+            |f| f.framework,
+        ),
         framework_version: found
             .and_then(|f| f.version.as_ref())
             .is_some_and(|v| v.is_match(text)),
@@ -416,7 +453,7 @@ mod tests {
                 Framework::Torch,
                 vec!["torch", "torch_npu", "CANN", "chip"],
             ),
-            ("Ascend-CANN 8.0.0 on 910B4", Framework::Torch, vec!["torch", "torch_npu"]),
+            ("Ascend-CANN 8.0.0 on 910B4", Framework::Unknown, vec!["framework"]),
             (
                 "[ERROR] Failed to run BiShengIR pipeline\ntorch 2.6.0, torch_npu 2.6.0, CANN 8.2.RC1, 910B3",
                 Framework::Torch,
@@ -442,7 +479,7 @@ mod tests {
                 Framework::Torch,
                 vec!["torch", "torch_npu", "CANN", "chip"],
             ),
-            ("EE9999: Inner Error!", Framework::Torch, vec!["torch", "torch_npu", "CANN", "chip"]),
+            ("EE9999: Inner Error!", Framework::Unknown, vec!["framework", "CANN", "chip"]),
             (
                 "terminate called after throwing an instance of 'paddle::lite::PaddleLiteException'",
                 Framework::Paddle,
@@ -512,6 +549,29 @@ mod tests {
                 Framework::Torch,
                 vec!["torch", "torch_npu", "CANN", "chip"],
             ),
+            // A report, a build's lines or an engine on PyTorch or PaddlePaddle without the
+            // framework's own names.
+            (
+                "EZ9999: Inner Error!
+EZ9999: [PID: 1] 2025-01-01-00:00:00.000.000 The error from device(0)",
+                Framework::Unknown,
+                vec!["framework", "CANN", "chip"],
+            ),
+            (
+                "CMake Error at CMakeLists.txt:3 (find_package):",
+                Framework::Unknown,
+                vec!["framework", "CANN", "chip"],
+            ),
+            (
+                "2024-11-07 12:55:24,870 - lmdeploy - ERROR - __init__.py:17 - ModuleNotFoundError: No module named 'dlinfer'",
+                Framework::Torch,
+                vec!["torch", "torch_npu", "CANN", "chip"],
+            ),
+            (
+                "[ERROR] fastdeploy/runtime/runtime.cc(409)::CreateOMBackend\tFailed to initialize om backend.",
+                Framework::Paddle,
+                vec!["PaddlePaddle", "CANN", "chip"],
+            ),
         ] {
             let s = stated(text);
             assert_eq!((s.framework, s.missing()), (framework, missing), "{text}");
@@ -528,6 +588,7 @@ mod tests {
             Framework::OnnxRuntime,
             Framework::OpenCv,
             Framework::Cann,
+            Framework::Unknown,
         ] {
             assert_eq!(serde_json::to_value(f).ok(), Some(f.name().into()));
         }
@@ -538,9 +599,16 @@ mod tests {
         let s = stated(
             "File \"/x/torch/_dynamo/eval_frame.py\", line 465, in _fn\nimport torch_npu\ntorchair 0.1\nerror code is 507015\nline 910 of x.py",
         );
-        assert_eq!(s, Stated::default());
+        assert_eq!(
+            s,
+            Stated {
+                framework: Framework::Torch,
+                ..Stated::default()
+            }
+        );
         assert_eq!(s.missing(), vec!["torch", "torch_npu", "CANN", "chip"]);
-        assert!(stated("").missing().len() == 4);
+        assert_eq!(stated("").missing(), vec!["framework", "CANN", "chip"]);
+        assert_eq!(stated("").framework, Framework::Unknown);
         // The worst line: long, non-ASCII, no panic.
         let junk = "é910".repeat(100_000);
         let _ = stated(&junk);

@@ -439,7 +439,7 @@ pub fn push_head(head: &mut String, line: &[u8]) {
 }
 
 /// The framework a file's program runs on, read from its first [`HEAD`] bytes as `triage
-/// classify` reads them; PyTorch when the file cannot be read again (a pipe the scan has used
+/// classify` reads them; unknown when the file cannot be read again (a pipe the scan has used
 /// up reads as empty).
 pub fn framework_of(path: &Path) -> npgx_parsers::versions::Framework {
     let mut head = Vec::new();
@@ -681,11 +681,11 @@ mod tests {
         let mut data = vec![b'x'; HEAD + 10];
         data.extend_from_slice(b"\nggml_cann_init\n");
         let path = temp(&data, "late");
-        assert_eq!(framework_of(&path), Framework::Torch);
+        assert_eq!(framework_of(&path), Framework::Unknown);
         std::fs::remove_file(&path).unwrap();
         assert_eq!(
             framework_of(Path::new("/nonexistent/npgx/file.log")),
-            Framework::Torch
+            Framework::Unknown
         );
         let mut head = String::new();
         push_head(&mut head, &vec![b'y'; HEAD * 2]);

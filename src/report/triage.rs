@@ -247,13 +247,22 @@ pub fn classifications_text(items: &[Classification]) -> String {
                 );
             }
         }
-        if let Some(f) = c.framework.filter(|f| *f != Framework::Torch) {
-            // PyTorch, the default, goes unsaid.
-            let _ = writeln!(
-                out,
-                "  framework:   {} (by the names the text prints)",
-                f.name()
-            );
+        match c.framework {
+            // PyTorch, npgx's own users' framework, goes unsaid.
+            Some(Framework::Torch) | None => {}
+            Some(Framework::Unknown) => {
+                let _ = writeln!(
+                    out,
+                    "  framework:   unknown (the text names none: ask which)"
+                );
+            }
+            Some(f) => {
+                let _ = writeln!(
+                    out,
+                    "  framework:   {} (by the names the text prints)",
+                    f.name()
+                );
+            }
         }
         if !c.missing.is_empty() {
             let _ = writeln!(
@@ -282,7 +291,13 @@ pub fn remedy_text(remedy: &[Remedy], indent: &str) -> String {
     let _ = writeln!(out, "{indent}do:");
     for r in remedy {
         let at = r.line.map(|l| format!(", line {l}")).unwrap_or_default();
-        let _ = writeln!(out, "{indent}  - {} [{}{at}]", r.action, r.source);
+        // A report's `Possible Cause:` says what may be wrong, not what to do.
+        let lead = if r.matched == "report.possible-cause" {
+            "possible cause: "
+        } else {
+            ""
+        };
+        let _ = writeln!(out, "{indent}  - {lead}{} [{}{at}]", r.action, r.source);
         for c in &r.check {
             let _ = writeln!(out, "{indent}      check: {c}");
         }

@@ -101,15 +101,16 @@ pub struct Classification {
     pub remedy: Vec<Remedy>,
     /// The versions the text does not state, of `torch`, `torch_npu`, `CANN` and `chip` — for a
     /// program on another framework, that framework's instead of torch's (`MindSpore`,
-    /// `PaddlePaddle`, `llama.cpp build`, `onnxruntime`; none for a program on CANN alone), and
+    /// `PaddlePaddle`, `llama.cpp build`, `onnxruntime`; none for a program on CANN alone;
+    /// `framework` when the text names none), and
     /// `triton-ascend` where a Triton
     /// kernel was compiled: what to ask the author of a paste for (absent when it states them
     /// all, and in documents before it was added).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub missing: Vec<String>,
-    /// The framework the text's program runs on, read from the names it prints (`pytorch`, the
-    /// default, `mindspore`, `paddlepaddle`, `llama.cpp`, `onnxruntime`, `cann`: ATC, pyACL or an
-    /// AscendCL application): what `missing` asks
+    /// The framework the text's program runs on, read from the names it prints (`pytorch`,
+    /// `mindspore`, `paddlepaddle`, `llama.cpp`, `onnxruntime`, `opencv`, `cann`: ATC, pyACL or an
+    /// AscendCL application; `unknown` when it names none): what `missing` asks
     /// for and the remedies' words follow it (absent from `triage analyze`, whose runs are
     /// PyTorch's, and in documents before it was added).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -214,20 +215,16 @@ fn settle_logs(framework: Framework, bare: bool) -> String {
         .copied()
         .chain(["CANN", "driver"])
         .collect();
+    // The text shows no torch.compile run (that is [`SETTLE`]'s case): the ladder is not named.
     format!(
-        "read what the text lacks: {}the failing process's plogs ({}) with `npgx plog` and `npgx aicore`, the log from its first error on, and the versions ({}){}",
+        "read what the text lacks: {}the log from its first error on, the versions ({}), and the failing process's plogs ({}) with `npgx plog` (and `npgx aicore` when they hold a device exception)",
         if bare {
             "the Python traceback above the exception (its frames name the code and the library that raised it), "
         } else {
             ""
         },
-        crate::plog::PLOG_LOCATION,
         versions.join(", "),
-        if framework == Framework::Torch {
-            "; a torch.compile script is settled by `npgx triage run SCRIPT`"
-        } else {
-            ""
-        }
+        crate::plog::PLOG_LOCATION,
     )
 }
 
@@ -411,10 +408,12 @@ fn classify_lines(
     read: impl Fn(&mut dyn FnMut(u64, &[u8]) -> bool) -> std::io::Result<ReadStats>,
 ) -> std::io::Result<Classification> {
     let mut scanner = CausalScanner::new();
+    let mut cut = npgx_parsers::causal::cut::CutReader::new();
     let mut head = String::new();
     let mut not_text = 0u64;
     let stats = read(&mut |no, line| {
         scanner.push(no, line);
+        cut.push(no, &String::from_utf8_lossy(line));
         let text = std::str::from_utf8(line).ok();
         if text.is_none() || memchr::memchr(0, line).is_some() {
             not_text += 1;
@@ -435,6 +434,9 @@ fn classify_lines(
     device_readers_to_plogs(&mut c, None, &read);
     c.missing = stated.missing().into_iter().map(str::to_string).collect();
     c.framework = Some(stated.framework);
+    // What the text cannot show: it was cut inside a traceback or a report, or lines were left
+    // out of it.
+    c.notes.extend(cut.finish().iter().map(|k| k.sentence()));
     if not_text > 0 {
         c.notes.push(format!(
             "{not_text} of {} lines hold NUL bytes or invalid UTF-8 (read with replacement characters)",
@@ -511,11 +513,14 @@ mod tests {
         let server = "(Actor pid=1) [2026-01-01 00:00:00,188 E 1 1] logging.cc:501: *** SIGSEGV received at time=1 on cpu 3 ***\n";
         let c = classify_text(label, server).expect("classified");
         assert_eq!(c.route, Route::Undetermined);
-        let torch = Framework::Torch;
+        let (torch, unknown) = (Framework::Torch, Framework::Unknown);
+        // A text that names no framework asks which, and names no ladder.
         assert_eq!(
             c.settle.as_deref(),
-            Some(settle_logs(torch, false).as_str())
+            Some(settle_logs(unknown, false).as_str())
         );
+        assert!(!settle_logs(torch, false).contains("triage run"));
+        assert!(settle_logs(unknown, false).contains("versions (framework, CANN, driver)"));
         let frames = ["/x/torch/_dynamo/eval_frame.py _fn", "/x/app.py f"];
         assert_eq!(settle(frames.into_iter(), torch, false), SETTLE);
         assert_eq!(
@@ -529,7 +534,7 @@ mod tests {
         let nothing = classify_text(label, "hello\n").expect("classified");
         assert_eq!(
             nothing.settle.as_deref(),
-            Some(settle_logs(torch, false).as_str())
+            Some(settle_logs(unknown, false).as_str())
         );
         // An exception without its traceback asks for it first, and the versions asked are the
         // program's framework's.

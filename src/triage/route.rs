@@ -277,7 +277,9 @@ pub fn environment_problem(err: &CausalError) -> Option<EnvironmentProblem> {
         if let Some(name) = quoted_after(m, "No module named ") {
             let top = name.split('.').next().unwrap_or(name);
             return Some(EnvironmentProblem {
-                package: top.to_string(),
+                package: npgx_parsers::knowledge::module_package(m)
+                    .unwrap_or(top)
+                    .to_string(),
                 why: format!("the Python module `{name}` is not installed in this interpreter (or the environment that provides it was not activated)"),
                 token: "No module named".into(),
             });

@@ -252,11 +252,19 @@ fn title_code(s: &str) -> Option<(Option<String>, String, &str)> {
         return None;
     }
     let r = &s[open + 1..];
-    if r.len() < 8 || !is_code(&r.as_bytes()[..6]) || !r[6..].starts_with("):") {
+    if r.len() < 7 || !is_code(&r.as_bytes()[..6]) {
         return None;
     }
+    // `Title(CODE): msg`, or the title alone in CANN's `<Category>_Error_<What>` naming
+    // (`Communication_Error_Get_Socket(EI0006)`): the title is the message.
+    let msg = if let Some(m) = r[6..].strip_prefix("):") {
+        m.trim()
+    } else if r[6..].trim_end() == ")" && title.contains("_Error_") {
+        title
+    } else {
+        return None;
+    };
     let code = r[..6].to_owned();
-    let msg = r[8..].trim();
     let title = (!title.is_empty()).then(|| title.to_owned());
     Some((title, code, msg))
 }

@@ -561,12 +561,17 @@ impl<'w> Collector<'_, 'w> {
         } else {
             Tier::Strong
         };
+        let rule = if d.form == compiler_diag::Form::Linker {
+            "linker.error"
+        } else {
+            "compiler.diagnostic"
+        };
         let mut c = Candidate::new(
             i,
             tier,
             CauseRank::ErrorReport,
             Shape::CompilerDiagnostic,
-            "compiler.diagnostic",
+            rule,
         );
         c.message = t.to_string();
         c.scope.push((w[i].no, t.into()));
@@ -689,9 +694,16 @@ impl<'w> Collector<'_, 'w> {
         let mut end = at + 1;
         if at > i {
             push_scope(&mut c.scope, w[at].no, w[at].rest.trim());
+            // The message's indented lines, across the blank line CMake puts before a quoted
+            // path (`include could not find requested file:`, blank, the path).
             while end < w.len().min(at + 12) {
                 let next = w[end].rest;
-                if next.trim().is_empty() || !next.starts_with(' ') {
+                let indented = |l: &str| l.starts_with(' ') && !l.trim().is_empty();
+                if next.trim().is_empty() && w.get(end + 1).is_some_and(|l| indented(l.rest)) {
+                    end += 1;
+                    continue;
+                }
+                if !indented(next) {
                     break;
                 }
                 push_scope(&mut c.scope, w[end].no, next.trim());
@@ -1725,6 +1737,53 @@ impl<'w> OtherLine<'w> {
         })
     }
 
+    /// The line a program wrote for an exception it caught, right above the exception's
+    /// traceback (`logger.exception(…)`, `logger.error(…, exc_info=True)`, or a print and then
+    /// `traceback.print_exc()`: `Error in request: <the exception's message>` over `Traceback
+    /// (most recent call last):`): it says what failed. A signal, ranked `Error`: the exception
+    /// at the traceback's end states it as a strong candidate when the text holds it, and this
+    /// line stands in for it when the text is cut inside the traceback. Only a line that says
+    /// so (an error, an exception, a failure) and states it: not one that introduces the
+    /// traceback (`Exception in thread Thread-3 (run):`, CPython's own header, ends in a colon),
+    /// not indented, not Python's chaining lines, not at a debug, INFO or warning level (a line
+    /// at an error level is the error record read before).
+    fn logged_exception(
+        &self,
+        n: &Normalised<'_>,
+        rest: &str,
+        next: Option<&WinLine<'_>>,
+    ) -> Option<Candidate<'w>> {
+        let t = self.t;
+        let above = next.is_some_and(|l| is_traceback_start(l.rest.trim()));
+        // Python logging's basic format below ERROR (`INFO:root:retrying after an error`).
+        let quiet = logging_line(t).is_some_and(|l| !matches!(l.level, "ERROR" | "CRITICAL"));
+        if !above
+            || rest.starts_with(char::is_whitespace)
+            || t.ends_with(':')
+            || quiet
+            || soft_level(n)
+            || info_level(n)
+            || warning_level(n, t)
+        {
+            return None;
+        }
+        let lower = t.to_ascii_lowercase();
+        let says = ["error", "exception", "fail"].iter().any(|w| {
+            lower
+                .match_indices(w)
+                .any(|(at, _)| at == 0 || !lower.as_bytes()[at - 1].is_ascii_alphabetic())
+        });
+        says.then(|| {
+            self.make(
+                Tier::Signal,
+                CauseRank::Error,
+                Shape::LoggingError,
+                "logger.exception-record",
+                t,
+            )
+        })
+    }
+
     /// A record a glog-form logger wrote at its fatal level (`F`: glog's `LOG(FATAL)` and the
     /// `CHECK` macros, `Check failed: …`, as glog and Paddle-Lite print them; TORCH_LOGS'
     /// `C`): the process aborts right after it, and the record says why, as a failed assertion
@@ -1922,6 +1981,7 @@ fn classify_other<'w>(w: &[WinLine<'w>], i: usize, soft: bool) -> Option<Candida
         .or_else(|| l.process_abort())
         .or_else(|| l.error_record(n, w[i].rest))
         .or_else(|| l.runtime_return(n, w[i].rest))
+        .or_else(|| l.logged_exception(n, w[i].rest, w.get(i + 1)))
 }
 
 /// A logger prefix at INFO or DEBUG level (vLLM, Python logging, glog `I`/`V`).

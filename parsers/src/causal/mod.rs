@@ -37,6 +37,7 @@
 
 pub mod across;
 pub mod collect;
+pub mod cut;
 pub mod normalise;
 pub mod phase;
 pub mod rank;
@@ -1017,6 +1018,89 @@ mod tests {
         assert_eq!((c.line, &*c.evidence.rule), (3, "cmake.error"));
         let pytest = "  subprocess.CalledProcessError: Command '['bishengir-compile', 'k.mlir']' returned non-zero exit status 1.\nE        loc(\"/tmp/m.mlir\":126:16): error: 'tensor.empty' op Unsupported op for finding the root alloc.\n";
         assert_eq!(first(pytest).line, 2);
+    }
+
+    // A build that stops before compiling: CMake's parse error (`at <file>:<line>:`, no
+    // command) and GNU ld's own lines are the build environment's causes; the compiler driver's
+    // `collect2: error: ld returned 1 exit status` only wraps the linker's.
+    #[test]
+    fn a_builds_configuration_and_link() {
+        fn env(c: &CausalError) -> Option<(Phase, &str)> {
+            c.phase.as_ref().map(|p| (p.phase, &*p.rule))
+        }
+        let parse = "-- Found X: /opt/x\nCMake Error at cmake/generic.cmake:1:\n  Parse error.  Expected a command name, got unquoted argument with text\n  \"../x.cmake\".\nCall Stack (most recent call first):\n  CMakeLists.txt:8 (include)\n\n-- Configuring incomplete, errors occurred!\n";
+        let c = first(parse);
+        assert_eq!((c.line, &*c.evidence.rule), (3, "cmake.error"));
+        // The path CMake quotes after a blank line is in the message's scope.
+        let include = "CMake Error at /a/ASCConfig.cmake:20 (include):\n  include could not find requested file:\n\n    /b/FindASC.cmake\nCall Stack (most recent call first):\n  CMakeLists.txt:3 (find_package)\n";
+        let c = first(include);
+        assert_eq!(c.line, 2);
+        assert!(
+            c.scope
+                .iter()
+                .any(|(n, t)| *n == 4 && t == "/b/FindASC.cmake"),
+            "{:?}",
+            c.scope
+        );
+        assert!(
+            c.scope.iter().all(|(_, t)| !t.starts_with("Call Stack")),
+            "{:?}",
+            c.scope
+        );
+        assert_eq!(
+            env(&c),
+            Some((Phase::Environment, "shape.build-configuration"))
+        );
+        for (text, line) in [
+            ("[ 50%] Linking CXX shared library libx.so\n/usr/bin/ld: cannot find -lhccl_x\ncollect2: error: ld returned 1 exit status\nmake[2]: *** [x.so] Error 1\n", 2),
+            ("/usr/bin/ld: op.o: in function `run':\nop.cc:(.text+0x1a): undefined reference to `aclInit'\ncollect2: error: ld returned 1 exit status\n", 2),
+        ] {
+            let c = first(text);
+            assert_eq!((c.line, &*c.evidence.rule, c.tier), (line, "linker.error", Tier::Strong), "{text}");
+            assert_eq!(env(&c).map(|e| e.0), Some(Phase::Environment), "{text}");
+        }
+        // A compiler's own error stays a compile error.
+        let c = first("k.cc:3:5: error: 'x' was not declared in this scope\ncollect2: error: ld returned 1 exit status\n");
+        assert_eq!((c.line, env(&c).map(|e| e.0)), (1, Some(Phase::Compile)));
+    }
+
+    // ACL's own return codes (1000xx usage, 2000xx resource, … as torch_npu's AclErrorCode table
+    // lists them) name the failed call as the runtime's do; a CANN title with its code and no
+    // message (`Communication_Error_Get_Socket(EI0006)`) is that code's report.
+    #[test]
+    fn acl_return_codes_and_a_titled_code_alone() {
+        let text = "om_backend.cc(174)::InitResource\tacl init failed, errorCode = 100002\nom_backend.cc(57)::Init\texecute InitResource failed, errorCode = 0\n[ERROR] runtime.cc(409)::CreateBackend\tFailed to initialize the backend.\n";
+        let c = first(text);
+        assert_eq!((c.line, &*c.evidence.rule), (1, "runtime.error-number"));
+        let c = first("Communication_Error_Get_Socket(EI0006)\n");
+        assert_eq!(
+            (c.line, c.message.as_str()),
+            (1, "EI0006: Communication_Error_Get_Socket")
+        );
+        assert_eq!(c.phase.map(|p| p.phase), Some(Phase::Collective));
+        // A call with a code-like argument is no report.
+        assert!(first_causal_error(b"parse_args(EI0006)\n").is_none());
+    }
+
+    // The line a program logs for an exception it caught, just above the traceback: cited when
+    // the paste is cut inside the traceback, never over the exception that ends a whole one, and
+    // never CPython's own header for a thread's exception.
+    #[test]
+    fn a_logged_exception_above_its_traceback() {
+        let cut = "[2026-01-01 00:00:00] Error in request: f() missing 1 required positional argument: 'x'\nTraceback (most recent call last):\n  File \"/srv/a.py\", line 9, in handle\n    return g()\n";
+        let c = first(cut);
+        assert_eq!(
+            (c.line, &*c.evidence.rule, c.tier),
+            (1, "logger.exception-record", Tier::Signal)
+        );
+        let whole = format!("{cut}  File \"/srv/b.py\", line 3, in g\n    f()\nTypeError: f() missing 1 required positional argument: 'x'\n");
+        assert_eq!(first(&whole).line, 7);
+        let thread = "Exception in thread Thread-3 (run):\nTraceback (most recent call last):\n  File \"/x/threading.py\", line 1, in run\n";
+        assert!(first_causal_error(thread.as_bytes())
+            .is_none_or(|c| &*c.evidence.rule != "logger.exception-record"));
+        let info = "INFO:root:retrying after an error\nTraceback (most recent call last):\n  File \"a.py\", line 1, in f\n";
+        assert!(first_causal_error(info.as_bytes())
+            .is_none_or(|c| &*c.evidence.rule != "logger.exception-record"));
     }
 
     // A paste's first line that picked up a space is still an exception line (its capture

@@ -110,7 +110,7 @@ fn with_fact(mut e: PhaseEvidence, f: &knowledge::Fact) -> PhaseEvidence {
 }
 
 /// A runtime error number (107xxx parameter/usage, 207xxx resource, 507xxx execution, 500xxx
-/// internal) after one of the phrases CANN and torch_npu print it with, or in brackets with the
+/// internal; ACL's 100xxx and 148xxx usage, 200xxx resource, 300xxx storage) after one of the phrases CANN and torch_npu print it with, or in brackets with the
 /// bracketed description after it at the start of a message (the MindX SDK's `[507011][Error
 /// code unknown] Failed to model infer execute`).
 pub fn runtime_number(line: &str) -> Option<u64> {
@@ -135,10 +135,19 @@ pub fn runtime_number(line: &str) -> Option<u64> {
     ];
     // Asked of every line the causal engine reads: the leads' searchers are built once.
     static LEAD: LazyLock<Needles> = LazyLock::new(|| Needles::new(LEADS.iter().copied()));
+    // The runtime's (107xxx, 207xxx, 507xxx) and ACL's own (100xxx, 148xxx, 200xxx, 300xxx,
+    // 500xxx) return codes, as torch_npu's AclErrorCode table lists them.
     let in_range = |n: u64| {
         matches!(
             n,
-            107_000..=107_999 | 207_000..=207_999 | 507_000..=507_999 | 500_000..=500_999
+            100_000..=100_999
+                | 107_000..=107_999
+                | 148_000..=148_999
+                | 200_000..=200_999
+                | 207_000..=207_999
+                | 300_000..=300_999
+                | 500_000..=500_999
+                | 507_000..=507_999
         )
     };
     // `[507011][…`: a bracketed number alone (`[107001] loss 2.3`, a step or a pid) is none.
@@ -269,6 +278,38 @@ fn own(err: &CausalError, under: Phase) -> Option<PhaseEvidence> {
                 at,
                 Source::Error,
             ))
+        }
+        // A build that stopped before compiling anything (CMake's configuration) or at its
+        // link: a package, library or path it needs is missing or comes from another install.
+        // The build's environment, not a kernel's source.
+        Shape::CompilerDiagnostic if err.evidence.rule == "cmake.error" => {
+            return Some(ev(
+                Phase::Environment,
+                Some(Nature::Environment),
+                "shape.build-configuration",
+                "CMake Error",
+                at,
+                Source::Error,
+            ))
+        }
+        Shape::CompilerDiagnostic if err.evidence.rule == "linker.error" => {
+            let token = [
+                "cannot find",
+                "cannot open",
+                "undefined reference to",
+                "multiple definition of",
+            ]
+            .into_iter()
+            .find(|t| err.message.contains(t))
+            .unwrap_or("ld");
+            return Some(ev(
+                Phase::Environment,
+                Some(Nature::Environment),
+                "shape.link",
+                token,
+                at,
+                Source::Error,
+            ));
         }
         Shape::CompilerDiagnostic => {
             return Some(ev(
@@ -621,6 +662,12 @@ mod tests {
         );
         assert_eq!(runtime_number("failed, error code:507034'"), Some(507034));
         assert_eq!(runtime_number("error code is 1"), None);
+        assert_eq!(
+            runtime_number("om_backend.cc(174)::InitResource\tacl init failed, errorCode = 100002"),
+            Some(100002)
+        );
+        assert_eq!(runtime_number("error code is 600000"), None);
+        assert_eq!(runtime_number("ret = 101000"), None);
     }
 
     #[test]

@@ -232,10 +232,12 @@ pub fn table_remedy(matches: &str, file: Option<&str>, framework: Framework) -> 
 
 /// The remedy row of one match for a program on `framework`: a row whose check runs the
 /// user's torch.compile script (`<SCRIPT>`: the layered triage, the bisection) is PyTorch's
-/// only — for another framework there is no such script, and the row is passed over.
+/// only — for another framework there is no such script, and the row is passed over; a text
+/// that names no framework keeps it (its program may be PyTorch's).
 fn row_for(matches: &str, framework: Framework) -> Option<&'static RemedyRow> {
     knowledge::remedy_for(matches).filter(|r| {
-        framework == Framework::Torch || !r.check.iter().any(|c| c.contains("<SCRIPT>"))
+        matches!(framework, Framework::Torch | Framework::Unknown)
+            || !r.check.iter().any(|c| c.contains("<SCRIPT>"))
     })
 }
 

@@ -464,6 +464,15 @@ pub fn package(text: &str) -> Option<&'static str> {
     phrase(Kind::Package, &text.to_ascii_lowercase()).map(|f| f.meaning)
 }
 
+/// The pip package that provides a Python module the text says is missing (`No module named
+/// 'dlinfer'` → dlinfer-ascend), where its name differs from the module's or it comes from
+/// elsewhere: the `package` rows keyed on `no module named '<module>`.
+pub fn module_package(text: &str) -> Option<&'static str> {
+    phrase(Kind::Package, &text.to_ascii_lowercase())
+        .filter(|f| f.key.starts_with("no module named '"))
+        .map(|f| f.meaning)
+}
+
 /// The environment row of an installation fault named anywhere in a line (`Op Cast does not has
 /// any binary.`); the environment-message rows, which count only inside an error's own message
 /// (`is not compatible with`), are not read.
