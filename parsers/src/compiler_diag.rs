@@ -10,8 +10,10 @@
 //! clang      := path ":" line [":" column] ": " severity ": " message  (clang, LLVM tools, gcc)
 //! tool       := program ": " (severity ": " | option-error) message   (a driver or tool itself)
 //! option-error := "for the " option " option: "                       (LLVM cl::opt, an error)
-//!             | "cannot find " | "cannot open "                       (GNU ld: `ld: cannot find -lx`)
-//! linker     := object ":(" section ")" ": " ("undefined reference to " | "multiple definition of ") …
+//! linker     := ld ": " ("cannot find " | "cannot open ") …            (GNU ld, no severity)
+//!             | [ld ": "] place ": " ("undefined reference to " | "multiple definition of ") …
+//!               (place: `x.o:(.text+0x1a)`, `op.cc:42`, `x.o`; a `tool` line of a linker
+//!               program, `ld.lld: error: …`, is a linker's too)
 //! tbe-dict   := … "{'errCode': '" code "'" … "}" …                   (TBE / TIK compile errors)
 //! severity   := "error" | "fatal error" | "warning" | "note" | "remark"
 //! location   := balanced text: `"file":line:col`, `callsite(… at …)`, `fused[…]`, `unknown`
@@ -129,11 +131,28 @@ pub fn parse_diagnostic(line: &str) -> Option<Diagnostic<'_>> {
 /// error, though it names no severity.
 fn linker(t: &str) -> Option<Diagnostic<'_>> {
     const SAYS: &[&str] = &[": undefined reference to ", ": multiple definition of "];
-    let message = SAYS.iter().find_map(|s| {
+    SAYS.iter().find_map(|s| {
         let at = crate::needles::find(t, s)?;
-        t[..at].ends_with(')').then(|| &t[at + 2..])
-    })?;
-    Some(Diagnostic {
+        // The place: an object and its section (`x.o:(.text+0x1a)`), a source line of an
+        // object built with debug information (`op.cc:42`), or an object after ld's own name
+        // (`/usr/bin/ld: x.o`); nothing but ld's name before it.
+        let (head, place) = t[..at].rsplit_once(' ').unwrap_or(("", &t[..at]));
+        let placed = place.ends_with(')') || place.contains(['.', '/']);
+        let led = head.is_empty() || head.strip_suffix(':').is_some_and(is_linker);
+        (placed && led).then(|| link_error(&t[at + 2..]))
+    })
+}
+
+/// Whether a program's path names a linker (GNU ld and its `ld.bfd` / `ld.gold`, LLVM's
+/// `ld.lld`, a cross toolchain's `aarch64-linux-gnu-ld`).
+fn is_linker(program: &str) -> bool {
+    let name = program.rsplit('/').next().unwrap_or(program);
+    name == "ld" || name.starts_with("ld.") || name.ends_with("-ld")
+}
+
+/// A linker's error.
+fn link_error(message: &str) -> Diagnostic<'_> {
+    Diagnostic {
         form: Form::Linker,
         severity: Severity::Error,
         file: None,
@@ -141,8 +160,18 @@ fn linker(t: &str) -> Option<Diagnostic<'_>> {
         column: None,
         code: None,
         message,
-    })
+    }
 }
+
+/// Whether a line or message is the compiler driver's report that the link failed (gcc's
+/// `collect2: error: ld returned 1 exit status`, clang's `linker command failed with exit
+/// code 1`): a wrapper of the linker's own lines, which say what it lacked.
+pub fn is_link_wrapper(text: &str) -> bool {
+    let l = text.to_ascii_lowercase();
+    LINK_WRAPPERS.iter().any(|w| l.contains(w))
+}
+
+const LINK_WRAPPERS: &[&str] = &["error: ld returned", "linker command failed with exit code"];
 
 /// `loc(<balanced>): <severity>: <message>`.
 fn mlir(t: &str) -> Option<Diagnostic<'_>> {
@@ -294,21 +323,13 @@ fn tool(t: &str) -> Option<Diagnostic<'_>> {
     }
     // GNU ld states what it cannot do without a severity (`/usr/bin/ld: cannot find -lhccl`);
     // its warnings say `warning:`, read above.
-    let linker = name == "ld" || name.starts_with("ld.") || name.ends_with("-ld");
+    let linker = is_linker(program);
     let (severity, message) = match severity_then_message(rest) {
         Some(found) => found,
         None if linker
             && (rest.starts_with("cannot find ") || rest.starts_with("cannot open ")) =>
         {
-            return Some(Diagnostic {
-                form: Form::Linker,
-                severity: Severity::Error,
-                file: None,
-                line: None,
-                column: None,
-                code: None,
-                message: rest,
-            });
+            return Some(link_error(rest));
         }
         None => {
             let option = rest.strip_prefix("for the ")?;
@@ -320,7 +341,7 @@ fn tool(t: &str) -> Option<Diagnostic<'_>> {
         }
     };
     Some(Diagnostic {
-        form: Form::Tool,
+        form: if linker { Form::Linker } else { Form::Tool },
         severity,
         file: None,
         line: None,
@@ -380,9 +401,6 @@ const WRAPPERS: &[&str] = &[
     "please check op's compilation error message",
     // ATC.
     "atc run failed",
-    // The compiler driver after the linker's own errors (gcc's collect2, clang).
-    "error: ld returned",
-    "linker command failed with exit code",
 ];
 
 /// Exception types that carry a compiler's output without stating a cause of their own.
@@ -395,7 +413,8 @@ pub fn is_compile_wrapper(text: &str) -> bool {
     if l.contains("failed to run bisheng") && l.contains("pipeline") {
         return true;
     }
-    static ANY: LazyLock<Needles> = LazyLock::new(|| Needles::new(WRAPPERS.iter().copied()));
+    static ANY: LazyLock<Needles> =
+        LazyLock::new(|| Needles::new(WRAPPERS.iter().chain(LINK_WRAPPERS).copied()));
     ANY.any_in(&l)
 }
 
@@ -640,6 +659,23 @@ mod tests {
         assert!(is_compile_wrapper(
             "collect2: error: ld returned 1 exit status"
         ));
+        assert!(is_link_wrapper(
+            "collect2: error: ld returned 1 exit status"
+        ));
+        for line in [
+            "ld.lld: error: unable to find library -lhccl",
+            "/usr/bin/ld.gold: error: cannot find -lhccl",
+            "/src/op.cc:42: undefined reference to `aclInit'",
+            "/usr/bin/ld: x.o: undefined reference to symbol 'dlsym@@GLIBC_2.2.5'",
+        ] {
+            let d = parse_diagnostic(line).unwrap_or_else(|| panic!("{line}"));
+            assert_eq!(
+                (d.form, d.severity.is_error()),
+                (Form::Linker, true),
+                "{line}"
+            );
+        }
+        assert!(parse_diagnostic("see the notes: undefined reference to `f'").is_none());
         assert!(is_compile_wrapper(
             "clang: error: linker command failed with exit code 1 (use -v to see invocation)"
         ));

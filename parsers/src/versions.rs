@@ -30,7 +30,7 @@
 //! word anywhere): MindSpore where its modules or paths appear (`mindspore/`, `mindspore.`,
 //! `import mindspore`, `vllm-mindspore`, `mindspore 2.3.0`: its programs may print torch names
 //! too, MSAdapter); otherwise PyTorch where the text names a PyTorch program (`torch`,
-//! `torch_npu`, `torchair`, `torchrun`, `vllm`, `sglang`, the PyTorch engines and trainers
+//! `torch_npu`, `torchair`, `npugraph_ex`, `torchrun`, `vllm`, `sglang`, the PyTorch engines and trainers
 //! `lmdeploy` and its `dlinfer`, `deepspeed`, `mindspeed`, `megatron`, `mineru`); otherwise llama.cpp (`ggml`, the
 //! library every llama.cpp and ollama build prints), ONNX Runtime (`onnxruntime`, its
 //! `CANNExecutionProvider`) or PaddlePaddle (`paddlepaddle`, `paddle/`, `paddle.`, `import
@@ -45,8 +45,8 @@
 //! torch_npu's hint `Check whether acl.rt.set_context … is called.`) or an AscendCL application
 //! whose own check prints the call it made (`aclrtSetDevice(deviceId) failed`); then PyTorch
 //! where only torch_npu's own words show (`c10_npu`, `NPU function error`, `NPU error, error
-//! code is`, `PTA call acl api failed`, `[PTA]`, `ERR00008 PTA …`, its build's
-//! `compiler_depend.ts`, its HCCL process group's `WorkHCCL` and `ProcessGroupHCCL`, its
+//! code is`, `PTA call acl api failed`, `[PTA]`, `ERR00008 PTA …`, its log headers'
+//! `compiler_depend.ts:574]` — not a CMake build's own `compiler_depend.ts` paths —, its HCCL process group's `WorkHCCL` and `ProcessGroupHCCL`, its
 //! allocator's `NPU out of memory. Tried to allocate`, its graph capture's `during NPU graph
 //! capture` and `npuStreamCaptureStatus`, op-plugin's `call aclnnX failed`; torchair's `Ascend
 //! op converter is not implemented`; Dynamo's `Graph Break Count`; vLLM's `multiproc_executor`:
@@ -274,7 +274,7 @@ fn patterns() -> &'static Patterns {
             ),
             triton_version: re(&format!(r"(?i)triton[_-]ascend{sep}\d+\.\d+")),
             torch_npu_words: re(
-                r"(?i)c10_npu|npu function error|npu error, error code is|\bpta call acl|\[pta\]|\berr\d{5} pta\b|compiler_depend\.ts|workhccl|processgrouphccl|npu out of memory\. tried to allocate|during npu graph capture|npustreamcapturestatus|call aclnn\w* failed|ascend op converter is not implemented|graph break count|multiproc_executor",
+                r"(?i)c10_npu|npu function error|npu error, error code is|\bpta call acl|\[pta\]|\berr\d{5} pta\b|compiler_depend\.ts:\d+\]|workhccl|processgrouphccl|npu out of memory\. tried to allocate|during npu graph capture|npustreamcapturestatus|call aclnn\w* failed|ascend op converter is not implemented|graph break count|multiproc_executor",
             ),
             frameworks: [
                 (
@@ -284,7 +284,7 @@ fn patterns() -> &'static Patterns {
                 ),
                 (
                     Framework::Torch,
-                    r"(?i)(?:^|[^a-z0-9])(?:py)?torch(?:[_-]npu|air|run)?(?:[^a-z0-9]|$)|vllm|sglang|lmdeploy|dlinfer|deepspeed|mindspeed|megatron|mineru",
+                    r"(?i)(?:^|[^a-z0-9])(?:py)?torch(?:[_-]npu|air|run)?(?:[^a-z0-9]|$)|npugraph_ex|vllm|sglang|lmdeploy|dlinfer|deepspeed|mindspeed|megatron|mineru",
                     None,
                 ),
                 (

@@ -291,13 +291,13 @@ pub fn remedy_text(remedy: &[Remedy], indent: &str) -> String {
     let _ = writeln!(out, "{indent}do:");
     for r in remedy {
         let at = r.line.map(|l| format!(", line {l}")).unwrap_or_default();
-        // A report's `Possible Cause:` says what may be wrong, not what to do.
-        let lead = if r.matched == "report.possible-cause" {
-            "possible cause: "
-        } else {
-            ""
-        };
-        let _ = writeln!(out, "{indent}  - {lead}{} [{}{at}]", r.action, r.source);
+        let _ = writeln!(
+            out,
+            "{indent}  - {}{} [{}{at}]",
+            r.lead(),
+            r.action,
+            r.source
+        );
         for c in &r.check {
             let _ = writeln!(out, "{indent}      check: {c}");
         }

@@ -478,6 +478,34 @@ mod tests {
         }
     }
 
+    // A text that names no framework names no CANNBot sub-skill and no check that runs a
+    // torch.compile script: the framework is asked first; the same error under PyTorch's names
+    // keeps both.
+    #[test]
+    fn an_unknown_framework_is_asked_before_pytorchs_steps() {
+        let error = "RuntimeError: ({'errCode': 'E90003', 'detailed_cause': 'x is not supported'}, 'Compile operator failed, cause: Template constraint')\n";
+        let scripts = |c: &Classification| {
+            c.remedy
+                .iter()
+                .flat_map(|r| &r.check)
+                .filter(|k| k.contains("<SCRIPT>"))
+                .count()
+        };
+        let bare = classify_text(Path::new(PASTED), error).expect("classified");
+        assert_eq!(
+            (bare.route, bare.framework, bare.sub_skill.is_none()),
+            (Route::CompileError, Some(Framework::Unknown), true)
+        );
+        assert_eq!(bare.missing, ["framework", "CANN", "chip"]);
+        assert_eq!(scripts(&bare), 0);
+        assert!(!bare.remedy.is_empty());
+        let torch = classify_text(Path::new(PASTED), &format!("import torch\n{error}"))
+            .expect("classified");
+        assert_eq!(torch.framework, Some(Framework::Torch));
+        assert!(torch.sub_skill.is_some());
+        assert!(scripts(&torch) > 0);
+    }
+
     // A paste that names a device fault without its record sends the checks that read device
     // records to the plogs; one that holds the record keeps them on itself.
     #[test]

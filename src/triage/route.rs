@@ -237,7 +237,8 @@ pub fn route_of_phase(phase: Phase) -> Option<Route> {
 /// An environment problem named by the error itself.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EnvironmentProblem {
-    pub package: String,
+    /// What to install or fix, when the error names it.
+    pub package: Option<String>,
     pub why: String,
     pub token: String,
 }
@@ -270,6 +271,9 @@ pub fn environment_problem(err: &CausalError) -> Option<EnvironmentProblem> {
         .phase
         .as_ref()
         .filter(|p| p.phase == Phase::Environment || p.kind == Some(CauseKind::Environment))?;
+    if let Some(build) = build_problem(err, &p.rule) {
+        return Some(build);
+    }
     let lines =
         std::iter::once(err.message.as_str()).chain(err.scope.iter().map(|(_, t)| t.as_str()));
     let mut fallback = None;
@@ -277,39 +281,40 @@ pub fn environment_problem(err: &CausalError) -> Option<EnvironmentProblem> {
         if let Some(name) = quoted_after(m, "No module named ") {
             let top = name.split('.').next().unwrap_or(name);
             return Some(EnvironmentProblem {
-                package: npgx_parsers::knowledge::module_package(m)
-                    .unwrap_or(top)
-                    .to_string(),
+                package: Some(
+                    npgx_parsers::knowledge::module_package(top)
+                        .unwrap_or(top)
+                        .to_string(),
+                ),
                 why: format!("the Python module `{name}` is not installed in this interpreter (or the environment that provides it was not activated)"),
                 token: "No module named".into(),
             });
         }
-        for token in [": undefined symbol", ": cannot open shared object file"] {
-            if let Some(at) = m.find(token) {
-                let lib = m[..at]
-                    .rsplit([' ', '\t', ':'])
-                    .next()
-                    .unwrap_or("")
-                    .trim_start_matches([':', '\'', '`']);
-                if lib.contains(".so") {
-                    let why = if token == ": undefined symbol" {
-                        format!("{lib} was built against other versions of the libraries it loads (ABI / version mismatch): install it and the libraries it loads from matching releases")
-                    } else {
-                        format!("{lib} is not on the loader path: the package that ships it is not installed, or its environment script (CANN's set_env.sh) was not sourced")
-                    };
-                    return Some(EnvironmentProblem {
-                        package: package_of_library(lib),
-                        why,
-                        token: token.trim_start_matches(": ").into(),
-                    });
-                }
-            }
+        if let Some((lib, said)) = npgx_parsers::causal::named_library(m) {
+            // A missing symbol in torch_npu's namespaces (`_ZN7c10_npu…`, `at_npu`) is one the
+            // installed torch_npu does not export: the library was built against another one.
+            let symbol = m.split(": undefined symbol").nth(1).unwrap_or("");
+            let torch_npu = ["c10_npu", "at_npu", "torch_npu"]
+                .iter()
+                .any(|n| symbol.contains(n));
+            let (package, why) = if said == "cannot open shared object file" {
+                (package_of_library(lib), format!("{lib} is not on the loader path: the package that ships it is not installed, or its environment script (CANN's set_env.sh) was not sourced"))
+            } else if torch_npu {
+                ("torch_npu".to_string(), format!("{lib} was built against another torch_npu than the one installed (the missing symbol is in torch_npu's namespace): rebuild it against the installed torch_npu, or install the torch_npu it was built for"))
+            } else {
+                (package_of_library(lib), format!("{lib} was built against other versions of the libraries it loads (ABI / version mismatch): install it and the libraries it loads from matching releases"))
+            };
+            return Some(EnvironmentProblem {
+                package: Some(package),
+                why,
+                token: said.into(),
+            });
         }
         if let Some(module) = quoted_after(m, "module ") {
             if m.contains("has no attribute") {
                 let top = module.split('.').next().unwrap_or(module);
                 return Some(EnvironmentProblem {
-                    package: top.to_string(),
+                    package: Some(top.to_string()),
                     why: format!("the installed `{module}` lacks an attribute this code uses (version mismatch)"),
                     token: "has no attribute".into(),
                 });
@@ -321,17 +326,15 @@ pub fn environment_problem(err: &CausalError) -> Option<EnvironmentProblem> {
                 .or_else(|| quoted_after(m, "backend "))
                 .unwrap_or("the backend");
             return Some(EnvironmentProblem {
-                package: name.to_string(),
+                package: Some(name.to_string()),
                 why: format!("the backend `{name}` is not registered in this interpreter (torch_npu missing or too old)"),
                 token: "invalid backend".into(),
             });
         }
         if fallback.is_none() {
             if let Some(f) = npgx_parsers::knowledge::environment(m) {
-                let package =
-                    npgx_parsers::knowledge::package(m).unwrap_or("the installed packages");
                 fallback = Some(EnvironmentProblem {
-                    package: package.to_string(),
+                    package: npgx_parsers::knowledge::package(m).map(str::to_string),
                     why: f.meaning.to_string(),
                     token: f.key.to_string(),
                 });
@@ -342,10 +345,9 @@ pub fn environment_problem(err: &CausalError) -> Option<EnvironmentProblem> {
         // What the lines name as the thing to fix (pip's resolver report, the container runtime).
         let package = std::iter::once(err.message.as_str())
             .chain(err.scope.iter().map(|(_, t)| t.as_str()))
-            .find_map(npgx_parsers::knowledge::package)
-            .unwrap_or("the installed packages");
+            .find_map(npgx_parsers::knowledge::package);
         Some(EnvironmentProblem {
-            package: package.into(),
+            package: package.map(str::to_string),
             why: p
                 .fact
                 .clone()
@@ -353,6 +355,58 @@ pub fn environment_problem(err: &CausalError) -> Option<EnvironmentProblem> {
             token: p.token.clone(),
         })
     })
+}
+
+/// What a build that stopped at CMake's configuration or at its link lacks: the package CMake
+/// could not find (`Could NOT find Torch_npu (missing: …)`), the library the linker could not
+/// (`cannot find -lhccl` → `libhccl`), else the configuration or the link as a whole.
+fn build_problem(err: &CausalError, rule: &str) -> Option<EnvironmentProblem> {
+    let lines =
+        || std::iter::once(err.message.as_str()).chain(err.scope.iter().map(|(_, t)| t.as_str()));
+    match rule {
+        "shape.build-configuration" => {
+            // `Could NOT find Torch_npu (missing: …)`, or the file `include` could not find
+            // (CMake quotes it on the line after `include could not find requested file:`).
+            // In the scope's order: the header, the message, the lines under it.
+            let mut all = err.scope.iter().map(|(_, t)| t.as_str()).peekable();
+            let mut found = None;
+            while let Some(l) = all.next() {
+                if let Some(name) = l.split("Could NOT find ").nth(1) {
+                    found = name.split_whitespace().next().map(str::to_string);
+                } else if l.trim_end().ends_with("could not find requested file:") {
+                    found = all.peek().map(|f| f.trim().to_string());
+                }
+                if found.as_ref().is_some_and(|f| !f.is_empty()) {
+                    break;
+                }
+            }
+            let found = found.filter(|f| !f.is_empty());
+            Some(EnvironmentProblem {
+                why: match &found {
+                    Some(name) => format!("CMake could not find {name}, which the build needs (not installed, installed where the build does not look, or from another install than the file that asks for it)"),
+                    None => "CMake could not configure the build: a package, file or path it needs is missing or comes from another install".into(),
+                },
+                package: found,
+                token: "CMake Error".into(),
+            })
+        }
+        "shape.link" => {
+            let lib = lines().find_map(|l| {
+                let name = l.split("cannot find -l").nth(1)?;
+                let name = name.split([':', ' ']).next()?;
+                (!name.is_empty()).then(|| format!("lib{name}"))
+            });
+            Some(EnvironmentProblem {
+                why: match &lib {
+                    Some(lib) => format!("the link needs {lib}, which no folder on its search path holds: the package that ships it is not installed, or its folder is not passed to the linker"),
+                    None => "the link lacks a library or a symbol: a package is missing, or the objects were built against another version of a library".into(),
+                },
+                package: lib,
+                token: "ld".into(),
+            })
+        }
+        _ => None,
+    }
 }
 
 /// Keyword rules on a causal error, after its phase (spec §1.1 step 2).
@@ -412,11 +466,15 @@ pub fn route_error(err: &CausalError) -> Routing {
                 )),
                 _ if route == Route::Environment => {
                     if let Some(env) = environment_problem(err) {
+                        let what = env
+                            .package
+                            .as_ref()
+                            .map_or(String::new(), |p| format!(" ({p})"));
                         r.notes.push(format!(
-                            "{}: fix the environment ({}) first, then re-run",
-                            env.why, env.package
+                            "{}: fix the environment{what} first, then re-run",
+                            env.why
                         ));
-                        r.package = Some(env.package);
+                        r.package = env.package;
                     }
                 }
                 _ => {}
@@ -1008,6 +1066,29 @@ mod tests {
             (r.route, r.package.as_deref()),
             (Route::Environment, Some("mylib"))
         );
+    }
+
+    // What a build, a device's start-up and an extension built against another torch_npu lack,
+    // as the environment route names it; nothing when the error names nothing.
+    #[test]
+    fn builds_devices_and_extensions_name_what_to_fix() {
+        let cases = [
+            ("CMake Error at /a/ASCConfig.cmake:20 (include):\n  include could not find requested file:\n\n    /b/FindASC.cmake\nCall Stack (most recent call first):\n", Some("/b/FindASC.cmake")),
+            ("CMake Error at /usr/share/cmake/FindPackageHandleStandardArgs.cmake:230 (message):\n  Could NOT find Torch_npu (missing: TORCH_NPU_INCLUDE_DIRS)\nCall Stack (most recent call first):\n", Some("Torch_npu")),
+            ("CMake Error at cmake/generic.cmake:1:\n  Parse error.  Expected a command name\n", None),
+            ("/usr/bin/ld: cannot find -lnpu_hccl: No such file or directory\ncollect2: error: ld returned 1 exit status\n", Some("libnpu_hccl")),
+            ("OSError: /x/ext.so: undefined symbol: _ZN7c10_npu3acl20AclrtPeekAtLastErrorE\n", Some("torch_npu")),
+            ("om_backend.cc(174)::InitResource\tacl init failed, errorCode = 100002\n", None),
+            ("EL0002: 2024-10-22-11:56:14.885.664 The device ID is invalid.\n", None),
+        ];
+        for (text, package) in cases {
+            let r = route_of(text);
+            assert_eq!(
+                (r.route, r.package.as_deref()),
+                (Route::Environment, package),
+                "{text}"
+            );
+        }
     }
 
     // The held-back classes of issue 19, one synthetic case each (the shapes, not the samples).

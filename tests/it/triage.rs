@@ -1192,6 +1192,11 @@ fn remedies_name_their_source_and_quote_the_report() {
         text.contains("  do:\n    - Close applications not in use. [CANN report, line 4]"),
         "{text}"
     );
+    // The report's `Possible Cause:` is printed as one, not as something to do.
+    assert!(
+        text.contains("    - Possible cause: ") && text.contains("[CANN report, line 3]"),
+        "{text}"
+    );
     // triage/88: the environment's remedy names the missing CANN function's fix.
     let env = sample("triage/88-env-capture-begin-symbol-missing-markdown-quote-prefix.txt");
     let item = &classify_items(std::slice::from_ref(&env), 1)[0];

@@ -249,7 +249,7 @@ const CONSEQUENCE_EXCEPTIONS: &[&str] = &[
 ];
 
 /// CANN's `TraceBack (most recent call last):` header (any indentation).
-fn is_cann_traceback(line: &str) -> bool {
+pub(crate) fn is_cann_traceback(line: &str) -> bool {
     line.trim() == "TraceBack (most recent call last):"
 }
 
@@ -561,7 +561,7 @@ impl<'w> Collector<'_, 'w> {
         } else {
             Tier::Strong
         };
-        let rule = if d.form == compiler_diag::Form::Linker {
+        let rule = if d.form == Form::Linker || compiler_diag::is_link_wrapper(d.message) {
             "linker.error"
         } else {
             "compiler.diagnostic"
@@ -665,8 +665,9 @@ impl<'w> Collector<'_, 'w> {
     }
 
     /// A CMake error at window index `i` (trimmed text `t`): its message — on the line, or the
-    /// indented lines under `CMake Error at <file>:<line> (<command>):` up to a blank line or
-    /// the call stack — is a build's cause, like a compiler's diagnostic; the next index.
+    /// indented lines under `CMake Error at <file>:<line> (<command>):` up to the call stack or
+    /// an unindented line (across a blank line followed by more of them) — is a build's cause,
+    /// like a compiler's diagnostic; the next index.
     fn cmake(&mut self, i: usize, t: &'w str, soft: bool) -> Option<usize> {
         let w = self.w;
         let inline = compiler_diag::cmake_error(t)?;
@@ -1078,12 +1079,28 @@ impl<'w> Collector<'_, 'w> {
     }
 
     /// The candidates; a traceback pasted without its exception (and without a `raise` line)
-    /// gives its innermost frame, the best line to cite (the frames say which phase failed).
+    /// gives the line a program logged for it just above it ([`logged_exception`]), else its
+    /// innermost frame, the best line to cite (the frames say which phase failed, and go with
+    /// either).
     fn finish(mut self) -> Vec<Candidate<'w>> {
         raised_records(self.w, &mut self.out);
         if self.out.is_empty() {
             if let Some(&(no, ref text)) = self.frames.last() {
                 if let Some(k) = self.w.iter().position(|l| l.no == no) {
+                    if let Some(r) = logged_exception(self.w, k) {
+                        let mut c = Candidate::new(
+                            r,
+                            Tier::Soft,
+                            CauseRank::Error,
+                            Shape::LoggingError,
+                            "logger.exception-record",
+                        );
+                        c.message = self.w[r].rest.trim().to_string();
+                        c.scope.push((self.w[r].no, self.w[r].rest.trim().into()));
+                        c.frames = self.frames.clone();
+                        self.out.push(c);
+                        return self.out;
+                    }
                     let mut c = Candidate::new(
                         k,
                         Tier::Soft,
@@ -1100,6 +1117,50 @@ impl<'w> Collector<'_, 'w> {
         }
         self.out
     }
+}
+
+/// The line a program logged for an exception it caught, right above the exception's traceback
+/// (`logger.exception(…)`, `logger.error(…, exc_info=True)`, or a print and then
+/// `traceback.print_exc()`: SGLang's `[date] Error in request: <the exception's message>` over
+/// `Traceback (most recent call last):`), for a traceback whose frame at window index `frame`
+/// is the last: its window index. Asked only when the text holds no candidate — the traceback
+/// was cut before its exception —, so it stands in for the exception it lost. The line must
+/// say so (`error`, `exception` or `fail…` as a word: not `test_error_handling`), state it (not
+/// end in a colon, as CPython's own `Exception in thread Thread-3 (run):` introducing a
+/// traceback does; not `Exception ignored in …`), stand unindented, and not be at a debug,
+/// INFO or warning level.
+fn logged_exception(w: &[WinLine<'_>], frame: usize) -> Option<usize> {
+    let header = (frame.saturating_sub(256)..frame)
+        .rev()
+        .find(|&k| is_traceback_start(w[k].rest.trim()))?;
+    let r = header.checked_sub(1)?;
+    let (line, n) = (w[r].rest, &w[r].norm);
+    let t = line.trim();
+    let quiet = logging_line(t).is_some_and(|l| !matches!(l.level, "ERROR" | "CRITICAL"));
+    if line.starts_with(char::is_whitespace)
+        || t.ends_with(':')
+        || t.starts_with("Exception ignored in")
+        || quiet
+        || soft_level(n)
+        || info_level(n)
+        || warning_level(n, t)
+    {
+        return None;
+    }
+    let lower = t.to_ascii_lowercase();
+    let word = |w: &str| {
+        lower
+            .match_indices(w)
+            .any(|(at, _)| is_word_at(&lower, at, at + w.len()))
+    };
+    let says = word("error")
+        || word("exception")
+        || lower.match_indices("fail").any(|(at, _)| {
+            ["", "s", "ed", "ure"].iter().any(|end| {
+                lower[at + 4..].starts_with(end) && is_word_at(&lower, at, at + 4 + end.len())
+            })
+        });
+    says.then_some(r)
 }
 
 /// How far above an exception the error record it repeats may stand.
@@ -1737,48 +1798,48 @@ impl<'w> OtherLine<'w> {
         })
     }
 
-    /// The line a program wrote for an exception it caught, right above the exception's
-    /// traceback (`logger.exception(…)`, `logger.error(…, exc_info=True)`, or a print and then
-    /// `traceback.print_exc()`: `Error in request: <the exception's message>` over `Traceback
-    /// (most recent call last):`): it says what failed. A signal, ranked `Error`: the exception
-    /// at the traceback's end states it as a strong candidate when the text holds it, and this
-    /// line stands in for it when the text is cut inside the traceback. Only a line that says
-    /// so (an error, an exception, a failure) and states it: not one that introduces the
-    /// traceback (`Exception in thread Thread-3 (run):`, CPython's own header, ends in a colon),
-    /// not indented, not Python's chaining lines, not at a debug, INFO or warning level (a line
-    /// at an error level is the error record read before).
-    fn logged_exception(
-        &self,
-        n: &Normalised<'_>,
-        rest: &str,
-        next: Option<&WinLine<'_>>,
-    ) -> Option<Candidate<'w>> {
+    /// A line that says in its own words what is not supported (DeepSpeed's `Config
+    /// max_tokens=768 type='rms_norm' … is not supported by <class '…DSPreRMSCUDAModule'>`): `…
+    /// is not supported`, `… are not supported`, `… is unsupported`, with a subject of two words
+    /// or more before it. A signal, ranked `Error`, as [`OtherLine::failed_because`]: any strong
+    /// candidate wins. Not a question or a condition (`if`, `whether`, `may`), not what the
+    /// program worked around (`falling back`, `skipping`, `ignored`, `using`), not indented (a
+    /// traceback's source or a message's continuation), not a cascade's wording, not at a debug,
+    /// INFO or warning level.
+    fn not_supported(&self, n: &Normalised<'_>, rest: &str) -> Option<Candidate<'w>> {
+        const SAYS: &[&str] = &[" is not supported", " are not supported", " is unsupported"];
+        const HEDGES: &[&str] = &["if", "whether", "may", "might", "when", "unless", "check"];
+        const RECOVERED: &[&str] = &[
+            "fall back",
+            "falling back",
+            "fallback",
+            "skipping",
+            "skipped",
+            "ignored",
+            "ignoring",
+            "using ",
+            "instead",
+        ];
         let t = self.t;
-        let above = next.is_some_and(|l| is_traceback_start(l.rest.trim()));
-        // Python logging's basic format below ERROR (`INFO:root:retrying after an error`).
-        let quiet = logging_line(t).is_some_and(|l| !matches!(l.level, "ERROR" | "CRITICAL"));
-        if !above
-            || rest.starts_with(char::is_whitespace)
-            || t.ends_with(':')
-            || quiet
+        if rest.starts_with(char::is_whitespace)
             || soft_level(n)
             || info_level(n)
             || warning_level(n, t)
+            || is_cascade_text(t)
         {
             return None;
         }
         let lower = t.to_ascii_lowercase();
-        let says = ["error", "exception", "fail"].iter().any(|w| {
-            lower
-                .match_indices(w)
-                .any(|(at, _)| at == 0 || !lower.as_bytes()[at - 1].is_ascii_alphabetic())
-        });
-        says.then(|| {
+        let at = SAYS.iter().filter_map(|w| needles::find(&lower, w)).min()?;
+        let subject: Vec<&str> = lower[..at].split_whitespace().collect();
+        let hedged = subject.iter().any(|w| HEDGES.contains(w));
+        let recovered = RECOVERED.iter().any(|r| lower.contains(r));
+        (subject.len() >= 2 && !hedged && !recovered).then(|| {
             self.make(
                 Tier::Signal,
                 CauseRank::Error,
-                Shape::LoggingError,
-                "logger.exception-record",
+                Shape::KnownPhrase,
+                "phrase.not-supported",
                 t,
             )
         })
@@ -1978,10 +2039,10 @@ fn classify_other<'w>(w: &[WinLine<'w>], i: usize, soft: bool) -> Option<Candida
         .or_else(|| l.stated_cause(n))
         .or_else(|| l.fatal_record(n))
         .or_else(|| l.failed_because(n))
+        .or_else(|| l.not_supported(n, w[i].rest))
         .or_else(|| l.process_abort())
         .or_else(|| l.error_record(n, w[i].rest))
         .or_else(|| l.runtime_return(n, w[i].rest))
-        .or_else(|| l.logged_exception(n, w[i].rest, w.get(i + 1)))
 }
 
 /// A logger prefix at INFO or DEBUG level (vLLM, Python logging, glog `I`/`V`).

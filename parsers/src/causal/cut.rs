@@ -12,11 +12,15 @@
 //!                "[truncated]" or "... N lines omitted" (someone left lines out)
 //! ```
 //!
-//! Lines are read after their logger and worker prefixes ([`crate::line_prefix`]), so a Ray
-//! worker's `(Worker pid=1)` traceback is read as any other. What it is not for: deciding the
-//! first causal error (that is [`crate::causal`]); the cut only says what the text cannot show.
+//! Lines are read as the causal engine reads them ([`super::normalise`]: logger and worker
+//! prefixes, quotes and Markdown fences off), and a traceback's frames are told from its
+//! exception by their indentation against the `Traceback` line's, so a paste indented as a whole
+//! reads as any other. What it is not for: deciding the first causal error (that is
+//! [`crate::causal`]); the cut only says what the text cannot show.
 
-use crate::line_prefix::strip_prefixes;
+use super::collect::is_cann_traceback;
+use super::normalise::{is_excerpt_marker, normalise};
+use crate::torch_logs::python::{frame_line, is_traceback_start};
 
 /// What a text's end or a marker in it says was left out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,7 +39,7 @@ impl Cut {
     pub fn sentence(&self) -> String {
         match self {
             Cut::PythonTraceback { from, last } => format!(
-                "the text stops inside the Python traceback of line {from} (its last line, {last}, is a frame): the exception that ends it is not in the text — ask for the rest of the output"
+                "the text stops inside the Python traceback of line {from} (its last line, {last}, is one of its frames): the exception that ends it is not in the text — ask for the rest of the output"
             ),
             Cut::CannTraceBack { line } => format!(
                 "the CANN report stops at its `TraceBack` header (line {line}): the lines after it, or the failing process's plog, say where it failed — ask for the rest of the output or the plogs"
@@ -50,8 +54,9 @@ impl Cut {
 /// Reads a text line by line and says where it was cut.
 #[derive(Debug, Default)]
 pub struct CutReader {
-    /// The open Python traceback's first line, while only frames have followed it.
-    traceback: Option<u64>,
+    /// The open Python traceback's first line and its indentation, while only its frames (more
+    /// indented, or `File "…"` lines) have followed it.
+    traceback: Option<(u64, usize)>,
     /// A CANN `TraceBack` header with nothing after it yet.
     cann: Option<u64>,
     elided: Option<u64>,
@@ -65,21 +70,26 @@ impl CutReader {
 
     /// One line (1-based number, text without terminator).
     pub fn push(&mut self, no: u64, line: &str) {
-        let peeled = strip_prefixes(line).rest;
-        let t = peeled.trim();
-        if t.is_empty() {
+        let n = normalise(line);
+        if is_excerpt_marker(line) {
+            self.elided.get_or_insert(no);
             return;
         }
-        if self.elided.is_none() && is_elision(t) {
+        let t = n.rest.trim();
+        if n.skip || t.is_empty() {
+            return;
+        }
+        let indent = n.rest.len() - n.rest.trim_start().len();
+        if self.elided.is_none() && is_elision(t, indent) {
             self.elided = Some(no);
         }
-        self.cann = (t == "TraceBack (most recent call last):").then_some(no);
-        if t == "Traceback (most recent call last):" {
-            self.traceback = Some(no);
-        } else if self.traceback.is_some() {
-            // CPython indents the frames and their source lines; the exception line is not.
-            let frame = peeled.starts_with([' ', '\t']) || t.starts_with("File \"");
-            if !frame {
+        self.cann = is_cann_traceback(t).then_some(no);
+        if is_traceback_start(t) {
+            self.traceback = Some((no, indent));
+        } else if let Some((_, at)) = self.traceback {
+            // CPython indents the frames and their source lines under the header; the
+            // exception line stands where the header does.
+            if indent <= at && frame_line(t).is_none() {
                 self.traceback = None;
             }
         }
@@ -89,7 +99,7 @@ impl CutReader {
     /// The cuts seen, the text's end first.
     pub fn finish(self) -> Vec<Cut> {
         let mut cuts = Vec::new();
-        if let Some(from) = self.traceback {
+        if let Some((from, _)) = self.traceback {
             if from < self.last {
                 cuts.push(Cut::PythonTraceback {
                     from,
@@ -107,44 +117,54 @@ impl CutReader {
     }
 }
 
-/// A line that only marks lines left out.
-fn is_elision(t: &str) -> bool {
-    const MARKS: &[&str] = &[
-        "...",
-        "…",
-        "……",
-        "[...]",
-        "(...)",
-        "<...>",
-        "<snip>",
-        "<snipped>",
-        "[snip]",
-        "[snipped]",
-        "[truncated]",
-        "(truncated)",
-        "<truncated>",
+/// A line (trimmed `t`, indented by `indent`) that only marks lines left out: `...` or `…`
+/// standing at the line's start (indented, it is NumPy's summary of an array's rows), `[...]`,
+/// `<snip>`, `[truncated]`, `(output truncated)`, or a count of lines left out (`... 120 lines
+/// omitted ...`, `[... 3 more lines]`, `--- 300 lines skipped ---`); any case.
+fn is_elision(t: &str, indent: usize) -> bool {
+    const DOTS: &[&str] = &["...", "…", "……"];
+    const MARKS: &[&str] = &["[...]", "(...)", "<...>", "[…]", "(…)"];
+    const SAID: &[&str] = &[
+        "omitted",
+        "skipped",
+        "truncated",
+        "elided",
+        "removed",
+        "hidden",
+        "snip",
+        "snipped",
+        "more",
     ];
+    const OF: &[&str] = &[
+        "lines", "line", "more", "output", "log", "frames", "entries",
+    ];
+    if t.len() > 64 {
+        return false;
+    }
+    if DOTS.contains(&t) {
+        return indent == 0;
+    }
     if MARKS.contains(&t) {
         return true;
     }
-    // `... 120 lines omitted ...`, `[... 3 more lines]`, `(42 lines skipped)`.
-    let words: Vec<&str> = t
-        .trim_matches(|c: char| matches!(c, '.' | '…' | '[' | ']' | '(' | ')' | '<' | '>' | ' '))
-        .split_whitespace()
-        .collect();
-    let counted = words
-        .first()
-        .is_some_and(|w| w.bytes().all(|b| b.is_ascii_digit()));
-    let said = words.iter().any(|w| {
+    let inner = t.trim_matches(|c: char| {
         matches!(
-            *w,
-            "omitted" | "skipped" | "truncated" | "elided" | "removed"
+            c,
+            '.' | '…' | '[' | ']' | '(' | ')' | '<' | '>' | '-' | '=' | '*' | ' '
         )
     });
-    let lines = words
-        .iter()
-        .any(|w| matches!(*w, "lines" | "line" | "more"));
-    counted && said && lines && words.len() <= 5
+    if inner.len() == t.len() || inner.is_empty() {
+        return false;
+    }
+    let lower = inner.to_ascii_lowercase();
+    let words: Vec<&str> = lower.split_whitespace().collect();
+    let said = words.iter().any(|w| SAID.contains(w));
+    // A marker alone (`<snip>`, `[Truncated]`, `(output truncated)`), or a count of lines.
+    let alone = words.len() <= 2 && words.iter().all(|w| SAID.contains(w) || OF.contains(w));
+    let counted = words.len() <= 6
+        && words.iter().any(|w| w.bytes().all(|b| b.is_ascii_digit()))
+        && words.iter().any(|w| OF.contains(w));
+    said && (alone || counted)
 }
 
 #[cfg(test)]
@@ -170,6 +190,13 @@ mod tests {
         assert_eq!(cuts(ray), [Cut::PythonTraceback { from: 1, last: 2 }]);
         // The header alone says nothing was cut after it yet.
         assert_eq!(cuts("Traceback (most recent call last):\n"), []);
+        // Indented as a whole, fenced or quoted: read as the engine reads it.
+        let indented = "    Traceback (most recent call last):\n      File \"a.py\", line 1, in g\n        f()\n    RuntimeError: boom\n";
+        assert_eq!(cuts(indented), []);
+        let fenced = "```\nTraceback (most recent call last):\n  File \"a.py\", line 1, in g\n    f()\n```\n";
+        assert_eq!(cuts(fenced), [Cut::PythonTraceback { from: 2, last: 4 }]);
+        let quoted = "> Traceback (most recent call last):\n>   File \"a.py\", line 1, in g\n";
+        assert_eq!(cuts(quoted), [Cut::PythonTraceback { from: 1, last: 2 }]);
     }
 
     #[test]
@@ -177,6 +204,8 @@ mod tests {
         let text = "EE1001: [PID: 1] 2025-01-01-00:00:00.000.000 The argument is invalid.\n        TraceBack (most recent call last):\n";
         assert_eq!(cuts(text), [Cut::CannTraceBack { line: 2 }]);
         let whole = format!("{text}        Op build failed[FUNC:f][FILE:a.cc][LINE:1]\n");
+        let fenced = format!("```\n{text}```\n");
+        assert_eq!(cuts(&fenced), [Cut::CannTraceBack { line: 3 }]);
         assert_eq!(cuts(&whole), []);
     }
 
@@ -211,7 +240,7 @@ mod tests {
     #[test]
     fn hostile_lines() {
         let long = format!("{} lines omitted", "9".repeat(100_000));
-        assert_eq!(cuts(&long), [Cut::Elided { line: 1 }]);
+        assert_eq!(cuts(&long), []);
         assert_eq!(cuts(&"…".repeat(50_000)), []);
     }
 }

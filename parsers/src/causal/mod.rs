@@ -55,8 +55,8 @@ pub use normalise::{common_indent, normalise, Normalised};
 pub use phase::PhaseEvidence;
 pub use rank::{rank_plog_error, CauseRank};
 pub use remedy::{
-    check_command, kernel_assert_remedy, plogs_instead, reads_device_records, remedies,
-    remedies_with_assert, route_remedy, table_remedy, Remedy,
+    check_command, kernel_assert_remedy, named_library, plogs_instead, reads_device_records,
+    remedies, remedies_with_assert, route_remedy, table_remedy, Remedy,
 };
 
 /// Longest line the engine looks at; callers keep this head and count the rest.
@@ -1082,6 +1082,53 @@ mod tests {
         assert!(first_causal_error(b"parse_args(EI0006)\n").is_none());
     }
 
+    // A check that reads a library is given the library the error names.
+    #[test]
+    fn the_library_a_loader_names_is_the_one_to_check() {
+        let c = first("OSError: /x/ext.so: undefined symbol: _ZN3foo3barEv\n");
+        let r = crate::causal::remedies(&c, None, crate::versions::Framework::Unknown);
+        assert!(
+            r.iter()
+                .flat_map(|r| &r.check)
+                .any(|k| k == "ldd -r /x/ext.so"),
+            "{r:?}"
+        );
+        assert_eq!(
+            named_library("libhccl.so: cannot open shared object file: No such file or directory"),
+            Some(("libhccl.so", "cannot open shared object file"))
+        );
+        assert_eq!(named_library("the docs mention an undefined symbol"), None);
+    }
+
+    // A line that says what is not supported in its own words is a signal: cited when nothing
+    // stronger is in the text, never when it is hedged, worked around or a warning.
+    #[test]
+    fn a_stated_unsupported_configuration() {
+        let bare = "[2025-03-24 06:12:35,567] [INFO] [engine_v2.py:82:__init__] Building model...\nConfig max_tokens=8 type='rms_norm' eps=1e-05 is not supported by <class 'x.cuda_pre_rms.DSPreRMSCUDAModule'>\n";
+        let c = first(bare);
+        assert_eq!(
+            (c.line, &*c.evidence.rule, c.tier),
+            (2, "phrase.not-supported", Tier::Signal)
+        );
+        // A stronger error elsewhere wins.
+        let both = format!("{bare}ValueError: expected a 2-D weight, got a 3-D one\n");
+        assert_eq!(first(&both).line, 3);
+        for quiet in [
+            "[W] fused attention is not supported on this chip, falling back to the math path\n",
+            "INFO 01-01 00:00:00 [a.py:1] bf16 is not supported by this op\n",
+            "check whether the dtype is not supported by the kernel\n",
+            "WARNING: flash attention is not supported, using eager\n",
+            "loading the model\n    dtype bf16 is not supported by this op\n",
+            "bf16 is not supported\n",
+        ] {
+            assert!(
+                first_causal_error(quiet.as_bytes())
+                    .is_none_or(|c| &*c.evidence.rule != "phrase.not-supported"),
+                "{quiet}"
+            );
+        }
+    }
+
     // The line a program logs for an exception it caught, just above the traceback: cited when
     // the paste is cut inside the traceback, never over the exception that ends a whole one, and
     // never CPython's own header for a thread's exception.
@@ -1091,10 +1138,31 @@ mod tests {
         let c = first(cut);
         assert_eq!(
             (c.line, &*c.evidence.rule, c.tier),
-            (1, "logger.exception-record", Tier::Signal)
+            (1, "logger.exception-record", Tier::Soft)
         );
+        assert_eq!(c.frames.len(), 1, "the traceback's frames go with it");
         let whole = format!("{cut}  File \"/srv/b.py\", line 3, in g\n    f()\nTypeError: f() missing 1 required positional argument: 'x'\n");
         assert_eq!(first(&whole).line, 7);
+        // A wrapper exception (a cascade) that ends the traceback still wins over the record.
+        let wrapped = "Error during inference\nTraceback (most recent call last):\n  File \"a.py\", line 1, in <module>\n    y = model(x)\nRuntimeError: NPU function error: aclrtSynchronizeStream, error code is 507015\n";
+        assert_eq!(first(wrapped).line, 5);
+        // The frames decide the phase as they would without the record.
+        let compile = "Error in request: boom\nTraceback (most recent call last):\n  File \"/x/tbe/common/a.py\", line 1, in build\n    run()\n";
+        let c = first(compile);
+        assert_eq!(c.line, 1);
+        assert_eq!(c.phase.map(|p| p.phase), Some(Phase::Compile));
+        for not_said in [
+            "Running test_error_handling",
+            "Exception ignored in: <function Pool.__del__ at 0x7f>",
+            "Epoch 3: loss=0.12, errors=0",
+        ] {
+            let text = format!("{not_said}\nTraceback (most recent call last):\n  File \"a.py\", line 1, in f\n    g()\n");
+            assert!(
+                first_causal_error(text.as_bytes())
+                    .is_none_or(|c| &*c.evidence.rule != "logger.exception-record"),
+                "{not_said}"
+            );
+        }
         let thread = "Exception in thread Thread-3 (run):\nTraceback (most recent call last):\n  File \"/x/threading.py\", line 1, in run\n";
         assert!(first_causal_error(thread.as_bytes())
             .is_none_or(|c| &*c.evidence.rule != "logger.exception-record"));

@@ -110,10 +110,16 @@ fn with_fact(mut e: PhaseEvidence, f: &knowledge::Fact) -> PhaseEvidence {
 }
 
 /// A runtime error number (107xxx parameter/usage, 207xxx resource, 507xxx execution, 500xxx
-/// internal; ACL's 100xxx and 148xxx usage, 200xxx resource, 300xxx storage) after one of the phrases CANN and torch_npu print it with, or in brackets with the
-/// bracketed description after it at the start of a message (the MindX SDK's `[507011][Error
-/// code unknown] Failed to model infer execute`).
+/// internal) after one of the phrases CANN and torch_npu print it with (the phrase starting a
+/// word: `interpret 200000` has none), or in brackets with the bracketed description after it
+/// at the start of a message (the MindX SDK's `[507011][Error code unknown] Failed to model
+/// infer execute`); ACL's own return codes (100xxx and 148xxx usage, 200xxx resource, 300xxx
+/// storage: round numbers that counts and timeouts are too) only after a phrase that calls the
+/// number an error code (`errorCode = 100002`, not `ret 100000 samples` or `failed: 300000 ms`).
 pub fn runtime_number(line: &str) -> Option<u64> {
+    // The phrases that call the number an error code, then the ones that only say a call
+    // returned it.
+    const CODE_LEADS: usize = 10;
     const LEADS: &[&str] = &[
         "error code is ",
         "error code:",
@@ -135,19 +141,18 @@ pub fn runtime_number(line: &str) -> Option<u64> {
     ];
     // Asked of every line the causal engine reads: the leads' searchers are built once.
     static LEAD: LazyLock<Needles> = LazyLock::new(|| Needles::new(LEADS.iter().copied()));
-    // The runtime's (107xxx, 207xxx, 507xxx) and ACL's own (100xxx, 148xxx, 200xxx, 300xxx,
-    // 500xxx) return codes, as torch_npu's AclErrorCode table lists them.
+    // The runtime's (107xxx, 207xxx, 507xxx) and ACL's (500xxx) return codes, and ACL's own
+    // usage, resource and storage codes, as torch_npu's AclErrorCode table lists them.
     let in_range = |n: u64| {
         matches!(
             n,
-            100_000..=100_999
-                | 107_000..=107_999
-                | 148_000..=148_999
-                | 200_000..=200_999
-                | 207_000..=207_999
-                | 300_000..=300_999
-                | 500_000..=500_999
-                | 507_000..=507_999
+            107_000..=107_999 | 207_000..=207_999 | 500_000..=500_999 | 507_000..=507_999
+        )
+    };
+    let acl = |n: u64| {
+        matches!(
+            n,
+            100_000..=100_999 | 148_000..=148_999 | 200_000..=200_999 | 300_000..=300_999
         )
     };
     // `[507011][…`: a bracketed number alone (`[107001] loss 2.3`, a step or a pid) is none.
@@ -163,11 +168,16 @@ pub fn runtime_number(line: &str) -> Option<u64> {
     }
     let l = line.to_ascii_lowercase();
     let number = LEAD.matches(l.as_bytes()).find_map(|(at, after)| {
+        let word = !l.as_bytes()[..at]
+            .last()
+            .is_some_and(|b| b.is_ascii_alphanumeric());
+        let lead = l.get(at..after)?;
         let r = l.get(after..)?.trim_start();
         let end = r.find(|c: char| !c.is_ascii_digit()).unwrap_or(r.len());
         let n = r[..end].parse::<u64>().ok()?;
-        let colon = l.get(at..after) != Some(FAILURE_LEAD) || r[end..].starts_with(':');
-        (in_range(n) && colon).then_some(n)
+        let colon = lead != FAILURE_LEAD || r[end..].starts_with(':');
+        let code = LEADS[..CODE_LEADS].contains(&lead);
+        (word && colon && (in_range(n) || code && acl(n))).then_some(n)
     });
     number
 }
@@ -283,21 +293,28 @@ fn own(err: &CausalError, under: Phase) -> Option<PhaseEvidence> {
         // link: a package, library or path it needs is missing or comes from another install.
         // The build's environment, not a kernel's source.
         Shape::CompilerDiagnostic if err.evidence.rule == "cmake.error" => {
+            // The token stands on the header, the first line of the error's scope.
+            let header = err.scope.first().map_or(at, |(no, _)| *no);
             return Some(ev(
                 Phase::Environment,
                 Some(Nature::Environment),
                 "shape.build-configuration",
                 "CMake Error",
-                at,
+                header,
                 Source::Error,
-            ))
+            ));
         }
         Shape::CompilerDiagnostic if err.evidence.rule == "linker.error" => {
+            // What the linker said (or the driver, when the linker's own line is not in the text).
             let token = [
                 "cannot find",
                 "cannot open",
+                "unable to find library",
                 "undefined reference to",
+                "undefined symbol",
                 "multiple definition of",
+                "ld returned",
+                "linker command failed",
             ]
             .into_iter()
             .find(|t| err.message.contains(t))
@@ -668,6 +685,18 @@ mod tests {
         );
         assert_eq!(runtime_number("error code is 600000"), None);
         assert_eq!(runtime_number("ret = 101000"), None);
+        // ACL's round numbers only as an error code; a lead inside a word is none.
+        for (text, want) in [
+            ("interpret 200000 rows as float", None),
+            ("interpret 507015 rows", None),
+            ("warmup ret = 200000", None),
+            ("Connect to store failed: 300000 ms elapsed", None),
+            ("Processed batch, ret 100000 samples", None),
+            ("aclInit failed, error code is 100002", Some(100002)),
+            ("aclrtMalloc failed, errorCode=200000", Some(200000)),
+        ] {
+            assert_eq!(runtime_number(text), want, "{text}");
+        }
     }
 
     #[test]

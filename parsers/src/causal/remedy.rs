@@ -53,6 +53,18 @@ pub struct Remedy {
     pub matched: String,
 }
 
+impl Remedy {
+    /// How a renderer leads the remedy's text: a report's `Possible Cause:` says what may be
+    /// wrong, not what to do.
+    pub fn lead(&self) -> &'static str {
+        if self.matched == "report.possible-cause" {
+            "Possible cause: "
+        } else {
+            ""
+        }
+    }
+}
+
 /// The remedies of a first causal error read from `file` (its path as the user gave it, for
 /// the commands; `None` leaves `<LOG_FILE>` for the user to fill), for a program on `framework`
 /// (the rows' framework words are its: `framework_words`).
@@ -67,10 +79,33 @@ pub fn remedies(err: &CausalError, file: Option<&str>, framework: Framework) -> 
         .chain(matches(err))
         .find_map(|m| row_for(&m, framework))
     {
-        out.push(from_row(row, file, framework));
+        let mut r = from_row(row, file, framework);
+        // `ldd -r LIBRARY`: the library the error names, when it names one.
+        if let Some((lib, _)) = named_library(&err.message) {
+            for c in &mut r.check {
+                *c = c.replace("LIBRARY", lib);
+            }
+        }
+        out.push(r);
     }
     out.extend(stock);
     out
+}
+
+/// The shared library a loader's message names (`/x/ext.so: undefined symbol: …`,
+/// `libhccl.so: cannot open shared object file`), with what the loader said of it
+/// (`undefined symbol`, `cannot open shared object file`).
+pub fn named_library(message: &str) -> Option<(&str, &'static str)> {
+    ["undefined symbol", "cannot open shared object file"]
+        .into_iter()
+        .find_map(|said| {
+            let at = message.find(&format!(": {said}"))?;
+            let lib = message[..at]
+                .rsplit([' ', '\t', ':'])
+                .next()?
+                .trim_start_matches(['\'', '`']);
+            lib.contains(".so").then_some((lib, said))
+        })
 }
 
 /// The remedies of a first causal error read from `file` when the log also holds a kernel's failed
@@ -233,7 +268,8 @@ pub fn table_remedy(matches: &str, file: Option<&str>, framework: Framework) -> 
 /// The remedy row of one match for a program on `framework`: a row whose check runs the
 /// user's torch.compile script (`<SCRIPT>`: the layered triage, the bisection) is PyTorch's
 /// only — for another framework there is no such script, and the row is passed over; a text
-/// that names no framework keeps it (its program may be PyTorch's).
+/// that names no framework keeps the row's advice without those checks ([`from_row`]): the
+/// framework is asked first.
 fn row_for(matches: &str, framework: Framework) -> Option<&'static RemedyRow> {
     knowledge::remedy_for(matches).filter(|r| {
         matches!(framework, Framework::Torch | Framework::Unknown)
@@ -354,8 +390,16 @@ fn matches(err: &CausalError) -> impl Iterator<Item = String> + '_ {
     .flatten()
 }
 
+/// A row as the remedy of a program on `framework`: its checks with the file filled in (those
+/// that run the user's torch.compile script, `<SCRIPT>`, only for PyTorch), its words the
+/// framework's.
 fn from_row(row: &RemedyRow, file: Option<&str>, framework: Framework) -> Remedy {
-    let check = row.check.iter().map(|c| check_command(c, file)).collect();
+    let check = row
+        .check
+        .iter()
+        .filter(|c| framework == Framework::Torch || !c.contains("<SCRIPT>"))
+        .map(|c| check_command(c, file))
+        .collect();
     Remedy {
         action: framework_words(row.action, framework),
         source: row.source.to_string(),

@@ -464,12 +464,13 @@ pub fn package(text: &str) -> Option<&'static str> {
     phrase(Kind::Package, &text.to_ascii_lowercase()).map(|f| f.meaning)
 }
 
-/// The pip package that provides a Python module the text says is missing (`No module named
-/// 'dlinfer'` → dlinfer-ascend), where its name differs from the module's or it comes from
-/// elsewhere: the `package` rows keyed on `no module named '<module>`.
-pub fn module_package(text: &str) -> Option<&'static str> {
-    phrase(Kind::Package, &text.to_ascii_lowercase())
-        .filter(|f| f.key.starts_with("no module named '"))
+/// The pip package that provides a missing Python module, by the module's top-level name
+/// (`dlinfer` → dlinfer-ascend), where its name differs from the module's or it comes from
+/// elsewhere: the `package` row keyed `no module named '<module>'`.
+pub fn module_package(module: &str) -> Option<&'static str> {
+    let key = format!("no module named '{}'", module.to_ascii_lowercase());
+    of_kind(Kind::Package)
+        .find(|f| f.key == key)
         .map(|f| f.meaning)
 }
 
@@ -599,6 +600,15 @@ pub fn lexicon(kind: Kind) -> impl Iterator<Item = &'static Fact> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // A missing module's pip package by its top-level name, exactly.
+    #[test]
+    fn module_packages() {
+        assert!(module_package("dlinfer").is_some_and(|p| p.starts_with("dlinfer-ascend")));
+        assert!(module_package("acl").is_some_and(|p| p.starts_with("pyACL")));
+        assert_eq!(module_package("torch_npu_ext"), None);
+        assert_eq!(module_package("numpy"), None);
+    }
 
     #[test]
     fn a_generic_title_is_the_whole_message() {

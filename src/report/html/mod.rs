@@ -218,7 +218,7 @@ pub(super) fn what_to_do(remedy: &[npgx_parsers::causal::Remedy]) -> maud::Marku
                 h4 { "What to do" }
                 ul {
                     @for r in remedy {
-                        li { (r.action) " " span.muted { "[" (r.source) @if let Some(l) = r.line { ", line " (l) } "]" }
+                        li { (r.lead()) (r.action) " " span.muted { "[" (r.source) @if let Some(l) = r.line { ", line " (l) } "]" }
                             @for c in &r.check { br; code { (c) } } }
                     }
                 }
