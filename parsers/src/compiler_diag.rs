@@ -147,7 +147,9 @@ fn linker(t: &str) -> Option<Diagnostic<'_>> {
 /// `ld.lld`, a cross toolchain's `aarch64-linux-gnu-ld`).
 fn is_linker(program: &str) -> bool {
     let name = program.rsplit('/').next().unwrap_or(program);
-    name == "ld" || name.starts_with("ld.") || name.ends_with("-ld")
+    // `ld`, `ld.gold`, `aarch64-linux-gnu-ld.bfd`: the name before its variant.
+    let base = name.split('.').next().unwrap_or(name);
+    base == "ld" || base.ends_with("-ld")
 }
 
 /// A linker's error.
@@ -168,10 +170,10 @@ fn link_error(message: &str) -> Diagnostic<'_> {
 /// code 1`): a wrapper of the linker's own lines, which say what it lacked.
 pub fn is_link_wrapper(text: &str) -> bool {
     let l = text.to_ascii_lowercase();
-    LINK_WRAPPERS.iter().any(|w| l.contains(w))
+    l.starts_with("ld returned ")
+        || l.contains(" ld returned ")
+        || l.contains("linker command failed with exit code")
 }
-
-const LINK_WRAPPERS: &[&str] = &["error: ld returned", "linker command failed with exit code"];
 
 /// `loc(<balanced>): <severity>: <message>`.
 fn mlir(t: &str) -> Option<Diagnostic<'_>> {
@@ -413,9 +415,8 @@ pub fn is_compile_wrapper(text: &str) -> bool {
     if l.contains("failed to run bisheng") && l.contains("pipeline") {
         return true;
     }
-    static ANY: LazyLock<Needles> =
-        LazyLock::new(|| Needles::new(WRAPPERS.iter().chain(LINK_WRAPPERS).copied()));
-    ANY.any_in(&l)
+    static ANY: LazyLock<Needles> = LazyLock::new(|| Needles::new(WRAPPERS.iter().copied()));
+    ANY.any_in(&l) || is_link_wrapper(text)
 }
 
 /// The diagnostic a compile wrapper quotes: AscendC's compile driver prints the compiler's first
@@ -662,6 +663,13 @@ mod tests {
         assert!(is_link_wrapper(
             "collect2: error: ld returned 1 exit status"
         ));
+        // What the diagnostic's message is after its severity, too.
+        assert!(is_link_wrapper("ld returned 1 exit status"));
+        assert!(!is_link_wrapper("the docker build returned 1"));
+        assert!(
+            parse_diagnostic("aarch64-linux-gnu-ld.bfd: cannot find -lhccl")
+                .is_some_and(|d| d.form == Form::Linker)
+        );
         for line in [
             "ld.lld: error: unable to find library -lhccl",
             "/usr/bin/ld.gold: error: cannot find -lhccl",

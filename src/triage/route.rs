@@ -294,9 +294,17 @@ pub fn environment_problem(err: &CausalError) -> Option<EnvironmentProblem> {
             // A missing symbol in torch_npu's namespaces (`_ZN7c10_npu…`, `at_npu`) is one the
             // installed torch_npu does not export: the library was built against another one.
             let symbol = m.split(": undefined symbol").nth(1).unwrap_or("");
-            let torch_npu = ["c10_npu", "at_npu", "torch_npu"]
-                .iter()
-                .any(|n| symbol.contains(n));
+            // Mangled (`_ZN7c10_npu…`: the length before the name) or demangled.
+            let torch_npu = [
+                "7c10_npu",
+                "6at_npu",
+                "9torch_npu",
+                "c10_npu::",
+                "at_npu::",
+                "torch_npu::",
+            ]
+            .iter()
+            .any(|n| symbol.contains(n));
             let (package, why) = if said == "cannot open shared object file" {
                 (package_of_library(lib), format!("{lib} is not on the loader path: the package that ships it is not installed, or its environment script (CANN's set_env.sh) was not sourced"))
             } else if torch_npu {
@@ -373,6 +381,11 @@ fn build_problem(err: &CausalError, rule: &str) -> Option<EnvironmentProblem> {
             while let Some(l) = all.next() {
                 if let Some(name) = l.split("Could NOT find ").nth(1) {
                     found = name.split_whitespace().next().map(str::to_string);
+                } else if let Some(name) = l
+                    .split("Could not find a package configuration file provided by \"")
+                    .nth(1)
+                {
+                    found = name.split('"').next().map(str::to_string);
                 } else if l.trim_end().ends_with("could not find requested file:") {
                     found = all.peek().map(|f| f.trim().to_string());
                 }
@@ -392,7 +405,10 @@ fn build_problem(err: &CausalError, rule: &str) -> Option<EnvironmentProblem> {
         }
         "shape.link" => {
             let lib = lines().find_map(|l| {
-                let name = l.split("cannot find -l").nth(1)?;
+                // GNU ld's `cannot find -lx`, lld's `unable to find library -lx`.
+                let name = ["cannot find -l", "unable to find library -l"]
+                    .iter()
+                    .find_map(|lead| l.split(lead).nth(1))?;
                 let name = name.split([':', ' ']).next()?;
                 (!name.is_empty()).then(|| format!("lib{name}"))
             });
@@ -1078,6 +1094,9 @@ mod tests {
             ("CMake Error at cmake/generic.cmake:1:\n  Parse error.  Expected a command name\n", None),
             ("/usr/bin/ld: cannot find -lnpu_hccl: No such file or directory\ncollect2: error: ld returned 1 exit status\n", Some("libnpu_hccl")),
             ("OSError: /x/ext.so: undefined symbol: _ZN7c10_npu3acl20AclrtPeekAtLastErrorE\n", Some("torch_npu")),
+            ("ImportError: /x/libmy.so: undefined symbol: _ZN5mylib10concat_npuEv\n", Some("libmy.so")),
+            ("ld.lld: error: unable to find library -lhccl\n", Some("libhccl")),
+            ("CMake Error at CMakeLists.txt:3 (find_package):\n  Could not find a package configuration file provided by \"Torch_npu\" with any\n  of the following names:\n", Some("Torch_npu")),
             ("om_backend.cc(174)::InitResource\tacl init failed, errorCode = 100002\n", None),
             ("EL0002: 2024-10-22-11:56:14.885.664 The device ID is invalid.\n", None),
         ];

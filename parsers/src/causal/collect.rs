@@ -561,7 +561,7 @@ impl<'w> Collector<'_, 'w> {
         } else {
             Tier::Strong
         };
-        let rule = if d.form == Form::Linker || compiler_diag::is_link_wrapper(d.message) {
+        let rule = if d.form == Form::Linker || compiler_diag::is_link_wrapper(t) {
             "linker.error"
         } else {
             "compiler.diagnostic"
@@ -1081,7 +1081,8 @@ impl<'w> Collector<'_, 'w> {
     /// The candidates; a traceback pasted without its exception (and without a `raise` line)
     /// gives the line a program logged for it just above it ([`logged_exception`]), else its
     /// innermost frame, the best line to cite (the frames say which phase failed, and go with
-    /// either).
+    /// either); a text with neither gives the first line that says what is not supported
+    /// ([`stated_unsupported`]).
     fn finish(mut self) -> Vec<Candidate<'w>> {
         raised_records(self.w, &mut self.out);
         if self.out.is_empty() {
@@ -1113,6 +1114,17 @@ impl<'w> Collector<'_, 'w> {
                     c.frames = self.frames.clone();
                     self.out.push(c);
                 }
+            } else if let Some(k) = stated_unsupported(self.w) {
+                let mut c = Candidate::new(
+                    k,
+                    Tier::Soft,
+                    CauseRank::Error,
+                    Shape::KnownPhrase,
+                    "phrase.not-supported",
+                );
+                c.message = self.w[k].rest.trim().to_string();
+                c.scope.push((self.w[k].no, self.w[k].rest.trim().into()));
+                self.out.push(c);
             }
         }
         self.out
@@ -1140,6 +1152,7 @@ fn logged_exception(w: &[WinLine<'_>], frame: usize) -> Option<usize> {
     if line.starts_with(char::is_whitespace)
         || t.ends_with(':')
         || t.starts_with("Exception ignored in")
+        || t.contains("Warning:")
         || quiet
         || soft_level(n)
         || info_level(n)
@@ -1161,6 +1174,56 @@ fn logged_exception(w: &[WinLine<'_>], frame: usize) -> Option<usize> {
             })
         });
     says.then_some(r)
+}
+
+/// The first line of a window that says in its own words what is not supported (DeepSpeed's
+/// `Config max_tokens=768 type='rms_norm' … is not supported by <class '…DSPreRMSCUDAModule'>`):
+/// `… is not supported`, `… are not supported`, `… is unsupported`, with a subject of two words
+/// or more before it. Asked only when the text holds no other candidate and no traceback (a
+/// program that prints what it cannot do and stops, or goes on without it): a harmless notice
+/// must not outrank a real error. Not a question (`?`) or a condition (`if`, `whether`, `may`),
+/// not what the program worked around (`falling back`, `skipping`, `ignored`, `using`, `use`,
+/// `instead`: as words), not indented (a traceback's source or a message's continuation), not a
+/// cascade's wording, not at a debug, INFO or warning level.
+fn stated_unsupported(w: &[WinLine<'_>]) -> Option<usize> {
+    const SAYS: &[&str] = &[" is not supported", " are not supported", " is unsupported"];
+    const HEDGES: &[&str] = &["if", "whether", "may", "might", "when", "unless", "check"];
+    const RECOVERED: &[&str] = &[
+        "fall back",
+        "falling back",
+        "fallback",
+        "skipping",
+        "skipped",
+        "ignored",
+        "ignoring",
+        "using",
+        "use",
+        "instead",
+    ];
+    w.iter().position(|l| {
+        let (n, t) = (&l.norm, l.rest.trim());
+        if l.rest.starts_with(char::is_whitespace)
+            || t.contains('?')
+            || soft_level(n)
+            || info_level(n)
+            || warning_level(n, t)
+            || is_cascade_text(t)
+        {
+            return false;
+        }
+        let lower = t.to_ascii_lowercase();
+        let Some(at) = SAYS.iter().filter_map(|s| needles::find(&lower, s)).min() else {
+            return false;
+        };
+        let subject: Vec<&str> = lower[..at].split_whitespace().collect();
+        let hedged = subject.iter().any(|w| HEDGES.contains(w));
+        let recovered = RECOVERED.iter().any(|r| {
+            lower
+                .match_indices(r)
+                .any(|(k, _)| is_word_at(&lower, k, k + r.len()))
+        });
+        subject.len() >= 2 && !hedged && !recovered
+    })
 }
 
 /// How far above an exception the error record it repeats may stand.
@@ -1798,53 +1861,6 @@ impl<'w> OtherLine<'w> {
         })
     }
 
-    /// A line that says in its own words what is not supported (DeepSpeed's `Config
-    /// max_tokens=768 type='rms_norm' … is not supported by <class '…DSPreRMSCUDAModule'>`): `…
-    /// is not supported`, `… are not supported`, `… is unsupported`, with a subject of two words
-    /// or more before it. A signal, ranked `Error`, as [`OtherLine::failed_because`]: any strong
-    /// candidate wins. Not a question or a condition (`if`, `whether`, `may`), not what the
-    /// program worked around (`falling back`, `skipping`, `ignored`, `using`), not indented (a
-    /// traceback's source or a message's continuation), not a cascade's wording, not at a debug,
-    /// INFO or warning level.
-    fn not_supported(&self, n: &Normalised<'_>, rest: &str) -> Option<Candidate<'w>> {
-        const SAYS: &[&str] = &[" is not supported", " are not supported", " is unsupported"];
-        const HEDGES: &[&str] = &["if", "whether", "may", "might", "when", "unless", "check"];
-        const RECOVERED: &[&str] = &[
-            "fall back",
-            "falling back",
-            "fallback",
-            "skipping",
-            "skipped",
-            "ignored",
-            "ignoring",
-            "using ",
-            "instead",
-        ];
-        let t = self.t;
-        if rest.starts_with(char::is_whitespace)
-            || soft_level(n)
-            || info_level(n)
-            || warning_level(n, t)
-            || is_cascade_text(t)
-        {
-            return None;
-        }
-        let lower = t.to_ascii_lowercase();
-        let at = SAYS.iter().filter_map(|w| needles::find(&lower, w)).min()?;
-        let subject: Vec<&str> = lower[..at].split_whitespace().collect();
-        let hedged = subject.iter().any(|w| HEDGES.contains(w));
-        let recovered = RECOVERED.iter().any(|r| lower.contains(r));
-        (subject.len() >= 2 && !hedged && !recovered).then(|| {
-            self.make(
-                Tier::Signal,
-                CauseRank::Error,
-                Shape::KnownPhrase,
-                "phrase.not-supported",
-                t,
-            )
-        })
-    }
-
     /// A record a glog-form logger wrote at its fatal level (`F`: glog's `LOG(FATAL)` and the
     /// `CHECK` macros, `Check failed: …`, as glog and Paddle-Lite print them; TORCH_LOGS'
     /// `C`): the process aborts right after it, and the record says why, as a failed assertion
@@ -2039,7 +2055,6 @@ fn classify_other<'w>(w: &[WinLine<'w>], i: usize, soft: bool) -> Option<Candida
         .or_else(|| l.stated_cause(n))
         .or_else(|| l.fatal_record(n))
         .or_else(|| l.failed_because(n))
-        .or_else(|| l.not_supported(n, w[i].rest))
         .or_else(|| l.process_abort())
         .or_else(|| l.error_record(n, w[i].rest))
         .or_else(|| l.runtime_return(n, w[i].rest))

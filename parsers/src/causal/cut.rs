@@ -8,8 +8,9 @@
 //!                on a frame, its source line or its carets has lost it)
 //! cann-tail   := "TraceBack (most recent call last):" END
 //!                (a CANN report lists its call stack after that header)
-//! elision     := a line that is only "...", "…", "[...]", "(...)", "<snip>", "[snip]",
-//!                "[truncated]" or "... N lines omitted" (someone left lines out)
+//! elision     := a line that is only "..." or "…" at its start, "[...]", "(...)", "<snip>",
+//!                "[Truncated]", "(output truncated)", or a count of lines left out
+//!                ("... N lines omitted", "[... 3 more lines]") (someone left lines out)
 //! ```
 //!
 //! Lines are read as the causal engine reads them ([`super::normalise`]: logger and worker
@@ -135,9 +136,9 @@ fn is_elision(t: &str, indent: usize) -> bool {
         "snipped",
         "more",
     ];
-    const OF: &[&str] = &[
-        "lines", "line", "more", "output", "log", "frames", "entries",
-    ];
+    // What was left out: "more" counts only with one of these beside it (`3 more lines`, not
+    // `2 more ranks` or CPython's `Previous line repeated 996 more times`).
+    const OF: &[&str] = &["lines", "line", "output", "log", "frames", "entries"];
     if t.len() > 64 {
         return false;
     }
@@ -158,7 +159,7 @@ fn is_elision(t: &str, indent: usize) -> bool {
     }
     let lower = inner.to_ascii_lowercase();
     let words: Vec<&str> = lower.split_whitespace().collect();
-    let said = words.iter().any(|w| SAID.contains(w));
+    let said = words.iter().any(|w| SAID.contains(w)) && !words.contains(&"repeated");
     // A marker alone (`<snip>`, `[Truncated]`, `(output truncated)`), or a count of lines.
     let alone = words.len() <= 2 && words.iter().all(|w| SAID.contains(w) || OF.contains(w));
     let counted = words.len() <= 6
@@ -218,6 +219,12 @@ mod tests {
             "<snip>",
             "... 120 lines omitted ...",
             "[3 more lines truncated]",
+            "[Truncated]",
+            "... (truncated)",
+            "(output truncated)",
+            "[... 3 more lines]",
+            "--- 300 lines skipped ---",
+            "[... excerpt gap ...]",
         ] {
             assert_eq!(
                 cuts(&format!("a\n{mark}\nb\n")),
@@ -231,6 +238,14 @@ mod tests {
             "1 2 3",
             "300 lines written",
             "....",
+            " ...",
+            "[... 3 lines ok]",
+            "Previous line repeated 996 more times",
+            "  [Previous line repeated 996 more times]",
+            "Waiting for 2 more ranks...",
+            "- retrying 3 more times",
+            "(3 more)",
+            "\t... 12 more",
         ] {
             assert_eq!(cuts(&format!("a\n{text}\nb\n")), [], "{text}");
         }

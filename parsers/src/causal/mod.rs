@@ -1059,6 +1059,13 @@ mod tests {
             assert_eq!((c.line, &*c.evidence.rule, c.tier), (line, "linker.error", Tier::Strong), "{text}");
             assert_eq!(env(&c).map(|e| e.0), Some(Phase::Environment), "{text}");
         }
+        // The driver's link line alone routes with the linker's, as a wrapper.
+        let c = first("[ 50%] Linking CXX shared library libx.so\ncollect2: error: ld returned 1 exit status\nmake[2]: *** [x.so] Error 1\n");
+        assert_eq!(
+            (c.line, &*c.evidence.rule, c.tier),
+            (2, "linker.error", Tier::Cascade)
+        );
+        assert_eq!(env(&c).map(|e| e.0), Some(Phase::Environment));
         // A compiler's own error stays a compile error.
         let c = first("k.cc:3:5: error: 'x' was not declared in this scope\ncollect2: error: ld returned 1 exit status\n");
         assert_eq!((c.line, env(&c).map(|e| e.0)), (1, Some(Phase::Compile)));
@@ -1085,14 +1092,22 @@ mod tests {
     // A check that reads a library is given the library the error names.
     #[test]
     fn the_library_a_loader_names_is_the_one_to_check() {
-        let c = first("OSError: /x/ext.so: undefined symbol: _ZN3foo3barEv\n");
-        let r = crate::causal::remedies(&c, None, crate::versions::Framework::Unknown);
-        assert!(
-            r.iter()
-                .flat_map(|r| &r.check)
-                .any(|k| k == "ldd -r /x/ext.so"),
-            "{r:?}"
+        let checks = |text: &str| -> Vec<String> {
+            let c = first(text);
+            crate::causal::remedies(&c, None, crate::versions::Framework::Unknown)
+                .into_iter()
+                .flat_map(|r| r.check)
+                .collect()
+        };
+        let k = checks("OSError: /x/ext.so: undefined symbol: _ZN3foo3barEv\n");
+        assert!(k.iter().any(|k| k == "ldd -r /x/ext.so"), "{k:?}");
+        // Quoted as one word; the other checks of a row untouched.
+        let k = checks("OSError: /tmp/x`id`.so: undefined symbol: f\n");
+        assert!(k.iter().any(|k| k == "ldd -r '/tmp/x`id`.so'"), "{k:?}");
+        let k = checks(
+            "ImportError: libhccl.so: cannot open shared object file: No such file or directory\n",
         );
+        assert!(k.iter().any(|k| k == "echo $LD_LIBRARY_PATH"), "{k:?}");
         assert_eq!(
             named_library("libhccl.so: cannot open shared object file: No such file or directory"),
             Some(("libhccl.so", "cannot open shared object file"))
@@ -1108,16 +1123,23 @@ mod tests {
         let c = first(bare);
         assert_eq!(
             (c.line, &*c.evidence.rule, c.tier),
-            (2, "phrase.not-supported", Tier::Signal)
+            (2, "phrase.not-supported", Tier::Soft)
         );
         // A stronger error elsewhere wins.
         let both = format!("{bare}ValueError: expected a 2-D weight, got a 3-D one\n");
         assert_eq!(first(&both).line, 3);
+        // Any other candidate wins, a cascade included; a cut traceback keeps its own fallback.
+        let cascade = "Flash attention is not supported on this device\nRuntimeError: NPU function error: aclrtSynchronizeDevice, error code is 507035\n";
+        assert_eq!(first(cascade).line, 2);
+        let cut = "Flash attention is not supported on this device\nError in request: boom\nTraceback (most recent call last):\n  File \"/x/torch/_dynamo/a.py\", line 1, in f\n    g()\n";
+        assert_eq!(&*first(cut).evidence.rule, "logger.exception-record");
         for quiet in [
             "[W] fused attention is not supported on this chip, falling back to the math path\n",
             "INFO 01-01 00:00:00 [a.py:1] bf16 is not supported by this op\n",
             "check whether the dtype is not supported by the kernel\n",
             "WARNING: flash attention is not supported, using eager\n",
+            "flash attention is not supported on this device, use default attention\n",
+            "Why the op aclnnFoo is not supported?\n",
             "loading the model\n    dtype bf16 is not supported by this op\n",
             "bf16 is not supported\n",
         ] {

@@ -115,11 +115,12 @@ fn with_fact(mut e: PhaseEvidence, f: &knowledge::Fact) -> PhaseEvidence {
 /// at the start of a message (the MindX SDK's `[507011][Error code unknown] Failed to model
 /// infer execute`); ACL's own return codes (100xxx and 148xxx usage, 200xxx resource, 300xxx
 /// storage: round numbers that counts and timeouts are too) only after a phrase that calls the
-/// number an error code (`errorCode = 100002`, not `ret 100000 samples` or `failed: 300000 ms`).
+/// number an error or return code (`errorCode = 100002`, `ret = 200000`; not `ret 100000
+/// samples` or `failed: 300000 ms`).
 pub fn runtime_number(line: &str) -> Option<u64> {
-    // The phrases that call the number an error code, then the ones that only say a call
-    // returned it.
-    const CODE_LEADS: usize = 10;
+    // The phrases that call the number an error code or a call's return code, then the ones
+    // that may name any number (`ret 100000 samples`, `failed: 300000 ms`).
+    const CODE_LEADS: usize = 12;
     const LEADS: &[&str] = &[
         "error code is ",
         "error code:",
@@ -168,9 +169,13 @@ pub fn runtime_number(line: &str) -> Option<u64> {
     }
     let l = line.to_ascii_lowercase();
     let number = LEAD.matches(l.as_bytes()).find_map(|(at, after)| {
-        let word = !l.as_bytes()[..at]
-            .last()
-            .is_some_and(|b| b.is_ascii_alphanumeric());
+        // A lead starts a word, or a word's capitalised part (`aclRet = 507018`, `rtRet=507000`):
+        // `interpret 200000` has none. (Lower-casing keeps the bytes' places.)
+        let (b, first) = (line.as_bytes(), line.as_bytes().get(at).copied());
+        let word = at.checked_sub(1).map(|k| b[k]).is_none_or(|prev| {
+            !prev.is_ascii_alphanumeric()
+                || prev.is_ascii_lowercase() && first.is_some_and(|c| c.is_ascii_uppercase())
+        });
         let lead = l.get(at..after)?;
         let r = l.get(after..)?.trim_start();
         let end = r.find(|c: char| !c.is_ascii_digit()).unwrap_or(r.len());
@@ -688,8 +693,17 @@ mod tests {
         // ACL's round numbers only as an error code; a lead inside a word is none.
         for (text, want) in [
             ("interpret 200000 rows as float", None),
+            (
+                "aclvencDestroyChannel failed, aclRet = 507018",
+                Some(507018),
+            ),
+            (
+                "direct CCU submit failed task=0 ret=-2 rtRet=507000",
+                Some(507000),
+            ),
+            ("DrvRet=507033", Some(507033)),
             ("interpret 507015 rows", None),
-            ("warmup ret = 200000", None),
+            ("warmup rets 200000", None),
             ("Connect to store failed: 300000 ms elapsed", None),
             ("Processed batch, ret 100000 samples", None),
             ("aclInit failed, error code is 100002", Some(100002)),

@@ -80,10 +80,10 @@ pub fn remedies(err: &CausalError, file: Option<&str>, framework: Framework) -> 
         .find_map(|m| row_for(&m, framework))
     {
         let mut r = from_row(row, file, framework);
-        // `ldd -r LIBRARY`: the library the error names, when it names one.
+        // `ldd -r <LIBRARY>`: the library the error names, when it names one, as one shell word.
         if let Some((lib, _)) = named_library(&err.message) {
             for c in &mut r.check {
-                *c = c.replace("LIBRARY", lib);
+                *c = fill_word(c, LIBRARY, lib);
             }
         }
         out.push(r);
@@ -477,11 +477,22 @@ pub fn plogs_instead(r: &mut Remedy, file: Option<&str>, plogs: Option<&str>) {
 /// shell when it needs it. Nothing else is guessed: the folder the file sits in may hold other
 /// people's logs, so inputs only the user has stay `<PLACEHOLDERS>` for the user to fill.
 fn fill(command: &str, file: &str) -> String {
+    fill_word(command, "FILE", file)
+}
+
+/// Where a remedy row's check names the library an error names (`ldd -r <LIBRARY>`).
+const LIBRARY: &str = "<LIBRARY>";
+
+/// `command` with every word that is `placeholder` replaced by `value`, quoted as one shell word.
+fn fill_word(command: &str, placeholder: &str, value: &str) -> String {
     command
         .split(' ')
-        .map(|w| match w {
-            "FILE" => crate::shell::word(file),
-            w => w.to_string(),
+        .map(|w| {
+            if w == placeholder {
+                crate::shell::word(value)
+            } else {
+                w.to_string()
+            }
         })
         .collect::<Vec<_>>()
         .join(" ")
