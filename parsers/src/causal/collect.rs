@@ -1166,14 +1166,19 @@ fn logged_exception(w: &[WinLine<'_>], frame: usize) -> Option<usize> {
             .match_indices(w)
             .any(|(at, _)| is_word_at(&lower, at, at + w.len()))
     };
-    let says = word("error")
-        || word("exception")
-        || lower.match_indices("fail").any(|(at, _)| {
-            ["", "s", "ed", "ure"].iter().any(|end| {
-                lower[at + 4..].starts_with(end) && is_word_at(&lower, at, at + 4 + end.len())
-            })
-        });
+    let says =
+        word("error") || word("exception") || fail_word(&lower, &["", "s", "ed", "ure"]).is_some();
     says.then_some(r)
+}
+
+/// Where `fail` followed by one of `ends` stands as a whole word in `lower` (`failed`, not
+/// `test_failed_ops`): its byte offset.
+fn fail_word(lower: &str, ends: &[&str]) -> Option<usize> {
+    lower.match_indices("fail").map(|(at, _)| at).find(|&at| {
+        ends.iter().any(|end| {
+            lower[at + 4..].starts_with(end) && is_word_at(lower, at, at + 4 + end.len())
+        })
+    })
 }
 
 /// The first line of a window that says in its own words what is not supported (DeepSpeed's
@@ -1830,11 +1835,7 @@ impl<'w> OtherLine<'w> {
             return None;
         }
         let lower = t.to_ascii_lowercase();
-        let fail = lower.match_indices("fail").map(|(at, _)| at).find(|&at| {
-            ["ed", "s", "ure"].iter().any(|end| {
-                lower[at + 4..].starts_with(end) && is_word_at(&lower, at, at + 4 + end.len())
-            })
-        })?;
+        let fail = fail_word(&lower, &["ed", "s", "ure"])?;
         let hedged = lower[..fail]
             .split_whitespace()
             .rev()
