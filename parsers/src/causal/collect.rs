@@ -1085,47 +1085,34 @@ impl<'w> Collector<'_, 'w> {
     /// ([`stated_unsupported`]).
     fn finish(mut self) -> Vec<Candidate<'w>> {
         raised_records(self.w, &mut self.out);
-        if self.out.is_empty() {
-            if let Some(&(no, ref text)) = self.frames.last() {
-                if let Some(k) = self.w.iter().position(|l| l.no == no) {
-                    if let Some(r) = logged_exception(self.w, k) {
-                        let mut c = Candidate::new(
-                            r,
-                            Tier::Soft,
-                            CauseRank::Error,
-                            Shape::LoggingError,
-                            "logger.exception-record",
-                        );
-                        c.message = self.w[r].rest.trim().to_string();
-                        c.scope.push((self.w[r].no, self.w[r].rest.trim().into()));
-                        c.frames = self.frames.clone();
-                        self.out.push(c);
-                        return self.out;
+        if !self.out.is_empty() {
+            return self.out;
+        }
+        let w = self.w;
+        // The last resorts, Soft: the line itself is the message.
+        let last_resort = |k: usize, shape: Shape, rule: &'static str| {
+            let mut c = Candidate::new(k, Tier::Soft, CauseRank::Error, shape, rule);
+            c.message = w[k].rest.trim().to_string();
+            c.scope.push((w[k].no, w[k].rest.trim().into()));
+            c
+        };
+        if let Some(&(no, ref text)) = self.frames.last() {
+            if let Some(k) = w.iter().position(|l| l.no == no) {
+                let mut c = match logged_exception(w, k) {
+                    Some(r) => last_resort(r, Shape::LoggingError, "logger.exception-record"),
+                    None => {
+                        let mut c = last_resort(k, Shape::TracebackFrames, "traceback.frames-only");
+                        c.message =
+                            format!("traceback without its exception, innermost frame: {text}");
+                        c
                     }
-                    let mut c = Candidate::new(
-                        k,
-                        Tier::Soft,
-                        CauseRank::Error,
-                        Shape::TracebackFrames,
-                        "traceback.frames-only",
-                    );
-                    c.message = format!("traceback without its exception, innermost frame: {text}");
-                    c.scope.push((no, self.w[k].rest.trim().into()));
-                    c.frames = self.frames.clone();
-                    self.out.push(c);
-                }
-            } else if let Some(k) = stated_unsupported(self.w) {
-                let mut c = Candidate::new(
-                    k,
-                    Tier::Soft,
-                    CauseRank::Error,
-                    Shape::KnownPhrase,
-                    "phrase.not-supported",
-                );
-                c.message = self.w[k].rest.trim().to_string();
-                c.scope.push((self.w[k].no, self.w[k].rest.trim().into()));
+                };
+                c.frames = self.frames.clone();
                 self.out.push(c);
             }
+        } else if let Some(k) = stated_unsupported(w) {
+            self.out
+                .push(last_resort(k, Shape::KnownPhrase, "phrase.not-supported"));
         }
         self.out
     }
