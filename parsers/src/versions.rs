@@ -21,6 +21,8 @@
 //! ggml      := ("build" | "version") ":" " "* digits " (" | "ollama version is " version
 //!            | "llama.cpp-b" digits                  (a release's folder: `/model/llama.cpp-b6765/`)
 //! onnxruntime := "onnxruntime" ["-cann"] sep version
+//! engine    := ("vllm-ascend" | "sglang" | "dlinfer" ["-ascend"] | "deepspeed") sep version
+//!              (asked only of a PyTorch program whose text shows that engine)
 //! triton    := ("triton-ascend" | "triton_ascend") sep version     (asked only where the text shows
 //!              a Triton kernel's compilation: `triton/compiler`, `triton_ascend`, BiShengIR)
 //! sep       := "==" | "-" | ":" | "=" | " " | " version" [":"] " "      (then an optional "v")
@@ -205,12 +207,29 @@ pub struct Stated {
     pub triton_version: bool,
     pub cann: bool,
     pub chip: bool,
+    /// The engines of [`ENGINES`] the text shows (PyTorch programs only) without their version,
+    /// one bit each in that order.
+    pub engines: u8,
 }
+
+/// The serving engines and trainers a PyTorch program runs under, whose releases pair with
+/// torch_npu's as torch's do (vLLM-Ascend's, SGLang's, lmdeploy's dlinfer): what to ask for where
+/// the text shows one — its name to ask for, the names it prints, its version as written.
+const ENGINES: [(&str, &str, &str); 4] = [
+    ("vllm-ascend", r"(?i)vllm[_-]ascend", r"(?i)vllm[_-]ascend"),
+    ("sglang", r"(?i)sglang|sgl[_-]kernel[_-]npu", r"(?i)sglang"),
+    (
+        "dlinfer-ascend",
+        r"(?i)\bdlinfer",
+        r"(?i)dlinfer(?:[_-]ascend)?",
+    ),
+    ("deepspeed", r"(?i)deepspeed", r"(?i)deepspeed"),
+];
 
 impl Stated {
     /// The names of the versions the text does not state, in a fixed order: the framework's
-    /// (`torch` and `torch_npu` for PyTorch), `triton-ascend` where a Triton kernel was compiled,
-    /// `CANN`, `chip`.
+    /// (`torch` and `torch_npu` for PyTorch), the engine's it shows ([`ENGINES`]),
+    /// `triton-ascend` where a Triton kernel was compiled, `CANN`, `chip`.
     pub fn missing(&self) -> Vec<&'static str> {
         let stated = |name: &str| match name {
             "torch" => self.torch,
@@ -221,6 +240,13 @@ impl Stated {
             .version_names()
             .iter()
             .map(|&name| (stated(name), name))
+            .chain(
+                ENGINES
+                    .iter()
+                    .enumerate()
+                    .filter(|(k, _)| self.engines & (1 << k) != 0)
+                    .map(|(_, (name, _, _))| (false, *name)),
+            )
             .chain(
                 self.triton
                     .then_some((self.triton_version, "triton-ascend")),
@@ -246,6 +272,8 @@ struct Patterns {
     frameworks: [FrameworkPatterns; 7],
     /// torch_npu's own words, for a text that names no framework.
     torch_npu_words: Regex,
+    /// Each of [`ENGINES`]: its names, and its version as written.
+    engines: [(Regex, Regex); 4],
 }
 
 struct FrameworkPatterns {
@@ -273,6 +301,9 @@ fn patterns() -> &'static Patterns {
                 r"(?i)triton[/.]compiler|triton[_-]ascend|bishengir|mlircompilationerror",
             ),
             triton_version: re(&format!(r"(?i)triton[_-]ascend{sep}\d+\.\d+")),
+            engines: ENGINES.map(|(_, name, version)| {
+                (re(name), re(&format!("{version}{sep}\\d+\\.\\d+")))
+            }),
             torch_npu_words: re(
                 r"(?i)c10_npu|npu function error|npu error, error code is|\bpta call acl|\[pta\]|\berr\d{5} pta\b|compiler_depend\.ts:\d+\]|workhccl|processgrouphccl|npu out of memory\. tried to allocate|during npu graph capture|npustreamcapturestatus|call aclnn\w* failed|ascend op converter is not implemented|graph break count|multiproc_executor",
             ),
@@ -327,17 +358,18 @@ fn patterns() -> &'static Patterns {
 pub fn stated(text: &str) -> Stated {
     let p = patterns();
     let found = p.frameworks.iter().find(|f| f.name.is_match(text));
+    let framework = found.map_or_else(
+        || {
+            if p.torch_npu_words.is_match(text) {
+                Framework::Torch
+            } else {
+                Framework::Unknown
+            }
+        },
+        |f| f.framework,
+    );
     Stated {
-        framework: found.map_or_else(
-            || {
-                if p.torch_npu_words.is_match(text) {
-                    Framework::Torch
-                } else {
-                    Framework::Unknown
-                }
-            },
-            |f| f.framework,
-        ),
+        framework,
         framework_version: found
             .and_then(|f| f.version.as_ref())
             .is_some_and(|v| v.is_match(text)),
@@ -347,6 +379,15 @@ pub fn stated(text: &str) -> Stated {
         triton_version: p.triton_version.is_match(text),
         cann: p.cann.is_match(text),
         chip: p.chip.is_match(text),
+        engines: if framework == Framework::Torch {
+            p.engines
+                .iter()
+                .enumerate()
+                .filter(|(_, (name, version))| name.is_match(text) && !version.is_match(text))
+                .fold(0, |bits, (k, _)| bits | 1 << k)
+        } else {
+            0
+        },
     }
 }
 
@@ -565,7 +606,24 @@ EZ9999: [PID: 1] 2025-01-01-00:00:00.000.000 The error from device(0)",
             (
                 "2024-11-07 12:55:24,870 - lmdeploy - ERROR - __init__.py:17 - ModuleNotFoundError: No module named 'dlinfer'",
                 Framework::Torch,
-                vec!["torch", "torch_npu", "CANN", "chip"],
+                vec!["torch", "torch_npu", "dlinfer-ascend", "CANN", "chip"],
+            ),
+            // The engine's version is asked where the text shows the engine and not its
+            // version; stated, it is not.
+            (
+                "  File \"/sgl-workspace/sglang/python/sglang/srt/managers/scheduler.py\", line 1, in f",
+                Framework::Torch,
+                vec!["torch", "torch_npu", "sglang", "CANN", "chip"],
+            ),
+            (
+                "sglang==0.5.2 torch==2.6.0 torch_npu==2.6.0 CANN 8.2.RC1 910B3\n  File \"/x/sglang/srt/a.py\", line 1, in f",
+                Framework::Torch,
+                vec![],
+            ),
+            (
+                "(Worker pid=1) ERROR [vllm_ascend/worker/model_runner_v1.py:10] x",
+                Framework::Torch,
+                vec!["torch", "torch_npu", "vllm-ascend", "CANN", "chip"],
             ),
             (
                 "[ERROR] fastdeploy/runtime/runtime.cc(409)::CreateOMBackend\tFailed to initialize om backend.",

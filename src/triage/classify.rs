@@ -102,7 +102,8 @@ pub struct Classification {
     /// The versions the text does not state, of `torch`, `torch_npu`, `CANN` and `chip` — for a
     /// program on another framework, that framework's instead of torch's (`MindSpore`,
     /// `PaddlePaddle`, `llama.cpp build`, `onnxruntime`; none for a program on CANN alone;
-    /// `framework` when the text names none), and
+    /// `framework` when the text names none), a PyTorch program's engine the text shows
+    /// (`vllm-ascend`, `sglang`, `dlinfer-ascend`, `deepspeed`), and
     /// `triton-ascend` where a Triton
     /// kernel was compiled: what to ask the author of a paste for (absent when it states them
     /// all, and in documents before it was added).
