@@ -435,13 +435,10 @@ fn route_tree(a: &mut TriageAnalysis) -> anyhow::Result<()> {
                 env.token,
                 env.why
             );
-            let what = env
-                .package
-                .as_ref()
-                .map_or(String::new(), |p| format!(" ({p})"));
             a.notes.push(format!(
-                "{}: this is an environment problem{what}, not a compile error — fix it, then re-run",
-                env.why
+                "{}: this is an environment problem{}, not a compile error — fix it, then re-run",
+                env.why,
+                env.named()
             ));
             a.evidence = evidence;
             return Ok(());

@@ -243,6 +243,15 @@ pub struct EnvironmentProblem {
     pub token: String,
 }
 
+impl EnvironmentProblem {
+    /// The package in brackets after a word (` (torch_npu)`), nothing when the error names none.
+    pub fn named(&self) -> String {
+        self.package
+            .as_ref()
+            .map_or(String::new(), |p| format!(" ({p})"))
+    }
+}
+
 /// The package a vendor library path belongs to (`…/nnal/atb/…/libx.so` → `NNAL ATB`).
 fn package_of_library(path: &str) -> String {
     let l = path.to_ascii_lowercase();
@@ -482,13 +491,10 @@ pub fn route_error(err: &CausalError) -> Routing {
                 )),
                 _ if route == Route::Environment => {
                     if let Some(env) = environment_problem(err) {
-                        let what = env
-                            .package
-                            .as_ref()
-                            .map_or(String::new(), |p| format!(" ({p})"));
                         r.notes.push(format!(
-                            "{}: fix the environment{what} first, then re-run",
-                            env.why
+                            "{}: fix the environment{} first, then re-run",
+                            env.why,
+                            env.named()
                         ));
                         r.package = env.package;
                     }

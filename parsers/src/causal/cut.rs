@@ -71,11 +71,12 @@ impl CutReader {
 
     /// One line (1-based number, text without terminator).
     pub fn push(&mut self, no: u64, line: &str) {
-        let n = normalise(line);
+        // An excerpt gap is a marker of lines left out (the normaliser would skip it).
         if is_excerpt_marker(line) {
             self.elided.get_or_insert(no);
             return;
         }
+        let n = normalise(line);
         let t = n.rest.trim();
         if n.skip || t.is_empty() {
             return;
