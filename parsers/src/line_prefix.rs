@@ -26,6 +26,8 @@
 //! issue_title   = "[" Kind "]" [":"] " "   (first on the line; Kind an issue form's)  [Bug]: RuntimeError: …
 //! bracket_logger= "[" YYYY-MM-DD (" "|"T") hh:mm:ss [("."|",") frac] [zone] ( " " L " " ids "]" [" " path ":" n ": "]
 //!                 | "]" (" "? "[" field "]"){0..8} with one field a LEVEL word [" "? ": "] ) [" "]
+//! separated_logger = YYYY-MM-DD (" "|"T") hh:mm:ss [("."|",") frac] [zone] sep (field sep){0..4}
+//!                 LEVEL " "* sep [name ":" function ":" n " - "]     sep = " - " | " | "
 //! ```
 //!
 //! `bracket_logger` is the bracketed record header of C++ and Python service loggers: Ray's
@@ -36,6 +38,13 @@
 //! `[2025-12-15 15:19:22.681+08:00] [38] [452] [server] [ERROR] [http_server.cpp:163] : `),
 //! spdlog's `[2025-01-01 12:00:00.123] [name] [error] `. Without a level it is not one (the
 //! pre-2.2 TORCH_LOGS form has none there).
+//!
+//! `separated_logger` is the record header of Python's `logging` in the cookbook's format
+//! (`%(asctime)s - %(name)s - %(levelname)s - %(message)s`: `2026-01-19 10:06:44,248 -
+//! gpustack.worker.serve_manager - ERROR - `, with any fields between the time and the level,
+//! a process id among them) and of loguru's default (`2024-05-01 12:00:00.123 | ERROR    |
+//! pkg.module:function:12 - `): the time first, then fields up to a LEVEL word in capitals
+//! (padded, as `%(levelname)-8s` and loguru pad it), each field shorter than 65 bytes.
 //!
 //! `elided_glog` is a glog header whose head a user cut to `...` when pasting; its level is
 //! unknown and reported as `?`. So is `vllm_tail`'s (a `VllmLogger` with level `?`): the user kept
@@ -97,8 +106,9 @@ pub enum LinePrefix<'a> {
     OldLogger { logger: &'a str, level: &'a str },
     /// `docker compose` / `docker-compose` service column: `vllm-1  | `.
     Compose { service: &'a str },
-    /// A bracketed service-logger header with its level as printed (`ERROR`, `error`, `E`).
-    BracketLogger { level: &'a str },
+    /// A service logger's record header with its level as printed (`ERROR`, `error`, `E`):
+    /// bracketed fields (`bracket_logger`) or fields between separators (`separated_logger`).
+    ServiceLogger { level: &'a str },
     /// pytest's marker of the lines that explain a failure (`E       …`).
     PytestError,
     /// A bracketed stage or component tag in front of another prefix: vllm-omni's `[Stage-1] `
@@ -199,6 +209,7 @@ pub fn strip_prefixes(line: &str) -> Stripped<'_> {
             ort_log,
             opencv_log,
             bracket_logger,
+            separated_logger,
             pytest_error,
             old_torch_logs,
             old_logger,
@@ -739,7 +750,7 @@ fn bracket_logger(i: &str) -> R<'_, LinePrefix<'_>> {
             .parse(after)?;
         let (after, _) = opt((char(' '), source_loc, tag(": "))).parse(after)?;
         let (after, _) = opt_space(after)?;
-        return Ok((after, LinePrefix::BracketLogger { level }));
+        return Ok((after, LinePrefix::ServiceLogger { level }));
     }
     let (mut r, _) = char(']').parse(r)?;
     let mut level = None;
@@ -771,7 +782,46 @@ fn bracket_logger(i: &str) -> R<'_, LinePrefix<'_>> {
         .ok_or_else(|| nom::Err::Error(nom::error::Error::new(i, nom::error::ErrorKind::Verify)))?;
     let (r, _) = opt((opt_space, tag(": "))).parse(r)?;
     let (r, _) = opt_space(r)?;
-    Ok((r, LinePrefix::BracketLogger { level }))
+    Ok((r, LinePrefix::ServiceLogger { level }))
+}
+
+/// `separated_logger` of the grammar: Python logging's ` - `-separated record header and
+/// loguru's ` | `-separated one.
+fn separated_logger(i: &str) -> R<'_, LinePrefix<'_>> {
+    let (r, _) = (
+        iso_date,
+        one_of(" T"),
+        hms,
+        opt((one_of(".,"), fraction)),
+        opt(zone),
+    )
+        .parse(i)?;
+    let (mut r, sep) = alt((tag(" - "), tag(" | "))).parse(r)?;
+    for _ in 0..5 {
+        let Some((field, after)) = r.split_once(sep) else {
+            break;
+        };
+        if field.is_empty() || field.len() > 64 {
+            break;
+        }
+        let word = field.trim_end();
+        if is_level_word(word) && !word.bytes().any(|b| b.is_ascii_lowercase()) {
+            // loguru's location after its level: `name:function:line - `.
+            let location = (
+                verify(take_till(|c: char| c == ' '), |s: &str| {
+                    s.contains(':') && s.ends_with(|c: char| c.is_ascii_digit())
+                }),
+                tag(" - "),
+            );
+            let (after, _) = opt(location).parse(after)?;
+            return Ok((after, LinePrefix::ServiceLogger { level: word }));
+        }
+        r = after;
+    }
+    Err(nom::Err::Error(nom::error::Error::new(
+        i,
+        nom::error::ErrorKind::Verify,
+    )))
 }
 
 #[cfg(test)]
@@ -1018,7 +1068,7 @@ mod tests {
             ("[2025-01-01T12:00:00] [INFO] started", "INFO", "started"),
         ] {
             let s = strip_prefixes(line);
-            assert_eq!(s.prefixes, vec![LinePrefix::BracketLogger { level }], "{line}");
+            assert_eq!(s.prefixes, vec![LinePrefix::ServiceLogger { level }], "{line}");
             assert_eq!(s.rest, rest, "{line}");
         }
         // No level field: not this grammar (the pre-2.2 TORCH_LOGS form is peeled as before).
@@ -1026,7 +1076,43 @@ mod tests {
         assert!(!s
             .prefixes
             .iter()
-            .any(|p| matches!(p, LinePrefix::BracketLogger { .. })));
+            .any(|p| matches!(p, LinePrefix::ServiceLogger { .. })));
+    }
+
+    // Python's logging cookbook format (`%(asctime)s - %(name)s - %(levelname)s - %(message)s`)
+    // and its variants, and loguru's default format (`{time} | {level: <8} | {name}:{function}:
+    // {line} - {message}`).
+    #[test]
+    fn separated_service_loggers() {
+        for (line, level, rest) in [
+            ("2005-03-19 15:10:26,618 - simple_example - ERROR - error message", "ERROR", "error message"),
+            ("2026-01-19 10:06:44.248620+08:00 - gpustack.worker.serve_manager - ERROR - Error provisioning model instance x: failed", "ERROR", "Error provisioning model instance x: failed"),
+            ("2026-01-19 10:06:41.774455+08:00 - 250580 - gpustack_runtime.deployer.docker - WARNING - Mirrored deployment enabled", "WARNING", "Mirrored deployment enabled"),
+            ("2024-06-01 08:00:00,001 - INFO - loaded", "INFO", "loaded"),
+            ("2024-06-01 08:00:00,001 - root - CRITICAL - ", "CRITICAL", ""),
+            ("2024-05-01 12:00:00.123 | ERROR    | mineru.backend.pipeline:doc_analyze:45 - NPU out of memory", "ERROR", "NPU out of memory"),
+            ("2024-05-01 12:00:00.123 | WARNING  | __main__:<module>:3 - slow", "WARNING", "slow"),
+            ("2024-05-01 12:00:00.123 | INFO     | plain message", "INFO", "plain message"),
+        ] {
+            let s = strip_prefixes(line);
+            assert_eq!(s.prefixes, vec![LinePrefix::ServiceLogger { level }], "{line}");
+            assert_eq!(s.rest, rest, "{line}");
+        }
+        // No level among the first fields, a level word in lower case (a message's word), a
+        // field too long, no time first: not this grammar.
+        for line in [
+            "2024-06-01 08:00:00 - step 3 - loss 0.5",
+            "2024-06-01 08:00:00 - the run - error - x",
+            "2024-06-01 08:00:00 | a | b | c | d | e | ERROR | x",
+            "loader - ERROR - x",
+            "2024-06-01 08:00:00 - ERROR",
+        ] {
+            let s = strip_prefixes(line);
+            assert!(s.prefixes.is_empty(), "{line}");
+            assert_eq!(s.rest, line);
+        }
+        let long = format!("2024-06-01 08:00:00 - {} - ERROR - x", "n".repeat(65));
+        assert!(strip_prefixes(&long).prefixes.is_empty());
     }
 
     #[test]

@@ -618,21 +618,34 @@ impl<'w> Collector<'_, 'w> {
     }
 
     /// Docker's `Error response from daemon: …` at window index `i` (trimmed text `t`; `docker
-    /// run` prints it after `docker: `): the container could not be created or started, and the
-    /// chain of causes runs left to right, the last one first to fail. When the chain ends with a
-    /// hook's or runtime's own output (`… error running prestart hook #0: exit status 255,
-    /// stdout: , stderr: <text>`) that goes on over the next lines, up to the one that closes
-    /// with containerd's status (`…: unknown`), the first of those lines that says something
-    /// failed is the cause; otherwise the daemon's line. An environment fault; the next index.
+    /// run` prints it after `docker: `), or containerd's `OCI runtime create failed: …` (`exec`,
+    /// `start`) anywhere in a line that relays it (a program's error record or exception: `Failed
+    /// to create workload x: Docker Server Error: failed to create task for container: failed to
+    /// create shim task: OCI runtime create failed: …`): the container could not be created or
+    /// started, and the chain of causes runs left to right, the last one first to fail. When the
+    /// chain ends with a hook's or runtime's own output (`… error running prestart hook #0: exit
+    /// status 255, stdout: , stderr: <text>`) that goes on over the next lines, up to the one that
+    /// closes with containerd's status (`…: unknown`), the first of those lines that says
+    /// something failed is the cause; otherwise the line itself. An environment fault; the next
+    /// index.
     fn container_daemon(&mut self, i: usize, t: &'w str, soft: bool) -> Option<usize> {
         let w = self.w;
-        let message = t
+        let daemon = t
             .strip_prefix("docker: ")
             .unwrap_or(t)
-            .strip_prefix("Error response from daemon:")?;
+            .strip_prefix("Error response from daemon:");
+        let message = daemon.or_else(|| {
+            [
+                "OCI runtime create failed:",
+                "OCI runtime exec failed:",
+                "OCI runtime start failed:",
+            ]
+            .iter()
+            .find_map(|n| needles::find(t, n).map(|at| &t[at + n.len()..]))
+        })?;
         let stderr_goes_on = message
             .rsplit_once("stderr: ")
-            .is_some_and(|(_, said)| !said.trim_end().ends_with(": unknown"));
+            .is_some_and(|(_, said)| !said.contains(": unknown"));
         let mut end = i + 1;
         let mut at = i;
         if stderr_goes_on {
@@ -1085,6 +1098,8 @@ impl<'w> Collector<'_, 'w> {
     /// ([`stated_unsupported`]).
     fn finish(mut self) -> Vec<Candidate<'w>> {
         raised_records(self.w, &mut self.out);
+        library_throws(&mut self.out);
+        continued_messages(self.w, &mut self.out);
         if !self.out.is_empty() {
             return self.out;
         }
@@ -1266,6 +1281,165 @@ fn raised_records(w: &[WinLine<'_>], out: &mut [Candidate<'_>]) {
             r.frames = frames;
         }
     }
+}
+
+/// How far above a C++ abort's `what()` line the error record that explains it may stand.
+const THROW_RECORD_LINES: usize = 8;
+
+/// A C++ abort whose `what()` only names the standard library routine that threw (libstdc++'s
+/// `_Map_base::at` from `unordered_map::at`, `vector::_M_range_check: __n (which is 5) >= …`,
+/// `stoi`; [`is_library_throw`]) says where the program stopped, not why: an error record the
+/// program logged just above it (MindIE's `[llm] [ERROR] [executor.cpp:646] Invalid DP number
+/// per node: 0` before `terminate called after throwing an instance of 'std::out_of_range'`)
+/// says why. The record takes the abort's tier, and the abort becomes its cascade.
+fn library_throws(out: &mut [Candidate<'_>]) {
+    for k in 0..out.len() {
+        let a = &out[k];
+        if a.rule != "c10.what" || a.tier != Tier::Strong || !is_library_throw(&a.message) {
+            continue;
+        }
+        let at = a.index;
+        let record = (0..out.len()).rev().find(|&j| {
+            let r = &out[j];
+            r.index < at
+                && r.index + THROW_RECORD_LINES >= at
+                && r.rule == "logger.error-record"
+                && !is_cascade_text(&r.message)
+        });
+        let Some(j) = record else { continue };
+        let (tier, no) = (out[k].tier, out[k].scope.first().map(|s| s.0));
+        out[k].tier = Tier::Cascade;
+        out[j].tier = tier;
+        out[j].wrapper_line = no;
+    }
+}
+
+/// Whether a C++ exception's message is one the standard library writes where it throws, naming
+/// only the routine (libstdc++: `_Map_base::at`, `map::at`, `vector::_M_range_check: __n (which
+/// is 5) >= this->size() (which is 3)`, `basic_string::_M_construct null not valid`, `stoi`,
+/// `bad_function_call`): a qualified name (not in `std::`) alone or with libstdc++'s own check
+/// text after it, or one of the fixed messages. `std::bad_alloc` says why (memory) and is not
+/// one.
+fn is_library_throw(what: &str) -> bool {
+    const FIXED: &[&str] = &[
+        "stoi",
+        "stol",
+        "stoul",
+        "stoll",
+        "stoull",
+        "stof",
+        "stod",
+        "stold",
+        "bad_function_call",
+        "std::bad_cast",
+        "std::bad_typeid",
+        "std::exception",
+        "bad any_cast",
+        "bad optional access",
+        "bad variant access",
+        "bad_weak_ptr",
+        "basic_string: construction from null is not valid",
+    ];
+    let what = what.trim();
+    if FIXED.contains(&what) || what.starts_with("cannot create std::") {
+        return true;
+    }
+    let name_end = what
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':'))
+        .unwrap_or(what.len());
+    let (name, tail) = what.split_at(name_end);
+    // libstdc++ names its throw sites without `std::`; an exception type's own `what()`
+    // (`std::bad_alloc`) is in the list above, or says why.
+    let qualified = !name.starts_with("std::")
+        && name.trim_end_matches(':').split("::").count() >= 2
+        && name
+            .trim_end_matches(':')
+            .split("::")
+            .all(|p| p.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_'));
+    qualified && (tail.is_empty() || tail.starts_with(" __") || tail == " null not valid")
+}
+
+/// Lines a message may run on over after its first ([`continued_messages`]).
+const CONTINUED_LINES: usize = 8;
+
+/// An error whose message runs on over the lines below it (a terminal or a web page wrapped it,
+/// or its text holds newlines: PaddlePaddle's `Fail to open library: ` / the library / `with
+/// error: <dependency>: ` / `undefined symbol: …`, a container hook's output inside a logged
+/// error) and says its innermost cause on one of them: that line is the error, the first line
+/// its wrapper. The continuation is the lines right below, none blank, indented, behind a logger
+/// prefix, a candidate, a frame, a traceback or a CANN report of its own; the cause the first of
+/// them that states one ([`knowledge::stated_cause`]) or opens with a failure ([`opens_failed`]).
+/// An exception gives its tier to the line and becomes a cascade; under an error record (a
+/// cascade) the line is a signal.
+fn continued_messages<'w>(w: &[WinLine<'w>], out: &mut Vec<Candidate<'w>>) {
+    let taken: std::collections::HashSet<usize> = out.iter().map(|c| c.index).collect();
+    let mut found = Vec::new();
+    for c in out.iter_mut() {
+        let exception = c.rule == "python.exception" && c.tier == Tier::Strong;
+        if !(exception || c.rule == "logger.error-record") {
+            continue;
+        }
+        let cause = (c.index + 1..w.len().min(c.index + 1 + CONTINUED_LINES))
+            .take_while(|&k| {
+                let (l, t) = (&w[k], w[k].rest);
+                !l.norm.skip
+                    && !t.trim().is_empty()
+                    && !t.starts_with(char::is_whitespace)
+                    && l.norm.prefixes.is_empty()
+                    && l.plog.is_none()
+                    && !taken.contains(&k)
+                    && !is_traceback_start(t)
+                    && frame_line(t).is_none()
+                    && exception_line(t).is_none()
+                    && find_code(t).is_none()
+                    && !is_cann_traceback(t)
+            })
+            .find(|&k| {
+                let t = w[k].rest.trim();
+                knowledge::stated_cause(t).is_some() || opens_failed(t)
+            });
+        let Some(k) = cause else { continue };
+        let t = w[k].rest.trim();
+        let (tier, shape) = if exception {
+            (c.tier, Shape::WrappedException)
+        } else {
+            (Tier::Signal, Shape::LoggingError)
+        };
+        let mut n = Candidate::new(k, tier, c.rank, shape, "message.continued-cause");
+        n.message = t.to_string();
+        n.scope.push((w[k].no, t.into()));
+        n.scope.push((w[c.index].no, w[c.index].rest.trim().into()));
+        n.frames = c.frames.clone();
+        n.exception_type = c.exception_type.clone();
+        n.wrapper_line = Some(w[c.index].no);
+        if exception {
+            c.tier = Tier::Cascade;
+        }
+        found.push(n);
+    }
+    if !found.is_empty() {
+        out.extend(found);
+        out.sort_by_key(|c| c.index);
+    }
+}
+
+/// Whether a line opens with a failure in its own words (`failed to mount src: …`, `cannot
+/// allocate …`, `unable to …`, `could not …`, `permission denied`).
+fn opens_failed(t: &str) -> bool {
+    const OPENINGS: &[&str] = &[
+        "failed to ",
+        "fail to ",
+        "cannot ",
+        "can not ",
+        "can't ",
+        "unable to ",
+        "could not ",
+        "couldn't ",
+        "permission denied",
+        "no such file or directory",
+    ];
+    let head = t.get(..32).unwrap_or(t).to_ascii_lowercase();
+    OPENINGS.iter().any(|o| head.starts_with(o))
 }
 
 /// Whether `words` occurs in `text` as words (`on rank 1` is not in `on rank 12`, `graph check`
@@ -1926,7 +2100,7 @@ impl<'w> OtherLine<'w> {
                 p,
                 LinePrefix::VllmLogger { .. }
                     | LinePrefix::OldLogger { .. }
-                    | LinePrefix::BracketLogger { .. }
+                    | LinePrefix::ServiceLogger { .. }
                     | LinePrefix::Glog(_)
                     | LinePrefix::C10 { .. }
             )
@@ -1986,7 +2160,7 @@ fn logger_error_level(n: &Normalised<'_>) -> Option<bool> {
         LinePrefix::VllmLogger { level, .. } if *level != "?" => {
             Some(matches!(*level, "ERROR" | "CRITICAL"))
         }
-        LinePrefix::BracketLogger { level } => Some(
+        LinePrefix::ServiceLogger { level } => Some(
             ["ERROR", "CRITICAL", "FATAL", "E", "F", "C"]
                 .iter()
                 .any(|l| l.eq_ignore_ascii_case(level)),
@@ -2068,7 +2242,7 @@ fn warning_level(n: &Normalised<'_>, t: &str) -> bool {
         }
         LinePrefix::Glog(g) => g.level == 'W',
         LinePrefix::C10 { level, .. } => *level == 'W',
-        LinePrefix::BracketLogger { level } => ["WARNING", "WARN", "W"]
+        LinePrefix::ServiceLogger { level } => ["WARNING", "WARN", "W"]
             .iter()
             .any(|l| l.eq_ignore_ascii_case(level)),
         _ => false,
@@ -2102,7 +2276,7 @@ fn info_level(n: &Normalised<'_>) -> bool {
         LinePrefix::VllmLogger { level, .. } => matches!(*level, "INFO" | "DEBUG"),
         LinePrefix::OldLogger { level, .. } => matches!(*level, "INFO" | "DEBUG"),
         LinePrefix::Glog(g) => matches!(g.level, 'I' | 'V'),
-        LinePrefix::BracketLogger { level } => ["INFO", "DEBUG", "TRACE", "I", "D"]
+        LinePrefix::ServiceLogger { level } => ["INFO", "DEBUG", "TRACE", "I", "D"]
             .iter()
             .any(|l| l.eq_ignore_ascii_case(level)),
         _ => false,
@@ -2210,6 +2384,32 @@ mod tests {
     /// The (line, tier, rule) of each candidate.
     fn rules(got: &[(u64, Tier, &'static str, String)]) -> Vec<(u64, Tier, &'static str)> {
         got.iter().map(|(l, t, r, _)| (*l, *t, *r)).collect()
+    }
+
+    #[test]
+    fn library_throw_messages() {
+        for what in [
+            "_Map_base::at",
+            "map::at",
+            "vector::_M_range_check: __n (which is 5) >= this->size() (which is 3)",
+            "basic_string::_M_construct null not valid",
+            "basic_string::substr: __pos (which is 9) > this->size() (which is 2)",
+            "stoi",
+            "bad_function_call",
+            "cannot create std::vector larger than max_size()",
+        ] {
+            assert!(is_library_throw(what), "{what}");
+        }
+        for what in [
+            "std::bad_alloc",
+            "Invalid DP number per node: 0",
+            "c10::Error: boom",
+            "Engine::init failed: no devices",
+            "::at",
+            "",
+        ] {
+            assert!(!is_library_throw(what), "{what}");
+        }
     }
 
     #[test]

@@ -1332,6 +1332,76 @@ mod tests {
         assert_eq!(r[0].matched, "key:container.daemon-error");
         let one = "docker: Error response from daemon: could not select device driver \"\" with capabilities: [[gpu]].\n";
         assert_eq!(first(one).line, 1);
+        // Batch 17: containerd's `OCI runtime create failed:` relayed inside a program's error
+        // record (a Python logging record, the cookbook's format) reads the same way.
+        let relayed = "2026-01-01 10:00:00,001 - app.worker - ERROR - Failed to create workload w: Docker Server Error: failed to create task for container: failed to create shim task: OCI runtime create failed: runc create failed: error running prestart hook #0: exit status 255, stdout: , stderr: hook start ...\nfailed to mount src: /usr/local/bin/npu-smi.failed to setup container.: unknown\n";
+        let c = first(relayed);
+        assert_eq!((c.line, &*c.evidence.rule), (2, "container.daemon-error"));
+        // One that closes its chain on the line (the Docker SDK's exception quotes it whole)
+        // is cited there; the line after it is not read.
+        let whole = "docker.errors.APIError: 500 Server Error: Internal Server Error (\"OCI runtime create failed: runc create failed: stderr: x: unknown\")\nfailed to remove the scratch folder\n";
+        assert_eq!(first(whole).line, 1);
+    }
+
+    // Batch 17: an error whose message runs on over the lines below it (a terminal or a web
+    // page wrapped it; PaddlePaddle's `Fail to open library:` over the loader's message) gives
+    // the line that states the innermost cause, the first line its wrapper; an error record's
+    // continuation that opens with a failure is cited over the record, as a signal.
+    #[test]
+    fn a_message_that_runs_on_over_the_next_lines() {
+        let wrapped = "ValueError: (InvalidArgument) Fail to open library: \n/opt/lib/libplugin.so \nwith error: /opt/lib/libdep.so: \nundefined symbol: _ZN3foo3barEv\n";
+        let c = first(wrapped);
+        assert_eq!(
+            (c.line, c.tier, &*c.evidence.rule),
+            (4, Tier::Strong, "message.continued-cause")
+        );
+        assert_eq!(c.evidence.wrapper_line, Some(1));
+        assert_eq!(c.phase.map(|p| p.phase), Some(Phase::Environment));
+        // An indented continuation is the exception's detail, not a cause of its own; a
+        // continuation that states nothing leaves the exception; a blank line ends it.
+        for (text, line) in [
+            ("RuntimeError: load failed:\n  cannot open the file\n", 1),
+            ("ValueError: bad config:\nthe value of x is 3\n", 1),
+            ("ValueError: bad config:\n\ncannot open the file\n", 1),
+        ] {
+            assert_eq!(first(text).line, line, "{text}");
+        }
+        let record = "2026-01-01 10:00:00,001 - app - ERROR - provisioning failed: the hook said\nfailed to mount /dev/davinci0\n";
+        let c = first(record);
+        assert_eq!(
+            (c.line, c.tier, &*c.evidence.rule),
+            (2, Tier::Signal, "message.continued-cause")
+        );
+        // A real exception elsewhere still wins over it.
+        let with_exception = format!("{record}RuntimeError: device 0 is not present\n");
+        assert_eq!(first(&with_exception).line, 3);
+    }
+
+    // Batch 17: a C++ abort whose `what()` only names the standard library routine that threw
+    // (libstdc++'s `_Map_base::at`) is the cascade of the error record the program logged just
+    // above it; a `what()` in the program's own words, `std::bad_alloc`, or a record far above
+    // leave the abort the cause.
+    #[test]
+    fn a_library_throw_under_the_record_that_explains_it() {
+        let record = "[2025-01-01 10:00:00.000001] [7] [8] [llm] [ERROR] [exec.cpp:6] Invalid DP number per node: 0\n";
+        let abort = |what: &str| {
+            format!("{record}terminate called after throwing an instance of 'std::out_of_range'\n  what():  {what}\nAborted (core dumped)\n")
+        };
+        let c = first(&abort("_Map_base::at"));
+        assert_eq!((c.line, c.tier), (1, Tier::Strong));
+        assert_eq!(c.evidence.wrapper_line, Some(3));
+        assert_eq!(
+            first(&abort(
+                "vector::_M_range_check: __n (which is 5) >= this->size() (which is 3)"
+            ))
+            .line,
+            1
+        );
+        for what in ["std::bad_alloc", "Model config missing: ./config.json"] {
+            assert_eq!(first(&abort(what)).line, 3, "{what}");
+        }
+        let far = format!("{record}{}terminate called after throwing an instance of 'std::out_of_range'\n  what():  map::at\n", "step\n".repeat(8));
+        assert_eq!(first(&far).line, 11);
     }
 
     // Issue 41, class 3: `terminate called after throwing …` wraps; `what():` is the cause.
