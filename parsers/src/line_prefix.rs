@@ -26,8 +26,10 @@
 //! issue_title   = "[" Kind "]" [":"] " "   (first on the line; Kind an issue form's)  [Bug]: RuntimeError: …
 //! bracket_logger= "[" YYYY-MM-DD (" "|"T") hh:mm:ss [("."|",") frac] [zone] ( " " L " " ids "]" [" " path ":" n ": "]
 //!                 | "]" (" "? "[" field "]"){0..8} with one field a LEVEL word [" "? ": "] ) [" "]
-//! separated_logger = YYYY-MM-DD (" "|"T") hh:mm:ss [("."|",") frac] [zone] sep (field sep){0..4}
-//!                 LEVEL " "* sep [name ":" function ":" n " - "]     sep = " - " | " | "
+//! separated_logger = (YYYY-MM-DD | MM/DD/YYYY) (" "|"T") hh:mm:ss [("."|",") frac] [zone] sep
+//!                 (field sep){0..4} " "* LEVEL " "* sep [tail]      sep = " - " | " | "
+//!                 tail = name ":" function ":" n " - "   (after " | ": loguru's location)
+//!                      | logger " - "                    (after " - ", the level first: its name)
 //! ```
 //!
 //! `bracket_logger` is the bracketed record header of C++ and Python service loggers: Ray's
@@ -43,8 +45,10 @@
 //! (`%(asctime)s - %(name)s - %(levelname)s - %(message)s`: `2026-01-19 10:06:44,248 -
 //! gpustack.worker.serve_manager - ERROR - `, with any fields between the time and the level,
 //! a process id among them) and of loguru's default (`2024-05-01 12:00:00.123 | ERROR    |
-//! pkg.module:function:12 - `): the time first, then fields up to a LEVEL word in capitals
-//! (padded, as `%(levelname)-8s` and loguru pad it), each field shorter than 65 bytes.
+//! pkg.module:function:12 - `), and Hugging Face's examples' `10/28/2024 12:00:00 - ERROR -
+//! __main__ - ` (the level first, then the logger): the time first, then fields up to a LEVEL
+//! word in capitals (padded, as `%(levelname)-8s` and loguru pad it), each field shorter than 65
+//! bytes.
 //!
 //! `elided_glog` is a glog header whose head a user cut to `...` when pasting; its level is
 //! unknown and reported as `?`. So is `vllm_tail`'s (a `VllmLogger` with level `?`): the user kept
@@ -788,8 +792,10 @@ fn bracket_logger(i: &str) -> R<'_, LinePrefix<'_>> {
 /// `separated_logger` of the grammar: Python logging's ` - `-separated record header and
 /// loguru's ` | `-separated one.
 fn separated_logger(i: &str) -> R<'_, LinePrefix<'_>> {
+    // ISO dates, or `logging`'s `datefmt="%m/%d/%Y %H:%M:%S"` (Hugging Face's examples).
+    let us_date = recognize((digits(2), char('/'), digits(2), char('/'), digits(4)));
     let (r, _) = (
-        iso_date,
+        alt((iso_date, us_date)),
         one_of(" T"),
         hms,
         opt((one_of(".,"), fraction)),
@@ -797,23 +803,40 @@ fn separated_logger(i: &str) -> R<'_, LinePrefix<'_>> {
     )
         .parse(i)?;
     let (mut r, sep) = alt((tag(" - "), tag(" | "))).parse(r)?;
-    for _ in 0..5 {
+    for field_no in 0..5 {
         let Some((field, after)) = r.split_once(sep) else {
             break;
         };
         if field.is_empty() || field.len() > 64 {
             break;
         }
-        let word = field.trim_end();
+        // `%(levelname)-8s` and loguru pad on the right, `%(levelname)8s` on the left.
+        let word = field.trim();
         if is_level_word(word) && !word.bytes().any(|b| b.is_ascii_lowercase()) {
-            // loguru's location after its level: `name:function:line - `.
-            let location = (
-                verify(take_till(|c: char| c == ' '), |s: &str| {
-                    s.contains(':') && s.ends_with(|c: char| c.is_ascii_digit())
-                }),
-                tag(" - "),
-            );
-            let (after, _) = opt(location).parse(after)?;
+            let (after, _) = if sep == " | " {
+                // loguru's location after its level: `name:function:line - `.
+                opt((
+                    verify(take_till(|c: char| c == ' '), |s: &str| {
+                        s.matches(':').count() >= 2 && s.ends_with(|c: char| c.is_ascii_digit())
+                    }),
+                    tag(" - "),
+                ))
+                .parse(after)?
+            } else if field_no == 0 {
+                // The logger's name after a leading level (`time - LEVEL - name - message`).
+                opt((
+                    verify(take_till(|c: char| c == ' '), |s: &str| {
+                        s.len() <= 64
+                            && s.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                            && s.chars()
+                                .all(|c| c.is_ascii_alphanumeric() || "_.".contains(c))
+                    }),
+                    tag(" - "),
+                ))
+                .parse(after)?
+            } else {
+                (after, None)
+            };
             return Ok((after, LinePrefix::ServiceLogger { level: word }));
         }
         r = after;
@@ -1093,6 +1116,13 @@ mod tests {
             ("2024-05-01 12:00:00.123 | ERROR    | mineru.backend.pipeline:doc_analyze:45 - NPU out of memory", "ERROR", "NPU out of memory"),
             ("2024-05-01 12:00:00.123 | WARNING  | __main__:<module>:3 - slow", "WARNING", "slow"),
             ("2024-05-01 12:00:00.123 | INFO     | plain message", "INFO", "plain message"),
+            ("10/28/2024 12:00:00 - ERROR - __main__ - Process rank: 0", "ERROR", "Process rank: 0"),
+            ("2024-06-01 08:00:00,001 -    ERROR - x.y - msg", "ERROR", "msg"),
+            // An address is no location or logger name: it stays in the message.
+            ("2024-06-01 08:00:00,001 - ERROR - 10.0.0.5:29500 - connection refused", "ERROR", "10.0.0.5:29500 - connection refused"),
+            ("2024-05-01 12:00:00.123 | INFO     | 127.0.0.1:54321 - \"GET / HTTP/1.1\" 200", "INFO", "127.0.0.1:54321 - \"GET / HTTP/1.1\" 200"),
+            // A message's own capitalised level word after the header stays the message's.
+            ("2024-06-01 08:00:00,001 - app - INFO - ERROR - count 3", "INFO", "ERROR - count 3"),
         ] {
             let s = strip_prefixes(line);
             assert_eq!(s.prefixes, vec![LinePrefix::ServiceLogger { level }], "{line}");

@@ -12,11 +12,13 @@
 //! torch     := ("torch" | "pytorch") sep version      (not torch_npu / torch-npu / torchair)
 //! torch_npu := ("torch_npu" | "torch-npu") sep version
 //! cann      := "cann" [" version"] sep version      (`Ascend-CANN 8.0`, not `onnxruntime-cann 1.18`)
-//!            | digits "." digits "." ("rc" | "alpha" | "beta") digits
+//!            | digits "." digits "." ("rc" | "alpha" | "beta") digits   (not inside MindIE's
+//!              version: `MindIE Service 2.2.RC1` is MindIE's own release)
 //!            | "ascend-toolkit/" digit | "cann-" digit
 //! chip      := "ascend" ("910" | "310" | "950") … | ("910" | "310" | "950") ("a"|"b"|"c"|"p"|"pr") [digits]
 //!            | "atlas " digits | "soc_version"
 //! mindspore := "mindspore" sep version
+//! mindie    := "mindie" [["-" | "_" | " "] ("service" | "llm")] sep version
 //! paddle    := "paddle" ["paddle"] ["-npu"] sep version
 //! ggml      := ("build" | "version") ":" " "* digits " (" | "ollama version is " version
 //!            | "llama.cpp-b" digits                  (a release's folder: `/model/llama.cpp-b6765/`)
@@ -29,11 +31,15 @@
 //! ```
 //!
 //! The framework, from the names the program prints (its modules, paths and functions, not a
-//! word anywhere): MindSpore where its modules or paths appear (`mindspore/`, `mindspore.`,
+//! word anywhere): MindIE where its server's names appear (`mindieservice_daemon`,
+//! `mindie-service`, `mindie_llm`, `atb_llm`, `mindie/latest`, its log codes `[MIE04E…]`; not
+//! `mindie_turbo`, a vLLM-Ascend plug-in): its models run on torch_npu or MindSpore, whose names
+//! its logs print too; then MindSpore where its modules or paths appear (`mindspore/`, `mindspore.`,
 //! `import mindspore`, `vllm-mindspore`, `mindspore 2.3.0`: its programs may print torch names
 //! too, MSAdapter); otherwise PyTorch where the text names a PyTorch program (`torch`,
 //! `torch_npu`, `torchair`, `npugraph_ex`, `torchrun`, `vllm`, `sglang`, the PyTorch engines and trainers
-//! `lmdeploy` and its `dlinfer`, `deepspeed`, `mindspeed`, `megatron`, `mineru`); otherwise llama.cpp (`ggml`, the
+//! `lmdeploy` and its `dlinfer`, `deepspeed`, `mindspeed`, `megatron`, `mineru`, Hugging Face
+//! `Trainer`'s log record `{'loss': …, 'epoch': …}`); otherwise llama.cpp (`ggml`, the
 //! library every llama.cpp and ollama build prints), ONNX Runtime (`onnxruntime`, its
 //! `CANNExecutionProvider`) or PaddlePaddle (`paddlepaddle`, `paddle/`, `paddle.`, `import
 //! paddle`, `paddle_custom_device`, `paddle::`, Paddle-Lite and its NNAdapter, its suites `PaddleSeg`, `PaddleNLP`,
@@ -89,6 +95,11 @@ pub enum Framework {
     /// OpenCV's DNN module on its CANN backend.
     #[serde(rename = "opencv")]
     OpenCv,
+    /// MindIE, Ascend's inference server (MindIE Service, MindIE LLM): its models run on ATB
+    /// through torch_npu or on MindSpore (MindFormers), and it is configured and versioned as
+    /// one product.
+    #[serde(rename = "mindie")]
+    MindIe,
     /// A program on CANN alone: ATC, pyACL, an AscendCL application.
     #[serde(rename = "cann")]
     Cann,
@@ -109,6 +120,7 @@ impl Framework {
             Framework::Ggml => "llama.cpp",
             Framework::OnnxRuntime => "onnxruntime",
             Framework::OpenCv => "opencv",
+            Framework::MindIe => "mindie",
             Framework::Cann => "cann",
             Framework::Unknown => "unknown",
         }
@@ -125,6 +137,7 @@ impl Framework {
             Framework::Ggml => &["llama.cpp build"],
             Framework::OnnxRuntime => &["onnxruntime"],
             Framework::OpenCv => &["OpenCV"],
+            Framework::MindIe => &["MindIE"],
             Framework::Cann => &[],
             Framework::Unknown => &["framework"],
         }
@@ -150,6 +163,9 @@ impl Framework {
                 "onnxruntime's CANN build and the CANN it was built against"
             }
             Framework::OpenCv => "OpenCV's build with its CANN backend and the CANN it was built against",
+            Framework::MindIe => {
+                "MindIE, CANN, NNAL (ATB) and its model framework (torch_npu or MindSpore) as the MindIE release's dependency list pairs them"
+            }
             Framework::Cann => {
                 "the CANN the application and its offline models (ATC) were built with, the installed CANN and its driver"
             }
@@ -182,7 +198,11 @@ impl Framework {
             Framework::MindSpore => {
                 "mindspore.runtime.launch_blocking() (MindSpore 2.5 and later; before, set_context(pynative_synchronize=True))"
             }
-            Framework::Paddle | Framework::Ggml | Framework::OnnxRuntime | Framework::OpenCv => {
+            Framework::Paddle
+            | Framework::Ggml
+            | Framework::OnnxRuntime
+            | Framework::OpenCv
+            | Framework::MindIe => {
                 "the operators launched synchronously (this framework's blocking mode, if it has one)"
             }
             Framework::Cann => "each launch followed by aclrtSynchronizeStream",
@@ -227,6 +247,15 @@ const ENGINES: [(&str, &str, &str); 4] = [
 ];
 
 impl Stated {
+    /// The engines of [`ENGINES`] the text shows without their version.
+    pub fn missing_engines(&self) -> impl Iterator<Item = &'static str> + '_ {
+        ENGINES
+            .iter()
+            .enumerate()
+            .filter(|(k, _)| self.engines & (1 << k) != 0)
+            .map(|(_, (name, _, _))| *name)
+    }
+
     /// The names of the versions the text does not state, in a fixed order: the framework's
     /// (`torch` and `torch_npu` for PyTorch), the engine's it shows ([`ENGINES`]),
     /// `triton-ascend` where a Triton kernel was compiled, `CANN`, `chip`.
@@ -240,13 +269,7 @@ impl Stated {
             .version_names()
             .iter()
             .map(|&name| (stated(name), name))
-            .chain(
-                ENGINES
-                    .iter()
-                    .enumerate()
-                    .filter(|(k, _)| self.engines & (1 << k) != 0)
-                    .map(|(_, (name, _, _))| (false, *name)),
-            )
+            .chain(self.missing_engines().map(|name| (false, name)))
             .chain(
                 self.triton
                     .then_some((self.triton_version, "triton-ascend")),
@@ -267,9 +290,9 @@ struct Patterns {
     triton: Regex,
     triton_version: Regex,
     /// The names that say which framework runs, and its version, in the order they are tried
-    /// (see the module's text): MindSpore, a PyTorch program, ggml, ONNX Runtime, PaddlePaddle,
-    /// OpenCV, a program on CANN alone.
-    frameworks: [FrameworkPatterns; 7],
+    /// (see the module's text): MindIE, MindSpore, a PyTorch program, ggml, ONNX Runtime,
+    /// PaddlePaddle, OpenCV, a program on CANN alone.
+    frameworks: [FrameworkPatterns; 8],
     /// torch_npu's own words, for a text that names no framework.
     torch_npu_words: Regex,
     /// Each of [`ENGINES`]: its names, and its version as written.
@@ -309,13 +332,18 @@ fn patterns() -> &'static Patterns {
             ),
             frameworks: [
                 (
+                    Framework::MindIe,
+                    r"(?i)mindie(?:[-_ ]?(?:service|server|llm|motor|ms)|/latest)|atb_llm|(?-i:\[MIE\d{2}[EWIC])",
+                    Some(format!(r"(?i)mindie(?:[-_ ]?(?:service|llm))?{sep}\d+\.\d+")),
+                ),
+                (
                     Framework::MindSpore,
                     r"(?i)mindspore[/.]|import mindspore|vllm[_-]mindspore|\[mindspore\]|mindspore(?:\s+version|==|\s+)\s*:?\s*v?\d",
                     Some(format!(r"(?i)mindspore{sep}\d+\.\d+")),
                 ),
                 (
                     Framework::Torch,
-                    r"(?i)(?:^|[^a-z0-9])(?:py)?torch(?:[_-]npu|air|run)?(?:[^a-z0-9]|$)|npugraph_ex|vllm|sglang|lmdeploy|dlinfer|deepspeed|mindspeed|megatron|mineru",
+                    r"(?i)(?:^|[^a-z0-9])(?:py)?torch(?:[_-]npu|air|run)?(?:[^a-z0-9]|$)|npugraph_ex|vllm|sglang|lmdeploy|dlinfer|deepspeed|mindspeed|megatron|mineru|\{'loss': [^}\n]*'epoch': ",
                     None,
                 ),
                 (
@@ -377,7 +405,22 @@ pub fn stated(text: &str) -> Stated {
         torch_npu: p.torch_npu.is_match(text),
         triton: p.triton.is_match(text),
         triton_version: p.triton_version.is_match(text),
-        cann: p.cann.is_match(text),
+        // MindIE numbers its releases as CANN does (`MindIE Service 2.2.RC1`): a version inside
+        // MindIE's own is not CANN's.
+        cann: {
+            let mindie: Vec<std::ops::Range<usize>> = p
+                .frameworks
+                .iter()
+                .find(|f| f.framework == Framework::MindIe)
+                .and_then(|f| f.version.as_ref())
+                .map(|v| v.find_iter(text).map(|m| m.range()).collect())
+                .unwrap_or_default();
+            p.cann.find_iter(text).any(|m| {
+                !mindie
+                    .iter()
+                    .any(|r| r.start <= m.start() && m.start() < r.end)
+            })
+        },
         chip: p.chip.is_match(text),
         engines: if framework == Framework::Torch {
             p.engines
@@ -495,6 +538,39 @@ mod tests {
                 vec!["torch", "torch_npu", "CANN", "chip"],
             ),
             ("Ascend-CANN 8.0.0 on 910B4", Framework::Unknown, vec!["framework"]),
+            // MindIE's server and its log codes (its models may print torch names too); not
+            // vLLM-Ascend's MindIE Turbo plug-in.
+            (
+                "[2025-11-25 17:59:09.908+08:00] [240] [245] [server] [WARN] [llm_daemon.cpp:204] : [MIE04W01011A] [daemon] Received exit signal[6]\nimport torch_npu",
+                Framework::MindIe,
+                vec!["MindIE", "CANN", "chip"],
+            ),
+            (
+                "/usr/local/Ascend/mindie/latest/mindie-service/bin/mindieservice_daemon\nMindIE 2.2.RC1",
+                Framework::MindIe,
+                vec!["CANN", "chip"],
+            ),
+            (
+                "mindie_llm: MindIE Service 2.2.RC1, MindIE version: 2.1.RC2",
+                Framework::MindIe,
+                vec!["CANN", "chip"],
+            ),
+            (
+                "mindie_llm: MindIE 2.2.RC1 on CANN 8.3.RC1",
+                Framework::MindIe,
+                vec!["chip"],
+            ),
+            (
+                "INFO: mindie_turbo is installed\nvllm serve x",
+                Framework::Torch,
+                vec!["torch", "torch_npu", "CANN", "chip"],
+            ),
+            // Hugging Face Trainer's log record.
+            (
+                "{'loss': 1.4596, 'grad_norm': nan, 'learning_rate': 4.55e-06, 'epoch': 0.66}",
+                Framework::Torch,
+                vec!["torch", "torch_npu", "CANN", "chip"],
+            ),
             (
                 "[ERROR] Failed to run BiShengIR pipeline\ntorch 2.6.0, torch_npu 2.6.0, CANN 8.2.RC1, 910B3",
                 Framework::Torch,

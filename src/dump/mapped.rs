@@ -81,8 +81,9 @@ pub struct Mapping {
     /// A page of it vanished under a read: every later read is [`Vanished`] too (the zero
     /// pages the handler put there are never read as the file's bytes).
     poisoned: AtomicBool,
-    /// The page cache was found holding it when it was mapped ([`Mode::Resident`]): read-ahead
-    /// advice would only walk the cache's index for pages already there.
+    /// The page cache was judged to hold it when it was mapped ([`Mode::Resident`]; judged by
+    /// the sampled pages of [`probe_resident`], never under [`Mode::Always`]): read-ahead advice
+    /// would only walk the cache's index for pages already there.
     cached: bool,
 }
 
@@ -201,7 +202,7 @@ impl Mapping {
     }
 
     /// Tells the kernel the range will be read soon, front to back: sequential faults, and
-    /// read-ahead unless the cache was found holding the file when it was mapped (measured on
+    /// read-ahead unless the cache was judged to hold the file when it was mapped (measured on
     /// a warm tree, `MADV_WILLNEED` over cached pages cost 7–12 % of a scan's time: the kernel
     /// looks every page up; a page missing after all is still read ahead by the sequential
     /// fault path).

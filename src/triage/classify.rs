@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use npgx_parsers::causal::{
-    remedies_with_assert, route_remedy, CausalError, CausalScanner, Remedy, Shape, Tier,
+    remedies_with_assert, route_remedy, table_remedy, CausalError, CausalScanner, Remedy, Shape,
+    Tier,
 };
 use npgx_parsers::knowledge::{CauseKind, Phase};
 use npgx_parsers::versions::{self, Framework};
@@ -208,11 +209,13 @@ const SETTLE: &str = "run the layered triage (`npgx triage run SCRIPT`): the fir
 
 /// The same for any other job (a server, a trainer): what the text lacks — the Python traceback
 /// above an exception that came without one (`bare`), the plogs, the log, and the versions of
-/// the program's framework.
-fn settle_logs(framework: Framework, bare: bool) -> String {
+/// the program's framework and of the `engines` it shows without theirs (as `missing` names
+/// them).
+fn settle_logs(framework: Framework, engines: &[&str], bare: bool) -> String {
     let versions: Vec<&str> = framework
         .version_names()
         .iter()
+        .chain(engines)
         .copied()
         .chain(["CANN", "driver"])
         .collect();
@@ -242,16 +245,61 @@ const COMPILE_RUN: &[&str] = &[
 
 /// How to settle a route for a text: [`SETTLE`] when it shows a torch.compile run, else
 /// [`settle_logs`].
-fn settle<'a>(mut text: impl Iterator<Item = &'a str>, framework: Framework, bare: bool) -> String {
-    let compiled = text.any(|t| {
-        let l = t.to_ascii_lowercase();
-        COMPILE_RUN.iter().any(|w| l.contains(w))
-    });
-    if compiled {
+fn settle<'a>(text: impl Iterator<Item = &'a str>, framework: Framework, bare: bool) -> String {
+    if shows_compile_run(text) {
         SETTLE.into()
     } else {
-        settle_logs(framework, bare)
+        settle_logs(framework, &[], bare)
     }
+}
+
+/// Whether a text shows a torch.compile run ([`COMPILE_RUN`]).
+fn shows_compile_run<'a>(mut text: impl Iterator<Item = &'a str>) -> bool {
+    text.any(|t| {
+        let l = t.to_ascii_lowercase();
+        COMPILE_RUN.iter().any(|w| l.contains(w))
+    })
+}
+
+/// The remedies of a text that shows no torch.compile run (a server's, a trainer's, an eager
+/// script's log): no check runs a torch.compile script (`<SCRIPT>`: the layered triage, the
+/// bisection), a route's remedy that only runs the ladder goes, and an accuracy or performance
+/// report gets the remedy of a run without a graph (where the first NaN is born, from an
+/// msprobe dump, for the frameworks msprobe dumps — PyTorch and MindSpore —; where the time
+/// goes, from a profile) instead of comparing a graph run with eager.
+fn without_a_graph(c: &mut Classification, file: Option<&str>, framework: Framework) {
+    let no_graph = match c.route {
+        Route::Accuracy
+            if matches!(
+                framework,
+                Framework::Torch | Framework::MindSpore | Framework::Unknown
+            ) =>
+        {
+            Some(("route:accuracy", "route:accuracy-no-graph"))
+        }
+        Route::Performance => Some(("route:performance", "route:performance-no-graph")),
+        _ => None,
+    };
+    if let Some((graph, without)) = no_graph {
+        let at = c.remedy.iter().position(|r| r.matched == graph);
+        if at.is_some() || c.remedy.is_empty() {
+            if let Some(n) = table_remedy(without, file, framework) {
+                match at {
+                    Some(k) => c.remedy[k] = n,
+                    None => c.remedy.push(n),
+                }
+            }
+        }
+    }
+    c.remedy.retain(|r| r.matched != "route:compile-error");
+    for r in &mut c.remedy {
+        r.check.retain(|k| !k.contains("<SCRIPT>"));
+    }
+}
+
+/// Whether a first causal error is a Python exception that came without its traceback.
+fn bare_exception(err: Option<&CausalError>) -> bool {
+    err.is_some_and(|e| e.exception_type.is_some() && e.frames.is_empty())
 }
 
 /// How pasted text (`npgx mcp`'s and the Python module's `text`) is named in a classification's
@@ -309,7 +357,7 @@ pub fn classify_ranked(
     };
     if c.route == Route::Undetermined || c.confidence == Confidence::Low {
         // A Python exception that came without its traceback: the frames say more than logs.
-        let bare = err.exception_type.is_some() && err.frames.is_empty();
+        let bare = bare_exception(Some(&err));
         c.settle = Some(settle(
             std::iter::once(err.message.as_str())
                 .chain(err.frames.iter().map(|(_, f)| f.as_str()))
@@ -435,6 +483,27 @@ fn classify_lines(
     device_readers_to_plogs(&mut c, None, &read);
     c.missing = stated.missing().into_iter().map(str::to_string).collect();
     c.framework = Some(stated.framework);
+    // The head, and the error's own lines wherever in the file they stood (as `settle` reads
+    // them).
+    let error_lines = c.first_causal_error.iter().flat_map(|e| {
+        std::iter::once(e.message.as_str()).chain(e.frames.iter().map(|(_, f)| f.as_str()))
+    });
+    if !shows_compile_run(head.lines().chain(error_lines)) {
+        without_a_graph(&mut c, commands_file(path), stated.framework);
+    }
+    // The engines the whole text shows without their versions are asked in `settle` too.
+    let engines: Vec<&str> = stated.missing_engines().collect();
+    if let Some(s) = c
+        .settle
+        .as_mut()
+        .filter(|s| *s != SETTLE && !engines.is_empty())
+    {
+        *s = settle_logs(
+            stated.framework,
+            &engines,
+            bare_exception(c.first_causal_error.as_ref()),
+        );
+    }
     // What the text cannot show: it was cut inside a traceback or a report, or lines were left
     // out of it.
     c.notes.extend(cut.finish().iter().map(|k| k.sentence()));
@@ -481,7 +550,7 @@ mod tests {
 
     // A text that names no framework names no CANNBot sub-skill and no check that runs a
     // torch.compile script: the framework is asked first; the same error under PyTorch's names
-    // keeps both.
+    // keeps both, and the checks that run a torch.compile script where the text shows one.
     #[test]
     fn an_unknown_framework_is_asked_before_pytorchs_steps() {
         let error = "RuntimeError: ({'errCode': 'E90003', 'detailed_cause': 'x is not supported'}, 'Compile operator failed, cause: Template constraint')\n";
@@ -499,12 +568,24 @@ mod tests {
         );
         assert_eq!(bare.missing, ["framework", "CANN", "chip"]);
         assert_eq!(scripts(&bare), 0);
-        assert!(!bare.remedy.is_empty());
+        // The route's remedy only runs the ladder: without a torch.compile run it goes.
+        let ladder =
+            |c: &Classification| c.remedy.iter().any(|r| r.matched == "route:compile-error");
+        assert!(!ladder(&bare));
         let torch = classify_text(Path::new(PASTED), &format!("import torch\n{error}"))
             .expect("classified");
         assert_eq!(torch.framework, Some(Framework::Torch));
         assert!(torch.sub_skill.is_some());
-        assert!(scripts(&torch) > 0);
+        // PyTorch's names without a torch.compile run (an eager script, a server): no script to
+        // run the ladder on either.
+        assert_eq!(scripts(&torch), 0);
+        assert!(!ladder(&torch));
+        let compiled = classify_text(
+            Path::new(PASTED),
+            &format!("import torch\nmodel = torch.compile(model)\n{error}"),
+        )
+        .expect("classified");
+        assert!(scripts(&compiled) > 0 && ladder(&compiled));
     }
 
     // A paste that names a device fault without its record sends the checks that read device
@@ -546,10 +627,10 @@ mod tests {
         // A text that names no framework asks which, and names no ladder.
         assert_eq!(
             c.settle.as_deref(),
-            Some(settle_logs(unknown, false).as_str())
+            Some(settle_logs(unknown, &[], false).as_str())
         );
-        assert!(!settle_logs(torch, false).contains("triage run"));
-        assert!(settle_logs(unknown, false).contains("versions (framework, CANN, driver)"));
+        assert!(!settle_logs(torch, &[], false).contains("triage run"));
+        assert!(settle_logs(unknown, &[], false).contains("versions (framework, CANN, driver)"));
         let frames = ["/x/torch/_dynamo/eval_frame.py _fn", "/x/app.py f"];
         assert_eq!(settle(frames.into_iter(), torch, false), SETTLE);
         assert_eq!(
@@ -558,12 +639,12 @@ mod tests {
         );
         assert_eq!(
             settle(["vllm serve"].into_iter(), torch, false),
-            settle_logs(torch, false)
+            settle_logs(torch, &[], false)
         );
         let nothing = classify_text(label, "hello\n").expect("classified");
         assert_eq!(
             nothing.settle.as_deref(),
-            Some(settle_logs(unknown, false).as_str())
+            Some(settle_logs(unknown, &[], false).as_str())
         );
         // An exception without its traceback asks for it first, and the versions asked are the
         // program's framework's.
@@ -575,5 +656,14 @@ mod tests {
             "{s}"
         );
         assert!(s.contains("(PaddlePaddle, CANN, driver)"), "{s}");
+        // An engine the text shows without its version is asked in `settle` as in `missing`.
+        let sglang = "  File \"/x/site-packages/sglang/srt/utils.py\", line 9, in cast\n    t = torch_npu.f(x)\nNameError: name 'torch_npu' is not defined\n";
+        let c = classify_text(label, sglang).expect("classified");
+        assert!(c.missing.contains(&"sglang".to_string()), "{:?}", c.missing);
+        let s = c.settle.expect("a settle");
+        assert!(
+            s.contains("(torch, torch_npu, sglang, CANN, driver)"),
+            "{s}"
+        );
     }
 }

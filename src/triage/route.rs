@@ -252,9 +252,18 @@ impl EnvironmentProblem {
     }
 }
 
-/// The package a vendor library path belongs to (`…/nnal/atb/…/libx.so` → `NNAL ATB`).
+/// The package a vendor library path belongs to (`…/nnal/atb/…/libx.so` → `NNAL ATB`), or a
+/// library that only NNAL ships, by its exact name (`libatb.so`, `libasdops.so`, `liblcal.so`,
+/// with a version after them or not; ATB-Models' `libatb_speed.so` is MindIE's, not NNAL's).
 fn package_of_library(path: &str) -> String {
     let l = path.to_ascii_lowercase();
+    let file = l.rsplit('/').next().unwrap_or(&l);
+    let nnal = ["libatb.so", "libasdops.so", "liblcal.so"]
+        .iter()
+        .any(|n| file == *n || file.strip_prefix(n).is_some_and(|v| v.starts_with('.')));
+    if nnal {
+        return "NNAL ATB (Ascend Transformer Boost)".into();
+    }
     let known = [
         ("/nnal/atb/", "NNAL ATB (Ascend Transformer Boost)"),
         ("/atb/", "ATB (Ascend Transformer Boost)"),
@@ -315,7 +324,14 @@ pub fn environment_problem(err: &CausalError) -> Option<EnvironmentProblem> {
             .iter()
             .any(|n| symbol.contains(n));
             let (package, why) = if said == "cannot open shared object file" {
-                (package_of_library(lib), format!("{lib} is not on the loader path: the package that ships it is not installed, or its environment script (CANN's set_env.sh) was not sourced"))
+                let package = package_of_library(lib);
+                // NNAL is installed apart from the toolkit, with an environment script of its own.
+                let script = if package.starts_with("NNAL") {
+                    "NNAL's nnal/atb/set_env.sh"
+                } else {
+                    "CANN's set_env.sh"
+                };
+                (package, format!("{lib} is not on the loader path: the package that ships it is not installed, or its environment script ({script}) was not sourced"))
             } else if torch_npu {
                 ("torch_npu".to_string(), format!("{lib} was built against another torch_npu than the one installed (the missing symbol is in torch_npu's namespace): rebuild it against the installed torch_npu, or install the torch_npu it was built for"))
             } else {
@@ -1057,6 +1073,24 @@ mod tests {
     // Class 8: environment problems name the package.
     #[test]
     fn environment_problems() {
+        // A library only NNAL ships, named without its path, and NNAL's own script.
+        let r = route_of("ValueError: Fail to open library: /x/libplugin.so with error: libatb.so: cannot open shared object file: No such file or directory\n");
+        assert_eq!(
+            r.package.as_deref(),
+            Some("NNAL ATB (Ascend Transformer Boost)")
+        );
+        assert!(
+            r.notes
+                .iter()
+                .any(|n| n.contains("NNAL's nnal/atb/set_env.sh")),
+            "{:?}",
+            r.notes
+        );
+        // ATB-Models' own library is not NNAL's.
+        let speed = route_of(
+            "OSError: libatb_speed_torch.so: cannot open shared object file: No such file or directory\n",
+        );
+        assert_eq!(speed.package.as_deref(), Some("libatb_speed_torch.so"));
         let r = route_of(
             "OSError: /opt/Ascend/nnal/atb/latest/lib/libatb.so: undefined symbol: _ZN1x\n",
         );

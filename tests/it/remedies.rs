@@ -1,7 +1,7 @@
 //! Every command npgx prints for the user to run — a remedy's `check` lines (the remedy table
 //! `parsers/src/knowledge/remedy.tsv`) and `dump-compare`'s `next:` line — runs as printed once
 //! the user fills its `<PLACEHOLDERS>`: exit 0, 1 or 3, never 2. The placeholders are filled here
-//! with fixtures of what they stand for (a plog folder, rank logs, a new case folder, two dump
+//! with fixtures of what they stand for (a plog folder, rank logs, a new case folder, dump
 //! trees). Commands that start a PyTorch run (`triage run <SCRIPT>`, `triage bisect <SCRIPT>`:
 //! minutes of PyTorch each, run for real in tests/it/triage.rs) are checked for their arguments:
 //! with the script missing, npgx must fail reading that script, not on the command line — so a
@@ -43,6 +43,8 @@ fn filled(command: &str, case: usize) -> Option<Vec<String>> {
                     .to_string(),
                 "<GOLDEN_DUMP>" => fixture("compare/chain/golden").display().to_string(),
                 "<TARGET_DUMP>" => fixture("compare/chain/target").display().to_string(),
+                // One rank's dump tree to scan.
+                "<DUMP_DIR>" => fixture("compare/chain/target").display().to_string(),
                 _ => {
                     assert!(
                         !(w.starts_with('<') && w.ends_with('>')),

@@ -340,16 +340,7 @@ fn continuation<'w>(w: &[WinLine<'w>], from: usize, limit: usize, scope: &mut Sc
             i += 1;
             continue;
         }
-        if l.trim().is_empty()
-            || is_traceback_start(l)
-            || error_diagnostic(l).is_some()
-            || frame_line(l).is_some()
-            || (exception_line(l).is_some() && i > from)
-            || find_code(l).is_some()
-            || is_cann_traceback(l)
-            || torch_npu::parse_torch_npu_line(l.trim()).is_some()
-            || torch_npu_hint(l).is_some()
-            || w[i].plog_at_start().is_some()
+        if l.trim().is_empty() || (exception_line(l).is_some() && i > from) || starts_its_own(&w[i])
         {
             break;
         }
@@ -357,6 +348,21 @@ fn continuation<'w>(w: &[WinLine<'w>], from: usize, limit: usize, scope: &mut Sc
         i += 1;
     }
     i
+}
+
+/// Whether a line starts a record of its own, so it continues no message above it: a traceback
+/// or its frame, a compiler's diagnostic, a CANN code or `TraceBack`, a torch_npu line or hint,
+/// a plog record.
+fn starts_its_own(l: &WinLine<'_>) -> bool {
+    let t = l.rest;
+    is_traceback_start(t)
+        || error_diagnostic(t).is_some()
+        || frame_line(t).is_some()
+        || find_code(t).is_some()
+        || is_cann_traceback(t)
+        || torch_npu::parse_torch_npu_line(t.trim()).is_some()
+        || torch_npu_hint(t).is_some()
+        || l.plog_at_start().is_some()
 }
 
 /// Parses the window's CANN error reports, keyed by window index of their start line.
@@ -618,44 +624,48 @@ impl<'w> Collector<'_, 'w> {
     }
 
     /// Docker's `Error response from daemon: …` at window index `i` (trimmed text `t`; `docker
-    /// run` prints it after `docker: `), or containerd's `OCI runtime create failed: …` (`exec`,
-    /// `start`) anywhere in a line that relays it (a program's error record or exception: `Failed
-    /// to create workload x: Docker Server Error: failed to create task for container: failed to
-    /// create shim task: OCI runtime create failed: …`): the container could not be created or
-    /// started, and the chain of causes runs left to right, the last one first to fail. When the
-    /// chain ends with a hook's or runtime's own output (`… error running prestart hook #0: exit
-    /// status 255, stdout: , stderr: <text>`) that goes on over the next lines, up to the one that
-    /// closes with containerd's status (`…: unknown`), the first of those lines that says
-    /// something failed is the cause; otherwise the line itself. An environment fault; the next
-    /// index.
+    /// run` prints it after `docker: `), or containerd's `OCI runtime create failed: …` (or
+    /// `start`) anywhere in a line that relays it at an error level (a program's error record or
+    /// exception: `Failed to create workload x: Docker Server Error: failed to create task for
+    /// container: failed to create shim task: OCI runtime create failed: …`): the container could
+    /// not be created or started, and the chain of causes runs left to right, the last one first
+    /// to fail. When the chain ends with a hook's or runtime's own output (`… error running
+    /// prestart hook #0: exit status 255, stdout: , stderr: <text>`) that goes on over the next
+    /// lines (none behind a logger prefix), up to the one that closes with containerd's status
+    /// (`…: unknown`, [`closes_chain`]), the first of those lines that says something failed is
+    /// the cause; otherwise the line itself. An environment fault; the next index.
     fn container_daemon(&mut self, i: usize, t: &'w str, soft: bool) -> Option<usize> {
         let w = self.w;
         let daemon = t
             .strip_prefix("docker: ")
             .unwrap_or(t)
             .strip_prefix("Error response from daemon:");
-        let message = daemon.or_else(|| {
-            [
-                "OCI runtime create failed:",
-                "OCI runtime exec failed:",
-                "OCI runtime start failed:",
-            ]
-            .iter()
-            .find_map(|n| needles::find(t, n).map(|at| &t[at + n.len()..]))
-        })?;
+        let relayed = || {
+            let n = &w[i].norm;
+            if info_level(n) || warning_level(n, t) {
+                return None;
+            }
+            ["OCI runtime create failed:", "OCI runtime start failed:"]
+                .iter()
+                .find_map(|n| needles::find(t, n).map(|at| &t[at + n.len()..]))
+        };
+        let message = daemon.or_else(relayed)?;
         let stderr_goes_on = message
             .rsplit_once("stderr: ")
-            .is_some_and(|(_, said)| !said.contains(": unknown"));
+            .is_some_and(|(_, said)| !closes_chain(said));
         let mut end = i + 1;
         let mut at = i;
         if stderr_goes_on {
-            while end < w.len().min(i + 16) && !w[end].rest.trim().is_empty() {
+            while end < w.len().min(i + 16)
+                && !w[end].rest.trim().is_empty()
+                && w[end].norm.prefixes.is_empty()
+            {
                 let l = w[end].rest.trim();
                 if at == i && l.to_ascii_lowercase().contains("fail") {
                     at = end;
                 }
                 end += 1;
-                if l.ends_with(": unknown") {
+                if closes_chain(l) {
                     break;
                 }
             }
@@ -896,8 +906,20 @@ impl<'w> Collector<'_, 'w> {
             .to_string();
         let mut scope: Scope<'w> = vec![(w[i].no, Cow::Owned(message.clone()))];
         let end = continuation(w, i + 1, 40, &mut scope);
-        // MindSpore's exception over a section that says what failed below it: a summary.
-        let tier = if !soft && mindspore_detail(w, end) {
+        // MindSpore's exception over a section that says what failed below it: a summary. A
+        // title that says its text follows (`RuntimeError: NNAdapter C++ Exception: `) with none
+        // after it (a fence or a process's abort at most) under an error of the 40 lines above
+        // it: the text was said there (Paddle-Lite's fatal record).
+        let untitled = e.message.trim_end().ends_with(':')
+            && (i + 1..end.min(w.len()))
+                .all(|k| w[k].norm.skip || is_process_abort(w[k].rest.trim()))
+            && self
+                .out
+                .iter()
+                .rev()
+                .take_while(|c| c.index + RAISED_RECORD_LINES >= i)
+                .any(|c| c.tier != Tier::Cascade);
+        let tier = if !soft && (mindspore_detail(w, end) || untitled) {
             Tier::Cascade
         } else {
             exception_tier(soft, e.message, e.type_name)
@@ -1291,7 +1313,8 @@ const THROW_RECORD_LINES: usize = 8;
 /// `stoi`; [`is_library_throw`]) says where the program stopped, not why: an error record the
 /// program logged just above it (MindIE's `[llm] [ERROR] [executor.cpp:646] Invalid DP number
 /// per node: 0` before `terminate called after throwing an instance of 'std::out_of_range'`)
-/// says why. The record takes the abort's tier, and the abort becomes its cascade.
+/// says why. The record takes the abort's tier, and the abort becomes its cascade (a consequence
+/// below it, not a wrapper around it).
 fn library_throws(out: &mut [Candidate<'_>]) {
     for k in 0..out.len() {
         let a = &out[k];
@@ -1299,18 +1322,17 @@ fn library_throws(out: &mut [Candidate<'_>]) {
             continue;
         }
         let at = a.index;
-        let record = (0..out.len()).rev().find(|&j| {
-            let r = &out[j];
-            r.index < at
-                && r.index + THROW_RECORD_LINES >= at
-                && r.rule == "logger.error-record"
-                && !is_cascade_text(&r.message)
-        });
+        // The candidates come in line order: only those of the lines just above are read.
+        let record = (0..k)
+            .rev()
+            .take_while(|&j| out[j].index + THROW_RECORD_LINES >= at)
+            .find(|&j| {
+                let r = &out[j];
+                r.index < at && r.rule == "logger.error-record" && !is_cascade_text(&r.message)
+            });
         let Some(j) = record else { continue };
-        let (tier, no) = (out[k].tier, out[k].scope.first().map(|s| s.0));
+        out[j].tier = out[k].tier;
         out[k].tier = Tier::Cascade;
-        out[j].tier = tier;
-        out[j].wrapper_line = no;
     }
 }
 
@@ -1364,40 +1386,47 @@ const CONTINUED_LINES: usize = 8;
 
 /// An error whose message runs on over the lines below it (a terminal or a web page wrapped it,
 /// or its text holds newlines: PaddlePaddle's `Fail to open library: ` / the library / `with
-/// error: <dependency>: ` / `undefined symbol: …`, a container hook's output inside a logged
-/// error) and says its innermost cause on one of them: that line is the error, the first line
-/// its wrapper. The continuation is the lines right below, none blank, indented, behind a logger
-/// prefix, a candidate, a frame, a traceback or a CANN report of its own; the cause the first of
-/// them that states one ([`knowledge::stated_cause`]) or opens with a failure ([`opens_failed`]).
-/// An exception gives its tier to the line and becomes a cascade; under an error record (a
-/// cascade) the line is a signal.
+/// error: <dependency>: ` / `undefined symbol: …`) and says its innermost cause on one of them:
+/// that line is the error, the first line its wrapper. The message runs on only from a line that
+/// stops mid-sentence — it ends with `:` (a chain's next link follows) or with the space a
+/// wrapped line breaks at — and whose own text states no cause ([`knowledge::stated_cause`]);
+/// the lines below continue it while they do the same, none blank, indented, behind a logger
+/// prefix, a candidate, or a record of its own ([`starts_its_own`]). The cause is the first of
+/// them that states one or opens with a failure ([`opens_failed`]). An exception gives its tier
+/// to the line and becomes a cascade; under an error record (a cascade) the line is a signal.
 fn continued_messages<'w>(w: &[WinLine<'w>], out: &mut Vec<Candidate<'w>>) {
     let taken: std::collections::HashSet<usize> = out.iter().map(|c| c.index).collect();
     let mut found = Vec::new();
     for c in out.iter_mut() {
         let exception = c.rule == "python.exception" && c.tier == Tier::Strong;
-        if !(exception || c.rule == "logger.error-record") {
+        if !(exception || c.rule == "logger.error-record")
+            || !runs_on(w[c.index].rest)
+            || knowledge::stated_cause(w[c.index].rest).is_some()
+        {
             continue;
         }
-        let cause = (c.index + 1..w.len().min(c.index + 1 + CONTINUED_LINES))
-            .take_while(|&k| {
-                let (l, t) = (&w[k], w[k].rest);
-                !l.norm.skip
-                    && !t.trim().is_empty()
-                    && !t.starts_with(char::is_whitespace)
-                    && l.norm.prefixes.is_empty()
-                    && l.plog.is_none()
-                    && !taken.contains(&k)
-                    && !is_traceback_start(t)
-                    && frame_line(t).is_none()
-                    && exception_line(t).is_none()
-                    && find_code(t).is_none()
-                    && !is_cann_traceback(t)
-            })
-            .find(|&k| {
-                let t = w[k].rest.trim();
-                knowledge::stated_cause(t).is_some() || opens_failed(t)
-            });
+        let mut cause = None;
+        for (k, l) in w.iter().enumerate().skip(c.index + 1).take(CONTINUED_LINES) {
+            let t = l.rest;
+            if l.norm.skip
+                || t.trim().is_empty()
+                || t.starts_with(char::is_whitespace)
+                || !l.norm.prefixes.is_empty()
+                || l.plog.is_some()
+                || taken.contains(&k)
+                || exception_line(t).is_some()
+                || starts_its_own(l)
+            {
+                break;
+            }
+            if knowledge::stated_cause(t.trim()).is_some() || opens_failed(t.trim()) {
+                cause = Some(k);
+                break;
+            }
+            if !runs_on(t) {
+                break;
+            }
+        }
         let Some(k) = cause else { continue };
         let t = w[k].rest.trim();
         let (tier, shape) = if exception {
@@ -1421,6 +1450,19 @@ fn continued_messages<'w>(w: &[WinLine<'w>], out: &mut Vec<Candidate<'w>>) {
         out.extend(found);
         out.sort_by_key(|c| c.index);
     }
+}
+
+/// Whether a line closes a container runtime's chain with containerd's status, `: unknown`
+/// (as printed, or inside a quoted repr: `: unknown.`, `: unknown")`).
+fn closes_chain(l: &str) -> bool {
+    l.trim_end_matches(['.', '"', '\'', ')'])
+        .ends_with(": unknown")
+}
+
+/// Whether a line stops mid-sentence, so the next line goes on with it: it ends with `:` (a
+/// chain's next link follows) or with the space a wrapped line breaks at.
+fn runs_on(line: &str) -> bool {
+    line.ends_with(' ') || line.trim_end().ends_with(':')
 }
 
 /// Whether a line opens with a failure in its own words (`failed to mount src: …`, `cannot

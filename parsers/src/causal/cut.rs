@@ -1,8 +1,13 @@
 //! Where a pasted text was cut: what its end, or a marker inside it, says is missing.
 //!
-//! A paste is often a piece of a log. Three cuts can be read from the text itself:
+//! A paste is often a piece of a log. Four cuts can be read from the text itself:
 //!
 //! ```text
+//! python-head := START frame …
+//!                (the first line is a traceback's frame, `File "…", line N, in f` — not a
+//!                SyntaxError's location, which has no `in f` —, with no
+//!                `Traceback` header above it: the outer frames and the log before them are
+//!                not in the text)
 //! python-tail := "Traceback (most recent call last):" (frame | source | caret)* END
 //!                (CPython prints the exception line after the frames: a text that ends
 //!                on a frame, its source line or its carets has lost it)
@@ -29,6 +34,8 @@ pub enum Cut {
     /// The text ends inside the Python traceback that starts at `from`: its exception line is
     /// not in it.
     PythonTraceback { from: u64, last: u64 },
+    /// The text starts inside a Python traceback: its first line (`line`) is a frame.
+    PythonTracebackHead { line: u64 },
     /// The text ends at a CANN report's `TraceBack (most recent call last):` header (`line`).
     CannTraceBack { line: u64 },
     /// Line `line` only marks lines left out.
@@ -41,6 +48,9 @@ impl Cut {
         match self {
             Cut::PythonTraceback { from, last } => format!(
                 "the text stops inside the Python traceback of line {from} (its last line, {last}, is one of its frames): the exception that ends it is not in the text — ask for the rest of the output"
+            ),
+            Cut::PythonTracebackHead { line } => format!(
+                "the text starts inside a Python traceback (line {line} is one of its frames): its outer frames and the log before them are not in the text — ask for the output from its start"
             ),
             Cut::CannTraceBack { line } => format!(
                 "the CANN report stops at its `TraceBack` header (line {line}): the lines after it, or the failing process's plog, say where it failed — ask for the rest of the output or the plogs"
@@ -61,6 +71,8 @@ pub struct CutReader {
     /// A CANN `TraceBack` header with nothing after it yet.
     cann: Option<u64>,
     elided: Option<u64>,
+    /// The first line, when it is a traceback's frame.
+    head: Option<u64>,
     last: u64,
 }
 
@@ -82,6 +94,11 @@ impl CutReader {
             return;
         }
         let indent = n.rest.len() - n.rest.trim_start().len();
+        // (A frame without `, in f` is CPython's location of a SyntaxError, printed whole with
+        // no `Traceback` header.)
+        if self.last == 0 && frame_line(t).is_some_and(|f| f.function.is_some()) {
+            self.head = Some(no);
+        }
         if self.elided.is_none() && is_elision(t, indent) {
             self.elided = Some(no);
         }
@@ -101,6 +118,9 @@ impl CutReader {
     /// The cuts seen, the text's end first.
     pub fn finish(self) -> Vec<Cut> {
         let mut cuts = Vec::new();
+        if let Some(line) = self.head {
+            cuts.push(Cut::PythonTracebackHead { line });
+        }
         if let Some((from, _)) = self.traceback {
             if from < self.last {
                 cuts.push(Cut::PythonTraceback {
@@ -179,6 +199,27 @@ mod tests {
             r.push(i as u64 + 1, l);
         }
         r.finish()
+    }
+
+    #[test]
+    fn a_traceback_without_its_head() {
+        let head = "  File \"/x/utils.py\", line 129, in cast\n    tmp = f(t)\nNameError: name 'f' is not defined\n";
+        assert_eq!(cuts(head), [Cut::PythonTracebackHead { line: 1 }]);
+        // Blank and fence lines before it do not count; a frame after the first line does not
+        // either (a traceback with its header, or a log line first).
+        assert_eq!(
+            cuts(&format!("\n```\n{head}```\n")),
+            [Cut::PythonTracebackHead { line: 3 }]
+        );
+        assert_eq!(
+            cuts(&format!("Traceback (most recent call last):\n{head}")),
+            []
+        );
+        assert_eq!(cuts(&format!("starting\n{head}")), []);
+        // A SyntaxError is printed whole without a header: nothing was cut.
+        let syntax =
+            "  File \"/x.py\", line 3\n    def f(:\n          ^\nSyntaxError: invalid syntax\n";
+        assert_eq!(cuts(syntax), []);
     }
 
     #[test]

@@ -1341,6 +1341,13 @@ mod tests {
         // is cited there; the line after it is not read.
         let whole = "docker.errors.APIError: 500 Server Error: Internal Server Error (\"OCI runtime create failed: runc create failed: stderr: x: unknown\")\nfailed to remove the scratch folder\n";
         assert_eq!(first(whole).line, 1);
+        // A relayed chain at a warning level (a retry) is no cause; `docker exec`'s is no
+        // container that could not start.
+        let retried = "2026-01-01 10:00:00,001 - app - WARNING - retry 1/3: OCI runtime create failed: runc create failed: x: unknown\n";
+        assert!(first_causal_error(retried.as_bytes())
+            .is_none_or(|c| c.evidence.rule != "container.daemon-error"));
+        let exec = "2026-01-01 10:00:00,001 - app - ERROR - probe: OCI runtime exec failed: exec failed: x: unknown\n";
+        assert_ne!(first(exec).evidence.rule, "container.daemon-error");
     }
 
     // Batch 17: an error whose message runs on over the lines below it (a terminal or a web
@@ -1363,10 +1370,14 @@ mod tests {
             ("RuntimeError: load failed:\n  cannot open the file\n", 1),
             ("ValueError: bad config:\nthe value of x is 3\n", 1),
             ("ValueError: bad config:\n\ncannot open the file\n", 1),
+            // A message that ends its sentence is not run on: the next line is prose or another
+            // process's; a message that states a cause keeps it.
+            ("RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB\nCannot figure out why, any help appreciated.\n", 1),
+            ("ImportError: libatb.so: cannot open shared object file: No such file or directory:\nFailed to load ATB, falling back\n", 1),
         ] {
             assert_eq!(first(text).line, line, "{text}");
         }
-        let record = "2026-01-01 10:00:00,001 - app - ERROR - provisioning failed: the hook said\nfailed to mount /dev/davinci0\n";
+        let record = "2026-01-01 10:00:00,001 - app - ERROR - provisioning failed: the hook said:\nfailed to mount /dev/davinci0\n";
         let c = first(record);
         assert_eq!(
             (c.line, c.tier, &*c.evidence.rule),
@@ -1375,6 +1386,27 @@ mod tests {
         // A real exception elsewhere still wins over it.
         let with_exception = format!("{record}RuntimeError: device 0 is not present\n");
         assert_eq!(first(&with_exception).line, 3);
+    }
+
+    // Batch 18: an exception whose message is only a title that says its text follows
+    // (`NNAdapter C++ Exception: `), with nothing after it, wraps what was said before it
+    // (Paddle-Lite's fatal record); with its text under it, it is the error as before. An HCCP
+    // error comes before the HCCL records that report it, and is cited.
+    #[test]
+    fn an_untitled_exception_and_the_hccp_error_under_hccl() {
+        let lite = "[F 10/28 12:31:52. 73 ...nadapter/src/runtime/device.cc:529 Find] Failed to load the device HAL library from libx.so, libascendcl.so: cannot open shared object file: No such file or directory\n\nTraceback (most recent call last):\n  File \"a.py\", line 1, in <module>\n    m.predict(x)\nRuntimeError: NNAdapter C++ Exception: \n";
+        assert_eq!(first(lite).line, 1);
+        // Fenced, or with the process's abort after it, the same.
+        let fenced = format!("```\n{lite}```\nAborted (core dumped)\n");
+        assert_eq!(first(&fenced).line, 2);
+        // With nothing said above it, the exception is the error.
+        let alone = "Traceback (most recent call last):\n  File \"a.py\", line 1, in <module>\n    m.predict(x)\nRuntimeError: NNAdapter C++ Exception: \n";
+        assert_eq!(first(alone).tier, Tier::Strong);
+        let titled = "RuntimeError: Error(s) in loading state_dict for Net:\n\tMissing key(s) in state_dict: \"w\".\n";
+        assert_eq!(first(titled).line, 1);
+        assert_eq!(first(titled).tier, Tier::Strong);
+        let hccp = "[ERROR] HCCP(7,python):2025-07-15-12:45:32.997.682 [ra_hdc_rdma.c:1199]tid:7,ra_hdc_rdev_init(1199) : [init][ra_hdc_rdev]ra hdc message process failed ret(-67) phy_id(0)\n[ERROR] HCCL(7,python):2025-07-15-12:45:32.997.778 [adapter_hccp.cc:647] [7][Init][RaRdma]errNo[0x0000000005000013] rdma init fail. return: ret[328004]\n";
+        assert_eq!(first(hccp).line, 1);
     }
 
     // Batch 17: a C++ abort whose `what()` only names the standard library routine that threw
@@ -1389,7 +1421,7 @@ mod tests {
         };
         let c = first(&abort("_Map_base::at"));
         assert_eq!((c.line, c.tier), (1, Tier::Strong));
-        assert_eq!(c.evidence.wrapper_line, Some(3));
+        assert_eq!(c.evidence.wrapper_line, None);
         assert_eq!(
             first(&abort(
                 "vector::_M_range_check: __n (which is 5) >= this->size() (which is 3)"

@@ -14,7 +14,8 @@
 //! 2. [`CauseRank::ErrorReport`] — a CANN error report (its root message; within a report the
 //!    first message is the causal one);
 //! 3. [`CauseRank::TaskError`] — an ERROR record carrying a retCode, an HCCL `errNo`, or a
-//!    kernel failure line;
+//!    kernel failure line, and any error of HCCP (the agent HCCL drives for its links) not in
+//!    cascade wording;
 //! 4. [`CauseRank::Error`] — any other ERROR record;
 //! 5. [`CauseRank::Framework`] — torch_npu `ERRxxxxx` lines and MindSpore error lines;
 //! 6. [`CauseRank::Cascade`] — propagation: stream synchronisation without a code, dump progress,
@@ -102,7 +103,10 @@ const TASK_ERRORS: &[&str] = &[
     "kernel task happen error",
 ];
 
-/// Ranks an ERROR plog record's message. `module` matters for device firmware (`TSCH`).
+/// Ranks an ERROR plog record's message. `module` matters for device firmware (`TSCH`) and for
+/// HCCP, the agent HCCL drives for its RDMA and socket links: an HCCP error is the failure the
+/// HCCL records after it report with their `errNo[…]` (`ra hdc message process failed ret(-67)`
+/// before `[RaRdma]errNo[0x…] rdma init fail`), so it ranks with them and, first, is cited.
 ///
 /// ```
 /// use npgx_parsers::causal::rank::{rank_plog_error, CauseRank};
@@ -110,6 +114,8 @@ const TASK_ERRORS: &[&str] = &[
 /// assert_eq!(rank_plog_error("RUNTIME", "Stream Synchronize failed, stream_id=47, retCode=0x26, [aicore exception]."), CauseRank::TaskError);
 /// assert_eq!(rank_plog_error("RUNTIME", "Stream synchronize failed, stream_id=2, timeout=-1ms."), CauseRank::Cascade);
 /// assert_eq!(rank_plog_error("IDEDD", "[Dump][Exception] end to load tiling data, index:30"), CauseRank::Cascade);
+/// assert_eq!(rank_plog_error("HCCP", "[init][ra_hdc_rdev]ra hdc message process failed ret(-67) phy_id(0)"), CauseRank::TaskError);
+/// assert_eq!(rank_plog_error("HCCP", "thread is abort"), CauseRank::Cascade);
 /// ```
 pub fn rank_plog_error(module: &str, message: &str) -> CauseRank {
     // Every ERROR record of a plog is ranked: the phrase lists' searchers are built once.
@@ -131,6 +137,9 @@ pub fn rank_plog_error(module: &str, message: &str) -> CauseRank {
     }
     if CASCADE.any_in(&lower) {
         return CauseRank::Cascade;
+    }
+    if module == "HCCP" {
+        return CauseRank::TaskError;
     }
     CauseRank::Error
 }

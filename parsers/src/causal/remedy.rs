@@ -326,21 +326,29 @@ fn quoted(err: &CausalError) -> Vec<Remedy> {
     out
 }
 
-/// A sentence of `text` that advises what to do: one that starts with `Please try`, `You can
-/// try`, `Try to` or `Consider`, at the start of the text or of a sentence, up to its end.
+/// A sentence of `text` that advises what to do, whole: one that starts with `Please try`, `You
+/// can try`, `Try to` or `Consider`, or says it after a condition (torch_npu's `If you need this
+/// call to be captured, please try to set torch.npu.config.allow_internal_format = False.`).
 fn advice(text: &str) -> Option<&str> {
     const LEADS: &[&str] = &["Please try", "You can try", "Try to ", "Consider "];
-    let starts = std::iter::once(0).chain(
-        text.match_indices(". ")
-            .chain(text.match_indices("! "))
-            .map(|(at, _)| at + 2),
-    );
-    let at = starts
-        .filter(|&at| LEADS.iter().any(|l| text[at..].trim_start().starts_with(l)))
-        .min()?;
-    let rest = text[at..].trim_start();
-    let end = rest.find(". ").map_or(rest.len(), |e| e + 1);
-    Some(rest[..end].trim())
+    const AFTER_A_CONDITION: &[&str] = &[", please try ", ", you can try ", ", try to "];
+    let mut starts: Vec<usize> = std::iter::once(0)
+        .chain(
+            text.match_indices(". ")
+                .chain(text.match_indices("! "))
+                .map(|(at, _)| at + 2),
+        )
+        .collect();
+    starts.sort_unstable();
+    starts.into_iter().find_map(|at| {
+        let rest = text[at..].trim_start();
+        let sentence = rest[..rest.find(". ").map_or(rest.len(), |e| e + 1)].trim();
+        let conditional = || {
+            let lower = sentence.to_ascii_lowercase();
+            AFTER_A_CONDITION.iter().any(|c| lower.contains(c))
+        };
+        (LEADS.iter().any(|l| sentence.starts_with(l)) || conditional()).then_some(sentence)
+    })
 }
 
 /// The remedy-table matches of an error, most specific first.
@@ -625,6 +633,11 @@ mod tests {
             Some("Please try to decrease `maxPrefillTokens`.")
         );
         assert_eq!(advice("Try again later"), None);
+        assert_eq!(
+            advice("Cannot run aclop operators during NPU graph capture. Current working aclop is MatMul. If you need this call to be captured, please try to set torch.npu.config.allow_internal_format = False. If still fail, file an issue."),
+            Some("If you need this call to be captured, please try to set torch.npu.config.allow_internal_format = False.")
+        );
+        assert_eq!(advice("It failed, which we try to avoid. Bye."), None);
         // A kernel's fault under an HCCL code is still a device fault.
         let aivec = "EI9999: [PID: 1] 2025-01-01-00:00:00.000.000 The error from device(chipId:0, dieId:0), serial number is 2, there is an aivec error exception, core id is 5\n";
         assert_eq!(of(aivec)[0].matched, "nature:device-fault");
