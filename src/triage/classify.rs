@@ -483,26 +483,27 @@ fn classify_lines(
     device_readers_to_plogs(&mut c, None, &read);
     c.missing = stated.missing().into_iter().map(str::to_string).collect();
     c.framework = Some(stated.framework);
-    // The head, and the error's own lines wherever in the file they stood (as `settle` reads
-    // them).
+    // One answer for the whole text to "is this a torch.compile run?": the head, and the
+    // error's own lines wherever in the file they stood. It decides the remedies and `settle`
+    // (which then names the engines the text shows without their versions, as `missing` does).
     let error_lines = c.first_causal_error.iter().flat_map(|e| {
         std::iter::once(e.message.as_str()).chain(e.frames.iter().map(|(_, f)| f.as_str()))
     });
-    if !shows_compile_run(head.lines().chain(error_lines)) {
+    let compiled = shows_compile_run(head.lines().chain(error_lines));
+    if !compiled {
         without_a_graph(&mut c, commands_file(path), stated.framework);
     }
-    // The engines the whole text shows without their versions are asked in `settle` too.
-    let engines: Vec<&str> = stated.missing_engines().collect();
-    if let Some(s) = c
-        .settle
-        .as_mut()
-        .filter(|s| *s != SETTLE && !engines.is_empty())
-    {
-        *s = settle_logs(
-            stated.framework,
-            &engines,
-            bare_exception(c.first_causal_error.as_ref()),
-        );
+    if c.settle.is_some() {
+        c.settle = Some(if compiled {
+            SETTLE.into()
+        } else {
+            let engines: Vec<&str> = stated.missing_engines().collect();
+            settle_logs(
+                stated.framework,
+                &engines,
+                bare_exception(c.first_causal_error.as_ref()),
+            )
+        });
     }
     // What the text cannot show: it was cut inside a traceback or a report, or lines were left
     // out of it.

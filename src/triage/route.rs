@@ -335,7 +335,15 @@ pub fn environment_problem(err: &CausalError) -> Option<EnvironmentProblem> {
             } else if torch_npu {
                 ("torch_npu".to_string(), format!("{lib} was built against another torch_npu than the one installed (the missing symbol is in torch_npu's namespace): rebuild it against the installed torch_npu, or install the torch_npu it was built for"))
             } else {
-                (package_of_library(lib), format!("{lib} was built against other versions of the libraries it loads (ABI / version mismatch): install it and the libraries it loads from matching releases"))
+                let package = package_of_library(lib);
+                let why = if package.starts_with("CANN") {
+                    // CANN's libraries come from one release: a symbol one lacks from another is
+                    // most often a second release's libraries found first on the loader path.
+                    format!("{lib} (CANN's) needs a symbol the CANN libraries on the loader path do not export: most often two CANN releases mixed (LD_LIBRARY_PATH, or a second install, ahead of this one): source one release's set_env.sh in a fresh shell")
+                } else {
+                    format!("{lib} was built against other versions of the libraries it loads (ABI / version mismatch): install it and the libraries it loads from matching releases")
+                };
+                (package, why)
             };
             return Some(EnvironmentProblem {
                 package: Some(package),
@@ -1085,6 +1093,17 @@ mod tests {
                 .any(|n| n.contains("NNAL's nnal/atb/set_env.sh")),
             "{:?}",
             r.notes
+        );
+        // A CANN library without a CANN symbol: two releases mixed.
+        let mixed = route_of("ValueError: /usr/local/Ascend/ascend-toolkit/latest/lib64/libruntime.so: undefined symbol: _ZN12ErrorManager19ATCReportErrMessageE\n");
+        assert_eq!(mixed.package.as_deref(), Some("CANN toolkit"));
+        assert!(
+            mixed
+                .notes
+                .iter()
+                .any(|n| n.contains("two CANN releases mixed")),
+            "{:?}",
+            mixed.notes
         );
         // ATB-Models' own library is not NNAL's.
         let speed = route_of(

@@ -1395,16 +1395,23 @@ const CONTINUED_LINES: usize = 8;
 /// them that states one or opens with a failure ([`opens_failed`]). An exception gives its tier
 /// to the line and becomes a cascade; under an error record (a cascade) the line is a signal.
 fn continued_messages<'w>(w: &[WinLine<'w>], out: &mut Vec<Candidate<'w>>) {
+    let wrapper = |c: &Candidate<'_>| {
+        let exception = c.rule == "python.exception" && c.tier == Tier::Strong;
+        (exception || c.rule == "logger.error-record")
+            && runs_on(w[c.index].rest)
+            && knowledge::stated_cause(w[c.index].rest).is_none()
+    };
+    // Most windows hold no such error: the candidates' lines are only gathered for one that does.
+    if !out.iter().any(wrapper) {
+        return;
+    }
     let taken: std::collections::HashSet<usize> = out.iter().map(|c| c.index).collect();
     let mut found = Vec::new();
     for c in out.iter_mut() {
-        let exception = c.rule == "python.exception" && c.tier == Tier::Strong;
-        if !(exception || c.rule == "logger.error-record")
-            || !runs_on(w[c.index].rest)
-            || knowledge::stated_cause(w[c.index].rest).is_some()
-        {
+        if !wrapper(c) {
             continue;
         }
+        let exception = c.rule == "python.exception";
         let mut cause = None;
         for (k, l) in w.iter().enumerate().skip(c.index + 1).take(CONTINUED_LINES) {
             let t = l.rest;

@@ -1409,6 +1409,25 @@ mod tests {
         assert_eq!(first(hccp).line, 1);
     }
 
+    // Batch 18's grading: MindSpore's allocator message is a memory fault; Python's `cannot
+    // import name … (unknown location)` (a folder shadowing the package) an environment one.
+    #[test]
+    fn mindspore_memory_and_a_shadowed_package() {
+        let oom = "[ERROR] PRE_ACT(1,f,python):2024-10-22-11:24:55.301.443 [mindspore/ccsrc/backend/common/mem_reuse/mem_dynamic_allocator.cc:392] AddMemBlock] TotalUsedMemStatistics : 29356337664 plus alloc size : 301990400 is more than total mem size : 29464985600.\n";
+        let p = first(oom).phase.expect("a phase");
+        assert_eq!(p.nature, Some(crate::knowledge::Nature::Memory));
+        let shadowed =
+            "ImportError: cannot import name '__version__' from 'vllm' (unknown location)\n";
+        let p = first(shadowed).phase.expect("a phase");
+        assert_eq!(p.phase, Phase::Environment);
+        let plain =
+            "ImportError: cannot import name 'f' from 'x' (/usr/lib/python3/x/__init__.py)\n";
+        assert_ne!(
+            first(plain).phase.map(|p| p.token),
+            Some("cannot import name&(unknown location)".into())
+        );
+    }
+
     // Batch 17: a C++ abort whose `what()` only names the standard library routine that threw
     // (libstdc++'s `_Map_base::at`) is the cascade of the error record the program logged just
     // above it; a `what()` in the program's own words, `std::bad_alloc`, or a record far above
