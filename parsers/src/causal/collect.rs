@@ -1276,23 +1276,13 @@ fn raised_records(w: &[WinLine<'_>], out: &mut [Candidate<'_>]) {
         }
         let said = e.message.to_ascii_lowercase();
         let at = e.index;
-        // The candidates come in line order: only those of the lines just above are read, so a
-        // window of many exceptions and records costs a bounded look-back for each.
-        let record = (0..k)
-            .rev()
-            .take_while(|&j| out[j].index + RAISED_RECORD_LINES >= at)
-            .find(|&j| {
-                let r = &out[j];
-                let whole = r.message.trim().to_ascii_lowercase();
-                r.index < at
-                    && r.shape == Shape::LoggingError
-                    && r.rule == "logger.error-record"
-                    && first_clause(&r.message).is_some_and(|c| {
-                        says_words(&said, &c.to_ascii_lowercase())
-                            && !said.contains(whole.as_str())
-                            && !is_cascade_text(&r.message)
-                    })
-            });
+        let record = record_above(out, k, RAISED_RECORD_LINES, |r| {
+            let whole = r.message.trim().to_ascii_lowercase();
+            r.shape == Shape::LoggingError
+                && first_clause(&r.message).is_some_and(|c| {
+                    says_words(&said, &c.to_ascii_lowercase()) && !said.contains(whole.as_str())
+                })
+        });
         let Some(j) = record else { continue };
         let (tier, frames) = (out[k].tier, out[k].frames.clone());
         out[k].tier = Tier::Cascade;
@@ -1303,6 +1293,29 @@ fn raised_records(w: &[WinLine<'_>], out: &mut [Candidate<'_>]) {
             r.frames = frames;
         }
     }
+}
+
+/// The error record (`logger.error-record`, not in cascade wording) of at most `lines` lines above
+/// candidate `k` that `fits`, the nearest first. The candidates come in line order: only those of
+/// the lines just above are read, so a window of many errors and records costs a bounded
+/// look-back for each.
+fn record_above(
+    out: &[Candidate<'_>],
+    k: usize,
+    lines: usize,
+    fits: impl Fn(&Candidate<'_>) -> bool,
+) -> Option<usize> {
+    let at = out[k].index;
+    (0..k)
+        .rev()
+        .take_while(|&j| out[j].index + lines >= at)
+        .find(|&j| {
+            let r = &out[j];
+            r.index < at
+                && r.rule == "logger.error-record"
+                && !is_cascade_text(&r.message)
+                && fits(r)
+        })
 }
 
 /// How far above a C++ abort's `what()` line the error record that explains it may stand.
@@ -1321,16 +1334,9 @@ fn library_throws(out: &mut [Candidate<'_>]) {
         if a.rule != "c10.what" || a.tier != Tier::Strong || !is_library_throw(&a.message) {
             continue;
         }
-        let at = a.index;
-        // The candidates come in line order: only those of the lines just above are read.
-        let record = (0..k)
-            .rev()
-            .take_while(|&j| out[j].index + THROW_RECORD_LINES >= at)
-            .find(|&j| {
-                let r = &out[j];
-                r.index < at && r.rule == "logger.error-record" && !is_cascade_text(&r.message)
-            });
-        let Some(j) = record else { continue };
+        let Some(j) = record_above(out, k, THROW_RECORD_LINES, |_| true) else {
+            continue;
+        };
         out[j].tier = out[k].tier;
         out[k].tier = Tier::Cascade;
     }
