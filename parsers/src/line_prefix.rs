@@ -123,6 +123,83 @@ pub enum LinePrefix<'a> {
     IssueTitle { title_kind: &'a str },
 }
 
+/// How grave a record is, by the level its logger printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Severity {
+    /// A header whose level the user cut off when pasting (`?`).
+    Elided,
+    Debug,
+    Info,
+    Warning,
+    Error,
+}
+
+impl Severity {
+    /// The severity a level word or letter names, in any case (`ERROR`, `error`, `E`, `WARN`,
+    /// glog's `V`); `?` is an elided level. Anything else names none.
+    pub fn named(level: &str) -> Option<Severity> {
+        use Severity::*;
+        const NAMES: &[(&str, Severity)] = &[
+            ("?", Elided),
+            ("TRACE", Debug),
+            ("DEBUG", Debug),
+            ("V", Debug),
+            ("D", Debug),
+            ("INFO", Info),
+            ("I", Info),
+            ("WARN", Warning),
+            ("WARNING", Warning),
+            ("W", Warning),
+            ("ERROR", Error),
+            ("CRITICAL", Error),
+            ("FATAL", Error),
+            ("E", Error),
+            ("C", Error),
+            ("F", Error),
+        ];
+        NAMES
+            .iter()
+            .find(|(name, _)| name.eq_ignore_ascii_case(level))
+            .map(|&(_, s)| s)
+    }
+
+    /// A known level below an error's: chatter or a warning (an elided level is neither).
+    pub fn below_error(self) -> bool {
+        matches!(self, Severity::Debug | Severity::Info | Severity::Warning)
+    }
+
+    /// Debug or INFO chatter.
+    pub fn chatter(self) -> bool {
+        matches!(self, Severity::Debug | Severity::Info)
+    }
+}
+
+impl LinePrefix<'_> {
+    /// The level this prefix states (a logger's, glog's or c10's), if it states one.
+    pub fn severity(&self) -> Option<Severity> {
+        match self {
+            LinePrefix::VllmLogger { level, .. }
+            | LinePrefix::OldLogger { level, .. }
+            | LinePrefix::ServiceLogger { level } => Severity::named(level),
+            LinePrefix::Glog(GlogHeader { level, .. }) | LinePrefix::C10 { level, .. } => {
+                Severity::named(level.encode_utf8(&mut [0; 4]))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The level a line's prefixes state: the innermost that states one (the record's own, under a
+/// relaying process's), a known level before an elided one.
+pub fn record_severity(prefixes: &[LinePrefix<'_>]) -> Option<Severity> {
+    let mut levels = prefixes.iter().rev().filter_map(LinePrefix::severity);
+    let first = levels.next()?;
+    Some(match first {
+        Severity::Elided => levels.find(|s| *s != Severity::Elided).unwrap_or(first),
+        known => known,
+    })
+}
+
 /// The parsed glog-form header.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct GlogHeader<'a> {
@@ -719,10 +796,7 @@ fn pytest_error(i: &str) -> R<'_, LinePrefix<'_>> {
 
 /// Whether a bracketed field is a log level word.
 fn is_level_word(f: &str) -> bool {
-    const LEVELS: &[&str] = &[
-        "TRACE", "DEBUG", "INFO", "WARN", "WARNING", "ERROR", "CRITICAL", "FATAL",
-    ];
-    LEVELS.iter().any(|l| l.eq_ignore_ascii_case(f))
+    f.len() > 1 && Severity::named(f).is_some()
 }
 
 /// An ISO 8601 time-zone designator: `Z`, `+08:00`, `-0500`.
@@ -1045,6 +1119,38 @@ mod tests {
         );
         let odd = strip_prefixes("E202311 09:50:41.157967  2326 a.cc:1] x");
         assert!(odd.glog().is_none());
+    }
+
+    #[test]
+    fn one_severity_for_every_logger_and_the_innermost_wins() {
+        use Severity::*;
+        let level = |line: &str| record_severity(&strip_prefixes(line).prefixes);
+        assert_eq!(
+            level("ERROR 08-06 10:40:29 [core.py:546] boom"),
+            Some(Error)
+        );
+        assert_eq!(level("[E324 13:00:25.428029551 a.cpp:574] x"), Some(Error));
+        assert_eq!(level("W1201 10:00:00.000000 12 a.cc:3] x"), Some(Warning));
+        assert_eq!(
+            level("torch._dynamo.guards.__recompiles: [DEBUG] x"),
+            Some(Debug)
+        );
+        assert_eq!(level("plain text"), None);
+        // A worker's own INFO record relayed by a logger at ERROR is chatter.
+        assert_eq!(
+            level("ERROR 08-06 10:40:29 [core.py:546] INFO 08-06 10:40:29 [worker.py:1] up"),
+            Some(Info)
+        );
+        for (word, s) in [
+            ("fatal", Error),
+            ("warn", Warning),
+            ("V", Debug),
+            ("?", Elided),
+        ] {
+            assert_eq!(Severity::named(word), Some(s), "{word}");
+        }
+        assert_eq!(Severity::named("EVENT"), None);
+        assert!(Warning.below_error() && !Elided.below_error() && !Error.below_error());
     }
 
     #[test]

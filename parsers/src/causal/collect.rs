@@ -13,7 +13,7 @@ use crate::cann_error::{
 use crate::compiler_diag::{self, parse_diagnostic, Form};
 use crate::kernel_assert::is_kernel_assert;
 use crate::knowledge;
-use crate::line_prefix::LinePrefix;
+use crate::line_prefix::Severity;
 use crate::needles::{self, Needles};
 use crate::plog::content::parse_content;
 use crate::plog::header::{parse_header, Level, PlogHeader, PlogTime};
@@ -388,10 +388,26 @@ fn index_of(w: &[WinLine<'_>], line: u64) -> usize {
     w.partition_point(|l| l.no < line)
 }
 
-/// A glog level that marks debug chatter rather than an error.
-fn soft_level(n: &Normalised<'_>) -> bool {
-    n.glog_level()
-        .is_some_and(|l| matches!(l, 'V' | 'I' | 'D' | '?'))
+/// The level a line states: its prefixes' ([`Normalised::severity`]), else a bare level tag
+/// (`[WARN] …`) or Python logging's basic form (`WARNING:root:…`). The one reader of levels
+/// for the collection: [`below_error`], [`chatter`] and [`warning_level`] ask it.
+fn line_level(n: &Normalised<'_>, t: &str) -> Option<Severity> {
+    n.severity()
+        .or_else(|| bare_level_tag(t).map(|(level, _)| level))
+        .or_else(|| logging_line(t).and_then(|l| Severity::named(l.level)))
+}
+
+/// Debug or INFO chatter by its level ([`line_level`]).
+fn chatter(n: &Normalised<'_>, t: &str) -> bool {
+    line_level(n, t).is_some_and(Severity::chatter)
+}
+
+/// A line below an error's level: chatter, a warning ([`warning_level`]), or a glog header the
+/// user cut to `...` (TORCH_LOGS chatter, whatever its lost level).
+fn below_error(n: &Normalised<'_>, t: &str) -> bool {
+    line_level(n, t).is_some_and(Severity::below_error)
+        || n.glog_level() == Some('?')
+        || worded_warning(t)
 }
 
 /// Every candidate of the window, in line order.
@@ -492,7 +508,7 @@ impl<'w> Collector<'_, 'w> {
         {
             return i + 1;
         }
-        let soft = soft_level(n);
+        let soft = chatter(n, line.trim()) || n.glog_level() == Some('?');
         if is_traceback_start(line) {
             self.frames.clear();
             return i + 1;
@@ -642,7 +658,7 @@ impl<'w> Collector<'_, 'w> {
             .strip_prefix("Error response from daemon:");
         let relayed = || {
             let n = &w[i].norm;
-            if info_level(n) || warning_level(n, t) {
+            if below_error(n, t) {
                 return None;
             }
             ["OCI runtime create failed:", "OCI runtime start failed:"]
@@ -1172,15 +1188,11 @@ fn logged_exception(w: &[WinLine<'_>], frame: usize) -> Option<usize> {
     let r = header.checked_sub(1)?;
     let (line, n) = (w[r].rest, &w[r].norm);
     let t = line.trim();
-    let quiet = logging_line(t).is_some_and(|l| !matches!(l.level, "ERROR" | "CRITICAL"));
     if line.starts_with(char::is_whitespace)
         || t.ends_with(':')
         || t.starts_with("Exception ignored in")
         || t.contains("Warning:")
-        || quiet
-        || soft_level(n)
-        || info_level(n)
-        || warning_level(n, t)
+        || below_error(n, t)
     {
         return None;
     }
@@ -1233,9 +1245,7 @@ fn stated_unsupported(w: &[WinLine<'_>]) -> Option<usize> {
         let (n, t) = (&l.norm, l.rest.trim());
         if l.rest.starts_with(char::is_whitespace)
             || t.contains('?')
-            || soft_level(n)
-            || info_level(n)
-            || warning_level(n, t)
+            || below_error(n, t)
             || is_cascade_text(t)
         {
             return false;
@@ -1909,10 +1919,9 @@ impl<'w> OtherLine<'w> {
     /// candidate.
     fn stated_cause(&self, n: &Normalised<'_>) -> Option<Candidate<'w>> {
         let t = self.t;
-        // Python logging's basic format at INFO or DEBUG (`INFO:root:libx.so: cannot open …`, a
-        // probe for an optional library) is chatter as a logger prefix at those levels is.
-        let chatter = logging_line(t).is_some_and(|l| matches!(l.level, "INFO" | "DEBUG"));
-        if info_level(n) || chatter {
+        // Chatter (`INFO:root:libx.so: cannot open …`, a probe for an optional library) states
+        // no cause.
+        if chatter(n, t) {
             return None;
         }
         let f = knowledge::stated_cause(t)?;
@@ -2047,7 +2056,7 @@ impl<'w> OtherLine<'w> {
         ];
         const RECOVERED: &[&str] = &["retry", "falling back", "fall back", "skipping"];
         let t = self.t;
-        if soft_level(n) || info_level(n) || warning_level(n, t) || is_cascade_text(t) {
+        if below_error(n, t) || is_cascade_text(t) {
             return None;
         }
         let lower = t.to_ascii_lowercase();
@@ -2110,12 +2119,12 @@ impl<'w> OtherLine<'w> {
         // (`[ERROR][FusedDeepMoe] batchSize(bs) must <= 256.`); plog records and torch_npu lines
         // were read before.
         let bare = bare_level_tag(t)
-            .and_then(|(error, rest)| error.then_some(rest))
+            .and_then(|(level, rest)| (level == Severity::Error).then_some(rest))
             .map(component_tags)
             .filter(|r| r.starts_with(char::is_whitespace));
-        let error_level = match logger_error_level(n) {
-            Some(level) => level,
-            None => bare.is_some(),
+        let error_level = match n.severity() {
+            Some(Severity::Elided) | None => bare.is_some(),
+            Some(level) => level == Severity::Error,
         };
         let said = bare.unwrap_or(t);
         let message = error_level
@@ -2150,16 +2159,7 @@ impl<'w> OtherLine<'w> {
     /// number.
     fn runtime_return(&self, n: &Normalised<'_>, rest: &str) -> Option<Candidate<'w>> {
         let t = self.t;
-        let unlevelled = !n.prefixes.iter().any(|p| {
-            matches!(
-                p,
-                LinePrefix::VllmLogger { .. }
-                    | LinePrefix::OldLogger { .. }
-                    | LinePrefix::ServiceLogger { .. }
-                    | LinePrefix::Glog(_)
-                    | LinePrefix::C10 { .. }
-            )
-        }) && bare_level_tag(t).is_none();
+        let unlevelled = n.severity().is_none() && bare_level_tag(t).is_none();
         let failure = unlevelled
             && !rest.starts_with(char::is_whitespace)
             && super::phase::runtime_number(t).is_some()
@@ -2177,13 +2177,19 @@ impl<'w> OtherLine<'w> {
 }
 
 /// The bare bracketed level tag `t` opens with (`[ERROR]  acl set device 0 failed`, `[WARN]
-/// …`, `[INFO] …`: the Ascend samples' and many C++ tools' macros): whether its level is an
-/// error level, and the text after it.
-fn bare_level_tag(t: &str) -> Option<(bool, &str)> {
+/// …`, `[INFO] …`: the Ascend samples' and many C++ tools' macros; CANN's `[EVENT]` is
+/// INFO): its level, and the text after it. The word is in capitals and longer than a letter.
+fn bare_level_tag(t: &str) -> Option<(Severity, &str)> {
     let (word, rest) = t.strip_prefix('[')?.split_once(']')?;
-    let error = ["ERROR", "CRITICAL", "FATAL"].contains(&word);
-    (error || ["WARN", "WARNING", "INFO", "DEBUG", "TRACE", "EVENT"].contains(&word))
-        .then_some((error, rest))
+    if word.len() < 2 || word.bytes().any(|b| !b.is_ascii_uppercase()) {
+        return None;
+    }
+    let level = if word == "EVENT" {
+        Severity::Info
+    } else {
+        Severity::named(word)?
+    };
+    Some((level, rest))
 }
 
 /// Whether `s` names a fault or timeout on the device by its runtime error number (a number
@@ -2207,24 +2213,6 @@ fn component_tags(mut s: &str) -> &str {
         }
     }
     s
-}
-
-/// Whether the line's logger prefix states an error level; `None` without a logger level.
-fn logger_error_level(n: &Normalised<'_>) -> Option<bool> {
-    n.prefixes.iter().find_map(|p| match p {
-        LinePrefix::VllmLogger { level, .. } if *level != "?" => {
-            Some(matches!(*level, "ERROR" | "CRITICAL"))
-        }
-        LinePrefix::ServiceLogger { level } => Some(
-            ["ERROR", "CRITICAL", "FATAL", "E", "F", "C"]
-                .iter()
-                .any(|l| l.eq_ignore_ascii_case(level)),
-        ),
-        // The glog form's error levels, written by the glog library and by TORCH_LOGS (an
-        // elided header's level is unknown).
-        LinePrefix::Glog(g) if g.level != '?' => Some(matches!(g.level, 'E' | 'F' | 'C')),
-        _ => None,
-    })
 }
 
 /// Error lines that are neither exceptions nor CANN reports.
@@ -2277,7 +2265,6 @@ fn classify_other<'w>(w: &[WinLine<'w>], i: usize, soft: bool) -> Option<Candida
         .or_else(|| l.runtime_return(n, w[i].rest))
 }
 
-/// A logger prefix at INFO or DEBUG level (vLLM, Python logging, glog `I`/`V`).
 /// An MLIR or clang-style diagnostic of severity error in `line` (a TBE dict stands inside the
 /// exception that raised it, which is read as an exception).
 fn error_diagnostic(line: &str) -> Option<compiler_diag::Diagnostic<'_>> {
@@ -2286,32 +2273,22 @@ fn error_diagnostic(line: &str) -> Option<compiler_diag::Diagnostic<'_>> {
         .filter(|d| d.form != Form::TbeDict && d.severity.is_error())
 }
 
-/// A line at a warning level: a logger's (vLLM's and Python's `WARNING`, glog's and c10's `W`,
-/// a bracketed `WARN`; the Python logging cookbook's `asctime - name - levelname - message`,
-/// `05/22 09:09:35 - mmengine - WARNING - …`), a bare `[WARN]` / `[WARNING]` tag, or text
-/// that opens with the word (`Warning: …`, `WARNING : …`).
+/// A line at a warning level ([`line_level`]: vLLM's and Python's `WARNING`, glog's and c10's
+/// `W`, a service logger's, a bare `[WARN]` tag), or text that calls itself a warning
+/// ([`worded_warning`]).
 fn warning_level(n: &Normalised<'_>, t: &str) -> bool {
-    let by_prefix = n.prefixes.iter().any(|p| match p {
-        LinePrefix::VllmLogger { level, .. } | LinePrefix::OldLogger { level, .. } => {
-            level.eq_ignore_ascii_case("WARNING") || level.eq_ignore_ascii_case("WARN")
-        }
-        LinePrefix::Glog(g) => g.level == 'W',
-        LinePrefix::C10 { level, .. } => *level == 'W',
-        LinePrefix::ServiceLogger { level } => ["WARNING", "WARN", "W"]
-            .iter()
-            .any(|l| l.eq_ignore_ascii_case(level)),
-        _ => false,
-    });
-    let tagged = bare_level_tag(t).is_some_and(|(error, _)| !error && t[1..].starts_with("WARN"));
+    line_level(n, t) == Some(Severity::Warning) || worded_warning(t)
+}
+
+/// Text that calls itself a warning whatever its prefix says: it opens with the word
+/// (`Warning: …`, `WARNING : …`), holds the logging cookbook's level field (`05/22 09:09:35 -
+/// mmengine - WARNING - …`), or is Python's `warnings` output.
+fn worded_warning(t: &str) -> bool {
     let worded = t
         .get(..7)
         .is_some_and(|w| w.eq_ignore_ascii_case("warning"))
         && t[7..].trim_start().starts_with(':');
-    by_prefix
-        || tagged
-        || worded
-        || needles::find(t, " - WARNING - ").is_some()
-        || python_warning(t)
+    worded || needles::find(t, " - WARNING - ").is_some() || python_warning(t)
 }
 
 /// Python's `warnings` output: `file.py:12: UserWarning: …` (or the category first on the line,
@@ -2323,18 +2300,6 @@ fn python_warning(t: &str) -> bool {
             .map_or(0, |k| k + 1);
         t[name_start..at].starts_with(|c: char| c.is_ascii_uppercase())
             && (name_start == 0 || t[..name_start].ends_with(": "))
-    })
-}
-
-fn info_level(n: &Normalised<'_>) -> bool {
-    n.prefixes.iter().any(|p| match p {
-        LinePrefix::VllmLogger { level, .. } => matches!(*level, "INFO" | "DEBUG"),
-        LinePrefix::OldLogger { level, .. } => matches!(*level, "INFO" | "DEBUG"),
-        LinePrefix::Glog(g) => matches!(g.level, 'I' | 'V'),
-        LinePrefix::ServiceLogger { level } => ["INFO", "DEBUG", "TRACE", "I", "D"]
-            .iter()
-            .any(|l| l.eq_ignore_ascii_case(level)),
-        _ => false,
     })
 }
 

@@ -23,7 +23,7 @@
 //! [`super::collect`]). Line numbers never change: a marker or a fence is reported as
 //! [`Normalised::skip`] so the caller keeps counting physical lines.
 
-use crate::line_prefix::{strip_prefixes, LinePrefix};
+use crate::line_prefix::{record_severity, strip_prefixes, LinePrefix, Severity};
 use crate::plog::header::{parse_header, PlogHeader};
 
 /// One line with its decorations and prefixes removed.
@@ -61,6 +61,11 @@ impl Normalised<'_> {
             LinePrefix::OldLogger { logger, .. } => logger.rsplit_once(".__").map(|(_, a)| a),
             _ => None,
         })
+    }
+
+    /// The level the line's prefixes state ([`record_severity`]).
+    pub fn severity(&self) -> Option<Severity> {
+        record_severity(&self.prefixes)
     }
 
     /// The c10 level letter, if the line had a c10 header.
