@@ -25,6 +25,7 @@ pub mod msprobe;
 pub mod needles;
 pub mod pickle;
 pub mod plog;
+pub mod printed;
 pub mod pyedit;
 pub mod shell;
 pub mod torch_logs;

@@ -393,6 +393,12 @@ pub fn classify_found(file: &Path, err: Option<CausalError>, head: &str) -> Clas
     }
     match route_prose(head) {
         Some((routing, line, evidence)) => {
+            // The rule's own remedy (a saturated float16 value) before the route's.
+            let own = table_remedy(
+                &format!("rule:{}", routing.rule),
+                commands_file(file),
+                framework,
+            );
             let mut c = from_routing(file, routing, framework);
             c.evidence_line = Some(line as u64);
             c.matched_line = Some(line as u64);
@@ -400,8 +406,13 @@ pub fn classify_found(file: &Path, err: Option<CausalError>, head: &str) -> Clas
             c.notes.push(
                 "no error stack: routed by the report's tables or wording (rules 3–4)".into(),
             );
-            c.remedy = route_remedy(c.route.as_str(), commands_file(file), framework)
+            c.remedy = own
                 .into_iter()
+                .chain(route_remedy(
+                    c.route.as_str(),
+                    commands_file(file),
+                    framework,
+                ))
                 .collect();
             c
         }
@@ -614,6 +625,20 @@ mod tests {
         let kept = checks(held);
         assert!(!kept.is_empty(), "{kept:?}");
         assert!(kept.iter().all(|c| !c.contains("<PLOG_DIR>")), "{kept:?}");
+    }
+
+    // A report routed by a rule with a remedy of its own (a saturated float16 value) gets that
+    // remedy first, then its route's (here without a graph: where the first NaN or Inf is born).
+    #[test]
+    fn a_report_rules_own_remedy_comes_first() {
+        let text = "tensor(65504., device='npu:0', dtype=torch.float16)\n";
+        let c = classify_text(Path::new(PASTED), text).expect("classified");
+        let matched: Vec<&str> = c.remedy.iter().map(|r| r.matched.as_str()).collect();
+        assert_eq!(c.route, Route::Accuracy);
+        assert_eq!(
+            matched,
+            ["rule:metric.half-saturated", "route:accuracy-no-graph"]
+        );
     }
 
     // What settles an undetermined route follows what the text is: the ladder for a

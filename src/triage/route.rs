@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 use npgx_parsers::causal::phase::{quoted_after, Source as PhaseSource};
 use npgx_parsers::causal::CausalError;
 use npgx_parsers::knowledge::{self, CauseKind, Kind, Phase};
+use npgx_parsers::printed::{nan_metric, saturated_half};
 
 /// The route a failure takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -799,107 +800,34 @@ fn unit_after_number(line: &str, unit: &str) -> bool {
     false
 }
 
-/// Names of the training metrics whose `nan` / `inf` says the numbers went wrong (lower case,
-/// matched inside the metric's key): losses and gradient norms, as trainers log them — the
-/// Hugging Face Trainer's dicts (`{'loss': nan, 'grad_norm': nan, …}`, also LLaMA-Factory and
-/// ms-swift), Megatron-LM / MindSpeed iteration lines (`lm loss: …`, `grad norm: nan`), and
-/// `key=value` loggers.
-const NAN_METRICS: &[&str] = &[
-    "loss",
-    "grad_norm",
-    "grad norm",
-    "grad-norm",
-    "gradnorm",
-    "gnorm",
-];
-
-/// The metric (`grad_norm`) a training log line reports as `nan` or `inf`, or Megatron's own
-/// count of such iterations (`number of nan iterations: 3`), or its loss check (`found NaN in
-/// local forward loss calculation`).
-pub fn nan_metric(line: &str) -> Option<String> {
-    // Ray and vLLM put their process labels in front of a metric record.
-    let l = npgx_parsers::line_prefix::strip_prefixes(line)
-        .rest
-        .to_ascii_lowercase();
-    let b = l.as_bytes();
-    for value in ["nan", "inf"] {
-        for (at, _) in l.match_indices(value) {
-            let end = at + value.len();
-            let starts = at == 0 || !b[at - 1].is_ascii_alphanumeric();
-            let ends = end >= b.len() || !b[end].is_ascii_alphanumeric();
-            if !(starts && ends) {
-                continue;
-            }
-            // Back over `-`, quotes and spaces to the `:` or `=` before the value.
-            let head = l[..at].trim_end_matches(['-', '\'', '"', ' ']);
-            let Some(head) = head.strip_suffix([':', '=']) else {
-                continue;
-            };
-            let key_end = head.trim_end_matches(['\'', '"', ' ']);
-            let key: String = key_end
-                .chars()
-                .rev()
-                .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | ' ' | '/'))
-                .take(40)
-                .collect::<Vec<_>>()
-                .into_iter()
-                .rev()
-                .collect();
-            let key = key.trim();
-            // A metric record of its own — one `key:value` per line, or one ` - `-separated
-            // segment of verl's `step:1 - actor/entropy:0.8 - …` — whose value is `nan` names a
-            // metric whatever its name; otherwise only a loss or a gradient norm does (an `inf`
-            // alone may be a limit: `max_time: inf`).
-            let segment_start = l[..at].rfind(" - ").map_or(0, |p| p + 3);
-            let segment_end = l[end..].find(" - ").map_or(l.len(), |p| end + p);
-            let segment_key = l[segment_start..at]
-                .trim_end_matches([':', '=', ' ', '\'', '"'])
-                .trim();
-            let alone = value == "nan"
-                && !segment_key.is_empty()
-                && !segment_key.contains(char::is_whitespace)
-                && l[end..segment_end].trim().is_empty();
-            if alone {
-                return Some(format!("{segment_key}: {value}"));
-            }
-            if NAN_METRICS.iter().any(|m| key.contains(m)) {
-                return Some(format!("{key}: {value}"));
-            }
-        }
-    }
-    if let Some(at) = l.find("number of nan iterations:") {
-        let n: String = l[at + 25..]
-            .trim_start()
-            .chars()
-            .take_while(char::is_ascii_digit)
-            .collect();
-        if n.parse::<u64>().is_ok_and(|n| n > 0) {
-            return Some(format!("number of nan iterations: {n}"));
-        }
-    }
-    for found in ["found nan in", "found inf in"] {
-        if l.contains(found) {
-            return Some(found.to_string());
-        }
-    }
-    None
-}
-
-/// A training log that reports a loss or a gradient norm as `nan` / `inf`: accuracy evidence
-/// from the run itself, before any wording (a log of progress bars and metrics is not a report
-/// of slowness).
+/// A training log that reports a loss or a gradient norm as `nan` / `inf`, else a float16
+/// value printed at float16's largest magnitude (an overflow saturated): accuracy evidence from
+/// the run itself, before any wording (a log of progress bars and metrics is not a report of
+/// slowness).
 fn route_metrics(text: &str) -> Option<(Routing, usize, String)> {
-    text.lines().enumerate().find_map(|(i, line)| {
+    let lines: Vec<&str> = text.lines().collect();
+    let nan = lines.iter().enumerate().find_map(|(i, line)| {
         let m = nan_metric(line)?;
         let mut r = Routing::new(Route::Accuracy, "metric.nan", Some(&m));
-        r.confidence = Confidence::Medium;
         r.why = format!(
             "no error stack; the training log reports `{m}` (line {}): the numbers went wrong",
             i + 1
         );
-        r.matched_line = Some(i as u64 + 1);
-        Some((r, i + 1, line.trim_end().to_string()))
-    })
+        Some((r, i))
+    });
+    let (mut r, i) = nan.or_else(|| {
+        let i = (0..lines.len()).find(|&i| saturated_half(&lines, i))?;
+        let mut r = Routing::new(Route::Accuracy, "metric.half-saturated", Some("65504"));
+        r.why = format!(
+            "no error stack; line {} prints a float16 value of ±65504, float16's largest: an \
+             overflow stored as that value (saturation mode) — the numbers went wrong",
+            i + 1
+        );
+        Some((r, i))
+    })?;
+    r.confidence = Confidence::Medium;
+    r.matched_line = Some(i as u64 + 1);
+    Some((r, i + 1, lines[i].trim_end().to_string()))
 }
 
 /// Performance words that only measure (a unit, a metric's name): a line of them is a
@@ -1346,6 +1274,23 @@ mod tests {
         );
     }
 
+    // Wider-world batch 19: a float16 value printed at ±65504 is an overflow the saturation
+    // mode stored as float16's largest value: accuracy evidence, cited on its line, after a
+    // metric logged as nan where both are printed.
+    #[test]
+    fn a_saturated_float16_value() {
+        let text = ">>> torch.exp(torch.tensor([12], dtype=torch.float16).npu())\ntensor([65504.], device='npu:0', dtype=torch.float16)\n";
+        let (r, line, evidence) = route_prose(text).unwrap();
+        assert_eq!(
+            (r.route, r.rule.as_str(), line),
+            (Route::Accuracy, "metric.half-saturated", 2)
+        );
+        assert!(evidence.starts_with("tensor([65504.]"));
+        let both = format!("{text}{{'loss': nan, 'epoch': 0.1}}\n");
+        assert_eq!(route_prose(&both).unwrap().0.rule, "metric.nan");
+        assert!(route_prose("tensor([65504.])\n").is_none());
+    }
+
     // Issue 41, class 5: a training log's nan / inf loss or gradient norm is accuracy evidence;
     // progress bars and throughput lines alone are not a report of slowness.
     #[test]
@@ -1366,17 +1311,6 @@ mod tests {
                 3,
                 Some("training/rollout_probs_diff_max: nan")
             )
-        );
-        assert_eq!(nan_metric("mask value=nan in the last row"), None);
-        assert_eq!(nan_metric("max_time: inf"), None);
-        assert_eq!(
-            nan_metric("step:3 - actor/entropy:0.8 - training/rollout_probs_diff_max:nan - x:1")
-                .as_deref(),
-            Some("training/rollout_probs_diff_max: nan")
-        );
-        assert_eq!(
-            nan_metric("(TaskRunner pid=1) critic/kl:nan").as_deref(),
-            Some("critic/kl: nan")
         );
         let megatron = " [2026-01-01 00:00:00.000000] iteration       20/    1000 | consumed samples:          640 | elapsed time per iteration (ms): 812.3 | learning rate: 1.000000E-05 | global batch size:    32 | loss scale: 1.0 | grad norm: nan | number of skipped iterations:   0 | number of nan iterations:   1 |\n";
         let (r, _, _) = route_prose(megatron).unwrap();

@@ -158,6 +158,31 @@ pub fn is_cascade_text(s: &str) -> bool {
         || aclnn_call_failed(s).is_some()
         || only_says_where(s)
         || only_inner_header(s)
+        || opencv_title(s)
+}
+
+/// The first line of OpenCV's exception message in its multi-line form
+/// (`cv::Exception::formatMessage` when the error's text spans lines, as the CANN report
+/// OpenCV's cannops module appends does): `OpenCV(<version>) <file>:<line>: error: (<code>:<code
+/// name>) in function '<function>'`, the text on the lines after it. That first line says
+/// where and the code's name only; the one-line form puts the text between the code and ` in
+/// function` and is not one.
+fn opencv_title(s: &str) -> bool {
+    const ERROR: &str = ": error: (";
+    let Some(at) = needles::find(s, ERROR) else {
+        return false;
+    };
+    let Some((code, function)) = s[at + ERROR.len()..].split_once(") in function '") else {
+        return false;
+    };
+    let numbered = code
+        .split_once(':')
+        .is_some_and(|(n, _)| n.strip_prefix('-').unwrap_or(n).parse::<u32>().is_ok());
+    numbered
+        && function
+            .trim_end()
+            .strip_suffix('\'')
+            .is_some_and(|f| !f.is_empty() && !f.contains('\''))
 }
 
 /// A message that is only a CANN inner-code header (`E89999: Inner Error!`, `EZ9999: Internal
@@ -935,7 +960,17 @@ impl<'w> Collector<'_, 'w> {
                 .rev()
                 .take_while(|c| c.index + RAISED_RECORD_LINES >= i)
                 .any(|c| c.tier != Tier::Cascade);
-        let tier = if !soft && (mindspore_detail(w, end) || untitled) {
+        // A lookup that found nothing (`KeyError: '0'`) names the key, not why it is missing:
+        // under a line of the 40 above that says what the program needed and did not find (a
+        // command, a library: an environment line), it is that line's consequence.
+        let missed = lookup_miss(e)
+            && self
+                .out
+                .iter()
+                .rev()
+                .take_while(|c| c.index + RAISED_RECORD_LINES >= i)
+                .any(|c| c.shape == Shape::EnvironmentLine && c.tier != Tier::Cascade);
+        let tier = if !soft && (mindspore_detail(w, end) || untitled || missed) {
             Tier::Cascade
         } else {
             exception_tier(soft, e.message, e.type_name)
@@ -1263,6 +1298,22 @@ fn stated_unsupported(w: &[WinLine<'_>]) -> Option<usize> {
         });
         subject.len() >= 2 && !hedged && !recovered
     })
+}
+
+/// A lookup that found nothing, its message only the key or the index: `KeyError: '0'`,
+/// `KeyError: 3`, `IndexError: list index out of range`.
+fn lookup_miss(e: &ExceptionLine<'_>) -> bool {
+    let m = e.message.trim();
+    match e.short_type() {
+        "KeyError" => {
+            let quoted = ['\'', '"']
+                .iter()
+                .any(|&q| m.len() >= 2 && m.starts_with(q) && m.ends_with(q));
+            quoted || m.parse::<i64>().is_ok()
+        }
+        "IndexError" => m.ends_with("index out of range"),
+        _ => false,
+    }
 }
 
 /// How far above an exception the error record it repeats may stand.

@@ -1302,6 +1302,45 @@ mod tests {
             .is_none_or(|c| c.evidence.rule != "phrase.failed-because"));
     }
 
+    // Wider-world batch 19: a shell's `not found` for a driver tool the script runs, its
+    // fallback failing quietly, and the lookup that then finds nothing: the missing command is
+    // the cause, the `KeyError` its consequence, with the command's remedy and package.
+    #[test]
+    fn a_command_the_shell_did_not_find_under_a_lookup_that_missed() {
+        let text = "device_num_list: [0, 1, 2, 3]\n/bin/sh: 1: hccn_tool: not found\nFailed to call hccn_tool, try to read /etc/hccn.conf instead\nTraceback (most recent call last):\n  File \"hccl_tools.py\", line 137, in main\n    device_ip = device_ips[device_id]\nKeyError: '0'\n";
+        let c = first(text);
+        assert_eq!((c.line, c.shape), (2, Shape::EnvironmentLine));
+        let r = crate::causal::remedies(&c, None, crate::versions::Framework::Unknown);
+        assert_eq!(r[0].matched, "key:command not found");
+        // The lookup alone is the error; an error that states its own cause is not a miss.
+        let alone = "Traceback (most recent call last):\n  File \"a.py\", line 1, in <module>\nKeyError: '0'\n";
+        assert_eq!(first(alone).line, 3);
+        let stated = text.replace("KeyError: '0'", "ValueError: device 0 has no IP address");
+        assert_eq!(first(&stated).line, 7);
+    }
+
+    // Wider-world batch 19: OpenCV's exception in its multi-line form says where and the code's
+    // name on its first line (`(-2:Unspecified error) in function 'f'`); the CANN report on the
+    // lines after it says what failed.
+    #[test]
+    fn an_opencv_exception_over_the_cann_report_it_carries() {
+        let text = "terminate called after throwing an instance of 'cv::Exception'\n  what():  OpenCV(4.10.0) /x/cannops/src/cann_call.cpp:97: error: (-2:Unspecified error) in function 'aclrtMemcpy2dWarpper'\nEL0014: The operation is unsupported.\n        TraceBack (most recent call last):\n        rtMemcpy2d execute failed, reason=[driver error:feature not support][FUNC:FuncErrorReason][FILE:error_message_manage.cc][LINE:50]\nAborted (core dumped)\n";
+        assert_eq!(first(text).line, 3);
+        // The one-line form carries its text: it is the error.
+        let one = "  what():  OpenCV(4.5.4) /x/color.cpp:182: error: (-215:Assertion failed) !_src.empty() in function 'cvtColor'\nAborted (core dumped)\n";
+        assert_eq!(first(one).line, 1);
+        assert!(collect::is_cascade_text(
+            "OpenCV(4.10.0) /x/a.cpp:9: error: (-2:Unspecified error) in function 'f'"
+        ));
+        for not in [
+            "error: (x:y) in function 'f'",
+            "OpenCV(4.10.0) /x/a.cpp:9: error: (-2:Unspecified error) in function ''",
+            "a.cpp:9: error: (-2:Unspecified error) in function 'f' and more",
+        ] {
+            assert!(!collect::is_cascade_text(not), "{not}");
+        }
+    }
+
     // Wider-world batch 13: pip's resolver lists what cannot all hold; a package's requirement
     // is the cause, an environment fault.
     #[test]

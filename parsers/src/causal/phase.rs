@@ -255,8 +255,12 @@ fn capture_in(text: &str) -> Option<(&'static str, Option<&'static knowledge::Fa
 /// The phase an error's own lines (message, scope) state, without capture.
 fn own(err: &CausalError, under: Phase) -> Option<PhaseEvidence> {
     let at = err.line;
-    // An environment problem named by the error.
-    let env_text = std::iter::once((at, err.message.as_str()))
+    // An environment problem named by the error: its lines as printed (the message of a line
+    // that states a known cause carries the fact's meaning after it, which is no evidence).
+    let stated = matches!(err.shape, Shape::EnvironmentLine | Shape::KnownPhrase);
+    let env_text = (!stated)
+        .then_some((at, err.message.as_str()))
+        .into_iter()
         .chain(err.scope.iter().map(|(n, t)| (*n, t.as_str())));
     for (no, t) in env_text {
         // An environment problem stated by the line: a knowledge row (`No module named`, a

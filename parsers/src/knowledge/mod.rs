@@ -455,7 +455,16 @@ pub fn is_generic_title(text: &str) -> bool {
 /// The environment row whose phrase an error's message contains.
 pub fn environment(text: &str) -> Option<&'static Fact> {
     let lower = text.to_ascii_lowercase();
-    phrase(Kind::Environment, &lower).or_else(|| phrase(Kind::EnvironmentMessage, &lower))
+    environment_row(text, &lower).or_else(|| phrase(Kind::EnvironmentMessage, &lower))
+}
+
+/// The `environment` row a line states (`lower`: the line in lower case): its phrase, or a
+/// shell's `not found` in dash's words ([`shell_not_found`]) as the `command not found` row.
+fn environment_row(text: &str, lower: &str) -> Option<&'static Fact> {
+    if shell_not_found(text.trim()) {
+        return phrase(Kind::Environment, "command not found");
+    }
+    phrase(Kind::Environment, lower)
 }
 
 /// The package or component an environment fault's text names (`… not in libopapi.so` → CANN's
@@ -503,11 +512,33 @@ pub fn is_device_wait(lower: &str) -> bool {
 /// torch_npu hint that names the fault (a hint that only says something failed does not).
 pub fn stated_cause(text: &str) -> Option<&'static Fact> {
     let lower = text.to_ascii_lowercase();
-    phrase(Kind::Environment, &lower)
+    environment_row(text, &lower)
         .or_else(|| phrase(Kind::Phrase, &lower))
         .or_else(|| {
             phrase(Kind::Hint, &lower).filter(|f| !matches!(f.nature, None | Some(Nature::Generic)))
         })
+}
+
+/// A POSIX shell's report that a command it was to run does not exist, in dash's and BusyBox
+/// sh's words: `<shell>: <line>: <name>: not found` (`/bin/sh: 1: hccn_tool: not found`), the
+/// line number left out by an interactive shell (`sh: hccn_tool: not found`). The shell is
+/// named by its path or name (`sh`, `dash`, `ash`, `ksh`, `bash`). bash's and zsh's `command not
+/// found` is the row's own phrase.
+fn shell_not_found(t: &str) -> bool {
+    let Some(rest) = t.strip_suffix(": not found") else {
+        return false;
+    };
+    let mut fields = rest.split(": ");
+    let shell = fields.next().unwrap_or("");
+    let name = shell.rsplit('/').next().unwrap_or(shell);
+    let known = ["sh", "dash", "ash", "ksh", "bash"].contains(&name);
+    let rest: Vec<&str> = fields.collect();
+    let command = match rest.as_slice() {
+        [line, command] if line.bytes().all(|b| b.is_ascii_digit()) && !line.is_empty() => command,
+        [command] => command,
+        _ => return false,
+    };
+    known && !command.is_empty() && !command.contains(char::is_whitespace)
 }
 
 /// The kind of a cause — what the user has to fix — beside the phase it surfaced in. Where the
@@ -705,6 +736,27 @@ mod tests {
         // `Parameter verification failed` (a hint) names no package.
         assert!(environment("Parameter verification failed.").is_none());
         assert!(stated_cause("torch 2.1 is not installed").is_none());
+        // A shell's `not found`, in dash's, BusyBox's and bash's words; not any `: not found`.
+        for shell in [
+            "/bin/sh: 1: hccn_tool: not found",
+            "sh: npu-smi: not found",
+            "bash: line 1: ascend-dmi: command not found",
+            "zsh: command not found: atc",
+        ] {
+            assert_eq!(
+                stated_cause(shell).map(|f| f.key),
+                Some("command not found"),
+                "{shell}"
+            );
+        }
+        for other in [
+            "refresh: 1: key: not found",
+            "/bin/sh: 1: two words: not found",
+            "sh: : not found",
+            "config: model: not found",
+        ] {
+            assert!(stated_cause(other).is_none(), "{other}");
+        }
         assert!(environment("torch 2.1 is not installed").is_some());
         assert_eq!(
             frame("/x/torch/_dynamo/convert_frame.py __call__")

@@ -1,0 +1,153 @@
+//! What a run prints about its numbers: a training metric logged as `nan` or `inf`
+//! ([`nan_metric`]), a float16 value at float16's largest magnitude ([`saturated_half`]). Read
+//! by the router as accuracy evidence in a text without an error.
+
+/// Names of the training metrics whose `nan` / `inf` says the numbers went wrong (lower case,
+/// matched inside the metric's key): losses and gradient norms, as trainers log them — the
+/// Hugging Face Trainer's dicts (`{'loss': nan, 'grad_norm': nan, …}`, also LLaMA-Factory and
+/// ms-swift), Megatron-LM / MindSpeed iteration lines (`lm loss: …`, `grad norm: nan`), and
+/// `key=value` loggers.
+const NAN_METRICS: &[&str] = &[
+    "loss",
+    "grad_norm",
+    "grad norm",
+    "grad-norm",
+    "gradnorm",
+    "gnorm",
+];
+
+/// The metric (`grad_norm`) a training log line reports as `nan` or `inf`, or Megatron's own
+/// count of such iterations (`number of nan iterations: 3`), or its loss check (`found NaN in
+/// local forward loss calculation`).
+pub fn nan_metric(line: &str) -> Option<String> {
+    // Ray and vLLM put their process labels in front of a metric record.
+    let l = crate::line_prefix::strip_prefixes(line)
+        .rest
+        .to_ascii_lowercase();
+    let b = l.as_bytes();
+    for value in ["nan", "inf"] {
+        for (at, _) in l.match_indices(value) {
+            let end = at + value.len();
+            let starts = at == 0 || !b[at - 1].is_ascii_alphanumeric();
+            let ends = end >= b.len() || !b[end].is_ascii_alphanumeric();
+            if !(starts && ends) {
+                continue;
+            }
+            // Back over `-`, quotes and spaces to the `:` or `=` before the value.
+            let head = l[..at].trim_end_matches(['-', '\'', '"', ' ']);
+            let Some(head) = head.strip_suffix([':', '=']) else {
+                continue;
+            };
+            let key_end = head.trim_end_matches(['\'', '"', ' ']);
+            let key: String = key_end
+                .chars()
+                .rev()
+                .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | ' ' | '/'))
+                .take(40)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect();
+            let key = key.trim();
+            // A metric record of its own — one `key:value` per line, or one ` - `-separated
+            // segment of verl's `step:1 - actor/entropy:0.8 - …` — whose value is `nan` names a
+            // metric whatever its name; otherwise only a loss or a gradient norm does (an `inf`
+            // alone may be a limit: `max_time: inf`).
+            let segment_start = l[..at].rfind(" - ").map_or(0, |p| p + 3);
+            let segment_end = l[end..].find(" - ").map_or(l.len(), |p| end + p);
+            let segment_key = l[segment_start..at]
+                .trim_end_matches([':', '=', ' ', '\'', '"'])
+                .trim();
+            let alone = value == "nan"
+                && !segment_key.is_empty()
+                && !segment_key.contains(char::is_whitespace)
+                && l[end..segment_end].trim().is_empty();
+            if alone {
+                return Some(format!("{segment_key}: {value}"));
+            }
+            if NAN_METRICS.iter().any(|m| key.contains(m)) {
+                return Some(format!("{key}: {value}"));
+            }
+        }
+    }
+    if let Some(at) = l.find("number of nan iterations:") {
+        let n: String = l[at + 25..]
+            .trim_start()
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        if n.parse::<u64>().is_ok_and(|n| n > 0) {
+            return Some(format!("number of nan iterations: {n}"));
+        }
+    }
+    for found in ["found nan in", "found inf in"] {
+        if l.contains(found) {
+            return Some(found.to_string());
+        }
+    }
+    None
+}
+
+/// float16's largest finite magnitude.
+pub const HALF_MAX: f64 = 65504.0;
+
+/// Whether line `i` of `lines` prints a float16 value of ±65504, float16's largest finite
+/// value: a number of that value on the line (`65504.`, `6.5504e+04`, as torch, numpy and
+/// MindSpore print them), and float16 named on it or on one of the next four lines (a tensor
+/// printed over several lines names its dtype on its last). CANN's saturation mode stores an
+/// overflow (Inf) as that value and a NaN as 0 (`aclrtFloatOverflowMode`): Atlas training and
+/// inference series chips support only that mode, Atlas A2 and A3 default to Inf/NaN. A line
+/// that asks for the limit itself (`finfo`) is not one.
+pub fn saturated_half(lines: &[&str], i: usize) -> bool {
+    let Some(line) = lines.get(i) else {
+        return false;
+    };
+    let number = |c: char| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '+' | '-');
+    let at_max = line
+        .split(|c: char| !number(c))
+        .filter(|t| t.bytes().any(|b| b.is_ascii_digit()))
+        .any(|t| t.parse::<f64>().is_ok_and(|v| v.abs() == HALF_MAX));
+    let half = |l: &str| {
+        let l = l.to_ascii_lowercase();
+        l.contains("float16") || l.contains("fp16") || l.contains("torch.half")
+    };
+    at_max && !line.contains("finfo") && lines[i..].iter().take(5).any(|l| half(l))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metrics_logged_as_nan() {
+        assert_eq!(nan_metric("mask value=nan in the last row"), None);
+        assert_eq!(nan_metric("max_time: inf"), None);
+        assert_eq!(
+            nan_metric("step:3 - actor/entropy:0.8 - training/rollout_probs_diff_max:nan - x:1")
+                .as_deref(),
+            Some("training/rollout_probs_diff_max: nan")
+        );
+        assert_eq!(
+            nan_metric("(TaskRunner pid=1) critic/kl:nan").as_deref(),
+            Some("critic/kl: nan")
+        );
+    }
+
+    #[test]
+    fn float16_at_its_largest_value() {
+        let at = |text: &str, i| saturated_half(&text.lines().collect::<Vec<_>>(), i);
+        assert!(at("tensor(65504., device='npu:0', dtype=torch.float16)", 0));
+        assert!(at(
+            "tensor([ 1.0000e+00, -6.5504e+04],\n       device='npu:0', dtype=torch.float16)",
+            0
+        ));
+        assert!(at("Tensor(shape=[], dtype=Float16, value= 65504)", 0));
+        assert!(at("array([65504.], dtype=float16)", 0));
+        // Another value, another dtype, the limit asked for, a port.
+        assert!(!at("tensor(65503., dtype=torch.float16)", 0));
+        assert!(!at("tensor(65504.)", 0));
+        assert!(!at("torch.finfo(torch.float16).max = 65504.0", 0));
+        assert!(!at("listening on 0.0.0.0:165504 (fp16 model)", 0));
+        assert!(!at("", 3));
+    }
+}
