@@ -91,27 +91,45 @@ pub fn nan_metric(line: &str) -> Option<String> {
 /// float16's largest finite magnitude.
 pub const HALF_MAX: f64 = 65504.0;
 
-/// Whether line `i` of `lines` prints a float16 value of ±65504, float16's largest finite
-/// value: a number of that value on the line (`65504.`, `6.5504e+04`, as torch, numpy and
-/// MindSpore print them), and float16 named on it or on one of the next four lines (a tensor
-/// printed over several lines names its dtype on its last). CANN's saturation mode stores an
+/// Whether line `i` of `lines` prints a float16 tensor holding ±65504, float16's largest
+/// finite value: the value inside a printed tensor (torch's `tensor(…)`, numpy's `array(…)`,
+/// MindSpore's `Tensor(shape=…, value=…)`, or a row of one printed over several lines, which
+/// opens with `[`), and float16 named on the line or on one of the next four (such a print names
+/// its dtype on its last line), on no CPU (`device='cpu'`). CANN's saturation mode stores an
 /// overflow (Inf) as that value and a NaN as 0 (`aclrtFloatOverflowMode`): Atlas training and
-/// inference series chips support only that mode, Atlas A2 and A3 default to Inf/NaN. A line
-/// that asks for the limit itself (`finfo`) is not one.
+/// inference series chips support only that mode, Atlas A2 and A3 default to Inf/NaN. It is a
+/// sign, not a proof: float16 also rounds values just above 65504 to it, and code may fill or
+/// clamp with it; a line of code (`x = torch.full((1,), 65504.)`, `finfo`) is no print.
 pub fn saturated_half(lines: &[&str], i: usize) -> bool {
     let Some(line) = lines.get(i) else {
         return false;
     };
+    let t = line.trim_start();
     let number = |c: char| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '+' | '-');
-    let at_max = line
+    let at_max = t
         .split(|c: char| !number(c))
-        .filter(|t| t.bytes().any(|b| b.is_ascii_digit()))
-        .any(|t| t.parse::<f64>().is_ok_and(|v| v.abs() == HALF_MAX));
-    let half = |l: &str| {
+        .filter(|w| w.bytes().any(|b| b.is_ascii_digit()))
+        .any(|w| w.parse::<f64>().is_ok_and(|v| v.abs() == HALF_MAX));
+    // A repr as printed opens the line (`tensor(`, `Tensor(shape=`, `array(`, a row's `[`),
+    // after an optional label (`out: tensor(…)`, `>>> ` is no print); a call in code is
+    // preceded by its module (`torch.tensor(`) or assigned (`x = `).
+    let body = t.split_once(": ").map_or(t, |(label, rest)| {
+        if label.contains(['(', '=', ' ']) {
+            t
+        } else {
+            rest.trim_start()
+        }
+    });
+    let printed = ["tensor(", "Tensor(", "array(", "["]
+        .iter()
+        .any(|p| body.starts_with(p));
+    let tail = || lines[i..].iter().take(5);
+    let half = tail().any(|l| {
         let l = l.to_ascii_lowercase();
         l.contains("float16") || l.contains("fp16") || l.contains("torch.half")
-    };
-    at_max && !line.contains("finfo") && lines[i..].iter().take(5).any(|l| half(l))
+    });
+    let cpu = tail().any(|l| l.contains("device='cpu'"));
+    at_max && printed && half && !cpu && !t.contains("finfo")
 }
 
 #[cfg(test)]
@@ -148,6 +166,17 @@ mod tests {
         assert!(!at("tensor(65504.)", 0));
         assert!(!at("torch.finfo(torch.float16).max = 65504.0", 0));
         assert!(!at("listening on 0.0.0.0:165504 (fp16 model)", 0));
+        // A labelled print is one; code, a CPU tensor and an interpreter's echo of code are not.
+        assert!(at(
+            "out: tensor([65504.], device='npu:0', dtype=torch.float16)",
+            0
+        ));
+        assert!(!at("x = torch.full((1,), 65504., dtype=torch.float16)", 0));
+        assert!(!at(">>> torch.tensor([65504.], dtype=torch.float16)", 0));
+        assert!(!at(
+            "tensor([65504.], device='cpu', dtype=torch.float16)",
+            0
+        ));
         assert!(!at("", 3));
     }
 }

@@ -35,18 +35,21 @@
 //! `mindie-service`, `mindie_llm`, `atb_llm`, `mindie/latest`, its log codes `[MIE04E…]`; not
 //! `mindie_turbo`, a vLLM-Ascend plug-in): its models run on torch_npu or MindSpore, whose names
 //! its logs print too; then MindSpore where its modules or paths appear (`mindspore/`, `mindspore.`,
-//! `import mindspore`, `vllm-mindspore`, `mindspore 2.3.0`: its programs may print torch names
-//! too, MSAdapter); otherwise PyTorch where the text names a PyTorch program (`torch`,
+//! `import mindspore`, `vllm-mindspore`, `mindspore 2.3.0`, its LLM suite MindFormers: its
+//! programs may print torch names too, MSAdapter); otherwise PyTorch where the text names a PyTorch program (`torch`,
 //! `torch_npu`, `torchair`, `npugraph_ex`, `torchrun`, `vllm`, `sglang`, the PyTorch engines and trainers
 //! `lmdeploy` and its `dlinfer`, `deepspeed`, `mindspeed`, `megatron`, `mineru`, Hugging Face
 //! `Trainer`'s log record `{'loss': …, 'epoch': …}`); otherwise llama.cpp (`ggml`, the
 //! library every llama.cpp and ollama build prints), ONNX Runtime (`onnxruntime`, its
 //! `CANNExecutionProvider`) or PaddlePaddle (`paddlepaddle`, `paddle/`, `paddle.`, `import
 //! paddle`, `paddle_custom_device`, `paddle::`, Paddle-Lite and its NNAdapter, its suites `PaddleSeg`, `PaddleNLP`,
-//! `PaddleX`, `paddle2onnx`, FastDeploy and its `ultra_infer` runtime, … — not a model's name:
-//! `PaddleOCR-VL` under llama.cpp, MinerU's `paddleocr2pytorch`), OpenCV's DNN module (`cv2.dnn`,
-//! its sources `modules/dnn/…`, its CANN backend's `net_cann.cpp` — not `import cv2` or a
-//! `cv2.error` alone: the programs above and pyACL's samples load images with OpenCV), in that
+//! `PaddleX`, `paddle2onnx`, FastDeploy and its `ultra_infer` runtime, Paddle-Lite's NNAdapter
+//! device `huawei_ascend_npu` and Paddle-Lite's log header `[F  1/ 3  9: 8:29.634 …` (level,
+//! month/day, time to the millisecond), … — not a model's name: `PaddleOCR-VL` under llama.cpp,
+//! MinerU's `paddleocr2pytorch`), OpenCV's DNN module and CANN module (`cv2.dnn`, its sources
+//! `modules/dnn/…`, its CANN backend's `net_cann.cpp`, the CANN module's `modules/cannops/…` and
+//! `cv::cann::` — not `import cv2` or a `cv2.error` alone: the programs above and pyACL's
+//! samples load images with OpenCV), in that
 //! order; then a program
 //! on CANN alone — ATC (its banner `ATC start working now`, `ATC run failed`, a command line
 //! `atc --model=…`), pyACL (`import acl`, `acl.init(`, a call `acl.rt.…(` / `acl.mdl.…(`: not
@@ -235,7 +238,12 @@ pub struct Stated {
 /// The serving engines and trainers a PyTorch program runs under, whose releases pair with
 /// torch_npu's as torch's do (vLLM-Ascend's, SGLang's, lmdeploy's dlinfer): what to ask for where
 /// the text shows one — its name to ask for, the names it prints, its version as written.
-const ENGINES: [(&str, &str, &str); 4] = [
+const ENGINES: [(&str, &str, &str); 5] = [
+    (
+        "vllm",
+        r"(?i)(?:^|[^a-z0-9_])vllm(?:[^a-z0-9_-]|$)|EngineCore_DP\d",
+        r"(?i)(?:^|[^a-z0-9_-])vllm",
+    ),
     ("vllm-ascend", r"(?i)vllm[_-]ascend", r"(?i)vllm[_-]ascend"),
     ("sglang", r"(?i)sglang|sgl[_-]kernel[_-]npu", r"(?i)sglang"),
     (
@@ -296,7 +304,7 @@ struct Patterns {
     /// torch_npu's own words, for a text that names no framework.
     torch_npu_words: Regex,
     /// Each of [`ENGINES`]: its names, and its version as written.
-    engines: [(Regex, Regex); 4],
+    engines: [(Regex, Regex); 5],
 }
 
 struct FrameworkPatterns {
@@ -338,7 +346,7 @@ fn patterns() -> &'static Patterns {
                 ),
                 (
                     Framework::MindSpore,
-                    r"(?i)mindspore[/.]|import mindspore|vllm[_-]mindspore|\[mindspore\]|mindspore(?:\s+version|==|\s+)\s*:?\s*v?\d",
+                    r"(?i)mindspore[/.]|import mindspore|vllm[_-]mindspore|\[mindspore\]|mindspore(?:\s+version|==|\s+)\s*:?\s*v?\d|mindformers",
                     Some(format!(r"(?i)mindspore{sep}\d+\.\d+")),
                 ),
                 (
@@ -358,12 +366,12 @@ fn patterns() -> &'static Patterns {
                 ),
                 (
                     Framework::Paddle,
-                    r"(?i)paddlepaddle|(?:^|[^a-z0-9])paddle(?:[/.]|::|_custom|-custom|[-_]lite|\s+version|seg|nlp|detection|speech|clas|x\b|2onnx)|import paddle|nnadapter|fastdeploy|ultra_infer",
+                    r"(?i)paddlepaddle|(?:^|[^a-z0-9])paddle(?:[/.]|::|_custom|-custom|[-_]lite|\s+version|seg|nlp|detection|speech|clas|x\b|2onnx)|import paddle|nnadapter|huawei_ascend_npu|fastdeploy|ultra_infer|(?m:^\[[0-9FEWI] +\d{1,2}/ ?\d{1,2} +\d{1,2}: ?\d{1,2}: ?\d{1,2}\.\d{3} )",
                     Some(format!(r"(?i)paddle(?:paddle)?(?:-npu)?{sep}\d+\.\d+")),
                 ),
                 (
                     Framework::OpenCv,
-                    r"(?i)(?:^|[^a-z0-9_])cv2\.dnn\b|modules/dnn/|net_cann\.cpp",
+                    r"(?i)(?:^|[^a-z0-9_])cv2\.dnn\b|modules/dnn/|net_cann\.cpp|modules/cannops/|cv::cann::",
                     Some(format!(r"(?i)opencv(?:\(|[-_]python{sep})\d+\.\d+")),
                 ),
                 (
@@ -563,7 +571,7 @@ mod tests {
             (
                 "INFO: mindie_turbo is installed\nvllm serve x",
                 Framework::Torch,
-                vec!["torch", "torch_npu", "CANN", "chip"],
+                vec!["torch", "torch_npu", "vllm", "CANN", "chip"],
             ),
             // Hugging Face Trainer's log record.
             (
@@ -700,6 +708,33 @@ EZ9999: [PID: 1] 2025-01-01-00:00:00.000.000 The error from device(0)",
                 "(Worker pid=1) ERROR [vllm_ascend/worker/model_runner_v1.py:10] x",
                 Framework::Torch,
                 vec!["torch", "torch_npu", "vllm-ascend", "CANN", "chip"],
+            ),
+            // vLLM's own engine process and paths ask for vLLM's version; stated, it is not.
+            (
+                "(EngineCore_DP0 pid=553)   File \"/vllm-workspace/vllm/vllm/v1/engine/core.py\", line 1, in f",
+                Framework::Torch,
+                vec!["torch", "torch_npu", "vllm", "CANN", "chip"],
+            ),
+            (
+                "vllm==0.11.0 vllm-ascend==0.11.0rc1\n  File \"/x/vllm/v1/engine/core.py\", line 1, in f\n  File \"/x/vllm_ascend/worker.py\", line 2, in g",
+                Framework::Torch,
+                vec!["torch", "torch_npu", "CANN", "chip"],
+            ),
+            // MindFormers is MindSpore's; OpenCV's CANN module and Paddle-Lite's log are theirs.
+            (
+                "  File \"../../mindformers/tools/hccl_tools.py\", line 163, in <module>",
+                Framework::MindSpore,
+                vec!["MindSpore", "CANN", "chip"],
+            ),
+            (
+                "  what():  OpenCV(4.10.0) /x/opencv_contrib-4.10.0/modules/cannops/src/cann_call.cpp:97: error: (-2:Unspecified error) in function 'f'",
+                Framework::OpenCv,
+                vec!["CANN", "chip"],
+            ),
+            (
+                "[F  1/ 3  9: 8:29.634 ...river/huawei_ascend_npu/converter/pad.cc:33 ConvertPad] Check failed: x",
+                Framework::Paddle,
+                vec!["PaddlePaddle", "CANN", "chip"],
             ),
             (
                 "[ERROR] fastdeploy/runtime/runtime.cc(409)::CreateOMBackend\tFailed to initialize om backend.",

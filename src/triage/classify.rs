@@ -208,10 +208,10 @@ fn candidate(err: &CausalError) -> Candidate {
 const SETTLE: &str = "run the layered triage (`npgx triage run SCRIPT`): the first failing step decides compile-error (steps 1–4) against the keyword rules (step 5), and its plogs hold the CANN detail";
 
 /// The same for any other job (a server, a trainer): what the text lacks — the Python traceback
-/// above an exception that came without one (`bare`), the plogs, the log, and the versions of
-/// the program's framework and of the `engines` it shows without theirs (as `missing` names
-/// them).
-fn settle_logs(framework: Framework, engines: &[&str], bare: bool) -> String {
+/// above an exception that came without one (`bare`), the log, the versions of the program's
+/// framework and of the `engines` it shows without theirs (as `missing` names them), and the
+/// plogs where the failure reached the device side (`device`: [`shows_device_side`]).
+fn settle_logs(framework: Framework, engines: &[&str], bare: bool, device: bool) -> String {
     let versions: Vec<&str> = framework
         .version_names()
         .iter()
@@ -220,16 +220,59 @@ fn settle_logs(framework: Framework, engines: &[&str], bare: bool) -> String {
         .chain(["CANN", "driver"])
         .collect();
     // The text shows no torch.compile run (that is [`SETTLE`]'s case): the ladder is not named.
-    format!(
-        "read what the text lacks: {}the log from its first error on, the versions ({}), and the failing process's plogs ({}) with `npgx plog` (and `npgx aicore` when they hold a device exception)",
-        if bare {
-            "the Python traceback above the exception (its frames name the code and the library that raised it), "
-        } else {
-            ""
-        },
-        versions.join(", "),
-        crate::plog::PLOG_LOCATION,
-    )
+    let traceback = if bare {
+        "the Python traceback above the exception (its frames name the code and the library that raised it), "
+    } else {
+        ""
+    };
+    let versions = versions.join(", ");
+    if device {
+        format!(
+            "read what the text lacks: {traceback}the log from its first error on, the versions ({versions}), and the failing process's plogs ({}) with `npgx plog` (and `npgx aicore` when they hold a device exception)",
+            crate::plog::PLOG_LOCATION,
+        )
+    } else {
+        format!("read what the text lacks: {traceback}the log from its first error on and the versions ({versions})")
+    }
+}
+
+/// Words of a failure's device side (CANN's runtime and its calls, the collectives, the chip's
+/// cores), lower case, besides a CANN error code or a runtime error number: where the error's
+/// lines name none, the plogs hold nothing more about it.
+const DEVICE_WORDS: &[&str] = &[
+    "acl",
+    "hccl",
+    "hccp",
+    "aicore",
+    "ai core",
+    "aivec",
+    "ai vector",
+    "aicpu",
+    "stream",
+    "error code is",
+    "device(",
+    "tsch",
+    "rtmalloc",
+    "drv",
+];
+
+/// Whether a text's lines reach the device side: a CANN error code, a runtime error number or a
+/// word of [`DEVICE_WORDS`].
+fn shows_device_side<'a>(mut text: impl Iterator<Item = &'a str>) -> bool {
+    text.any(|t| {
+        let l = t.to_ascii_lowercase();
+        DEVICE_WORDS.iter().any(|w| l.contains(w))
+            || npgx_parsers::cann_error::find_code(t).is_some()
+            || npgx_parsers::causal::phase::runtime_number(t).is_some()
+    })
+}
+
+/// The lines of a first causal error: its message, frames, scope and context.
+fn error_lines(e: &CausalError) -> impl Iterator<Item = &str> {
+    std::iter::once(e.message.as_str())
+        .chain(e.frames.iter().map(|(_, f)| f.as_str()))
+        .chain(e.scope.iter().map(|(_, t)| t.as_str()))
+        .chain(e.context.iter().map(|(_, t)| t.as_str()))
 }
 
 /// Words of a torch.compile run (its frames, its backends, its logs), lower case.
@@ -246,10 +289,16 @@ const COMPILE_RUN: &[&str] = &[
 /// How to settle a route for a text: [`SETTLE`] when it shows a torch.compile run, else
 /// [`settle_logs`].
 fn settle<'a>(text: impl Iterator<Item = &'a str>, framework: Framework, bare: bool) -> String {
-    if shows_compile_run(text) {
+    let text: Vec<&str> = text.collect();
+    if shows_compile_run(text.iter().copied()) {
         SETTLE.into()
     } else {
-        settle_logs(framework, &[], bare)
+        settle_logs(
+            framework,
+            &[],
+            bare,
+            shows_device_side(text.iter().copied()),
+        )
     }
 }
 
@@ -266,7 +315,8 @@ fn shows_compile_run<'a>(mut text: impl Iterator<Item = &'a str>) -> bool {
 /// bisection), a route's remedy that only runs the ladder goes, and an accuracy or performance
 /// report gets the remedy of a run without a graph (where the first NaN is born, from an
 /// msprobe dump, for the frameworks msprobe dumps — PyTorch and MindSpore —; where the time
-/// goes, from a profile) instead of comparing a graph run with eager.
+/// goes, from a profile) instead of comparing a graph run with eager, and names no CANNBot
+/// sub-skill that compares them.
 fn without_a_graph(c: &mut Classification, file: Option<&str>, framework: Framework) {
     let no_graph = match c.route {
         Route::Accuracy
@@ -290,6 +340,10 @@ fn without_a_graph(c: &mut Classification, file: Option<&str>, framework: Framew
                 }
             }
         }
+    }
+    // CANNBot's accuracy and performance sub-skills compare a graph run with eager.
+    if matches!(c.route, Route::Accuracy | Route::Performance) {
+        c.sub_skill = None;
     }
     c.remedy.retain(|r| r.matched != "route:compile-error");
     for r in &mut c.remedy {
@@ -358,14 +412,7 @@ pub fn classify_ranked(
     if c.route == Route::Undetermined || c.confidence == Confidence::Low {
         // A Python exception that came without its traceback: the frames say more than logs.
         let bare = bare_exception(Some(&err));
-        c.settle = Some(settle(
-            std::iter::once(err.message.as_str())
-                .chain(err.frames.iter().map(|(_, f)| f.as_str()))
-                .chain(err.scope.iter().map(|(_, t)| t.as_str()))
-                .chain(err.context.iter().map(|(_, t)| t.as_str())),
-            framework,
-            bare,
-        ));
+        c.settle = Some(settle(error_lines(&err), framework, bare));
     }
     c.candidates = ranked.iter().map(candidate).collect();
     if c.route != Route::Undetermined {
@@ -497,10 +544,10 @@ fn classify_lines(
     // One answer for the whole text to "is this a torch.compile run?": the head, and the
     // error's own lines wherever in the file they stood. It decides the remedies and `settle`
     // (which then names the engines the text shows without their versions, as `missing` does).
-    let error_lines = c.first_causal_error.iter().flat_map(|e| {
+    let own = c.first_causal_error.iter().flat_map(|e| {
         std::iter::once(e.message.as_str()).chain(e.frames.iter().map(|(_, f)| f.as_str()))
     });
-    let compiled = shows_compile_run(head.lines().chain(error_lines));
+    let compiled = shows_compile_run(head.lines().chain(own));
     if !compiled {
         without_a_graph(&mut c, commands_file(path), stated.framework);
     }
@@ -509,10 +556,16 @@ fn classify_lines(
             SETTLE.into()
         } else {
             let engines: Vec<&str> = stated.missing_engines().collect();
+            // The plogs where the error's lines (the text's, without one) reach the device.
+            let device = match &c.first_causal_error {
+                Some(e) => shows_device_side(error_lines(e)),
+                None => shows_device_side(head.lines()),
+            };
             settle_logs(
                 stated.framework,
                 &engines,
                 bare_exception(c.first_causal_error.as_ref()),
+                device,
             )
         });
     }
@@ -639,6 +692,8 @@ mod tests {
             matched,
             ["rule:metric.half-saturated", "route:accuracy-no-graph"]
         );
+        // No graph run to compare with eager: no CANNBot sub-skill that compares them.
+        assert!(c.sub_skill.is_none());
     }
 
     // What settles an undetermined route follows what the text is: the ladder for a
@@ -653,10 +708,24 @@ mod tests {
         // A text that names no framework asks which, and names no ladder.
         assert_eq!(
             c.settle.as_deref(),
-            Some(settle_logs(unknown, &[], false).as_str())
+            Some(settle_logs(unknown, &[], false, false).as_str())
         );
-        assert!(!settle_logs(torch, &[], false).contains("triage run"));
-        assert!(settle_logs(unknown, &[], false).contains("versions (framework, CANN, driver)"));
+        assert!(!settle_logs(torch, &[], false, false).contains("triage run"));
+        assert!(
+            settle_logs(unknown, &[], false, false).contains("versions (framework, CANN, driver)")
+        );
+        // The plogs only where the error reaches the device side (a CANN code, a runtime
+        // number, an ACL or HCCL call): a converter's own check or a segfault of a Python
+        // process leaves nothing in them.
+        assert!(!c.settle.as_deref().unwrap_or("").contains("plog"));
+        for device in [
+            "aclrtSynchronizeStream failed",
+            "EZ9999: Inner Error!",
+            "ret 107000",
+        ] {
+            let s = settle([device].into_iter(), unknown, false);
+            assert!(s.contains("npgx plog"), "{device}: {s}");
+        }
         let frames = ["/x/torch/_dynamo/eval_frame.py _fn", "/x/app.py f"];
         assert_eq!(settle(frames.into_iter(), torch, false), SETTLE);
         assert_eq!(
@@ -665,12 +734,12 @@ mod tests {
         );
         assert_eq!(
             settle(["vllm serve"].into_iter(), torch, false),
-            settle_logs(torch, &[], false)
+            settle_logs(torch, &[], false, false)
         );
         let nothing = classify_text(label, "hello\n").expect("classified");
         assert_eq!(
             nothing.settle.as_deref(),
-            Some(settle_logs(unknown, &[], false).as_str())
+            Some(settle_logs(unknown, &[], false, false).as_str())
         );
         // An exception without its traceback asks for it first, and the versions asked are the
         // program's framework's.

@@ -593,7 +593,7 @@ pub fn route_error(err: &CausalError) -> Routing {
         r.confidence = Confidence::Low;
         r.why = "no phase evidence, no keyword and nothing that shows the first call: compile-error if it fails on the first call, runtime-error if steps ran before it".into();
         r.notes.push(
-            "candidates: compile-error (fails on the first call: rule 1, last bullet) or runtime-error (fails after steps ran); the text does not say which".into(),
+            "candidates: compile-error (if it failed on the first call, before any step ran) or runtime-error (if steps ran before it); the text does not say which".into(),
         );
         return r;
     };
@@ -604,9 +604,9 @@ pub fn route_error(err: &CausalError) -> Routing {
     )
     .at(Some(line));
     r.confidence = Confidence::Low;
-    r.why = format!("no phase evidence and no keyword: a crash on the first call (`{token}`, line {line}) without an aclnn / ACL / HCCL / stream / event token (rule 1, last bullet)");
+    r.why = format!("no phase evidence and no keyword: a crash on the first call (`{token}`, line {line}) without an aclnn / ACL / HCCL / stream / event token: a compile error");
     r.notes.push(
-        "no runtime code and no aclnn / ACL / HCCL / stream / event token in the first causal error (rule 1, last bullet)".into(),
+        "no runtime code and no aclnn / ACL / HCCL / stream / event token in the first causal error: a crash on the first call without one is a compile error".into(),
     );
     r
 }
@@ -809,6 +809,7 @@ fn route_metrics(text: &str) -> Option<(Routing, usize, String)> {
     let nan = lines.iter().enumerate().find_map(|(i, line)| {
         let m = nan_metric(line)?;
         let mut r = Routing::new(Route::Accuracy, "metric.nan", Some(&m));
+        r.confidence = Confidence::Medium;
         r.why = format!(
             "no error stack; the training log reports `{m}` (line {}): the numbers went wrong",
             i + 1
@@ -818,14 +819,16 @@ fn route_metrics(text: &str) -> Option<(Routing, usize, String)> {
     let (mut r, i) = nan.or_else(|| {
         let i = (0..lines.len()).find(|&i| saturated_half(&lines, i))?;
         let mut r = Routing::new(Route::Accuracy, "metric.half-saturated", Some("65504"));
+        // A sign, not a proof: float16 rounds values just above 65504 to it too.
+        r.confidence = Confidence::Low;
         r.why = format!(
-            "no error stack; line {} prints a float16 value of ±65504, float16's largest: an \
-             overflow stored as that value (saturation mode) — the numbers went wrong",
+            "no error stack; line {} prints a float16 tensor holding ±65504, float16's largest \
+             value: an overflow the saturation mode stores as that value, unless the value is \
+             really that large — compare with float32",
             i + 1
         );
         Some((r, i))
     })?;
-    r.confidence = Confidence::Medium;
     r.matched_line = Some(i as u64 + 1);
     Some((r, i + 1, lines[i].trim_end().to_string()))
 }

@@ -1319,6 +1319,26 @@ mod tests {
         assert_eq!(first(&stated).line, 7);
     }
 
+    // Grading of batch 19: the source file a glog-form header names is read as a frame is — a
+    // Paddle-Lite NNAdapter converter's check runs while the device's model is built (compile);
+    // the runtime's `driver error:feature not support` is a chip's or driver's missing feature.
+    #[test]
+    fn where_the_logger_logged_and_what_the_driver_lacks() {
+        let converter = "[F  1/ 3  9: 8:29.634 ...river/huawei_ascend_npu/converter/pad.cc:33 ConvertPad] Check failed: (std::abs(value) < 1e-6): 14!<1e-06 only support constant_values=0 right now\n";
+        let p = first(converter).phase.expect("a phase");
+        assert_eq!(
+            (p.phase, p.rule.as_ref(), p.token.as_str()),
+            (Phase::Compile, "phase.log-source", "/converter/")
+        );
+        let feature = "EL0014: The operation is unsupported.\n        TraceBack (most recent call last):\n        rtMemcpy2d execute failed, reason=[driver error:feature not support][FUNC:FuncErrorReason][FILE:error_message_manage.cc][LINE:50]\n";
+        let c = first(feature);
+        let p = c.phase.as_ref().expect("a phase");
+        assert_eq!(
+            (c.line, p.phase, p.token.as_str()),
+            (1, Phase::Environment, "driver error:feature not support")
+        );
+    }
+
     // Wider-world batch 19: OpenCV's exception in its multi-line form says where and the code's
     // name on its first line (`(-2:Unspecified error) in function 'f'`); the CANN report on the
     // lines after it says what failed.

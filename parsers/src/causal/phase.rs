@@ -31,6 +31,7 @@ use serde::{Deserialize, Serialize};
 use super::{CausalError, Shape};
 use crate::cann_error::find_code;
 use crate::knowledge::{self, CauseKind, Nature, Phase};
+use crate::line_prefix::LinePrefix;
 use crate::needles::Needles;
 
 /// Where the phase was read, which decides how much it is trusted.
@@ -620,7 +621,31 @@ pub fn infer(err: &CausalError) -> Option<PhaseEvidence> {
             }
         }
     }
-    // 4. Its context.
+    // 4. The source file the line's logger names (a glog-form header's
+    // `…/huawei_ascend_npu/converter/pad.cc:33`, c10's, vLLM's): where the program logged it
+    // from, read as a frame is.
+    let logged_at = crate::line_prefix::strip_prefixes(err.text.trim_start_matches(['>', ' ']))
+        .prefixes
+        .into_iter()
+        .find_map(|p| match p {
+            LinePrefix::Glog(g) => Some(g.source),
+            LinePrefix::C10 { source, .. } | LinePrefix::VllmLogger { source, .. } => Some(source),
+            _ => None,
+        });
+    if let Some(fact) = logged_at.and_then(knowledge::frame) {
+        if let Some(phase) = fact.phase_or(Phase::Host) {
+            let e = ev(
+                phase,
+                None,
+                "phase.log-source",
+                fact.key,
+                err.line,
+                Source::Error,
+            );
+            return Some(with_fact(e, fact));
+        }
+    }
+    // 5. Its context.
     from_codes(
         err.context.iter().map(|(n, t)| (*n, t.as_str())),
         under,
