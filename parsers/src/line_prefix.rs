@@ -831,6 +831,13 @@ fn bracket_logger(i: &str) -> R<'_, LinePrefix<'_>> {
         return Ok((after, LinePrefix::ServiceLogger { level }));
     }
     let (mut r, _) = char(']').parse(r)?;
+    // A level letter after the time (llama.cpp's server log: `[2025-07-21 10:37:49.269985] I
+    // load_tensors: …`).
+    let letter: R<'_, (char, &str, char)> =
+        (char(' '), recognize(one_of("DIWEF")), char(' ')).parse(r);
+    if let Ok((after, (_, level, _))) = letter {
+        return Ok((after, LinePrefix::ServiceLogger { level }));
+    }
     let mut level = None;
     for _ in 0..8 {
         let (after, _) = opt_space(r)?;
@@ -1136,6 +1143,11 @@ mod tests {
             Some(Debug)
         );
         assert_eq!(level("plain text"), None);
+        // A level letter after a bracketed time (llama.cpp's server log).
+        assert_eq!(
+            level("[2025-07-21 10:37:49.269985] I load_tensors: offloaded 37/37 layers"),
+            Some(Info)
+        );
         // A worker's own INFO record relayed by a logger at ERROR is chatter.
         assert_eq!(
             level("ERROR 08-06 10:40:29 [core.py:546] INFO 08-06 10:40:29 [worker.py:1] up"),

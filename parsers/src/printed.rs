@@ -1,6 +1,8 @@
-//! What a run prints about its numbers: a training metric logged as `nan` or `inf`
-//! ([`nan_metric`]), a float16 value at float16's largest magnitude ([`saturated_half`]). Read
-//! by the router as accuracy evidence in a text without an error.
+//! What a run prints about its numbers and where it computes them: a training metric logged as
+//! `nan` or `inf` ([`nan_metric`]), a float16 value at float16's largest magnitude
+//! ([`saturated_half`]) — accuracy evidence —; an operator that falls back to the CPU
+//! ([`cpu_fallback`]) and model weights left in host memory ([`host_weights`]) — performance
+//! evidence. Read by the router in a text without an error.
 
 /// Names of the training metrics whose `nan` / `inf` says the numbers went wrong (lower case,
 /// matched inside the metric's key): losses and gradient norms, as trainers log them — the
@@ -132,6 +134,53 @@ pub fn saturated_half(lines: &[&str], i: usize) -> bool {
     at_max && printed && half && !cpu && !t.contains("finfo")
 }
 
+/// Whether a line is PyTorch's warning that an operator has no kernel on the device backend and
+/// runs on the CPU instead (`The operator 'aten::isin.Tensor_Tensor_out' is not currently
+/// supported on the NPU backend and will fall back to run on the CPU. This may have performance
+/// implications.`, as torch_npu and PyTorch's other out-of-tree backends print it): every call
+/// goes to the host and back.
+pub fn cpu_fallback(line: &str) -> bool {
+    let l = line.to_ascii_lowercase();
+    l.contains("will fall back to run on") && l.contains("cpu")
+}
+
+/// The line of llama.cpp's model loader that shows the weights left in host memory: its
+/// `<buffer> model buffer size = <n> MiB` lines (`llama_model_load`), one per buffer, where a
+/// device buffer (`CANN0`, `CUDA0`) is listed and the host's (`CPU`, `CPU_Mapped`, `CPU_REPACK`)
+/// holds at least ten times as much: the layers the log calls offloaded did not take their
+/// weights along (a type the device backend does not take), and the model computes on the CPU.
+/// Returns the index of the host buffer's line.
+pub fn host_weights(lines: &[&str]) -> Option<usize> {
+    const SIZE: &str = " model buffer size = ";
+    let (mut host, mut device, mut at) = (0.0f64, 0.0f64, None);
+    let mut devices = 0;
+    for (i, line) in lines.iter().enumerate() {
+        let Some(k) = line.find(SIZE) else {
+            continue;
+        };
+        let name = line[..k].rsplit(char::is_whitespace).next().unwrap_or("");
+        let Some(mib) = line[k + SIZE.len()..]
+            .trim()
+            .strip_suffix("MiB")
+            .and_then(|n| n.trim().parse::<f64>().ok())
+        else {
+            continue;
+        };
+        if name.starts_with("CPU") {
+            host += mib;
+            if at.is_none() {
+                at = Some(i);
+            }
+        } else if !name.is_empty() {
+            device += mib;
+            devices += 1;
+        }
+    }
+    (devices > 0 && host > 0.0 && host >= 10.0 * device)
+        .then_some(at)
+        .flatten()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -149,6 +198,26 @@ mod tests {
             nan_metric("(TaskRunner pid=1) critic/kl:nan").as_deref(),
             Some("critic/kl: nan")
         );
+    }
+
+    #[test]
+    fn computed_on_the_host() {
+        assert!(cpu_fallback("The operator 'aten::isin.Tensor_Tensor_out' is not currently supported on the NPU backend and will fall back to run on CPU"));
+        assert!(!cpu_fallback("falling back to eager for this graph"));
+        let log = [
+            "I load_tensors: offloaded 37/37 layers to GPU",
+            "I load_tensors:          CPU model buffer size = 15622.00 MiB",
+            "I load_tensors:        CANN0 model buffer size =     1.18 MiB",
+        ];
+        assert_eq!(host_weights(&log), Some(1));
+        // The weights on the device, or no device at all: not host weights.
+        let offloaded = [
+            "CPU model buffer size = 300.00 MiB",
+            "CANN0 model buffer size = 15000.00 MiB",
+        ];
+        assert_eq!(host_weights(&offloaded), None);
+        assert_eq!(host_weights(&["CPU model buffer size = 300.00 MiB"]), None);
+        assert_eq!(host_weights(&["CPU model buffer size = lots"]), None);
     }
 
     #[test]

@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use npgx_parsers::causal::phase::{quoted_after, Source as PhaseSource};
 use npgx_parsers::causal::CausalError;
 use npgx_parsers::knowledge::{self, CauseKind, Kind, Phase};
-use npgx_parsers::printed::{nan_metric, saturated_half};
+use npgx_parsers::printed::{cpu_fallback, host_weights, nan_metric, saturated_half};
 
 /// The route a failure takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -833,6 +833,35 @@ fn route_metrics(text: &str) -> Option<(Routing, usize, String)> {
     Some((r, i + 1, lines[i].trim_end().to_string()))
 }
 
+/// Whether a line is a program's INFO or DEBUG record, by its logger prefix.
+fn chatter(line: &str) -> bool {
+    let prefixes = npgx_parsers::line_prefix::strip_prefixes(line).prefixes;
+    npgx_parsers::line_prefix::record_severity(&prefixes).is_some_and(|s| s.chatter())
+}
+
+/// A log that shows the work going to the host, without an error and without a report's
+/// wording: an operator falling back to the CPU (PyTorch's warning), or llama.cpp's weights
+/// left in host memory — performance evidence from the run itself.
+fn route_host(lines: &[&str]) -> Option<(Routing, usize, String)> {
+    let (i, rule, why) = match lines.iter().position(|l| cpu_fallback(l)) {
+        Some(i) => (
+            i,
+            "metric.cpu-fallback",
+            "an operator has no kernel on the device and runs on the CPU: every call goes to the host and back",
+        ),
+        None => (
+            host_weights(lines)?,
+            "metric.host-weights",
+            "the model's weights stayed in host memory although its layers were offloaded: it computes on the CPU",
+        ),
+    };
+    let mut r = Routing::new(Route::Performance, rule, None);
+    r.confidence = Confidence::Medium;
+    r.why = format!("no error stack; line {}: {why}", i + 1);
+    r.matched_line = Some(i as u64 + 1);
+    Some((r, i + 1, lines[i].trim_end().to_string()))
+}
+
 /// Performance words that only measure (a unit, a metric's name): a line of them is a
 /// measurement, not a report that something is slow.
 const MEASUREMENT_WORDS: &[&str] = &[
@@ -882,6 +911,11 @@ pub fn route_prose(text: &str) -> Option<(Routing, usize, String)> {
             .lines()
             .enumerate()
             .filter_map(|(i, line)| {
+                // A program's own INFO or DEBUG record is no report's wording (llama.cpp's
+                // `I load_tensors: offloading 36 repeating layers`, `using mixed precision`).
+                if route == Route::Accuracy && chatter(line) {
+                    return None;
+                }
                 let l = line.to_lowercase();
                 knowledge::lexicon(kind)
                     .find(|w| lexicon_hit(&l, w.key))
@@ -901,7 +935,9 @@ pub fn route_prose(text: &str) -> Option<(Routing, usize, String)> {
             best = Some((route, rule, hits));
         }
     }
-    let (route, rule, hits) = best?;
+    let Some((route, rule, hits)) = best else {
+        return route_host(&lines);
+    };
     // An accuracy report's symptom is its first score.
     let (i, w) = verdict
         .filter(|_| route == Route::Performance)
@@ -1275,6 +1311,29 @@ mod tests {
             (r.route, r.rule.as_str(), r.matched_line),
             (Route::CompileError, "fallback.no-runtime-token", Some(2))
         );
+    }
+
+    // Wider-world batch 20: a log that shows the work going to the host — PyTorch's CPU fallback
+    // warning, llama.cpp's weights left in host memory — is performance evidence; a program's
+    // INFO record is no accuracy wording (`offloading 36 repeating layers`).
+    #[test]
+    fn work_that_went_to_the_host() {
+        let fallback = "The operator 'aten::isin.Tensor_Tensor_out' is not currently supported on the NPU backend and will fall back to run on CPU\n";
+        let (r, line, _) = route_prose(fallback).unwrap();
+        assert_eq!(
+            (r.route, r.rule.as_str(), line),
+            (Route::Performance, "metric.cpu-fallback", 1)
+        );
+        let llama = "[2025-07-21 10:37:49.269985] I load_tensors: offloading 36 repeating layers to GPU\n[2025-07-21 10:37:49.269985] I load_tensors: offloaded 37/37 layers to GPU\n[2025-07-21 10:37:49.269985] I load_tensors:          CPU model buffer size = 15622.00 MiB\n[2025-07-21 10:37:49.269985] I load_tensors:        CANN0 model buffer size =     1.18 MiB\n";
+        let (r, line, _) = route_prose(llama).unwrap();
+        assert_eq!(
+            (r.route, r.rule.as_str(), line),
+            (Route::Performance, "metric.host-weights", 3)
+        );
+        // A user's own words still route: the wording comes before the host's evidence.
+        let said = format!("the answers are garbled\n{fallback}");
+        assert_eq!(route_prose(&said).unwrap().0.route, Route::Accuracy);
+        assert!(route_prose("INFO 08-06 10:40:29 [config.py:1] using mixed precision\n").is_none());
     }
 
     // Wider-world batch 19: a float16 value printed at ±65504 is an overflow the saturation

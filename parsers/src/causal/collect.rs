@@ -1253,16 +1253,26 @@ fn fail_word(lower: &str, ends: &[&str]) -> Option<usize> {
 }
 
 /// The first line of a window that says in its own words what is not supported (DeepSpeed's
-/// `Config max_tokens=768 type='rms_norm' … is not supported by <class '…DSPreRMSCUDAModule'>`):
-/// `… is not supported`, `… are not supported`, `… is unsupported`, with a subject of two words
-/// or more before it. Asked only when the text holds no other candidate and no traceback (a
+/// `Config max_tokens=768 type='rms_norm' … is not supported by <class '…DSPreRMSCUDAModule'>`,
+/// CANN's graph optimiser's `[GraphOpt][Trans][InsertTransByConcec] We do not support trans from
+/// NC1HWC0 to ND …`): `… is not supported`, `… are not supported`, `… is unsupported`, `… do
+/// not support …` and its kin, with two words or more before it. Asked only when the text holds no other candidate and no traceback (a
 /// program that prints what it cannot do and stops, or goes on without it): a harmless notice
 /// must not outrank a real error. Not a question (`?`) or a condition (`if`, `whether`, `may`),
 /// not what the program worked around (`falling back`, `skipping`, `ignored`, `using`, `use`,
 /// `instead`: as words), not indented (a traceback's source or a message's continuation), not a
 /// cascade's wording, not at a debug, INFO or warning level.
 fn stated_unsupported(w: &[WinLine<'_>]) -> Option<usize> {
-    const SAYS: &[&str] = &[" is not supported", " are not supported", " is unsupported"];
+    const SAYS: &[&str] = &[
+        " is not supported",
+        " are not supported",
+        " is unsupported",
+        " do not support ",
+        " does not support ",
+        " doesn't support ",
+        " don't support ",
+        " cannot support ",
+    ];
     const HEDGES: &[&str] = &["if", "whether", "may", "might", "when", "unless", "check"];
     const RECOVERED: &[&str] = &[
         "fall back",

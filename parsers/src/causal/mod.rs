@@ -1319,6 +1319,30 @@ mod tests {
         assert_eq!(first(&stated).line, 7);
     }
 
+    // Wider-world batch 20: a line that says in the active voice what is not supported (CANN's
+    // graph optimiser's), under its `[GraphOpt]` tags: the compile phase.
+    #[test]
+    fn what_the_graph_optimiser_does_not_support() {
+        let text = "\"[GraphOpt][Trans][InsertTransByConcec] We do not support trans from NC1HWC0 to ND between Transpose_in_0 and Transpose.\"\n";
+        let c = first(text);
+        assert_eq!(
+            (c.line, c.evidence.rule.as_ref()),
+            (1, "phrase.not-supported")
+        );
+        assert_eq!(c.phase.map(|p| p.phase), Some(Phase::Compile));
+        // Hedged, or worked around: no.
+        for not in [
+            "if we do not support trans from NC1HWC0 to ND the graph fails\n",
+            "The backend does not support bf16, using fp16 instead\n",
+        ] {
+            assert!(
+                first_causal_error(not.as_bytes())
+                    .is_none_or(|c| c.evidence.rule != "phrase.not-supported"),
+                "{not}"
+            );
+        }
+    }
+
     // Grading of batch 19: the source file a glog-form header names is read as a frame is — a
     // Paddle-Lite NNAdapter converter's check runs while the device's model is built (compile);
     // the runtime's `driver error:feature not support` is a chip's or driver's missing feature.
