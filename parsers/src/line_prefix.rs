@@ -25,6 +25,7 @@
 //! pytest_error  = "E" " "{2,}                                             E       AssertionError: …
 //! issue_title   = "[" Kind "]" [":"] " "   (first on the line; Kind an issue form's)  [Bug]: RuntimeError: …
 //! bracket_logger= "[" YYYY-MM-DD (" "|"T") hh:mm:ss [("."|",") frac] [zone] ( " " L " " ids "]" [" " path ":" n ": "]
+//!                 | "] " L " "                       (llama.cpp's server log: `[…] I load_tensors: …`)
 //!                 | "]" (" "? "[" field "]"){0..8} with one field a LEVEL word [" "? ": "] ) [" "]
 //! separated_logger = (YYYY-MM-DD | MM/DD/YYYY) (" "|"T") hh:mm:ss [("."|",") frac] [zone] sep
 //!                 (field sep){0..4} " "* LEVEL " "* sep [tail]      sep = " - " | " | "
@@ -198,6 +199,33 @@ pub fn record_severity(prefixes: &[LinePrefix<'_>]) -> Option<Severity> {
         Severity::Elided => levels.find(|s| *s != Severity::Elided).unwrap_or(first),
         known => known,
     })
+}
+
+/// The bare bracketed level tag `t` opens with (`[ERROR]  acl set device 0 failed`, `[WARN]
+/// …`, `[INFO] …`: the Ascend samples' and many C++ tools' macros; CANN's `[EVENT]` is
+/// INFO): its level, and the text after it. The word is in capitals and longer than a letter.
+pub fn bare_level_tag(t: &str) -> Option<(Severity, &str)> {
+    let (word, rest) = t.strip_prefix('[')?.split_once(']')?;
+    if word.len() < 2 || word.bytes().any(|b| !b.is_ascii_uppercase()) {
+        return None;
+    }
+    let level = if word == "EVENT" {
+        Severity::Info
+    } else {
+        Severity::named(word)?
+    };
+    Some((level, rest))
+}
+
+/// The level a line states: its prefixes' ([`record_severity`]), else a bare level tag at the
+/// start of `rest`, the text after them (`[WARN] …`, [`bare_level_tag`]), or Python logging's
+/// basic form (`WARNING:root:…`). The one reader of a line's level.
+pub fn line_severity(prefixes: &[LinePrefix<'_>], rest: &str) -> Option<Severity> {
+    record_severity(prefixes)
+        .or_else(|| bare_level_tag(rest).map(|(level, _)| level))
+        .or_else(|| {
+            crate::torch_logs::python::logging_line(rest).and_then(|l| Severity::named(l.level))
+        })
 }
 
 /// The parsed glog-form header.

@@ -108,10 +108,14 @@ pub fn saturated_half(lines: &[&str], i: usize) -> bool {
     };
     let t = line.trim_start();
     let number = |c: char| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '+' | '-');
+    // +65504 only: −65504 is `finfo(float16).min`, the fill of every attention mask printed.
     let at_max = t
         .split(|c: char| !number(c))
         .filter(|w| w.bytes().any(|b| b.is_ascii_digit()))
-        .any(|w| w.parse::<f64>().is_ok_and(|v| v.abs() == HALF_MAX));
+        .any(|w| w.parse::<f64>().is_ok_and(|v| v == HALF_MAX));
+    if !at_max {
+        return false;
+    }
     // A repr as printed opens the line (`tensor(`, `Tensor(shape=`, `array(`, a row's `[`),
     // after an optional label (`out: tensor(…)`, `>>> ` is no print); a call in code is
     // preceded by its module (`torch.tensor(`) or assigned (`x = `).
@@ -125,33 +129,56 @@ pub fn saturated_half(lines: &[&str], i: usize) -> bool {
     let printed = ["tensor(", "Tensor(", "array(", "["]
         .iter()
         .any(|p| body.starts_with(p));
-    let tail = || lines[i..].iter().take(5);
-    let half = tail().any(|l| {
+    if !printed || t.contains("finfo") {
+        return false;
+    }
+    // The print's own lines: up to the one that closes it (`…, dtype=torch.float16)`), at
+    // most five.
+    let end = lines[i..]
+        .iter()
+        .take(5)
+        .position(|l| l.trim_end().ends_with(')'))
+        .map_or(5, |k| k + 1);
+    let own = || lines[i..].iter().take(end);
+    let half = own().any(|l| {
         let l = l.to_ascii_lowercase();
-        l.contains("float16") || l.contains("fp16") || l.contains("torch.half")
+        l.match_indices("float16")
+            .any(|(at, _)| !l[..at].ends_with('b'))
+            || l.contains("fp16")
+            || l.contains("torch.half")
     });
-    let cpu = tail().any(|l| l.contains("device='cpu'"));
-    at_max && printed && half && !cpu && !t.contains("finfo")
+    half && !own().any(|l| l.contains("device='cpu'"))
 }
 
-/// Whether a line is PyTorch's warning that an operator has no kernel on the device backend and
-/// runs on the CPU instead (`The operator 'aten::isin.Tensor_Tensor_out' is not currently
-/// supported on the NPU backend and will fall back to run on the CPU. This may have performance
-/// implications.`, as torch_npu and PyTorch's other out-of-tree backends print it): every call
-/// goes to the host and back.
+/// Whether a line is torch_npu's warning that an operator has no kernel on the NPU and runs on
+/// the CPU instead (its `npu_cpu_fallback`: `CAUTION: The operator 'aten::isin.Tensor_Tensor_out'
+/// is not currently supported on the NPU backend and will fall back to run on the CPU. This may
+/// have performance implications.`; PyTorch's MPS backend words its own alike): every call goes
+/// to the host and back.
 pub fn cpu_fallback(line: &str) -> bool {
     let l = line.to_ascii_lowercase();
     l.contains("will fall back to run on") && l.contains("cpu")
 }
 
-/// The line of llama.cpp's model loader that shows the weights left in host memory: its
-/// `<buffer> model buffer size = <n> MiB` lines (`llama_model_load`), one per buffer, where a
-/// device buffer (`CANN0`, `CUDA0`) is listed and the host's (`CPU`, `CPU_Mapped`, `CPU_REPACK`)
-/// holds at least ten times as much: the layers the log calls offloaded did not take their
-/// weights along (a type the device backend does not take), and the model computes on the CPU.
-/// Returns the index of the host buffer's line.
+/// The line of llama.cpp's model loader that shows the weights left in host memory: it lists
+/// every layer as offloaded (`offloaded 37/37 layers to GPU`), and of its `<buffer> model buffer
+/// size = <n> MiB` lines (`llama_model_load`, one per buffer) the host's (`CPU`, `CPU_Mapped`,
+/// `CPU_REPACK`) holds at least ten times the device buffers' (`CANN0`, `CUDA0`): the layers did
+/// not take their weights along (a type the device backend does not take), and the model
+/// computes on the CPU. A partial offload (`-ngl 2`) is the user's choice, not this. Returns the
+/// index of the host buffer's line.
 pub fn host_weights(lines: &[&str]) -> Option<usize> {
     const SIZE: &str = " model buffer size = ";
+    let all_offloaded = lines.iter().any(|l| {
+        l.split_once("offloaded ").is_some_and(|(_, r)| {
+            let (n, rest) = r.split_once('/').unwrap_or(("", ""));
+            let m = rest.split(' ').next().unwrap_or("");
+            !n.is_empty() && n == m && n.bytes().all(|b| b.is_ascii_digit())
+        })
+    });
+    if !all_offloaded {
+        return None;
+    }
     let (mut host, mut device, mut at) = (0.0f64, 0.0f64, None);
     let mut devices = 0;
     for (i, line) in lines.iter().enumerate() {
@@ -212,12 +239,24 @@ mod tests {
         assert_eq!(host_weights(&log), Some(1));
         // The weights on the device, or no device at all: not host weights.
         let offloaded = [
+            "offloaded 37/37 layers to GPU",
             "CPU model buffer size = 300.00 MiB",
             "CANN0 model buffer size = 15000.00 MiB",
         ];
         assert_eq!(host_weights(&offloaded), None);
-        assert_eq!(host_weights(&["CPU model buffer size = 300.00 MiB"]), None);
-        assert_eq!(host_weights(&["CPU model buffer size = lots"]), None);
+        let all = "offloaded 37/37 layers to GPU";
+        assert_eq!(
+            host_weights(&[all, "CPU model buffer size = 300.00 MiB"]),
+            None
+        );
+        assert_eq!(host_weights(&[all, "CPU model buffer size = lots"]), None);
+        // Two layers offloaded on purpose (`-ngl 2`): the host holds the rest by choice.
+        let partial = [
+            "offloaded 2/37 layers to GPU",
+            "CPU_Mapped model buffer size = 14000.00 MiB",
+            "CANN0 model buffer size = 800.00 MiB",
+        ];
+        assert_eq!(host_weights(&partial), None);
     }
 
     #[test]
@@ -225,7 +264,7 @@ mod tests {
         let at = |text: &str, i| saturated_half(&text.lines().collect::<Vec<_>>(), i);
         assert!(at("tensor(65504., device='npu:0', dtype=torch.float16)", 0));
         assert!(at(
-            "tensor([ 1.0000e+00, -6.5504e+04],\n       device='npu:0', dtype=torch.float16)",
+            "tensor([ 1.0000e+00, 6.5504e+04],\n       device='npu:0', dtype=torch.float16)",
             0
         ));
         assert!(at("Tensor(shape=[], dtype=Float16, value= 65504)", 0));
@@ -242,6 +281,19 @@ mod tests {
         ));
         assert!(!at("x = torch.full((1,), 65504., dtype=torch.float16)", 0));
         assert!(!at(">>> torch.tensor([65504.], dtype=torch.float16)", 0));
+        // An attention mask's fill, bfloat16, a float32 print over a float16 one.
+        assert!(!at(
+            "tensor([[0., -65504.]], device='npu:0', dtype=torch.float16)",
+            0
+        ));
+        assert!(!at(
+            "tensor([65504.], device='npu:0', dtype=torch.bfloat16)",
+            0
+        ));
+        assert!(!at(
+            "tensor([65504.], device='npu:0')\ntensor([1.], dtype=torch.float16)",
+            0
+        ));
         assert!(!at(
             "tensor([65504.], device='cpu', dtype=torch.float16)",
             0

@@ -34,9 +34,10 @@
 //! word anywhere): MindIE where its server's names appear (`mindieservice_daemon`,
 //! `mindie-service`, `mindie_llm`, `atb_llm`, `mindie/latest`, its log codes `[MIE04E…]`; not
 //! `mindie_turbo`, a vLLM-Ascend plug-in): its models run on torch_npu or MindSpore, whose names
-//! its logs print too; then MindSpore where its modules or paths appear (`mindspore/`, `mindspore.`,
-//! `import mindspore`, `vllm-mindspore`, `mindspore 2.3.0`, its LLM suite MindFormers: its
-//! programs may print torch names too, MSAdapter); otherwise PyTorch where the text names a PyTorch program (`torch`,
+//! its logs print too; then MindSpore where its modules or paths appear (`mindspore/`,
+//! `mindspore.`, `import mindspore`, `vllm-mindspore`, `mindspore 2.3.0`, its LLM suite
+//! MindFormers: its programs may print torch names too, MSAdapter); otherwise PyTorch where the
+//! text names a PyTorch program (`torch`,
 //! `torch_npu`, `torchair`, `npugraph_ex`, `torchrun`, `vllm`, `sglang`, the PyTorch engines and trainers
 //! `lmdeploy` and its `dlinfer`, `deepspeed`, `mindspeed`, `megatron`, `mineru`, Hugging Face
 //! `Trainer`'s log record `{'loss': …, 'epoch': …}`); otherwise llama.cpp (`ggml`, the
@@ -242,7 +243,7 @@ const ENGINES: [(&str, &str, &str); 5] = [
     (
         "vllm",
         r"(?i)(?:^|[^a-z0-9_])vllm(?:[^a-z0-9_-]|$)|EngineCore_DP\d",
-        r"(?i)(?:^|[^a-z0-9_-])vllm",
+        r"(?i)(?:^|[^a-z0-9_-])vllm(?: api server)?",
     ),
     ("vllm-ascend", r"(?i)vllm[_-]ascend", r"(?i)vllm[_-]ascend"),
     ("sglang", r"(?i)sglang|sgl[_-]kernel[_-]npu", r"(?i)sglang"),
@@ -366,7 +367,7 @@ fn patterns() -> &'static Patterns {
                 ),
                 (
                     Framework::Paddle,
-                    r"(?i)paddlepaddle|(?:^|[^a-z0-9])paddle(?:[/.]|::|_custom|-custom|[-_]lite|\s+version|seg|nlp|detection|speech|clas|x\b|2onnx)|import paddle|nnadapter|huawei_ascend_npu|fastdeploy|ultra_infer|(?m:^\[[0-9FEWI] +\d{1,2}/ ?\d{1,2} +\d{1,2}: ?\d{1,2}: ?\d{1,2}\.\d{3} )",
+                    r"(?i)paddlepaddle|(?:^|[^a-z0-9])paddle(?:[/.]|::|_custom|-custom|[-_]lite|\s+version|seg|nlp|detection|speech|clas|x\b|2onnx)|import paddle|nnadapter|huawei_ascend_npu|fastdeploy|ultra_infer|(?m:^\[[0-9FEWI] +\d{1,2}/ ?\d{1,2} +\d{1,2}: ?\d{1,2}: ?\d{1,2}\.[ \d]{2}\d )",
                     Some(format!(r"(?i)paddle(?:paddle)?(?:-npu)?{sep}\d+\.\d+")),
                 ),
                 (
@@ -431,10 +432,19 @@ pub fn stated(text: &str) -> Stated {
         },
         chip: p.chip.is_match(text),
         engines: if framework == Framework::Torch {
+            // vLLM runs on the NPU through its vllm-ascend plug-in: a text that shows vLLM
+            // asks for the plug-in's version too.
+            let vllm = ENGINES
+                .iter()
+                .zip(&p.engines)
+                .any(|((name, ..), (shown, _))| *name == "vllm" && shown.is_match(text));
             p.engines
                 .iter()
                 .enumerate()
-                .filter(|(_, (name, version))| name.is_match(text) && !version.is_match(text))
+                .filter(|(k, (name, version))| {
+                    let plugin = ENGINES[*k].0 == "vllm-ascend" && vllm;
+                    (name.is_match(text) || plugin) && !version.is_match(text)
+                })
                 .fold(0, |bits, (k, _)| bits | 1 << k)
         } else {
             0
@@ -571,7 +581,7 @@ mod tests {
             (
                 "INFO: mindie_turbo is installed\nvllm serve x",
                 Framework::Torch,
-                vec!["torch", "torch_npu", "vllm", "CANN", "chip"],
+                vec!["torch", "torch_npu", "vllm", "vllm-ascend", "CANN", "chip"],
             ),
             // Hugging Face Trainer's log record.
             (
@@ -713,7 +723,17 @@ EZ9999: [PID: 1] 2025-01-01-00:00:00.000.000 The error from device(0)",
             (
                 "(EngineCore_DP0 pid=553)   File \"/vllm-workspace/vllm/vllm/v1/engine/core.py\", line 1, in f",
                 Framework::Torch,
-                vec!["torch", "torch_npu", "vllm", "CANN", "chip"],
+                vec!["torch", "torch_npu", "vllm", "vllm-ascend", "CANN", "chip"],
+            ),
+            (
+                "(APIServer pid=1) INFO 10-01 00:00:00 [api_server.py:1] vLLM API server version 0.11.0\nvllm-ascend==0.11.0rc1\n  File \"/x/vllm/v1/engine/core.py\", line 1, in f",
+                Framework::Torch,
+                vec!["torch", "torch_npu", "CANN", "chip"],
+            ),
+            (
+                "[F 10/28 12:31:52. 73 ...nadapter/src/x.cc:1 f] Check failed: x",
+                Framework::Paddle,
+                vec!["PaddlePaddle", "CANN", "chip"],
             ),
             (
                 "vllm==0.11.0 vllm-ascend==0.11.0rc1\n  File \"/x/vllm/v1/engine/core.py\", line 1, in f\n  File \"/x/vllm_ascend/worker.py\", line 2, in g",

@@ -240,7 +240,13 @@ fn settle_logs(framework: Framework, engines: &[&str], bare: bool, device: bool)
 /// cores), lower case, besides a CANN error code or a runtime error number: where the error's
 /// lines name none, the plogs hold nothing more about it.
 const DEVICE_WORDS: &[&str] = &[
-    "acl",
+    "aclrt",
+    "aclnn",
+    "aclop",
+    "aclmdl",
+    "aclinit",
+    "acl api",
+    "acl error",
     "hccl",
     "hccp",
     "aicore",
@@ -248,12 +254,15 @@ const DEVICE_WORDS: &[&str] = &[
     "aivec",
     "ai vector",
     "aicpu",
-    "stream",
+    "rtstream",
+    "stream synchronize",
+    "synchronize stream",
     "error code is",
-    "device(",
+    "device(chipid",
     "tsch",
     "rtmalloc",
-    "drv",
+    "drvmem",
+    "halmem",
 ];
 
 /// Whether a text's lines reach the device side: a CANN error code, a runtime error number or a
@@ -340,6 +349,14 @@ fn without_a_graph(c: &mut Classification, file: Option<&str>, framework: Framew
                 }
             }
         }
+    }
+    // Without a graph there is no compile step to tell from a run: an abstention asks what the
+    // cited line states instead of when it failed.
+    if c.rule == "abstain.no-phase-evidence" {
+        c.why = "no phase evidence and no keyword: the text does not place the failure in a phase of the run".into();
+        c.notes
+            .retain(|n| !n.starts_with("candidates: compile-error"));
+        c.notes.push("no torch.compile run in the text: read what the cited line itself states (a setting, a value, an address, a file it names) before asking when it failed".into());
     }
     // CANNBot's accuracy and performance sub-skills compare a graph run with eager.
     if matches!(c.route, Route::Accuracy | Route::Performance) {

@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 use npgx_parsers::causal::phase::{quoted_after, Source as PhaseSource};
 use npgx_parsers::causal::CausalError;
 use npgx_parsers::knowledge::{self, CauseKind, Kind, Phase};
+use npgx_parsers::line_prefix::{line_severity, strip_prefixes};
 use npgx_parsers::printed::{cpu_fallback, host_weights, nan_metric, saturated_half};
 
 /// The route a failure takes.
@@ -565,7 +566,10 @@ pub fn route_error(err: &CausalError) -> Routing {
         r.why = format!("no phase evidence; compile keyword `{w}` (rule 1)");
         return r;
     }
-    let runtime_hay = format!("{}\n{scope}", err.message);
+    // A runtime word inside a path or a source file's name (`ggml-cann/aclnn_ops.cpp`) names a
+    // file, not a call.
+    let runtime_hay =
+        knowledge::without_paths(&format!("{}\n{scope}", err.message).to_ascii_lowercase());
     if let Some(w) = first_word(&runtime_hay, RUNTIME_WORDS) {
         let line = err
             .scope
@@ -833,10 +837,10 @@ fn route_metrics(text: &str) -> Option<(Routing, usize, String)> {
     Some((r, i + 1, lines[i].trim_end().to_string()))
 }
 
-/// Whether a line is a program's INFO or DEBUG record, by its logger prefix.
+/// Whether a line is a program's INFO or DEBUG record ([`line_severity`]).
 fn chatter(line: &str) -> bool {
-    let prefixes = npgx_parsers::line_prefix::strip_prefixes(line).prefixes;
-    npgx_parsers::line_prefix::record_severity(&prefixes).is_some_and(|s| s.chatter())
+    let s = strip_prefixes(line);
+    line_severity(&s.prefixes, s.rest.trim()).is_some_and(|s| s.chatter())
 }
 
 /// A log that shows the work going to the host, without an error and without a report's
@@ -1334,6 +1338,7 @@ mod tests {
         let said = format!("the answers are garbled\n{fallback}");
         assert_eq!(route_prose(&said).unwrap().0.route, Route::Accuracy);
         assert!(route_prose("INFO 08-06 10:40:29 [config.py:1] using mixed precision\n").is_none());
+        assert!(route_prose("INFO:root:using mixed precision\n").is_none());
     }
 
     // Wider-world batch 19: a float16 value printed at ±65504 is an overflow the saturation

@@ -13,7 +13,7 @@ use crate::cann_error::{
 use crate::compiler_diag::{self, parse_diagnostic, Form};
 use crate::kernel_assert::is_kernel_assert;
 use crate::knowledge;
-use crate::line_prefix::Severity;
+use crate::line_prefix::{bare_level_tag, line_severity, Severity};
 use crate::needles::{self, Needles};
 use crate::plog::content::parse_content;
 use crate::plog::header::{parse_header, Level, PlogHeader, PlogTime};
@@ -175,9 +175,11 @@ fn opencv_title(s: &str) -> bool {
     let Some((code, function)) = s[at + ERROR.len()..].split_once(") in function '") else {
         return false;
     };
-    let numbered = code
-        .split_once(':')
-        .is_some_and(|(n, _)| n.strip_prefix('-').unwrap_or(n).parse::<u32>().is_ok());
+    // `-2:Unspecified error`: a number and a code's name, no text of the error's own (the
+    // one-line form's text may end in `)` before ` in function`: `!_src.empty()`).
+    let numbered = code.split_once(':').is_some_and(|(n, name)| {
+        n.strip_prefix('-').unwrap_or(n).parse::<u32>().is_ok() && !name.contains(['(', ')'])
+    });
     numbered
         && function
             .trim_end()
@@ -413,13 +415,10 @@ fn index_of(w: &[WinLine<'_>], line: u64) -> usize {
     w.partition_point(|l| l.no < line)
 }
 
-/// The level a line states: its prefixes' ([`Normalised::severity`]), else a bare level tag
-/// (`[WARN] …`) or Python logging's basic form (`WARNING:root:…`). The one reader of levels
-/// for the collection: [`below_error`], [`chatter`] and [`warning_level`] ask it.
+/// The level a normalised line states ([`line_severity`]): [`below_error`], [`chatter`] and
+/// [`warning_level`] ask it.
 fn line_level(n: &Normalised<'_>, t: &str) -> Option<Severity> {
-    n.severity()
-        .or_else(|| bare_level_tag(t).map(|(level, _)| level))
-        .or_else(|| logging_line(t).and_then(|l| Severity::named(l.level)))
+    line_severity(&n.prefixes, t)
 }
 
 /// Debug or INFO chatter by its level ([`line_level`]).
@@ -912,6 +911,14 @@ impl<'w> Collector<'_, 'w> {
         None
     }
 
+    /// The candidates found within [`RAISED_RECORD_LINES`] above window index `i`, nearest first.
+    fn above(&self, i: usize) -> impl Iterator<Item = &Candidate<'w>> {
+        self.out
+            .iter()
+            .rev()
+            .take_while(move |c| c.index + RAISED_RECORD_LINES >= i)
+    }
+
     /// A Python exception line at window index `i`; returns the next index.
     fn exception(&mut self, i: usize, line: &'w str, e: &ExceptionLine<'w>, soft: bool) -> usize {
         if let Some(next) = self.wrapped(i, line, e, soft) {
@@ -954,22 +961,20 @@ impl<'w> Collector<'_, 'w> {
         let untitled = e.message.trim_end().ends_with(':')
             && (i + 1..end.min(w.len()))
                 .all(|k| w[k].norm.skip || is_process_abort(w[k].rest.trim()))
-            && self
-                .out
-                .iter()
-                .rev()
-                .take_while(|c| c.index + RAISED_RECORD_LINES >= i)
-                .any(|c| c.tier != Tier::Cascade);
+            && self.above(i).any(|c| c.tier != Tier::Cascade);
         // A lookup that found nothing (`KeyError: '0'`) names the key, not why it is missing:
-        // under a line of the 40 above that says what the program needed and did not find (a
-        // command, a library: an environment line), it is that line's consequence.
+        // under an error of the 40 lines above its traceback that says what the program needed
+        // and did not find (a command, a library: [`says_not_found`]), it is that error's
+        // consequence. A warning's (a probe for an optional module) is not such an error.
+        let from = (0..i)
+            .rev()
+            .take(MAX_TRACEBACK_LINES)
+            .find(|&k| is_traceback_start(w[k].rest.trim()))
+            .unwrap_or(i);
         let missed = lookup_miss(e)
             && self
-                .out
-                .iter()
-                .rev()
-                .take_while(|c| c.index + RAISED_RECORD_LINES >= i)
-                .any(|c| c.shape == Shape::EnvironmentLine && c.tier != Tier::Cascade);
+                .above(from)
+                .any(|c| c.tier == Tier::Strong && says_not_found(c));
         let tier = if !soft && (mindspore_detail(w, end) || untitled || missed) {
             Tier::Cascade
         } else {
@@ -1256,8 +1261,9 @@ fn fail_word(lower: &str, ends: &[&str]) -> Option<usize> {
 /// `Config max_tokens=768 type='rms_norm' … is not supported by <class '…DSPreRMSCUDAModule'>`,
 /// CANN's graph optimiser's `[GraphOpt][Trans][InsertTransByConcec] We do not support trans from
 /// NC1HWC0 to ND …`): `… is not supported`, `… are not supported`, `… is unsupported`, `… do
-/// not support …` and its kin, with two words or more before it. Asked only when the text holds no other candidate and no traceback (a
-/// program that prints what it cannot do and stops, or goes on without it): a harmless notice
+/// not support …` and its kin, with two words or more before it. Asked only when the text
+/// holds no other candidate and no traceback (a program that prints what it cannot do and
+/// stops, or goes on without it): a harmless notice
 /// must not outrank a real error. Not a question (`?`) or a condition (`if`, `whether`, `may`),
 /// not what the program worked around (`falling back`, `skipping`, `ignored`, `using`, `use`,
 /// `instead`: as words), not indented (a traceback's source or a message's continuation), not a
@@ -1310,6 +1316,24 @@ fn stated_unsupported(w: &[WinLine<'_>]) -> Option<usize> {
     })
 }
 
+/// Whether a candidate is an environment line that says something was not found (a command, a
+/// library, a tool on the PATH): the knowledge rows a missing piece of the setup states.
+fn says_not_found(c: &Candidate<'_>) -> bool {
+    const NOT_FOUND: &[&str] = &[
+        "command not found",
+        "dcmi&library not found",
+        "npu-smi not found in",
+        "executable file not found in $path",
+    ];
+    c.shape == Shape::EnvironmentLine
+        && c.scope.first().is_some_and(|(_, t)| {
+            knowledge::stated_cause(t).is_some_and(|f| NOT_FOUND.contains(&f.key))
+        })
+}
+
+/// How many lines above an exception its traceback's header may stand.
+const MAX_TRACEBACK_LINES: usize = 400;
+
 /// A lookup that found nothing, its message only the key or the index: `KeyError: '0'`,
 /// `KeyError: 3`, `IndexError: list index out of range`.
 fn lookup_miss(e: &ExceptionLine<'_>) -> bool {
@@ -1326,7 +1350,8 @@ fn lookup_miss(e: &ExceptionLine<'_>) -> bool {
     }
 }
 
-/// How far above an exception the error record it repeats may stand.
+/// How far above an exception the error it repeats or follows from may stand (the record it
+/// raises, the title it completes, the missing piece its lookup did not find).
 const RAISED_RECORD_LINES: usize = 40;
 
 /// An exception that raises what an error record just above it said (OpenCV's `[ERROR:0@22.6]
@@ -2235,22 +2260,6 @@ impl<'w> OtherLine<'w> {
             )
         })
     }
-}
-
-/// The bare bracketed level tag `t` opens with (`[ERROR]  acl set device 0 failed`, `[WARN]
-/// …`, `[INFO] …`: the Ascend samples' and many C++ tools' macros; CANN's `[EVENT]` is
-/// INFO): its level, and the text after it. The word is in capitals and longer than a letter.
-fn bare_level_tag(t: &str) -> Option<(Severity, &str)> {
-    let (word, rest) = t.strip_prefix('[')?.split_once(']')?;
-    if word.len() < 2 || word.bytes().any(|b| !b.is_ascii_uppercase()) {
-        return None;
-    }
-    let level = if word == "EVENT" {
-        Severity::Info
-    } else {
-        Severity::named(word)?
-    };
-    Some((level, rest))
 }
 
 /// Whether `s` names a fault or timeout on the device by its runtime error number (a number

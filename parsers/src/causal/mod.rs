@@ -1310,8 +1310,15 @@ mod tests {
         let text = "device_num_list: [0, 1, 2, 3]\n/bin/sh: 1: hccn_tool: not found\nFailed to call hccn_tool, try to read /etc/hccn.conf instead\nTraceback (most recent call last):\n  File \"hccl_tools.py\", line 137, in main\n    device_ip = device_ips[device_id]\nKeyError: '0'\n";
         let c = first(text);
         assert_eq!((c.line, c.shape), (2, Shape::EnvironmentLine));
+        assert_eq!(c.phase.as_ref().map(|p| p.phase), Some(Phase::Environment));
         let r = crate::causal::remedies(&c, None, crate::versions::Framework::Unknown);
         assert_eq!(r[0].matched, "key:command not found");
+        // A warning's missing module is a probe, not what the lookup missed.
+        let probe = "WARNING 08-06 10:40:29 [_custom_ops.py:20] Failed to import from vllm._C with ModuleNotFoundError(\"No module named 'vllm._C'\")\nTraceback (most recent call last):\n  File \"serve.py\", line 10, in <module>\nKeyError: 'model.embed_tokens.weight'\n";
+        assert_eq!(first(probe).line, 4);
+        // A library line keeps its environment phase (not HCCL's, whose name it holds).
+        let lib = first("libhccl.so: cannot open shared object file: No such file or directory\n");
+        assert_eq!(lib.phase.map(|p| p.phase), Some(Phase::Environment));
         // The lookup alone is the error; an error that states its own cause is not a miss.
         let alone = "Traceback (most recent call last):\n  File \"a.py\", line 1, in <module>\nKeyError: '0'\n";
         assert_eq!(first(alone).line, 3);
@@ -1375,6 +1382,9 @@ mod tests {
         assert_eq!(first(one).line, 1);
         assert!(collect::is_cascade_text(
             "OpenCV(4.10.0) /x/a.cpp:9: error: (-2:Unspecified error) in function 'f'"
+        ));
+        assert!(!collect::is_cascade_text(
+            "cv2.error: OpenCV(4.8.0) /x/color.cpp:182: error: (-215:Assertion failed) !_src.empty() in function 'cvtColor'"
         ));
         for not in [
             "error: (x:y) in function 'f'",

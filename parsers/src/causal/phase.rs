@@ -31,7 +31,7 @@ use serde::{Deserialize, Serialize};
 use super::{CausalError, Shape};
 use crate::cann_error::find_code;
 use crate::knowledge::{self, CauseKind, Nature, Phase};
-use crate::line_prefix::LinePrefix;
+use crate::line_prefix::{strip_prefixes, LinePrefix};
 use crate::needles::Needles;
 
 /// Where the phase was read, which decides how much it is trusted.
@@ -621,16 +621,26 @@ pub fn infer(err: &CausalError) -> Option<PhaseEvidence> {
             }
         }
     }
-    // 4. The source file the line's logger names (a glog-form header's
-    // `…/huawei_ascend_npu/converter/pad.cc:33`, c10's, vLLM's): where the program logged it
-    // from, read as a frame is.
-    let logged_at = crate::line_prefix::strip_prefixes(err.text.trim_start_matches(['>', ' ']))
+    // 4. The native source file the line's logger names (a glog-form header's
+    // `…/huawei_ascend_npu/converter/pad.cc:33`, c10's): where the program logged it from, read
+    // as a frame is. A Python source's (TORCH_LOGS', torchrun's `torch/distributed/elastic/…`
+    // record that a child died) says where the record was written, not what failed.
+    let mut text = err.text.trim_start();
+    while let Some(quoted) = text.strip_prefix('>') {
+        text = quoted.strip_prefix(' ').unwrap_or(quoted);
+    }
+    let logged_at = strip_prefixes(text)
         .prefixes
         .into_iter()
+        .rev()
         .find_map(|p| match p {
             LinePrefix::Glog(g) => Some(g.source),
-            LinePrefix::C10 { source, .. } | LinePrefix::VllmLogger { source, .. } => Some(source),
+            LinePrefix::C10 { source, .. } => Some(source),
             _ => None,
+        })
+        .filter(|source| {
+            let file = source.split(':').next().unwrap_or(source);
+            !file.ends_with(".py")
         });
     if let Some(fact) = logged_at.and_then(knowledge::frame) {
         if let Some(phase) = fact.phase_or(Phase::Host) {

@@ -462,7 +462,7 @@ pub fn environment(text: &str) -> Option<&'static Fact> {
 /// shell's `not found` in dash's words ([`shell_not_found`]) as the `command not found` row.
 fn environment_row(text: &str, lower: &str) -> Option<&'static Fact> {
     if shell_not_found(text.trim()) {
-        return phrase(Kind::Environment, "command not found");
+        return of_kind(Kind::Environment).find(|f| f.key == "command not found");
     }
     phrase(Kind::Environment, lower)
 }
@@ -521,9 +521,10 @@ pub fn stated_cause(text: &str) -> Option<&'static Fact> {
 
 /// A POSIX shell's report that a command it was to run does not exist, in dash's and BusyBox
 /// sh's words: `<shell>: <line>: <name>: not found` (`/bin/sh: 1: hccn_tool: not found`), the
-/// line number left out by an interactive shell (`sh: hccn_tool: not found`). The shell is
-/// named by its path or name (`sh`, `dash`, `ash`, `ksh`, `bash`). bash's and zsh's `command not
-/// found` is the row's own phrase.
+/// script's name in the shell's place when it runs one (`run.sh: 3: hccn_tool: not found`),
+/// BusyBox's `line 3`, the line number left out by an interactive shell (`sh: hccn_tool: not
+/// found`). The shell is named by its path or name (`sh`, `dash`, `ash`, `ksh`). bash's and
+/// zsh's own words, `command not found`, are the row's phrase.
 fn shell_not_found(t: &str) -> bool {
     let Some(rest) = t.strip_suffix(": not found") else {
         return false;
@@ -531,10 +532,14 @@ fn shell_not_found(t: &str) -> bool {
     let mut fields = rest.split(": ");
     let shell = fields.next().unwrap_or("");
     let name = shell.rsplit('/').next().unwrap_or(shell);
-    let known = ["sh", "dash", "ash", "ksh", "bash"].contains(&name);
+    let known = ["sh", "dash", "ash", "ksh"].contains(&name) || name.ends_with(".sh");
     let rest: Vec<&str> = fields.collect();
+    let numbered = |line: &str| {
+        let n = line.strip_prefix("line ").unwrap_or(line);
+        !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())
+    };
     let command = match rest.as_slice() {
-        [line, command] if line.bytes().all(|b| b.is_ascii_digit()) && !line.is_empty() => command,
+        [line, command] if numbered(line) => command,
         [command] => command,
         _ => return false,
     };
@@ -600,9 +605,41 @@ pub fn frame(frame: &str) -> Option<&'static Fact> {
     phrase(Kind::Frame, &frame.to_ascii_lowercase())
 }
 
-/// The API-name or phrase row a line contains.
+/// The API-name or phrase row a line contains, outside its paths and source file names (an
+/// `aclnn` in `ggml-cann/aclnn_ops.cpp:3007` or `[FILE:hccl_comm.cc]` names a file, not a call:
+/// [`without_paths`]).
 pub fn api(text: &str) -> Option<&'static Fact> {
-    phrase(Kind::Api, &text.to_ascii_lowercase())
+    phrase(Kind::Api, &without_paths(&text.to_ascii_lowercase()))
+}
+
+/// `lower` with its paths and source file names blanked: the words between spaces, brackets,
+/// parentheses, quotes and commas that hold a `/` or end in a source or library file's extension
+/// (`aclnn_ops.cpp`, `x.py:12`, `libhccl.so`).
+pub fn without_paths(lower: &str) -> String {
+    const EXTENSIONS: &[&str] = &["c", "cc", "cpp", "cxx", "h", "hpp", "py", "cu", "ts", "so"];
+    let delimiter = |c: char| c.is_whitespace() || "[](),'\"".contains(c);
+    let mut out = String::with_capacity(lower.len());
+    let mut rest = lower;
+    while !rest.is_empty() {
+        let end = rest.find(delimiter).unwrap_or(rest.len());
+        let (word, after) = rest.split_at(end);
+        let file = word.trim_end_matches(|c: char| c.is_ascii_digit() || c == ':');
+        let path = word.contains('/')
+            || file
+                .rsplit_once('.')
+                .is_some_and(|(stem, ext)| !stem.is_empty() && EXTENSIONS.contains(&ext));
+        if path {
+            out.extend(std::iter::repeat_n(' ', word.len()));
+        } else {
+            out.push_str(word);
+        }
+        let Some(d) = after.chars().next() else {
+            break;
+        };
+        out.push(d);
+        rest = &after[d.len_utf8()..];
+    }
+    out
 }
 
 /// The API rows whose key contains `part`.
@@ -740,6 +777,8 @@ mod tests {
         for shell in [
             "/bin/sh: 1: hccn_tool: not found",
             "sh: npu-smi: not found",
+            "run.sh: 3: hccn_tool: not found",
+            "sh: line 3: hccn_tool: not found",
             "bash: line 1: ascend-dmi: command not found",
             "zsh: command not found: atc",
         ] {
