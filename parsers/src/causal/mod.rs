@@ -1350,6 +1350,20 @@ mod tests {
         }
     }
 
+    // Grading of batch 20: a server that could not listen on its address and port is an
+    // environment fault with its own remedy (the address this host has, the port free).
+    #[test]
+    fn a_server_that_could_not_listen() {
+        let text = "[2025-12-15 15:19:22.681+08:00] [38] [452] [server] [ERROR] [http_server.cpp:163] : [MIE04E02041C] [endpoint] Failed to listen 172.17.0.3:40032, please check if business ip and port are legal.\n";
+        let c = first(text);
+        assert_eq!(c.phase.as_ref().map(|p| p.phase), Some(Phase::Environment));
+        let r = crate::causal::remedies(&c, None, crate::versions::Framework::MindIe);
+        assert_eq!(r[0].matched, "key:failed to listen");
+        let c = first("OSError: [Errno 98] Address already in use\n");
+        let r = crate::causal::remedies(&c, None, crate::versions::Framework::Torch);
+        assert_eq!(r[0].matched, "key:address already in use");
+    }
+
     // Grading of batch 19: the source file a glog-form header names is read as a frame is — a
     // Paddle-Lite NNAdapter converter's check runs while the device's model is built (compile);
     // the runtime's `driver error:feature not support` is a chip's or driver's missing feature.

@@ -321,9 +321,57 @@ fn quoted(err: &CausalError) -> Vec<Remedy> {
             });
         }
     }
+    // A setting the message names as too small or too large (`HCCL_BUFFSIZE is too SMALL, …
+    // NEEDED_HCCL_BUFFSIZE … = 609MB, HCCL_BUFFSIZE=200MB`): the setting to change.
+    let message = std::iter::once((None, err.message.as_str()))
+        .chain(err.scope.iter().map(|(no, t)| (Some(*no), t.as_str())));
+    if let Some((no, (name, way))) = message
+        .filter_map(|(no, t)| setting_out_of_range(t).map(|s| (no, s)))
+        .next()
+    {
+        let change = if way == "small" { "Raise" } else { "Lower" };
+        out.push(Remedy {
+            action: format!(
+                "{change} {name} in the environment of every process that runs the job: the message says it is too {way} (and may print the value it needs)"
+            ),
+            source: "the error message".to_string(),
+            line: no.or(Some(err.line)),
+            check: vec![format!("echo \"${name}\"")],
+            matched: "message.setting".to_string(),
+        });
+    }
     // Solutions first: they say what to do, causes say why.
-    out.sort_by_key(|r| r.matched != "report.solution" && r.matched != "message.advice");
+    out.sort_by_key(|r| {
+        !matches!(
+            r.matched.as_str(),
+            "report.solution" | "message.advice" | "message.setting"
+        )
+    });
     out
+}
+
+/// An environment setting `text` names as out of range, and which way: a name in capitals with
+/// an underscore (`HCCL_BUFFSIZE`, `ACL_DEVICE_SYNC_TIMEOUT`) followed by `is too small` or `is
+/// too large` / `is too big` in any case.
+fn setting_out_of_range(text: &str) -> Option<(&str, &'static str)> {
+    let lower = text.to_ascii_lowercase();
+    [
+        (" is too small", "small"),
+        (" is too large", "large"),
+        (" is too big", "large"),
+    ]
+    .into_iter()
+    .find_map(|(says, way)| {
+        let at = lower.find(says)?;
+        let name = text[..at]
+            .rsplit(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .next()?;
+        let setting = name.len() >= 5
+            && name.contains('_')
+            && name.starts_with(|c: char| c.is_ascii_uppercase())
+            && !name.bytes().any(|b| b.is_ascii_lowercase());
+        setting.then_some((name, way))
+    })
 }
 
 /// A sentence of `text` that advises what to do, whole: one that starts with `Please try`, `You
@@ -638,6 +686,22 @@ mod tests {
             Some("If you need this call to be captured, please try to set torch.npu.config.allow_internal_format = False.")
         );
         assert_eq!(advice("It failed, which we try to avoid. Bye."), None);
+        // A setting the message names as out of range is the first thing to change.
+        let r = of("EZ9999: [PID: 1] 2025-01-01-00:00:00.000.000 HCCL_BUFFSIZE is too SMALL, maxBs = 512, NEEDED_HCCL_BUFFSIZE = 609MB, HCCL_BUFFSIZE=200MB.\n");
+        assert_eq!(
+            (r[0].matched.as_str(), r[0].check.as_slice()),
+            (
+                "message.setting",
+                ["echo \"$HCCL_BUFFSIZE\"".to_string()].as_slice()
+            )
+        );
+        assert!(r[0].action.starts_with("Raise HCCL_BUFFSIZE"));
+        assert_eq!(setting_out_of_range("batch size is too small"), None);
+        assert_eq!(setting_out_of_range("the Block_Dim is too large"), None);
+        assert_eq!(
+            setting_out_of_range("MAX_JOBS is too big for this host"),
+            Some(("MAX_JOBS", "large"))
+        );
         // A kernel's fault under an HCCL code is still a device fault.
         let aivec = "EI9999: [PID: 1] 2025-01-01-00:00:00.000.000 The error from device(chipId:0, dieId:0), serial number is 2, there is an aivec error exception, core id is 5\n";
         assert_eq!(of(aivec)[0].matched, "nature:device-fault");
