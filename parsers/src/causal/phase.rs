@@ -115,7 +115,8 @@ fn with_fact(mut e: PhaseEvidence, f: &knowledge::Fact) -> PhaseEvidence {
 /// word: `interpret 200000` has none), or in brackets with the bracketed description after it
 /// at the start of a message (the MindX SDK's `[507011][Error code unknown] Failed to model
 /// infer execute`); ACL's own return codes (100xxx and 148xxx usage, 200xxx resource, 300xxx
-/// storage: round numbers that counts and timeouts are too) only after a phrase that calls the
+/// storage: round numbers that counts and timeouts are too) and aclnn's (161xxx parameter,
+/// 361xxx runtime, 561xxx inner) only after a phrase that calls the
 /// number an error or return code (`errorCode = 100002`, `ret = 200000`; not `ret 100000
 /// samples` or `failed: 300000 ms`).
 pub fn runtime_number(line: &str) -> Option<u64> {
@@ -144,7 +145,8 @@ pub fn runtime_number(line: &str) -> Option<u64> {
     // Asked of every line the causal engine reads: the leads' searchers are built once.
     static LEAD: LazyLock<Needles> = LazyLock::new(|| Needles::new(LEADS.iter().copied()));
     // The runtime's (107xxx, 207xxx, 507xxx) and ACL's (500xxx) return codes, and ACL's own
-    // usage, resource and storage codes, as torch_npu's AclErrorCode table lists them.
+    // usage, resource and storage codes, as torch_npu's AclErrorCode table lists them, and
+    // aclnn's return codes.
     let in_range = |n: u64| {
         matches!(
             n,
@@ -154,7 +156,13 @@ pub fn runtime_number(line: &str) -> Option<u64> {
     let acl = |n: u64| {
         matches!(
             n,
-            100_000..=100_999 | 148_000..=148_999 | 200_000..=200_999 | 300_000..=300_999
+            100_000..=100_999
+                | 148_000..=148_999
+                | 200_000..=200_999
+                | 300_000..=300_999
+                | 161_000..=161_999
+                | 361_000..=361_999
+                | 561_000..=561_999
         )
     };
     // `[507011][…`: a bracketed number alone (`[107001] loss 2.3`, a step or a pid) is none.
@@ -693,6 +701,12 @@ mod tests {
     #[test]
     fn numbers_after_their_phrases() {
         assert_eq!(runtime_number("x, error code is 507035"), Some(507035));
+        // aclnn's return codes after a code phrase only.
+        assert_eq!(
+            runtime_number("call aclnnMoeDistributeDispatchV3 failed, error code is 561002"),
+            Some(561002)
+        );
+        assert_eq!(runtime_number("ret 161001 tokens"), None);
         assert_eq!(
             runtime_number("acl set device 0 failed, errorCode = 507033"),
             Some(507033)
