@@ -1273,6 +1273,7 @@ fn stated_unsupported(w: &[WinLine<'_>]) -> Option<usize> {
         " is not supported",
         " are not supported",
         " is unsupported",
+        " is an unsupported ",
         " do not support ",
         " does not support ",
         " doesn't support ",

@@ -102,6 +102,21 @@ pub fn strip_quote(s: &str) -> &str {
     r
 }
 
+/// Strips a terminal pane's frame around a line (`│ I0228 07:57:06.396673 1 main.go:117] …  │`,
+/// as k9s and tmux draw it): a box-drawing vertical bar (`│`, `┃`, `║`) and a space at its start,
+/// and one after spaces at its end. ASCII `|` is no frame (docker compose's service column).
+pub fn strip_frame(s: &str) -> &str {
+    const BARS: [char; 3] = ['│', '┃', '║'];
+    let s = match s.strip_prefix(BARS) {
+        Some(after) => after.strip_prefix(' ').unwrap_or(after),
+        None => s,
+    };
+    match s.trim_end().strip_suffix(BARS) {
+        Some(before) if before.ends_with(' ') || before.is_empty() => before.trim_end(),
+        _ => s,
+    }
+}
+
 /// Length of a line-number gutter at the start of `line`: an editor's or `cat -n`'s
 /// `   1145<TAB>`, `grep -n`'s `1145:` or `file.log:1145:`. A colon right before a digit is a
 /// clock (`10:35`), not a gutter. Zero when there is none. A window strips gutters only when most
@@ -182,7 +197,7 @@ pub fn normalise(line: &str) -> Normalised<'_> {
             };
         }
     }
-    let unquoted = strip_quote(line);
+    let unquoted = strip_frame(strip_quote(line));
     let s = strip_prefixes(unquoted);
     Normalised {
         skip: false,
@@ -245,6 +260,17 @@ mod tests {
         assert_eq!(common_indent([" a", "  b", " ", ""]), 1);
         assert_eq!(common_indent(["a", "  b"]), 0);
         assert_eq!(common_indent(Vec::<&str>::new()), 0);
+    }
+
+    #[test]
+    fn a_terminal_panes_frame() {
+        let n = normalise(
+            "│ F0228 07:57:06.699025       1 main.go:133] load config failed, error is x   │",
+        );
+        assert_eq!(n.glog_level(), Some('F'));
+        assert_eq!(n.rest, "load config failed, error is x");
+        assert_eq!(strip_frame("vllm-1  | INFO x"), "vllm-1  | INFO x");
+        assert_eq!(strip_frame("a │b│"), "a │b│");
     }
 
     #[test]

@@ -633,10 +633,7 @@ pub fn infer(err: &CausalError) -> Option<PhaseEvidence> {
     // `…/huawei_ascend_npu/converter/pad.cc:33`, c10's): where the program logged it from, read
     // as a frame is. A Python source's (TORCH_LOGS', torchrun's `torch/distributed/elastic/…`
     // record that a child died) says where the record was written, not what failed.
-    let mut text = err.text.trim_start();
-    while let Some(quoted) = text.strip_prefix('>') {
-        text = quoted.strip_prefix(' ').unwrap_or(quoted);
-    }
+    let text = super::normalise::strip_quote(err.text.trim_start());
     let logged_at = strip_prefixes(text)
         .prefixes
         .into_iter()
