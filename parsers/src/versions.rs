@@ -362,7 +362,7 @@ fn patterns() -> &'static Patterns {
                 ),
                 (
                     Framework::OnnxRuntime,
-                    r"(?i)onnxruntime|cannexecutionprovider",
+                    r"(?i)onnxruntime|cannexecutionprovider|(?-i:CANN failure \d+: .*; NPU=\d+ ; hostname=)",
                     Some(format!(r"(?i)onnxruntime(?:-cann)?{sep}\d+\.\d+")),
                 ),
                 (

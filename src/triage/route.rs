@@ -839,7 +839,7 @@ fn route_metrics(text: &str) -> Option<(Routing, usize, String)> {
 
 /// Whether a line is a program's INFO or DEBUG record ([`line_severity`]).
 fn chatter(line: &str) -> bool {
-    let s = strip_prefixes(line);
+    let s = strip_prefixes(npgx_parsers::causal::normalise::strip_decorations(line));
     line_severity(&s.prefixes, s.rest.trim()).is_some_and(|s| s.chatter())
 }
 

@@ -1267,7 +1267,8 @@ fn fail_word(lower: &str, ends: &[&str]) -> Option<usize> {
 /// must not outrank a real error. Not a question (`?`) or a condition (`if`, `whether`, `may`),
 /// not what the program worked around (`falling back`, `skipping`, `ignored`, `using`, `use`,
 /// `instead`: as words), not indented (a traceback's source or a message's continuation), not a
-/// cascade's wording, not at a debug, INFO or warning level.
+/// cascade's wording, not at a debug, INFO or warning level — a logger's; a compiler's
+/// `file:line:col: warning:` is read (AscendC states an API it lacks on the chip in one).
 fn stated_unsupported(w: &[WinLine<'_>]) -> Option<usize> {
     const SAYS: &[&str] = &[
         " is not supported",

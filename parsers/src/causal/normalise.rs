@@ -4,7 +4,7 @@
 //! Grammar of one physical line, left to right:
 //!
 //! ```text
-//! line     = marker | fence | gutter? quote* prefix* indent rest
+//! line     = marker | fence | gutter? quote* frame? prefix* indent rest frame-end?
 //! marker   = "[... excerpt gap" …                    (a joint between two pasted windows)
 //! gutter   = " "* digit+ ("\t" | ":")  |  path ":" digit+ ":"
 //!                                                     (`grep -n` and editor line numbers; peeled
@@ -13,6 +13,8 @@
 //! fence    = ("```" | "~~~") info-string              (Markdown code fence)
 //! quote    = ">" [" "]                                (Markdown block quote; lazy continuation
 //!                                                      lines carry no marker and need nothing)
+//! frame    = ("│" | "┃" | "║") [" "]                  (a terminal pane's border: k9s, tmux;
+//! frame-end= " "+ ("│" | "┃" | "║")                    see [`strip_frame`])
 //! prefix   = the launcher and logger prefixes of `torch_logs::prefix` (vLLM process and
 //!            logger, `[rankN]:`, glog, c10, old TORCH_LOGS) and the plog console prefixes
 //! indent   = the paste's common indentation (computed over a window by [`common_indent`]:
@@ -102,9 +104,17 @@ pub fn strip_quote(s: &str) -> &str {
     r
 }
 
+/// A line without the paste's decorations before its prefixes: Markdown quotes and a terminal
+/// pane's frame ([`strip_quote`], [`strip_frame`]). Whatever re-reads a line's prefixes from its
+/// text reads them through this.
+pub fn strip_decorations(line: &str) -> &str {
+    strip_frame(strip_quote(line))
+}
+
 /// Strips a terminal pane's frame around a line (`│ I0228 07:57:06.396673 1 main.go:117] …  │`,
 /// as k9s and tmux draw it): a box-drawing vertical bar (`│`, `┃`, `║`) and a space at its start,
-/// and one after spaces at its end. ASCII `|` is no frame (docker compose's service column).
+/// and at its end one after spaces, or a bar alone on the line. ASCII `|` is no frame (docker
+/// compose's service column); a bar right after a word (`x│`) is kept.
 pub fn strip_frame(s: &str) -> &str {
     const BARS: [char; 3] = ['│', '┃', '║'];
     let s = match s.strip_prefix(BARS) {
@@ -197,8 +207,7 @@ pub fn normalise(line: &str) -> Normalised<'_> {
             };
         }
     }
-    let unquoted = strip_frame(strip_quote(line));
-    let s = strip_prefixes(unquoted);
+    let s = strip_prefixes(strip_decorations(line));
     Normalised {
         skip: false,
         prefixes: s.prefixes,

@@ -115,8 +115,9 @@ fn with_fact(mut e: PhaseEvidence, f: &knowledge::Fact) -> PhaseEvidence {
 /// word: `interpret 200000` has none), or in brackets with the bracketed description after it
 /// at the start of a message (the MindX SDK's `[507011][Error code unknown] Failed to model
 /// infer execute`); ACL's own return codes (100xxx and 148xxx usage, 200xxx resource, 300xxx
-/// storage: round numbers that counts and timeouts are too) and aclnn's (161xxx parameter,
-/// 361xxx runtime, 561xxx inner) only after a phrase that calls the
+/// storage: round numbers that counts and timeouts are too) and aclnn's (161001 and 161002
+/// parameter, 361001 runtime, 561000–561003 and 561101–561112 inner) only after a phrase that
+/// calls the
 /// number an error or return code (`errorCode = 100002`, `ret = 200000`; not `ret 100000
 /// samples` or `failed: 300000 ms`).
 pub fn runtime_number(line: &str) -> Option<u64> {
@@ -153,16 +154,18 @@ pub fn runtime_number(line: &str) -> Option<u64> {
             107_000..=107_999 | 207_000..=207_999 | 500_000..=500_999 | 507_000..=507_999
         )
     };
-    let acl = |n: u64| {
+    let code_only = |n: u64| {
         matches!(
             n,
             100_000..=100_999
                 | 148_000..=148_999
                 | 200_000..=200_999
                 | 300_000..=300_999
-                | 161_000..=161_999
-                | 361_000..=361_999
-                | 561_000..=561_999
+                | 161_001
+                | 161_002
+                | 361_001
+                | 561_000..=561_003
+                | 561_101..=561_112
         )
     };
     // `[507011][…`: a bracketed number alone (`[107001] loss 2.3`, a step or a pid) is none.
@@ -191,7 +194,7 @@ pub fn runtime_number(line: &str) -> Option<u64> {
         let n = r[..end].parse::<u64>().ok()?;
         let colon = lead != FAILURE_LEAD || r[end..].starts_with(':');
         let code = LEADS[..CODE_LEADS].contains(&lead);
-        (word && colon && (in_range(n) || code && acl(n))).then_some(n)
+        (word && colon && (in_range(n) || code && code_only(n))).then_some(n)
     });
     number
 }
@@ -633,7 +636,7 @@ pub fn infer(err: &CausalError) -> Option<PhaseEvidence> {
     // `…/huawei_ascend_npu/converter/pad.cc:33`, c10's): where the program logged it from, read
     // as a frame is. A Python source's (TORCH_LOGS', torchrun's `torch/distributed/elastic/…`
     // record that a child died) says where the record was written, not what failed.
-    let text = super::normalise::strip_quote(err.text.trim_start());
+    let text = super::normalise::strip_decorations(err.text.trim_start());
     let logged_at = strip_prefixes(text)
         .prefixes
         .into_iter()
@@ -703,7 +706,9 @@ mod tests {
             runtime_number("call aclnnMoeDistributeDispatchV3 failed, error code is 561002"),
             Some(561002)
         );
-        assert_eq!(runtime_number("ret 161001 tokens"), None);
+        assert_eq!(runtime_number("error code is 161999"), None);
+        assert_eq!(runtime_number("write ret = 361472"), None);
+        assert_eq!(runtime_number("ret = 561112"), Some(561112));
         assert_eq!(
             runtime_number("acl set device 0 failed, errorCode = 507033"),
             Some(507033)

@@ -6,7 +6,9 @@
 //!    line: the check it names is what the kernel refused ([`remedies_with_assert`]). A CANN error
 //!    report prints `Possible Cause:` and `Solution:` lines under its message; when the error's
 //!    block holds them they are quoted as they stand, with their line, and their source is the
-//!    report itself.
+//!    report itself. Without a `Solution:`, the message's own advice (`Please try …`,
+//!    `message.advice`); and a setting the message names as too small or too large
+//!    (`HCCL_BUFFSIZE is too SMALL`, `message.setting`). Their source is `the error message`.
 //! 2. **The remedy table** (`knowledge/remedy.tsv`): the first row that matches the error, most
 //!    specific first — the knowledge row that decided its phase or kind (`key:`), its CANN code,
 //!    the rule that read its phase (`rule:`), its runtime error number, then its nature, its kind
@@ -39,8 +41,9 @@ pub struct Remedy {
     #[serde(rename = "do")]
     pub action: String,
     /// Where the advice comes from: `CANN report` for the report's own `Solution:` /
-    /// `Possible Cause:` text, `kernel assert` for a kernel's failed assertion, else the
-    /// documented source of the remedy row.
+    /// `Possible Cause:` text, `kernel assert` for a kernel's failed assertion, `the error
+    /// message` for its own advice or the setting it names, else the documented source of the
+    /// remedy row.
     pub source: String,
     /// The 1-based line of the quoted text (the report's line, the assertion's line).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -48,8 +51,8 @@ pub struct Remedy {
     /// Commands that check it: npgx's own with the file filled in, or a vendor's named as text.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub check: Vec<String>,
-    /// What chose it: `report.solution`, `report.possible-cause`, `kernel.assert`, or the
-    /// remedy row's match (`key:npu out of memory`, `nature:device-fault`, `kind:environment`, …).
+    /// What chose it: `report.solution`, `report.possible-cause`, `kernel.assert`,
+    /// `message.advice`, `message.setting`, or the remedy row's match (`key:npu out of memory`, `nature:device-fault`, `kind:environment`, …).
     pub matched: String,
 }
 
@@ -305,10 +308,12 @@ fn quoted(err: &CausalError) -> Vec<Remedy> {
     }
     // The message's own advice (`Please try to decrease maxPrefillTokens …`, Triton-Ascend's
     // `You can try "export …" to avoid this problem.`), when no report says what to do.
-    let message = std::iter::once((None, err.message.as_str()))
-        .chain(err.scope.iter().map(|(no, t)| (Some(*no), t.as_str())));
+    let message = || {
+        std::iter::once((None, err.message.as_str()))
+            .chain(err.scope.iter().map(|(no, t)| (Some(*no), t.as_str())))
+    };
     if !out.iter().any(|r| r.matched == "report.solution") {
-        if let Some((no, a)) = message
+        if let Some((no, a)) = message()
             .filter_map(|(no, t)| advice(t).map(|a| (no, a)))
             .next()
         {
@@ -323,13 +328,15 @@ fn quoted(err: &CausalError) -> Vec<Remedy> {
     }
     // A setting the message names as too small or too large (`HCCL_BUFFSIZE is too SMALL, …
     // NEEDED_HCCL_BUFFSIZE … = 609MB, HCCL_BUFFSIZE=200MB`): the setting to change.
-    let message = std::iter::once((None, err.message.as_str()))
-        .chain(err.scope.iter().map(|(no, t)| (Some(*no), t.as_str())));
-    if let Some((no, (name, way))) = message
+    if let Some((no, (name, small))) = message()
         .filter_map(|(no, t)| setting_out_of_range(t).map(|s| (no, s)))
         .next()
     {
-        let change = if way == "small" { "Raise" } else { "Lower" };
+        let (change, way) = if small {
+            ("Raise", "small")
+        } else {
+            ("Lower", "large")
+        };
         out.push(Remedy {
             action: format!(
                 "{change} {name} in the environment of every process that runs the job: the message says it is too {way} (and may print the value it needs)"
@@ -350,27 +357,42 @@ fn quoted(err: &CausalError) -> Vec<Remedy> {
     out
 }
 
-/// An environment setting `text` names as out of range, and which way: a name in capitals with
-/// an underscore (`HCCL_BUFFSIZE`, `ACL_DEVICE_SYNC_TIMEOUT`) followed by `is too small` or `is
-/// too large` / `is too big` in any case.
-fn setting_out_of_range(text: &str) -> Option<(&str, &'static str)> {
+/// An environment setting `text` names as out of range, and whether too small: a name in
+/// capitals with an underscore (`HCCL_BUFFSIZE`, quoted or not) followed by `is too small` or `is
+/// too large` / `is too big` in any case, where the text shows it is an environment variable —
+/// it prints its value (`HCCL_BUFFSIZE=200MB`) or the name is one of CANN's, HCCL's or
+/// torch_npu's (`HCCL_`, `HCCP_`, `ACL_`, `ASCEND_`, `PYTORCH_NPU_`, `TORCH_NPU_`, `NPU_`). A
+/// kernel's constant (`BLOCK_SIZE is too large`) or a macro is not one.
+fn setting_out_of_range(text: &str) -> Option<(&str, bool)> {
+    const PREFIXES: &[&str] = &[
+        "HCCL_",
+        "HCCP_",
+        "ACL_",
+        "ASCEND_",
+        "PYTORCH_NPU_",
+        "TORCH_NPU_",
+        "NPU_",
+    ];
     let lower = text.to_ascii_lowercase();
     [
-        (" is too small", "small"),
-        (" is too large", "large"),
-        (" is too big", "large"),
+        (" is too small", true),
+        (" is too large", false),
+        (" is too big", false),
     ]
     .into_iter()
-    .find_map(|(says, way)| {
-        let at = lower.find(says)?;
-        let name = text[..at]
+    .flat_map(|(says, small)| lower.match_indices(says).map(move |(at, _)| (at, small)))
+    .find_map(|(at, small)| {
+        let before = text[..at].trim_end_matches(['`', '\'', '"']);
+        let name = before
             .rsplit(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
             .next()?;
-        let setting = name.len() >= 5
+        let named = name.len() >= 5
             && name.contains('_')
             && name.starts_with(|c: char| c.is_ascii_uppercase())
             && !name.bytes().any(|b| b.is_ascii_lowercase());
-        setting.then_some((name, way))
+        let variable =
+            PREFIXES.iter().any(|p| name.starts_with(p)) || text.contains(&format!("{name}="));
+        (named && variable).then_some((name, small))
     })
 }
 
@@ -698,9 +720,15 @@ mod tests {
         assert!(r[0].action.starts_with("Raise HCCL_BUFFSIZE"));
         assert_eq!(setting_out_of_range("batch size is too small"), None);
         assert_eq!(setting_out_of_range("the Block_Dim is too large"), None);
+        // A kernel's constant or a macro is no environment variable; a value printed makes one.
+        assert_eq!(setting_out_of_range("BLOCK_SIZE is too large"), None);
         assert_eq!(
-            setting_out_of_range("MAX_JOBS is too big for this host"),
-            Some(("MAX_JOBS", "large"))
+            setting_out_of_range("MAX_JOBS is too big for this host, MAX_JOBS=64"),
+            Some(("MAX_JOBS", false))
+        );
+        assert_eq!(
+            setting_out_of_range("window is too small: `HCCL_BUFFSIZE` is too small"),
+            Some(("HCCL_BUFFSIZE", true))
         );
         // A kernel's fault under an HCCL code is still a device fault.
         let aivec = "EI9999: [PID: 1] 2025-01-01-00:00:00.000.000 The error from device(chipId:0, dieId:0), serial number is 2, there is an aivec error exception, core id is 5\n";
