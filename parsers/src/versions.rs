@@ -740,6 +740,12 @@ EZ9999: [PID: 1] 2025-01-01-00:00:00.000.000 The error from device(0)",
                 Framework::Torch,
                 vec!["torch", "torch_npu", "CANN", "chip"],
             ),
+            // ONNX Runtime's CANN provider by its error format.
+            (
+                "CANN failure 507013: (look for ACL_ERROR_xxx in acl. h); NPU=0 ; hostname=davinci-mini ; expr=aclrtSynchronizeStream(GetStream(kCannStreamDefault));",
+                Framework::OnnxRuntime,
+                vec!["onnxruntime", "CANN", "chip"],
+            ),
             // MindFormers is MindSpore's; OpenCV's CANN module and Paddle-Lite's log are theirs.
             (
                 "  File \"../../mindformers/tools/hccl_tools.py\", line 163, in <module>",

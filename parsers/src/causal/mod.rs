@@ -1358,6 +1358,30 @@ mod tests {
         }
     }
 
+    // Grading of batch 21: what the runtime and aclnn say about the set-up routes environment
+    // (a device index outside ASCEND_RT_VISIBLE_DEVICES, no kernels package, a thread without a
+    // device context); GE's EZ3002 is raised while the graph is built.
+    #[test]
+    fn set_up_faults_the_runtime_names() {
+        let phase = |text: &str| first(text).phase.map(|p| p.phase);
+        assert_eq!(
+            phase("EE1001: [PID: 42] 2025-11-10-16:26:28.542.748 The argument is invalid.Reason: Set visible device failed, invalid device=6, input visible devices:6\n"),
+            Some(Phase::Environment)
+        );
+        assert_eq!(
+            phase("call aclnnSwiGlu failed, detail:EZ1001: [PID: 426] 2025-04-18-08:22:17.195.330 Get path and read binary_info_config.json failed, please check if the opp_kernel package is installed!\n"),
+            Some(Phase::Environment)
+        );
+        assert_eq!(
+            phase("RuntimeError: allocate:NPUCachingAllocator.cpp:1406 NPU error, error code is 107002\n[Error]: The context is empty.\n"),
+            Some(Phase::Environment)
+        );
+        assert_eq!(
+            phase("EZ3002: Optype [Conv2D] of Ops kernel [AIcoreEngine] is unsupported. Reason: Dynamic shape is not supported on this chip!.\n"),
+            Some(Phase::Compile)
+        );
+    }
+
     // Grading of batch 20: a server that could not listen on its address and port is an
     // environment fault with its own remedy (the address this host has, the port free).
     #[test]
