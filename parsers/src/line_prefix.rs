@@ -111,6 +111,10 @@ pub enum LinePrefix<'a> {
     OldLogger { logger: &'a str, level: &'a str },
     /// `docker compose` / `docker-compose` service column: `vllm-1  | `.
     Compose { service: &'a str },
+    /// BuildKit's plain progress (`docker build --progress=plain`): the step's number and the
+    /// seconds since it started (`#12 27.81 `), or the seconds alone, as the summary of a failed
+    /// step prints its last lines (`27.81 /app/x.cpp:1230:19: error: …`).
+    BuildStep { seconds: &'a str },
     /// A service logger's record header with its level as printed (`ERROR`, `error`, `E`):
     /// bracketed fields (`bracket_logger`) or fields between separators (`separated_logger`).
     ServiceLogger { level: &'a str },
@@ -323,6 +327,7 @@ pub fn strip_prefixes(line: &str) -> Stripped<'_> {
             old_torch_logs,
             old_logger,
             compose,
+            build_step,
             tag_before_prefix,
         ))
         .parse(rest);
@@ -507,6 +512,14 @@ fn compose(i: &str) -> R<'_, LinePrefix<'_>> {
     .parse(i)?;
     let (r, _) = (take_while1(|c| c == ' '), char('|'), opt_space).parse(r)?;
     Ok((r, LinePrefix::Compose { service }))
+}
+
+fn build_step(i: &str) -> R<'_, LinePrefix<'_>> {
+    let (r, _) = opt((char('#'), digit1, char(' '))).parse(i)?;
+    let decimals = take_while_m_n(2, 3, |c: char| c.is_ascii_digit());
+    let (r, seconds) = recognize((digit1, char('.'), decimals)).parse(r)?;
+    let (r, _) = char(' ').parse(r)?;
+    Ok((r, LinePrefix::BuildStep { seconds }))
 }
 
 fn rank(i: &str) -> R<'_, LinePrefix<'_>> {
@@ -967,6 +980,24 @@ mod tests {
         );
         assert_eq!(p.rank(), Some(0));
         assert_eq!(p.rest, "EZ9999: Inner Error!");
+    }
+
+    // BuildKit's plain progress and the summary of a failed step (wider-world batch 23); a
+    // number that is a line's own text keeps it.
+    #[test]
+    fn build_step_seconds() {
+        for (line, rest) in [
+            (
+                "27.81 /app/ggml/src/ggml-cann.cpp:1230:19: error: 'struct x' has no member named 'get_name'",
+                "/app/ggml/src/ggml-cann.cpp:1230:19: error: 'struct x' has no member named 'get_name'",
+            ),
+            ("#12 27.815 gmake: *** [Makefile:1323: llama-cli] Error 2", "gmake: *** [Makefile:1323: llama-cli] Error 2"),
+            ("0.95", "0.95"),
+            ("3.1 loss", "3.1 loss"),
+            ("12.3456 s per step", "12.3456 s per step"),
+        ] {
+            assert_eq!(strip_prefixes(line).rest, rest, "{line}");
+        }
     }
 
     #[test]

@@ -242,7 +242,7 @@ pub struct Stated {
 const ENGINES: [(&str, &str, &str); 5] = [
     (
         "vllm",
-        r"(?i)(?:^|[^a-z0-9_])vllm(?:[^a-z0-9_-]|$)|EngineCore_DP\d",
+        r"(?i)(?:^|[^a-z0-9_])vllm(?:[^a-z0-9_-]|$)|EngineCore_DP\d|\(vllm\w*\s+pid=\d|\(Worker_(?:DP|TP|PP)\d",
         r"(?i)(?:^|[^a-z0-9_-])vllm(?: api server)?",
     ),
     ("vllm-ascend", r"(?i)vllm[_-]ascend", r"(?i)vllm[_-]ascend"),
@@ -330,7 +330,7 @@ fn patterns() -> &'static Patterns {
                 r"(?i)(?:ascend\s?(?:910|310|950)|\b(?:910|310|950)(?:[abcp]|pr)\d{0,2}\b|\batlas\s+\d{3}|\bsoc_?version)",
             ),
             triton: re(
-                r"(?i)triton[/.]compiler|triton[_-]ascend|bishengir|mlircompilationerror",
+                r"(?i)triton[/.]compiler|triton[_-]ascend|triton[/.]backends[/.]ascend|bishengir|mlircompilationerror",
             ),
             triton_version: re(&format!(r"(?i)triton[_-]ascend{sep}\d+\.\d+")),
             engines: ENGINES.map(|(_, name, version)| {
@@ -594,6 +594,13 @@ mod tests {
                 Framework::Torch,
                 vec!["triton-ascend"],
             ),
+            // Triton-Ascend's installed backend (`triton/backends/ascend/`) is a Triton kernel's
+            // stack too.
+            (
+                "  File \"/x/site-packages/triton/backends/ascend/runtime/autotuner.py\", line 59, in <module>\ntorch 2.6.0, torch_npu 2.6.0, CANN 8.2.RC1, 910B3",
+                Framework::Torch,
+                vec!["triton-ascend"],
+            ),
             (
                 "triton.compiler.errors.MLIRCompilationError\ntriton-ascend==3.2.0 on CANN 8.3.RC1, 910B3 with torch 2.6 and torch_npu 2.6",
                 Framework::Torch,
@@ -719,7 +726,19 @@ EZ9999: [PID: 1] 2025-01-01-00:00:00.000.000 The error from device(0)",
                 Framework::Torch,
                 vec!["torch", "torch_npu", "vllm-ascend", "CANN", "chip"],
             ),
-            // vLLM's own engine process and paths ask for vLLM's version; stated, it is not.
+            // vLLM's own engine process and paths ask for vLLM's version; stated, it is not. So
+            // does a Ray actor named after vLLM (verl's `vLLMHttpServer`).
+            (
+                "(vLLMHttpServer pid=2790382) [ERROR] x",
+                Framework::Torch,
+                vec!["torch", "torch_npu", "vllm", "vllm-ascend", "CANN", "chip"],
+            ),
+            // vLLM's multiprocess workers (`multiproc_executor.py` names them by their ranks).
+            (
+                "(Worker_DP1_TP1_EP5 pid=465) ERROR 02-09 17:11:36 [multiproc_executor.py:751] x\n(Worker_TP3 pid=1) y",
+                Framework::Torch,
+                vec!["torch", "torch_npu", "vllm", "vllm-ascend", "CANN", "chip"],
+            ),
             (
                 "(EngineCore_DP0 pid=553)   File \"/vllm-workspace/vllm/vllm/v1/engine/core.py\", line 1, in f",
                 Framework::Torch,

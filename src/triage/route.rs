@@ -942,6 +942,11 @@ pub fn route_prose(text: &str) -> Option<(Routing, usize, String)> {
     let Some((route, rule, hits)) = best else {
         return route_host(&lines);
     };
+    // Performance words only inside PyTorch's fallback warnings (`This may have performance
+    // implications`) are the warning's, not a report's: the fallback is the evidence.
+    if route == Route::Performance && hits.iter().all(|(i, _)| cpu_fallback(lines[*i])) {
+        return route_host(&lines);
+    }
     // An accuracy report's symptom is its first score.
     let (i, w) = verdict
         .filter(|_| route == Route::Performance)
@@ -1337,6 +1342,19 @@ mod tests {
         // A user's own words still route: the wording comes before the host's evidence.
         let said = format!("the answers are garbled\n{fallback}");
         assert_eq!(route_prose(&said).unwrap().0.route, Route::Accuracy);
+        // The warning's own words (`performance implications`, wider-world batch 22) are no
+        // report: the fallback it states is the evidence; a report of slowness stays one.
+        let warned = "[W compiler_depend.ts:51] Warning: CAUTION: The operator 'torchvision::nms' is not currently supported on the NPU backend and will fall back to run on the CPU. This may have performance implications. (function npu_cpu_fallback)\n";
+        let (r, line, _) = route_prose(warned).unwrap();
+        assert_eq!(
+            (r.route, r.rule.as_str(), line),
+            (Route::Performance, "metric.cpu-fallback", 1)
+        );
+        let slow = format!("inference got very slow after the upgrade\n{warned}");
+        assert_eq!(
+            route_prose(&slow).unwrap().0.rule.as_str(),
+            "keyword.performance"
+        );
         assert!(route_prose("INFO 08-06 10:40:29 [config.py:1] using mixed precision\n").is_none());
         assert!(route_prose("INFO:root:using mixed precision\n").is_none());
     }

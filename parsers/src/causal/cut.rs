@@ -99,7 +99,10 @@ impl CutReader {
         if self.last == 0 && frame_line(t).is_some_and(|f| f.function.is_some()) {
             self.head = Some(no);
         }
-        if self.elided.is_none() && is_elision(t, indent) {
+        // Among a Python traceback's frames, an indented `...` is frames left out (NumPy's rows
+        // are summarised in an array's print, not between frames).
+        let in_frames = self.traceback.is_some_and(|(_, at)| indent > at);
+        if self.elided.is_none() && is_elision(t, indent == 0 || in_frames) {
             self.elided = Some(no);
         }
         self.cann = is_cann_traceback(t).then_some(no);
@@ -139,11 +142,12 @@ impl CutReader {
     }
 }
 
-/// A line (trimmed `t`, indented by `indent`) that only marks lines left out: `...` or `…`
-/// standing at the line's start (indented, it is NumPy's summary of an array's rows), `[...]`,
+/// A line (trimmed `t`) that only marks lines left out: `...` or `…` standing at the line's
+/// start or among a traceback's frames (`at_margin`; elsewhere indented, it is NumPy's summary
+/// of an array's rows), `[...]`,
 /// `<snip>`, `[truncated]`, `(output truncated)`, or a count of lines left out (`... 120 lines
 /// omitted ...`, `[... 3 more lines]`, `--- 300 lines skipped ---`); any case.
-fn is_elision(t: &str, indent: usize) -> bool {
+fn is_elision(t: &str, at_margin: bool) -> bool {
     const DOTS: &[&str] = &["...", "…", "……"];
     const MARKS: &[&str] = &["[...]", "(...)", "<...>", "[…]", "(…)"];
     const SAID: &[&str] = &[
@@ -164,7 +168,7 @@ fn is_elision(t: &str, indent: usize) -> bool {
         return false;
     }
     if DOTS.contains(&t) {
-        return indent == 0;
+        return at_margin;
     }
     if MARKS.contains(&t) {
         return true;
@@ -291,6 +295,11 @@ mod tests {
         ] {
             assert_eq!(cuts(&format!("a\n{text}\nb\n")), [], "{text}");
         }
+        // Frames left out of a traceback (Triton-Ascend's import under Inductor, batch 22).
+        let frames = "Traceback (most recent call last):\n  File \"t.py\", line 240, in test\n    ...\n  File \"/x/autotuner.py\", line 59, in <module>\n    from .cv import G\nKeyError: 'x'\n";
+        assert_eq!(cuts(frames), [Cut::Elided { line: 3 }]);
+        let array = "tensor([[1., 2.],\n        ...\n        [3., 4.]])\n";
+        assert_eq!(cuts(array), []);
     }
 
     // The worst text in the world: long lines of markers, no panic.

@@ -78,10 +78,12 @@ impl PhaseEvidence {
 
     /// Whether the error is a collective's failure a peer may have caused (a wait or a timeout
     /// on another rank, a lost link), which cross-rank readings put behind the other ranks'
-    /// errors: the collective phase, except a local resource the collective could not get (a
-    /// port this host could not bind, EJ0003: nature `resource`).
+    /// errors: the collective phase, except a local resource the collective could not get or
+    /// this host's own set-up (a port this host could not bind, EJ0003; an HCCP another process
+    /// still holds, EJ0001: nature `environment`).
     pub fn waits_on_peers(&self) -> bool {
-        self.phase == Phase::Collective && self.nature != Some(Nature::Resource)
+        self.phase == Phase::Collective
+            && !matches!(self.nature, Some(Nature::Resource | Nature::Environment))
     }
 }
 
@@ -123,7 +125,7 @@ fn with_fact(mut e: PhaseEvidence, f: &knowledge::Fact) -> PhaseEvidence {
 pub fn runtime_number(line: &str) -> Option<u64> {
     // The phrases that call the number an error code or a call's return code, then the ones
     // that may name any number (`ret 100000 samples`, `failed: 300000 ms`).
-    const CODE_LEADS: usize = 12;
+    const CODE_LEADS: usize = 14;
     const LEADS: &[&str] = &[
         "error code is ",
         "error code:",
@@ -135,10 +137,15 @@ pub fn runtime_number(line: &str) -> Option<u64> {
         "error code: ",
         "errorcode = ",
         "errorcode=",
+        // An operator's launch failure (`launch failed for Range, errno:561103.`).
+        "errno:",
+        "errno=",
         "ret=",
         "ret = ",
         "ret ",
         "failed: ",
+        // The Ascend samples' `Execute model(…) error:507011`.
+        "error:",
         // ONNX Runtime's execution providers: `CANN failure 500002: ACL_ERROR_GE_FAILURE ; …`
         // (the number then a colon, below: `node failure 107312 ms ago` is none).
         FAILURE_LEAD,
@@ -161,12 +168,7 @@ pub fn runtime_number(line: &str) -> Option<u64> {
                 | 148_000..=148_999
                 | 200_000..=200_999
                 | 300_000..=300_999
-                | 161_001
-                | 161_002
-                | 361_001
-                | 561_000..=561_003
-                | 561_101..=561_112
-        )
+        ) || aclnn_return_code(n)
     };
     // `[507011][…`: a bracketed number alone (`[107001] loss 2.3`, a step or a pid) is none.
     let bracketed = line
@@ -197,6 +199,14 @@ pub fn runtime_number(line: &str) -> Option<u64> {
         (word && colon && (in_range(n) || code && code_only(n))).then_some(n)
     });
     number
+}
+
+/// One of aclnn's return codes (the ACLNN-RC rows: parameter, runtime and inner errors).
+fn aclnn_return_code(n: u64) -> bool {
+    matches!(
+        n,
+        161_001 | 161_002 | 361_001 | 561_000..=561_003 | 561_101..=561_112
+    )
 }
 
 /// The lead of ONNX Runtime's execution-provider failures (`CANN failure 500002: …`).
@@ -442,6 +452,17 @@ fn stated_phrase(lines: &[(u64, &str)], under: Phase, source: Source) -> Option<
     })
 }
 
+/// The compile stage an inner code's line names in brackets (`EZ9999  [InferShape] The k-axis
+/// …`: GE's shape inference of the operator being built), as an API row.
+fn stage_named(no: u64, t: &str, under: Phase, source: Source) -> Option<PhaseEvidence> {
+    let f = knowledge::api(t)?;
+    let phase = f.phase_or(under).filter(|p| *p == Phase::Compile)?;
+    let bracketed = t
+        .to_ascii_lowercase()
+        .contains(&format!("[{}]", f.key.to_ascii_lowercase()));
+    bracketed.then(|| with_fact(ev(phase, f.nature, "phase.api", f.key, no, source), f))
+}
+
 /// Codes, runtime numbers, hints and API names in some lines: the first line that holds one
 /// decides (a CANN code before a number before a hint before an API name within a line).
 fn from_codes<'a>(
@@ -462,8 +483,12 @@ fn from_codes<'a>(
                     // An inner or unknown-error code (`EE9999`, `EZ9999`) names only its
                     // component: a message on its line that states its cause (a phrase row)
                     // decides instead.
+                    // Its line may also name the stage that failed (GE's `[InferShape] …`).
                     if matches!(f.nature, None | Some(Nature::Internal | Nature::Generic)) {
                         if let Some(e) = stated_phrase(&[(*no, t)], under, source) {
+                            return Some(e);
+                        }
+                        if let Some(e) = stage_named(*no, t, under, source) {
                             return Some(e);
                         }
                     }
@@ -554,7 +579,11 @@ pub fn infer(err: &CausalError) -> Option<PhaseEvidence> {
             .chain(err.scope.iter().map(|(_, t)| t.as_str()))
             .chain(err.context.iter().map(|(_, t)| t.as_str()))
     };
-    let under = if all_text().any(|t| t.to_ascii_lowercase().contains("aclnn")) {
+    // So does one of aclnn's return codes (`launch failed for Range, errno:561103`).
+    let aclnn = |t: &str| {
+        t.to_ascii_lowercase().contains("aclnn") || runtime_number(t).is_some_and(aclnn_return_code)
+    };
+    let under = if all_text().any(aclnn) {
         Phase::Execution
     } else {
         Phase::Compile
@@ -696,6 +725,11 @@ mod tests {
             waits("EI0002: [PID: 1] 2025-01-01-00:00:00.000.000 The wait execution of the Notify register times out.\n"),
             Some((Phase::Collective, true))
         );
+        // An HCCP another process still holds is this host's set-up too.
+        assert_eq!(
+            waits("EJ0001: [PID: 1] 2025-04-24-16:14:56.975.866 Failed to initialize the HCCP process. Reason: Maybe the last training process is running.\n"),
+            Some((Phase::Collective, false))
+        );
     }
 
     #[test]
@@ -709,6 +743,17 @@ mod tests {
         assert_eq!(runtime_number("error code is 161999"), None);
         assert_eq!(runtime_number("write ret = 361472"), None);
         assert_eq!(runtime_number("ret = 561112"), Some(561112));
+        assert_eq!(
+            runtime_number("launch failed for Range, errno:561103."),
+            Some(561103)
+        );
+        assert_eq!(runtime_number("open failed, errno: 13"), None);
+        assert_eq!(runtime_number("errno=2"), None);
+        assert_eq!(
+            runtime_number("[ERROR]  Execute model(m.om) error:507011"),
+            Some(507011)
+        );
+        assert_eq!(runtime_number("error: 3 files"), None);
         assert_eq!(
             runtime_number("acl set device 0 failed, errorCode = 507033"),
             Some(507033)
@@ -776,6 +821,9 @@ mod tests {
         assert_eq!(e.phase.map(|p| p.phase), Some(Phase::Execution));
         let under_ge = "E69999: [PID: 1] 2026-01-01-00:00:00.000.000 op[X] tiling failed\n";
         assert_eq!(phase(under_ge).map(|p| p.0), Some(Phase::Compile));
+        // aclnn's return code names the caller too (llama.cpp's arange, wider-world batch 22).
+        let launched = "E89999: [PID: 1] 2024-11-04-17:38:30.068.533 op[Range], outSize from framework (OFF) is 1, but outSize from tiling (OFT) is 64[FUNC:F][FILE:range.cc][LINE:113]\n        TraceBack (most recent call last):\n       Kernel Run failed. opType: 7, Range\n       launch failed for Range, errno:561103.\n";
+        assert_eq!(phase(launched).map(|p| p.0), Some(Phase::Execution));
     }
 
     #[test]
@@ -814,6 +862,15 @@ mod tests {
         assert_eq!(
             phase(apart),
             Some((Phase::Collective, "shape.cann-code-family".into()))
+        );
+        // Or the stage its line names in GE's brackets: shape inference builds the operator.
+        let built = "EZ9999  [InferShape] The k-axis of a(64) and b(9216) tensors must be the same[FUNC:InferShape][FILE:matrix_calculation_ops.cc][LINE:1402]\n        TraceBack (most recent call last):\n        build graph failed, graph id:126, ret:1343242270[FUNC:BuildModel][FILE:ge_generator.cc][LINE:1443]\n";
+        assert_eq!(phase(built), Some((Phase::Compile, "phase.api".into())));
+        let unbracketed =
+            "EZ9999: [PID: 1] 2026-01-01-00:00:00.000.000 x failed in InferShape of y\n";
+        assert_eq!(
+            phase(unbracketed).map(|p| p.1),
+            Some("shape.cann-code-family".into())
         );
     }
 

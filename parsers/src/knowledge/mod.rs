@@ -39,6 +39,7 @@ pub fn parse_remedies(text: &'static str) -> (Vec<RemedyRow>, Vec<BadRow>) {
     const MATCHES: &[&str] = &[
         "oversize:",
         "sync:",
+        "queued:",
         "key:",
         "code:",
         "runtime:",
@@ -464,7 +465,33 @@ fn environment_row(text: &str, lower: &str) -> Option<&'static Fact> {
     if shell_not_found(text.trim()) {
         return of_kind(Kind::Environment).find(|f| f.key == "command not found");
     }
+    if import_from_installed(lower) {
+        return of_kind(Kind::Environment)
+            .find(|f| f.key == "cannot import name from an installed package");
+    }
     phrase(Kind::Environment, lower)
+}
+
+/// Python's `cannot import name 'X' from 'pkg' (<path>)` where the path is an installed
+/// package's (`site-packages`, `dist-packages`): the installed release lacks the name another
+/// module imports — a version mismatch. A module of the user's own, `(unknown location)` (a
+/// row of its own) and a circular import (`partially initialized module`) are not this.
+fn import_from_installed(lower: &str) -> bool {
+    let Some(at) = lower.find("cannot import name '") else {
+        return false;
+    };
+    let rest = &lower[at..];
+    let Some(from) = rest.find("' from '") else {
+        return false;
+    };
+    let after = &rest[from + "' from '".len()..];
+    let Some(path) = after.split_once("' (").map(|(_, p)| p) else {
+        return false;
+    };
+    let installed = ["site-packages", "dist-packages"]
+        .iter()
+        .any(|d| path.contains(&format!("/{d}/")) || path.contains(&format!("\\{d}\\")));
+    installed && !lower.contains("circular import") && !lower.contains("partially initialized")
 }
 
 /// The package or component an environment fault's text names (`… not in libopapi.so` → CANN's
@@ -797,6 +824,32 @@ mod tests {
             assert!(stated_cause(other).is_none(), "{other}");
         }
         assert!(environment("torch 2.1 is not installed").is_some());
+        // A name an installed package lacks: a version mismatch; not a module of the user's own,
+        // a namespace folder (its own row) or a circular import.
+        let installed = "cannot import name from an installed package";
+        for miss in [
+            "ImportError: cannot import name 'cached_download' from 'huggingface_hub' (/root/env/lib/python3.10/site-packages/huggingface_hub/__init__.py)",
+            "ImportError: cannot import name 'x' from 'y.z' (/usr/lib/python3/dist-packages/y/z.py)",
+            "ImportError: cannot import name 'x' from 'y' (C:\\Python\\Lib\\site-packages\\y\\__init__.py)",
+        ] {
+            assert_eq!(environment(miss).map(|f| f.key), Some(installed), "{miss}");
+        }
+        for other in [
+            "ImportError: cannot import name 'f' from 'mymodel' (/home/u/proj/mymodel.py)",
+            "ImportError: cannot import name 'a' from partially initialized module 'b' (most likely due to a circular import) (/x/site-packages/b/__init__.py)",
+            "ImportError: cannot import name 'a' from 'b' (unknown location)",
+            "cannot import name 'site-packages' from 'x'",
+        ] {
+            assert_ne!(environment(other).map(|f| f.key), Some(installed), "{other}");
+        }
+        assert_eq!(
+            environment("EZ9903: [PID: 1] support for Ascend910 is not implemented").map(|f| f.key),
+            Some("support for ascend&is not implemented")
+        );
+        assert_eq!(
+            environment("AclNN_Inner_Error(EZ9999):  Op MoeDistributeDispatchV2 not support soc version ascend910b.").map(|f| f.key),
+            Some("not support soc version")
+        );
         assert_eq!(
             frame("/x/torch/_dynamo/convert_frame.py __call__")
                 .and_then(|f| f.phase_or(Phase::Host)),
