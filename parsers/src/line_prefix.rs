@@ -22,6 +22,7 @@
 //! ort_log       = [YYYY-MM-DD " " hh:mm:ss ["." frac] " "] "[" ("V"|"I"|"W"|"E"|"F") ":" category ":" logger_id ", " location "]" [" "]
 //! opencv_log    = "[" ("FATAL"|"ERROR"|" WARN"|" INFO"|"DEBUG") ":" n ["@" n "." n] "] " [tag " " ([drive] path ":" n | path " (" n ")") " " function " "]
 //! compose       = service " "+ "|" [" "]                                  web-1    | (docker compose)
+//! build_step    = ["#" n " "] n "." d{2,3} " "   (alone only before "/" or a "word:")  #12 27.81 (BuildKit)
 //! pytest_error  = "E" " "{2,}                                             E       AssertionError: …
 //! issue_title   = "[" Kind "]" [":"] " "   (first on the line; Kind an issue form's)  [Bug]: RuntimeError: …
 //! bracket_logger= "[" YYYY-MM-DD (" "|"T") hh:mm:ss [("."|",") frac] [zone] ( " " L " " ids "]" [" " path ":" n ": "]
@@ -514,11 +515,23 @@ fn compose(i: &str) -> R<'_, LinePrefix<'_>> {
     Ok((r, LinePrefix::Compose { service }))
 }
 
+/// A step's seconds are a prefix after the step's number (`#12 27.81 `); alone, only before what a
+/// build prints — a path or a `tool:` word (`27.81 /app/x.cpp:1:2: error: …`, `27.85 gmake[3]:
+/// ***`) — so a line of figures (`12.34 ms per step`, `0.95 0.93`) keeps its number.
 fn build_step(i: &str) -> R<'_, LinePrefix<'_>> {
-    let (r, _) = opt((char('#'), digit1, char(' '))).parse(i)?;
+    let (r, step) = opt((char('#'), digit1, char(' '))).parse(i)?;
     let decimals = take_while_m_n(2, 3, |c: char| c.is_ascii_digit());
     let (r, seconds) = recognize((digit1, char('.'), decimals)).parse(r)?;
     let (r, _) = char(' ').parse(r)?;
+    let word = r.split(' ').next().unwrap_or("");
+    let built = word.starts_with('/')
+        || word.contains(':') && !word.starts_with(|c: char| c.is_ascii_digit());
+    if step.is_none() && !built {
+        return Err(nom::Err::Error(nom::error::Error::new(
+            i,
+            nom::error::ErrorKind::Verify,
+        )));
+    }
     Ok((r, LinePrefix::BuildStep { seconds }))
 }
 
@@ -992,9 +1005,13 @@ mod tests {
                 "/app/ggml/src/ggml-cann.cpp:1230:19: error: 'struct x' has no member named 'get_name'",
             ),
             ("#12 27.815 gmake: *** [Makefile:1323: llama-cli] Error 2", "gmake: *** [Makefile:1323: llama-cli] Error 2"),
+            ("27.85 gmake[3]: *** [x.o] Error 1", "gmake[3]: *** [x.o] Error 1"),
             ("0.95", "0.95"),
             ("3.1 loss", "3.1 loss"),
             ("12.3456 s per step", "12.3456 s per step"),
+            ("12.34 ms per step, was 8.10", "12.34 ms per step, was 8.10"),
+            ("0.95 0.93 0.91", "0.95 0.93 0.91"),
+            ("1.25 12:00:01 tick", "1.25 12:00:01 tick"),
         ] {
             assert_eq!(strip_prefixes(line).rest, rest, "{line}");
         }

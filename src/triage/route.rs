@@ -920,6 +920,11 @@ pub fn route_prose(text: &str) -> Option<(Routing, usize, String)> {
                 if route == Route::Accuracy && chatter(line) {
                     return None;
                 }
+                // PyTorch's fallback warning's own words (`This may have performance
+                // implications`) are no report: the fallback is host evidence (`route_host`).
+                if route == Route::Performance && cpu_fallback(line) {
+                    return None;
+                }
                 let l = line.to_lowercase();
                 knowledge::lexicon(kind)
                     .find(|w| lexicon_hit(&l, w.key))
@@ -942,11 +947,6 @@ pub fn route_prose(text: &str) -> Option<(Routing, usize, String)> {
     let Some((route, rule, hits)) = best else {
         return route_host(&lines);
     };
-    // Performance words only inside PyTorch's fallback warnings (`This may have performance
-    // implications`) are the warning's, not a report's: the fallback is the evidence.
-    if route == Route::Performance && hits.iter().all(|(i, _)| cpu_fallback(lines[*i])) {
-        return route_host(&lines);
-    }
     // An accuracy report's symptom is its first score.
     let (i, w) = verdict
         .filter(|_| route == Route::Performance)
@@ -1350,6 +1350,8 @@ mod tests {
             (r.route, r.rule.as_str(), line),
             (Route::Performance, "metric.cpu-fallback", 1)
         );
+        let two = format!("the generated boxes are garbled\n{warned}{warned}");
+        assert_eq!(route_prose(&two).unwrap().0.route, Route::Accuracy);
         let slow = format!("inference got very slow after the upgrade\n{warned}");
         assert_eq!(
             route_prose(&slow).unwrap().0.rule.as_str(),

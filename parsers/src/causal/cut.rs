@@ -13,7 +13,8 @@
 //!                on a frame, its source line or its carets has lost it)
 //! cann-tail   := "TraceBack (most recent call last):" END
 //!                (a CANN report lists its call stack after that header)
-//! elision     := a line that is only "..." or "…" at its start, "[...]", "(...)", "<snip>",
+//! elision     := a line that is only "..." or "…" at its start or among a traceback's frames,
+//!                "[...]", "(...)", "<snip>",
 //!                "[Truncated]", "(output truncated)", or a count of lines left out
 //!                ("... N lines omitted", "[... 3 more lines]") (someone left lines out)
 //! ```
@@ -300,6 +301,9 @@ mod tests {
         assert_eq!(cuts(frames), [Cut::Elided { line: 3 }]);
         let array = "tensor([[1., 2.],\n        ...\n        [3., 4.]])\n";
         assert_eq!(cuts(array), []);
+        // An array printed after the traceback's exception line: the traceback is closed.
+        let after = "Traceback (most recent call last):\n  File \"t.py\", line 1, in f\n    g()\nValueError: bad\ntensor([[1., 2.],\n        ...\n        [3., 4.]])\n";
+        assert_eq!(cuts(after), []);
     }
 
     // The worst text in the world: long lines of markers, no panic.

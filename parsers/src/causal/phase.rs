@@ -15,7 +15,9 @@
 //! 2. **the error itself** — an environment message, its shape (graph break, recompile, kernel
 //!    assertion, environment line), a compile-stack exception class, a CANN code (known code,
 //!    else its module family; an operator check takes the phase of its caller: execution under
-//!    an aclnn call, compile elsewhere), a runtime error number, a torch_npu hint, an API name;
+//!    an aclnn call — its name or one of its return codes in the error —, compile elsewhere; an
+//!    inner code's line that names GE's compile stage in brackets outside an aclnn call,
+//!    `[InferShape]`, is that stage's), a runtime error number, a torch_npu hint, an API name;
 //! 3. **its frames** — the innermost frame whose module has a known phase;
 //! 4. **its context** — the codes, numbers and hints of the wrapper and the neighbouring error
 //!    lines of the same failure (a device hint printed next to a generic wrapper).
@@ -120,8 +122,9 @@ fn with_fact(mut e: PhaseEvidence, f: &knowledge::Fact) -> PhaseEvidence {
 /// storage: round numbers that counts and timeouts are too) and aclnn's (161001 and 161002
 /// parameter, 361001 runtime, 561000–561003 and 561101–561112 inner) only after a phrase that
 /// calls the
-/// number an error or return code (`errorCode = 100002`, `ret = 200000`; not `ret 100000
-/// samples` or `failed: 300000 ms`).
+/// number an error or return code (`errorCode = 100002`, `ret = 200000`, an operator's `errno:`;
+/// not `ret 100000 samples` or `failed: 300000 ms`). The Ascend samples' `error:507011` counts
+/// with the number right after its own word (not an exception's payload, `KeyError: 107002`).
 pub fn runtime_number(line: &str) -> Option<u64> {
     // The phrases that call the number an error code or a call's return code, then the ones
     // that may name any number (`ret 100000 samples`, `failed: 300000 ms`).
@@ -145,7 +148,7 @@ pub fn runtime_number(line: &str) -> Option<u64> {
         "ret ",
         "failed: ",
         // The Ascend samples' `Execute model(…) error:507011`.
-        "error:",
+        BARE_ERROR_LEAD,
         // ONNX Runtime's execution providers: `CANN failure 500002: ACL_ERROR_GE_FAILURE ; …`
         // (the number then a colon, below: `node failure 107312 ms ago` is none).
         FAILURE_LEAD,
@@ -191,6 +194,14 @@ pub fn runtime_number(line: &str) -> Option<u64> {
                 || prev.is_ascii_lowercase() && first.is_some_and(|c| c.is_ascii_uppercase())
         });
         let lead = l.get(at..after)?;
+        if lead == BARE_ERROR_LEAD {
+            let own_word = at
+                .checked_sub(1)
+                .is_none_or(|k| !b[k].is_ascii_alphanumeric());
+            if !own_word || !b.get(after).is_some_and(u8::is_ascii_digit) {
+                return None;
+            }
+        }
         let r = l.get(after..)?.trim_start();
         let end = r.find(|c: char| !c.is_ascii_digit()).unwrap_or(r.len());
         let n = r[..end].parse::<u64>().ok()?;
@@ -208,6 +219,9 @@ fn aclnn_return_code(n: u64) -> bool {
         161_001 | 161_002 | 361_001 | 561_000..=561_003 | 561_101..=561_112
     )
 }
+
+/// The Ascend samples' lead of a runtime number (`error:507011`).
+const BARE_ERROR_LEAD: &str = "error:";
 
 /// The lead of ONNX Runtime's execution-provider failures (`CANN failure 500002: …`).
 const FAILURE_LEAD: &str = "failure ";
@@ -453,18 +467,27 @@ fn stated_phrase(lines: &[(u64, &str)], under: Phase, source: Source) -> Option<
 }
 
 /// The compile stage an inner code's line names in brackets (`EZ9999  [InferShape] The k-axis
-/// …`: GE's shape inference of the operator being built), as an API row.
+/// …`: GE's shape inference of the operator being built), as an API row — outside an aclnn
+/// call only (`under` compile): an aclnn operator's own shape inference logs the same tag.
 fn stage_named(no: u64, t: &str, under: Phase, source: Source) -> Option<PhaseEvidence> {
+    if under != Phase::Compile {
+        return None;
+    }
     let f = knowledge::api(t)?;
     let phase = f.phase_or(under).filter(|p| *p == Phase::Compile)?;
-    let bracketed = t
-        .to_ascii_lowercase()
-        .contains(&format!("[{}]", f.key.to_ascii_lowercase()));
+    let key = f.key.to_ascii_lowercase();
+    let tag = if key.starts_with('[') {
+        key
+    } else {
+        format!("[{key}]")
+    };
+    let bracketed = t.to_ascii_lowercase().contains(&tag);
     bracketed.then(|| with_fact(ev(phase, f.nature, "phase.api", f.key, no, source), f))
 }
 
 /// Codes, runtime numbers, hints and API names in some lines: the first line that holds one
-/// decides (a CANN code before a number before a hint before an API name within a line).
+/// decides (a CANN code before a number before a hint before an API name within a line; an
+/// inner code yields to its own line's stated cause or bracketed compile stage).
 fn from_codes<'a>(
     lines: impl Iterator<Item = (u64, &'a str)>,
     under: Phase,
@@ -754,6 +777,11 @@ mod tests {
             Some(507011)
         );
         assert_eq!(runtime_number("error: 3 files"), None);
+        // An exception's payload is no runtime number, nor is a number after `error: `; ACL's
+        // round codes need a code phrase.
+        assert_eq!(runtime_number("KeyError: 107002"), None);
+        assert_eq!(runtime_number("Error: 507015 rows"), None);
+        assert_eq!(runtime_number("x error:200000"), None);
         assert_eq!(
             runtime_number("acl set device 0 failed, errorCode = 507033"),
             Some(507033)
@@ -866,6 +894,14 @@ mod tests {
         // Or the stage its line names in GE's brackets: shape inference builds the operator.
         let built = "EZ9999  [InferShape] The k-axis of a(64) and b(9216) tensors must be the same[FUNC:InferShape][FILE:matrix_calculation_ops.cc][LINE:1402]\n        TraceBack (most recent call last):\n        build graph failed, graph id:126, ret:1343242270[FUNC:BuildModel][FILE:ge_generator.cc][LINE:1443]\n";
         assert_eq!(phase(built), Some((Phase::Compile, "phase.api".into())));
+        // Under an aclnn call the operator's own shape inference logs the same tag: execution.
+        let under_aclnn = "RuntimeError: call aclnnTransposeQuantBatchMatMul failed, detail:EZ9999: Inner Error!\nEZ9999: [PID: 1] 2026-01-01-00:00:00.000.000 [InferShape] Failed to transpose shape of y[FUNC:F][FILE:f.cpp][LINE:1]\n";
+        assert_eq!(phase(under_aclnn).map(|p| p.0), Some(Phase::Execution));
+        let function_only = "EZ9999: [PID: 1] 2026-01-01-00:00:00.000.000 x is null[FUNC:InferShape][FILE:f.cc][LINE:1]\n";
+        assert_eq!(
+            phase(function_only).map(|p| p.1),
+            Some("shape.cann-code-family".into())
+        );
         let unbracketed =
             "EZ9999: [PID: 1] 2026-01-01-00:00:00.000.000 x failed in InferShape of y\n";
         assert_eq!(

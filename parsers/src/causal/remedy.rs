@@ -173,17 +173,16 @@ fn all_text(err: &CausalError) -> String {
 /// `oversize:npu out of memory` — one request larger than the whole device (no allocator
 /// setting helps: the size is wrong or the work must be split); `sync:aclnn` — an aclnn call that
 /// failed where it was made (the error is synchronous: `ASCEND_LAUNCH_BLOCKING` changes
-/// nothing); `queued:aclnn` — an aclnn launch that failed inside torch_npu's launch lambda
-/// (`operator():`), on the task queue's thread: the traceback is not the call's.
+/// nothing); `queued:aclnn` — an aclnn call that failed inside the lambda torch_npu's task queue
+/// runs (`operator():`): unless launches were blocking, the traceback is not the call's.
 fn conditions(err: &CausalError) -> Vec<String> {
     let text = all_text(err);
     let mut out = Vec::new();
     if text.contains("npu out of memory") && request_exceeds_device(&text) {
         out.push("oversize:npu out of memory".to_string());
     }
-    // (`operator():` is torch_npu's launch lambda, which its task queue runs on another thread
-    // than the op's call: op-plugin's EXEC_NPU_CMD checks GetWorkspaceSize in the op's function,
-    // the launch inside the lambda.)
+    // (`operator():` is the lambda op-plugin's EXEC_NPU_CMD hands to torch_npu's OpCommand,
+    // which its task queue runs on another thread than the op's call unless launches block.)
     let asynchronous = [
         "is reported as above",
         "asynchronous",
@@ -406,10 +405,24 @@ fn setting_out_of_range(text: &str) -> Option<(&str, bool)> {
 }
 
 /// A sentence of `text` that advises what to do, whole: one that starts with `Please try`, `You
-/// can try`, `Try to` or `Consider`, or says it after a condition (torch_npu's `If you need this
+/// can try`, `Try to`, `Consider` or a change it prescribes (`Please modify`, `set`, `install`,
+/// `upgrade`, `reinstall`, `rebuild`), or says it after a condition (torch_npu's `If you need this
 /// call to be captured, please try to set torch.npu.config.allow_internal_format = False.`).
 fn advice(text: &str) -> Option<&str> {
-    const LEADS: &[&str] = &["Please try", "You can try", "Try to ", "Consider "];
+    const LEADS: &[&str] = &[
+        "Please try",
+        "You can try",
+        "Try to ",
+        "Consider ",
+        // A change the message prescribes (`Please modify default socversion in run.sh or
+        // execute run.sh with socversion parameter.`), not `Please check …`.
+        "Please modify ",
+        "Please set ",
+        "Please install ",
+        "Please upgrade ",
+        "Please reinstall ",
+        "Please rebuild ",
+    ];
     const AFTER_A_CONDITION: &[&str] = &[", please try ", ", you can try ", ", try to "];
     let mut starts: Vec<usize> = std::iter::once(0)
         .chain(
@@ -717,6 +730,11 @@ mod tests {
             Some("Please try to decrease `maxPrefillTokens`.")
         );
         assert_eq!(advice("Try again later"), None);
+        assert_eq!(
+            advice("..[ERROR] the socversion Ascend910B1 of bin package does not match the current device socverison Ascend310P3. Please modify default socversion in run.sh or execute run.sh with socversion parameter."),
+            Some("Please modify default socversion in run.sh or execute run.sh with socversion parameter.")
+        );
+        assert_eq!(advice("x failed. Please check the log."), None);
         assert_eq!(
             advice("Cannot run aclop operators during NPU graph capture. Current working aclop is MatMul. If you need this call to be captured, please try to set torch.npu.config.allow_internal_format = False. If still fail, file an issue."),
             Some("If you need this call to be captured, please try to set torch.npu.config.allow_internal_format = False.")

@@ -838,7 +838,7 @@ mod tests {
             "ImportError: cannot import name 'f' from 'mymodel' (/home/u/proj/mymodel.py)",
             "ImportError: cannot import name 'a' from partially initialized module 'b' (most likely due to a circular import) (/x/site-packages/b/__init__.py)",
             "ImportError: cannot import name 'a' from 'b' (unknown location)",
-            "cannot import name 'site-packages' from 'x'",
+            "ImportError: cannot import name 'x' from 'site-packages' (/home/u/proj/site_packages_tool.py)",
         ] {
             assert_ne!(environment(other).map(|f| f.key), Some(installed), "{other}");
         }
@@ -849,6 +849,14 @@ mod tests {
         assert_eq!(
             environment("AclNN_Inner_Error(EZ9999):  Op MoeDistributeDispatchV2 not support soc version ascend910b.").map(|f| f.key),
             Some("not support soc version")
+        );
+        // A mode of an operator the chip lacks reads the same (its meaning says so).
+        assert_eq!(
+            environment(
+                "QuantBatchMatmul support for Ascend910B is not implemented in a4w4 scenario."
+            )
+            .map(|f| f.key),
+            Some("support for ascend&is not implemented")
         );
         assert_eq!(
             frame("/x/torch/_dynamo/convert_frame.py __call__")
