@@ -572,6 +572,9 @@ impl<'w> Collector<'_, 'w> {
         if let Some(next) = self.container_daemon(i, t, soft) {
             return next;
         }
+        if let Some(next) = self.kubernetes_event(i, t, soft) {
+            return next;
+        }
         if let Some(e) = exception_line(line) {
             return self.exception(i, line, &e, soft);
         }
@@ -725,6 +728,26 @@ impl<'w> Collector<'_, 'w> {
         }
         self.out.push(c);
         Some(end)
+    }
+
+    /// A row of Kubernetes' events table (`kubectl describe`: type, reason, age, from, message
+    /// between runs of spaces) that reports a failure: a `Warning` row, or a row pasted without
+    /// its type whose reason says it failed (`Failed…`, `…Error`). The cluster refused the pod
+    /// (no node with the NPU resource free, a device plug-in that could not allocate): the next
+    /// index.
+    fn kubernetes_event(&mut self, i: usize, t: &'w str, soft: bool) -> Option<usize> {
+        let (reason, message) = kubernetes_warning(t)?;
+        let mut c = Candidate::new(
+            i,
+            if soft { Tier::Soft } else { Tier::Strong },
+            CauseRank::Framework,
+            Shape::EnvironmentLine,
+            KUBERNETES_EVENT,
+        );
+        c.message = format!("{message} (Kubernetes event {reason})");
+        c.scope.push((self.w[i].no, t.into()));
+        self.out.push(c);
+        Some(i + 1)
     }
 
     /// A CMake error at window index `i` (trimmed text `t`): its message — on the line, or the
@@ -1650,7 +1673,47 @@ fn is_triton_location(message: &str) -> bool {
 /// token, so remedy.tsv names it as `key:<rule>`.
 pub const PIP_CONFLICT: &str = "pip.conflict";
 pub const CONTAINER_DAEMON: &str = "container.daemon-error";
-pub const ENVIRONMENT_RULES: [&str; 2] = [PIP_CONFLICT, CONTAINER_DAEMON];
+pub const KUBERNETES_EVENT: &str = "kubernetes.event-warning";
+pub const ENVIRONMENT_RULES: [&str; 3] = [PIP_CONFLICT, CONTAINER_DAEMON, KUBERNETES_EVENT];
+
+/// The reason and message of a failing row of Kubernetes' events table (`Warning
+/// FailedScheduling  27s  hami-scheduler  0/1 nodes are available: …`): the columns stand
+/// between runs of two or more spaces; the age is `27s`, `3m2s`, `<unknown>` or `2m (x3 over
+/// 5m)`. A `Normal` row, or a typeless row whose reason does not say it failed, is none.
+fn kubernetes_warning(t: &str) -> Option<(&str, &str)> {
+    // The columns with the offset where each ends.
+    let mut fields = t
+        .match_indices("  ")
+        .map(|(at, _)| at)
+        .chain(std::iter::once(t.len()))
+        .scan(0, |start, end| {
+            let field = (&t[*start..end], end);
+            *start = end;
+            Some(field)
+        })
+        .map(|(f, end)| (f.trim(), end))
+        .filter(|(f, _)| !f.is_empty());
+    let (first, _) = fields.next()?;
+    let typed = first == "Warning";
+    let reason = if typed { fields.next()?.0 } else { first };
+    let camel = reason.starts_with(|c: char| c.is_ascii_uppercase())
+        && reason.len() > 3
+        && reason.bytes().all(|b| b.is_ascii_alphabetic());
+    let failed = reason.starts_with("Failed") || reason.ends_with("Error");
+    if !camel || !(typed || failed) {
+        return None;
+    }
+    let (age, _) = fields.next()?;
+    let span = age.split(' ').next().unwrap_or(age);
+    let aged = span == "<unknown>"
+        || span.bytes().any(|b| b.is_ascii_digit())
+            && span
+                .bytes()
+                .all(|b| b.is_ascii_digit() || b"smhd".contains(&b));
+    let (_from, at) = fields.next()?;
+    let message = t.get(at..)?.trim();
+    (aged && !message.is_empty()).then_some((reason, message))
+}
 
 /// `1. generic_jump TensorVariable()` → the text after the number.
 fn numbered_item(t: &str) -> Option<&str> {
@@ -2414,6 +2477,36 @@ fn is_plog_error(line: &WinLine<'_>) -> bool {
 mod tests {
     use super::super::normalise::normalise;
     use super::*;
+
+    // Wider-world batch 24: Kubernetes' events table, with and without its type column.
+    #[test]
+    fn kubernetes_event_rows() {
+        assert_eq!(
+            kubernetes_warning("Warning  FailedScheduling  27s   hami-scheduler  0/1 nodes are available: 1 Insufficient huawei.com/Ascend910B3-memory."),
+            Some(("FailedScheduling", "0/1 nodes are available: 1 Insufficient huawei.com/Ascend910B3-memory."))
+        );
+        assert_eq!(
+            kubernetes_warning("UnexpectedAdmissionError  14m   kubelet         Allocate failed due to rpc error: code = Unknown"),
+            Some(("UnexpectedAdmissionError", "Allocate failed due to rpc error: code = Unknown"))
+        );
+        assert_eq!(
+            kubernetes_warning("Warning  BackOff  2m (x3 over 5m)  kubelet, node-1  Back-off restarting failed container"),
+            Some(("BackOff", "Back-off restarting failed container"))
+        );
+        for other in [
+            "Normal   Scheduled  30s   default-scheduler  Successfully assigned default/p to n1",
+            "Pulled  10s  kubelet  Container image already present",
+            "Type     Reason            Age   From            Message",
+            "Warning  FailedScheduling",
+            "Warning  the config  is old  see docs",
+            "FailedMount  soon  kubelet  x",
+        ] {
+            assert_eq!(kubernetes_warning(other), None, "{other}");
+        }
+        let text = "Events:\n  Type     Reason            Age   From            Message\n  ----     ------            ----  ----            -------\n  Warning  FailedScheduling  27s   hami-scheduler  0/1 nodes are available: 1 Insufficient huawei.com/Ascend910B3-memory.\n";
+        let e = crate::causal::first_causal_error(text.as_bytes()).expect("an error");
+        assert_eq!((e.line, e.evidence.rule.as_ref()), (4, KUBERNETES_EVENT));
+    }
 
     /// The abort test as it was written first, a lower-case copy searched (the reference).
     fn lower_case_abort(t: &str) -> bool {

@@ -850,6 +850,17 @@ mod tests {
             environment("AclNN_Inner_Error(EZ9999):  Op MoeDistributeDispatchV2 not support soc version ascend910b.").map(|f| f.key),
             Some("not support soc version")
         );
+        // Wider-world batch 24: the loader's static TLS, an operator namespace without the op,
+        // CUDA called on an NPU machine, the npu device before torch_npu is imported.
+        for (line, key) in [
+            ("ImportError: /x/lib/libgomp.so.1: cannot allocate memory in static TLS block", "cannot allocate memory in static tls block"),
+            ("AttributeError: '_OpNamespace' '_C_ascend' object has no attribute 'npu_sparse_flash_attention'", "'_opnamespace'&object has no attribute"),
+            ("AssertionError: Torch not compiled with CUDA enabled", "torch not compiled with cuda enabled"),
+            ("RuntimeError: Expected one of cpu, cuda, ipu, xpu, privateuseone device type at start of device string: npu", "device type at start of device string: npu"),
+        ] {
+            assert_eq!(environment(line).map(|f| f.key), Some(key), "{line}");
+        }
+        assert!(environment("AttributeError: 'Linear' object has no attribute 'w'").is_none());
         // A mode of an operator the chip lacks reads the same (its meaning says so).
         assert_eq!(
             environment(
