@@ -1681,21 +1681,17 @@ pub const ENVIRONMENT_RULES: [&str; 3] = [PIP_CONFLICT, CONTAINER_DAEMON, KUBERN
 /// between runs of two or more spaces; the age is `27s`, `3m2s`, `<unknown>` or `2m (x3 over
 /// 5m)`. A `Normal` row, or a typeless row whose reason does not say it failed, is none.
 fn kubernetes_warning(t: &str) -> Option<(&str, &str)> {
-    // The columns with the offset where each ends.
-    let mut fields = t
-        .match_indices("  ")
-        .map(|(at, _)| at)
-        .chain(std::iter::once(t.len()))
-        .scan(0, |start, end| {
-            let field = (&t[*start..end], end);
-            *start = end;
-            Some(field)
-        })
-        .map(|(f, end)| (f.trim(), end))
-        .filter(|(f, _)| !f.is_empty());
-    let (first, _) = fields.next()?;
+    // The next column; `rest` keeps what follows it (the message, after the fourth).
+    let mut rest = t;
+    let mut column = || {
+        let r = rest.trim_start();
+        let (field, after) = r.split_at(r.find("  ").unwrap_or(r.len()));
+        rest = after;
+        (!field.is_empty()).then_some(field)
+    };
+    let first = column()?;
     let typed = first == "Warning";
-    let reason = if typed { fields.next()?.0 } else { first };
+    let reason = if typed { column()? } else { first };
     let camel = reason.starts_with(|c: char| c.is_ascii_uppercase())
         && reason.len() > 3
         && reason.bytes().all(|b| b.is_ascii_alphabetic());
@@ -1703,15 +1699,15 @@ fn kubernetes_warning(t: &str) -> Option<(&str, &str)> {
     if !camel || !(typed || failed) {
         return None;
     }
-    let (age, _) = fields.next()?;
+    let age = column()?;
     let span = age.split(' ').next().unwrap_or(age);
     let aged = span == "<unknown>"
         || span.bytes().any(|b| b.is_ascii_digit())
             && span
                 .bytes()
                 .all(|b| b.is_ascii_digit() || b"smhd".contains(&b));
-    let (_from, at) = fields.next()?;
-    let message = t.get(at..)?.trim();
+    column()?; // from
+    let message = rest.trim();
     (aged && !message.is_empty()).then_some((reason, message))
 }
 
