@@ -117,15 +117,23 @@ fn unknown_flag_is_a_usage_error() {
     assert_eq!(out.status.code(), Some(2));
 }
 
-/// Runs npgx with a stdout whose reader is already gone: the write end of a pipe whose read end
-/// was closed before the process started, so the first write fails with a broken pipe for sure.
 /// The writing end of a pipe whose reader is already gone: what `npgx … | head` leaves once
-/// `head` has exited.
+/// `head` has exited, so the first write of a process given it as stdout fails with a broken pipe.
+///
+/// Both ends are opened close-on-exec: the tests run in parallel, and a process another test
+/// starts between pipe(2) and the read end's close would otherwise inherit the read end and keep
+/// the pipe open for as long as it lives (npgx's writes then succeed into the pipe's buffer and it
+/// exits with its findings' code: a CI run saw exactly that). The child's stdout is a dup2 of the
+/// write end, which clears the flag on descriptor 1 only.
 pub fn closed_pipe() -> std::os::fd::OwnedFd {
     use std::os::fd::{FromRawFd as _, OwnedFd};
     let mut fds = [0 as libc::c_int; 2];
-    // SAFETY: `fds` has room for the two descriptors pipe(2) writes.
-    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0, "pipe(2)");
+    // SAFETY: `fds` has room for the two descriptors pipe2(2) writes.
+    assert_eq!(
+        unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) },
+        0,
+        "pipe2(2)"
+    );
     // SAFETY: both descriptors were just opened by pipe(2) and are owned by nothing else.
     let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
     drop(read);
