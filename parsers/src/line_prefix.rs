@@ -28,7 +28,7 @@
 //! bracket_logger= "[" YYYY-MM-DD (" "|"T") hh:mm:ss [("."|",") frac] [zone] ( " " L " " ids "]" [" " path ":" n ": "]
 //!                 | "] " L " "                       (llama.cpp's server log: `[…] I load_tensors: …`)
 //!                 | "]" (" "? "[" field "]"){0..8} with one field a LEVEL word [" "? ": "] ) [" "]
-//! separated_logger = (YYYY-MM-DD | MM/DD/YYYY) (" "|"T") hh:mm:ss [("."|",") frac] [zone] sep
+//! separated_logger = ((YYYY-MM-DD | MM/DD/YYYY) (" "|"T") hh:mm:ss [("."|",") frac] [zone] sep | "- ")
 //!                 (field sep){0..4} " "* LEVEL " "* sep [tail]      sep = " - " | " | "
 //!                 tail = name ":" function ":" n " - "   (after " | ": loguru's location)
 //!                      | logger " - "                    (after " - ", the level first: its name)
@@ -50,7 +50,8 @@
 //! pkg.module:function:12 - `), and Hugging Face's examples' `10/28/2024 12:00:00 - ERROR -
 //! __main__ - ` (the level first, then the logger): the time first, then fields up to a LEVEL
 //! word in capitals (padded, as `%(levelname)-8s` and loguru pad it), each field shorter than 65
-//! bytes.
+//! bytes. A paste that cut the time keeps the separator after it first on the line (`-
+//! gpustack.cmd.start - CRITICAL - `, wider-world batch 24): that `- ` stands for the time.
 //!
 //! `elided_glog` is a glog header whose head a user cut to `...` when pasting; its level is
 //! unknown and reported as `?`. So is `vllm_tail`'s (a `VllmLogger` with level `?`): the user kept
@@ -929,15 +930,20 @@ fn bracket_logger(i: &str) -> R<'_, LinePrefix<'_>> {
 fn separated_logger(i: &str) -> R<'_, LinePrefix<'_>> {
     // ISO dates, or `logging`'s `datefmt="%m/%d/%Y %H:%M:%S"` (Hugging Face's examples).
     let us_date = recognize((digits(2), char('/'), digits(2), char('/'), digits(4)));
-    let (r, _) = (
+    let dated = (
         alt((iso_date, us_date)),
         one_of(" T"),
         hms,
         opt((one_of(".,"), fraction)),
         opt(zone),
-    )
-        .parse(i)?;
-    let (mut r, sep) = alt((tag(" - "), tag(" | "))).parse(r)?;
+    );
+    // The time cut from the paste (or `%(asctime)s` empty) leaves the separator after it first
+    // on the line: `- gpustack.cmd.start - CRITICAL - `.
+    let (mut r, sep) = alt((
+        preceded(dated, alt((tag(" - "), tag(" | ")))),
+        tag("- ").map(|_| " - "),
+    ))
+    .parse(i)?;
     for field_no in 0..5 {
         let Some((field, after)) = r.split_once(sep) else {
             break;
@@ -1317,6 +1323,9 @@ mod tests {
             ("2024-05-01 12:00:00.123 | INFO     | 127.0.0.1:54321 - \"GET / HTTP/1.1\" 200", "INFO", "127.0.0.1:54321 - \"GET / HTTP/1.1\" 200"),
             // A message's own capitalised level word after the header stays the message's.
             ("2024-06-01 08:00:00,001 - app - INFO - ERROR - count 3", "INFO", "ERROR - count 3"),
+            // The time cut from the paste: its separator first (wider-world batch 24).
+            ("- gpustack.cmd.start - CRITICAL - context has already been set", "CRITICAL", "context has already been set"),
+            ("- ERROR - __main__ - Process rank: 0", "ERROR", "Process rank: 0"),
         ] {
             let s = strip_prefixes(line);
             assert_eq!(s.prefixes, vec![LinePrefix::ServiceLogger { level }], "{line}");
@@ -1330,6 +1339,10 @@ mod tests {
             "2024-06-01 08:00:00 | a | b | c | d | e | ERROR | x",
             "loader - ERROR - x",
             "2024-06-01 08:00:00 - ERROR",
+            // A list item is no record without a level field.
+            "- step 3 - loss 0.5",
+            "- fixed the ERROR path",
+            "- ERROR",
         ] {
             let s = strip_prefixes(line);
             assert!(s.prefixes.is_empty(), "{line}");

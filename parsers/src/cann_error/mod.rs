@@ -21,7 +21,8 @@
 //! The start may sit at the end of another line (`Warning: EZ9999: Inner Error!`,
 //! `RecentErrMsg: …`, `detail:EZ9999: …`, `Ascend Error Message:EI0002: …`). A block ends at an
 //! empty line unless the next line is an item, or at any other line. Unindented lines right after
-//! a code line continue its message (2022 multi-line messages).
+//! a code line continue its message (2022 multi-line messages); when the code line's message
+//! stops at a comma, its words are on the next line, which is then the one to cite.
 //!
 //! The **root message** is the message on the code line, or the first item when no code line has
 //! one; TraceBack items go outward, toward the API that reported the error.
@@ -497,6 +498,12 @@ impl ReportAssembler {
             }
         } else if self.msg_open && !self.gap {
             if let Some(m) = rep.message.as_mut() {
+                // A message broken after a comma (`op[RotaryPositionEmbedding],` / `when input is
+                // BNSD layout …, please do not use …`): its words are on the line that goes on,
+                // which is the one to cite.
+                if rep.causal_line == m.line && !m.text.contains('\n') && m.text.ends_with(',') {
+                    rep.causal_line = line_no;
+                }
                 m.text.push('\n');
                 m.text.push_str(trimmed);
             }
@@ -819,6 +826,20 @@ mod tests {
         // Another code at the start of a line is no part of it.
         let r = one("EZ9999: Inner Error!\nEH9999  something else\n");
         assert_eq!(r.end_line, 1);
+    }
+
+    // A message broken after a comma goes on on the next line, which holds its words and is cited
+    // (wider-world batch 24); one broken elsewhere keeps its code line.
+    #[test]
+    fn a_message_broken_after_a_comma_cites_its_next_line() {
+        let r = one("E89999: Inner Error!\nE89999[PID: 183646] 2026-04-01-13:43:00.810.813 (E89999):  op[RotaryPositionEmbedding],\nwhen input is BNSD layout, please do not use RotaryPositionEmbedding fusion operator.\n[FUNC:DoRotateHalfTiling][FILE:rope_rotate_half_tiling.cpp][LINE:498]\n");
+        assert_eq!((r.causal_line, r.end_line), (3, 4));
+        assert!(r
+            .message
+            .as_ref()
+            .is_some_and(|m| m.line == 2 && m.text.ends_with("fusion operator.")));
+        let r = one("E89999: Inner Error!\nE89999[PID: 1] 2026-04-01-13:43:00.810.813 (E89999):  op[X] failed\nbecause of y\n");
+        assert_eq!(r.causal_line, 2);
     }
 
     #[test]

@@ -1866,9 +1866,12 @@ fn report_candidate<'w>(
 }
 
 /// A CANN report's root: the first item after an inner-code header, else the message on its code
-/// line, else its first item — with that line (`None`: nothing but the report's own line).
+/// line, else its first item — with that line (`None`: nothing but the report's own line). An
+/// item that is only a location (`[FUNC:…][FILE:…][LINE:…]` under a message that runs over
+/// lines) is where the message above it was raised, not an item of its own.
 fn report_root(report: &CannErrorReport) -> (Option<u64>, &str) {
-    match (report.inner, report.items.first(), &report.message) {
+    let first = report.items.iter().find(|i| !i.text.trim().is_empty());
+    match (report.inner, first, &report.message) {
         (true, Some(item), _) => (Some(item.line), item.text.as_str()),
         (_, _, Some(m)) => (Some(m.line), m.text.as_str()),
         (_, Some(item), None) => (Some(item.line), item.text.as_str()),

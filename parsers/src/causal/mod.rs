@@ -662,6 +662,21 @@ mod tests {
         assert_eq!((c.line, &*c.evidence.rule), (6, "cann.report"));
     }
 
+    // A report's message broken after a comma is cited on its next line, and a location alone
+    // under it is no item of its own: the message is the report's (wider-world batch 24).
+    #[test]
+    fn a_report_message_broken_after_a_comma() {
+        let c = first("RuntimeError: call aclnnRotaryPositionEmbedding failed, error code is 561002\nE89999: Inner Error!\nE89999[PID: 1] 2026-04-01-13:43:00.810.813 (E89999):  op[RotaryPositionEmbedding],\nwhen input is BNSD layout, please do not use RotaryPositionEmbedding fusion operator.\n[FUNC:DoRotateHalfTiling][FILE:rope_rotate_half_tiling.cpp][LINE:498]\n");
+        assert_eq!((c.line, &*c.evidence.rule), (4, "cann.report"));
+        assert!(
+            c.message
+                .starts_with("E89999: op[RotaryPositionEmbedding],"),
+            "{}",
+            c.message
+        );
+        assert!(c.message.ends_with("fusion operator."), "{}", c.message);
+    }
+
     // torch_npu's hint and the CANN report after it are one failure even where the paste lost
     // the hint's indented second line; the report is cited when its TraceBack states the device
     // fault (a launch `return: 507015` over `The error from device(…) … aivector error`), the

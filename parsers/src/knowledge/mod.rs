@@ -857,6 +857,8 @@ mod tests {
             ("AttributeError: '_OpNamespace' '_C_ascend' object has no attribute 'npu_sparse_flash_attention'", "'_opnamespace'&object has no attribute"),
             ("AssertionError: Torch not compiled with CUDA enabled", "torch not compiled with cuda enabled"),
             ("RuntimeError: Expected one of cpu, cuda, ipu, xpu, privateuseone device type at start of device string: npu", "device type at start of device string: npu"),
+            // A second `set_start_method` (batch 24's GPUStack log, its time cut).
+            ("RuntimeError: context has already been set", "context has already been set"),
         ] {
             assert_eq!(environment(line).map(|f| f.key), Some(key), "{line}");
         }
