@@ -2,7 +2,8 @@
 //! `nan` or `inf` ([`nan_metric`]), a float16 value at float16's largest magnitude
 //! ([`saturated_half`]) — accuracy evidence —; an operator that falls back to the CPU
 //! ([`cpu_fallback`]) and model weights left in host memory ([`host_weights`]) — performance
-//! evidence. Read by the router in a text without an error.
+//! evidence —; a speed it measures ([`speed_rate`]). Read by the router in a text without an
+//! error.
 
 /// Names of the training metrics whose `nan` / `inf` says the numbers went wrong (lower case,
 /// matched inside the metric's key): losses and gradient norms, as trainers log them — the
@@ -208,9 +209,106 @@ pub fn host_weights(lines: &[&str]) -> Option<usize> {
         .flatten()
 }
 
+/// Units of time a rate is counted in (`tokens/s`, `s/it`, `请求/秒`, `ms/step`).
+const TIME_UNITS: &[&str] = &[
+    "s", "sec", "secs", "second", "seconds", "ms", "min", "秒", "毫秒", "分钟",
+];
+
+/// Units of data: a rate of them is a transfer (pip's `3.4 MB/s` download), not the run's speed.
+const DATA_UNITS: &[&str] = &[
+    "b", "bytes", "kb", "kib", "mb", "mib", "gb", "gib", "tb", "tib", "bit", "kbit", "mbit", "gbit",
+];
+
+/// The speed a line measures, as written: a number, then a rate whose one side is a unit of time
+/// and whose other side is a word that counts work (`35.2 tokens/s`, `329.53s/it`, `12.3it/s`,
+/// `1.48 请求/秒`, `812 ms/step`), or `<number> <word> per second` — not a transfer of data
+/// (`3.4 MB/s`) and not a fraction (`68/9153`). What tqdm, serving engines' loggers, llama.cpp's
+/// timings and benchmark scripts print.
+pub fn speed_rate(line: &str) -> Option<&str> {
+    let word_char = |c: char| c.is_alphabetic();
+    for (slash, _) in line.match_indices('/') {
+        let before = &line[..slash];
+        let num = before.trim_end_matches(word_char);
+        let num_word = &before[num.len()..];
+        let after = &line[slash + 1..];
+        let den = &after[..after.find(|c: char| !word_char(c)).unwrap_or(after.len())];
+        let end = slash + 1 + den.len();
+        if num_word.is_empty() || den.is_empty() {
+            continue;
+        }
+        // The word after the slash ends there (`/src` is a path: a letter would have been taken).
+        let figure = num.strip_suffix(' ').unwrap_or(num);
+        let digits = figure.len()
+            - figure
+                .trim_end_matches(|c: char| c.is_ascii_digit() || c == '.' || c == ',')
+                .len();
+        if digits == 0 || !figure.ends_with(|c: char| c.is_ascii_digit()) {
+            continue;
+        }
+        let (n, d) = (num_word.to_lowercase(), den.to_lowercase());
+        let timed = TIME_UNITS.contains(&n.as_str()) != TIME_UNITS.contains(&d.as_str());
+        let data = DATA_UNITS.contains(&n.as_str()) || DATA_UNITS.contains(&d.as_str());
+        if timed && !data {
+            return Some(&line[figure.len() - digits..end]);
+        }
+    }
+    let lower = line.to_ascii_lowercase();
+    let at = lower.find(" per second")?;
+    let head = line[..at].trim_end_matches(word_char);
+    let figure = head.strip_suffix(' ')?;
+    let word = &line[head.len()..at];
+    let digits = figure.len()
+        - figure
+            .trim_end_matches(|c: char| c.is_ascii_digit() || c == '.' || c == ',')
+            .len();
+    (digits > 0 && !word.is_empty() && !DATA_UNITS.contains(&word.to_lowercase().as_str()))
+        .then(|| &line[figure.len() - digits..at + " per second".len()])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // Speeds as tqdm, serving engines, llama.cpp and benchmark scripts print them (wider-world
+    // batches 22 and 25); transfers, fractions, paths and dates are none.
+    #[test]
+    fn speeds_a_run_measures() {
+        for (line, rate) in [
+            (
+                "  1%|          | 68/9153 [10:53:27<831:36:06, 329.53s/it]",
+                "329.53s/it",
+            ),
+            (
+                "Train:  10%|█  | 10/100 [00:20<03:00, 12.3it/s]",
+                "12.3it/s",
+            ),
+            (
+                "Avg generation throughput: 35.2 tokens/s, Running: 1 reqs",
+                "35.2 tokens/s",
+            ),
+            (
+                "2025-06-25 16:47:28,987 - INFO - 平均吞吐量: 1.48 请求/秒",
+                "1.48 请求/秒",
+            ),
+            ("step time 812 ms/step", "812 ms/step"),
+            (
+                "eval time = 1234.56 ms / 99 runs (12.47 ms per token, 80.20 tokens per second)",
+                "80.20 tokens per second",
+            ),
+        ] {
+            assert_eq!(speed_rate(line), Some(rate), "{line}");
+        }
+        for line in [
+            "Downloading torch-2.3.1.whl (1.2 MB) 1.2/1.2 MB 3.4 MB/s eta 0:00:00",
+            "  1%|          | 68/9153 [10:53:27<831:36:06]",
+            "see /usr/local/Ascend/s/it for the file",
+            "2025/06/25 16:47:28 started",
+            "a/s and b/it",
+            "bandwidth 180.5 GB/s",
+        ] {
+            assert_eq!(speed_rate(line), None, "{line}");
+        }
+    }
 
     #[test]
     fn metrics_logged_as_nan() {

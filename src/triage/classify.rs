@@ -468,7 +468,12 @@ pub fn classify_found(file: &Path, err: Option<CausalError>, head: &str) -> Clas
             c.matched_line = Some(line as u64);
             c.evidence_text = Some(evidence);
             c.notes.push(
-                "no error stack: routed by the report's tables or wording (rules 3–4)".into(),
+                if c.rule.starts_with("metric.") {
+                    "no error stack: routed by what the run printed (its metrics, where it computed, its speed)"
+                } else {
+                    "no error stack: routed by the report's tables or wording (rules 3–4)"
+                }
+                .into(),
             );
             c.remedy = own
                 .into_iter()

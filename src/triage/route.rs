@@ -15,7 +15,8 @@
 //!    (`undetermined`, with its candidates) when the only error is a weak one.
 //!
 //! Without an error: report tables and wording — accuracy (scores, graph vs eager mismatch),
-//! then performance (throughput / latency, slowness).
+//! then performance (throughput / latency, slowness); a text that only measures speed
+//! (`329.53s/it`, `1.48 请求/秒`) routes performance at low confidence.
 
 use serde::{Deserialize, Serialize};
 
@@ -23,7 +24,7 @@ use npgx_parsers::causal::phase::{quoted_after, Source as PhaseSource};
 use npgx_parsers::causal::CausalError;
 use npgx_parsers::knowledge::{self, CauseKind, Kind, Phase};
 use npgx_parsers::line_prefix::{line_severity, strip_prefixes};
-use npgx_parsers::printed::{cpu_fallback, host_weights, nan_metric, saturated_half};
+use npgx_parsers::printed::{cpu_fallback, host_weights, nan_metric, saturated_half, speed_rate};
 
 /// The route a failure takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -866,6 +867,27 @@ fn route_host(lines: &[&str]) -> Option<(Routing, usize, String)> {
     Some((r, i + 1, lines[i].trim_end().to_string()))
 }
 
+/// A text whose only evidence is a speed it measures ([`speed_rate`]: a progress bar's
+/// `329.53s/it`, a serving log's `1.48 请求/秒`): no error, no report's words, nothing sent to
+/// the host. The only question such a paste can answer is a performance one, so it routes there
+/// — at low confidence, because the verdict (slower than what?) is the user's, not the text's.
+fn route_speed(lines: &[&str]) -> Option<(Routing, usize, String)> {
+    let (i, rate) = lines
+        .iter()
+        .enumerate()
+        .find_map(|(i, l)| speed_rate(l).map(|r| (i, r)))?;
+    let mut r = Routing::new(Route::Performance, "metric.speed-only", Some(rate));
+    r.confidence = Confidence::Low;
+    r.why = format!(
+        "no error stack and no report's wording; line {} measures a speed (`{rate}`) and the \
+         text states nothing else: a performance question, whose verdict (slower than what: \
+         another device, an earlier release, eager mode?) the user has to give",
+        i + 1
+    );
+    r.matched_line = Some(i as u64 + 1);
+    Some((r, i + 1, lines[i].trim_end().to_string()))
+}
+
 /// Performance words that only measure (a unit, a metric's name): a line of them is a
 /// measurement, not a report that something is slow.
 const MEASUREMENT_WORDS: &[&str] = &[
@@ -945,7 +967,7 @@ pub fn route_prose(text: &str) -> Option<(Routing, usize, String)> {
         }
     }
     let Some((route, rule, hits)) = best else {
-        return route_host(&lines);
+        return route_host(&lines).or_else(|| route_speed(&lines));
     };
     // An accuracy report's symptom is its first score.
     let (i, w) = verdict
@@ -1407,10 +1429,23 @@ mod tests {
         );
         let swift = "{'loss': '2.3', 'grad_norm': 'inf', 'train_speed(s/it)': 1.99}\n";
         assert_eq!(route_prose(swift).unwrap().0.route, Route::Accuracy);
+        // Speeds alone are no report's wording, and route performance at low confidence only
+        // (wider-world batch 25): the verdict is the user's.
+        for (speeds, line, rate) in [
+            ("Train:  42%|████▏     | 42/100 [01:23<01:55,  1.99s/it]\nTrain:  43%|████▎     | 43/100 [01:25<01:53, 1.98s/it]\n", 1, "1.99s/it"),
+            ("INFO 01-01 00:00:00 [loggers.py:1] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 35.2 tokens/s\n", 1, "0.0 tokens/s"),
+            ("2025-06-25 16:47:28,987 - INFO - 总耗时: 135.42 秒\n2025-06-25 16:47:28,987 - INFO - 平均吞吐量: 1.48 请求/秒\n", 2, "1.48 请求/秒"),
+        ] {
+            let (r, at, _) = route_prose(speeds).unwrap();
+            assert_eq!(
+                (r.route, r.rule.as_str(), r.confidence, at, r.matched.as_deref()),
+                (Route::Performance, "metric.speed-only", Confidence::Low, line, Some(rate)),
+                "{speeds}"
+            );
+        }
         for quiet in [
-            "Train:  42%|████▏     | 42/100 [01:23<01:55,  1.99s/it]\nTrain:  43%|████▎     | 43/100 [01:25<01:53, 1.98s/it]\n",
-            "INFO 01-01 00:00:00 [loggers.py:1] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 35.2 tokens/s\n",
             "{'loss': 2.1, 'grad_norm': 0.9, 'epoch': 0.5}\nthe infinite loop of nano steps\n",
+            "Downloading torch-2.3.1.whl (1.2 MB)\n   1.2/1.2 MB 3.4 MB/s eta 0:00:00\n",
         ] {
             assert!(route_prose(quiet).is_none(), "{quiet}");
         }

@@ -636,18 +636,40 @@ impl<'w> Collector<'_, 'w> {
     /// `torch-npu 2.9.0 depends on torch==2.9.0+cpu`), indented, up to a blank line; the first
     /// a package states (`… depends on …`) is the cause (a requirement the user asked for is what
     /// it contradicts), else the first listed. An environment fault; the next index.
+    ///
+    /// Under BuildKit every line of the step carries the step's seconds (`341.8     The user
+    /// requested torch==2.3.1`): the header's, when it has them, are peeled from each listed line.
+    /// Of the packages' requirements, the first that the user did not ask for in those words
+    /// (`torch-npu 2.3.1 depends on torch==2.3.1+cpu` beside `The user requested torch==2.3.1`)
+    /// is the one that contradicts the others.
     fn pip_conflict(&mut self, i: usize, t: &'w str, soft: bool) -> Option<usize> {
+        const HEADER: &str = "The conflict is caused by:";
         let w = self.w;
-        if t != "The conflict is caused by:" {
+        let step = t.strip_suffix(HEADER)?;
+        if !step.is_empty() && !build_seconds(step) {
             return None;
         }
+        let step = w[i].rest.split_at(w[i].rest.find(HEADER)?).0;
+        let listed_text = |k: usize| w[k].rest.strip_prefix(step.trim_end());
         let end = (i + 1..w.len().min(i + 33))
-            .find(|&k| w[k].rest.trim().is_empty() || !w[k].rest.starts_with([' ', '\t']))
+            .find(|&k| {
+                listed_text(k).is_none_or(|r| r.trim().is_empty() || !r.starts_with([' ', '\t']))
+            })
             .unwrap_or(w.len().min(i + 33));
         let listed = i + 1..end;
+        let requested: Vec<&str> = listed
+            .clone()
+            .filter_map(|k| listed_text(k)?.trim().strip_prefix("The user requested "))
+            .collect();
+        let depends = |k: &usize| {
+            listed_text(*k)
+                .and_then(|r| r.split_once(" depends on "))
+                .map(|(_, req)| req.trim())
+        };
         let at = listed
             .clone()
-            .find(|&k| w[k].rest.contains(" depends on "))
+            .find(|k| depends(k).is_some_and(|r| !requested.contains(&r)))
+            .or_else(|| listed.clone().find(|k| depends(k).is_some()))
             .or_else(|| listed.clone().next())?;
         let mut c = Candidate::new(
             at,
@@ -656,7 +678,7 @@ impl<'w> Collector<'_, 'w> {
             Shape::EnvironmentLine,
             PIP_CONFLICT,
         );
-        let said = w[at].rest.trim();
+        let said = listed_text(at).unwrap_or(w[at].rest).trim();
         c.message = format!("{said} (pip found no set of versions that meets every requirement)");
         c.scope.push((w[i].no, t.into()));
         for k in listed {
@@ -1711,6 +1733,23 @@ fn kubernetes_warning(t: &str) -> Option<(&str, &str)> {
     (aged && !message.is_empty()).then_some((reason, message))
 }
 
+/// Whether `s` is BuildKit's seconds in front of a step's output line (`341.8 `, `#12 27.81 `):
+/// `[#n ]n.d[d[d]]` and spaces.
+fn build_seconds(s: &str) -> bool {
+    let s = s.trim_end();
+    let s = s
+        .strip_prefix('#')
+        .and_then(|r| r.split_once(' '))
+        .filter(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        .map_or(s, |(_, r)| r);
+    s.split_once('.').is_some_and(|(a, b)| {
+        !a.is_empty()
+            && a.bytes().all(|c| c.is_ascii_digit())
+            && (1..=3).contains(&b.len())
+            && b.bytes().all(|c| c.is_ascii_digit())
+    })
+}
+
 /// `1. generic_jump TensorVariable()` → the text after the number.
 fn numbered_item(t: &str) -> Option<&str> {
     let digits = t.bytes().take_while(u8::is_ascii_digit).count();
@@ -1890,12 +1929,14 @@ fn is_external(report: &CannErrorReport) -> bool {
 /// message that says what went wrong on its own (`Convert memory address from virtual to dma
 /// physical failed` under EL0003's bare `The argument is invalid.`) — unless the head states a
 /// cause of its own; under an external code's head, only when its message is the code's bare
-/// title.
+/// title or says only that something failed ([`only_that_it_failed`]).
 fn traceback_cause(report: &CannErrorReport) -> Option<&ReportItem> {
     let root_message = strip_location(report_root(report).1);
     let head_states_cause =
         knowledge::stated_cause(root_message).is_some() || is_device_fault(root_message);
-    let head_open = !is_external(report) || knowledge::is_generic_title(root_message);
+    let head_open = !is_external(report)
+        || knowledge::is_generic_title(root_message)
+        || only_that_it_failed(root_message);
     if head_states_cause || !head_open {
         return None;
     }
@@ -1908,6 +1949,16 @@ fn traceback_cause(report: &CannErrorReport) -> Option<&ReportItem> {
             && (knowledge::installation(&t.text).is_some()
                 || knowledge::phrase_fact(&t.text).is_some())
     })
+}
+
+/// Whether a message says only that something failed, and not why (`PromptFlashAttention
+/// LaunchAicore failed.` under EZ1001, wider-world batch 25): at most four words, the last
+/// `failed`, nothing that gives a value or a reason (`:`, `=`, `,`, a bracket).
+fn only_that_it_failed(message: &str) -> bool {
+    let m = message.trim().trim_end_matches(['.', '!']);
+    m.split_whitespace().count() <= 4
+        && m.to_ascii_lowercase().ends_with(" failed")
+        && !m.contains([':', '=', ',', '[', '('])
 }
 
 /// The line of a CANN report the first-causal-error ranking cites when the report is the error:

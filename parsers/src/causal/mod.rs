@@ -677,6 +677,21 @@ mod tests {
         assert!(c.message.ends_with("fusion operator."), "{}", c.message);
     }
 
+    // Under an external code whose message says only that something failed, the TraceBack item
+    // that states why is cited (wider-world batch 25); a message that says why keeps its head.
+    #[test]
+    fn a_head_that_only_says_it_failed() {
+        let report = |head: &str| {
+            format!("RuntimeError: call aclnnPromptFlashAttentionV3 failed, detail:EZ1001: [PID: 3] 2025-02-11-11:32:58.201.638 {head}\n        TraceBack (most recent call last):\n        Cannot find bin of op PromptFlashAttention, integral key 0/1/|bf16/ND/.\n        Kernel GetWorkspace failed. opType: 5\n")
+        };
+        let c = first(&report("PromptFlashAttention LaunchAicore failed."));
+        assert_eq!((c.line, &*c.evidence.rule), (3, "cann.report"));
+        let c = first(&report(
+            "PromptFlashAttention LaunchAicore failed, the shape [2, 3] is invalid.",
+        ));
+        assert_eq!((c.line, &*c.evidence.rule), (1, "cann.report"));
+    }
+
     // torch_npu's hint and the CANN report after it are one failure even where the paste lost
     // the hint's indented second line; the report is cited when its TraceBack states the device
     // fault (a launch `return: 507015` over `The error from device(…) … aivector error`), the
@@ -1466,6 +1481,21 @@ mod tests {
         let r = crate::causal::remedies(&c, None, crate::versions::Framework::Torch);
         assert_eq!(r[0].matched, "key:pip.conflict");
         assert_eq!(c.phase.map(|p| p.phase), Some(Phase::Environment));
+        // Under BuildKit (wider-world batch 25): every line carries the step's seconds; of the
+        // packages' requirements, the one the user did not ask for is the contradiction.
+        let docker = "ERROR: Cannot install torch-npu==2.3.1, torch==2.3.1 and torchvision==0.18.1 because these package versions have conflicting dependencies.\n341.8\n341.8 The conflict is caused by:\n341.8     The user requested torch==2.3.1\n341.8     torchvision 0.18.1 depends on torch==2.3.1\n341.8     torch-npu 2.3.1 depends on torch==2.3.1+cpu\n341.8\n341.8 To fix this you could try to:\n";
+        let c = first(docker);
+        assert_eq!((c.line, c.shape), (6, Shape::EnvironmentLine));
+        assert!(
+            c.message.starts_with("torch-npu 2.3.1 depends on"),
+            "{}",
+            c.message
+        );
+        // Another number before the header is no step's seconds.
+        assert!(
+            first_causal_error(b"see 12 The conflict is caused by:\n12     x depends on y\n")
+                .is_none_or(|c| c.evidence.rule != "pip.conflict")
+        );
     }
 
     // Wider-world batch 13: Docker's daemon error, with the runtime hook's stderr going on over
