@@ -944,6 +944,16 @@ fn separated_logger(i: &str) -> R<'_, LinePrefix<'_>> {
         tag("- ").map(|_| " - "),
     ))
     .parse(i)?;
+    // Without the time, a logger's name beside the level is what makes the line a record and
+    // not a list item (`- ERROR - the run stops`).
+    let undated = i.starts_with("- ");
+    let logger_name = |s: &str| {
+        s.len() <= 64
+            && s.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_.".contains(c))
+    };
+    let mut named = false;
     for field_no in 0..5 {
         let Some((field, after)) = r.split_once(sep) else {
             break;
@@ -954,7 +964,7 @@ fn separated_logger(i: &str) -> R<'_, LinePrefix<'_>> {
         // `%(levelname)-8s` and loguru pad on the right, `%(levelname)8s` on the left.
         let word = field.trim();
         if is_level_word(word) && !word.bytes().any(|b| b.is_ascii_lowercase()) {
-            let (after, _) = if sep == " | " {
+            let (after, name_after) = if sep == " | " {
                 // loguru's location after its level: `name:function:line - `.
                 opt((
                     verify(take_till(|c: char| c == ' '), |s: &str| {
@@ -966,20 +976,19 @@ fn separated_logger(i: &str) -> R<'_, LinePrefix<'_>> {
             } else if field_no == 0 {
                 // The logger's name after a leading level (`time - LEVEL - name - message`).
                 opt((
-                    verify(take_till(|c: char| c == ' '), |s: &str| {
-                        s.len() <= 64
-                            && s.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
-                            && s.chars()
-                                .all(|c| c.is_ascii_alphanumeric() || "_.".contains(c))
-                    }),
+                    verify(take_till(|c: char| c == ' '), logger_name),
                     tag(" - "),
                 ))
                 .parse(after)?
             } else {
                 (after, None)
             };
+            if undated && !named && name_after.is_none() {
+                break;
+            }
             return Ok((after, LinePrefix::ServiceLogger { level: word }));
         }
+        named = logger_name(field.trim());
         r = after;
     }
     Err(nom::Err::Error(nom::error::Error::new(
@@ -1343,6 +1352,9 @@ mod tests {
             "- step 3 - loss 0.5",
             "- fixed the ERROR path",
             "- ERROR",
+            "- ERROR - the run stops",
+            "- INFO - loaded the model - ok",
+            "- step 3 - ERROR - x",
         ] {
             let s = strip_prefixes(line);
             assert!(s.prefixes.is_empty(), "{line}");

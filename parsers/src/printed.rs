@@ -209,9 +209,10 @@ pub fn host_weights(lines: &[&str]) -> Option<usize> {
         .flatten()
 }
 
-/// Units of time a rate is counted in (`tokens/s`, `s/it`, `请求/秒`, `ms/step`).
+/// Units of time a rate is counted in (`tokens/s`, `s/it`, `请求/秒`, `ms/step`); not `min`,
+/// which is as often a minimum (`min/max`).
 const TIME_UNITS: &[&str] = &[
-    "s", "sec", "secs", "second", "seconds", "ms", "min", "秒", "毫秒", "分钟",
+    "s", "sec", "secs", "second", "seconds", "ms", "minute", "minutes", "秒", "毫秒", "分钟",
 ];
 
 /// Units of data: a rate of them is a transfer (pip's `3.4 MB/s` download), not the run's speed.
@@ -219,11 +220,24 @@ const DATA_UNITS: &[&str] = &[
     "b", "bytes", "kb", "kib", "mb", "mib", "gb", "gib", "tb", "tib", "bit", "kbit", "mbit", "gbit",
 ];
 
+/// Where the number that ends `s` (before any spaces) starts: digits, `.` and `,`, ending in a
+/// digit, and not the tail of a path, a word or a version (`/data/2.5`, `v2`, `x_3`).
+fn figure_start(s: &str) -> Option<usize> {
+    let t = s.trim_end_matches(' ');
+    let start = t
+        .trim_end_matches(|c: char| c.is_ascii_digit() || c == '.' || c == ',')
+        .len();
+    let figure = &t[start..];
+    let own =
+        !t[..start].ends_with(|c: char| c.is_alphanumeric() || matches!(c, '/' | '_' | '.' | '\\'));
+    (own && figure.ends_with(|c: char| c.is_ascii_digit())).then_some(start)
+}
+
 /// The speed a line measures, as written: a number, then a rate whose one side is a unit of time
 /// and whose other side is a word that counts work (`35.2 tokens/s`, `329.53s/it`, `12.3it/s`,
 /// `1.48 请求/秒`, `812 ms/step`), or `<number> <word> per second` — not a transfer of data
-/// (`3.4 MB/s`) and not a fraction (`68/9153`). What tqdm, serving engines' loggers, llama.cpp's
-/// timings and benchmark scripts print.
+/// (`3.4 MB/s`), not a fraction (`68/9153`), not inside a path (`/data/2.5s/it/`). What tqdm,
+/// serving engines' loggers, llama.cpp's timings and benchmark scripts print.
 pub fn speed_rate(line: &str) -> Option<&str> {
     let word_char = |c: char| c.is_alphabetic();
     for (slash, _) in line.match_indices('/') {
@@ -233,36 +247,31 @@ pub fn speed_rate(line: &str) -> Option<&str> {
         let after = &line[slash + 1..];
         let den = &after[..after.find(|c: char| !word_char(c)).unwrap_or(after.len())];
         let end = slash + 1 + den.len();
-        if num_word.is_empty() || den.is_empty() {
+        // The unit ends the rate: not a path or a longer word going on (`s/it/x`, `s/it2`).
+        let ended = !line[end..].starts_with(|c: char| c == '/' || c.is_alphanumeric());
+        if num_word.is_empty() || den.is_empty() || !ended {
             continue;
         }
-        // The word after the slash ends there (`/src` is a path: a letter would have been taken).
-        let figure = num.strip_suffix(' ').unwrap_or(num);
-        let digits = figure.len()
-            - figure
-                .trim_end_matches(|c: char| c.is_ascii_digit() || c == '.' || c == ',')
-                .len();
-        if digits == 0 || !figure.ends_with(|c: char| c.is_ascii_digit()) {
+        let Some(start) = figure_start(num) else {
             continue;
-        }
+        };
         let (n, d) = (num_word.to_lowercase(), den.to_lowercase());
         let timed = TIME_UNITS.contains(&n.as_str()) != TIME_UNITS.contains(&d.as_str());
         let data = DATA_UNITS.contains(&n.as_str()) || DATA_UNITS.contains(&d.as_str());
         if timed && !data {
-            return Some(&line[figure.len() - digits..end]);
+            return Some(&line[start..end]);
         }
     }
-    let lower = line.to_ascii_lowercase();
-    let at = lower.find(" per second")?;
+    const PER_SECOND: &str = " per second";
+    let at = line.to_ascii_lowercase().find(PER_SECOND)?;
     let head = line[..at].trim_end_matches(word_char);
-    let figure = head.strip_suffix(' ')?;
     let word = &line[head.len()..at];
-    let digits = figure.len()
-        - figure
-            .trim_end_matches(|c: char| c.is_ascii_digit() || c == '.' || c == ',')
-            .len();
-    (digits > 0 && !word.is_empty() && !DATA_UNITS.contains(&word.to_lowercase().as_str()))
-        .then(|| &line[figure.len() - digits..at + " per second".len()])
+    if word.is_empty() || !head.ends_with(' ') || DATA_UNITS.contains(&word.to_lowercase().as_str())
+    {
+        return None;
+    }
+    let start = figure_start(head)?;
+    Some(&line[start..at + PER_SECOND.len()])
 }
 
 #[cfg(test)]
@@ -295,6 +304,8 @@ mod tests {
                 "eval time = 1234.56 ms / 99 runs (12.47 ms per token, 80.20 tokens per second)",
                 "80.20 tokens per second",
             ),
+            ("decode 35.2  tokens/s", "35.2  tokens/s"),
+            ("1,234.5 tokens/s", "1,234.5 tokens/s"),
         ] {
             assert_eq!(speed_rate(line), Some(rate), "{line}");
         }
@@ -305,6 +316,12 @@ mod tests {
             "2025/06/25 16:47:28 started",
             "a/s and b/it",
             "bandwidth 180.5 GB/s",
+            // A path, a minimum, a count before the words, a version.
+            "ls /data/2.5s/it/x",
+            "ls /data/2.5s/it",
+            "seq len 128 min/max 2048",
+            "Iter 3, tokens per second: 1234",
+            "model v2 tokens/s",
         ] {
             assert_eq!(speed_rate(line), None, "{line}");
         }

@@ -39,7 +39,8 @@
 //! MindFormers: its programs may print torch names too, MSAdapter); otherwise PyTorch where the
 //! text names a PyTorch program (`torch`,
 //! `torch_npu`, `torchair`, `npugraph_ex`, `torchrun`, `vllm`, `sglang`, the PyTorch engines and trainers
-//! `lmdeploy` and its `dlinfer`, `deepspeed`, `mindspeed`, `megatron`, `mineru`, Hugging Face
+//! `lmdeploy` and its `dlinfer`, `deepspeed`, `mindspeed`, `megatron`, `mineru`, LLaMA-Factory
+//! (`llamafactory`, its `llamafactory-cli`, `llama_factory`), Hugging Face
 //! `Trainer`'s log record `{'loss': …, 'epoch': …}`); otherwise llama.cpp (`ggml`, the
 //! library every llama.cpp and ollama build prints), ONNX Runtime (`onnxruntime`, its
 //! `CANNExecutionProvider`) or PaddlePaddle (`paddlepaddle`, `paddle/`, `paddle.`, `import
@@ -352,7 +353,7 @@ fn patterns() -> &'static Patterns {
                 ),
                 (
                     Framework::Torch,
-                    r"(?i)(?:^|[^a-z0-9])(?:py)?torch(?:[_-]npu|air|run)?(?:[^a-z0-9]|$)|npugraph_ex|vllm|sglang|lmdeploy|dlinfer|deepspeed|mindspeed|megatron|mineru|\{'loss': [^}\n]*'epoch': ",
+                    r"(?i)(?:^|[^a-z0-9])(?:py)?torch(?:[_-]npu|air|run)?(?:[^a-z0-9]|$)|npugraph_ex|vllm|sglang|lmdeploy|dlinfer|deepspeed|mindspeed|megatron|mineru|llamafactory|llama_factory|\{'loss': [^}\n]*'epoch': ",
                     None,
                 ),
                 (
@@ -764,6 +765,12 @@ EZ9999: [PID: 1] 2025-01-01-00:00:00.000.000 The error from device(0)",
                 "CANN failure 507013: (look for ACL_ERROR_xxx in acl. h); NPU=0 ; hostname=davinci-mini ; expr=aclrtSynchronizeStream(GetStream(kCannStreamDefault));",
                 Framework::OnnxRuntime,
                 vec!["onnxruntime", "CANN", "chip"],
+            ),
+            // LLaMA-Factory's command (wider-world batch 25's grading) is a PyTorch trainer's.
+            (
+                "(base) [root@host LLaMA-Factory]# llamafactory-cli env",
+                Framework::Torch,
+                vec!["torch", "torch_npu", "CANN", "chip"],
             ),
             // MindFormers is MindSpore's; OpenCV's CANN module and Paddle-Lite's log are theirs.
             (

@@ -204,6 +204,16 @@ fn candidate(err: &CausalError) -> Candidate {
     }
 }
 
+/// What settles a low-confidence route read from what a run printed, by its rule: the
+/// comparison the text lacks.
+fn evidence_settle(rule: &str) -> Option<&'static str> {
+    match rule {
+        "metric.speed-only" => Some("the baseline the text lacks: what the speed should be (the same run on another device, with an earlier release, in eager mode, or the framework's published figure for this model and chip); with it, a profile of the slow run (msprof or the Ascend PyTorch Profiler) shows where the time goes"),
+        "metric.half-saturated" => Some("the same computation in float32 (or on the CPU): a value that is really that large there is no overflow"),
+        _ => None,
+    }
+}
+
 /// What settles a route the text alone cannot, for a torch.compile run: the step results.
 const SETTLE: &str = "run the layered triage (`npgx triage run SCRIPT`): the first failing step decides compile-error (steps 1–4) against the keyword rules (step 5), and its plogs hold the CANN detail";
 
@@ -483,6 +493,11 @@ pub fn classify_found(file: &Path, err: Option<CausalError>, head: &str) -> Clas
                     framework,
                 ))
                 .collect();
+            // A low answer says what would settle it (its rule's comparison: [`evidence_settle`],
+            // chosen where every answer's `settle` is finished).
+            if c.confidence == Confidence::Low {
+                c.settle = Some(settle(head.lines(), framework, false));
+            }
             c
         }
         None => {
@@ -574,7 +589,9 @@ fn classify_lines(
         without_a_graph(&mut c, commands_file(path), stated.framework);
     }
     if c.settle.is_some() {
-        c.settle = Some(if compiled {
+        c.settle = Some(if let Some(own) = evidence_settle(&c.rule) {
+            own.into()
+        } else if compiled {
             SETTLE.into()
         } else {
             let engines: Vec<&str> = stated.missing_engines().collect();
@@ -716,6 +733,22 @@ mod tests {
         );
         // No graph run to compare with eager: no CANNBot sub-skill that compares them.
         assert!(c.sub_skill.is_none());
+        // A low answer says what would settle it: here the float32 run.
+        assert!(c.settle.as_deref().is_some_and(|s| s.contains("float32")));
+        // Speeds alone: the baseline (batch 25's grading: `settle` was missing).
+        let c = classify_text(
+            Path::new(PASTED),
+            "Train: 1%| | 68/9153 [10:53:27<831:36:06, 329.53s/it]\n",
+        )
+        .expect("classified");
+        assert_eq!(
+            (c.route, c.confidence),
+            (Route::Performance, Confidence::Low)
+        );
+        assert!(c
+            .settle
+            .as_deref()
+            .is_some_and(|s| s.starts_with("the baseline")));
     }
 
     // What settles an undetermined route follows what the text is: the ladder for a

@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use npgx_parsers::causal::phase::{quoted_after, Source as PhaseSource};
 use npgx_parsers::causal::CausalError;
 use npgx_parsers::knowledge::{self, CauseKind, Kind, Phase};
-use npgx_parsers::line_prefix::{line_severity, strip_prefixes};
+use npgx_parsers::line_prefix::{line_severity, strip_prefixes, Severity};
 use npgx_parsers::printed::{cpu_fallback, host_weights, nan_metric, saturated_half, speed_rate};
 
 /// The route a failure takes.
@@ -477,9 +477,12 @@ pub fn route_error(err: &CausalError) -> Routing {
             let mut r = Routing::new(route, &p.rule, Some(&p.token)).at(Some(p.line));
             r.phase = Some(p.phase);
             r.kind = p.kind;
+            // A fact that only says something failed (ACL's 500001 "internal error") places the
+            // phase by its code's default, not by what went wrong: medium, as frames are.
+            let generic = by_kind.is_none() && p.nature == Some(knowledge::Nature::Generic);
             r.confidence = match p.source {
-                PhaseSource::Error => Confidence::High,
-                PhaseSource::Frames | PhaseSource::Context => Confidence::Medium,
+                PhaseSource::Error if !generic => Confidence::High,
+                _ => Confidence::Medium,
             };
             let whence = match p.source {
                 PhaseSource::Error => "the error",
@@ -871,11 +874,29 @@ fn route_host(lines: &[&str]) -> Option<(Routing, usize, String)> {
 /// `329.53s/it`, a serving log's `1.48 请求/秒`): no error, no report's words, nothing sent to
 /// the host. The only question such a paste can answer is a performance one, so it routes there
 /// — at low confidence, because the verdict (slower than what?) is the user's, not the text's.
+///
+/// Not every speed is the run's: a set-up step's progress bar (`Loading checkpoint shards …
+/// 1.10it/s`, `Map: … examples/s`, a download) and a zero rate (a stalled server's `0.0 tokens/s`)
+/// are none. And a text that holds more than speeds — a warning or error record, a training
+/// metric (`'loss': 2.34`: the question may be the loss) — is not routed by them.
 fn route_speed(lines: &[&str]) -> Option<(Routing, usize, String)> {
-    let (i, rate) = lines
-        .iter()
-        .enumerate()
-        .find_map(|(i, l)| speed_rate(l).map(|r| (i, r)))?;
+    let more = lines.iter().any(|l| {
+        let s = strip_prefixes(npgx_parsers::causal::normalise::strip_decorations(l));
+        let level = line_severity(&s.prefixes, s.rest.trim());
+        matches!(level, Some(Severity::Warning | Severity::Error)) || training_metric(l)
+    });
+    if more {
+        return None;
+    }
+    let (i, rate) = lines.iter().enumerate().find_map(|(i, l)| {
+        let rate = speed_rate(l)?;
+        let at = l.find(rate).unwrap_or(0);
+        let zero = !rate
+            .bytes()
+            .take_while(|b| b.is_ascii_digit() || b".,".contains(b))
+            .any(|b| (b'1'..=b'9').contains(&b));
+        (!zero && !setting_up(&l[..at])).then_some((i, rate))
+    })?;
     let mut r = Routing::new(Route::Performance, "metric.speed-only", Some(rate));
     r.confidence = Confidence::Low;
     r.why = format!(
@@ -886,6 +907,45 @@ fn route_speed(lines: &[&str]) -> Option<(Routing, usize, String)> {
     );
     r.matched_line = Some(i as u64 + 1);
     Some((r, i + 1, lines[i].trim_end().to_string()))
+}
+
+/// Words of a set-up step's progress bar, before its rate (lower case, at a word's start):
+/// loading weights, downloading, preprocessing a dataset, capturing graphs, compiling.
+const SETUP_WORDS: &[&str] = &[
+    "load",
+    "fetch",
+    "download",
+    "map",
+    "tokeniz",
+    "preprocess",
+    "captur",
+    "convert",
+    "generating",
+    "filter",
+    "saving",
+    "extract",
+    "compil",
+    "warm",
+];
+
+/// Whether the text before a rate names a set-up step ([`SETUP_WORDS`]).
+fn setting_up(before: &str) -> bool {
+    let l = before.to_lowercase();
+    SETUP_WORDS.iter().any(|w| {
+        l.match_indices(w)
+            .any(|(at, _)| token_start(l.as_bytes(), at))
+    })
+}
+
+/// Whether a line logs a training metric (`'loss': 2.34`, `loss: 2.1`, `loss=2.1`, `grad_norm`).
+fn training_metric(line: &str) -> bool {
+    let l = line.to_ascii_lowercase();
+    ["loss", "grad_norm", "grad norm"].iter().any(|m| {
+        l.match_indices(m).any(|(at, _)| {
+            let after = l[at + m.len()..].trim_start_matches(['\'', '"', ' ']);
+            token_start(l.as_bytes(), at) && after.starts_with([':', '='])
+        })
+    })
 }
 
 /// Performance words that only measure (a unit, a metric's name): a line of them is a
@@ -1433,7 +1493,7 @@ mod tests {
         // (wider-world batch 25): the verdict is the user's.
         for (speeds, line, rate) in [
             ("Train:  42%|████▏     | 42/100 [01:23<01:55,  1.99s/it]\nTrain:  43%|████▎     | 43/100 [01:25<01:53, 1.98s/it]\n", 1, "1.99s/it"),
-            ("INFO 01-01 00:00:00 [loggers.py:1] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 35.2 tokens/s\n", 1, "0.0 tokens/s"),
+            ("INFO 01-01 00:00:00 [loggers.py:1] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 35.2 tokens/s\nINFO 01-01 00:00:10 [loggers.py:1] Avg prompt throughput: 12.5 tokens/s\n", 2, "12.5 tokens/s"),
             ("2025-06-25 16:47:28,987 - INFO - 总耗时: 135.42 秒\n2025-06-25 16:47:28,987 - INFO - 平均吞吐量: 1.48 请求/秒\n", 2, "1.48 请求/秒"),
         ] {
             let (r, at, _) = route_prose(speeds).unwrap();
@@ -1446,6 +1506,12 @@ mod tests {
         for quiet in [
             "{'loss': 2.1, 'grad_norm': 0.9, 'epoch': 0.5}\nthe infinite loop of nano steps\n",
             "Downloading torch-2.3.1.whl (1.2 MB)\n   1.2/1.2 MB 3.4 MB/s eta 0:00:00\n",
+            // Set-up bars, a stalled server's zero rates, a loss beside the bar, a warning.
+            "Loading checkpoint shards: 100%|██████████| 4/4 [00:03<00:00,  1.10it/s]\n",
+            "Map: 100%|██████████| 1000/1000 [00:00<00:00, 12345.67 examples/s]\n",
+            "INFO 01-01 00:00:00 [loggers.py:1] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 0.0 tokens/s\n",
+            "{'loss': 2.34, 'grad_norm': 1.2, 'epoch': 0.1}\nTrain:  1%|          | 10/900 [00:20<30:00,  2.01s/it]\n",
+            "[WARNING] something odd\nTrain:  1%|          | 10/900 [00:20<30:00,  2.01s/it]\n",
         ] {
             assert!(route_prose(quiet).is_none(), "{quiet}");
         }

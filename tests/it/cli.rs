@@ -134,7 +134,7 @@ pub fn closed_pipe() -> std::os::fd::OwnedFd {
         0,
         "pipe2(2)"
     );
-    // SAFETY: both descriptors were just opened by pipe(2) and are owned by nothing else.
+    // SAFETY: both descriptors were just opened by pipe2(2) and are owned by nothing else.
     let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
     drop(read);
     write

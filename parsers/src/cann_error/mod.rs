@@ -501,7 +501,14 @@ impl ReportAssembler {
                 // A message broken after a comma (`op[RotaryPositionEmbedding],` / `when input is
                 // BNSD layout …, please do not use …`): its words are on the line that goes on,
                 // which is the one to cite.
-                if rep.causal_line == m.line && !m.text.contains('\n') && m.text.ends_with(',') {
+                // Only a line of the message's own (no logger or c10 prefix peeled from it, no
+                // traceback of Python's).
+                if rep.causal_line == m.line
+                    && !m.text.contains('\n')
+                    && m.text.ends_with(',')
+                    && bare
+                    && !trimmed.starts_with("Traceback")
+                {
                     rep.causal_line = line_no;
                 }
                 m.text.push('\n');
@@ -839,6 +846,9 @@ mod tests {
             .as_ref()
             .is_some_and(|m| m.line == 2 && m.text.ends_with("fusion operator.")));
         let r = one("E89999: Inner Error!\nE89999[PID: 1] 2026-04-01-13:43:00.810.813 (E89999):  op[X] failed\nbecause of y\n");
+        assert_eq!(r.causal_line, 2);
+        // A line with a prefix peeled is not the message's own.
+        let r = one("E89999: Inner Error!\nE89999[PID: 1] 2026-04-01-13:43:00.810.813 (E89999):  op[X],\n[W101 10:00:00.000000000 compiler_depend.ts:57] Warning: other\n");
         assert_eq!(r.causal_line, 2);
     }
 

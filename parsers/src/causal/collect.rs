@@ -637,33 +637,36 @@ impl<'w> Collector<'_, 'w> {
     /// a package states (`… depends on …`) is the cause (a requirement the user asked for is what
     /// it contradicts), else the first listed. An environment fault; the next index.
     ///
-    /// Under BuildKit every line of the step carries the step's seconds (`341.8     The user
-    /// requested torch==2.3.1`): the header's, when it has them, are peeled from each listed line.
+    /// Under BuildKit every line of the step carries the seconds it was printed at (`341.8
+    /// The user requested torch==2.3.1`, each line its own): they are peeled from every line.
     /// Of the packages' requirements, the first that the user did not ask for in those words
     /// (`torch-npu 2.3.1 depends on torch==2.3.1+cpu` beside `The user requested torch==2.3.1`)
     /// is the one that contradicts the others.
     fn pip_conflict(&mut self, i: usize, t: &'w str, soft: bool) -> Option<usize> {
         const HEADER: &str = "The conflict is caused by:";
         let w = self.w;
-        let step = t.strip_suffix(HEADER)?;
-        if !step.is_empty() && !build_seconds(step) {
+        if after_build_seconds(t) != HEADER {
             return None;
         }
-        let step = w[i].rest.split_at(w[i].rest.find(HEADER)?).0;
-        let listed_text = |k: usize| w[k].rest.strip_prefix(step.trim_end());
+        let listed_text = |k: usize| after_build_seconds(w[k].rest);
         let end = (i + 1..w.len().min(i + 33))
             .find(|&k| {
-                listed_text(k).is_none_or(|r| r.trim().is_empty() || !r.starts_with([' ', '\t']))
+                let r = listed_text(k);
+                r.trim().is_empty() || !r.starts_with([' ', '\t'])
             })
             .unwrap_or(w.len().min(i + 33));
         let listed = i + 1..end;
+        // `The user requested torch==2.3.1`, also `… requested (constraint) torch==2.3.1`.
         let requested: Vec<&str> = listed
             .clone()
-            .filter_map(|k| listed_text(k)?.trim().strip_prefix("The user requested "))
+            .filter_map(|k| {
+                let r = listed_text(k).trim().strip_prefix("The user requested ")?;
+                Some(r.strip_prefix("(constraint) ").unwrap_or(r))
+            })
             .collect();
         let depends = |k: &usize| {
             listed_text(*k)
-                .and_then(|r| r.split_once(" depends on "))
+                .split_once(" depends on ")
                 .map(|(_, req)| req.trim())
         };
         let at = listed
@@ -678,7 +681,7 @@ impl<'w> Collector<'_, 'w> {
             Shape::EnvironmentLine,
             PIP_CONFLICT,
         );
-        let said = listed_text(at).unwrap_or(w[at].rest).trim();
+        let said = listed_text(at).trim();
         c.message = format!("{said} (pip found no set of versions that meets every requirement)");
         c.scope.push((w[i].no, t.into()));
         for k in listed {
@@ -1733,21 +1736,27 @@ fn kubernetes_warning(t: &str) -> Option<(&str, &str)> {
     (aged && !message.is_empty()).then_some((reason, message))
 }
 
-/// Whether `s` is BuildKit's seconds in front of a step's output line (`341.8 `, `#12 27.81 `):
-/// `[#n ]n.d[d[d]]` and spaces.
-fn build_seconds(s: &str) -> bool {
-    let s = s.trim_end();
-    let s = s
+/// `s` after BuildKit's seconds in front of a step's output line (`341.8 `, `#12 27.81 `:
+/// `[#n ]n.d[d[d]]` then one space, or the seconds alone on an empty output line); `s` itself
+/// when it has none. What follows the space (the output's own indentation) is kept.
+fn after_build_seconds(s: &str) -> &str {
+    let body = s
         .strip_prefix('#')
         .and_then(|r| r.split_once(' '))
         .filter(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
         .map_or(s, |(_, r)| r);
-    s.split_once('.').is_some_and(|(a, b)| {
+    let (secs, rest) = body.split_at(body.find(' ').unwrap_or(body.len()));
+    let seconds = secs.split_once('.').is_some_and(|(a, b)| {
         !a.is_empty()
             && a.bytes().all(|c| c.is_ascii_digit())
             && (1..=3).contains(&b.len())
             && b.bytes().all(|c| c.is_ascii_digit())
-    })
+    });
+    if seconds {
+        rest.strip_prefix(' ').unwrap_or(rest)
+    } else {
+        s
+    }
 }
 
 /// `1. generic_jump TensorVariable()` → the text after the number.

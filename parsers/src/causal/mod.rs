@@ -1491,6 +1491,10 @@ mod tests {
             "{}",
             c.message
         );
+        // Each line its own seconds, and a constraint the user gave.
+        let docker = "5.123 The conflict is caused by:\n5.124     The user requested (constraint) torch==2.3.1\n5.124     torchvision 0.18.1 depends on torch==2.3.1\n5.13     torch-npu 2.3.1 depends on torch==2.3.1+cpu\n5.13\n";
+        let c = first(docker);
+        assert_eq!((c.line, &*c.evidence.rule), (4, "pip.conflict"));
         // Another number before the header is no step's seconds.
         assert!(
             first_causal_error(b"see 12 The conflict is caused by:\n12     x depends on y\n")
