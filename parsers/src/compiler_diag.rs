@@ -16,6 +16,7 @@
 //!               program, `ld.lld: error: …`, is a linker's too)
 //! tbe-dict   := … "{'errCode': '" code "'" … "}" …                   (TBE / TIK compile errors)
 //! severity   := "error" | "fatal error" | "warning" | "note" | "remark"
+//!             | "错误" | "致命错误" | "警告" | "附注"   (GCC's zh_CN messages, then "：" and no space)
 //! location   := balanced text: `"file":line:col`, `callsite(… at …)`, `fused[…]`, `unknown`
 //! path       := a token without spaces holding `/` or `.`, ending before `:<digits>`
 //! program    := a token without spaces whose last `/`-part has no upper-case letter (tools are
@@ -96,8 +97,15 @@ pub struct Diagnostic<'a> {
     pub message: &'a str,
 }
 
+/// The severities as the compilers print them, in English and in GCC's Simplified Chinese
+/// translation (its `zh_CN` catalogue, under a `LANG=zh_CN.UTF-8` shell: `x.c:7:10: 致命错误：
+/// y.h：没有那个文件或目录`, a full-width colon and no space).
 const SEVERITIES: &[(&str, Severity)] = &[
     ("fatal error: ", Severity::FatalError),
+    ("致命错误：", Severity::FatalError),
+    ("错误：", Severity::Error),
+    ("警告：", Severity::Warning),
+    ("附注：", Severity::Note),
     ("error: ", Severity::Error),
     ("warning: ", Severity::Warning),
     ("note: ", Severity::Note),
@@ -517,6 +525,20 @@ mod tests {
         assert!(d.severity.is_error());
         let d = parse_diagnostic("a.c:7: error: no column").unwrap();
         assert_eq!((d.line, d.column), (Some(7), None));
+        // GCC in Simplified Chinese (wider-world batch 26).
+        let d = parse_diagnostic("onnxruntime/core/providers/cann/cann_fence.h:7:10: 致命错误：core/framework/fence.h：没有那个文件或目录").unwrap();
+        assert_eq!(
+            (d.severity, d.line, d.message),
+            (
+                Severity::FatalError,
+                Some(7),
+                "core/framework/fence.h：没有那个文件或目录"
+            )
+        );
+        let d = parse_diagnostic("x.cc:3:1: 错误：‘f’在此作用域中尚未声明").unwrap();
+        assert_eq!(d.severity, Severity::Error);
+        let d = parse_diagnostic("x.cc:3:1: 警告：未使用的变量‘y’").unwrap();
+        assert!(!d.severity.is_error());
         let d = parse_diagnostic("<built-in>:1:10: fatal error: 'w.h' file not found").unwrap();
         assert_eq!(
             (d.file, d.line, d.column),

@@ -34,7 +34,9 @@
 //! word anywhere): MindIE where its server's names appear (`mindieservice_daemon`,
 //! `mindie-service`, `mindie_llm`, `atb_llm`, `mindie/latest`, its log codes `[MIE04E…]`; not
 //! `mindie_turbo`, a vLLM-Ascend plug-in): its models run on torch_npu or MindSpore, whose names
-//! its logs print too; then MindSpore where its modules or paths appear (`mindspore/`,
+//! its logs print too; then MindSpore where its modules or paths appear (`mindspore/` starting a
+//! path or under `site-packages/`, one of its source directories, not a conda environment's name
+//! `envs/MindSpore/`;
 //! `mindspore.`, `import mindspore`, `vllm-mindspore`, `mindspore 2.3.0`, its LLM suite
 //! MindFormers: its programs may print torch names too, MSAdapter); otherwise PyTorch where the
 //! text names a PyTorch program (`torch`,
@@ -348,7 +350,7 @@ fn patterns() -> &'static Patterns {
                 ),
                 (
                     Framework::MindSpore,
-                    r"(?i)mindspore[/.]|import mindspore|vllm[_-]mindspore|\[mindspore\]|mindspore(?:\s+version|==|\s+)\s*:?\s*v?\d|mindformers",
+                    r#"(?i)(?:^|[^/\w.-]|packages/)mindspore/|/mindspore/(?:ccsrc|core|python|common|ops|nn|_extends|train|dataset|parallel|profiler)/|mindspore\.|import mindspore|vllm[_-]mindspore|\[mindspore\]|mindspore(?:\s+version|==|\s+)\s*:?\s*v?\d|mindformers"#,
                     Some(format!(r"(?i)mindspore{sep}\d+\.\d+")),
                 ),
                 (
@@ -765,6 +767,12 @@ EZ9999: [PID: 1] 2025-01-01-00:00:00.000.000 The error from device(0)",
                 "CANN failure 507013: (look for ACL_ERROR_xxx in acl. h); NPU=0 ; hostname=davinci-mini ; expr=aclrtSynchronizeStream(GetStream(kCannStreamDefault));",
                 Framework::OnnxRuntime,
                 vec!["onnxruntime", "CANN", "chip"],
+            ),
+            // A conda environment named after MindSpore holds PaddlePaddle here (batch 26).
+            (
+                "-- PADDLE_CORE_LIB: /home/ma-user/anaconda3/envs/MindSpore/lib/python3.9/site-packages/paddle/base/libpaddle.so",
+                Framework::Paddle,
+                vec!["PaddlePaddle", "CANN", "chip"],
             ),
             // LLaMA-Factory's command (wider-world batch 25's grading) is a PyTorch trainer's.
             (

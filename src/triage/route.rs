@@ -707,6 +707,40 @@ fn table_cells(line: &str) -> Option<Vec<String>> {
     )
 }
 
+/// Header words of a column whose value is better the higher it is, by its own name: a negative
+/// value there is a regression whatever the metric beside it measures.
+const IMPROVEMENT_COLUMNS: &[&str] = &["improvement", "gain", "speedup", "提升", "改善"];
+
+/// The first row under the header at line `header` (its `cells`) whose improvement column
+/// ([`IMPROVEMENT_COLUMNS`]) holds a negative percentage (`-53.73%`): the row that shows what the
+/// report is about (wider-world batches 23 and 26 cited the header). Its line index and text.
+fn regressed_row<'t>(text: &'t str, header: usize, cells: &[String]) -> Option<(usize, &'t str)> {
+    let columns: Vec<usize> = cells
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| IMPROVEMENT_COLUMNS.iter().any(|w| c.contains(w)))
+        .map(|(k, _)| k)
+        .collect();
+    if columns.is_empty() {
+        return None;
+    }
+    text.lines()
+        .enumerate()
+        .skip(header + 1)
+        .take_while(|(_, l)| table_cells(l).is_some())
+        .find(|(_, l)| {
+            table_cells(l).is_some_and(|row| {
+                columns.iter().any(|&k| {
+                    row.get(k).is_some_and(|v| {
+                        v.strip_prefix('-')
+                            .and_then(|n| n.strip_suffix('%'))
+                            .is_some_and(|n| n.trim().parse::<f64>().is_ok_and(|x| x > 0.0))
+                    })
+                })
+            })
+        })
+}
+
 /// Whether a header cell names one of `words` (a whole word; units in brackets allowed).
 fn header_has(cells: &[String], words: &[&'static str]) -> Option<&'static str> {
     cells.iter().find_map(|c| {
@@ -742,7 +776,8 @@ fn route_table(text: &str) -> Option<(Routing, usize, String)> {
                 i + 1,
                 route.as_str()
             );
-            return Some((r, i + 1, line.trim_end().to_string()));
+            let (at, cited) = regressed_row(text, i, &cells).unwrap_or((i, line));
+            return Some((r, at + 1, cited.trim_end().to_string()));
         }
     }
     None
@@ -1332,6 +1367,12 @@ mod tests {
         assert_eq!(r.route, Route::Accuracy);
         let acc = "| dataset | score (eager) | score (graph) |\n|---|---|---|\n";
         assert_eq!(route_prose(acc).unwrap().0.route, Route::Accuracy);
+        // An improvement column's first negative row is cited (wider-world batch 26); a `change`
+        // column says nothing of better or worse by its name (the header stays cited above).
+        let improvement = "| image | TTFT | Improvement | TPOT | Improvement |\n|---|---|---|---|---|\n| v1 | 51.9 | - | 20.2 | - |\n| v2 | 52.0 | +0.2% | 20.1 | +0.5% |\n| v3 | 79.8 | -53.73% | 22.6 | -11.50% |\n| v4 | 80.1 | -54.1% | 22.7 | -12.0% |\n";
+        let (r, line, cited) = route_prose(improvement).unwrap();
+        assert_eq!((r.route, line), (Route::Performance, 5));
+        assert!(cited.contains("-53.73%"));
     }
 
     // Issue 41, class 2: environment causes named by their wording, whatever code or phase

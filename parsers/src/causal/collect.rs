@@ -822,6 +822,22 @@ impl<'w> Collector<'_, 'w> {
                 end += 1;
             }
         }
+        // A CMake error that says a git step failed (`Failed to get submodule Paddle`), after
+        // git's own `fatal: ` line (`fatal: not a git repository …`): git's line says why, and is
+        // the one cited (wider-world batch 26). Not any `fatal:` above any error: builds print
+        // git's complaints about version look-ups as noise.
+        let about_git = ["git", "submodule"]
+            .iter()
+            .any(|g| c.message.to_ascii_lowercase().contains(g));
+        let git_said = (i.saturating_sub(10)..i)
+            .rev()
+            .find(|&k| w[k].rest.trim_start().starts_with("fatal: "));
+        if let (true, Some(k)) = (about_git, git_said) {
+            let said = w[k].rest.trim();
+            c.index = k;
+            c.message = said.to_string();
+            c.scope.push((w[k].no, said.into()));
+        }
         c.frames = self.frames.clone();
         self.out.push(c);
         Some(end)
@@ -1940,6 +1956,9 @@ fn is_external(report: &CannErrorReport) -> bool {
 /// cause of its own; under an external code's head, only when its message is the code's bare
 /// title or says only that something failed ([`only_that_it_failed`]).
 fn traceback_cause(report: &CannErrorReport) -> Option<&ReportItem> {
+    if let Some(t) = tiling_refusal(report) {
+        return Some(t);
+    }
     let root_message = strip_location(report_root(report).1);
     let head_states_cause =
         knowledge::stated_cause(root_message).is_some() || is_device_fault(root_message);
@@ -1957,6 +1976,31 @@ fn traceback_cause(report: &CannErrorReport) -> Option<&ReportItem> {
             .contains("the error from device(")
             && (knowledge::installation(&t.text).is_some()
                 || knowledge::phrase_fact(&t.text).is_some())
+    })
+}
+
+/// The item in which an operator's tiling function says why it refused the call, when the
+/// TraceBack shows the tiling failed (`CausalConv1dBwd do tiling failed, ret is -1.`, an item
+/// raised in a `…Tiling…` function): what the report's head says then (`LaunchKernelV2 failed
+/// because value 0 for parameter blockDim is invalid`) is what launching an untiled kernel gives,
+/// and the refusal is the cause (wider-world batch 26). The first such item that says more than
+/// that it failed.
+fn tiling_refusal(report: &CannErrorReport) -> Option<&ReportItem> {
+    let tiled = |t: &ReportItem| {
+        t.func
+            .as_deref()
+            .is_some_and(|f| f.to_ascii_lowercase().contains("tiling"))
+    };
+    let failed = report.traceback.iter().any(|t| {
+        t.text.to_ascii_lowercase().contains("do tiling failed")
+            || (tiled(t) && t.text.to_ascii_lowercase().contains("failed"))
+    });
+    if !failed {
+        return None;
+    }
+    report.traceback.iter().find(|t| {
+        let text = strip_location(&t.text);
+        tiled(t) && !text.is_empty() && !only_that_it_failed(text)
     })
 }
 

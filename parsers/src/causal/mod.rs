@@ -692,6 +692,37 @@ mod tests {
         assert_eq!((c.line, &*c.evidence.rule), (1, "cann.report"));
     }
 
+    // A TraceBack that shows the tiling failed: the tiling function's refusal is cited over the
+    // head's blockDim 0, which launching an untiled kernel gives (wider-world batch 26).
+    #[test]
+    fn a_tiling_refusal_under_a_launch_error() {
+        let text = "[PID: 312701] 2026-07-04-17:27:10.618.062 Invalid_Argument(EE1003): LaunchKernelV2 failed because value 0 for parameter blockDim is invalid. Expected value: not equal to 0.\n        Solution: 1.Check the input parameter range of the function.\n        TraceBack (most recent call last):\n        unsupported inputLayout , expect BSND/TND/BNSD/NTD[FUNC:CausalConv1dBwdTilingFunc][FILE:causal_conv1d_bwd_tiling.cpp][LINE:100]\n        CausalConv1dBwd do tiling failed, ret is -1.\n        Check NnopbaseExecutorDoTiling(executor) failed\n";
+        let c = first(text);
+        assert_eq!((c.line, &*c.evidence.rule), (4, "cann.report"));
+        // Without the tiling's failure, the head that states its cause stays cited.
+        let c = first(
+            &text
+                .replace("        CausalConv1dBwd do tiling failed, ret is -1.\n", "")
+                .replace("TilingFunc", "Func"),
+        );
+        assert_eq!(c.line, 1);
+    }
+
+    // A CMake error that says a git step failed, after git's `fatal:` line: git's line is cited;
+    // git's complaints before an error about something else are not (wider-world batch 26).
+    #[test]
+    fn git_fatal_before_a_cmake_submodule_error() {
+        let text = "-- Run 'git submodule update --init Paddle' in /x/PaddleCustomDevice-develop\nfatal: not a git repository (or any parent up to mount point /home/ma-user)\nStopping at filesystem boundary (GIT_DISCOVERY_ACROSS_FILESYSTEM not set).\nCMake Error at cmake/paddle.cmake:72 (message):\n  Failed to get submodule Paddle', please check your network !\nCall Stack (most recent call first):\n";
+        let c = first(text);
+        assert_eq!((c.line, &*c.evidence.rule), (2, "cmake.error"));
+        assert_eq!(c.phase.map(|p| p.phase), Some(Phase::Environment));
+        let other = text.replace(
+            "Failed to get submodule Paddle', please check your network !",
+            "Could not find a package configuration file provided by \"ascendc\"",
+        );
+        assert_eq!(first(&other).line, 5);
+    }
+
     // torch_npu's hint and the CANN report after it are one failure even where the paste lost
     // the hint's indented second line; the report is cited when its TraceBack states the device
     // fault (a launch `return: 507015` over `The error from device(…) … aivector error`), the
