@@ -16,14 +16,15 @@
 //!               program, `ld.lld: error: …`, is a linker's too)
 //! tbe-dict   := … "{'errCode': '" code "'" … "}" …                   (TBE / TIK compile errors)
 //! severity   := "error" | "fatal error" | "warning" | "note" | "remark"
-//!             | "错误" | "致命错误" | "警告" | "附注"   (GCC's zh_CN messages, then "：" and no space)
+//!             | "错误" | "致命错误" | "警告" | "附注"   (GCC's zh_CN messages, then "：" and no
+//!               space; only after a location with its column, or after a GCC program's name)
 //! location   := balanced text: `"file":line:col`, `callsite(… at …)`, `fused[…]`, `unknown`
 //! path       := a token without spaces holding `/` or `.`, ending before `:<digits>`
 //! program    := a token without spaces whose last `/`-part has no upper-case letter (tools are
 //!               named in lower case; `RuntimeError: error: …` is a Python exception, not a tool)
 //! ```
 //!
-//! Only `error` and `fatal error` state a failure; warnings, notes and remarks are context. The
+//! Only `error` and `fatal error` (`错误`, `致命错误`) state a failure; warnings, notes and remarks are context. The
 //! first error a compiler prints is its cause: later errors are often consequences of it, and the
 //! lines that say a whole pipeline or tool failed — `Failed to run BiShengHIR pipeline`, `Triton
 //! compilation failed`, `ATC run failed`, `[<Stage>] encounters error:`, the compiler driver's
@@ -97,20 +98,46 @@ pub struct Diagnostic<'a> {
     pub message: &'a str,
 }
 
-/// The severities as the compilers print them, in English and in GCC's Simplified Chinese
-/// translation (its `zh_CN` catalogue, under a `LANG=zh_CN.UTF-8` shell: `x.c:7:10: 致命错误：
-/// y.h：没有那个文件或目录`, a full-width colon and no space).
+/// The severities as the compilers print them.
 const SEVERITIES: &[(&str, Severity)] = &[
     ("fatal error: ", Severity::FatalError),
-    ("致命错误：", Severity::FatalError),
-    ("错误：", Severity::Error),
-    ("警告：", Severity::Warning),
-    ("附注：", Severity::Note),
     ("error: ", Severity::Error),
     ("warning: ", Severity::Warning),
     ("note: ", Severity::Note),
     ("remark: ", Severity::Remark),
 ];
+
+/// GCC's severities in its Simplified Chinese translation (its `zh_CN` catalogue, under a
+/// `LANG=zh_CN.UTF-8` shell: `x.c:7:10: 致命错误：y.h：没有那个文件或目录`, a full-width colon and
+/// no space). Chinese scripts write `错误：` for "Error:" too, so these count only where GCC's own
+/// shape says it is GCC: a location with its column, or a GCC program's own line.
+const SEVERITIES_ZH: &[(&str, Severity)] = &[
+    ("致命错误：", Severity::FatalError),
+    ("错误：", Severity::Error),
+    ("警告：", Severity::Warning),
+    ("附注：", Severity::Note),
+];
+
+/// `<severity>：<message>` in GCC's Chinese at the start of `s`.
+fn severity_zh(s: &str) -> Option<(Severity, &str)> {
+    SEVERITIES_ZH
+        .iter()
+        .find_map(|(lead, sev)| s.strip_prefix(lead).map(|m| (*sev, m.trim())))
+}
+
+/// Whether a program is GCC's driver or one of its passes (`gcc`, `x86_64-linux-gnu-g++-12`,
+/// `cc1plus`, `collect2`).
+fn is_gcc(name: &str) -> bool {
+    // A version after the name (`g++-12`) comes off; `cc1` and `collect2` keep their digit.
+    let base = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.' || c == '-');
+    ["gcc", "g++", "cc", "c++", "cc1", "cc1plus", "collect2"]
+        .iter()
+        .any(|g| {
+            [name, base]
+                .iter()
+                .any(|n| n == g || n.ends_with(&format!("-{g}")))
+        })
+}
 
 /// `<severity>: <message>` at the start of `s`.
 fn severity_then_message(s: &str) -> Option<(Severity, &str)> {
@@ -180,6 +207,7 @@ pub fn is_link_wrapper(text: &str) -> bool {
     let l = text.to_ascii_lowercase();
     l.starts_with("ld returned ")
         || l.contains(" ld returned ")
+        || l.contains("ld 返回")
         || l.contains("linker command failed with exit code")
 }
 
@@ -286,7 +314,9 @@ fn clang(t: &str) -> Option<Diagnostic<'_>> {
             rest = &r[digits..];
         }
     }
-    let (severity, message) = severity_then_message(rest.strip_prefix(": ")?)?;
+    let rest = rest.strip_prefix(": ")?;
+    let (severity, message) =
+        severity_then_message(rest).or_else(|| column.and_then(|_| severity_zh(rest)))?;
     Some(Diagnostic {
         form: Form::Clang,
         severity,
@@ -334,7 +364,8 @@ fn tool(t: &str) -> Option<Diagnostic<'_>> {
     // GNU ld states what it cannot do without a severity (`/usr/bin/ld: cannot find -lhccl`);
     // its warnings say `warning:`, read above.
     let linker = is_linker(program);
-    let (severity, message) = match severity_then_message(rest) {
+    let zh = || is_gcc(name).then(|| severity_zh(rest)).flatten();
+    let (severity, message) = match severity_then_message(rest).or_else(zh) {
         Some(found) => found,
         None if linker
             && (rest.starts_with("cannot find ") || rest.starts_with("cannot open ")) =>
@@ -539,6 +570,15 @@ mod tests {
         assert_eq!(d.severity, Severity::Error);
         let d = parse_diagnostic("x.cc:3:1: 警告：未使用的变量‘y’").unwrap();
         assert!(!d.severity.is_error());
+        let d = parse_diagnostic("collect2: 错误：ld 返回 1").unwrap();
+        assert!(d.severity.is_error() && is_link_wrapper(d.message));
+        // A Chinese script's own `错误：` is not GCC's: no column, not a GCC program.
+        for line in [
+            "a.py:12: 错误：数据集路径不存在",
+            "install.sh: 错误：未找到 CANN",
+        ] {
+            assert!(parse_diagnostic(line).is_none(), "{line}");
+        }
         let d = parse_diagnostic("<built-in>:1:10: fatal error: 'w.h' file not found").unwrap();
         assert_eq!(
             (d.file, d.line, d.column),

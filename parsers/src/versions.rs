@@ -34,9 +34,8 @@
 //! word anywhere): MindIE where its server's names appear (`mindieservice_daemon`,
 //! `mindie-service`, `mindie_llm`, `atb_llm`, `mindie/latest`, its log codes `[MIE04E…]`; not
 //! `mindie_turbo`, a vLLM-Ascend plug-in): its models run on torch_npu or MindSpore, whose names
-//! its logs print too; then MindSpore where its modules or paths appear (`mindspore/` starting a
-//! path or under `site-packages/`, one of its source directories, not a conda environment's name
-//! `envs/MindSpore/`;
+//! its logs print too; then MindSpore where its modules or paths appear (`mindspore/`, but not a
+//! conda environment's name, `envs/MindSpore/`;
 //! `mindspore.`, `import mindspore`, `vllm-mindspore`, `mindspore 2.3.0`, its LLM suite
 //! MindFormers: its programs may print torch names too, MSAdapter); otherwise PyTorch where the
 //! text names a PyTorch program (`torch`,
@@ -350,12 +349,12 @@ fn patterns() -> &'static Patterns {
                 ),
                 (
                     Framework::MindSpore,
-                    r#"(?i)(?:^|[^/\w.-]|packages/)mindspore/|/mindspore/(?:ccsrc|core|python|common|ops|nn|_extends|train|dataset|parallel|profiler)/|mindspore\.|import mindspore|vllm[_-]mindspore|\[mindspore\]|mindspore(?:\s+version|==|\s+)\s*:?\s*v?\d|mindformers"#,
+                    r#"(?i)(?:^|[^/]|(?:^|[^s])/|(?:^|[^v])s/|(?:^|[^n])vs/|(?:^|[^e])nvs/)mindspore[/.]|import mindspore|vllm[_-]mindspore|\[mindspore\]|mindspore(?:\s+version|==|\s+)\s*:?\s*v?\d|mindformers"#,
                     Some(format!(r"(?i)mindspore{sep}\d+\.\d+")),
                 ),
                 (
                     Framework::Torch,
-                    r"(?i)(?:^|[^a-z0-9])(?:py)?torch(?:[_-]npu|air|run)?(?:[^a-z0-9]|$)|npugraph_ex|vllm|sglang|lmdeploy|dlinfer|deepspeed|mindspeed|megatron|mineru|llamafactory|llama_factory|\{'loss': [^}\n]*'epoch': ",
+                    r"(?i)(?:^|[^a-z0-9])(?:py)?torch(?:[_-]npu|air|run)?(?:[^a-z0-9]|$)|npugraph_ex|vllm|sglang|sgl[_-]kernel[_-]npu|lmdeploy|dlinfer|deepspeed|mindspeed|megatron|mineru|llamafactory|llama_factory|\{'loss': [^}\n]*'epoch': ",
                     None,
                 ),
                 (
@@ -768,11 +767,33 @@ EZ9999: [PID: 1] 2025-01-01-00:00:00.000.000 The error from device(0)",
                 Framework::OnnxRuntime,
                 vec!["onnxruntime", "CANN", "chip"],
             ),
+            // MindSpore's paths: a source build's, a C++ stack's, msprobe's adapter.
+            (
+                "CMake Error at /root/mindspore/cmake/utils.cmake:301 (message):",
+                Framework::MindSpore,
+                vec!["MindSpore", "CANN", "chip"],
+            ),
+            (
+                "[ERROR] KERNEL(1,f,python):2023-10-13-09:30:47.546.313 [mindspore/ccsrc/kernel/oplib/op_info_utils.cc:172] x",
+                Framework::MindSpore,
+                vec!["MindSpore", "CANN", "chip"],
+            ),
+            (
+                "  File \"/x/site-packages/msprobe/mindspore/dump/hook_cell/api_register.py\", line 1, in f",
+                Framework::MindSpore,
+                vec!["MindSpore", "CANN", "chip"],
+            ),
             // A conda environment named after MindSpore holds PaddlePaddle here (batch 26).
             (
                 "-- PADDLE_CORE_LIB: /home/ma-user/anaconda3/envs/MindSpore/lib/python3.9/site-packages/paddle/base/libpaddle.so",
                 Framework::Paddle,
                 vec!["PaddlePaddle", "CANN", "chip"],
+            ),
+            // SGLang's NPU kernels package names SGLang on PyTorch (batch 26's grading).
+            (
+                "loc(\"/x/site-packages/sgl_kernel_npu/mamba/mamba_state_update_triton.py\":21:0): error: ub overflow",
+                Framework::Torch,
+                vec!["torch", "torch_npu", "sglang", "CANN", "chip"],
             ),
             // LLaMA-Factory's command (wider-world batch 25's grading) is a PyTorch trainer's.
             (

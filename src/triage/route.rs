@@ -718,7 +718,7 @@ fn regressed_row<'t>(text: &'t str, header: usize, cells: &[String]) -> Option<(
     let columns: Vec<usize> = cells
         .iter()
         .enumerate()
-        .filter(|(_, c)| IMPROVEMENT_COLUMNS.iter().any(|w| c.contains(w)))
+        .filter(|(_, c)| header_has(std::slice::from_ref(c), IMPROVEMENT_COLUMNS).is_some())
         .map(|(k, _)| k)
         .collect();
     if columns.is_empty() {
@@ -741,11 +741,17 @@ fn regressed_row<'t>(text: &'t str, header: usize, cells: &[String]) -> Option<(
         })
 }
 
-/// Whether a header cell names one of `words` (a whole word; units in brackets allowed).
+/// Whether a header cell names one of `words` (a whole word; units in brackets allowed; a
+/// Chinese word anywhere in the cell, which has no spaces between words).
 fn header_has(cells: &[String], words: &[&'static str]) -> Option<&'static str> {
     cells.iter().find_map(|c| {
         c.split(|ch: char| ch.is_whitespace() || "()[],".contains(ch))
-            .find_map(|part| words.iter().copied().find(|w| part == *w))
+            .find_map(|part| {
+                words
+                    .iter()
+                    .copied()
+                    .find(|w| part == *w || (!w.is_ascii() && part.contains(w)))
+            })
     })
 }
 
@@ -1373,6 +1379,10 @@ mod tests {
         let (r, line, cited) = route_prose(improvement).unwrap();
         assert_eq!((r.route, line), (Route::Performance, 5));
         assert!(cited.contains("-53.73%"));
+        // `gain` inside `against` names no improvement column.
+        let against =
+            "| case | TTFT (ms) | diff against v0.9 |\n|---|---|---|\n| a | 40 | -12% |\n";
+        assert_eq!(route_prose(against).unwrap().1, 1);
     }
 
     // Issue 41, class 2: environment causes named by their wording, whatever code or phase

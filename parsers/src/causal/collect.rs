@@ -826,17 +826,23 @@ impl<'w> Collector<'_, 'w> {
         // git's own `fatal: ` line (`fatal: not a git repository …`): git's line says why, and is
         // the one cited (wider-world batch 26). Not any `fatal:` above any error: builds print
         // git's complaints about version look-ups as noise.
-        let about_git = ["git", "submodule"]
-            .iter()
-            .any(|g| c.message.to_ascii_lowercase().contains(g));
-        let git_said = (i.saturating_sub(10)..i)
-            .rev()
-            .find(|&k| w[k].rest.trim_start().starts_with("fatal: "));
+        // The words `git` and `submodule`, whole, in any line of the message (not `gitee`).
+        let about_git = c.scope.iter().any(|(_, l)| {
+            l.to_ascii_lowercase()
+                .split(|ch: char| !ch.is_ascii_alphanumeric())
+                .any(|word| word == "git" || word.starts_with("submodule"))
+        });
+        // git's `die()` prefix, in English or in its Simplified Chinese translation.
+        let git_said = (i.saturating_sub(10)..i).rev().find(|&k| {
+            let l = w[k].rest.trim_start();
+            l.starts_with("fatal: ") || l.starts_with("致命错误：")
+        });
         if let (true, Some(k)) = (about_git, git_said) {
             let said = w[k].rest.trim();
             c.index = k;
             c.message = said.to_string();
-            c.scope.push((w[k].no, said.into()));
+            // The cited line first, as for every candidate; the CMake header stays in scope.
+            c.scope.insert(0, (w[k].no, said.into()));
         }
         c.frames = self.frames.clone();
         self.out.push(c);
@@ -1983,9 +1989,15 @@ fn traceback_cause(report: &CannErrorReport) -> Option<&ReportItem> {
 /// TraceBack shows the tiling failed (`CausalConv1dBwd do tiling failed, ret is -1.`, an item
 /// raised in a `…Tiling…` function): what the report's head says then (`LaunchKernelV2 failed
 /// because value 0 for parameter blockDim is invalid`) is what launching an untiled kernel gives,
-/// and the refusal is the cause (wider-world batch 26). The first such item that says more than
-/// that it failed.
+/// and the refusal is the cause (wider-world batch 26). Only under a head about the launch
+/// (`blockDim`, `launch`); the first such item that says more than that the tiling failed.
 fn tiling_refusal(report: &CannErrorReport) -> Option<&ReportItem> {
+    // Only under a head about the launch the missing tiling spoiled (not, say, EL0004's own
+    // `Failed to allocate memory.`).
+    let head = strip_location(report_root(report).1).to_ascii_lowercase();
+    if !(head.contains("blockdim") || head.contains("launch")) {
+        return None;
+    }
     let tiled = |t: &ReportItem| {
         t.func
             .as_deref()
@@ -2000,7 +2012,10 @@ fn tiling_refusal(report: &CannErrorReport) -> Option<&ReportItem> {
     }
     report.traceback.iter().find(|t| {
         let text = strip_location(&t.text);
-        tiled(t) && !text.is_empty() && !only_that_it_failed(text)
+        let lower = text.to_ascii_lowercase();
+        // The refusal, not the line that reports the failure (`… do tiling failed, ret is -1.`).
+        let reports_failure = lower.contains("tiling failed") || lower.contains("ret is");
+        tiled(t) && !text.is_empty() && !reports_failure && !only_that_it_failed(text)
     })
 }
 

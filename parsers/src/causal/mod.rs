@@ -699,6 +699,9 @@ mod tests {
         let text = "[PID: 312701] 2026-07-04-17:27:10.618.062 Invalid_Argument(EE1003): LaunchKernelV2 failed because value 0 for parameter blockDim is invalid. Expected value: not equal to 0.\n        Solution: 1.Check the input parameter range of the function.\n        TraceBack (most recent call last):\n        unsupported inputLayout , expect BSND/TND/BNSD/NTD[FUNC:CausalConv1dBwdTilingFunc][FILE:causal_conv1d_bwd_tiling.cpp][LINE:100]\n        CausalConv1dBwd do tiling failed, ret is -1.\n        Check NnopbaseExecutorDoTiling(executor) failed\n";
         let c = first(text);
         assert_eq!((c.line, &*c.evidence.rule), (4, "cann.report"));
+        // A head about something else keeps its line (EL0004's allocation failure).
+        let alloc = text.replace("LaunchKernelV2 failed because value 0 for parameter blockDim is invalid. Expected value: not equal to 0.", "Memory_Allocation_Failure(EL0004): Failed to allocate memory.").replace("Invalid_Argument(EE1003): ", "");
+        assert_eq!(first(&alloc).line, 1);
         // Without the tiling's failure, the head that states its cause stays cited.
         let c = first(
             &text
@@ -715,12 +718,29 @@ mod tests {
         let text = "-- Run 'git submodule update --init Paddle' in /x/PaddleCustomDevice-develop\nfatal: not a git repository (or any parent up to mount point /home/ma-user)\nStopping at filesystem boundary (GIT_DISCOVERY_ACROSS_FILESYSTEM not set).\nCMake Error at cmake/paddle.cmake:72 (message):\n  Failed to get submodule Paddle', please check your network !\nCall Stack (most recent call first):\n";
         let c = first(text);
         assert_eq!((c.line, &*c.evidence.rule), (2, "cmake.error"));
-        assert_eq!(c.phase.map(|p| p.phase), Some(Phase::Environment));
+        assert_eq!(c.phase.as_ref().map(|p| p.phase), Some(Phase::Environment));
         let other = text.replace(
             "Failed to get submodule Paddle', please check your network !",
             "Could not find a package configuration file provided by \"ascendc\"",
         );
         assert_eq!(first(&other).line, 5);
+        // `gitee` is not git; a `fatal:` more than ten lines above is another step's.
+        let gitee = text.replace(
+            "Failed to get submodule Paddle', please check your network !",
+            "Failed to download https://gitee.com/mirrors/json/x.tar.gz",
+        );
+        assert_eq!(first(&gitee).line, 5);
+        let far = text.replace(
+            "Stopping at",
+            &format!("{}Stopping at", "-- step\n".repeat(10)),
+        );
+        assert_eq!(
+            (first(&far).line, &*first(&far).evidence.rule),
+            (15, "cmake.error")
+        );
+        // The header keeps the phase's token; the cited line comes first in the evidence.
+        assert_eq!(c.phase.as_ref().map(|p| p.line), Some(4));
+        assert_eq!(c.evidence.lines.first(), Some(&2));
     }
 
     // torch_npu's hint and the CANN report after it are one failure even where the paste lost

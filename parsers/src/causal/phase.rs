@@ -338,8 +338,12 @@ fn own(err: &CausalError, under: Phase) -> Option<PhaseEvidence> {
         // link: a package, library or path it needs is missing or comes from another install.
         // The build's environment, not a kernel's source.
         Shape::CompilerDiagnostic if err.evidence.rule == "cmake.error" => {
-            // The token stands on the header, the first line of the error's scope.
-            let header = err.scope.first().map_or(at, |(no, _)| *no);
+            // The token stands on the header (`CMake Error at …`), in the error's scope.
+            let header = err
+                .scope
+                .iter()
+                .find(|(_, t)| t.starts_with("CMake Error"))
+                .map_or(at, |(no, _)| *no);
             return Some(ev(
                 Phase::Environment,
                 Some(Nature::Environment),
