@@ -882,10 +882,31 @@ fn route_metrics(text: &str) -> Option<(Routing, usize, String)> {
     Some((r, i + 1, lines[i].trim_end().to_string()))
 }
 
-/// Whether a line is a program's INFO or DEBUG record ([`line_severity`]).
+/// Whether a line is a program's INFO or DEBUG record ([`line_severity`]), or a C program's
+/// own line led by its function's name as llama.cpp and ggml log them (`load_tensors:
+/// offloading 32 repeating layers to GPU`, `print_info: EOS token = 128001`: `__func__` and a
+/// sentence) that says nothing failed.
 fn chatter(line: &str) -> bool {
     let s = strip_prefixes(npgx_parsers::causal::normalise::strip_decorations(line));
     line_severity(&s.prefixes, s.rest.trim()).is_some_and(|s| s.chatter())
+        || function_record(s.rest.trim())
+}
+
+/// `name: words…` with `name` a C function's (lower case, an underscore in it) and more than one
+/// word after it (`eval_accuracy: 0.5` is a metric), none of failure.
+fn function_record(t: &str) -> bool {
+    let Some((name, said)) = t.split_once(": ") else {
+        return false;
+    };
+    let function = name.contains('_')
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+    let l = said.to_ascii_lowercase();
+    let failed = ["error", "fail", "abort", "unable", "cannot", "warn"]
+        .iter()
+        .any(|w| l.contains(w));
+    function && said.split_whitespace().count() > 1 && !failed
 }
 
 /// A log that shows the work going to the host, without an error and without a report's
@@ -1472,6 +1493,25 @@ mod tests {
             (r.route, r.rule.as_str(), line),
             (Route::Performance, "metric.host-weights", 3)
         );
+        // The same log without its server's header (llama-cli, wider-world batch 27): its
+        // `load_tensors: … repeating layers` is the program's own line, no report's wording.
+        let bare: String = llama
+            .lines()
+            .map(|l| format!("{}\n", l.split_once("] I ").map_or(l, |(_, r)| r)))
+            .collect();
+        let (r, line, _) = route_prose(&bare).unwrap();
+        assert_eq!(
+            (r.route, r.rule.as_str(), line),
+            (Route::Performance, "metric.host-weights", 3)
+        );
+        assert!(function_record("print_info: EOS token = 128001"));
+        for not in [
+            "eval_accuracy: 0.5",
+            "llama_model_load: error loading model: x",
+            "Note: the output is repeating",
+        ] {
+            assert!(!function_record(not), "{not}");
+        }
         // A user's own words still route: the wording comes before the host's evidence.
         let said = format!("the answers are garbled\n{fallback}");
         assert_eq!(route_prose(&said).unwrap().0.route, Route::Accuracy);

@@ -789,13 +789,18 @@ mod tests {
         // The glog form as TORCH_LOGS writes it, at an error level, is an error record too.
         let torch_logs = "E0101 10:00:00.000000 123 torch/distributed/elastic/multiprocessing/api.py:869] failed (exitcode: 1) local_rank: 0 (pid: 5) of binary: /usr/bin/python\n";
         assert_eq!(&*first(torch_logs).evidence.rule, "logger.error-record");
-        let ret = "RegisterAscendBinary aiv ret 107000\n\n[FATAL]  Acl return error a/attention.cc:140, with ERROR 561103\n";
+        let ret = "LaunchKernel aiv ret 107000\n\n[FATAL]  Acl return error a/attention.cc:140, with ERROR 561103\n";
         let c = first(ret);
         assert_eq!(
             (c.line, c.tier, c.rank),
             (1, Tier::Cascade, CauseRank::ErrorReport)
         );
         assert_eq!(&*c.evidence.rule, "runtime.error-number");
+        // Registering a kernel binary that the runtime refuses is an environment line
+        // (wider-world batches 26 and 27: a build for another chip or CANN release).
+        let c = first(&ret.replace("LaunchKernel", "RegisterAscendBinary"));
+        assert_eq!((c.line, &*c.evidence.rule), (1, "environment.line"));
+        assert_eq!(c.phase.map(|p| p.phase), Some(Phase::Environment));
         // Each before the same later record: the record, not the line, is cited.
         for line in [
             "RegisterAscendBinary aiv ret 0",
