@@ -882,22 +882,22 @@ fn route_metrics(text: &str) -> Option<(Routing, usize, String)> {
     Some((r, i + 1, lines[i].trim_end().to_string()))
 }
 
-/// Whether a line is a program's INFO or DEBUG record ([`line_severity`]), or a C program's
-/// own line led by its function's name as llama.cpp and ggml log them (`load_tensors:
-/// offloading 32 repeating layers to GPU`, `print_info: EOS token = 128001`: `__func__` and a
-/// sentence) that says nothing failed.
+/// Whether a line is a program's INFO or DEBUG record ([`line_severity`]).
 fn chatter(line: &str) -> bool {
     let s = strip_prefixes(npgx_parsers::causal::normalise::strip_decorations(line));
     line_severity(&s.prefixes, s.rest.trim()).is_some_and(|s| s.chatter())
-        || function_record(s.rest.trim())
 }
 
-/// `name: words…` with `name` a C function's (lower case, an underscore in it) and more than one
-/// word after it (`eval_accuracy: 0.5` is a metric), none of failure.
-fn function_record(t: &str) -> bool {
-    let Some((name, said)) = t.split_once(": ") else {
-        return false;
-    };
+/// The function whose name leads a line as a C program logs it, llama.cpp's and ggml's
+/// `__func__` (`load_tensors: offloading 32 repeating layers to GPU`, `print_info: EOS token =
+/// 128001`): a line at no level, `name: words…` with `name` lower case and an underscore in it,
+/// more than one word after it (`eval_accuracy: 0.5` is a metric), none of failure.
+fn function_record(line: &str) -> Option<&str> {
+    let s = strip_prefixes(npgx_parsers::causal::normalise::strip_decorations(line));
+    if line_severity(&s.prefixes, s.rest.trim()).is_some() {
+        return None;
+    }
+    let (name, said) = line.trim().split_once(": ")?;
     let function = name.contains('_')
         && name
             .bytes()
@@ -906,7 +906,28 @@ fn function_record(t: &str) -> bool {
     let failed = ["error", "fail", "abort", "unable", "cannot", "warn"]
         .iter()
         .any(|w| l.contains(w));
-    function && said.split_whitespace().count() > 1 && !failed
+    (function && said.split_whitespace().count() > 1 && !failed).then_some(name)
+}
+
+/// The functions that lead at least two lines of a text ([`function_record`]): a C program logs
+/// several lines from each of its functions, a user's own label (`my_eval: accuracy dropped`)
+/// rarely repeats.
+fn logging_functions<'t>(lines: &[&'t str]) -> std::collections::HashSet<&'t str> {
+    let mut seen = std::collections::HashMap::<&str, usize>::new();
+    for l in lines {
+        if let Some(name) = function_record(l) {
+            *seen.entry(name).or_default() += 1;
+        }
+    }
+    seen.into_iter()
+        .filter(|&(_, n)| n >= 2)
+        .map(|(name, _)| name)
+        .collect()
+}
+
+/// Whether a line is led by one of a text's logging `functions`.
+fn own_function_line(line: &str, functions: &std::collections::HashSet<&str>) -> bool {
+    function_record(line).is_some_and(|name| functions.contains(name))
 }
 
 /// A log that shows the work going to the host, without an error and without a report's
@@ -1040,6 +1061,7 @@ pub fn route_prose(text: &str) -> Option<(Routing, usize, String)> {
         return Some(t);
     }
     let lines: Vec<&str> = text.lines().collect();
+    let functions = logging_functions(&lines);
     // A performance report's symptom is its verdict (a latency alone is neither slow nor
     // fast): the first line that compares, even one whose metric name is misspelt.
     let verdict = lines.iter().enumerate().find_map(|(i, line)| {
@@ -1059,9 +1081,12 @@ pub fn route_prose(text: &str) -> Option<(Routing, usize, String)> {
             .lines()
             .enumerate()
             .filter_map(|(i, line)| {
-                // A program's own INFO or DEBUG record is no report's wording (llama.cpp's
-                // `I load_tensors: offloading 36 repeating layers`, `using mixed precision`).
-                if route == Route::Accuracy && chatter(line) {
+                // A program's own INFO or DEBUG record, or its function-led line, is no report's
+                // wording (llama.cpp's `I load_tensors: offloading 36 repeating layers`, `using
+                // mixed precision`).
+                if route == Route::Accuracy
+                    && (chatter(line) || own_function_line(line, &functions))
+                {
                     return None;
                 }
                 // PyTorch's fallback warning's own words (`This may have performance
@@ -1504,14 +1529,21 @@ mod tests {
             (r.route, r.rule.as_str(), line),
             (Route::Performance, "metric.host-weights", 3)
         );
-        assert!(function_record("print_info: EOS token = 128001"));
+        assert_eq!(
+            function_record("print_info: EOS token = 128001"),
+            Some("print_info")
+        );
         for not in [
             "eval_accuracy: 0.5",
             "llama_model_load: error loading model: x",
             "Note: the output is repeating",
+            "[W101 10:00:00.000000000 x.ts:1] Warning: npu_fusion_attention: precision may differ",
         ] {
-            assert!(!function_record(not), "{not}");
+            assert_eq!(function_record(not), None, "{not}");
         }
+        // A user's own label, once, is no program's line: its wording counts.
+        let label = "my_eval: accuracy dropped to 0.3 after the update\n";
+        assert_eq!(route_prose(label).unwrap().0.route, Route::Accuracy);
         // A user's own words still route: the wording comes before the host's evidence.
         let said = format!("the answers are garbled\n{fallback}");
         assert_eq!(route_prose(&said).unwrap().0.route, Route::Accuracy);

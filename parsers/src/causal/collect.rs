@@ -2418,7 +2418,7 @@ impl<'w> OtherLine<'w> {
     }
 
     /// A line printed at no level that gives a runtime error number as what a call returned
-    /// (`RegisterAscendBinary aiv ret 107000`, a program's own print of an ACL call): the
+    /// (`LaunchKernel aiv ret 507015`, a program's own print of an ACL call): the
     /// numbers of [`super::phase::runtime_number`] are failures whatever prints them. A cascade
     /// ranked `ErrorReport`: any exception, report or stated cause wins, and it wins over the
     /// error records without a number (ranked `Error`), before or after it. A line with a level

@@ -1078,7 +1078,10 @@ mod tests {
         // A bare level tag with an error number ranks as a report: it beats the wrapper
         // exception that only restates the number; without one it is the last candidate.
         let bare = "[ERROR] [Bisheng] Kernel binary register failure! ret 107000\nTraceback (most recent call last):\n  File \"e.py\", line 1, in <module>\n    f()\nRuntimeError: f:x.cpp:1 NPU function error: g(), error code is 107000\n";
-        assert_eq!(first(bare).line, 1);
+        let c = first(bare);
+        assert_eq!(c.line, 1);
+        // The binary the runtime refused to register: an environment line (batches 26, 27).
+        assert_eq!(c.phase.map(|p| p.phase), Some(Phase::Environment));
         let acl = "[INFO]  acl init success\n[ERROR]  acl set device 0 failed, errorCode = 507033\n[ERROR]  sample init resource failed\n";
         let c = first(acl);
         assert_eq!(
