@@ -520,20 +520,43 @@ fn compose(i: &str) -> R<'_, LinePrefix<'_>> {
 /// build prints — a path or a `tool:` word (`27.81 /app/x.cpp:1:2: error: …`, `27.85 gmake[3]:
 /// ***`) — so a line of figures (`12.34 ms per step`, `0.95 0.93`) keeps its number.
 fn build_step(i: &str) -> R<'_, LinePrefix<'_>> {
-    let (r, step) = opt((char('#'), digit1, char(' '))).parse(i)?;
-    let decimals = take_while_m_n(2, 3, |c: char| c.is_ascii_digit());
-    let (r, seconds) = recognize((digit1, char('.'), decimals)).parse(r)?;
-    let (r, _) = char(' ').parse(r)?;
+    let not_one = || nom::Err::Error(nom::error::Error::new(i, nom::error::ErrorKind::Verify));
+    let (step, seconds, after) = build_seconds(i).ok_or_else(not_one)?;
+    // Alone on an empty output line, or with one decimal (`3.1 loss`), the figure is the line's.
+    let decimals = seconds.split_once('.').map_or(0, |(_, d)| d.len());
+    let r = after
+        .strip_prefix(' ')
+        .filter(|_| decimals >= 2)
+        .ok_or_else(not_one)?;
     let word = r.split(' ').next().unwrap_or("");
     let built = word.starts_with('/')
         || word.contains(':') && !word.starts_with(|c: char| c.is_ascii_digit());
-    if step.is_none() && !built {
-        return Err(nom::Err::Error(nom::error::Error::new(
-            i,
-            nom::error::ErrorKind::Verify,
-        )));
+    if !step && !built {
+        return Err(not_one());
     }
     Ok((r, LinePrefix::BuildStep { seconds }))
+}
+
+/// BuildKit's seconds at the start of a step's output line, as a token: `[#n ]n.d[d[d]]`, then a
+/// space or the line's end (an empty output line). Whether a step number led them, the seconds,
+/// and what follows them (the space, then the output with its own indentation); `None` without
+/// them.
+/// Alone they may be a line's own figure: [`build_step`] peels them only before a path or a
+/// `tool:` word, a reader that knows the block is BuildKit's (pip's report) everywhere.
+pub fn build_seconds(s: &str) -> Option<(bool, &str, &str)> {
+    let numbered = s
+        .strip_prefix('#')
+        .and_then(|r| r.split_once(' '))
+        .filter(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    let body = numbered.map_or(s, |(_, r)| r);
+    let (secs, rest) = body.split_at(body.find(' ').unwrap_or(body.len()));
+    let seconds = secs.split_once('.').is_some_and(|(a, b)| {
+        !a.is_empty()
+            && a.bytes().all(|c| c.is_ascii_digit())
+            && (1..=3).contains(&b.len())
+            && b.bytes().all(|c| c.is_ascii_digit())
+    });
+    seconds.then_some((numbered.is_some(), secs, rest))
 }
 
 fn rank(i: &str) -> R<'_, LinePrefix<'_>> {

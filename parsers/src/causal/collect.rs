@@ -1758,27 +1758,10 @@ fn kubernetes_warning(t: &str) -> Option<(&str, &str)> {
     (aged && !message.is_empty()).then_some((reason, message))
 }
 
-/// `s` after BuildKit's seconds in front of a step's output line (`341.8 `, `#12 27.81 `:
-/// `[#n ]n.d[d[d]]` then one space, or the seconds alone on an empty output line); `s` itself
-/// when it has none. What follows the space (the output's own indentation) is kept.
+/// `s` after BuildKit's seconds ([`line_prefix::build_seconds`]), or `s` itself.
 fn after_build_seconds(s: &str) -> &str {
-    let body = s
-        .strip_prefix('#')
-        .and_then(|r| r.split_once(' '))
-        .filter(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
-        .map_or(s, |(_, r)| r);
-    let (secs, rest) = body.split_at(body.find(' ').unwrap_or(body.len()));
-    let seconds = secs.split_once('.').is_some_and(|(a, b)| {
-        !a.is_empty()
-            && a.bytes().all(|c| c.is_ascii_digit())
-            && (1..=3).contains(&b.len())
-            && b.bytes().all(|c| c.is_ascii_digit())
-    });
-    if seconds {
-        rest.strip_prefix(' ').unwrap_or(rest)
-    } else {
-        s
-    }
+    crate::line_prefix::build_seconds(s)
+        .map_or(s, |(_, _, rest)| rest.strip_prefix(' ').unwrap_or(rest))
 }
 
 /// `1. generic_jump TensorVariable()` → the text after the number.
