@@ -2,7 +2,8 @@
 //! `nan` or `inf` ([`nan_metric`]), a float16 value at float16's largest magnitude
 //! ([`saturated_half`]) — accuracy evidence —; an operator that falls back to the CPU
 //! ([`cpu_fallback`]) and model weights left in host memory ([`host_weights`]) — performance
-//! evidence —; a speed it measures ([`speed_rate`]). Read by the router in a text without an
+//! evidence —; a speed it measures ([`speed_rate`]); generated text that degenerates into
+//! repetition ([`degenerate_text`]) — accuracy evidence. Read by the router in a text without an
 //! error.
 
 /// Names of the training metrics whose `nan` / `inf` says the numbers went wrong (lower case,
@@ -274,6 +275,145 @@ pub fn speed_rate(line: &str) -> Option<&str> {
     Some(&line[start..at + PER_SECOND.len()])
 }
 
+/// Serving engines' per-request metrics (lower case): time to first token, time per output token,
+/// inter-token latency, end-to-end latency, tokens and queries per second — as llama.cpp's
+/// server, vLLM's and SGLang's benchmarks and MindIE print them (`ttft: 1523.93ms`, `tpot =
+/// 82.1 ms`, `tps: 1.22`).
+const SERVING_METRICS: &[&str] = &["ttft", "tpot", "itl", "e2el", "tps", "qps"];
+
+/// A serving metric a line measures, as written (`tpot: 822.96ms`): a name of
+/// [`SERVING_METRICS`] as a whole word, `:` or `=`, and a number (its unit after it, if any) —
+/// the other half of what [`speed_rate`] reads.
+pub fn serving_metric(line: &str) -> Option<&str> {
+    let l = line.to_ascii_lowercase();
+    SERVING_METRICS.iter().find_map(|m| {
+        l.match_indices(m).find_map(|(at, _)| {
+            let b = l.as_bytes();
+            let end = at + m.len();
+            let word = at
+                .checked_sub(1)
+                .is_none_or(|k| !b[k].is_ascii_alphanumeric() && b[k] != b'_')
+                && !b
+                    .get(end)
+                    .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_');
+            if !word {
+                return None;
+            }
+            let rest = l[end..].trim_start_matches(' ');
+            let value = rest.strip_prefix([':', '='])?.trim_start_matches(' ');
+            let digits = value
+                .bytes()
+                .take_while(|c| c.is_ascii_digit() || *c == b'.')
+                .count();
+            if !value.starts_with(|c: char| c.is_ascii_digit()) {
+                return None;
+            }
+            let unit = value[digits..]
+                .bytes()
+                .take_while(u8::is_ascii_alphabetic)
+                .count();
+            let stop = l.len() - value.len() + digits + unit;
+            Some(&line[at..stop])
+        })
+    })
+}
+
+/// Whether a char is one unit of text on its own: a CJK ideograph, kana or hangul (a script
+/// written without spaces), or CJK and full-width punctuation (`，`, `。`, `！`).
+fn char_unit(c: char) -> bool {
+    matches!(
+        c,
+        '\u{3000}'..='\u{30FF}'
+            | '\u{3400}'..='\u{4DBF}'
+            | '\u{4E00}'..='\u{9FFF}'
+            | '\u{AC00}'..='\u{D7AF}'
+            | '\u{F900}'..='\u{FAFF}'
+            | '\u{FF01}'..='\u{FF65}'
+    )
+}
+
+/// Values a program prints many times in a row (a mask, a list of flags, a tensor of NaN): no
+/// text a model generated.
+const VALUE_WORDS: &[&str] = &["true", "false", "none", "null", "nan", "inf"];
+
+/// The units of a line's text, each with the separator before it: words (runs of letters and
+/// digits of alphabetic scripts) and single chars of CJK scripts and punctuation; numbers (a word
+/// that starts with a digit: `0x0`),
+/// [`VALUE_WORDS`] and other signs are no unit (a separator's part).
+fn text_units(line: &str) -> Vec<(&str, &str)> {
+    let mut units = Vec::new();
+    let mut sep_start = 0;
+    let mut chars = line.char_indices().peekable();
+    while let Some((at, c)) = chars.next() {
+        let end = if char_unit(c) {
+            at + c.len_utf8()
+        } else if c.is_alphanumeric() {
+            let mut end = at + c.len_utf8();
+            while let Some(&(k, d)) = chars.peek() {
+                if !d.is_alphanumeric() || char_unit(d) {
+                    break;
+                }
+                end = k + d.len_utf8();
+                chars.next();
+            }
+            end
+        } else {
+            continue;
+        };
+        let word = &line[at..end];
+        // A number (`3`, `0x0`, `1e5`) starts with a digit.
+        let value = word.starts_with(|c: char| c.is_ascii_digit())
+            || VALUE_WORDS.contains(&word.to_ascii_lowercase().as_str());
+        if !value {
+            units.push((&line[sep_start..at], word));
+            sep_start = end;
+        }
+    }
+    units
+}
+
+/// Whether a line is generated text that degenerated into repetition, as a model with wrong
+/// numbers writes it: one to three units repeated eight times or more in a row with nothing but
+/// spaces between them (`，，，，，，，，`, `我，我，我，我，…`), or a line of prose — sixteen units
+/// or more, no key, list or path syntax (`:`, `=`, quotes, brackets, `/`, `|`) — where one unit is
+/// a quarter or more of the words and the distinct words are two thirds or fewer (natural prose
+/// repeats few of its words: `and at in in in or in and and and from and` is no sentence). A
+/// device map, a list of flags or a table repeats its keys with such syntax between them and is
+/// none.
+pub fn degenerate_text(line: &str) -> bool {
+    let units = text_units(line);
+    let words: Vec<&str> = units.iter().map(|(_, w)| *w).collect();
+    for period in 1..=3 {
+        let mut run = 0;
+        for i in period..units.len() {
+            let same = words[i] == words[i - period] && units[i].0.trim().is_empty();
+            run = if same { run + 1 } else { 0 };
+            if run + period >= 8 * period {
+                return true;
+            }
+        }
+    }
+    const SYNTAX: &[char] = &[
+        ':', '=', '"', '\'', '[', ']', '{', '}', '/', '\\', '|', '<', '>',
+    ];
+    if words.len() < 16 || units.iter().any(|(sep, _)| sep.contains(SYNTAX)) {
+        return false;
+    }
+    let mut counts: Vec<(&str, usize)> = Vec::new();
+    for w in &words {
+        let lower = *w;
+        match counts
+            .iter_mut()
+            .find(|(k, _)| k.eq_ignore_ascii_case(lower))
+        {
+            Some((_, n)) => *n += 1,
+            None => counts.push((lower, 1)),
+        }
+    }
+    let top = counts.iter().map(|(_, n)| *n).max().unwrap_or(0);
+    top * 4 >= words.len() && counts.len() * 3 <= words.len() * 2
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -414,5 +554,56 @@ mod tests {
             0
         ));
         assert!(!at("", 3));
+    }
+
+    // Wider-world batch 28: a model's output that degenerated (a run of one unit, a few words
+    // over and over) against lines that repeat by design.
+    #[test]
+    fn generated_text_that_degenerated() {
+        for line in [
+            "{\"content\":\"你好，，，，，，，，，，，我是\"}",
+            "答：我是，我是，我是，我是，我是，我是，我是，我是，我是",
+            "Hi Hi Hi Hi Hi Hi Hi Hi there",
+            "the of of the and the of and a of the and of the the of and a and of",
+        ] {
+            assert!(degenerate_text(line), "{line}");
+        }
+        for line in [
+            "The quick brown fox jumps over the lazy dog while the cat sleeps in the warm sun all day long.",
+            "{'model.embed': 'npu', 'model.layers.0': 'npu', 'model.layers.1': 'npu', 'model.layers.2': 'npu', 'lm_head': 'npu'}",
+            "tensor([True, True, True, True, True, True, True, True, True, True])",
+            "[nan, nan, nan, nan, nan, nan, nan, nan, nan, nan]",
+            "<exception_print> 0x3f100: 0x0 0x0 0x0 0x0 0x0 0x0 0x0 0x0 0x0 0x0 0x0 0x0",
+            "Loading: 100%|██████████████████████████████| 4/4 [00:03<00:00,  1.10it/s]",
+            "======================================================================",
+            "| rank | rank | rank | rank | rank | rank | rank | rank | rank | rank |",
+            "我们在昇腾上运行模型，推理速度比预期慢，请帮忙看看是什么原因导致的。",
+            "ok ok ok",
+        ] {
+            assert!(!degenerate_text(line), "{line}");
+        }
+    }
+
+    // Serving engines' per-request metrics (wider-world batch 28): a name, `:` or `=`, a number.
+    #[test]
+    fn serving_metrics_a_server_prints() {
+        for (line, metric) in [
+            (
+                "rid 5 | prompt_tokens: 19, ttft: 1523.93ms, tpot: 82.1ms",
+                "ttft: 1523.93ms",
+            ),
+            ("Mean TPOT = 41.2 ms", "TPOT = 41.2"),
+            ("completion_tokens: 455, tps: 1.22, dta: 0.00%", "tps: 1.22"),
+        ] {
+            assert_eq!(serving_metric(line), Some(metric), "{line}");
+        }
+        for line in [
+            "ttft_budget: 100",
+            "the itl of the run",
+            "gptps: 3",
+            "ttft: unknown",
+        ] {
+            assert_eq!(serving_metric(line), None, "{line}");
+        }
     }
 }

@@ -209,6 +209,7 @@ fn candidate(err: &CausalError) -> Candidate {
 fn evidence_settle(rule: &str) -> Option<&'static str> {
     match rule {
         "metric.speed-only" => Some("the baseline the text lacks: what the speed should be (the same run on another device, with an earlier release, in eager mode, or the framework's published figure for this model and chip); with it, a profile of the slow run (msprof or the Ascend PyTorch Profiler) shows where the time goes"),
+        "metric.degenerate-text" => Some("the same prompt with the same sampling settings on a reference run (the CPU, a GPU or eager mode): text that degenerates there too comes from the settings or the chat template, not from the device's numbers"),
         "metric.half-saturated" => Some("the same computation in float32 (or on the CPU): a value that is really that large there is no overflow"),
         _ => None,
     }
@@ -735,6 +736,28 @@ mod tests {
         assert!(c.sub_skill.is_none());
         // A low answer says what would settle it: here the float32 run.
         assert!(c.settle.as_deref().is_some_and(|s| s.contains("float32")));
+        // Degenerate generation (batch 28): the reference run settles it, and its own remedy.
+        let c = classify_text(
+            Path::new(PASTED),
+            "> who are you\nthe of of the and the of and a of the and of the the of and a and of\n",
+        )
+        .expect("classified");
+        assert_eq!(
+            (
+                c.route,
+                c.confidence,
+                c.remedy.first().map(|r| r.matched.as_str())
+            ),
+            (
+                Route::Accuracy,
+                Confidence::Low,
+                Some("rule:metric.degenerate-text")
+            )
+        );
+        assert!(c
+            .settle
+            .as_deref()
+            .is_some_and(|s| s.contains("reference run")));
         // Speeds alone: the baseline (batch 25's grading: `settle` was missing).
         let c = classify_text(
             Path::new(PASTED),

@@ -24,7 +24,10 @@ use npgx_parsers::causal::phase::{quoted_after, Source as PhaseSource};
 use npgx_parsers::causal::CausalError;
 use npgx_parsers::knowledge::{self, CauseKind, Kind, Phase};
 use npgx_parsers::line_prefix::{line_severity, strip_prefixes, Severity};
-use npgx_parsers::printed::{cpu_fallback, host_weights, nan_metric, saturated_half, speed_rate};
+use npgx_parsers::printed::{
+    cpu_fallback, degenerate_text, host_weights, nan_metric, saturated_half, serving_metric,
+    speed_rate,
+};
 
 /// The route a failure takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -954,7 +957,8 @@ fn route_host(lines: &[&str]) -> Option<(Routing, usize, String)> {
 }
 
 /// A text whose only evidence is a speed it measures ([`speed_rate`]: a progress bar's
-/// `329.53s/it`, a serving log's `1.48 请求/秒`): no error, no report's words, nothing sent to
+/// `329.53s/it`, a serving log's `1.48 请求/秒`; [`serving_metric`]: a server's per-request
+/// `tpot: 822.96ms`): no error, no report's words, nothing sent to
 /// the host. The only question such a paste can answer is a performance one, so it routes there
 /// — at low confidence, because the verdict (slower than what?) is the user's, not the text's.
 ///
@@ -972,10 +976,11 @@ fn route_speed(lines: &[&str]) -> Option<(Routing, usize, String)> {
         return None;
     }
     let (i, rate) = lines.iter().enumerate().find_map(|(i, l)| {
-        let rate = speed_rate(l)?;
+        let rate = speed_rate(l).or_else(|| serving_metric(l))?;
         let at = l.find(rate).unwrap_or(0);
         let zero = !rate
             .bytes()
+            .skip_while(|b| !b.is_ascii_digit())
             .take_while(|b| b.is_ascii_digit() || b".,".contains(b))
             .any(|b| (b'1'..=b'9').contains(&b));
         (!zero && !setting_up(&l[..at])).then_some((i, rate))
@@ -983,13 +988,34 @@ fn route_speed(lines: &[&str]) -> Option<(Routing, usize, String)> {
     let mut r = Routing::new(Route::Performance, "metric.speed-only", Some(rate));
     r.confidence = Confidence::Low;
     r.why = format!(
-        "no error stack and no report's wording; line {} measures a speed (`{rate}`) and the \
+        "no error stack and no report's wording; line {} measures a speed or a latency (`{rate}`) and the \
          text states nothing else: a performance question, whose verdict (slower than what: \
          another device, an earlier release, eager mode?) the user has to give",
         i + 1
     );
     r.matched_line = Some(i as u64 + 1);
     Some((r, i + 1, lines[i].trim_end().to_string()))
+}
+
+/// Generated text that degenerated into repetition (line `i`, [`degenerate_text`]), in a text
+/// with no error and no report's wording: accuracy, at low confidence — a model whose numbers
+/// are wrong writes it, and so does one with wrong sampling settings or chat template.
+fn route_degenerate(lines: &[&str], i: usize) -> (Routing, usize, String) {
+    let mut r = Routing::new(
+        Route::Accuracy,
+        "metric.degenerate-text",
+        Some("repetition"),
+    );
+    r.confidence = Confidence::Low;
+    r.why = format!(
+        "no error stack; line {} is generated text that degenerated into repetition (one unit \
+         over and over, or a few words making most of the line): wrong numbers in the model's \
+         computation write it — and so do sampling settings or a chat template that do not fit \
+         the model",
+        i + 1
+    );
+    r.matched_line = Some(i as u64 + 1);
+    (r, i + 1, lines[i].trim_end().to_string())
 }
 
 /// Words of a set-up step's progress bar, before its rate (lower case, at a word's start):
@@ -1113,12 +1139,22 @@ pub fn route_prose(text: &str) -> Option<(Routing, usize, String)> {
             best = Some((route, rule, hits));
         }
     }
+    // Generated text that degenerated into repetition: the symptom of an accuracy report.
+    let degenerate = lines.iter().position(|l| degenerate_text(l));
     let Some((route, rule, hits)) = best else {
-        return route_host(&lines).or_else(|| route_speed(&lines));
+        return route_host(&lines)
+            .or_else(|| degenerate.map(|i| route_degenerate(&lines, i)))
+            .or_else(|| route_speed(&lines));
     };
-    // An accuracy report's symptom is its first score.
+    // An accuracy report's symptom is the degenerate text it shows, else its first score.
     let (i, w) = verdict
         .filter(|_| route == Route::Performance)
+        .or_else(|| {
+            let first = hits.first()?.1;
+            degenerate
+                .filter(|_| route == Route::Accuracy)
+                .map(|i| (i, first))
+        })
         .or_else(|| {
             hits.iter()
                 .copied()
@@ -1128,9 +1164,17 @@ pub fn route_prose(text: &str) -> Option<(Routing, usize, String)> {
     let mut r = Routing::new(route, rule, Some(w));
     r.confidence = Confidence::Medium;
     r.why = format!(
-        "no error stack; {} line(s) of {} wording (rules 3–4)",
+        "no error stack; {} line(s) of {} wording (rules 3–4){}",
         hits.len(),
-        route.as_str()
+        route.as_str(),
+        if degenerate == Some(i) && route == Route::Accuracy {
+            format!(
+                "; line {} is generated text that degenerated into repetition",
+                i + 1
+            )
+        } else {
+            String::new()
+        }
     );
     Some((r, i + 1, lines[i].trim_end().to_string()))
 }
@@ -1618,6 +1662,8 @@ mod tests {
             ("Train:  42%|████▏     | 42/100 [01:23<01:55,  1.99s/it]\nTrain:  43%|████▎     | 43/100 [01:25<01:53, 1.98s/it]\n", 1, "1.99s/it"),
             ("INFO 01-01 00:00:00 [loggers.py:1] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 35.2 tokens/s\nINFO 01-01 00:00:10 [loggers.py:1] Avg prompt throughput: 12.5 tokens/s\n", 2, "12.5 tokens/s"),
             ("2025-06-25 16:47:28,987 - INFO - 总耗时: 135.42 秒\n2025-06-25 16:47:28,987 - INFO - 平均吞吐量: 1.48 请求/秒\n", 2, "1.48 请求/秒"),
+            // A server's per-request latencies (batch 28): measurements of the same kind.
+            ("1.02.003.100 I srv  log_server_request: rid 7 | POST /v1/completions\n2.10.004.200 I srv  completions_res: rid 7 | prompt_tokens: 8, ttft: 912.50ms, tpot: 640.10ms\n", 2, "ttft: 912.50ms"),
         ] {
             let (r, at, _) = route_prose(speeds).unwrap();
             assert_eq!(
@@ -1635,6 +1681,7 @@ mod tests {
             "INFO 01-01 00:00:00 [loggers.py:1] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 0.0 tokens/s\n",
             "{'loss': 2.34, 'grad_norm': 1.2, 'epoch': 0.1}\nTrain:  1%|          | 10/900 [00:20<30:00,  2.01s/it]\n",
             "[WARNING] something odd\nTrain:  1%|          | 10/900 [00:20<30:00,  2.01s/it]\n",
+            "srv completions_res: rid 7 | ttft: 0.00ms, tpot: 0ms\n",
         ] {
             assert!(route_prose(quiet).is_none(), "{quiet}");
         }
@@ -1642,6 +1689,36 @@ mod tests {
         let (r, _, _) =
             route_prose("decode throughput 73.3 tok/s vs 500.2 tok/s before\n").unwrap();
         assert_eq!(r.route, Route::Performance);
+    }
+
+    // Wider-world batch 28: generated text that degenerated into repetition is an accuracy
+    // report's symptom — alone (low confidence), or cited over the report's words.
+    #[test]
+    fn degenerate_generation_is_accuracy_evidence() {
+        let salad = "> hello there\nthe of of the and the of and a of the and of the the of and a and of\nllama_perf_context_print:        eval time =  3120.00 ms /    20 runs   (  156.00 ms per token,     6.41 tokens per second)\n";
+        let (r, at, _) = route_prose(salad).unwrap();
+        assert_eq!(
+            (r.route, r.rule.as_str(), r.confidence, at),
+            (
+                Route::Accuracy,
+                "metric.degenerate-text",
+                Confidence::Low,
+                2
+            )
+        );
+        let said = "{\"choices\":[{\"text\":\"好的，，，，，，，，，，，，我我我我我我我我我\"}]}\n输出结果异常\n";
+        let (r, at, _) = route_prose(said).unwrap();
+        assert_eq!(
+            (r.route, r.rule.as_str(), at),
+            (Route::Accuracy, "keyword.accuracy", 1)
+        );
+        assert!(r.why.contains("degenerated"), "{}", r.why);
+        // Said slow: the speed is the report, whatever the text repeats.
+        let slow = format!(
+            "the server is slow\n{}",
+            salad.lines().nth(1).unwrap_or_default()
+        );
+        assert_eq!(route_prose(&slow).unwrap().0.route, Route::Performance);
     }
 
     #[test]

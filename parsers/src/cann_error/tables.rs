@@ -61,36 +61,37 @@ pub fn code_title(code: &str) -> Option<&'static str> {
     knowledge::cann_code(code).map(|f| f.meaning)
 }
 
-/// HCCL `HcclResult` value → name.
-pub fn hccl_result(v: u64) -> Option<&'static str> {
-    const NAMES: [&str; 25] = [
-        "SUCCESS",
-        "PARA",
-        "PTR",
-        "MEMORY",
-        "INTERNAL",
-        "NOT_SUPPORT",
-        "NOT_FOUND",
-        "UNAVAIL",
-        "SYSCALL",
-        "TIMEOUT",
-        "OPEN_FILE_FAILURE",
-        "TCP_CONNECT",
-        "ROCE_CONNECT",
-        "TCP_TRANSFER",
-        "ROCE_TRANSFER",
-        "RUNTIME",
-        "DRV",
-        "PROFILING",
-        "CCE",
-        "NETWORK",
-        "AGAIN",
-        "REMOTE",
-        "SUSPENDING",
-        "OPRETRY_FAIL",
-        "OOM",
+/// HCCL's `HcclResult` value → its name (after `HCCL_E_`) and meaning, as hccl_types.h comments
+/// them (hicann/hccl docs/api/context/HcclResult.md; OPRETRY_FAIL and OOM in later releases).
+pub fn hccl_result(v: u64) -> Option<(&'static str, &'static str)> {
+    const RESULTS: [(&str, &str); 25] = [
+        ("SUCCESS", "success"),
+        ("PARA", "parameter error"),
+        ("PTR", "empty pointer"),
+        ("MEMORY", "memory error"),
+        ("INTERNAL", "internal error"),
+        ("NOT_SUPPORT", "feature not supported"),
+        ("NOT_FOUND", "a specific resource not found"),
+        ("UNAVAIL", "resource unavailable"),
+        ("SYSCALL", "a system call failed"),
+        ("TIMEOUT", "timeout"),
+        ("OPEN_FILE_FAILURE", "a file could not be opened"),
+        ("TCP_CONNECT", "TCP connection failed"),
+        ("ROCE_CONNECT", "RoCE connection failed"),
+        ("TCP_TRANSFER", "TCP transfer failed"),
+        ("ROCE_TRANSFER", "RoCE transfer failed"),
+        ("RUNTIME", "a runtime API call failed"),
+        ("DRV", "a driver API call failed"),
+        ("PROFILING", "a profiling API call failed"),
+        ("CCE", "a CCE API call failed"),
+        ("NETWORK", "a network API call failed"),
+        ("AGAIN", "try again"),
+        ("REMOTE", "error completion from the remote end (CQE)"),
+        ("SUSPENDING", "the communicator is suspending"),
+        ("OPRETRY_FAIL", "a retry constraint"),
+        ("OOM", "out of memory"),
     ];
-    NAMES.get(usize::try_from(v).ok()?).copied()
+    RESULTS.get(usize::try_from(v).ok()?).copied()
 }
 
 /// torch_npu `ERR«SS»«EEE»`: sub-module `SS`.
@@ -185,7 +186,7 @@ mod tests {
         assert_eq!(acl_code(507035), Some("vector core exception"));
         assert_eq!(module_type_code(5), Some("EZ9999"));
         assert_eq!(module_letter('I'), Some("HCCL"));
-        assert_eq!(hccl_result(11), Some("TCP_CONNECT"));
+        assert_eq!(hccl_result(11).map(|r| r.0), Some("TCP_CONNECT"));
         assert_eq!(hccl_result(99), None);
         assert_eq!(torch_npu_submodule(2), Some("DIST"));
     }

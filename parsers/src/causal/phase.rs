@@ -458,6 +458,22 @@ fn own(err: &CausalError, under: Phase) -> Option<PhaseEvidence> {
     })
 }
 
+/// The `HcclResult` a line reports for an HCCL call (`HCCL function error: …, error code is 4`,
+/// or any line that names HCCL and `error code is N`): its name and meaning, for a value HCCL
+/// defines other than success.
+fn hccl_result(line: &str) -> Option<(&'static str, &'static str)> {
+    const LEAD: &str = "error code is ";
+    let l = line.to_ascii_lowercase();
+    if !l.contains("hccl") {
+        return None;
+    }
+    let at = l.rfind(LEAD)? + LEAD.len();
+    let digits = l[at..].bytes().take_while(u8::is_ascii_digit).count();
+    let ends = !l[at + digits..].starts_with(|c: char| c.is_ascii_alphanumeric());
+    let n: u64 = l.get(at..at + digits)?.parse().ok().filter(|_| ends)?;
+    crate::cann_error::tables::hccl_result(n).filter(|_| n != 0)
+}
+
 /// The first line that states a cause on its own (a phrase row), as phase evidence.
 fn stated_phrase(lines: &[(u64, &str)], under: Phase, source: Source) -> Option<PhaseEvidence> {
     lines.iter().find_map(|(no, t)| {
@@ -540,6 +556,24 @@ fn from_codes<'a>(
                     return Some(with_fact(e, f));
                 }
             }
+        }
+    }
+    // An HCCL call's `HcclResult` (torch_npu's `HCCL function error: HcclGetRootInfo(&id), error
+    // code is 11`): a collective, and what went wrong in it (`HCCL_E_TCP_CONNECT`).
+    for (no, t) in &lines {
+        if let Some((name, meaning)) = hccl_result(t) {
+            let mut e = ev(
+                Phase::Collective,
+                None,
+                "shape.hccl-result",
+                format!("HCCL_E_{name}"),
+                *no,
+                source,
+            );
+            e.fact = Some(format!(
+                "the HCCL call returned HCCL_E_{name}: {meaning} [HCCL-API (HcclResult)]"
+            ));
+            return Some(e);
         }
     }
     // torch_npu `ERRssEEE`: the error type, else the sub-module.
@@ -929,5 +963,31 @@ mod tests {
         let t =
             "torch._inductor.exc.InductorError: ModuleNotFoundError: No module named 'triton'\n";
         assert_eq!(phase(t).map(|p| p.0), Some(Phase::Environment));
+    }
+
+    // Wider-world batch 28: an HCCL call's HcclResult names what failed in the collective, over
+    // torch_npu's ERR02200 (`call hccl api failed`); TBE's `Failed to compile node` record is an
+    // operator's compilation.
+    #[test]
+    fn hccl_results_and_operator_compilation() {
+        let t = "RuntimeError: create_config:x.ts:102 HCCL function error: hcclCommInitRootInfoConfig(n, &r), error code is 11\n[ERROR] 2026-01-01-00:00:00 (PID:1, Device:0, RankID:0) ERR02200 DIST call hccl api failed.\n";
+        assert_eq!(
+            phase(t),
+            Some((Phase::Collective, "shape.hccl-result".into()))
+        );
+        assert_eq!(
+            hccl_result("HCCL function error: f(), error code is 9"),
+            Some(("TIMEOUT", "timeout"))
+        );
+        for none in [
+            "HCCL function error: f(), error code is 0",
+            "HCCL function error: f(), error code is 99",
+            "HCCL function error: f(), error code is 7x",
+            "NPU function error: f(), error code is 7",
+        ] {
+            assert_eq!(hccl_result(none), None, "{none}");
+        }
+        let t = "[ERROR] TEFUSION(1,python):2026-01-01-00:00:00.000.000 [fusion_op.cc:1]1 PrintOp Failed to compile node [name Slice, type Slice]. Detailed compilation info is:\n";
+        assert_eq!(phase(t).map(|p| p.0), Some(Phase::Compile));
     }
 }
