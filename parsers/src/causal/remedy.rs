@@ -678,6 +678,14 @@ mod tests {
         // A missing kernel package under the call's failure: its row, not the call's arguments.
         let installation = of("RuntimeError: call aclnnCast failed, detail:EZ9999: Inner Error!\nEZ9999: 2024-01-01-00:00:00.000.000  Parse dynamic kernel config fail.\n        TraceBack (most recent call last):\n        Op Cast does not has any binary.\n");
         assert_eq!(installation[0].matched, "key:does not has any binary");
+        // A CMake parse error (wider-world batches 26 and 28: a symbolic link checked out as a
+        // file holding its target): its own row over the configuration's generic one.
+        let parse = of("CMake Error at cmake/generic.cmake:1:\n  Parse error.  Expected a command name, got unquoted argument with text\n  \"../../../x/cmake/generic.cmake\".\n");
+        assert_eq!(
+            parse[0].matched,
+            "key:expected a command name, got unquoted argument"
+        );
+        assert!(parse[0].action.contains("core.symlinks"));
         assert!((bytes_of("1", "eb").unwrap() - 1024f64.powi(6)).abs() < 1.0);
         assert_eq!(
             first_size(" 60.96 gib total"),
