@@ -98,6 +98,78 @@ pub struct Diagnostic<'a> {
     pub message: &'a str,
 }
 
+/// What a compiler says when a name is unknown where it is used (clang's and GCC's wordings):
+/// the cause of the syntax errors it reports around that name on the same line.
+const NAME_LOOKUP: &[&str] = &[
+    "no member named ",
+    "use of undeclared identifier ",
+    "unknown type name ",
+    "no template named ",
+    "was not declared in this scope",
+    "is not a member of ",
+    "has no member named ",
+    "does not name a type",
+];
+
+impl Diagnostic<'_> {
+    /// Whether the diagnostic says a name is unknown ([`NAME_LOOKUP`]).
+    pub fn is_name_lookup(&self) -> bool {
+        NAME_LOOKUP.iter().any(|w| self.message.contains(w))
+    }
+
+    /// Whether the diagnostic only says the parser met a token it did not expect (`expected ';'
+    /// after expression`, `unexpected type name 'half': expected expression`): what follows
+    /// from a name it did not know, when one is reported on the same line.
+    pub fn is_syntax(&self) -> bool {
+        ["expected ", "unexpected "]
+            .iter()
+            .any(|w| self.message.starts_with(w))
+            && !self.is_name_lookup()
+    }
+}
+
+/// The header a compiler's diagnostic says it cannot find: GCC's `fatal error:
+/// register/tilingdata_base.h: No such file or directory` (in Chinese `致命错误：x.h：没有那个文件或目录`),
+/// clang's `fatal error: 'x/y.h' file not found`.
+pub fn missing_header(text: &str) -> Option<&str> {
+    let header = |name: &str| {
+        [".h", ".hpp", ".hh", ".hxx", ".inc", ".cuh"]
+            .iter()
+            .any(|e| name.ends_with(e))
+    };
+    let gcc = [": No such file or directory", "：没有那个文件或目录"]
+        .iter()
+        .find_map(|said| text.split_once(said))
+        .and_then(|(before, _)| before.rsplit([' ', '：']).next());
+    let clang = || {
+        text.split_once(" file not found")
+            .and_then(|(before, _)| before.rsplit(' ').next())
+    };
+    gcc.or_else(clang)
+        .map(|name| {
+            name.trim_end_matches(':')
+                .trim_matches(['\'', '"', '‘', '’', '`'])
+        })
+        .filter(|name| header(name))
+}
+
+/// Whether the header a diagnostic cannot find ([`missing_header`]) comes from outside the
+/// including file's tree — a toolkit's or a dependency's (`register/tilingdata_base.h` included
+/// from `/root/xllm/third_party/…/pp_matmul_opt_tiling.h`): missing from the install the build
+/// reads, an environment fault. A header under a folder the including file's own path names
+/// (`core/framework/fence.h` from `onnxruntime/core/providers/cann/cann_fence.h`) is the
+/// project's own, missing from its source: the code is wrong.
+pub fn foreign_header(text: &str) -> bool {
+    let Some(name) = missing_header(text) else {
+        return false;
+    };
+    let includer = parse_diagnostic(text).and_then(|d| d.file).unwrap_or("");
+    let own = name
+        .split_once('/')
+        .is_some_and(|(top, _)| includer.split('/').any(|part| part == top));
+    !own
+}
+
 /// The severities as the compilers print them.
 const SEVERITIES: &[(&str, Severity)] = &[
     ("fatal error: ", Severity::FatalError),
@@ -165,6 +237,16 @@ pub fn parse_diagnostic(line: &str) -> Option<Diagnostic<'_>> {
 /// reference to `f'`, `/usr/bin/ld: x.o:(.data+0x0): multiple definition of `g'`): always an
 /// error, though it names no severity.
 fn linker(t: &str) -> Option<Diagnostic<'_>> {
+    // ld's `cannot find -l<name>` with its program's name cut from the paste: the `-l` option
+    // names a library, and the line says nothing else (`: No such file or directory` at most).
+    if let Some(lib) = t.strip_prefix("cannot find -l") {
+        let lib = lib
+            .strip_suffix(": No such file or directory")
+            .unwrap_or(lib);
+        if !lib.is_empty() && !lib.contains(char::is_whitespace) {
+            return Some(link_error(t));
+        }
+    }
     const SAYS: &[&str] = &[": undefined reference to ", ": multiple definition of "];
     SAYS.iter().find_map(|s| {
         let at = crate::needles::find(t, s)?;
@@ -719,6 +801,31 @@ mod tests {
         assert!(parse_diagnostic("/usr/bin/ld: a.o: in function `main':").is_none());
         assert!(parse_diagnostic("the doc says: undefined reference to `f'").is_none());
         assert!(parse_diagnostic("tools: cannot find -lx").is_none());
+        // A header not found (wider-world batch 29): GCC, clang, GCC in Chinese; a source file
+        // or a data file is no header.
+        for line in [
+            "/a/b_tiling.h:16:10: fatal error: register/tilingdata_base.h: No such file or directory",
+            "/a/k.cpp:22:10: fatal error: 'inner_interface/inner_kernel_operator_intf.h' file not found",
+            "x.cc:1:10: 致命错误：acl/acl.h：没有那个文件或目录",
+        ] {
+            assert!(foreign_header(line), "{line}");
+        }
+        for line in [
+            "gcc: error: main.cc: No such file or directory",
+            "error: 'weights.bin' file not found",
+            "x.cc:3:5: error: 'f' was not declared in this scope",
+            // The project's own header, gone from its source (wider-world batch 26).
+            "onnxruntime/core/providers/cann/cann_fence.h:7:10: 致命错误：core/framework/fence.h：没有那个文件或目录",
+        ] {
+            assert!(!foreign_header(line), "{line}");
+        }
+        // Its program's name cut from the paste (wider-world batch 29).
+        assert_eq!(
+            parse_diagnostic("cannot find -lnpu_hccl").map(|d| (d.form, d.message)),
+            Some((Form::Linker, "cannot find -lnpu_hccl"))
+        );
+        assert!(parse_diagnostic("cannot find -l option in the manual").is_none());
+        assert!(parse_diagnostic("cannot find -l").is_none());
         assert!(is_compile_wrapper(
             "collect2: error: ld returned 1 exit status"
         ));

@@ -2,9 +2,12 @@
 //! `nan` or `inf` ([`nan_metric`]), a float16 value at float16's largest magnitude
 //! ([`saturated_half`]) — accuracy evidence —; an operator that falls back to the CPU
 //! ([`cpu_fallback`]) and model weights left in host memory ([`host_weights`]) — performance
-//! evidence —; a speed it measures ([`speed_rate`]); generated text that degenerates into
-//! repetition ([`degenerate_text`]) — accuracy evidence. Read by the router in a text without an
+//! evidence —; a speed or a latency it measures ([`speed_rate`], [`serving_metric`]); generated
+//! text that degenerates into repetition ([`degenerate_text`]) and a loss that jumps a
+//! hundredfold ([`loss_spike`]) — accuracy evidence. Read by the router in a text without an
 //! error.
+
+use std::collections::HashMap;
 
 /// Names of the training metrics whose `nan` / `inf` says the numbers went wrong (lower case,
 /// matched inside the metric's key): losses and gradient norms, as trainers log them — the
@@ -94,6 +97,54 @@ pub fn nan_metric(line: &str) -> Option<String> {
 
 /// float16's largest finite magnitude.
 pub const HALF_MAX: f64 = 65504.0;
+
+/// The training loss a line logs (`loss: 8712.5938`, `'loss': 2.31`, `lm loss: 1.2E+01`,
+/// `loss=0.7`): the key `loss` as a word of its own — not a component's (`pg_loss`,
+/// `actor/pg_loss`: an RL objective may rise or fall by orders of magnitude) nor a setting's
+/// (`loss_scale`, `loss scale`) — then `:` or `=` and a number.
+fn loss_value(line: &str) -> Option<f64> {
+    let l = line.to_ascii_lowercase();
+    let b = l.as_bytes();
+    l.match_indices("loss").find_map(|(at, _)| {
+        let own = at
+            .checked_sub(1)
+            .is_none_or(|k| !(b[k].is_ascii_alphanumeric() || matches!(b[k], b'_' | b'/')));
+        if !own {
+            return None;
+        }
+        let value = l[at + 4..]
+            .trim_start_matches(['\'', '"', ' '])
+            .strip_prefix([':', '='])?
+            .trim_start_matches([' ', '\'', '"']);
+        let end = value
+            .find(|c: char| !(c.is_ascii_digit() || matches!(c, '.' | 'e' | '+' | '-')))
+            .unwrap_or(value.len());
+        value[..end].parse::<f64>().ok().filter(|v| v.is_finite())
+    })
+}
+
+/// The line (index into `lines`) where a training log's loss jumps a hundredfold or more above
+/// the smallest loss it logged before (two values before it at least, the jump to 1 or more):
+/// training diverged — an overflow in a low-precision computation, a learning rate too high, a
+/// bad batch (`loss: 8.8465` then `loss: 8712.5938`). A log whose loss only falls or wobbles
+/// has none.
+pub fn loss_spike(lines: &[&str]) -> Option<(usize, f64, f64)> {
+    let mut low: Option<f64> = None;
+    let mut seen = 0;
+    for (i, line) in lines.iter().enumerate() {
+        let Some(v) = loss_value(line) else {
+            continue;
+        };
+        if let Some(m) = low.filter(|m| seen >= 2 && *m > 0.0) {
+            if v >= 1.0 && v >= m * 100.0 {
+                return Some((i, m, v));
+            }
+        }
+        seen += 1;
+        low = Some(low.map_or(v, |m| m.min(v)));
+    }
+    None
+}
 
 /// Whether line `i` of `lines` prints a float16 tensor holding ±65504, float16's largest
 /// finite value: the value inside a printed tensor (torch's `tensor(…)`, numpy's `array(…)`,
@@ -276,70 +327,119 @@ pub fn speed_rate(line: &str) -> Option<&str> {
 }
 
 /// Serving engines' per-request metrics (lower case): time to first token, time per output token,
-/// inter-token latency, end-to-end latency, tokens and queries per second — as llama.cpp's
-/// server, vLLM's and SGLang's benchmarks and MindIE print them (`ttft: 1523.93ms`, `tpot =
-/// 82.1 ms`, `tps: 1.22`).
+/// inter-token latency, end-to-end latency, tokens and queries per second.
 const SERVING_METRICS: &[&str] = &["ttft", "tpot", "itl", "e2el", "tps", "qps"];
 
-/// A serving metric a line measures, as written (`tpot: 822.96ms`): a name of
-/// [`SERVING_METRICS`] as a whole word, `:` or `=`, and a number (its unit after it, if any) —
-/// the other half of what [`speed_rate`] reads.
-pub fn serving_metric(line: &str) -> Option<&str> {
+/// A serving metric a line measures, as written, with the value where the measurement starts:
+/// a name of [`SERVING_METRICS`] as a whole word (`Mean TTFT`, a JSON key `"ttft"`), a unit in
+/// brackets if any, `:` (or full-width `：`) or `=`, and a number with a decimal point or a unit
+/// of time after it — llama.cpp's server (`ttft: 1523.93ms, tpot: 822.96ms, tps: 1.22`), vLLM's
+/// and SGLang's benchmark summaries (`Mean TTFT (ms):   70.83`), their JSON results
+/// (`"mean_ttft_ms"` is none: a key with more words). Not a setting: a whole number without a
+/// unit (`qps: 50`), a `--goodput ttft:300` argument or its echo. The first metric on the line.
+pub fn serving_metric(line: &str) -> Option<(&str, &str)> {
+    if line.contains("goodput") {
+        return None;
+    }
     let l = line.to_ascii_lowercase();
-    SERVING_METRICS.iter().find_map(|m| {
-        l.match_indices(m).find_map(|(at, _)| {
-            let b = l.as_bytes();
-            let end = at + m.len();
-            let word = at
-                .checked_sub(1)
-                .is_none_or(|k| !b[k].is_ascii_alphanumeric() && b[k] != b'_')
-                && !b
-                    .get(end)
-                    .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_');
-            if !word {
-                return None;
+    let b = l.as_bytes();
+    let word_char = |c: &u8| c.is_ascii_alphanumeric() || *c == b'_';
+    SERVING_METRICS
+        .iter()
+        .flat_map(|m| l.match_indices(m))
+        .filter(|&(at, m)| {
+            !at.checked_sub(1).is_some_and(|k| word_char(&b[k]))
+                && !b.get(at + m.len()).is_some_and(word_char)
+        })
+        .filter_map(|(at, m)| {
+            // `"ttft": …`, ` (ms): …`, `: …`, `= …`.
+            let mut rest = l[at + m.len()..].trim_start_matches('"').trim_start();
+            if let Some(unit) = rest.strip_prefix('(') {
+                rest = unit.split_once(')')?.1.trim_start();
             }
-            let rest = l[end..].trim_start_matches(' ');
-            let value = rest.strip_prefix([':', '='])?.trim_start_matches(' ');
-            let digits = value
+            let value = rest
+                .strip_prefix([':', '='])
+                .or_else(|| rest.strip_prefix('：'))?
+                .trim_start();
+            let number = value
                 .bytes()
-                .take_while(|c| c.is_ascii_digit() || *c == b'.')
+                .take_while(|c| c.is_ascii_digit() || matches!(c, b'.' | b','))
                 .count();
+            // A list's comma or a sentence's full stop after the number is not its part.
+            let digits = value[..number].trim_end_matches([',', '.']).len();
             if !value.starts_with(|c: char| c.is_ascii_digit()) {
                 return None;
             }
-            let unit = value[digits..]
-                .bytes()
-                .take_while(u8::is_ascii_alphabetic)
-                .count();
-            let stop = l.len() - value.len() + digits + unit;
-            Some(&line[at..stop])
+            let after = value[digits..].trim_start_matches(' ');
+            let unit = after.bytes().take_while(u8::is_ascii_alphabetic).count();
+            let timed = TIME_UNITS.contains(&&after[..unit]);
+            if !value[..digits].contains('.') && !timed {
+                return None;
+            }
+            let value_at = l.len() - value.len();
+            let stop = if timed {
+                l.len() - after.len() + unit
+            } else {
+                value_at + digits
+            };
+            Some((at, &line[at..stop], &line[value_at..stop]))
         })
-    })
+        .min_by_key(|(at, _, _)| *at)
+        .map(|(_, whole, value)| (whole, value))
 }
 
-/// Whether a char is one unit of text on its own: a CJK ideograph, kana or hangul (a script
-/// written without spaces), or CJK and full-width punctuation (`，`, `。`, `！`).
+/// Whether a char is one unit of text on its own: a CJK ideograph, a kana or a hangul syllable
+/// (scripts written without spaces), or a CJK mark of a sentence (`，`, `。`, `、`, `！`, `？`,
+/// `；`, `：`) — not a space, a fill or a symbol (`　`, `ー`, `・`, `＝`, `｜`).
 fn char_unit(c: char) -> bool {
     matches!(
         c,
-        '\u{3000}'..='\u{30FF}'
+        '\u{3041}'..='\u{30FA}'
             | '\u{3400}'..='\u{4DBF}'
             | '\u{4E00}'..='\u{9FFF}'
             | '\u{AC00}'..='\u{D7AF}'
             | '\u{F900}'..='\u{FAFF}'
-            | '\u{FF01}'..='\u{FF65}'
+            | '、'
+            | '。'
+            | '，'
+            | '！'
+            | '？'
+            | '；'
+            | '：'
     )
 }
 
-/// Values a program prints many times in a row (a mask, a list of flags, a tensor of NaN): no
-/// text a model generated.
-const VALUE_WORDS: &[&str] = &["true", "false", "none", "null", "nan", "inf"];
+/// Values a program prints many times in a row (a mask, a list of flags, a tensor of NaN, a
+/// status column): no text a model generated.
+const VALUE_WORDS: &[&str] = &["true", "false", "none", "null", "nan", "inf", "na", "ok"];
+
+/// English words that carry no content: a model's word salad is made of them (`and at in in in
+/// or in and and and from and`), a sentence is half of them at most.
+const FUNCTION_WORDS: &[&str] = &[
+    "a", "an", "the", "and", "or", "but", "if", "so", "of", "in", "on", "at", "to", "from", "for",
+    "with", "by", "as", "is", "are", "was", "be", "it", "that", "this", "i", "you", "he", "she",
+    "we", "they", "who", "what", "not", "no", "do",
+];
+
+/// Whether a word is a value rather than text: a number (it starts with a digit: `3`, `0x0`), a
+/// hexadecimal byte, half-word or word of a dump (`ff`, `ffff`, `deadbeef`; not a function word
+/// such as `be`), a short name in capitals of a table's status column (`SYS`, `PIX`, `HCCS`; not
+/// `I`), or one of [`VALUE_WORDS`].
+fn value_word(word: &str) -> bool {
+    let lower = word.to_ascii_lowercase();
+    let hex = matches!(word.len(), 2 | 4 | 8)
+        && word.bytes().all(|b| b.is_ascii_hexdigit())
+        && !FUNCTION_WORDS.contains(&lower.as_str());
+    let caps = (2..=4).contains(&word.len()) && word.bytes().all(|b| b.is_ascii_uppercase());
+    word.starts_with(|c: char| c.is_ascii_digit())
+        || hex
+        || caps
+        || VALUE_WORDS.contains(&lower.as_str())
+}
 
 /// The units of a line's text, each with the separator before it: words (runs of letters and
-/// digits of alphabetic scripts) and single chars of CJK scripts and punctuation; numbers (a word
-/// that starts with a digit: `0x0`),
-/// [`VALUE_WORDS`] and other signs are no unit (a separator's part).
+/// digits of alphabetic scripts) and single chars of CJK scripts and sentence marks; values
+/// ([`value_word`]) and other signs are no unit (a separator's part).
 fn text_units(line: &str) -> Vec<(&str, &str)> {
     let mut units = Vec::new();
     let mut sep_start = 0;
@@ -361,10 +461,7 @@ fn text_units(line: &str) -> Vec<(&str, &str)> {
             continue;
         };
         let word = &line[at..end];
-        // A number (`3`, `0x0`, `1e5`) starts with a digit.
-        let value = word.starts_with(|c: char| c.is_ascii_digit())
-            || VALUE_WORDS.contains(&word.to_ascii_lowercase().as_str());
-        if !value {
+        if !value_word(word) {
             units.push((&line[sep_start..at], word));
             sep_start = end;
         }
@@ -372,23 +469,94 @@ fn text_units(line: &str) -> Vec<(&str, &str)> {
     units
 }
 
+/// The text a model generated, as an OpenAI-compatible server returns it in JSON (`"text":"…"`
+/// of a completion, `"content":"…"` of a chat message): the string's raw content, up to its
+/// closing quote or the end of the line (a paste cut inside it).
+fn generated_value(line: &str) -> Option<&str> {
+    ["\"text\":", "\"content\":"].iter().find_map(|key| {
+        let at = line.find(key)? + key.len();
+        let value = line[at..].trim_start().strip_prefix('"')?;
+        let mut escaped = false;
+        let end = value
+            .char_indices()
+            .find(|&(_, c)| {
+                let close = c == '"' && !escaped;
+                escaped = c == '\\' && !escaped;
+                close
+            })
+            .map_or(value.len(), |(k, _)| k);
+        Some(&value[..end])
+    })
+}
+
+/// Whether generated text is mostly one token — a punctuation mark, a word or a number counted
+/// as a unit each (`,.,. and,.,,,,,,.,0 and,, and,,,`): forty tokens or more, one of them more
+/// than half. A list of numbers (`1, 2, 3, …`) has its commas at half, not more.
+fn marks_dominate(value: &str) -> bool {
+    let mut counts: HashMap<&str, usize> = HashMap::new();
+    let mut total = 0;
+    let mut rest = value;
+    while let Some(c) = rest.chars().next() {
+        let len = if c.is_alphanumeric() && !char_unit(c) {
+            rest.find(|d: char| !d.is_alphanumeric() || char_unit(d))
+                .unwrap_or(rest.len())
+        } else {
+            c.len_utf8()
+        };
+        let (token, tail) = rest.split_at(len);
+        rest = tail;
+        if token.trim().is_empty() {
+            continue;
+        }
+        total += 1;
+        *counts.entry(token).or_default() += 1;
+    }
+    let top = counts.values().copied().max().unwrap_or(0);
+    total >= 40 && top * 2 > total
+}
+
+/// Whether the separator before a repeat of a phrase of `period` units keeps the run going:
+/// nothing or one space between single units (a table pads its columns with more), and only
+/// spaces and a sentence's marks between longer phrases (`I am a bot. I am a bot.`) — never a
+/// number or a key, list or path sign.
+fn run_separator(sep: &str, period: usize) -> bool {
+    if period == 1 {
+        sep.is_empty() || sep == " "
+    } else {
+        sep.chars()
+            .all(|c| c.is_whitespace() || ".,!?;".contains(c))
+    }
+}
+
 /// Whether a line is generated text that degenerated into repetition, as a model with wrong
-/// numbers writes it: one to three units repeated eight times or more in a row with nothing but
-/// spaces between them (`，，，，，，，，`, `我，我，我，我，…`), or a line of prose — sixteen units
-/// or more, no key, list or path syntax (`:`, `=`, quotes, brackets, `/`, `|`) — where one unit is
-/// a quarter or more of the words and the distinct words are two thirds or fewer (natural prose
-/// repeats few of its words: `and at in in in or in and and and from and` is no sentence). A
-/// device map, a list of flags or a table repeats its keys with such syntax between them and is
-/// none.
+/// numbers writes it:
+/// - one unit repeated twelve times or more in a row (`，，，，，，，，，，，，`), a phrase of two or
+///   three units eight times (`我，我，我，…`), a longer phrase (up to sixteen units) three
+///   times (`I am a bot. I am a bot. I am a bot.`), with only [`run_separator`]s between them;
+/// - a line of English word salad: sixteen words or more, no key, list or path syntax, one word
+///   a quarter or more of the words, function words ([`FUNCTION_WORDS`]) three quarters or more
+///   (`and at in in in or in and and and from and`: a sentence is about half of them);
+/// - the text of an OpenAI-compatible response mostly one token ([`marks_dominate`]).
+///
+/// Numbers, hexadecimal words, short capitals and flags ([`value_word`]) are no units, so a hex
+/// dump, a topology table or a boolean mask repeats nothing.
 pub fn degenerate_text(line: &str) -> bool {
+    if generated_value(line).is_some_and(marks_dominate) {
+        return true;
+    }
     let units = text_units(line);
     let words: Vec<&str> = units.iter().map(|(_, w)| *w).collect();
-    for period in 1..=3 {
+    for period in 1..=16 {
+        let repeats = match period {
+            1 => 12,
+            2 | 3 => 8,
+            _ => 3,
+        };
         let mut run = 0;
         for i in period..units.len() {
-            let same = words[i] == words[i - period] && units[i].0.trim().is_empty();
+            let same = words[i] == words[i - period] && run_separator(units[i].0, period);
             run = if same { run + 1 } else { 0 };
-            if run + period >= 8 * period {
+            if run + period >= repeats * period {
                 return true;
             }
         }
@@ -396,22 +564,20 @@ pub fn degenerate_text(line: &str) -> bool {
     const SYNTAX: &[char] = &[
         ':', '=', '"', '\'', '[', ']', '{', '}', '/', '\\', '|', '<', '>',
     ];
-    if words.len() < 16 || units.iter().any(|(sep, _)| sep.contains(SYNTAX)) {
+    let english: Vec<&str> = words.iter().copied().filter(|w| w.is_ascii()).collect();
+    if english.len() < 16 || units.iter().any(|(sep, _)| sep.contains(SYNTAX)) {
         return false;
     }
-    let mut counts: Vec<(&str, usize)> = Vec::new();
-    for w in &words {
-        let lower = *w;
-        match counts
-            .iter_mut()
-            .find(|(k, _)| k.eq_ignore_ascii_case(lower))
-        {
-            Some((_, n)) => *n += 1,
-            None => counts.push((lower, 1)),
-        }
+    let mut counts: HashMap<String, usize> = HashMap::new();
+    for w in &english {
+        *counts.entry(w.to_ascii_lowercase()).or_default() += 1;
     }
-    let top = counts.iter().map(|(_, n)| *n).max().unwrap_or(0);
-    top * 4 >= words.len() && counts.len() * 3 <= words.len() * 2
+    let top = counts.values().copied().max().unwrap_or(0);
+    let function = english
+        .iter()
+        .filter(|w| FUNCTION_WORDS.contains(&w.to_ascii_lowercase().as_str()))
+        .count();
+    top * 4 >= english.len() && function * 4 >= english.len() * 3
 }
 
 #[cfg(test)]
@@ -561,9 +727,12 @@ mod tests {
     #[test]
     fn generated_text_that_degenerated() {
         for line in [
-            "{\"content\":\"你好，，，，，，，，，，，我是\"}",
+            "{\"content\":\"你好，，，，，，，，，，，，，，我是\"}",
             "答：我是，我是，我是，我是，我是，我是，我是，我是，我是",
-            "Hi Hi Hi Hi Hi Hi Hi Hi there",
+            "{\"choices\":[{\"index\":0,\"text\":\",.,. and,.,,,,,,.,0 and,, and,,,)),.,, a,;,,,.,,;;,,,,, and,, to,,,,,,,,,.,,,,\"}]}",
+            "Hi Hi Hi Hi Hi Hi Hi Hi Hi Hi Hi Hi there",
+            "I am a helpful assistant. I am a helpful assistant. I am a helpful assistant.",
+            "我是一个人工智能助手。我是一个人工智能助手。我是一个人工智能助手。",
             "the of of the and the of and a of the and of the the of and a and of",
         ] {
             assert!(degenerate_text(line), "{line}");
@@ -579,29 +748,91 @@ mod tests {
             "| rank | rank | rank | rank | rank | rank | rank | rank | rank | rank |",
             "我们在昇腾上运行模型，推理速度比预期慢，请帮忙看看是什么原因导致的。",
             "ok ok ok",
+            // English sentences that repeat `the` (the review's), tables, dumps, fills.
+            "When I run the model on the NPU the output of the model is different from the output of the model on the CPU",
+            "How do I install the driver on the host so that the container can see the NPU of the host and the driver of the host",
+            "00000010  ff ff ff ff ff ff ff ff ff ff ff ff ff ff ff ff  |................|",
+            "NPU0     X      HCCS   HCCS   HCCS   HCCS   HCCS   HCCS   HCCS   HCCS   HCCS   HCCS   HCCS   HCCS",
+            "rank 0 rank 1 rank 2 rank 3 rank 4 rank 5 rank 6 rank 7 rank 8 rank 9 rank 10 rank 11 rank 12",
+            "ーーーーーーーーーーーーーーーー　　　　　　　　　　　　　＝＝＝＝＝＝＝＝＝＝＝＝",
+            "为什么？？？？？？？",
+            "epoch 1 step 10 lr 0.001 loss 2.1 epoch 1 step 20 lr 0.001 loss 2.0 epoch 1 step 30 lr 0.001 loss 1.9",
+            "{\"text\":\"[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21]\"}",
+            "{\"content\":\"Paris is the capital of France, and it is known for the Eiffel Tower, the Louvre, and its cafés.\"}",
         ] {
             assert!(!degenerate_text(line), "{line}");
         }
     }
 
     // Serving engines' per-request metrics (wider-world batch 28): a name, `:` or `=`, a number.
+    // A loss that jumps a hundredfold (wider-world batch 29, MindYOLO): training diverged.
+    #[test]
+    fn a_loss_that_diverges() {
+        let log = [
+            "Epoch 1/200, Step 100/3995, loss: 11.6707, lbox: 3.6262, lcls: 5.5689",
+            "[WARNING] overflow, still update, loss scale adjust to 1024.0",
+            "Epoch 1/200, Step 200/3995, loss: 8.8465, lbox: 2.9380, lcls: 3.8950",
+            "Epoch 1/200, Step 300/3995, loss: 8712.5938, lbox: 4.1268, lcls: 8705.2168",
+        ];
+        assert_eq!(loss_spike(&log), Some((3, 8.8465, 8712.5938)));
+        for quiet in [
+            // Falling, wobbling, a loss scale that grows, an RL objective, too few values.
+            &[
+                "{'loss': 2.31}",
+                "{'loss': 1.20}",
+                "{'loss': 0.90}",
+                "{'loss': 1.10}",
+            ][..],
+            &[
+                "loss_scale: 1.0",
+                "loss_scale: 65536.0",
+                "loss scale: 1.0",
+                "loss scale: 65536.0",
+            ],
+            &[
+                "actor/pg_loss: 0.001",
+                "actor/pg_loss: 0.002",
+                "actor/pg_loss: 0.9",
+            ],
+            &["loss: 0.01", "loss: 5.0"],
+            &["loss: 0.001", "loss: 0.002", "loss: 0.5"],
+        ] {
+            assert_eq!(loss_spike(quiet), None, "{quiet:?}");
+        }
+    }
+
     #[test]
     fn serving_metrics_a_server_prints() {
-        for (line, metric) in [
+        for (line, metric, value) in [
             (
                 "rid 5 | prompt_tokens: 19, ttft: 1523.93ms, tpot: 82.1ms",
                 "ttft: 1523.93ms",
+                "1523.93ms",
             ),
-            ("Mean TPOT = 41.2 ms", "TPOT = 41.2"),
-            ("completion_tokens: 455, tps: 1.22, dta: 0.00%", "tps: 1.22"),
+            (
+                "Mean TTFT (ms):                          70.83",
+                "TTFT (ms):                          70.83",
+                "70.83",
+            ),
+            (
+                "completion_tokens: 455, tps: 1.22, dta: 0.00%",
+                "tps: 1.22",
+                "1.22",
+            ),
+            ("{\"tpot\": 41.2, \"ttft\": 90.5}", "tpot\": 41.2", "41.2"),
+            ("e2el: 0 ms, itl: 12 ms", "e2el: 0 ms", "0 ms"),
+            ("ITL：1,234.5ms", "ITL：1,234.5ms", "1,234.5ms"),
         ] {
-            assert_eq!(serving_metric(line), Some(metric), "{line}");
+            assert_eq!(serving_metric(line), Some((metric, value)), "{line}");
         }
         for line in [
             "ttft_budget: 100",
             "the itl of the run",
             "gptps: 3",
             "ttft: unknown",
+            "qps: 50",
+            "--goodput ttft:300 tpot:50",
+            "\"mean_ttft_ms\": 70.8",
         ] {
             assert_eq!(serving_metric(line), None, "{line}");
         }

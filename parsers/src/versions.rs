@@ -354,12 +354,12 @@ fn patterns() -> &'static Patterns {
                 ),
                 (
                     Framework::Torch,
-                    r"(?i)(?:^|[^a-z0-9])(?:py)?torch(?:[_-]npu|air|run)?(?:[^a-z0-9]|$)|npugraph_ex|vllm|sglang|sgl[_-]kernel[_-]npu|lmdeploy|dlinfer|deepspeed|mindspeed|megatron|mineru|llamafactory|llama_factory|\{'loss': [^}\n]*'epoch': ",
+                    r"(?i)(?:^|[^a-z0-9])(?:py)?torch(?:[_-]npu|air|run)?(?:[^a-z0-9]|$)|npugraph_ex|vllm|sglang|sgl[_-]kernel[_-]npu|lmdeploy|dlinfer|deepspeed|mindspeed|megatron|mineru|llamafactory|llama_factory|(?:^|[^a-z0-9])verl(?:[/.]|\s|$)|\{'loss': [^}\n]*'epoch': ",
                     None,
                 ),
                 (
                     Framework::Ggml,
-                    r"(?i)ggml",
+                    r"(?i)ggml|(?-i:\bllama_(?:perf_\w+|model_loader|new_context_with_model|init_from_model)\b|\bllm_load_\w+)",
                     Some(r"(?i)(?:\b(?:build|version):\s*\d+ \(|ollama version is \d|llama\.cpp-b\d{3,})".into()),
                 ),
                 (
@@ -541,6 +541,17 @@ mod tests {
                 "llama_model_loader: loaded PaddleOCR-VL-0.9B.gguf\nggml_cann_init: found 1 device",
                 Framework::Ggml,
                 vec!["llama.cpp build", "CANN", "chip"],
+            ),
+            // llama.cpp's own functions without `ggml` (wider-world batch 28's grading), verl.
+            (
+                "llama_perf_context_print:        eval time =  31167.61 ms /    52 runs",
+                Framework::Ggml,
+                vec!["llama.cpp build", "CANN", "chip"],
+            ),
+            (
+                "(TaskRunner pid=1) File \"/x/verl/trainer/main_ppo.py\", line 3, in run",
+                Framework::Torch,
+                vec!["torch", "torch_npu", "CANN", "chip"],
             ),
             (
                 "λ hw04 /workspace/PaddleSeg {(v2.7.0)} cat ~/ascend/log/debug/plog/plog-1.log",

@@ -25,8 +25,8 @@ use npgx_parsers::causal::CausalError;
 use npgx_parsers::knowledge::{self, CauseKind, Kind, Phase};
 use npgx_parsers::line_prefix::{line_severity, strip_prefixes, Severity};
 use npgx_parsers::printed::{
-    cpu_fallback, degenerate_text, host_weights, nan_metric, saturated_half, serving_metric,
-    speed_rate,
+    cpu_fallback, degenerate_text, host_weights, loss_spike, nan_metric, saturated_half,
+    serving_metric, speed_rate,
 };
 
 /// The route a failure takes.
@@ -744,6 +744,43 @@ fn regressed_row<'t>(text: &'t str, header: usize, cells: &[String]) -> Option<(
         })
 }
 
+/// Key words of a throughput, the figure a performance summary is read by.
+const THROUGHPUT_KEYS: &[&str] = &[
+    "throughput",
+    "tokens/s",
+    "tok/s",
+    "token/s",
+    "tps",
+    "qps",
+    "吞吐",
+];
+
+/// A key-value table's row (`| Key | Value |`: two cells, a number in the second) at line
+/// `first` is a summary of many figures, as a benchmark prints it (evalscope's `Benchmarking
+/// summary`): the first of its rows whose key names a throughput ([`THROUGHPUT_KEYS`]) shows
+/// what the report measures, over a duration or a count above it (wider-world batch 29). The
+/// table goes on across ASCII rulers (`+----+`, `+====+`). Its line index and text.
+fn throughput_row(text: &str, first: usize) -> Option<(usize, &str)> {
+    let key_value = |l: &str| {
+        table_cells(l)
+            .filter(|c| c.len() == 2 && c[1].parse::<f64>().is_ok())
+            .map(|c| c[0].clone())
+    };
+    let ruler = |l: &str| {
+        let t = l.trim();
+        t.starts_with('+') && t.chars().all(|c| matches!(c, '+' | '-' | '=' | ':'))
+    };
+    let lines: Vec<&str> = text.lines().collect();
+    key_value(lines.get(first)?)?;
+    lines
+        .iter()
+        .enumerate()
+        .skip(first)
+        .take_while(|(_, l)| ruler(l) || table_cells(l).is_some())
+        .find(|(_, l)| key_value(l).is_some_and(|k| header_has(&[k], THROUGHPUT_KEYS).is_some()))
+        .map(|(k, l)| (k, *l))
+}
+
 /// Whether a header cell names one of `words` (a whole word; units in brackets allowed; a
 /// Chinese word anywhere in the cell, which has no spaces between words).
 fn header_has(cells: &[String], words: &[&'static str]) -> Option<&'static str> {
@@ -785,7 +822,13 @@ fn route_table(text: &str) -> Option<(Routing, usize, String)> {
                 i + 1,
                 route.as_str()
             );
-            let (at, cited) = regressed_row(text, i, &cells).unwrap_or((i, line));
+            let (at, cited) = regressed_row(text, i, &cells)
+                .or_else(|| {
+                    (route == Route::Performance)
+                        .then(|| throughput_row(text, i))
+                        .flatten()
+                })
+                .unwrap_or((i, line));
             return Some((r, at + 1, cited.trim_end().to_string()));
         }
     }
@@ -868,7 +911,18 @@ fn route_metrics(text: &str) -> Option<(Routing, usize, String)> {
         );
         Some((r, i))
     });
-    let (mut r, i) = nan.or_else(|| {
+    let spike = || {
+        let (i, low, high) = loss_spike(&lines)?;
+        let mut r = Routing::new(Route::Accuracy, "metric.loss-spike", Some("loss"));
+        r.confidence = Confidence::Medium;
+        r.why = format!(
+            "no error stack; the training loss jumps to {high} at line {} from {low} logged \
+             before, a hundredfold or more: training diverged",
+            i + 1
+        );
+        Some((r, i))
+    };
+    let (mut r, i) = nan.or_else(spike).or_else(|| {
         let i = (0..lines.len()).find(|&i| saturated_half(&lines, i))?;
         let mut r = Routing::new(Route::Accuracy, "metric.half-saturated", Some("65504"));
         // A sign, not a proof: float16 rounds values just above 65504 to it too.
@@ -976,9 +1030,11 @@ fn route_speed(lines: &[&str]) -> Option<(Routing, usize, String)> {
         return None;
     }
     let (i, rate) = lines.iter().enumerate().find_map(|(i, l)| {
-        let rate = speed_rate(l).or_else(|| serving_metric(l))?;
+        let (rate, value) = speed_rate(l)
+            .map(|r| (r, r))
+            .or_else(|| serving_metric(l))?;
         let at = l.find(rate).unwrap_or(0);
-        let zero = !rate
+        let zero = !value
             .bytes()
             .skip_while(|b| !b.is_ascii_digit())
             .take_while(|b| b.is_ascii_digit() || b".,".contains(b))
@@ -1146,15 +1202,21 @@ pub fn route_prose(text: &str) -> Option<(Routing, usize, String)> {
             .or_else(|| degenerate.map(|i| route_degenerate(&lines, i)))
             .or_else(|| route_speed(&lines));
     };
-    // An accuracy report's symptom is the degenerate text it shows, else its first score.
+    // An accuracy report's symptom is the degenerate text it shows (the rule is then that
+    // text's, at medium: the words agree with it, and its remedy is the reference run), else its
+    // first score.
+    if let (Route::Accuracy, Some(i), Some(&(said, w))) = (route, degenerate, hits.first()) {
+        let (mut r, at, cited) = route_degenerate(&lines, i);
+        r.confidence = Confidence::Medium;
+        r.why = format!(
+            "{}; the report's words say so too (`{w}`, line {})",
+            r.why,
+            said + 1
+        );
+        return Some((r, at, cited));
+    }
     let (i, w) = verdict
         .filter(|_| route == Route::Performance)
-        .or_else(|| {
-            let first = hits.first()?.1;
-            degenerate
-                .filter(|_| route == Route::Accuracy)
-                .map(|i| (i, first))
-        })
         .or_else(|| {
             hits.iter()
                 .copied()
@@ -1164,17 +1226,9 @@ pub fn route_prose(text: &str) -> Option<(Routing, usize, String)> {
     let mut r = Routing::new(route, rule, Some(w));
     r.confidence = Confidence::Medium;
     r.why = format!(
-        "no error stack; {} line(s) of {} wording (rules 3–4){}",
+        "no error stack; {} line(s) of {} wording (rules 3–4)",
         hits.len(),
-        route.as_str(),
-        if degenerate == Some(i) && route == Route::Accuracy {
-            format!(
-                "; line {} is generated text that degenerated into repetition",
-                i + 1
-            )
-        } else {
-            String::new()
-        }
+        route.as_str()
     );
     Some((r, i + 1, lines[i].trim_end().to_string()))
 }
@@ -1693,6 +1747,26 @@ mod tests {
 
     // Wider-world batch 28: generated text that degenerated into repetition is an accuracy
     // report's symptom — alone (low confidence), or cited over the report's words.
+    // Wider-world batch 29: a benchmark's key-value summary is read by its throughput; a loss
+    // that jumps a hundredfold is accuracy; 耗时…高于 (a time above the baseline's) is a verdict.
+    #[test]
+    fn summaries_spikes_and_verdicts() {
+        let summary = "Benchmarking summary:\n+------------------------------+---------+\n| Key                          |   Value |\n+==============================+=========+\n| Time taken for tests (s)     | 1026.99 |\n+------------------------------+---------+\n| Total requests               |  200    |\n+------------------------------+---------+\n| Output token throughput (tok/s) | 51.7432 |\n+------------------------------+---------+\n";
+        let (r, at, cited) = route_prose(summary).unwrap();
+        assert_eq!((r.route, at), (Route::Performance, 9), "{cited}");
+        // A header row, not a key-value row: the header is cited as before.
+        let table = "| model | throughput (tok/s) |\n|---|---|\n| a | 10.5 |\n";
+        assert_eq!(route_prose(table).unwrap().1, 1);
+        let spike = "step 1, loss: 11.67\nstep 2, loss: 8.85\nstep 3, loss: 8712.59\n";
+        let (r, at, _) = route_prose(spike).unwrap();
+        assert_eq!(
+            (r.route, r.rule.as_str(), at),
+            (Route::Accuracy, "metric.loss-spike", 3)
+        );
+        let (r, _, _) = route_prose("在 910B 上的训练耗时明显高于 A100\n").unwrap();
+        assert_eq!(r.route, Route::Performance);
+    }
+
     #[test]
     fn degenerate_generation_is_accuracy_evidence() {
         let salad = "> hello there\nthe of of the and the of and a of the and of the the of and a and of\nllama_perf_context_print:        eval time =  3120.00 ms /    20 runs   (  156.00 ms per token,     6.41 tokens per second)\n";
@@ -1709,10 +1783,15 @@ mod tests {
         let said = "{\"choices\":[{\"text\":\"好的，，，，，，，，，，，，我我我我我我我我我\"}]}\n输出结果异常\n";
         let (r, at, _) = route_prose(said).unwrap();
         assert_eq!(
-            (r.route, r.rule.as_str(), at),
-            (Route::Accuracy, "keyword.accuracy", 1)
+            (r.route, r.rule.as_str(), r.confidence, at),
+            (
+                Route::Accuracy,
+                "metric.degenerate-text",
+                Confidence::Medium,
+                1
+            )
         );
-        assert!(r.why.contains("degenerated"), "{}", r.why);
+        assert!(r.why.contains("line 2"), "{}", r.why);
         // Said slow: the speed is the report, whatever the text repeats.
         let slow = format!(
             "the server is slow\n{}",

@@ -78,6 +78,21 @@ pub fn parse_torch_npu_line(line: &str) -> Option<TorchNpuError> {
     })
 }
 
+/// The `HcclResult` value torch_npu prints for an HCCL call that failed (`HCCL function error:
+/// HcclGetRootInfo(&hcclID), error code is 11`, its HCCL_CHECK_ERROR wording): the number, for
+/// [`super::tables::hccl_result`] to name.
+pub fn hccl_call_result(line: &str) -> Option<u64> {
+    const WORDING: &str = "HCCL function error: ";
+    const LEAD: &str = ", error code is ";
+    let call = &line[line.find(WORDING)? + WORDING.len()..];
+    let value = &call[call.rfind(LEAD)? + LEAD.len()..];
+    let digits = value.bytes().take_while(u8::is_ascii_digit).count();
+    if value[digits..].starts_with(|c: char| c.is_ascii_alphanumeric()) {
+        return None;
+    }
+    value.get(..digits)?.parse().ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -102,5 +117,21 @@ mod tests {
         );
         assert!(parse_torch_npu_line("[ERROR] (PID:1, Device:2, RankID:3) ERR1 X").is_none());
         assert!(parse_torch_npu_line("").is_none());
+    }
+
+    #[test]
+    fn an_hccl_calls_result() {
+        assert_eq!(
+            hccl_call_result("RuntimeError: f:x.ts:1 HCCL function error: HcclGetRootInfo(&id), error code is 11"),
+            Some(11)
+        );
+        for none in [
+            "HCCL function error: f(), error code is 7x",
+            "NPU function error: f(), error code is 7",
+            "ProcessGroupHCCL.cpp:12 error code is 4",
+            "HCCL function error: f(), error code is ",
+        ] {
+            assert_eq!(hccl_call_result(none), None, "{none}");
+        }
     }
 }

@@ -603,9 +603,18 @@ impl<'w> Collector<'_, 'w> {
     fn diagnostic(&mut self, i: usize, t: &'w str, soft: bool) -> Option<usize> {
         let w = self.w;
         let d = error_diagnostic(t)?;
+        // A syntax error on a line where a later diagnostic says a name is unknown (clang's
+        // `unexpected type name 'half'` before `no member named 'copy_gm_to_ub'` on the same
+        // line: the parser stumbled on the unknown template) follows from that name.
+        let stumbled = d.is_syntax()
+            && (i + 1..w.len().min(i + 40)).any(|k| {
+                error_diagnostic(w[k].norm.rest.trim()).is_some_and(|e| {
+                    e.is_name_lookup() && e.file == d.file && e.line == d.line && d.line.is_some()
+                })
+            });
         let tier = if soft {
             Tier::Soft
-        } else if compiler_diag::is_compile_wrapper(d.message) {
+        } else if compiler_diag::is_compile_wrapper(d.message) || stumbled {
             Tier::Cascade
         } else {
             Tier::Strong
@@ -2278,6 +2287,31 @@ impl<'w> OtherLine<'w> {
         })
     }
 
+    /// The driver's print of a device exception to the console, under `DEVICE[0] PID[358]:` and
+    /// `EXCEPTION STREAM:` (`Message info[0]:RTS_HWTS: aicore exception, slot_id=31,
+    /// stream_id=3`, `… hwts sdma error …`, then `Other info[0]:… error code=0x26`): the fault
+    /// the runtime's later reports only say was raised. The message line: `Message info[N]:`,
+    /// the reporting module's name in capitals (`RTS_HWTS`), `: ` and what happened.
+    fn exception_stream_item(&self) -> Option<Candidate<'w>> {
+        let t = self.t;
+        let (n, rest) = t.strip_prefix("Message info[")?.split_once("]:")?;
+        let (module, what) = rest.split_once(": ")?;
+        let named = !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit());
+        let module_ok = module.len() >= 2
+            && module
+                .bytes()
+                .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_');
+        (named && module_ok && what.bytes().any(|b| b.is_ascii_alphabetic())).then(|| {
+            self.make(
+                Tier::Strong,
+                CauseRank::DeviceFault,
+                Shape::PlogRecord,
+                "cann.exception-stream",
+                t,
+            )
+        })
+    }
+
     fn process_abort(&self) -> Option<Candidate<'w>> {
         let t = self.t;
         is_process_abort(t).then(|| {
@@ -2493,6 +2527,7 @@ fn classify_other<'w>(w: &[WinLine<'w>], i: usize, soft: bool) -> Option<Candida
         .or_else(|| l.what_line())
         .or_else(|| l.native_abort())
         .or_else(|| l.runtime_device_item())
+        .or_else(|| l.exception_stream_item())
         .or_else(|| l.stated_cause(n))
         .or_else(|| l.fatal_record(n))
         .or_else(|| l.failed_because(n))

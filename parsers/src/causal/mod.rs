@@ -579,7 +579,7 @@ pub fn first_causal_error(text: &[u8]) -> Option<CausalError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::knowledge::Phase;
+    use crate::knowledge::{CauseKind, Phase};
 
     fn first(text: &str) -> CausalError {
         first_causal_error(text.as_bytes()).expect("a causal error")
@@ -1158,6 +1158,37 @@ mod tests {
         // A compiler's own error stays a compile error.
         let c = first("k.cc:3:5: error: 'x' was not declared in this scope\ncollect2: error: ld returned 1 exit status\n");
         assert_eq!((c.line, env(&c).map(|e| e.0)), (1, Some(Phase::Compile)));
+        // Wider-world batch 29: ld's line with its program cut from the paste; a toolkit's
+        // header not found is the environment, the project's own stays the code's; clang's
+        // syntax errors on the line of an unknown name follow from it.
+        let c = first("cannot find -lnpu_hccl\ncollect2: error: ld returned 1 exit status\n");
+        assert_eq!((c.line, &*c.evidence.rule), (1, "linker.error"));
+        let c = first("/a/ops/k_tiling.h:16:10: fatal error: register/tilingdata_base.h: No such file or directory\n   16 | #include \"register/tilingdata_base.h\"\ncompilation terminated.\n");
+        assert_eq!(env(&c), Some((Phase::Environment, "shape.missing-header")));
+        let c = first("ort/core/providers/cann/f.h:7:10: fatal error: core/framework/fence.h: No such file or directory\n");
+        assert_eq!(env(&c).map(|e| e.0), Some(Phase::Compile));
+        let stumbled = "/tmp/k.cpp:111:41: error: unexpected type name 'half': expected expression\n    f::copy<half>(x);\n           ^\n/tmp/k.cpp:111:27: error: no member named 'copy' in namespace 'f'\n    f::copy<half>(x);\n    ~~~^\n";
+        assert_eq!(first(stumbled).line, 4);
+        // On another line, the first error stays the cause.
+        let apart = stumbled.replace("k.cpp:111:27", "k.cpp:112:27");
+        assert_eq!(first(&apart).line, 1);
+    }
+
+    // Wider-world batch 29 (and batch 4's leftover): the driver's console print of a device
+    // exception (`EXCEPTION STREAM:` … `Message info[0]:RTS_HWTS: aicore exception …`) is the
+    // device fault the later `The Inner error is reported as above.` only says was raised.
+    #[test]
+    fn the_drivers_exception_stream_print() {
+        let text = "DEVICE[0] PID[358]: \nEXCEPTION STREAM:\n  Exception info:TGID=1, model id=65535, stream id=3, stream phase=3\n  Message info[0]:RTS_HWTS: aicore exception, slot_id=31, stream_id=3\n    Other info[0]:time=2024-05-10-10:44:52.267.860, function=int_process_hwts_task_exception, line=296, error code=0x26\nTraceback (most recent call last):\n  File \"t.py\", line 1, in <module>\n    train()\nRuntimeError: The Inner error is reported as above.\n";
+        let c = first(text);
+        assert_eq!((c.line, &*c.evidence.rule), (4, "cann.exception-stream"));
+        assert_eq!(
+            c.phase.as_ref().and_then(|p| p.kind),
+            Some(CauseKind::DeviceFault)
+        );
+        // Not any `Message info[…]` a program logs.
+        let other = "Message info[0]:  nothing here\nMessage info[x]:RTS_HWTS: y\n";
+        assert!(first_causal_error(other.as_bytes()).is_none_or(|c| c.line != 1 && c.line != 2));
     }
 
     // ACL's own return codes (1000xx usage, 2000xx resource, … as torch_npu's AclErrorCode table

@@ -80,12 +80,15 @@ impl PhaseEvidence {
 
     /// Whether the error is a collective's failure a peer may have caused (a wait or a timeout
     /// on another rank, a lost link), which cross-rank readings put behind the other ranks'
-    /// errors: the collective phase, except a local resource the collective could not get or
-    /// this host's own set-up (a port this host could not bind, EJ0003; an HCCP another process
-    /// still holds, EJ0001: nature `environment`).
+    /// errors: the collective phase, except a local resource or memory the collective could not
+    /// get or this host's own set-up (a port this host could not bind, EJ0003; an HCCP another
+    /// process still holds, EJ0001: nature `environment`).
     pub fn waits_on_peers(&self) -> bool {
         self.phase == Phase::Collective
-            && !matches!(self.nature, Some(Nature::Resource | Nature::Environment))
+            && !matches!(
+                self.nature,
+                Some(Nature::Resource | Nature::Memory | Nature::Environment)
+            )
     }
 }
 
@@ -377,6 +380,19 @@ fn own(err: &CausalError, under: Phase) -> Option<PhaseEvidence> {
                 Source::Error,
             ));
         }
+        // A header from outside the project the compiler cannot find is missing from the install
+        // the build reads (a toolkit without it, another release, an include path not set): the
+        // environment.
+        Shape::CompilerDiagnostic if crate::compiler_diag::foreign_header(&err.message) => {
+            return Some(ev(
+                Phase::Environment,
+                Some(Nature::Environment),
+                "shape.missing-header",
+                "header not found",
+                at,
+                Source::Error,
+            ))
+        }
         Shape::CompilerDiagnostic => {
             return Some(ev(
                 Phase::Compile,
@@ -458,20 +474,19 @@ fn own(err: &CausalError, under: Phase) -> Option<PhaseEvidence> {
     })
 }
 
-/// The `HcclResult` a line reports for an HCCL call (`HCCL function error: …, error code is 4`,
-/// or any line that names HCCL and `error code is N`): its name and meaning, for a value HCCL
-/// defines other than success.
-fn hccl_result(line: &str) -> Option<(&'static str, &'static str)> {
-    const LEAD: &str = "error code is ";
-    let l = line.to_ascii_lowercase();
-    if !l.contains("hccl") {
-        return None;
-    }
-    let at = l.rfind(LEAD)? + LEAD.len();
-    let digits = l[at..].bytes().take_while(u8::is_ascii_digit).count();
-    let ends = !l[at + digits..].starts_with(|c: char| c.is_ascii_alphanumeric());
-    let n: u64 = l.get(at..at + digits)?.parse().ok().filter(|_| ends)?;
-    crate::cann_error::tables::hccl_result(n).filter(|_| n != 0)
+/// What a failed HCCL call's `HcclResult` says of the cause ([`knowledge::Nature`]): a
+/// parameter or pointer the call was given, memory, a resource, a feature or file this install
+/// lacks (this host's own set-up), a timeout; the rest (a connection, a transfer, an internal
+/// error) name no nature of their own.
+fn hccl_nature(name: &str) -> Option<Nature> {
+    Some(match name {
+        "PARA" | "PTR" => Nature::Parameter,
+        "MEMORY" | "OOM" => Nature::Memory,
+        "UNAVAIL" => Nature::Resource,
+        "NOT_SUPPORT" | "OPEN_FILE_FAILURE" => Nature::Environment,
+        "TIMEOUT" => Nature::Timeout,
+        _ => return None,
+    })
 }
 
 /// The first line that states a cause on its own (a phrase row), as phase evidence.
@@ -561,10 +576,18 @@ fn from_codes<'a>(
     // An HCCL call's `HcclResult` (torch_npu's `HCCL function error: HcclGetRootInfo(&id), error
     // code is 11`): a collective, and what went wrong in it (`HCCL_E_TCP_CONNECT`).
     for (no, t) in &lines {
-        if let Some((name, meaning)) = hccl_result(t) {
+        let result = crate::cann_error::torch_npu::hccl_call_result(t)
+            .filter(|&n| n != 0)
+            .and_then(crate::cann_error::tables::hccl_result);
+        if let Some((name, meaning)) = result {
+            // A line of the scope that states the cause with its nature (`NPU out of memory`)
+            // says more than the call's result.
+            if let Some(e) = stated_phrase(&lines, under, source).filter(|e| e.nature.is_some()) {
+                return Some(e);
+            }
             let mut e = ev(
                 Phase::Collective,
-                None,
+                hccl_nature(name),
                 "shape.hccl-result",
                 format!("HCCL_E_{name}"),
                 *no,
@@ -771,6 +794,12 @@ mod tests {
         e.phase.as_ref().map(|p| (p.phase, p.rule.to_string()))
     }
 
+    fn from(text: &str) -> PhaseEvidence {
+        first_causal_error(text.as_bytes())
+            .and_then(|e| e.phase)
+            .expect("phase evidence")
+    }
+
     #[test]
     fn a_port_this_host_could_not_bind_waits_on_no_peer() {
         let waits = |text: &str| {
@@ -975,18 +1004,23 @@ mod tests {
             phase(t),
             Some((Phase::Collective, "shape.hccl-result".into()))
         );
+        // What the result says of the cause: this rank's memory, not a peer's.
+        let memory = t.replace("is 11", "is 3");
+        let e = from(&memory);
         assert_eq!(
-            hccl_result("HCCL function error: f(), error code is 9"),
-            Some(("TIMEOUT", "timeout"))
+            (e.token.as_str(), e.nature, e.waits_on_peers()),
+            ("HCCL_E_MEMORY", Some(Nature::Memory), false)
         );
-        for none in [
-            "HCCL function error: f(), error code is 0",
-            "HCCL function error: f(), error code is 99",
-            "HCCL function error: f(), error code is 7x",
-            "NPU function error: f(), error code is 7",
-        ] {
-            assert_eq!(hccl_result(none), None, "{none}");
+        let unsupported = from(&t.replace("is 11", "is 5"));
+        assert_eq!(unsupported.kind, Some(CauseKind::Environment));
+        assert!(!unsupported.waits_on_peers());
+        // Success and values HCCL does not define name nothing.
+        for none in ["is 0", "is 99"] {
+            assert_ne!(from(&t.replace("is 11", none)).rule, "shape.hccl-result");
         }
+        // A stated cause with its nature says more.
+        let oom = format!("{t}RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB\n");
+        assert_eq!(from(&oom).rule, "shape.phrase");
         let t = "[ERROR] TEFUSION(1,python):2026-01-01-00:00:00.000.000 [fusion_op.cc:1]1 PrintOp Failed to compile node [name Slice, type Slice]. Detailed compilation info is:\n";
         assert_eq!(phase(t).map(|p| p.0), Some(Phase::Compile));
     }

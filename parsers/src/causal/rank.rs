@@ -74,6 +74,8 @@ const DEVICE_MARKERS: &[&str] = &[
     "notify wait execute failed",
     "fftsplus task execution failed",
     "fftsplus task execute failed",
+    // The driver's console print of the exception (`Message info[0]:RTS_HWTS: aicore exception`).
+    "]:rts_hwts: ",
 ];
 
 const CASCADES: &[&str] = &[
