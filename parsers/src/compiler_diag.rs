@@ -156,18 +156,24 @@ pub fn missing_header(text: &str) -> Option<&str> {
 /// Whether the header a diagnostic cannot find ([`missing_header`]) comes from outside the
 /// including file's tree — a toolkit's or a dependency's (`register/tilingdata_base.h` included
 /// from `/root/xllm/third_party/…/pp_matmul_opt_tiling.h`): missing from the install the build
-/// reads, an environment fault. A header under a folder the including file's own path names
-/// (`core/framework/fence.h` from `onnxruntime/core/providers/cann/cann_fence.h`) is the
+/// reads, an environment fault; so is one named by an absolute path outside the including file's
+/// folder (`/usr/local/Ascend/…/acl.h`). A header under a folder the including file's own path
+/// names (`core/framework/fence.h` from `onnxruntime/core/providers/cann/cann_fence.h`), and one
+/// without a folder or relative to the including file (`utils.h`, `../inc/x.h`), are the
 /// project's own, missing from its source: the code is wrong.
 pub fn foreign_header(text: &str) -> bool {
     let Some(name) = missing_header(text) else {
         return false;
     };
     let includer = parse_diagnostic(text).and_then(|d| d.file).unwrap_or("");
-    let own = name
-        .split_once('/')
-        .is_some_and(|(top, _)| includer.split('/').any(|part| part == top));
-    !own
+    if name.starts_with('/') {
+        let folder = includer.rsplit_once('/').map_or("", |(dir, _)| dir);
+        return folder.is_empty() || !name.starts_with(folder);
+    }
+    let Some((top, _)) = name.split_once('/') else {
+        return false;
+    };
+    !(top.starts_with('.') || includer.split('/').any(|part| part == top))
 }
 
 /// The severities as the compilers print them.
@@ -807,6 +813,7 @@ mod tests {
             "/a/b_tiling.h:16:10: fatal error: register/tilingdata_base.h: No such file or directory",
             "/a/k.cpp:22:10: fatal error: 'inner_interface/inner_kernel_operator_intf.h' file not found",
             "x.cc:1:10: 致命错误：acl/acl.h：没有那个文件或目录",
+            "/src/op/add.cpp:3:10: fatal error: /usr/local/Ascend/include/acl/acl.h: No such file or directory",
         ] {
             assert!(foreign_header(line), "{line}");
         }
@@ -814,8 +821,12 @@ mod tests {
             "gcc: error: main.cc: No such file or directory",
             "error: 'weights.bin' file not found",
             "x.cc:3:5: error: 'f' was not declared in this scope",
-            // The project's own header, gone from its source (wider-world batch 26).
+            // The project's own header, gone from its source (wider-world batch 26); one without
+            // a folder or relative to the includer.
             "onnxruntime/core/providers/cann/cann_fence.h:7:10: 致命错误：core/framework/fence.h：没有那个文件或目录",
+            "op/add.cpp:3:10: fatal error: add_custom_tiling.h: No such file or directory",
+            "op/add.cpp:3:10: fatal error: ../inc/x.h: No such file or directory",
+            "/src/op/add.cpp:3:10: fatal error: /src/op/gen/x.h: No such file or directory",
         ] {
             assert!(!foreign_header(line), "{line}");
         }

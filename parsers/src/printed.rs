@@ -98,50 +98,70 @@ pub fn nan_metric(line: &str) -> Option<String> {
 /// float16's largest finite magnitude.
 pub const HALF_MAX: f64 = 65504.0;
 
-/// The training loss a line logs (`loss: 8712.5938`, `'loss': 2.31`, `lm loss: 1.2E+01`,
-/// `loss=0.7`): the key `loss` as a word of its own — not a component's (`pg_loss`,
-/// `actor/pg_loss`: an RL objective may rise or fall by orders of magnitude) nor a setting's
-/// (`loss_scale`, `loss scale`) — then `:` or `=` and a number.
-fn loss_value(line: &str) -> Option<f64> {
+/// The training losses a line logs (`loss: 8712.5938`, `'loss': 2.31`, `lm loss: 1.2E+01`,
+/// `aux loss: 0.001`, `loss=0.7`), each with its key — the words before `loss` back to the
+/// previous field (`lm`, `aux`; empty for the loss itself), so that one loss is compared with
+/// itself only: `loss` as a word of its own — not a component's (`pg_loss`, `actor/pg_loss`: an
+/// RL objective may rise or fall by orders of magnitude) nor a setting's (`loss_scale`, `loss
+/// scale`) — then `:` or `=` and a number, not a percentage (`packet loss: 0.0%`).
+fn loss_values(line: &str) -> Vec<(String, f64)> {
     let l = line.to_ascii_lowercase();
     let b = l.as_bytes();
-    l.match_indices("loss").find_map(|(at, _)| {
-        let own = at
-            .checked_sub(1)
-            .is_none_or(|k| !(b[k].is_ascii_alphanumeric() || matches!(b[k], b'_' | b'/')));
-        if !own {
-            return None;
-        }
-        let value = l[at + 4..]
-            .trim_start_matches(['\'', '"', ' '])
-            .strip_prefix([':', '='])?
-            .trim_start_matches([' ', '\'', '"']);
-        let end = value
-            .find(|c: char| !(c.is_ascii_digit() || matches!(c, '.' | 'e' | '+' | '-')))
-            .unwrap_or(value.len());
-        value[..end].parse::<f64>().ok().filter(|v| v.is_finite())
-    })
+    l.match_indices("loss")
+        .filter_map(|(at, _)| {
+            let own = at
+                .checked_sub(1)
+                .is_none_or(|k| !(b[k].is_ascii_alphanumeric() || matches!(b[k], b'_' | b'/')));
+            if !own {
+                return None;
+            }
+            let value = l[at + 4..]
+                .trim_start_matches(['\'', '"', ' '])
+                .strip_prefix([':', '='])?
+                .trim_start_matches([' ', '\'', '"']);
+            let end = value
+                .find(|c: char| !(c.is_ascii_digit() || matches!(c, '.' | 'e' | '+' | '-')))
+                .unwrap_or(value.len());
+            if value[end..].trim_start().starts_with('%') {
+                return None;
+            }
+            let v = value[..end].parse::<f64>().ok().filter(|v| v.is_finite())?;
+            let key = l[..at]
+                .rsplit([',', ';', '|', '{', '(', '\t'])
+                .next()
+                .unwrap_or("")
+                .trim_matches([' ', '\'', '"']);
+            Some((key.to_string(), v))
+        })
+        .collect()
 }
 
 /// The line (index into `lines`) where a training log's loss jumps a hundredfold or more above
-/// the smallest loss it logged before (two values before it at least, the jump to 1 or more):
-/// training diverged — an overflow in a low-precision computation, a learning rate too high, a
-/// bad batch (`loss: 8.8465` then `loss: 8712.5938`). A log whose loss only falls or wobbles
-/// has none.
+/// the smallest value the same loss logged before (two values before it at least, none of them
+/// zero) and ten times above its first value, to 1 or more: training diverged — an overflow in a
+/// low-precision computation, a learning rate too high, a bad batch (`loss: 8.8465` then `loss:
+/// 8712.5938`); a second run pasted after a first one that converged starts near the first
+/// one's start and is none. Each loss is compared with itself (`aux loss` apart from `lm loss`).
+/// The line, the smallest value and the jump.
 pub fn loss_spike(lines: &[&str]) -> Option<(usize, f64, f64)> {
-    let mut low: Option<f64> = None;
-    let mut seen = 0;
+    // Per key: its first value, its smallest, how many were seen.
+    let mut seen: Vec<(String, f64, f64, usize)> = Vec::new();
     for (i, line) in lines.iter().enumerate() {
-        let Some(v) = loss_value(line) else {
-            continue;
-        };
-        if let Some(m) = low.filter(|m| seen >= 2 && *m > 0.0) {
-            if v >= 1.0 && v >= m * 100.0 {
-                return Some((i, m, v));
+        for (key, v) in loss_values(line) {
+            if v <= 0.0 {
+                continue;
+            }
+            match seen.iter_mut().find(|(k, ..)| *k == key) {
+                Some((_, first, low, n)) => {
+                    if *n >= 2 && v >= 1.0 && v >= *low * 100.0 && v >= *first * 10.0 {
+                        return Some((i, *low, v));
+                    }
+                    *low = low.min(v);
+                    *n += 1;
+                }
+                None => seen.push((key, v, v, 1)),
             }
         }
-        seen += 1;
-        low = Some(low.map_or(v, |m| m.min(v)));
     }
     None
 }
@@ -338,10 +358,10 @@ const SERVING_METRICS: &[&str] = &["ttft", "tpot", "itl", "e2el", "tps", "qps"];
 /// (`"mean_ttft_ms"` is none: a key with more words). Not a setting: a whole number without a
 /// unit (`qps: 50`), a `--goodput ttft:300` argument or its echo. The first metric on the line.
 pub fn serving_metric(line: &str) -> Option<(&str, &str)> {
-    if line.contains("goodput") {
+    let l = line.to_ascii_lowercase();
+    if l.contains("goodput") {
         return None;
     }
-    let l = line.to_ascii_lowercase();
     let b = l.as_bytes();
     let word_char = |c: &u8| c.is_ascii_alphanumeric() || *c == b'_';
     SERVING_METRICS
@@ -371,7 +391,11 @@ pub fn serving_metric(line: &str) -> Option<(&str, &str)> {
                 return None;
             }
             let after = value[digits..].trim_start_matches(' ');
-            let unit = after.bytes().take_while(u8::is_ascii_alphabetic).count();
+            let unit: usize = after
+                .chars()
+                .take_while(|c| c.is_alphabetic())
+                .map(char::len_utf8)
+                .sum();
             let timed = TIME_UNITS.contains(&&after[..unit]);
             if !value[..digits].contains('.') && !timed {
                 return None;
@@ -491,7 +515,8 @@ fn generated_value(line: &str) -> Option<&str> {
 
 /// Whether generated text is mostly one token — a punctuation mark, a word or a number counted
 /// as a unit each (`,.,. and,.,,,,,,.,0 and,, and,,,`): forty tokens or more, one of them more
-/// than half. A list of numbers (`1, 2, 3, …`) has its commas at half, not more.
+/// than half, and not a fill mark (a Markdown table's rulers, a banner). A list of numbers (`1,
+/// 2, 3, …`) has its commas at half, not more.
 fn marks_dominate(value: &str) -> bool {
     let mut counts: HashMap<&str, usize> = HashMap::new();
     let mut total = 0;
@@ -511,7 +536,14 @@ fn marks_dominate(value: &str) -> bool {
         total += 1;
         *counts.entry(token).or_default() += 1;
     }
-    let top = counts.values().copied().max().unwrap_or(0);
+    // A table's or a banner's fill (`|----|`, `=====`, `# ---`) repeats by design.
+    const FILL: &[&str] = &["-", "=", "_", "*", "#", "~", "`", "|", "+"];
+    let top = counts
+        .iter()
+        .filter(|(k, _)| !FILL.contains(k))
+        .map(|(_, n)| *n)
+        .max()
+        .unwrap_or(0);
     total >= 40 && top * 2 > total
 }
 
@@ -526,6 +558,23 @@ fn run_separator(sep: &str, period: usize) -> bool {
         sep.chars()
             .all(|c| c.is_whitespace() || ".,!?;".contains(c))
     }
+}
+
+/// Whether a repeated phrase is one of its own length: not a shorter phrase repeated (`yes yes
+/// yes yes` is `yes`, held to that period's count), and, from four units on, a sentence — a
+/// mark of one inside it or between its repeats (`I am a bot.`, `我是一个助手。`), not a row of a
+/// table's column names.
+fn own_phrase(phrase: &[(&str, &str)]) -> bool {
+    let p = phrase.len();
+    let shorter = (1..p)
+        .filter(|d| p % d == 0)
+        .any(|d| (d..p).all(|k| phrase[k].1 == phrase[k - d].1));
+    let marked = phrase.iter().any(|(sep, w)| {
+        sep.contains(['.', ',', '!', '?', ';'])
+            || w.chars()
+                .all(|c| matches!(c, '。' | '，' | '！' | '？' | '；' | '、'))
+    });
+    !shorter && (p < 4 || marked)
 }
 
 /// Whether a line is generated text that degenerated into repetition, as a model with wrong
@@ -556,7 +605,7 @@ pub fn degenerate_text(line: &str) -> bool {
         for i in period..units.len() {
             let same = words[i] == words[i - period] && run_separator(units[i].0, period);
             run = if same { run + 1 } else { 0 };
-            if run + period >= repeats * period {
+            if run + period >= repeats * period && own_phrase(&units[i + 1 - period..=i]) {
                 return true;
             }
         }
@@ -757,6 +806,13 @@ mod tests {
             "ーーーーーーーーーーーーーーーー　　　　　　　　　　　　　＝＝＝＝＝＝＝＝＝＝＝＝",
             "为什么？？？？？？？",
             "epoch 1 step 10 lr 0.001 loss 2.1 epoch 1 step 20 lr 0.001 loss 2.0 epoch 1 step 30 lr 0.001 loss 1.9",
+            // The second review's: a Markdown table or a banner in an answer, a padded word, a
+            // greeting six times, a header's names three times.
+            "{\"content\":\"| Model | Score |\\n|----------------|----------------|\\n| Qwen2-7B | 70.1 |\\n| Llama3-8B | 66.6 |\"}",
+            "{\"text\":\"========================================\"}",
+            "yes    yes    yes    yes    yes    yes    yes    yes    yes    yes    yes    yes",
+            "Hello world. Hello world. Hello world. Hello world. Hello world. Hello world.",
+            "Name  Age  City  Job  Name  Age  City  Job  Name  Age  City  Job",
             "{\"text\":\"[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21]\"}",
             "{\"content\":\"Paris is the capital of France, and it is known for the Eiffel Tower, the Louvre, and its cafés.\"}",
         ] {
@@ -796,6 +852,27 @@ mod tests {
             ],
             &["loss: 0.01", "loss: 5.0"],
             &["loss: 0.001", "loss: 0.002", "loss: 0.5"],
+            // Another loss beside it, a percentage, a second run after one that converged.
+            &[
+                "aux loss: 0.0012",
+                "lm loss: 2.31",
+                "aux loss: 0.0011",
+                "lm loss: 2.28",
+                "aux loss: 0.0010",
+                "lm loss: 2.20",
+            ],
+            &[
+                "packet loss: 0.01%",
+                "packet loss: 0.02%",
+                "packet loss: 5.0%",
+            ],
+            &[
+                "loss: 2.3",
+                "loss: 0.5",
+                "loss: 0.008",
+                "loss: 2.3",
+                "loss: 1.9",
+            ],
         ] {
             assert_eq!(loss_spike(quiet), None, "{quiet:?}");
         }

@@ -236,6 +236,10 @@ struct DeviceErrors {
     /// The first runtime error number of a device fault or timeout the log names (`error code is
     /// 507035`), with its line: what to say when the log holds no device record.
     named: Option<(u64, u64)>,
+    /// The first line of the driver's console print of a device exception (`Message
+    /// info[0]:RTS_HWTS: aicore exception, slot_id=31, stream_id=3`): a fault whose records are
+    /// in the plogs, not here.
+    printed: Option<u64>,
 }
 
 /// Lines that look like device-error evidence but parse as none, warned about per file.
@@ -243,6 +247,9 @@ const MAX_UNPARSED: usize = 20;
 
 impl DeviceErrors {
     fn push(&mut self, no: u64, line: &[u8]) {
+        if self.printed.is_none() && memchr::memmem::find(line, b"]:RTS_HWTS: ").is_some() {
+            self.printed = Some(no);
+        }
         if may_carry_evidence(line, &mut self.scratch) {
             let (pid, msg) = line_message(line);
             let may_name = || device_side_leads().any_in(&self.scratch);
@@ -361,6 +368,8 @@ pub fn scan_aicore(inputs: &[LogInput], mut warnings: Vec<Warning>) -> AicoreSca
     let mut files = Vec::new();
     // The first file that names a device-side runtime error number, its line and the number.
     let mut named: Option<(PathBuf, u64, u64)> = None;
+    // The first file with the driver's console print of a device exception, and its line.
+    let mut printed: Option<(PathBuf, u64)> = None;
     for input in inputs {
         let mut d = DeviceErrors::default();
         let res = for_each_line(&input.path, |no, line| d.push(no, line));
@@ -376,6 +385,9 @@ pub fn scan_aicore(inputs: &[LogInput], mut warnings: Vec<Warning>) -> AicoreSca
         if let Some((no, n)) = d.named {
             named.get_or_insert((input.path.clone(), no, n));
         }
+        if let Some(no) = d.printed {
+            printed.get_or_insert((input.path.clone(), no));
+        }
         files.push(input.path.clone());
         errors.extend(d.asm.finish().into_iter().map(|error| FileAicoreError {
             file: input.path.clone(),
@@ -384,7 +396,18 @@ pub fn scan_aicore(inputs: &[LogInput], mut warnings: Vec<Warning>) -> AicoreSca
     }
     // A traceback that names a device fault's number without its record: say where it is (only
     // when no input holds a record).
-    if let (true, Some((file, no, n))) = (errors.is_empty(), named) {
+    if let (true, Some((file, no))) = (errors.is_empty(), printed) {
+        warnings.push(Warning {
+            file,
+            line: Some(no),
+            message: format!(
+                "the driver's console print of a device exception (`EXCEPTION STREAM:`, \
+                 `RTS_HWTS`) but no input holds a device-error record: the device's records are \
+                 in the failing process's plogs ({})",
+                super::PLOG_LOCATION
+            ),
+        });
+    } else if let (true, Some((file, no, n))) = (errors.is_empty(), named) {
         let meaning = knowledge::runtime_code(n).map_or("a device-side error", |f| f.meaning);
         warnings.push(Warning {
             file,
@@ -453,6 +476,35 @@ mod tests {
         assert!(
             errors > 10 && with_cores > 0 && with_aic_info > 0,
             "{errors} errors, {with_cores} with cores, {with_aic_info} with AIC_INFO"
+        );
+    }
+
+    // Wider-world batch 29's grading: the driver's console print of a device exception, pasted
+    // without the plogs, says where the records are (it returned nothing and exit 0 before).
+    #[test]
+    fn a_printed_device_exception_says_where_its_records_are() {
+        let dir = std::env::temp_dir().join(format!("npgx-aicore-printed-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("paste.txt");
+        std::fs::write(
+            &path,
+            "EXCEPTION STREAM:\n  Exception info:TGID=1, model id=65535, stream id=3, stream phase=3\n  Message info[0]:RTS_HWTS: aicore exception, slot_id=31, stream_id=3\nRuntimeError: The Inner error is reported as above.\n",
+        )
+        .unwrap();
+        let input = super::LogInput {
+            path: path.clone(),
+            info: None,
+            folder: None,
+        };
+        let scan = super::scan_aicore(&[input], Vec::new());
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(scan.errors.is_empty());
+        assert!(
+            scan.warnings
+                .iter()
+                .any(|w| w.line == Some(3) && w.message.contains("console print")),
+            "{:?}",
+            scan.warnings.iter().map(|w| &w.message).collect::<Vec<_>>()
         );
     }
 }

@@ -208,7 +208,7 @@ fn candidate(err: &CausalError) -> Candidate {
 /// comparison the text lacks.
 fn evidence_settle(rule: &str) -> Option<&'static str> {
     match rule {
-        "metric.speed-only" => Some("the baseline the text lacks: what the speed should be (the same run on another device, with an earlier release, in eager mode, or the framework's published figure for this model and chip); with it, a profile of the slow run (msprof or the Ascend PyTorch Profiler) shows where the time goes"),
+        "metric.speed-only" | "table.performance" => Some("the baseline the text lacks: what the speed should be (the same run on another device, with an earlier release, in eager mode, or the framework's published figure for this model and chip); with it, a profile of the slow run (msprof or the Ascend PyTorch Profiler) shows where the time goes"),
         "metric.degenerate-text" => Some("the same prompt with the same sampling settings on a reference run (the CPU, a GPU or eager mode): text that degenerates there too comes from the settings, the chat template or the weights, not from the device's numbers"),
         "metric.half-saturated" => Some("the same computation in float32 (or on the CPU): a value that is really that large there is no overflow"),
         _ => None,

@@ -608,8 +608,14 @@ impl<'w> Collector<'_, 'w> {
         // line: the parser stumbled on the unknown template) follows from that name.
         let stumbled = d.is_syntax()
             && (i + 1..w.len().min(i + 40)).any(|k| {
+                // The unknown name stands before where the parser stumbled (`int x = y z;`:
+                // `expected ';'` at `z` is the cause, whatever `z` is).
                 error_diagnostic(w[k].norm.rest.trim()).is_some_and(|e| {
-                    e.is_name_lookup() && e.file == d.file && e.line == d.line && d.line.is_some()
+                    e.is_name_lookup()
+                        && e.file == d.file
+                        && e.line == d.line
+                        && d.line.is_some()
+                        && e.column < d.column
                 })
             });
         let tier = if soft {

@@ -81,13 +81,20 @@ impl PhaseEvidence {
     /// Whether the error is a collective's failure a peer may have caused (a wait or a timeout
     /// on another rank, a lost link), which cross-rank readings put behind the other ranks'
     /// errors: the collective phase, except a local resource or memory the collective could not
-    /// get or this host's own set-up (a port this host could not bind, EJ0003; an HCCP another
-    /// process still holds, EJ0001: nature `environment`).
+    /// get, this host's own set-up (a port this host could not bind, EJ0003; an HCCP another
+    /// process still holds, EJ0001: nature `environment`) or what this rank asked of the call (a
+    /// parameter, a dtype or reduction it does not support).
     pub fn waits_on_peers(&self) -> bool {
         self.phase == Phase::Collective
             && !matches!(
                 self.nature,
-                Some(Nature::Resource | Nature::Memory | Nature::Environment)
+                Some(
+                    Nature::Resource
+                        | Nature::Memory
+                        | Nature::Environment
+                        | Nature::Parameter
+                        | Nature::Unsupported
+                )
             )
     }
 }
@@ -475,15 +482,17 @@ fn own(err: &CausalError, under: Phase) -> Option<PhaseEvidence> {
 }
 
 /// What a failed HCCL call's `HcclResult` says of the cause ([`knowledge::Nature`]): a
-/// parameter or pointer the call was given, memory, a resource, a feature or file this install
-/// lacks (this host's own set-up), a timeout; the rest (a connection, a transfer, an internal
+/// parameter or pointer the call was given, memory, a resource, a feature the collective does
+/// not support, a file this host lacks (its own set-up), a timeout; the rest (a connection, a transfer, an internal
 /// error) name no nature of their own.
 fn hccl_nature(name: &str) -> Option<Nature> {
     Some(match name {
         "PARA" | "PTR" => Nature::Parameter,
         "MEMORY" | "OOM" => Nature::Memory,
         "UNAVAIL" => Nature::Resource,
-        "NOT_SUPPORT" | "OPEN_FILE_FAILURE" => Nature::Environment,
+        // A dtype or reduction the collective does not support: the caller's, not the install's.
+        "NOT_SUPPORT" => Nature::Unsupported,
+        "OPEN_FILE_FAILURE" => Nature::Environment,
         "TIMEOUT" => Nature::Timeout,
         _ => return None,
     })
@@ -582,7 +591,11 @@ fn from_codes<'a>(
         if let Some((name, meaning)) = result {
             // A line of the scope that states the cause with its nature (`NPU out of memory`)
             // says more than the call's result.
-            if let Some(e) = stated_phrase(&lines, under, source).filter(|e| e.nature.is_some()) {
+            let specific = |e: &PhaseEvidence| {
+                e.nature
+                    .is_some_and(|n| !matches!(n, Nature::Generic | Nature::Internal))
+            };
+            if let Some(e) = stated_phrase(&lines, under, source).filter(specific) {
                 return Some(e);
             }
             let mut e = ev(
@@ -1012,8 +1025,13 @@ mod tests {
             ("HCCL_E_MEMORY", Some(Nature::Memory), false)
         );
         let unsupported = from(&t.replace("is 11", "is 5"));
-        assert_eq!(unsupported.kind, Some(CauseKind::Environment));
+        assert_eq!(
+            (unsupported.nature, unsupported.kind),
+            (Some(Nature::Unsupported), Some(CauseKind::Collective))
+        );
         assert!(!unsupported.waits_on_peers());
+        let file = from(&t.replace("is 11", "is 10"));
+        assert_eq!(file.kind, Some(CauseKind::Environment));
         // Success and values HCCL does not define name nothing.
         for none in ["is 0", "is 99"] {
             assert_ne!(from(&t.replace("is 11", none)).rule, "shape.hccl-result");
