@@ -752,6 +752,36 @@ fn regressed_row<'t>(text: &'t str, header: usize, cells: &[String]) -> Option<(
         })
 }
 
+/// Whether a line is an ASCII table's ruler (`+-----+`, `+=====+`) between its rows.
+fn table_ruler(line: &str) -> bool {
+    let t = line.trim();
+    t.starts_with('+') && t.chars().all(|c| matches!(c, '+' | '-' | '=' | ':'))
+}
+
+/// The first row under the header at line `header` (its `cells`) whose score column
+/// ([`ACCURACY_COLUMNS`]) holds a number (`0.5333`, `79.46%`): the score the report is about.
+/// The table goes on across ASCII rulers. Its line index and text.
+fn scored_row<'t>(text: &'t str, header: usize, cells: &[String]) -> Option<(usize, &'t str)> {
+    let columns: Vec<usize> = cells
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| header_has(std::slice::from_ref(c), ACCURACY_COLUMNS).is_some())
+        .map(|(k, _)| k)
+        .collect();
+    text.lines()
+        .enumerate()
+        .skip(header + 1)
+        .take_while(|(_, l)| table_ruler(l) || table_cells(l).is_some())
+        .find(|(_, l)| {
+            table_cells(l).is_some_and(|row| {
+                columns.iter().any(|&k| {
+                    row.get(k)
+                        .is_some_and(|v| v.trim_end_matches('%').trim().parse::<f64>().is_ok())
+                })
+            })
+        })
+}
+
 /// Key words of a throughput, the figure a performance summary is read by.
 const THROUGHPUT_KEYS: &[&str] = &[
     "throughput",
@@ -774,17 +804,13 @@ fn throughput_row(text: &str, first: usize) -> Option<(usize, &str)> {
             .filter(|c| c.len() == 2 && c[1].parse::<f64>().is_ok())
             .map(|c| c[0].clone())
     };
-    let ruler = |l: &str| {
-        let t = l.trim();
-        t.starts_with('+') && t.chars().all(|c| matches!(c, '+' | '-' | '=' | ':'))
-    };
     let lines: Vec<&str> = text.lines().collect();
     key_value(lines.get(first)?)?;
     lines
         .iter()
         .enumerate()
         .skip(first)
-        .take_while(|(_, l)| ruler(l) || table_cells(l).is_some())
+        .take_while(|(_, l)| table_ruler(l) || table_cells(l).is_some())
         .find(|(_, l)| key_value(l).is_some_and(|k| header_has(&[k], THROUGHPUT_KEYS).is_some()))
         .map(|(k, l)| (k, *l))
 }
@@ -826,12 +852,21 @@ fn route_table(text: &str) -> Option<(Routing, usize, String)> {
         if let Some((route, rule, what, w)) = found {
             let mut r = Routing::new(route, rule, Some(w));
             r.why = format!(
-                "no error; a report table whose header has a {what} column (`{w}`, line {}): a {} report",
+                "no error; a report table whose header has a {what} column (`{w}`, line {}): {} {} report",
                 i + 1,
+                if route == Route::Accuracy { "an" } else { "a" },
                 route.as_str()
             );
             if let Some(row) = regressed_row(text, i, &cells) {
                 return Some((r, row.0 + 1, row.1.trim_end().to_string()));
+            }
+            // An accuracy report's symptom is its first score: the first row under the header
+            // with a number in a score column (evalscope's report table, batch 30).
+            if let Some((at, row)) = (route == Route::Accuracy)
+                .then(|| scored_row(text, i, &cells))
+                .flatten()
+            {
+                return Some((r, at + 1, row.trim_end().to_string()));
             }
             // A benchmark's summary of one run measures, and says nothing of a baseline: its
             // throughput row is cited, at low confidence (the verdict is the user's).
@@ -1152,6 +1187,19 @@ const MEASUREMENT_WORDS: &[&str] = &[
     "延迟",
 ];
 
+/// Whether a line carries a figure of its own — a number standing as a word (`0.1000%`, `is 79.46`,
+/// `-3.2`), not digits inside a name (`dpn92`, `Ascend910`, `Qwen3`): a measurement, the line an
+/// accuracy report's evidence is.
+fn carries_figure(line: &str) -> bool {
+    line.split(|c: char| c.is_whitespace() || "()[]{},:;=|".contains(c))
+        .any(|w| {
+            let w = w
+                .trim_end_matches(['%', '.'])
+                .trim_start_matches(['-', '+']);
+            !w.is_empty() && w.parse::<f64>().is_ok()
+        })
+}
+
 /// Words of a time or a cost, beside which `高于` (higher than) says slower: a throughput or a
 /// score higher than the baseline's is good news.
 const COST_WORDS: &[&str] = &["耗时", "时延", "延迟", "时间", "latency", "time"];
@@ -1249,7 +1297,7 @@ pub fn route_prose(text: &str) -> Option<(Routing, usize, String)> {
         .or_else(|| {
             hits.iter()
                 .copied()
-                .find(|(i, _)| lines[*i].bytes().any(|b| b.is_ascii_digit()))
+                .find(|(i, _)| carries_figure(lines[*i]))
         })
         .or_else(|| hits.first().copied())?;
     let mut r = Routing::new(route, rule, Some(w));
@@ -1786,6 +1834,13 @@ mod tests {
         // A header row, not a key-value row: the header is cited as before.
         let table = "| model | throughput (tok/s) |\n|---|---|\n| a | 10.5 |\n";
         assert_eq!(route_prose(table).unwrap().1, 1);
+        // Batch 30: an accuracy table's first score, across ASCII rulers; an accuracy report's
+        // figure is a number of its own, not the digits in a model's name.
+        let scores = "+-------+---------+\n| Model | Score   |\n+=======+=========+\n| a     | 0.5333  |\n+-------+---------+\n";
+        let (r, at, _) = route_prose(scores).unwrap();
+        assert_eq!((r.route, at), (Route::Accuracy, 4));
+        let title = "# [dpn92] [Ascend910] Unable to reproduce precision\nThe best validation Top_1_Accuracy is: 0.1000% at epoch 158.\n";
+        assert_eq!(route_prose(title).unwrap().1, 2);
         let spike = "step 1, loss: 11.67\nstep 2, loss: 8.85\nstep 3, loss: 8712.59\n";
         let (r, at, _) = route_prose(spike).unwrap();
         assert_eq!(

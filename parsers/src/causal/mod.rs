@@ -1174,6 +1174,17 @@ mod tests {
         assert_eq!(first(&apart).line, 1);
     }
 
+    // Wider-world batch 30: a TraceBack item that states an environment fault (no operator
+    // information library supports the operator) is the cause under an inner report's head that
+    // only says the graph's build failed.
+    #[test]
+    fn an_environment_item_under_a_failed_build() {
+        let text = "E19999: Inner Error!\nE19999: [PID: 1] 2026-01-01-00:00:00.000.000 build graph failed, graph id:0, ret:-1[FUNC:BuildModelWithGraphId][FILE:ge_generator.cc][LINE:1615]\n        TraceBack (most recent call last):\n        No supported Ops kernel and engine are found for [Conv3D1], optype [Conv3D].\n";
+        let c = first(text);
+        assert_eq!(c.line, 4);
+        assert_eq!(c.phase.as_ref().map(|p| p.phase), Some(Phase::Environment));
+    }
+
     // Wider-world batch 29 (and batch 4's leftover): the driver's console print of a device
     // exception (`EXCEPTION STREAM:` … `Message info[0]:RTS_HWTS: aicore exception …`) is the
     // device fault the later `The Inner error is reported as above.` only says was raised.

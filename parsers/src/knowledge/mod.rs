@@ -485,13 +485,21 @@ fn import_from_installed(lower: &str) -> bool {
         return false;
     };
     let after = &rest[from + "' from '".len()..];
-    let Some(path) = after.split_once("' (").map(|(_, p)| p) else {
+    let Some((module, path)) = after.split_once("' (") else {
         return false;
     };
     let installed = ["site-packages", "dist-packages"]
         .iter()
         .any(|d| path.contains(&format!("/{d}/")) || path.contains(&format!("\\{d}\\")));
-    installed && !lower.contains("circular import") && !lower.contains("partially initialized")
+    // A library's sub-package from a source checkout or an editable install
+    // (`mindspeed.features_manager` from `/MindSpeed-LLM-New/mindspeed/features_manager/
+    // __init__.py`): the checkout is another release than the code importing it expects.
+    let checkout = module.contains('.')
+        && (path.starts_with("/") || path.contains(":\\"))
+        && path.trim_end_matches(')').ends_with("__init__.py");
+    (installed || checkout)
+        && !lower.contains("circular import")
+        && !lower.contains("partially initialized")
 }
 
 /// The package or component an environment fault's text names (`… not in libopapi.so` → CANN's
@@ -831,6 +839,8 @@ mod tests {
             "ImportError: cannot import name 'cached_download' from 'huggingface_hub' (/root/env/lib/python3.10/site-packages/huggingface_hub/__init__.py)",
             "ImportError: cannot import name 'x' from 'y.z' (/usr/lib/python3/dist-packages/y/z.py)",
             "ImportError: cannot import name 'x' from 'y' (C:\\Python\\Lib\\site-packages\\y\\__init__.py)",
+            // A library's sub-package from a checkout (wider-world batch 30, MindSpeed).
+            "ImportError: cannot import name 'HcclOpModeSetFeature' from 'mindspeed.features_manager' (/MindSpeed-LLM-New/mindspeed/features_manager/__init__.py)",
         ] {
             assert_eq!(environment(miss).map(|f| f.key), Some(installed), "{miss}");
         }
