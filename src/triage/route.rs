@@ -726,10 +726,35 @@ const IMPROVEMENT_COLUMNS: &[&str] = &["improvement", "gain", "speedup", "提升
 /// ([`IMPROVEMENT_COLUMNS`]) holds a negative percentage (`-53.73%`): the row that shows what the
 /// report is about (wider-world batches 23 and 26 cited the header). Its line index and text.
 fn regressed_row<'t>(text: &'t str, header: usize, cells: &[String]) -> Option<(usize, &'t str)> {
+    row_where(text, header, cells, IMPROVEMENT_COLUMNS, |v| {
+        v.strip_prefix('-')
+            .and_then(|n| n.strip_suffix('%'))
+            .is_some_and(|n| n.trim().parse::<f64>().is_ok_and(|x| x > 0.0))
+    })
+}
+
+/// The first row under the header at line `header` (its `cells`) whose score column
+/// ([`ACCURACY_COLUMNS`]) holds a number (`0.5333`, `79.46%`): the score the report is about
+/// (wider-world batch 30 cited the header). Its line index and text.
+fn scored_row<'t>(text: &'t str, header: usize, cells: &[String]) -> Option<(usize, &'t str)> {
+    row_where(text, header, cells, ACCURACY_COLUMNS, |v| {
+        v.trim_end_matches('%').trim().parse::<f64>().is_ok()
+    })
+}
+
+/// The first row of the table under the header at line `header` (its `cells`; the table goes
+/// on across ASCII rulers) whose value `holds` in a column whose header names one of `words`.
+fn row_where<'t>(
+    text: &'t str,
+    header: usize,
+    cells: &[String],
+    words: &[&'static str],
+    holds: impl Fn(&str) -> bool,
+) -> Option<(usize, &'t str)> {
     let columns: Vec<usize> = cells
         .iter()
         .enumerate()
-        .filter(|(_, c)| header_has(std::slice::from_ref(c), IMPROVEMENT_COLUMNS).is_some())
+        .filter(|(_, c)| header_has(std::slice::from_ref(c), words).is_some())
         .map(|(k, _)| k)
         .collect();
     if columns.is_empty() {
@@ -738,16 +763,12 @@ fn regressed_row<'t>(text: &'t str, header: usize, cells: &[String]) -> Option<(
     text.lines()
         .enumerate()
         .skip(header + 1)
-        .take_while(|(_, l)| table_cells(l).is_some())
+        .take_while(|(_, l)| table_ruler(l) || table_cells(l).is_some())
         .find(|(_, l)| {
             table_cells(l).is_some_and(|row| {
-                columns.iter().any(|&k| {
-                    row.get(k).is_some_and(|v| {
-                        v.strip_prefix('-')
-                            .and_then(|n| n.strip_suffix('%'))
-                            .is_some_and(|n| n.trim().parse::<f64>().is_ok_and(|x| x > 0.0))
-                    })
-                })
+                columns
+                    .iter()
+                    .any(|&k| row.get(k).is_some_and(|v| holds(v)))
             })
         })
 }
@@ -756,30 +777,6 @@ fn regressed_row<'t>(text: &'t str, header: usize, cells: &[String]) -> Option<(
 fn table_ruler(line: &str) -> bool {
     let t = line.trim();
     t.starts_with('+') && t.chars().all(|c| matches!(c, '+' | '-' | '=' | ':'))
-}
-
-/// The first row under the header at line `header` (its `cells`) whose score column
-/// ([`ACCURACY_COLUMNS`]) holds a number (`0.5333`, `79.46%`): the score the report is about.
-/// The table goes on across ASCII rulers. Its line index and text.
-fn scored_row<'t>(text: &'t str, header: usize, cells: &[String]) -> Option<(usize, &'t str)> {
-    let columns: Vec<usize> = cells
-        .iter()
-        .enumerate()
-        .filter(|(_, c)| header_has(std::slice::from_ref(c), ACCURACY_COLUMNS).is_some())
-        .map(|(k, _)| k)
-        .collect();
-    text.lines()
-        .enumerate()
-        .skip(header + 1)
-        .take_while(|(_, l)| table_ruler(l) || table_cells(l).is_some())
-        .find(|(_, l)| {
-            table_cells(l).is_some_and(|row| {
-                columns.iter().any(|&k| {
-                    row.get(k)
-                        .is_some_and(|v| v.trim_end_matches('%').trim().parse::<f64>().is_ok())
-                })
-            })
-        })
 }
 
 /// Key words of a throughput, the figure a performance summary is read by.
