@@ -309,10 +309,17 @@ fn figure_start(s: &str) -> Option<usize> {
 /// and whose other side is a word that counts work (`35.2 tokens/s`, `329.53s/it`, `12.3it/s`,
 /// `1.48 请求/秒`, `812 ms/step`), or `<number> <word> per second` — not a transfer of data
 /// (`3.4 MB/s`), not a fraction (`68/9153`), not inside a path (`/data/2.5s/it/`). What tqdm,
-/// serving engines' loggers, llama.cpp's timings and benchmark scripts print.
+/// serving engines' loggers, llama.cpp's timings and benchmark scripts print. The first of
+/// [`speed_rates`].
 pub fn speed_rate(line: &str) -> Option<&str> {
+    speed_rates(line).next()
+}
+
+/// Every speed a line measures ([`speed_rate`]), in the line's order: vLLM's engine line holds
+/// two (`Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 2.4 tokens/s`).
+pub fn speed_rates(line: &str) -> impl Iterator<Item = &str> {
     let word_char = |c: char| c.is_alphabetic();
-    for (slash, _) in line.match_indices('/') {
+    let slashed = line.match_indices('/').filter_map(move |(slash, _)| {
         let before = &line[..slash];
         let num = before.trim_end_matches(word_char);
         let num_word = &before[num.len()..];
@@ -322,28 +329,29 @@ pub fn speed_rate(line: &str) -> Option<&str> {
         // The unit ends the rate: not a path or a longer word going on (`s/it/x`, `s/it2`).
         let ended = !line[end..].starts_with(|c: char| c == '/' || c.is_alphanumeric());
         if num_word.is_empty() || den.is_empty() || !ended {
-            continue;
+            return None;
         }
-        let Some(start) = figure_start(num) else {
-            continue;
-        };
+        let start = figure_start(num)?;
         let (n, d) = (num_word.to_lowercase(), den.to_lowercase());
         let timed = TIME_UNITS.contains(&n.as_str()) != TIME_UNITS.contains(&d.as_str());
         let data = DATA_UNITS.contains(&n.as_str()) || DATA_UNITS.contains(&d.as_str());
-        if timed && !data {
-            return Some(&line[start..end]);
-        }
-    }
+        (timed && !data).then(|| &line[start..end])
+    });
     const PER_SECOND: &str = " per second";
-    let at = line.to_ascii_lowercase().find(PER_SECOND)?;
-    let head = line[..at].trim_end_matches(word_char);
-    let word = &line[head.len()..at];
-    if word.is_empty() || !head.ends_with(' ') || DATA_UNITS.contains(&word.to_lowercase().as_str())
-    {
-        return None;
-    }
-    let start = figure_start(head)?;
-    Some(&line[start..at + PER_SECOND.len()])
+    let lower = line.to_ascii_lowercase();
+    let per_second = lower.match_indices(PER_SECOND).filter_map(move |(at, _)| {
+        let head = line[..at].trim_end_matches(word_char);
+        let word = &line[head.len()..at];
+        if word.is_empty()
+            || !head.ends_with(' ')
+            || DATA_UNITS.contains(&word.to_lowercase().as_str())
+        {
+            return None;
+        }
+        let start = figure_start(head)?;
+        Some(&line[start..at + PER_SECOND.len()])
+    });
+    slashed.chain(per_second.collect::<Vec<_>>())
 }
 
 /// Serving engines' per-request metrics (lower case): time to first token, time per output token,
@@ -495,31 +503,41 @@ fn text_units(line: &str) -> Vec<(&str, &str)> {
 
 /// The text a model generated, as an OpenAI-compatible server returns it in JSON (`"text":"…"`
 /// of a completion, `"content":"…"` of a chat message): the string's raw content, up to its
-/// closing quote or the end of the line (a paste cut inside it).
+/// closing quote or the end of the line (a paste cut inside it). The response may itself sit
+/// escaped in another JSON string (`"result": "{\"choices\":[{\"message\":{\"content\":\"…\"`, a
+/// tool's or a gateway's wrapper): then up to its first escaped quote.
 fn generated_value(line: &str) -> Option<&str> {
-    ["\"text\":", "\"content\":"].iter().find_map(|key| {
-        let at = line.find(key)? + key.len();
-        let value = line[at..].trim_start().strip_prefix('"')?;
-        let mut escaped = false;
-        let end = value
-            .char_indices()
-            .find(|&(_, c)| {
-                let close = c == '"' && !escaped;
-                escaped = c == '\\' && !escaped;
-                close
-            })
-            .map_or(value.len(), |(k, _)| k);
-        Some(&value[..end])
-    })
+    ["\"text\":", "\"content\":"]
+        .iter()
+        .find_map(|key| {
+            let at = line.find(key)? + key.len();
+            let value = line[at..].trim_start().strip_prefix('"')?;
+            let mut escaped = false;
+            let end = value
+                .char_indices()
+                .find(|&(_, c)| {
+                    let close = c == '"' && !escaped;
+                    escaped = c == '\\' && !escaped;
+                    close
+                })
+                .map_or(value.len(), |(k, _)| k);
+            Some(&value[..end])
+        })
+        .or_else(|| {
+            ["\\\"text\\\":", "\\\"content\\\":"]
+                .iter()
+                .find_map(|key| {
+                    let at = line.find(key)? + key.len();
+                    let value = line[at..].trim_start().strip_prefix("\\\"")?;
+                    Some(&value[..value.find("\\\"").unwrap_or(value.len())])
+                })
+        })
 }
 
-/// Whether generated text is mostly one token — a punctuation mark, a word or a number counted
-/// as a unit each (`,.,. and,.,,,,,,.,0 and,, and,,,`): forty tokens or more, one of them more
-/// than half, and not a fill mark (a Markdown table's rulers, a banner). A list of numbers (`1,
-/// 2, 3, …`) has its commas at half, not more.
-fn marks_dominate(value: &str) -> bool {
-    let mut counts: HashMap<&str, usize> = HashMap::new();
-    let mut total = 0;
+/// The tokens of generated text: words and numbers (runs of letters and digits), single CJK
+/// characters and single signs; blanks are none.
+fn generated_tokens(value: &str) -> Vec<&str> {
+    let mut tokens = Vec::new();
     let mut rest = value;
     while let Some(c) = rest.chars().next() {
         let len = if c.is_alphanumeric() && !char_unit(c) {
@@ -530,14 +548,46 @@ fn marks_dominate(value: &str) -> bool {
         };
         let (token, tail) = rest.split_at(len);
         rest = tail;
-        if token.trim().is_empty() {
-            continue;
+        if !token.trim().is_empty() {
+            tokens.push(token);
         }
-        total += 1;
-        *counts.entry(token).or_default() += 1;
     }
-    // A table's or a banner's fill (`|----|`, `=====`, `# ---`) repeats by design.
-    const FILL: &[&str] = &["-", "=", "_", "*", "#", "~", "`", "|", "+"];
+    tokens
+}
+
+/// A table's or a banner's fill (`|----|`, `=====`, `# ---`): it repeats by design.
+const FILL: &[&str] = &["-", "=", "_", "*", "#", "~", "`", "|", "+"];
+
+/// Whether generated text repeats one phrase (up to sixteen tokens, not all fill) eight times or
+/// more in a row — numbers and signs count, as the model wrote them (`1 + 1 = 2. 1 + 1 = 2. …`).
+/// Only for text known to be generated: a log's line may repeat values by design (a hex dump).
+fn repeats_phrase(value: &str) -> bool {
+    let tokens = generated_tokens(value);
+    (1..=16).any(|period| {
+        let mut run = 0;
+        (period..tokens.len()).any(|i| {
+            run = if tokens[i] == tokens[i - period] {
+                run + 1
+            } else {
+                0
+            };
+            run + period >= 8 * period
+                && !tokens[i + 1 - period..=i].iter().all(|t| FILL.contains(t))
+        })
+    })
+}
+
+/// Whether generated text is mostly one token — a punctuation mark, a word or a number counted
+/// as a unit each (`,.,. and,.,,,,,,.,0 and,, and,,,`): forty tokens or more, one of them more
+/// than half, and not a fill mark (a Markdown table's rulers, a banner). A list of numbers (`1,
+/// 2, 3, …`) has its commas at half, not more.
+fn marks_dominate(value: &str) -> bool {
+    let tokens = generated_tokens(value);
+    let total = tokens.len();
+    let mut counts: HashMap<&str, usize> = HashMap::new();
+    for t in tokens {
+        *counts.entry(t).or_default() += 1;
+    }
     let top = counts
         .iter()
         .filter(|(k, _)| !FILL.contains(k))
@@ -585,12 +635,13 @@ fn own_phrase(phrase: &[(&str, &str)]) -> bool {
 /// - a line of English word salad: sixteen words or more, no key, list or path syntax, one word
 ///   a quarter or more of the words, function words ([`FUNCTION_WORDS`]) three quarters or more
 ///   (`and at in in in or in and and and from and`: a sentence is about half of them);
-/// - the text of an OpenAI-compatible response mostly one token ([`marks_dominate`]).
+/// - the text of an OpenAI-compatible response mostly one token ([`marks_dominate`]) or one
+///   phrase repeated ([`repeats_phrase`]).
 ///
 /// Numbers, hexadecimal words, short capitals and flags ([`value_word`]) are no units, so a hex
 /// dump, a topology table or a boolean mask repeats nothing.
 pub fn degenerate_text(line: &str) -> bool {
-    if generated_value(line).is_some_and(marks_dominate) {
+    if generated_value(line).is_some_and(|v| marks_dominate(v) || repeats_phrase(v)) {
         return true;
     }
     let units = text_units(line);
@@ -680,6 +731,12 @@ mod tests {
         ] {
             assert_eq!(speed_rate(line), None, "{line}");
         }
+        // Every rate of a line, in order.
+        assert_eq!(
+            speed_rates("Engine 000: Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 2.4 tokens/s, Running: 4 reqs, 3 tokens per second, 1.2 MB/s")
+                .collect::<Vec<_>>(),
+            ["0.0 tokens/s", "2.4 tokens/s", "3 tokens per second"]
+        );
     }
 
     #[test]
@@ -783,6 +840,10 @@ mod tests {
             "I am a helpful assistant. I am a helpful assistant. I am a helpful assistant.",
             "我是一个人工智能助手。我是一个人工智能助手。我是一个人工智能助手。",
             "the of of the and the of and a of the and of the the of and a and of",
+            // Generated text of numbers and signs repeated (batch 31), and a response escaped
+            // inside another JSON string.
+            &format!("{{\"content\":\"{}\"}}", "1 + 1 = 2. ".repeat(9)),
+            &format!("\"result\": \"{{\\\"choices\\\":[{{\\\"message\\\":{{\\\"role\\\":\\\"assistant\\\",\\\"content\\\":\\\"{}", "1 + 1 = 2. ".repeat(20)),
         ] {
             assert!(degenerate_text(line), "{line}");
         }
@@ -815,6 +876,11 @@ mod tests {
             "Name  Age  City  Job  Name  Age  City  Job  Name  Age  City  Job",
             "{\"text\":\"[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21]\"}",
             "{\"content\":\"Paris is the capital of France, and it is known for the Eiffel Tower, the Louvre, and its cafés.\"}",
+            "{\"content\":\"1 + 1 = 2. 1 + 1 = 2. 1 + 1 = 2. Then 2 + 2 = 4.\"}",
+            "{\"content\":\"| a | b |\\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\"}",
+            // A log line that repeats values by design, outside a response.
+            "1 + 1 = 2. 1 + 1 = 2. 1 + 1 = 2. 1 + 1 = 2. 1 + 1 = 2. 1 + 1 = 2. 1 + 1 = 2. 1 + 1 = 2. 1 + 1 = 2.",
+            "\\\"content\\\": \\\"A short answer.\\\"",
         ] {
             assert!(!degenerate_text(line), "{line}");
         }

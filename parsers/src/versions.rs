@@ -39,7 +39,8 @@
 //! `mindspore.`, `import mindspore`, `vllm-mindspore`, `mindspore 2.3.0`, its LLM suite
 //! MindFormers: its programs may print torch names too, MSAdapter); otherwise PyTorch where the
 //! text names a PyTorch program (`torch`,
-//! `torch_npu`, `torchair`, `npugraph_ex`, `torchrun`, `vllm`, `sglang`, the PyTorch engines and trainers
+//! `torch_npu`, `torchair`, `npugraph_ex`, `torchrun`, `vllm` (and its V1 processes' prefixes
+//! `(APIServer pid=…)`, `(EngineCore pid=…)`), `sglang`, the PyTorch engines and trainers
 //! `lmdeploy` and its `dlinfer`, `deepspeed`, `mindspeed`, `megatron`, `mineru`, LLaMA-Factory
 //! (`llamafactory`, its `llamafactory-cli`, `llama_factory`), Hugging Face
 //! `Trainer`'s log record `{'loss': …, 'epoch': …}`); otherwise llama.cpp (`ggml`, the
@@ -244,7 +245,7 @@ pub struct Stated {
 const ENGINES: [(&str, &str, &str); 5] = [
     (
         "vllm",
-        r"(?i)(?:^|[^a-z0-9_])vllm(?:[^a-z0-9_-]|$)|EngineCore_DP\d|\(vllm\w*\s+pid=\d|\(Worker_(?:DP|TP|PP)\d",
+        r"(?i)(?:^|[^a-z0-9_])vllm(?:[^a-z0-9_-]|$)|EngineCore_DP\d|\(vllm\w*\s+pid=\d|\(Worker_(?:DP|TP|PP)\d|\((?:APIServer|EngineCore) pid=\d",
         r"(?i)(?:^|[^a-z0-9_-])vllm(?: api server)?",
     ),
     ("vllm-ascend", r"(?i)vllm[_-]ascend", r"(?i)vllm[_-]ascend"),
@@ -354,7 +355,7 @@ fn patterns() -> &'static Patterns {
                 ),
                 (
                     Framework::Torch,
-                    r"(?i)(?:^|[^a-z0-9])(?:py)?torch(?:[_-]npu|air|run)?(?:[^a-z0-9]|$)|npugraph_ex|vllm|sglang|sgl[_-]kernel[_-]npu|lmdeploy|dlinfer|deepspeed|mindspeed|megatron|mineru|llamafactory|llama_factory|(?:^|[^a-z0-9])verl(?:[/.=:-]|\s|$)|\{'loss': [^}\n]*'epoch': ",
+                    r"(?i)(?:^|[^a-z0-9])(?:py)?torch(?:[_-]npu|air|run)?(?:[^a-z0-9]|$)|npugraph_ex|vllm|\((?:APIServer|EngineCore) pid=\d|sglang|sgl[_-]kernel[_-]npu|lmdeploy|dlinfer|deepspeed|mindspeed|megatron|mineru|llamafactory|llama_factory|(?:^|[^a-z0-9])verl(?:[/.=:-]|\s|$)|\{'loss': [^}\n]*'epoch': ",
                     None,
                 ),
                 (
@@ -749,6 +750,17 @@ EZ9999: [PID: 1] 2025-01-01-00:00:00.000.000 The error from device(0)",
             // vLLM's multiprocess workers (`multiproc_executor.py` names them by their ranks).
             (
                 "(Worker_DP1_TP1_EP5 pid=465) ERROR 02-09 17:11:36 [multiproc_executor.py:751] x\n(Worker_TP3 pid=1) y",
+                Framework::Torch,
+                vec!["torch", "torch_npu", "vllm", "vllm-ascend", "CANN", "chip"],
+            ),
+            // vLLM V1's process prefixes alone (an engine's periodic log line).
+            (
+                "(APIServer pid=1173) INFO 05-06 14:22:22 [loggers.py:259] Engine 000: Avg prompt throughput: 0.0 tokens/s",
+                Framework::Torch,
+                vec!["torch", "torch_npu", "vllm", "vllm-ascend", "CANN", "chip"],
+            ),
+            (
+                "(EngineCore pid=7) ERROR 05-06 14:22:22 [core.py:1] x",
                 Framework::Torch,
                 vec!["torch", "torch_npu", "vllm", "vllm-ascend", "CANN", "chip"],
             ),

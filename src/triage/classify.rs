@@ -334,7 +334,8 @@ fn shows_compile_run<'a>(mut text: impl Iterator<Item = &'a str>) -> bool {
 /// script's log): no check runs a torch.compile script (`<SCRIPT>`: the layered triage, the
 /// bisection), a route's remedy that only runs the ladder goes, and an accuracy or performance
 /// report gets the remedy of a run without a graph (where the first NaN is born, from an
-/// msprobe dump, for the frameworks msprobe dumps — PyTorch and MindSpore —; where the time
+/// msprobe dump, for the frameworks msprobe dumps — PyTorch and MindSpore —, from llama.cpp's
+/// own operator tests and tensor prints for llama.cpp's, its `@llama.cpp` row; where the time
 /// goes, from a profile) instead of comparing a graph run with eager, and names no CANNBot
 /// sub-skill that compares them.
 fn without_a_graph(c: &mut Classification, file: Option<&str>, framework: Framework) {
@@ -342,7 +343,7 @@ fn without_a_graph(c: &mut Classification, file: Option<&str>, framework: Framew
         Route::Accuracy
             if matches!(
                 framework,
-                Framework::Torch | Framework::MindSpore | Framework::Unknown
+                Framework::Torch | Framework::MindSpore | Framework::Unknown | Framework::Ggml
             ) =>
         {
             Some(("route:accuracy", "route:accuracy-no-graph"))
@@ -454,6 +455,14 @@ pub fn classify_ranked(
             c.remedy = route_remedy(c.route.as_str(), commands_file(file), framework)
                 .into_iter()
                 .collect();
+        }
+        // A rule the router read from the error beside its phase (a failed comparison of
+        // values) has its remedy first.
+        if let Some(own) = table_remedy(&format!("rule:{}", c.rule), commands_file(file), framework)
+        {
+            if !c.remedy.iter().any(|r| r.matched == own.matched) {
+                c.remedy.insert(0, own);
+            }
         }
     }
     c.first_causal_error = Some(err);
@@ -758,6 +767,27 @@ mod tests {
             .settle
             .as_deref()
             .is_some_and(|s| s.contains("reference run")));
+        // A test's failed comparison (batch 31): an error routed by a rule beside its phase has
+        // that rule's remedy first.
+        let c = classify_text(
+            Path::new(PASTED),
+            "AssertionError: Output 'c' does not match golden.\n  Mismatched elements: 4096/4096\n",
+        )
+        .expect("classified");
+        assert_eq!(
+            (c.route, c.remedy.first().map(|r| r.matched.as_str())),
+            (Route::Accuracy, Some("rule:shape.comparison-failed"))
+        );
+        // An accuracy report of llama.cpp: its own tools, not msprobe (which does not dump it).
+        let c = classify_text(
+            Path::new(PASTED),
+            "llama_model_loader: loaded meta data with 30 key-value pairs\nthe answers are wrong, accuracy is far below the CPU's\n",
+        )
+        .expect("classified");
+        assert_eq!(
+            (c.route, c.remedy.first().map(|r| r.matched.as_str())),
+            (Route::Accuracy, Some("route:accuracy-no-graph@llama.cpp"))
+        );
         // Speeds alone: the baseline (batch 25's grading: `settle` was missing).
         let c = classify_text(
             Path::new(PASTED),

@@ -26,7 +26,7 @@ use npgx_parsers::knowledge::{self, CauseKind, Kind, Phase};
 use npgx_parsers::line_prefix::{line_severity, strip_prefixes, Severity};
 use npgx_parsers::printed::{
     cpu_fallback, degenerate_text, host_weights, loss_spike, nan_metric, saturated_half,
-    serving_metric, speed_rate,
+    serving_metric, speed_rates,
 };
 
 /// The route a failure takes.
@@ -565,6 +565,9 @@ pub fn route_error(err: &CausalError) -> Routing {
             return r;
         }
     }
+    if let Some(r) = comparison_failure(err) {
+        return r;
+    }
     let scope = err.scope_text();
     let frames: String = err.frames.iter().map(|(_, f)| format!("{f}\n")).collect();
     let compile_hay = format!("{}\n{scope}\n{frames}", err.message);
@@ -628,6 +631,53 @@ pub fn route_error(err: &CausalError) -> Routing {
         "no runtime code and no aclnn / ACL / HCCL / stream / event token in the first causal error: a crash on the first call without one is a compile error".into(),
     );
     r
+}
+
+/// What a test prints when values it computed differ from the values it expected (lower case):
+/// torch.testing's `assert_close` (`Tensor-likes are not close!`, `Mismatched elements: 4096 /
+/// 4096 (100.0%)`), numpy.testing's `assert_allclose` and `assert_array_almost_equal` (`Not equal
+/// to tolerance rtol=1e-05`, `Arrays are not almost equal`), an operator or kernel test against
+/// its golden data (`Output 'c' does not match golden`).
+const COMPARISON_FAILURES: &[&str] = &[
+    "mismatched elements:",
+    "tensor-likes are not close",
+    "scalars are not close",
+    "not equal to tolerance",
+    "arrays are not almost equal",
+    "arrays are not equal",
+    "does not match golden",
+    "do not match golden",
+    "does not match the golden",
+    "compare with golden failed",
+];
+
+/// An error without phase evidence that is a failed comparison of computed values with expected
+/// ones ([`COMPARISON_FAILURES`] in its message or its block): the numbers are wrong, an
+/// accuracy question, whatever exception carried it (an `AssertionError` has no phase). The
+/// line is the comparison's first that carries a figure (`Mismatched elements: 4096/4096`),
+/// else its first.
+fn comparison_failure(err: &CausalError) -> Option<Routing> {
+    let lines: Vec<(u64, &str)> = std::iter::once((err.line, err.message.as_str()))
+        .chain(err.scope.iter().map(|(n, t)| (*n, t.as_str())))
+        .collect();
+    let said: Vec<(u64, &str, &str)> = lines
+        .iter()
+        .filter_map(|&(n, t)| {
+            let l = t.to_ascii_lowercase();
+            COMPARISON_FAILURES
+                .iter()
+                .find(|w| l.contains(*w))
+                .map(|w| (n, t, *w))
+        })
+        .collect();
+    let &(line, _, w) = said
+        .iter()
+        .find(|(_, t, _)| carries_figure(t))
+        .or(said.first())?;
+    let mut r = Routing::new(Route::Accuracy, "shape.comparison-failed", Some(w)).at(Some(line));
+    r.confidence = Confidence::Medium;
+    r.why = format!("a comparison of computed values with expected ones failed (`{w}`, line {line}): the numbers are wrong, whatever exception carried the failure");
+    Some(r)
 }
 
 /// Words that place a failure on the first call of a compiled model: a warm-up, a profile or
@@ -1063,7 +1113,7 @@ fn route_host(lines: &[&str]) -> Option<(Routing, usize, String)> {
     Some((r, i + 1, lines[i].trim_end().to_string()))
 }
 
-/// A text whose only evidence is a speed it measures ([`speed_rate`]: a progress bar's
+/// A text whose only evidence is a speed it measures ([`speed_rates`]: a progress bar's
 /// `329.53s/it`, a serving log's `1.48 请求/秒`; [`serving_metric`]: a server's per-request
 /// `tpot: 822.96ms`): no error, no report's words, nothing sent to
 /// the host. The only question such a paste can answer is a performance one, so it routes there
@@ -1083,16 +1133,19 @@ fn route_speed(lines: &[&str]) -> Option<(Routing, usize, String)> {
         return None;
     }
     let (i, rate) = lines.iter().enumerate().find_map(|(i, l)| {
-        let (rate, value) = speed_rate(l)
-            .map(|r| (r, r))
-            .or_else(|| serving_metric(l))?;
+        // The first rate of the line that is not zero: vLLM's engine line opens with the
+        // prompt's `0.0 tokens/s` while it decodes.
+        let rates = speed_rates(l).map(|r| (r, r)).chain(serving_metric(l));
+        let mut measured = rates.filter(|(_, value)| {
+            value
+                .bytes()
+                .skip_while(|b| !b.is_ascii_digit())
+                .take_while(|b| b.is_ascii_digit() || b".,".contains(b))
+                .any(|b| (b'1'..=b'9').contains(&b))
+        });
+        let (rate, _) = measured.next()?;
         let at = l.find(rate).unwrap_or(0);
-        let zero = !value
-            .bytes()
-            .skip_while(|b| !b.is_ascii_digit())
-            .take_while(|b| b.is_ascii_digit() || b".,".contains(b))
-            .any(|b| (b'1'..=b'9').contains(&b));
-        (!zero && !setting_up(&l[..at])).then_some((i, rate))
+        (!setting_up(&l[..at])).then_some((i, rate))
     })?;
     let mut r = Routing::new(Route::Performance, "metric.speed-only", Some(rate));
     r.confidence = Confidence::Low;
@@ -1334,6 +1387,50 @@ mod tests {
             assert!(path.is_file(), "{}", path.display());
         }
         assert_eq!(Route::Undetermined.skill(), None);
+    }
+
+    // Wider-world batch 31: a test's failed comparison of computed values with expected ones is
+    // an accuracy question whatever exception carried it; other assertions and mismatches keep
+    // their routes.
+    #[test]
+    fn a_failed_comparison_of_values_is_accuracy() {
+        for (text, word, line) in [
+            ("AssertionError: Output 'c' does not match golden.\n  Mismatched elements: 4096/4096\n  rtol=1e-05, atol=1e-05\n", "does not match golden", 1),
+            ("Traceback (most recent call last):\n  File \"t.py\", line 3, in <module>\n    torch.testing.assert_close(out, ref)\nAssertionError: Tensor-likes are not close!\n\nMismatched elements: 12 / 64 (18.8%)\nGreatest absolute difference: 0.5 at index (0, 1) (up to 1e-05 allowed)\n", "tensor-likes are not close", 4),
+            ("AssertionError: \nNot equal to tolerance rtol=1e-07, atol=0\n\nMismatched elements: 3 / 8 (37.5%)\n", "not equal to tolerance", 2),
+        ] {
+            let r = route_of(text);
+            assert_eq!(
+                (r.route, r.rule.as_str(), r.matched.as_deref(), r.matched_line),
+                (Route::Accuracy, "shape.comparison-failed", Some(word), Some(line)),
+                "{text}"
+            );
+        }
+        for text in [
+            "AssertionError: expected 3 arguments\n",
+            "RuntimeError: shape mismatch: value tensor of shape [2] cannot be broadcast to indexing result of shape [3]\n",
+            "EZ9999: Inner Error!\nEZ9999[PID: 1] 2026-01-01-00:00:00.000.000 (EZ9999): output does not match golden in the self-check[FUNC:f][FILE:f.cc][LINE:1]\n",
+        ] {
+            assert_ne!(route_of(text).rule, "shape.comparison-failed", "{text}");
+        }
+    }
+
+    // Wider-world batch 31: a model the installed release does not implement is the environment
+    // (MindIE's ATB models, vLLM's registry, transformers' AutoConfig); a Ray worker that died is
+    // cited under Ray Train's wrapper, which sends the reader to the messages before it.
+    #[test]
+    fn models_the_release_lacks_and_workers_that_died() {
+        for text in [
+            "[2025-04-15 16:40:05.552024] [17310] [281473799454720] [llm] [ERROR] [model_deploy_config.cpp:159] Failed to get vocab size from tokenizer wrapper with exception: NotImplementedError: unsupported model type: falcon_mamba\n",
+            "(APIServer pid=1) ValueError: Model architectures ['DeepseekOCRForCausalLM'] are not supported for now. Supported architectures: dict_keys(['ApertusForCausalLM'])\n",
+            "ValueError: The checkpoint you are trying to load has model type `qwen3_next` but Transformers does not recognize this architecture. This could be because of an issue with the checkpoint, or because your version of Transformers is out of date.\n",
+        ] {
+            assert_eq!(route_of(text).route, Route::Environment, "{text}");
+        }
+        let ray = "Traceback (most recent call last):\n  File \"/d/train1.py\", line 156, in <module>\n    result = ray_trainer.fit()\n  File \"/e/ray/train/base_trainer.py\", line 638, in fit\n    raise TrainingFailedError(\nray.train.base_trainer.TrainingFailedError: The Ray Train run failed. Please inspect the previous error messages for a cause.\n[ERROR] 2025-02-05-07:50:38 (PID:39837, Device:-1, RankID:-1) ERR99999 UNKNOWN application exception\n    The actor is dead because its worker process has died. Worker exit type: SYSTEM_ERROR\n";
+        let e = first_causal_error(ray.as_bytes()).unwrap();
+        assert_eq!(e.line, 8);
+        assert_eq!(route_error(&e).route, Route::RuntimeError);
     }
 
     // Class 4: the CANN code family decides the layer, before any keyword or the fallback.
@@ -1788,7 +1885,7 @@ mod tests {
         // (wider-world batch 25): the verdict is the user's.
         for (speeds, line, rate) in [
             ("Train:  42%|████▏     | 42/100 [01:23<01:55,  1.99s/it]\nTrain:  43%|████▎     | 43/100 [01:25<01:53, 1.98s/it]\n", 1, "1.99s/it"),
-            ("INFO 01-01 00:00:00 [loggers.py:1] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 35.2 tokens/s\nINFO 01-01 00:00:10 [loggers.py:1] Avg prompt throughput: 12.5 tokens/s\n", 2, "12.5 tokens/s"),
+            ("INFO 01-01 00:00:00 [loggers.py:1] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 35.2 tokens/s\nINFO 01-01 00:00:10 [loggers.py:1] Avg prompt throughput: 12.5 tokens/s\n", 1, "35.2 tokens/s"),
             ("2025-06-25 16:47:28,987 - INFO - 总耗时: 135.42 秒\n2025-06-25 16:47:28,987 - INFO - 平均吞吐量: 1.48 请求/秒\n", 2, "1.48 请求/秒"),
             // A server's per-request latencies (batch 28): measurements of the same kind.
             ("1.02.003.100 I srv  log_server_request: rid 7 | POST /v1/completions\n2.10.004.200 I srv  completions_res: rid 7 | prompt_tokens: 8, ttft: 912.50ms, tpot: 640.10ms\n", 2, "ttft: 912.50ms"),

@@ -130,6 +130,9 @@ const CASCADE_WORDS: &[&str] = &[
     // (above) for the root cause.`, `Worker failed with error '…', please check the stack trace
     // above for the root cause`).
     "for the root cause",
+    // Ray Train's `TrainingFailedError: The Ray Train run failed. Please inspect the previous
+    // error messages for a cause.`
+    "inspect the previous error messages",
     // ONNX Runtime's relay of a node's failed status (`Non-zero status code returned while
     // running Conv node. Name:'…' Status Message: …`): the kernel's own record says why.
     "non-zero status code",

@@ -969,6 +969,11 @@ mod tests {
             ("CompileGraph failed: Can not find any available kernel info for: HSwish. Maybe the operator is not supported on Ascend platform.\n", "phrase.line"),
             ("npu-smi set device-share -i 1 -c 0 -d 1: npu-smi not found in [/usr/local/bin/npu-smi]\n", "environment.line"),
             ("failed to run: exec: \"npu-smi\": executable file not found in $PATH\n", "environment.line"),
+            // Wider-world batch 31: a flag two builds define, a model type the installed
+            // library lacks, a Ray worker that died.
+            ("paddle flags error: illegal RegisterFlag, flag \"devices\" has been defined in /p/paddle/fluid/inference/io.cc (at /p/paddle/utils/flags_native.cc:301)\n", "environment.line"),
+            ("ERROR: flag 'v' was defined more than once (in files 'a.cc' and 'b.cc').\n", "environment.line"),
+            ("    The actor is dead because its worker process has died. Worker exit type: SYSTEM_ERROR Worker exit detail: Worker unexpectedly exits with a connection error code 2.\n", "phrase.line"),
         ] {
             let c = first(text);
             assert_eq!((c.line, &*c.evidence.rule), (1, rule), "{text}");

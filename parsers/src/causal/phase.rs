@@ -420,6 +420,23 @@ fn own(err: &CausalError, under: Phase) -> Option<PhaseEvidence> {
                 Source::Error,
             ))
         }
+        // ggml's assertion in its CANN backend's source (`ggml-cann/aclnn_ops.cpp:3007:
+        // GGML_ASSERT(n_dims == src0->ne[0]) failed`): llama.cpp compiles no graph, so the
+        // backend was executing an operator whose inputs its implementation does not take.
+        Shape::ProcessAbort
+            if err.evidence.rule == "process.assertion-failed"
+                && err.message.contains("GGML_ASSERT(")
+                && err.message.contains("ggml-cann") =>
+        {
+            return Some(ev(
+                Phase::Execution,
+                Some(Nature::Parameter),
+                "shape.backend-assert",
+                "GGML_ASSERT",
+                at,
+                Source::Error,
+            ))
+        }
         _ => {}
     }
     // The error a compiler's located exception wraps (Triton's `CompilationError: at 2:8:` over
@@ -811,6 +828,33 @@ mod tests {
         first_causal_error(text.as_bytes())
             .and_then(|e| e.phase)
             .expect("phase evidence")
+    }
+
+    // Wider-world batch 31: ggml's assertion in its CANN backend's operator source is an
+    // operator executed outside what its implementation takes; other assertions say no phase.
+    #[test]
+    fn an_assertion_in_the_cann_backend_of_ggml_is_an_operator_executed() {
+        let e = from("common_init_from_params: warming up the model with an empty run\n/x/llama.cpp/ggml/src/ggml-cann/aclnn_ops.cpp:3007: GGML_ASSERT(n_dims == src0->ne[0]) failed\nAborted (core dumped)\n");
+        assert_eq!(
+            (e.phase, e.nature, &*e.rule, e.line),
+            (
+                Phase::Execution,
+                Some(Nature::Parameter),
+                "shape.backend-assert",
+                2
+            )
+        );
+        assert_eq!(e.kind, Some(CauseKind::OperatorContract));
+        for text in [
+            "/x/llama.cpp/src/llama-model.cpp:12: GGML_ASSERT(hparams.n_expert <= 64) failed\n",
+            "main: src/model.c:42: load_model: Assertion `n > 0' failed.\n",
+        ] {
+            assert_ne!(
+                phase(text).map(|(_, r)| r).as_deref(),
+                Some("shape.backend-assert"),
+                "{text}"
+            );
+        }
     }
 
     #[test]

@@ -276,16 +276,19 @@ pub fn table_remedy(matches: &str, file: Option<&str>, framework: Framework) -> 
     row_for(matches, framework).map(|r| from_row(r, file, framework))
 }
 
-/// The remedy row of one match for a program on `framework`: a row whose check runs the
-/// user's torch.compile script (`<SCRIPT>`: the layered triage, the bisection) is PyTorch's
-/// only — for another framework there is no such script, and the row is passed over; a text
-/// that names no framework keeps the row's advice without those checks ([`from_row`]): the
-/// framework is asked first.
+/// The remedy row of one match for a program on `framework`: the framework's own row
+/// (`<match>@<framework>`: llama.cpp's tools where msprobe cannot dump its tensors) before the
+/// common one; a row whose check runs the user's torch.compile script (`<SCRIPT>`: the layered
+/// triage, the bisection) is PyTorch's only — for another framework there is no such script,
+/// and the row is passed over; a text that names no framework keeps the row's advice without
+/// those checks ([`from_row`]): the framework is asked first.
 fn row_for(matches: &str, framework: Framework) -> Option<&'static RemedyRow> {
-    knowledge::remedy_for(matches).filter(|r| {
-        matches!(framework, Framework::Torch | Framework::Unknown)
-            || !r.check.iter().any(|c| c.contains("<SCRIPT>"))
-    })
+    knowledge::remedy_for(&format!("{matches}@{}", framework.name()))
+        .or_else(|| knowledge::remedy_for(matches))
+        .filter(|r| {
+            matches!(framework, Framework::Torch | Framework::Unknown)
+                || !r.check.iter().any(|c| c.contains("<SCRIPT>"))
+        })
 }
 
 /// The report's own `Possible Cause:` and `Solution:` lines in the error's block.
@@ -628,6 +631,40 @@ mod tests {
             .contains("MindSpore and CANN as MindSpore's installation guide"));
         assert!(row("nature:memory", Framework::Torch).contains("PYTORCH_NPU_ALLOC_CONF"));
         assert!(row("nature:memory", Framework::Ggml).ends_with("fewer processes on the device"));
+        // A framework's own row before the common one (batch 31: msprobe does not dump
+        // llama.cpp's tensors), the common one for the others.
+        let ggml =
+            table_remedy("rule:metric.degenerate-text", None, Framework::Ggml).expect("a row");
+        assert_eq!(ggml.matched, "rule:metric.degenerate-text@llama.cpp");
+        assert!(ggml.action.contains("test-backend-ops") && !ggml.action.contains("msprobe"));
+        assert_eq!(
+            table_remedy("rule:metric.degenerate-text", None, Framework::Torch)
+                .expect("a row")
+                .matched,
+            "rule:metric.degenerate-text"
+        );
+        // Every framework-qualified row names a framework and a common row it stands for.
+        for r in knowledge::remedy_rows() {
+            if let Some((common, f)) = r.matches.split_once('@') {
+                assert!(knowledge::remedy_for(common).is_some(), "{}", r.matches);
+                assert!(
+                    [
+                        Framework::Torch,
+                        Framework::MindSpore,
+                        Framework::Paddle,
+                        Framework::Ggml,
+                        Framework::OnnxRuntime,
+                        Framework::OpenCv,
+                        Framework::MindIe,
+                        Framework::Cann
+                    ]
+                    .iter()
+                    .any(|k| k.name() == f),
+                    "{}",
+                    r.matches
+                );
+            }
+        }
         assert!(execution(Framework::Cann)
             .contains("Rerun with each launch followed by aclrtSynchronizeStream so"));
         // Every row's text is whole once filled: no other token.
