@@ -412,6 +412,18 @@ class Tree:
         self.ops.append(op)
         return op
 
+    def npy_file(self, rel, group, arr, dt):
+        """A bare `.npy` file (np.save of one array, a kernel test's golden or output): the
+        output 0 of an op named by the file's stem."""
+        a = np.asarray(arr).astype(NP[dt])
+        (self.root / rel).parent.mkdir(parents=True, exist_ok=True)
+        np.save(self.root / rel, a)
+        stem = Path(rel).name[: -len(".npy")]
+        op = OpRec(stem, None, group, (0, stem))
+        op.outputs.append(TT(a, dt, rel))
+        self.ops.append(op)
+        return op
+
     def fx_npy(self, rel_dir, group, node, target, stamp, ins=(), outs=()):
         """One torchair FX data dump call (`debug.data_dump.type = "npy"`, torchair fx_dumper.py):
         `{node}-{target}.INPUT.{i}[.{j}].{stamp}.npy` per argument (a list argument one file per
@@ -551,9 +563,10 @@ class Compare:
     # -- the expected answer for one run -------------------------------------------------------
 
     def run(self, name, args=(), thresholds=None, per_dtype=None, mapping=None, top=5, exit_code=None,
-            golden_arg=None, target_arg=None, fx=None):
+            golden_arg=None, target_arg=None, fx=None, files=None):
         """`fx`: target op name -> golden FX op name, as the case's torchair graph dump says
-        (same io and index; matched_by "fx_graph")."""
+        (same io and index; matched_by "fx_graph"). `files`: the golden op's name when the two
+        roots are files of one op each whose names no other rule pairs (matched_by "files")."""
         thr = dict(DEFAULT_THRESHOLDS, **(thresholds or {}))
         per_dtype = per_dtype or {}
         groups, pairs, unmatched = [], [], {"golden": [], "target": []}
@@ -573,6 +586,8 @@ class Compare:
                     gname, how = mapping[top_.name], "mapping"
                 elif fx and top_.name in fx:
                     gname, how = fx[top_.name], "fx_graph"
+                elif files and top_.name not in by_name:
+                    gname, how = files, "files"
                 else:
                     gname, how = top_.name, "name"
                 if top_.count is not None:   # npugraph_ex: (node, count)
@@ -1318,6 +1333,27 @@ def case_single_files(out: Path) -> Compare:
     return c
 
 
+def case_npy_files(out: Path) -> Compare:
+    c = Compare(out, "npy_files", "GOLDEN and TARGET given as two bare .npy files of other names (a "
+                "kernel test's golden_c.npy and its out_c.npy, by np.save): the command line pairs them "
+                "(matched_by files); the float16 output perturbed by 5e-2: exit 1")
+    r = rng(161)
+    gold = r.uniform(-1, 1, (8, 8)).astype(np.float16)
+    c.golden.npy_file("golden_c.npy", "g", gold, 2)
+    c.target.npy_file("out_c.npy", "t", perturb(gold.astype(np.float32), rng(162), rel=5e-2), 2)
+    c.key("golden", "g", "*", "*", "*", "*")   # a single file shows no directory layout
+    c.key("target", "t", "*", "*", "*", "*")
+    c.pair_groups("g", "t", ["only group", "rank/device/model/step"])
+    run = c.run("default", exit_code=1, golden_arg="golden/golden_c.npy", target_arg="target/out_c.npy",
+                files="golden_c")
+    assert [p["matched_by"] for p in run["pairs"]] == ["files"]
+    # single-file roots: the files in JSON are the roots themselves
+    for p in run["pairs"] + [g[k] for g in run["groups"] for k in ("first_divergence", "origin") if g[k]]:
+        if "golden_file" in p:
+            p["golden_file"], p["target_file"] = "", ""
+    return c
+
+
 def ge_graph_text(name, ops) -> str:
     """A GE graph dump (`ge_proto_*_Build.txt`, protobuf text of ge.proto GraphDef, spec §8.3):
     ops = [(name, type, [input "src:index", ...])]."""
@@ -1711,7 +1747,7 @@ def convert_bad(out: Path):
 COMPARE_CASES = [case_chain, case_chain_input, case_chain_side, case_nan, case_fused, case_formats,
                  case_formats_both, case_layouts,
                  case_missing_extra, case_shape, case_pt, case_npy_vs_ge, case_corrupt, case_thresholds,
-                 case_mapping, case_single_files, case_graph, case_fx_graph, case_ranks_loops, case_explicit_groups, case_large, case_dtypes,
+                 case_mapping, case_single_files, case_npy_files, case_graph, case_fx_graph, case_ranks_loops, case_explicit_groups, case_large, case_dtypes,
                  case_no_pairs]
 CONVERT_CASES = [convert_formats, convert_layouts, convert_groups, convert_dtypes, convert_bad]
 

@@ -2,7 +2,7 @@
 //! `nan` or `inf` ([`nan_metric`]), a float16 value at float16's largest magnitude
 //! ([`saturated_half`]) — accuracy evidence —; an operator that falls back to the CPU
 //! ([`cpu_fallback`]) and model weights left in host memory ([`host_weights`]) — performance
-//! evidence —; a speed or a latency it measures ([`speed_rate`], [`serving_metric`]); generated
+//! evidence —; a speed or a latency it measures ([`speed_rates`], [`serving_metric`]); generated
 //! text that degenerates into repetition ([`degenerate_text`]) and a loss that jumps a
 //! hundredfold ([`loss_spike`]) — accuracy evidence. Read by the router in a text without an
 //! error.
@@ -305,18 +305,13 @@ fn figure_start(s: &str) -> Option<usize> {
     (own && figure.ends_with(|c: char| c.is_ascii_digit())).then_some(start)
 }
 
-/// The speed a line measures, as written: a number, then a rate whose one side is a unit of time
-/// and whose other side is a word that counts work (`35.2 tokens/s`, `329.53s/it`, `12.3it/s`,
-/// `1.48 请求/秒`, `812 ms/step`), or `<number> <word> per second` — not a transfer of data
-/// (`3.4 MB/s`), not a fraction (`68/9153`), not inside a path (`/data/2.5s/it/`). What tqdm,
-/// serving engines' loggers, llama.cpp's timings and benchmark scripts print. The first of
-/// [`speed_rates`].
-pub fn speed_rate(line: &str) -> Option<&str> {
-    speed_rates(line).next()
-}
-
-/// Every speed a line measures ([`speed_rate`]), in the line's order: vLLM's engine line holds
-/// two (`Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 2.4 tokens/s`).
+/// Every speed a line measures, as written, in the line's order: a number, then a rate whose one
+/// side is a unit of time and whose other side is a word that counts work (`35.2 tokens/s`,
+/// `329.53s/it`, `12.3it/s`, `1.48 请求/秒`, `812 ms/step`), or `<number> <word> per second` —
+/// not a transfer of data (`3.4 MB/s`), not a fraction (`68/9153`), not inside a path
+/// (`/data/2.5s/it/`). What tqdm, serving engines' loggers, llama.cpp's timings and benchmark
+/// scripts print; vLLM's engine line holds two (`Avg prompt throughput: 0.0 tokens/s, Avg
+/// generation throughput: 2.4 tokens/s`).
 pub fn speed_rates(line: &str) -> impl Iterator<Item = &str> {
     let word_char = |c: char| c.is_alphabetic();
     let slashed = line.match_indices('/').filter_map(move |(slash, _)| {
@@ -335,7 +330,7 @@ pub fn speed_rates(line: &str) -> impl Iterator<Item = &str> {
         let (n, d) = (num_word.to_lowercase(), den.to_lowercase());
         let timed = TIME_UNITS.contains(&n.as_str()) != TIME_UNITS.contains(&d.as_str());
         let data = DATA_UNITS.contains(&n.as_str()) || DATA_UNITS.contains(&d.as_str());
-        (timed && !data).then(|| &line[start..end])
+        (timed && !data).then_some((start, end))
     });
     const PER_SECOND: &str = " per second";
     let lower = line.to_ascii_lowercase();
@@ -349,9 +344,11 @@ pub fn speed_rates(line: &str) -> impl Iterator<Item = &str> {
             return None;
         }
         let start = figure_start(head)?;
-        Some(&line[start..at + PER_SECOND.len()])
+        Some((start, at + PER_SECOND.len()))
     });
-    slashed.chain(per_second.collect::<Vec<_>>())
+    let mut rates: Vec<(usize, usize)> = slashed.chain(per_second).collect();
+    rates.sort_unstable();
+    rates.into_iter().map(move |(start, end)| &line[start..end])
 }
 
 /// Serving engines' per-request metrics (lower case): time to first token, time per output token,
@@ -505,33 +502,36 @@ fn text_units(line: &str) -> Vec<(&str, &str)> {
 /// of a completion, `"content":"…"` of a chat message): the string's raw content, up to its
 /// closing quote or the end of the line (a paste cut inside it). The response may itself sit
 /// escaped in another JSON string (`"result": "{\"choices\":[{\"message\":{\"content\":\"…\"`, a
-/// tool's or a gateway's wrapper): then up to its first escaped quote.
-fn generated_value(line: &str) -> Option<&str> {
-    ["\"text\":", "\"content\":"]
+/// tool's or a gateway's wrapper), whether or not the wrapper has a `"text"` of its own: then up
+/// to its first escaped quote that is not itself escaped (`\\\"` is a quote inside it).
+fn generated_values(line: &str) -> impl Iterator<Item = &str> {
+    let plain = ["\"text\":", "\"content\":"].iter().find_map(|key| {
+        let at = line.find(key)? + key.len();
+        let value = line[at..].trim_start().strip_prefix('"')?;
+        let mut escaped = false;
+        let end = value
+            .char_indices()
+            .find(|&(_, c)| {
+                let close = c == '"' && !escaped;
+                escaped = c == '\\' && !escaped;
+                close
+            })
+            .map_or(value.len(), |(k, _)| k);
+        Some(&value[..end])
+    });
+    let escaped = ["\\\"text\\\":", "\\\"content\\\":"]
         .iter()
         .find_map(|key| {
             let at = line.find(key)? + key.len();
-            let value = line[at..].trim_start().strip_prefix('"')?;
-            let mut escaped = false;
+            let value = line[at..].trim_start().strip_prefix("\\\"")?;
             let end = value
-                .char_indices()
-                .find(|&(_, c)| {
-                    let close = c == '"' && !escaped;
-                    escaped = c == '\\' && !escaped;
-                    close
-                })
-                .map_or(value.len(), |(k, _)| k);
+                .match_indices("\\\"")
+                .map(|(k, _)| k)
+                .find(|&k| !value[..k].ends_with('\\'))
+                .unwrap_or(value.len());
             Some(&value[..end])
-        })
-        .or_else(|| {
-            ["\\\"text\\\":", "\\\"content\\\":"]
-                .iter()
-                .find_map(|key| {
-                    let at = line.find(key)? + key.len();
-                    let value = line[at..].trim_start().strip_prefix("\\\"")?;
-                    Some(&value[..value.find("\\\"").unwrap_or(value.len())])
-                })
-        })
+        });
+    plain.into_iter().chain(escaped)
 }
 
 /// The tokens of generated text: words and numbers (runs of letters and digits), single CJK
@@ -558,12 +558,13 @@ fn generated_tokens(value: &str) -> Vec<&str> {
 /// A table's or a banner's fill (`|----|`, `=====`, `# ---`): it repeats by design.
 const FILL: &[&str] = &["-", "=", "_", "*", "#", "~", "`", "|", "+"];
 
-/// Whether generated text repeats one phrase (up to sixteen tokens, not all fill) eight times or
-/// more in a row — numbers and signs count, as the model wrote them (`1 + 1 = 2. 1 + 1 = 2. …`).
-/// Only for text known to be generated: a log's line may repeat values by design (a hex dump).
+/// Whether generated text repeats one sentence (up to sixteen tokens, a sentence's mark among
+/// them) eight times or more in a row — numbers and signs count, as the model wrote them (`1 + 1
+/// = 2. 1 + 1 = 2. …`). A row of values without a sentence's mark (an array's zeros, a table's
+/// rulers, escaped blank lines, a tensor a log record prints) repeats by design.
 fn repeats_phrase(value: &str) -> bool {
     let tokens = generated_tokens(value);
-    (1..=16).any(|period| {
+    (2..=16).any(|period| {
         let mut run = 0;
         (period..tokens.len()).any(|i| {
             run = if tokens[i] == tokens[i - period] {
@@ -572,7 +573,9 @@ fn repeats_phrase(value: &str) -> bool {
                 0
             };
             run + period >= 8 * period
-                && !tokens[i + 1 - period..=i].iter().all(|t| FILL.contains(t))
+                && tokens[i + 1 - period..=i]
+                    .iter()
+                    .any(|t| matches!(*t, "." | "!" | "?" | "。" | "！" | "？"))
         })
     })
 }
@@ -641,7 +644,7 @@ fn own_phrase(phrase: &[(&str, &str)]) -> bool {
 /// Numbers, hexadecimal words, short capitals and flags ([`value_word`]) are no units, so a hex
 /// dump, a topology table or a boolean mask repeats nothing.
 pub fn degenerate_text(line: &str) -> bool {
-    if generated_value(line).is_some_and(|v| marks_dominate(v) || repeats_phrase(v)) {
+    if generated_values(line).any(|v| marks_dominate(v) || repeats_phrase(v)) {
         return true;
     }
     let units = text_units(line);
@@ -713,7 +716,7 @@ mod tests {
             ("decode 35.2  tokens/s", "35.2  tokens/s"),
             ("1,234.5 tokens/s", "1,234.5 tokens/s"),
         ] {
-            assert_eq!(speed_rate(line), Some(rate), "{line}");
+            assert_eq!(speed_rates(line).next(), Some(rate), "{line}");
         }
         for line in [
             "Downloading torch-2.3.1.whl (1.2 MB) 1.2/1.2 MB 3.4 MB/s eta 0:00:00",
@@ -729,13 +732,17 @@ mod tests {
             "Iter 3, tokens per second: 1234",
             "model v2 tokens/s",
         ] {
-            assert_eq!(speed_rate(line), None, "{line}");
+            assert_eq!(speed_rates(line).next(), None, "{line}");
         }
         // Every rate of a line, in order.
         assert_eq!(
             speed_rates("Engine 000: Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: 2.4 tokens/s, Running: 4 reqs, 3 tokens per second, 1.2 MB/s")
                 .collect::<Vec<_>>(),
             ["0.0 tokens/s", "2.4 tokens/s", "3 tokens per second"]
+        );
+        assert_eq!(
+            speed_rates("throughput: 3 requests per second, 12.5 tokens/s").collect::<Vec<_>>(),
+            ["3 requests per second", "12.5 tokens/s"]
         );
     }
 
@@ -844,6 +851,8 @@ mod tests {
             // inside another JSON string.
             &format!("{{\"content\":\"{}\"}}", "1 + 1 = 2. ".repeat(9)),
             &format!("\"result\": \"{{\\\"choices\\\":[{{\\\"message\\\":{{\\\"role\\\":\\\"assistant\\\",\\\"content\\\":\\\"{}", "1 + 1 = 2. ".repeat(20)),
+            // A wrapper with a `"text"` of its own over the escaped response (the review's).
+            &format!("{{\"text\": \"request done\", \"result\": \"{{\\\"choices\\\":[{{\\\"message\\\":{{\\\"content\\\":\\\"{}\\\"}}}}]}}\"}}", "1 + 1 = 2. ".repeat(9)),
         ] {
             assert!(degenerate_text(line), "{line}");
         }
@@ -881,6 +890,13 @@ mod tests {
             // A log line that repeats values by design, outside a response.
             "1 + 1 = 2. 1 + 1 = 2. 1 + 1 = 2. 1 + 1 = 2. 1 + 1 = 2. 1 + 1 = 2. 1 + 1 = 2. 1 + 1 = 2. 1 + 1 = 2.",
             "\\\"content\\\": \\\"A short answer.\\\"",
+            // The review's: values a response or a log record repeats by design.
+            "{\"text\": \"2025-06-25 16:47:28.987 | INFO | __main__:step:42 - npu mask: tensor([0, 0, 0, 0, 0, 0, 0, 0, 0], device='npu:0')\\n\", \"record\": {}}",
+            "{\"choices\":[{\"message\":{\"content\":\"```c\\nuint8_t buf[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};\\n```\"}}]}",
+            "{\"content\":\"0.0f is 0000 0000 0000 0000 0000 0000 0000 0000\"}",
+            "{\"content\":\"|:---:|:---:|:---:|:---:|:---:|:---:|:---:|:---:|\"}",
+            "{\"content\":\"O O O O O O O O B-PER\"}",
+            "{\"content\":\"\\n\\n\\n\\n\\n\\n\\n\\n\\n\"}",
         ] {
             assert!(!degenerate_text(line), "{line}");
         }

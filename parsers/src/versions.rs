@@ -40,7 +40,8 @@
 //! MindFormers: its programs may print torch names too, MSAdapter); otherwise PyTorch where the
 //! text names a PyTorch program (`torch`,
 //! `torch_npu`, `torchair`, `npugraph_ex`, `torchrun`, `vllm` (and its V1 processes' prefixes
-//! `(APIServer pid=…)`, `(EngineCore pid=…)`), `sglang`, the PyTorch engines and trainers
+//! before vLLM's own log format, `(APIServer pid=…) INFO 05-06 …`, `(EngineCore pid=…) ERROR …`:
+//! Ray prefixes its actors' lines the same way), `sglang`, the PyTorch engines and trainers
 //! `lmdeploy` and its `dlinfer`, `deepspeed`, `mindspeed`, `megatron`, `mineru`, LLaMA-Factory
 //! (`llamafactory`, its `llamafactory-cli`, `llama_factory`), Hugging Face
 //! `Trainer`'s log record `{'loss': …, 'epoch': …}`); otherwise llama.cpp (`ggml`, the
@@ -60,7 +61,8 @@
 //! torch_npu's hint `Check whether acl.rt.set_context … is called.`) or an AscendCL application
 //! whose own check prints the call it made (`aclrtSetDevice(deviceId) failed`); then PyTorch
 //! where only torch_npu's own words show (`c10_npu`, `NPU function error`, `NPU error, error
-//! code is`, `PTA call acl api failed`, `[PTA]`, `ERR00008 PTA …`, its log headers'
+//! code is`, `PTA call acl api failed`, `[PTA]`, `ERR00008 PTA …`, its error codes' header
+//! `(PID:1, Device:0, RankID:-1) ERR99999 UNKNOWN …`, its log headers'
 //! `compiler_depend.ts:574]` — not a CMake build's own `compiler_depend.ts` paths —, its HCCL process group's `WorkHCCL` and `ProcessGroupHCCL`, its
 //! allocator's `NPU out of memory. Tried to allocate`, its graph capture's `during NPU graph
 //! capture` and `npuStreamCaptureStatus`, op-plugin's `call aclnnX failed`; torchair's `Ascend
@@ -245,7 +247,7 @@ pub struct Stated {
 const ENGINES: [(&str, &str, &str); 5] = [
     (
         "vllm",
-        r"(?i)(?:^|[^a-z0-9_])vllm(?:[^a-z0-9_-]|$)|EngineCore_DP\d|\(vllm\w*\s+pid=\d|\(Worker_(?:DP|TP|PP)\d|\((?:APIServer|EngineCore) pid=\d",
+        r"(?i)(?:^|[^a-z0-9_])vllm(?:[^a-z0-9_-]|$)|EngineCore_DP\d|\(vllm\w*\s+(?:rank=\d+\s+)?pid=\d|\(Worker_(?:DP|TP|PP)\d|\((?:APIServer|EngineCore) pid=\d+\) (?:INFO|WARNING|ERROR|DEBUG|CRITICAL) \d\d-\d\d ",
         r"(?i)(?:^|[^a-z0-9_-])vllm(?: api server)?",
     ),
     ("vllm-ascend", r"(?i)vllm[_-]ascend", r"(?i)vllm[_-]ascend"),
@@ -340,7 +342,7 @@ fn patterns() -> &'static Patterns {
                 (re(name), re(&format!("{version}{sep}\\d+\\.\\d+")))
             }),
             torch_npu_words: re(
-                r"(?i)c10_npu|npu function error|npu error, error code is|\bpta call acl|\[pta\]|\berr\d{5} pta\b|compiler_depend\.ts:\d+\]|workhccl|processgrouphccl|npu out of memory\. tried to allocate|during npu graph capture|npustreamcapturestatus|call aclnn\w* failed|ascend op converter is not implemented|graph break count|multiproc_executor",
+                r"(?i)c10_npu|npu function error|npu error, error code is|\bpta call acl|\[pta\]|\berr\d{5} pta\b|\(pid:\d+, device:-?\d+, rankid:-?\d+\) err\d{5} |compiler_depend\.ts:\d+\]|workhccl|processgrouphccl|npu out of memory\. tried to allocate|during npu graph capture|npustreamcapturestatus|call aclnn\w* failed|ascend op converter is not implemented|graph break count|multiproc_executor",
             ),
             frameworks: [
                 (
@@ -355,7 +357,7 @@ fn patterns() -> &'static Patterns {
                 ),
                 (
                     Framework::Torch,
-                    r"(?i)(?:^|[^a-z0-9])(?:py)?torch(?:[_-]npu|air|run)?(?:[^a-z0-9]|$)|npugraph_ex|vllm|\((?:APIServer|EngineCore) pid=\d|sglang|sgl[_-]kernel[_-]npu|lmdeploy|dlinfer|deepspeed|mindspeed|megatron|mineru|llamafactory|llama_factory|(?:^|[^a-z0-9])verl(?:[/.=:-]|\s|$)|\{'loss': [^}\n]*'epoch': ",
+                    r"(?i)(?:^|[^a-z0-9])(?:py)?torch(?:[_-]npu|air|run)?(?:[^a-z0-9]|$)|npugraph_ex|vllm|\((?:APIServer|EngineCore) pid=\d+\) (?:INFO|WARNING|ERROR|DEBUG|CRITICAL) \d\d-\d\d |sglang|sgl[_-]kernel[_-]npu|lmdeploy|dlinfer|deepspeed|mindspeed|megatron|mineru|llamafactory|llama_factory|(?:^|[^a-z0-9])verl(?:[/.=:-]|\s|$)|\{'loss': [^}\n]*'epoch': ",
                     None,
                 ),
                 (
@@ -633,7 +635,7 @@ mod tests {
             (
                 "(VllmWorker rank=0 pid=1) ERROR 07-23 10:35:57 [core.py:586]",
                 Framework::Torch,
-                vec!["torch", "torch_npu", "CANN", "chip"],
+                vec!["torch", "torch_npu", "vllm", "vllm-ascend", "CANN", "chip"],
             ),
             ("EE9999: Inner Error!", Framework::Unknown, vec!["framework", "CANN", "chip"]),
             (
@@ -753,7 +755,18 @@ EZ9999: [PID: 1] 2025-01-01-00:00:00.000.000 The error from device(0)",
                 Framework::Torch,
                 vec!["torch", "torch_npu", "vllm", "vllm-ascend", "CANN", "chip"],
             ),
-            // vLLM V1's process prefixes alone (an engine's periodic log line).
+            // torch_npu's error code header (batch 31's grading: a Ray Train job on torch_npu).
+            (
+                "[ERROR] 2025-02-05-07:50:38 (PID:39837, Device:-1, RankID:-1) ERR99999 UNKNOWN application exception",
+                Framework::Torch,
+                vec!["torch", "torch_npu", "CANN", "chip"],
+            ),
+            // vLLM V1's process prefixes alone (an engine's periodic log line, a worker's).
+            (
+                "(VllmWorker rank=0 pid=2120280) INFO 07-23 10:35:57 [gpu_worker.py:255] x",
+                Framework::Torch,
+                vec!["torch", "torch_npu", "vllm", "vllm-ascend", "CANN", "chip"],
+            ),
             (
                 "(APIServer pid=1173) INFO 05-06 14:22:22 [loggers.py:259] Engine 000: Avg prompt throughput: 0.0 tokens/s",
                 Framework::Torch,

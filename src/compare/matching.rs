@@ -256,6 +256,10 @@ impl<T: Copy> GoldenIndex<T> {
                 tries.push(((clean, t.io, t.index), MatchedBy::Graph));
             }
         }
+        // Last: the two files the command line paired, when no rule above pairs their names.
+        if let Some(g) = t.files {
+            tries.push(((g.to_string(), t.io, t.index), MatchedBy::Files));
+        }
         let (key, how) = tries.into_iter().find(|(k, _)| self.has(k))?;
         let item = self.take(&key)?;
         Some((item, how, key.0))
@@ -276,6 +280,8 @@ pub struct TargetTensor<'a> {
     pub io: Io,
     pub index: usize,
     pub mapped: Option<&'a str>,
+    /// The golden name, when the two roots are files of one operator each ([`MatchedBy::Files`]).
+    pub files: Option<&'a str>,
     pub original_op: Option<(&'a str, u32)>,
     pub graph: Option<&'a GraphOp>,
     /// torchair graph dumps and the group's rank.
@@ -306,6 +312,7 @@ mod tests {
             io,
             index,
             mapped: None,
+            files: None,
             original_op: None,
             graph: None,
             fx: None,

@@ -645,6 +645,9 @@ fn read_graph(opts: &CompareOptions) -> anyhow::Result<Option<GraphIndex>> {
 /// graph and the torchair graph dumps.
 struct MatchContext<'a> {
     mapping: &'a HashMap<String, String>,
+    /// The golden operator's name when both roots are files of one operator each: the user
+    /// named the pair.
+    files: Option<&'a str>,
     graph: Option<&'a GraphIndex>,
     fx: &'a FxGraphs,
 }
@@ -743,6 +746,7 @@ impl Matched {
                         .get(&e.match_name)
                         .or_else(|| cx.mapping.get(&e.op.op_name))
                         .map(String::as_str),
+                    files: cx.files,
                     original_op: slot.original_op.as_ref().map(|(n, k)| (n.as_str(), *k)),
                     graph: graph_op,
                     fx: (!cx.fx.is_empty()).then_some((cx.fx, tk.0.rank)),
@@ -959,6 +963,28 @@ pub fn parse_dtype_threshold(s: &str) -> Result<(String, Threshold), String> {
     Ok((dtype_name(d.trim())?, Threshold { cosine, max_rel }))
 }
 
+/// The golden operator's name when `golden` and `target` are both files, each of one
+/// operator (`npgx dump-compare golden_c.npy out_c.npy`): the command line pairs them whatever
+/// their names.
+fn files_pair<'a>(
+    golden: &Path,
+    target: &Path,
+    (g, t): (&'a SideData, &SideData),
+) -> Option<&'a str> {
+    (golden.is_file() && target.is_file() && only_exec(t).is_some())
+        .then(|| only_exec(g))
+        .flatten()
+}
+
+/// The name of a side's only operator execution, if it has one only.
+fn only_exec(side: &SideData) -> Option<&str> {
+    let mut execs = side.groups.values().flatten();
+    match (execs.next(), execs.next()) {
+        (Some(e), None) => Some(e.match_name.as_str()),
+        _ => None,
+    }
+}
+
 /// Compares the dump trees (or files) `golden` and `target`. Fails only when a root, the
 /// mapping or the graph cannot be read, or a `--group` names no group; problems with files
 /// inside become `errors`.
@@ -989,6 +1015,7 @@ pub fn compare(
     let paired = pair_groups(&g, &t, &opts.groups)?;
     let cx = MatchContext {
         mapping: &mapping,
+        files: files_pair(golden, target, (&g, &t)),
         graph: graph.as_ref(),
         fx: &fx,
     };

@@ -71,6 +71,9 @@ pub enum MatchedBy {
     Mapping,
     /// torchair's `dynamo_original_graph_*.txt`: the GE op's `_fx_tensor_name`.
     FxGraph,
+    /// The two files named on the command line, each holding one operator's tensors (two `.npy`
+    /// files of other names: the user paired them).
+    Files,
 }
 
 /// One compared pair of tensors.

@@ -412,7 +412,14 @@ pub fn text(report: &CompareReport) -> String {
             "\nno tensor pairs could be formed: check the two roots, or pair groups with --group and names with --mapping"
         );
     }
-    if let Some(origin) = report.groups.iter().find_map(|g| g.origin.as_ref()) {
+    // Two bare files the user paired (`MatchedBy::Files`) name no operator a repro case could
+    // be built for.
+    if let Some(origin) = report
+        .groups
+        .iter()
+        .find_map(|g| g.origin.as_ref())
+        .filter(|o| o.pair.matched_by != crate::compare::MatchedBy::Files)
+    {
         let _ = writeln!(
             o,
             "\nnext: npgx repro --path accuracy --op {} --dump {} -o <CASE_DIR>",

@@ -19,7 +19,9 @@ use npgx_parsers::versions::{self, Framework};
 use serde::{Deserialize, Serialize};
 
 use super::rank_view::RankView;
-use super::route::{route_error, route_prose, Confidence, Route, Routing};
+use super::route::{
+    route_error, route_prose, tolerance_below_precision, Confidence, Route, Routing,
+};
 use crate::plog::aicore::{assertion_for, point_device_readers};
 use crate::plog::reader::{for_each_line_in, for_each_line_while, push_head, ReadStats};
 use npgx_parsers::aicore::{Fact, KernelAssert};
@@ -456,12 +458,15 @@ pub fn classify_ranked(
                 .into_iter()
                 .collect();
         }
-        // A rule the router read from the error beside its phase (a failed comparison of
-        // values) has its remedy first.
-        if let Some(own) = table_remedy(&format!("rule:{}", c.rule), commands_file(file), framework)
-        {
-            if !c.remedy.iter().any(|r| r.matched == own.matched) {
-                c.remedy.insert(0, own);
+        // A rule the router read from an error without phase evidence (a failed comparison of
+        // values) has its remedy first; a phase's rules are `remedies`' own, in its order.
+        if err.phase.is_none() {
+            if let Some(own) =
+                table_remedy(&format!("rule:{}", c.rule), commands_file(file), framework)
+            {
+                if !c.remedy.iter().any(|r| r.matched == own.matched) {
+                    c.remedy.insert(0, own);
+                }
             }
         }
     }
@@ -488,10 +493,16 @@ pub fn classify_found(file: &Path, err: Option<CausalError>, head: &str) -> Clas
             c.matched_line = Some(line as u64);
             c.evidence_text = Some(evidence);
             c.notes.push(
-                if c.rule.starts_with("metric.") {
-                    "no error stack: routed by what the run printed (its metrics, where it computed, its speed)"
-                } else {
-                    "no error stack: routed by the report's tables or wording (rules 3–4)"
+                match c.rule.as_str() {
+                    "metric.degenerate-text" => "no error stack: routed by the text the model generated",
+                    "metric.speed-only" => "no error stack: routed by the speeds the run printed",
+                    "metric.cpu-fallback" | "metric.host-weights" => {
+                        "no error stack: routed by where the run computed"
+                    }
+                    r if r.starts_with("metric.") => {
+                        "no error stack: routed by the numbers the run printed (its losses, norms, values)"
+                    }
+                    _ => "no error stack: routed by the report's tables or wording (rules 3–4)",
                 }
                 .into(),
             );
@@ -586,6 +597,10 @@ fn classify_lines(
         }
     };
     device_readers_to_plogs(&mut c, None, &read);
+    // A failed comparison whose tolerance is finer than the precision of the type it compares.
+    if c.rule == "shape.comparison-failed" {
+        c.notes.extend(tolerance_below_precision(&head));
+    }
     c.missing = stated.missing().into_iter().map(str::to_string).collect();
     c.framework = Some(stated.framework);
     // One answer for the whole text to "is this a torch.compile run?": the head, and the
@@ -778,6 +793,20 @@ mod tests {
             (c.route, c.remedy.first().map(|r| r.matched.as_str())),
             (Route::Accuracy, Some("rule:shape.comparison-failed"))
         );
+        // A tolerance finer than float16's precision (batch 31's grading): said, with the type's
+        // default; none for float32.
+        let fp16 = "Expected: output c (64x64, FP16) matches the golden within rtol=1e-05, atol=1e-05\nAssertionError: Output 'c' does not match golden.\n  Mismatched elements: 4096/4096\n  rtol=1e-05, atol=1e-05\n";
+        let c = classify_text(Path::new(PASTED), fp16).expect("classified");
+        assert!(
+            c.notes
+                .iter()
+                .any(|n| n.contains("finer than float16's precision")),
+            "{:?}",
+            c.notes
+        );
+        let c =
+            classify_text(Path::new(PASTED), &fp16.replace("FP16", "FP32")).expect("classified");
+        assert!(!c.notes.iter().any(|n| n.contains("precision")));
         // An accuracy report of llama.cpp: its own tools, not msprobe (which does not dump it).
         let c = classify_text(
             Path::new(PASTED),

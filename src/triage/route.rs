@@ -634,40 +634,68 @@ pub fn route_error(err: &CausalError) -> Routing {
 }
 
 /// What a test prints when values it computed differ from the values it expected (lower case):
-/// torch.testing's `assert_close` (`Tensor-likes are not close!`, `Mismatched elements: 4096 /
-/// 4096 (100.0%)`), numpy.testing's `assert_allclose` and `assert_array_almost_equal` (`Not equal
-/// to tolerance rtol=1e-05`, `Arrays are not almost equal`), an operator or kernel test against
-/// its golden data (`Output 'c' does not match golden`).
+/// torch.testing's `assert_close` (`Tensor-likes are not close!`, `Scalars are not equal!` with
+/// zero tolerances, `Mismatched elements: 12 / 64 (18.8%)`), numpy.testing's (`Not equal to
+/// tolerance rtol=1e-05`, `Arrays are not almost equal`, `Items are not equal`), Paddle's operator
+/// tests (`Output (Out) has diff at Place(npu:0)`).
 const COMPARISON_FAILURES: &[&str] = &[
     "mismatched elements:",
     "tensor-likes are not close",
+    "tensor-likes are not equal",
     "scalars are not close",
+    "scalars are not equal",
     "not equal to tolerance",
     "arrays are not almost equal",
     "arrays are not equal",
+    "items are not equal",
+    "has diff at place(",
+];
+
+/// An operator or kernel test against its golden data (`Output 'c' does not match golden`):
+/// a comparison of values only with a tolerance or a count beside it ([`GOLDEN_FIGURES`]) — a
+/// golden file's test of text or HTML says the same words.
+const GOLDEN_FAILURES: &[&str] = &[
     "does not match golden",
     "do not match golden",
     "does not match the golden",
-    "compare with golden failed",
 ];
 
+/// What makes a golden mismatch a comparison of numbers (lower case).
+const GOLDEN_FIGURES: &[&str] = &["mismatch", "rtol", "atol", "tolerance", "max diff", "%"];
+
 /// An error without phase evidence that is a failed comparison of computed values with expected
-/// ones ([`COMPARISON_FAILURES`] in its message or its block): the numbers are wrong, an
-/// accuracy question, whatever exception carried it (an `AssertionError` has no phase). The
-/// line is the comparison's first that carries a figure (`Mismatched elements: 4096/4096`),
-/// else its first.
+/// ones ([`COMPARISON_FAILURES`], or [`GOLDEN_FAILURES`] with a figure) in its lines: the numbers
+/// are wrong, an accuracy question, whatever exception carried it (an `AssertionError` has no
+/// phase). Not when the shapes differ (numpy's `(shapes (3,), (4,) mismatch)`: no values were
+/// compared). The line is the comparison's first that carries a figure (`Not equal to tolerance
+/// rtol=1e-05`), else its first; the words are quoted as the text writes them.
 fn comparison_failure(err: &CausalError) -> Option<Routing> {
-    let lines: Vec<(u64, &str)> = std::iter::once((err.line, err.message.as_str()))
-        .chain(err.scope.iter().map(|(n, t)| (*n, t.as_str())))
-        .collect();
+    let lines: Vec<(u64, &str)> = if err.scope.is_empty() {
+        vec![(err.line, err.message.as_str())]
+    } else {
+        err.scope.iter().map(|(n, t)| (*n, t.as_str())).collect()
+    };
+    let lower: Vec<String> = lines.iter().map(|(_, t)| t.to_ascii_lowercase()).collect();
+    if lower
+        .iter()
+        .any(|l| l.contains("(shapes (") && l.contains("mismatch)"))
+    {
+        return None;
+    }
+    let figures = lower
+        .iter()
+        .any(|l| GOLDEN_FIGURES.iter().any(|w| l.contains(w)));
     let said: Vec<(u64, &str, &str)> = lines
         .iter()
-        .filter_map(|&(n, t)| {
-            let l = t.to_ascii_lowercase();
-            COMPARISON_FAILURES
+        .zip(&lower)
+        .filter_map(|(&(n, t), l)| {
+            let golden = GOLDEN_FAILURES.iter().filter(|_| figures);
+            let at = COMPARISON_FAILURES
                 .iter()
-                .find(|w| l.contains(*w))
-                .map(|w| (n, t, *w))
+                .chain(golden)
+                .find_map(|w| l.find(w).map(|k| (k, w.len())))?;
+            // `to_ascii_lowercase` keeps byte offsets: the words as the text writes them.
+            Some((n, t, &t[at.0..at.0 + at.1]))
         })
         .collect();
     let &(line, _, w) = said
@@ -678,6 +706,43 @@ fn comparison_failure(err: &CausalError) -> Option<Routing> {
     r.confidence = Confidence::Medium;
     r.why = format!("a comparison of computed values with expected ones failed (`{w}`, line {line}): the numbers are wrong, whatever exception carried the failure");
     Some(r)
+}
+
+/// The relative precision of the 16-bit floating types (the spacing of values at 1.0: 2⁻¹⁰ for
+/// float16, 2⁻⁷ for bfloat16) with the names a text gives them, and torch.testing's default
+/// `rtol` for each (its `assert_close` documentation).
+const HALF_TYPES: &[(&[&str], f64, &str)] = &[
+    (&["bfloat16", "bf16"], 0.0078125, "1.6e-2"),
+    (&["float16", "fp16", "half"], 0.0009765625, "1e-3"),
+];
+
+/// A note when a failed comparison's relative tolerance (`rtol=1e-05`, `rtol: 1e-05`) is finer
+/// than the precision of the 16-bit type the text names: a correctly rounded result can fail it,
+/// so the comparison alone does not show the numbers are wrong.
+pub fn tolerance_below_precision(text: &str) -> Option<String> {
+    let lower = text.to_ascii_lowercase();
+    let rtol: f64 = lower.match_indices("rtol").find_map(|(at, _)| {
+        let rest = lower[at + 4..].trim_start_matches([' ', '=', ':']);
+        let end = rest
+            .find(|c: char| !(c.is_ascii_digit() || matches!(c, '.' | 'e' | '-' | '+')))
+            .unwrap_or(rest.len());
+        rest[..end].parse().ok()
+    })?;
+    let word = |w: &str| {
+        lower.match_indices(w).any(|(at, _)| {
+            let before = lower[..at].chars().next_back();
+            let after = lower[at + w.len()..].chars().next();
+            !before.is_some_and(|c| c.is_ascii_alphanumeric())
+                && !after.is_some_and(|c| c.is_ascii_alphanumeric())
+        })
+    };
+    let (names, precision, default) = HALF_TYPES
+        .iter()
+        .find(|(names, _, _)| names.iter().any(|n| word(n)))?;
+    (rtol < *precision).then(|| format!(
+        "the comparison's tolerance (rtol {rtol:e}) is finer than {}'s precision ({precision:e} relative): a correctly rounded {} result can fail it, so judge by the size of the differences (torch.testing's default rtol for {} is {default})",
+        names[0], names[0], names[0]
+    ))
 }
 
 /// Words that place a failure on the first call of a compiled model: a warm-up, a profile or
@@ -1396,8 +1461,10 @@ mod tests {
     fn a_failed_comparison_of_values_is_accuracy() {
         for (text, word, line) in [
             ("AssertionError: Output 'c' does not match golden.\n  Mismatched elements: 4096/4096\n  rtol=1e-05, atol=1e-05\n", "does not match golden", 1),
-            ("Traceback (most recent call last):\n  File \"t.py\", line 3, in <module>\n    torch.testing.assert_close(out, ref)\nAssertionError: Tensor-likes are not close!\n\nMismatched elements: 12 / 64 (18.8%)\nGreatest absolute difference: 0.5 at index (0, 1) (up to 1e-05 allowed)\n", "tensor-likes are not close", 4),
-            ("AssertionError: \nNot equal to tolerance rtol=1e-07, atol=0\n\nMismatched elements: 3 / 8 (37.5%)\n", "not equal to tolerance", 2),
+            ("Traceback (most recent call last):\n  File \"t.py\", line 3, in <module>\n    torch.testing.assert_close(out, ref)\nAssertionError: Tensor-likes are not close!\n\nMismatched elements: 12 / 64 (18.8%)\nGreatest absolute difference: 0.5 at index (0, 1) (up to 1e-05 allowed)\n", "Tensor-likes are not close", 4),
+            ("AssertionError: \nNot equal to tolerance rtol=1e-07, atol=0\n\nMismatched elements: 3 / 8 (37.5%)\n", "Not equal to tolerance", 2),
+            ("AssertionError: Scalars are not equal!\n\nExpected 3 but got 4.\n", "Scalars are not equal", 1),
+            ("AssertionError: Output 'c' does not match golden (max diff 0.5, rtol 1e-3)\n", "does not match golden", 1),
         ] {
             let r = route_of(text);
             assert_eq!(
@@ -1410,6 +1477,9 @@ mod tests {
             "AssertionError: expected 3 arguments\n",
             "RuntimeError: shape mismatch: value tensor of shape [2] cannot be broadcast to indexing result of shape [3]\n",
             "EZ9999: Inner Error!\nEZ9999[PID: 1] 2026-01-01-00:00:00.000.000 (EZ9999): output does not match golden in the self-check[FUNC:f][FILE:f.cc][LINE:1]\n",
+            // The review's: shapes that differ (no values compared), a golden file of text.
+            "AssertionError: Not equal to tolerance rtol=1e-07, atol=0\n(shapes (3,), (4,) mismatch)\n x: array([1, 2, 3])\n",
+            "AssertionError: Rendered HTML does not match golden testdata/page.golden\n",
         ] {
             assert_ne!(route_of(text).rule, "shape.comparison-failed", "{text}");
         }
@@ -1421,12 +1491,19 @@ mod tests {
     #[test]
     fn models_the_release_lacks_and_workers_that_died() {
         for text in [
-            "[2025-04-15 16:40:05.552024] [17310] [281473799454720] [llm] [ERROR] [model_deploy_config.cpp:159] Failed to get vocab size from tokenizer wrapper with exception: NotImplementedError: unsupported model type: falcon_mamba\n",
+            "[2025-04-15 16:40:05.552024] [17310] [281473799454720] [llm] [ERROR] [model_deploy_config.cpp:159] Failed to get vocab size from tokenizer wrapper with exception: NotImplementedError: unsupported model type: falcon_mamba；请确认atb_llm.models路径下是否存在名为falcon_mamba的文件夹。\n",
             "(APIServer pid=1) ValueError: Model architectures ['DeepseekOCRForCausalLM'] are not supported for now. Supported architectures: dict_keys(['ApertusForCausalLM'])\n",
             "ValueError: The checkpoint you are trying to load has model type `qwen3_next` but Transformers does not recognize this architecture. This could be because of an issue with the checkpoint, or because your version of Transformers is out of date.\n",
+            // An operator the installed packages hold no tiling function of (batch 30).
+            "EZ9999: Inner Error!\nEZ9999[PID: 1] 2026-06-26-09:26:34.358.686 AclNN_Inner_Error(EZ9999):  Do not find tiling func of RotaryPositionEmbedding!\n        TraceBack (most recent call last):\n       Check NnopbaseExecutorDoTiling(executor) failed\n",
         ] {
             assert_eq!(route_of(text).route, Route::Environment, "{text}");
         }
+        // A script's own refusal of a model type is no release's (the review's).
+        assert_ne!(
+            route_of("ValueError: Unsupported model type: resnet51\n").route,
+            Route::Environment
+        );
         let ray = "Traceback (most recent call last):\n  File \"/d/train1.py\", line 156, in <module>\n    result = ray_trainer.fit()\n  File \"/e/ray/train/base_trainer.py\", line 638, in fit\n    raise TrainingFailedError(\nray.train.base_trainer.TrainingFailedError: The Ray Train run failed. Please inspect the previous error messages for a cause.\n[ERROR] 2025-02-05-07:50:38 (PID:39837, Device:-1, RankID:-1) ERR99999 UNKNOWN application exception\n    The actor is dead because its worker process has died. Worker exit type: SYSTEM_ERROR\n";
         let e = first_causal_error(ray.as_bytes()).unwrap();
         assert_eq!(e.line, 8);

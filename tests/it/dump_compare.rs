@@ -707,6 +707,23 @@ fn single_files_can_be_compared() {
     check("single_files", "default");
 }
 
+/// Two bare `.npy` files of other names (a kernel test's golden and its output, batch 31's
+/// grading): the command line pairs them, and no `repro` is suggested for bare arrays.
+#[test]
+#[ignore = "needs target/fixtures (scripts/test.sh writes them and runs this)"]
+fn two_npy_files_of_other_names_are_paired_by_the_command_line() {
+    check("npy_files", "default");
+    let c = case("npy_files");
+    let run = c.run("default");
+    let mut args = c.args(run, "table", &[]);
+    args.truncate(args.len() - 2); // the default format
+    let out = common::npgx(&args);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("1 pairs in 1 groups"), "{text}");
+    assert!(!text.contains("npgx repro"), "{text}");
+}
+
 #[test]
 #[ignore = "needs target/fixtures (scripts/test.sh writes them and runs this)"]
 fn origin_evidence_none_without_graph_and_graph_with_it() {

@@ -2207,9 +2207,9 @@ impl<'w> OtherLine<'w> {
         } else {
             Tier::Strong
         };
-        let mut c = self.make(tier, CauseRank::Framework, shape, rule, t);
-        c.message = format!("{t} ({})", f.meaning);
-        Some(c)
+        // The message is the line as printed: the row's meaning is the phase evidence's `fact`,
+        // not the error's words.
+        Some(self.make(tier, CauseRank::Framework, shape, rule, t))
     }
 
     /// The line of a process that ends abnormally: `terminate called`, `what():`, an

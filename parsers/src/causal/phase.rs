@@ -420,13 +420,15 @@ fn own(err: &CausalError, under: Phase) -> Option<PhaseEvidence> {
                 Source::Error,
             ))
         }
-        // ggml's assertion in its CANN backend's source (`ggml-cann/aclnn_ops.cpp:3007:
-        // GGML_ASSERT(n_dims == src0->ne[0]) failed`): llama.cpp compiles no graph, so the
-        // backend was executing an operator whose inputs its implementation does not take.
+        // ggml's assertion in its CANN backend's operator implementations
+        // (`ggml-cann/aclnn_ops.cpp:3007: GGML_ASSERT(n_dims == src0->ne[0]) failed`): the
+        // backend executes each operator through aclnn (by default without graphs), and this one
+        // was given inputs its implementation does not take. The backend's other assertions (its
+        // memory pool's, its device count's) are no operator's.
         Shape::ProcessAbort
             if err.evidence.rule == "process.assertion-failed"
                 && err.message.contains("GGML_ASSERT(")
-                && err.message.contains("ggml-cann") =>
+                && err.message.contains("ggml-cann/aclnn_ops.cpp") =>
         {
             return Some(ev(
                 Phase::Execution,
@@ -847,6 +849,7 @@ mod tests {
         assert_eq!(e.kind, Some(CauseKind::OperatorContract));
         for text in [
             "/x/llama.cpp/src/llama-model.cpp:12: GGML_ASSERT(hparams.n_expert <= 64) failed\n",
+            "/x/llama.cpp/ggml/src/ggml-cann/ggml-cann.cpp:453: GGML_ASSERT(pool_size + reserve_size <= max_size) failed\n",
             "main: src/model.c:42: load_model: Assertion `n > 0' failed.\n",
         ] {
             assert_ne!(

@@ -283,12 +283,13 @@ pub fn table_remedy(matches: &str, file: Option<&str>, framework: Framework) -> 
 /// and the row is passed over; a text that names no framework keeps the row's advice without
 /// those checks ([`from_row`]): the framework is asked first.
 fn row_for(matches: &str, framework: Framework) -> Option<&'static RemedyRow> {
+    let runs = |r: &&RemedyRow| {
+        matches!(framework, Framework::Torch | Framework::Unknown)
+            || !r.check.iter().any(|c| c.contains("<SCRIPT>"))
+    };
     knowledge::remedy_for(&format!("{matches}@{}", framework.name()))
-        .or_else(|| knowledge::remedy_for(matches))
-        .filter(|r| {
-            matches!(framework, Framework::Torch | Framework::Unknown)
-                || !r.check.iter().any(|c| c.contains("<SCRIPT>"))
-        })
+        .filter(runs)
+        .or_else(|| knowledge::remedy_for(matches).filter(runs))
 }
 
 /// The report's own `Possible Cause:` and `Solution:` lines in the error's block.

@@ -428,11 +428,13 @@ pub(super) fn compare(input: &Input, index: usize) -> Section {
                 if let Some(fx) = &origin.pair.fx {
                     first.push_str(&format!("; from {}", fx.summary()));
                 }
-                next.push(format!(
-                    "npgx repro --path accuracy --op {} --dump {} -o repro",
-                    npgx_parsers::shell::word(&origin.pair.op_name),
-                    npgx_parsers::shell::word(&origin.pair.target_file)
-                ));
+                if origin.pair.matched_by != crate::compare::MatchedBy::Files {
+                    next.push(format!(
+                        "npgx repro --path accuracy --op {} --dump {} -o repro",
+                        npgx_parsers::shell::word(&origin.pair.op_name),
+                        npgx_parsers::shell::word(&origin.pair.target_file)
+                    ));
+                }
             }
             Row {
                 what: format!("dump-compare {golden} vs {target}"),
