@@ -417,6 +417,79 @@ pub fn serving_metric(line: &str) -> Option<(&str, &str)> {
         .map(|(_, whole, value)| (whole, value))
 }
 
+/// Names of a measured duration (lower case): a word then `time` (`Prediction time`, `Inference
+/// time`, `step time`), `latency`, and the Chinese `耗时`, `时延`, `延迟`.
+const LATENCY_NAMES: &[&str] = &[" time", "latency", "耗时", "时延", "延迟"];
+
+/// A duration a line measures, as written, with the value where the measurement starts: a name
+/// of [`LATENCY_NAMES`] (`time` after a word of its own), a unit in brackets if any, `:` (or
+/// `：`) or `=`, an optional `avg` or `mean`, and a number with a unit of time after it —
+/// Paddle-Lite's demos (`Prediction time: avg 11429.317000 ms`), benchmark scripts (`inference
+/// latency: 35.2 ms`, `总耗时: 135.42 秒`). Not a clock (`time: 2025-06-25 16:47`), not a number
+/// without a unit. The first duration on the line.
+pub fn latency(line: &str) -> Option<(&str, &str)> {
+    let l = line.to_ascii_lowercase();
+    LATENCY_NAMES
+        .iter()
+        .flat_map(|n| l.match_indices(n))
+        .filter_map(|(at, n)| {
+            // `time` after a word: ` time` must follow a letter (`Prediction time`), not a
+            // field's start.
+            let start = if n == " time" {
+                let word = l[..at].trim_end_matches(|c: char| c.is_alphabetic());
+                if word.len() == at {
+                    return None;
+                }
+                word.len()
+            } else {
+                at
+            };
+            let mut rest = l[at + n.len()..].trim_start();
+            let mut bracketed = false;
+            if let Some(unit) = rest.strip_prefix('(') {
+                let (u, after) = unit.split_once(')')?;
+                bracketed = TIME_UNITS.contains(&u.trim()) || u.trim() == "us";
+                rest = after.trim_start();
+            }
+            let mut value = rest
+                .strip_prefix([':', '='])
+                .or_else(|| rest.strip_prefix('：'))?
+                .trim_start();
+            for w in ["avg", "mean", "average"] {
+                if let Some(v) = value.strip_prefix(w) {
+                    value = v.trim_start_matches([' ', ':']);
+                }
+            }
+            if !value.starts_with(|c: char| c.is_ascii_digit()) {
+                return None;
+            }
+            let digits = value
+                .bytes()
+                .take_while(|c| c.is_ascii_digit() || *c == b'.')
+                .count();
+            let digits = value[..digits].trim_end_matches('.').len();
+            let after = value[digits..].trim_start_matches(' ');
+            let unit: usize = after
+                .chars()
+                .take_while(|c| c.is_alphabetic())
+                .map(char::len_utf8)
+                .sum();
+            let timed = TIME_UNITS.contains(&&after[..unit]) || &after[..unit] == "us";
+            if !(timed || bracketed && unit == 0) {
+                return None;
+            }
+            let value_at = l.len() - value.len();
+            let stop = if timed {
+                l.len() - after.len() + unit
+            } else {
+                value_at + digits
+            };
+            Some((start, &line[start..stop], &line[value_at..stop]))
+        })
+        .min_by_key(|(at, _, _)| *at)
+        .map(|(_, whole, value)| (whole, value))
+}
+
 /// Whether a char is one unit of text on its own: a CJK ideograph, a kana or a hangul syllable
 /// (scripts written without spaces), or a CJK mark of a sentence (`，`, `。`, `、`, `！`, `？`,
 /// `；`, `：`) — not a space, a fill or a symbol (`　`, `ー`, `・`, `＝`, `｜`).
@@ -744,6 +817,39 @@ mod tests {
             speed_rates("throughput: 3 requests per second, 12.5 tokens/s").collect::<Vec<_>>(),
             ["3 requests per second", "12.5 tokens/s"]
         );
+    }
+
+    // Durations a run measures (wider-world batch 32: Paddle-Lite's demo on an Ascend 310).
+    #[test]
+    fn durations_a_run_measures() {
+        for (line, whole) in [
+            (
+                "Prediction time: avg 11429.317000 ms, max 11447.121000 ms, min 11417.789000 ms",
+                "Prediction time: avg 11429.317000 ms",
+            ),
+            (
+                "[0] Preprocess time: 66.098000 ms Prediction time: 11423.041000 ms",
+                "Preprocess time: 66.098000 ms",
+            ),
+            ("inference latency: 35.2 ms", "latency: 35.2 ms"),
+            (
+                "2025-06-25 16:47:28,987 - INFO - 总耗时: 135.42 秒",
+                "耗时: 135.42 秒",
+            ),
+            ("step time (ms): 812.3", "step time (ms): 812.3"),
+        ] {
+            assert_eq!(latency(line).map(|(w, _)| w), Some(whole), "{line}");
+        }
+        for line in [
+            "time: 2025-06-25 16:47:28",
+            "start time: 1719300000",
+            "time to first token",
+            "the latency is high",
+            "Time: 12",
+            "elapsed time: 3 steps",
+        ] {
+            assert_eq!(latency(line), None, "{line}");
+        }
     }
 
     #[test]

@@ -25,7 +25,7 @@ use npgx_parsers::causal::CausalError;
 use npgx_parsers::knowledge::{self, CauseKind, Kind, Phase};
 use npgx_parsers::line_prefix::{line_severity, strip_prefixes, Severity};
 use npgx_parsers::printed::{
-    cpu_fallback, degenerate_text, host_weights, loss_spike, nan_metric, saturated_half,
+    cpu_fallback, degenerate_text, host_weights, latency, loss_spike, nan_metric, saturated_half,
     serving_metric, speed_rates,
 };
 
@@ -1180,8 +1180,8 @@ fn route_host(lines: &[&str]) -> Option<(Routing, usize, String)> {
 
 /// A text whose only evidence is a speed it measures ([`speed_rates`]: a progress bar's
 /// `329.53s/it`, a serving log's `1.48 请求/秒`; [`serving_metric`]: a server's per-request
-/// `tpot: 822.96ms`): no error, no report's words, nothing sent to
-/// the host. The only question such a paste can answer is a performance one, so it routes there
+/// `tpot: 822.96ms`; [`latency`]: a demo's `Prediction time: avg 11429.317000 ms`): no error,
+/// no report's words, nothing sent to the host. The only question such a paste can answer is a performance one, so it routes there
 /// — at low confidence, because the verdict (slower than what?) is the user's, not the text's.
 ///
 /// Not every speed is the run's: a set-up step's progress bar (`Loading checkpoint shards …
@@ -1197,21 +1197,31 @@ fn route_speed(lines: &[&str]) -> Option<(Routing, usize, String)> {
     if more {
         return None;
     }
-    let (i, rate) = lines.iter().enumerate().find_map(|(i, l)| {
-        // The first rate of the line that is not zero: vLLM's engine line opens with the
-        // prompt's `0.0 tokens/s` while it decodes.
-        let rates = speed_rates(l).map(|r| (r, r)).chain(serving_metric(l));
-        let mut measured = rates.filter(|(_, value)| {
-            value
-                .bytes()
-                .skip_while(|b| !b.is_ascii_digit())
-                .take_while(|b| b.is_ascii_digit() || b".,".contains(b))
-                .any(|b| (b'1'..=b'9').contains(&b))
-        });
-        let (rate, _) = measured.next()?;
-        let at = l.find(rate).unwrap_or(0);
-        (!setting_up(&l[..at])).then_some((i, rate))
-    })?;
+    // The first measurement of a line that is not zero (vLLM's engine line opens with the
+    // prompt's `0.0 tokens/s` while it decodes): a speed or a server's metric anywhere in the
+    // text first, a duration only without one (a rate says more than a total time).
+    type Measures = for<'a> fn(&'a str) -> Vec<(&'a str, &'a str)>;
+    let speeds: Measures = |l| {
+        speed_rates(l)
+            .map(|r| (r, r))
+            .chain(serving_metric(l))
+            .collect()
+    };
+    let durations: Measures = |l| latency(l).into_iter().collect();
+    let first = |measures: Measures| {
+        lines.iter().enumerate().find_map(|(i, l)| {
+            let (rate, _) = measures(l).into_iter().find(|(_, value)| {
+                value
+                    .bytes()
+                    .skip_while(|b| !b.is_ascii_digit())
+                    .take_while(|b| b.is_ascii_digit() || b".,".contains(b))
+                    .any(|b| (b'1'..=b'9').contains(&b))
+            })?;
+            let at = l.find(rate).unwrap_or(0);
+            (!setting_up(&l[..at])).then_some((i, rate))
+        })
+    };
+    let (i, rate) = first(speeds).or_else(|| first(durations))?;
     let mut r = Routing::new(Route::Performance, "metric.speed-only", Some(rate));
     r.confidence = Confidence::Low;
     r.why = format!(
@@ -1508,6 +1518,22 @@ mod tests {
         let e = first_causal_error(ray.as_bytes()).unwrap();
         assert_eq!(e.line, 8);
         assert_eq!(route_error(&e).route, Route::RuntimeError);
+    }
+
+    // Wider-world batch 32: a stream the driver cannot create with the framework's flags is the
+    // environment (a `feature not support` when the runtime only fetched the device's messages
+    // after another failure is not); wrappers that send the reader to the error before them.
+    #[test]
+    fn stream_flags_the_driver_lacks_and_wrappers_that_point_back() {
+        let flags = "MindSpore running check failed.\nAscend kernel runtime initialization failed.\n\nEE8888: Inner Error!\n        Unsupport flags, flags=4[FUNC:StreamCreate][FILE:api_error.cc][LINE:300]\n        rtStreamCreateWithFlags execute failed, reason=[feature not support][FUNC:FuncErrorReason][FILE:error_message_manage.cc][LINE:49]\n";
+        assert_eq!(route_of(flags).route, Route::Environment);
+        let fetch = "EE9999: Inner Error!\nEE9999  get device msg feature can not support offline mode.[FUNC:GetDevMsg][FILE:api_impl.cc][LINE:3483]\nrtGetDevMsg execute failed, reason=[feature not support][FUNC:FuncErrorReason][FILE:error_message_manage.cc][LINE:49]\n";
+        assert_ne!(route_of(fetch).route, Route::Environment);
+        let vllm = "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}\nEZ9999: Inner Error!\nEZ9999[PID: 1] 2025-11-26-11:11:13.907.262 AclNN_Inner_Error(EZ9999):  Op Pack does not has any binary.\n";
+        let e = first_causal_error(vllm.as_bytes()).unwrap();
+        assert_eq!((e.line, route_error(&e).route), (3, Route::Environment));
+        let watchdog = "[rank11]:[E313 06:55:06.502205450 compiler_depend.ts:1795] To avoid data inconsistency, we are taking the entire process down.\n[rank11]:[E313 06:55:06.502248200 compiler_depend.ts:1693] [Rank 1] HCCL watchdog thread terminated with exception: [PID: 335] 2026-03-13-06:55:06.896.485 Execution_Error_ROCE_CQE(EI0013): An error CQE occurred during operator execution.\n";
+        assert_eq!(first_causal_error(watchdog.as_bytes()).unwrap().line, 2);
     }
 
     // Class 4: the CANN code family decides the layer, before any keyword or the fallback.
@@ -1966,6 +1992,8 @@ mod tests {
             ("2025-06-25 16:47:28,987 - INFO - 总耗时: 135.42 秒\n2025-06-25 16:47:28,987 - INFO - 平均吞吐量: 1.48 请求/秒\n", 2, "1.48 请求/秒"),
             // A server's per-request latencies (batch 28): measurements of the same kind.
             ("1.02.003.100 I srv  log_server_request: rid 7 | POST /v1/completions\n2.10.004.200 I srv  completions_res: rid 7 | prompt_tokens: 8, ttft: 912.50ms, tpot: 640.10ms\n", 2, "ttft: 912.50ms"),
+            // A demo's durations (batch 32: Paddle-Lite on an Ascend 310).
+            ("[1/3] Processing dog.jpg\nPrediction time: avg 11429.317000 ms, max 11447.121000 ms, min 11417.789000 ms\n", 2, "Prediction time: avg 11429.317000 ms"),
         ] {
             let (r, at, _) = route_prose(speeds).unwrap();
             assert_eq!(

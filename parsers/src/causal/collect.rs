@@ -130,6 +130,11 @@ const CASCADE_WORDS: &[&str] = &[
     // (above) for the root cause.`, `Worker failed with error '…', please check the stack trace
     // above for the root cause`).
     "for the root cause",
+    // vLLM's `RuntimeError: Engine core initialization failed. See root cause above.`
+    "see root cause above",
+    // torch's ProcessGroup after its watchdog caught an error: `To avoid data inconsistency, we
+    // are taking the entire process down.`
+    "taking the entire process down",
     // Ray Train's `TrainingFailedError: The Ray Train run failed. Please inspect the previous
     // error messages for a cause.`
     "inspect the previous error messages",
