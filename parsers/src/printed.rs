@@ -380,7 +380,7 @@ pub fn serving_metric(line: &str) -> Option<(&str, &str)> {
             // `"ttft": …`, ` (ms): …`, `: …`, `= …`.
             let mut rest = l[at + m.len()..].trim_start_matches('"').trim_start();
             if let Some(unit) = rest.strip_prefix('(') {
-                rest = unit.split_once(')')?.1.trim_start();
+                rest = unit_in_brackets(unit)?.1.trim_start();
             }
             let value = rest
                 .strip_prefix([':', '='])
@@ -421,15 +421,21 @@ pub fn serving_metric(line: &str) -> Option<(&str, &str)> {
 /// time`, `step time`), `latency`, and the Chinese `耗时`, `时延`, `延迟`.
 const LATENCY_NAMES: &[&str] = &[" time", "latency", "耗时", "时延", "延迟"];
 
+/// Words before `time` that name a setting or a clock, not a measured duration (lower case).
+const NOT_DURATIONS: &[&str] = &[
+    "wait", "sleep", "start", "end", "stop", "timeout", "up", "current", "local", "system", "max",
+    "min", "limit",
+];
+
 /// A duration a line measures, as written, with the value where the measurement starts: a name
 /// of [`LATENCY_NAMES`] (`time` after a word of its own), a unit in brackets if any, `:` (or
 /// `：`) or `=`, an optional `avg` or `mean`, and a number with a unit of time after it —
 /// Paddle-Lite's demos (`Prediction time: avg 11429.317000 ms`), benchmark scripts (`inference
 /// latency: 35.2 ms`, `总耗时: 135.42 秒`). Not a clock (`time: 2025-06-25 16:47`), not a number
-/// without a unit. The first duration on the line.
-pub fn latency(line: &str) -> Option<(&str, &str)> {
+/// without a unit. Every duration on the line, in its order, with its length in seconds.
+pub fn latencies(line: &str) -> Vec<(&str, &str, f64)> {
     let l = line.to_ascii_lowercase();
-    LATENCY_NAMES
+    let mut found: Vec<(usize, &str, &str, f64)> = LATENCY_NAMES
         .iter()
         .flat_map(|n| l.match_indices(n))
         .filter_map(|(at, n)| {
@@ -437,7 +443,9 @@ pub fn latency(line: &str) -> Option<(&str, &str)> {
             // field's start.
             let start = if n == " time" {
                 let word = l[..at].trim_end_matches(|c: char| c.is_alphabetic());
-                if word.len() == at {
+                // A setting or a clock, not a measurement (`wait time: 1800 s`, `start time
+                // (s) = 1719300000`).
+                if word.len() == at || NOT_DURATIONS.contains(&&l[word.len()..at]) {
                     return None;
                 }
                 word.len()
@@ -445,10 +453,12 @@ pub fn latency(line: &str) -> Option<(&str, &str)> {
                 at
             };
             let mut rest = l[at + n.len()..].trim_start();
-            let mut bracketed = false;
+            let mut bracket_unit = "";
             if let Some(unit) = rest.strip_prefix('(') {
-                let (u, after) = unit.split_once(')')?;
-                bracketed = TIME_UNITS.contains(&u.trim()) || u.trim() == "us";
+                let (u, after) = unit_in_brackets(unit)?;
+                if TIME_UNITS.contains(&u.trim()) || u.trim() == "us" {
+                    bracket_unit = u.trim();
+                }
                 rest = after.trim_start();
             }
             let mut value = rest
@@ -475,7 +485,7 @@ pub fn latency(line: &str) -> Option<(&str, &str)> {
                 .map(char::len_utf8)
                 .sum();
             let timed = TIME_UNITS.contains(&&after[..unit]) || &after[..unit] == "us";
-            if !(timed || bracketed && unit == 0) {
+            if !(timed || !bracket_unit.is_empty() && unit == 0) {
                 return None;
             }
             let value_at = l.len() - value.len();
@@ -484,10 +494,33 @@ pub fn latency(line: &str) -> Option<(&str, &str)> {
             } else {
                 value_at + digits
             };
-            Some((start, &line[start..stop], &line[value_at..stop]))
+            let number: f64 = value[..digits].parse().ok()?;
+            let unit_name = if timed { &after[..unit] } else { bracket_unit };
+            let seconds = number * seconds_per(unit_name);
+            Some((start, &line[start..stop], &line[value_at..stop], seconds))
         })
-        .min_by_key(|(at, _, _)| *at)
-        .map(|(_, whole, value)| (whole, value))
+        .collect();
+    found.sort_by_key(|(at, ..)| *at);
+    found.dedup_by_key(|(at, ..)| *at);
+    found.into_iter().map(|(_, w, v, s)| (w, v, s)).collect()
+}
+
+/// A unit in brackets after a metric's name (`(ms)`, `(s)`), the text after `(`: the unit and
+/// what follows its `)`, when the `)` closes within a unit's length (a line of unclosed brackets
+/// is not searched to its end at every name).
+fn unit_in_brackets(s: &str) -> Option<(&str, &str)> {
+    let (k, _) = s.char_indices().take(12).find(|&(_, c)| c == ')')?;
+    Some((&s[..k], &s[k + 1..]))
+}
+
+/// Seconds in one of a unit of time ([`TIME_UNITS`] and `us`).
+fn seconds_per(unit: &str) -> f64 {
+    match unit {
+        "ms" | "毫秒" => 1e-3,
+        "us" => 1e-6,
+        "minute" | "minutes" | "分钟" => 60.0,
+        _ => 1.0,
+    }
 }
 
 /// Whether a char is one unit of text on its own: a CJK ideograph, a kana or a hangul syllable
@@ -838,7 +871,11 @@ mod tests {
             ),
             ("step time (ms): 812.3", "step time (ms): 812.3"),
         ] {
-            assert_eq!(latency(line).map(|(w, _)| w), Some(whole), "{line}");
+            assert_eq!(
+                latencies(line).first().map(|(w, ..)| *w),
+                Some(whole),
+                "{line}"
+            );
         }
         for line in [
             "time: 2025-06-25 16:47:28",
@@ -847,9 +884,27 @@ mod tests {
             "the latency is high",
             "Time: 12",
             "elapsed time: 3 steps",
+            // Settings and clocks (the review's).
+            "HCCL wait time: 1800 s",
+            "start time (s) = 1719300000",
+            "sleep time: 5 s",
         ] {
-            assert_eq!(latency(line), None, "{line}");
+            assert!(latencies(line).is_empty(), "{line}");
         }
+        // Every duration of a line, in its order, in seconds.
+        let all: Vec<(&str, f64)> =
+            latencies("[0] Preprocess time: 66.0 ms Prediction time: 11423.0 ms 总耗时: 2 秒")
+                .into_iter()
+                .map(|(w, _, s)| (w, s))
+                .collect();
+        assert_eq!(
+            all,
+            [
+                ("Preprocess time: 66.0 ms", 0.066),
+                ("Prediction time: 11423.0 ms", 11.423),
+                ("耗时: 2 秒", 2.0)
+            ]
+        );
     }
 
     #[test]

@@ -357,7 +357,7 @@ fn patterns() -> &'static Patterns {
                 ),
                 (
                     Framework::Torch,
-                    r"(?i)(?:^|[^a-z0-9])(?:py)?torch(?:[_-]npu|air|run)?(?:[^a-z0-9]|$)|npugraph_ex|vllm|\((?:APIServer|EngineCore) pid=\d+\) (?:INFO|WARNING|ERROR|DEBUG|CRITICAL) \d\d-\d\d |sglang|sgl[_-]kernel[_-]npu|lmdeploy|dlinfer|deepspeed|mindspeed|megatron|mineru|llamafactory|llama_factory|(?:^|[^a-z0-9])verl(?:[/.=:-]|\s|$)|\{'loss': [^}\n]*'epoch': ",
+                    r"(?i)(?:^|[^a-z0-9])(?:py)?torch(?:[_-]npu|air|run)?(?:[^a-z0-9]|$)|npugraph_ex|vllm|EngineCore_DP\d|\((?:APIServer|EngineCore) pid=\d+\) (?:INFO|WARNING|ERROR|DEBUG|CRITICAL) \d\d-\d\d |sglang|sgl[_-]kernel[_-]npu|lmdeploy|dlinfer|deepspeed|mindspeed|megatron|mineru|llamafactory|llama_factory|(?:^|[^a-z0-9])verl(?:[/.=:-]|\s|$)|\{'loss': [^}\n]*'epoch': ",
                     None,
                 ),
                 (

@@ -412,13 +412,13 @@ pub fn text(report: &CompareReport) -> String {
             "\nno tensor pairs could be formed: check the two roots, or pair groups with --group and names with --mapping"
         );
     }
-    // Two bare files the user paired (`MatchedBy::Files`) name no operator a repro case could
-    // be built for.
+    // A bare array (an `.npy` of no dump's name, no op type) names no operator a repro case
+    // could be built for.
     if let Some(origin) = report
         .groups
         .iter()
         .find_map(|g| g.origin.as_ref())
-        .filter(|o| o.pair.matched_by != crate::compare::MatchedBy::Files)
+        .filter(|o| o.pair.op_type.is_some())
     {
         let _ = writeln!(
             o,

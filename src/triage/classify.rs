@@ -210,7 +210,7 @@ fn candidate(err: &CausalError) -> Candidate {
 /// comparison the text lacks.
 fn evidence_settle(rule: &str) -> Option<&'static str> {
     match rule {
-        "metric.speed-only" | "table.performance" => Some("the baseline the text lacks: what the speed should be (the same run on another device, with an earlier release, in eager mode, or the framework's published figure for this model and chip); with it, a profile of the slow run (msprof or the Ascend PyTorch Profiler) shows where the time goes"),
+        "metric.speed-only" | "table.performance" => Some("the baseline the text lacks: what the speed should be (the same run on another device, with an earlier release, in eager mode, or the framework's published figure for this model and chip); with it, a profile of the slow run (msprof; on PyTorch, the Ascend PyTorch Profiler) shows where the time goes"),
         "metric.degenerate-text" => Some("the same prompt with the same sampling settings on a reference run (the CPU, a GPU or eager mode): text that degenerates there too comes from the settings, the chat template or the weights, not from the device's numbers"),
         "metric.half-saturated" => Some("the same computation in float32 (or on the CPU): a value that is really that large there is no overflow"),
         _ => None,
@@ -495,7 +495,9 @@ pub fn classify_found(file: &Path, err: Option<CausalError>, head: &str) -> Clas
             c.notes.push(
                 match c.rule.as_str() {
                     "metric.degenerate-text" => "no error stack: routed by the text the model generated",
-                    "metric.speed-only" => "no error stack: routed by the speeds the run printed",
+                    "metric.speed-only" => {
+                        "no error stack: routed by the speeds or durations the run printed"
+                    }
                     "metric.cpu-fallback" | "metric.host-weights" => {
                         "no error stack: routed by where the run computed"
                     }
@@ -800,7 +802,7 @@ mod tests {
         assert!(
             c.notes
                 .iter()
-                .any(|n| n.contains("finer than float16's precision")),
+                .any(|n| n.contains("finer than float16's rounding")),
             "{:?}",
             c.notes
         );

@@ -25,7 +25,7 @@ use npgx_parsers::causal::CausalError;
 use npgx_parsers::knowledge::{self, CauseKind, Kind, Phase};
 use npgx_parsers::line_prefix::{line_severity, strip_prefixes, Severity};
 use npgx_parsers::printed::{
-    cpu_fallback, degenerate_text, host_weights, latency, loss_spike, nan_metric, saturated_half,
+    cpu_fallback, degenerate_text, host_weights, latencies, loss_spike, nan_metric, saturated_half,
     serving_metric, speed_rates,
 };
 
@@ -636,7 +636,7 @@ pub fn route_error(err: &CausalError) -> Routing {
 /// What a test prints when values it computed differ from the values it expected (lower case):
 /// torch.testing's `assert_close` (`Tensor-likes are not close!`, `Scalars are not equal!` with
 /// zero tolerances, `Mismatched elements: 12 / 64 (18.8%)`), numpy.testing's (`Not equal to
-/// tolerance rtol=1e-05`, `Arrays are not almost equal`, `Items are not equal`), Paddle's operator
+/// tolerance rtol=1e-05`, `Arrays are not almost equal`), Paddle's operator
 /// tests (`Output (Out) has diff at Place(npu:0)`).
 const COMPARISON_FAILURES: &[&str] = &[
     "mismatched elements:",
@@ -647,7 +647,6 @@ const COMPARISON_FAILURES: &[&str] = &[
     "not equal to tolerance",
     "arrays are not almost equal",
     "arrays are not equal",
-    "items are not equal",
     "has diff at place(",
 ];
 
@@ -708,12 +707,12 @@ fn comparison_failure(err: &CausalError) -> Option<Routing> {
     Some(r)
 }
 
-/// The relative precision of the 16-bit floating types (the spacing of values at 1.0: 2⁻¹⁰ for
-/// float16, 2⁻⁷ for bfloat16) with the names a text gives them, and torch.testing's default
-/// `rtol` for each (its `assert_close` documentation).
+/// The relative rounding error of the 16-bit floating types (half the spacing of values at 1.0:
+/// 2⁻¹¹ for float16, 2⁻⁸ for bfloat16) with the names a text gives them, and torch.testing's
+/// default `rtol` for each (its `assert_close` documentation).
 const HALF_TYPES: &[(&[&str], f64, &str)] = &[
-    (&["bfloat16", "bf16"], 0.0078125, "1.6e-2"),
-    (&["float16", "fp16", "half"], 0.0009765625, "1e-3"),
+    (&["bfloat16", "bf16"], 0.00390625, "1.6e-2"),
+    (&["float16", "fp16"], 0.00048828125, "1e-3"),
 ];
 
 /// A note when a failed comparison's relative tolerance (`rtol=1e-05`, `rtol: 1e-05`) is finer
@@ -740,7 +739,7 @@ pub fn tolerance_below_precision(text: &str) -> Option<String> {
         .iter()
         .find(|(names, _, _)| names.iter().any(|n| word(n)))?;
     (rtol < *precision).then(|| format!(
-        "the comparison's tolerance (rtol {rtol:e}) is finer than {}'s precision ({precision:e} relative): a correctly rounded {} result can fail it, so judge by the size of the differences (torch.testing's default rtol for {} is {default})",
+        "the comparison's tolerance (rtol {rtol:e}) is finer than {}'s rounding ({precision:e} relative): a correctly rounded {} result can fail it, so judge by the size of the differences (torch.testing's default rtol for {} is {default})",
         names[0], names[0], names[0]
     ))
 }
@@ -1180,7 +1179,7 @@ fn route_host(lines: &[&str]) -> Option<(Routing, usize, String)> {
 
 /// A text whose only evidence is a speed it measures ([`speed_rates`]: a progress bar's
 /// `329.53s/it`, a serving log's `1.48 请求/秒`; [`serving_metric`]: a server's per-request
-/// `tpot: 822.96ms`; [`latency`]: a demo's `Prediction time: avg 11429.317000 ms`): no error,
+/// `tpot: 822.96ms`; [`latencies`]: a demo's `Prediction time: avg 11429.317000 ms`): no error,
 /// no report's words, nothing sent to the host. The only question such a paste can answer is a performance one, so it routes there
 /// — at low confidence, because the verdict (slower than what?) is the user's, not the text's.
 ///
@@ -1207,7 +1206,6 @@ fn route_speed(lines: &[&str]) -> Option<(Routing, usize, String)> {
             .chain(serving_metric(l))
             .collect()
     };
-    let durations: Measures = |l| latency(l).into_iter().collect();
     let first = |measures: Measures| {
         lines.iter().enumerate().find_map(|(i, l)| {
             let (rate, _) = measures(l).into_iter().find(|(_, value)| {
@@ -1221,7 +1219,23 @@ fn route_speed(lines: &[&str]) -> Option<(Routing, usize, String)> {
             (!setting_up(&l[..at])).then_some((i, rate))
         })
     };
-    let (i, rate) = first(speeds).or_else(|| first(durations))?;
+    // Durations: the longest (the slow step is the question, not the set-up around it), outside
+    // set-up.
+    let longest = || {
+        lines
+            .iter()
+            .enumerate()
+            .flat_map(|(i, l)| {
+                latencies(l)
+                    .into_iter()
+                    .filter(move |(d, ..)| !setting_up(&l[..l.find(d).unwrap_or(0)]))
+                    .map(move |(d, _, s)| (i, d, s))
+            })
+            .filter(|(.., s)| *s > 0.0)
+            .max_by(|a, b| a.2.total_cmp(&b.2))
+            .map(|(i, d, _)| (i, d))
+    };
+    let (i, rate) = first(speeds).or_else(longest)?;
     let mut r = Routing::new(Route::Performance, "metric.speed-only", Some(rate));
     r.confidence = Confidence::Low;
     r.why = format!(
@@ -1283,13 +1297,19 @@ fn setting_up(before: &str) -> bool {
     })
 }
 
-/// Whether a line logs a training metric (`'loss': 2.34`, `loss: 2.1`, `loss=2.1`, `grad_norm`).
+/// Whether a line logs a training metric (`'loss': 2.34`, `loss: 2.1`, `loss=2.1`, MindSpore's
+/// `loss is 1.45`, `grad_norm`).
 fn training_metric(line: &str) -> bool {
     let l = line.to_ascii_lowercase();
     ["loss", "grad_norm", "grad norm"].iter().any(|m| {
         l.match_indices(m).any(|(at, _)| {
             let after = l[at + m.len()..].trim_start_matches(['\'', '"', ' ']);
-            token_start(l.as_bytes(), at) && after.starts_with([':', '='])
+            token_start(l.as_bytes(), at)
+                && (after.starts_with([':', '='])
+                    || after.strip_prefix("is ").is_some_and(|v| {
+                        v.trim_start()
+                            .starts_with(|c: char| c.is_ascii_digit() || c == '-')
+                    }))
         })
     })
 }
@@ -1532,6 +1552,15 @@ mod tests {
         let vllm = "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}\nEZ9999: Inner Error!\nEZ9999[PID: 1] 2025-11-26-11:11:13.907.262 AclNN_Inner_Error(EZ9999):  Op Pack does not has any binary.\n";
         let e = first_causal_error(vllm.as_bytes()).unwrap();
         assert_eq!((e.line, route_error(&e).route), (3, Route::Environment));
+        // torch_npu's process group before the watchdog's error (the review's).
+        let group = "[rank0]:[E1 00:00:00.000 compiler_depend.ts:1] Some HCCL operations have failed or timed out. Due to the asynchronous nature of ASCEND kernels, subsequent NPU operations might run on corrupted/incomplete data.\n[rank0]:[E1 00:00:00.000 compiler_depend.ts:2] To avoid data inconsistency, we are taking the entire process down.\n[rank0]:[E1 00:00:00.000 compiler_depend.ts:3] [Rank 0] HCCL watchdog thread terminated with exception: EI0006: [PID: 1] 2026-01-01-00:00:00.000.000 Getting socket times out.\n";
+        assert_eq!(first_causal_error(group.as_bytes()).unwrap().line, 3);
+        // Ray's memory monitor's words on the dead worker's line: its own row (the review's).
+        let ray = "The actor is dead because its worker process has died. Worker exit type: USER_ERROR Worker exit detail: Task was killed due to the node running low on memory.\n";
+        assert_eq!(
+            route_of(ray).matched.as_deref(),
+            Some("killed due to the node running low on memory")
+        );
         let watchdog = "[rank11]:[E313 06:55:06.502205450 compiler_depend.ts:1795] To avoid data inconsistency, we are taking the entire process down.\n[rank11]:[E313 06:55:06.502248200 compiler_depend.ts:1693] [Rank 1] HCCL watchdog thread terminated with exception: [PID: 335] 2026-03-13-06:55:06.896.485 Execution_Error_ROCE_CQE(EI0013): An error CQE occurred during operator execution.\n";
         assert_eq!(first_causal_error(watchdog.as_bytes()).unwrap().line, 2);
     }
@@ -1992,8 +2021,8 @@ mod tests {
             ("2025-06-25 16:47:28,987 - INFO - 总耗时: 135.42 秒\n2025-06-25 16:47:28,987 - INFO - 平均吞吐量: 1.48 请求/秒\n", 2, "1.48 请求/秒"),
             // A server's per-request latencies (batch 28): measurements of the same kind.
             ("1.02.003.100 I srv  log_server_request: rid 7 | POST /v1/completions\n2.10.004.200 I srv  completions_res: rid 7 | prompt_tokens: 8, ttft: 912.50ms, tpot: 640.10ms\n", 2, "ttft: 912.50ms"),
-            // A demo's durations (batch 32: Paddle-Lite on an Ascend 310).
-            ("[1/3] Processing dog.jpg\nPrediction time: avg 11429.317000 ms, max 11447.121000 ms, min 11417.789000 ms\n", 2, "Prediction time: avg 11429.317000 ms"),
+            // A demo's durations (batch 32: Paddle-Lite on an Ascend 310): the longest.
+            ("[0] Preprocess time: 66.098000 ms Prediction time: 11423.041000 ms Postprocess time: 60.360000 ms\nPrediction time: avg 11429.317000 ms, max 11447.121000 ms, min 11417.789000 ms\n", 2, "Prediction time: avg 11429.317000 ms"),
         ] {
             let (r, at, _) = route_prose(speeds).unwrap();
             assert_eq!(
@@ -2012,6 +2041,9 @@ mod tests {
             "{'loss': 2.34, 'grad_norm': 1.2, 'epoch': 0.1}\nTrain:  1%|          | 10/900 [00:20<30:00,  2.01s/it]\n",
             "[WARNING] something odd\nTrain:  1%|          | 10/900 [00:20<30:00,  2.01s/it]\n",
             "srv completions_res: rid 7 | ttft: 0.00ms, tpot: 0ms\n",
+            // A training log's losses beside its step times (MindSpore's `loss is`), settings.
+            "epoch: 1 step: 1562, loss is 1.45\nTrain epoch time: 101539.306 ms, per step time: 65.006 ms\n",
+            "HCCL_EXEC_TIMEOUT: wait time: 1800 s\n",
         ] {
             assert!(route_prose(quiet).is_none(), "{quiet}");
         }

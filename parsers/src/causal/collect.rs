@@ -130,10 +130,14 @@ const CASCADE_WORDS: &[&str] = &[
     // (above) for the root cause.`, `Worker failed with error '…', please check the stack trace
     // above for the root cause`).
     "for the root cause",
-    // vLLM's `RuntimeError: Engine core initialization failed. See root cause above.`
+    // vLLM's `RuntimeError: Engine core initialization failed. See root cause above.` and its
+    // engine core's `… See stack trace for root cause.`
     "see root cause above",
-    // torch's ProcessGroup after its watchdog caught an error: `To avoid data inconsistency, we
-    // are taking the entire process down.`
+    "for root cause",
+    // torch's and torch_npu's process groups after the watchdog caught an error: `Some HCCL
+    // operations have failed or timed out. …`, `To avoid data inconsistency, we are taking the
+    // entire process down.`
+    "operations have failed or timed out",
     "taking the entire process down",
     // Ray Train's `TrainingFailedError: The Ray Train run failed. Please inspect the previous
     // error messages for a cause.`

@@ -1,6 +1,6 @@
 //! Where a pasted text was cut: what its end, or a marker inside it, says is missing.
 //!
-//! A paste is often a piece of a log. Four cuts can be read from the text itself:
+//! A paste is often a piece of a log. Five cuts can be read from the text itself:
 //!
 //! ```text
 //! python-head := START frame …
@@ -13,6 +13,9 @@
 //!                on a frame, its source line or its carets has lost it)
 //! cann-tail   := "TraceBack (most recent call last):" END
 //!                (a CANN report lists its call stack after that header)
+//! points-up   := one of the text's first three lines says its cause is printed above it ("See
+//!                root cause above", "see the stack trace above", "reported as above", "inspect
+//!                the previous error messages"): the text starts after the cause
 //! elision     := a line that is only "..." or "…" at its start or among a traceback's frames,
 //!                "[...]", "(...)", "<snip>",
 //!                "[Truncated]", "(output truncated)", or a count of lines left out
@@ -41,6 +44,8 @@ pub enum Cut {
     CannTraceBack { line: u64 },
     /// Line `line` only marks lines left out.
     Elided { line: u64 },
+    /// Line `line`, among the text's first three, says its cause is printed above it.
+    PointsUp { line: u64 },
 }
 
 impl Cut {
@@ -59,6 +64,9 @@ impl Cut {
             Cut::Elided { line } => format!(
                 "line {line} marks lines left out: the cause may be in what was left out — ask for the whole output"
             ),
+            Cut::PointsUp { line } => format!(
+                "line {line} says its cause is printed above it, and the text starts there: that cause is not in the text — ask for the output before it"
+            ),
         }
     }
 }
@@ -74,8 +82,22 @@ pub struct CutReader {
     elided: Option<u64>,
     /// The first line, when it is a traceback's frame.
     head: Option<u64>,
+    /// The first of the text's first three lines that points above it.
+    up: Option<u64>,
+    /// Lines with text read so far.
+    seen: u64,
     last: u64,
 }
+
+/// Words of a line that says its cause is printed above it (lower case).
+const POINTS_UP: &[&str] = &[
+    "root cause above",
+    "stack trace above",
+    "stack trace (above)",
+    "reported as above",
+    "see above",
+    "inspect the previous error messages",
+];
 
 impl CutReader {
     pub fn new() -> CutReader {
@@ -95,6 +117,13 @@ impl CutReader {
             return;
         }
         let indent = n.rest.len() - n.rest.trim_start().len();
+        self.seen += 1;
+        if self.seen <= 3 && self.up.is_none() {
+            let l = t.to_ascii_lowercase();
+            if POINTS_UP.iter().any(|w| l.contains(w)) {
+                self.up = Some(no);
+            }
+        }
         // (A frame without `, in f` is CPython's location of a SyntaxError, printed whole with
         // no `Traceback` header.)
         if self.last == 0 && frame_line(t).is_some_and(|f| f.function.is_some()) {
@@ -138,6 +167,9 @@ impl CutReader {
         }
         if let Some(line) = self.elided {
             cuts.push(Cut::Elided { line });
+        }
+        if let Some(line) = self.up {
+            cuts.push(Cut::PointsUp { line });
         }
         cuts
     }
@@ -225,6 +257,20 @@ mod tests {
         let syntax =
             "  File \"/x.py\", line 3\n    def f(:\n          ^\nSyntaxError: invalid syntax\n";
         assert_eq!(cuts(syntax), []);
+    }
+
+    // Wider-world batch 32's grading: a paste that starts at a wrapper pointing above it.
+    #[test]
+    fn a_text_that_starts_where_its_cause_is_said_to_be_above() {
+        let up = "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}\n* Running on local URL:  http://0.0.0.0:7860\n";
+        assert_eq!(cuts(up), [Cut::PointsUp { line: 1 }]);
+        assert_eq!(
+            cuts("报错如下：\n\nRuntimeError: The Inner error is reported as above.\n"),
+            [Cut::PointsUp { line: 3 }]
+        );
+        // Below the cause it points to, or far into the text: nothing was cut.
+        let whole = "EZ9999: Inner Error!\nEZ9999[PID: 1] 2025-01-01-00:00:00.000.000 x failed\nmore\nRuntimeError: The Inner error is reported as above.\n";
+        assert_eq!(cuts(whole), []);
     }
 
     #[test]

@@ -301,12 +301,8 @@ fn capture_in(text: &str) -> Option<(&'static str, Option<&'static knowledge::Fa
 /// The phase an error's own lines (message, scope) state, without capture.
 fn own(err: &CausalError, under: Phase) -> Option<PhaseEvidence> {
     let at = err.line;
-    // An environment problem named by the error: its lines as printed (the message of a line
-    // that states a known cause carries the fact's meaning after it, which is no evidence).
-    let stated = matches!(err.shape, Shape::EnvironmentLine | Shape::KnownPhrase);
-    let env_text = (!stated)
-        .then_some((at, err.message.as_str()))
-        .into_iter()
+    // An environment problem named by the error: its lines as printed.
+    let env_text = std::iter::once((at, err.message.as_str()))
         .chain(err.scope.iter().map(|(n, t)| (*n, t.as_str())));
     for (no, t) in env_text {
         // An environment problem stated by the line: a knowledge row (`No module named`, a
@@ -420,15 +416,18 @@ fn own(err: &CausalError, under: Phase) -> Option<PhaseEvidence> {
                 Source::Error,
             ))
         }
-        // ggml's assertion in its CANN backend's operator implementations
-        // (`ggml-cann/aclnn_ops.cpp:3007: GGML_ASSERT(n_dims == src0->ne[0]) failed`): the
+        // ggml's assertion in its CANN backend's operator implementations and their tensors
+        // (`ggml-cann/aclnn_ops.cpp:3007: GGML_ASSERT(n_dims == src0->ne[0]) failed`,
+        // `acl_tensor.cpp`'s broadcast checks): the
         // backend executes each operator through aclnn (by default without graphs), and this one
         // was given inputs its implementation does not take. The backend's other assertions (its
         // memory pool's, its device count's) are no operator's.
         Shape::ProcessAbort
             if err.evidence.rule == "process.assertion-failed"
                 && err.message.contains("GGML_ASSERT(")
-                && err.message.contains("ggml-cann/aclnn_ops.cpp") =>
+                && ["ggml-cann/aclnn_ops.cpp", "ggml-cann/acl_tensor.cpp"]
+                    .iter()
+                    .any(|f| err.message.contains(f)) =>
         {
             return Some(ev(
                 Phase::Execution,
@@ -847,6 +846,8 @@ mod tests {
             )
         );
         assert_eq!(e.kind, Some(CauseKind::OperatorContract));
+        let tensor = from("/x/llama.cpp/ggml/src/ggml-cann/acl_tensor.cpp:60: GGML_ASSERT(ggml_can_repeat(src, dst)) failed\n");
+        assert_eq!(&*tensor.rule, "shape.backend-assert");
         for text in [
             "/x/llama.cpp/src/llama-model.cpp:12: GGML_ASSERT(hparams.n_expert <= 64) failed\n",
             "/x/llama.cpp/ggml/src/ggml-cann/ggml-cann.cpp:453: GGML_ASSERT(pool_size + reserve_size <= max_size) failed\n",

@@ -292,6 +292,13 @@ fn row_for(matches: &str, framework: Framework) -> Option<&'static RemedyRow> {
         .or_else(|| knowledge::remedy_for(matches).filter(runs))
 }
 
+/// Whether a report's solution only sends the reader to support (`Please contact support
+/// engineer.`, CANN's answer for an inner error): no step the user can take.
+fn only_contact(text: &str) -> bool {
+    let l = text.to_ascii_lowercase();
+    l.len() < 80 && l.contains("contact") && (l.contains("support") || l.contains("engineer"))
+}
+
 /// The report's own `Possible Cause:` and `Solution:` lines in the error's block.
 fn quoted(err: &CausalError) -> Vec<Remedy> {
     let mut out = Vec::new();
@@ -304,7 +311,10 @@ fn quoted(err: &CausalError) -> Vec<Remedy> {
         .into_iter()
         .find_map(|(lead, rule)| t.strip_prefix(lead).map(|rest| (rest.trim(), rule)));
         if let Some((rest, rule)) = found {
-            if !rest.is_empty() && !out.iter().any(|r: &Remedy| r.line == Some(*no)) {
+            if !rest.is_empty()
+                && !only_contact(rest)
+                && !out.iter().any(|r: &Remedy| r.line == Some(*no))
+            {
                 out.push(Remedy {
                     action: rest.to_string(),
                     source: "CANN report".to_string(),
@@ -613,6 +623,14 @@ mod tests {
             Some("logs/run 1.log"),
             Framework::Torch,
         )
+    }
+
+    // A report's solution that only sends the reader to support is no step (batch 32's grading).
+    #[test]
+    fn a_solution_that_only_says_contact_support_is_not_quoted() {
+        let r = of("EE8888: Inner Error!\n        Unsupport flags, flags=4[FUNC:StreamCreate][FILE:api_error.cc][LINE:300]\n        Solution: Please contact support engineer.\n");
+        assert!(r.iter().all(|r| r.source != "CANN report"), "{r:?}");
+        assert!(!only_contact("Close applications not in use."));
     }
 
     #[test]

@@ -428,7 +428,7 @@ pub(super) fn compare(input: &Input, index: usize) -> Section {
                 if let Some(fx) = &origin.pair.fx {
                     first.push_str(&format!("; from {}", fx.summary()));
                 }
-                if origin.pair.matched_by != crate::compare::MatchedBy::Files {
+                if origin.pair.op_type.is_some() {
                     next.push(format!(
                         "npgx repro --path accuracy --op {} --dump {} -o repro",
                         npgx_parsers::shell::word(&origin.pair.op_name),
