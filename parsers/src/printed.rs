@@ -637,7 +637,66 @@ fn generated_values(line: &str) -> impl Iterator<Item = &str> {
                 .unwrap_or(value.len());
             Some(&value[..end])
         });
-    plain.into_iter().chain(escaped)
+    // vLLM's offline examples print each output as a Python string: `Generated text: ' 7777'`.
+    let printed = line.find("Generated text: ").and_then(|at| {
+        let rest = &line[at + "Generated text: ".len()..];
+        let quote = rest.chars().next().filter(|c| matches!(c, '\'' | '"'))?;
+        let value = &rest[1..];
+        let mut escaped = false;
+        let end = value
+            .char_indices()
+            .find(|&(_, c)| {
+                let close = c == quote && !escaped;
+                escaped = c == '\\' && !escaped;
+                close
+            })
+            .map_or(value.len(), |(k, _)| k);
+        Some(&value[..end])
+    });
+    plain.into_iter().chain(escaped).chain(printed)
+}
+
+/// The first line of a block of one to four lines that a text repeats six times or more in a
+/// row, its lines sentences a model writes (three words or more and a sentence's mark, no
+/// logger's or worker's prefix): a model's output that loops (`Wait, I'll output …` / `Okay,
+/// I'll output …` over and over). A log repeats its records with their times and prefixes,
+/// which this does not count.
+pub fn repeated_lines(lines: &[&str]) -> Option<usize> {
+    let prose = |l: &str| {
+        let s = crate::line_prefix::strip_prefixes(l);
+        let words = s
+            .rest
+            .split_whitespace()
+            .filter(|w| w.chars().any(char::is_alphabetic))
+            .count();
+        s.prefixes.is_empty()
+            && crate::line_prefix::line_severity(&s.prefixes, s.rest.trim()).is_none()
+            && words >= 3
+            && s.rest.contains(['.', '!', '?', '。', '！', '？'])
+    };
+    let text: Vec<&str> = lines.iter().map(|l| l.trim()).collect();
+    (1..=4).find_map(|period| {
+        let mut run = 0;
+        (period..text.len()).find_map(|i| {
+            run = if !text[i].is_empty() && text[i] == text[i - period] && prose(text[i]) {
+                run + 1
+            } else {
+                0
+            };
+            (run + period >= 6 * period).then(|| i + 1 - run - period)
+        })
+    })
+}
+
+/// Whether generated text holds one character repeated twelve times or more as a word of its
+/// own (`' 777777777777777'`): a model stuck on one token (runs of CJK characters, a unit each,
+/// are the line rule's).
+fn one_char_run(value: &str) -> bool {
+    generated_tokens(value).iter().any(|t| {
+        let mut chars = t.chars();
+        let first = chars.next();
+        t.chars().count() >= 12 && first.is_some_and(|f| chars.all(|c| c == f))
+    })
 }
 
 /// The tokens of generated text: words and numbers (runs of letters and digits), single CJK
@@ -750,7 +809,7 @@ fn own_phrase(phrase: &[(&str, &str)]) -> bool {
 /// Numbers, hexadecimal words, short capitals and flags ([`value_word`]) are no units, so a hex
 /// dump, a topology table or a boolean mask repeats nothing.
 pub fn degenerate_text(line: &str) -> bool {
-    if generated_values(line).any(|v| marks_dominate(v) || repeats_phrase(v)) {
+    if generated_values(line).any(|v| marks_dominate(v) || repeats_phrase(v) || one_char_run(v)) {
         return true;
     }
     let units = text_units(line);
@@ -1012,6 +1071,8 @@ mod tests {
             // inside another JSON string.
             &format!("{{\"content\":\"{}\"}}", "1 + 1 = 2. ".repeat(9)),
             &format!("\"result\": \"{{\\\"choices\\\":[{{\\\"message\\\":{{\\\"role\\\":\\\"assistant\\\",\\\"content\\\":\\\"{}", "1 + 1 = 2. ".repeat(20)),
+            // vLLM's offline example prints a Python string (batch 33): one digit over and over.
+            "DP rank 0, Prompt: 'Hello, my name is', Generated text: ' 777777777777777'",
             // A wrapper with a `"text"` of its own over the escaped response (the review's).
             &format!("{{\"text\": \"request done\", \"result\": \"{{\\\"choices\\\":[{{\\\"message\\\":{{\\\"content\\\":\\\"{}\\\"}}}}]}}\"}}", "1 + 1 = 2. ".repeat(9)),
         ] {
@@ -1057,9 +1118,38 @@ mod tests {
             "{\"content\":\"0.0f is 0000 0000 0000 0000 0000 0000 0000 0000\"}",
             "{\"content\":\"|:---:|:---:|:---:|:---:|:---:|:---:|:---:|:---:|\"}",
             "{\"content\":\"O O O O O O O O B-PER\"}",
+            "Prompt: 'Hello, my name is', Generated text: ' John. I am 7 years old and I like 1000 things.'",
+            "{\"content\":\"The hash is 0x00000000000000ff.\"}",
             "{\"content\":\"\\n\\n\\n\\n\\n\\n\\n\\n\\n\"}",
         ] {
             assert!(!degenerate_text(line), "{line}");
+        }
+    }
+
+    // A model's output that loops over a few lines (wider-world batch 33), against logs that
+    // repeat their records.
+    #[test]
+    fn lines_a_model_repeats() {
+        let looped: Vec<&str> = std::iter::once("```text")
+            .chain(
+                [
+                    "    Wait, I'll output `json{\"Answer\": B}`.",
+                    "    Okay, I'll output `json{\"Answer\": \"B\"}`.",
+                ]
+                .repeat(7),
+            )
+            .collect();
+        assert_eq!(repeated_lines(&looped), Some(1));
+        let once = ["I am a bot. I can help you with that."; 6];
+        assert_eq!(repeated_lines(&once), Some(0));
+        for lines in [
+            vec!["I am a bot. I can help you with that."; 5],
+            vec!["[WARNING] 2025-01-01 00:00:00 the cache is full, evicting."; 8],
+            vec!["Killed"; 8],
+            vec!["INFO 07-26 17:51:57 [worker.py:1] step done."; 8],
+            vec![""; 8],
+        ] {
+            assert_eq!(repeated_lines(&lines), None, "{lines:?}");
         }
     }
 

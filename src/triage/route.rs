@@ -25,8 +25,8 @@ use npgx_parsers::causal::CausalError;
 use npgx_parsers::knowledge::{self, CauseKind, Kind, Phase};
 use npgx_parsers::line_prefix::{line_severity, strip_prefixes, Severity};
 use npgx_parsers::printed::{
-    cpu_fallback, degenerate_text, host_weights, latencies, loss_spike, nan_metric, saturated_half,
-    serving_metric, speed_rates,
+    cpu_fallback, degenerate_text, host_weights, latencies, loss_spike, nan_metric, repeated_lines,
+    saturated_half, serving_metric, speed_rates,
 };
 
 /// The route a failure takes.
@@ -1260,7 +1260,7 @@ fn route_degenerate(lines: &[&str], i: usize) -> (Routing, usize, String) {
     r.confidence = Confidence::Low;
     r.why = format!(
         "no error stack; line {} is generated text that degenerated into repetition (one unit \
-         over and over, or a few words making most of the line): wrong numbers in the model's \
+         over and over, a few words making most of the line, or lines the output repeats): wrong numbers in the model's \
          computation write it — and so do sampling settings or a chat template that do not fit \
          the model",
         i + 1
@@ -1418,7 +1418,10 @@ pub fn route_prose(text: &str) -> Option<(Routing, usize, String)> {
         }
     }
     // Generated text that degenerated into repetition: the symptom of an accuracy report.
-    let degenerate = lines.iter().position(|l| degenerate_text(l));
+    let degenerate = lines
+        .iter()
+        .position(|l| degenerate_text(l))
+        .or_else(|| repeated_lines(&lines));
     let Some((route, rule, hits)) = best else {
         return route_host(&lines)
             .or_else(|| degenerate.map(|i| route_degenerate(&lines, i)))
@@ -1529,6 +1532,9 @@ mod tests {
         ] {
             assert_eq!(route_of(text).route, Route::Environment, "{text}");
         }
+        // Dynamo's note under its own exception, the exception cut (batch 33): tracing.
+        let dynamo = "(EngineCore pid=229) ERROR 04-14 10:51:23 [core.py:1099]     os.environ[\"TRITON_ALL_BLOCKS_PARALLEL\"] = \"1\"\n(EngineCore pid=229) ERROR 04-14 10:51:23 [core.py:1099]   File \"<frozen os>\", line 685, in __setitem__\n(EngineCore pid=229) ERROR 04-14 10:51:23 [core.py:1099]\n(EngineCore pid=229) ERROR 04-14 10:51:23 [core.py:1099] Set TORCHDYNAMO_VERBOSE=1\n";
+        assert_eq!(route_of(dynamo).route, Route::CompileError);
         // A script's own refusal of a model type is no release's (the review's).
         assert_ne!(
             route_of("ValueError: Unsupported model type: resnet51\n").route,
@@ -2046,6 +2052,17 @@ mod tests {
             "HCCL_EXEC_TIMEOUT: wait time: 1800 s\n",
         ] {
             assert!(route_prose(quiet).is_none(), "{quiet}");
+        }
+        // Batch 33: a baseline not met, answers of poor quality, a loss grown large (Chinese),
+        // a model's output that loops over two lines, one digit generated over and over.
+        for (text, route) in [
+            ("[Description]\nThe tpot of Qwen3-VL-8B is not meet the baseline.\n2026-03-19 20:42:17,548 - INFO - Mean TPOT (ms):  61.2\n", Route::Performance),
+            ("在npu上进行qwen2-vl-7b推理时，模型的回答质量差。例如：\n", Route::Accuracy),
+            ("你好，我在npu上训练单卡单类别，训着训着就变成的lcls loss很大\n", Route::Accuracy),
+            (&format!("```text\n{}", "    Wait, I'll output the answer now.\n    Okay, I'll output the answer.\n".repeat(6)), Route::Accuracy),
+            ("DP rank 0, Prompt: 'Hello, my name is', Generated text: ' 777777777777777'\n", Route::Accuracy),
+        ] {
+            assert_eq!(route_prose(text).map(|(r, ..)| r.route), Some(route), "{text}");
         }
         // A verdict makes measurements a report.
         let (r, _, _) =
