@@ -395,22 +395,12 @@ pub fn serving_metric(line: &str) -> Option<(&str, &str)> {
             if !value.starts_with(|c: char| c.is_ascii_digit()) {
                 return None;
             }
-            let after = value[digits..].trim_start_matches(' ');
-            let unit: usize = after
-                .chars()
-                .take_while(|c| c.is_alphabetic())
-                .map(char::len_utf8)
-                .sum();
-            let timed = TIME_UNITS.contains(&&after[..unit]);
-            if !value[..digits].contains('.') && !timed {
+            let (after, unit) = unit_of_time(&value[digits..]);
+            if !value[..digits].contains('.') && unit.is_none() {
                 return None;
             }
             let value_at = l.len() - value.len();
-            let stop = if timed {
-                l.len() - after.len() + unit
-            } else {
-                value_at + digits
-            };
+            let stop = unit.map_or(value_at + digits, |u| l.len() - after.len() + u);
             Some((at, &line[at..stop], &line[value_at..stop]))
         })
         .min_by_key(|(at, _, _)| *at)
@@ -478,24 +468,16 @@ pub fn latencies(line: &str) -> Vec<(&str, &str, f64)> {
                 .take_while(|c| c.is_ascii_digit() || *c == b'.')
                 .count();
             let digits = value[..digits].trim_end_matches('.').len();
-            let after = value[digits..].trim_start_matches(' ');
-            let unit: usize = after
-                .chars()
-                .take_while(|c| c.is_alphabetic())
-                .map(char::len_utf8)
-                .sum();
-            let timed = TIME_UNITS.contains(&&after[..unit]) || &after[..unit] == "us";
-            if !(timed || !bracket_unit.is_empty() && unit == 0) {
+            let (after, unit) = unit_of_time(&value[digits..]);
+            // A unit after the number, or the name's bracketed unit and none after it.
+            let bare = !after.starts_with(char::is_alphabetic);
+            if unit.is_none() && (bracket_unit.is_empty() || !bare) {
                 return None;
             }
             let value_at = l.len() - value.len();
-            let stop = if timed {
-                l.len() - after.len() + unit
-            } else {
-                value_at + digits
-            };
+            let stop = unit.map_or(value_at + digits, |u| l.len() - after.len() + u);
             let number: f64 = value[..digits].parse().ok()?;
-            let unit_name = if timed { &after[..unit] } else { bracket_unit };
+            let unit_name = unit.map_or(bracket_unit, |u| &after[..u]);
             let seconds = number * seconds_per(unit_name);
             Some((start, &line[start..stop], &line[value_at..stop], seconds))
         })
@@ -511,6 +493,22 @@ pub fn latencies(line: &str) -> Vec<(&str, &str, f64)> {
 fn unit_in_brackets(s: &str) -> Option<(&str, &str)> {
     let (k, _) = s.char_indices().take(12).find(|&(_, c)| c == ')')?;
     Some((&s[..k], &s[k + 1..]))
+}
+
+/// The text after a number (spaces skipped) and, when a unit of time starts it ([`TIME_UNITS`],
+/// `us`: `11429.3 ms`, `912.50ms`), that unit's length.
+fn unit_of_time(after_digits: &str) -> (&str, Option<usize>) {
+    let after = after_digits.trim_start_matches(' ');
+    let unit: usize = after
+        .chars()
+        .take_while(|c| c.is_alphabetic())
+        .map(char::len_utf8)
+        .sum();
+    let word = &after[..unit];
+    (
+        after,
+        (TIME_UNITS.contains(&word) || word == "us").then_some(unit),
+    )
 }
 
 /// Seconds in one of a unit of time ([`TIME_UNITS`] and `us`).

@@ -795,7 +795,7 @@ mod tests {
             (c.route, c.remedy.first().map(|r| r.matched.as_str())),
             (Route::Accuracy, Some("rule:shape.comparison-failed"))
         );
-        // A tolerance finer than float16's precision (batch 31's grading): said, with the type's
+        // A tolerance finer than float16's rounding (batch 31's grading): said, with the type's
         // default; none for float32.
         let fp16 = "Expected: output c (64x64, FP16) matches the golden within rtol=1e-05, atol=1e-05\nAssertionError: Output 'c' does not match golden.\n  Mismatched elements: 4096/4096\n  rtol=1e-05, atol=1e-05\n";
         let c = classify_text(Path::new(PASTED), fp16).expect("classified");
@@ -808,7 +808,11 @@ mod tests {
         );
         let c =
             classify_text(Path::new(PASTED), &fp16.replace("FP16", "FP32")).expect("classified");
-        assert!(!c.notes.iter().any(|n| n.contains("precision")));
+        assert!(
+            !c.notes.iter().any(|n| n.contains("tolerance")),
+            "{:?}",
+            c.notes
+        );
         // An accuracy report of llama.cpp: its own tools, not msprobe (which does not dump it).
         let c = classify_text(
             Path::new(PASTED),
