@@ -707,19 +707,26 @@ fn single_files_can_be_compared() {
     check("single_files", "default");
 }
 
+/// `dump-compare` on a case's run in the default format (no `--format`): exit code and stdout.
+fn default_output(name: &str, run: &str) -> (Option<i32>, String) {
+    let c = case(name);
+    let mut args = c.args(c.run(run), "table", &[]);
+    args.truncate(args.len() - 2); // the default format
+    let out = common::npgx(&args);
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
 /// Two bare `.npy` files of other names (a kernel test's golden and its output, batch 31's
 /// grading): the command line pairs them, and no `repro` is suggested for bare arrays.
 #[test]
 #[ignore = "needs target/fixtures (scripts/test.sh writes them and runs this)"]
 fn two_npy_files_of_other_names_are_paired_by_the_command_line() {
     check("npy_files", "default");
-    let c = case("npy_files");
-    let run = c.run("default");
-    let mut args = c.args(run, "table", &[]);
-    args.truncate(args.len() - 2); // the default format
-    let out = common::npgx(&args);
-    assert_eq!(out.status.code(), Some(1));
-    let text = String::from_utf8_lossy(&out.stdout);
+    let (code, text) = default_output("npy_files", "default");
+    assert_eq!(code, Some(1));
     assert!(text.contains("1 pairs in 1 groups"), "{text}");
     assert!(!text.contains("npgx repro"), "{text}");
 }
@@ -908,13 +915,8 @@ fn group_naming_no_group_is_a_bad_option() {
 #[test]
 #[ignore = "needs target/fixtures (scripts/test.sh writes them and runs this)"]
 fn table_names_first_divergence_origin_and_the_next_command() {
-    let c = case("chain");
-    let run = c.run("default");
-    let mut args = c.args(run, "table", &[]);
-    args.truncate(args.len() - 2); // the default format
-    let out = common::npgx(&args);
-    assert_eq!(out.status.code(), Some(1));
-    let text = String::from_utf8_lossy(&out.stdout);
+    let (code, text) = default_output("chain", "default");
+    assert_eq!(code, Some(1));
     assert!(text.contains("layer0_Relu"), "origin named:\n{text}");
     let last = text
         .lines()
