@@ -699,7 +699,72 @@ fn collect_missing(a: &mut TriageAnalysis) {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_versions;
+    use super::*;
+    use crate::triage::compare::{Comparison, OutputComparison, Timing};
+
+    /// All five steps passed with outputs equal to eager's, and `calls` calls per step.
+    fn passed(calls: usize) -> TriageAnalysis {
+        let same = |candidate| OutputComparison {
+            reference: Step::Eager,
+            candidate,
+            tensors: calls,
+            max_abs_error: 0.0,
+            max_rel_error: 0.0,
+            min_cosine: 1.0,
+            allclose: true,
+            problems: Vec::new(),
+        };
+        let timing = |step, fastest_seconds| Timing {
+            step,
+            calls,
+            first_call_seconds: 1.0,
+            median_seconds: fastest_seconds,
+            fastest_seconds,
+        };
+        TriageAnalysis {
+            root: PathBuf::from("tree"),
+            complete: true,
+            problems: Vec::new(),
+            warnings: Vec::new(),
+            versions: Versions::default(),
+            steps: Vec::new(),
+            first_failure: None,
+            route: Route::Undetermined,
+            sub_skill: None,
+            rule: String::new(),
+            matched: None,
+            why: String::new(),
+            evidence: None,
+            notes: Vec::new(),
+            handoff_paths: Vec::new(),
+            missing: Vec::new(),
+            comparison: Some(Comparison {
+                outputs: vec![same(Step::ForceEager), same(Step::NpugraphEx)],
+                // Step 5 ten times slower than eager: slow enough to route, when judged.
+                timings: vec![timing(Step::Eager, 0.01), timing(Step::NpugraphEx, 0.1)],
+                eager_repeat: Some(same(Step::Eager)),
+            }),
+            dump_comparison: None,
+        }
+    }
+
+    #[test]
+    fn two_calls_are_too_few_to_judge_speed_three_are_enough() {
+        let mut a = passed(2);
+        route_passed(&mut a);
+        assert_eq!(a.route, Route::Undetermined);
+        assert_eq!(a.rule, "all-steps-passed");
+        assert!(
+            a.notes.iter().any(|n| n
+                .contains("speed not judged: steps 1 and 5 made 1 and 1 calls after the first")),
+            "{:?}",
+            a.notes
+        );
+        let mut a = passed(3);
+        route_passed(&mut a);
+        assert_eq!(a.route, Route::Performance);
+        assert_eq!(a.rule, "compare.timings");
+    }
 
     #[test]
     fn versions_from_npgx_env_txt() {

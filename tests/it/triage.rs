@@ -623,59 +623,6 @@ fn run_passes_eager_steps_then_meets_missing_npugraph_ex() {
 }
 
 #[test]
-#[ignore = "needs PyTorch (CPU); scripts/test.sh installs it and runs this"]
-fn run_with_test_double_fails_only_without_force_eager() {
-    let py = torch_python();
-    let out = scratch("run-double-fail");
-    let double = repo().join("testdata/triage/npugraph_ex_double");
-    let (code, v, root) = triage_run(
-        &out,
-        "double_model.py",
-        &format!("{py} {{script}}"),
-        &[
-            ("PYTHONPATH", double.to_str().unwrap()),
-            ("NPGX_TEST_DOUBLE", "fail_without_force_eager"),
-        ],
-        &[],
-    );
-    assert_eq!(code, 1, "{v:#}");
-    assert!(root.join("step4-npugraph_ex-force_eager/SUCCESS").exists());
-    assert_eq!(
-        read(&root.join("first_failure.txt")),
-        "step5-npugraph_ex exit_code=1\n"
-    );
-    let step4 = read(&root.join("scripts/step4-npugraph_ex-force_eager.py"));
-    assert!(
-        step4.contains("options={\"inplace_pass\": False, \"force_eager\": True}"),
-        "{step4}"
-    );
-    let a = &v["analysis"];
-    assert_eq!(a["route"], "runtime-error", "{a:#}");
-    assert!(a["notes"]
-        .to_string()
-        .contains("only with force_eager=False"));
-    let e = &a["evidence"]["first_causal_error"];
-    assert!(
-        e["message"]
-            .as_str()
-            .unwrap()
-            .contains("event wait timeout occurred during task execution"),
-        "{e:#}"
-    );
-    // TORCH_COMPILE_DEBUG wrote run_* directly under torch_compile_debug/ (no doubled level).
-    let runs = a["handoff_paths"].as_array().unwrap();
-    assert!(!runs.is_empty(), "{a:#}");
-    for r in runs {
-        let r = r.as_str().unwrap();
-        assert!(
-            r.contains("/torch_compile_debug/run_")
-                && !r.contains("torch_compile_debug/torch_compile_debug"),
-            "{r}"
-        );
-    }
-}
-
-#[test]
 fn timeout_stops_the_whole_process_group() {
     let out = scratch("run-timeout");
     let pidfile = out.join("child.pid");
@@ -954,17 +901,51 @@ pub(crate) fn verdicts(v: &Value) -> Vec<(String, String)> {
 #[test]
 #[ignore = "needs PyTorch (CPU); scripts/test.sh installs it and runs this"]
 fn run_bisect_isolates_a_crash_to_one_option_and_skips_a_rejected_one() {
+    // Four of the catalogue's flips run (the others rejected by the double, to keep the test
+    // short): the catalogue's order and values are unit tested (src/triage/bisect,
+    // flips_go_away_from_the_value_in_force).
     let (code, v, root) = double_options(
         "run",
         "bisect-crash",
         "double_model.py",
         &[
             ("NPGX_TEST_DOUBLE_FAIL_WHEN", "remove_noop_ops=True"),
-            ("NPGX_TEST_DOUBLE_REJECT", "clone_input"),
+            (
+                "NPGX_TEST_DOUBLE_REJECT",
+                "clone_input,reuse_graph_pool_in_same_fx,remove_cat_ops,input_inplace_pass,pattern_fusion_pass,capture_error_mode",
+            ),
         ],
         &["--bisect"],
     );
     assert_eq!(code, 1, "{v:#}");
+    // The ladder: step 4 (force_eager added to the script's options) passes, step 5 fails.
+    assert!(root.join("step4-npugraph_ex-force_eager/SUCCESS").exists());
+    assert_eq!(
+        read(&root.join("first_failure.txt")),
+        "step5-npugraph_ex exit_code=1\n"
+    );
+    let step4 = read(&root.join("scripts/step4-npugraph_ex-force_eager.py"));
+    assert!(
+        step4.contains("options={\"inplace_pass\": False, \"force_eager\": True}"),
+        "{step4}"
+    );
+    let a = &v["analysis"];
+    // The double's error names the capture (a CANN report's route: triage_steps.rs, step 5).
+    assert_eq!(a["route"], "compile-error", "{a:#}");
+    assert!(a["notes"]
+        .to_string()
+        .contains("only with force_eager=False"));
+    // TORCH_COMPILE_DEBUG wrote run_* directly under torch_compile_debug/ (no doubled level).
+    let runs = a["handoff_paths"].as_array().unwrap();
+    assert!(!runs.is_empty(), "{a:#}");
+    for r in runs {
+        let r = r.as_str().unwrap();
+        assert!(
+            r.contains("/torch_compile_debug/run_")
+                && !r.contains("torch_compile_debug/torch_compile_debug"),
+            "{r}"
+        );
+    }
     let b = &v["bisect"];
     assert_eq!(b["mode"], "failure");
     assert_eq!(b["outcome"], "isolated", "{b:#}");
@@ -981,13 +962,8 @@ fn run_bisect_isolates_a_crash_to_one_option_and_skips_a_rejected_one() {
         [
             "force_recapture-True",
             "clone_output-True",
-            "reuse_graph_pool_in_same_fx-False",
             "remove_noop_ops-False",
-            "remove_cat_ops-False",
             "inplace_pass-True",
-            "input_inplace_pass-False",
-            "pattern_fusion_pass-False",
-            "capture_error_mode-relaxed",
         ]
     );
     for (n, verdict) in &got {
@@ -1003,7 +979,7 @@ fn run_bisect_isolates_a_crash_to_one_option_and_skips_a_rejected_one() {
         .as_str()
         .unwrap()
         .contains("rejects"));
-    assert_eq!(b["runs"], 9);
+    assert_eq!(b["runs"], 4);
     // The variant directories hold what a step directory holds.
     let pass = root.join("bisect/remove_noop_ops-False");
     assert!(pass.join("SUCCESS").exists());
@@ -1056,10 +1032,15 @@ fn bisect_isolates_an_accuracy_difference_to_clone_output_and_names_the_fx_node(
     assert_eq!(code, 0, "{v:#}");
     assert_eq!(v["schema"], "npgx.triage-run");
     assert_eq!(v["analysis"]["route"], "accuracy");
+    // double_model.py seeds nothing: every step and variant starts from npgx's seed, so eager
+    // repeats itself and the variants that do not turn graph mode off match step 4 (below).
     assert_eq!(
         v["analysis"]["comparison"]["eager_repeat"]["allclose"],
         true
     );
+    assert!(root.join("step1-eager-repeat/SUCCESS").exists());
+    assert!(read(&root.join("env.txt")).contains("\nseed: 0\n"));
+    assert_eq!(v["analysis"]["versions"]["seed"], 0);
     let b = &v["bisect"];
     assert_eq!(b["mode"], "accuracy");
     assert_eq!(b["outcome"], "isolated", "{b:#}");
@@ -1102,31 +1083,11 @@ fn bisect_isolates_an_accuracy_difference_to_clone_output_and_names_the_fx_node(
 
 #[test]
 #[ignore = "needs PyTorch (CPU); scripts/test.sh installs it and runs this"]
-fn every_step_starts_from_the_same_seed_and_eager_noise_is_measured() {
-    // An unseeded random model with a backend that is exactly eager: no accuracy route.
-    let (code, v, root) = double_options(
-        "run",
-        "seed-unseeded",
-        "unseeded_model.py",
-        &[],
-        &["--compare-outputs"],
-    );
-    assert_eq!(code, 0, "{v:#}");
-    let a = &v["analysis"];
-    assert_ne!(a["route"], "accuracy", "{a:#}");
-    assert_eq!(a["rule"], "all-steps-passed", "{a:#}");
-    for o in a["comparison"]["outputs"].as_array().unwrap() {
-        assert_eq!(o["allclose"], true, "{o:#}");
-    }
-    assert_eq!(a["comparison"]["eager_repeat"]["allclose"], true);
-    // Two calls (one after compiling) are too few to judge speed, whatever the machine's load.
-    assert!(a["notes"].to_string().contains("speed not judged"), "{a:#}");
-    assert!(root.join("step1-eager-repeat/SUCCESS").exists());
-    assert!(read(&root.join("env.txt")).contains("\nseed: 0\n"));
-    assert_eq!(a["versions"]["seed"], 0);
-
+fn a_script_nondeterministic_in_eager_is_reported_and_not_bisected() {
     // A script that reseeds itself from the OS: reported as nondeterministic, not accuracy, and
-    // not bisected.
+    // not bisected. (Every step starts from the same seed: the accuracy bisect above, on a model
+    // with no seed of its own, matches step 4 only through it; two calls too few to judge speed:
+    // analyze's unit tests.)
     let (code, v, _) = double_options(
         "bisect",
         "seed-nondeterministic",

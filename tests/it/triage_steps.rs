@@ -362,6 +362,15 @@ fn steps_stop_at_a_failing_step5_like_the_contract() {
     );
     let v = analysis(&ran);
     assert_eq!(v["route"], "runtime-error", "{v:#}");
+    // The cause is the CANN report the double wrote to step 5's stderr, not the RuntimeError.
+    let e = &v["evidence"]["first_causal_error"];
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .contains("event wait timeout occurred during task execution"),
+        "{e:#}"
+    );
     assert!(
         v["handoff_paths"]
             .to_string()
