@@ -37,7 +37,9 @@ pub fn nan_metric(line: &str) -> Option<String> {
             let end = at + value.len();
             let starts = at == 0 || !b[at - 1].is_ascii_alphanumeric();
             let ends = end >= b.len() || !b[end].is_ascii_alphanumeric();
-            if !(starts && ends) {
+            // `grad_norm = inf?`: a question about the value, not the value printed.
+            let asked = l[end..].starts_with(['?', '？']);
+            if !(starts && ends) || asked {
                 continue;
             }
             // Back over `-`, quotes and spaces to the `:` or `=` before the value.
@@ -93,6 +95,33 @@ pub fn nan_metric(line: &str) -> Option<String> {
         }
     }
     None
+}
+
+/// A printed tensor or array whose values are all zero, three at least (`tensor([0., 0., 0.,
+/// ..., 0., 0., 0.], device='npu:0')`, `array([0, 0, 0], dtype=int32)`, numpy's `[0. 0. 0.]`):
+/// the line that shows an output of zeros. Only the line's own brackets are read: a value
+/// outside them (`device='npu:0'`) or a line that starts with words is none.
+pub fn zero_values(line: &str) -> bool {
+    let t = line.trim();
+    let body = ["tensor(", "array("]
+        .iter()
+        .find_map(|p| t.strip_prefix(p))
+        .unwrap_or(t);
+    if !body.starts_with('[') {
+        return false;
+    }
+    let inner = &body[..body.rfind(']').map_or(body.len(), |e| e + 1)];
+    let mut zeros = 0;
+    for v in inner.split(|c: char| c.is_whitespace() || matches!(c, ',' | '[' | ']')) {
+        if v.is_empty() || v == "..." {
+            continue;
+        }
+        match v.trim_end_matches('.').parse::<f64>() {
+            Ok(0.0) => zeros += 1,
+            _ => return false,
+        }
+    }
+    zeros >= 3
 }
 
 /// float16's largest finite magnitude.
@@ -977,6 +1006,41 @@ mod tests {
             nan_metric("(TaskRunner pid=1) critic/kl:nan").as_deref(),
             Some("critic/kl: nan")
         );
+        // Batch 34: a value asked about is not printed (`= inf?`); the printed one is.
+        assert_eq!(
+            nan_metric("优化后 grad_norm_before_clip = inf?应该是有溢出的问题？"),
+            None
+        );
+        assert_eq!(nan_metric("grad_norm_before_clip = inf？"), None);
+        assert_eq!(
+            nan_metric("    grad_norm_before_clip = Inf").as_deref(),
+            Some("grad_norm_before_clip: inf")
+        );
+    }
+
+    // Batch 34: a tensor or an array printed with zeros only; anything else is not.
+    #[test]
+    fn printed_zeros() {
+        for zeros in [
+            "tensor([0., 0., 0.,  ..., 0., 0., 0.], device='npu:0')",
+            "array([0, 0, 0], dtype=int32)",
+            "[0. 0. 0. ... 0. 0. 0.]",
+            "tensor([[0., 0., 0.],",
+            "  [-0.0000, 0.0000, 0.0000]",
+        ] {
+            assert!(zero_values(zeros), "{zeros}");
+        }
+        for not in [
+            "tensor([ 0.7859, -2.5347, -0.5112,  ...,  1.7073, -1.4685,  1.0604],",
+            "tensor([0., 0.], device='npu:0')",
+            "the output is [0, 0, 0]",
+            "[0, 0, 1]",
+            "[2026-01-01 00:00:00] 0 0 0",
+            "[]",
+            "[0, 0, 0, x]",
+        ] {
+            assert!(!zero_values(not), "{not}");
+        }
     }
 
     #[test]

@@ -26,7 +26,7 @@ use npgx_parsers::knowledge::{self, CauseKind, Kind, Phase};
 use npgx_parsers::line_prefix::{line_severity, strip_prefixes, Severity};
 use npgx_parsers::printed::{
     cpu_fallback, degenerate_text, host_weights, latencies, loss_spike, nan_metric, repeated_lines,
-    saturated_half, serving_metric, speed_rates,
+    saturated_half, serving_metric, speed_rates, zero_values,
 };
 
 /// The route a failure takes.
@@ -1440,8 +1440,15 @@ pub fn route_prose(text: &str) -> Option<(Routing, usize, String)> {
         );
         return Some((r, at, cited));
     }
-    let (i, w) = verdict
-        .filter(|_| route == Route::Performance)
+    // A report of zeros (`全零`, `all zeros`) shows them: its evidence is the printed tensor or
+    // array of zeros, not the sentence.
+    let zeros = hits
+        .iter()
+        .find(|(_, w)| w.contains('0') || w.contains('零') || w.contains("zero"))
+        .filter(|_| route == Route::Accuracy)
+        .and_then(|&(_, w)| Some((lines.iter().position(|l| zero_values(l))?, w)));
+    let (i, w) = zeros
+        .or_else(|| verdict.filter(|_| route == Route::Performance))
         .or_else(|| {
             hits.iter()
                 .copied()
@@ -2064,6 +2071,19 @@ mod tests {
         ] {
             assert_eq!(route_prose(text).map(|(r, ..)| r.route), Some(route), "{text}");
         }
+        // Batch 34: a report of zeros cites the tensor of zeros it shows, not its sentence nor
+        // the input printed before it; without a word of zeros, or without such a tensor, the
+        // report's line as before.
+        let zeros = "返回结果全零，执行目录下main.so存在\ntensor([ 0.7859, -2.5347,  ...,  1.0604],\n       device='npu:0')\ntensor([0., 0., 0.,  ..., 0., 0., 0.], device='npu:0')\n";
+        let (r, at, _) = route_prose(zeros).unwrap();
+        assert_eq!(
+            (r.route, at, r.matched.as_deref()),
+            (Route::Accuracy, 4, Some("全零"))
+        );
+        let other = zeros.replace("全零", "精度不对");
+        assert_eq!(route_prose(&other).unwrap().1, 1);
+        let none = "the output is all zeros\n";
+        assert_eq!(route_prose(none).unwrap().1, 1);
         // A verdict makes measurements a report.
         let (r, _, _) =
             route_prose("decode throughput 73.3 tok/s vs 500.2 tok/s before\n").unwrap();

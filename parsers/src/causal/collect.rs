@@ -1053,11 +1053,12 @@ impl<'w> Collector<'_, 'w> {
         let end = continuation(w, i + 1, 40, &mut scope);
         // MindSpore's exception over a section that says what failed below it: a summary. A
         // title that says its text follows (`RuntimeError: NNAdapter C++ Exception: `) with none
-        // after it (a fence or a process's abort at most) under an error of the 40 lines above
-        // it: the text was said there (Paddle-Lite's fatal record).
+        // after it (a fence, a process's abort or a copy of a line above it at most) under an
+        // error of the 40 lines above it: the text was said there (Paddle-Lite's fatal record).
         let untitled = e.message.trim_end().ends_with(':')
-            && (i + 1..end.min(w.len()))
-                .all(|k| w[k].norm.skip || is_process_abort(w[k].rest.trim()))
+            && (i + 1..end.min(w.len())).all(|k| {
+                w[k].norm.skip || is_process_abort(w[k].rest.trim()) || repeats_above(w, k, i)
+            })
             && self.above(i).any(|c| c.tier != Tier::Cascade);
         // A lookup that found nothing (`KeyError: '0'`) names the key, not why it is missing:
         // under an error of the 40 lines above its traceback that says what the program needed
@@ -2330,6 +2331,29 @@ impl<'w> OtherLine<'w> {
         })
     }
 
+    /// The driver's `EXCEPTION TASK:` print names the task that faulted on its `Exception info:`
+    /// line (`TGID=1134286, model id=65535, stream id=21, …, task type=aicpu kernel, …`); its
+    /// `Message info[0]:` holds fields only (`aicpu=0,slot_id=0,…`). Without a task type (the
+    /// `EXCEPTION STREAM:` print's) the line says nothing of the fault.
+    fn exception_task_item(&self) -> Option<Candidate<'w>> {
+        let t = self.t;
+        let fields = t.strip_prefix("Exception info:")?;
+        let task = fields.starts_with("TGID=")
+            && fields.split(", ").any(|f| {
+                f.strip_prefix("task type=")
+                    .is_some_and(|v| v.bytes().any(|b| b.is_ascii_alphabetic()))
+            });
+        task.then(|| {
+            self.make(
+                Tier::Strong,
+                CauseRank::DeviceFault,
+                Shape::PlogRecord,
+                "cann.exception-task",
+                t,
+            )
+        })
+    }
+
     fn process_abort(&self) -> Option<Candidate<'w>> {
         let t = self.t;
         is_process_abort(t).then(|| {
@@ -2546,6 +2570,7 @@ fn classify_other<'w>(w: &[WinLine<'w>], i: usize, soft: bool) -> Option<Candida
         .or_else(|| l.native_abort())
         .or_else(|| l.runtime_device_item())
         .or_else(|| l.exception_stream_item())
+        .or_else(|| l.exception_task_item())
         .or_else(|| l.stated_cause(n))
         .or_else(|| l.fatal_record(n))
         .or_else(|| l.failed_because(n))
@@ -2594,6 +2619,21 @@ fn python_warning(t: &str) -> bool {
 
 /// A process's last words: a C++ `terminate`, a signal, Python's fatal error, a `: [ERROR]` tag.
 /// Compared ignoring ASCII case, without a lower-case copy of every line.
+/// Whether window line `k` only repeats (whole, or cut at its end, in markdown emphasis at
+/// most: `**[F 10/28 …] Failed to load the`) a line of the 40 above window index `before`: a
+/// copy says nothing new.
+fn repeats_above(w: &[WinLine<'_>], k: usize, before: usize) -> bool {
+    let copy = w[k]
+        .raw
+        .trim()
+        .trim_matches(|c| c == '*' || c == '_')
+        .trim();
+    copy.len() >= 20
+        && w[before.saturating_sub(40)..before]
+            .iter()
+            .any(|l| l.raw.trim().starts_with(copy))
+}
+
 fn is_process_abort(t: &str) -> bool {
     let b = t.as_bytes();
     let starts = |p: &str| {

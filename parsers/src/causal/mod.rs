@@ -1202,6 +1202,18 @@ mod tests {
             c.phase.as_ref().and_then(|p| p.kind),
             Some(CauseKind::DeviceFault)
         );
+        // The `EXCEPTION TASK:` print: its `Exception info:` names the task type that faulted
+        // (an AICPU kernel), its `Message info[0]:` only fields.
+        let task = "DEVICE[0] PID[44207]: \nEXCEPTION TASK:\n  Exception info:TGID=1134286, model id=65535, stream id=21, stream phase=SCHEDULE, task id=3377, task type=aicpu kernel, recently received task id=3377, recently send task id=3376, task phase=RUN\n  Message info[0]:aicpu=0,slot_id=0,report_mailbox_flag=0x5a5a5a5a,state=0x5210\n    Other info[0]:time=2024-06-19-23:19:23.004.854, function=proc_aicpu_task_done, line=970, error code=0x2a\nTraceback (most recent call last):\n  File \"t.py\", line 1, in <module>\n    main()\n";
+        let c = first(task);
+        assert_eq!((c.line, &*c.evidence.rule), (3, "cann.exception-task"));
+        assert_eq!(
+            c.phase.as_ref().and_then(|p| p.kind),
+            Some(CauseKind::DeviceFault)
+        );
+        // Without a task type, or not the driver's fields, no item.
+        let bare = "Exception info:TGID=1, model id=65535, stream id=3, stream phase=3\nException info: task type=aicpu kernel\n";
+        assert!(first_causal_error(bare.as_bytes()).is_none());
         // Not any `Message info[…]` a program logs.
         let other = "Message info[0]:  nothing here\nMessage info[x]:RTS_HWTS: y\n";
         assert!(first_causal_error(other.as_bytes()).is_none_or(|c| c.line != 1 && c.line != 2));
@@ -1693,6 +1705,14 @@ mod tests {
         // Fenced, or with the process's abort after it, the same.
         let fenced = format!("```\n{lite}```\nAborted (core dumped)\n");
         assert_eq!(first(&fenced).line, 2);
+        // The title over a copy of the record (cut, in markdown's bold): the same.
+        let copied = format!(
+            "{lite}**[F 10/28 12:31:52. 73 ...nadapter/src/runtime/device.cc:529 Find] Failed to load the device\n"
+        );
+        assert_eq!(first(&copied).line, 1);
+        // A line of its own under the title is its text: the exception is the error.
+        let own = format!("{lite}  the device HAL library is not built for this CANN\n");
+        assert_eq!(first(&own).line, 6);
         // With nothing said above it, the exception is the error.
         let alone = "Traceback (most recent call last):\n  File \"a.py\", line 1, in <module>\n    m.predict(x)\nRuntimeError: NNAdapter C++ Exception: \n";
         assert_eq!(first(alone).tier, Tier::Strong);
@@ -1701,6 +1721,23 @@ mod tests {
         assert_eq!(first(titled).tier, Tier::Strong);
         let hccp = "[ERROR] HCCP(7,python):2025-07-15-12:45:32.997.682 [ra_hdc_rdma.c:1199]tid:7,ra_hdc_rdev_init(1199) : [init][ra_hdc_rdev]ra hdc message process failed ret(-67) phy_id(0)\n[ERROR] HCCL(7,python):2025-07-15-12:45:32.997.778 [adapter_hccp.cc:647] [7][Init][RaRdma]errNo[0x0000000005000013] rdma init fail. return: ret[328004]\n";
         assert_eq!(first(hccp).line, 1);
+    }
+
+    // Batch 34: aten's device check — an operator called with tensors on two devices — is an
+    // operator's contract broken while the program runs.
+    #[test]
+    fn tensors_on_two_devices() {
+        let text = "Computing reference log probs:   0%| 0/2 [00:00<?, ?it/s]\nRuntimeError: Expected all tensors to be on the same device, but got indices is on npu:0,\ndifferent from other tensors on cpu (when checking argument in method wrapper_NPU__embedding)\n";
+        let c = first(text);
+        let p = c.phase.expect("a phase");
+        assert_eq!(
+            (c.line, p.phase, p.nature),
+            (
+                2,
+                Phase::Execution,
+                Some(crate::knowledge::Nature::Parameter)
+            )
+        );
     }
 
     // Batch 18's grading: MindSpore's allocator message is a memory fault; Python's `cannot
