@@ -1446,8 +1446,9 @@ pub fn route_prose(text: &str) -> Option<(Routing, usize, String)> {
         .iter()
         .find(|(_, w)| w.contains('0') || w.contains('零') || w.contains("zero"))
         .filter(|_| route == Route::Accuracy)
-        .and_then(|&(_, w)| Some((lines.iter().position(|l| zero_values(l))?, w)));
+        .and_then(|&(said, w)| Some((lines.iter().position(|l| zero_values(l))?, w, said)));
     let (i, w) = zeros
+        .map(|(i, w, _)| (i, w))
         .or_else(|| verdict.filter(|_| route == Route::Performance))
         .or_else(|| {
             hits.iter()
@@ -1457,11 +1458,18 @@ pub fn route_prose(text: &str) -> Option<(Routing, usize, String)> {
         .or_else(|| hits.first().copied())?;
     let mut r = Routing::new(route, rule, Some(w));
     r.confidence = Confidence::Medium;
-    r.why = format!(
-        "no error stack; {} line(s) of {} wording (rules 3–4)",
-        hits.len(),
-        route.as_str()
-    );
+    r.why = match zeros {
+        Some((_, w, said)) => format!(
+            "no error stack; the report says its output is zeros (`{w}`, line {}) and prints them (line {}) (rule 3)",
+            said + 1,
+            i + 1
+        ),
+        None => format!(
+            "no error stack; {} line(s) of {} wording (rules 3–4)",
+            hits.len(),
+            route.as_str()
+        ),
+    };
     Some((r, i + 1, lines[i].trim_end().to_string()))
 }
 
@@ -2079,6 +2087,11 @@ mod tests {
         assert_eq!(
             (r.route, at, r.matched.as_deref()),
             (Route::Accuracy, 4, Some("全零"))
+        );
+        assert!(
+            r.why.contains("(`全零`, line 1) and prints them (line 4)"),
+            "{}",
+            r.why
         );
         let other = zeros.replace("全零", "精度不对");
         assert_eq!(route_prose(&other).unwrap().1, 1);
