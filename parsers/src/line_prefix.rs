@@ -53,6 +53,11 @@
 //! bytes. A paste that cut the time keeps the separator after it first on the line (`-
 //! gpustack.cmd.start - CRITICAL - `, wider-world batch 24): that `- ` stands for the time.
 //!
+//! `spaced_logger` is a header of fields between single spaces after an ISO time: the level word
+//! in any case, then a thread id and `pid[N]`, or a bracketed module and source, one of the two
+//! at least (Ascend MemFabric's hybm and smem logs: `2025-09-22 20:20:40.102319 error 12789
+//! pid[12789] [BM devmm_ioctl.cpp:122] `).
+//!
 //! `elided_glog` is a glog header whose head a user cut to `...` when pasting; its level is
 //! unknown and reported as `?`. So is `vllm_tail`'s (a `VllmLogger` with level `?`): the user kept
 //! only `[multiproc_executor.py:654] ` of the logger's prefix.
@@ -325,6 +330,7 @@ pub fn strip_prefixes(line: &str) -> Stripped<'_> {
             opencv_log,
             bracket_logger,
             separated_logger,
+            spaced_logger,
             pytest_error,
             old_torch_logs,
             old_logger,
@@ -948,6 +954,36 @@ fn bracket_logger(i: &str) -> R<'_, LinePrefix<'_>> {
     Ok((r, LinePrefix::ServiceLogger { level }))
 }
 
+/// `spaced_logger` of the grammar (see the module's text).
+fn spaced_logger(i: &str) -> R<'_, LinePrefix<'_>> {
+    let (r, _) = (
+        iso_date,
+        char(' '),
+        hms,
+        opt((one_of(".,"), fraction)),
+        char(' '),
+    )
+        .parse(i)?;
+    let (r, level) = verify(take_till(|c: char| c == ' '), is_level_word).parse(r)?;
+    let (r, _) = char(' ').parse(r)?;
+    let (r, ids) = opt((digit1, tag(" pid["), digit1, tag("] "))).parse(r)?;
+    let (r, source) = opt((
+        char('['),
+        verify(take_till(|c| c == ']' || c == '['), |s: &str| {
+            s.len() <= 64 && s.contains(' ')
+        }),
+        tag("] "),
+    ))
+    .parse(r)?;
+    if ids.is_none() && source.is_none() {
+        return Err(nom::Err::Error(nom::error::Error::new(
+            i,
+            nom::error::ErrorKind::Verify,
+        )));
+    }
+    Ok((r, LinePrefix::ServiceLogger { level }))
+}
+
 /// `separated_logger` of the grammar: Python logging's ` - `-separated record header and
 /// loguru's ` | `-separated one.
 fn separated_logger(i: &str) -> R<'_, LinePrefix<'_>> {
@@ -1105,6 +1141,24 @@ mod tests {
                 source: "multiproc_executor.py:932"
             }
         );
+    }
+
+    // Batch 35: MemFabric's records, their level in lower case; a time and a word without the
+    // ids or the bracketed source are no header.
+    #[test]
+    fn spaced_logger_headers() {
+        let s = strip_prefixes("2025-09-22 20:20:40.102319 error 12789 pid[12789] [BM devmm_ioctl.cpp:122] svm advise failed:-1 : 3 : No such process");
+        assert_eq!(s.rest, "svm advise failed:-1 : 3 : No such process");
+        assert_eq!(line_severity(&s.prefixes, s.rest), Some(Severity::Error));
+        let s = strip_prefixes("2025-09-22 20:20:40.102369 error 12789 pid[12789] [SMEM smem_trans.cpp:44] hybm core init failed: -3");
+        assert_eq!(s.rest, "hybm core init failed: -3");
+        for not in [
+            "2025-09-22 20:20:40 error in the run",
+            "2025-09-22 20:20:40.1 errors 1 pid[2] x",
+            "2025-09-22 20:20:40 info [nospace] x",
+        ] {
+            assert!(strip_prefixes(not).prefixes.is_empty(), "{not}");
+        }
     }
 
     #[test]

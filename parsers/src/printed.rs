@@ -107,7 +107,9 @@ pub fn zero_values(line: &str) -> bool {
         .iter()
         .find_map(|p| t.strip_prefix(p))
         .unwrap_or(t);
-    if !body.starts_with('[') {
+    // The whole tensor on the line: its brackets closed, not a row that more rows follow.
+    let opened = body.matches('[').count();
+    if !body.starts_with('[') || opened != body.matches(']').count() || t.ends_with(',') {
         return false;
     }
     let inner = &body[..body.rfind(']').map_or(body.len(), |e| e + 1)];
@@ -1025,7 +1027,7 @@ mod tests {
             "tensor([0., 0., 0.,  ..., 0., 0., 0.], device='npu:0')",
             "array([0, 0, 0], dtype=int32)",
             "[0. 0. 0. ... 0. 0. 0.]",
-            "tensor([[0., 0., 0.],",
+            "tensor([[0., 0., 0.], [0., 0., 0.]])",
             "  [-0.0000, 0.0000, 0.0000]",
         ] {
             assert!(zero_values(zeros), "{zeros}");
@@ -1038,6 +1040,9 @@ mod tests {
             "[2026-01-01 00:00:00] 0 0 0",
             "[]",
             "[0, 0, 0, x]",
+            // The first row of a matrix whose other rows follow.
+            "tensor([[0., 0., 0.],",
+            "        [0., 0., 0.],",
         ] {
             assert!(!zero_values(not), "{not}");
         }

@@ -1068,16 +1068,25 @@ fn unit_after_number(line: &str, unit: &str) -> bool {
 /// slowness).
 fn route_metrics(text: &str) -> Option<(Routing, usize, String)> {
     let lines: Vec<&str> = text.lines().collect();
-    let nan = lines.iter().enumerate().find_map(|(i, line)| {
-        let m = nan_metric(line)?;
-        let mut r = Routing::new(Route::Accuracy, "metric.nan", Some(&m));
-        r.confidence = Confidence::Medium;
-        r.why = format!(
-            "no error stack; the training log reports `{m}` (line {}): the numbers went wrong",
-            i + 1
-        );
-        Some((r, i))
-    });
+    // A value printed is the evidence; one a sentence asks about (`grad_norm = inf?`) only when
+    // no line prints one.
+    let found = |asked: bool| {
+        lines.iter().enumerate().find_map(|(i, line)| {
+            let m = if asked {
+                nan_metric(&line.replace(['?', '？'], " "))
+            } else {
+                nan_metric(line)
+            }?;
+            let mut r = Routing::new(Route::Accuracy, "metric.nan", Some(&m));
+            r.confidence = Confidence::Medium;
+            r.why = format!(
+                "no error stack; the training log reports `{m}` (line {}): the numbers went wrong",
+                i + 1
+            );
+            Some((r, i))
+        })
+    };
+    let nan = found(false).or_else(|| found(true));
     let spike = || {
         let (i, low, high) = loss_spike(&lines)?;
         let mut r = Routing::new(Route::Accuracy, "metric.loss-spike", Some("loss"));
@@ -1361,6 +1370,9 @@ pub fn route_prose(text: &str) -> Option<(Routing, usize, String)> {
         return Some(t);
     }
     let lines: Vec<&str> = text.lines().collect();
+    if let Some(t) = route_zeros(&lines) {
+        return Some(t);
+    }
     let functions = logging_functions(&lines);
     // A performance report's symptom is its verdict (a latency alone is neither slow nor
     // fast): the first line that compares, even one whose metric name is misspelt.
@@ -1440,16 +1452,8 @@ pub fn route_prose(text: &str) -> Option<(Routing, usize, String)> {
         );
         return Some((r, at, cited));
     }
-    // A report of zeros (`全零`, `all zeros`) shows them: its evidence is the printed tensor or
-    // array of zeros, not the sentence.
-    let zeros = hits
-        .iter()
-        .find(|(_, w)| w.contains('0') || w.contains('零') || w.contains("zero"))
-        .filter(|_| route == Route::Accuracy)
-        .and_then(|&(said, w)| Some((lines.iter().position(|l| zero_values(l))?, w, said)));
-    let (i, w) = zeros
-        .map(|(i, w, _)| (i, w))
-        .or_else(|| verdict.filter(|_| route == Route::Performance))
+    let (i, w) = verdict
+        .filter(|_| route == Route::Performance)
         .or_else(|| {
             hits.iter()
                 .copied()
@@ -1458,19 +1462,60 @@ pub fn route_prose(text: &str) -> Option<(Routing, usize, String)> {
         .or_else(|| hits.first().copied())?;
     let mut r = Routing::new(route, rule, Some(w));
     r.confidence = Confidence::Medium;
-    r.why = match zeros {
-        Some((_, w, said)) => format!(
-            "no error stack; the report says its output is zeros (`{w}`, line {}) and prints them (line {}) (rule 3)",
-            said + 1,
-            i + 1
-        ),
-        None => format!(
-            "no error stack; {} line(s) of {} wording (rules 3–4)",
-            hits.len(),
-            route.as_str()
-        ),
-    };
+    r.why = format!(
+        "no error stack; {} line(s) of {} wording (rules 3–4)",
+        hits.len(),
+        route.as_str()
+    );
     Some((r, i + 1, lines[i].trim_end().to_string()))
+}
+
+/// Words of a report that its output is zeros (`返回结果全零`, `the output is all zeros`).
+const ZERO_WORDS: &[&str] = &[
+    "全零",
+    "全0",
+    "全为0",
+    "全是0",
+    "全为零",
+    "全是零",
+    "all zeros",
+    "all zero",
+];
+
+/// Words just before them that deny it (`不是全零`, `no longer all zeros`).
+const ZERO_NEGATIONS: &[&str] = &["不是", "并非", "不再", "not", "no longer", "n't"];
+
+/// A report that its output is zeros — the words not a setting's value (`全为0.1`), not
+/// zero-copy (`全零拷贝`), not denied just before them — and the tensor or array of zeros it
+/// prints nearest after them, else before them: accuracy, the zeros cited. Without such a tensor,
+/// nothing (the words alone are no evidence of wrong numbers).
+fn route_zeros(lines: &[&str]) -> Option<(Routing, usize, String)> {
+    let (said, word) = lines.iter().enumerate().find_map(|(i, line)| {
+        let l = line.to_lowercase();
+        ZERO_WORDS.iter().find_map(|w| {
+            l.match_indices(w)
+                .any(|(at, _)| {
+                    let after = &l[at + w.len()..];
+                    let setting =
+                        after.starts_with(|c: char| c.is_ascii_digit() || c == '.' || c == '拷');
+                    let before = l[..at].trim_end();
+                    let denied = ZERO_NEGATIONS.iter().any(|n| before.ends_with(n));
+                    !setting && !denied
+                })
+                .then_some((i, *w))
+        })
+    })?;
+    let z = (said..lines.len())
+        .find(|&k| zero_values(lines[k]))
+        .or_else(|| (0..said).rev().find(|&k| zero_values(lines[k])))?;
+    let mut r = Routing::new(Route::Accuracy, "metric.zero-output", Some(word));
+    r.confidence = Confidence::Medium;
+    r.why = format!(
+        "no error stack; the report says its output is zeros (`{word}`, line {}) and prints them (line {})",
+        said + 1,
+        z + 1
+    );
+    Some((r, z + 1, lines[z].trim_end().to_string()))
 }
 
 #[cfg(test)]
@@ -2079,24 +2124,49 @@ mod tests {
         ] {
             assert_eq!(route_prose(text).map(|(r, ..)| r.route), Some(route), "{text}");
         }
-        // Batch 34: a report of zeros cites the tensor of zeros it shows, not its sentence nor
-        // the input printed before it; without a word of zeros, or without such a tensor, the
-        // report's line as before.
+        // Batch 34: a report of zeros cites the tensor of zeros it prints nearest after its
+        // words, not its sentence nor the input printed before it (nor a zero mask before the
+        // words when one follows them); not a setting's value, zero-copy, words that deny it, a
+        // matrix whose first row is zeros, or words without a tensor of zeros.
         let zeros = "返回结果全零，执行目录下main.so存在\ntensor([ 0.7859, -2.5347,  ...,  1.0604],\n       device='npu:0')\ntensor([0., 0., 0.,  ..., 0., 0., 0.], device='npu:0')\n";
         let (r, at, _) = route_prose(zeros).unwrap();
         assert_eq!(
-            (r.route, at, r.matched.as_deref()),
-            (Route::Accuracy, 4, Some("全零"))
+            (r.route, at, &*r.rule, r.matched.as_deref()),
+            (Route::Accuracy, 4, "metric.zero-output", Some("全零"))
         );
         assert!(
             r.why.contains("(`全零`, line 1) and prints them (line 4)"),
             "{}",
             r.why
         );
-        let other = zeros.replace("全零", "精度不对");
-        assert_eq!(route_prose(&other).unwrap().1, 1);
-        let none = "the output is all zeros\n";
-        assert_eq!(route_prose(none).unwrap().1, 1);
+        let mask = format!("mask: [0, 0, 0, 0]\n{zeros}");
+        assert_eq!(route_prose(&mask).unwrap().1, 5);
+        let english = "Output:\n[0. 0. 0. 0.]\nThe NPU output is all zeros, the CPU one is not.\n";
+        assert_eq!(route_prose(english).unwrap().1, 2);
+        for not in [
+            "dropout全为0.1\ntensor([0., 0., 0.])\n",
+            "实现全零拷贝\ntensor([0., 0., 0.])\n",
+            "输出不是全零了\ntensor([0., 0., 0.])\n",
+            "the output is no longer all zeros\ntensor([0., 0., 0.])\n",
+            "输出全零\ntensor([[0., 0., 0.],\n        [1., 2., 3.]])\n",
+            "the output is all zeros\n",
+        ] {
+            assert!(
+                route_prose(not).is_none_or(|(r, ..)| r.rule != "metric.zero-output"),
+                "{not}"
+            );
+        }
+        // A metric asked about is cited only when no line prints one.
+        let asked = "为什么 grad_norm = inf？\n    grad_norm = Inf\n";
+        assert_eq!(
+            route_prose(asked).map(|(r, at, _)| (r.rule, at)),
+            Some(("metric.nan".into(), 2))
+        );
+        let only = "为什么 loss = nan？\n";
+        assert_eq!(
+            route_prose(only).map(|(r, at, _)| (r.rule, at)),
+            Some(("metric.nan".into(), 1))
+        );
         // A verdict makes measurements a report.
         let (r, _, _) =
             route_prose("decode throughput 73.3 tok/s vs 500.2 tok/s before\n").unwrap();

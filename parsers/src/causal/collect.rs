@@ -2341,7 +2341,7 @@ impl<'w> OtherLine<'w> {
         let task = fields.starts_with("TGID=")
             && fields.split(", ").any(|f| {
                 f.strip_prefix("task type=")
-                    .is_some_and(|v| v.bytes().any(|b| b.is_ascii_alphabetic()))
+                    .is_some_and(|v| v.starts_with(|c: char| c.is_ascii_alphabetic()))
             });
         task.then(|| {
             self.make(
@@ -2349,6 +2349,56 @@ impl<'w> OtherLine<'w> {
                 CauseRank::DeviceFault,
                 Shape::PlogRecord,
                 "cann.exception-task",
+                t,
+            )
+        })
+    }
+
+    /// GNU make's report that a recipe failed (`make[3]: *** [CMakeFiles/x.dir/build.make:77:
+    /// out.cpp] Error 1`, `make: *** [all] Error 2`): a build stopped. What failed is the
+    /// recipe's own output above it, when the text has it: a cascade.
+    fn make_error(&self) -> Option<Candidate<'w>> {
+        let t = self.t;
+        let (head, rest) = t.split_once(": *** ")?;
+        let level = head
+            .strip_prefix("gmake")
+            .or_else(|| head.strip_prefix("make"))?;
+        let make = level.is_empty()
+            || level
+                .strip_prefix('[')
+                .and_then(|l| l.strip_suffix(']'))
+                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+        let failed = rest.starts_with('[')
+            && rest.rsplit_once("] Error ").is_some_and(|(_, n)| {
+                let n = n.split(' ').next().unwrap_or("");
+                !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())
+            });
+        (make && failed).then(|| {
+            self.make(
+                Tier::Cascade,
+                CauseRank::ErrorReport,
+                Shape::CompilerDiagnostic,
+                "make.error",
+                t,
+            )
+        })
+    }
+
+    /// An LLVM-based tool's crash report (`Stack dump:`, then `0.\tProgram arguments:
+    /// …/bishengir-compile kernel.mlir …`, as LLVM's PrettyStackTrace prints it): the compiler
+    /// crashed on that input.
+    fn compiler_crash(&self) -> Option<Candidate<'w>> {
+        let t = self.t;
+        let args = t
+            .strip_prefix("0.")?
+            .trim_start()
+            .strip_prefix("Program arguments: ")?;
+        (!args.trim().is_empty()).then(|| {
+            self.make(
+                Tier::Strong,
+                CauseRank::ErrorReport,
+                Shape::CompilerDiagnostic,
+                "compiler.crash",
                 t,
             )
         })
@@ -2571,6 +2621,8 @@ fn classify_other<'w>(w: &[WinLine<'w>], i: usize, soft: bool) -> Option<Candida
         .or_else(|| l.runtime_device_item())
         .or_else(|| l.exception_stream_item())
         .or_else(|| l.exception_task_item())
+        .or_else(|| l.make_error())
+        .or_else(|| l.compiler_crash())
         .or_else(|| l.stated_cause(n))
         .or_else(|| l.fatal_record(n))
         .or_else(|| l.failed_because(n))
@@ -2617,23 +2669,19 @@ fn python_warning(t: &str) -> bool {
     })
 }
 
-/// A process's last words: a C++ `terminate`, a signal, Python's fatal error, a `: [ERROR]` tag.
-/// Compared ignoring ASCII case, without a lower-case copy of every line.
 /// Whether window line `k` only repeats (whole, or cut at its end, in markdown emphasis at
 /// most: `**[F 10/28 …] Failed to load the`) a line of the 40 above window index `before`: a
 /// copy says nothing new.
 fn repeats_above(w: &[WinLine<'_>], k: usize, before: usize) -> bool {
-    let copy = w[k]
-        .raw
-        .trim()
-        .trim_matches(|c| c == '*' || c == '_')
-        .trim();
+    let copy = w[k].raw.trim().trim_matches('*').trim();
     copy.len() >= 20
         && w[before.saturating_sub(40)..before]
             .iter()
             .any(|l| l.raw.trim().starts_with(copy))
 }
 
+/// A process's last words: a C++ `terminate`, a signal, Python's fatal error, a `: [ERROR]` tag.
+/// Compared ignoring ASCII case, without a lower-case copy of every line.
 fn is_process_abort(t: &str) -> bool {
     let b = t.as_bytes();
     let starts = |p: &str| {

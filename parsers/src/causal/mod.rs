@@ -1110,6 +1110,35 @@ mod tests {
         let cmake = "-- Warning: ccache not found - consider installing it for faster compilation\nCMake Error at /x/host_config.cmake:20 (message):\n  SOC_VERSION ascendx does not support, the support list is\n  ascend910b1;ascend910b2\nCall Stack (most recent call first):\n  /x/ascendc.cmake:3 (include)\n";
         let c = first(cmake);
         assert_eq!((c.line, &*c.evidence.rule), (3, "cmake.error"));
+        // Batch 35: make's report that a recipe failed is the build's error when nothing above it
+        // says more (a warning does not), a cascade under the compiler's error; LLVM's crash
+        // report names the tool that crashed.
+        let make = "x.cpp:64:56: warning: conversion from 'double' to 'float' changes value\n  make[3]: *** [CMakeFiles/g.dir/build.make:77: /b/autogen/p.cpp] Error 1\n  make[2]: *** [CMakeFiles/Makefile2:804: CMakeFiles/g.dir/all] Error 2\n  make[2]: *** Waiting for unfinished jobs....\n";
+        let c = first(make);
+        assert_eq!(
+            (c.line, &*c.evidence.rule, c.tier),
+            (2, "make.error", Tier::Cascade)
+        );
+        assert_eq!(c.phase.map(|p| p.phase), Some(Phase::Compile));
+        let under =
+            "k.cc:3:5: error: 'x' was not declared in this scope\nmake: *** [all] Error 2\n";
+        assert_eq!(first(under).line, 1);
+        for not in [
+            "make[2]: *** Waiting for unfinished jobs....",
+            "remake: *** [x] Error 1",
+            "make[x]: *** [y] Error 1",
+            "make: *** [y] Error",
+        ] {
+            assert!(
+                first_causal_error(not.as_bytes())
+                    .is_none_or(|c| &*c.evidence.rule != "make.error"),
+                "{not}"
+            );
+        }
+        let crash = "PLEASE submit a bug report\nStack dump:\n0.\tProgram arguments: /usr/local/Ascend/bin/bishengir-compile /tmp/k.mlir -o /tmp/k\n1.\tRunning pass 'x'\n";
+        let c = first(crash);
+        assert_eq!((c.line, &*c.evidence.rule), (3, "compiler.crash"));
+        assert_eq!(c.phase.map(|p| p.phase), Some(Phase::Compile));
         let pytest = "  subprocess.CalledProcessError: Command '['bishengir-compile', 'k.mlir']' returned non-zero exit status 1.\nE        loc(\"/tmp/m.mlir\":126:16): error: 'tensor.empty' op Unsupported op for finding the root alloc.\n";
         assert_eq!(first(pytest).line, 2);
     }

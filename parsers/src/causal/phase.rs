@@ -359,6 +359,29 @@ fn own(err: &CausalError, under: Phase) -> Option<PhaseEvidence> {
                 Source::Error,
             ));
         }
+        // make's report that a recipe failed says only that the build stopped (the recipe's own
+        // error is above it when the text has it); an LLVM-based compiler's crash report says
+        // the compiler itself failed on its input.
+        Shape::CompilerDiagnostic if err.evidence.rule == "make.error" => {
+            return Some(ev(
+                Phase::Compile,
+                Some(Nature::Generic),
+                "shape.build-failed",
+                "***",
+                at,
+                Source::Error,
+            ));
+        }
+        Shape::CompilerDiagnostic if err.evidence.rule == "compiler.crash" => {
+            return Some(ev(
+                Phase::Compile,
+                Some(Nature::Internal),
+                "shape.compiler-crash",
+                "Program arguments",
+                at,
+                Source::Error,
+            ));
+        }
         Shape::CompilerDiagnostic if err.evidence.rule == "linker.error" => {
             // What the linker said (or the driver, when the linker's own line is not in the text).
             let token = [

@@ -76,8 +76,6 @@ const DEVICE_MARKERS: &[&str] = &[
     "fftsplus task execute failed",
     // The driver's console print of the exception (`Message info[0]:RTS_HWTS: aicore exception`).
     "]:rts_hwts: ",
-    // Its `EXCEPTION TASK:` print (`Exception info:TGID=…, task type=aicpu kernel, …`).
-    "exception info:tgid=",
 ];
 
 const CASCADES: &[&str] = &[
