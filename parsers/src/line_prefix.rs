@@ -967,11 +967,20 @@ fn spaced_logger(i: &str) -> R<'_, LinePrefix<'_>> {
     let (r, level) = verify(take_till(|c: char| c == ' '), is_level_word).parse(r)?;
     let (r, _) = char(' ').parse(r)?;
     let (r, ids) = opt((digit1, tag(" pid["), digit1, tag("] "))).parse(r)?;
+    // `[BM devmm_ioctl.cpp:122]`: a module, a space, a source and its line.
+    let located = |s: &str| {
+        s.len() <= 64
+            && s.rsplit_once(' ').is_some_and(|(module, loc)| {
+                !module.is_empty()
+                    && !module.contains(' ')
+                    && loc.rsplit_once(':').is_some_and(|(f, n)| {
+                        f.contains('.') && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())
+                    })
+            })
+    };
     let (r, source) = opt((
         char('['),
-        verify(take_till(|c| c == ']' || c == '['), |s: &str| {
-            s.len() <= 64 && s.contains(' ')
-        }),
+        verify(take_till(|c| c == ']' || c == '['), located),
         tag("] "),
     ))
     .parse(r)?;
@@ -1156,6 +1165,8 @@ mod tests {
             "2025-09-22 20:20:40 error in the run",
             "2025-09-22 20:20:40.1 errors 1 pid[2] x",
             "2025-09-22 20:20:40 info [nospace] x",
+            "2024-01-01 10:00:00,123 ERROR [Errno 111] Connection refused",
+            "2024-01-01 10:00:00 INFO [Step 10/100] loss 1.2",
         ] {
             assert!(strip_prefixes(not).prefixes.is_empty(), "{not}");
         }

@@ -126,6 +126,29 @@ pub fn zero_values(line: &str) -> bool {
     zeros >= 3
 }
 
+/// A tensor or array of zeros that starts at `lines[k]` ([`zero_values`]): on that line, or over
+/// the lines until its brackets close — torch prints a matrix a row per line (`tensor([[0., 0.],`
+/// … `[0., 0.]])`), numpy too (`[[0. 0.]` … ` [0. 0.]]`) — at most 64 lines: the index of its last
+/// line. A line inside such a block (a row, indented) starts none.
+pub fn zero_block(lines: &[&str], k: usize) -> Option<usize> {
+    let first = lines.get(k)?;
+    let t = first.trim_start();
+    if !(t.starts_with("tensor(") || t.starts_with("array(") || first.starts_with('[')) {
+        return None;
+    }
+    let mut text = String::new();
+    let mut depth = 0i64;
+    for (j, l) in lines.iter().enumerate().skip(k).take(64) {
+        text.push_str(l.trim());
+        text.push(' ');
+        depth += l.matches('[').count() as i64 - l.matches(']').count() as i64;
+        if depth <= 0 {
+            return zero_values(text.trim_end()).then_some(j);
+        }
+    }
+    None
+}
+
 /// float16's largest finite magnitude.
 pub const HALF_MAX: f64 = 65504.0;
 
@@ -1018,6 +1041,25 @@ mod tests {
             nan_metric("    grad_norm_before_clip = Inf").as_deref(),
             Some("grad_norm_before_clip: inf")
         );
+    }
+
+    // Batch 35's review: a matrix over several lines, read to its closing bracket.
+    #[test]
+    fn zero_blocks() {
+        let torch = [
+            "tensor([[0., 0., 0.],",
+            "        [0., 0., 0.]], device='npu:0')",
+        ];
+        assert_eq!(zero_block(&torch, 0), Some(1));
+        assert_eq!(zero_block(&torch, 1), None);
+        let numpy = ["[[0. 0. 0.]", " [0. 0. 0.]]"];
+        assert_eq!(zero_block(&numpy, 0), Some(1));
+        let mixed = ["[[1. 2. 3.]", " [0. 0. 0.]]"];
+        assert_eq!(zero_block(&mixed, 0), None);
+        assert_eq!(zero_block(&mixed, 1), None);
+        assert_eq!(zero_block(&["tensor([0., 0., 0.])"], 0), Some(0));
+        assert_eq!(zero_block(&["tensor([[0., 0., 0.],"], 0), None);
+        assert_eq!(zero_block(&["the output: [0, 0, 0]"], 0), None);
     }
 
     // Batch 34: a tensor or an array printed with zeros only; anything else is not.

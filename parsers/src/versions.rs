@@ -354,8 +354,8 @@ fn patterns() -> &'static Patterns {
                 ),
                 (
                     Framework::MindSpore,
-                    r#"(?i)(?:^|[^/]|(?:^|[^s])/|(?:^|[^v])s/|(?:^|[^n])vs/|(?:^|[^e])nvs/)mindspore[/.]|import mindspore|vllm[_-]mindspore|\[mindspore\]|mindspore(?:\s+version|==|\s+)\s*:?\s*v?\d|mindformers"#,
-                    Some(format!(r"(?i)mindspore{sep}\d+\.\d+")),
+                    r#"(?i)(?:^|[^/]|(?:^|[^s])/|(?:^|[^v])s/|(?:^|[^n])vs/|(?:^|[^e])nvs/)mindspore[/.]|import mindspore|vllm[_-]mindspore|\[mindspore\]|mindspore(?:\s+version|==|\s+|_)\s*:?\s*v?\d|mindformers"#,
+                    Some(format!(r"(?i)mindspore(?:_v?|{sep})\d+\.\d+")),
                 ),
                 (
                     Framework::Torch,
@@ -440,11 +440,15 @@ pub fn stated(text: &str) -> Stated {
         chip: p.chip.is_match(text),
         engines: if framework == Framework::Torch {
             // vLLM runs on the NPU through its vllm-ascend plug-in: a text that shows vLLM
-            // asks for the plug-in's version too.
-            let vllm = ENGINES
-                .iter()
-                .zip(&p.engines)
-                .any(|((name, ..), (shown, _))| *name == "vllm" && shown.is_match(text));
+            // asks for the plug-in's version too — not under SGLang, whose environment lists
+            // the vLLM it installs beside it.
+            let shown = |engine: &str| {
+                ENGINES
+                    .iter()
+                    .zip(&p.engines)
+                    .any(|((name, ..), (shown, _))| *name == engine && shown.is_match(text))
+            };
+            let vllm = shown("vllm") && !shown("sglang");
             p.engines
                 .iter()
                 .enumerate()
@@ -788,6 +792,18 @@ EZ9999: [PID: 1] 2025-01-01-00:00:00.000.000 The error from device(0)",
                 "(EngineCore pid=7) ERROR 05-06 14:22:22 [core.py:1] x",
                 Framework::Torch,
                 vec!["torch", "torch_npu", "vllm", "vllm-ascend", "CANN", "chip"],
+            ),
+            // Batch 35's grading: SGLang's environment lists the vLLM it installs; MindSpore's
+            // version written with an underscore.
+            (
+                "torch_npu 2.6.0.post1\nvllm 0.8.5.post1+empty\nsglang 0.5.3.post1\nCANN 8.2.RC1",
+                Framework::Torch,
+                vec!["torch", "chip"],
+            ),
+            (
+                "-- MindSpore version (e.g., 1.7.0.Bxxx) :mindspore_v2.0.0 mindcv_0.2.2\nAscend910A",
+                Framework::MindSpore,
+                vec!["CANN"],
             ),
             (
                 "(EngineCore_DP0 pid=553)   File \"/vllm-workspace/vllm/vllm/v1/engine/core.py\", line 1, in f",

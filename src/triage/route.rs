@@ -26,7 +26,7 @@ use npgx_parsers::knowledge::{self, CauseKind, Kind, Phase};
 use npgx_parsers::line_prefix::{line_severity, strip_prefixes, Severity};
 use npgx_parsers::printed::{
     cpu_fallback, degenerate_text, host_weights, latencies, loss_spike, nan_metric, repeated_lines,
-    saturated_half, serving_metric, speed_rates, zero_values,
+    saturated_half, serving_metric, speed_rates, zero_block,
 };
 
 /// The route a failure takes.
@@ -1079,10 +1079,17 @@ fn route_metrics(text: &str) -> Option<(Routing, usize, String)> {
             }?;
             let mut r = Routing::new(Route::Accuracy, "metric.nan", Some(&m));
             r.confidence = Confidence::Medium;
-            r.why = format!(
-                "no error stack; the training log reports `{m}` (line {}): the numbers went wrong",
-                i + 1
-            );
+            r.why = if asked {
+                format!(
+                    "no error stack; the text asks about `{m}` (line {}), and no line prints such a value",
+                    i + 1
+                )
+            } else {
+                format!(
+                    "no error stack; the training log reports `{m}` (line {}): the numbers went wrong",
+                    i + 1
+                )
+            };
             Some((r, i))
         })
     };
@@ -1482,32 +1489,61 @@ const ZERO_WORDS: &[&str] = &[
     "all zero",
 ];
 
-/// Words just before them that deny it (`不是全零`, `no longer all zeros`).
-const ZERO_NEGATIONS: &[&str] = &["不是", "并非", "不再", "not", "no longer", "n't"];
+/// Words just before them that deny it (`不是全零`, `不全是0`, `no longer all zeros`); `是不是`
+/// asks, it does not deny.
+const ZERO_NEGATIONS: &[&str] = &[
+    "不是",
+    "并非",
+    "不再",
+    "不",
+    "没有",
+    "没",
+    "not",
+    "no longer",
+    "n't",
+    "n’t",
+];
 
-/// A report that its output is zeros — the words not a setting's value (`全为0.1`), not
-/// zero-copy (`全零拷贝`), not denied just before them — and the tensor or array of zeros it
-/// prints nearest after them, else before them: accuracy, the zeros cited. Without such a tensor,
-/// nothing (the words alone are no evidence of wrong numbers).
+/// Whether the zeros word `w` at byte `at` of the lower-case line `l` says the output is zeros:
+/// a word of its own (`all zero-shot`, `overall zero` are none), not a setting's value (`全为0.1`),
+/// not zero-copy (`全零拷贝`), not denied just before it.
+fn says_zeros(l: &str, at: usize, w: &str) -> bool {
+    let after = &l[at + w.len()..];
+    let before = l[..at].trim_end();
+    let ascii = w.is_ascii();
+    let bounded = !ascii
+        || (!l[..at].ends_with(|c: char| c.is_alphanumeric())
+            && !after.starts_with(|c: char| c.is_alphanumeric() || c == '-' || c == '_'));
+    let mut chars = after.chars();
+    let setting = match chars.next() {
+        Some(c) if c.is_ascii_digit() || c == '拷' => true,
+        Some('.') => chars.next().is_some_and(|c| c.is_ascii_digit()),
+        _ => false,
+    };
+    let denied = !before.ends_with("是不是") && ZERO_NEGATIONS.iter().any(|n| before.ends_with(n));
+    bounded && !setting && !denied
+}
+
+/// A report that its output is zeros ([`says_zeros`]; a program's own INFO or DEBUG record is
+/// no report) and the tensor or array of zeros it prints nearest after its words, else before
+/// them ([`zero_block`]: on one line or over the rows torch and numpy print): accuracy, the
+/// zeros cited. Without such a tensor, nothing (the words alone are no evidence of wrong
+/// numbers).
 fn route_zeros(lines: &[&str]) -> Option<(Routing, usize, String)> {
     let (said, word) = lines.iter().enumerate().find_map(|(i, line)| {
+        if chatter(line) {
+            return None;
+        }
         let l = line.to_lowercase();
         ZERO_WORDS.iter().find_map(|w| {
             l.match_indices(w)
-                .any(|(at, _)| {
-                    let after = &l[at + w.len()..];
-                    let setting =
-                        after.starts_with(|c: char| c.is_ascii_digit() || c == '.' || c == '拷');
-                    let before = l[..at].trim_end();
-                    let denied = ZERO_NEGATIONS.iter().any(|n| before.ends_with(n));
-                    !setting && !denied
-                })
+                .any(|(at, _)| says_zeros(&l, at, w))
                 .then_some((i, *w))
         })
     })?;
     let z = (said..lines.len())
-        .find(|&k| zero_values(lines[k]))
-        .or_else(|| (0..said).rev().find(|&k| zero_values(lines[k])))?;
+        .find(|&k| zero_block(lines, k).is_some())
+        .or_else(|| (0..said).rev().find(|&k| zero_block(lines, k).is_some()))?;
     let mut r = Routing::new(Route::Accuracy, "metric.zero-output", Some(word));
     r.confidence = Confidence::Medium;
     r.why = format!(
@@ -2139,17 +2175,33 @@ mod tests {
             "{}",
             r.why
         );
-        let mask = format!("mask: [0, 0, 0, 0]\n{zeros}");
+        let mask = format!("tensor([0, 0, 0, 0])\n{zeros}");
         assert_eq!(route_prose(&mask).unwrap().1, 5);
         let english = "Output:\n[0. 0. 0. 0.]\nThe NPU output is all zeros, the CPU one is not.\n";
         assert_eq!(route_prose(english).unwrap().1, 2);
+        // A sentence's full stop, a question, a matrix printed a row per line.
+        for (text, at) in [
+            ("The output is all zeros.\ntensor([0., 0., 0.])\n", 2),
+            ("输出是不是全零？\ntensor([0., 0., 0.])\n", 2),
+            (
+                "输出全0.\ntensor([[0., 0., 0.],\n        [0., 0., 0.]], device='npu:0')\n",
+                2,
+            ),
+        ] {
+            let (r, got, _) = route_prose(text).unwrap();
+            assert_eq!((&*r.rule, got), ("metric.zero-output", at), "{text}");
+        }
         for not in [
             "dropout全为0.1\ntensor([0., 0., 0.])\n",
             "实现全零拷贝\ntensor([0., 0., 0.])\n",
             "输出不是全零了\ntensor([0., 0., 0.])\n",
             "the output is no longer all zeros\ntensor([0., 0., 0.])\n",
             "输出全零\ntensor([[0., 0., 0.],\n        [1., 2., 3.]])\n",
+            "输出全零\n[[1. 2. 3.]\n [0. 0. 0.]]\n",
             "the output is all zeros\n",
+            "输出不全是0\ntensor([0., 0., 0.])\n",
+            "我们测了 all zero-shot tasks\ntensor([0., 0., 0.])\n",
+            "INFO 01-01 00:00:00 [init.py:1] bias initialized to all zeros\ntensor([0., 0., 0.])\n",
         ] {
             assert!(
                 route_prose(not).is_none_or(|(r, ..)| r.rule != "metric.zero-output"),
@@ -2163,9 +2215,12 @@ mod tests {
             Some(("metric.nan".into(), 2))
         );
         let only = "为什么 loss = nan？\n";
-        assert_eq!(
-            route_prose(only).map(|(r, at, _)| (r.rule, at)),
-            Some(("metric.nan".into(), 1))
+        let (r, at, _) = route_prose(only).unwrap();
+        assert_eq!((&*r.rule, at), ("metric.nan", 1));
+        assert!(
+            r.why.contains("the text asks about `loss: nan`"),
+            "{}",
+            r.why
         );
         // A verdict makes measurements a report.
         let (r, _, _) =

@@ -1119,7 +1119,14 @@ mod tests {
             (c.line, &*c.evidence.rule, c.tier),
             (2, "make.error", Tier::Cascade)
         );
-        assert_eq!(c.phase.map(|p| p.phase), Some(Phase::Compile));
+        let p = c.phase.expect("a phase");
+        assert_eq!((p.phase, &*p.rule), (Phase::Compile, "shape.build-failed"));
+        // A target that is no build step (a test, a run) places no phase.
+        let run = first("make: *** [test] Error 1\n");
+        assert_eq!(
+            (&*run.evidence.rule, run.phase.map(|p| p.phase)),
+            ("make.error", None)
+        );
         let under =
             "k.cc:3:5: error: 'x' was not declared in this scope\nmake: *** [all] Error 2\n";
         assert_eq!(first(under).line, 1);
@@ -1138,7 +1145,25 @@ mod tests {
         let crash = "PLEASE submit a bug report\nStack dump:\n0.\tProgram arguments: /usr/local/Ascend/bin/bishengir-compile /tmp/k.mlir -o /tmp/k\n1.\tRunning pass 'x'\n";
         let c = first(crash);
         assert_eq!((c.line, &*c.evidence.rule), (3, "compiler.crash"));
-        assert_eq!(c.phase.map(|p| p.phase), Some(Phase::Compile));
+        let p = c.phase.expect("a phase");
+        assert_eq!(
+            (p.phase, &*p.rule),
+            (Phase::Compile, "shape.compiler-crash")
+        );
+        // The assertion that aborted it, above, is the cause; no arguments, no item.
+        let assertion = format!("bishengir-compile: /src/Pass.cpp:12: void f(): Assertion `x && \"y\"' failed.\n{crash}");
+        assert_eq!(first(&assertion).line, 1);
+        for not in [
+            "0.Program arguments:",
+            "10.\tProgram arguments: x",
+            "0. program arguments: x",
+        ] {
+            assert!(
+                first_causal_error(not.as_bytes())
+                    .is_none_or(|c| &*c.evidence.rule != "compiler.crash"),
+                "{not}"
+            );
+        }
         let pytest = "  subprocess.CalledProcessError: Command '['bishengir-compile', 'k.mlir']' returned non-zero exit status 1.\nE        loc(\"/tmp/m.mlir\":126:16): error: 'tensor.empty' op Unsupported op for finding the root alloc.\n";
         assert_eq!(first(pytest).line, 2);
     }
@@ -1240,8 +1265,8 @@ mod tests {
             c.phase.as_ref().and_then(|p| p.kind),
             Some(CauseKind::DeviceFault)
         );
-        // Without a task type, or not the driver's fields, no item.
-        let bare = "Exception info:TGID=1, model id=65535, stream id=3, stream phase=3\nException info: task type=aicpu kernel\n";
+        // Without a task type, a task type that is a number, or not the driver's fields, no item.
+        let bare = "Exception info:TGID=1, model id=65535, stream id=3, stream phase=3\nException info: task type=aicpu kernel\nException info:TGID=1, stream id=3, task type=0x2, task phase=RUN\n";
         assert!(first_causal_error(bare.as_bytes()).is_none());
         // Not any `Message info[…]` a program logs.
         let other = "Message info[0]:  nothing here\nMessage info[x]:RTS_HWTS: y\n";

@@ -363,6 +363,30 @@ fn own(err: &CausalError, under: Phase) -> Option<PhaseEvidence> {
         // error is above it when the text has it); an LLVM-based compiler's crash report says
         // the compiler itself failed on its input.
         Shape::CompilerDiagnostic if err.evidence.rule == "make.error" => {
+            // Only a build step's target says the build stopped (`…/build.make:77: x.cpp`,
+            // `x.o`, `all`); `[test] Error 1` is a recipe that ran something.
+            let target = err.message.split_once("*** [").map_or("", |(_, t)| t);
+            let target = target
+                .rsplit_once("] Error ")
+                .map_or(target, |(t, _)| t)
+                .to_ascii_lowercase();
+            let build = target == "all"
+                || [
+                    "build.make",
+                    "makefile",
+                    "cmakefiles",
+                    ".o",
+                    ".c",
+                    ".cc",
+                    ".cpp",
+                    ".so",
+                    ".a",
+                ]
+                .iter()
+                .any(|s| target.contains(s));
+            if !build {
+                return None;
+            }
             return Some(ev(
                 Phase::Compile,
                 Some(Nature::Generic),
