@@ -370,20 +370,14 @@ fn own(err: &CausalError, under: Phase) -> Option<PhaseEvidence> {
                 .rsplit_once("] Error ")
                 .map_or(target, |(t, _)| t)
                 .to_ascii_lowercase();
+            // The target's file, after its recipe's location (`build.make:77: /b/x.cpp`).
+            let file = target.rsplit(['/', ' ']).next().unwrap_or("");
+            let ext = file.rsplit_once('.').map_or("", |(_, e)| e);
             let build = target == "all"
-                || [
-                    "build.make",
-                    "makefile",
-                    "cmakefiles",
-                    ".o",
-                    ".c",
-                    ".cc",
-                    ".cpp",
-                    ".so",
-                    ".a",
-                ]
-                .iter()
-                .any(|s| target.contains(s));
+                || ["build.make", "makefile", "cmakefiles"]
+                    .iter()
+                    .any(|s| target.contains(s))
+                || matches!(ext, "o" | "obj" | "c" | "cc" | "cpp" | "cxx" | "so" | "a");
             if !build {
                 return None;
             }
