@@ -14,11 +14,14 @@ if [ ! -x "$venv/bin/uv" ]; then
   "$venv/bin/python" -m pip install --quiet --disable-pip-version-check 'uv>=0.5'
 fi
 "$venv/bin/uv" pip install --quiet --python "$venv/bin/python" -r scripts/requirements-test.txt
-# Bytecode for every installed module, written once here: uv installs sources only, and where the
-# environment sets PYTHONDONTWRITEBYTECODE (CI's machine does) no Python process ever writes a .pyc,
-# so each of the suite's hundreds of PyTorch processes compiled torch's 2 500 modules again
-# (docs/performance.md: the integration suite 1 645 s cold without, 801 s with). Up-to-date files
-# are skipped, so a warm venv costs seconds. It is an optimisation only: a few of torch's own test
-# helpers are written for newer Pythons and do not compile, so its exit status is not checked.
-"$venv/bin/python" -m compileall -q -j 0 "$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" >/dev/null 2>&1 || true
+# Bytecode, written once per module on its first import, under target/pycache/: uv installs
+# sources only, and where the environment sets PYTHONDONTWRITEBYTECODE (CI's machine does) no
+# Python process would write a .pyc, so each of the suite's PyTorch processes compiled torch's
+# 2 500 modules again (docs/performance.md: the integration suite 1 645 s cold, 801 s with
+# bytecode). Only what the tests import is compiled (2 800 modules: the fixture writers, which
+# import most of them first, took 6 CPU-seconds more; byte-compiling the whole venv took 101), and
+# nothing is written beside the repository's scripts.
+# scripts/test.sh sets the same for both of its lanes.
+unset PYTHONDONTWRITEBYTECODE
+export PYTHONPYCACHEPREFIX="$PWD/target/pycache"
 export NPGX_PYTHON="$venv/bin/python"

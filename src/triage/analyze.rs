@@ -698,12 +698,12 @@ fn collect_missing(a: &mut TriageAnalysis) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::triage::compare::{Comparison, OutputComparison, Timing};
 
     /// All five steps passed with outputs equal to eager's, and `calls` calls per step.
-    fn passed(calls: usize) -> TriageAnalysis {
+    pub(crate) fn passed(calls: usize) -> TriageAnalysis {
         let same = |candidate| OutputComparison {
             reference: Step::Eager,
             candidate,
@@ -727,7 +727,18 @@ mod tests {
             problems: Vec::new(),
             warnings: Vec::new(),
             versions: Versions::default(),
-            steps: Vec::new(),
+            steps: Step::ALL
+                .iter()
+                .map(|&step| StepRecord {
+                    step,
+                    number: step.number(),
+                    status: StepStatus::Passed,
+                    dir: None,
+                    log: None,
+                    plog_files: Vec::new(),
+                    debug_runs: Vec::new(),
+                })
+                .collect(),
             first_failure: None,
             route: Route::Undetermined,
             sub_skill: None,
@@ -764,6 +775,30 @@ mod tests {
         route_passed(&mut a);
         assert_eq!(a.route, Route::Performance);
         assert_eq!(a.rule, "compare.timings");
+    }
+
+    /// Two eager runs from the same seed that differ make every other output difference
+    /// meaningless: no accuracy route, whatever step 5 computed (the end-to-end case, a script
+    /// that reseeds itself from the OS, is tests/it/triage_slow.rs).
+    #[test]
+    fn eager_differing_from_its_repeat_is_nondeterminism_not_accuracy() {
+        let mut a = passed(3);
+        let cmp = a.comparison.as_mut().expect("compared");
+        for o in cmp.outputs.iter_mut().chain(cmp.eager_repeat.as_mut()) {
+            o.allclose = false;
+            o.max_abs_error = 0.5;
+        }
+        route_passed(&mut a);
+        assert_eq!(a.route, Route::Undetermined);
+        assert_eq!(a.rule, "compare.eager-nondeterministic");
+        assert!(
+            a.notes
+                .iter()
+                .any(|n| n.starts_with("nondeterministic even in eager")),
+            "{:?}",
+            a.notes
+        );
+        assert!(a.matched.as_deref().is_some_and(|m| m.contains("5.000e-1")));
     }
 
     #[test]

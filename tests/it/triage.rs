@@ -901,7 +901,7 @@ pub(crate) fn verdicts(v: &Value) -> Vec<(String, String)> {
 #[test]
 #[ignore = "needs PyTorch (CPU); scripts/test.sh installs it and runs this"]
 fn run_bisect_isolates_a_crash_to_one_option_and_skips_a_rejected_one() {
-    // Four of the catalogue's flips run (the others rejected by the double, to keep the test
+    // Three of the catalogue's flips run (the others rejected by the double, to keep the test
     // short): the catalogue's order and values are unit tested (src/triage/bisect,
     // flips_go_away_from_the_value_in_force).
     let (code, v, root) = double_options(
@@ -912,7 +912,7 @@ fn run_bisect_isolates_a_crash_to_one_option_and_skips_a_rejected_one() {
             ("NPGX_TEST_DOUBLE_FAIL_WHEN", "remove_noop_ops=True"),
             (
                 "NPGX_TEST_DOUBLE_REJECT",
-                "clone_input,reuse_graph_pool_in_same_fx,remove_cat_ops,input_inplace_pass,pattern_fusion_pass,capture_error_mode",
+                "force_recapture,clone_input,reuse_graph_pool_in_same_fx,remove_cat_ops,input_inplace_pass,pattern_fusion_pass,capture_error_mode",
             ),
         ],
         &["--bisect"],
@@ -960,7 +960,6 @@ fn run_bisect_isolates_a_crash_to_one_option_and_skips_a_rejected_one() {
     assert_eq!(
         names,
         [
-            "force_recapture-True",
             "clone_output-True",
             "remove_noop_ops-False",
             "inplace_pass-True",
@@ -984,6 +983,7 @@ fn run_bisect_isolates_a_crash_to_one_option_and_skips_a_rejected_one() {
     assert_eq!(
         skipped.iter().map(|(k, _)| *k).collect::<Vec<_>>(),
         [
+            "force_recapture",
             "clone_input",
             "reuse_graph_pool_in_same_fx",
             "remove_cat_ops",
@@ -996,7 +996,7 @@ fn run_bisect_isolates_a_crash_to_one_option_and_skips_a_rejected_one() {
         skipped.iter().all(|(_, r)| r.contains("rejects")),
         "{skipped:?}"
     );
-    assert_eq!(b["runs"], 4);
+    assert_eq!(b["runs"], 3);
     // The variant directories hold what a step directory holds.
     let pass = root.join("bisect/remove_noop_ops-False");
     assert!(pass.join("SUCCESS").exists());
@@ -1038,10 +1038,12 @@ fn bisect_isolates_an_accuracy_difference_to_clone_output_and_names_the_fx_node(
         "double_model.py",
         &[
             ("NPGX_TEST_DOUBLE_OFF_WHEN", "clone_output=False"),
-            // Fewer variants keep the test short; the catalogue order is checked above.
+            // Two variants keep the test short (one implicated, one not; the script sets
+            // inplace_pass itself, so it stays); the catalogue's order is checked above and by
+            // the unit tests.
             (
                 "NPGX_TEST_DOUBLE_REJECT",
-                "reuse_graph_pool_in_same_fx,remove_cat_ops,input_inplace_pass,pattern_fusion_pass",
+                "force_recapture,clone_input,reuse_graph_pool_in_same_fx,remove_noop_ops,remove_cat_ops,input_inplace_pass,pattern_fusion_pass",
             ),
         ],
         &["--compare-outputs"],
@@ -1062,16 +1064,15 @@ fn bisect_isolates_an_accuracy_difference_to_clone_output_and_names_the_fx_node(
     assert_eq!(b["mode"], "accuracy");
     assert_eq!(b["outcome"], "isolated", "{b:#}");
     assert_eq!(b["implicated"], serde_json::json!(["clone_output=True"]));
-    for (n, verdict) in verdicts(&v) {
-        let want = if n == "clone_output-True" {
-            "matches"
-        } else {
-            "differs"
-        };
-        assert_eq!(verdict, want, "{n}");
-    }
+    assert_eq!(
+        verdicts(&v),
+        [
+            ("clone_output-True".to_string(), "matches".to_string()),
+            ("inplace_pass-True".to_string(), "differs".to_string()),
+        ]
+    );
     // Two more runs with data dumps: the passing variant and step 5, compared by dump-compare.
-    assert_eq!(b["runs"], 7, "{b:#}");
+    assert_eq!(b["runs"], 4, "{b:#}");
     let d = &b["dump_comparison"];
     assert!(
         d["golden"]
@@ -1096,34 +1097,6 @@ fn bisect_isolates_an_accuracy_difference_to_clone_output_and_names_the_fx_node(
     assert!(root
         .join("bisect/dump-step5/worldsize1_global_rank0")
         .is_dir());
-}
-
-#[test]
-#[ignore = "needs PyTorch (CPU); scripts/test.sh installs it and runs this"]
-fn a_script_nondeterministic_in_eager_is_reported_and_not_bisected() {
-    // A script that reseeds itself from the OS: reported as nondeterministic, not accuracy, and
-    // not bisected. (Every step starts from the same seed: the accuracy bisect above, on a model
-    // with no seed of its own, matches step 4 only through it; two calls too few to judge speed:
-    // analyze's unit tests.)
-    let (code, v, _) = double_options(
-        "bisect",
-        "seed-nondeterministic",
-        "nondeterministic_model.py",
-        &[],
-        &["--compare-outputs"],
-    );
-    assert_eq!(code, 0, "{v:#}");
-    let a = &v["analysis"];
-    assert_eq!(a["route"], "undetermined", "{a:#}");
-    assert_eq!(a["rule"], "compare.eager-nondeterministic");
-    assert!(
-        a["notes"]
-            .to_string()
-            .contains("nondeterministic even in eager"),
-        "{a:#}"
-    );
-    assert_eq!(v["bisect"]["outcome"], "not_applicable");
-    assert!(v["bisect"]["variants"].as_array().unwrap().is_empty());
 }
 
 /// Issue 33: every routed sample says what to do, each remedy with its source; a CANN report's

@@ -3,7 +3,8 @@
 //! helps — is tested in CI by the unit tests of `src/triage/bisect` with a fake runner, and end
 //! to end there by tests/it/triage.rs (a single flip isolating a crash, the accuracy bisect).
 //! These run the same searches with real PyTorch on CPU and the labelled npugraph_ex test
-//! double, about 15 Python processes.
+//! double, about 15 Python processes; and a script nondeterministic in eager, which is not
+//! bisected (6 more; its rule and the bisect's decision are unit tests in CI).
 
 use crate::triage::{double_options, verdicts};
 
@@ -78,4 +79,32 @@ fn bisect_tries_pairs_of_the_flips_that_changed_the_failure() {
     assert!(root
         .join("bisect/remove_cat_ops-False+pattern_fusion_pass-False/SUCCESS")
         .exists());
+}
+
+#[test]
+#[ignore = "needs PyTorch (CPU); scripts/test_slow.sh installs it and runs this"]
+fn a_script_nondeterministic_in_eager_is_reported_and_not_bisected() {
+    // A script that reseeds itself from the OS: reported as nondeterministic, not accuracy, and
+    // not bisected — in CI by the unit tests of the rule and of the bisect's decision
+    // (src/triage/analyze.rs, src/triage/bisect); every step starting from the same seed is
+    // tests/it/triage.rs's accuracy bisect, on a model with no seed of its own.
+    let (code, v, _) = double_options(
+        "bisect",
+        "seed-nondeterministic",
+        "nondeterministic_model.py",
+        &[],
+        &["--compare-outputs"],
+    );
+    assert_eq!(code, 0, "{v:#}");
+    let a = &v["analysis"];
+    assert_eq!(a["route"], "undetermined", "{a:#}");
+    assert_eq!(a["rule"], "compare.eager-nondeterministic");
+    assert!(
+        a["notes"]
+            .to_string()
+            .contains("nondeterministic even in eager"),
+        "{a:#}"
+    );
+    assert_eq!(v["bisect"]["outcome"], "not_applicable");
+    assert!(v["bisect"]["variants"].as_array().unwrap().is_empty());
 }

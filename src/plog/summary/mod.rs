@@ -640,8 +640,12 @@ mod tests {
             })
             .collect();
         explicit.sort_by(|a, b| a.path.cmp(&b.path));
-        for inputs in [&inputs, &explicit] {
-            same_for_every_chunk(inputs, &Filters::default(), &[53, 4096, 1 << 20]);
+        // Chunks shorter than most lines on the console captures only: over the 9 MB of CANN
+        // samples they took 14 s and add nothing the generated plog below (37-byte chunks, every
+        // kind of line) does not check.
+        for (inputs, tiny) in [(&inputs, None), (&explicit, Some(53))] {
+            let sizes: Vec<u64> = tiny.into_iter().chain([4096, 1 << 20]).collect();
+            same_for_every_chunk(inputs, &Filters::default(), &sizes);
             same_for_every_chunk(inputs, &filters(&[Level::Error], Some("rror")), &[211]);
         }
     }
@@ -740,15 +744,22 @@ mod tests {
         };
         let c = summarize_in_chunks(&inputs, &since, Vec::new(), ONE).first_causal;
         assert!(c.and_then(|c| c.time) >= since.since, "{:?}", since.since);
-        for f in [
-            Filters::default(),
-            filters(&[Level::Error, Level::Warning], None),
-            filters(&[], Some("continuation")),
-            filters(&[], Some("EZ9999")),
-            pid,
-            since,
+        // Chunks shorter than a line with the filters that keep records by their continuation
+        // lines and by what the causal engine reads; the others at page and larger sizes.
+        for (f, tiny) in [
+            (Filters::default(), true),
+            (filters(&[Level::Error, Level::Warning], None), false),
+            (filters(&[], Some("continuation")), true),
+            (filters(&[], Some("EZ9999")), false),
+            (pid, true),
+            (since, false),
         ] {
-            same_for_every_chunk(&inputs, &f, &[37, 4096, 100_000]);
+            let sizes: Vec<u64> = tiny
+                .then_some(37)
+                .into_iter()
+                .chain([4096, 100_000])
+                .collect();
+            same_for_every_chunk(&inputs, &f, &sizes);
         }
         std::fs::remove_dir_all(dir).unwrap();
     }

@@ -739,6 +739,23 @@ mod tests {
         })
     }
 
+    /// Eager differing from its own repeat leaves nothing to bisect: no variant could be judged
+    /// against step 4 (the end-to-end case is tests/it/triage_slow.rs).
+    #[test]
+    fn a_nondeterministic_eager_is_not_bisected() {
+        let mut a = crate::triage::analyze::tests::passed(3);
+        if let Some(n) = a.comparison.as_mut().and_then(|c| c.eager_repeat.as_mut()) {
+            n.allclose = false;
+        }
+        let missing = Path::new("/nonexistent");
+        match what_to_bisect(&a, missing, missing).expect("decided before any file is read") {
+            ToBisect::Nothing(why) => {
+                assert!(why.starts_with("nondeterministic even in eager"), "{why}")
+            }
+            ToBisect::Bisect { .. } => panic!("bisected a nondeterministic eager"),
+        }
+    }
+
     #[test]
     fn flips_go_away_from_the_value_in_force() {
         let (flips, skipped) = plan_flips(
