@@ -11,7 +11,8 @@
 //! tool       := program ": " (severity ": " | option-error) message   (a driver or tool itself)
 //! option-error := "for the " option " option: "                       (LLVM cl::opt, an error)
 //! linker     := ld ": " ("cannot find " | "cannot open ") …            (GNU ld, no severity)
-//!             | [ld ": "] place ": " ("undefined reference to " | "multiple definition of ") …
+//!             | [ld ": "] place ": " ("undefined reference to " | "multiple definition of "
+//!                                   | "error adding symbols: " | "无法添加符号: ") …
 //!               (place: `x.o:(.text+0x1a)`, `op.cc:42`, `x.o`; a `tool` line of a linker
 //!               program, `ld.lld: error: …`, is a linker's too)
 //! tbe-dict   := … "{'errCode': '" code "'" … "}" …                   (TBE / TIK compile errors)
@@ -253,7 +254,14 @@ fn linker(t: &str) -> Option<Diagnostic<'_>> {
             return Some(link_error(t));
         }
     }
-    const SAYS: &[&str] = &[": undefined reference to ", ": multiple definition of "];
+    // BFD's `%B: error adding symbols: %E` (an input it cannot read: `file in wrong format` for
+    // a library built for another machine), also in ld's zh_CN messages.
+    const SAYS: &[&str] = &[
+        ": undefined reference to ",
+        ": multiple definition of ",
+        ": error adding symbols: ",
+        ": 无法添加符号: ",
+    ];
     SAYS.iter().find_map(|s| {
         let at = crate::needles::find(t, s)?;
         // The place: an object and its section (`x.o:(.text+0x1a)`), a source line of an
@@ -286,6 +294,18 @@ fn link_error(message: &str) -> Diagnostic<'_> {
         code: None,
         message,
     }
+}
+
+/// Triton's compilation errors that locate themselves in the kernel's source (`at L:C:`, the
+/// source and a caret): `CompilationError` and its subclasses in `triton.compiler.errors`
+/// (`UnsupportedLanguageConstruct`, `CompileTimeAssertionFailure`), by name or by module.
+pub fn is_located_compile_error(type_name: &str) -> bool {
+    type_name.starts_with("triton.compiler.errors.")
+        || type_name.rsplit('.').next().is_some_and(|short| {
+            short.ends_with("CompilationError")
+                || short == "UnsupportedLanguageConstruct"
+                || short == "CompileTimeAssertionFailure"
+        })
 }
 
 /// Whether a line or message is the compiler driver's report that the link failed (gcc's
@@ -806,6 +826,21 @@ mod tests {
         );
         assert!(parse_diagnostic("/usr/bin/ld: a.o: in function `main':").is_none());
         assert!(parse_diagnostic("the doc says: undefined reference to `f'").is_none());
+        // An input ld cannot read, in English and in its zh_CN messages.
+        for (line, message) in [
+            (
+                "/usr/bin/ld: /opt/lib/libascendcl.so: error adding symbols: file in wrong format",
+                "error adding symbols: file in wrong format",
+            ),
+            (
+                "/home/u/Ascend/ascend-toolkit/latest/acllib/lib64/libascendcl.so: 无法添加符号: 文件格式错误",
+                "无法添加符号: 文件格式错误",
+            ),
+        ] {
+            let d = parse_diagnostic(line).unwrap();
+            assert_eq!((d.form, d.severity, d.message), (Form::Linker, Severity::Error, message));
+        }
+        assert!(parse_diagnostic("the notes say: error adding symbols: x").is_none());
         assert!(parse_diagnostic("tools: cannot find -lx").is_none());
         // A header not found (wider-world batch 29): GCC, clang, GCC in Chinese; a source file
         // or a data file is no header.

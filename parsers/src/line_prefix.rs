@@ -128,7 +128,8 @@ pub enum LinePrefix<'a> {
     /// pytest's marker of the lines that explain a failure (`E       …`).
     PytestError,
     /// A bracketed stage or component tag in front of another prefix: vllm-omni's `[Stage-1] `
-    /// before vLLM's logger header.
+    /// before vLLM's logger header; or progress dots a process printed without a newline, glued
+    /// to the next record (`.[rank0]:[E903 …] `).
     Tag { tag: &'a str },
     /// The kind an issue form puts in front of a title (`[Bug]: `, `[Question]: `, `[Usage]: `),
     /// pasted with the title as its first line.
@@ -337,6 +338,7 @@ pub fn strip_prefixes(line: &str) -> Stripped<'_> {
             compose,
             build_step,
             tag_before_prefix,
+            dots_before_prefix,
         ))
         .parse(rest);
         match parsed {
@@ -374,10 +376,30 @@ fn tag_before_prefix(i: &str) -> R<'_, LinePrefix<'_>> {
     Ok((after, LinePrefix::Tag { tag: t }))
 }
 
+/// `.[rank0]:[E903 …] `: progress dots (a loader's or a warm-up's, printed without a newline)
+/// glued to the record that followed them, taken only where another prefix follows, so a
+/// message that starts with dots keeps them.
+fn dots_before_prefix(i: &str) -> R<'_, LinePrefix<'_>> {
+    let (after, dots) = take_while_m_n(1, 64, |c: char| c == '.')(i)?;
+    alt((vllm_process, vllm_logger, rank, glog, c10, bracket_logger)).parse(after)?;
+    Ok((after, LinePrefix::Tag { tag: dots }))
+}
+
+/// The marker of a Markdown heading (`# `, up to `###### `) before an issue title: an issue
+/// page pasted whole starts with its title as a heading.
+fn heading_marker(i: &str) -> &str {
+    let hashes = i.len() - i.trim_start_matches('#').len();
+    match i[hashes..].strip_prefix(' ') {
+        Some(after) if (1..=6).contains(&hashes) => after,
+        _ => i,
+    }
+}
+
 /// `[Bug]: `: the kind an issue form puts in front of a title, as the forms of vLLM,
 /// vLLM-Ascend, SGLang (`[Bug] `, no colon) and other projects write it — a closed list, so a
 /// logger's bracketed tag (`[Trainer]: `, `[ERR]: `, torch_npu's `[Error]: `) is left alone.
 fn issue_title(i: &str) -> R<'_, LinePrefix<'_>> {
+    let i = heading_marker(i);
     let (after, kind) = delimited(
         char('['),
         verify(take_till(|c| c == ']' || c == '['), |w: &str| {
@@ -1566,6 +1588,51 @@ mod tests {
             "[WARN:0] y",
         ] {
             assert!(strip_prefixes(line).glog().is_none(), "{line}");
+        }
+    }
+
+    #[test]
+    fn progress_dots_only_in_front_of_another_prefix() {
+        let p = strip_prefixes(
+            ".[rank0]:[E903 07:21:23.263967696 compiler_depend.ts:429] RopeOperation setup failed!",
+        );
+        assert_eq!(p.rest, "RopeOperation setup failed!");
+        assert_eq!((p.rank(), p.c10_level()), (Some(0), Some('E')));
+        let p = strip_prefixes("...ERROR 01-30 16:09:21 [core.py:9] ValueError: x");
+        assert_eq!(p.rest, "ValueError: x");
+        // Dots that start a message, an ellipsis before text, a dotted path: kept.
+        for line in [
+            "...done",
+            ". [rank0]: x",
+            "..[not a prefix] x",
+            ".venv/bin/python: x",
+        ] {
+            assert_eq!(strip_prefixes(line).rest, line, "{line}");
+        }
+    }
+
+    #[test]
+    fn an_issue_title_as_a_markdown_heading() {
+        let p = strip_prefixes(
+            "# [Bug]: RuntimeError: HCCL function error: HcclCommInitRootInfo(numRanks)",
+        );
+        assert_eq!(
+            p.rest,
+            "RuntimeError: HCCL function error: HcclCommInitRootInfo(numRanks)"
+        );
+        assert!(matches!(
+            p.prefixes[0],
+            LinePrefix::IssueTitle { title_kind: "Bug" }
+        ));
+        assert_eq!(strip_prefixes("### [Usage]: how").rest, "how");
+        // Seven hashes are no heading; a heading without an issue's kind, a hash without its
+        // space: kept whole.
+        for line in [
+            "####### [Bug]: x",
+            "# Your current environment",
+            "#[Bug]: x",
+        ] {
+            assert_eq!(strip_prefixes(line).rest, line, "{line}");
         }
     }
 

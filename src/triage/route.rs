@@ -1002,6 +1002,10 @@ fn route_table(text: &str) -> Option<(Routing, usize, String)> {
     None
 }
 
+/// `异常` right before a verb of stopping is the compound "ended abnormally" (`结果异常停止`: "and
+/// then it stopped abnormally"), not an abnormal result.
+const ABNORMAL_END: [&str; 5] = ["停止", "退出", "终止", "中断", "结束"];
+
 /// Where `word` (lower-case) occurs in `line` (lower-case) and is not negated right after it
 /// (`精度正常`, `accuracy is fine`): ASCII words at word starts (`nan` only as a whole word),
 /// others anywhere.
@@ -1019,7 +1023,8 @@ fn lexicon_hit(line: &str, word: &str) -> bool {
                 && (word != "nan" || end >= bytes.len() || !bytes[end].is_ascii_alphabetic()));
         if boundary {
             let after: String = line[end..].chars().take(12).collect();
-            let negated = knowledge::lexicon(Kind::Negation).any(|n| after.contains(n.key));
+            let negated = knowledge::lexicon(Kind::Negation).any(|n| after.contains(n.key))
+                || (word.ends_with("异常") && ABNORMAL_END.iter().any(|v| after.starts_with(v)));
             if !negated {
                 return true;
             }
@@ -1909,6 +1914,14 @@ mod tests {
         // 精度正常 says accuracy is fine: the report is about speed.
         let (r, _, _) = route_prose("精度正常，但是性能下降 30%\n").unwrap();
         assert_eq!(r.route, Route::Performance);
+        // 结果异常停止 ("and then it stopped abnormally") is no abnormal result; 结果异常 is one.
+        assert!(route_prose("使用ATC命令进行转换，结果异常停止\n").is_none());
+        assert!(route_prose("程序运行结果异常退出了\n").is_none());
+        let (r, _, _) = route_prose("转换后推理结果异常，和onnx对不上\n").unwrap();
+        assert_eq!(r.route, Route::Accuracy);
+        // Paddle's notice that an operator falls back to the CPU (wider-world batch 36).
+        let (r, line, _) = route_prose("设置GLOG_v=4，在日志中发现 missing NPU kernel: lookup_table, expected_kernel_key:data_type[float]\n").unwrap();
+        assert_eq!((r.route, line), (Route::Performance, 1));
     }
 
     // Class 9: report tables.

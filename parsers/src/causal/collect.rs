@@ -1171,7 +1171,7 @@ impl<'w> Collector<'_, 'w> {
         soft: bool,
     ) -> Option<usize> {
         let w = self.w;
-        if !is_located_compile_error(e.type_name) || !is_triton_location(e.message) {
+        if !compiler_diag::is_located_compile_error(e.type_name) || !is_triton_location(e.message) {
             return None;
         }
         // The caret follows at most twelve source lines (`source_line_count_max_in_message`).
@@ -1719,18 +1719,6 @@ fn first_clause(message: &str) -> Option<&str> {
     (c.len() >= 12 && c.contains(' ')).then_some(c)
 }
 
-/// Triton's compilation errors that locate themselves in the kernel's source (`at L:C:`, the
-/// source and a caret): `CompilationError` and its subclasses in `triton.compiler.errors`
-/// (`UnsupportedLanguageConstruct`, `CompileTimeAssertionFailure`), by name or by module.
-pub(super) fn is_located_compile_error(type_name: &str) -> bool {
-    type_name.starts_with("triton.compiler.errors.")
-        || type_name.rsplit('.').next().is_some_and(|short| {
-            short.ends_with("CompilationError")
-                || short == "UnsupportedLanguageConstruct"
-                || short == "CompileTimeAssertionFailure"
-        })
-}
-
 /// `at 2:8:` (Triton's location of a compilation error; older releases print the source on the
 /// same line, `at 2:8:def kernel(…`).
 fn is_triton_location(message: &str) -> bool {
@@ -2093,6 +2081,16 @@ impl<'w> OtherLine<'w> {
                 CauseRank::Cascade,
                 Shape::PlogRecord,
                 "plog.noise-module",
+            )
+        } else if text.contains("FormatErrorMessage failed") {
+            // CANN's error manager failing to format a message it was handed (error_manager.cc:
+            // `FormatErrorMessage failed, ret:-1, pattern:%s[FUNC:%s]…`): about its own
+            // formatting, not the failure, which the records after it state.
+            (
+                Tier::Cascade,
+                CauseRank::Cascade,
+                Shape::PlogRecord,
+                "plog.error-manager-format",
             )
         } else if is_kernel_assert(msg) {
             (
@@ -2611,6 +2609,15 @@ fn classify_other<'w>(w: &[WinLine<'w>], i: usize, soft: bool) -> Option<Candida
         c.pid = i64::try_from(e.pid).ok();
         return Some(c);
     }
+    if failed_check_cause(w, i) {
+        return Some(l.make(
+            Tier::Strong,
+            CauseRank::Error,
+            Shape::CompilerDiagnostic,
+            "atc.op-check",
+            t,
+        ));
+    }
     // `t` is `rest` trimmed: the header `plog` was read from, the message trimmed at its end.
     if let Some((h, msg)) = &w[i].plog {
         return l.plog_record(h, msg.trim_end().as_bytes());
@@ -2629,6 +2636,29 @@ fn classify_other<'w>(w: &[WinLine<'w>], i: usize, soft: bool) -> Option<Candida
         .or_else(|| l.process_abort())
         .or_else(|| l.error_record(n, w[i].rest))
         .or_else(|| l.runtime_return(n, w[i].rest))
+}
+
+/// The cause of a failed check in a pretty-printed JSON report — ATC's operator check of a model
+/// (`{"name": "Resize_117", "result": "failed", "type": "ai.onnx::13::Resize", "cause":
+/// [{"code": 1, "message": "The type is not supported."}]}`): a `"message"` field right under a
+/// `"cause"` list (within four lines) of an object whose `"result"` is `"failed"` (within twelve
+/// lines either way).
+fn failed_check_cause<'a>(w: &[WinLine<'a>], i: usize) -> bool {
+    let trimmed = |l: &WinLine<'a>| -> &'a str { l.raw.trim() };
+    if !trimmed(&w[i]).starts_with("\"message\":") {
+        return false;
+    }
+    let cause = w[i.saturating_sub(4)..i]
+        .iter()
+        .any(|l| trimmed(l).starts_with("\"cause\":"));
+    let failed = w[i.saturating_sub(12)..(i + 12).min(w.len())]
+        .iter()
+        .map(trimmed)
+        .any(|t| {
+            t.strip_prefix("\"result\":")
+                .is_some_and(|v| v.trim_start().starts_with("\"failed\""))
+        });
+    cause && failed
 }
 
 /// An MLIR or clang-style diagnostic of severity error in `line` (a TBE dict stands inside the
@@ -3054,6 +3084,25 @@ terminate called after throwing an instance of 'c10::Error'
             (c.line, c.exception_type.as_deref()),
             (1, Some("RuntimeError"))
         );
+    }
+
+    #[test]
+    fn an_issue_title_heading_holds_the_error_the_cut_body_does_not() {
+        // An issue page pasted whole: its title a Markdown heading, its traceback cut before
+        // the exception.
+        let text = "# [Bug]: RuntimeError: create:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:89 HCCL function error: HcclCommInitRootInfo(numRanks, &rootInfo, rank, &(comm->hcclComm_))\n\ngot the following error:\nTraceback (most recent call last):\n  File \"/w/grpo.py\", line 198, in main\n    trainer = GRPOTrainer(\n";
+        let c = crate::causal::first_causal_error(text.as_bytes()).expect("an error");
+        assert_eq!(
+            (c.line, c.exception_type.as_deref()),
+            (1, Some("RuntimeError"))
+        );
+    }
+
+    #[test]
+    fn the_error_managers_own_formatting_failure_is_no_cause() {
+        let text = "[ERROR] GE(7924,demo):2023-04-05-07:55:43.928.641 [error_manager.cc:91]7924 FormatErrorMessage: [INIT][OPS_KER][Check][Param] FormatErrorMessage failed, ret:-1, pattern:%s[FUNC:%s][FILE:%s][LINE:%d]\n[ERROR] FE(7924,demo):2023-04-05-07:55:43.928.710 [plugin_manager.cc:62]7924 OpenPlugin:\"[FEInit][OpPluginSo] Fail to load so file /usr/local/Ascend/opp/fusion_pass/built_in/libops_fusion_pass_aicore.so, error message is (null).\"\n";
+        let c = crate::causal::first_causal_error(text.as_bytes()).expect("an error");
+        assert_eq!(c.line, 2, "{c:?}");
     }
 
     #[test]

@@ -974,6 +974,9 @@ mod tests {
             ("paddle flags error: illegal RegisterFlag, flag \"devices\" has been defined in /p/paddle/fluid/inference/io.cc (at /p/paddle/utils/flags_native.cc:301)\n", "environment.line"),
             ("ERROR: flag 'v' was defined more than once (in files 'a.cc' and 'b.cc').\n", "environment.line"),
             ("    The actor is dead because its worker process has died. Worker exit type: SYSTEM_ERROR Worker exit detail: Worker unexpectedly exits with a connection error code 2.\n", "phrase.line"),
+            // Batch 36: devices a job cannot see, quoted in a report's words.
+            ("报错：please ensure that world_size (8) is less than than max local Ascend npu count (4)\n", "phrase.line"),
+            ("Results: `ray status` returns normally while `torch.npu.is_available()` is FALSE\n", "phrase.line"),
         ] {
             let c = first(text);
             assert_eq!((c.line, &*c.evidence.rule), (1, rule), "{text}");
@@ -1555,6 +1558,46 @@ mod tests {
             assert!(
                 first_causal_error(not.as_bytes())
                     .is_none_or(|c| c.evidence.rule != "phrase.not-supported"),
+                "{not}"
+            );
+        }
+    }
+
+    // Wider-world batch 36: the phase each new knowledge row places, on the line that states it;
+    // ATC's operator check of a model (its report's failed object) and ld's unreadable input.
+    #[test]
+    fn batch_36_causes_and_their_phases() {
+        let at = |text: &str| {
+            let c = first(text);
+            (c.line, c.phase.map(|p| p.phase))
+        };
+        for (text, line, phase) in [
+            ("(EngineCore_DP0 pid=1) ERROR 09-23 03:01:22 [core.py:718] ValueError: Current node has no NPU available. current_node_resource={'memory': 2}\n", 1, Phase::Environment),
+            ("[F 12/ 1 14:47:20.689 ...le-Lite/lite/kernels/nnadapter/engine.cc:294 Engine] Check failed: (device_names.size() > 0): 0!>0 No device specified.\n", 1, Phase::Environment),
+            ("[ERROR] fastdeploy/fastdeploy_model.cc(385)::CreateASCENDBackend\tThere's no valid ascend backends for model: yolov5\n", 1, Phase::Environment),
+            ("[rank0]: AssertionError: Error in memory profiling. Initial free memory 58247258112, current free memory 58247516160.\n", 1, Phase::Execution),
+            ("(EngineCore_DP0 pid=1) ERROR 09-23 19:25:52 [core.py:790] Invocation of collective_rpc method failed\n", 1, Phase::Execution),
+            ("x\n.[rank0]:[E903 07:21:23.263967696 compiler_depend.ts:429] RopeOperation setup failed!\nException raised from OperationSetup at build/op_plugin_atb.dir/compiler_depend.ts:151 (most recent call first):\n", 2, Phase::Execution),
+            ("[ERROR] FE(7924,demo):2023-04-05-07:55:43.928.710 [plugin_manager.cc:62]7924 OpenPlugin:\"[FEInit][OpPluginSo] Fail to load so file /usr/local/Ascend/opp/fusion_pass/built_in/libops_fusion_pass_aicore.so, error message is (null).\"\n", 1, Phase::Environment),
+        ] {
+            assert_eq!(at(text), (line, Some(phase)), "{text}");
+        }
+        let check = "转换，结果异常停止\nlog显示\n   {\n      \"cause\": [\n        {\n          \"code\": 1,\n          \"message\": \"The type is not supported.\"\n        }\n      ],\n      \"name\": \"Resize_117\",\n      \"result\": \"failed\",\n      \"type\": \"ai.onnx::13::Resize\"\n    },\n";
+        let c = first(check);
+        assert_eq!((c.line, &*c.evidence.rule), (7, "atc.op-check"));
+        let p = c.phase.expect("a phase");
+        assert_eq!(
+            (p.phase, &*p.rule),
+            (Phase::Compile, "shape.op-check-failed")
+        );
+        // A passed check's message, a message outside a cause list: no cause.
+        for not in [
+            check.replace("\"failed\"", "\"success\""),
+            check.replace("\"cause\": [", "\"notes\": ["),
+        ] {
+            assert!(
+                first_causal_error(not.as_bytes())
+                    .is_none_or(|c| &*c.evidence.rule != "atc.op-check"),
                 "{not}"
             );
         }

@@ -390,6 +390,16 @@ fn own(err: &CausalError, under: Phase) -> Option<PhaseEvidence> {
                 Source::Error,
             ));
         }
+        Shape::CompilerDiagnostic if err.evidence.rule == "atc.op-check" => {
+            return Some(ev(
+                Phase::Compile,
+                Some(Nature::Unsupported),
+                "shape.op-check-failed",
+                "\"message\"",
+                at,
+                Source::Error,
+            ));
+        }
         Shape::CompilerDiagnostic if err.evidence.rule == "compiler.crash" => {
             return Some(ev(
                 Phase::Compile,
@@ -487,7 +497,7 @@ fn own(err: &CausalError, under: Phase) -> Option<PhaseEvidence> {
         .then(|| err.scope.first())
         .flatten()
         .and_then(|(no, t)| Some((crate::torch_logs::python::exception_line(t)?.type_name, *no)))
-        .filter(|(t, _)| super::collect::is_located_compile_error(t));
+        .filter(|(t, _)| crate::compiler_diag::is_located_compile_error(t));
     let classes = err
         .exception_type
         .as_deref()
