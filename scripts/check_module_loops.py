@@ -114,7 +114,7 @@ def main():
             with open(path, encoding="utf-8") as fh:
                 text = STRING.sub('""', CHAR.sub("' '", COMMENT.sub("", fh.read())))
             # Test modules may reach anywhere: only the code that ships counts.
-            cut = re.search(r"#\[cfg\(test\)\]\s*mod\s+\w+\s*\{", text)
+            cut = re.search(r"#\[cfg\(test\)\]\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+\w+\s*\{", text)
             if cut:
                 text = text[: cut.start()]
             is_mod = os.path.basename(path) in ("mod.rs", "lib.rs", "main.rs")

@@ -299,7 +299,7 @@ fn link_error(message: &str) -> Diagnostic<'_> {
 /// Triton's compilation errors that locate themselves in the kernel's source (`at L:C:`, the
 /// source and a caret): `CompilationError` and its subclasses in `triton.compiler.errors`
 /// (`UnsupportedLanguageConstruct`, `CompileTimeAssertionFailure`), by name or by module.
-pub fn is_located_compile_error(type_name: &str) -> bool {
+pub(crate) fn is_located_compile_error(type_name: &str) -> bool {
     type_name.starts_with("triton.compiler.errors.")
         || type_name.rsplit('.').next().is_some_and(|short| {
             short.ends_with("CompilationError")

@@ -265,8 +265,9 @@ mod tests {
                 let f = search(n, 100, &mut p).unwrap();
                 assert_eq!(f.set, vec![culprit], "n={n}");
                 assert_eq!(f.end, End::Minimal);
-                // The prefix's binary search, then one run of the found node alone.
-                let log = (usize::BITS - n.leading_zeros()) as usize;
+                // The prefix's binary search (⌈log₂ n⌉ runs), then one run of the found node
+                // alone.
+                let log = n.next_power_of_two().trailing_zeros() as usize;
                 assert!(f.calls <= log + 1, "n={n} culprit={culprit}: {}", f.calls);
             }
         }

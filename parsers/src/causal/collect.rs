@@ -2082,16 +2082,6 @@ impl<'w> OtherLine<'w> {
                 Shape::PlogRecord,
                 "plog.noise-module",
             )
-        } else if text.contains("FormatErrorMessage failed") {
-            // CANN's error manager failing to format a message it was handed (error_manager.cc:
-            // `FormatErrorMessage failed, ret:-1, pattern:%s[FUNC:%s]…`): about its own
-            // formatting, not the failure, which the records after it state.
-            (
-                Tier::Cascade,
-                CauseRank::Cascade,
-                Shape::PlogRecord,
-                "plog.error-manager-format",
-            )
         } else if is_kernel_assert(msg) {
             (
                 Tier::Strong,
@@ -2640,25 +2630,43 @@ fn classify_other<'w>(w: &[WinLine<'w>], i: usize, soft: bool) -> Option<Candida
 
 /// The cause of a failed check in a pretty-printed JSON report — ATC's operator check of a model
 /// (`{"name": "Resize_117", "result": "failed", "type": "ai.onnx::13::Resize", "cause":
-/// [{"code": 1, "message": "The type is not supported."}]}`): a `"message"` field right under a
-/// `"cause"` list (within four lines) of an object whose `"result"` is `"failed"` (within twelve
-/// lines either way).
-fn failed_check_cause<'a>(w: &[WinLine<'a>], i: usize) -> bool {
-    let trimmed = |l: &WinLine<'a>| -> &'a str { l.raw.trim() };
-    if !trimmed(&w[i]).starts_with("\"message\":") {
+/// [{"code": 1, "message": "The type is not supported."}]}`): a `"message"` field nested under a
+/// `"cause": [` list opened at most four lines above it, in an object whose own `"result"` (a
+/// field at the list's indentation, before that object closes) is `"failed"`.
+fn failed_check_cause(w: &[WinLine<'_>], i: usize) -> bool {
+    let indent = |raw: &str| raw.len() - raw.trim_start().len();
+    if !w[i].raw.trim_start().starts_with("\"message\":") {
         return false;
     }
-    let cause = w[i.saturating_sub(4)..i]
-        .iter()
-        .any(|l| trimmed(l).starts_with("\"cause\":"));
-    let failed = w[i.saturating_sub(12)..(i + 12).min(w.len())]
-        .iter()
-        .map(trimmed)
-        .any(|t| {
-            t.strip_prefix("\"result\":")
-                .is_some_and(|v| v.trim_start().starts_with("\"failed\""))
-        });
-    cause && failed
+    // The list that holds the message: its line, and the indentation of the object's fields.
+    let Some(list) = (i.saturating_sub(4)..i).rev().find(|&k| {
+        let t = w[k].raw.trim();
+        t.starts_with("\"cause\":") && t.ends_with('[')
+    }) else {
+        return false;
+    };
+    let field = indent(w[list].raw);
+    if indent(w[i].raw) <= field {
+        return false;
+    }
+    // The object's fields at that indentation, up and down to where it opens and closes.
+    let of_object = |k: usize| {
+        let raw = w[k].raw;
+        let t = raw.trim();
+        (indent(raw) == field && t.starts_with('"')).then_some(t)
+    };
+    let closes = |k: usize| {
+        let t = w[k].raw.trim();
+        indent(w[k].raw) < field && (t.starts_with('{') || t.starts_with('}') || t.starts_with('['))
+    };
+    let up = (list.saturating_sub(12)..list)
+        .rev()
+        .take_while(|&k| !closes(k));
+    let down = (list + 1..(list + 16).min(w.len())).take_while(|&k| !closes(k));
+    up.chain(down).filter_map(of_object).any(|t| {
+        t.strip_prefix("\"result\":")
+            .is_some_and(|v| v.trim_start().starts_with("\"failed\""))
+    })
 }
 
 /// An MLIR or clang-style diagnostic of severity error in `line` (a TBE dict stands inside the

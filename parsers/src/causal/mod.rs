@@ -974,9 +974,8 @@ mod tests {
             ("paddle flags error: illegal RegisterFlag, flag \"devices\" has been defined in /p/paddle/fluid/inference/io.cc (at /p/paddle/utils/flags_native.cc:301)\n", "environment.line"),
             ("ERROR: flag 'v' was defined more than once (in files 'a.cc' and 'b.cc').\n", "environment.line"),
             ("    The actor is dead because its worker process has died. Worker exit type: SYSTEM_ERROR Worker exit detail: Worker unexpectedly exits with a connection error code 2.\n", "phrase.line"),
-            // Batch 36: devices a job cannot see, quoted in a report's words.
+            // Batch 36: more NPUs asked for than a node makes visible, quoted in a report.
             ("报错：please ensure that world_size (8) is less than than max local Ascend npu count (4)\n", "phrase.line"),
-            ("Results: `ray status` returns normally while `torch.npu.is_available()` is FALSE\n", "phrase.line"),
         ] {
             let c = first(text);
             assert_eq!((c.line, &*c.evidence.rule), (1, rule), "{text}");
@@ -1590,10 +1589,15 @@ mod tests {
             (p.phase, &*p.rule),
             (Phase::Compile, "shape.op-check-failed")
         );
-        // A passed check's message, a message outside a cause list: no cause.
+        // A passed check's message, a message outside a cause list, a cause that is no list, a
+        // passed object beside a failed one, a message at the object's own level: no cause.
+        let beside = "[\n  {\n    \"name\": \"Add_1\",\n    \"result\": \"success\",\n    \"cause\": [\n      {\n        \"message\": \"ok\"\n      }\n    ]\n  },\n  {\n    \"name\": \"Resize_117\",\n    \"result\": \"failed\"\n  }\n]\n";
+        let flat = "{\n  \"result\": \"failed\",\n  \"cause\": \"timeout\",\n  \"message\": \"job 7 timed out\"\n}\n";
         for not in [
             check.replace("\"failed\"", "\"success\""),
             check.replace("\"cause\": [", "\"notes\": ["),
+            beside.to_string(),
+            flat.to_string(),
         ] {
             assert!(
                 first_causal_error(not.as_bytes())

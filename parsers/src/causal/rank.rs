@@ -94,6 +94,10 @@ const CASCADES: &[&str] = &[
     "model synchronize execute failed",
     "fail to synchronize",
     "stop scheduling in abort",
+    // CANN's error manager failing to format a message it was handed (error_manager.cc:
+    // `FormatErrorMessage failed, ret:-1, pattern:%s[FUNC:%s]…`): about its own formatting,
+    // not the failure, which the records after it state.
+    "formaterrormessage failed",
 ];
 
 /// Phrases of a task's own failure report.
@@ -189,6 +193,20 @@ mod tests {
             CauseRank::Error
         );
         assert_eq!(rank_plog_error("TSCH", "slot_id=0"), CauseRank::DeviceFault);
+    }
+
+    // The plog summary ranks every ERROR record here too (src/plog/summary): the error manager's
+    // failure to format a message is a cascade there as in a paste.
+    #[test]
+    fn the_error_managers_own_formatting_failure_is_a_cascade() {
+        assert_eq!(
+            rank_plog_error("GE", "FormatErrorMessage: [INIT][OPS_KER][Check][Param] FormatErrorMessage failed, ret:-1, pattern:%s[FUNC:%s][FILE:%s][LINE:%d]"),
+            CauseRank::Cascade
+        );
+        assert_ne!(
+            rank_plog_error("FE", "OpenPlugin:\"[FEInit][OpPluginSo] Fail to load so file /x/libops_fusion_pass_aicore.so, error message is (null).\""),
+            CauseRank::Cascade
+        );
     }
 
     #[test]

@@ -744,9 +744,8 @@ mod tests {
     #[test]
     fn a_nondeterministic_eager_is_not_bisected() {
         let mut a = crate::triage::analyze::tests::passed(3);
-        if let Some(n) = a.comparison.as_mut().and_then(|c| c.eager_repeat.as_mut()) {
-            n.allclose = false;
-        }
+        let repeat = a.comparison.as_mut().and_then(|c| c.eager_repeat.as_mut());
+        repeat.expect("the eager repeat compared").allclose = false;
         let missing = Path::new("/nonexistent");
         match what_to_bisect(&a, missing, missing).expect("decided before any file is read") {
             ToBisect::Nothing(why) => {
