@@ -23,11 +23,22 @@ KNOWN = {}
 CRATES = ["src", "parsers/src"]
 PATH = re.compile(r"\b(crate|super|self)((?:::[A-Za-z_][A-Za-z0-9_]*)+)")
 USE = re.compile(r"\buse\s+((?:crate|super|self)\b[^;]*);", re.S)
-COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
-STRING = re.compile(r'"(?:\\.|[^"\\])*"')
-# A char literal (`'"'`, `'\''`; not a lifetime): stripped first, or its quote would pair with a
-# string's and hide the code between them.
-CHAR = re.compile(r"'(?:\\.|[^'\\\n])'")
+# What is not code, read left to right in one pass so that each hides the others' markers: raw
+# strings (`r#"…"#`), strings, char literals (`'"'`, `'\''`; not lifetimes), line and block
+# comments. A `//` inside a string, or a quote inside a char literal or a comment, is text.
+NOT_CODE = re.compile(
+    r'r(#*)".*?"\1|"(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\\n])\'|//[^\n]*|/\*.*?\*/', re.S
+)
+
+
+def code_only(text):
+    """`text` with comments removed and every string and char literal emptied."""
+    def blank(m):
+        s = m.group(0)
+        if s.startswith("/"):
+            return ""
+        return "' '" if s.startswith("'") else '""'
+    return NOT_CODE.sub(blank, text)
 
 
 def modules(root):
@@ -112,7 +123,7 @@ def main():
         edges = {}
         for path, me in files.items():
             with open(path, encoding="utf-8") as fh:
-                text = STRING.sub('""', CHAR.sub("' '", COMMENT.sub("", fh.read())))
+                text = code_only(fh.read())
             # Test modules may reach anywhere: only the code that ships counts.
             cut = re.search(r"#\[cfg\(test\)\]\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+\w+\s*\{", text)
             if cut:
