@@ -847,13 +847,80 @@ fn regressed_row<'t>(text: &'t str, header: usize, cells: &[String]) -> Option<(
     })
 }
 
-/// The first row under the header at line `header` (its `cells`) whose score column
-/// ([`ACCURACY_COLUMNS`]) holds a number (`0.5333`, `79.46%`): the score the report is about
-/// (wider-world batch 30 cited the header). Its line index and text.
+/// The row under the header at line `header` (its `cells`) whose score column
+/// ([`ACCURACY_COLUMNS`]) holds the score the report is about: the one score of the first such
+/// column that stands below the rest ([`low_score_row`]: `fullgraph (chunked) | 56.71` under
+/// `eager | 96.13` and `fullgraph(no chunked) | 95.68`, wider-world batch 37), else the first row
+/// with a number (`0.5333`, `79.46%`; batch 30 cited the header). Its line index and text.
 fn scored_row<'t>(text: &'t str, header: usize, cells: &[String]) -> Option<(usize, &'t str)> {
-    row_where(text, header, cells, ACCURACY_COLUMNS, |v| {
+    let first = row_where(text, header, cells, ACCURACY_COLUMNS, |v| {
         v.trim_end_matches('%').trim().parse::<f64>().is_ok()
-    })
+    })?;
+    Some(low_score_row(text, header, cells).unwrap_or(first))
+}
+
+/// Labels of a table's rows that summarise the others rather than report a run.
+const SUMMARY_ROWS: &[&str] = &[
+    "diff", "delta", "gap", "avg", "average", "mean", "差值", "平均",
+];
+
+/// The row whose score stands below the rest of the first score column ([`outlier`]), where the
+/// rows are runs of one task: no row named after a dataset (a benchmark scores lower than
+/// another by nature), summary rows (`diff`, `mean`) left out, a score that is higher when
+/// better (not a perplexity), every value written alike (with `%` or without).
+fn low_score_row<'t>(text: &'t str, header: usize, cells: &[String]) -> Option<(usize, &'t str)> {
+    let (column, word) = cells
+        .iter()
+        .enumerate()
+        .find_map(|(k, c)| header_has(std::slice::from_ref(c), ACCURACY_COLUMNS).map(|w| (k, w)))?;
+    if ["ppl", "perplexity"].contains(&word) {
+        return None;
+    }
+    let mut rows: Vec<(usize, &str, f64)> = Vec::new();
+    let mut percent = Vec::new();
+    for (at, l) in table_rows(text, header) {
+        let Some(row) = table_cells(l) else { continue };
+        let Some(v) = row.get(column) else { continue };
+        let Ok(x) = v.trim_end_matches('%').trim().parse::<f64>() else {
+            continue;
+        };
+        let label = &row[..1];
+        if header_has(label, ACCURACY_COLUMNS).is_some() {
+            return None;
+        }
+        if SUMMARY_ROWS.contains(&label[0].as_str()) {
+            continue;
+        }
+        percent.push(v.ends_with('%'));
+        rows.push((at, l, x));
+    }
+    if percent.windows(2).any(|p| p[0] != p[1]) {
+        return None;
+    }
+    let values: Vec<f64> = rows.iter().map(|r| r.2).collect();
+    outlier(&values).map(|k| (rows[k].0, rows[k].1))
+}
+
+/// The index of the one value of at least three that stands apart below the others: more than a
+/// tenth of the median under it, and at least four times as far from it as any other value. A
+/// column of like scores, of two that differ (which is the baseline?), or with one value above
+/// the rest (which side is wrong?) has none.
+fn outlier(values: &[f64]) -> Option<usize> {
+    if values.len() < 3 || values.iter().any(|v| !v.is_finite()) {
+        return None;
+    }
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let median = sorted[sorted.len() / 2];
+    let far: Vec<f64> = values.iter().map(|v| (v - median).abs()).collect();
+    let (k, &most) = far.iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1))?;
+    let next = far
+        .iter()
+        .enumerate()
+        .filter(|&(j, _)| j != k)
+        .map(|(_, d)| *d)
+        .fold(0.0, f64::max);
+    (values[k] < median && most > median.abs() / 10.0 && most >= 4.0 * next).then_some(k)
 }
 
 /// The first row of the table under the header at line `header` (its `cells`; the table goes
@@ -874,17 +941,22 @@ fn row_where<'t>(
     if columns.is_empty() {
         return None;
     }
+    table_rows(text, header).find(|(_, l)| {
+        table_cells(l).is_some_and(|row| {
+            columns
+                .iter()
+                .any(|&k| row.get(k).is_some_and(|v| holds(v)))
+        })
+    })
+}
+
+/// The lines of the table under the header at line `header`, with their indices: up to the
+/// first line that is neither a row nor an ASCII ruler (`+-----+`) between rows.
+fn table_rows(text: &str, header: usize) -> impl Iterator<Item = (usize, &str)> {
     text.lines()
         .enumerate()
         .skip(header + 1)
         .take_while(|(_, l)| table_ruler(l) || table_cells(l).is_some())
-        .find(|(_, l)| {
-            table_cells(l).is_some_and(|row| {
-                columns
-                    .iter()
-                    .any(|&k| row.get(k).is_some_and(|v| holds(v)))
-            })
-        })
 }
 
 /// Whether a line is an ASCII table's ruler (`+-----+`, `+=====+`) between its rows.
@@ -1922,6 +1994,12 @@ mod tests {
         // Paddle's notice that an operator falls back to the CPU (wider-world batch 36).
         let (r, line, _) = route_prose("设置GLOG_v=4，在日志中发现 missing NPU kernel: lookup_table, expected_kernel_key:data_type[float]\n").unwrap();
         assert_eq!((r.route, line), (Route::Performance, 1));
+        // 没有收益 ("gains nothing") is a verdict over a TPOT (wider-world batch 37); without
+        // a word of performance it is none.
+        let gain = "长序列场景开启图模式没有收益，图模式TPOT与输入长度呈线性增长\n开图：191ms\n";
+        let (r, line, _) = route_prose(gain).unwrap();
+        assert_eq!((r.route, line), (Route::Performance, 1));
+        assert!(route_prose("这样改没有收益\n").is_none());
     }
 
     // Class 9: report tables.
@@ -1941,6 +2019,31 @@ mod tests {
         let (r, line, cited) = route_prose(improvement).unwrap();
         assert_eq!((r.route, line), (Route::Performance, 5));
         assert!(cited.contains("-53.73%"));
+        // The one score of a column that stands apart from the others is the row cited
+        // (wider-world batch 37); like scores, or two that differ, cite the first.
+        let modes = "| Mode      | Accuracy |\n|-----------|----------|\n| eager     | 96.13       |\n| fullgraph(no chunked) | 95.68 |\n| fullgraph (chunked) |  56.71 |\n";
+        let (r, line, cited) = route_prose(modes).unwrap();
+        assert_eq!((r.route, line), (Route::Accuracy, 5));
+        assert!(cited.contains("56.71"));
+        let second = "| mode | accuracy |\n|---|---|\n| a | 96.1 |\n| b | 56.7 |\n| c | 95.9 |\n| d | 96.0 |\n";
+        assert_eq!(route_prose(second).unwrap().1, 4);
+        for (why, table) in [
+            ("two rows", "| mode | accuracy |\n|---|---|\n| eager | 96.1 |\n| graph | 56.7 |\n"),
+            ("like scores", "| mode | accuracy |\n|---|---|\n| a | 96.1 |\n| b | 95.7 |\n| c | 94.9 |\n"),
+            ("one above the rest", "| mode | accuracy |\n|---|---|\n| npugraph_ex | 56.7 |\n| eager | 96.1 |\n| aclgraph | 55.9 |\n"),
+            ("datasets", "| task | score |\n|---|---|\n| gsm8k | 82.1 |\n| mmlu | 79.4 |\n| humaneval | 35.2 |\n"),
+            ("lower is better", "| mode | ppl |\n|---|---|\n| a | 5.1 |\n| b | 5.2 |\n| c | 1.2 |\n"),
+            ("percent and fractions", "| mode | acc |\n|---|---|\n| a | 96.13% |\n| b | 0.9568 |\n| c | 95.1% |\n"),
+        ] {
+            assert_eq!(route_prose(table).unwrap().1, 3, "{why}");
+        }
+        // A summary row is left out of the column.
+        let diff = "| mode | acc |\n|---|---|\n| a | 96.1 |\n| b | 95.9 |\n| c | 56.7 |\n| diff | -0.2 |\n";
+        assert_eq!(route_prose(diff).unwrap().1, 5);
+        assert_eq!(outlier(&[0.0, 0.0, 0.0]), None);
+        assert_eq!(outlier(&[1.0, f64::NAN, 9.0]), None);
+        assert_eq!(outlier(&[0.65, 0.12, 0.70, 0.66]), Some(1));
+        assert_eq!(outlier(&[0.65, 0.99, 0.70, 0.66]), None);
         // `gain` inside `against` names no improvement column.
         let against =
             "| case | TTFT (ms) | diff against v0.9 |\n|---|---|---|\n| a | 40 | -12% |\n";

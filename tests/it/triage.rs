@@ -774,86 +774,6 @@ fn analyze_falls_back_to_the_plog_when_the_screen_log_has_no_error() {
     assert_eq!(ev["first_causal_error"]["shape"], "plog_record");
 }
 
-#[test]
-#[ignore = "needs PyTorch (CPU); scripts/test.sh installs it and runs this"]
-fn accuracy_route_hands_step4_and_step5_data_dumps_to_dump_compare() {
-    let py = torch_python();
-    let double = repo().join("testdata/triage/npugraph_ex_double");
-    let out = scratch("run-double-dumps");
-    let (code, v, root) = triage_run(
-        &out,
-        "double_model.py",
-        &format!("{py} {{script}}"),
-        &[
-            ("PYTHONPATH", double.to_str().unwrap()),
-            ("NPGX_TEST_DOUBLE", "mismatch"),
-        ],
-        &["--compare-outputs", "--dump-tensors"],
-    );
-    assert_eq!(code, 0, "{v:#}");
-    // npgx set the dump options on steps 4 and 5 only, into each step's own directory, and
-    // wrapped the compiled callable to capture its outputs (--compare-outputs).
-    let step5 = read(&root.join("scripts/step5-npugraph_ex.py"));
-    assert!(step5.contains("compiled = __import__(\"npgx_capture\").wrap(torch.compile(model, backend=\"npugraph_ex\", options={\"inplace_pass\": False, \"dump_tensor_data\": True, \"data_dump_dir\": __import__(\"os\").environ[\"NPGX_DUMP_DIR\"]}))"), "{step5}");
-    assert!(!read(&root.join("scripts/step3-compile-aot_eager.py")).contains("dump_tensor_data"));
-    assert!(root.join("scripts/npgx_capture.py").exists());
-    assert!(root.join("step1-eager/outputs/call0_out0.npy").exists());
-    let a = &v["analysis"];
-    assert_eq!(a["route"], "accuracy", "{a:#}");
-    assert_eq!(a["rule"], "compare.outputs");
-    let outputs = &a["comparison"]["outputs"];
-    // step 4 (force_eager) matches eager; step 5 is off: dumping, the double scales the first
-    // computing node's output by 1 + 1e-2, which reaches the outputs as about 1e-2.
-    assert_eq!(outputs[0]["allclose"], true);
-    assert_eq!(outputs[1]["allclose"], false);
-    let max_abs = outputs[1]["max_abs_error"].as_f64().unwrap();
-    assert!((2e-3..2e-2).contains(&max_abs), "{max_abs}");
-    assert_eq!(outputs[1]["tensors"], 3);
-    assert!(a["notes"]
-        .to_string()
-        .contains("comes from ACL graph capture / replay"));
-    let d = &a["dump_comparison"];
-    assert!(
-        d["golden"]
-            .as_str()
-            .unwrap()
-            .contains("step4-npugraph_ex-force_eager"),
-        "{d:#}"
-    );
-    assert!(
-        d["target"].as_str().unwrap().contains("step5-npugraph_ex"),
-        "{d:#}"
-    );
-    // The double perturbs the first computing node by 1 %: it is where step 5 first diverges,
-    // and (no inputs in .pt dumps) the origin; the graph input matches.
-    let first = d["first_divergence"]["op_name"]
-        .as_str()
-        .expect("a divergence");
-    assert_eq!(d["origin"]["op_name"], first, "{d:#}");
-    assert_eq!(d["origin_evidence"], "none");
-    let step5_dumps = root.join("step5-npugraph_ex/worldsize1_global_rank0");
-    let dumped: Vec<String> = std::fs::read_dir(&step5_dumps)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    assert!(
-        dumped
-            .iter()
-            .any(|n| n.starts_with(&format!("{first}_device_0_"))),
-        "{first} not among {dumped:?}"
-    );
-    assert_eq!(d["pairs"].as_u64(), Some(dumped.len() as u64));
-    assert!(
-        d["failed"].as_u64().unwrap() >= 2,
-        "the error propagates: {d:#}"
-    );
-    let report = read(&root.join("triage_report.md"));
-    assert!(
-        report.contains(&format!("npgx repro --path accuracy --op {first}")),
-        "{report}"
-    );
-}
-
 // ---------------------------------------------------------------------------------------------
 // Bisect (issue 14) and the seeded steps.
 
@@ -1031,7 +951,7 @@ fn run_bisect_isolates_a_crash_to_one_option_and_skips_a_rejected_one() {
 
 #[test]
 #[ignore = "needs PyTorch (CPU); scripts/test.sh installs it and runs this"]
-fn bisect_isolates_an_accuracy_difference_to_clone_output_and_names_the_fx_node() {
+fn accuracy_ladder_hands_its_dumps_to_dump_compare_and_bisect_isolates_clone_output() {
     let (code, v, root) = double_options(
         "bisect",
         "bisect-accuracy",
@@ -1046,9 +966,71 @@ fn bisect_isolates_an_accuracy_difference_to_clone_output_and_names_the_fx_node(
                 "force_recapture,clone_input,reuse_graph_pool_in_same_fx,remove_noop_ops,remove_cat_ops,input_inplace_pass,pattern_fusion_pass",
             ),
         ],
-        &["--compare-outputs"],
+        &["--compare-outputs", "--dump-tensors"],
     );
     assert_eq!(code, 0, "{v:#}");
+    // The ladder: npgx set the dump options on steps 4 and 5 only, into each step's own
+    // directory, and wrapped the compiled callable to capture its outputs (--compare-outputs).
+    let step5 = read(&root.join("scripts/step5-npugraph_ex.py"));
+    assert!(step5.contains("compiled = __import__(\"npgx_capture\").wrap(torch.compile(model, backend=\"npugraph_ex\", options={\"inplace_pass\": False, \"dump_tensor_data\": True, \"data_dump_dir\": __import__(\"os\").environ[\"NPGX_DUMP_DIR\"]}))"), "{step5}");
+    assert!(!read(&root.join("scripts/step3-compile-aot_eager.py")).contains("dump_tensor_data"));
+    assert!(root.join("scripts/npgx_capture.py").exists());
+    assert!(root.join("step1-eager/outputs/call0_out0.npy").exists());
+    let a = &v["analysis"];
+    assert_eq!(a["route"], "accuracy", "{a:#}");
+    assert_eq!(a["rule"], "compare.outputs");
+    let outputs = &a["comparison"]["outputs"];
+    // step 4 (force_eager) matches eager; step 5 is off: dumping, the double scales the first
+    // computing node's output by 1 + 1e-2, which reaches the outputs as about 1e-2.
+    assert_eq!(outputs[0]["allclose"], true);
+    assert_eq!(outputs[1]["allclose"], false);
+    let max_abs = outputs[1]["max_abs_error"].as_f64().unwrap();
+    assert!((2e-3..2e-2).contains(&max_abs), "{max_abs}");
+    assert_eq!(outputs[1]["tensors"], 3);
+    assert!(a["notes"]
+        .to_string()
+        .contains("comes from ACL graph capture / replay"));
+    let d = &a["dump_comparison"];
+    assert!(
+        d["golden"]
+            .as_str()
+            .unwrap()
+            .contains("step4-npugraph_ex-force_eager"),
+        "{d:#}"
+    );
+    assert!(
+        d["target"].as_str().unwrap().contains("step5-npugraph_ex"),
+        "{d:#}"
+    );
+    // The double perturbs the first computing node by 1 %: it is where step 5 first diverges,
+    // and (no inputs in .pt dumps) the origin; the graph input matches.
+    let first = d["first_divergence"]["op_name"]
+        .as_str()
+        .expect("a divergence");
+    assert_eq!(d["origin"]["op_name"], first, "{d:#}");
+    assert_eq!(d["origin_evidence"], "none");
+    let step5_dumps = root.join("step5-npugraph_ex/worldsize1_global_rank0");
+    let dumped: Vec<String> = std::fs::read_dir(&step5_dumps)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        dumped
+            .iter()
+            .any(|n| n.starts_with(&format!("{first}_device_0_"))),
+        "{first} not among {dumped:?}"
+    );
+    assert_eq!(d["pairs"].as_u64(), Some(dumped.len() as u64));
+    assert!(
+        d["failed"].as_u64().unwrap() >= 2,
+        "the error propagates: {d:#}"
+    );
+    let report = read(&root.join("triage_report.md"));
+    assert!(
+        report.contains(&format!("npgx repro --path accuracy --op {first}")),
+        "{report}"
+    );
+    // The bisect.
     assert_eq!(v["schema"], "npgx.triage-run");
     assert_eq!(v["analysis"]["route"], "accuracy");
     // double_model.py seeds nothing: every step and variant starts from npgx's seed, so eager
@@ -1071,8 +1053,9 @@ fn bisect_isolates_an_accuracy_difference_to_clone_output_and_names_the_fx_node(
             ("inplace_pass-True".to_string(), "differs".to_string()),
         ]
     );
-    // Two more runs with data dumps: the passing variant and step 5, compared by dump-compare.
-    assert_eq!(b["runs"], 4, "{b:#}");
+    // One more run with data dumps, the passing variant's, compared by dump-compare with step
+    // 5's own dumps (the ladder's).
+    assert_eq!(b["runs"], 3, "{b:#}");
     let d = &b["dump_comparison"];
     assert!(
         d["golden"]
@@ -1081,10 +1064,12 @@ fn bisect_isolates_an_accuracy_difference_to_clone_output_and_names_the_fx_node(
             .contains("bisect/dump-clone_output-True"),
         "{d:#}"
     );
+    let target = d["target"].as_str().unwrap();
     assert!(
-        d["target"].as_str().unwrap().contains("bisect/dump-step5"),
+        target.contains("step5-npugraph_ex") && !target.contains("bisect/"),
         "{d:#}"
     );
+    assert!(!root.join("bisect/dump-step5").exists());
     let node = d["first_divergence"]["op_name"]
         .as_str()
         .expect("a divergence");
@@ -1094,9 +1079,6 @@ fn bisect_isolates_an_accuracy_difference_to_clone_output_and_names_the_fx_node(
         conclusion.contains(&format!("diverge first at FX node `{node}`")),
         "{conclusion}"
     );
-    assert!(root
-        .join("bisect/dump-step5/worldsize1_global_rank0")
-        .is_dir());
 }
 
 /// Issue 33: every routed sample says what to do, each remedy with its source; a CANN report's

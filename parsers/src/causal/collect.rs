@@ -581,6 +581,9 @@ impl<'w> Collector<'_, 'w> {
         if let Some(next) = self.pip_conflict(i, t, soft) {
             return next;
         }
+        if let Some(next) = self.installer_unresolved(i, t, soft) {
+            return next;
+        }
         if let Some(next) = self.container_daemon(i, t, soft) {
             return next;
         }
@@ -713,6 +716,94 @@ impl<'w> Collector<'_, 'w> {
         c.scope.push((w[i].no, t.into()));
         for k in listed {
             push_scope(&mut c.scope, w[k].no, w[k].rest.trim());
+        }
+        self.out.push(c);
+        Some(end)
+    }
+
+    /// A package installer that found no release to install, at window index `i` (trimmed text
+    /// `t`): pip's `ERROR: Could not find a version that satisfies the requirement X (from
+    /// versions: …)` (with the `ERROR: No matching distribution found for X` after it) or the
+    /// latter alone; uv's resolver, `× No solution found when resolving dependencies:` over its
+    /// explanation (`╰─▶ Because there is no version of X==1 and you require X==1, we can
+    /// conclude that your requirements are unsatisfiable.`, the line cited, with the indented
+    /// lines that go on with it), or that explanation after `error: ` in uv's first releases. An
+    /// explanation in which a package states a requirement (`… depends on …`) is a conflict
+    /// between requirements, read as pip's ([`PIP_CONFLICT`]). An environment fault; the next
+    /// index.
+    fn installer_unresolved(&mut self, i: usize, t: &'w str, soft: bool) -> Option<usize> {
+        const PIP: [&str; 2] = [
+            "ERROR: Could not find a version that satisfies the requirement ",
+            "ERROR: No matching distribution found for ",
+        ];
+        const UV: &str = "No solution found when resolving dependencies";
+        let w = self.w;
+        let t = after_build_seconds(t);
+        let uv_header = t
+            .strip_prefix('×')
+            .is_some_and(|h| h.trim_start().starts_with(UV));
+        let said = |k: usize| w[k].rest.trim();
+        let (at, end) = if t.starts_with(PIP[0]) {
+            // pip's second line says the same of the same requirement.
+            let next = w.get(i + 1).map(|l| after_build_seconds(l.rest.trim()));
+            (
+                i,
+                i + 1 + usize::from(next.is_some_and(|n| n.starts_with(PIP[1]))),
+            )
+        } else if t.starts_with(PIP[1])
+            || t.strip_prefix("error: Because ")
+                .is_some_and(|e| e.contains("we can conclude that"))
+        {
+            (i, i + 1)
+        } else if uv_header {
+            let at = (i + 1..w.len().min(i + 3))
+                .find(|&k| !said(k).is_empty())
+                .filter(|&k| said(k).starts_with("╰─▶"))
+                .unwrap_or(i);
+            // The explanation goes on, indented, up to a blank line.
+            let end = (at + 1..w.len().min(at + 40))
+                .find(|&k| said(k).is_empty() || !w[k].rest.starts_with(char::is_whitespace))
+                .unwrap_or(w.len().min(at + 40));
+            (at, end.max(at + 1))
+        } else {
+            return None;
+        };
+        // The explanation as one sentence (uv wraps it); a requirement a package states
+        // (`torch-npu==2.5.1 depends on torch==2.5.1`) against another makes it pip's
+        // conflict, not a missing release.
+        let explained = if uv_header {
+            w[at..end]
+                .iter()
+                .map(|l| {
+                    after_build_seconds(l.rest.trim())
+                        .trim_start_matches("╰─▶")
+                        .trim()
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        } else {
+            said(at).to_string()
+        };
+        let conflict = uv_header && explained.contains(" depends on ");
+        let mut c = Candidate::new(
+            at,
+            if soft { Tier::Soft } else { Tier::Strong },
+            CauseRank::Framework,
+            Shape::EnvironmentLine,
+            if conflict {
+                PIP_CONFLICT
+            } else {
+                INSTALLER_UNRESOLVED
+            },
+        );
+        let first: String = explained.chars().take(400).collect();
+        c.message = if conflict {
+            format!("{first} (the resolver found no set of versions that meets every requirement)")
+        } else {
+            format!("{first} (the installer found no release to install)")
+        };
+        for l in &w[i..end] {
+            push_scope(&mut c.scope, l.no, l.rest.trim());
         }
         self.out.push(c);
         Some(end)
@@ -1100,24 +1191,47 @@ impl<'w> Collector<'_, 'w> {
         if tier == Tier::Cascade {
             self.wrapper = Some((w[i].no, self.frames.clone()));
         }
-        self.out.push(c);
         // A wrapper's message lines may hold the native abort that raised it (`LLVM ERROR: …`
         // under `MLIRCompilationError:`): that line is the error, the wrapper its evidence.
-        if tier == Tier::Cascade {
-            let fatal = (i + 1..end.min(w.len())).find_map(|k| {
+        let fatal = (tier == Tier::Cascade)
+            .then(|| {
+                (i + 1..end.min(w.len())).find_map(|k| {
+                    let t = w[k].rest.trim();
+                    OtherLine {
+                        i: k,
+                        no: w[k].no,
+                        t,
+                    }
+                    .native_abort()
+                    .map(|f| with_assertion_head(w, f))
+                })
+            })
+            .flatten();
+        // A compiler's wrapper exception printed with an empty message (`MLIRCompilationError: `
+        // over its stage's `[ConvertTritonIRToLinalgIR] encounters error: PassManager::run
+        // failed`: Triton-Ascend's message starts with a newline): its message starts on the next
+        // line, the line to cite when no native abort below says more. A bare type name
+        // (`AssertionError`, no colon) has no message at all.
+        let printed_colon = line.trim_end().ends_with(':');
+        if fatal.is_none()
+            && printed_colon
+            && e.message.trim().is_empty()
+            && compiler_diag::is_wrapper_exception(e.type_name)
+        {
+            if let Some(k) = (i + 1..end.min(w.len())).find(|&k| {
                 let t = w[k].rest.trim();
-                OtherLine {
-                    i: k,
-                    no: w[k].no,
-                    t,
-                }
-                .native_abort()
-            });
-            if let Some(mut f) = fatal {
-                f.wrapper_line = Some(w[i].no);
-                f.frames = self.frames.clone();
-                self.out.push(f);
+                let letters = t.chars().filter(|c| c.is_alphanumeric()).count();
+                !w[k].norm.skip && letters * 2 > t.chars().count()
+            }) {
+                c.index = k;
+                c.message = format!("{}: {}", e.type_name, w[k].rest.trim());
             }
+        }
+        self.out.push(c);
+        if let Some(mut f) = fatal {
+            f.wrapper_line = Some(w[i].no);
+            f.frames = self.frames.clone();
+            self.out.push(f);
         }
         match self.detail_report(i, tier, soft) {
             Some(block_end) => block_end.max(end),
@@ -1732,12 +1846,19 @@ fn is_triton_location(message: &str) -> bool {
 }
 
 /// The rules that read an environment fault from a tool's own report rather than from a
-/// knowledge row: pip's resolver conflict and Docker's daemon error. Each is its error's phase
+/// knowledge row: pip's resolver conflict, Docker's daemon error, Kubernetes' warning events and
+/// an installer that found no release to install. Each is its error's phase
 /// token, so remedy.tsv names it as `key:<rule>`.
 pub const PIP_CONFLICT: &str = "pip.conflict";
 pub const CONTAINER_DAEMON: &str = "container.daemon-error";
 pub const KUBERNETES_EVENT: &str = "kubernetes.event-warning";
-pub const ENVIRONMENT_RULES: [&str; 3] = [PIP_CONFLICT, CONTAINER_DAEMON, KUBERNETES_EVENT];
+pub const INSTALLER_UNRESOLVED: &str = "installer.unresolved";
+pub const ENVIRONMENT_RULES: [&str; 4] = [
+    PIP_CONFLICT,
+    CONTAINER_DAEMON,
+    KUBERNETES_EVENT,
+    INSTALLER_UNRESOLVED,
+];
 
 /// The reason and message of a failing row of Kubernetes' events table (`Warning
 /// FailedScheduling  27s  hami-scheduler  0/1 nodes are available: …`): the columns stand
@@ -2242,8 +2363,9 @@ impl<'w> OtherLine<'w> {
     /// c10 `what():` does (the `Aborted (core dumped)` after it is the consequence; an Ascend C
     /// kernel's `[ASSERT]` on the device was read before):
     /// - a failed assertion (`process.assertion-failed`): glibc's `prog: file:line: function:
-    ///   Assertion `expr' failed.` (`__assert_fail`), ggml's `file:line: GGML_ASSERT(expr)
-    ///   failed` (`ggml_abort`, llama.cpp's CANN backend);
+    ///   Assertion `expr' failed.` (`__assert_fail`; a long function signature wraps it, and
+    ///   `Assertion `expr' failed.` stands on a line of its own), ggml's `file:line:
+    ///   GGML_ASSERT(expr) failed` (`ggml_abort`, llama.cpp's CANN backend);
     /// - LLVM's `report_fatal_error`, `LLVM ERROR: <reason>` (`process.llvm-fatal-error`), as a
     ///   compiler built on LLVM aborts (Triton-Ascend's and bishengir's passes): the reason the
     ///   compilation stopped, which the exception raised around it (`MLIRCompilationError:` with
@@ -2251,10 +2373,10 @@ impl<'w> OtherLine<'w> {
     fn native_abort(&self) -> Option<Candidate<'w>> {
         let t = self.t;
         const ASSERTION: &str = ": Assertion ";
-        let glibc = needles::find(t, ASSERTION).is_some_and(|at| {
-            let e = &t[at + ASSERTION.len()..];
-            e.starts_with(['`', '\'']) && e.ends_with("' failed.")
-        });
+        let expr_failed = |e: &str| e.starts_with(['`', '\'']) && e.ends_with("' failed.");
+        let glibc = needles::find(t, ASSERTION)
+            .is_some_and(|at| expr_failed(&t[at + ASSERTION.len()..]))
+            || t.strip_prefix("Assertion ").is_some_and(expr_failed);
         let ggml = t.contains(": GGML_ASSERT(") && t.ends_with(") failed");
         let llvm = t
             .strip_prefix("LLVM ERROR:")
@@ -2614,7 +2736,7 @@ fn classify_other<'w>(w: &[WinLine<'w>], i: usize, soft: bool) -> Option<Candida
     }
     l.error_format(n)
         .or_else(|| l.what_line())
-        .or_else(|| l.native_abort())
+        .or_else(|| l.native_abort().map(|c| with_assertion_head(w, c)))
         .or_else(|| l.runtime_device_item())
         .or_else(|| l.exception_stream_item())
         .or_else(|| l.exception_task_item())
@@ -2626,6 +2748,43 @@ fn classify_other<'w>(w: &[WinLine<'w>], i: usize, soft: bool) -> Option<Candida
         .or_else(|| l.process_abort())
         .or_else(|| l.error_record(n, w[i].rest))
         .or_else(|| l.runtime_return(n, w[i].rest))
+}
+
+/// glibc's assertion message wrapped by a long function signature: `Assertion `expr' failed.` on
+/// a line of its own under the head that names the source (`python3: …/mlir/IR/UseDefLists.h:198:
+/// mlir::IRObjectWithUseList<…>::~IRObjectWithUseList()` and its `[with OperandType = …]:`
+/// line: glibc prints `PROGRAM: FILE:LINE: FUNCTION: Assertion …`). The head's lines join the
+/// candidate's scope, so the source file is read with it: at most three above, the line right
+/// above ending as the function does before `Assertion` (`:`), up to the one that starts with
+/// `FILE:LINE:` (after the program's name or without it).
+fn with_assertion_head<'w>(w: &[WinLine<'w>], mut c: Candidate<'w>) -> Candidate<'w> {
+    let i = c.index;
+    if c.rule != "process.assertion-failed" || !w[i].rest.trim().starts_with("Assertion ") {
+        return c;
+    }
+    if i == 0 || !w[i - 1].rest.trim_end().ends_with(':') {
+        return c;
+    }
+    let file_line = |field: &str| {
+        field.rsplit_once(':').is_some_and(|(file, line)| {
+            file.contains(['/', '.'])
+                && !line.is_empty()
+                && line.bytes().all(|b| b.is_ascii_digit())
+        })
+    };
+    let located = |t: &str| t.split(": ").take(2).any(file_line);
+    let head = (i.saturating_sub(3)..i)
+        .rev()
+        .take_while(|&k| !w[k].rest.trim().is_empty())
+        .find(|&k| located(w[k].rest.trim()));
+    if let Some(k) = head {
+        let own = std::mem::take(&mut c.scope);
+        for l in &w[k..i] {
+            push_scope(&mut c.scope, l.no, l.rest.trim());
+        }
+        c.scope.extend(own);
+    }
+    c
 }
 
 /// The cause of a failed check in a pretty-printed JSON report — ATC's operator check of a model

@@ -611,6 +611,136 @@ mod tests {
         }
     }
 
+    // Wider-world batch 37: a long function signature wraps glibc's message (`PROGRAM: FILE:LINE:
+    // FUNCTION: Assertion …`), and `Assertion `expr' failed.` stands on its own line under the
+    // head that names the source; a compiler's source (MLIR's, LLVM's) places the assertion in a
+    // compilation, other sources do not.
+    #[test]
+    fn a_wrapped_assertion_is_read_with_the_source_its_head_names() {
+        for (head, token) in [
+            ("python3: /root/llvm-project/mlir/include/mlir/IR/UseDefLists.h:198: mlir::IRObjectWithUseList<OperandType>::~IRObjectWithUseList()", "include/mlir/"),
+            (".../mlir/IR/UseDefLists.h:198: mlir::IRObjectWithUseList<OperandType>::~IRObjectWithUseList()", "mlir/ir/"),
+        ] {
+            let wrapped = format!("2. stderr:\n{head}\n  [with OperandType = mlir::BlockOperand]:\n  Assertion `use_empty() && \"Cannot destroy a value that still has uses!\"' failed.\nnote: Pipeline failed while executing\n");
+            let c = first(&wrapped);
+            assert_eq!((c.line, &*c.evidence.rule), (4, "process.assertion-failed"));
+            assert_eq!(c.evidence.lines, vec![2, 3, 4]);
+            let p = c.phase.expect("a phase");
+            assert_eq!(
+                (p.phase, &*p.rule, p.token.as_str()),
+                (Phase::Compile, "phase.assert-source", token)
+            );
+        }
+        // LLVM's cast check on one line.
+        let cast = "python3: /src/llvm-project/llvm/include/llvm/Support/Casting.h:566: decltype(auto) llvm::cast(From&): Assertion `isa<To>(Val) && \"cast<Ty>() argument of incompatible type!\"' failed.\n";
+        let p = first(cast).phase.expect("a phase");
+        assert_eq!(
+            (p.phase, p.token.as_str()),
+            (Phase::Compile, "include/llvm/")
+        );
+        // Under a compiler's wrapper exception with an empty message, the wrapped assertion is
+        // the error, read with its head; the wrapper its evidence.
+        let under = "triton.compiler.errors.MLIRCompilationError: \npython3: /x/mlir/lib/IR/Block.cpp:9: void f():\n  Assertion `ok' failed.\n";
+        let c = first(under);
+        assert_eq!((c.line, c.evidence.wrapper_line), (3, Some(1)));
+        assert_eq!(c.phase.map(|p| p.token), Some("mlir/lib/".to_string()));
+        // A program's own source (a folder that happens to be called llvm included) says no
+        // phase; a head more than three lines up, across a blank line, or above a line that does
+        // not end as the function does (`:`), is not read.
+        for text in [
+            "main: src/model.c:42: load_model: Assertion `n > 0' failed.\n",
+            "main: /home/alice/llvm/toy/src/model.c:42: load: Assertion `n > 0' failed.\n",
+            "/x/mlir/lib/a.h:9: f():\n\n  Assertion `n' failed.\n",
+            "/x/mlir/lib/a.h:9: f()\na\nb\nc:\n  Assertion `n' failed.\n",
+            "/x/mlir/lib/a.h:9: f():\nother text\n  Assertion `n' failed.\n",
+        ] {
+            let c = first(text);
+            assert_eq!(&*c.evidence.rule, "process.assertion-failed", "{text}");
+            assert!(
+                c.phase.is_none_or(|p| &*p.rule != "phase.assert-source"),
+                "{text}"
+            );
+        }
+    }
+
+    // Wider-world batch 37: a compiler's wrapper exception printed with an empty message has its
+    // message on the next line (`MLIRCompilationError: ` over its stage's line): that line is
+    // cited. A banner is skipped; a diagnostic in the block still wins; other exceptions keep
+    // their own line (a bare type name has no message at all).
+    #[test]
+    fn an_exception_with_an_empty_message_cites_its_next_line() {
+        let stage = "Traceback (most recent call last):\n  File \"a.py\", line 3, in <module>\ntriton.compiler.errors.MLIRCompilationError:\n[ConvertTritonIRToLinalgIR] encounters error: PassManager::run failed\n";
+        let c = first(stage);
+        assert_eq!(c.line, 4);
+        assert!(
+            c.message
+                .starts_with("triton.compiler.errors.MLIRCompilationError: [Convert"),
+            "{}",
+            c.message
+        );
+        let banner = "triton.compiler.errors.MLIRCompilationError: \n///------------------[ERROR][Triton][BEG]------------------\n[ConvertLinalgIRToBinary] encounters error: PassManager::run failed\n";
+        assert_eq!(first(banner).line, 3);
+        let diagnostic = "triton.compiler.errors.MLIRCompilationError: \n[ConvertLinalgIRToBinary] encounters error:\nloc(\"k.mlir\":3:3): error: ub overflow, requires 2097152 bits\n";
+        assert_eq!(first(diagnostic).line, 3);
+        for text in [
+            "ValueError: bad\nmore about it\n",
+            "AssertionError\nException raised from ProcessGroupHCCL destructor, terminating with 3 pending work items\n",
+            "RuntimeError: \n[W compiler_depend.ts:133] Warning: something (function f)\n",
+            "KeyboardInterrupt\nException ignored in: <module 'threading'>\n",
+        ] {
+            assert_eq!(first(text).line, 1, "{text}");
+        }
+    }
+
+    // Wider-world batch 37: an installer that found no release (pip's two lines, uv's resolver
+    // report) is an environment fault; uv's explanation, wrapped, is the line cited and its whole
+    // sentence the message; one in which a package states a requirement is a conflict.
+    #[test]
+    fn an_installer_that_found_no_release_is_an_environment_fault() {
+        let uv = "pip install triton-ascend\n  × No solution found when resolving dependencies:\n  ╰─▶ Because there is no version of triton-ascend==3.2.1 and you require triton-ascend==3.2.1, we can\n      conclude that your requirements are unsatisfiable.\n\nnext\n";
+        let c = first(uv);
+        assert_eq!((c.line, &*c.evidence.rule), (3, "installer.unresolved"));
+        assert_eq!(c.evidence.lines, vec![2, 3, 4]);
+        assert!(
+            c.message
+                .contains("we can conclude that your requirements are unsatisfiable."),
+            "{}",
+            c.message
+        );
+        let p = c.phase.expect("a phase");
+        assert_eq!(
+            (p.phase, p.token.as_str()),
+            (Phase::Environment, "installer.unresolved")
+        );
+        let conflict = "  × No solution found when resolving dependencies:\n  ╰─▶ Because torch-npu==2.5.1 depends on torch==2.5.1 and you require torch==2.6.0, we can\n      conclude that your requirements are unsatisfiable.\n";
+        let c = first(conflict);
+        assert_eq!((c.line, &*c.evidence.rule), (2, "pip.conflict"));
+        let pip = "Looking in indexes: https://pypi.org/simple\nERROR: Could not find a version that satisfies the requirement torch-npu==9.9 (from versions: 2.1.0)\nERROR: No matching distribution found for torch-npu==9.9\n";
+        let c = first(pip);
+        assert_eq!((c.line, &*c.evidence.rule), (2, "installer.unresolved"));
+        assert_eq!(c.evidence.lines, vec![2, 3]);
+        let alone = "ERROR: No matching distribution found for torch-npu==9.9\n";
+        assert_eq!(&*first(alone).evidence.rule, "installer.unresolved");
+        let old_uv = "error: Because there are no versions of x and you require x, we can conclude that the requirements are unsatisfiable.\n";
+        assert_eq!(&*first(old_uv).evidence.rule, "installer.unresolved");
+        // The header alone is cited; the explanation's words without uv's header or pip's prefix
+        // are no installer's report.
+        assert_eq!(
+            first("× No solution found when resolving dependencies:\n").line,
+            1
+        );
+        for text in [
+            "Because there is no version of x, we can conclude that it fails.\n",
+            "note: Could not find a version that satisfies the requirement x\n",
+        ] {
+            assert!(
+                first_causal_error(text.as_bytes())
+                    .is_none_or(|c| &*c.evidence.rule != "installer.unresolved"),
+                "{text}"
+            );
+        }
+    }
+
     // LLVM's fatal error (`report_fatal_error`: `LLVM ERROR: <reason>`) is the compiler's own
     // reason, on its own or in the message of the exception raised around it; the words
     // elsewhere in a line, or with no reason, are not.

@@ -489,6 +489,30 @@ fn own(err: &CausalError, under: Phase) -> Option<PhaseEvidence> {
                 Source::Error,
             ))
         }
+        // An assertion names the source file of its check (`…/mlir/IR/UseDefLists.h:198:`,
+        // before `Assertion` on its line or on the head above it): read as a frame is, a
+        // compiler's source (MLIR's, LLVM's) places it in a compilation — the compiler's own
+        // check, which its remedy says. Other frames' phases are not read from it.
+        Shape::ProcessAbort if err.evidence.rule == "process.assertion-failed" => {
+            let head = std::iter::once((at, err.message.as_str()))
+                .chain(err.scope.iter().map(|(n, t)| (*n, t.as_str())))
+                .map(|(n, t)| (n, t.split("Assertion ").next().unwrap_or(t)));
+            for (no, t) in head {
+                let fact = knowledge::frame(t)
+                    .filter(|f| f.phase == Some(knowledge::PhaseCell::Known(Phase::Compile)));
+                if let Some(fact) = fact {
+                    let e = ev(
+                        Phase::Compile,
+                        None,
+                        "phase.assert-source",
+                        fact.key,
+                        no,
+                        Source::Error,
+                    );
+                    return Some(with_fact(e, fact));
+                }
+            }
+        }
         _ => {}
     }
     // The error a compiler's located exception wraps (Triton's `CompilationError: at 2:8:` over
