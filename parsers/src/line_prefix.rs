@@ -58,6 +58,10 @@
 //! at least (Ascend MemFabric's hybm and smem logs: `2025-09-22 20:20:40.102319 error 12789
 //! pid[12789] [BM devmm_ioctl.cpp:122] `).
 //!
+//! `bracketed_level_logger` is a header of an ISO time, then the level and the process id each
+//! in brackets and the Python file that logged (torch_npu's profiler logger: `2025-06-13
+//! 10:13:28 [ERROR] [911684] profiler.py: `).
+//!
 //! `elided_glog` is a glog header whose head a user cut to `...` when pasting; its level is
 //! unknown and reported as `?`. So is `vllm_tail`'s (a `VllmLogger` with level `?`): the user kept
 //! only `[multiproc_executor.py:654] ` of the logger's prefix.
@@ -332,6 +336,7 @@ pub fn strip_prefixes(line: &str) -> Stripped<'_> {
             bracket_logger,
             separated_logger,
             spaced_logger,
+            bracketed_level_logger,
             pytest_error,
             old_torch_logs,
             old_logger,
@@ -1015,6 +1020,36 @@ fn spaced_logger(i: &str) -> R<'_, LinePrefix<'_>> {
     Ok((r, LinePrefix::ServiceLogger { level }))
 }
 
+/// `bracketed_level_logger` of the grammar: an ISO time, the level and the process id each in
+/// brackets, then the Python file that logged (`2025-06-13 10:13:28 [ERROR] [911684]
+/// profiler.py: `, torch_npu's profiler logger, `%(asctime)s [%(levelname)s] [%(process)d]
+/// %(filename)s: `).
+fn bracketed_level_logger(i: &str) -> R<'_, LinePrefix<'_>> {
+    let (r, _) = (
+        iso_date,
+        char(' '),
+        hms,
+        opt((one_of(".,"), fraction)),
+        char(' '),
+    )
+        .parse(i)?;
+    let (r, level) = delimited(
+        char('['),
+        verify(take_till(|c: char| c == ']' || c == ' '), is_level_word),
+        char(']'),
+    )
+    .parse(r)?;
+    let (r, _) = (tag(" ["), digit1, tag("] ")).parse(r)?;
+    let python_file =
+        |s: &str| s.len() <= 64 && s.ends_with(".py") && !s.contains(char::is_whitespace);
+    let (r, _) = opt((
+        verify(take_till(|c: char| c == ':'), python_file),
+        tag(": "),
+    ))
+    .parse(r)?;
+    Ok((r, LinePrefix::ServiceLogger { level }))
+}
+
 /// `separated_logger` of the grammar: Python logging's ` - `-separated record header and
 /// loguru's ` | `-separated one.
 fn separated_logger(i: &str) -> R<'_, LinePrefix<'_>> {
@@ -1183,6 +1218,20 @@ mod tests {
         assert_eq!(line_severity(&s.prefixes, s.rest), Some(Severity::Error));
         let s = strip_prefixes("2025-09-22 20:20:40.102369 error 12789 pid[12789] [SMEM smem_trans.cpp:44] hybm core init failed: -3");
         assert_eq!(s.rest, "hybm core init failed: -3");
+        // torch_npu's profiler logger.
+        let s = strip_prefixes("2025-06-13 10:13:28 [ERROR] [911684] profiler.py: Failed to get acl to npu flow events.");
+        assert_eq!(s.rest, "Failed to get acl to npu flow events.");
+        assert_eq!(line_severity(&s.prefixes, s.rest), Some(Severity::Error));
+        let s =
+            strip_prefixes("2025-06-13 10:11:38,120 [INFO] [912663] CANN profiling data parsed");
+        assert_eq!(s.rest, "CANN profiling data parsed");
+        for not in [
+            "2025-06-13 10:13:28 [ERROR] profiler.py: no pid",
+            "2025-06-13 10:13:28 [Step] [12] x",
+            "2025-06-13 10:13:28 [ERROR][12] x",
+        ] {
+            assert!(strip_prefixes(not).prefixes.is_empty(), "{not}");
+        }
         for not in [
             "2025-09-22 20:20:40 error in the run",
             "2025-09-22 20:20:40.1 errors 1 pid[2] x",

@@ -637,7 +637,8 @@ pub fn route_error(err: &CausalError) -> Routing {
 /// torch.testing's `assert_close` (`Tensor-likes are not close!`, `Scalars are not equal!` with
 /// zero tolerances, `Mismatched elements: 12 / 64 (18.8%)`), numpy.testing's (`Not equal to
 /// tolerance rtol=1e-05`, `Arrays are not almost equal`), Paddle's operator
-/// tests (`Output (Out) has diff at Place(npu:0)`).
+/// tests (`Output (Out) has diff at Place(npu:0)`), llama.cpp's `test-backend-ops` (`[MUL_MAT]
+/// NMSE = 0.000952909 > 0.000500000 FAIL`).
 const COMPARISON_FAILURES: &[&str] = &[
     "mismatched elements:",
     "tensor-likes are not close",
@@ -648,6 +649,8 @@ const COMPARISON_FAILURES: &[&str] = &[
     "arrays are not almost equal",
     "arrays are not equal",
     "has diff at place(",
+    // llama.cpp's operator test: `[MUL_MAT] NMSE = 0.000952909 > 0.000500000 FAIL`.
+    "] nmse = ",
 ];
 
 /// An operator or kernel test against its golden data (`Output 'c' does not match golden`):
@@ -1671,6 +1674,8 @@ mod tests {
             ("AssertionError: \nNot equal to tolerance rtol=1e-07, atol=0\n\nMismatched elements: 3 / 8 (37.5%)\n", "Not equal to tolerance", 2),
             ("AssertionError: Scalars are not equal!\n\nExpected 3 but got 4.\n", "Scalars are not equal", 1),
             ("AssertionError: Output 'c' does not match golden (max diff 0.5, rtol 1e-3)\n", "does not match golden", 1),
+            // llama.cpp's operator test (wider-world batch 38).
+            ("  MUL_MAT(type_a=f16,type_b=f16,m=16,n=16,k=256,bs=[10,10],nr=[2,2]): OK\n  MUL_MAT(type_a=q8_0,type_b=f32,m=16,n=1,k=256,bs=[1,1],nr=[1,1]): [MUL_MAT] NMSE = 0.000952909 > 0.000500000 FAIL\n", "] NMSE = ", 2),
         ] {
             let r = route_of(text);
             assert_eq!(

@@ -617,6 +617,9 @@ impl<'w> Collector<'_, 'w> {
     /// diagnostic that only says a pipeline failed is a wrapper (cascade).
     fn diagnostic(&mut self, i: usize, t: &'w str, soft: bool) -> Option<usize> {
         let w = self.w;
+        if let Some(next) = self.needed_library(i, t, soft) {
+            return Some(next);
+        }
         let d = error_diagnostic(t)?;
         // A syntax error on a line where a later diagnostic says a name is unknown (clang's
         // `unexpected type name 'half'` before `no member named 'copy_gm_to_ub'` on the same
@@ -654,11 +657,53 @@ impl<'w> Collector<'_, 'w> {
         );
         c.message = t.to_string();
         c.scope.push((w[i].no, t.into()));
-        // clang prints the source line and a caret under the column.
-        let end = continuation(w, i + 1, 2, &mut c.scope);
+        // clang prints the source line and a caret under the column; a linker's line (and
+        // `collect2`'s after it) stands alone: the line after it is its own (another
+        // reference, ld's warning).
+        let end = if rule == "linker.error" {
+            i + 1
+        } else {
+            continuation(w, i + 1, 2, &mut c.scope)
+        };
         c.frames = self.frames.clone();
         self.out.push(c);
         Some(end.max(i + 1))
+    }
+
+    /// GNU ld's warning that a library another one needs was not found (`/usr/bin/ld: warning:
+    /// libdevmm.so, needed by /usr/local/Ascend/acllib/lib64/libruntime.so, not found (try using
+    /// -rpath or -rpath-link)`) at window index `i`, with a link error within 40 lines of it
+    /// (after it, or before it where parallel make jobs interleave their output): the undefined
+    /// references are the symbols that library defines, so the warning is the cause
+    /// (`linker.error`; [`needed_library_explains`] makes them its cascades). Without a link
+    /// error near it, it stays a warning. The next index.
+    fn needed_library(&mut self, i: usize, t: &'w str, soft: bool) -> Option<usize> {
+        let w = self.w;
+        let d = parse_diagnostic(t)
+            .filter(|d| d.form == Form::Linker && d.severity == compiler_diag::Severity::Warning)?;
+        let (_, needer) = d.message.split_once(", needed by ")?;
+        if !needer.contains(", not found") {
+            return None;
+        }
+        let failed = (i.saturating_sub(40)..w.len().min(i + 40)).any(|k| {
+            k != i
+                && error_diagnostic(w[k].norm.rest.trim()).is_some_and(|e| e.form == Form::Linker)
+        });
+        if !failed {
+            return None;
+        }
+        let mut c = Candidate::new(
+            i,
+            if soft { Tier::Soft } else { Tier::Strong },
+            CauseRank::ErrorReport,
+            Shape::CompilerDiagnostic,
+            "linker.error",
+        );
+        c.message = t.to_string();
+        c.scope.push((w[i].no, t.into()));
+        c.frames = self.frames.clone();
+        self.out.push(c);
+        Some(i + 1)
     }
 
     /// pip's resolver at window index `i` (trimmed text `t`): under `The conflict is caused
@@ -1389,6 +1434,8 @@ impl<'w> Collector<'_, 'w> {
     fn finish(mut self) -> Vec<Candidate<'w>> {
         raised_records(self.w, &mut self.out);
         library_throws(&mut self.out);
+        needed_library_explains(&mut self.out);
+        deaths_explained(&mut self.out);
         continued_messages(self.w, &mut self.out);
         if !self.out.is_empty() {
             return self.out;
@@ -2730,6 +2777,15 @@ fn classify_other<'w>(w: &[WinLine<'w>], i: usize, soft: bool) -> Option<Candida
             t,
         ));
     }
+    if backend_ops_failed(t) {
+        return Some(l.make(
+            if soft { Tier::Soft } else { Tier::Strong },
+            CauseRank::ErrorReport,
+            Shape::LoggingError,
+            "test.backend-ops-failed",
+            t,
+        ));
+    }
     // `t` is `rest` trimmed: the header `plog` was read from, the message trimmed at its end.
     if let Some((h, msg)) = &w[i].plog {
         return l.plog_record(h, msg.trim_end().as_bytes());
@@ -2785,6 +2841,51 @@ fn with_assertion_head<'w>(w: &[WinLine<'w>], mut c: Candidate<'w>) -> Candidate
         c.scope.extend(own);
     }
     c
+}
+
+/// The undefined references a link reports where ld also warned that a library another one
+/// needs was not found ([`Collector::needed_library`]): the symbols that library defines, the
+/// warning's consequences (cascades), before or after it.
+fn needed_library_explains(out: &mut [Candidate<'_>]) {
+    let needed = |c: &Candidate<'_>| c.rule == "linker.error" && c.message.contains(", needed by ");
+    if !out.iter().any(needed) {
+        return;
+    }
+    for c in out.iter_mut() {
+        if c.rule == "linker.error" && !needed(c) && c.message.contains("undefined reference") {
+            c.tier = Tier::Cascade;
+        }
+    }
+}
+
+/// A worker that `died unexpectedly` (the parent's word: no error of the worker's own reached
+/// it, knowledge row `died unexpectedly`) after a process's own abort was printed above it (a
+/// segfault handler's banner, `Segmentation fault`, `Fatal Python error`): the death is that
+/// abort's consequence, a cascade; the abort is the worker's own report.
+fn deaths_explained(out: &mut [Candidate<'_>]) {
+    let Some(abort) = out
+        .iter()
+        .filter(|c| c.shape == Shape::ProcessAbort)
+        .map(|c| c.index)
+        .min()
+    else {
+        return;
+    };
+    for c in out.iter_mut() {
+        if c.index > abort
+            && c.shape != Shape::ProcessAbort
+            && c.message.to_ascii_lowercase().contains("died unexpectedly")
+        {
+            c.tier = Tier::Cascade;
+        }
+    }
+}
+
+/// A case llama.cpp's operator test failed (`test-backend-ops`: `MUL_MAT(type_a=q8_0,…):
+/// [MUL_MAT] NMSE = 0.000952909 > 0.000500000 FAIL`): the backend's result differs from the
+/// CPU's by more than the case allows — the operator computes wrong numbers on that backend.
+fn backend_ops_failed(t: &str) -> bool {
+    t.ends_with(" FAIL") && needles::find(t, "] NMSE = ").is_some_and(|at| t[at..].contains(" > "))
 }
 
 /// The cause of a failed check in a pretty-printed JSON report — ATC's operator check of a model
@@ -2903,6 +3004,11 @@ fn is_process_abort(t: &str) -> bool {
         || starts("fatal python error")
         // absl's failure signal handler (Ray, gRPC): `*** SIGSEGV received at time=… ***`.
         || (starts("*** sig") && has(" received at time="))
+        // tvm-ffi's segfault handler (under vLLM, FlashInfer): `!!!!!!! Segfault encountered
+        // !!!!!!!`, then the native frames.
+        || t.trim_matches('!')
+            .trim()
+            .eq_ignore_ascii_case("segfault encountered")
 }
 
 /// A plog record at level ERROR printed into the screen log.
@@ -2957,6 +3063,7 @@ mod tests {
             || lower.starts_with("segmentation fault")
             || lower.starts_with("fatal python error")
             || (lower.starts_with("*** sig") && lower.contains(" received at time="))
+            || lower.trim_matches('!').trim() == "segfault encountered"
     }
 
     #[test]
@@ -2979,6 +3086,9 @@ mod tests {
             "*** SIGABRT RECEIVED AT TIME=1 ***",
             "*** SIGSEGV received",
             "*** sig",
+            "!!!!!!! Segfault encountered !!!!!!!",
+            "!! segfault encountered",
+            "Segfault encountered here",
             "é: [error] after a multi-byte char",
             "",
             "an ordinary line",

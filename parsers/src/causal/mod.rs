@@ -422,6 +422,7 @@ fn analyse(window: &[(u64, &str)]) -> (Vec<CausalError>, Vec<u64>, u64) {
         .count() as u64;
     let mut order: Vec<usize> = (0..cands.len()).collect();
     order.sort_by_key(|&k| (cands[k].tier, cands[k].rank, cands[k].index));
+    restated_title(&lines, &cands, &mut order);
     let Some(&best) = order.first() else {
         return (Vec::new(), Vec::new(), asserts);
     };
@@ -443,6 +444,55 @@ fn analyse(window: &[(u64, &str)]) -> (Vec<CausalError>, Vec<u64>, u64) {
         })
         .collect();
     (ranked, skipped, asserts)
+}
+
+/// An issue page pasted whole: its title, a Markdown heading (`# …`), often restates the error
+/// its body shows as printed (`# … 报错libraries: libc_sec.so: cannot open shared object file:
+/// …` over `npu-smi: error while loading shared libraries: libc_sec.so: cannot open shared
+/// object file: …`). When the best candidate is such a title and a candidate below it (not a
+/// soft one) shares a stretch of text with it ([`RESTATED`] bytes, or the whole of the shorter
+/// when it is shorter), the body's line goes first: it is what the program printed. A title
+/// whose body says nothing like it stays first (the body cut before its error).
+fn restated_title(lines: &[WinLine<'_>], cands: &[Candidate], order: &mut [usize]) {
+    let Some(&best) = order.first() else { return };
+    let title = lines[cands[best].index].raw.trim_start();
+    let hashes = title.len() - title.trim_start_matches('#').len();
+    if !(1..=6).contains(&hashes) || !title[hashes..].starts_with(' ') {
+        return;
+    }
+    let title = title[hashes..].to_lowercase();
+    let body = order.iter().position(|&k| {
+        let c = &cands[k];
+        c.index > cands[best].index && c.tier != Tier::Soft && {
+            let said = lines[c.index].rest.trim().to_lowercase();
+            let shared = longest_common_run(title.as_bytes(), said.as_bytes());
+            shared >= RESTATED.min(said.len().min(title.len()))
+        }
+    });
+    if let Some(at) = body {
+        order[..=at].rotate_right(1);
+    }
+}
+
+/// Bytes of text a title and a body line share for the one to restate the other.
+const RESTATED: usize = 32;
+
+/// The length of the longest run of bytes `a` and `b` have in common (both cut to 1 KiB).
+fn longest_common_run(a: &[u8], b: &[u8]) -> usize {
+    let (a, b) = (&a[..a.len().min(1024)], &b[..b.len().min(1024)]);
+    let mut prev = vec![0usize; b.len() + 1];
+    let mut best = 0;
+    for &x in a {
+        let mut cur = vec![0usize; b.len() + 1];
+        for (j, &y) in b.iter().enumerate() {
+            if x == y {
+                cur[j + 1] = prev[j] + 1;
+                best = best.max(cur[j + 1]);
+            }
+        }
+        prev = cur;
+    }
+    best
 }
 
 /// The context of candidate `k`: the line of the wrapper it was found under and the first line
@@ -689,6 +739,67 @@ mod tests {
             "KeyboardInterrupt\nException ignored in: <module 'threading'>\n",
         ] {
             assert_eq!(first(text).line, 1, "{text}");
+        }
+    }
+
+    // Wider-world batch 38: an issue's title (a Markdown heading) that restates the error its body
+    // shows as printed gives way to the body's line; a title the body does not restate stays.
+    #[test]
+    fn a_title_that_restates_the_body_gives_way_to_it() {
+        let loader = "# hami 适配 Ascend 910B 进容器执行 npu-smi 报错libraries: libc_sec.so: cannot open shared object file: No such file or directory\n\n运行了demo-nginx，进容器执行npu-smi info\n报错\nnpu-smi: error while loading shared libraries: libc_sec.so: cannot open shared object file: No such file or directory\n";
+        assert_eq!(first(loader).line, 5);
+        let dcmi = "# Huawei Ascend910B4 vnpu: “DrvMngGetConsoleLogLevel failed. (g_conLogLevel=3) dcmi module initialize failed. ret is -8005”\n\nIn the vnpu instance, the following error occurred: \"DrvMngGetConsoleLogLevel failed. (g_conLogLevel=3)\ndcmi module initialize failed. ret is -8005\".\n";
+        assert_eq!(first(dcmi).line, 4);
+        // The body's traceback cut before its exception: the title stays.
+        let cut = "# [Bug]: RuntimeError: HCCL function error: HcclCommInitRootInfo(numRanks, &rootInfo)\n\nTraceback (most recent call last):\n  File \"/w/grpo.py\", line 198, in main\n";
+        assert_eq!(first(cut).line, 1);
+        assert_eq!(longest_common_run(b"abcdef", b"zcdez"), 3);
+        assert_eq!(longest_common_run(b"", b"x"), 0);
+    }
+
+    // Wider-world batch 38: GNU ld's warning that a needed library was not found is the cause of
+    // the undefined references after it; alone, it is a warning.
+    #[test]
+    fn a_needed_library_not_found_is_why_the_references_are_undefined() {
+        let link = "[100%] Linking CXX executable main\n/usr/bin/ld: warning: libdevmm.so, needed by /usr/local/Ascend/acllib/lib64/libruntime.so, not found (try using -rpath or -rpath-link)\n/usr/local/Ascend/acllib/lib64/libascendcl.so: undefined reference to `ProfMgrStop(void*)'\ncollect2: error: ld returned 1 exit status\n";
+        let c = first(link);
+        assert_eq!((c.line, &*c.evidence.rule), (2, "linker.error"));
+        // Parallel make jobs interleave: the references first, the warning after them.
+        let interleaved = "/x/libascendcl.so: undefined reference to `ProfMgrStop(void*)'\ncollect2: error: ld returned 1 exit status\nmake[2]: *** [app] Error 1\n/usr/bin/ld: warning: libdevmm.so, needed by /x/libruntime.so, not found (try using -rpath or -rpath-link)\n/x/libruntime.so: undefined reference to `drvStreamIdAlloc'\n";
+        let c = first(interleaved);
+        assert_eq!((c.line, &*c.evidence.rule), (4, "linker.error"));
+        let alone = "/usr/bin/ld: warning: libdevmm.so, needed by libruntime.so, not found (try using -rpath or -rpath-link)\n[100%] Built target main\n";
+        assert!(first_causal_error(alone.as_bytes())
+            .is_none_or(|c| c.line != 1 || c.tier != Tier::Strong));
+    }
+
+    // Wider-world batch 38: a worker that died unexpectedly after a segfault handler's banner
+    // (tvm-ffi's under vLLM) died of that segfault: the banner is cited; without one, the death.
+    #[test]
+    fn a_worker_that_died_after_a_segfault_died_of_it() {
+        let text = "[Worker_TP2 pid=492] [2026-09-15 10:08:00] [WARNING] [492] profiler.py: Stop profiler while current state is RECORD\n!!!!!!! Segfault encountered !!!!!!!!!\n\n(EngineCore pid=457) ERROR 09-15 10:08:03 [multiproc_executor.py:284] Worker proc VllmWorker-0 died unexpectedly (exit code: None), shutting down executor.\n";
+        assert_eq!(first(text).line, 2);
+        let alone = "(EngineCore pid=457) ERROR 09-15 10:08:03 [multiproc_executor.py:284] Worker proc VllmWorker-0 died unexpectedly (exit code: None), shutting down executor.\n";
+        assert_eq!(first(alone).line, 1);
+    }
+
+    // Wider-world batch 38: a case llama.cpp's operator test failed is the first failing case's
+    // line; an `OK` case, or the words elsewhere, are not.
+    #[test]
+    fn a_failed_operator_test_case_is_cited() {
+        let text = "  MUL_MAT(type_a=f16,type_b=f16,m=16,n=16,k=256,bs=[10,10],nr=[2,2]): OK\n  MUL_MAT(type_a=q8_0,type_b=f32,m=16,n=1,k=256,bs=[1,1],nr=[1,1]): [MUL_MAT] NMSE = 0.000952909 > 0.000500000 FAIL\n  MUL_MAT(type_a=q8_0,type_b=f32,m=16,n=1,k=256,bs=[10,1],nr=[1,1]): [MUL_MAT] NMSE = 0.001953495 > 0.000500000 FAIL\n";
+        let c = first(text);
+        assert_eq!((c.line, &*c.evidence.rule), (2, "test.backend-ops-failed"));
+        for not in [
+            "  ADD(type=f32): OK\n",
+            "the test said NMSE = 0.1 > 0.01 FAIL once\n",
+            "[MUL_MAT] NMSE = 0.0001 < 0.0005 FAIL\n",
+        ] {
+            assert!(
+                first_causal_error(not.as_bytes())
+                    .is_none_or(|c| &*c.evidence.rule != "test.backend-ops-failed"),
+                "{not}"
+            );
         }
     }
 
