@@ -364,7 +364,7 @@ fn patterns() -> &'static Patterns {
                 ),
                 (
                     Framework::Ggml,
-                    r"(?i)ggml|(?-i:\bllama_(?:perf_\w+|model_loader|new_context_with_model|init_from_model)\b|\bllm_load_\w+)",
+                    r"(?i)ggml|test-backend-ops|(?-i:\bllama_(?:perf_\w+|model_loader|new_context_with_model|init_from_model)\b|\bllm_load_\w+|\] NMSE = \d)",
                     Some(r"(?i)(?:\b(?:build|version):\s*\d+ \(|ollama version is \d|llama\.cpp-b\d{3,})".into()),
                 ),
                 (
@@ -558,6 +558,12 @@ mod tests {
             ),
             (
                 "llama_model_loader: loaded PaddleOCR-VL-0.9B.gguf\nggml_cann_init: found 1 device",
+                Framework::Ggml,
+                vec!["llama.cpp build", "CANN", "chip"],
+            ),
+            // llama.cpp's operator test (wider-world batch 38's grading).
+            (
+                "  MUL_MAT(type_a=q8_0,type_b=f32,m=16,n=1,k=256): [MUL_MAT] NMSE = 0.000952909 > 0.000500000 FAIL",
                 Framework::Ggml,
                 vec!["llama.cpp build", "CANN", "chip"],
             ),

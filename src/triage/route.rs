@@ -1096,7 +1096,9 @@ fn lexicon_hit(line: &str, word: &str) -> bool {
         let boundary = !word.is_ascii()
             || (token_start(bytes, at)
                 && (word != "nan" || end >= bytes.len() || !bytes[end].is_ascii_alphabetic()));
-        if boundary {
+        // `有没有提升` asks ("is there any improvement?"): `没有…` after `有` is no verdict.
+        let asked = word.starts_with("没有") && line[..at].ends_with('有');
+        if boundary && !asked {
             let after: String = line[end..].chars().take(12).collect();
             let negated = knowledge::lexicon(Kind::Negation).any(|n| after.contains(n.key))
                 || (word.ends_with("异常") && ABNORMAL_END.iter().any(|v| after.starts_with(v)));
@@ -2005,6 +2007,17 @@ mod tests {
         let (r, line, _) = route_prose(gain).unwrap();
         assert_eq!((r.route, line), (Route::Performance, 1));
         assert!(route_prose("这样改没有收益\n").is_none());
+        // `有没有提升` asks; `吞吐几乎无提升` says (wider-world batch 38).
+        let asked = route_prose("请问开启 aclgraph 之后吞吐有没有提升？应该怎么测 TPOT？\n");
+        assert!(
+            asked
+                .as_ref()
+                .is_none_or(|(r, _, _)| r.route != Route::Performance),
+            "{asked:?}"
+        );
+        let (r, line, _) =
+            route_prose("单轮耗时随 BatchSize 近似线性增长，吞吐几乎无提升：\n").unwrap();
+        assert_eq!((r.route, line), (Route::Performance, 1));
     }
 
     // Class 9: report tables.

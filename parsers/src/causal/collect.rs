@@ -658,10 +658,19 @@ impl<'w> Collector<'_, 'w> {
         c.message = t.to_string();
         c.scope.push((w[i].no, t.into()));
         // clang prints the source line and a caret under the column; a linker's line (and
-        // `collect2`'s after it) stands alone: the line after it is its own (another
-        // reference, ld's warning).
+        // `collect2`'s) goes on with lld's `>>> referenced by` lines or binutils' `first defined
+        // here`, never into a line of its own (another reference, ld's warning).
         let end = if rule == "linker.error" {
-            i + 1
+            let mut k = i + 1;
+            while k < w.len().min(i + 3) {
+                let l = w[k].rest.trim();
+                if l.is_empty() || parse_diagnostic(l).is_some() || starts_its_own(&w[k]) {
+                    break;
+                }
+                push_scope(&mut c.scope, w[k].no, l);
+                k += 1;
+            }
+            k
         } else {
             continuation(w, i + 1, 2, &mut c.scope)
         };
@@ -672,23 +681,26 @@ impl<'w> Collector<'_, 'w> {
 
     /// GNU ld's warning that a library another one needs was not found (`/usr/bin/ld: warning:
     /// libdevmm.so, needed by /usr/local/Ascend/acllib/lib64/libruntime.so, not found (try using
-    /// -rpath or -rpath-link)`) at window index `i`, with a link error within 40 lines of it
-    /// (after it, or before it where parallel make jobs interleave their output): the undefined
-    /// references are the symbols that library defines, so the warning is the cause
-    /// (`linker.error`; [`needed_library_explains`] makes them its cascades). Without a link
-    /// error near it, it stays a warning. The next index.
+    /// -rpath or -rpath-link)`) at window index `i`, with an undefined reference made by a shared
+    /// library ([`library_reference`]) within [`NEEDED_NEAR`] lines of it (after it, or before it
+    /// where parallel make jobs interleave their output): those references are symbols the
+    /// missing library would have brought, so the warning is the cause (`linker.error`;
+    /// [`needed_library_explains`] makes them its cascades). A reference from the program's own
+    /// objects, another link error, or none near it: the warning stays a warning. The next
+    /// index.
     fn needed_library(&mut self, i: usize, t: &'w str, soft: bool) -> Option<usize> {
         let w = self.w;
+        if !t.contains(", needed by ") {
+            return None;
+        }
         let d = parse_diagnostic(t)
             .filter(|d| d.form == Form::Linker && d.severity == compiler_diag::Severity::Warning)?;
         let (_, needer) = d.message.split_once(", needed by ")?;
         if !needer.contains(", not found") {
             return None;
         }
-        let failed = (i.saturating_sub(40)..w.len().min(i + 40)).any(|k| {
-            k != i
-                && error_diagnostic(w[k].norm.rest.trim()).is_some_and(|e| e.form == Form::Linker)
-        });
+        let failed = (i.saturating_sub(NEEDED_NEAR)..w.len().min(i + NEEDED_NEAR + 1))
+            .any(|k| k != i && library_reference(w[k].norm.rest.trim()));
         if !failed {
             return None;
         }
@@ -1434,7 +1446,7 @@ impl<'w> Collector<'_, 'w> {
     fn finish(mut self) -> Vec<Candidate<'w>> {
         raised_records(self.w, &mut self.out);
         library_throws(&mut self.out);
-        needed_library_explains(&mut self.out);
+        needed_library_explains(self.w, &mut self.out);
         deaths_explained(&mut self.out);
         continued_messages(self.w, &mut self.out);
         if !self.out.is_empty() {
@@ -2843,49 +2855,114 @@ fn with_assertion_head<'w>(w: &[WinLine<'w>], mut c: Candidate<'w>) -> Candidate
     c
 }
 
-/// The undefined references a link reports where ld also warned that a library another one
-/// needs was not found ([`Collector::needed_library`]): the symbols that library defines, the
-/// warning's consequences (cascades), before or after it.
-fn needed_library_explains(out: &mut [Candidate<'_>]) {
-    let needed = |c: &Candidate<'_>| c.rule == "linker.error" && c.message.contains(", needed by ");
-    if !out.iter().any(needed) {
+/// Lines around ld's needed-library warning where the references it explains stand.
+const NEEDED_NEAR: usize = 40;
+
+/// An undefined reference made by a shared library (`/usr/local/Ascend/acllib/lib64/
+/// libruntime.so: undefined reference to `drvStreamIdFree'`): a symbol one of its own needed
+/// libraries was to bring.
+fn library_reference(t: &str) -> bool {
+    let Some(at) = needles::find(t, ": undefined reference to ") else {
+        return false;
+    };
+    let object = t[..at].rsplit([' ', '/']).next().unwrap_or("");
+    object.ends_with(".so")
+        || object.rsplit_once(".so.").is_some_and(|(_, v)| {
+            !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+        })
+}
+
+/// The undefined references shared libraries make ([`library_reference`]) within
+/// [`NEEDED_NEAR`] lines of ld's (strong) warning that a library another one needs was not found
+/// ([`Collector::needed_library`]): symbols that library was to bring, the warning's
+/// consequences (cascades), before or after it.
+fn needed_library_explains(w: &[WinLine<'_>], out: &mut [Candidate<'_>]) {
+    let warnings: Vec<usize> = out
+        .iter()
+        .filter(|c| {
+            c.rule == "linker.error" && c.tier == Tier::Strong && c.message.contains(", needed by ")
+        })
+        .map(|c| c.index)
+        .collect();
+    if warnings.is_empty() {
         return;
     }
     for c in out.iter_mut() {
-        if c.rule == "linker.error" && !needed(c) && c.message.contains("undefined reference") {
+        let near = warnings.iter().any(|&k| k.abs_diff(c.index) <= NEEDED_NEAR);
+        if near && c.rule == "linker.error" && library_reference(w[c.index].rest.trim()) {
             c.tier = Tier::Cascade;
         }
     }
 }
 
 /// A worker that `died unexpectedly` (the parent's word: no error of the worker's own reached
-/// it, knowledge row `died unexpectedly`) after a process's own abort was printed above it (a
-/// segfault handler's banner, `Segmentation fault`, `Fatal Python error`): the death is that
-/// abort's consequence, a cascade; the abort is the worker's own report.
+/// it, knowledge row `died unexpectedly`) within [`DEATH_NEAR`] lines below a process's own
+/// abort (a segfault handler's banner, `Segmentation fault`, `Fatal Python error`): the death is
+/// that abort's consequence, a cascade; the abort is the worker's own report. Not when the
+/// death says the worker was killed (`exit code: -9`, 137, SIGKILL: the host's out-of-memory
+/// killer or an operator, which print nothing in the worker).
 fn deaths_explained(out: &mut [Candidate<'_>]) {
-    let Some(abort) = out
+    let aborts: Vec<usize> = out
         .iter()
-        .filter(|c| c.shape == Shape::ProcessAbort)
+        .filter(|c| {
+            c.shape == Shape::ProcessAbort
+                || c.message
+                    .to_ascii_lowercase()
+                    .contains("segfault encountered")
+        })
         .map(|c| c.index)
-        .min()
-    else {
+        .collect();
+    if aborts.is_empty() {
         return;
-    };
+    }
     for c in out.iter_mut() {
-        if c.index > abort
-            && c.shape != Shape::ProcessAbort
-            && c.message.to_ascii_lowercase().contains("died unexpectedly")
+        let said = c.message.to_ascii_lowercase();
+        let killed = [
+            "exit code: -9",
+            "exit code -9",
+            "exitcode: -9",
+            "137",
+            "sigkill",
+        ]
+        .iter()
+        .any(|k| said.contains(k));
+        let after_abort = aborts
+            .iter()
+            .any(|&a| a < c.index && c.index - a <= DEATH_NEAR);
+        if after_abort
+            && !killed
+            && said.contains("died unexpectedly")
+            && !aborts.contains(&c.index)
         {
             c.tier = Tier::Cascade;
         }
     }
 }
 
+/// Lines below a process's abort within which a worker's death is read as its consequence.
+const DEATH_NEAR: usize = 40;
+
 /// A case llama.cpp's operator test failed (`test-backend-ops`: `MUL_MAT(type_a=q8_0,…):
-/// [MUL_MAT] NMSE = 0.000952909 > 0.000500000 FAIL`): the backend's result differs from the
-/// CPU's by more than the case allows — the operator computes wrong numbers on that backend.
+/// [MUL_MAT] NMSE = 0.000952909 > 0.000500000 FAIL`, the `FAIL` in red — `ESC[1;31mFAIL ESC[0m`
+/// — even in a file): the backend's result differs from the CPU's by more than the case allows,
+/// the operator computes wrong numbers on that backend.
 fn backend_ops_failed(t: &str) -> bool {
-    t.ends_with(" FAIL") && needles::find(t, "] NMSE = ").is_some_and(|at| t[at..].contains(" > "))
+    let Some(at) = needles::find(t, "] NMSE = ") else {
+        return false;
+    };
+    // Terminal colour sequences (`ESC [ … m`) out.
+    let mut plain = String::with_capacity(t.len() - at);
+    let mut rest = &t[at..];
+    while let Some(esc) = rest.find('\x1b') {
+        plain.push_str(&rest[..esc]);
+        let after = &rest[esc + 1..];
+        rest = after
+            .strip_prefix('[')
+            .and_then(|a| a.find('m').map(|m| &a[m + 1..]))
+            .unwrap_or(after);
+    }
+    plain.push_str(rest);
+    plain.contains(" > ") && plain.trim_end().ends_with(" FAIL")
 }
 
 /// The cause of a failed check in a pretty-printed JSON report — ATC's operator check of a model
@@ -3095,6 +3172,10 @@ mod tests {
         ] {
             assert_eq!(is_process_abort(t), lower_case_abort(t), "{t:?}");
         }
+        // tvm-ffi's banner, as printed and shortened; the words inside a sentence are not one.
+        assert!(is_process_abort("!!!!!!! Segfault encountered !!!!!!!"));
+        assert!(is_process_abort("!! segfault encountered"));
+        assert!(!is_process_abort("Segfault encountered here"));
     }
 
     /// Every candidate of `text` (one window, lines numbered from 1) as (line, tier, rule,

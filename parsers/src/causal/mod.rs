@@ -449,10 +449,10 @@ fn analyse(window: &[(u64, &str)]) -> (Vec<CausalError>, Vec<u64>, u64) {
 /// An issue page pasted whole: its title, a Markdown heading (`# …`), often restates the error
 /// its body shows as printed (`# … 报错libraries: libc_sec.so: cannot open shared object file:
 /// …` over `npu-smi: error while loading shared libraries: libc_sec.so: cannot open shared
-/// object file: …`). When the best candidate is such a title and a candidate below it (not a
-/// soft one) shares a stretch of text with it ([`RESTATED`] bytes, or the whole of the shorter
-/// when it is shorter), the body's line goes first: it is what the program printed. A title
-/// whose body says nothing like it stays first (the body cut before its error).
+/// object file: …`). When the best candidate is such a title and one of the next
+/// [`RESTATED_CANDIDATES`] candidates, below it and of a tier no weaker, says the same
+/// ([`restates`]), the body's line goes first: it is what the program printed. A title whose
+/// body says nothing like it stays first (the body cut before its error).
 fn restated_title(lines: &[WinLine<'_>], cands: &[Candidate], order: &mut [usize]) {
     let Some(&best) = order.first() else { return };
     let title = lines[cands[best].index].raw.trim_start();
@@ -460,39 +460,49 @@ fn restated_title(lines: &[WinLine<'_>], cands: &[Candidate], order: &mut [usize
     if !(1..=6).contains(&hashes) || !title[hashes..].starts_with(' ') {
         return;
     }
-    let title = title[hashes..].to_lowercase();
-    let body = order.iter().position(|&k| {
+    let title = title[hashes..].trim().to_lowercase();
+    let body = order.iter().take(RESTATED_CANDIDATES).position(|&k| {
         let c = &cands[k];
-        c.index > cands[best].index && c.tier != Tier::Soft && {
-            let said = lines[c.index].rest.trim().to_lowercase();
-            let shared = longest_common_run(title.as_bytes(), said.as_bytes());
-            shared >= RESTATED.min(said.len().min(title.len()))
-        }
+        c.index > cands[best].index
+            && c.tier <= cands[best].tier
+            && restates(&title, &lines[c.index].rest.trim().to_lowercase())
     });
     if let Some(at) = body {
         order[..=at].rotate_right(1);
     }
 }
 
+/// How many candidates after a title [`restated_title`] compares with it.
+const RESTATED_CANDIDATES: usize = 64;
+
 /// Bytes of text a title and a body line share for the one to restate the other.
 const RESTATED: usize = 32;
 
-/// The length of the longest run of bytes `a` and `b` have in common (both cut to 1 KiB).
-fn longest_common_run(a: &[u8], b: &[u8]) -> usize {
-    let (a, b) = (&a[..a.len().min(1024)], &b[..b.len().min(1024)]);
-    let mut prev = vec![0usize; b.len() + 1];
-    let mut best = 0;
-    for &x in a {
-        let mut cur = vec![0usize; b.len() + 1];
-        for (j, &y) in b.iter().enumerate() {
-            if x == y {
-                cur[j + 1] = prev[j] + 1;
-                best = best.max(cur[j + 1]);
-            }
-        }
-        prev = cur;
+/// Whether `said` restates `title` (both lower case, cut to 1 KiB): they share a run of
+/// [`RESTATED`] bytes that holds words (two spaces or a non-ASCII character: not a path or a URL
+/// alone), or the shorter of the two, shorter than that (at least 8 bytes), stands whole in the
+/// other.
+fn restates(title: &str, said: &str) -> bool {
+    let (title, said) = (cut(title), cut(said));
+    let (t, s) = (title.as_bytes(), said.as_bytes());
+    if t.len().min(s.len()) < RESTATED {
+        let (short, long) = if t.len() < s.len() {
+            (title, said)
+        } else {
+            (said, title)
+        };
+        return short.len() >= 8 && long.contains(short);
     }
-    best
+    let worded =
+        |w: &[u8]| w.iter().filter(|&&b| b == b' ').count() >= 2 || w.iter().any(|b| !b.is_ascii());
+    let runs: std::collections::HashSet<&[u8]> =
+        t.windows(RESTATED).filter(|w| worded(w)).collect();
+    s.windows(RESTATED).any(|w| runs.contains(w))
+}
+
+/// `s` cut to at most 1 KiB, at a character boundary.
+fn cut(s: &str) -> &str {
+    &s[..floor_char(s, 1024)]
 }
 
 /// The context of candidate `k`: the line of the wrapper it was found under and the first line
@@ -753,8 +763,22 @@ mod tests {
         // The body's traceback cut before its exception: the title stays.
         let cut = "# [Bug]: RuntimeError: HCCL function error: HcclCommInitRootInfo(numRanks, &rootInfo)\n\nTraceback (most recent call last):\n  File \"/w/grpo.py\", line 198, in main\n";
         assert_eq!(first(cut).line, 1);
-        assert_eq!(longest_common_run(b"abcdef", b"zcdez"), 3);
-        assert_eq!(longest_common_run(b"", b"x"), 0);
+        // A short title restated whole; a cascade below the title, or a line that shares only
+        // a path with it, does not take its place.
+        let short =
+            "# NPU out of memory\n\nRuntimeError: NPU out of memory. Tried to allocate 2.00 GiB\n";
+        assert_eq!(first(short).line, 3);
+        let path = "# 编译报错 libc_sec.so: cannot open shared object file，路径 /usr/local/Ascend/ascend-toolkit/latest/lib64\n\nmake[2]: *** [CMakeFiles/app.dir/build.make:97: /usr/local/Ascend/ascend-toolkit/latest/lib64/app] Error 1\n";
+        assert_eq!(first(path).line, 1);
+        assert!(restates(
+            "npu-smi fails: the library libc_sec.so cannot be opened at all",
+            "error: the library libc_sec.so cannot be opened at all (errno 2)"
+        ));
+        assert!(!restates(
+            "see /usr/local/ascend/ascend-toolkit/latest/lib64 now",
+            "at /usr/local/ascend/ascend-toolkit/latest/lib64/x"
+        ));
+        assert!(!restates("title", "short"));
     }
 
     // Wider-world batch 38: GNU ld's warning that a needed library was not found is the cause of
@@ -768,6 +792,12 @@ mod tests {
         let interleaved = "/x/libascendcl.so: undefined reference to `ProfMgrStop(void*)'\ncollect2: error: ld returned 1 exit status\nmake[2]: *** [app] Error 1\n/usr/bin/ld: warning: libdevmm.so, needed by /x/libruntime.so, not found (try using -rpath or -rpath-link)\n/x/libruntime.so: undefined reference to `drvStreamIdAlloc'\n";
         let c = first(interleaved);
         assert_eq!((c.line, &*c.evidence.rule), (4, "linker.error"));
+        // A reference from the program's own object, or another link error, is not the missing
+        // library's: it stays the cause.
+        let own = "/usr/bin/ld: warning: libascend_hal.so, needed by /x/libruntime.so, not found (try using -rpath or -rpath-link)\nmain.cpp:(.text+0x1c): undefined reference to `aclnnMyCustomOp'\n";
+        assert_eq!(first(own).line, 2);
+        let lib = "/usr/bin/ld: warning: libascend_hal.so, needed by /x/libruntime.so, not found (try using -rpath or -rpath-link)\n/usr/bin/ld: cannot find -lcust_opapi\n";
+        assert_eq!(first(lib).line, 2);
         let alone = "/usr/bin/ld: warning: libdevmm.so, needed by libruntime.so, not found (try using -rpath or -rpath-link)\n[100%] Built target main\n";
         assert!(first_causal_error(alone.as_bytes())
             .is_none_or(|c| c.line != 1 || c.tier != Tier::Strong));
@@ -781,6 +811,15 @@ mod tests {
         assert_eq!(first(text).line, 2);
         let alone = "(EngineCore pid=457) ERROR 09-15 10:08:03 [multiproc_executor.py:284] Worker proc VllmWorker-0 died unexpectedly (exit code: None), shutting down executor.\n";
         assert_eq!(first(alone).line, 1);
+        // An abort far above it, or a worker killed (-9: nothing printed in the worker), is not
+        // its cause.
+        let far = format!(
+            "$ npu-smi info\nSegmentation fault (core dumped)\n{}{alone}",
+            "INFO serving\n".repeat(45)
+        );
+        assert_eq!(first(&far).line, 48);
+        let killed = "Segmentation fault (core dumped)\n(EngineCore pid=457) ERROR 09-15 10:08:03 [multiproc_executor.py:284] Worker proc VllmWorker-2 died unexpectedly (exit code: -9), shutting down executor.\n";
+        assert_eq!(first(killed).line, 2);
     }
 
     // Wider-world batch 38: a case llama.cpp's operator test failed is the first failing case's
@@ -790,6 +829,8 @@ mod tests {
         let text = "  MUL_MAT(type_a=f16,type_b=f16,m=16,n=16,k=256,bs=[10,10],nr=[2,2]): OK\n  MUL_MAT(type_a=q8_0,type_b=f32,m=16,n=1,k=256,bs=[1,1],nr=[1,1]): [MUL_MAT] NMSE = 0.000952909 > 0.000500000 FAIL\n  MUL_MAT(type_a=q8_0,type_b=f32,m=16,n=1,k=256,bs=[10,1],nr=[1,1]): [MUL_MAT] NMSE = 0.001953495 > 0.000500000 FAIL\n";
         let c = first(text);
         assert_eq!((c.line, &*c.evidence.rule), (2, "test.backend-ops-failed"));
+        let coloured = "  MUL_MAT(type_a=q8_0,type_b=f32): [MUL_MAT] NMSE = 0.000952909 > 0.000500000 \x1b[1;31mFAIL\x1b[0m\n";
+        assert_eq!(&*first(coloured).evidence.rule, "test.backend-ops-failed");
         for not in [
             "  ADD(type=f32): OK\n",
             "the test said NMSE = 0.1 > 0.01 FAIL once\n",
