@@ -981,16 +981,22 @@ fn bracket_logger(i: &str) -> R<'_, LinePrefix<'_>> {
     Ok((r, LinePrefix::ServiceLogger { level }))
 }
 
-/// `spaced_logger` of the grammar (see the module's text).
-fn spaced_logger(i: &str) -> R<'_, LinePrefix<'_>> {
-    let (r, _) = (
+/// An ISO date and time (with a fraction of a second or not) and the space after it: the head of
+/// `spaced_logger` and `bracketed_level_logger`.
+fn spaced_time(i: &str) -> R<'_, &str> {
+    recognize((
         iso_date,
         char(' '),
         hms,
         opt((one_of(".,"), fraction)),
         char(' '),
-    )
-        .parse(i)?;
+    ))
+    .parse(i)
+}
+
+/// `spaced_logger` of the grammar (see the module's text).
+fn spaced_logger(i: &str) -> R<'_, LinePrefix<'_>> {
+    let (r, _) = spaced_time(i)?;
     let (r, level) = verify(take_till(|c: char| c == ' '), is_level_word).parse(r)?;
     let (r, _) = char(' ').parse(r)?;
     let (r, ids) = opt((digit1, tag(" pid["), digit1, tag("] "))).parse(r)?;
@@ -1025,14 +1031,7 @@ fn spaced_logger(i: &str) -> R<'_, LinePrefix<'_>> {
 /// profiler.py: `, torch_npu's profiler logger, `%(asctime)s [%(levelname)s] [%(process)d]
 /// %(filename)s: `).
 fn bracketed_level_logger(i: &str) -> R<'_, LinePrefix<'_>> {
-    let (r, _) = (
-        iso_date,
-        char(' '),
-        hms,
-        opt((one_of(".,"), fraction)),
-        char(' '),
-    )
-        .parse(i)?;
+    let (r, _) = spaced_time(i)?;
     let (r, level) = delimited(
         char('['),
         verify(take_till(|c: char| c == ']' || c == ' '), is_level_word),
