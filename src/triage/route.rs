@@ -1205,6 +1205,14 @@ fn route_metrics(text: &str) -> Option<(Routing, usize, String)> {
 }
 
 /// Whether a line is a program's INFO or DEBUG record ([`line_severity`]).
+/// A line a program logged at a warning level (`[WARNING] [56707] profiler.py: Incorrect schedule:
+/// … may result in incomplete parsed data`): the program's words about itself, no report's, as
+/// [`chatter`] is.
+fn warned(line: &str) -> bool {
+    let s = strip_prefixes(npgx_parsers::causal::normalise::strip_decorations(line));
+    line_severity(&s.prefixes, s.rest.trim()) == Some(npgx_parsers::line_prefix::Severity::Warning)
+}
+
 fn chatter(line: &str) -> bool {
     let s = strip_prefixes(npgx_parsers::causal::normalise::strip_decorations(line));
     line_severity(&s.prefixes, s.rest.trim()).is_some_and(|s| s.chatter())
@@ -1490,7 +1498,7 @@ pub fn route_prose(text: &str) -> Option<(Routing, usize, String)> {
                 // wording (llama.cpp's `I load_tensors: offloading 36 repeating layers`, `using
                 // mixed precision`).
                 if route == Route::Accuracy
-                    && (chatter(line) || own_function_line(line, &functions))
+                    && (chatter(line) || warned(line) || own_function_line(line, &functions))
                 {
                     return None;
                 }
@@ -2007,6 +2015,10 @@ mod tests {
         let (r, line, _) = route_prose(gain).unwrap();
         assert_eq!((r.route, line), (Route::Performance, 1));
         assert!(route_prose("这样改没有收益\n").is_none());
+        // A program's warning record is not the report's wording (wider-world batch 38: the
+        // profiler's `Incorrect schedule … incomplete parsed data`).
+        let warning = "(Worker_TP6_EP6 pid=56707) [2026-08-31 09:07:38] [WARNING] [56707] profiler.py: Incorrect schedule: Stop profiler while current state is RECORD which may result in incomplete parsed data.\n";
+        assert!(route_prose(warning).is_none_or(|(r, _, _)| r.route != Route::Accuracy));
         // `有没有提升` asks; `吞吐几乎无提升` says (wider-world batch 38).
         let asked = route_prose("请问开启 aclgraph 之后吞吐有没有提升？应该怎么测 TPOT？\n");
         assert!(
