@@ -391,8 +391,8 @@ fn dots_before_prefix(i: &str) -> R<'_, LinePrefix<'_>> {
 }
 
 /// The marker of a Markdown heading (`# `, up to `###### `) before an issue title: an issue
-/// page pasted whole starts with its title as a heading.
-fn heading_marker(i: &str) -> &str {
+/// page pasted whole starts with its title as a heading. `i` after it, or `i` itself.
+pub(crate) fn heading_marker(i: &str) -> &str {
     let hashes = i.len() - i.trim_start_matches('#').len();
     match i[hashes..].strip_prefix(' ') {
         Some(after) if (1..=6).contains(&hashes) => after,

@@ -1204,18 +1204,22 @@ fn route_metrics(text: &str) -> Option<(Routing, usize, String)> {
     Some((r, i + 1, lines[i].trim_end().to_string()))
 }
 
-/// Whether a line is a program's INFO or DEBUG record ([`line_severity`]).
+/// The level a program logged a line at ([`line_severity`]), if it states one.
+fn logged_level(line: &str) -> Option<npgx_parsers::line_prefix::Severity> {
+    let s = strip_prefixes(npgx_parsers::causal::normalise::strip_decorations(line));
+    line_severity(&s.prefixes, s.rest.trim())
+}
+
+/// Whether a line is a program's INFO or DEBUG record.
+fn chatter(line: &str) -> bool {
+    logged_level(line).is_some_and(|s| s.chatter())
+}
+
 /// A line a program logged at a warning level (`[WARNING] [56707] profiler.py: Incorrect schedule:
 /// … may result in incomplete parsed data`): the program's words about itself, no report's, as
 /// [`chatter`] is.
 fn warned(line: &str) -> bool {
-    let s = strip_prefixes(npgx_parsers::causal::normalise::strip_decorations(line));
-    line_severity(&s.prefixes, s.rest.trim()) == Some(npgx_parsers::line_prefix::Severity::Warning)
-}
-
-fn chatter(line: &str) -> bool {
-    let s = strip_prefixes(npgx_parsers::causal::normalise::strip_decorations(line));
-    line_severity(&s.prefixes, s.rest.trim()).is_some_and(|s| s.chatter())
+    logged_level(line) == Some(npgx_parsers::line_prefix::Severity::Warning)
 }
 
 /// The function whose name leads a line as a C program logs it, llama.cpp's and ggml's

@@ -455,12 +455,12 @@ fn analyse(window: &[(u64, &str)]) -> (Vec<CausalError>, Vec<u64>, u64) {
 /// body says nothing like it stays first (the body cut before its error).
 fn restated_title(lines: &[WinLine<'_>], cands: &[Candidate], order: &mut [usize]) {
     let Some(&best) = order.first() else { return };
-    let title = lines[cands[best].index].raw.trim_start();
-    let hashes = title.len() - title.trim_start_matches('#').len();
-    if !(1..=6).contains(&hashes) || !title[hashes..].starts_with(' ') {
+    let line = lines[cands[best].index].raw.trim_start();
+    let title = crate::line_prefix::heading_marker(line);
+    if title.len() == line.len() {
         return;
     }
-    let title = title[hashes..].trim().to_lowercase();
+    let title = title.trim().to_lowercase();
     let body = order.iter().take(RESTATED_CANDIDATES).position(|&k| {
         let c = &cands[k];
         c.index > cands[best].index
