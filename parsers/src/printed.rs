@@ -281,10 +281,15 @@ pub fn saturated_half(lines: &[&str], i: usize) -> bool {
 /// the CPU instead (its `npu_cpu_fallback`: `CAUTION: The operator 'aten::isin.Tensor_Tensor_out'
 /// is not currently supported on the NPU backend and will fall back to run on the CPU. This may
 /// have performance implications.`; PyTorch's MPS backend words its own alike): every call goes
-/// to the host and back.
+/// to the host and back. Either half of the warning is it, as a paste hard-wrapped at a fixed
+/// width splits it (`… supported on the NPU backend and w` / `ill fall back to run on the CPU.
+/// …`): the first half is the line to cite, the second no report's words of slowness.
 pub fn cpu_fallback(line: &str) -> bool {
     let l = line.to_ascii_lowercase();
-    l.contains("will fall back to run on") && l.contains("cpu")
+    (l.contains("fall back to run on") && l.contains("cpu"))
+        || (l.contains("is not currently supported on the ")
+            && l.contains(" backend")
+            && l.contains("the operator '"))
 }
 
 /// The line of llama.cpp's model loader that shows the weights left in host memory: it lists
@@ -1094,6 +1099,12 @@ mod tests {
     fn computed_on_the_host() {
         assert!(cpu_fallback("The operator 'aten::isin.Tensor_Tensor_out' is not currently supported on the NPU backend and will fall back to run on CPU"));
         assert!(!cpu_fallback("falling back to eager for this graph"));
+        // A paste hard-wrapped at 100 columns: both halves.
+        assert!(cpu_fallback("Warning: CAUTION: The operator 'torchvision::nms' is not currently supported on the NPU backend and w"));
+        assert!(cpu_fallback("ill fall back to run on the CPU. This may have performance implications. (function npu_cpu_fallback)"));
+        assert!(!cpu_fallback(
+            "The model is not currently supported on the NPU backend"
+        ));
         let log = [
             "I load_tensors: offloaded 37/37 layers to GPU",
             "I load_tensors:          CPU model buffer size = 15622.00 MiB",

@@ -1081,9 +1081,13 @@ fn route_table(text: &str) -> Option<(Routing, usize, String)> {
 /// then it stopped abnormally"), not an abnormal result.
 const ABNORMAL_END: [&str; 5] = ["停止", "退出", "终止", "中断", "结束"];
 
+/// Words right before a report's word that say its check passed (`has passed the accuracy
+/// test`, then `However, the running performance is much lower`): no complaint of it.
+const PASSED: [&str; 3] = ["passed the ", "passes the ", "pass the "];
+
 /// Where `word` (lower-case) occurs in `line` (lower-case) and is not negated right after it
-/// (`精度正常`, `accuracy is fine`): ASCII words at word starts (`nan` only as a whole word),
-/// others anywhere.
+/// (`精度正常`, `accuracy is fine`) or passed right before it (`passed the accuracy test`):
+/// ASCII words at word starts (`nan` only as a whole word), others anywhere.
 fn lexicon_hit(line: &str, word: &str) -> bool {
     if let Some(unit) = word.strip_prefix('0') {
         return unit_after_number(line, unit);
@@ -1101,7 +1105,8 @@ fn lexicon_hit(line: &str, word: &str) -> bool {
         if boundary && !asked {
             let after: String = line[end..].chars().take(12).collect();
             let negated = knowledge::lexicon(Kind::Negation).any(|n| after.contains(n.key))
-                || (word.ends_with("异常") && ABNORMAL_END.iter().any(|v| after.starts_with(v)));
+                || (word.ends_with("异常") && ABNORMAL_END.iter().any(|v| after.starts_with(v)))
+                || PASSED.iter().any(|p| line[..at].ends_with(p));
             if !negated {
                 return true;
             }
@@ -2034,6 +2039,21 @@ mod tests {
         let (r, line, _) =
             route_prose("单轮耗时随 BatchSize 近似线性增长，吞吐几乎无提升：\n").unwrap();
         assert_eq!((r.route, line), (Route::Performance, 1));
+        // A check that passed is no complaint of it (wider-world batch 39): the report is of
+        // the speed.
+        let passed = "The embedding operator has passed the accuracy test. However, the running performance is much lower than that of Hugging Face.\n";
+        let (r, _, _) = route_prose(passed).unwrap();
+        assert_eq!(r.route, Route::Performance);
+        let (r, _, _) =
+            route_prose("It did not pass: the accuracy test fails on the NPU.\n").unwrap();
+        assert_eq!(r.route, Route::Accuracy);
+        // 没有对齐 ("not aligned") with the reference run's numbers (wider-world batch 39); 对齐了
+        // says they are.
+        let (r, _, _) =
+            route_prose("npu eager和cuda都对齐了，但npu graph还没有对齐，输出的pred都是 0.001\n")
+                .unwrap();
+        assert_eq!(r.route, Route::Accuracy);
+        assert!(route_prose("npu eager和cuda都对齐了\n").is_none());
     }
 
     // Class 9: report tables.

@@ -483,8 +483,16 @@ impl ReportAssembler {
                         text: item.text.clone(),
                     });
                     // A CANN item below a quoted header says more than the quote (llama.cpp's
-                    // own lines after it, `  current device: 0, in function …`, are not items).
-                    let quoted_item = self.quoted_header && has_func_suffix(trimmed);
+                    // own lines after it, `  current device: 0, in function …`, are not items);
+                    // so does an operator's own check under a bare `CODE: Inner Error!` in the
+                    // layout without a code-led message line (ATC's 2022 reports: `        op[Concat_243],
+                    // the input shape dims should be equal …[FUNC:…]`, its callers below it).
+                    // Other first items stay under the header: the runtime's relay of a fault
+                    // (`rtMemcpyAsync execute failed, reason=[vector core exception]`) or a
+                    // lead-in (`The device(3), core list[0-0], error code is:`).
+                    let op_check =
+                        indented && *section == Section::Items && trimmed.starts_with("op[");
+                    let quoted_item = (self.quoted_header || op_check) && has_func_suffix(trimmed);
                     if rep.causal_line == 0
                         || ((code_led || quoted_item) && rep.causal_line == rep.line)
                     {
@@ -730,6 +738,17 @@ mod tests {
         assert_eq!(r.items.len(), 2);
         assert_eq!(r.items[0].src_line, Some(701));
         assert_eq!((r.line, r.causal_line, r.end_line), (1, 1, 3));
+    }
+
+    // Wider-world batch 39: ATC's report of an operator's own check, under the bare header, is
+    // the line cited; the callers below it stay items.
+    #[test]
+    fn an_operator_check_under_a_bare_header_is_cited() {
+        let r = one("E89999: Inner Error!\n        op[Concat_243], the input shape dims should be equal except merge axis[FUNC:ConcatInferShapeCommon][FILE:split_combination_ops.cc][LINE:789]\n        Call InferShapeAndType for node:Concat_243(ConcatD) failed[FUNC:Infer][FILE:infershape_pass.cc][LINE:117]\n");
+        assert_eq!((r.causal_line, r.items.len()), (2, 2));
+        // In the TraceBack it is a caller's item: the header stays.
+        let r = one("E89999: Inner Error!\n        TraceBack (most recent call last):\n        op[Concat_243], bad[FUNC:F][FILE:f.cc][LINE:1]\n");
+        assert_eq!(r.causal_line, 1);
     }
 
     #[test]

@@ -19,7 +19,7 @@ use crate::plog::content::parse_content;
 use crate::plog::header::{parse_header, Level, PlogHeader, PlogTime};
 use crate::torch_logs::{
     aclnn_call_failed, backend_compiler_failed, embedded_error, exception_line, frame_line,
-    is_traceback_start, logging_line, ExceptionLine,
+    is_chain_separator, is_traceback_start, logging_line, ExceptionLine,
 };
 
 use super::normalise::Normalised;
@@ -142,6 +142,13 @@ const CASCADE_WORDS: &[&str] = &[
     // Ray Train's `TrainingFailedError: The Ray Train run failed. Please inspect the previous
     // error messages for a cause.`
     "inspect the previous error messages",
+    // MindSpore's `RuntimeError: Run task for graph:kernel_graph_37 error! The details refer to
+    // 'Ascend Error Message'.`: the report it names, or the device's records, say why.
+    "the details refer to",
+    // torch's autoload of an out-of-tree backend (`torch/__init__.py`, `_import_device_backends`:
+    // `RuntimeError: Failed to load the backend extension: torch_npu. You can disable extension
+    // auto-loading with TORCH_DEVICE_BACKEND_AUTOLOAD=0.`), raised from the import's own error.
+    "failed to load the backend extension",
     // ONNX Runtime's relay of a node's failed status (`Non-zero status code returned while
     // running Conv node. Name:'…' Status Message: …`): the kernel's own record says why.
     "non-zero status code",
@@ -756,9 +763,23 @@ impl<'w> Collector<'_, 'w> {
                 .split_once(" depends on ")
                 .map(|(_, req)| req.trim())
         };
+        // Of the packages' own requirements, an Ascend adapter's (`vllm-ascend 0.13.0 depends on
+        // torch==2.8.0` beside `vllm 0.13.0 depends on torch==2.9.0`, `torch-npu 2.6.0 depends on
+        // torch==2.6.0+cpu`): its release notes pin what it was built against, so the choice of
+        // versions starts there.
+        let ascend = |k: &usize| {
+            listed_text(*k)
+                .split_once(" depends on ")
+                .is_some_and(|(p, _)| {
+                    let p = p.to_ascii_lowercase();
+                    p.contains("npu") || p.contains("ascend")
+                })
+        };
+        let own = |k: &usize| depends(k).is_some_and(|r| !requested.contains(&r));
         let at = listed
             .clone()
-            .find(|k| depends(k).is_some_and(|r| !requested.contains(&r)))
+            .find(|k| own(k) && ascend(k))
+            .or_else(|| listed.clone().find(own))
             .or_else(|| listed.clone().find(|k| depends(k).is_some()))
             .or_else(|| listed.clone().next())?;
         let mut c = Candidate::new(
@@ -1221,7 +1242,9 @@ impl<'w> Collector<'_, 'w> {
             && self
                 .above(from)
                 .any(|c| c.tier == Tier::Strong && says_not_found(c));
-        let tier = if !soft && (mindspore_detail(w, end) || untitled || missed) {
+        let tier = if !soft
+            && (mindspore_detail(w, end) || untitled || missed || translated_below(w, end, e))
+        {
             Tier::Cascade
         } else {
             exception_tier(soft, e.message, e.type_name)
@@ -1621,6 +1644,28 @@ fn lookup_miss(e: &ExceptionLine<'_>) -> bool {
         "IndexError" => m.ends_with("index out of range"),
         _ => false,
     }
+}
+
+/// A lookup that found nothing whose chained exception below it names the key it missed:
+/// `KeyError: 'ops'` in a module's `__getattr__`, then `The above exception was the direct cause
+/// of the following exception:` and `AttributeError: module 'torch_npu' has no attribute 'ops'`.
+/// The later exception translates the miss into what the caller asked for (`raise … from`), so
+/// it says what failed and the lookup is its cascade. A chained exception that does not name the
+/// key is another failure: the lookup stays.
+fn translated_below(w: &[WinLine<'_>], end: usize, e: &ExceptionLine<'_>) -> bool {
+    let key = e.message.trim();
+    if !lookup_miss(e) || !key.starts_with(['\'', '"']) || key.len() < 3 {
+        return false;
+    }
+    let Some(sep) = (end..w.len().min(end + 3)).find(|&k| !w[k].rest.trim().is_empty()) else {
+        return false;
+    };
+    if !is_chain_separator(w[sep].rest.trim()) {
+        return false;
+    }
+    (sep + 1..w.len().min(sep + 1 + MAX_TRACEBACK_LINES))
+        .find_map(|k| exception_line(w[k].rest))
+        .is_some_and(|outer| outer.message.contains(key))
 }
 
 /// How far above an exception the error it repeats or follows from may stand (the record it

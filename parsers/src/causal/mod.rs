@@ -2001,6 +2001,64 @@ mod tests {
             first_causal_error(b"see 12 The conflict is caused by:\n12     x depends on y\n")
                 .is_none_or(|c| c.evidence.rule != "pip.conflict")
         );
+        // Wider-world batch 39: two packages pin torch apart; the Ascend adapter's pin is cited
+        // wherever it stands, and without one the first package's.
+        let pins = "The conflict is caused by:\n   vllm 0.13.0 depends on torch==2.9.0\n   vllm-ascend 0.13.0 depends on torch==2.8.0\n\nTo fix this you could try to:\n";
+        assert_eq!(first(pins).line, 3);
+        assert_eq!(first(&pins.replace("vllm-ascend", "vllm-extra")).line, 2);
+    }
+
+    // Wider-world batch 39: a lookup that found nothing, translated by the exception chained
+    // after it into what the caller asked for (torch_npu's lazy exports: `raise AttributeError(…)
+    // from` the `KeyError`), is that exception's cascade.
+    #[test]
+    fn a_lookup_miss_translated_by_its_chained_exception() {
+        let text = "Traceback (most recent call last):\n  File \"/x/torch_npu/_init/core/_exports.py\", line 76, in _lazy_import_api\n    import_path, attr_name = _LAZY_PYTHON_SYMBOLS[name]\nKeyError: 'ops'\n\nThe above exception was the direct cause of the following exception:\n\nTraceback (most recent call last):\n  File \"<string>\", line 1, in <module>\n  File \"/x/torch_npu/_init/core/_exports.py\", line 78, in _lazy_import_api\n    raise AttributeError(\nAttributeError: module 'torch_npu' has no attribute 'ops'. Did you mean: 'os'?\n";
+        let c = first(text);
+        assert_eq!(c.line, 12, "{}", c.text);
+        assert_eq!(c.phase.map(|p| p.phase), Some(Phase::Environment));
+        // Also while handling it (`During handling of the above exception, …`).
+        let handling = text.replace(
+            "The above exception was the direct cause of the following exception:",
+            "During handling of the above exception, another exception occurred:",
+        );
+        assert_eq!(first(&handling).line, 12);
+        // A chained exception that does not name the key is another failure: the miss stays.
+        let other = text.replace("has no attribute 'ops'", "has no attribute 'npu'");
+        assert_eq!(first(&other).line, 4);
+        // Without a chain the lookup is the error.
+        let alone = "Traceback (most recent call last):\n  File \"a.py\", line 1, in <module>\nKeyError: 'ops'\nAttributeError: module 'torch_npu' has no attribute 'ops'\n";
+        assert_eq!(first(alone).line, 3);
+    }
+
+    // Wider-world batch 39: wrappers that send the reader to another report — MindSpore's `The
+    // details refer to 'Ascend Error Message'`, torch's backend autoload over the import's error.
+    #[test]
+    fn wrappers_that_point_at_the_error_they_raise() {
+        let loader = "libascend_hal.so: cannot open shared object file: No such file or directory\nRuntimeError: Failed to load the backend extension: torch_npu. You can disable extension auto-loading with TORCH_DEVICE_BACKEND_AUTOLOAD=0.\n";
+        let c = first(loader);
+        assert_eq!(c.line, 1);
+        assert_eq!(c.phase.map(|p| p.phase), Some(Phase::Environment));
+        let ms = "RuntimeError: Run task for graph:kernel_graph_37 error! The details refer to 'Ascend Error Message'.\n\nlog:\n[ERROR] DEVICE(17532,fffe74f491e0,python):2023-03-09-20:18:50.318.418 [mindspore/ccsrc/plugin/device/ascend/hal/device/ascend_kernel_runtime.cc:745] DumpTaskExceptionInfo] Task fail infos task_id: 2, stream_id: 1060, tid: 17532, device_id: 0, retcode: 507011 ( model execute failed)\n";
+        assert_eq!(first(ms).line, 4);
+        assert_eq!(first(ms).phase.map(|p| p.phase), Some(Phase::Execution));
+    }
+
+    // Wider-world batch 39: the phrases of an operator without an NPU implementation and of
+    // versions that do not match.
+    #[test]
+    fn unsupported_on_the_npu_and_incompatible_versions() {
+        for (text, phase) in [
+            ("NotImplementedError: Could not run 'aten::foo' with arguments from the 'PrivateUse1' backend.\n", Phase::Execution),
+            ("NotImplementedError: No operator found for this attention: AttentionOpDispatch(dtype=torch.float32, device=device(type='npu', index=0), k=64)\n", Phase::Execution),
+            ("RuntimeError: Couldn't load custom C++ ops. This can happen if your PyTorch and torchvision versions are incompatible, or if you had errors while compiling torchvision from source.\n", Phase::Environment),
+            ("UnimplementedError: Place Place(npu:0) is not supported. Please check that your paddle compiles with WITH_GPU, WITH_XPU, WITH_IPU, WITH_MLU or WITH_ASCEND_CL option (at /p/device_context.cc:146)\n", Phase::Environment),
+        ] {
+            assert_eq!(first(text).phase.map(|p| p.phase), Some(phase), "{text}");
+        }
+        // Another device's NotImplementedError names no NPU.
+        let cpu = "NotImplementedError: No operator found for this attention: AttentionOpDispatch(dtype=torch.float32, device=device(type='cpu'), k=64)\n";
+        assert_ne!(first(cpu).phase.map(|p| p.phase), Some(Phase::Execution));
     }
 
     // Wider-world batch 13: Docker's daemon error, with the runtime hook's stderr going on over
