@@ -297,6 +297,12 @@ impl CausalScanner {
             self.text.truncate(start);
             self.text.push_str(&cleaned);
         }
+        // A logger's colours (`ESC[32mINFO ESC[0m`) are no text: every rule reads the line
+        // without them, and the line is cited without them.
+        if let Some(plain) = normalise::strip_escapes(&self.text[start..]) {
+            self.text.truncate(start);
+            self.text.push_str(&plain);
+        }
         let blank = self.text[start..].trim().is_empty();
         self.spans.push((no, start, self.text.len()));
         let full = self.spans.len() >= WINDOW_LINES || self.text.len() >= WINDOW_BYTES;
@@ -2029,6 +2035,17 @@ mod tests {
         // Without a chain the lookup is the error.
         let alone = "Traceback (most recent call last):\n  File \"a.py\", line 1, in <module>\nKeyError: 'ops'\nAttributeError: module 'torch_npu' has no attribute 'ops'\n";
         assert_eq!(first(alone).line, 3);
+    }
+
+    // A logger's colours kept in a file: its level is read through them (a coloured WARNING is
+    // below the error), and the line is cited without them.
+    #[test]
+    fn a_coloured_logger_is_read_through_its_colours() {
+        let text = "\x1b[33mWARNING\x1b[0m 08-06 10:40:29 [_custom_ops.py:20] Failed to import from vllm._C with ModuleNotFoundError\nloading model\n\x1b[31mERROR\x1b[0m 08-06 10:40:31 [core.py:700] EngineCore failed to start: invalid value for --max-model-len\n";
+        let c = first(text);
+        assert_eq!(c.line, 3);
+        assert!(!c.text.contains('\x1b'), "{:?}", c.text);
+        assert!(c.text.starts_with("ERROR 08-06"), "{:?}", c.text);
     }
 
     // Wider-world batch 39: wrappers that send the reader to another report — MindSpore's `The

@@ -104,6 +104,55 @@ pub fn strip_quote(s: &str) -> &str {
     r
 }
 
+/// `text` without a terminal's escape sequences (a logger's colours kept in a file: `ESC[32mINFO
+/// ESC[0m`, llama.cpp's red `FAIL`): control sequences (`ESC [`, parameter and intermediate bytes,
+/// a final byte in `@`–`~`), operating-system commands (`ESC ]` to BEL or `ESC \`), and an
+/// escape's one-character forms (`ESC (B`). `None` when there is none to remove. Of a control
+/// sequence cut before its final byte only the escape and its bracket go (the text after them may
+/// be the line's); an operating-system command never ended takes the rest of the line.
+pub fn strip_escapes(text: &str) -> Option<String> {
+    if !text.contains('\x1b') {
+        return None;
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(esc) = rest.find('\x1b') {
+        out.push_str(&rest[..esc]);
+        let after = &rest[esc + 1..];
+        rest = if let Some(csi) = after.strip_prefix('[') {
+            match csi.find(|c: char| ('@'..='~').contains(&c)) {
+                Some(end) if csi[..end].bytes().all(|b| (0x20..=0x3f).contains(&b)) => {
+                    &csi[end + 1..]
+                }
+                _ => csi,
+            }
+        } else if let Some(osc) = after.strip_prefix(']') {
+            match osc.find(['\x07', '\x1b']) {
+                Some(end) => {
+                    let tail = &osc[end..];
+                    tail.strip_prefix('\x07')
+                        .or_else(|| tail.strip_prefix("\x1b\\"))
+                        .unwrap_or(tail)
+                }
+                None => "",
+            }
+        } else {
+            // `ESC (B` and other two- or three-byte forms: the escape and its next character.
+            let mut chars = after.chars();
+            match chars.next() {
+                Some('(' | ')') => {
+                    chars.next();
+                    chars.as_str()
+                }
+                Some(_) => chars.as_str(),
+                None => "",
+            }
+        };
+    }
+    out.push_str(rest);
+    Some(out)
+}
+
 /// A line without the paste's decorations before its prefixes: Markdown quotes and a terminal
 /// pane's frame ([`strip_quote`], [`strip_frame`]). Whatever re-reads a line's prefixes from its
 /// text reads them through this.
@@ -229,6 +278,30 @@ pub fn common_indent<'a>(rests: impl IntoIterator<Item = &'a str>) -> usize {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn terminal_escapes_are_no_text() {
+        use super::strip_escapes;
+        assert_eq!(strip_escapes("plain"), None);
+        assert_eq!(
+            strip_escapes("\x1b[1;31mFAIL\x1b[0m ok").as_deref(),
+            Some("FAIL ok")
+        );
+        assert_eq!(strip_escapes("\x1b[?25lbar\x1b[K").as_deref(), Some("bar"));
+        assert_eq!(
+            strip_escapes("\x1b]0;title\x07after").as_deref(),
+            Some("after")
+        );
+        assert_eq!(
+            strip_escapes("\x1b]8;;http://x\x1b\\link").as_deref(),
+            Some("link")
+        );
+        assert_eq!(strip_escapes("a\x1b(Bb").as_deref(), Some("ab"));
+        // A cut control sequence loses its escape and bracket only.
+        assert_eq!(strip_escapes("a\x1b").as_deref(), Some("a"));
+        assert_eq!(strip_escapes("a\x1b[31").as_deref(), Some("a31"));
+        assert_eq!(strip_escapes("é\x1b[0mü").as_deref(), Some("éü"));
+    }
+
     use super::*;
 
     #[test]
