@@ -285,11 +285,22 @@ pub fn saturated_half(lines: &[&str], i: usize) -> bool {
 /// width splits it (`… supported on the NPU backend and w` / `ill fall back to run on the CPU.
 /// …`): the first half is the line to cite, the second no report's words of slowness.
 pub fn cpu_fallback(line: &str) -> bool {
+    const GOES_ON: &str = " and will fall back to run on the cpu";
     let l = line.to_ascii_lowercase();
-    (l.contains("fall back to run on") && l.contains("cpu"))
-        || (l.contains("is not currently supported on the ")
-            && l.contains(" backend")
-            && l.contains("the operator '"))
+    if l.contains("fall back to run on") && l.contains("cpu") {
+        return true;
+    }
+    // The first half: what follows the backend's name goes on as the warning does (torch_npu's
+    // error for sparse tensors, `… is not currently supported on the NPU backend.`, falls back
+    // to nothing).
+    l.contains("the operator '")
+        && l.find("is not currently supported on the ")
+            .is_some_and(|at| {
+                l[at..].split_once(" backend").is_some_and(|(_, after)| {
+                    let after = after.trim_end();
+                    GOES_ON.starts_with(after) || after.starts_with(GOES_ON)
+                })
+            })
 }
 
 /// The line of llama.cpp's model loader that shows the weights left in host memory: it lists
@@ -1105,6 +1116,8 @@ mod tests {
         assert!(!cpu_fallback(
             "The model is not currently supported on the NPU backend"
         ));
+        // torch_npu's error for sparse tensors: nothing falls back.
+        assert!(!cpu_fallback("RuntimeError: CAUTION: The operator 'aten::_to_dense' is not currently supported on the NPU backend."));
         let log = [
             "I load_tensors: offloaded 37/37 layers to GPU",
             "I load_tensors:          CPU model buffer size = 15622.00 MiB",

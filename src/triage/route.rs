@@ -1085,6 +1085,26 @@ const ABNORMAL_END: [&str; 5] = ["停止", "退出", "终止", "中断", "结束
 /// test`, then `However, the running performance is much lower`): no complaint of it.
 const PASSED: [&str; 3] = ["passed the ", "passes the ", "pass the "];
 
+/// Words that turn a pass into a failure when they stand just before it (`has not passed the
+/// accuracy test`, `cannot pass the`, `failed to pass the`, `never passes the`).
+const NOT_PASSED: [&str; 6] = ["not", "n't", "never", "cannot", "failed to", "unable to"];
+
+/// Whether the text before a report's word (`before`, lower-case) ends in a check it passed
+/// ([`PASSED`], `pass` a word of its own: not `bypass the`, `surpass the`) that no word of
+/// [`NOT_PASSED`] in the 16 bytes before it denies.
+fn passed_before(before: &str) -> bool {
+    PASSED.iter().any(|p| {
+        before.strip_suffix(p).is_some_and(|head| {
+            let word = head.is_empty() || head.ends_with([' ', '(', ',', ';']);
+            let from = (head.len().saturating_sub(16)..=head.len())
+                .find(|&k| head.is_char_boundary(k))
+                .unwrap_or(head.len());
+            let near = &head[from..];
+            word && !NOT_PASSED.iter().any(|n| near.contains(n))
+        })
+    })
+}
+
 /// Where `word` (lower-case) occurs in `line` (lower-case) and is not negated right after it
 /// (`精度正常`, `accuracy is fine`) or passed right before it (`passed the accuracy test`):
 /// ASCII words at word starts (`nan` only as a whole word), others anywhere.
@@ -1100,13 +1120,14 @@ fn lexicon_hit(line: &str, word: &str) -> bool {
         let boundary = !word.is_ascii()
             || (token_start(bytes, at)
                 && (word != "nan" || end >= bytes.len() || !bytes[end].is_ascii_alphabetic()));
-        // `有没有提升` asks ("is there any improvement?"): `没有…` after `有` is no verdict.
-        let asked = word.starts_with("没有") && line[..at].ends_with('有');
+        // `有没有提升` asks ("is there any improvement?"): `没有…` after `有` is no verdict
+        // (nor `有没对齐`).
+        let asked = word.starts_with('没') && line[..at].ends_with('有');
         if boundary && !asked {
             let after: String = line[end..].chars().take(12).collect();
             let negated = knowledge::lexicon(Kind::Negation).any(|n| after.contains(n.key))
                 || (word.ends_with("异常") && ABNORMAL_END.iter().any(|v| after.starts_with(v)))
-                || PASSED.iter().any(|p| line[..at].ends_with(p));
+                || passed_before(&line[..at]);
             if !negated {
                 return true;
             }
@@ -1285,7 +1306,18 @@ fn route_host(lines: &[&str]) -> Option<(Routing, usize, String)> {
             "the model's weights stayed in host memory although its layers were offloaded: it computes on the CPU",
         ),
     };
-    let mut r = Routing::new(Route::Performance, rule, None);
+    // The operator the fallback warning names (`The operator 'torchvision::nms' is …`) is the
+    // token the rule fired on.
+    let op = (rule == "metric.cpu-fallback")
+        .then(|| {
+            lines[i]
+                .split_once("operator '")?
+                .1
+                .split_once('\'')
+                .map(|(op, _)| op)
+        })
+        .flatten();
+    let mut r = Routing::new(Route::Performance, rule, op);
     r.confidence = Confidence::Medium;
     r.why = format!("no error stack; line {}: {why}", i + 1);
     r.matched_line = Some(i as u64 + 1);
@@ -2044,9 +2076,16 @@ mod tests {
         let passed = "The embedding operator has passed the accuracy test. However, the running performance is much lower than that of Hugging Face.\n";
         let (r, _, _) = route_prose(passed).unwrap();
         assert_eq!(r.route, Route::Performance);
-        let (r, _, _) =
-            route_prose("It did not pass: the accuracy test fails on the NPU.\n").unwrap();
-        assert_eq!(r.route, Route::Accuracy);
+        for failed in [
+            "The model did not pass the accuracy test on the NPU.\n",
+            "It has not passed the accuracy check.\n",
+            "It cannot pass the accuracy test.\n",
+            "It failed to pass the precision test.\n",
+            "We bypass the accuracy check here.\n",
+        ] {
+            let (r, _, _) = route_prose(failed).unwrap();
+            assert_eq!(r.route, Route::Accuracy, "{failed}");
+        }
         // 没有对齐 ("not aligned") with the reference run's numbers (wider-world batch 39); 对齐了
         // says they are.
         let (r, _, _) =
@@ -2054,6 +2093,7 @@ mod tests {
                 .unwrap();
         assert_eq!(r.route, Route::Accuracy);
         assert!(route_prose("npu eager和cuda都对齐了\n").is_none());
+        assert!(route_prose("请问npu graph和eager有没对齐？\n").is_none());
     }
 
     // Class 9: report tables.
@@ -2184,6 +2224,15 @@ mod tests {
         assert_eq!(
             (r.route, r.rule.as_str(), line),
             (Route::Performance, "metric.cpu-fallback", 1)
+        );
+        assert_eq!(r.matched.as_deref(), Some("aten::isin.Tensor_Tensor_out"));
+        // Hard-wrapped at 100 columns (wider-world batch 39): the warning's first half is cited,
+        // and the second half's `performance implications` is no report's word.
+        let wrapped = "Warning: CAUTION: The operator 'torchvision::nms' is not currently supported on the NPU backend and w\nill fall back to run on the CPU. This may have performance implications. (function npu_cpu_fallback)\n";
+        let (r, line, _) = route_prose(wrapped).unwrap();
+        assert_eq!(
+            (r.rule.as_str(), line, r.matched.as_deref()),
+            ("metric.cpu-fallback", 1, Some("torchvision::nms"))
         );
         let llama = "[2025-07-21 10:37:49.269985] I load_tensors: offloading 36 repeating layers to GPU\n[2025-07-21 10:37:49.269985] I load_tensors: offloaded 37/37 layers to GPU\n[2025-07-21 10:37:49.269985] I load_tensors:          CPU model buffer size = 15622.00 MiB\n[2025-07-21 10:37:49.269985] I load_tensors:        CANN0 model buffer size =     1.18 MiB\n";
         let (r, line, _) = route_prose(llama).unwrap();

@@ -144,7 +144,7 @@ const CASCADE_WORDS: &[&str] = &[
     "inspect the previous error messages",
     // MindSpore's `RuntimeError: Run task for graph:kernel_graph_37 error! The details refer to
     // 'Ascend Error Message'.`: the report it names, or the device's records, say why.
-    "the details refer to",
+    "the details refer to 'ascend error message'",
     // torch's autoload of an out-of-tree backend (`torch/__init__.py`, `_import_device_backends`:
     // `RuntimeError: Failed to load the backend extension: torch_npu. You can disable extension
     // auto-loading with TORCH_DEVICE_BACKEND_AUTOLOAD=0.`), raised from the import's own error.
@@ -771,8 +771,9 @@ impl<'w> Collector<'_, 'w> {
             listed_text(*k)
                 .split_once(" depends on ")
                 .is_some_and(|(p, _)| {
-                    let p = p.to_ascii_lowercase();
-                    p.contains("npu") || p.contains("ascend")
+                    let name = p.split_whitespace().next().unwrap_or("");
+                    name.split(['-', '_', '.'])
+                        .any(|w| w.eq_ignore_ascii_case("npu") || w.eq_ignore_ascii_case("ascend"))
                 })
         };
         let own = |k: &usize| depends(k).is_some_and(|r| !requested.contains(&r));
@@ -1653,8 +1654,9 @@ fn lookup_miss(e: &ExceptionLine<'_>) -> bool {
 /// it says what failed and the lookup is its cascade. A chained exception that does not name the
 /// key is another failure: the lookup stays.
 fn translated_below(w: &[WinLine<'_>], end: usize, e: &ExceptionLine<'_>) -> bool {
+    // A key of two characters or more: a one-letter key (`'x'`) may stand in any message.
     let key = e.message.trim();
-    if !lookup_miss(e) || !key.starts_with(['\'', '"']) || key.len() < 3 {
+    if !lookup_miss(e) || !key.starts_with(['\'', '"']) || key.chars().count() < 4 {
         return false;
     }
     let Some(sep) = (end..w.len().min(end + 3)).find(|&k| !w[k].rest.trim().is_empty()) else {

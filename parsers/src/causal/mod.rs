@@ -2012,6 +2012,8 @@ mod tests {
         let pins = "The conflict is caused by:\n   vllm 0.13.0 depends on torch==2.9.0\n   vllm-ascend 0.13.0 depends on torch==2.8.0\n\nTo fix this you could try to:\n";
         assert_eq!(first(pins).line, 3);
         assert_eq!(first(&pins.replace("vllm-ascend", "vllm-extra")).line, 2);
+        // A name holding the letters only is no Ascend package (`pynput`).
+        assert_eq!(first(&pins.replace("vllm-ascend", "pynput")).line, 2);
     }
 
     // Wider-world batch 39: a lookup that found nothing, translated by the exception chained
@@ -2032,6 +2034,9 @@ mod tests {
         // A chained exception that does not name the key is another failure: the miss stays.
         let other = text.replace("has no attribute 'ops'", "has no attribute 'npu'");
         assert_eq!(first(&other).line, 4);
+        // A one-letter key may stand in any message.
+        let short = text.replace("'ops'", "'o'");
+        assert_eq!(first(&short).line, 4);
         // Without a chain the lookup is the error.
         let alone = "Traceback (most recent call last):\n  File \"a.py\", line 1, in <module>\nKeyError: 'ops'\nAttributeError: module 'torch_npu' has no attribute 'ops'\n";
         assert_eq!(first(alone).line, 3);
@@ -2055,7 +2060,13 @@ mod tests {
         let loader = "libascend_hal.so: cannot open shared object file: No such file or directory\nRuntimeError: Failed to load the backend extension: torch_npu. You can disable extension auto-loading with TORCH_DEVICE_BACKEND_AUTOLOAD=0.\n";
         let c = first(loader);
         assert_eq!(c.line, 1);
-        assert_eq!(c.phase.map(|p| p.phase), Some(Phase::Environment));
+        assert_eq!(c.phase.as_ref().map(|p| p.phase), Some(Phase::Environment));
+        // The driver's library, not the toolkit's: its own remedy.
+        let r = crate::causal::remedies(&c, None, crate::versions::Framework::Torch);
+        assert_eq!(
+            r[0].matched,
+            "key:libascend_hal.so: cannot open shared object file"
+        );
         let ms = "RuntimeError: Run task for graph:kernel_graph_37 error! The details refer to 'Ascend Error Message'.\n\nlog:\n[ERROR] DEVICE(17532,fffe74f491e0,python):2023-03-09-20:18:50.318.418 [mindspore/ccsrc/plugin/device/ascend/hal/device/ascend_kernel_runtime.cc:745] DumpTaskExceptionInfo] Task fail infos task_id: 2, stream_id: 1060, tid: 17532, device_id: 0, retcode: 507011 ( model execute failed)\n";
         assert_eq!(first(ms).line, 4);
         assert_eq!(first(ms).phase.map(|p| p.phase), Some(Phase::Execution));
@@ -2073,6 +2084,13 @@ mod tests {
         ] {
             assert_eq!(first(text).phase.map(|p| p.phase), Some(phase), "{text}");
         }
+        // xformers' later form: the devices its kernels support, each on a line of its own.
+        let listed = "NotImplementedError: No operator found for `memory_efficient_attention_forward` with inputs:\n     query       : shape=(1, 1025, 16, 64) (torch.float32)\n`cutlassF-pt` is not supported because:\n    device=npu (supported: {'cuda'})\n";
+        assert_eq!(first(listed).phase.map(|p| p.phase), Some(Phase::Execution));
+        // The dispatcher's error for another backend is no NPU's missing kernel (torchvision's
+        // ops built for another torch, inputs left on the CPU).
+        let cpu = "NotImplementedError: Could not run 'torchvision::nms' with arguments from the 'CPU' backend.\n";
+        assert_ne!(first(cpu).phase.map(|p| p.phase), Some(Phase::Execution));
         // Another device's NotImplementedError names no NPU.
         let cpu = "NotImplementedError: No operator found for this attention: AttentionOpDispatch(dtype=torch.float32, device=device(type='cpu'), k=64)\n";
         assert_ne!(first(cpu).phase.map(|p| p.phase), Some(Phase::Execution));
