@@ -28,6 +28,8 @@
 //! bracket_logger= "[" YYYY-MM-DD (" "|"T") hh:mm:ss [("."|",") frac] [zone] ( " " L " " ids "]" [" " path ":" n ": "]
 //!                 | "] " L " "                       (llama.cpp's server log: `[…] I load_tensors: …`)
 //!                 | "]" (" "? "[" field "]"){0..8} with one field a LEVEL word [" "? ": "] ) [" "]
+//! bar_logger    = "[" LEVEL "|" field "] " text{0,96} " >> "            [INFO|trainer.py:641] 2024-05-24 17:16:11,641 >>
+//! collector_time= YYYY-MM-DD "T" hh:mm:ss ["." frac] zone " "              2026-02-13T05:15:39.398506742Z (docker logs -t)
 //! separated_logger = ((YYYY-MM-DD | MM/DD/YYYY) (" "|"T") hh:mm:ss [("."|",") frac] [zone] sep | "- ")
 //!                 (field sep){0..4} " "* LEVEL " "* sep [tail]      sep = " - " | " | "
 //!                 tail = name ":" function ":" n " - "   (after " | ": loguru's location)
@@ -138,6 +140,10 @@ pub enum LinePrefix<'a> {
     /// The kind an issue form puts in front of a title (`[Bug]: `, `[Question]: `, `[Usage]: `),
     /// pasted with the title as its first line.
     IssueTitle { title_kind: &'a str },
+    /// The time a log collector put in front of each line it relays (`docker logs
+    /// --timestamps`, `kubectl logs --timestamps`: RFC 3339 with its zone,
+    /// `2026-02-13T05:15:39.398506742Z `); no level of its own.
+    CollectorTime { time: &'a str },
 }
 
 /// How grave a record is, by the level its logger printed.
@@ -322,21 +328,27 @@ pub fn strip_prefixes(line: &str) -> Stripped<'_> {
         rest = after;
     }
     loop {
+        // Two groups: nom's `alt` takes at most 21 choices.
         let parsed = alt((
-            vllm_process,
-            vllm_logger,
-            vllm_tail,
-            rank,
-            glog,
-            elided_glog,
-            c10,
-            lite_log,
-            ort_log,
-            opencv_log,
+            alt((
+                vllm_process,
+                vllm_logger,
+                // Before `vllm_tail`, which would read `[INFO|trainer.py:641]` as a source.
+                bar_logger,
+                vllm_tail,
+                rank,
+                glog,
+                elided_glog,
+                c10,
+                lite_log,
+                ort_log,
+                opencv_log,
+            )),
             bracket_logger,
             separated_logger,
             spaced_logger,
             bracketed_level_logger,
+            collector_time,
             pytest_error,
             old_torch_logs,
             old_logger,
@@ -1049,6 +1061,38 @@ fn bracketed_level_logger(i: &str) -> R<'_, LinePrefix<'_>> {
     Ok((r, LinePrefix::ServiceLogger { level }))
 }
 
+/// `bar_logger` of the grammar: the level and a field between `|` in brackets, then the record's
+/// fields up to ` >> ` (LLaMA-Factory's loggers: transformers' records as `[INFO|trainer.py:641]
+/// 2024-05-24 17:16:11,641 >> `, its own as `[INFO|2024-05-24 17:16:11] llamafactory.data.loader:52
+/// >> `).
+fn bar_logger(i: &str) -> R<'_, LinePrefix<'_>> {
+    let (r, (_, level, _, _, _)) = (
+        char('['),
+        verify(
+            take_while1(|c: char| c.is_ascii_alphabetic()),
+            is_level_word,
+        ),
+        char('|'),
+        take_while_m_n(1, 64, |c: char| c != ']' && c != '['),
+        tag("] "),
+    )
+        .parse(i)?;
+    let fields = r
+        .get(..r.len().min(100))
+        .and_then(|head| head.find(" >> "))
+        .filter(|&at| !r[..at].contains(">>"))
+        .ok_or_else(|| nom::Err::Error(nom::error::Error::new(i, nom::error::ErrorKind::Verify)))?;
+    Ok((&r[fields + 4..], LinePrefix::ServiceLogger { level }))
+}
+
+/// `collector_time` of the grammar: RFC 3339 with its zone and a space (`docker logs -t`).
+fn collector_time(i: &str) -> R<'_, LinePrefix<'_>> {
+    let (r, time) =
+        recognize((iso_date, char('T'), hms, opt((char('.'), fraction)), zone)).parse(i)?;
+    let (r, _) = char(' ').parse(r)?;
+    Ok((r, LinePrefix::CollectorTime { time }))
+}
+
 /// `separated_logger` of the grammar: Python logging's ` - `-separated record header and
 /// loguru's ` | `-separated one.
 fn separated_logger(i: &str) -> R<'_, LinePrefix<'_>> {
@@ -1237,6 +1281,36 @@ mod tests {
             "2025-09-22 20:20:40 info [nospace] x",
             "2024-01-01 10:00:00,123 ERROR [Errno 111] Connection refused",
             "2024-01-01 10:00:00 INFO [Step 10/100] loss 1.2",
+        ] {
+            assert!(strip_prefixes(not).prefixes.is_empty(), "{not}");
+        }
+    }
+
+    // Wider-world batch 40: LLaMA-Factory's loggers (`[LEVEL|…] … >> `) and a log collector's
+    // RFC 3339 time (`docker logs -t`).
+    #[test]
+    fn bar_loggers_and_collector_times() {
+        let s = strip_prefixes(
+            "[INFO|trainer.py:641] 2024-05-24 17:16:11,641 >> Using auto half precision backend",
+        );
+        assert_eq!(s.rest, "Using auto half precision backend");
+        assert_eq!(line_severity(&s.prefixes, s.rest), Some(Severity::Info));
+        let s = strip_prefixes(
+            "[WARNING|2024-05-24 17:16:11] llamafactory.data.loader:52 >> No eval set",
+        );
+        assert_eq!(s.rest, "No eval set");
+        assert_eq!(line_severity(&s.prefixes, s.rest), Some(Severity::Warning));
+        let s =
+            strip_prefixes("2026-02-13T05:15:39.398506742Z RuntimeError: Execute fail, enable log");
+        assert_eq!(s.rest, "RuntimeError: Execute fail, enable log");
+        assert_eq!(line_severity(&s.prefixes, s.rest), None);
+        let s = strip_prefixes("2026-02-13T05:15:39+08:00 [rank0]: x");
+        assert_eq!(s.rest, "x");
+        for not in [
+            "[INFO|x] no arrows here",
+            "[Step|x] a >> b",
+            "2026-02-13T05:15:39.398 no zone",
+            "2026-02-13 05:15:39.398Z no T",
         ] {
             assert!(strip_prefixes(not).prefixes.is_empty(), "{not}");
         }

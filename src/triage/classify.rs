@@ -482,12 +482,17 @@ pub fn classify_found(file: &Path, err: Option<CausalError>, head: &str) -> Clas
     }
     match route_prose(head) {
         Some((routing, line, evidence)) => {
-            // The rule's own remedy (a saturated float16 value) before the route's.
+            // The rule's own remedy (a saturated float16 value), else its word's (a loss scaler's
+            // `gradient overflow`), before the route's.
             let own = table_remedy(
                 &format!("rule:{}", routing.rule),
                 commands_file(file),
                 framework,
-            );
+            )
+            .or_else(|| {
+                let word = routing.matched.as_deref()?;
+                table_remedy(&format!("key:{word}"), commands_file(file), framework)
+            });
             let mut c = from_routing(file, routing, framework);
             c.evidence_line = Some(line as u64);
             c.matched_line = Some(line as u64);
@@ -760,6 +765,14 @@ mod tests {
         );
         // No graph run to compare with eager: no CANNBot sub-skill that compares them.
         assert!(c.sub_skill.is_none());
+        // A word with a remedy of its own (a loss scaler's overflow, wider-world batch 40).
+        let scaler = "Gradient overflow. Skipping step\nLoss scaler reducing loss scale to 4.0\n";
+        let s = classify_text(Path::new(PASTED), scaler).expect("classified");
+        let matched: Vec<&str> = s.remedy.iter().map(|r| r.matched.as_str()).collect();
+        assert_eq!(
+            matched,
+            ["key:gradient overflow", "route:accuracy-no-graph"]
+        );
         // A low answer says what would settle it: here the float32 run.
         assert!(c.settle.as_deref().is_some_and(|s| s.contains("float32")));
         // Degenerate generation (batch 28): the reference run settles it, and its own remedy.

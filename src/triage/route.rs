@@ -1515,6 +1515,11 @@ pub fn route_prose(text: &str) -> Option<(Routing, usize, String)> {
     // A performance report's symptom is its verdict (a latency alone is neither slow nor
     // fast): the first line that compares, even one whose metric name is misspelt.
     let verdict = lines.iter().enumerate().find_map(|(i, line)| {
+        // A program's own record is no verdict on it (`- INFO - … - Using torch SDPA for faster
+        // training and inference.`).
+        if chatter(line) || warned(line) {
+            return None;
+        }
         let l = line.to_lowercase();
         knowledge::lexicon(Kind::Verdict)
             .find(|w| {
@@ -1548,9 +1553,14 @@ pub fn route_prose(text: &str) -> Option<(Routing, usize, String)> {
                 if route == Route::Performance && cpu_fallback(line) {
                     return None;
                 }
+                // A program's own record may measure (a serving log's `Avg generation throughput:
+                // 1.6 tokens/s`), but its words of speed are about itself, no report's.
+                let logged = route == Route::Performance && (chatter(line) || warned(line));
                 let l = line.to_lowercase();
                 knowledge::lexicon(kind)
-                    .find(|w| lexicon_hit(&l, w.key))
+                    .find(|w| {
+                        lexicon_hit(&l, w.key) && (!logged || MEASUREMENT_WORDS.contains(&w.key))
+                    })
                     .map(|w| (i, w.key))
             })
             .collect();
@@ -2094,6 +2104,13 @@ mod tests {
         assert_eq!(r.route, Route::Accuracy);
         assert!(route_prose("npu eager和cuda都对齐了\n").is_none());
         assert!(route_prose("请问npu graph和eager有没对齐？\n").is_none());
+        // A loss scaler that overflows step after step (wider-world batch 40).
+        let (r, line, _) = route_prose("Loss scaler reducing loss scale to 512.0\nGradient overflow. Skipping step\nLoss scaler reducing loss scale to 256.0\n").unwrap();
+        assert_eq!((r.route, line), (Route::Accuracy, 2));
+        // A program's own INFO record is no verdict on its speed (LLaMA-Factory's `Using torch
+        // SDPA for faster training`); its measurements still are measurements.
+        let info = "05/24/2024 17:16:11 - INFO - llamafactory.model.utils.attention - Using torch SDPA for faster training and inference.\n";
+        assert!(route_prose(info).is_none(), "{:?}", route_prose(info));
     }
 
     // Class 9: report tables.

@@ -466,14 +466,29 @@ impl ReportAssembler {
                 return;
             }
             let item = parse_item(line_no, code_len.map_or(trimmed, |n| &trimmed[n..]));
+            // A message wrapped by the terminal or the paste: its last piece brings the
+            // `[FUNC:…]` suffix on a line of its own, unindented and without the code (`EZ9999:
+            // [PID: 218] … The error from device(…) … current: ` / `0x12c2…, vec error info: …`
+            // / `0140080.[FUNC:ProcessStarsCoreErrorInfo]…`): it ends the message. (A suffix
+            // alone on its line is the location of the message above: an empty item, as before.)
+            let wrapped_end = self.msg_open
+                && !indented
+                && !code_led
+                && has_func_suffix(trimmed)
+                && !item.text.trim().is_empty()
+                && rep.message.as_ref().is_some_and(|m| m.text.contains('\n'));
             if self.msg_open
-                && !has_func_suffix(trimmed)
+                && (!has_func_suffix(trimmed) || wrapped_end)
                 && *section == Section::Items
                 && rep.items.is_empty()
             {
+                if wrapped_end {
+                    self.msg_open = false;
+                }
                 if let Some(m) = rep.message.as_mut() {
                     m.text.push('\n');
-                    m.text.push_str(trimmed);
+                    m.text
+                        .push_str(if wrapped_end { &item.text } else { trimmed });
                 }
             } else {
                 self.msg_open = false;
@@ -869,6 +884,18 @@ mod tests {
         // A line with a prefix peeled is not the message's own.
         let r = one("E89999: Inner Error!\nE89999[PID: 1] 2026-04-01-13:43:00.810.813 (E89999):  op[X],\n[W101 10:00:00.000000000 compiler_depend.ts:57] Warning: other\n");
         assert_eq!(r.causal_line, 2);
+    }
+
+    // Wider-world batch 40: a device's report wrapped by the terminal, its `[FUNC:…]` suffix on
+    // the wrapped message's last piece: that piece ends the message, no item of its own.
+    #[test]
+    fn a_wrapped_message_ends_at_its_suffix() {
+        let r = one("EZ9999: Inner Error!\nEZ9999: [PID: 218] 2025-10-09-08:44:29.193.168 The error from device(chipId:6, dieId:0), there is an exception of fftsplus aivector error, pc start: 0x12c20007f958, current: \n0x12c200080908, vec error info: 0x100000081, para base: 0x12c24\n0140080.[FUNC:ProcessStarsCoreErrorInfo][FILE:device_error_core_proc.cc][LINE:329]\n        TraceBack (most recent call last):\n       The extend info: errcode:(0, 0x1000, 0)[FUNC:P][FILE:d.cc][LINE:1]\n");
+        assert!(r.items.is_empty(), "{:?}", r.items);
+        assert_eq!((r.causal_line, r.traceback.len()), (2, 1));
+        assert!(r.message.as_ref().is_some_and(
+            |m| m.text.starts_with("The error from device") && m.text.ends_with("0140080.")
+        ));
     }
 
     #[test]

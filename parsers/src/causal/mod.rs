@@ -2080,6 +2080,7 @@ mod tests {
             ("NotImplementedError: Could not run 'aten::foo' with arguments from the 'PrivateUse1' backend.\n", Phase::Execution),
             ("NotImplementedError: No operator found for this attention: AttentionOpDispatch(dtype=torch.float32, device=device(type='npu', index=0), k=64)\n", Phase::Execution),
             ("RuntimeError: Couldn't load custom C++ ops. This can happen if your PyTorch and torchvision versions are incompatible, or if you had errors while compiling torchvision from source.\n", Phase::Environment),
+            ("2026-02-13T05:15:39.398506742Z RuntimeError: Execute fail, enable log: export ASCEND_GLOBAL_LOG_LEVEL=3, export ASCEND_SLOG_PRINT_TO_STDOUT=1 to find the first error.\n", Phase::Execution),
             ("UnimplementedError: Place Place(npu:0) is not supported. Please check that your paddle compiles with WITH_GPU, WITH_XPU, WITH_IPU, WITH_MLU or WITH_ASCEND_CL option (at /p/device_context.cc:146)\n", Phase::Environment),
         ] {
             assert_eq!(first(text).phase.map(|p| p.phase), Some(phase), "{text}");

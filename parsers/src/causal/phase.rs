@@ -661,6 +661,19 @@ fn from_codes<'a>(
     for (no, t) in &lines {
         if let Some(n) = runtime_number(t) {
             if let Some(f) = knowledge::runtime_code(n) {
+                // A number that says only that something failed inside (`500001`: an internal
+                // error, see the CANN log) yields to the call its line names, as an inner code
+                // does: torch_npu's `SetPrecisionMode: … AclSetCompileopt(…), error code is
+                // 500001` failed while the device was initialised.
+                if matches!(f.nature, None | Some(Nature::Generic | Nature::Internal)) {
+                    let called = knowledge::api(t).and_then(|a| Some((a.phase_or(under)?, a)));
+                    if let Some((phase, a)) = called {
+                        return Some(with_fact(
+                            ev(phase, a.nature, "phase.api", a.key, *no, source),
+                            a,
+                        ));
+                    }
+                }
                 if let Some(phase) = f.phase_or(under) {
                     let e = ev(
                         phase,
@@ -904,6 +917,29 @@ mod tests {
         first_causal_error(text.as_bytes())
             .and_then(|e| e.phase)
             .expect("phase evidence")
+    }
+
+    // Wider-world batch 40: a generic runtime number yields to the call its line names —
+    // torch_npu's device initialisation setting the precision mode; without a known call it
+    // stays the number's.
+    #[test]
+    fn a_generic_number_yields_to_the_call_it_failed_in() {
+        let init = "[rank0]: RuntimeError: SetPrecisionMode:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:175 NPU function error: at_npu::native::AclSetCompileopt(aclCompileOpt::ACL_PRECISION_MODE, precision_mode), error code is 500001\n";
+        assert_eq!(
+            phase(init),
+            Some((Phase::Environment, "phase.api".to_string()))
+        );
+        let other = "RuntimeError: f:a.ts:1 NPU function error: at_npu::native::SomeCall(x), error code is 500001\n";
+        assert_eq!(
+            phase(other),
+            Some((Phase::Execution, "shape.runtime-code".to_string()))
+        );
+        // A number that names its fault keeps it, whatever call failed.
+        let fault = init.replace("500001", "507015");
+        assert_eq!(
+            phase(&fault),
+            Some((Phase::Execution, "shape.runtime-code".to_string()))
+        );
     }
 
     // Wider-world batch 31: ggml's assertion in its CANN backend's operator source is an
