@@ -931,15 +931,21 @@ fn zone(i: &str) -> R<'_, &str> {
     .parse(i)
 }
 
-fn bracket_logger(i: &str) -> R<'_, LinePrefix<'_>> {
-    let (r, _) = (
-        bracket_date,
+/// An ISO 8601 date and time: the date, a space or `T`, the time, a fraction of a second after
+/// `.` or `,`, a zone (`2026-02-13T05:15:39.398506742Z`, `2025-12-15 15:19:22.681+08:00`).
+fn iso_datetime(i: &str) -> R<'_, &str> {
+    recognize((
+        iso_date,
         one_of(" T"),
         hms,
         opt((one_of(".,"), fraction)),
         opt(zone),
-    )
-        .parse(i)?;
+    ))
+    .parse(i)
+}
+
+fn bracket_logger(i: &str) -> R<'_, LinePrefix<'_>> {
+    let (r, _) = (char('['), iso_datetime).parse(i)?;
     // Ray (glog in brackets): ` E 3848117 3848117] logging.cc:501: `.
     if let Some(after) = r.strip_prefix(' ') {
         let (after, level) = recognize(one_of("DIWEFC")).parse(after)?;
@@ -1078,17 +1084,20 @@ fn bar_logger(i: &str) -> R<'_, LinePrefix<'_>> {
     )
         .parse(i)?;
     let fields = r
-        .get(..r.len().min(100))
-        .and_then(|head| head.find(" >> "))
-        .filter(|&at| !r[..at].contains(">>"))
+        .find(" >> ")
+        .filter(|&at| at <= 96 && !r[..at].contains(">>"))
         .ok_or_else(|| nom::Err::Error(nom::error::Error::new(i, nom::error::ErrorKind::Verify)))?;
     Ok((&r[fields + 4..], LinePrefix::ServiceLogger { level }))
 }
 
 /// `collector_time` of the grammar: RFC 3339 with its zone and a space (`docker logs -t`).
 fn collector_time(i: &str) -> R<'_, LinePrefix<'_>> {
-    let (r, time) =
-        recognize((iso_date, char('T'), hms, opt((char('.'), fraction)), zone)).parse(i)?;
+    let rfc3339 = |t: &&str| {
+        t.as_bytes().get(10) == Some(&b'T')
+            && t.get(19..)
+                .is_some_and(|z| z.ends_with('Z') || z.contains(['+', '-']))
+    };
+    let (r, time) = verify(iso_datetime, rfc3339).parse(i)?;
     let (r, _) = char(' ').parse(r)?;
     Ok((r, LinePrefix::CollectorTime { time }))
 }
@@ -1304,6 +1313,9 @@ mod tests {
             strip_prefixes("2026-02-13T05:15:39.398506742Z RuntimeError: Execute fail, enable log");
         assert_eq!(s.rest, "RuntimeError: Execute fail, enable log");
         assert_eq!(line_severity(&s.prefixes, s.rest), None);
+        // The message's own text may be wide (CJK after the header).
+        let s = strip_prefixes("[INFO|trainer.py:641] 2024-05-24 17:16:11,641 >> 训练开始训练开始训练开始训练开始训练开始训练开始训练开始训练开始");
+        assert_eq!(line_severity(&s.prefixes, s.rest), Some(Severity::Info));
         let s = strip_prefixes("2026-02-13T05:15:39+08:00 [rank0]: x");
         assert_eq!(s.rest, "x");
         for not in [

@@ -10,6 +10,7 @@ use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
+use npgx_parsers::causal::normalise::strip_escapes;
 use npgx_parsers::causal::{
     remedies_with_assert, route_remedy, table_remedy, CausalError, CausalScanner, Remedy, Shape,
     Tier,
@@ -482,17 +483,12 @@ pub fn classify_found(file: &Path, err: Option<CausalError>, head: &str) -> Clas
     }
     match route_prose(head) {
         Some((routing, line, evidence)) => {
-            // The rule's own remedy (a saturated float16 value), else its word's (a loss scaler's
-            // `gradient overflow`), before the route's.
+            // The rule's own remedy (a saturated float16 value) before the route's.
             let own = table_remedy(
                 &format!("rule:{}", routing.rule),
                 commands_file(file),
                 framework,
-            )
-            .or_else(|| {
-                let word = routing.matched.as_deref()?;
-                table_remedy(&format!("key:{word}"), commands_file(file), framework)
-            });
+            );
             let mut c = from_routing(file, routing, framework);
             c.evidence_line = Some(line as u64);
             c.matched_line = Some(line as u64);
@@ -584,12 +580,18 @@ fn classify_lines(
     let mut head = String::new();
     let mut not_text = 0u64;
     let stats = read(&mut |no, line| {
-        scanner.push(no, line);
-        cut.push(no, &String::from_utf8_lossy(line));
         let text = std::str::from_utf8(line).ok();
         if text.is_none() || memchr::memchr(0, line).is_some() {
             not_text += 1;
         }
+        // A logger's colours are no text for any reader here (the router's, the cut reader's,
+        // the versions'), as they are none for the causal scanner's.
+        let plain = memchr::memchr(0x1b, line)
+            .and_then(|_| strip_escapes(&String::from_utf8_lossy(line)))
+            .map(String::into_bytes);
+        let line = plain.as_deref().unwrap_or(line);
+        scanner.push(no, line);
+        cut.push(no, &String::from_utf8_lossy(line));
         push_head(&mut head, line);
         true
     })?;
@@ -765,13 +767,18 @@ mod tests {
         );
         // No graph run to compare with eager: no CANNBot sub-skill that compares them.
         assert!(c.sub_skill.is_none());
-        // A word with a remedy of its own (a loss scaler's overflow, wider-world batch 40).
+        // A coloured INFO record is read through its colours by the router too: its words of
+        // speed are the program's own, no report.
+        let coloured = "\x1b[32mINFO\x1b[0m 08-06 10:40:29 [attention.py:20] Using FlashAttention for faster inference\n";
+        let s = classify_text(Path::new(PASTED), coloured).expect("classified");
+        assert_ne!(s.route, Route::Performance, "{:?}", s.rule);
+        // A loss scale driven to single digits (wider-world batch 40).
         let scaler = "Gradient overflow. Skipping step\nLoss scaler reducing loss scale to 4.0\n";
         let s = classify_text(Path::new(PASTED), scaler).expect("classified");
         let matched: Vec<&str> = s.remedy.iter().map(|r| r.matched.as_str()).collect();
         assert_eq!(
             matched,
-            ["key:gradient overflow", "route:accuracy-no-graph"]
+            ["rule:metric.loss-scale", "route:accuracy-no-graph"]
         );
         // A low answer says what would settle it: here the float32 run.
         assert!(c.settle.as_deref().is_some_and(|s| s.contains("float32")));

@@ -1170,6 +1170,41 @@ fn unit_after_number(line: &str, unit: &str) -> bool {
     false
 }
 
+/// The lowest scale a dynamic loss scaler says it lowered to, when it is
+/// [`COLLAPSED_LOSS_SCALE`] or less: apex's and Ascend's apex port's `Gradient overflow.  Skipping
+/// step, loss scaler 0 reducing loss scale to 4.0` (LLaMA-Factory's copy: `Loss scaler reducing
+/// loss scale to 4.0`), DeepSpeed's `OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 8,
+/// reducing to 4` (an INFO record: read whatever its level). Every fp16 run starts with a few
+/// overflows while the scaler searches down from 2^16 (its first lines are no evidence); a
+/// scale driven to single digits is gradients out of range step after step. The line and the
+/// scale (its first line at that scale).
+fn loss_scale_collapse(lines: &[&str]) -> Option<(usize, f64)> {
+    const LOWERED: [&str; 2] = ["reducing loss scale to ", ", reducing to "];
+    let mut low: Option<(usize, f64)> = None;
+    for (i, line) in lines.iter().enumerate() {
+        let l = line.to_ascii_lowercase();
+        if !l.contains("loss scale") {
+            continue;
+        }
+        let scale = LOWERED.iter().find_map(|w| {
+            let (_, after) = l.split_once(w)?;
+            let n: String = after
+                .chars()
+                .take_while(|c| c.is_ascii_digit() || *c == '.')
+                .collect();
+            n.trim_end_matches('.').parse::<f64>().ok()
+        });
+        if let Some(s) = scale.filter(|s| low.is_none_or(|(_, m)| *s < m)) {
+            low = Some((i, s));
+        }
+    }
+    low.filter(|&(_, s)| s <= COLLAPSED_LOSS_SCALE)
+}
+
+/// The loss scale at or below which a scaler's search is over: half-precision gradients overflow
+/// whatever it scales them by (apex and DeepSpeed start at 2^16; DeepSpeed stops at 1 by default).
+const COLLAPSED_LOSS_SCALE: f64 = 16.0;
+
 /// A training log that reports a loss or a gradient norm as `nan` / `inf`, else a float16
 /// value printed at float16's largest magnitude (an overflow saturated): accuracy evidence from
 /// the run itself, before any wording (a log of progress bars and metrics is not a report of
@@ -1213,7 +1248,18 @@ fn route_metrics(text: &str) -> Option<(Routing, usize, String)> {
         );
         Some((r, i))
     };
-    let (mut r, i) = nan.or_else(spike).or_else(|| {
+    let collapsed = || {
+        let (i, scale) = loss_scale_collapse(&lines)?;
+        let mut r = Routing::new(Route::Accuracy, "metric.loss-scale", Some("loss scale"));
+        r.confidence = Confidence::Medium;
+        r.why = format!(
+            "no error stack; the dynamic loss scaler lowered its scale to {scale} (line {}): \
+             half-precision gradients overflow step after step",
+            i + 1
+        );
+        Some((r, i))
+    };
+    let (mut r, i) = nan.or_else(spike).or_else(collapsed).or_else(|| {
         let i = (0..lines.len()).find(|&i| saturated_half(&lines, i))?;
         let mut r = Routing::new(Route::Accuracy, "metric.half-saturated", Some("65504"));
         // A sign, not a proof: float16 rounds values just above 65504 to it too.
@@ -1569,6 +1615,10 @@ pub fn route_prose(text: &str) -> Option<(Routing, usize, String)> {
         let reported = route != Route::Performance
             || verdict.is_some()
             || hits.iter().any(|(i, _)| {
+                // (A program's own record measures at most: its words of speed are its own.)
+                if chatter(lines[*i]) || warned(lines[*i]) {
+                    return false;
+                }
                 let l = lines[*i].to_lowercase();
                 knowledge::lexicon(kind)
                     .any(|w| !MEASUREMENT_WORDS.contains(&w.key) && lexicon_hit(&l, w.key))
@@ -2104,13 +2154,39 @@ mod tests {
         assert_eq!(r.route, Route::Accuracy);
         assert!(route_prose("npu eager和cuda都对齐了\n").is_none());
         assert!(route_prose("请问npu graph和eager有没对齐？\n").is_none());
-        // A loss scaler that overflows step after step (wider-world batch 40).
-        let (r, line, _) = route_prose("Loss scaler reducing loss scale to 512.0\nGradient overflow. Skipping step\nLoss scaler reducing loss scale to 256.0\n").unwrap();
-        assert_eq!((r.route, line), (Route::Accuracy, 2));
+        // A loss scaler driven to single digits (wider-world batch 40), in apex's, LLaMA-Factory's
+        // and DeepSpeed's words (DeepSpeed's an INFO record); its first search is no evidence.
+        let (r, line, _) = route_prose("Loss scaler reducing loss scale to 512.0\nGradient overflow. Skipping step\nLoss scaler reducing loss scale to 8.0\nLoss scaler reducing loss scale to 4.0\n").unwrap();
+        assert_eq!(
+            (r.route, r.rule.as_str(), line),
+            (Route::Accuracy, "metric.loss-scale", 4)
+        );
+        let apex = "Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to 2.0\n";
+        assert_eq!(
+            route_prose(apex).map(|(r, _, _)| r.rule),
+            Some("metric.loss-scale".into())
+        );
+        let ds = "[2023-08-02 00:41:17,526] [INFO] [loss_scaler.py:183:update_scale] [deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 2, reducing to 1\n";
+        assert_eq!(
+            route_prose(ds).map(|(r, _, _)| r.rule),
+            Some("metric.loss-scale".into())
+        );
+        let search = "Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to 32768.0\nGradient overflow.  Skipping step, loss scaler 0 reducing loss scale to 16384.0\n";
+        assert!(route_prose(search).is_none(), "{:?}", route_prose(search));
         // A program's own INFO record is no verdict on its speed (LLaMA-Factory's `Using torch
         // SDPA for faster training`); its measurements still are measurements.
         let info = "05/24/2024 17:16:11 - INFO - llamafactory.model.utils.attention - Using torch SDPA for faster training and inference.\n";
         assert!(route_prose(info).is_none(), "{:?}", route_prose(info));
+        for logged in [
+            "05/24/2024 17:16:11 - INFO - bench - this path is 2x slower than eager\n",
+            "05/24/2024 17:16:11 - INFO - bench - throughput 850 tokens/s, slow\n",
+            "05/24/2024 17:16:11 - INFO - bench - this path is 2x slower than eager\n推理耗时 120ms\n",
+        ] {
+            assert!(
+                route_prose(logged).is_none_or(|(r, _, _)| r.rule != "keyword.performance"),
+                "{logged}"
+            );
+        }
     }
 
     // Class 9: report tables.

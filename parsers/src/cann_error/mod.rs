@@ -475,8 +475,7 @@ impl ReportAssembler {
                 && !indented
                 && !code_led
                 && has_func_suffix(trimmed)
-                && !item.text.trim().is_empty()
-                && rep.message.as_ref().is_some_and(|m| m.text.contains('\n'));
+                && !item.text.trim().is_empty();
             if self.msg_open
                 && (!has_func_suffix(trimmed) || wrapped_end)
                 && *section == Section::Items
@@ -598,7 +597,9 @@ impl ReportAssembler {
             if rep.causal_line == 0 || (self.quoted_header && rep.causal_line == rep.line) {
                 rep.causal_line = line_no;
             }
-            self.msg_open = true;
+            // A message that ends with its `[FUNC:…]` suffix is whole: lines after it are no
+            // pieces of it.
+            self.msg_open = !has_func_suffix(&m);
         }
         self.gap = false;
     }
@@ -896,6 +897,19 @@ mod tests {
         assert!(r.message.as_ref().is_some_and(
             |m| m.text.starts_with("The error from device") && m.text.ends_with("0140080.")
         ));
+        // In two pieces.
+        let r = one("EZ9999: Inner Error!\nEZ9999: [PID: 218] 2025-10-09-08:44:29.193.168 The error from device(chipId:6, dieId:0), current: \n0x12c200080908, para base: 0x12c240140080.[FUNC:ProcessStarsCoreErrorInfo][FILE:device_error_core_proc.cc][LINE:329]\n");
+        assert!(r.items.is_empty(), "{:?}", r.items);
+        assert_eq!(r.causal_line, 2);
+        // A message whole with its suffix takes no unindented line after it.
+        let r = one("EZ9999: Inner Error!\nEZ9999: [PID: 1] 2025-10-09-08:44:29.193.168 The error from device(chipId:6).[FUNC:P][FILE:f.cc][LINE:1]\nsome words\nx failed[FUNC:Q][FILE:g.cc][LINE:2]\n");
+        assert!(
+            r.message
+                .as_ref()
+                .is_some_and(|m| !m.text.contains("some words")),
+            "{:?}",
+            r.message
+        );
     }
 
     #[test]

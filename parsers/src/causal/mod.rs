@@ -149,7 +149,8 @@ pub struct Evidence {
 pub struct CausalError {
     /// 1-based physical line of the quoted line.
     pub line: u64,
-    /// The line as it appears (trailing whitespace trimmed, long lines cut).
+    /// The line as it appears (trailing whitespace trimmed, long lines cut, a terminal's escape
+    /// sequences removed).
     pub text: String,
     /// The error itself: prefixes peeled, wrappers unwrapped, CANN location tails removed.
     pub message: String,

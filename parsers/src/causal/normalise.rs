@@ -107,7 +107,7 @@ pub fn strip_quote(s: &str) -> &str {
 /// `text` without a terminal's escape sequences (a logger's colours kept in a file: `ESC[32mINFO
 /// ESC[0m`, llama.cpp's red `FAIL`): control sequences (`ESC [`, parameter and intermediate bytes,
 /// a final byte in `@`–`~`), operating-system commands (`ESC ]` to BEL or `ESC \`), and an
-/// escape's one-character forms (`ESC (B`). `None` when there is none to remove. Of a control
+/// escape's short forms (`ESC (B`, `ESC 7`). `None` when there is none to remove. Of a control
 /// sequence cut before its final byte only the escape and its bracket go (the text after them may
 /// be the line's); an operating-system command never ended takes the rest of the line.
 pub fn strip_escapes(text: &str) -> Option<String> {
@@ -137,16 +137,11 @@ pub fn strip_escapes(text: &str) -> Option<String> {
                 None => "",
             }
         } else {
-            // `ESC (B` and other two- or three-byte forms: the escape and its next character.
-            let mut chars = after.chars();
-            match chars.next() {
-                Some('(' | ')') => {
-                    chars.next();
-                    chars.as_str()
-                }
-                Some(_) => chars.as_str(),
-                None => "",
-            }
+            // `ESC (B`, `ESC #8`, `ESC 7`: intermediate bytes (` `–`/`), then the final one.
+            let body = after.trim_start_matches(|c: char| (' '..='/').contains(&c));
+            let mut chars = body.chars();
+            chars.next();
+            chars.as_str()
         };
     }
     out.push_str(rest);
@@ -296,6 +291,7 @@ mod tests {
             Some("link")
         );
         assert_eq!(strip_escapes("a\x1b(Bb").as_deref(), Some("ab"));
+        assert_eq!(strip_escapes("a\x1b#8b\x1b7c").as_deref(), Some("abc"));
         // A cut control sequence loses its escape and bracket only.
         assert_eq!(strip_escapes("a\x1b").as_deref(), Some("a"));
         assert_eq!(strip_escapes("a\x1b[31").as_deref(), Some("a31"));

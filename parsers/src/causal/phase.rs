@@ -665,8 +665,12 @@ fn from_codes<'a>(
                 // error, see the CANN log) yields to the call its line names, as an inner code
                 // does: torch_npu's `SetPrecisionMode: … AclSetCompileopt(…), error code is
                 // 500001` failed while the device was initialised.
+                // (Only to a call of another phase: an aclnn call's generic return code keeps its
+                // own row, `561103` under `call aclnnInplaceCopy failed`.)
                 if matches!(f.nature, None | Some(Nature::Generic | Nature::Internal)) {
-                    let called = knowledge::api(t).and_then(|a| Some((a.phase_or(under)?, a)));
+                    let called = knowledge::api(t)
+                        .and_then(|a| Some((a.phase_or(under)?, a)))
+                        .filter(|(phase, _)| Some(*phase) != f.phase_or(under));
                     if let Some((phase, a)) = called {
                         return Some(with_fact(
                             ev(phase, a.nature, "phase.api", a.key, *no, source),
@@ -932,6 +936,12 @@ mod tests {
         let other = "RuntimeError: f:a.ts:1 NPU function error: at_npu::native::SomeCall(x), error code is 500001\n";
         assert_eq!(
             phase(other),
+            Some((Phase::Execution, "shape.runtime-code".to_string()))
+        );
+        // An aclnn call's generic return code keeps its own row (the call is an execution too).
+        let aclnn = "RuntimeError: NPU function error: call aclnnInplaceCopy failed, error code is 561103\n";
+        assert_eq!(
+            phase(aclnn),
             Some((Phase::Execution, "shape.runtime-code".to_string()))
         );
         // A number that names its fault keeps it, whatever call failed.
