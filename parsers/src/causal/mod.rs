@@ -2043,6 +2043,24 @@ mod tests {
         assert_eq!(first(alone).line, 3);
     }
 
+    // A notebook's traceback (IPython 8: a header with the exception's type, `Cell In[3], line 1`,
+    // `File <path>.py:<line>, in <function>(<args>)`): its frames are read, the user's found.
+    #[test]
+    fn an_ipython_traceback_has_its_frames_read() {
+        let text = "---------------------------------------------------------------------------\nNotImplementedError                       Traceback (most recent call last)\nCell In[3], line 1\n----> 1 out = attn(q, k, v)\n\nFile ~/work/xformers/ops/fmha.py:1159, in memory_efficient_attention(query, key, value)\n   1157     attn_bias=attn_bias,\n-> 1159     op=op,\n\nNotImplementedError: No operator found for this attention: AttentionOpDispatch(device=device(type='npu', index=0))\n";
+        let c = first(text);
+        assert_eq!(c.line, 10);
+        let u = c.user_frame.expect("the user's frame");
+        assert_eq!(
+            (u.file.as_str(), u.line, u.function.as_deref()),
+            (
+                "~/work/xformers/ops/fmha.py",
+                1159,
+                Some("memory_efficient_attention")
+            )
+        );
+    }
+
     // A logger's colours kept in a file: its level is read through them (a coloured WARNING is
     // below the error), and the line is cited without them.
     #[test]

@@ -19,9 +19,22 @@
 
 use serde::Serialize;
 
-/// `Traceback (most recent call last):` (CPython; CANN's `TraceBack` is a different thing).
+/// `Traceback (most recent call last):` (CPython; CANN's `TraceBack` is a different thing), or
+/// IPython's header, the exception's type before it and no colon (`NotImplementedError
+/// Traceback (most recent call last)`, under a rule of dashes).
 pub fn is_traceback_start(s: &str) -> bool {
-    s.trim() == "Traceback (most recent call last):"
+    let t = s.trim();
+    t == "Traceback (most recent call last):"
+        || t.strip_suffix("Traceback (most recent call last)")
+            .is_some_and(|head| {
+                let name = head.trim_end();
+                name.len() < head.len()
+                    && !name.is_empty()
+                    && !name.contains(char::is_whitespace)
+                    && name
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.')
+            })
 }
 
 /// The two lines CPython prints between chained exceptions.
@@ -62,9 +75,25 @@ impl Frame {
     }
 }
 
-/// Parses a traceback frame line (leading indentation allowed).
+/// Parses a traceback frame line (leading indentation allowed): CPython's `File "<path>", line
+/// <n>, in <function>`, or IPython's (8 and later) `File <path>.py:<n>, in <function>(<args>)`
+/// and `Cell In[<k>], line <n>`.
 pub fn frame_line(s: &str) -> Option<Frame> {
-    let rest = s.trim_start().strip_prefix("File \"")?;
+    let t = s.trim_start();
+    if let Some(rest) = t.strip_prefix("File ").filter(|r| !r.starts_with('"')) {
+        return ipython_frame(rest);
+    }
+    if let Some(rest) = t.strip_prefix("Cell In[") {
+        let (cell, line) = rest.split_once("], line ")?;
+        let line: u32 = line.trim_end().parse().ok()?;
+        cell.bytes().all(|b| b.is_ascii_digit()).then_some(())?;
+        return Some(Frame {
+            file: format!("Cell In[{cell}]"),
+            line,
+            function: None,
+        });
+    }
+    let rest = t.strip_prefix("File \"")?;
     let (file, rest) = rest.split_once("\", line ")?;
     let digits_end = rest
         .find(|c: char| !c.is_ascii_digit())
@@ -77,6 +106,32 @@ pub fn frame_line(s: &str) -> Option<Frame> {
     }
     Some(Frame {
         file: file.to_string(),
+        line,
+        function,
+    })
+}
+
+/// IPython's frame after `File `: `~/work/x.py:1159, in memory_efficient_attention(query, key)`
+/// — a Python file, its line, and the function with its arguments (the function's name kept).
+fn ipython_frame(rest: &str) -> Option<Frame> {
+    let (file, tail) = rest.split_once(".py:")?;
+    let digits_end = tail
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(tail.len());
+    let line: u32 = tail.get(..digits_end)?.parse().ok()?;
+    let after = tail.get(digits_end..)?;
+    let function = match after.strip_prefix(", in ") {
+        Some(f) => Some(
+            f.split_once('(')
+                .map_or(f, |(name, _)| name)
+                .trim_end()
+                .to_string(),
+        ),
+        None if after.trim().is_empty() => None,
+        None => return None,
+    };
+    (!file.is_empty() && !file.contains('"')).then(|| Frame {
+        file: format!("{file}.py"),
         line,
         function,
     })
@@ -303,6 +358,34 @@ mod tests {
                 .map(|f| f.line),
             Some(40)
         );
+        // IPython 8's frames.
+        assert_eq!(
+            frame_line("File ~/work/xformers/ops/fmha.py:1159, in memory_efficient_attention(query, key, value, attn_bias)"),
+            Some(Frame {
+                file: "~/work/xformers/ops/fmha.py".into(),
+                line: 1159,
+                function: Some("memory_efficient_attention".into())
+            })
+        );
+        assert_eq!(
+            frame_line("Cell In[3], line 1").map(|f| (f.file, f.line)),
+            Some(("Cell In[3]".into(), 1))
+        );
+        for not in [
+            "File /etc/hosts:3, in x",
+            "File x.py:abc",
+            "Cell In[a], line 1",
+            "File report.txt is missing",
+        ] {
+            assert_eq!(frame_line(not), None, "{not}");
+        }
+        assert!(is_traceback_start(
+            "NotImplementedError                       Traceback (most recent call last)"
+        ));
+        assert!(!is_traceback_start("Traceback (most recent call last)"));
+        assert!(!is_traceback_start(
+            "see the Traceback (most recent call last)"
+        ));
         assert_eq!(
             frame_line("  File \"a.py\", line 3"),
             Some(Frame {
