@@ -15,9 +15,9 @@
 //!            | digits "." digits "." ("rc" | "alpha" | "beta") digits   (not inside MindIE's
 //!              version: `MindIE Service 2.2.RC1` is MindIE's own release)
 //!            | "ascend-toolkit/" digit | "cann-" digit
-//! chip      := "ascend" ("910" | "310" | "950") … | ("910" | "310" | "950") ("a"|"b"|"c"|"p"|"pr") [digits]
+//! chip      := "ascend" ("910" | "310" | "950") … | ("910" | "310" | "950") ("a"|"b"|"c"|"p"|"pr") [digits]   (ASCII word boundaries)
 //!            | "atlas " digits | "soc_version"
-//! mindspore := "mindspore" sep version
+//! mindspore := "mindspore" [sep | "_" ["v"]] version      (`mindspore_v2.1.0`, `mindspore2.0.0`)
 //! mindie    := "mindie" [["-" | "_" | " "] ("service" | "llm")] sep version
 //! paddle    := "paddle" ["paddle"] ["-npu"] sep version
 //! ggml      := ("build" | "version") ":" " "* digits " (" | "ollama version is " version
@@ -334,7 +334,8 @@ fn patterns() -> &'static Patterns {
                 r"(?i)(?:(?:^|[^a-z0-9_-]|(?:^|[^e])-)cann(?:\s+version)?{sep}\d+\.\d+|\b\d+\.\d+\.(?:\d+\.)?(?:rc|alpha|beta)\d+|ascend-toolkit/\d|\bcann-\d|\b(?:runtime|toolkit|compiler|opp)_(?:running|upgrade|installed)_version=\[[^\]:]*:\d+\.\d+)"
             )),
             chip: re(
-                r"(?i)(?:ascend\s?(?:910|310|950)|\b(?:910|310|950)(?:[abcp]|pr)\d{0,2}\b|\batlas\s+\d{3}|\bsoc_?version)",
+                // (ASCII word boundaries: a chip's name between Chinese words, `在910b上`.)
+                r"(?i)(?:ascend\s?(?:910|310|950)|(?-u:\b)(?:910|310|950)(?:[abcp]|pr)\d{0,2}(?-u:\b)|\batlas\s+\d{3}|\bsoc_?version)",
             ),
             triton: re(
                 r"(?i)triton[/.]compiler|triton[_-]ascend|triton[/.]backends[/.]ascend|bishengir|mlircompilationerror",
@@ -354,8 +355,8 @@ fn patterns() -> &'static Patterns {
                 ),
                 (
                     Framework::MindSpore,
-                    r#"(?i)(?:^|[^/]|(?:^|[^s])/|(?:^|[^v])s/|(?:^|[^n])vs/|(?:^|[^e])nvs/)mindspore[/.]|import mindspore|vllm[_-]mindspore|\[mindspore\]|mindspore(?:\s+version|==|\s+|_)\s*:?\s*v?\d|mindformers"#,
-                    Some(format!(r"(?i)mindspore(?:_v?|{sep})\d+\.\d+")),
+                    r#"(?i)(?:^|[^/]|(?:^|[^s])/|(?:^|[^v])s/|(?:^|[^n])vs/|(?:^|[^e])nvs/)mindspore[/.]|import mindspore|vllm[_-]mindspore|\[mindspore\]|mindspore(?:\s+version|==|\s+|_)\s*:?\s*v?\d|mindspore\d+\.\d|mindformers"#,
+                    Some(format!(r"(?i)mindspore(?:_v?|{sep})?\d+\.\d+")),
                 ),
                 (
                     Framework::Torch,
@@ -808,6 +809,12 @@ EZ9999: [PID: 1] 2025-01-01-00:00:00.000.000 The error from device(0)",
             ),
             (
                 "-- MindSpore version (e.g., 1.7.0.Bxxx) :mindspore_v2.0.0 mindcv_0.2.2\nAscend910A",
+                Framework::MindSpore,
+                vec!["CANN"],
+            ),
+            // Batch 39's grading: the version glued to the name, the chip between Chinese words.
+            (
+                "环境：\nmindspore2.0.0\n在910b上训练",
                 Framework::MindSpore,
                 vec!["CANN"],
             ),
