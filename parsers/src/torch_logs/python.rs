@@ -95,11 +95,7 @@ pub fn frame_line(s: &str) -> Option<Frame> {
     }
     let rest = t.strip_prefix("File \"")?;
     let (file, rest) = rest.split_once("\", line ")?;
-    let digits_end = rest
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(rest.len());
-    let line: u32 = rest.get(..digits_end)?.parse().ok()?;
-    let tail = rest.get(digits_end..)?;
+    let (line, tail) = line_number(rest)?;
     let function = tail.strip_prefix(", in ").map(|f| f.trim_end().to_string());
     if function.is_none() && !tail.trim().is_empty() {
         return None;
@@ -111,15 +107,17 @@ pub fn frame_line(s: &str) -> Option<Frame> {
     })
 }
 
+/// The line number a frame's text starts with, and the text after it.
+fn line_number(s: &str) -> Option<(u32, &str)> {
+    let end = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    Some((s.get(..end)?.parse().ok()?, s.get(end..)?))
+}
+
 /// IPython's frame after `File `: `~/work/x.py:1159, in memory_efficient_attention(query, key)`
 /// — a Python file, its line, and the function with its arguments (the function's name kept).
 fn ipython_frame(rest: &str) -> Option<Frame> {
     let (file, tail) = rest.split_once(".py:")?;
-    let digits_end = tail
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(tail.len());
-    let line: u32 = tail.get(..digits_end)?.parse().ok()?;
-    let after = tail.get(digits_end..)?;
+    let (line, after) = line_number(tail)?;
     let function = match after.strip_prefix(", in ") {
         Some(f) => Some(
             f.split_once('(')
