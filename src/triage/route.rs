@@ -1287,11 +1287,12 @@ fn chatter(line: &str) -> bool {
     logged_level(line).is_some_and(|s| s.chatter())
 }
 
-/// A line a program logged at a warning level (`[WARNING] [56707] profiler.py: Incorrect schedule:
-/// … may result in incomplete parsed data`): the program's words about itself, no report's, as
-/// [`chatter`] is.
-fn warned(line: &str) -> bool {
-    logged_level(line) == Some(npgx_parsers::line_prefix::Severity::Warning)
+/// A program's own record below the error level: [`chatter`], or a warning (`[WARNING] [56707]
+/// profiler.py: Incorrect schedule: … may result in incomplete parsed data`) — the program's
+/// words about itself, no report's.
+fn own_record(line: &str) -> bool {
+    logged_level(line)
+        .is_some_and(|s| s.chatter() || s == npgx_parsers::line_prefix::Severity::Warning)
 }
 
 /// The function whose name leads a line as a C program logs it, llama.cpp's and ggml's
@@ -1558,12 +1559,13 @@ pub fn route_prose(text: &str) -> Option<(Routing, usize, String)> {
         return Some(t);
     }
     let functions = logging_functions(&lines);
+    let own: Vec<bool> = lines.iter().map(|l| own_record(l)).collect();
     // A performance report's symptom is its verdict (a latency alone is neither slow nor
     // fast): the first line that compares, even one whose metric name is misspelt.
     let verdict = lines.iter().enumerate().find_map(|(i, line)| {
         // A program's own record is no verdict on it (`- INFO - … - Using torch SDPA for faster
         // training and inference.`).
-        if chatter(line) || warned(line) {
+        if own[i] {
             return None;
         }
         let l = line.to_lowercase();
@@ -1582,16 +1584,14 @@ pub fn route_prose(text: &str) -> Option<(Routing, usize, String)> {
         (Route::Accuracy, Kind::Accuracy, "keyword.accuracy"),
         (Route::Performance, Kind::Performance, "keyword.performance"),
     ] {
-        let hits: Vec<(usize, &'static str)> = text
-            .lines()
+        let hits: Vec<(usize, &'static str)> = lines
+            .iter()
             .enumerate()
             .filter_map(|(i, line)| {
                 // A program's own INFO or DEBUG record, or its function-led line, is no report's
                 // wording (llama.cpp's `I load_tensors: offloading 36 repeating layers`, `using
                 // mixed precision`).
-                if route == Route::Accuracy
-                    && (chatter(line) || warned(line) || own_function_line(line, &functions))
-                {
+                if route == Route::Accuracy && (own[i] || own_function_line(line, &functions)) {
                     return None;
                 }
                 // PyTorch's fallback warning's own words (`This may have performance
@@ -1601,7 +1601,7 @@ pub fn route_prose(text: &str) -> Option<(Routing, usize, String)> {
                 }
                 // A program's own record may measure (a serving log's `Avg generation throughput:
                 // 1.6 tokens/s`), but its words of speed are about itself, no report's.
-                let logged = route == Route::Performance && (chatter(line) || warned(line));
+                let logged = route == Route::Performance && own[i];
                 let l = line.to_lowercase();
                 knowledge::lexicon(kind)
                     .find(|w| {
@@ -1616,7 +1616,7 @@ pub fn route_prose(text: &str) -> Option<(Routing, usize, String)> {
             || verdict.is_some()
             || hits.iter().any(|(i, _)| {
                 // (A program's own record measures at most: its words of speed are its own.)
-                if chatter(lines[*i]) || warned(lines[*i]) {
+                if own[*i] {
                     return false;
                 }
                 let l = lines[*i].to_lowercase();
