@@ -18,7 +18,7 @@
 //! chip      := "ascend" ("910" | "310" | "950") … | ("910" | "310" | "950") ("a"|"b"|"c"|"p"|"pr") [digits]   (ASCII word boundaries)
 //!            | "atlas " digits | "soc_version"
 //! mindspore := "mindspore" [sep | "_" ["v"]] version      (`mindspore_v2.1.0`, `mindspore2.0.0`)
-//! mindie    := "mindie" [["-" | "_" | " "] ("service" | "llm")] sep version
+//! mindie    := "mindie" [["-" | "_" | " "] ("service" | "llm")] sep version | "mindie/" version
 //! paddle    := "paddle" ["paddle"] ["-npu"] sep version
 //! ggml      := ("build" | "version") ":" " "* digits " (" | "ollama version is " version
 //!            | "llama.cpp-b" digits                  (a release's folder: `/model/llama.cpp-b6765/`)
@@ -351,7 +351,8 @@ fn patterns() -> &'static Patterns {
                 (
                     Framework::MindIe,
                     r"(?i)mindie(?:[-_ ]?(?:service|server|llm|motor|ms)|/latest)|atb_llm|(?-i:\[MIE\d{2}[EWIC])",
-                    Some(format!(r"(?i)mindie(?:[-_ ]?(?:service|llm))?{sep}\d+\.\d+")),
+                    // (Also its install folder, `/usr/local/Ascend/mindie/2.3.0/mindie-service/`.)
+                    Some(format!(r"(?i)mindie(?:[-_ ]?(?:service|llm))?{sep}\d+\.\d+|mindie/\d+\.\d+")),
                 ),
                 (
                     Framework::MindSpore,
@@ -810,6 +811,12 @@ EZ9999: [PID: 1] 2025-01-01-00:00:00.000.000 The error from device(0)",
             (
                 "-- MindSpore version (e.g., 1.7.0.Bxxx) :mindspore_v2.0.0 mindcv_0.2.2\nAscend910A",
                 Framework::MindSpore,
+                vec!["CANN"],
+            ),
+            // Batch 40's grading: MindIE's version in its install folder.
+            (
+                "ConfigManager: Load Config from /usr/local/Ascend/mindie/2.3.0/mindie-service/conf/config.json.\nAscend910B4",
+                Framework::MindIe,
                 vec!["CANN"],
             ),
             // Batch 39's grading: the version glued to the name, the chip between Chinese words.
