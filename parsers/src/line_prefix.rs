@@ -210,6 +210,20 @@ impl LinePrefix<'_> {
             _ => None,
         }
     }
+
+    /// Whether the prefix is a relay's, put in front of every line a process printed (a log
+    /// collector's time, docker compose's service, torchrun's rank, a vLLM worker's label,
+    /// BuildKit's step): a line behind it alone may go on with the line above.
+    pub fn is_relay(&self) -> bool {
+        matches!(
+            self,
+            LinePrefix::CollectorTime { .. }
+                | LinePrefix::Compose { .. }
+                | LinePrefix::Rank { .. }
+                | LinePrefix::VllmProcess { .. }
+                | LinePrefix::BuildStep { .. }
+        )
+    }
 }
 
 /// The level a line's prefixes state: the innermost that states one (the record's own, under a

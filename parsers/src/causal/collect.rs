@@ -923,7 +923,7 @@ impl<'w> Collector<'_, 'w> {
         if stderr_goes_on {
             while end < w.len().min(i + 16)
                 && !w[end].rest.trim().is_empty()
-                && w[end].norm.prefixes.is_empty()
+                && !w[end].norm.record_prefixed()
             {
                 let l = w[end].rest.trim();
                 if at == i && l.to_ascii_lowercase().contains("fail") {
@@ -1840,7 +1840,7 @@ fn continued_messages<'w>(w: &[WinLine<'w>], out: &mut Vec<Candidate<'w>>) {
             if l.norm.skip
                 || t.trim().is_empty()
                 || t.starts_with(char::is_whitespace)
-                || !l.norm.prefixes.is_empty()
+                || l.norm.record_prefixed()
                 || l.plog.is_some()
                 || taken.contains(&k)
                 || exception_line(t).is_some()

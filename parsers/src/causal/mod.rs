@@ -2134,6 +2134,12 @@ mod tests {
         assert_eq!(r[0].matched, "key:container.daemon-error");
         let one = "docker: Error response from daemon: could not select device driver \"\" with capabilities: [[gpu]].\n";
         assert_eq!(first(one).line, 1);
+        // Behind a log collector's time on every line (`docker logs -t`): the same reading.
+        let timed: String = hook
+            .lines()
+            .map(|l| format!("2026-02-13T05:15:39.398506742Z {l}\n"))
+            .collect();
+        assert_eq!(first(&timed).line, 3);
         // Batch 17: containerd's `OCI runtime create failed:` relayed inside a program's error
         // record (a Python logging record, the cookbook's format) reads the same way.
         let relayed = "2026-01-01 10:00:00,001 - app.worker - ERROR - Failed to create workload w: Docker Server Error: failed to create task for container: failed to create shim task: OCI runtime create failed: runc create failed: error running prestart hook #0: exit status 255, stdout: , stderr: hook start ...\nfailed to mount src: /usr/local/bin/npu-smi.failed to setup container.: unknown\n";

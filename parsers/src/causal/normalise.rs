@@ -44,6 +44,12 @@ pub struct Normalised<'a> {
 }
 
 impl Normalised<'_> {
+    /// Whether a prefix of a record of its own was peeled (a logger's header), not only a
+    /// relay's ([`LinePrefix::is_relay`]: `docker logs -t`'s time before every line).
+    pub fn record_prefixed(&self) -> bool {
+        self.prefixes.iter().any(|p| !p.is_relay())
+    }
+
     /// The glog level letter (`V I W E C F`, `?` when elided) when the line had a glog-form
     /// header (TORCH_LOGS, the glog library) or the pre-2.2 `logger: [LEVEL]` tag, mapped to the
     /// same letters.
