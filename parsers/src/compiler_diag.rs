@@ -456,11 +456,17 @@ fn tool(t: &str) -> Option<Diagnostic<'_>> {
     }
     // A Python script's or launcher's argument parser prints the same shape (`train.py: error:
     // unrecognized arguments: …`, `vllm: error: argument --x: …`): a command line, not a build.
+    // (argparse's other messages: `ambiguous option: --split could match …`, `invalid choice`,
+    // `one of the arguments … is required`, an option's `expected one argument`.)
     let arguments = [
         "argument",
         "unrecognized argument",
         "the following arguments",
         "no such option",
+        "ambiguous option",
+        "invalid choice",
+        "one of the arguments",
+        "expected one argument",
     ];
     if name.ends_with(".py")
         || rest
@@ -756,6 +762,9 @@ mod tests {
             "train.py: error: unrecognized arguments: --foo",
             "vllm: error: argument --tensor-parallel-size: invalid int value: 'x'",
             "torchrun: error: the following arguments are required: training_script",
+            // Batch 41: argparse's abbreviation check.
+            "llamafactory-cli: error: ambiguous option: --split could match --split_special_tokens, --split-special-tokens",
+            "vllm: error: argument --dtype: invalid choice: 'x'",
         ] {
             assert!(parse_diagnostic(other).is_none(), "{other}");
         }

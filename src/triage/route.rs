@@ -1015,12 +1015,45 @@ fn header_has(cells: &[String], words: &[&'static str]) -> Option<&'static str> 
     })
 }
 
+/// Whether the rows of a table (`rows`: the lines after its header) hold a data type in column
+/// `col` in every row that has it (`fp16`, `bf16`, `int8`, `w8a8`), one row at least.
+fn dtype_column(rows: &[&str], col: usize) -> bool {
+    const DTYPES: [&str; 12] = [
+        "fp16", "bf16", "fp32", "fp8", "float16", "bfloat16", "float32", "int8", "int4", "w8a8",
+        "w8a16", "w4a16",
+    ];
+    let mut seen = 0;
+    for row in rows.iter().map_while(|l| table_cells(l)) {
+        let Some(cell) = row.get(col) else { continue };
+        let v = cell
+            .trim_matches(|c: char| c == '*' || c.is_whitespace())
+            .to_ascii_lowercase();
+        if v.is_empty() || v.bytes().all(|b| b == b'-' || b == b':') {
+            continue;
+        }
+        if !DTYPES.contains(&v.as_str()) {
+            return false;
+        }
+        seen += 1;
+    }
+    seen > 0
+}
+
 /// Class 9: a report given as a table. A header with score columns → accuracy; a header with
 /// throughput / latency columns → performance.
 fn route_table(text: &str) -> Option<(Routing, usize, String)> {
-    for (i, line) in text.lines().enumerate() {
+    let lines: Vec<&str> = text.lines().collect();
+    for (i, line) in lines.iter().enumerate() {
         let Some(cells) = table_cells(line) else {
             continue;
+        };
+        // A score column whose rows hold data types is the run's precision, not a score
+        // (`| 线程数 | 精度 | … | 速度 (Tokens/s) |` over `| 24 | fp16 | 1 | 3.12 |`).
+        let dtypes = |columns: &[&'static str]| {
+            cells
+                .iter()
+                .position(|c| header_has(std::slice::from_ref(c), columns).is_some())
+                .is_some_and(|col| dtype_column(&lines[i + 1..], col))
         };
         let found = [
             (ACCURACY_COLUMNS, Route::Accuracy, "table.accuracy", "score"),
@@ -1032,6 +1065,7 @@ fn route_table(text: &str) -> Option<(Routing, usize, String)> {
             ),
         ]
         .into_iter()
+        .filter(|(columns, route, ..)| *route != Route::Accuracy || !dtypes(columns))
         .find_map(|(columns, route, rule, what)| {
             header_has(&cells, columns).map(|w| (route, rule, what, w))
         });
@@ -2192,6 +2226,16 @@ mod tests {
     // Class 9: report tables.
     #[test]
     fn report_tables() {
+        // A `精度` (precision) column of data types beside a speed (wider-world batch 41).
+        let dtypes = "| 线程数 | 精度 | Batch size | 速度 (Tokens/s)  |\n| ------- | ------- | ---------- | -------: |\n| 24      | fp16    | 1          | 3.120885 |\n| **64**      | **fp16**    | **1**          | **4.509292** |\n";
+        let (r, _, _) = route_table(dtypes).unwrap();
+        assert_eq!(
+            (r.route, r.rule.as_str()),
+            (Route::Performance, "table.performance")
+        );
+        let scores = dtypes.replace("fp16", "0.71");
+        let (r, _, _) = route_table(&scores).unwrap();
+        assert_eq!(r.route, Route::Accuracy);
         let perf = "| model | bs | throughput (tok/s) before | after | change |\n|---|---|---|---|---|\n| m | 8 | 1200 | 950 | -20.8% |\n";
         let (r, line, _) = route_prose(perf).unwrap();
         assert_eq!((r.route, line), (Route::Performance, 1));

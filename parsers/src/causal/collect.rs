@@ -145,6 +145,9 @@ const CASCADE_WORDS: &[&str] = &[
     // MindSpore's `RuntimeError: Run task for graph:kernel_graph_37 error! The details refer to
     // 'Ascend Error Message'.`: the report it names, or the device's records, say why.
     "the details refer to 'ascend error message'",
+    // PaddlePaddle's `core.py` before it re-raises the import's error (`Error: Can not import
+    // paddle core while this file exists: …/libpaddle.so`): the ImportError below says why.
+    "can not import paddle core while this file exists",
     // torch's autoload of an out-of-tree backend (`torch/__init__.py`, `_import_device_backends`:
     // `RuntimeError: Failed to load the backend extension: torch_npu. You can disable extension
     // auto-loading with TORCH_DEVICE_BACKEND_AUTOLOAD=0.`), raised from the import's own error.

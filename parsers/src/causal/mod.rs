@@ -2086,6 +2086,9 @@ mod tests {
             r[0].matched,
             "key:libascend_hal.so: cannot open shared object file"
         );
+        // PaddlePaddle's notice before the import's error it re-raises (wider-world batch 41).
+        let paddle = "Error: Can not import paddle core while this file exists: /usr/local/lib/python3.9/dist-packages/paddle/base/libpaddle.so\nTraceback (most recent call last):\n  File \"/usr/local/lib/python3.9/dist-packages/paddle/base/core.py\", line 267, in <module>\n    from . import libpaddle\nImportError: /lib/aarch64-linux-gnu/libgomp.so.1: cannot allocate memory in static TLS block\n";
+        assert_eq!(first(paddle).line, 5);
         let ms = "RuntimeError: Run task for graph:kernel_graph_37 error! The details refer to 'Ascend Error Message'.\n\nlog:\n[ERROR] DEVICE(17532,fffe74f491e0,python):2023-03-09-20:18:50.318.418 [mindspore/ccsrc/plugin/device/ascend/hal/device/ascend_kernel_runtime.cc:745] DumpTaskExceptionInfo] Task fail infos task_id: 2, stream_id: 1060, tid: 17532, device_id: 0, retcode: 507011 ( model execute failed)\n";
         assert_eq!(first(ms).line, 4);
         assert_eq!(first(ms).phase.map(|p| p.phase), Some(Phase::Execution));
