@@ -456,17 +456,15 @@ fn tool(t: &str) -> Option<Diagnostic<'_>> {
     }
     // A Python script's or launcher's argument parser prints the same shape (`train.py: error:
     // unrecognized arguments: …`, `vllm: error: argument --x: …`): a command line, not a build.
-    // (argparse's other messages: `ambiguous option: --split could match …`, `invalid choice`,
-    // `one of the arguments … is required`, an option's `expected one argument`.)
+    // (argparse's other messages: `ambiguous option: --split could match …`, `one of the
+    // arguments --a --b is required`; an option's own, `invalid choice`, follow `argument X: `.)
     let arguments = [
         "argument",
         "unrecognized argument",
         "the following arguments",
         "no such option",
         "ambiguous option",
-        "invalid choice",
         "one of the arguments",
-        "expected one argument",
     ];
     if name.ends_with(".py")
         || rest
@@ -764,7 +762,7 @@ mod tests {
             "torchrun: error: the following arguments are required: training_script",
             // Batch 41: argparse's abbreviation check.
             "llamafactory-cli: error: ambiguous option: --split could match --split_special_tokens, --split-special-tokens",
-            "vllm: error: argument --dtype: invalid choice: 'x'",
+            "prog: error: one of the arguments --a --b is required",
         ] {
             assert!(parse_diagnostic(other).is_none(), "{other}");
         }

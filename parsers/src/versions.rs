@@ -335,7 +335,7 @@ fn patterns() -> &'static Patterns {
             )),
             chip: re(
                 // (ASCII word boundaries: a chip's name between Chinese words, `在910b上`.)
-                r"(?i)(?:ascend\s?(?:910|310|950)|(?-u:\b)(?:910|310|950)(?:[abcp]|pr)\d{0,2}(?-u:\b)|\batlas\s+\d{3}|\bsoc_?version)",
+                r"(?i)(?:ascend\s?(?:910|310|950)|(?-u:\b)(?:910|310|950)(?:[abcp]|pr)\d{0,2}(?-u:\b)|(?-u:\b)atlas\s+\d{3}|(?-u:\b)soc_?version)",
             ),
             triton: re(
                 r"(?i)triton[/.]compiler|triton[_-]ascend|triton[/.]backends[/.]ascend|bishengir|mlircompilationerror",
@@ -821,7 +821,7 @@ EZ9999: [PID: 1] 2025-01-01-00:00:00.000.000 The error from device(0)",
             ),
             // Batch 39's grading: the version glued to the name, the chip between Chinese words.
             (
-                "环境：\nmindspore2.0.0\n在910b上训练",
+                "环境：\nmindspore2.0.0\n在910b上训练，在Atlas 800T A2上也一样",
                 Framework::MindSpore,
                 vec!["CANN"],
             ),

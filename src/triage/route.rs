@@ -1047,14 +1047,6 @@ fn route_table(text: &str) -> Option<(Routing, usize, String)> {
         let Some(cells) = table_cells(line) else {
             continue;
         };
-        // A score column whose rows hold data types is the run's precision, not a score
-        // (`| 线程数 | 精度 | … | 速度 (Tokens/s) |` over `| 24 | fp16 | 1 | 3.12 |`).
-        let dtypes = |columns: &[&'static str]| {
-            cells
-                .iter()
-                .position(|c| header_has(std::slice::from_ref(c), columns).is_some())
-                .is_some_and(|col| dtype_column(&lines[i + 1..], col))
-        };
         let found = [
             (ACCURACY_COLUMNS, Route::Accuracy, "table.accuracy", "score"),
             (
@@ -1065,9 +1057,19 @@ fn route_table(text: &str) -> Option<(Routing, usize, String)> {
             ),
         ]
         .into_iter()
-        .filter(|(columns, route, ..)| *route != Route::Accuracy || !dtypes(columns))
         .find_map(|(columns, route, rule, what)| {
-            header_has(&cells, columns).map(|w| (route, rule, what, w))
+            // A score column whose rows hold data types is the run's precision, not a score
+            // (`| 线程数 | 精度 | … | 速度 (Tokens/s) |` over `| 24 | fp16 | 1 | 3.12 |`); the
+            // table's other score columns still are.
+            let score = |(col, cell): (usize, &String)| {
+                let w = header_has(std::slice::from_ref(cell), columns)?;
+                (route != Route::Accuracy || !dtype_column(&lines[i + 1..], col)).then_some(w)
+            };
+            cells
+                .iter()
+                .enumerate()
+                .find_map(score)
+                .map(|w| (route, rule, what, w))
         });
         if let Some((route, rule, what, w)) = found {
             let mut r = Routing::new(route, rule, Some(w));
@@ -2236,6 +2238,14 @@ mod tests {
         let scores = dtypes.replace("fp16", "0.71");
         let (r, _, _) = route_table(&scores).unwrap();
         assert_eq!(r.route, Route::Accuracy);
+        // A precision column beside real scores: the scores route it.
+        let beside =
+            "| 模型 | 精度 | MMLU | GSM8K |\n|---|---|---|---|\n| qwen | bf16 | 71.2 | 55.0 |\n";
+        let (r, _, _) = route_table(beside).unwrap();
+        assert_eq!(
+            (r.route, r.matched.as_deref()),
+            (Route::Accuracy, Some("mmlu"))
+        );
         let perf = "| model | bs | throughput (tok/s) before | after | change |\n|---|---|---|---|---|\n| m | 8 | 1200 | 950 | -20.8% |\n";
         let (r, line, _) = route_prose(perf).unwrap();
         assert_eq!((r.route, line), (Route::Performance, 1));

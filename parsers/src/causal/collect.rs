@@ -147,7 +147,8 @@ const CASCADE_WORDS: &[&str] = &[
     "the details refer to 'ascend error message'",
     // PaddlePaddle's `core.py` before it re-raises the import's error (`Error: Can not import
     // paddle core while this file exists: …/libpaddle.so`): the ImportError below says why.
-    "can not import paddle core while this file exists",
+    // (before 2.5 `Can not import avx core …` or `… noavx core …`)
+    "core while this file exists",
     // torch's autoload of an out-of-tree backend (`torch/__init__.py`, `_import_device_backends`:
     // `RuntimeError: Failed to load the backend extension: torch_npu. You can disable extension
     // auto-loading with TORCH_DEVICE_BACKEND_AUTOLOAD=0.`), raised from the import's own error.
@@ -926,7 +927,7 @@ impl<'w> Collector<'_, 'w> {
         if stderr_goes_on {
             while end < w.len().min(i + 16)
                 && !w[end].rest.trim().is_empty()
-                && !w[end].norm.record_prefixed()
+                && w[end].norm.continues(&w[i].norm)
             {
                 let l = w[end].rest.trim();
                 if at == i && l.to_ascii_lowercase().contains("fail") {
@@ -1843,7 +1844,7 @@ fn continued_messages<'w>(w: &[WinLine<'w>], out: &mut Vec<Candidate<'w>>) {
             if l.norm.skip
                 || t.trim().is_empty()
                 || t.starts_with(char::is_whitespace)
-                || l.norm.record_prefixed()
+                || !l.norm.continues(&w[c.index].norm)
                 || l.plog.is_some()
                 || taken.contains(&k)
                 || exception_line(t).is_some()

@@ -2137,6 +2137,11 @@ mod tests {
         assert_eq!(r[0].matched, "key:container.daemon-error");
         let one = "docker: Error response from daemon: could not select device driver \"\" with capabilities: [[gpu]].\n";
         assert_eq!(first(one).line, 1);
+        // Interleaved services do not continue each other's messages; one service does.
+        let other = "app-1  | ValueError: could not load the checkpoint:\ndb-1   | Failed to open the data directory /var/lib/postgresql/data\n";
+        assert_eq!(first(other).line, 1);
+        let same = "app-1  | ValueError: could not load the checkpoint:\napp-1  | Failed to open the data directory /var/lib/postgresql/data\n";
+        assert_eq!(first(same).line, 2);
         // Behind a log collector's time on every line (`docker logs -t`): the same reading.
         let timed: String = hook
             .lines()

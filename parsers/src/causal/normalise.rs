@@ -50,6 +50,26 @@ impl Normalised<'_> {
         self.prefixes.iter().any(|p| !p.is_relay())
     }
 
+    /// Whether this line may go on with `above`'s message: no record's prefix of its own, and
+    /// the same relays naming a source (compose's service, a rank, a worker's label) as `above`
+    /// — interleaved services or ranks do not continue each other; a collector's time and a
+    /// build step name none.
+    pub fn continues(&self, above: &Normalised<'_>) -> bool {
+        fn sources<'s, 'a>(n: &'s Normalised<'a>) -> Vec<&'s LinePrefix<'a>> {
+            n.prefixes
+                .iter()
+                .filter(|p| {
+                    p.is_relay()
+                        && !matches!(
+                            p,
+                            LinePrefix::CollectorTime { .. } | LinePrefix::BuildStep { .. }
+                        )
+                })
+                .collect()
+        }
+        !self.record_prefixed() && sources(self) == sources(above)
+    }
+
     /// The glog level letter (`V I W E C F`, `?` when elided) when the line had a glog-form
     /// header (TORCH_LOGS, the glog library) or the pre-2.2 `logger: [LEVEL]` tag, mapped to the
     /// same letters.

@@ -29,7 +29,7 @@ pub fn is_traceback_start(s: &str) -> bool {
             .is_some_and(|head| {
                 let name = head.trim_end();
                 name.len() < head.len()
-                    && !name.is_empty()
+                    && name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
                     && !name.contains(char::is_whitespace)
                     && name
                         .bytes()
@@ -84,13 +84,15 @@ pub fn frame_line(s: &str) -> Option<Frame> {
         return ipython_frame(rest);
     }
     if let Some(rest) = t.strip_prefix("Cell In[") {
-        let (cell, line) = rest.split_once("], line ")?;
-        let line: u32 = line.trim_end().parse().ok()?;
-        cell.bytes().all(|b| b.is_ascii_digit()).then_some(())?;
+        // `Cell In[3], line 1` (the cell's own code) or `Cell In[121], line 3, in f(arg)` (a
+        // function defined in that cell).
+        let (cell, rest) = rest.split_once("], line ")?;
+        (!cell.is_empty() && cell.bytes().all(|b| b.is_ascii_digit())).then_some(())?;
+        let (line, after) = line_number(rest)?;
         return Some(Frame {
             file: format!("Cell In[{cell}]"),
             line,
-            function: None,
+            function: called(after)?,
         });
     }
     let rest = t.strip_prefix("File \"")?;
@@ -107,6 +109,21 @@ pub fn frame_line(s: &str) -> Option<Frame> {
     })
 }
 
+/// What follows an IPython frame's line: nothing, or `, in <function>(<args>)` — the function's
+/// name (`Some(None)`: none given; `None`: something else follows, no frame).
+fn called(after: &str) -> Option<Option<String>> {
+    match after.strip_prefix(", in ") {
+        Some(f) => Some(Some(
+            f.split_once('(')
+                .map_or(f, |(name, _)| name)
+                .trim_end()
+                .to_string(),
+        )),
+        None if after.trim().is_empty() => Some(None),
+        None => None,
+    }
+}
+
 /// The line number a frame's text starts with, and the text after it.
 fn line_number(s: &str) -> Option<(u32, &str)> {
     let end = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
@@ -118,16 +135,7 @@ fn line_number(s: &str) -> Option<(u32, &str)> {
 fn ipython_frame(rest: &str) -> Option<Frame> {
     let (file, tail) = rest.split_once(".py:")?;
     let (line, after) = line_number(tail)?;
-    let function = match after.strip_prefix(", in ") {
-        Some(f) => Some(
-            f.split_once('(')
-                .map_or(f, |(name, _)| name)
-                .trim_end()
-                .to_string(),
-        ),
-        None if after.trim().is_empty() => None,
-        None => return None,
-    };
+    let function = called(after)?;
     (!file.is_empty() && !file.contains('"')).then(|| Frame {
         file: format!("{file}.py"),
         line,
@@ -369,6 +377,14 @@ mod tests {
             frame_line("Cell In[3], line 1").map(|f| (f.file, f.line)),
             Some(("Cell In[3]".into(), 1))
         );
+        assert_eq!(
+            frame_line("Cell In[121], line 3, in f(arg)").map(|f| (f.line, f.function)),
+            Some((3, Some("f".into())))
+        );
+        assert_eq!(frame_line("Cell In[], line 1"), None);
+        assert!(!is_traceback_start(
+            "123   Traceback (most recent call last)"
+        ));
         for not in [
             "File /etc/hosts:3, in x",
             "File x.py:abc",
