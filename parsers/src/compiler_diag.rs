@@ -436,6 +436,46 @@ fn clang(t: &str) -> Option<Diagnostic<'_>> {
     })
 }
 
+/// Whether a line's head names a program: a path whose file name starts with a letter, a digit,
+/// `_` or `.`, in lower case, of the characters paths of programs hold.
+fn program_like(program: &str) -> bool {
+    let name = program.rsplit('/').next().unwrap_or(program);
+    !name.is_empty()
+        && name.len() <= 128
+        && name.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+        && program
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"/._+-".contains(&b))
+        && !name.bytes().any(|b| b.is_ascii_uppercase())
+}
+
+/// The message of argparse's error after `error: ` (CPython's `argparse.py`: `train.py: error:
+/// unrecognized arguments: …`, `vllm: error: argument --x: invalid choice: …`,
+/// `llamafactory-cli: error: ambiguous option: --split could match …`, `… one of the arguments
+/// --a --b is required`, the option's own messages after `argument X: `).
+fn argparse_message(rest: &str) -> Option<&str> {
+    const STEMS: [&str; 6] = [
+        "argument",
+        "unrecognized argument",
+        "the following arguments",
+        "no such option",
+        "ambiguous option",
+        "one of the arguments",
+    ];
+    rest.strip_prefix("error: ")
+        .filter(|m| STEMS.iter().any(|s| m.starts_with(s)))
+}
+
+/// A command line's error as a program's argument parser prints it (`<prog>: error: <message>`
+/// with one of argparse's messages): the message. The program refused how it was invoked — an
+/// option of another release, a misspelt or ambiguous one, a required one missing.
+pub fn argparse_error(t: &str) -> Option<&str> {
+    let (program, rest) = t.split_once(": ")?;
+    program_like(program)
+        .then(|| argparse_message(rest))
+        .flatten()
+}
+
 /// `<program>: <severity>: <message>`, or LLVM's option error `<program>: for the --<option>
 /// option: <message>` (always an error; the message keeps the option).
 fn tool(t: &str) -> Option<Diagnostic<'_>> {
@@ -444,33 +484,12 @@ fn tool(t: &str) -> Option<Diagnostic<'_>> {
         .find(|&i| t.as_bytes().get(i + 1) == Some(&b' '))?;
     let (program, rest) = (&t[..at], &t[at + 2..]);
     let name = program.rsplit('/').next().unwrap_or(program);
-    let program_like = !name.is_empty()
-        && name.len() <= 128
-        && name.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == '.')
-        && program
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"/._+-".contains(&b))
-        && !name.bytes().any(|b| b.is_ascii_uppercase());
-    if !program_like {
+    if !program_like(program) {
         return None;
     }
-    // A Python script's or launcher's argument parser prints the same shape (`train.py: error:
-    // unrecognized arguments: …`, `vllm: error: argument --x: …`): a command line, not a build.
-    // (argparse's other messages: `ambiguous option: --split could match …`, `one of the
-    // arguments --a --b is required`; an option's own, `invalid choice`, follow `argument X: `.)
-    let arguments = [
-        "argument",
-        "unrecognized argument",
-        "the following arguments",
-        "no such option",
-        "ambiguous option",
-        "one of the arguments",
-    ];
-    if name.ends_with(".py")
-        || rest
-            .strip_prefix("error: ")
-            .is_some_and(|m| arguments.iter().any(|a| m.starts_with(a)))
-    {
+    // A Python script's or launcher's argument parser prints the same shape: a command line,
+    // not a build.
+    if name.ends_with(".py") || argparse_message(rest).is_some() {
         return None;
     }
     // GNU ld states what it cannot do without a severity (`/usr/bin/ld: cannot find -lhccl`);

@@ -592,6 +592,20 @@ impl<'w> Collector<'_, 'w> {
         if let Some(next) = self.pip_conflict(i, t, soft) {
             return next;
         }
+        if compiler_diag::argparse_error(t).is_some() {
+            let tier = if soft { Tier::Soft } else { Tier::Strong };
+            let mut c = Candidate::new(
+                i,
+                tier,
+                CauseRank::Framework,
+                Shape::EnvironmentLine,
+                ARGPARSE_USAGE,
+            );
+            c.message = t.to_string();
+            c.scope.push((w[i].no, t.into()));
+            self.out.push(c);
+            return i + 1;
+        }
         if let Some(next) = self.installer_unresolved(i, t, soft) {
             return next;
         }
@@ -1963,11 +1977,14 @@ pub const PIP_CONFLICT: &str = "pip.conflict";
 pub const CONTAINER_DAEMON: &str = "container.daemon-error";
 pub const KUBERNETES_EVENT: &str = "kubernetes.event-warning";
 pub const INSTALLER_UNRESOLVED: &str = "installer.unresolved";
-pub const ENVIRONMENT_RULES: [&str; 4] = [
+/// A program's argument parser refused its command line ([`compiler_diag::argparse_error`]).
+pub const ARGPARSE_USAGE: &str = "argparse.usage";
+pub const ENVIRONMENT_RULES: [&str; 5] = [
     PIP_CONFLICT,
     CONTAINER_DAEMON,
     KUBERNETES_EVENT,
     INSTALLER_UNRESOLVED,
+    ARGPARSE_USAGE,
 ];
 
 /// The reason and message of a failing row of Kubernetes' events table (`Warning

@@ -2017,6 +2017,26 @@ mod tests {
         assert_eq!(first(&pins.replace("vllm-ascend", "pynput")).line, 2);
     }
 
+    // Wider-world batch 41: a program's argument parser refused its command line (argparse's
+    // `<prog>: error: <message>`): an environment fault with its own remedy; a compiler's own
+    // `error:` about its options stays a compiler's.
+    #[test]
+    fn a_command_line_the_program_refused() {
+        for text in [
+            "usage: train.py [-h] [--lr LR]\ntrain.py: error: unrecognized arguments: --foo\n",
+            "llamafactory-cli: error: ambiguous option: --split could match --split_special_tokens, --split-special-tokens\n",
+            "vllm: error: argument --dtype: invalid choice: 'x'\n",
+        ] {
+            let c = first(text);
+            assert_eq!(c.shape, Shape::EnvironmentLine, "{text}");
+            assert_eq!(c.phase.as_ref().map(|p| p.phase), Some(Phase::Environment));
+            let r = crate::causal::remedies(&c, None, crate::versions::Framework::Torch);
+            assert_eq!(r[0].matched, "key:argparse.usage");
+        }
+        let gcc = first("gcc: error: unrecognized command-line option '-mfoo'\n");
+        assert_ne!(gcc.shape, Shape::EnvironmentLine);
+    }
+
     // Wider-world batch 39: a lookup that found nothing, translated by the exception chained
     // after it into what the caller asked for (torch_npu's lazy exports: `raise AttributeError(…)
     // from` the `KeyError`), is that exception's cascade.
