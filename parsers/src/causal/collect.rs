@@ -592,19 +592,8 @@ impl<'w> Collector<'_, 'w> {
         if let Some(next) = self.pip_conflict(i, t, soft) {
             return next;
         }
-        if compiler_diag::argparse_error(t).is_some() {
-            let tier = if soft { Tier::Soft } else { Tier::Strong };
-            let mut c = Candidate::new(
-                i,
-                tier,
-                CauseRank::Framework,
-                Shape::EnvironmentLine,
-                ARGPARSE_USAGE,
-            );
-            c.message = t.to_string();
-            c.scope.push((w[i].no, t.into()));
-            self.out.push(c);
-            return i + 1;
+        if let Some(next) = self.argparse_usage(i, t, soft) {
+            return next;
         }
         if let Some(next) = self.installer_unresolved(i, t, soft) {
             return next;
@@ -816,6 +805,25 @@ impl<'w> Collector<'_, 'w> {
         }
         self.out.push(c);
         Some(end)
+    }
+
+    /// A program's argument parser refusing its command line at window index `i` (trimmed text
+    /// `t`: [`compiler_diag::argparse_error`]): an environment fault ([`ARGPARSE_USAGE`]); the
+    /// next index.
+    fn argparse_usage(&mut self, i: usize, t: &'w str, soft: bool) -> Option<usize> {
+        compiler_diag::argparse_error(t)?;
+        let tier = if soft { Tier::Soft } else { Tier::Strong };
+        let mut c = Candidate::new(
+            i,
+            tier,
+            CauseRank::Framework,
+            Shape::EnvironmentLine,
+            ARGPARSE_USAGE,
+        );
+        c.message = t.to_string();
+        c.scope.push((self.w[i].no, t.into()));
+        self.out.push(c);
+        Some(i + 1)
     }
 
     /// A package installer that found no release to install, at window index `i` (trimmed text
