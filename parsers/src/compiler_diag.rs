@@ -468,11 +468,15 @@ fn argparse_message(rest: &str) -> Option<&str> {
 
 /// A command line's error as a program's argument parser prints it (`<prog>: error: <message>`
 /// with one of argparse's messages): the message. The program refused how it was invoked — an
-/// option of another release, a misspelt or ambiguous one, a required one missing.
+/// option of another release, a misspelt or ambiguous one, a required one missing. Words before
+/// the program are the user's own (`报错：vllm: error: …`, `I got: train.py: error: …`).
 pub fn argparse_error(t: &str) -> Option<&str> {
-    let (program, rest) = t.split_once(": ")?;
+    let at = t.find(": error: ")?;
+    let program = t[..at]
+        .rsplit(|c: char| c.is_whitespace() || matches!(c, '：' | '，' | ','))
+        .next()?;
     program_like(program)
-        .then(|| argparse_message(rest))
+        .then(|| argparse_message(&t[at + 2..]))
         .flatten()
 }
 

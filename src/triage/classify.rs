@@ -10,7 +10,7 @@ use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use npgx_parsers::causal::normalise::strip_escapes;
+use npgx_parsers::causal::normalise::{has_lost_reset, strip_escapes};
 use npgx_parsers::causal::{
     remedies_with_assert, route_remedy, table_remedy, CausalError, CausalScanner, Remedy, Shape,
     Tier,
@@ -586,8 +586,9 @@ fn classify_lines(
         }
         // A logger's colours are no text for any reader here (the router's, the cut reader's,
         // the versions'), as they are none for the causal scanner's.
-        let plain = memchr::memchr(0x1b, line)
-            .and_then(|_| strip_escapes(&String::from_utf8_lossy(line)))
+        let plain = (memchr::memchr(0x1b, line).is_some() || has_lost_reset(line))
+            .then(|| strip_escapes(&String::from_utf8_lossy(line)))
+            .flatten()
             .map(String::into_bytes);
         let line = plain.as_deref().unwrap_or(line);
         scanner.push(no, line);

@@ -762,19 +762,30 @@ const FIRST_CALL_WORDS: &[&str] = &[
     "compil",
 ];
 
-/// The first line of the error, its frames or its context that shows the first call.
+/// The first line of the error, its frames or its context that shows the first call. A
+/// benchmark client's warm-up sends requests to a server (AISBench's `warmup failed. Exit task
+/// because all warmup requests failed`): its line shows the server's first answers failing, not a
+/// model's first call compiling, so no warm-up of the error (its frames' `warm_up` included) is
+/// evidence once one of its lines names warm-up requests.
 fn first_call_evidence(err: &CausalError) -> Option<(u64, &'static str)> {
-    std::iter::once((err.line, err.message.as_str()))
-        .chain(err.scope.iter().map(|(n, t)| (*n, t.as_str())))
-        .chain(err.frames.iter().map(|(n, t)| (*n, t.as_str())))
-        .chain(err.context.iter().map(|(n, t)| (*n, t.as_str())))
-        .find_map(|(no, t)| {
-            let l = t.to_ascii_lowercase();
-            FIRST_CALL_WORDS
-                .iter()
-                .find(|w| l.contains(*w))
-                .map(|w| (no, *w))
-        })
+    let lines = || {
+        std::iter::once((err.line, err.message.as_str()))
+            .chain(err.scope.iter().map(|(n, t)| (*n, t.as_str())))
+            .chain(err.frames.iter().map(|(n, t)| (*n, t.as_str())))
+            .chain(err.context.iter().map(|(n, t)| (*n, t.as_str())))
+    };
+    let warm = |l: &str| l.contains("warmup") || l.contains("warm_up") || l.contains("warm up");
+    let client = lines().any(|(_, t)| {
+        let l = t.to_ascii_lowercase();
+        warm(&l) && l.contains("request")
+    });
+    lines().find_map(|(no, t)| {
+        let l = t.to_ascii_lowercase();
+        FIRST_CALL_WORDS
+            .iter()
+            .find(|w| l.contains(*w) && !(client && warm(w)))
+            .map(|w| (no, *w))
+    })
 }
 
 /// Column headers of an accuracy report table.
@@ -857,9 +868,16 @@ fn regressed_row<'t>(text: &'t str, header: usize, cells: &[String]) -> Option<(
 /// with a number (`0.5333`, `79.46%`; batch 30 cited the header). Its line index and text.
 fn scored_row<'t>(text: &'t str, header: usize, cells: &[String]) -> Option<(usize, &'t str)> {
     let first = row_where(text, header, cells, ACCURACY_COLUMNS, |v| {
-        v.trim_end_matches('%').trim().parse::<f64>().is_ok()
+        score_of(v).is_some()
     })?;
     Some(low_score_row(text, header, cells).unwrap_or(first))
+}
+
+/// The score a cell holds: a number (`79.46%`, `0.5333`), or one after its count
+/// (`932/1197 = 77.86%`, wider-world batch 42).
+fn score_of(cell: &str) -> Option<f64> {
+    let number = |s: &str| s.trim().trim_end_matches('%').trim().parse::<f64>().ok();
+    number(cell).or_else(|| number(cell.rsplit_once(" = ")?.1))
 }
 
 /// Labels of a table's rows that summarise the others rather than report a run.
@@ -884,7 +902,7 @@ fn low_score_row<'t>(text: &'t str, header: usize, cells: &[String]) -> Option<(
     for (at, l) in table_rows(text, header) {
         let Some(row) = table_cells(l) else { continue };
         let Some(v) = row.get(column) else { continue };
-        let Ok(x) = v.trim_end_matches('%').trim().parse::<f64>() else {
+        let Some(x) = score_of(v) else {
             continue;
         };
         let label = &row[..1];
@@ -1109,8 +1127,57 @@ fn route_table(text: &str) -> Option<(Routing, usize, String)> {
             }
             return Some((r, i + 1, line.trim_end().to_string()));
         }
+        if let Some(found) = metric_rows(text, i, &cells) {
+            return Some(found);
+        }
     }
     None
+}
+
+/// A table of measurements against a baseline whose rows name their metric (a CI's regression
+/// report: `| … | Metric | Current | Baseline | Change | Status |` over `| … | mean_ttft_ms |
+/// 9578.79 | 3352.75 | -185.70% | fail |`, wider-world batch 42): the route of the first row
+/// whose status says it failed (else the first row) whose metric's name has a score or a
+/// throughput / latency word, that row cited.
+fn metric_rows(text: &str, header: usize, cells: &[String]) -> Option<(Routing, usize, String)> {
+    let column = |names: &[&str]| cells.iter().position(|c| names.contains(&c.as_str()));
+    let metric = column(&["metric", "metrics", "指标"])?;
+    column(&["baseline", "基线"])?;
+    let status = column(&["status", "result", "状态", "结果"]);
+    let routed = |row: &[String]| {
+        let name = row.get(metric)?.replace(['_', '-', '/'], " ");
+        let words = std::slice::from_ref(&name);
+        header_has(words, PERFORMANCE_COLUMNS)
+            .map(|w| (Route::Performance, "table.performance", w))
+            .or_else(|| {
+                header_has(words, ACCURACY_COLUMNS).map(|w| (Route::Accuracy, "table.accuracy", w))
+            })
+            .map(|found| (row[metric].clone(), found))
+    };
+    let failed = |row: &[String]| {
+        status.is_some_and(|k| {
+            row.get(k).is_some_and(|v| {
+                ["fail", "failed", "failure", "regression", "失败"].contains(&v.as_str())
+            })
+        })
+    };
+    let rows: Vec<(usize, &str, Vec<String>)> = table_rows(text, header)
+        .filter_map(|(at, l)| Some((at, l, table_cells(l)?)))
+        .collect();
+    let (at, line, (name, (route, rule, w))) = rows
+        .iter()
+        .filter(|(_, _, row)| failed(row))
+        .chain(rows.iter())
+        .find_map(|(at, l, row)| Some((*at, *l, routed(row)?)))?;
+    let mut r = Routing::new(route, rule, Some(w));
+    r.why = format!(
+        "no error; a table of measurements against a baseline (header line {}) whose row on line {} measures `{name}`: {} {} report",
+        header + 1,
+        at + 1,
+        if route == Route::Accuracy { "an" } else { "a" },
+        route.as_str()
+    );
+    Some((r, at + 1, line.trim_end().to_string()))
 }
 
 /// `异常` right before a verb of stopping is the compound "ended abnormally" (`结果异常停止`: "and
@@ -2359,6 +2426,20 @@ mod tests {
             (r.route, r.rule.as_str(), r.matched_line),
             (Route::CompileError, "fallback.no-runtime-token", Some(2))
         );
+        // A benchmark client's warm-up requests (wider-world batch 41): the server's answers
+        // failed, no model's first call, its frame `warm_up` included; a warm-up without
+        // requests still counts.
+        let client = "Traceback (most recent call last):\n  File \"a.py\", line 467, in warm_up\n    raise AISBenchRuntimeError(\nais_bench.AISBenchRuntimeError: [TINFER-RUNTIME-001]warmup failed. Exit task because all warmup requests failed\n";
+        let r = route_of(client);
+        assert_eq!(
+            (r.route, r.rule.as_str()),
+            (Route::Undetermined, "abstain.no-phase-evidence")
+        );
+        let r = route_of(&client.replace("all warmup requests failed", "the model raised"));
+        assert_eq!(
+            (r.route, r.rule.as_str()),
+            (Route::CompileError, "fallback.no-runtime-token")
+        );
     }
 
     // Wider-world batch 20: a log that shows the work going to the host — PyTorch's CPU fallback
@@ -2611,6 +2692,23 @@ mod tests {
         let scores = "+-------+---------+\n| Model | Score   |\n+=======+=========+\n| a     | 0.5333  |\n+-------+---------+\n";
         let (r, at, _) = route_prose(scores).unwrap();
         assert_eq!((r.route, at), (Route::Accuracy, 4));
+        // Batch 42: a CI's regression table routed by its failed row's metric; a score after
+        // its count.
+        let ci = "| Model | Metric | Current | Baseline | Change | Status |\n|---|---|---|---|---|---|\n| m | mean_audio_rtf | 2.41 | 1.57 | -53.45% | pass |\n| m | mean_ttft_ms | 9578.79 | 3352.75 | -185.70% | fail |\n";
+        let (r, at, _) = route_prose(ci).unwrap();
+        assert_eq!(
+            (r.route, r.rule.as_str(), at),
+            (Route::Performance, "table.performance", 4)
+        );
+        let scores = ci.replace("mean_ttft_ms", "gsm8k_accuracy");
+        assert_eq!(route_prose(&scores).unwrap().0.route, Route::Accuracy);
+        // Without a baseline column, a metric column is no such table.
+        let plain = ci.replace("Baseline", "Other");
+        assert!(route_prose(&plain).is_none_or(|(r, _, _)| !r.rule.starts_with("table.")));
+        let counted = "| run | accuracy |\n|---|---|\n| repro #1 | 932/1197 = 77.86% |\n";
+        assert_eq!(route_prose(counted).unwrap().1, 3);
+        assert_eq!(score_of("932/1197 = 77.86%"), Some(77.86));
+        assert_eq!(score_of("a = b"), None);
         let title = "# [dpn92] [Ascend910] Unable to reproduce precision\nThe best validation Top_1_Accuracy is: 0.1000% at epoch 158.\n";
         assert_eq!(route_prose(title).unwrap().1, 2);
         let spike = "step 1, loss: 11.67\nstep 2, loss: 8.85\nstep 3, loss: 8712.59\n";

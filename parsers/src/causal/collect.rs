@@ -508,6 +508,27 @@ fn report_at(reports: &[(usize, CannErrorReport)], i: usize) -> Option<&CannErro
 
 /// The tier of a Python exception: soft under a debug-level prefix, a cascade when it only
 /// reports that something else failed, else strong.
+/// An exception's message that is only where it was raised: a function and a C++ source's line
+/// (`matmul_implement_npu: MatmulKernelNpuOpApi.cpp:92`, `addmm:build/…/compiler_depend.ts:112`).
+pub(super) fn located_only(message: &str) -> bool {
+    let t = message.trim();
+    let Some((function, source)) = t.split_once(':') else {
+        return false;
+    };
+    let (file, line) = source.trim_start().rsplit_once(':').unwrap_or(("", ""));
+    let function = function.trim();
+    !function.is_empty()
+        && function
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        && [".cpp", ".cc", ".h", ".ts"]
+            .iter()
+            .any(|x| file.ends_with(x))
+        && !file.contains(' ')
+        && !line.is_empty()
+        && line.bytes().all(|b| b.is_ascii_digit())
+}
+
 fn exception_tier(soft: bool, message: &str, type_name: &str) -> Tier {
     if soft {
         Tier::Soft
@@ -1269,12 +1290,18 @@ impl<'w> Collector<'_, 'w> {
             && self
                 .above(from)
                 .any(|c| c.tier == Tier::Strong && says_not_found(c));
+        // torch_npu 2.5 and later end the first line at the source location (`RuntimeError:
+        // matmul_implement_npu: MatmulKernelNpuOpApi.cpp:92`): the message goes on below it.
+        let said = match scope.get(1) {
+            Some((_, next)) if located_only(e.message) => format!("{}\n{next}", e.message),
+            _ => e.message.to_string(),
+        };
         let tier = if !soft
             && (mindspore_detail(w, end) || untitled || missed || translated_below(w, end, e))
         {
             Tier::Cascade
         } else {
-            exception_tier(soft, e.message, e.type_name)
+            exception_tier(soft, &said, e.type_name)
         };
         let mut c = Candidate::new(
             i,
@@ -2087,7 +2114,8 @@ fn merge_with_hint<'w>(out: &mut Vec<Candidate<'w>>, block: Candidate<'w>, w: &[
             let device = block.rank == CauseRank::DeviceFault;
             // A report that gives its own reason (`The argument is invalid.Reason: set
             // ASCEND_RT_VISIBLE_DEVICES:4 error`) says why the device failed, where the hint
-            // only names the failure.
+            // only names the failure. (A call's `reason=aicore exception` repeats the fault the
+            // hint names: the samples' readings cite the hint.)
             let why = block.message.split_once("Reason:").map(|(_, why)| why);
             let reason = why.is_some_and(|why| why.bytes().any(|b| b.is_ascii_alphanumeric()));
             // A report whose reason is that the runtime could not fetch the device's error
@@ -2889,9 +2917,67 @@ fn classify_other<'w>(w: &[WinLine<'w>], i: usize, soft: bool) -> Option<Candida
         .or_else(|| l.stated_cause(n))
         .or_else(|| l.fatal_record(n))
         .or_else(|| l.failed_because(n))
-        .or_else(|| l.process_abort())
+        .or_else(|| l.process_abort().map(|c| under_backtrace(w, c)))
         .or_else(|| l.error_record(n, w[i].rest))
         .or_else(|| l.runtime_return(n, w[i].rest))
+}
+
+/// A frame of glibc's `backtrace_symbols` (`/x/libllama.so(_ZN13llama_context13graph_reserveEj…+0x148)[0xffffa3f198dc]`,
+/// `llama-server(+0x17cfc8)[0xaaaad02ecfc8]`): the object, its symbol if any, the address.
+/// `Some(symbol)` (empty when the frame has none).
+pub(super) fn glibc_frame(t: &str) -> Option<&str> {
+    let (head, address) = t.trim().strip_suffix(']')?.rsplit_once('[')?;
+    let hex = address.strip_prefix("0x")?;
+    if hex.is_empty() || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    let (object, inside) = head.strip_suffix(')')?.split_once('(')?;
+    let (symbol, offset) = inside.rsplit_once('+')?;
+    let offset = offset.strip_prefix("0x")?;
+    (!object.is_empty()
+        && !object.contains(char::is_whitespace)
+        && !offset.is_empty()
+        && offset.bytes().all(|b| b.is_ascii_hexdigit()))
+    .then_some(symbol)
+}
+
+/// Symbols of the abort's own path in a backtrace (the C library's abort and signal delivery,
+/// ggml's and c10's printers of the trace): never what failed.
+const ABORT_PATH: [&str; 7] = [
+    "abort",
+    "raise",
+    "gsignal",
+    "__kernel_rt_sigreturn",
+    "ggml_print_backtrace",
+    "ggml_abort",
+    "_ZN3c106detail14torchCheckFail",
+];
+
+/// A process's abort under the native backtrace it printed (glibc's frames, innermost first,
+/// right above it), with no message of its own: the innermost frame outside the abort's path
+/// is the line to cite (the cut paste of wider-world batch 42 kept only llama.cpp's frames, from
+/// `llama_context::graph_reserve` on); the abort stays in its scope.
+fn under_backtrace<'w>(w: &[WinLine<'w>], mut c: Candidate<'w>) -> Candidate<'w> {
+    let i = c.index;
+    let frames: Vec<usize> = (0..i)
+        .rev()
+        .take_while(|&k| glibc_frame(w[k].rest).is_some())
+        .collect();
+    if frames.len() < 2 || c.shape != Shape::ProcessAbort {
+        return c;
+    }
+    // `frames` runs outermost first (read upwards); the innermost is the last.
+    let innermost = frames.iter().rev().copied().find(|&k| {
+        glibc_frame(w[k].rest)
+            .is_some_and(|s| !s.is_empty() && !ABORT_PATH.iter().any(|a| s.starts_with(a)))
+    });
+    if let Some(k) = innermost {
+        c.index = k;
+        c.message = w[k].rest.trim().to_string();
+        c.scope.insert(0, (w[k].no, w[k].rest.trim().into()));
+        c.rule = "process.backtrace";
+    }
+    c
 }
 
 /// glibc's assertion message wrapped by a long function signature: `Assertion `expr' failed.` on

@@ -551,9 +551,23 @@ const USER_CODE_REACH: usize = 64;
 fn user_frame(lines: &[WinLine<'_>], at: usize, frames: &[(u64, String)]) -> Option<UserFrame> {
     let user = |no: u64, text: &str| {
         let f = crate::torch_logs::python::frame_line(text)?;
+        // IPython 7 and a function in an 8.0 cell: the line is on the arrow under the frame,
+        // before the next blank line.
+        let line = match f.line {
+            0 => {
+                let i = lines.binary_search_by_key(&no, |l| l.no).ok()?;
+                lines
+                    .get(i + 1..)?
+                    .iter()
+                    .take(64)
+                    .take_while(|l| !l.rest.trim().is_empty())
+                    .find_map(|l| crate::torch_logs::python::arrow_line(l.rest))?
+            }
+            n => n,
+        };
         (!f.is_library()).then_some(UserFrame {
             file: f.file,
-            line: f.line,
+            line,
             function: f.function,
             log_line: no,
         })
@@ -2026,6 +2040,9 @@ mod tests {
             "usage: train.py [-h] [--lr LR]\ntrain.py: error: unrecognized arguments: --foo\n",
             "llamafactory-cli: error: ambiguous option: --split could match --split_special_tokens, --split-special-tokens\n",
             "vllm: error: argument --dtype: invalid choice: 'x'\n",
+            // The user's words before the program on its line.
+            "报错：vllm: error: argument --dtype: invalid choice: 'x'\n",
+            "then I got train.py: error: the following arguments are required: --model\n",
         ] {
             let c = first(text);
             assert_eq!(c.shape, Shape::EnvironmentLine, "{text}");
@@ -2035,6 +2052,54 @@ mod tests {
         }
         let gcc = first("gcc: error: unrecognized command-line option '-mfoo'\n");
         assert_ne!(gcc.shape, Shape::EnvironmentLine);
+        for other in [
+            "ValueError: error: argument x\n",
+            "Error at Run: error: argument x\n",
+        ] {
+            assert!(
+                crate::compiler_diag::argparse_error(other.trim_end()).is_none(),
+                "{other}"
+            );
+        }
+    }
+
+    // Wider-world batch 42: a process's abort under glibc's backtrace and nothing else: the
+    // innermost frame outside the abort's own path is cited, the abort in its scope.
+    #[test]
+    fn an_abort_under_its_native_backtrace() {
+        let text = "/lib/libc.so.6(gsignal+0x10)[0xffff0001]\n/x/libggml-base.so(ggml_abort+0x13c)[0xffff0002]\n/x/libllama.so(_ZN13llama_context13graph_reserveEj+0x148)[0xffffa3f198dc]\nllama-server(+0x17cfc8)[0xaaaad02ecfc8]\n/lib/libc.so.6(__libc_start_main+0x98)[0xffffa39274cc]\nAborted (core dumped)\n";
+        let c = first(text);
+        assert_eq!((c.line, &*c.evidence.rule), (3, "process.backtrace"));
+        // One frame is no backtrace; an abort alone stays the abort.
+        let one = "llama-server(+0x17cfc8)[0xaaaad02ecfc8]\nAborted (core dumped)\n";
+        assert_eq!(first(one).line, 2);
+        for not in ["x(+0x1)[0xzz]", "a b(f+0x1)[0x1]", "x(f+1)[0x1]", "x[0x1]"] {
+            assert_eq!(collect::glibc_frame(not), None, "{not}");
+        }
+    }
+
+    // Wider-world batch 42: torch_npu 2.5 and later end the exception's first line at the source
+    // location and go on below it; the aclnn parameter check under it is the cause, as it is
+    // under the one-line form.
+    #[test]
+    fn an_exception_whose_message_starts_below_its_location() {
+        let text = "RuntimeError: matmul_implement_npu: MatmulKernelNpuOpApi.cpp:92\nNPU function error: call aclnnMatmul failed, error code is 161002\nAclNN_Parameter_Error(EZ1001): Tensor matB not implemented for DT_INT8,\nshould be in dtype support list [DT_FLOAT, DT_FLOAT16, DT_BFLOAT16].\n";
+        assert_eq!(first(text).line, 3);
+        // A location-like first line of another message is the message.
+        let own = "RuntimeError: step: a.cpp:92\nthe tensor has 3 dims\n";
+        assert_eq!(first(own).line, 1);
+        for (m, located) in [
+            ("matmul_implement_npu: MatmulKernelNpuOpApi.cpp:92", true),
+            (
+                "addmm:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:112",
+                true,
+            ),
+            ("the op: a.cpp:x", false),
+            ("f: a.py:3", false),
+            ("f:", false),
+        ] {
+            assert_eq!(collect::located_only(m), located, "{m}");
+        }
     }
 
     // Wider-world batch 39: a lookup that found nothing, translated by the exception chained

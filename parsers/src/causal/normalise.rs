@@ -136,7 +136,57 @@ pub fn strip_quote(s: &str) -> &str {
 /// escape's short forms (`ESC (B`, `ESC 7`). `None` when there is none to remove. Of a control
 /// sequence cut before its final byte only the escape and its bracket go (the text after them may
 /// be the line's); an operating-system command never ended takes the rest of the line.
+///
+/// A web page drops the escape byte and keeps the rest (`[32mINFO[0m`, vLLM's `[1;36m(VllmWorker
+/// pid=7)[0;0m`), or shows it as `␛`, `^[` or `�`: on a line that holds such a reset (`[0m`,
+/// `[0;0m`) its colour settings (`[` digits and semicolons `m`) go too — without a reset on the
+/// line, `[10m` is the text's own.
 pub fn strip_escapes(text: &str) -> Option<String> {
+    let plain = strip_escape_bytes(text);
+    let rest = plain.as_deref().unwrap_or(text);
+    if !has_lost_reset(rest.as_bytes()) {
+        return plain;
+    }
+    let mut out = String::with_capacity(rest.len());
+    let mut from = 0;
+    for at in memchr::memchr_iter(b'[', rest.as_bytes()) {
+        let Some(len) = lost_colour(&rest.as_bytes()[at..]) else {
+            continue;
+        };
+        let kept = &rest[from..at];
+        let kept = ["␛", "^[", "\u{fffd}"]
+            .iter()
+            .find_map(|shown| kept.strip_suffix(shown))
+            .unwrap_or(kept);
+        out.push_str(kept);
+        from = at + len;
+    }
+    out.push_str(&rest[from..]);
+    Some(out)
+}
+
+/// Whether a line holds a colour reset whose escape byte was lost (`[0m`, `[0;0m`): the sign
+/// that its other `[…m` are colours ([`strip_escapes`]). Cheap enough for every line of a log.
+pub fn has_lost_reset(line: &[u8]) -> bool {
+    memchr::memchr_iter(b'[', line).any(|at| {
+        let after = &line[at + 1..];
+        after.starts_with(b"0m") || after.starts_with(b"0;0m")
+    })
+}
+
+/// The length of a colour setting without its escape at the start of `s` (`[1;36m`: a bracket,
+/// one to 16 digits and semicolons, `m`; `[m` is too often the text's own: `[multiproc_…]`).
+fn lost_colour(s: &[u8]) -> Option<usize> {
+    let params = s
+        .get(1..)?
+        .iter()
+        .take(17)
+        .position(|b| !(b.is_ascii_digit() || *b == b';'))?;
+    ((1..=16).contains(&params) && s.get(1 + params) == Some(&b'm')).then_some(params + 2)
+}
+
+/// `text` without the escape sequences that keep their escape byte ([`strip_escapes`]).
+fn strip_escape_bytes(text: &str) -> Option<String> {
     if !text.contains('\x1b') {
         return None;
     }
@@ -322,6 +372,24 @@ mod tests {
         assert_eq!(strip_escapes("a\x1b").as_deref(), Some("a"));
         assert_eq!(strip_escapes("a\x1b[31").as_deref(), Some("a31"));
         assert_eq!(strip_escapes("é\x1b[0mü").as_deref(), Some("éü"));
+        // A web page's paste lost the escape byte, or shows it.
+        assert_eq!(
+            strip_escapes("[32mINFO[0m 12-01 [1;36m(VllmWorker pid=7)[0;0m [multiproc.py:1] boom")
+                .as_deref(),
+            Some("INFO 12-01 (VllmWorker pid=7) [multiproc.py:1] boom")
+        );
+        assert_eq!(
+            strip_escapes("␛[31mERROR^[[0m x\u{fffd}[1mé[0m").as_deref(),
+            Some("ERROR xé")
+        );
+        // Without a reset on the line, brackets are the text's own.
+        assert_eq!(strip_escapes("a[10m] b[m"), None);
+        assert_eq!(strip_escapes("x[0"), None);
+        assert_eq!(strip_escapes("[0m").as_deref(), Some(""));
+        assert_eq!(
+            strip_escapes("[12345678901234567m [0m").as_deref(),
+            Some("[12345678901234567m ")
+        );
     }
 
     use super::*;

@@ -572,6 +572,23 @@ fn own(err: &CausalError, under: Phase) -> Option<PhaseEvidence> {
             )
         })
     })
+    .or_else(|| {
+        // An error without evidence of its own that the backend compiler raised (`BackendCompilerFailed:
+        // backend='atbgraph' raised:` over `TypeError: …`) failed in the compile.
+        let (no, wrapper) = (err.shape == Shape::WrappedException)
+            .then(|| err.scope.first())
+            .flatten()?;
+        let wrapper = crate::torch_logs::python::exception_line(wrapper)?;
+        crate::torch_logs::python::backend_compiler_failed(&wrapper)?;
+        Some(ev(
+            Phase::Compile,
+            Some(Nature::Compile),
+            "shape.wrapper-class",
+            wrapper.short_type(),
+            *no,
+            Source::Error,
+        ))
+    })
 }
 
 /// What a failed HCCL call's `HcclResult` says of the cause ([`knowledge::Nature`]): a
@@ -921,6 +938,25 @@ mod tests {
         first_causal_error(text.as_bytes())
             .and_then(|e| e.phase)
             .expect("phase evidence")
+    }
+
+    // Wider-world batch 42: an error the backend compiler raised, without evidence of its own,
+    // failed in the compile — even with an aclnn call in a later, separate report; one with a
+    // code of its own keeps the code's phase.
+    #[test]
+    fn an_error_the_backend_compiler_raised() {
+        let text = "torch._dynamo.exc.BackendCompilerFailed: backend='atbgraph' raised:\nTypeError: AtbOverrides.Zeros() missing 1 required positional argument: 'origin_size'\n\nlater, after a fix:\n\n[2025-05-13 14:04:11.705] [dicp] [error] [acl_nn_operation.cpp:83] Error: SetAclNnWorkspaceExecutor(workspaceSize) failed with return code 161002\n";
+        let e = from(text);
+        assert_eq!(
+            (e.phase, e.rule.as_ref(), e.token.as_str()),
+            (
+                Phase::Compile,
+                "shape.wrapper-class",
+                "BackendCompilerFailed"
+            )
+        );
+        let coded = "torch._dynamo.exc.BackendCompilerFailed: backend='npu' raised:\nRuntimeError: call aclnnMatmul failed, error code is 161002\n";
+        assert_eq!(from(coded).phase, Phase::Execution);
     }
 
     // Wider-world batch 40: a generic runtime number yields to the call its line names —

@@ -64,8 +64,9 @@ impl Frame {
             "torch_npu",
             "torchair",
         ];
-        // A folder of the path (never the file name itself) names a library.
-        self.file.starts_with('<')
+        // A folder of the path (never the file name itself) names a library; IPython 7's cell
+        // (`<ipython-input-3-2f0d1e8a9b1c>`) is the user's code.
+        (self.file.starts_with('<') && !self.file.starts_with("<ipython-input-"))
             || self
                 .file
                 .split(['/', '\\'])
@@ -77,9 +78,32 @@ impl Frame {
 
 /// Parses a traceback frame line (leading indentation allowed): CPython's `File "<path>", line
 /// <n>, in <function>`, or IPython's (8 and later) `File <path>.py:<n>, in <function>(<args>)`
-/// and `Cell In[<k>], line <n>`.
+/// and `Cell In[<k>], line <n>`, (8.0 to 8.5) `Input In [<k>], in <cell line: <n>>()`, or (7)
+/// `<path>.py in <function>(<args>)` and `<ipython-input-<k>-<hash>> in <module>` — IPython 7
+/// puts the line on the arrow below (`----> 2 y = f(x)`, [`arrow_line`]): `line` 0 here.
 pub fn frame_line(s: &str) -> Option<Frame> {
     let t = s.trim_start();
+    if let Some(rest) = t.strip_prefix("Input In [") {
+        let (cell, rest) = rest.split_once("], in ")?;
+        (!cell.is_empty() && cell.bytes().all(|b| b.is_ascii_digit())).then_some(())?;
+        let file = format!("Input In [{cell}]");
+        if let Some(line) = rest.strip_prefix("<cell line: ") {
+            let (line, after) = line_number(line)?;
+            return (after.trim_end() == ">()").then_some(Frame {
+                file,
+                line,
+                function: None,
+            });
+        }
+        return Some(Frame {
+            file,
+            line: 0,
+            function: called(&format!(", in {rest}"))?,
+        });
+    }
+    if let Some(f) = ipython7_frame(t) {
+        return Some(f);
+    }
     if let Some(rest) = t.strip_prefix("File ").filter(|r| !r.starts_with('"')) {
         return ipython_frame(rest);
     }
@@ -122,6 +146,51 @@ fn called(after: &str) -> Option<Option<String>> {
         None if after.trim().is_empty() => Some(None),
         None => None,
     }
+}
+
+/// IPython 7's frame: a Python file or a cell, ` in `, the function and its arguments.
+fn ipython7_frame(t: &str) -> Option<Frame> {
+    let (file, function) = t.trim_end().split_once(" in ")?;
+    let cell = file
+        .strip_prefix("<ipython-input-")
+        .and_then(|c| c.strip_suffix('>'))
+        .is_some_and(|c| {
+            c.split_once('-').is_some_and(|(k, hash)| {
+                !k.is_empty()
+                    && k.bytes().all(|b| b.is_ascii_digit())
+                    && !hash.is_empty()
+                    && hash.bytes().all(|b| b.is_ascii_hexdigit())
+            })
+        });
+    let path = file.ends_with(".py") && !file.contains(char::is_whitespace) && file.len() > 3;
+    let name = function.split_once('(').map_or(function, |(name, _)| name);
+    let named = name == "<module>"
+        || (!name.is_empty()
+            && name.starts_with(|c: char| c.is_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_alphanumeric() || c == '_'));
+    let args = function.len() == name.len() || function.ends_with(')');
+    ((cell || path) && named && args).then(|| Frame {
+        file: file.to_string(),
+        line: 0,
+        function: Some(name.to_string()),
+    })
+}
+
+/// The line number IPython's arrow points at under a frame (`----> 2 y = f(x)`, `-> 1102
+/// return forward_call(*input)`): dashes, `>`, spaces, the number.
+pub fn arrow_line(s: &str) -> Option<u32> {
+    let t = s.trim_start();
+    let rest = t.trim_start_matches('-');
+    if rest.len() == t.len() {
+        return None;
+    }
+    let rest = rest.strip_prefix('>')?;
+    let digits = rest.trim_start_matches(' ');
+    (digits.len() < rest.len())
+        .then(|| line_number(digits))
+        .flatten()
+        .filter(|(n, after)| *n > 0 && (after.is_empty() || after.starts_with(' ')))
+        .map(|(n, _)| n)
 }
 
 /// The line number a frame's text starts with, and the text after it.
@@ -382,6 +451,43 @@ mod tests {
             Some((3, Some("f".into())))
         );
         assert_eq!(frame_line("Cell In[], line 1"), None);
+        // IPython 8.0 to 8.5, and 7 (its line on the arrow below).
+        assert_eq!(
+            frame_line("Input In [3], in <cell line: 1>()").map(|f| (f.file, f.line)),
+            Some(("Input In [3]".into(), 1))
+        );
+        assert_eq!(
+            frame_line("Input In [5], in f(x)").map(|f| (f.line, f.function)),
+            Some((0, Some("f".into())))
+        );
+        let cell = frame_line("<ipython-input-3-2f0d1e8a9b1c> in <module>").unwrap();
+        assert_eq!((cell.line, cell.function.as_deref()), (0, Some("<module>")));
+        assert!(!cell.is_library());
+        assert_eq!(
+            frame_line("~/work/net.py in forward(self, x)").map(|f| (f.file, f.function)),
+            Some(("~/work/net.py".into(), Some("forward".into())))
+        );
+        assert!(frame_line(
+            "/usr/lib/python3.7/site-packages/torch/nn/modules/module.py in _call_impl(self, *input, **kwargs)"
+        )
+        .unwrap()
+        .is_library());
+        for not in [
+            "the error in train.py in my code",
+            "x.py in f(a",
+            "<ipython-input-x-2f> in <module>",
+            "model.py in 2 places",
+            "Input In [a], in f()",
+            "Input In [3], in <cell line: x>()",
+        ] {
+            assert_eq!(frame_line(not), None, "{not}");
+        }
+        assert_eq!(arrow_line("----> 2 y = model(x.npu())"), Some(2));
+        assert_eq!(arrow_line("-> 1102             return f(x)"), Some(1102));
+        assert_eq!(arrow_line("---> 11"), Some(11));
+        for not in ["--> x", "1102 return", "-> 0 x", "->", "- > 3", "---->12a"] {
+            assert_eq!(arrow_line(not), None, "{not}");
+        }
         assert!(!is_traceback_start(
             "123   Traceback (most recent call last)"
         ));
