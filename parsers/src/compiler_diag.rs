@@ -462,8 +462,19 @@ fn argparse_message(rest: &str) -> Option<&str> {
         "ambiguous option",
         "one of the arguments",
     ];
-    rest.strip_prefix("error: ")
-        .filter(|m| STEMS.iter().any(|s| m.starts_with(s)))
+    let m = rest.strip_prefix("error: ")?;
+    // `argument` is argparse's only when an option or a name and a colon follow (`argument
+    // --dtype: invalid choice`, `argument cmd: invalid choice`), not a sentence (`argument
+    // 'input' (position 1) must be Tensor`).
+    let option = |a: &str| {
+        a.starts_with('-')
+            || a.split_once(": ")
+                .is_some_and(|(name, _)| !name.is_empty() && !name.contains(char::is_whitespace))
+    };
+    match m.strip_prefix("argument ") {
+        Some(a) => option(a).then_some(m),
+        None => STEMS.iter().any(|s| m.starts_with(s)).then_some(m),
+    }
 }
 
 /// A command line's error as a program's argument parser prints it (`<prog>: error: <message>`
@@ -472,10 +483,18 @@ fn argparse_message(rest: &str) -> Option<&str> {
 /// the program are the user's own (`报错：vllm: error: …`, `I got: train.py: error: …`).
 pub fn argparse_error(t: &str) -> Option<&str> {
     let at = t.find(": error: ")?;
-    let program = t[..at]
-        .rsplit(|c: char| c.is_whitespace() || matches!(c, '：' | '，' | ','))
-        .next()?;
-    program_like(program)
+    let before = &t[..at];
+    let program = before
+        .rsplit(|c: char| c.is_whitespace() || matches!(c, '：' | '，' | ',' | ':'))
+        .next()?
+        .trim_start_matches(['`', '"', '\'', '(', '[']);
+    // Words before the program that are an exception's own (`RuntimeError: forward failed:
+    // error: …`): its message, not a command line's refusal.
+    let exception = before.len() > program.len()
+        && before
+            .split_once(": ")
+            .is_some_and(|(head, _)| head.ends_with("Error") || head.ends_with("Exception"));
+    (program_like(program) && !exception)
         .then(|| argparse_message(&t[at + 2..]))
         .flatten()
 }

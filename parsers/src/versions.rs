@@ -10,7 +10,7 @@
 //! Grammar, case-insensitive, per version:
 //! ```text
 //! torch     := ("torch" | "pytorch") sep version      (not torch_npu / torch-npu / torchair)
-//! torch_npu := ("torch_npu" | "torch-npu") sep version
+//! torch_npu := ("torch_npu" | "torch-npu" | "torchnpu") sep version
 //! cann      := "cann" [" version"] sep version      (`Ascend-CANN 8.0`, not `onnxruntime-cann 1.18`)
 //!            | digits "." digits "." ("rc" | "alpha" | "beta") digits   (not inside MindIE's
 //!              version: `MindIE Service 2.2.RC1` is MindIE's own release)
@@ -27,7 +27,8 @@
 //!              (asked only of a PyTorch program whose text shows that engine)
 //! triton    := ("triton-ascend" | "triton_ascend") sep version     (asked only where the text shows
 //!              a Triton kernel's compilation: `triton/compiler`, `triton_ascend`, BiShengIR)
-//! sep       := "==" | "-" | ":" | "=" | " " | " version" [":"] " "      (then an optional "v")
+//! sep       := "==" | "-" | ":" | "=" | " " | " version" [":"] " " | " | "   (a Markdown table's
+//!              next cell; then an optional "v")
 //! ```
 //!
 //! The framework, from the names the program prints (its modules, paths and functions, not a
@@ -324,12 +325,13 @@ fn patterns() -> &'static Patterns {
     static P: OnceLock<Patterns> = OnceLock::new();
     P.get_or_init(|| {
         // A name in markdown's code or bold (`` `torch`: 2.8.0 ``, `**torch_npu** 2.8.0`) keeps
-        // its version after the closing marks.
-        let sep = r"[`*]*(?:==|=|-|:|\s+version\s*:?\s*|\s*:\s*|\s+)v?";
+        // its version after the closing marks; in a Markdown table's row, in the next cell (`|
+        // CANN | 9.1.0 |`).
+        let sep = r"[`*]*(?:==|=|-|:|\s+version\s*:?\s*|\s*:\s*|\s*\|\s*[`*]*|\s+)v?";
         let re = |s: &str| Regex::new(s).expect("a valid pattern");
         Patterns {
             torch: re(&format!(r"(?i)(?:^|[^a-z_.-])(?:py)?torch{sep}\d+\.\d+")),
-            torch_npu: re(&format!(r"(?i)torch[_-]npu{sep}\d+\.\d+")),
+            torch_npu: re(&format!(r"(?i)torch[_-]?npu{sep}\d+\.\d+")),
             cann: re(&format!(
                 r"(?i)(?:(?:^|[^a-z0-9_-]|(?:^|[^e])-)cann(?:\s+version)?{sep}\d+\.\d+|\b\d+\.\d+\.(?:\d+\.)?(?:rc|alpha|beta)\d+|ascend-toolkit/\d|\bcann-\d|\b(?:runtime|toolkit|compiler|opp)_(?:running|upgrade|installed)_version=\[[^\]:]*:\d+\.\d+)"
             )),
@@ -509,6 +511,12 @@ mod tests {
                 (false, false, true, false),
             ),
             ("toolkit_running_version=[:]", (false, false, false, false)),
+            // Batch 42's grading: an environment table in Markdown.
+            (
+                "| Component | Version |\n|---|---|\n| CANN | 9.1.0 |\n| TorchNPU | 2.10.0.post2 |\n| **PyTorch** | 2.10.0 |",
+                (true, true, true, false),
+            ),
+            ("| torch | yes |\n| CANN | n/a |", (false, false, false, false)),
         ] {
             let s = stated(text);
             assert_eq!((s.torch, s.torch_npu, s.cann, s.chip), want, "{text}");

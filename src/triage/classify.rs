@@ -340,7 +340,7 @@ fn shows_compile_run<'a>(mut text: impl Iterator<Item = &'a str>) -> bool {
 /// msprobe dump, for the frameworks msprobe dumps — PyTorch and MindSpore —, from llama.cpp's
 /// own operator tests and tensor prints for llama.cpp's, its `@llama.cpp` row; where the time
 /// goes, from a profile) instead of comparing a graph run with eager, and names no CANNBot
-/// sub-skill that compares them.
+/// sub-skill that compares them, nor its compile-error one for a build's or a kernel's compiler.
 fn without_a_graph(c: &mut Classification, file: Option<&str>, framework: Framework) {
     let no_graph = match c.route {
         Route::Accuracy
@@ -373,8 +373,13 @@ fn without_a_graph(c: &mut Classification, file: Option<&str>, framework: Framew
             .retain(|n| !n.starts_with("candidates: compile-error"));
         c.notes.push("no torch.compile run in the text: read what the cited line itself states (a setting, a value, an address, a file it names) before asking when it failed".into());
     }
-    // CANNBot's accuracy and performance sub-skills compare a graph run with eager.
-    if matches!(c.route, Route::Accuracy | Route::Performance) {
+    // CANNBot's accuracy and performance sub-skills compare a graph run with eager; its
+    // compile-error sub-skill diagnoses a graph's tracing, compile and capture (an ACL graph's
+    // too), not a C++ build's or a kernel's compiler.
+    let graph_phase = matches!(c.phase, Some(Phase::Tracing | Phase::Capture));
+    if matches!(c.route, Route::Accuracy | Route::Performance)
+        || (c.route == Route::CompileError && !graph_phase)
+    {
         c.sub_skill = None;
     }
     c.remedy.retain(|r| r.matched != "route:compile-error");
@@ -689,7 +694,9 @@ mod tests {
 
     // A text that names no framework names no CANNBot sub-skill and no check that runs a
     // torch.compile script: the framework is asked first; the same error under PyTorch's names
-    // keeps both, and the checks that run a torch.compile script where the text shows one.
+    // keeps both where the text shows a torch.compile run (CANNBot's compile-error sub-skill
+    // diagnoses a graph's tracing, compile and capture, so an eager script's operator compile
+    // gets none).
     #[test]
     fn an_unknown_framework_is_asked_before_pytorchs_steps() {
         let error = "RuntimeError: ({'errCode': 'E90003', 'detailed_cause': 'x is not supported'}, 'Compile operator failed, cause: Template constraint')\n";
@@ -714,7 +721,7 @@ mod tests {
         let torch = classify_text(Path::new(PASTED), &format!("import torch\n{error}"))
             .expect("classified");
         assert_eq!(torch.framework, Some(Framework::Torch));
-        assert!(torch.sub_skill.is_some());
+        assert!(torch.sub_skill.is_none());
         // PyTorch's names without a torch.compile run (an eager script, a server): no script to
         // run the ladder on either.
         assert_eq!(scripts(&torch), 0);
@@ -725,6 +732,7 @@ mod tests {
         )
         .expect("classified");
         assert!(scripts(&compiled) > 0 && ladder(&compiled));
+        assert!(compiled.sub_skill.is_some());
     }
 
     // A paste that names a device fault without its record sends the checks that read device

@@ -766,7 +766,7 @@ const FIRST_CALL_WORDS: &[&str] = &[
 /// benchmark client's warm-up sends requests to a server (AISBench's `warmup failed. Exit task
 /// because all warmup requests failed`): its line shows the server's first answers failing, not a
 /// model's first call compiling, so no warm-up of the error (its frames' `warm_up` included) is
-/// evidence once one of its lines names warm-up requests.
+/// evidence once one of its own lines names warm-up requests.
 fn first_call_evidence(err: &CausalError) -> Option<(u64, &'static str)> {
     let lines = || {
         std::iter::once((err.line, err.message.as_str()))
@@ -775,10 +775,21 @@ fn first_call_evidence(err: &CausalError) -> Option<(u64, &'static str)> {
             .chain(err.context.iter().map(|(n, t)| (*n, t.as_str())))
     };
     let warm = |l: &str| l.contains("warmup") || l.contains("warm_up") || l.contains("warm up");
-    let client = lines().any(|(_, t)| {
-        let l = t.to_ascii_lowercase();
-        warm(&l) && l.contains("request")
-    });
+    // The error's own lines (not its neighbours') name warm-up requests.
+    let client = std::iter::once(err.message.as_str())
+        .chain(err.scope.iter().map(|(_, t)| t.as_str()))
+        .chain(err.frames.iter().map(|(_, t)| t.as_str()))
+        .any(|t| {
+            let l = t.to_ascii_lowercase();
+            [
+                "warmup request",
+                "warm-up request",
+                "warm up request",
+                "warmup_request",
+            ]
+            .iter()
+            .any(|p| l.contains(p))
+        });
     lines().find_map(|(no, t)| {
         let l = t.to_ascii_lowercase();
         FIRST_CALL_WORDS
@@ -1065,6 +1076,10 @@ fn route_table(text: &str) -> Option<(Routing, usize, String)> {
         let Some(cells) = table_cells(line) else {
             continue;
         };
+        // Rows that name their metric say what each measures, whatever the header's words.
+        if let Some(found) = metric_rows(text, i, &cells) {
+            return Some(found);
+        }
         let found = [
             (ACCURACY_COLUMNS, Route::Accuracy, "table.accuracy", "score"),
             (
@@ -1127,9 +1142,6 @@ fn route_table(text: &str) -> Option<(Routing, usize, String)> {
             }
             return Some((r, i + 1, line.trim_end().to_string()));
         }
-        if let Some(found) = metric_rows(text, i, &cells) {
-            return Some(found);
-        }
     }
     None
 }
@@ -1137,15 +1149,16 @@ fn route_table(text: &str) -> Option<(Routing, usize, String)> {
 /// A table of measurements against a baseline whose rows name their metric (a CI's regression
 /// report: `| … | Metric | Current | Baseline | Change | Status |` over `| … | mean_ttft_ms |
 /// 9578.79 | 3352.75 | -185.70% | fail |`, wider-world batch 42): the route of the first row
-/// whose status says it failed (else the first row) whose metric's name has a score or a
-/// throughput / latency word, that row cited.
+/// whose metric's name has a score or a throughput / latency word — among the rows whose status
+/// says they failed (`fail`, `❌ FAIL`, `regressed`) when any did, else among all —, that row
+/// cited.
 fn metric_rows(text: &str, header: usize, cells: &[String]) -> Option<(Routing, usize, String)> {
     let column = |names: &[&str]| cells.iter().position(|c| names.contains(&c.as_str()));
     let metric = column(&["metric", "metrics", "指标"])?;
     column(&["baseline", "基线"])?;
     let status = column(&["status", "result", "状态", "结果"]);
     let routed = |row: &[String]| {
-        let name = row.get(metric)?.replace(['_', '-', '/'], " ");
+        let name = row.get(metric)?.replace(['_', '-'], " ");
         let words = std::slice::from_ref(&name);
         header_has(words, PERFORMANCE_COLUMNS)
             .map(|w| (Route::Performance, "table.performance", w))
@@ -1157,17 +1170,19 @@ fn metric_rows(text: &str, header: usize, cells: &[String]) -> Option<(Routing, 
     let failed = |row: &[String]| {
         status.is_some_and(|k| {
             row.get(k).is_some_and(|v| {
-                ["fail", "failed", "failure", "regression", "失败"].contains(&v.as_str())
+                ["fail", "regress", "失败", "❌"]
+                    .iter()
+                    .any(|w| v.contains(w))
             })
         })
     };
     let rows: Vec<(usize, &str, Vec<String>)> = table_rows(text, header)
         .filter_map(|(at, l)| Some((at, l, table_cells(l)?)))
         .collect();
+    let any_failed = rows.iter().any(|(_, _, row)| failed(row));
     let (at, line, (name, (route, rule, w))) = rows
         .iter()
-        .filter(|(_, _, row)| failed(row))
-        .chain(rows.iter())
+        .filter(|(_, _, row)| !any_failed || failed(row))
         .find_map(|(at, l, row)| Some((*at, *l, routed(row)?)))?;
     let mut r = Routing::new(route, rule, Some(w));
     r.why = format!(
@@ -2702,6 +2717,20 @@ mod tests {
         );
         let scores = ci.replace("mean_ttft_ms", "gsm8k_accuracy");
         assert_eq!(route_prose(&scores).unwrap().0.route, Route::Accuracy);
+        // The header's own words do not decide (`Improvement`); a rate keeps its unit; only
+        // failed rows count when one did.
+        let header_words = ci
+            .replace("| Change |", "| Improvement |")
+            .replace("mean_ttft_ms", "gsm8k_accuracy");
+        assert_eq!(route_prose(&header_words).unwrap().0.route, Route::Accuracy);
+        let rate = ci
+            .replace("mean_ttft_ms", "output_tokens/s")
+            .replace("| fail |", "| ❌ FAIL |");
+        assert_eq!(route_prose(&rate).unwrap().1, 4);
+        let unroutable = ci
+            .replace("mean_ttft_ms", "rtf_p99")
+            .replace("mean_audio_rtf", "gsm8k_accuracy");
+        assert!(route_prose(&unroutable).is_none_or(|(r, _, _)| !r.rule.starts_with("table.")));
         // Without a baseline column, a metric column is no such table.
         let plain = ci.replace("Baseline", "Other");
         assert!(route_prose(&plain).is_none_or(|(r, _, _)| !r.rule.starts_with("table.")));

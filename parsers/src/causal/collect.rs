@@ -506,8 +506,16 @@ fn report_at(reports: &[(usize, CannErrorReport)], i: usize) -> Option<&CannErro
         .map(|k| &reports[k].1)
 }
 
-/// The tier of a Python exception: soft under a debug-level prefix, a cascade when it only
-/// reports that something else failed, else strong.
+/// What an exception's message says: its first line, and the line below it when the first is
+/// only where it was raised (torch_npu 2.5 and later end it at the source location —
+/// `RuntimeError: matmul_implement_npu: MatmulKernelNpuOpApi.cpp:92` — and go on below it).
+fn said_below(message: &str, next: Option<&(u64, Cow<'_, str>)>) -> String {
+    match next {
+        Some((_, next)) if located_only(message) => format!("{message}\n{next}"),
+        _ => message.to_string(),
+    }
+}
+
 /// An exception's message that is only where it was raised: a function and a C++ source's line
 /// (`matmul_implement_npu: MatmulKernelNpuOpApi.cpp:92`, `addmm:build/…/compiler_depend.ts:112`).
 pub(super) fn located_only(message: &str) -> bool {
@@ -521,7 +529,7 @@ pub(super) fn located_only(message: &str) -> bool {
         && function
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'_')
-        && [".cpp", ".cc", ".h", ".ts"]
+        && [".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".cu", ".ts"]
             .iter()
             .any(|x| file.ends_with(x))
         && !file.contains(' ')
@@ -529,6 +537,8 @@ pub(super) fn located_only(message: &str) -> bool {
         && line.bytes().all(|b| b.is_ascii_digit())
 }
 
+/// The tier of a Python exception: soft under a debug-level prefix, a cascade when it only
+/// reports that something else failed, else strong.
 fn exception_tier(soft: bool, message: &str, type_name: &str) -> Tier {
     if soft {
         Tier::Soft
@@ -1280,22 +1290,21 @@ impl<'w> Collector<'_, 'w> {
         // A lookup that found nothing (`KeyError: '0'`) names the key, not why it is missing:
         // under an error of the 40 lines above its traceback that says what the program needed
         // and did not find (a command, a library: [`says_not_found`]), it is that error's
-        // consequence. A warning's (a probe for an optional module) is not such an error.
+        // consequence; so is one under an error record with a runtime code (MindX SDK's
+        // `[507011][Error code unknown] Failed to model infer execute`, then the script's
+        // `IndexError: list index out of range` on the empty result: wider-world batch 43).
+        // A warning's (a probe for an optional module) is not such an error.
         let from = (0..i)
             .rev()
             .take(MAX_TRACEBACK_LINES)
             .find(|&k| is_traceback_start(w[k].rest.trim()))
             .unwrap_or(i);
         let missed = lookup_miss(e)
-            && self
-                .above(from)
-                .any(|c| c.tier == Tier::Strong && says_not_found(c));
-        // torch_npu 2.5 and later end the first line at the source location (`RuntimeError:
-        // matmul_implement_npu: MatmulKernelNpuOpApi.cpp:92`): the message goes on below it.
-        let said = match scope.get(1) {
-            Some((_, next)) if located_only(e.message) => format!("{}\n{next}", e.message),
-            _ => e.message.to_string(),
-        };
+            && self.above(from).any(|c| {
+                (c.tier == Tier::Strong && says_not_found(c))
+                    || (c.tier != Tier::Soft && super::phase::runtime_number(&c.message).is_some())
+            });
+        let said = said_below(e.message, scope.get(1));
         let tier = if !soft
             && (mindspore_detail(w, end) || untitled || missed || translated_below(w, end, e))
         {
@@ -1390,7 +1399,7 @@ impl<'w> Collector<'_, 'w> {
         let message = format!("{}: {}", inner.type_name, inner.message);
         let mut c = Candidate::new(
             j,
-            exception_tier(soft, &message, inner.type_name),
+            Tier::Strong,
             CauseRank::ErrorReport,
             Shape::WrappedException,
             "python.wrapped",
@@ -1399,6 +1408,11 @@ impl<'w> Collector<'_, 'w> {
         c.scope.push((w[i].no, line.into()));
         c.scope.push((w[j].no, Cow::Owned(message.clone())));
         let end = continuation(w, j + 1, 40, &mut c.scope);
+        c.tier = exception_tier(
+            soft,
+            &said_below(inner.message, c.scope.get(2)),
+            inner.type_name,
+        );
         c.message = message;
         c.frames = self.frames.clone();
         c.wrapper_line = Some(w[i].no);
@@ -1751,7 +1765,8 @@ fn raised_records(w: &[WinLine<'_>], out: &mut [Candidate<'_>]) {
                 && first_clause(&r.message).is_some_and(|c| {
                     says_words(&said, &c.to_ascii_lowercase()) && !said.contains(whole.as_str())
                 })
-        });
+        })
+        .or_else(|| first_record_of_code(w, out, k));
         let Some(j) = record else { continue };
         let (tier, frames) = (out[k].tier, out[k].frames.clone());
         out[k].tier = Tier::Cascade;
@@ -1762,6 +1777,27 @@ fn raised_records(w: &[WinLine<'_>], out: &mut [Candidate<'_>]) {
             r.frames = frames;
         }
     }
+}
+
+/// The MindX SDK's Python binding raises the code and message its C++ records printed
+/// (`RuntimeError: [-1][ACL: general failure]` for `E… ImageProcessorDptr.hpp:819] Failed to
+/// recognize Ascend chip. (Code = -1, Message = "ACL: general failure")` and the records that
+/// failed after it): the first record of [`RAISED_RECORD_LINES`] above candidate `k` that printed
+/// that code and message, which said first what failed.
+fn first_record_of_code(w: &[WinLine<'_>], out: &[Candidate<'_>], k: usize) -> Option<usize> {
+    let message = out[k].message.split_once(": ")?.1.trim();
+    let (code, rest) = message.strip_prefix('[')?.split_once("][")?;
+    let said = rest.strip_suffix(']')?;
+    if code.is_empty() || code.parse::<i64>().is_err() || said.is_empty() {
+        return None;
+    }
+    let printed = format!("Code = {code}, Message = \"{said}\"");
+    let at = out[k].index;
+    (0..k)
+        .rev()
+        .take_while(|&j| out[j].index + RAISED_RECORD_LINES >= at)
+        .filter(|&j| out[j].index < at && w[out[j].index].rest.contains(&printed))
+        .last()
 }
 
 /// The error record (`logger.error-record`, not in cascade wording) of at most `lines` lines above
@@ -1856,6 +1892,16 @@ fn is_library_throw(what: &str) -> bool {
     qualified && (tail.is_empty() || tail.starts_with(" __") || tail == " null not valid")
 }
 
+/// Environment rows that name a failure whose reason the loader prints after them (`Fail to
+/// open library: ` / the library / `with error: …: undefined symbol: …`): on a line that runs on,
+/// the reason below is the cause ([`continued_messages`]); alone (a paste cut after them) they
+/// are.
+const REASON_FOLLOWS: [&str; 3] = [
+    "fail to open library",
+    "failed to load&library",
+    "failed to import torch_npu",
+];
+
 /// Lines a message may run on over after its first ([`continued_messages`]).
 const CONTINUED_LINES: usize = 8;
 
@@ -1872,9 +1918,10 @@ const CONTINUED_LINES: usize = 8;
 fn continued_messages<'w>(w: &[WinLine<'w>], out: &mut Vec<Candidate<'w>>) {
     let wrapper = |c: &Candidate<'_>| {
         let exception = c.rule == "python.exception" && c.tier == Tier::Strong;
-        (exception || c.rule == "logger.error-record")
+        (exception || c.rule == "logger.error-record" || c.shape == Shape::EnvironmentLine)
             && runs_on(w[c.index].rest)
-            && knowledge::stated_cause(w[c.index].rest).is_none()
+            && knowledge::stated_cause(w[c.index].rest)
+                .is_none_or(|f| REASON_FOLLOWS.contains(&f.key))
     };
     // Most windows hold no such error: the candidates' lines are only gathered for one that does.
     if !out.iter().any(wrapper) {
@@ -1886,10 +1933,17 @@ fn continued_messages<'w>(w: &[WinLine<'w>], out: &mut Vec<Candidate<'w>>) {
         if !wrapper(c) {
             continue;
         }
-        let exception = c.rule == "python.exception";
+        // An exception, or an environment row whose reason follows, gives its tier to the line.
+        let exception = c.rule == "python.exception" || c.shape == Shape::EnvironmentLine;
         let mut cause = None;
         for (k, l) in w.iter().enumerate().skip(c.index + 1).take(CONTINUED_LINES) {
             let t = l.rest;
+            // The reason is a candidate of its own already (an environment row): it stands, the
+            // wrapper gives way.
+            if exception && taken.contains(&k) && knowledge::stated_cause(t.trim()).is_some() {
+                c.tier = Tier::Cascade;
+                break;
+            }
             if l.norm.skip
                 || t.trim().is_empty()
                 || t.starts_with(char::is_whitespace)
@@ -2942,35 +2996,80 @@ pub(super) fn glibc_frame(t: &str) -> Option<&str> {
 }
 
 /// Symbols of the abort's own path in a backtrace (the C library's abort and signal delivery,
-/// ggml's and c10's printers of the trace): never what failed.
-const ABORT_PATH: [&str; 7] = [
+/// C++'s terminate and unwinding, ggml's and c10's printers of the trace) and of every thread's
+/// start: never what failed.
+const ABORT_PATH: [&str; 15] = [
     "abort",
     "raise",
     "gsignal",
+    "pthread_kill",
+    "__pthread_kill",
     "__kernel_rt_sigreturn",
+    "__restore_rt",
+    "__cxa_throw",
+    "__cxa_rethrow",
     "ggml_print_backtrace",
     "ggml_abort",
-    "_ZN3c106detail14torchCheckFail",
+    "_start",
+    "start_thread",
+    "clone",
+    "clone3",
 ];
 
-/// A process's abort under the native backtrace it printed (glibc's frames, innermost first,
-/// right above it), with no message of its own: the innermost frame outside the abort's path
-/// is the line to cite (the cut paste of wider-world batch 42 kept only llama.cpp's frames, from
-/// `llama_context::graph_reserve` on); the abort stays in its scope.
+/// Prefixes of the same: mangled C++ names (with their arguments) and families of symbols.
+const ABORT_PATH_PREFIXES: [&str; 6] = [
+    "_ZSt9terminate",
+    "_ZN10__cxxabiv1",
+    "_ZN3c106detail14torchCheckFail",
+    "_Unwind_",
+    "__libc_start",
+    "__pthread_kill_",
+];
+
+/// Objects whose frames are the runtime's, not the program's: the C and C++ libraries, the
+/// unwinder, Python's interpreter.
+const RUNTIME_OBJECTS: [&str; 5] = [
+    "libc.so",
+    "libstdc++.so",
+    "libgcc_s.so",
+    "libpython",
+    "ld-linux",
+];
+
+/// A process's death by a signal (`Aborted (core dumped)`, `Segmentation fault`) under the
+/// native backtrace it printed (glibc's frames, innermost first, right above it), a line with
+/// no message of its own: the innermost frame with a symbol, outside the abort's path and the
+/// runtime's libraries, is the line to cite (the cut paste of wider-world batch 42 kept only
+/// llama.cpp's frames, from `llama_context::graph_reserve` on); the abort stays in its scope. A
+/// C++ `terminate called …` line says what was thrown: it stays.
 fn under_backtrace<'w>(w: &[WinLine<'w>], mut c: Candidate<'w>) -> Candidate<'w> {
     let i = c.index;
+    let t = w[i].rest.trim_start().to_ascii_lowercase();
+    if c.shape != Shape::ProcessAbort
+        || !(t.starts_with("aborted") || t.starts_with("segmentation fault"))
+    {
+        return c;
+    }
     let frames: Vec<usize> = (0..i)
         .rev()
         .take_while(|&k| glibc_frame(w[k].rest).is_some())
         .collect();
-    if frames.len() < 2 || c.shape != Shape::ProcessAbort {
+    if frames.len() < 2 {
         return c;
     }
+    let program = |k: usize| {
+        let frame = w[k].rest.trim();
+        let object = frame.split('(').next().unwrap_or("");
+        let file = object.rsplit('/').next().unwrap_or(object);
+        !RUNTIME_OBJECTS.iter().any(|r| file.starts_with(r))
+            && glibc_frame(frame).is_some_and(|s| {
+                !s.is_empty()
+                    && !ABORT_PATH.contains(&s)
+                    && !ABORT_PATH_PREFIXES.iter().any(|a| s.starts_with(a))
+            })
+    };
     // `frames` runs outermost first (read upwards); the innermost is the last.
-    let innermost = frames.iter().rev().copied().find(|&k| {
-        glibc_frame(w[k].rest)
-            .is_some_and(|s| !s.is_empty() && !ABORT_PATH.iter().any(|a| s.starts_with(a)))
-    });
+    let innermost = frames.iter().rev().copied().find(|&k| program(k));
     if let Some(k) = innermost {
         c.index = k;
         c.message = w[k].rest.trim().to_string();
@@ -3236,6 +3335,40 @@ fn is_process_abort(t: &str) -> bool {
         || t.trim_matches('!')
             .trim()
             .eq_ignore_ascii_case("segfault encountered")
+        || shell_job_signal(t)
+}
+
+/// A shell's report that a job it ran died of a signal (bash's `run_om.sh: line 7: 257060
+/// Segmentation fault      (core dumped) python3 ./cli_chat.py …`, an interactive shell's
+/// `[1]+  Aborted (core dumped)  ./app`): the script and line or the job number, the process id,
+/// the signal's description.
+pub(super) fn shell_job_signal(t: &str) -> bool {
+    const SIGNALS: [&str; 5] = [
+        "Segmentation fault",
+        "Aborted",
+        "Bus error",
+        "Illegal instruction",
+        "Floating point exception",
+    ];
+    // `<script>: line <n>: ` before the process id.
+    let after_line = t.split_once(": line ").and_then(|(_, r)| {
+        let (n, rest) = r.split_once(": ")?;
+        (!n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())).then_some(rest)
+    });
+    // `[1]+  ` (a job number) before the description.
+    let job = t.strip_prefix('[').and_then(|r| {
+        let (n, rest) = r.split_once(']')?;
+        (!n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| rest.trim_start_matches(['+', '-']).trim_start())
+    });
+    fn pid_then(r: &str) -> Option<&str> {
+        let digits = r.bytes().take_while(u8::is_ascii_digit).count();
+        (digits > 0).then_some(r.get(digits..)?.trim_start())
+    }
+    after_line
+        .and_then(pid_then)
+        .or(job)
+        .is_some_and(|r| SIGNALS.iter().any(|s| r.starts_with(s)))
 }
 
 /// A plog record at level ERROR printed into the screen log.

@@ -1,6 +1,6 @@
 //! Where a pasted text was cut: what its end, or a marker inside it, says is missing.
 //!
-//! A paste is often a piece of a log. Five cuts can be read from the text itself:
+//! A paste is often a piece of a log. Six cuts can be read from the text itself:
 //!
 //! ```text
 //! python-head := START frame …
@@ -8,6 +8,10 @@
 //!                SyntaxError's location, which has no `in f` —, with no
 //!                `Traceback` header above it: the outer frames and the log before them are
 //!                not in the text)
+//! native-head := START glibc-frame …
+//!                (the first line is a frame of glibc's `backtrace_symbols`,
+//!                `/x/lib.so(f+0x148)[0xffff…]`: the message the process printed before its
+//!                frames — an assertion, a check — is not in the text)
 //! python-tail := "Traceback (most recent call last):" (frame | source | caret)* END
 //!                (CPython prints the exception line after the frames: a text that ends
 //!                on a frame, its source line or its carets has lost it)
@@ -28,7 +32,7 @@
 //! reads as any other. What it is not for: deciding the first causal error (that is
 //! [`crate::causal`]); the cut only says what the text cannot show.
 
-use super::collect::is_cann_traceback;
+use super::collect::{glibc_frame, is_cann_traceback};
 use super::normalise::{is_excerpt_marker, normalise};
 use crate::torch_logs::python::{frame_line, is_traceback_start};
 
@@ -40,6 +44,9 @@ pub enum Cut {
     PythonTraceback { from: u64, last: u64 },
     /// The text starts inside a Python traceback: its first line (`line`) is a frame.
     PythonTracebackHead { line: u64 },
+    /// The text starts inside a native backtrace: its first line (`line`) is one of glibc's
+    /// frames.
+    NativeBacktraceHead { line: u64 },
     /// The text ends at a CANN report's `TraceBack (most recent call last):` header (`line`).
     CannTraceBack { line: u64 },
     /// Line `line` only marks lines left out.
@@ -57,6 +64,9 @@ impl Cut {
             ),
             Cut::PythonTracebackHead { line } => format!(
                 "the text starts inside a Python traceback (line {line} is one of its frames): its outer frames and the log before them are not in the text — ask for the output from its start"
+            ),
+            Cut::NativeBacktraceHead { line } => format!(
+                "the text starts inside a native backtrace (line {line} is one of its frames): what the process printed before its frames (an assertion, a check, an error message) is not in the text — ask for the output from its start"
             ),
             Cut::CannTraceBack { line } => format!(
                 "the CANN report stops at its `TraceBack` header (line {line}): the lines after it, or the failing process's plog, say where it failed — ask for the rest of the output or the plogs"
@@ -82,6 +92,8 @@ pub struct CutReader {
     elided: Option<u64>,
     /// The first line, when it is a traceback's frame.
     head: Option<u64>,
+    /// The first line, when it is a native backtrace's frame.
+    native: Option<u64>,
     /// The first of the text's first three lines that points above it.
     up: Option<u64>,
     /// Lines with text read so far.
@@ -129,6 +141,9 @@ impl CutReader {
         if self.last == 0 && frame_line(t).is_some_and(|f| f.function.is_some()) {
             self.head = Some(no);
         }
+        if self.last == 0 && glibc_frame(t).is_some() {
+            self.native = Some(no);
+        }
         // Among a Python traceback's frames, an indented `...` is frames left out (NumPy's rows
         // are summarised in an array's print, not between frames).
         let in_frames = self.traceback.is_some_and(|(_, at)| indent > at);
@@ -153,6 +168,9 @@ impl CutReader {
         let mut cuts = Vec::new();
         if let Some(line) = self.head {
             cuts.push(Cut::PythonTracebackHead { line });
+        }
+        if let Some(line) = self.native {
+            cuts.push(Cut::NativeBacktraceHead { line });
         }
         if let Some((from, _)) = self.traceback {
             if from < self.last {
@@ -253,6 +271,11 @@ mod tests {
             []
         );
         assert_eq!(cuts(&format!("starting\n{head}")), []);
+        // A native backtrace's frame first (batch 42's grading: llama.cpp's frames from
+        // `graph_reserve` on, the assertion above them cut).
+        let native = "/x/libllama.so(_ZN13llama_context13graph_reserveEj+0x148)[0xffffa3f198dc]\nllama-server(+0x26fb0)[0xaaaad0196fb0]\nAborted (core dumped)\n";
+        assert_eq!(cuts(native), [Cut::NativeBacktraceHead { line: 1 }]);
+        assert_eq!(cuts(&format!("GGML_ASSERT(x) failed\n{native}")), []);
         // A SyntaxError is printed whole without a header: nothing was cut.
         let syntax =
             "  File \"/x.py\", line 3\n    def f(:\n          ^\nSyntaxError: invalid syntax\n";

@@ -552,7 +552,7 @@ fn user_frame(lines: &[WinLine<'_>], at: usize, frames: &[(u64, String)]) -> Opt
     let user = |no: u64, text: &str| {
         let f = crate::torch_logs::python::frame_line(text)?;
         // IPython 7 and a function in an 8.0 cell: the line is on the arrow under the frame,
-        // before the next blank line.
+        // before the next blank line or frame.
         let line = match f.line {
             0 => {
                 let i = lines.binary_search_by_key(&no, |l| l.no).ok()?;
@@ -560,7 +560,10 @@ fn user_frame(lines: &[WinLine<'_>], at: usize, frames: &[(u64, String)]) -> Opt
                     .get(i + 1..)?
                     .iter()
                     .take(64)
-                    .take_while(|l| !l.rest.trim().is_empty())
+                    .take_while(|l| {
+                        !l.rest.trim().is_empty()
+                            && crate::torch_logs::python::frame_line(l.rest).is_none()
+                    })
                     .find_map(|l| crate::torch_logs::python::arrow_line(l.rest))?
             }
             n => n,
@@ -2043,6 +2046,7 @@ mod tests {
             // The user's words before the program on its line.
             "报错：vllm: error: argument --dtype: invalid choice: 'x'\n",
             "then I got train.py: error: the following arguments are required: --model\n",
+            "报错:`vllm: error: argument --dtype: invalid choice: 'x'`\n",
         ] {
             let c = first(text);
             assert_eq!(c.shape, Shape::EnvironmentLine, "{text}");
@@ -2055,12 +2059,47 @@ mod tests {
         for other in [
             "ValueError: error: argument x\n",
             "Error at Run: error: argument x\n",
+            "RuntimeError: forward failed: error: argument 'input' (position 1) must be Tensor\n",
         ] {
             assert!(
                 crate::compiler_diag::argparse_error(other.trim_end()).is_none(),
                 "{other}"
             );
         }
+    }
+
+    // Wider-world batch 43: a shell's report of a job killed by a signal is the process's abort;
+    // the MindX SDK's exception raises the code its first record printed; a lookup on an empty
+    // result under a record with a runtime code is that record's consequence.
+    #[test]
+    fn older_stacks_report_their_failures() {
+        let bash = "loading\nrun_om.sh: line 7: 257060 Segmentation fault      (core dumped) python3 ./cli_chat.py\n";
+        let c = first(bash);
+        assert_eq!((c.line, c.shape), (2, Shape::ProcessAbort));
+        assert_eq!(
+            first("[1]+  Aborted (core dumped)  ./app\n").shape,
+            Shape::ProcessAbort
+        );
+        for not in [
+            "see line 7: 3 Segmentation faults were fixed",
+            "[x] Aborted by user",
+            "script.sh: line 3: 12 apples",
+        ] {
+            assert!(!collect::shell_job_signal(not), "{not}");
+        }
+        let mindx = "E1122 10:02:57.047970 28 ImageProcessorDptr.hpp:819] Failed to recognize Ascend chip. (Code = -1, Message = \"ACL: general failure\")\nE1122 10:02:57.048184 28 ImageProcessorDptr.hpp:879] Get predict size failed. (Code = -1, Message = \"ACL: general failure\")\nTraceback (most recent call last):\n  File \"/app/main.py\", line 21, in <module>\n    decoded = p.decode(path)\nRuntimeError: [-1][ACL: general failure]\n";
+        let c = first(mindx);
+        assert_eq!(c.line, 1);
+        assert_eq!(c.phase.map(|p| p.phase), Some(Phase::Environment));
+        // Another code in the exception: the exception stays.
+        assert_eq!(first(&mindx.replace("[-1][", "[-2][")).line, 6);
+        let infer = "E1116 09:50:41.157967  2326 MxOmModelDesc.cpp:855] [507011][Error code unknown] Failed to model infer execute, details seen in CANN document.\nE1116 09:50:41.158447  2326 MxOmModelDesc.cpp:129] Model Infer failed.\nTraceback (most recent call last):\n  File \"predict.py\", line 116, in detect\n    out = network.infer(img)[0]\nIndexError: list index out of range\n";
+        assert_eq!(first(infer).line, 1);
+        // Without the record's code, the lookup is the error.
+        assert_eq!(
+            first(&infer.replace("[507011][Error code unknown] ", "")).line,
+            6
+        );
     }
 
     // Wider-world batch 42: a process's abort under glibc's backtrace and nothing else: the
@@ -2073,6 +2112,13 @@ mod tests {
         // One frame is no backtrace; an abort alone stays the abort.
         let one = "llama-server(+0x17cfc8)[0xaaaad02ecfc8]\nAborted (core dumped)\n";
         assert_eq!(first(one).line, 2);
+        // The abort's path (glibc 2.34's pthread_kill) and the runtime's frames are skipped; a
+        // stripped binary's frames without symbols leave the abort cited.
+        let stripped = "/lib/libc.so.6(+0x42520)[0x1]\n/lib/libc.so.6(pthread_kill+0x12c)[0x2]\n/lib/libc.so.6(abort+0xd3)[0x4]\n./srv(+0x1234)[0x5]\n/lib/libc.so.6(__libc_start_main+0x80)[0x6]\nAborted (core dumped)\n";
+        assert_eq!(first(stripped).line, 6);
+        // C++'s terminate names what was thrown: it stays.
+        let thrown = "/usr/lib/libstdc++.so.6(_ZSt9terminatev+0x16)[0x1]\n/x/libggml.so(ggml_compute+0x10)[0x2]\nterminate called after throwing an instance of 'std::runtime_error'\n";
+        assert_eq!(first(thrown).line, 3);
         for not in ["x(+0x1)[0xzz]", "a b(f+0x1)[0x1]", "x(f+1)[0x1]", "x[0x1]"] {
             assert_eq!(collect::glibc_frame(not), None, "{not}");
         }
@@ -2085,6 +2131,11 @@ mod tests {
     fn an_exception_whose_message_starts_below_its_location() {
         let text = "RuntimeError: matmul_implement_npu: MatmulKernelNpuOpApi.cpp:92\nNPU function error: call aclnnMatmul failed, error code is 161002\nAclNN_Parameter_Error(EZ1001): Tensor matB not implemented for DT_INT8,\nshould be in dtype support list [DT_FLOAT, DT_FLOAT16, DT_BFLOAT16].\n";
         assert_eq!(first(text).line, 3);
+        // Under the backend compiler's wrapper too.
+        let wrapped = format!(
+            "torch._dynamo.exc.BackendCompilerFailed: backend='npugraph_ex' raised:\n{text}"
+        );
+        assert_eq!(first(&wrapped).line, 4);
         // A location-like first line of another message is the message.
         let own = "RuntimeError: step: a.cpp:92\nthe tensor has 3 dims\n";
         assert_eq!(first(own).line, 1);
@@ -2144,6 +2195,14 @@ mod tests {
                 Some("memory_efficient_attention")
             )
         );
+        // IPython 7 (batch 42): the frame's line is on its arrow; a frame without an arrow
+        // (blank lines collapsed) takes none of the next frame's.
+        let seven = "RuntimeError                              Traceback (most recent call last)\n<ipython-input-3-2f0d1e8a9b1c> in <module>\n      1 import torch\n----> 2 y = model(x)\n\n~/work/net.py in forward(self, x)\n     10     def forward(self, x):\n---> 11         return self.conv(x)\n\n/usr/lib/python3.7/site-packages/torch/nn/modules/module.py in _call_impl(self, *input)\n-> 1102             return forward_call(*input)\n\nRuntimeError: boom\n";
+        let u = first(seven).user_frame.expect("the user's frame");
+        assert_eq!((u.file.as_str(), u.line), ("~/work/net.py", 11));
+        let collapsed = seven.replace("---> 11         return self.conv(x)\n\n", "");
+        let u = first(&collapsed).user_frame.expect("the user's frame");
+        assert_eq!(u.file.as_str(), "<ipython-input-3-2f0d1e8a9b1c>");
     }
 
     // A logger's colours kept in a file: its level is read through them (a coloured WARNING is
@@ -2265,6 +2324,12 @@ mod tests {
         );
         assert_eq!(c.evidence.wrapper_line, Some(1));
         assert_eq!(c.phase.map(|p| p.phase), Some(Phase::Environment));
+        // Without the exception, the loader's wrapper line gives way the same; cut after it,
+        // it is the cause (wider-world batch 43).
+        let bare = "Fail to open library: \n/opt/lib/libplugin.so \nwith error: /opt/lib/libdep.so: \nundefined symbol: _ZN3foo3barEv\n";
+        assert_eq!(first(bare).line, 4);
+        let cut = first("ValueError: (InvalidArgument) Fail to open library: /usr\n");
+        assert_eq!(cut.phase.map(|p| p.phase), Some(Phase::Environment));
         // An indented continuation is the exception's detail, not a cause of its own; a
         // continuation that states nothing leaves the exception; a blank line ends it.
         for (text, line) in [

@@ -154,7 +154,7 @@ pub fn strip_escapes(text: &str) -> Option<String> {
             continue;
         };
         let kept = &rest[from..at];
-        let kept = ["␛", "^[", "\u{fffd}"]
+        let kept = SHOWN_ESCAPES
             .iter()
             .find_map(|shown| kept.strip_suffix(shown))
             .unwrap_or(kept);
@@ -165,24 +165,41 @@ pub fn strip_escapes(text: &str) -> Option<String> {
     Some(out)
 }
 
-/// Whether a line holds a colour reset whose escape byte was lost (`[0m`, `[0;0m`): the sign
-/// that its other `[…m` are colours ([`strip_escapes`]). Cheap enough for every line of a log.
+/// How an escape byte shows where a page or a program printed it instead of sending it: the
+/// control picture, caret notation, the replacement character, and as a JSON, Python or shell
+/// string writes it.
+const SHOWN_ESCAPES: [&str; 6] = ["␛", "^[", "\u{fffd}", "\\u001b", "\\x1b", "\\033"];
+
+/// Whether a line holds a colour reset whose escape byte was lost (`[0m`, `[0;0m`, [`lost_colour`]):
+/// the sign that its other `[…m` are colours ([`strip_escapes`]). Cheap enough for every line of
+/// a log.
 pub fn has_lost_reset(line: &[u8]) -> bool {
     memchr::memchr_iter(b'[', line).any(|at| {
-        let after = &line[at + 1..];
-        after.starts_with(b"0m") || after.starts_with(b"0;0m")
+        let s = &line[at..];
+        (s.starts_with(b"[0m") || s.starts_with(b"[0;0m")) && lost_colour(s).is_some()
     })
 }
 
 /// The length of a colour setting without its escape at the start of `s` (`[1;36m`: a bracket,
-/// one to 16 digits and semicolons, `m`; `[m` is too often the text's own: `[multiproc_…]`).
+/// one to 16 digits and semicolons, `m`; `[m` is too often the text's own: `[multiproc_…]`). Not
+/// a duration in brackets (`[0ms]`, `[12min]`, `[3mm]`): `m` and up to three lower-case letters
+/// that close the bracket.
 fn lost_colour(s: &[u8]) -> Option<usize> {
     let params = s
         .get(1..)?
         .iter()
         .take(17)
         .position(|b| !(b.is_ascii_digit() || *b == b';'))?;
-    ((1..=16).contains(&params) && s.get(1 + params) == Some(&b'm')).then_some(params + 2)
+    let end = params + 2;
+    if !(1..=16).contains(&params) || s.get(end - 1) != Some(&b'm') {
+        return None;
+    }
+    let unit = s[end..]
+        .iter()
+        .take(4)
+        .take_while(|b| b.is_ascii_lowercase())
+        .count();
+    (unit > 3 || s.get(end + unit) != Some(&b']')).then_some(end)
 }
 
 /// `text` without the escape sequences that keep their escape byte ([`strip_escapes`]).
@@ -382,8 +399,22 @@ mod tests {
             strip_escapes("␛[31mERROR^[[0m x\u{fffd}[1mé[0m").as_deref(),
             Some("ERROR xé")
         );
-        // Without a reset on the line, brackets are the text's own.
+        // Without a reset on the line, brackets are the text's own; so are durations.
         assert_eq!(strip_escapes("a[10m] b[m"), None);
+        assert_eq!(
+            strip_escapes("[0ms] load model; [1532ms] first token"),
+            None
+        );
+        assert_eq!(strip_escapes("delay [0min], [0mm] gap"), None);
+        assert_eq!(
+            strip_escapes("[0ms] x [32mok[0m").as_deref(),
+            Some("[0ms] x ok")
+        );
+        // An escape written as a string writes it.
+        assert_eq!(
+            strip_escapes("\\u001b[32mINFO\\u001b[0m up").as_deref(),
+            Some("INFO up")
+        );
         assert_eq!(strip_escapes("x[0"), None);
         assert_eq!(strip_escapes("[0m").as_deref(), Some(""));
         assert_eq!(

@@ -18,6 +18,9 @@
 //!    an aclnn call — its name or one of its return codes in the error —, compile elsewhere; an
 //!    inner code's line that names GE's compile stage in brackets outside an aclnn call,
 //!    `[InferShape]`, is that stage's), a runtime error number, a torch_npu hint, an API name;
+//!    last, the backend compiler's wrapper it was raised under (`BackendCompilerFailed:
+//!    backend='atbgraph' raised:` over a `TypeError` that says nothing of a phase: the compile,
+//!    rule 1's keyword — before its frames and context);
 //! 3. **its frames** — the innermost frame whose module has a known phase;
 //! 4. **its context** — the codes, numbers and hints of the wrapper and the neighbouring error
 //!    lines of the same failure (a device hint printed next to a generic wrapper).
@@ -138,8 +141,11 @@ fn with_fact(mut e: PhaseEvidence, f: &knowledge::Fact) -> PhaseEvidence {
 pub fn runtime_number(line: &str) -> Option<u64> {
     // The phrases that call the number an error code or a call's return code, then the ones
     // that may name any number (`ret 100000 samples`, `failed: 300000 ms`).
-    const CODE_LEADS: usize = 14;
+    const CODE_LEADS: usize = 16;
     const LEADS: &[&str] = &[
+        // dicp's and other native wrappers' `failed with return code 161002`.
+        "return code ",
+        "return code: ",
         "error code is ",
         "error code:",
         "errcode=",
@@ -1051,6 +1057,12 @@ mod tests {
         assert_eq!(runtime_number("error code is 161999"), None);
         assert_eq!(runtime_number("write ret = 361472"), None);
         assert_eq!(runtime_number("ret = 561112"), Some(561112));
+        // Batch 42's grading: dicp's wrapper around an aclnn call.
+        assert_eq!(
+            runtime_number("Error: SetAclNnWorkspaceExecutor(workspaceSize) failed with return code 161002 at /x/a.cpp:83"),
+            Some(161002)
+        );
+        assert_eq!(runtime_number("process exited with return code 1"), None);
         assert_eq!(
             runtime_number("launch failed for Range, errno:561103."),
             Some(561103)

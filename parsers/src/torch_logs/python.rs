@@ -162,13 +162,28 @@ fn ipython7_frame(t: &str) -> Option<Frame> {
                     && hash.bytes().all(|b| b.is_ascii_hexdigit())
             })
         });
-    let path = file.ends_with(".py") && !file.contains(char::is_whitespace) && file.len() > 3;
+    let path = [".py", ".pyx", ".pxi"].iter().any(|x| file.ends_with(x))
+        && !file.contains(char::is_whitespace)
+        && file.len() > 4;
     let name = function.split_once('(').map_or(function, |(name, _)| name);
-    let named = name == "<module>"
+    // An identifier, or the name CPython gives code without one (`<module>`, `<lambda>`,
+    // `<listcomp>`, `<genexpr>`).
+    let generated = name
+        .strip_prefix('<')
+        .and_then(|n| n.strip_suffix('>'))
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_lowercase()));
+    let named = generated
         || (!name.is_empty()
             && name.starts_with(|c: char| c.is_alphabetic() || c == '_')
             && name.chars().all(|c| c.is_alphanumeric() || c == '_'));
-    let args = function.len() == name.len() || function.ends_with(')');
+    // The arguments in brackets follow a function's name (`in forward(self, x)`); a module's
+    // code in a cell has none (`<ipython-input-3-…> in <module>`). Without them, prose (`run.py
+    // in background`) is no frame.
+    let args = if function.len() == name.len() {
+        cell || name == "<module>"
+    } else {
+        function.ends_with(')')
+    };
     ((cell || path) && named && args).then(|| Frame {
         file: file.to_string(),
         line: 0,
@@ -462,6 +477,10 @@ mod tests {
         );
         let cell = frame_line("<ipython-input-3-2f0d1e8a9b1c> in <module>").unwrap();
         assert_eq!((cell.line, cell.function.as_deref()), (0, Some("<module>")));
+        assert_eq!(
+            frame_line("~/x.py in <lambda>(x)").and_then(|f| f.function),
+            Some("<lambda>".into())
+        );
         assert!(!cell.is_library());
         assert_eq!(
             frame_line("~/work/net.py in forward(self, x)").map(|f| (f.file, f.function)),
@@ -479,6 +498,7 @@ mod tests {
             "model.py in 2 places",
             "Input In [a], in f()",
             "Input In [3], in <cell line: x>()",
+            "run.py in background",
         ] {
             assert_eq!(frame_line(not), None, "{not}");
         }
