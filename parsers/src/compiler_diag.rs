@@ -454,8 +454,7 @@ fn program_like(program: &str) -> bool {
 /// `llamafactory-cli: error: ambiguous option: --split could match …`, `… one of the arguments
 /// --a --b is required`, the option's own messages after `argument X: `).
 fn argparse_message(rest: &str) -> Option<&str> {
-    const STEMS: [&str; 6] = [
-        "argument",
+    const STEMS: [&str; 5] = [
         "unrecognized argument",
         "the following arguments",
         "no such option",
@@ -488,13 +487,7 @@ pub fn argparse_error(t: &str) -> Option<&str> {
         .rsplit(|c: char| c.is_whitespace() || matches!(c, '：' | '，' | ',' | ':'))
         .next()?
         .trim_start_matches(['`', '"', '\'', '(', '[']);
-    // Words before the program that are an exception's own (`RuntimeError: forward failed:
-    // error: …`): its message, not a command line's refusal.
-    let exception = before.len() > program.len()
-        && before
-            .split_once(": ")
-            .is_some_and(|(head, _)| head.ends_with("Error") || head.ends_with("Exception"));
-    (program_like(program) && !exception)
+    program_like(program)
         .then(|| argparse_message(&t[at + 2..]))
         .flatten()
 }

@@ -27,8 +27,9 @@
 //!              (asked only of a PyTorch program whose text shows that engine)
 //! triton    := ("triton-ascend" | "triton_ascend") sep version     (asked only where the text shows
 //!              a Triton kernel's compilation: `triton/compiler`, `triton_ascend`, BiShengIR)
-//! sep       := "==" | "-" | ":" | "=" | " " | " version" [":"] " " | " | "   (a Markdown table's
-//!              next cell; then an optional "v")
+//! sep       := "==" | "-" | ":" | "：" | "=" | " " | " version" [":"] " " | "版本" ["为" | "是" | "号"]
+//!              [":"]   (then an optional "v"; a Markdown table's row pairs a name with the version
+//!              in its next cell)
 //! ```
 //!
 //! The framework, from the names the program prints (its modules, paths and functions, not a
@@ -325,19 +326,19 @@ fn patterns() -> &'static Patterns {
     static P: OnceLock<Patterns> = OnceLock::new();
     P.get_or_init(|| {
         // A name in markdown's code or bold (`` `torch`: 2.8.0 ``, `**torch_npu** 2.8.0`) keeps
-        // its version after the closing marks; in a Markdown table's row, in the next cell (`|
-        // CANN | 9.1.0 |`).
-        let sep = r"[`*]*(?:==|=|-|:|\s+version\s*:?\s*|\s*:\s*|\s*\|\s*[`*]*|\s+)v?";
+        // its version after the closing marks (a Markdown table's rows: [`table_versions`]).
+        let sep = r"[`*]*(?:==|=|-|:|\s+version\s*:?\s*|\s*[:：]\s*|\s*版本(?:号|为|是)?\s*[:：]?\s*|\s+)v?";
         let re = |s: &str| Regex::new(s).expect("a valid pattern");
         Patterns {
             torch: re(&format!(r"(?i)(?:^|[^a-z_.-])(?:py)?torch{sep}\d+\.\d+")),
             torch_npu: re(&format!(r"(?i)torch[_-]?npu{sep}\d+\.\d+")),
             cann: re(&format!(
-                r"(?i)(?:(?:^|[^a-z0-9_-]|(?:^|[^e])-)cann(?:\s+version)?{sep}\d+\.\d+|\b\d+\.\d+\.(?:\d+\.)?(?:rc|alpha|beta)\d+|ascend-toolkit/\d|\bcann-\d|\b(?:runtime|toolkit|compiler|opp)_(?:running|upgrade|installed)_version=\[[^\]:]*:\d+\.\d+)"
+                r"(?i)(?:(?:^|[^a-z0-9_-]|(?:^|[^e])-)cann(?:\s+version)?(?:{sep})?\d+\.\d+|\b\d+\.\d+\.(?:\d+\.)?(?:rc|alpha|beta)\d+|ascend-toolkit/\d|\bcann-\d|\b(?:runtime|toolkit|compiler|opp)_(?:running|upgrade|installed)_version=\[[^\]:]*:\d+\.\d+)"
             )),
             chip: re(
                 // (ASCII word boundaries: a chip's name between Chinese words, `在910b上`.)
-                r"(?i)(?:ascend\s?(?:910|310|950)|(?-u:\b)(?:910|310|950)(?:[abcp]|pr)\d{0,2}(?-u:\b)|(?-u:\b)atlas\s+\d{3}|(?-u:\b)soc_?version)",
+                // (`910B2x鲲鹏920`: a count or a product after `x`; `A300I Pro`: Atlas's short name.)
+                r"(?i)(?:ascend\s?(?:910|310|950)|(?-u:\b)(?:910|310|950)(?:[abcp]|pr)\d{0,2}(?:(?-u:\b)|x)|(?-u:\b)atlas\s+\d{3}|(?-u:\b)a[2389]00[it](?:\s?(?:pro|duo)|(?-u:\b))|(?-u:\b)soc_?version)",
             ),
             triton: re(
                 r"(?i)triton[/.]compiler|triton[_-]ascend|triton[/.]backends[/.]ascend|bishengir|mlircompilationerror",
@@ -363,7 +364,7 @@ fn patterns() -> &'static Patterns {
                 ),
                 (
                     Framework::Torch,
-                    r"(?i)(?:^|[^a-z0-9])(?:py)?torch(?:[_-]npu|air|run)?(?:[^a-z0-9]|$)|npugraph_ex|vllm|EngineCore_DP\d|\((?:APIServer|EngineCore) pid=\d+\) (?:INFO|WARNING|ERROR|DEBUG|CRITICAL) \d\d-\d\d |sglang|sgl[_-]kernel[_-]npu|lmdeploy|dlinfer|deepspeed|mindspeed|megatron|mineru|llamafactory|llama_factory|(?:^|[^a-z0-9])verl(?:[/.=:-]|\s|$)|\{'loss': [^}\n]*'epoch': ",
+                    r"(?i)(?:^|[^a-z0-9])(?:py)?torch(?:[_-]?npu|air|run)?(?:[^a-z0-9]|$)|npugraph_ex|vllm|EngineCore_DP\d|\((?:APIServer|EngineCore) pid=\d+\) (?:INFO|WARNING|ERROR|DEBUG|CRITICAL) \d\d-\d\d |sglang|sgl[_-]kernel[_-]npu|lmdeploy|dlinfer|deepspeed|mindspeed|megatron|mineru|llamafactory|llama_factory|(?:^|[^a-z0-9])verl(?:[/.=:-]|\s|$)|\{'loss': [^}\n]*'epoch': ",
                     None,
                 ),
                 (
@@ -401,9 +402,82 @@ fn patterns() -> &'static Patterns {
     })
 }
 
+/// Whether the name right before a bare release number (`5.0.rc2`, `23.0.rc3`: CANN's
+/// numbering, and other products' too) is another product's: the MindX SDK, MindStudio, the
+/// driver or the firmware (`mindxsdk 5.0.rc2`, `driver 23.0.rc3`).
+fn another_products(before: &str) -> bool {
+    const OTHERS: [&str; 8] = [
+        "mindx",
+        "mindxsdk",
+        "sdk",
+        "mxvision",
+        "mindstudio",
+        "driver",
+        "firmware",
+        "固件",
+    ];
+    let name = before
+        .trim_end_matches(|c: char| {
+            c.is_whitespace() || matches!(c, '=' | ':' | '：' | 'v' | 'V' | '-' | '_')
+        })
+        .rsplit(|c: char| c.is_whitespace() || matches!(c, '(' | ',' | '，' | '/'))
+        .next()
+        .unwrap_or("")
+        .to_lowercase();
+    OTHERS.iter().any(|o| name.ends_with(o)) || name.ends_with("驱动")
+}
+
+/// A Markdown table's rows that pair a name with a version in the next cell (`| CANN | 9.1.0 |`,
+/// `| **torch_npu** | 2.5.1.post1 |`), each written as `name version` on a line of its own — a
+/// cell that only looks like a number (`| torch | 35.2 ms |`, `| vllm | 1834.5 |`) is none.
+fn table_versions(text: &str) -> String {
+    let version = |v: &str| {
+        let v = v
+            .trim()
+            .trim_matches(['`', '*'])
+            .trim_start_matches(['v', 'V']);
+        let mut parts = v.split('.');
+        let numbered = parts
+            .next()
+            .is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+            && parts
+                .next()
+                .is_some_and(|p| p.starts_with(|c: char| c.is_ascii_digit()));
+        // Three parts, or a release's tag (`8.0.RC3`, `2.5.1.post1`, `2.7.1+cpu`).
+        let tagged =
+            v.split('.').count() >= 3 || v.contains('+') || v.to_ascii_lowercase().contains("rc");
+        numbered && tagged && !v.contains(char::is_whitespace)
+    };
+    let mut out = String::new();
+    for line in text.lines() {
+        let t = line.trim();
+        if !t.starts_with('|') {
+            continue;
+        }
+        let cells: Vec<&str> = t.trim_matches('|').split('|').collect();
+        for pair in cells.windows(2) {
+            if version(pair[1]) {
+                out.push_str(pair[0].trim().trim_matches(['`', '*']));
+                out.push(' ');
+                out.push_str(pair[1].trim());
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
+
 /// Which framework `text`'s program runs on, and which of its versions, CANN and the chip `text`
 /// states. Never panics; linear in the text.
 pub fn stated(text: &str) -> Stated {
+    let tables = table_versions(text);
+    let joined;
+    let text = if tables.is_empty() {
+        text
+    } else {
+        joined = format!("{text}\n{tables}");
+        joined.as_str()
+    };
     let p = patterns();
     let found = p.frameworks.iter().find(|f| f.name.is_match(text));
     let framework = found.map_or_else(
@@ -436,9 +510,12 @@ pub fn stated(text: &str) -> Stated {
                 .map(|v| v.find_iter(text).map(|m| m.range()).collect())
                 .unwrap_or_default();
             p.cann.find_iter(text).any(|m| {
-                !mindie
+                let in_mindie = mindie
                     .iter()
-                    .any(|r| r.start <= m.start() && m.start() < r.end)
+                    .any(|r| r.start <= m.start() && m.start() < r.end);
+                let others = m.as_str().starts_with(|c: char| c.is_ascii_digit())
+                    && another_products(&text[..m.start()]);
+                !(in_mindie || others)
             })
         },
         chip: p.chip.is_match(text),
@@ -517,6 +594,12 @@ mod tests {
                 (true, true, true, false),
             ),
             ("| torch | yes |\n| CANN | n/a |", (false, false, false, false)),
+            ("| torch | 35.2 ms |\n| vllm | 1834.5 |", (false, false, false, false)),
+            // Batch 43's grading: a full-width colon, Chinese words, glued, a short chip name.
+            ("cann version：8.0.0.B100, A300I Pro", (false, false, true, true)),
+            ("CANN版本为5.1.RC1.alpha001，910B2x鲲鹏920", (false, false, true, true)),
+            ("cann6.2.rc2", (false, false, true, false)),
+            ("mindxsdk 5.0.rc2, driver 23.0.rc3", (false, false, false, false)),
         ] {
             let s = stated(text);
             assert_eq!((s.torch, s.torch_npu, s.cann, s.chip), want, "{text}");

@@ -376,7 +376,8 @@ fn without_a_graph(c: &mut Classification, file: Option<&str>, framework: Framew
     // CANNBot's accuracy and performance sub-skills compare a graph run with eager; its
     // compile-error sub-skill diagnoses a graph's tracing, compile and capture (an ACL graph's
     // too), not a C++ build's or a kernel's compiler.
-    let graph_phase = matches!(c.phase, Some(Phase::Tracing | Phase::Capture));
+    let graph_phase =
+        matches!(c.phase, Some(Phase::Tracing | Phase::Capture)) || c.rule == "shape.wrapper-class";
     if matches!(c.route, Route::Accuracy | Route::Performance)
         || (c.route == Route::CompileError && !graph_phase)
     {
@@ -446,6 +447,16 @@ pub fn classify_ranked(
     } else {
         from_routing(file, routing, framework)
     };
+    // A warning or a debug record the program went on after states a cause (a cause a warning
+    // states is a signal, [`Tier::Signal`]), but did not stop the run: no more than medium, and
+    // the note says what to ask for.
+    let warned = err.tier == Tier::Soft
+        || (err.tier == Tier::Signal
+            && matches!(&*err.evidence.rule, "environment.line" | "phrase.line"));
+    if warned && c.confidence == Confidence::High {
+        c.confidence = Confidence::Medium;
+        c.notes.push("the cited line is a warning or a debug record, and the program went on after it: if the run failed later, ask for the output up to its failure".into());
+    }
     if c.route == Route::Undetermined || c.confidence == Confidence::Low {
         // A Python exception that came without its traceback: the frames say more than logs.
         let bare = bare_exception(Some(&err));
@@ -733,6 +744,21 @@ mod tests {
         .expect("classified");
         assert!(scripts(&compiled) > 0 && ladder(&compiled));
         assert!(compiled.sub_skill.is_some());
+    }
+
+    // Wider-world batch 43's grading: a cause a warning states is no more than medium.
+    #[test]
+    fn a_warned_cause_is_no_more_than_medium() {
+        let warned = "[W  5/ 9 20:23:15.461 .../src/driver/huawei_ascend_npu/utility.cc:57 InitializeAscendCL] CANN version mismatch. The build version is 5.1.0, but the current environment version is 5.1.2.\n[I  5/ 9 20:23:15.495 ...r/src/driver/huawei_ascend_npu/engine.cc:41 Context] properties:\n";
+        let c = classify_text(Path::new(PASTED), warned).expect("classified");
+        assert_eq!(
+            (c.route, c.confidence),
+            (Route::Environment, Confidence::Medium)
+        );
+        assert!(c.notes.iter().any(|n| n.contains("went on after it")));
+        let stated = warned.replace("[W  5/ 9", "[E  5/ 9");
+        let c = classify_text(Path::new(PASTED), &stated).expect("classified");
+        assert_eq!(c.confidence, Confidence::High);
     }
 
     // A paste that names a device fault without its record sends the checks that read device

@@ -1170,9 +1170,17 @@ fn metric_rows(text: &str, header: usize, cells: &[String]) -> Option<(Routing, 
     let failed = |row: &[String]| {
         status.is_some_and(|k| {
             row.get(k).is_some_and(|v| {
-                ["fail", "regress", "失败", "❌"]
+                // A word of failure, not negated (`no regression`, `0 fail`).
+                let words: Vec<&str> = v.split(|c: char| !c.is_alphanumeric()).collect();
+                let negated = words
                     .iter()
-                    .any(|w| v.contains(w))
+                    .find(|w| !w.is_empty())
+                    .is_some_and(|w| ["no", "not", "0", "none"].contains(w));
+                !negated
+                    && (words.iter().any(|w| {
+                        ["fail", "failed", "failure", "regressed", "regression"].contains(w)
+                    }) || v.contains("失败")
+                        || v.contains('❌'))
             })
         })
     };
@@ -2727,6 +2735,8 @@ mod tests {
             .replace("mean_ttft_ms", "output_tokens/s")
             .replace("| fail |", "| ❌ FAIL |");
         assert_eq!(route_prose(&rate).unwrap().1, 4);
+        let negated = ci.replace("| pass |", "| ✅ no regression |");
+        assert_eq!(route_prose(&negated).unwrap().1, 4);
         let unroutable = ci
             .replace("mean_ttft_ms", "rtf_p99")
             .replace("mean_audio_rtf", "gsm8k_accuracy");

@@ -1302,7 +1302,9 @@ impl<'w> Collector<'_, 'w> {
         let missed = lookup_miss(e)
             && self.above(from).any(|c| {
                 (c.tier == Tier::Strong && says_not_found(c))
-                    || (c.tier != Tier::Soft && super::phase::runtime_number(&c.message).is_some())
+                    || (matches!(c.tier, Tier::Strong | Tier::Cascade)
+                        && c.index + RECORD_RUN_LINES >= from
+                        && super::phase::runtime_number(&c.message).is_some())
             });
         let said = said_below(e.message, scope.get(1));
         let tier = if !soft
@@ -1737,6 +1739,10 @@ fn translated_below(w: &[WinLine<'_>], end: usize, e: &ExceptionLine<'_>) -> boo
         .is_some_and(|outer| outer.message.contains(key))
 }
 
+/// How far above a traceback the records of the failure it follows from may stand (MindX SDK's
+/// record with its code, then the records that failed after it, then the script's traceback).
+const RECORD_RUN_LINES: usize = 8;
+
 /// How far above an exception the error it repeats or follows from may stand (the record it
 /// raises, the title it completes, the missing piece its lookup did not find).
 const RAISED_RECORD_LINES: usize = 40;
@@ -1796,7 +1802,13 @@ fn first_record_of_code(w: &[WinLine<'_>], out: &[Candidate<'_>], k: usize) -> O
     (0..k)
         .rev()
         .take_while(|&j| out[j].index + RAISED_RECORD_LINES >= at)
-        .filter(|&j| out[j].index < at && w[out[j].index].rest.contains(&printed))
+        .filter(|&j| {
+            let r = &out[j];
+            r.index < at
+                && r.tier != Tier::Soft
+                && matches!(r.shape, Shape::LoggingError | Shape::EnvironmentLine)
+                && w[r.index].rest.contains(&printed)
+        })
         .last()
 }
 
@@ -1898,7 +1910,7 @@ fn is_library_throw(what: &str) -> bool {
 /// are.
 const REASON_FOLLOWS: [&str; 3] = [
     "fail to open library",
-    "failed to load&library",
+    "failed to load&library&.so",
     "failed to import torch_npu",
 ];
 
@@ -1916,18 +1928,29 @@ const CONTINUED_LINES: usize = 8;
 /// them that states one or opens with a failure ([`opens_failed`]). An exception gives its tier
 /// to the line and becomes a cascade; under an error record (a cascade) the line is a signal.
 fn continued_messages<'w>(w: &[WinLine<'w>], out: &mut Vec<Candidate<'w>>) {
+    let reason_follows =
+        |t: &str| knowledge::stated_cause(t).is_some_and(|f| REASON_FOLLOWS.contains(&f.key));
     let wrapper = |c: &Candidate<'_>| {
         let exception = c.rule == "python.exception" && c.tier == Tier::Strong;
-        (exception || c.rule == "logger.error-record" || c.shape == Shape::EnvironmentLine)
-            && runs_on(w[c.index].rest)
-            && knowledge::stated_cause(w[c.index].rest)
-                .is_none_or(|f| REASON_FOLLOWS.contains(&f.key))
+        let t = w[c.index].rest;
+        runs_on(t)
+            && if c.shape == Shape::EnvironmentLine {
+                reason_follows(t)
+            } else {
+                (exception || c.rule == "logger.error-record")
+                    && (knowledge::stated_cause(t).is_none() || reason_follows(t))
+            }
     };
     // Most windows hold no such error: the candidates' lines are only gathered for one that does.
     if !out.iter().any(wrapper) {
         return;
     }
     let taken: std::collections::HashSet<usize> = out.iter().map(|c| c.index).collect();
+    let strong_at: std::collections::HashSet<usize> = out
+        .iter()
+        .filter(|c| c.tier == Tier::Strong)
+        .map(|c| c.index)
+        .collect();
     let mut found = Vec::new();
     for c in out.iter_mut() {
         if !wrapper(c) {
@@ -1938,21 +1961,23 @@ fn continued_messages<'w>(w: &[WinLine<'w>], out: &mut Vec<Candidate<'w>>) {
         let mut cause = None;
         for (k, l) in w.iter().enumerate().skip(c.index + 1).take(CONTINUED_LINES) {
             let t = l.rest;
-            // The reason is a candidate of its own already (an environment row): it stands, the
-            // wrapper gives way.
-            if exception && taken.contains(&k) && knowledge::stated_cause(t.trim()).is_some() {
-                c.tier = Tier::Cascade;
-                break;
-            }
             if l.norm.skip
                 || t.trim().is_empty()
                 || t.starts_with(char::is_whitespace)
                 || !l.norm.continues(&w[c.index].norm)
                 || l.plog.is_some()
-                || taken.contains(&k)
                 || exception_line(t).is_some()
                 || starts_its_own(l)
             {
+                break;
+            }
+            if taken.contains(&k) {
+                // The reason is a strong candidate of its own already (an environment row
+                // read on the continued line): it stands, the wrapper gives way.
+                let strong = strong_at.contains(&k);
+                if exception && strong && knowledge::stated_cause(t.trim()).is_some() {
+                    c.tier = Tier::Cascade;
+                }
                 break;
             }
             if knowledge::stated_cause(t.trim()).is_some() || opens_failed(t.trim()) {
@@ -3028,11 +3053,12 @@ const ABORT_PATH_PREFIXES: [&str; 6] = [
 
 /// Objects whose frames are the runtime's, not the program's: the C and C++ libraries, the
 /// unwinder, Python's interpreter.
-const RUNTIME_OBJECTS: [&str; 5] = [
+const RUNTIME_OBJECTS: [&str; 6] = [
     "libc.so",
     "libstdc++.so",
     "libgcc_s.so",
     "libpython",
+    "python",
     "ld-linux",
 ];
 
@@ -3044,10 +3070,18 @@ const RUNTIME_OBJECTS: [&str; 5] = [
 /// C++ `terminate called …` line says what was thrown: it stays.
 fn under_backtrace<'w>(w: &[WinLine<'w>], mut c: Candidate<'w>) -> Candidate<'w> {
     let i = c.index;
-    let t = w[i].rest.trim_start().to_ascii_lowercase();
-    if c.shape != Shape::ProcessAbort
-        || !(t.starts_with("aborted") || t.starts_with("segmentation fault"))
-    {
+    let t = w[i].rest.trim_start();
+    let lower = t.to_ascii_lowercase();
+    let signal = [
+        "aborted",
+        "segmentation fault",
+        "bus error",
+        "illegal instruction",
+    ]
+    .iter()
+    .any(|s| lower.starts_with(s))
+        || shell_job_signal(t);
+    if c.shape != Shape::ProcessAbort || !signal {
         return c;
     }
     let frames: Vec<usize> = (0..i)
@@ -3066,6 +3100,9 @@ fn under_backtrace<'w>(w: &[WinLine<'w>], mut c: Candidate<'w>) -> Candidate<'w>
                 !s.is_empty()
                     && !ABORT_PATH.contains(&s)
                     && !ABORT_PATH_PREFIXES.iter().any(|a| s.starts_with(a))
+                    // CPython's own functions, in a statically linked interpreter too.
+                    && !s.starts_with("Py")
+                    && !s.starts_with("_Py")
             })
     };
     // `frames` runs outermost first (read upwards); the innermost is the last.
@@ -3343,12 +3380,15 @@ fn is_process_abort(t: &str) -> bool {
 /// `[1]+  Aborted (core dumped)  ./app`): the script and line or the job number, the process id,
 /// the signal's description.
 pub(super) fn shell_job_signal(t: &str) -> bool {
-    const SIGNALS: [&str; 5] = [
+    const SIGNALS: [&str; 7] = [
         "Segmentation fault",
         "Aborted",
         "Bus error",
         "Illegal instruction",
         "Floating point exception",
+        // SIGKILL (the host's out-of-memory killer, most often) and SIGTERM.
+        "Killed",
+        "Terminated",
     ];
     // `<script>: line <n>: ` before the process id.
     let after_line = t.split_once(": line ").and_then(|(_, r)| {

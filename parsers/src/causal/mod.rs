@@ -1929,7 +1929,7 @@ mod tests {
         );
         assert_eq!(
             phase("RuntimeError: allocate:NPUCachingAllocator.cpp:1406 NPU error, error code is 107002\n[Error]: The context is empty.\n"),
-            Some(Phase::Environment)
+            Some(Phase::Execution)
         );
         assert_eq!(
             phase("EZ3002: Optype [Conv2D] of Ops kernel [AIcoreEngine] is unsupported. Reason: Dynamic shape is not supported on this chip!.\n"),
@@ -2080,6 +2080,11 @@ mod tests {
             first("[1]+  Aborted (core dumped)  ./app\n").shape,
             Shape::ProcessAbort
         );
+        // The host's out-of-memory killer's SIGKILL.
+        assert_eq!(
+            first("run.sh: line 7: 257060 Killed                  python train.py\n").shape,
+            Shape::ProcessAbort
+        );
         for not in [
             "see line 7: 3 Segmentation faults were fixed",
             "[x] Aborted by user",
@@ -2116,6 +2121,15 @@ mod tests {
         // stripped binary's frames without symbols leave the abort cited.
         let stripped = "/lib/libc.so.6(+0x42520)[0x1]\n/lib/libc.so.6(pthread_kill+0x12c)[0x2]\n/lib/libc.so.6(abort+0xd3)[0x4]\n./srv(+0x1234)[0x5]\n/lib/libc.so.6(__libc_start_main+0x80)[0x6]\nAborted (core dumped)\n";
         assert_eq!(first(stripped).line, 6);
+        // A statically linked interpreter's frames are the runtime's too.
+        let python = "/x/libtorch_npu.so(+0x1b2c3d)[0x1]\npython3(PyObject_Call+0x5e)[0x2]\npython3(_PyEval_EvalFrameDefault+0x9)[0x3]\nAborted (core dumped)\n";
+        assert_eq!(first(python).line, 4);
+        // A shell's report of the signal reads the frames the same.
+        let shell = text.replace(
+            "Aborted (core dumped)",
+            "run.sh: line 7: 123 Aborted (core dumped) ./llama-server",
+        );
+        assert_eq!(first(&shell).line, 3);
         // C++'s terminate names what was thrown: it stays.
         let thrown = "/usr/lib/libstdc++.so.6(_ZSt9terminatev+0x16)[0x1]\n/x/libggml.so(ggml_compute+0x10)[0x2]\nterminate called after throwing an instance of 'std::runtime_error'\n";
         assert_eq!(first(thrown).line, 3);

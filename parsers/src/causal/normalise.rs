@@ -199,7 +199,7 @@ fn lost_colour(s: &[u8]) -> Option<usize> {
         .take(4)
         .take_while(|b| b.is_ascii_lowercase())
         .count();
-    (unit > 3 || s.get(end + unit) != Some(&b']')).then_some(end)
+    (!(1..=3).contains(&unit) || s.get(end + unit) != Some(&b']')).then_some(end)
 }
 
 /// `text` without the escape sequences that keep their escape byte ([`strip_escapes`]).
@@ -406,6 +406,11 @@ mod tests {
             None
         );
         assert_eq!(strip_escapes("delay [0min], [0mm] gap"), None);
+        // A coloured level inside brackets keeps its reset before `]`.
+        assert_eq!(
+            strip_escapes("[[31mERROR[0m] acl set device 0 failed").as_deref(),
+            Some("[ERROR] acl set device 0 failed")
+        );
         assert_eq!(
             strip_escapes("[0ms] x [32mok[0m").as_deref(),
             Some("[0ms] x ok")

@@ -162,9 +162,10 @@ fn ipython7_frame(t: &str) -> Option<Frame> {
                     && hash.bytes().all(|b| b.is_ascii_hexdigit())
             })
         });
-    let path = [".py", ".pyx", ".pxi"].iter().any(|x| file.ends_with(x))
-        && !file.contains(char::is_whitespace)
-        && file.len() > 4;
+    let path = [".py", ".pyx", ".pxi"]
+        .iter()
+        .any(|x| file.len() > x.len() && file.ends_with(x))
+        && !file.contains(char::is_whitespace);
     let name = function.split_once('(').map_or(function, |(name, _)| name);
     // An identifier, or the name CPython gives code without one (`<module>`, `<lambda>`,
     // `<listcomp>`, `<genexpr>`).
