@@ -327,7 +327,7 @@ fn patterns() -> &'static Patterns {
     P.get_or_init(|| {
         // A name in markdown's code or bold (`` `torch`: 2.8.0 ``, `**torch_npu** 2.8.0`) keeps
         // its version after the closing marks (a Markdown table's rows: [`table_versions`]).
-        let sep = r"[`*]*(?:==|=|-|:|\s+version\s*:?\s*|\s*[:：]\s*|\s*版本(?:号|为|是)?\s*[:：]?\s*|\s+)v?";
+        let sep = r"[`*]*(?:==|=|-|:|\s+version\s*:?\s*|\s*[:：]\s*|\s*的?版本号?(?:为|是)?\s*[:：]?\s*|\s+)v?";
         let re = |s: &str| Regex::new(s).expect("a valid pattern");
         Patterns {
             torch: re(&format!(r"(?i)(?:^|[^a-z_.-])(?:py)?torch{sep}\d+\.\d+")),
@@ -338,7 +338,7 @@ fn patterns() -> &'static Patterns {
             chip: re(
                 // (ASCII word boundaries: a chip's name between Chinese words, `在910b上`.)
                 // (`910B2x鲲鹏920`: a count or a product after `x`; `A300I Pro`: Atlas's short name.)
-                r"(?i)(?:ascend\s?(?:910|310|950)|(?-u:\b)(?:910|310|950)(?:[abcp]|pr)\d{0,2}(?:(?-u:\b)|x)|(?-u:\b)atlas\s+\d{3}|(?-u:\b)a[2389]00[it](?:\s?(?:pro|duo)|(?-u:\b))|(?-u:\b)soc_?version)",
+                r"(?i)(?:ascend\s?(?:910|310|950)|(?-u:\b)(?:910|310|950)(?:[abcp]|pr)\d{0,2}(?:(?-u:\b)|x(?:\d|[^\x00-\x7F]))|(?-u:\b)atlas\s+\d{3}|(?-u:\b)a[2389]00[it](?:\s?(?:pro|duo)|(?-u:\b))|(?-u:\b)soc_?version)",
             ),
             triton: re(
                 r"(?i)triton[/.]compiler|triton[_-]ascend|triton[/.]backends[/.]ascend|bishengir|mlircompilationerror",
@@ -406,7 +406,7 @@ fn patterns() -> &'static Patterns {
 /// numbering, and other products' too) is another product's: the MindX SDK, MindStudio, the
 /// driver or the firmware (`mindxsdk 5.0.rc2`, `driver 23.0.rc3`).
 fn another_products(before: &str) -> bool {
-    const OTHERS: [&str; 8] = [
+    const OTHERS: [&str; 11] = [
         "mindx",
         "mindxsdk",
         "sdk",
@@ -414,23 +414,41 @@ fn another_products(before: &str) -> bool {
         "mindstudio",
         "driver",
         "firmware",
-        "固件",
+        "hdk",
+        "npu-smi",
+        "dl",
+        "mindie",
     ];
-    let name = before
-        .trim_end_matches(|c: char| {
-            c.is_whitespace() || matches!(c, '=' | ':' | '：' | 'v' | 'V' | '-' | '_')
+    // The last words only (a line without spaces costs no more than they do).
+    let start = before.char_indices().rev().nth(64).map_or(0, |(at, _)| at);
+    let lower = before[start..].to_lowercase();
+    let words = lower
+        .split(|c: char| {
+            c.is_whitespace()
+                || matches!(
+                    c,
+                    '(' | ',' | '，' | '/' | '|' | '`' | '*' | '"' | '=' | ':' | '：'
+                )
         })
-        .rsplit(|c: char| c.is_whitespace() || matches!(c, '(' | ',' | '，' | '/'))
-        .next()
-        .unwrap_or("")
-        .to_lowercase();
-    OTHERS.iter().any(|o| name.ends_with(o)) || name.ends_with("驱动")
+        .filter(|w| !w.is_empty())
+        .rev();
+    // `Driver Version: 23.0.rc3`, `驱动版本：…`: the word before `version` names the product.
+    // (npu-smi's header, `npu-smi 23.0.rc3   Version: 23.0.rc3`, names its product two words
+    // back.)
+    let name = words
+        .take(3)
+        .find(|w| *w != "version" && *w != "v" && !w.starts_with(|c: char| c.is_ascii_digit()))
+        .unwrap_or("");
+    let name = ["版本为", "版本是", "版本号", "版本"]
+        .iter()
+        .fold(name, |n, w| n.strip_suffix(w).unwrap_or(n));
+    OTHERS.iter().any(|o| name.ends_with(o)) || name.contains("驱动") || name.contains("固件")
 }
 
 /// A Markdown table's rows that pair a name with a version in the next cell (`| CANN | 9.1.0 |`,
 /// `| **torch_npu** | 2.5.1.post1 |`), each written as `name version` on a line of its own — a
 /// cell that only looks like a number (`| torch | 35.2 ms |`, `| vllm | 1834.5 |`) is none.
-fn table_versions(text: &str) -> String {
+fn table_versions(text: &str) -> Option<String> {
     let version = |v: &str| {
         let v = v
             .trim()
@@ -448,36 +466,42 @@ fn table_versions(text: &str) -> String {
             v.split('.').count() >= 3 || v.contains('+') || v.to_ascii_lowercase().contains("rc");
         numbered && tagged && !v.contains(char::is_whitespace)
     };
-    let mut out = String::new();
+    let mut out = String::with_capacity(text.len());
+    let mut any = false;
     for line in text.lines() {
         let t = line.trim();
-        if !t.starts_with('|') {
+        let cells: Vec<&str> = t.trim_matches('|').split('|').collect();
+        let pairs: Vec<(&str, &str)> = if t.starts_with('|') {
+            cells
+                .windows(2)
+                .filter(|pair| version(pair[1]))
+                .map(|pair| (pair[0], pair[1]))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        if pairs.is_empty() {
+            out.push_str(line);
+            out.push('\n');
             continue;
         }
-        let cells: Vec<&str> = t.trim_matches('|').split('|').collect();
-        for pair in cells.windows(2) {
-            if version(pair[1]) {
-                out.push_str(pair[0].trim().trim_matches(['`', '*']));
-                out.push(' ');
-                out.push_str(pair[1].trim());
-                out.push('\n');
-            }
+        // The row's pairs stand in for the row: its cells' borders are no text of a version.
+        any = true;
+        for (name, value) in pairs {
+            out.push_str(name.trim().trim_matches(['`', '*']));
+            out.push(' ');
+            out.push_str(value.trim());
+            out.push('\n');
         }
     }
-    out
+    any.then_some(out)
 }
 
 /// Which framework `text`'s program runs on, and which of its versions, CANN and the chip `text`
 /// states. Never panics; linear in the text.
 pub fn stated(text: &str) -> Stated {
-    let tables = table_versions(text);
-    let joined;
-    let text = if tables.is_empty() {
-        text
-    } else {
-        joined = format!("{text}\n{tables}");
-        joined.as_str()
-    };
+    let rewritten = table_versions(text);
+    let text = rewritten.as_deref().unwrap_or(text);
     let p = patterns();
     let found = p.frameworks.iter().find(|f| f.name.is_match(text));
     let framework = found.map_or_else(
@@ -600,6 +624,12 @@ mod tests {
             ("CANN版本为5.1.RC1.alpha001，910B2x鲲鹏920", (false, false, true, true)),
             ("cann6.2.rc2", (false, false, true, false)),
             ("mindxsdk 5.0.rc2, driver 23.0.rc3", (false, false, false, false)),
+            // Batch 44's review: the driver's spellings, another product's table row, pixels.
+            (
+                "Driver Version: 23.0.rc3\n| npu-smi 23.0.rc3   Version: 23.0.rc3 |\n驱动版本：23.0.RC3\n| MindIE Service | 2.2.RC1 |\n| NPU Driver | 23.0.rc3 |\n<img width=\"310px\">",
+                (false, false, false, false),
+            ),
+            ("CANN的版本号为8.1.RC1", (false, false, true, false)),
         ] {
             let s = stated(text);
             assert_eq!((s.torch, s.torch_npu, s.cann, s.chip), want, "{text}");

@@ -447,15 +447,14 @@ pub fn classify_ranked(
     } else {
         from_routing(file, routing, framework)
     };
-    // A warning or a debug record the program went on after states a cause (a cause a warning
-    // states is a signal, [`Tier::Signal`]), but did not stop the run: no more than medium, and
-    // the note says what to ask for.
-    let warned = err.tier == Tier::Soft
-        || (err.tier == Tier::Signal
-            && matches!(&*err.evidence.rule, "environment.line" | "phrase.line"));
+    // A cause a warning states (a signal, [`Tier::Signal`], of the environment's or the
+    // knowledge's rows) may not be what stopped the run: no more than medium, and the note says
+    // what to ask for.
+    let warned = err.tier == Tier::Signal
+        && matches!(&*err.evidence.rule, "environment.line" | "phrase.line");
     if warned && c.confidence == Confidence::High {
         c.confidence = Confidence::Medium;
-        c.notes.push("the cited line is a warning or a debug record, and the program went on after it: if the run failed later, ask for the output up to its failure".into());
+        c.notes.push("the cited line is a warning: if the run failed later, ask for the output up to its failure".into());
     }
     if c.route == Route::Undetermined || c.confidence == Confidence::Low {
         // A Python exception that came without its traceback: the frames say more than logs.
@@ -755,7 +754,10 @@ mod tests {
             (c.route, c.confidence),
             (Route::Environment, Confidence::Medium)
         );
-        assert!(c.notes.iter().any(|n| n.contains("went on after it")));
+        assert!(c
+            .notes
+            .iter()
+            .any(|n| n.contains("the cited line is a warning")));
         let stated = warned.replace("[W  5/ 9", "[E  5/ 9");
         let c = classify_text(Path::new(PASTED), &stated).expect("classified");
         assert_eq!(c.confidence, Confidence::High);

@@ -1170,17 +1170,25 @@ fn metric_rows(text: &str, header: usize, cells: &[String]) -> Option<(Routing, 
     let failed = |row: &[String]| {
         status.is_some_and(|k| {
             row.get(k).is_some_and(|v| {
-                // A word of failure, not negated (`no regression`, `0 fail`).
-                let words: Vec<&str> = v.split(|c: char| !c.is_alphanumeric()).collect();
-                let negated = words
-                    .iter()
-                    .find(|w| !w.is_empty())
-                    .is_some_and(|w| ["no", "not", "0", "none"].contains(w));
-                !negated
-                    && (words.iter().any(|w| {
-                        ["fail", "failed", "failure", "regressed", "regression"].contains(w)
-                    }) || v.contains("失败")
-                        || v.contains('❌'))
+                // A word of failure (`fail…`, `regress…`) that none of the two words before it
+                // negates (`pass (no regression)`, `0 fail`), nor a count after it (`failed:
+                // 0`); `失败` without `未` / `无` / `没` before it; a cross mark.
+                let words: Vec<&str> = v
+                    .split(|c: char| !c.is_alphanumeric())
+                    .filter(|w| !w.is_empty())
+                    .collect();
+                let said = words.iter().enumerate().any(|(i, w)| {
+                    let failure = w.starts_with("fail") || w.starts_with("regress");
+                    let negated = words[i.saturating_sub(2)..i]
+                        .iter()
+                        .any(|n| ["no", "not", "0", "none", "without"].contains(n));
+                    let none_after = words.get(i + 1) == Some(&"0");
+                    failure && !negated && !none_after
+                });
+                let zh = v
+                    .match_indices("失败")
+                    .any(|(at, _)| !v[..at].ends_with(['未', '无', '没']));
+                said || zh || v.contains('❌')
             })
         })
     };
@@ -2735,8 +2743,19 @@ mod tests {
             .replace("mean_ttft_ms", "output_tokens/s")
             .replace("| fail |", "| ❌ FAIL |");
         assert_eq!(route_prose(&rate).unwrap().1, 4);
-        let negated = ci.replace("| pass |", "| ✅ no regression |");
-        assert_eq!(route_prose(&negated).unwrap().1, 4);
+        for pass in [
+            "| ✅ no regression |",
+            "| pass (no regression) |",
+            "| failed: 0 |",
+            "| 未失败 |",
+        ] {
+            let negated = ci.replace("| pass |", pass);
+            assert_eq!(route_prose(&negated).unwrap().1, 4, "{pass}");
+        }
+        let regressed = ci
+            .replace("| fail |", "| REGRESSED |")
+            .replace("| pass |", "| ok |");
+        assert_eq!(route_prose(&regressed).unwrap().1, 4);
         let unroutable = ci
             .replace("mean_ttft_ms", "rtf_p99")
             .replace("mean_audio_rtf", "gsm8k_accuracy");

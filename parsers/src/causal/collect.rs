@@ -1806,7 +1806,10 @@ fn first_record_of_code(w: &[WinLine<'_>], out: &[Candidate<'_>], k: usize) -> O
             let r = &out[j];
             r.index < at
                 && r.tier != Tier::Soft
-                && matches!(r.shape, Shape::LoggingError | Shape::EnvironmentLine)
+                && matches!(
+                    r.shape,
+                    Shape::LoggingError | Shape::EnvironmentLine | Shape::KnownPhrase
+                )
                 && w[r.index].rest.contains(&printed)
         })
         .last()

@@ -138,9 +138,9 @@ pub fn strip_quote(s: &str) -> &str {
 /// be the line's); an operating-system command never ended takes the rest of the line.
 ///
 /// A web page drops the escape byte and keeps the rest (`[32mINFO[0m`, vLLM's `[1;36m(VllmWorker
-/// pid=7)[0;0m`), or shows it as `␛`, `^[` or `�`: on a line that holds such a reset (`[0m`,
-/// `[0;0m`) its colour settings (`[` digits and semicolons `m`) go too — without a reset on the
-/// line, `[10m` is the text's own.
+/// pid=7)[0;0m`), or shows it as `␛`, `^[`, `�` or a string's `\u001b`: on a line that holds
+/// such a reset and a setting that text follows ([`has_lost_reset`]) its colour settings (`[`
+/// digits and semicolons `m`) go too — without them, `[10m` is the text's own.
 pub fn strip_escapes(text: &str) -> Option<String> {
     let plain = strip_escape_bytes(text);
     let rest = plain.as_deref().unwrap_or(text);
@@ -170,14 +170,25 @@ pub fn strip_escapes(text: &str) -> Option<String> {
 /// string writes it.
 const SHOWN_ESCAPES: [&str; 6] = ["␛", "^[", "\u{fffd}", "\\u001b", "\\x1b", "\\033"];
 
-/// Whether a line holds a colour reset whose escape byte was lost (`[0m`, `[0;0m`, [`lost_colour`]):
-/// the sign that its other `[…m` are colours ([`strip_escapes`]). Cheap enough for every line of
-/// a log.
+/// Whether a line holds a colour reset whose escape byte was lost (`[0m`, `[0;0m`, [`lost_colour`])
+/// and a setting that text follows (`[31mERROR`): the sign that its `[…m` are colours
+/// ([`strip_escapes`]), not minutes in brackets (`waited [0m], retry in [12m]`). Cheap enough
+/// for every line of a log.
 pub fn has_lost_reset(line: &[u8]) -> bool {
-    memchr::memchr_iter(b'[', line).any(|at| {
+    let mut reset = false;
+    let mut colours_text = false;
+    for at in memchr::memchr_iter(b'[', line) {
         let s = &line[at..];
-        (s.starts_with(b"[0m") || s.starts_with(b"[0;0m")) && lost_colour(s).is_some()
-    })
+        let Some(len) = lost_colour(s) else { continue };
+        reset |= s.starts_with(b"[0m") || s.starts_with(b"[0;0m");
+        // A setting that text follows (`[31mERROR`): brackets that only close (`[0m]`, `[12m]`)
+        // may be minutes.
+        colours_text |= s.get(len).is_some_and(|b| *b != b']');
+        if reset && colours_text {
+            return true;
+        }
+    }
+    false
 }
 
 /// The length of a colour setting without its escape at the start of `s` (`[1;36m`: a bracket,
@@ -406,6 +417,7 @@ mod tests {
             None
         );
         assert_eq!(strip_escapes("delay [0min], [0mm] gap"), None);
+        assert_eq!(strip_escapes("waited [0m], retry in [12m]"), None);
         // A coloured level inside brackets keeps its reset before `]`.
         assert_eq!(
             strip_escapes("[[31mERROR[0m] acl set device 0 failed").as_deref(),
@@ -421,10 +433,11 @@ mod tests {
             Some("INFO up")
         );
         assert_eq!(strip_escapes("x[0"), None);
-        assert_eq!(strip_escapes("[0m").as_deref(), Some(""));
+        // A reset alone, no colour that text follows: the text's own.
+        assert_eq!(strip_escapes("[0m"), None);
         assert_eq!(
-            strip_escapes("[12345678901234567m [0m").as_deref(),
-            Some("[12345678901234567m ")
+            strip_escapes("[12345678901234567m [31mx[0m").as_deref(),
+            Some("[12345678901234567m x")
         );
     }
 
