@@ -175,6 +175,15 @@ const SHOWN_ESCAPES: [&str; 6] = ["␛", "^[", "\u{fffd}", "\\u001b", "\\x1b", "
 /// ([`strip_escapes`]), not minutes in brackets (`waited [0m], retry in [12m]`). Cheap enough
 /// for every line of a log.
 pub fn has_lost_reset(line: &[u8]) -> bool {
+    // Most lines (a plog's `[ERROR] GE(…)` and `[file.cc:12]`) hold no reset: one pass of byte
+    // compares tells, before any setting is read.
+    let resets = |at: usize| {
+        let s = &line[at..];
+        s.starts_with(b"[0m") || s.starts_with(b"[0;0m")
+    };
+    if !memchr::memchr_iter(b'[', line).any(resets) {
+        return false;
+    }
     let mut reset = false;
     let mut colours_text = false;
     for at in memchr::memchr_iter(b'[', line) {
