@@ -449,6 +449,10 @@ fn another_products(before: &str) -> bool {
 /// `| **torch_npu** | 2.5.1.post1 |`), each written as `name version` on a line of its own — a
 /// cell that only looks like a number (`| torch | 35.2 ms |`, `| vllm | 1834.5 |`) is none.
 fn table_versions(text: &str) -> Option<String> {
+    // Most texts hold no table: no copy of them.
+    if !text.lines().any(|l| l.trim_start().starts_with('|')) {
+        return None;
+    }
     let version = |v: &str| {
         let v = v
             .trim()

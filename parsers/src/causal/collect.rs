@@ -3087,29 +3087,32 @@ fn under_backtrace<'w>(w: &[WinLine<'w>], mut c: Candidate<'w>) -> Candidate<'w>
     if c.shape != Shape::ProcessAbort || !signal {
         return c;
     }
-    let frames: Vec<usize> = (0..i)
+    // Each frame's window index and symbol, read upwards: outermost first.
+    let frames: Vec<(usize, &str)> = (0..i)
         .rev()
-        .take_while(|&k| glibc_frame(w[k].rest).is_some())
+        .map_while(|k| Some((k, glibc_frame(w[k].rest)?)))
         .collect();
     if frames.len() < 2 {
         return c;
     }
-    let program = |k: usize| {
+    let program = |k: usize, s: &str| {
         let frame = w[k].rest.trim();
         let object = frame.split('(').next().unwrap_or("");
         let file = object.rsplit('/').next().unwrap_or(object);
         !RUNTIME_OBJECTS.iter().any(|r| file.starts_with(r))
-            && glibc_frame(frame).is_some_and(|s| {
-                !s.is_empty()
-                    && !ABORT_PATH.contains(&s)
-                    && !ABORT_PATH_PREFIXES.iter().any(|a| s.starts_with(a))
-                    // CPython's own functions, in a statically linked interpreter too.
-                    && !s.starts_with("Py")
-                    && !s.starts_with("_Py")
-            })
+            && !s.is_empty()
+            && !ABORT_PATH.contains(&s)
+            && !ABORT_PATH_PREFIXES.iter().any(|a| s.starts_with(a))
+            // CPython's own functions, in a statically linked interpreter too.
+            && !s.starts_with("Py")
+            && !s.starts_with("_Py")
     };
-    // `frames` runs outermost first (read upwards); the innermost is the last.
-    let innermost = frames.iter().rev().copied().find(|&k| program(k));
+    // The innermost is the last read.
+    let innermost = frames
+        .iter()
+        .rev()
+        .find(|&&(k, s)| program(k, s))
+        .map(|&(k, _)| k);
     if let Some(k) = innermost {
         c.index = k;
         c.message = w[k].rest.trim().to_string();
